@@ -1,0 +1,265 @@
+//! The in-memory form of a quabla module: functions of SSA ops over tensor values, each
+//! op an [`OpKind`] with its operands and result values. Passes import the MLIR module
+//! into this form (`mlir::import_module`), transform it with exhaustive matches on
+//! `OpKind`, and write it back as MLIR (`Module::to_mlir`). The tracer builds it directly.
+//!
+//! Invariants: every value is defined once (a parameter or an op result) before it is used;
+//! `Func::types[v]` is the type of value `v`; every op's result types equal its shape rule.
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+use std::sync::Arc;
+
+use crate::error::{DialectError, Result};
+use crate::ops::{call, OpKind};
+use crate::types::TensorType;
+
+/// An SSA value of a function (index into `Func::types`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Value(pub u32);
+
+/// Source location text as MLIR prints it inside `loc(...)`, e.g. `"model.py":12:5`.
+pub type Loc = Option<Arc<str>>;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Op {
+    pub kind: OpKind,
+    pub operands: Vec<Value>,
+    pub results: Vec<Value>,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Func {
+    pub name: String,
+    /// Public functions are entry points (`@main`); private ones are callees.
+    pub public: bool,
+    pub params: Vec<Value>,
+    pub ops: Vec<Op>,
+    pub outputs: Vec<Value>,
+    pub types: Vec<TensorType>,
+    pub loc: Loc,
+}
+
+impl Func {
+    /// A function with parameters of the given types and an empty body.
+    pub fn new(name: impl Into<String>, params: &[TensorType]) -> Func {
+        let mut f = Func { name: name.into(), public: true, params: vec![], ops: vec![], outputs: vec![], types: vec![], loc: None };
+        for t in params {
+            let v = f.new_value(t.clone());
+            f.params.push(v);
+        }
+        f
+    }
+
+    pub fn new_value(&mut self, ty: TensorType) -> Value {
+        self.types.push(ty);
+        Value(self.types.len() as u32 - 1)
+    }
+
+    pub fn ty(&self, v: Value) -> &TensorType {
+        &self.types[v.0 as usize]
+    }
+
+    /// Appends an op, computing its result types with the op's shape rule.
+    pub fn push(&mut self, kind: OpKind, operands: &[Value], loc: Loc) -> Result<Vec<Value>> {
+        let tys: Vec<&TensorType> = operands.iter().map(|v| self.ty(*v)).collect();
+        let out = kind.infer(&tys)?;
+        let results: Vec<Value> = out.into_iter().map(|t| self.new_value(t)).collect();
+        self.ops.push(Op { kind, operands: operands.to_vec(), results: results.clone(), loc });
+        Ok(results)
+    }
+
+    /// [`Func::push`] for single-result ops.
+    pub fn push1(&mut self, kind: OpKind, operands: &[Value], loc: Loc) -> Result<Value> {
+        Ok(self.push(kind, operands, loc)?[0])
+    }
+
+    pub fn param_types(&self) -> Vec<TensorType> {
+        self.params.iter().map(|v| self.ty(*v).clone()).collect()
+    }
+
+    pub fn result_types(&self) -> Vec<TensorType> {
+        self.outputs.iter().map(|v| self.ty(*v).clone()).collect()
+    }
+
+    /// Writes the function as MLIR (func.func with quabla ops in generic form).
+    pub fn write_mlir(&self, s: &mut String) {
+        let params: Vec<String> = self.params.iter().map(|v| format!("%{}: {}", v.0, self.ty(*v))).collect();
+        let results: Vec<String> = self.result_types().iter().map(|t| t.to_string()).collect();
+        let vis = if self.public { "" } else { "private " };
+        let _ = write!(s, "  func.func {vis}@{}({})", self.name, params.join(", "));
+        if !results.is_empty() {
+            let _ = write!(s, " -> ({})", results.join(", "));
+        }
+        s.push_str(" {\n");
+        for op in &self.ops {
+            s.push_str("    ");
+            if !op.results.is_empty() {
+                let names: Vec<String> = op.results.iter().map(|v| format!("%{}", v.0)).collect();
+                let _ = write!(s, "{} = ", names.join(", "));
+            }
+            let operands: Vec<String> = op.operands.iter().map(|v| format!("%{}", v.0)).collect();
+            let _ = write!(s, "\"quabla.{}\"({})", op.kind.name(), operands.join(", "));
+            let attrs = op.kind.mlir_attrs();
+            if !attrs.is_empty() {
+                let a: Vec<String> = attrs.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+                let _ = write!(s, " {{{}}}", a.join(", "));
+            }
+            let ins: Vec<String> = op.operands.iter().map(|v| self.ty(*v).to_string()).collect();
+            let outs: Vec<String> = op.results.iter().map(|v| self.ty(*v).to_string()).collect();
+            let out = if outs.len() == 1 { outs[0].clone() } else { format!("({})", outs.join(", ")) };
+            let _ = write!(s, " : ({}) -> {}", ins.join(", "), out);
+            if let Some(l) = &op.loc {
+                let _ = write!(s, " loc({l})");
+            }
+            s.push('\n');
+        }
+        let outs: Vec<String> = self.outputs.iter().map(|v| format!("%{}", v.0)).collect();
+        if outs.is_empty() {
+            s.push_str("    return\n");
+        } else {
+            let _ = writeln!(s, "    return {} : {}", outs.join(", "), results.join(", "));
+        }
+        s.push_str("  }\n");
+    }
+
+    /// Number of ops in the body.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Module {
+    pub funcs: Vec<Func>,
+}
+
+impl Module {
+    pub fn func(&self, name: &str) -> Option<&Func> {
+        self.funcs.iter().find(|f| f.name == name)
+    }
+
+    pub fn func_mut(&mut self, name: &str) -> Option<&mut Func> {
+        self.funcs.iter_mut().find(|f| f.name == name)
+    }
+
+    /// A function name not yet used in the module, derived from `base`.
+    pub fn fresh_name(&self, base: &str) -> String {
+        if self.func(base).is_none() {
+            return base.to_string();
+        }
+        (1..).map(|i| format!("{base}_{i}")).find(|n| self.func(n).is_none()).unwrap()
+    }
+
+    /// The module as MLIR text, parseable by quabla-opt and stock mlir-opt with the IRDL file.
+    pub fn to_mlir(&self) -> String {
+        let mut s = String::from("module {\n");
+        for f in &self.funcs {
+            f.write_mlir(&mut s);
+        }
+        s.push_str("}\n");
+        s
+    }
+
+    /// Checks every invariant: unique function names, values defined before use and once,
+    /// result types equal to the shape rule, calls matching their callee and no recursion.
+    pub fn verify(&self) -> Result<()> {
+        let mut names = HashSet::new();
+        for f in &self.funcs {
+            if !names.insert(f.name.as_str()) {
+                return Err(DialectError::Structure(format!("function @{} is defined twice", f.name)));
+            }
+        }
+        for f in &self.funcs {
+            self.verify_func(f).map_err(|e| with_func(e, &f.name))?;
+        }
+        self.check_no_recursion()
+    }
+
+    fn verify_func(&self, f: &Func) -> Result<()> {
+        let mut defined = vec![false; f.types.len()];
+        let define = |v: Value, defined: &mut Vec<bool>| -> Result<()> {
+            let slot = defined.get_mut(v.0 as usize).ok_or_else(|| DialectError::Structure(format!("value %{} has no type", v.0)))?;
+            if std::mem::replace(slot, true) {
+                return Err(DialectError::Structure(format!("value %{} is defined twice", v.0)));
+            }
+            Ok(())
+        };
+        for &p in &f.params {
+            define(p, &mut defined)?;
+        }
+        for op in &f.ops {
+            for v in &op.operands {
+                if !defined.get(v.0 as usize).copied().unwrap_or(false) {
+                    return Err(DialectError::Structure(format!("'quabla.{}' op uses %{} before its definition", op.kind.name(), v.0)));
+                }
+            }
+            let tys: Vec<&TensorType> = op.operands.iter().map(|v| f.ty(*v)).collect();
+            let want = op.kind.infer(&tys)?;
+            let got: Vec<TensorType> = op.results.iter().map(|v| f.ty(*v).clone()).collect();
+            if want != got {
+                return Err(DialectError::Structure(format!(
+                    "'quabla.{}' op result types ({}) differ from the inferred ({})",
+                    op.kind.name(),
+                    call::join(got.iter()),
+                    call::join(want.iter())
+                )));
+            }
+            if let OpKind::Call { callee, results } = &op.kind {
+                let g = self.func(callee).ok_or_else(|| DialectError::Structure(format!("'quabla.call' op refers to unknown function @{callee}")))?;
+                call::check_call(callee, &tys, results, &g.param_types(), &g.result_types())?;
+            }
+            for &r in &op.results {
+                define(r, &mut defined)?;
+            }
+        }
+        for v in &f.outputs {
+            if !defined.get(v.0 as usize).copied().unwrap_or(false) {
+                return Err(DialectError::Structure(format!("return uses undefined value %{}", v.0)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Callee names reachable from each function; errors on a cycle (`call_c3`).
+    fn check_no_recursion(&self) -> Result<()> {
+        let edges: HashMap<&str, Vec<&str>> = self
+            .funcs
+            .iter()
+            .map(|f| {
+                let cs = f.ops.iter().filter_map(|o| if let OpKind::Call { callee, .. } = &o.kind { Some(callee.as_str()) } else { None }).collect();
+                (f.name.as_str(), cs)
+            })
+            .collect();
+        // 0 = unvisited, 1 = on stack, 2 = done
+        let mut state: HashMap<&str, u8> = HashMap::new();
+        fn dfs<'a>(n: &'a str, e: &HashMap<&'a str, Vec<&'a str>>, st: &mut HashMap<&'a str, u8>) -> Result<()> {
+            match st.get(n) {
+                Some(1) => return Err(DialectError::Shape { op: "call", constraint: "call_c3", message: format!("recursive call cycle through @{n}") }),
+                Some(2) => return Ok(()),
+                _ => {}
+            }
+            st.insert(n, 1);
+            for c in e.get(n).into_iter().flatten() {
+                dfs(c, e, st)?;
+            }
+            st.insert(n, 2);
+            Ok(())
+        }
+        for f in &self.funcs {
+            dfs(&f.name, &edges, &mut state)?;
+        }
+        Ok(())
+    }
+}
+
+fn with_func(e: DialectError, name: &str) -> DialectError {
+    match e {
+        DialectError::Structure(m) => DialectError::Structure(format!("in @{name}: {m}")),
+        other => other,
+    }
+}

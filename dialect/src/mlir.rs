@@ -1,0 +1,235 @@
+//! The bridge between MLIR and the in-memory IR: context creation (all upstream dialects,
+//! passes and translations plus the IRDL-defined `quabla` dialect), import of a
+//! `builtin.module` into [`Module`] with verification at each op's location, and
+//! replacement of a module's body by new MLIR text (how passes write their result back).
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::sync::Arc;
+
+use melior::dialect::DialectRegistry;
+use melior::ir::attribute::AttributeLike;
+use melior::ir::block::BlockLike;
+use melior::ir::RegionLike;
+use melior::ir::operation::OperationLike;
+use melior::ir::{Module as MlirModule, OperationRef, ValueLike};
+use melior::utility::{load_irdl_dialects, register_all_dialects, register_all_llvm_translations, register_all_passes};
+use melior::Context;
+use mlir_sys::MlirLocation;
+
+use crate::ir::{Func, Module, Value};
+use crate::ops::{Literal, OpKind};
+use crate::types::{DType, TensorType};
+
+/// The IRDL definition of the dialect (generated from the op table; see `ops::irdl_text`).
+pub const IRDL: &str = include_str!("../quabla.irdl.mlir");
+
+/// A context with every upstream dialect, pass and LLVM translation registered and the
+/// `quabla` dialect loaded.
+pub fn new_context() -> Context {
+    let registry = DialectRegistry::new();
+    register_all_dialects(&registry);
+    let context = Context::new();
+    context.append_dialect_registry(&registry);
+    context.load_all_available_dialects();
+    register_all_llvm_translations(&context);
+    register_all_passes();
+    let irdl = MlirModule::parse(&context, IRDL).expect("the IRDL definition parses");
+    assert!(load_irdl_dialects(&irdl), "the IRDL definition loads");
+    context
+}
+
+/// An error found while importing, at an MLIR location.
+#[derive(Debug, Clone)]
+pub struct Diag {
+    pub loc: Option<MlirLocation>,
+    pub message: String,
+}
+
+impl Diag {
+    fn new(loc: Option<MlirLocation>, message: impl Into<String>) -> Self {
+        Diag { loc, message: message.into() }
+    }
+
+    /// Emits the error through the context's diagnostic handlers.
+    pub fn emit(&self, context: &Context) {
+        let loc = self.loc.unwrap_or_else(|| unsafe { mlir_sys::mlirLocationUnknownGet(context.to_raw()) });
+        emit_error(loc, &self.message);
+    }
+}
+
+/// Emits an error diagnostic at `loc`.
+pub fn emit_error(loc: MlirLocation, message: &str) {
+    let c = CString::new(message.replace('\0', " ")).unwrap();
+    unsafe { mlir_sys::mlirEmitError(loc, c.as_ptr()) };
+}
+
+/// Location text without the `loc(...)` wrapper; `None` for unknown locations.
+fn loc_text(op: &OperationRef) -> Option<Arc<str>> {
+    let s = op.location().to_string();
+    let inner = s.strip_prefix("loc(").and_then(|r| r.strip_suffix(')')).unwrap_or(&s);
+    if inner == "unknown" {
+        None
+    } else {
+        Some(Arc::from(inner))
+    }
+}
+
+fn op_name(op: &OperationRef) -> String {
+    op.name().as_string_ref().as_str().unwrap_or("?").to_string()
+}
+
+fn tensor_type(t: melior::ir::Type, loc: MlirLocation, what: &str) -> Result<TensorType, Diag> {
+    TensorType::parse(&t.to_string()).map_err(|e| Diag::new(Some(loc), format!("{what}: {e}")))
+}
+
+/// Imports every `func.func` of `module` (a `builtin.module` op) and verifies each quabla op
+/// against its shape rule. Any other op is an error at its location.
+pub fn import_module(module: OperationRef) -> Result<Module, Diag> {
+    let mut out = Module::default();
+    let region = module.region(0).map_err(|_| Diag::new(None, "expected a builtin.module"))?;
+    let Some(body) = region.first_block() else { return Ok(out) };
+    let mut next = body.first_operation();
+    while let Some(op) = next {
+        next = op.next_in_block();
+        let loc = op.location().to_raw();
+        let name = op_name(&op);
+        if name != "func.func" {
+            return Err(Diag::new(Some(loc), format!("'{name}' op is not allowed at the top level of a quabla module (expected func.func)")));
+        }
+        out.funcs.push(import_func(&op)?);
+    }
+    let verified = out.verify();
+    if let Err(e) = verified {
+        // Call-graph errors (unknown callee, recursion, signature mismatch) are reported at the module.
+        return Err(Diag::new(Some(module.location().to_raw()), e.to_string()));
+    }
+    Ok(out)
+}
+
+fn string_attr(op: &OperationRef, name: &str) -> Option<String> {
+    op.attribute(name).ok().map(|a| a.to_string().trim_matches('"').to_string())
+}
+
+fn import_func(fop: &OperationRef) -> Result<Func, Diag> {
+    let floc = fop.location().to_raw();
+    let name = string_attr(fop, "sym_name").ok_or_else(|| Diag::new(Some(floc), "func.func without sym_name"))?;
+    let public = string_attr(fop, "sym_visibility").map_or(true, |v| v != "private");
+    let region = fop.region(0).map_err(|_| Diag::new(Some(floc), "func.func without a body"))?;
+    let block = region.first_block().ok_or_else(|| Diag::new(Some(floc), format!("@{name}: declarations without a body are not supported")))?;
+    if block.next_in_region().is_some() {
+        return Err(Diag::new(Some(floc), format!("@{name}: functions with several blocks are not supported at the quabla level")));
+    }
+    let mut f = Func::new(name.clone(), &[]);
+    f.public = public;
+    f.loc = loc_text(fop);
+    let mut ids: HashMap<usize, Value> = HashMap::new();
+    for i in 0..block.argument_count() {
+        let a = block.argument(i).unwrap();
+        let t = tensor_type(a.r#type(), floc, &format!("@{name} argument {i}"))?;
+        let v = f.new_value(t);
+        f.params.push(v);
+        ids.insert(a.to_raw().ptr as usize, v);
+    }
+    let mut next = block.first_operation();
+    let mut returned = false;
+    while let Some(op) = next {
+        next = op.next_in_block();
+        let loc = op.location().to_raw();
+        let opname = op_name(&op);
+        let mut operands = Vec::new();
+        for (k, v) in op.operands().enumerate() {
+            let id = ids.get(&(v.to_raw().ptr as usize)).ok_or_else(|| Diag::new(Some(loc), format!("'{opname}' op operand {k} is not defined in @{name}")))?;
+            operands.push(*id);
+        }
+        if opname == "func.return" {
+            f.outputs = operands;
+            returned = true;
+            continue;
+        }
+        let Some(short) = opname.strip_prefix("quabla.") else {
+            return Err(Diag::new(Some(loc), format!("'{opname}' op is not a quabla op: quabla passes run on quabla-level IR (func.func, quabla.*, func.return)")));
+        };
+        if op.region_count() > 0 {
+            return Err(Diag::new(Some(loc), format!("'{opname}' op must not have regions")));
+        }
+        let mut results = Vec::new();
+        for (k, r) in op.results().enumerate() {
+            results.push(tensor_type(r.r#type(), loc, &format!("'{opname}' op result {k}"))?);
+        }
+        let attrs: Vec<(String, String)> = op
+            .attributes()
+            .map(|(id, a)| (id.as_string_ref().as_str().unwrap_or("").to_string(), a.to_string()))
+            .collect();
+        let kind = if short == "constant" {
+            import_constant(&op, &attrs, &results).map_err(|m| Diag::new(Some(loc), format!("'{opname}' op {m}")))?
+        } else {
+            OpKind::from_parts(short, &attrs, &results).map_err(|e| Diag::new(Some(loc), e.to_string()))?
+        };
+        let tys: Vec<&TensorType> = operands.iter().map(|v| f.ty(*v)).collect();
+        let want = kind.infer(&tys).map_err(|e| Diag::new(Some(loc), e.to_string()))?;
+        if want != results {
+            let w: Vec<String> = want.iter().map(|t| t.to_string()).collect();
+            let g: Vec<String> = results.iter().map(|t| t.to_string()).collect();
+            return Err(Diag::new(Some(loc), format!("'{opname}' op result type ({}) differs from the inferred type ({})", g.join(", "), w.join(", "))));
+        }
+        let rv: Vec<Value> = results.into_iter().map(|t| f.new_value(t)).collect();
+        for (r, v) in op.results().zip(&rv) {
+            ids.insert(r.to_raw().ptr as usize, *v);
+        }
+        f.ops.push(crate::ir::Op { kind, operands, results: rv, loc: loc_text(&op) });
+    }
+    if !returned {
+        return Err(Diag::new(Some(floc), format!("@{name} has no func.return")));
+    }
+    Ok(f)
+}
+
+fn import_constant(op: &OperationRef, attrs: &[(String, String)], results: &[TensorType]) -> Result<OpKind, String> {
+    if attrs.iter().any(|(k, _)| k != "value") {
+        return Err("has an unknown attribute (only `value` is allowed)".into());
+    }
+    let a = op.attribute("value").map_err(|_| "needs a `value` attribute".to_string())?;
+    let raw = a.to_raw();
+    if !unsafe { mlir_sys::mlirAttributeIsADenseElements(raw) } {
+        return Err(format!("`value` must be dense elements, got {a}"));
+    }
+    let ty = TensorType::parse(&a.r#type().to_string())?;
+    if results.len() != 1 || results[0] != ty {
+        return Err(format!("result type must equal the value's type {ty}"));
+    }
+    let n = ty.num_elements();
+    let splat = unsafe { mlir_sys::mlirDenseElementsAttrIsSplat(raw) };
+    let idx = |i: usize| if splat { 0 } else { i as isize };
+    let mut bytes = Vec::with_capacity(n * ty.dtype.size());
+    unsafe {
+        for i in 0..n {
+            match ty.dtype {
+                DType::F32 => bytes.extend(mlir_sys::mlirDenseElementsAttrGetFloatValue(raw, idx(i)).to_le_bytes()),
+                DType::F64 => bytes.extend(mlir_sys::mlirDenseElementsAttrGetDoubleValue(raw, idx(i)).to_le_bytes()),
+                DType::I1 => bytes.push(mlir_sys::mlirDenseElementsAttrGetBoolValue(raw, idx(i)) as u8),
+                DType::I32 => bytes.extend(mlir_sys::mlirDenseElementsAttrGetInt32Value(raw, idx(i)).to_le_bytes()),
+                DType::I64 => bytes.extend(mlir_sys::mlirDenseElementsAttrGetInt64Value(raw, idx(i)).to_le_bytes()),
+            }
+        }
+    }
+    Ok(OpKind::Constant { value: Literal { ty, bytes } })
+}
+
+/// Replaces the body of `module` (a `builtin.module` op) by the top-level ops of `text`,
+/// parsed in the same context. Returns the parse error text when `text` does not parse.
+pub fn replace_module_body(context: &Context, module: OperationRef, text: &str) -> Result<(), String> {
+    let parsed = MlirModule::parse(context, text).ok_or_else(|| format!("internal error: generated MLIR does not parse:\n{text}"))?;
+    let body = module.region(0).map_err(|e| e.to_string())?.first_block().ok_or("module without a body")?;
+    unsafe {
+        while let Some(op) = body.first_operation() {
+            mlir_sys::mlirOperationDestroy(op.to_raw());
+        }
+        let src = parsed.body();
+        while let Some(op) = src.first_operation() {
+            let raw = op.to_raw();
+            mlir_sys::mlirOperationRemoveFromParent(raw);
+            mlir_sys::mlirBlockAppendOwnedOperation(body.to_raw(), raw);
+        }
+    }
+    Ok(())
+}

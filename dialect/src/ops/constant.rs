@@ -1,0 +1,185 @@
+//! `constant` (dense elements) and `iota`. Literals store little-endian element bytes
+//! (i1 as one byte, 0 or 1) so that they hash and compare exactly (CSE, folding).
+use crate::error::{shape_err, Result};
+use crate::types::{DType, TensorType};
+
+/// A dense tensor value held in the IR.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Literal {
+    pub ty: TensorType,
+    pub bytes: Vec<u8>,
+}
+
+impl Literal {
+    pub fn from_f64s(ty: TensorType, vals: &[f64]) -> Literal {
+        let mut bytes = Vec::with_capacity(vals.len() * ty.dtype.size());
+        for &v in vals {
+            match ty.dtype {
+                DType::F32 => bytes.extend((v as f32).to_le_bytes()),
+                DType::F64 => bytes.extend(v.to_le_bytes()),
+                DType::I1 => bytes.push((v != 0.0) as u8),
+                DType::I32 => bytes.extend((v as i32).to_le_bytes()),
+                DType::I64 => bytes.extend((v as i64).to_le_bytes()),
+            }
+        }
+        Literal { ty, bytes }
+    }
+
+    pub fn from_i64s(ty: TensorType, vals: &[i64]) -> Literal {
+        let mut bytes = Vec::with_capacity(vals.len() * ty.dtype.size());
+        for &v in vals {
+            match ty.dtype {
+                DType::F32 => bytes.extend((v as f32).to_le_bytes()),
+                DType::F64 => bytes.extend((v as f64).to_le_bytes()),
+                DType::I1 => bytes.push((v != 0) as u8),
+                DType::I32 => bytes.extend((v as i32).to_le_bytes()),
+                DType::I64 => bytes.extend(v.to_le_bytes()),
+            }
+        }
+        Literal { ty, bytes }
+    }
+
+    /// A tensor of `ty` filled with `v`.
+    pub fn splat(ty: TensorType, v: f64) -> Literal {
+        let n = ty.num_elements();
+        Literal::from_f64s(ty, &vec![v; n])
+    }
+
+    pub fn len(&self) -> usize {
+        self.ty.num_elements()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Element `i` as f64 (exact for f32/f64/i1/i32; i64 beyond 2^53 rounds).
+    pub fn get_f64(&self, i: usize) -> f64 {
+        let b = &self.bytes;
+        match self.ty.dtype {
+            DType::F32 => f32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap()) as f64,
+            DType::F64 => f64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap()),
+            DType::I1 => b[i] as f64,
+            DType::I32 => i32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap()) as f64,
+            DType::I64 => i64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap()) as f64,
+        }
+    }
+
+    /// Element `i` as i64 (integers and bools exact; floats truncated).
+    pub fn get_i64(&self, i: usize) -> i64 {
+        let b = &self.bytes;
+        match self.ty.dtype {
+            DType::I1 => b[i] as i64,
+            DType::I32 => i32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap()) as i64,
+            DType::I64 => i64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap()),
+            _ => self.get_f64(i) as i64,
+        }
+    }
+
+    /// Bytes of element `i`.
+    pub fn elem_bytes(&self, i: usize) -> &[u8] {
+        let s = self.ty.dtype.size();
+        &self.bytes[i * s..(i + 1) * s]
+    }
+
+    /// True when every element has the same bytes.
+    pub fn is_splat(&self) -> bool {
+        let s = self.ty.dtype.size();
+        self.bytes.chunks(s).all(|c| c == &self.bytes[..s])
+    }
+
+    /// True when every element equals `v` (compared as f64 values; -0.0 == 0.0 is *not* used:
+    /// bit patterns are compared for floats so that x*1 folding keeps signed zeros exact).
+    pub fn is_splat_of(&self, v: f64) -> bool {
+        let probe = Literal::splat(TensorType::scalar(self.ty.dtype), v);
+        if probe.get_f64(0) != v {
+            return false;
+        }
+        self.is_splat() && self.elem_bytes(0) == probe.bytes.as_slice()
+    }
+
+    /// The MLIR attribute text: `dense<...> : tensor<...>`.
+    pub fn to_mlir(&self) -> String {
+        let mut s = String::from("dense<");
+        if self.is_splat() {
+            s.push_str(&self.fmt_elem(0));
+        } else {
+            self.write_nested(&mut s, 0, 0);
+        }
+        s.push_str("> : ");
+        s.push_str(&self.ty.to_string());
+        s
+    }
+
+    fn write_nested(&self, s: &mut String, dim: usize, offset: usize) {
+        if dim == self.ty.rank() {
+            s.push_str(&self.fmt_elem(offset));
+            return;
+        }
+        let stride: i64 = self.ty.shape[dim + 1..].iter().product();
+        s.push('[');
+        for i in 0..self.ty.shape[dim] as usize {
+            if i > 0 {
+                s.push_str(", ");
+            }
+            self.write_nested(s, dim + 1, offset + i * stride as usize);
+        }
+        s.push(']');
+    }
+
+    fn fmt_elem(&self, i: usize) -> String {
+        match self.ty.dtype {
+            DType::F32 => {
+                let v = f32::from_le_bytes(self.elem_bytes(i).try_into().unwrap());
+                if v.is_finite() { fmt_float(&format!("{v:e}")) } else { format!("0x{:08X}", v.to_bits()) }
+            }
+            DType::F64 => {
+                let v = self.get_f64(i);
+                if v.is_finite() { fmt_float(&format!("{v:e}")) } else { format!("0x{:016X}", v.to_bits()) }
+            }
+            DType::I1 => if self.bytes[i] != 0 { "true".into() } else { "false".into() },
+            _ => self.get_i64(i).to_string(),
+        }
+    }
+}
+
+/// Rust's `{:e}` gives the shortest round-tripping digits (`1e-1`); MLIR needs a '.' in the mantissa.
+fn fmt_float(s: &str) -> String {
+    match s.split_once('e') {
+        Some((m, e)) if !m.contains('.') => format!("{m}.0e{e}"),
+        _ => s.to_string(),
+    }
+}
+
+/// `constant`: the result type is the literal's type (`constant_c1`: it is a valid quabla type).
+pub fn infer_constant(value: &Literal) -> Result<TensorType> {
+    if value.bytes.len() != value.len() * value.ty.dtype.size() {
+        return shape_err("constant", "constant_c1", format!("literal holds {} bytes, expected {} for {}", value.bytes.len(), value.len() * value.ty.dtype.size(), value.ty));
+    }
+    Ok(value.ty.clone())
+}
+
+/// `iota_c1`: 0 <= dim < rank(result); `iota_c2`: the result has rank >= 1.
+pub fn infer_iota(dim: i64, ty: &TensorType) -> Result<TensorType> {
+    if ty.rank() == 0 {
+        return shape_err("iota", "iota_c2", format!("result type {ty} has rank 0"));
+    }
+    if dim < 0 || dim as usize >= ty.rank() {
+        return shape_err("iota", "iota_c1", format!("dim {dim} out of range for result type {ty}"));
+    }
+    Ok(ty.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn literal_text() {
+        let l = Literal::from_f64s(TensorType::new(DType::F32, [2, 2]), &[1.0, 0.1, -2.5, 1e-7]);
+        assert_eq!(l.to_mlir(), "dense<[[1.0e0, 1.0e-1], [-2.5e0, 1.0e-7]]> : tensor<2x2xf32>");
+        let s = Literal::splat(TensorType::new(DType::F64, [3]), f64::INFINITY);
+        assert_eq!(s.to_mlir(), "dense<0x7FF0000000000000> : tensor<3xf64>");
+        assert!(Literal::splat(TensorType::scalar(DType::F32), 1.0).is_splat_of(1.0));
+        assert!(!Literal::splat(TensorType::scalar(DType::F32), -0.0).is_splat_of(0.0));
+    }
+}

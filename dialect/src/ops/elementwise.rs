@@ -1,0 +1,171 @@
+//! Elementwise ops: unary, binary, `powi`, `compare`, `select`, `convert`.
+//! Invariants: operands of a binary op have identical types (broadcasting is explicit,
+//! through `broadcast_in_dim`); the result has the operands' shape.
+use crate::error::{shape_err, Result};
+use crate::types::{DType, TensorType};
+
+/// The dtype classes an elementwise op accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DClass {
+    /// f32, f64
+    Float,
+    /// f32, f64, i32, i64
+    Numeric,
+    /// i1, i32, i64
+    Logical,
+    /// everything
+    Any,
+}
+
+impl DClass {
+    pub fn admits(self, d: DType) -> bool {
+        match self {
+            DClass::Float => d.is_float(),
+            DClass::Numeric => d.is_numeric(),
+            DClass::Logical => !d.is_float(),
+            DClass::Any => true,
+        }
+    }
+    pub fn describe(self) -> &'static str {
+        match self {
+            DClass::Float => "a float type (f32, f64)",
+            DClass::Numeric => "a numeric type (f32, f64, i32, i64)",
+            DClass::Logical => "a bool or integer type (i1, i32, i64)",
+            DClass::Any => "any type",
+        }
+    }
+}
+
+macro_rules! elementwise_table {
+    ($enum:ident { $($v:ident => $name:literal, $class:ident;)* }) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $enum { $($v,)* }
+        impl $enum {
+            pub const ALL: &'static [$enum] = &[$($enum::$v,)*];
+            pub fn name(self) -> &'static str { match self { $($enum::$v => $name,)* } }
+            pub fn class(self) -> DClass { match self { $($enum::$v => DClass::$class,)* } }
+            pub fn from_name(s: &str) -> Option<Self> { match s { $($name => Some($enum::$v),)* _ => None } }
+        }
+    };
+}
+
+elementwise_table!(UnaryOp {
+    Neg => "neg", Numeric;
+    Abs => "abs", Numeric;
+    Sign => "sign", Numeric;
+    Exp => "exp", Float;
+    Expm1 => "expm1", Float;
+    Log => "log", Float;
+    Log1p => "log1p", Float;
+    Sin => "sin", Float;
+    Cos => "cos", Float;
+    Tan => "tan", Float;
+    Tanh => "tanh", Float;
+    Logistic => "logistic", Float;
+    Sqrt => "sqrt", Float;
+    Rsqrt => "rsqrt", Float;
+    Floor => "floor", Float;
+    Ceil => "ceil", Float;
+    Round => "round", Float;
+    Erf => "erf", Float;
+    Not => "not", Logical;
+});
+
+elementwise_table!(BinaryOp {
+    Add => "add", Numeric;
+    Sub => "sub", Numeric;
+    Mul => "mul", Numeric;
+    Div => "div", Numeric;
+    Rem => "rem", Numeric;
+    Max => "max", Any;
+    Min => "min", Any;
+    Pow => "pow", Float;
+    Atan2 => "atan2", Float;
+    And => "and", Logical;
+    Or => "or", Logical;
+    Xor => "xor", Logical;
+});
+
+/// Comparison direction of `quabla.compare`. Float comparisons are ordered (false on NaN)
+/// except `ne`, which is unordered (true on NaN), as in NumPy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpDir {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CmpDir {
+    pub const ALL: [CmpDir; 6] = [CmpDir::Eq, CmpDir::Ne, CmpDir::Lt, CmpDir::Le, CmpDir::Gt, CmpDir::Ge];
+    pub fn name(self) -> &'static str {
+        match self {
+            CmpDir::Eq => "eq",
+            CmpDir::Ne => "ne",
+            CmpDir::Lt => "lt",
+            CmpDir::Le => "le",
+            CmpDir::Gt => "gt",
+            CmpDir::Ge => "ge",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        CmpDir::ALL.into_iter().find(|d| d.name() == s)
+    }
+}
+
+/// `unary_c1`: the operand's dtype is in the op's class. The result type equals the operand's.
+pub fn infer_unary(op: UnaryOp, x: &TensorType) -> Result<TensorType> {
+    if !op.class().admits(x.dtype) {
+        return shape_err(op.name(), "unary_c1", format!("operand type {x} is not {}", op.class().describe()));
+    }
+    Ok(x.clone())
+}
+
+/// `binary_c1`: both operands have the same type; `binary_c2`: the dtype is in the op's class.
+pub fn infer_binary(op: BinaryOp, a: &TensorType, b: &TensorType) -> Result<TensorType> {
+    if a != b {
+        return shape_err(op.name(), "binary_c1", format!("operand types differ: lhs {a}, rhs {b} (broadcast explicitly with broadcast_in_dim)"));
+    }
+    if !op.class().admits(a.dtype) {
+        return shape_err(op.name(), "binary_c2", format!("operand type {a} is not {}", op.class().describe()));
+    }
+    Ok(a.clone())
+}
+
+/// `powi_c1`: the base is numeric. Result type = base type.
+pub fn infer_powi(x: &TensorType) -> Result<TensorType> {
+    if !x.dtype.is_numeric() {
+        return shape_err("powi", "powi_c1", format!("base type {x} is not numeric"));
+    }
+    Ok(x.clone())
+}
+
+/// `compare_c1`: same operand types. Result: i1 of the operands' shape.
+pub fn infer_compare(a: &TensorType, b: &TensorType) -> Result<TensorType> {
+    if a != b {
+        return shape_err("compare", "compare_c1", format!("operand types differ: lhs {a}, rhs {b}"));
+    }
+    Ok(a.with_dtype(DType::I1))
+}
+
+/// `select_c1`: the predicate is i1; `select_c2`: on_true and on_false have the same type;
+/// `select_c3`: the predicate has their shape.
+pub fn infer_select(p: &TensorType, t: &TensorType, f: &TensorType) -> Result<TensorType> {
+    if p.dtype != DType::I1 {
+        return shape_err("select", "select_c1", format!("predicate type {p} is not i1"));
+    }
+    if t != f {
+        return shape_err("select", "select_c2", format!("branch types differ: on_true {t}, on_false {f}"));
+    }
+    if p.shape != t.shape {
+        return shape_err("select", "select_c3", format!("predicate shape {p} differs from branch shape {t}"));
+    }
+    Ok(t.clone())
+}
+
+/// `convert`: any dtype to any dtype, same shape.
+pub fn infer_convert(x: &TensorType, to: DType) -> Result<TensorType> {
+    Ok(x.with_dtype(to))
+}

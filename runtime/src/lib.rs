@@ -1,0 +1,6 @@
+//! Execution of quabla programs: host buffers, the `Executor`/`Executable` traits, the CPU
+//! executor (MLIR ExecutionEngine) and the reference interpreter.
+pub mod buffer;
+pub mod interp;
+
+pub use buffer::{Buffer, Element};
