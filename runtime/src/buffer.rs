@@ -90,9 +90,10 @@ impl Buffer {
         if bytes.len() != want {
             return Err(format!("{} needs {want} bytes, got {}", ty, bytes.len()));
         }
+        let is_bool = ty.dtype == DType::I1;
         let mut b = Buffer::zeros(ty);
         let dst = b.bytes_mut().expect("fresh buffer is unique");
-        if b.ty.dtype == DType::I1 {
+        if is_bool {
             for (d, s) in dst.iter_mut().zip(bytes) {
                 *d = (*s != 0) as u8;
             }
