@@ -1,1 +1,359 @@
-fn main(){}
+//! `quabla-opt`: runs pass pipelines (quabla's Rust passes mixed with upstream MLIR passes)
+//! on `.mlir` files, prints the result at a chosen level, and can run `@main` with the JIT
+//! or the reference interpreter. Errors are diagnostics with locations and exit code 1.
+use std::io::Read;
+use std::process::ExitCode;
+
+use melior::ir::operation::OperationLike;
+use melior::ir::{Module as MlirModule, OperationRef};
+use melior::pass::{PassIrPrintingOptions, PassManager};
+use melior::{Context, StringRef};
+use quabla_dialect::mlir::{import_module, new_context};
+use quabla_dialect::{Literal, Module, OpKind, TensorType};
+use quabla_runtime::{Buffer, CompileOptions, CpuExecutor, Executor};
+
+const USAGE: &str = "usage: quabla-opt [FILE|-] [options]
+
+Reads MLIR (quabla dialect in generic form, func.func, func.return) from FILE or stdin.
+
+options:
+  --pass-pipeline=PIPE     run PIPE: quabla passes and upstream passes mixed, e.g.
+                           'builtin.module(quabla-inline,quabla-canonicalize)'
+  --emit=quabla|linalg|llvm
+                           print the module after the pipeline (quabla, default), lowered to
+                           linalg (convert-quabla-to-linalg), or to the LLVM dialect (CPU pipeline)
+  --print-ir-after-all     print the IR after every pass (to stderr)
+  --verify-each[=false]    verify the IR after each pass (default true)
+  --split-input-file       process chunks separated by '// -----' independently
+  --verify-diagnostics     check '// expected-error@+N {{text}}' annotations instead of printing
+  --run                    run @main with the JIT and print its outputs, one per line
+  --interpret              run @main with the reference interpreter instead of the JIT
+  --arg=LITERAL            an input for --run, as an MLIR dense literal, in order:
+                           --arg='dense<[1.0, 2.0]> : tensor<2xf32>'
+  --random-args[=SEED]     fill every --run input with pseudo-random values
+  --opt-level=N            LLVM optimisation level for --run (0-3, default 2)
+  --list-passes            list quabla's passes
+  --print-irdl             print the IRDL definition of the dialect";
+
+#[derive(Default)]
+struct Opts {
+    file: Option<String>,
+    pipeline: Option<String>,
+    emit: String,
+    print_after_all: bool,
+    verify_each: bool,
+    split: bool,
+    verify_diags: bool,
+    run: bool,
+    interpret: bool,
+    args: Vec<String>,
+    random: Option<u64>,
+    opt_level: usize,
+}
+
+fn parse_args() -> Result<Opts, String> {
+    let mut o = Opts { emit: "quabla".into(), verify_each: true, opt_level: 2, ..Default::default() };
+    for a in std::env::args().skip(1) {
+        let (k, v) = match a.split_once('=') {
+            Some((k, v)) => (k.to_string(), Some(v.to_string())),
+            None => (a.clone(), None),
+        };
+        match k.as_str() {
+            "--pass-pipeline" => o.pipeline = Some(v.ok_or("--pass-pipeline needs a value")?),
+            "--emit" => {
+                let e = v.ok_or("--emit needs a value")?;
+                if !["quabla", "linalg", "llvm"].contains(&e.as_str()) {
+                    return Err(format!("--emit: unknown level `{e}` (expected quabla, linalg or llvm)"));
+                }
+                o.emit = e;
+            }
+            "--print-ir-after-all" => o.print_after_all = true,
+            "--verify-each" => o.verify_each = v.as_deref() != Some("false"),
+            "--split-input-file" => o.split = true,
+            "--verify-diagnostics" => o.verify_diags = true,
+            "--run" => o.run = true,
+            "--interpret" => {
+                o.run = true;
+                o.interpret = true
+            }
+            "--arg" => o.args.push(v.ok_or("--arg needs a value")?),
+            "--random-args" => o.random = Some(v.map(|s| s.parse().map_err(|_| format!("--random-args: bad seed `{s}`"))).transpose()?.unwrap_or(0)),
+            "--opt-level" => o.opt_level = v.and_then(|s| s.parse().ok()).filter(|n| *n <= 3).ok_or("--opt-level needs 0..3")?,
+            "--list-passes" => {
+                for p in quabla_passes::passes() {
+                    let opts = if p.options.is_empty() { String::new() } else { format!(" {{{}}}", p.options) };
+                    println!("  {}{opts}: {}", p.name, p.summary);
+                }
+                std::process::exit(0);
+            }
+            "--print-irdl" => {
+                print!("{}", quabla_dialect::ops::irdl_text());
+                std::process::exit(0);
+            }
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            s if s.starts_with('-') && s != "-" => return Err(format!("unknown option `{s}`\n{USAGE}")),
+            _ => {
+                if o.file.is_some() {
+                    return Err("only one input file is accepted".into());
+                }
+                o.file = Some(a);
+            }
+        }
+    }
+    Ok(o)
+}
+
+/// `loc("f.mlir":3:5)` -> `f.mlir:3:5`.
+fn plain_loc(l: &str) -> String {
+    let s = l.strip_prefix("loc(").and_then(|r| r.strip_suffix(')')).unwrap_or(l);
+    let s = match s.strip_prefix("callsite(") {
+        Some(r) => r.split(" at ").next().unwrap_or(r),
+        None => s,
+    };
+    if let Some(r) = s.strip_prefix('"') {
+        if let Some((file, rest)) = r.split_once('"') {
+            return format!("{file}{rest}");
+        }
+    }
+    s.to_string()
+}
+
+fn line_of(loc: &str) -> Option<usize> {
+    let mut it = loc.rsplitn(3, ':');
+    let _col = it.next()?;
+    it.next()?.parse().ok()
+}
+
+type Diags = std::rc::Rc<std::cell::RefCell<Vec<(String, String)>>>;
+
+fn main() -> ExitCode {
+    let o = match parse_args() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("quabla-opt: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let (name, text) = match o.file.as_deref() {
+        None | Some("-") => {
+            let mut s = String::new();
+            if std::io::stdin().read_to_string(&mut s).is_err() {
+                eprintln!("quabla-opt: cannot read stdin");
+                return ExitCode::from(1);
+            }
+            ("<stdin>".to_string(), s)
+        }
+        Some(f) => match std::fs::read_to_string(f) {
+            Ok(s) => (f.to_string(), s),
+            Err(e) => {
+                eprintln!("quabla-opt: cannot read {f}: {e}");
+                return ExitCode::from(1);
+            }
+        },
+    };
+    let context = new_context();
+    let diags: Diags = Default::default();
+    let sink = diags.clone();
+    let verify_mode = o.verify_diags;
+    context.attach_diagnostic_handler(move |d| {
+        let loc = plain_loc(&d.location().to_string());
+        let sev = match d.severity() {
+            melior::diagnostic::DiagnosticSeverity::Error => "error",
+            melior::diagnostic::DiagnosticSeverity::Warning => "warning",
+            melior::diagnostic::DiagnosticSeverity::Note => "note",
+            melior::diagnostic::DiagnosticSeverity::Remark => "remark",
+        };
+        let msg = d.to_string();
+        if !verify_mode {
+            eprintln!("{loc}: {sev}: {msg}");
+        }
+        if sev == "error" {
+            sink.borrow_mut().push((loc, msg));
+        }
+        true
+    });
+    let chunks: Vec<&str> = if o.split { text.split("// -----").collect() } else { vec![&text] };
+    let mut ok = true;
+    for (i, chunk) in chunks.iter().enumerate() {
+        if i > 0 && !o.verify_diags {
+            println!("// -----");
+        }
+        // Keep line numbers of the whole file: pad the chunk with the newlines before it.
+        let offset: usize = chunks[..i].iter().map(|c| c.matches('\n').count()).sum();
+        let padded = format!("{}{}", "\n".repeat(offset), chunk);
+        diags.borrow_mut().clear();
+        let r = process(&context, &o, &name, &padded);
+        if o.verify_diags {
+            ok &= check_expected(&padded, &diags.borrow());
+        } else if let Err(e) = r {
+            if !e.is_empty() {
+                eprintln!("{name}: error: {e}");
+            }
+            ok = false;
+        }
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Compares emitted errors with `expected-error` annotations. Returns true when they match.
+fn check_expected(text: &str, got: &[(String, String)]) -> bool {
+    let mut expected: Vec<(usize, String)> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Some(p) = line.find("expected-error") else { continue };
+        let rest = &line[p + "expected-error".len()..];
+        let (delta, rest) = match rest.strip_prefix('@') {
+            Some(r) => {
+                let end = r.find(|c: char| c.is_whitespace() || c == '{').unwrap_or(r.len());
+                (r[..end].parse::<i64>().unwrap_or(0), &r[end..])
+            }
+            None => (0, rest),
+        };
+        let msg = rest.split_once("{{").and_then(|(_, r)| r.split_once("}}")).map(|(m, _)| m.to_string()).unwrap_or_default();
+        expected.push(((i as i64 + 1 + delta) as usize, msg));
+    }
+    let mut ok = true;
+    let mut used = vec![false; got.len()];
+    for (line, msg) in &expected {
+        let hit = got.iter().enumerate().position(|(k, (l, m))| !used[k] && line_of(l) == Some(*line) && m.contains(msg.as_str()));
+        match hit {
+            Some(k) => used[k] = true,
+            None => {
+                eprintln!("error: expected error at line {line} not produced: {msg}");
+                ok = false;
+            }
+        }
+    }
+    for (k, (l, m)) in got.iter().enumerate() {
+        if !used[k] {
+            eprintln!("{l}: error: unexpected error: {m}");
+            ok = false;
+        }
+    }
+    ok
+}
+
+fn parse_module<'c>(ctx: &'c Context, name: &str, text: &str) -> Option<MlirModule<'c>> {
+    let op = unsafe { mlir_sys::mlirOperationCreateParse(ctx.to_raw(), StringRef::new(text).to_raw(), StringRef::new(name).to_raw()) };
+    if op.ptr.is_null() {
+        return None;
+    }
+    let op = unsafe { melior::ir::Operation::from_raw(op) };
+    match MlirModule::from_operation(op) {
+        Some(m) => Some(m),
+        None => {
+            eprintln!("{name}: error: expected a builtin.module at the top level");
+            None
+        }
+    }
+}
+
+/// Runs the pipeline and the requested output on one module. Errors already reported
+/// through diagnostics come back as an empty string.
+fn process(ctx: &Context, o: &Opts, name: &str, text: &str) -> Result<(), String> {
+    let mut module = parse_module(ctx, name, text).ok_or_else(String::new)?;
+    // Verify first: the input must be valid quabla IR before any pass touches it.
+    let pm = PassManager::new(ctx);
+    pm.enable_verifier(o.verify_each);
+    if o.print_after_all {
+        pm.enable_ir_printing(&PassIrPrintingOptions { before_all: false, after_all: true, module_scope: true, on_change: false, on_failure: false, flags: Default::default(), tree_printing_path: Default::default() });
+    }
+    let mut pipeline = String::from("quabla-verify");
+    if let Some(p) = &o.pipeline {
+        let p = p.trim();
+        let inner = p.strip_prefix("builtin.module(").and_then(|r| r.strip_suffix(')')).unwrap_or(p);
+        if !inner.is_empty() {
+            pipeline = format!("{pipeline},{inner}");
+        }
+    }
+    if o.emit == "linalg" {
+        pipeline.push_str(",convert-quabla-to-linalg");
+    }
+    quabla_passes::add_pipeline(&pm, &pipeline)?;
+    pm.run(&mut module).map_err(|_| String::new())?;
+    if o.emit == "llvm" || o.run {
+        let m = import_module(module.as_operation()).map_err(|d| {
+            d.emit(ctx);
+            String::new()
+        })?;
+        let exe = CpuExecutor::new();
+        let copts = CompileOptions { opt_level: o.opt_level, ..Default::default() };
+        if o.emit == "llvm" {
+            print!("{}", exe.lower_to_llvm(&m, &copts).map_err(|e| e.to_string())?);
+            if !o.run {
+                return Ok(());
+            }
+        }
+        return run_main(ctx, o, &m, &exe, &copts);
+    }
+    println!("{}", module.as_operation());
+    Ok(())
+}
+
+fn parse_literal(ctx: &Context, s: &str) -> Result<Literal, String> {
+    let ty_text = s.rsplit_once(':').map(|(_, t)| t.trim()).ok_or_else(|| format!("--arg `{s}`: expected `dense<...> : tensor<...>`"))?;
+    let ty = TensorType::parse(ty_text)?;
+    let text = format!("func.func @f() -> {ty} {{\n  %0 = \"quabla.constant\"() {{value = {s}}} : () -> {ty}\n  return %0 : {ty}\n}}");
+    let m = MlirModule::parse(ctx, &text).ok_or_else(|| format!("--arg `{s}` is not a valid dense literal"))?;
+    let imported = import_module(m.as_operation()).map_err(|d| d.message)?;
+    match &imported.funcs[0].ops[0].kind {
+        OpKind::Constant { value } => Ok(value.clone()),
+        _ => Err("unreachable".into()),
+    }
+}
+
+fn random_buffer(ty: &TensorType, seed: &mut u64) -> Buffer {
+    let vals: Vec<f64> = (0..ty.num_elements())
+        .map(|_| {
+            *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let u = (*seed >> 11) as f64 / (1u64 << 53) as f64;
+            match ty.dtype {
+                quabla_dialect::DType::I1 => (u < 0.5) as i64 as f64,
+                d if d.is_int() => (u * 20.0).floor() - 10.0,
+                _ => u * 4.0 - 2.0,
+            }
+        })
+        .collect();
+    Buffer::from_f64s(ty.clone(), &vals).expect("sizes match")
+}
+
+fn run_main(ctx: &Context, o: &Opts, m: &Module, exe: &CpuExecutor, copts: &CompileOptions) -> Result<(), String> {
+    let f = m.func("main").ok_or("--run: the module has no @main")?;
+    let params = f.param_types();
+    let inputs: Vec<Buffer> = if let Some(seed) = o.random {
+        let mut s = seed.wrapping_add(0x9E3779B97F4A7C15);
+        params.iter().map(|t| random_buffer(t, &mut s)).collect()
+    } else {
+        if o.args.len() != params.len() {
+            return Err(format!("--run: @main takes {} arguments, {} --arg given", params.len(), o.args.len()));
+        }
+        let mut v = Vec::new();
+        for (i, (a, t)) in o.args.iter().zip(&params).enumerate() {
+            let l = parse_literal(ctx, a)?;
+            if &l.ty != t {
+                return Err(format!("--arg {i}: type {} does not match @main parameter {i} of type {t}", l.ty));
+            }
+            v.push(Buffer::from_literal(&l));
+        }
+        v
+    };
+    let outs = if o.interpret {
+        quabla_runtime::interp::run_func(m, "main", &inputs).map_err(|e| e.to_string())?
+    } else {
+        let refs: Vec<&Buffer> = inputs.iter().collect();
+        exe.compile(m, "main", copts).map_err(|e| e.to_string())?.run(&refs).map_err(|e| e.to_string())?
+    };
+    for b in outs {
+        println!("{}", b.to_literal().to_mlir());
+    }
+    Ok(())
+}
+
+#[allow(dead_code)]
+fn _unused(_: OperationRef) {}

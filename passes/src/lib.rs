@@ -1,1 +1,8 @@
+//! Quabla's passes (Rust, run as MLIR external passes) and the registry that names them.
+//! Each pass imports the module into the in-memory IR, transforms it, and writes it back.
+pub mod registry;
+pub mod rewrite;
+pub mod simplify;
 
+pub use registry::{add_pipeline, passes, PassInfo};
+pub use simplify::canonicalize::canonicalize;

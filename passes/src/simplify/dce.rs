@@ -1,0 +1,50 @@
+//! `quabla-dce`: removes ops none of whose results are used (quabla ops have no side
+//! effects) and private functions that no public function reaches through calls.
+//!
+//! Algorithm: a backward sweep per function keeps an op when one of its results is live,
+//! marking its operands live; then a reachability walk over the call graph from the public
+//! functions drops unreachable private functions.
+use std::collections::HashSet;
+
+use quabla_dialect::{Module, OpKind};
+
+/// Runs DCE; returns true when something was removed.
+pub fn dce(m: &mut Module) -> bool {
+    let mut changed = false;
+    for f in &mut m.funcs {
+        let mut live = vec![false; f.types.len()];
+        for v in &f.outputs {
+            live[v.0 as usize] = true;
+        }
+        let mut keep = vec![false; f.ops.len()];
+        for (i, op) in f.ops.iter().enumerate().rev() {
+            if op.results.iter().any(|r| live[r.0 as usize]) {
+                keep[i] = true;
+                for v in &op.operands {
+                    live[v.0 as usize] = true;
+                }
+            }
+        }
+        let before = f.ops.len();
+        let mut it = keep.iter();
+        f.ops.retain(|_| *it.next().unwrap());
+        changed |= f.ops.len() != before;
+    }
+    let mut reached: HashSet<String> = HashSet::new();
+    let mut stack: Vec<String> = m.funcs.iter().filter(|f| f.public).map(|f| f.name.clone()).collect();
+    while let Some(n) = stack.pop() {
+        if !reached.insert(n.clone()) {
+            continue;
+        }
+        if let Some(f) = m.func(&n) {
+            for op in &f.ops {
+                if let OpKind::Call { callee, .. } = &op.kind {
+                    stack.push(callee.clone());
+                }
+            }
+        }
+    }
+    let before = m.funcs.len();
+    m.funcs.retain(|f| reached.contains(&f.name));
+    changed | (m.funcs.len() != before)
+}

@@ -1,0 +1,6 @@
+//! Simplification passes on the quabla level: fold, CSE, DCE, inline, canonicalize.
+pub mod canonicalize;
+pub mod cse;
+pub mod dce;
+pub mod fold;
+pub mod inline;

@@ -1,0 +1,182 @@
+//! The CPU executor: lowers the module with the destination-passing ABI
+//! (`convert-quabla-to-linalg{abi=dps}`), runs the upstream pipeline to the LLVM dialect and
+//! JIT-compiles it with MLIR's ExecutionEngine. A call fills one memref descriptor per input
+//! and output and calls the packed C interface `_mlir__mlir_ciface_<entry>` directly through
+//! its function pointer: no symbol lookup, no MLIR on the per-call path.
+//!
+//! Invariants: the MLIR context is created once per executor and used only under its lock;
+//! the JIT'ed code keeps no mutable global state, so the function pointer is called from any
+//! thread without locking.
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+
+use melior::ir::Module as MlirModule;
+use melior::pass::PassManager;
+use melior::utility::parse_pass_pipeline;
+use melior::Context;
+use quabla_dialect::mlir::new_context;
+use quabla_dialect::{Module, TensorType};
+use quabla_lowering::{cpu_pipeline, lower_module, Abi, CpuOptions};
+
+use crate::buffer::Buffer;
+use crate::executor::{check_inputs, CompileOptions, Executable, Executor, RuntimeError};
+
+/// Owns the MLIR context used for compilation.
+struct Ctx(Context);
+// SAFETY: the context is only touched while `CpuExecutor::ctx`'s mutex is held, so it is never
+// used from two threads at once; MLIR contexts have no thread affinity.
+unsafe impl Send for Ctx {}
+
+/// Compiles for the host CPU.
+pub struct CpuExecutor {
+    ctx: Mutex<Ctx>,
+}
+
+impl Default for CpuExecutor {
+    fn default() -> Self {
+        CpuExecutor::new()
+    }
+}
+
+impl CpuExecutor {
+    pub fn new() -> Self {
+        CpuExecutor { ctx: Mutex::new(Ctx(new_context())) }
+    }
+
+    /// The LLVM-dialect module text the executor would JIT (for `--emit=llvm` and debugging).
+    pub fn lower_to_llvm(&self, m: &Module, opts: &CompileOptions) -> Result<String, RuntimeError> {
+        let guard = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
+        let module = lower_in(&guard.0, m, opts)?;
+        Ok(melior::ir::operation::OperationLike::to_string(&module.as_operation()))
+    }
+}
+
+/// Runs a closure collecting the context's error diagnostics.
+fn with_diagnostics<T>(ctx: &Context, f: impl FnOnce() -> Option<T>) -> Result<T, String> {
+    let msgs = std::rc::Rc::new(std::cell::RefCell::new(Vec::<String>::new()));
+    let sink = msgs.clone();
+    let id = ctx.attach_diagnostic_handler(move |d| {
+        sink.borrow_mut().push(format!("{}: {}", d.location(), d));
+        true
+    });
+    let r = f();
+    ctx.detach_diagnostic_handler(id);
+    let m = msgs.borrow().join("\n");
+    r.ok_or(m)
+}
+
+fn lower_in<'c>(ctx: &'c Context, m: &Module, opts: &CompileOptions) -> Result<MlirModule<'c>, RuntimeError> {
+    let text = lower_module(m, Abi::Dps).map_err(|e| RuntimeError::Lower(e.to_string()))?;
+    with_diagnostics(ctx, || {
+        let mut module = MlirModule::parse(ctx, &text)?;
+        let pm = PassManager::new(ctx);
+        parse_pass_pipeline(pm.as_operation_pass_manager(), &cpu_pipeline(&CpuOptions { vectorize: opts.vectorize })).ok()?;
+        pm.run(&mut module).ok()?;
+        Some(module)
+    })
+    .map_err(RuntimeError::Compile)
+}
+
+impl Executor for CpuExecutor {
+    fn name(&self) -> &str {
+        "cpu"
+    }
+
+    fn compile(&self, m: &Module, entry: &str, opts: &CompileOptions) -> Result<Arc<dyn Executable>, RuntimeError> {
+        let f = m.func(entry).filter(|f| f.public).ok_or_else(|| RuntimeError::NoEntry(entry.to_string()))?;
+        let (inputs, outputs) = (f.param_types(), f.result_types());
+        let guard = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
+        let ctx = &guard.0;
+        let module = lower_in(ctx, m, opts)?;
+        let engine = with_diagnostics(ctx, || {
+            let raw = unsafe { mlir_sys::mlirExecutionEngineCreate(module.to_raw(), opts.opt_level.min(3) as i32, 0, std::ptr::null(), false, false) };
+            (!raw.ptr.is_null()).then_some(raw)
+        })
+        .map_err(|e| RuntimeError::Compile(format!("the JIT rejected the module: {e}")))?;
+        let name = format!("_mlir__mlir_ciface_{entry}");
+        let sym = unsafe { mlir_sys::mlirExecutionEngineLookup(engine, melior::StringRef::new(&name).to_raw()) };
+        if sym.is_null() {
+            unsafe { mlir_sys::mlirExecutionEngineDestroy(engine) };
+            return Err(RuntimeError::Compile(format!("symbol {name} not found after JIT compilation")));
+        }
+        // SAFETY: the packed interface has signature void(void**).
+        let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
+        let template = DescTemplate::new(&inputs, &outputs);
+        Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, engine: Engine(engine) }))
+    }
+}
+
+type PackedFn = unsafe extern "C" fn(*mut *mut c_void);
+
+struct Engine(mlir_sys::MlirExecutionEngine);
+// SAFETY: the engine is only destroyed (in Drop); its compiled code is immutable and reentrant.
+unsafe impl Send for Engine {}
+unsafe impl Sync for Engine {}
+impl Drop for Engine {
+    fn drop(&mut self) {
+        unsafe { mlir_sys::mlirExecutionEngineDestroy(self.0) }
+    }
+}
+
+/// The i64 words of every memref descriptor ({alloc, aligned, offset, sizes[r], strides[r]}),
+/// with pointer slots left zero: a call copies it and patches the pointers.
+struct DescTemplate {
+    words: Vec<i64>,
+    /// Offset of each descriptor in `words`.
+    starts: Vec<usize>,
+}
+
+impl DescTemplate {
+    fn new(inputs: &[TensorType], outputs: &[TensorType]) -> Self {
+        let (mut words, mut starts) = (Vec::new(), Vec::new());
+        for t in inputs.iter().chain(outputs) {
+            starts.push(words.len());
+            words.extend([0, 0, 0]);
+            words.extend(&t.shape);
+            words.extend(t.strides());
+        }
+        DescTemplate { words, starts }
+    }
+}
+
+struct CpuExecutable {
+    entry: String,
+    inputs: Vec<TensorType>,
+    outputs: Vec<TensorType>,
+    func: PackedFn,
+    template: DescTemplate,
+    // Keeps the JIT'ed code alive; dropped after `func` is last usable.
+    #[allow(dead_code)]
+    engine: Engine,
+}
+
+impl Executable for CpuExecutable {
+    fn input_types(&self) -> &[TensorType] {
+        &self.inputs
+    }
+
+    fn output_types(&self) -> &[TensorType] {
+        &self.outputs
+    }
+
+    fn run(&self, inputs: &[&Buffer]) -> Result<Vec<Buffer>, RuntimeError> {
+        check_inputs(&self.entry, &self.inputs, inputs)?;
+        let mut outs: Vec<Buffer> = self.outputs.iter().map(|t| Buffer::zeros(t.clone())).collect();
+        let mut words = self.template.words.clone();
+        let n_in = inputs.len();
+        for (k, &start) in self.template.starts.iter().enumerate() {
+            let p = if k < n_in { inputs[k].as_ptr() as i64 } else { outs[k - n_in].bytes_mut().expect("fresh output").as_mut_ptr() as i64 };
+            words[start] = p;
+            words[start + 1] = p;
+        }
+        let base = words.as_mut_ptr();
+        let mut desc_ptrs: Vec<*mut c_void> = self.template.starts.iter().map(|&s| unsafe { base.add(s) } as *mut c_void).collect();
+        let mut args: Vec<*mut c_void> = desc_ptrs.iter_mut().map(|p| p as *mut *mut c_void as *mut c_void).collect();
+        // SAFETY: each argument points at a pointer to a descriptor matching the compiled
+        // signature (types checked above); inputs are only read (bufferization.writable =
+        // false) and outputs are unique, correctly sized buffers.
+        unsafe { (self.func)(args.as_mut_ptr()) };
+        drop(desc_ptrs);
+        Ok(outs)
+    }
+}

@@ -1,0 +1,65 @@
+//! The executor abstraction: an `Executor` compiles a quabla module's public function into
+//! an `Executable`, which maps input buffers to output buffers and may be called from any
+//! thread.
+use std::sync::Arc;
+
+use quabla_dialect::{Module, TensorType};
+use thiserror::Error;
+
+use crate::buffer::Buffer;
+
+#[derive(Debug, Error)]
+pub enum RuntimeError {
+    #[error("{entry}: expected {expected} inputs, got {got}")]
+    InputCount { entry: String, expected: usize, got: usize },
+    #[error("{entry}: input {index} has type {got}, expected {expected}")]
+    InputType { entry: String, index: usize, expected: TensorType, got: TensorType },
+    #[error("no public function @{0} in the module")]
+    NoEntry(String),
+    #[error("lowering failed: {0}")]
+    Lower(String),
+    #[error("compilation failed: {0}")]
+    Compile(String),
+}
+
+/// Compile options shared by executors.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CompileOptions {
+    /// LLVM optimisation level, 0 to 3.
+    pub opt_level: usize,
+    /// Vectorise elementwise code and use the tiled matmul path.
+    pub vectorize: bool,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions { opt_level: 2, vectorize: true }
+    }
+}
+
+/// A compiled function.
+pub trait Executable: Send + Sync {
+    fn input_types(&self) -> &[TensorType];
+    fn output_types(&self) -> &[TensorType];
+    /// Runs on host buffers; checks their count and types first.
+    fn run(&self, inputs: &[&Buffer]) -> Result<Vec<Buffer>, RuntimeError>;
+}
+
+/// A backend that compiles modules.
+pub trait Executor: Send + Sync {
+    fn name(&self) -> &str;
+    fn compile(&self, m: &Module, entry: &str, opts: &CompileOptions) -> Result<Arc<dyn Executable>, RuntimeError>;
+}
+
+/// Checks inputs against the expected types.
+pub fn check_inputs(entry: &str, want: &[TensorType], inputs: &[&Buffer]) -> Result<(), RuntimeError> {
+    if want.len() != inputs.len() {
+        return Err(RuntimeError::InputCount { entry: entry.to_string(), expected: want.len(), got: inputs.len() });
+    }
+    for (i, (w, b)) in want.iter().zip(inputs).enumerate() {
+        if w != b.ty() {
+            return Err(RuntimeError::InputType { entry: entry.to_string(), index: i, expected: w.clone(), got: b.ty().clone() });
+        }
+    }
+    Ok(())
+}
