@@ -82,7 +82,7 @@ pub fn all_sigs() -> Vec<OpSig> {
         OpSig { name: "compare", operands: Some(2), results: Some(1), attrs: &[("direction", STR)] },
         OpSig { name: "select", operands: Some(3), results: Some(1), attrs: &[] },
         OpSig { name: "convert", operands: Some(1), results: Some(1), attrs: &[] },
-        OpSig { name: "constant", operands: Some(0), results: Some(1), attrs: &[("value", "#builtin.dense_elements")] },
+        OpSig { name: "constant", operands: Some(0), results: Some(1), attrs: &[("value", "#builtin.dense_int_or_fp_elements")] },
         OpSig { name: "iota", operands: Some(0), results: Some(1), attrs: &[("dim", INT)] },
         OpSig { name: "broadcast_in_dim", operands: Some(1), results: Some(1), attrs: &[("dims", ARR)] },
         OpSig { name: "reshape", operands: Some(1), results: Some(1), attrs: &[] },
