@@ -1,0 +1,5 @@
+// call to an unknown function
+func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "quabla.call"(%a) {callee = @nope} : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

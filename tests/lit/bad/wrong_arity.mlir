@@ -1,0 +1,5 @@
+// arity
+func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "quabla.add"(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}

@@ -1,0 +1,323 @@
+//! Differential tests: for every core op, on random inputs of every supported dtype
+//! (including broadcasting, multi-dim reductions, 0-d tensors and non-trivial transposes),
+//! the JIT result equals the reference interpreter: exactly for integer/bool results and
+//! exactly rounded float ops, within 4 ulps for transcendental functions (libm vs Rust's
+//! implementations), and within 1e-5 (f32) / 1e-12 (f64) relative to the magnitude of the
+//! summands for reductions and dots (summation order differs).
+use quabla_dialect::{ArgOp, BinaryOp, CmpDir, DType, DotDims, Func, Literal, Module, OpKind, ReduceOp, TensorType, UnaryOp};
+use quabla_runtime::{interp, Buffer, CompileOptions, Executor};
+use quabla_tests::{compare, one_op_module, Rng, Tol};
+
+use crate::executor;
+
+const FLOATS: [DType; 2] = [DType::F32, DType::F64];
+const NUMERIC: [DType; 4] = [DType::F32, DType::F64, DType::I32, DType::I64];
+
+fn t(d: DType, s: &[i64]) -> TensorType {
+    TensorType::new(d, s)
+}
+
+fn rel(d: DType) -> Tol {
+    if d == DType::F32 {
+        Tol::Rel(1e-5)
+    } else {
+        Tol::Rel(1e-12)
+    }
+}
+
+/// Runs `m` with both engines on `inputs` and compares every output.
+fn check(what: &str, m: &Module, inputs: &[Buffer], tol: Tol, scale: f64) {
+    let want = interp::run_func(m, "main", inputs).unwrap_or_else(|e| panic!("{what}: interpreter failed: {e}"));
+    let exe = executor().compile(m, "main", &CompileOptions::default()).unwrap_or_else(|e| panic!("{what}: compile failed: {e}\n{}", m.to_mlir()));
+    let refs: Vec<&Buffer> = inputs.iter().collect();
+    let got = exe.run(&refs).unwrap_or_else(|e| panic!("{what}: run failed: {e}"));
+    assert_eq!(got.len(), want.len(), "{what}: output count");
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        if let Err(e) = compare(g, w, tol, scale) {
+            panic!("{what}: output {k} differs (JIT vs interpreter): {e}\ninputs: {inputs:?}\nJIT: {g:?}\ninterp: {w:?}\n{}", m.to_mlir());
+        }
+    }
+}
+
+fn check_op(what: &str, kind: OpKind, params: &[TensorType], inputs: &[Buffer], tol: Tol, scale: f64) {
+    check(what, &one_op_module(kind, params), inputs, tol, scale)
+}
+
+fn unary_domain(u: UnaryOp) -> (f64, f64) {
+    match u {
+        UnaryOp::Log | UnaryOp::Sqrt | UnaryOp::Rsqrt | UnaryOp::Log1p => (0.05, 4.0),
+        UnaryOp::Tan => (-1.4, 1.4),
+        _ => (-3.0, 3.0),
+    }
+}
+
+fn unary_tol(u: UnaryOp) -> Tol {
+    match u {
+        UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Sqrt | UnaryOp::Not => Tol::Exact,
+        _ => Tol::Ulps(4),
+    }
+}
+
+#[test]
+fn unary_ops() {
+    let mut rng = Rng(1);
+    for &u in UnaryOp::ALL {
+        for d in DType::ALL {
+            if !u.class().admits(d) {
+                continue;
+            }
+            for shape in [&[][..], &[2, 3, 5][..]] {
+                let ty = t(d, shape);
+                let (lo, hi) = if d.is_float() { unary_domain(u) } else { (-50.0, 50.0) };
+                let x = rng.buffer(&ty, lo, hi);
+                check_op(&format!("{} {ty}", u.name()), OpKind::Unary(u), &[ty.clone()], &[x], unary_tol(u), 1.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn binary_ops() {
+    let mut rng = Rng(2);
+    for &b in BinaryOp::ALL {
+        for d in DType::ALL {
+            if !b.class().admits(d) {
+                continue;
+            }
+            for shape in [&[][..], &[4, 6][..]] {
+                let ty = t(d, shape);
+                let (x, y) = match (b, d.is_float()) {
+                    (BinaryOp::Pow, _) => (rng.buffer(&ty, 0.1, 3.0), rng.buffer(&ty, -2.0, 2.0)),
+                    (_, true) => (rng.buffer(&ty, -5.0, 5.0), rng.buffer(&ty, -5.0, 5.0)),
+                    // Small integers so that division and remainder by zero occur.
+                    (_, false) => (rng.buffer(&ty, -6.0, 6.0), rng.buffer(&ty, -3.0, 3.0)),
+                };
+                let tol = match b {
+                    BinaryOp::Pow | BinaryOp::Atan2 => Tol::Ulps(4),
+                    _ => Tol::Exact,
+                };
+                check_op(&format!("{} {ty}", b.name()), OpKind::Binary(b), &[ty.clone(), ty.clone()], &[x, y], tol, 1.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn integer_division_edge_cases() {
+    for d in [DType::I32, DType::I64] {
+        let min = if d == DType::I32 { i32::MIN as f64 } else { i64::MIN as f64 };
+        let ty = t(d, &[6]);
+        let x = Buffer::from_f64s(ty.clone(), &[7.0, -7.0, min, min, 5.0, 0.0]).unwrap();
+        let y = Buffer::from_f64s(ty.clone(), &[0.0, 2.0, -1.0, 0.0, -3.0, 0.0]).unwrap();
+        for b in [BinaryOp::Div, BinaryOp::Rem] {
+            check_op(&format!("{} edge {ty}", b.name()), OpKind::Binary(b), &[ty.clone(), ty.clone()], &[x.clone(), y.clone()], Tol::Exact, 1.0);
+        }
+    }
+}
+
+#[test]
+fn float_special_values() {
+    let vals = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 0.0, 0.5, 1.5, 2.5, -0.5, -2.5, 1.0, -1.0];
+    for d in FLOATS {
+        let ty = t(d, &[vals.len() as i64]);
+        let x = Buffer::from_f64s(ty.clone(), &vals).unwrap();
+        let mut y_vals = vals;
+        y_vals.reverse();
+        let y = Buffer::from_f64s(ty.clone(), &y_vals).unwrap();
+        for u in [UnaryOp::Sign, UnaryOp::Abs, UnaryOp::Round, UnaryOp::Floor, UnaryOp::Ceil, UnaryOp::Neg] {
+            check_op(&format!("{} specials {ty}", u.name()), OpKind::Unary(u), &[ty.clone()], &[x.clone()], Tol::Exact, 1.0);
+        }
+        for b in [BinaryOp::Max, BinaryOp::Min, BinaryOp::Add, BinaryOp::Mul, BinaryOp::Div] {
+            check_op(&format!("{} specials {ty}", b.name()), OpKind::Binary(b), &[ty.clone(), ty.clone()], &[x.clone(), y.clone()], Tol::Exact, 1.0);
+        }
+        for dir in CmpDir::ALL {
+            check_op(&format!("compare {} specials {ty}", dir.name()), OpKind::Compare { dir }, &[ty.clone(), ty.clone()], &[x.clone(), y.clone()], Tol::Exact, 1.0);
+        }
+    }
+}
+
+#[test]
+fn powi_compare_select_convert() {
+    let mut rng = Rng(3);
+    for d in NUMERIC {
+        let ty = t(d, &[3, 4]);
+        for e in [0i64, 1, 2, 3, 7, -1, -2] {
+            let x = if d.is_float() { rng.buffer(&ty, -2.0, 2.0) } else { rng.buffer(&ty, -3.0, 4.0) };
+            check_op(&format!("powi {e} {ty}"), OpKind::Powi { exponent: e }, &[ty.clone()], &[x], Tol::Ulps(2), 1.0);
+        }
+    }
+    for d in DType::ALL {
+        let ty = t(d, &[5, 3]);
+        for dir in CmpDir::ALL {
+            let (x, y) = (rng.buffer(&ty, -2.0, 2.0), rng.buffer(&ty, -2.0, 2.0));
+            check_op(&format!("compare {} {ty}", dir.name()), OpKind::Compare { dir }, &[ty.clone(), ty.clone()], &[x, y], Tol::Exact, 1.0);
+        }
+        let p = rng.buffer(&t(DType::I1, &[5, 3]), 0.0, 1.0);
+        let (x, y) = (rng.buffer(&ty, -9.0, 9.0), rng.buffer(&ty, -9.0, 9.0));
+        check_op(&format!("select {ty}"), OpKind::Select, &[t(DType::I1, &[5, 3]), ty.clone(), ty.clone()], &[p, x, y], Tol::Exact, 1.0);
+        for to in DType::ALL {
+            let x = rng.buffer(&t(d, &[7]), -100.0, 100.0);
+            check_op(&format!("convert {d} -> {to}"), OpKind::Convert { to }, &[t(d, &[7])], &[x], Tol::Exact, 1.0);
+        }
+    }
+}
+
+#[test]
+fn constants_and_iota() {
+    for d in DType::ALL {
+        let ty = t(d, &[3, 4]);
+        let mut f = Func::new("main", &[]);
+        let lit = Literal::from_f64s(ty.clone(), &(0..12).map(|i| (i as f64) * 0.75 - 4.0).collect::<Vec<_>>());
+        let c = f.push1(OpKind::Constant { value: lit }, &[], None).unwrap();
+        let s = f.push1(OpKind::Constant { value: Literal::splat(t(d, &[]), 1.0) }, &[], None).unwrap();
+        let i0 = f.push1(OpKind::Iota { dim: 0, ty: ty.clone() }, &[], None).unwrap();
+        let i1 = f.push1(OpKind::Iota { dim: 1, ty: ty.clone() }, &[], None).unwrap();
+        f.outputs = vec![c, s, i0, i1];
+        check(&format!("constants/iota {d}"), &Module { funcs: vec![f] }, &[], Tol::Exact, 1.0);
+    }
+}
+
+#[test]
+fn layout_ops() {
+    let mut rng = Rng(4);
+    for d in DType::ALL {
+        let cases: Vec<(OpKind, Vec<i64>)> = vec![
+            (OpKind::BroadcastInDim { dims: vec![1], shape: vec![2, 3, 4] }, vec![3]),
+            (OpKind::BroadcastInDim { dims: vec![0, 1], shape: vec![3, 4] }, vec![1, 4]),
+            (OpKind::BroadcastInDim { dims: vec![0, 2], shape: vec![3, 2, 4] }, vec![3, 1]),
+            (OpKind::BroadcastInDim { dims: vec![], shape: vec![5] }, vec![]),
+            (OpKind::Reshape { shape: vec![4, 6] }, vec![2, 3, 4]),
+            (OpKind::Reshape { shape: vec![] }, vec![1]),
+            (OpKind::Reshape { shape: vec![2, 1, 3] }, vec![6]),
+            (OpKind::Transpose { perm: vec![2, 0, 1] }, vec![2, 3, 4]),
+            (OpKind::Transpose { perm: vec![1, 0] }, vec![5, 3]),
+            (OpKind::Transpose { perm: vec![] }, vec![]),
+        ];
+        for (kind, shape) in cases {
+            let ty = t(d, &shape);
+            let x = rng.buffer(&ty, -9.0, 9.0);
+            check_op(&format!("{kind:?} {ty}"), kind, &[ty.clone()], &[x], Tol::Exact, 1.0);
+        }
+    }
+}
+
+#[test]
+fn slicing_ops() {
+    let mut rng = Rng(5);
+    for d in DType::ALL {
+        let ty = t(d, &[5, 6]);
+        let x = rng.buffer(&ty, -9.0, 9.0);
+        check_op(&format!("slice {ty}"), OpKind::Slice { start: vec![1, 0], limit: vec![4, 6], strides: vec![2, 3] }, &[ty.clone()], &[x.clone()], Tol::Exact, 1.0);
+        let pv = rng.buffer(&t(d, &[]), -9.0, 9.0);
+        check_op(
+            &format!("pad {ty}"),
+            OpKind::Pad { low: vec![1, 0], high: vec![0, 2], interior: vec![1, 1] },
+            &[ty.clone(), t(d, &[])],
+            &[x.clone(), pv],
+            Tol::Exact,
+            1.0,
+        );
+        let parts = [t(d, &[5, 2]), t(d, &[5, 1]), t(d, &[5, 3])];
+        let xs: Vec<Buffer> = parts.iter().map(|p| rng.buffer(p, -9.0, 9.0)).collect();
+        check_op(&format!("concatenate {ty}"), OpKind::Concatenate { dim: 1 }, &parts, &xs, Tol::Exact, 1.0);
+        for it in [DType::I32, DType::I64] {
+            for (a, b) in [(1.0, 2.0), (-3.0, 9.0), (4.0, 0.0)] {
+                let s0 = Buffer::from_f64s(t(it, &[]), &[a]).unwrap();
+                let s1 = Buffer::from_f64s(t(it, &[]), &[b]).unwrap();
+                check_op(
+                    &format!("dynamic_slice {ty} starts ({a},{b}) {it}"),
+                    OpKind::DynamicSlice { sizes: vec![2, 3] },
+                    &[ty.clone(), t(it, &[]), t(it, &[])],
+                    &[x.clone(), s0, s1],
+                    Tol::Exact,
+                    1.0,
+                );
+            }
+            let idx = Buffer::from_f64s(t(it, &[2, 3]), &[0.0, 5.0, 2.0, -4.0, 11.0, 3.0]).unwrap();
+            check_op(&format!("gather axis 1 {ty} {it}"), OpKind::Gather { axis: 1 }, &[ty.clone(), t(it, &[2, 3])], &[x.clone(), idx.clone()], Tol::Exact, 1.0);
+            check_op(&format!("gather axis 0 {ty} {it}"), OpKind::Gather { axis: 0 }, &[ty.clone(), t(it, &[2, 3])], &[x.clone(), idx], Tol::Exact, 1.0);
+        }
+    }
+}
+
+#[test]
+fn reductions() {
+    let mut rng = Rng(6);
+    for op in ReduceOp::ALL {
+        for d in DType::ALL {
+            if d == DType::I1 && matches!(op, ReduceOp::Sum | ReduceOp::Prod) {
+                continue;
+            }
+            let ty = t(d, &[3, 4, 5]);
+            let (lo, hi) = if op == ReduceOp::Prod { (0.7, 1.3) } else { (-4.0, 4.0) };
+            let x = rng.buffer(&ty, lo, hi);
+            for dims in [vec![0, 2], vec![1], vec![0, 1, 2], vec![]] {
+                let tol = if d.is_float() && matches!(op, ReduceOp::Sum | ReduceOp::Prod) { rel(d) } else { Tol::Exact };
+                check_op(&format!("{} {dims:?} {ty}", op.name()), OpKind::Reduce { op, dims: dims.clone() }, &[ty.clone()], &[x.clone()], tol, 60.0);
+            }
+        }
+    }
+    for op in [ArgOp::Max, ArgOp::Min] {
+        for d in NUMERIC {
+            let ty = t(d, &[4, 6]);
+            let x = rng.buffer(&ty, -3.0, 3.0);
+            for dim in [0, 1] {
+                for index in [DType::I32, DType::I64] {
+                    check_op(&format!("{} dim {dim} {ty} -> {index}", op.name()), OpKind::ArgReduce { op, dim, index }, &[ty.clone()], &[x.clone()], Tol::Exact, 1.0);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn dot_general() {
+    let mut rng = Rng(7);
+    let dd = |lb: &[i64], rb: &[i64], lc: &[i64], rc: &[i64]| DotDims { lhs_batch: lb.to_vec(), rhs_batch: rb.to_vec(), lhs_contract: lc.to_vec(), rhs_contract: rc.to_vec() };
+    let cases: Vec<(Vec<i64>, Vec<i64>, DotDims)> = vec![
+        (vec![3, 4], vec![4, 5], DotDims::matmul()),
+        (vec![2, 3, 4], vec![2, 4, 5], dd(&[0], &[0], &[2], &[1])),
+        (vec![4, 2, 3], vec![3, 5, 2], dd(&[1], &[2], &[2], &[0])),
+        (vec![2, 3, 4], vec![4, 3, 6], dd(&[], &[], &[1, 2], &[1, 0])),
+        (vec![7], vec![7], dd(&[], &[], &[0], &[0])),
+        (vec![3], vec![5], dd(&[], &[], &[], &[])),
+        (vec![4, 3], vec![4, 5], dd(&[], &[], &[0], &[0])),
+    ];
+    for d in NUMERIC {
+        for (ls, rs, dims) in &cases {
+            let (lt, rt) = (t(d, ls), t(d, rs));
+            let (a, b) = (rng.buffer(&lt, -3.0, 3.0), rng.buffer(&rt, -3.0, 3.0));
+            let tol = if d.is_float() { rel(d) } else { Tol::Exact };
+            check_op(&format!("dot_general {lt} x {rt} {dims:?}"), OpKind::DotGeneral { dims: dims.clone() }, &[lt.clone(), rt.clone()], &[a, b], tol, 100.0);
+        }
+    }
+}
+
+#[test]
+fn calls_and_a_composite_program() {
+    // A private callee used twice, and a softmax-like chain mixing families.
+    let ty = t(DType::F64, &[3, 4]);
+    let mut g = Func::new("g", &[ty.clone()]);
+    g.public = false;
+    let e = g.push1(OpKind::Unary(UnaryOp::Exp), &[g.params[0]], None).unwrap();
+    let s = g.push1(OpKind::Reduce { op: ReduceOp::Sum, dims: vec![1] }, &[e], None).unwrap();
+    let sb = g.push1(OpKind::BroadcastInDim { dims: vec![0], shape: vec![3, 4] }, &[s], None).unwrap();
+    let y = g.push1(OpKind::Binary(BinaryOp::Div), &[e, sb], None).unwrap();
+    g.outputs = vec![y];
+    let mut f = Func::new("main", &[ty.clone()]);
+    let call = OpKind::Call { callee: "g".into(), results: vec![ty.clone()] };
+    let a = f.push1(call.clone(), &[f.params[0]], None).unwrap();
+    let b = f.push1(call, &[a], None).unwrap();
+    let tr = f.push1(OpKind::Transpose { perm: vec![1, 0] }, &[b], None).unwrap();
+    f.outputs = vec![tr, a];
+    let m = Module { funcs: vec![f, g] };
+    m.verify().unwrap();
+    let x = Rng(8).buffer(&ty, -2.0, 2.0);
+    check("call + softmax", &m, &[x.clone()], Tol::Rel(1e-14), 1.0);
+    // The same program after the quabla passes (inline + canonicalize) still agrees.
+    let mut m2 = m.clone();
+    quabla_passes::simplify::inline::inline(&mut m2);
+    quabla_passes::canonicalize(&mut m2);
+    assert!(m2.funcs.len() == 1, "the callee is inlined and removed");
+    check("call + softmax after inline/canonicalize", &m2, &[x], Tol::Rel(1e-14), 1.0);
+}

@@ -1,0 +1,21 @@
+//! Cross-crate tests: JIT vs the reference interpreter for every op, stock mlir-opt accepts
+//! what Quabla prints, quabla-opt rejects bad input cleanly, and executables do not leak.
+mod bad_ir;
+mod differential;
+mod leak;
+mod stock_mlir_opt;
+
+use std::sync::OnceLock;
+
+use quabla_runtime::CpuExecutor;
+
+/// One executor for the whole test binary (contexts are costly to create).
+pub fn executor() -> &'static CpuExecutor {
+    static E: OnceLock<CpuExecutor> = OnceLock::new();
+    E.get_or_init(CpuExecutor::new)
+}
+
+/// The workspace root.
+pub fn root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
