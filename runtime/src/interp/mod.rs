@@ -1,1 +1,356 @@
-//! placeholder
+//! The reference interpreter: naive, obviously correct loops over host buffers, one file per
+//! op family (the same names as `dialect/src/ops/`). It is the oracle every lowering is checked
+//! against and the evaluator of constant folding, so it follows docs/spec.md to the bit.
+//!
+//! Invariants: result types always come from `OpKind::infer` (so a shape-rule violation is an
+//! error here too, with the rule's label); floats are computed at their own width (an f32 op
+//! rounds to f32 after each operation); integers are computed in i64 with wrapping arithmetic
+//! and wrapped to their width when written back (i32 wraps at 32 bits); i1 is `bool`.
+//! Helpers shared by the families (element decoding, multi-indices, element moves) live here.
+mod call;
+mod constant;
+mod dot;
+mod elementwise;
+mod layout;
+mod reduce;
+mod slicing;
+
+use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
+
+use quabla_dialect::{DType, DialectError, Module, OpKind, TensorType};
+use thiserror::Error;
+
+use crate::buffer::{Buffer, Element};
+
+/// Errors of the reference interpreter.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum InterpError {
+    /// No function of that name in the module.
+    #[error("unknown function @{0}")]
+    UnknownFunction(String),
+    /// A function got the wrong number of inputs.
+    #[error("@{func}: expects {expected} inputs, got {actual}")]
+    InputCount { func: String, expected: usize, actual: usize },
+    /// Input `index` of a function has the wrong type.
+    #[error("@{func}: input {index} has type {actual}, expected {expected}")]
+    InputType { func: String, index: usize, expected: TensorType, actual: TensorType },
+    /// A shape/dtype rule of docs/spec.md rejected the operands (carries the rule's label).
+    #[error(transparent)]
+    Shape(#[from] DialectError),
+    /// The op is not defined for this element type (only reachable if the shape rule admits it).
+    #[error("'quabla.{op}' op: not defined for element type {dtype}")]
+    Unsupported { op: &'static str, dtype: DType },
+    /// `quabla.call` needs its module: use [`run_func`].
+    #[error("'quabla.call' op: the call to @{0} can only run through run_func (it needs the module)")]
+    CallOutsideModule(String),
+    /// A call cycle (`call_c3`), caught before it overflows the stack.
+    #[error("'quabla.call' op (call_c3): recursive call cycle through @{0}")]
+    Recursion(String),
+    /// An op or the return uses a value that was never defined.
+    #[error("@{func}: value %{value} is used before its definition")]
+    UndefinedValue { func: String, value: u32 },
+    /// An op's result types in the IR differ from what the interpreter computed.
+    #[error("@{func}: 'quabla.{op}' op result {index} has type {expected} in the IR but computes {actual}")]
+    ResultType { func: String, op: &'static str, index: usize, expected: TensorType, actual: TensorType },
+}
+
+/// Result of the interpreter.
+pub type Result<T> = std::result::Result<T, InterpError>;
+
+/// Runs function `name` of module `m` on `inputs` and returns its outputs.
+/// Input types are checked against the function's parameters.
+pub fn run_func(m: &Module, name: &str, inputs: &[Buffer]) -> Result<Vec<Buffer>> {
+    call::run_func_in(m, name, inputs, &mut Vec::new())
+}
+
+/// Runs one op on operand buffers (constant folding, eager execution). The result types are
+/// those of `OpKind::infer`. `quabla.call` needs a module and is an error here.
+pub fn run_op(kind: &OpKind, operands: &[&Buffer]) -> Result<Vec<Buffer>> {
+    if let OpKind::Call { callee, .. } = kind {
+        return Err(InterpError::CallOutsideModule(callee.clone()));
+    }
+    let tys: Vec<&TensorType> = operands.iter().map(|b| b.ty()).collect();
+    let out = kind.infer(&tys)?;
+    let ty = &out[0];
+    let one = |b: Result<Buffer>| b.map(|b| vec![b]);
+    match kind {
+        OpKind::Unary(u) => one(elementwise::unary(*u, operands[0], ty)),
+        OpKind::Binary(b) => one(elementwise::binary(*b, operands[0], operands[1], ty)),
+        OpKind::Powi { exponent } => one(elementwise::powi(*exponent, operands[0], ty)),
+        OpKind::Compare { dir } => one(elementwise::compare(*dir, operands[0], operands[1], ty)),
+        OpKind::Select => one(Ok(elementwise::select(operands[0], operands[1], operands[2], ty))),
+        OpKind::Convert { .. } => one(elementwise::convert(operands[0], ty)),
+        OpKind::Constant { value } => one(Ok(constant::constant(value))),
+        OpKind::Iota { dim, .. } => one(constant::iota(*dim, ty)),
+        OpKind::BroadcastInDim { dims, .. } => one(Ok(layout::broadcast_in_dim(operands[0], dims, ty))),
+        OpKind::Reshape { .. } => one(Ok(layout::reshape(operands[0], ty))),
+        OpKind::Transpose { perm } => one(Ok(layout::transpose(operands[0], perm, ty))),
+        OpKind::Concatenate { dim } => one(Ok(slicing::concatenate(operands, *dim, ty))),
+        OpKind::Slice { start, strides, .. } => one(Ok(slicing::slice(operands[0], start, strides, ty))),
+        OpKind::Pad { low, interior, .. } => one(Ok(slicing::pad(operands[0], operands[1], low, interior, ty))),
+        OpKind::DynamicSlice { .. } => one(Ok(slicing::dynamic_slice(operands[0], &operands[1..], ty))),
+        OpKind::Gather { axis } => one(Ok(slicing::gather(operands[0], operands[1], *axis, ty))),
+        OpKind::Reduce { op, dims } => one(reduce::reduce(*op, operands[0], dims, ty)),
+        OpKind::ArgReduce { op, dim, .. } => one(reduce::arg_reduce(*op, operands[0], *dim, ty)),
+        OpKind::DotGeneral { dims } => one(dot::dot_general(operands[0], operands[1], dims, ty)),
+        OpKind::Call { callee, .. } => Err(InterpError::CallOutsideModule(callee.clone())),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element values
+
+/// A buffer's elements decoded for arithmetic. Floats keep their width; i32 and i64 widen to
+/// i64 (wrapped back to the dtype's width by [`to_buffer`]); i1 is `bool`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Vals {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    I1(Vec<bool>),
+    Int(Vec<i64>),
+}
+
+/// The typed elements of `b` (empty when `T` is not its dtype, which callers rule out).
+fn typed<T: Element>(b: &Buffer) -> &[T] {
+    b.as_slice::<T>().unwrap_or_default()
+}
+
+/// Decodes the elements of `b`.
+pub(crate) fn vals(b: &Buffer) -> Vals {
+    match b.dtype() {
+        DType::F32 => Vals::F32(typed::<f32>(b).to_vec()),
+        DType::F64 => Vals::F64(typed::<f64>(b).to_vec()),
+        DType::I1 => Vals::I1(b.bytes().iter().take(b.len()).map(|&x| x != 0).collect()),
+        DType::I32 => Vals::Int(typed::<i32>(b).iter().map(|&x| x as i64).collect()),
+        DType::I64 => Vals::Int(typed::<i64>(b).to_vec()),
+    }
+}
+
+/// A fresh buffer of type `ty` holding `data`.
+fn make<T: Element>(ty: &TensorType, data: &[T]) -> Buffer {
+    let mut b = Buffer::zeros(ty.clone());
+    if let Some(s) = b.as_mut_slice::<T>() {
+        s.copy_from_slice(data);
+    }
+    b
+}
+
+/// Encodes `v` as a buffer of type `ty`. `v` must be the decoded form of `ty.dtype`
+/// (checked: a mismatch is [`InterpError::Unsupported`]); integers wrap to the dtype's width.
+pub(crate) fn to_buffer(op: &'static str, ty: &TensorType, v: Vals) -> Result<Buffer> {
+    Ok(match (ty.dtype, v) {
+        (DType::F32, Vals::F32(x)) => make(ty, &x),
+        (DType::F64, Vals::F64(x)) => make(ty, &x),
+        (DType::I1, Vals::I1(x)) => make(ty, &x),
+        (DType::I32, Vals::Int(x)) => make(ty, &x.iter().map(|&a| a as i32).collect::<Vec<_>>()),
+        (DType::I64, Vals::Int(x)) => make(ty, &x),
+        (dtype, _) => return Err(InterpError::Unsupported { op, dtype }),
+    })
+}
+
+/// Wraps an i64 to the width of an integer dtype (i32 values are sign-extended back to i64).
+pub(crate) fn wrap(dtype: DType, v: i64) -> i64 {
+    match dtype {
+        DType::I32 => v as i32 as i64,
+        DType::F32 | DType::F64 | DType::I1 | DType::I64 => v,
+    }
+}
+
+/// The float element types, with the operations the interpreter needs at their own width.
+pub(crate) trait Real:
+    Copy + PartialOrd + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self> + Rem<Output = Self> + Neg<Output = Self>
+{
+    const ZERO: Self;
+    const ONE: Self;
+    const NAN: Self;
+    const INFINITY: Self;
+    fn is_nan(self) -> bool;
+    fn is_sign_negative(self) -> bool;
+    fn exp(self) -> Self;
+    fn exp_m1(self) -> Self;
+    fn ln(self) -> Self;
+    fn ln_1p(self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn tan(self) -> Self;
+    fn tanh(self) -> Self;
+    fn sqrt(self) -> Self;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    fn round_ties_even(self) -> Self;
+    fn erf(self) -> Self;
+    fn powf(self, e: Self) -> Self;
+    fn atan2(self, x: Self) -> Self;
+}
+
+macro_rules! impl_real {
+    ($t:ty, $erf:expr) => {
+        impl Real for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const NAN: Self = <$t>::NAN;
+            const INFINITY: Self = <$t>::INFINITY;
+            fn is_nan(self) -> bool { <$t>::is_nan(self) }
+            fn is_sign_negative(self) -> bool { <$t>::is_sign_negative(self) }
+            fn exp(self) -> Self { <$t>::exp(self) }
+            fn exp_m1(self) -> Self { <$t>::exp_m1(self) }
+            fn ln(self) -> Self { <$t>::ln(self) }
+            fn ln_1p(self) -> Self { <$t>::ln_1p(self) }
+            fn sin(self) -> Self { <$t>::sin(self) }
+            fn cos(self) -> Self { <$t>::cos(self) }
+            fn tan(self) -> Self { <$t>::tan(self) }
+            fn tanh(self) -> Self { <$t>::tanh(self) }
+            fn sqrt(self) -> Self { <$t>::sqrt(self) }
+            fn floor(self) -> Self { <$t>::floor(self) }
+            fn ceil(self) -> Self { <$t>::ceil(self) }
+            fn round_ties_even(self) -> Self { <$t>::round_ties_even(self) }
+            fn erf(self) -> Self { let f: fn($t) -> $t = $erf; f(self) }
+            fn powf(self, e: Self) -> Self { <$t>::powf(self, e) }
+            fn atan2(self, x: Self) -> Self { <$t>::atan2(self, x) }
+        }
+    };
+}
+
+impl_real!(f64, elementwise::erf_f64);
+impl_real!(f32, |x| elementwise::erf_f64(x as f64) as f32);
+
+/// max with NaN propagation; -0.0 counts as less than +0.0 (IEEE 754 `maximum`).
+pub(crate) fn max_real<T: Real>(a: T, b: T) -> T {
+    if a.is_nan() || b.is_nan() {
+        T::NAN
+    } else if a > b || (a == b && b.is_sign_negative()) {
+        a
+    } else {
+        b
+    }
+}
+
+/// min with NaN propagation; -0.0 counts as less than +0.0 (IEEE 754 `minimum`).
+pub(crate) fn min_real<T: Real>(a: T, b: T) -> T {
+    if a.is_nan() || b.is_nan() {
+        T::NAN
+    } else if a < b || (a == b && a.is_sign_negative()) {
+        a
+    } else {
+        b
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Multi-indices
+
+/// Row-major strides (in elements) of `shape`.
+pub(crate) fn strides(shape: &[i64]) -> Vec<usize> {
+    let mut s = vec![1usize; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * shape[i + 1] as usize;
+    }
+    s
+}
+
+/// The flat (row-major) position of multi-index `idx` under `strides`.
+pub(crate) fn flat(idx: &[usize], strides: &[usize]) -> usize {
+    idx.iter().zip(strides).map(|(i, s)| i * s).sum()
+}
+
+/// Calls `f` with every multi-index of `shape` in row-major order (once, with `[]`, for a 0-d
+/// shape; never for a shape with a zero extent).
+pub(crate) fn for_each_index(shape: &[i64], mut f: impl FnMut(&[usize])) {
+    if shape.iter().any(|&d| d <= 0) {
+        return;
+    }
+    let mut idx = vec![0usize; shape.len()];
+    loop {
+        f(&idx);
+        let mut d = shape.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < shape[d] as usize {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// Builds a buffer of type `ty` by copying, for each result multi-index, the element that
+/// `src(idx)` names as `(k, j)`: element `j` (flat) of `srcs[k]`. All of `srcs` have `ty`'s dtype.
+pub(crate) fn move_elems(ty: &TensorType, srcs: &[&Buffer], mut src: impl FnMut(&[usize]) -> (usize, usize)) -> Buffer {
+    let es = ty.dtype.size();
+    let mut out = Buffer::zeros(ty.clone());
+    if let Some(dst) = out.bytes_mut() {
+        let mut o = 0;
+        for_each_index(&ty.shape, |idx| {
+            let (k, j) = src(idx);
+            dst[o * es..(o + 1) * es].copy_from_slice(&srcs[k].bytes()[j * es..(j + 1) * es]);
+            o += 1;
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    //! Builders shared by the family tests.
+    use super::*;
+
+    pub fn f32s(shape: &[i64], v: &[f32]) -> Buffer {
+        Buffer::from_slice(shape, v).unwrap()
+    }
+    pub fn f64s(shape: &[i64], v: &[f64]) -> Buffer {
+        Buffer::from_slice(shape, v).unwrap()
+    }
+    pub fn i32s(shape: &[i64], v: &[i32]) -> Buffer {
+        Buffer::from_slice(shape, v).unwrap()
+    }
+    pub fn i64s(shape: &[i64], v: &[i64]) -> Buffer {
+        Buffer::from_slice(shape, v).unwrap()
+    }
+    pub fn bools(shape: &[i64], v: &[bool]) -> Buffer {
+        Buffer::from_slice(shape, v).unwrap()
+    }
+    /// Runs a single-result op.
+    pub fn run1(kind: OpKind, xs: &[&Buffer]) -> Buffer {
+        let mut out = run_op(&kind, xs).unwrap();
+        assert_eq!(out.len(), 1);
+        out.remove(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn index_helpers() {
+        assert_eq!(strides(&[2, 3, 4]), vec![12, 4, 1]);
+        assert_eq!(strides(&[]), Vec::<usize>::new());
+        let mut seen = vec![];
+        for_each_index(&[2, 2], |i| seen.push(i.to_vec()));
+        assert_eq!(seen, vec![vec![0, 0], vec![0, 1], vec![1, 0], vec![1, 1]]);
+        let mut n = 0;
+        for_each_index(&[], |i| {
+            assert!(i.is_empty());
+            n += 1
+        });
+        assert_eq!(n, 1);
+        assert_eq!(flat(&[1, 2, 3], &strides(&[2, 3, 4])), 12 + 8 + 3);
+    }
+    #[test]
+    fn nan_and_signed_zero_max_min() {
+        assert!(max_real(f64::NAN, 1.0).is_nan());
+        assert!(min_real(1.0f32, f32::NAN).is_nan());
+        assert!(max_real(-0.0f64, 0.0).is_sign_positive());
+        assert!(max_real(0.0f64, -0.0).is_sign_positive());
+        assert!(min_real(0.0f64, -0.0).is_sign_negative());
+        assert!(min_real(-0.0f64, 0.0).is_sign_negative());
+    }
+    #[test]
+    fn call_is_an_error_in_run_op() {
+        let k = OpKind::Call { callee: "f".into(), results: vec![] };
+        assert_eq!(run_op(&k, &[]).unwrap_err(), InterpError::CallOutsideModule("f".into()));
+    }
+}
