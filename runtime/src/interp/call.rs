@@ -34,13 +34,7 @@ pub(super) fn run_func_in<'m>(m: &'m Module, name: &str, inputs: &[Buffer], stac
             _ => run_op(&op.kind, &args)?,
         };
         if outs.len() != op.results.len() {
-            return Err(InterpError::Shape(quabla_dialect::DialectError::Structure(format!(
-                "@{}: 'quabla.{}' op has {} results in the IR but computes {}",
-                f.name,
-                op.kind.name(),
-                op.results.len(),
-                outs.len()
-            ))));
+            return Err(InterpError::ResultCount { func: f.name.clone(), op: op.kind.name(), expected: op.results.len(), actual: outs.len() });
         }
         for (index, (b, &r)) in outs.into_iter().zip(&op.results).enumerate() {
             let want = env.get(r.0 as usize).map(|_| f.ty(r)).ok_or_else(|| undefined(r.0))?;

@@ -49,6 +49,12 @@ pub enum InterpError {
     /// An op or the return uses a value that was never defined.
     #[error("@{func}: value %{value} is used before its definition")]
     UndefinedValue { func: String, value: u32 },
+    /// An operand buffer has a zero extent (quabla tensors have positive extents).
+    #[error("'quabla.{op}' op: operand {index} has type {ty} with a zero extent (quabla tensors have positive extents)")]
+    ZeroExtent { op: &'static str, index: usize, ty: TensorType },
+    /// An op has a different number of results in the IR than its evaluation produced.
+    #[error("@{func}: 'quabla.{op}' op has {expected} results in the IR but computes {actual}")]
+    ResultCount { func: String, op: &'static str, expected: usize, actual: usize },
     /// An op's result types in the IR differ from what the interpreter computed.
     #[error("@{func}: 'quabla.{op}' op result {index} has type {expected} in the IR but computes {actual}")]
     ResultType { func: String, op: &'static str, index: usize, expected: TensorType, actual: TensorType },
@@ -68,6 +74,9 @@ pub fn run_func(m: &Module, name: &str, inputs: &[Buffer]) -> Result<Vec<Buffer>
 pub fn run_op(kind: &OpKind, operands: &[&Buffer]) -> Result<Vec<Buffer>> {
     if let OpKind::Call { callee, .. } = kind {
         return Err(InterpError::CallOutsideModule(callee.clone()));
+    }
+    if let Some((index, b)) = operands.iter().enumerate().find(|(_, b)| b.shape().iter().any(|&d| d <= 0)) {
+        return Err(InterpError::ZeroExtent { op: kind.name(), index, ty: b.ty().clone() });
     }
     let tys: Vec<&TensorType> = operands.iter().map(|b| b.ty()).collect();
     let out = kind.infer(&tys)?;
@@ -352,5 +361,12 @@ mod tests {
     fn call_is_an_error_in_run_op() {
         let k = OpKind::Call { callee: "f".into(), results: vec![] };
         assert_eq!(run_op(&k, &[]).unwrap_err(), InterpError::CallOutsideModule("f".into()));
+    }
+    #[test]
+    fn zero_extents_are_rejected() {
+        let x = Buffer::from_slice::<f32>(&[2, 0], &[]).unwrap();
+        let idx = Buffer::from_slice(&[1], &[0i32]).unwrap();
+        let e = run_op(&OpKind::Gather { axis: 1 }, &[&x, &idx]).unwrap_err();
+        assert!(matches!(e, InterpError::ZeroExtent { index: 0, .. }), "{e}");
     }
 }
