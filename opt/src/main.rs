@@ -4,8 +4,7 @@
 use std::io::Read;
 use std::process::ExitCode;
 
-use melior::ir::operation::OperationLike;
-use melior::ir::{Module as MlirModule, OperationRef};
+use melior::ir::Module as MlirModule;
 use melior::pass::{PassIrPrintingOptions, PassManager};
 use melior::{Context, StringRef};
 use quabla_dialect::mlir::{import_module, new_context};
@@ -240,6 +239,16 @@ fn check_expected(text: &str, got: &[(String, String)]) -> bool {
 }
 
 fn parse_module<'c>(ctx: &'c Context, name: &str, text: &str) -> Option<MlirModule<'c>> {
+    // Like mlir-opt, accept top-level functions without an explicit `module { }`: wrap them
+    // on the first line so that line numbers in diagnostics stay those of the file.
+    let has_module = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with("//")).is_some_and(|l| l.starts_with("module") || l.starts_with("\"builtin.module\""));
+    let wrapped;
+    let text = if has_module {
+        text
+    } else {
+        wrapped = format!("module {{{text}\n}}");
+        &wrapped
+    };
     let op = unsafe { mlir_sys::mlirOperationCreateParse(ctx.to_raw(), StringRef::new(text).to_raw(), StringRef::new(name).to_raw()) };
     if op.ptr.is_null() {
         return None;
@@ -354,6 +363,3 @@ fn run_main(ctx: &Context, o: &Opts, m: &Module, exe: &CpuExecutor, copts: &Comp
     }
     Ok(())
 }
-
-#[allow(dead_code)]
-fn _unused(_: OperationRef) {}

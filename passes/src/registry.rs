@@ -127,7 +127,9 @@ pub fn find(name: &str) -> Option<(usize, &'static PassInfo)> {
 
 /// Runs one registered pass on a module op: import (verifying), act, write back.
 fn run_pass(info: &PassInfo, opts: &PassOptions, op: OperationRef, pass: ExternalPass) {
-    let context = unsafe { op.context().to_ref() };
+    // Keep the ContextRef alive: `to_ref` borrows it.
+    let cref = op.context();
+    let context = unsafe { cref.to_ref() };
     let module = match import_module(op) {
         Ok(m) => m,
         Err(d) => {

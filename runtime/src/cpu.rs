@@ -47,7 +47,7 @@ impl CpuExecutor {
     pub fn lower_to_llvm(&self, m: &Module, opts: &CompileOptions) -> Result<String, RuntimeError> {
         let guard = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
         let module = lower_in(&guard.0, m, opts)?;
-        Ok(melior::ir::operation::OperationLike::to_string(&module.as_operation()))
+        Ok(module.as_operation().to_string())
     }
 }
 
