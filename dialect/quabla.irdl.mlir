@@ -266,10 +266,11 @@ irdl.dialect @quabla {
   irdl.operation @concatenate {
     %0 = irdl.base "!builtin.tensor"
     %1 = irdl.base "!builtin.tensor"
-    %2 = irdl.base "#builtin.integer"
-    irdl.operands(xs: variadic %0)
-    irdl.results(y: %1)
-    irdl.attributes {"dim" = %2}
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "#builtin.integer"
+    irdl.operands(x0: %0, x1: %1)
+    irdl.results(y: %2)
+    irdl.attributes {"dim" = %3}
   }
   irdl.operation @slice {
     %0 = irdl.base "!builtin.tensor"
@@ -295,10 +296,11 @@ irdl.dialect @quabla {
   irdl.operation @dynamic_slice {
     %0 = irdl.base "!builtin.tensor"
     %1 = irdl.base "!builtin.tensor"
-    %2 = irdl.base "#builtin.dense_array"
-    irdl.operands(xs: variadic %0)
-    irdl.results(y: %1)
-    irdl.attributes {"slice_sizes" = %2}
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "#builtin.dense_array"
+    irdl.operands(x0: %0, starts: variadic %1)
+    irdl.results(y: %2)
+    irdl.attributes {"slice_sizes" = %3}
   }
   irdl.operation @gather {
     %0 = irdl.base "!builtin.tensor"
@@ -368,13 +370,5 @@ irdl.dialect @quabla {
     irdl.operands(x0: %0, x1: %1)
     irdl.results(y: %2)
     irdl.attributes {"lhs_batching_dimensions" = %3, "rhs_batching_dimensions" = %4, "lhs_contracting_dimensions" = %5, "rhs_contracting_dimensions" = %6}
-  }
-  irdl.operation @call {
-    %0 = irdl.base "!builtin.tensor"
-    %1 = irdl.base "!builtin.tensor"
-    %2 = irdl.base "#builtin.symbol_ref"
-    irdl.operands(xs: variadic %0)
-    irdl.results(ys: variadic %1)
-    irdl.attributes {"callee" = %2}
   }
 }

@@ -99,6 +99,17 @@ impl Func {
                 let _ = write!(s, "{} = ", names.join(", "));
             }
             let operands: Vec<String> = op.operands.iter().map(|v| format!("%{}", v.0)).collect();
+            if let OpKind::Call { callee, .. } = &op.kind {
+                // Calls are upstream `func.call` (IRDL cannot type heterogeneous variadic operands).
+                let ins: Vec<String> = op.operands.iter().map(|v| self.ty(*v).to_string()).collect();
+                let outs: Vec<String> = op.results.iter().map(|v| self.ty(*v).to_string()).collect();
+                let _ = write!(s, "func.call @{}({}) : ({}) -> ({})", callee, operands.join(", "), ins.join(", "), outs.join(", "));
+                if let Some(l) = &op.loc {
+                    let _ = write!(s, " loc({l})");
+                }
+                s.push('\n');
+                continue;
+            }
             let _ = write!(s, "\"quabla.{}\"({})", op.kind.name(), operands.join(", "));
             let attrs = op.kind.mlir_attrs();
             if !attrs.is_empty() {

@@ -146,8 +146,9 @@ fn import_func(fop: &OperationRef) -> Result<Func, Diag> {
             returned = true;
             continue;
         }
-        let Some(short) = opname.strip_prefix("quabla.") else {
-            return Err(Diag::new(Some(loc), format!("'{opname}' op is not a quabla op: quabla passes run on quabla-level IR (func.func, quabla.*, func.return)")));
+        let short = if opname == "func.call" { Some("call") } else { opname.strip_prefix("quabla.") };
+        let Some(short) = short else {
+            return Err(Diag::new(Some(loc), format!("'{opname}' op is not a quabla op: quabla passes run on quabla-level IR (func.func, quabla.*, func.call, func.return)")));
         };
         if op.region_count() > 0 {
             return Err(Diag::new(Some(loc), format!("'{opname}' op must not have regions")));

@@ -89,7 +89,8 @@ impl Executor for CpuExecutor {
         let ctx = &guard.0;
         let module = lower_in(ctx, m, opts)?;
         let engine = with_diagnostics(ctx, || {
-            let raw = unsafe { mlir_sys::mlirExecutionEngineCreate(module.to_raw(), opts.opt_level.min(3) as i32, 0, std::ptr::null(), false, false) };
+            let libs: Vec<mlir_sys::MlirStringRef> = runner_utils().iter().map(|p| melior::StringRef::new(p).to_raw()).collect();
+            let raw = unsafe { mlir_sys::mlirExecutionEngineCreate(module.to_raw(), opts.opt_level.min(3) as i32, libs.len() as i32, libs.as_ptr(), false, false) };
             (!raw.ptr.is_null()).then_some(raw)
         })
         .map_err(|e| RuntimeError::Compile(format!("the JIT rejected the module: {e}")))?;
@@ -104,6 +105,20 @@ impl Executor for CpuExecutor {
         let template = DescTemplate::new(&inputs, &outputs);
         Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, engine: Engine(engine) }))
     }
+}
+
+/// MLIR's C runner utilities (`memrefCopy` for strided copies), loaded into the JIT.
+fn runner_utils() -> &'static [String] {
+    static LIBS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    LIBS.get_or_init(|| {
+        let prefix = std::env::var("QUABLA_LLVM_PREFIX").unwrap_or_else(|_| option_env!("MLIR_SYS_220_PREFIX").unwrap_or("/usr/lib/llvm-22").to_string());
+        let p = format!("{prefix}/lib/libmlir_c_runner_utils.so");
+        if std::path::Path::new(&p).exists() {
+            vec![p]
+        } else {
+            vec![]
+        }
+    })
 }
 
 type PackedFn = unsafe extern "C" fn(*mut *mut c_void);

@@ -87,7 +87,7 @@ pub fn all_sigs() -> Vec<OpSig> {
         OpSig { name: "broadcast_in_dim", operands: Some(1), results: Some(1), attrs: &[("dims", ARR)] },
         OpSig { name: "reshape", operands: Some(1), results: Some(1), attrs: &[] },
         OpSig { name: "transpose", operands: Some(1), results: Some(1), attrs: &[("perm", ARR)] },
-        OpSig { name: "concatenate", operands: None, results: Some(1), attrs: &[("dim", INT)] },
+        OpSig { name: "concatenate", operands: Some(2), results: Some(1), attrs: &[("dim", INT)] },
         OpSig { name: "slice", operands: Some(1), results: Some(1), attrs: &[("start_indices", ARR), ("limit_indices", ARR), ("strides", ARR)] },
         OpSig { name: "pad", operands: Some(2), results: Some(1), attrs: &[("edge_padding_low", ARR), ("edge_padding_high", ARR), ("interior_padding", ARR)] },
         OpSig { name: "dynamic_slice", operands: None, results: Some(1), attrs: &[("slice_sizes", ARR)] },
@@ -106,7 +106,6 @@ pub fn all_sigs() -> Vec<OpSig> {
             results: Some(1),
             attrs: &[("lhs_batching_dimensions", ARR), ("rhs_batching_dimensions", ARR), ("lhs_contracting_dimensions", ARR), ("rhs_contracting_dimensions", ARR)],
         },
-        OpSig { name: "call", operands: None, results: None, attrs: &[("callee", "#builtin.symbol_ref")] },
     ]);
     v
 }
@@ -123,9 +122,11 @@ pub fn irdl_text() -> String {
             n += 1;
             n - 1
         };
+        // IRDL unifies a constraint variable across all its uses (a variadic group included),
+        // so the only variadic group, dynamic_slice's start indices, must share one type.
         let ops: Vec<String> = match sig.operands {
             Some(k) => (0..k).map(|i| format!("x{i}: %{}", var(&mut s, "!builtin.tensor"))).collect(),
-            None => vec![format!("xs: variadic %{}", var(&mut s, "!builtin.tensor"))],
+            None => vec![format!("x0: %{}", var(&mut s, "!builtin.tensor")), format!("starts: variadic %{}", var(&mut s, "!builtin.tensor"))],
         };
         let res = match sig.results {
             Some(_) => format!("y: %{}", var(&mut s, "!builtin.tensor")),
@@ -194,7 +195,8 @@ impl OpKind {
             OpKind::BroadcastInDim { .. } | OpKind::Reshape { .. } | OpKind::Transpose { .. } | OpKind::Slice { .. } => Some(1),
             OpKind::Pad { .. } | OpKind::Gather { .. } | OpKind::DotGeneral { .. } => Some(2),
             OpKind::Reduce { .. } | OpKind::ArgReduce { .. } => Some(1),
-            OpKind::Concatenate { .. } | OpKind::DynamicSlice { .. } | OpKind::Call { .. } => None,
+            OpKind::Concatenate { .. } => Some(2),
+            OpKind::DynamicSlice { .. } | OpKind::Call { .. } => None,
         }
     }
 
@@ -268,6 +270,11 @@ impl OpKind {
     /// result types. `quabla.constant` is built by the importer (dense data is read through
     /// the C API), not here.
     pub fn from_parts(name: &str, attrs: &[(String, String)], results: &[TensorType]) -> Result<OpKind> {
+        if name == "call" {
+            let v = attrs.iter().find(|(a, _)| a == "callee").map(|(_, v)| v.as_str()).ok_or_else(|| attr_err(name, "callee", "missing"))?;
+            let c = v.strip_prefix('@').ok_or_else(|| attr_err(name, "callee", &format!("expected a flat symbol reference, got `{v}`")))?;
+            return Ok(OpKind::Call { callee: c.trim_matches('"').to_string(), results: results.to_vec() });
+        }
         let sig = all_sigs().into_iter().find(|s| s.name == name).ok_or_else(|| DialectError::UnknownOp(format!("quabla.{name}")))?;
         for (k, _) in attrs {
             if !sig.attrs.iter().any(|(a, _)| a == k) {

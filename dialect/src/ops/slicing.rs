@@ -46,7 +46,7 @@ pub fn infer_pad(x: &TensorType, value: &TensorType, low: &[i64], high: &[i64], 
     Ok(TensorType::new(x.dtype, shape))
 }
 
-/// `concatenate`: c1: at least one operand; c2: same dtype and rank; c3: 0 <= dim < rank;
+/// `concatenate` (binary; n-ary concatenation is a chain): c1: two operands; c2: same dtype and rank; c3: 0 <= dim < rank;
 /// c4: extents agree outside `dim`.
 pub fn infer_concatenate(xs: &[&TensorType], dim: i64) -> Result<TensorType> {
     const OP: &str = "concatenate";
@@ -69,12 +69,12 @@ pub fn infer_concatenate(xs: &[&TensorType], dim: i64) -> Result<TensorType> {
     Ok(TensorType::new(first.dtype, shape))
 }
 
-/// `dynamic_slice`: c1: one 0-d integer start index per dim; c2: sizes has rank entries with
+/// `dynamic_slice`: c1: one 0-d integer start index per dim, all of one type; c2: sizes has rank entries with
 /// 1 <= size <= extent. Starts are clamped to [0, extent - size].
 pub fn infer_dynamic_slice(x: &TensorType, starts: &[&TensorType], sizes: &[i64]) -> Result<TensorType> {
     const OP: &str = "dynamic_slice";
-    if starts.len() != x.rank() || starts.iter().any(|s| s.rank() != 0 || !s.dtype.is_int()) {
-        return shape_err(OP, "dynamic_slice_c1", format!("needs {} start indices of type tensor<i32> or tensor<i64> for operand {x}, got {}", x.rank(), starts.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")));
+    if starts.len() != x.rank() || starts.iter().any(|s| s.rank() != 0 || !s.dtype.is_int() || *s != starts[0]) {
+        return shape_err(OP, "dynamic_slice_c1", format!("needs {} start indices, all of type tensor<i32> or all of type tensor<i64>, for operand {x}, got {}", x.rank(), starts.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")));
     }
     if sizes.len() != x.rank() || sizes.iter().zip(&x.shape).any(|(&s, &e)| s < 1 || s > e) {
         return shape_err(OP, "dynamic_slice_c2", format!("sizes {sizes:?} must have one entry per dim with 1 <= size <= extent of operand {x}"));

@@ -39,15 +39,21 @@ pub fn unary(e: &mut Emitter, u: UnaryOp, d: DType, a: &str) -> String {
             op(e, format!("arith.subi {z}, {a} : {d}"))
         }
         UnaryOp::Abs if f => math(e, "absf"),
-        UnaryOp::Abs => math(e, "absi"),
-        UnaryOp::Sign if f => {
-            let o = one(e, d);
+        UnaryOp::Abs => {
             let z = zero(e, d);
-            let s = op(e, format!("math.copysign {o}, {a} : {d}"));
-            let isz = op(e, format!("arith.cmpf oeq, {a}, {z} : {d}"));
-            let r = op(e, format!("arith.select {isz}, {a}, {s} : {d}"));
-            let nan = op(e, format!("arith.cmpf uno, {a}, {a} : {d}"));
-            op(e, format!("arith.select {nan}, {a}, {r} : {d}"))
+            let neg = op(e, format!("arith.subi {z}, {a} : {d}"));
+            let lt = op(e, format!("arith.cmpi slt, {a}, {z} : {d}"));
+            op(e, format!("arith.select {lt}, {neg}, {a} : {d}"))
+        }
+        UnaryOp::Sign if f => {
+            // +1 above zero, -1 below, and x itself for +-0 and NaN.
+            let o = one(e, d);
+            let m1 = e.scalar(d, "-1.0");
+            let z = zero(e, d);
+            let gt = op(e, format!("arith.cmpf ogt, {a}, {z} : {d}"));
+            let lt = op(e, format!("arith.cmpf olt, {a}, {z} : {d}"));
+            let r = op(e, format!("arith.select {lt}, {m1}, {a} : {d}"));
+            op(e, format!("arith.select {gt}, {o}, {r} : {d}"))
         }
         UnaryOp::Sign => {
             let z = zero(e, d);
@@ -83,7 +89,7 @@ pub fn unary(e: &mut Emitter, u: UnaryOp, d: DType, a: &str) -> String {
         UnaryOp::Round => math(e, "roundeven"),
         UnaryOp::Erf => math(e, "erf"),
         UnaryOp::Not => {
-            let m = if d == DType::I1 { e.scalar(d, "true") } else { e.scalar(d, "-1") };
+            let m = if d == DType::I1 { e.scalar(d, "1") } else { e.scalar(d, "-1") };
             op(e, format!("arith.xori {a}, {m} : {d}"))
         }
     }

@@ -15,11 +15,11 @@ fn identity_value(op: ReduceOp, d: DType) -> String {
         (ReduceOp::Prod, _) => "1".into(),
         (ReduceOp::Max, DType::F32) => "0xFF800000".into(),
         (ReduceOp::Max, DType::F64) => "0xFFF0000000000000".into(),
-        (ReduceOp::Max, DType::I1) => "false".into(),
+        (ReduceOp::Max, DType::I1) => "0".into(),
         (ReduceOp::Max, d) => int_min(d).into(),
         (ReduceOp::Min, DType::F32) => "0x7F800000".into(),
         (ReduceOp::Min, DType::F64) => "0x7FF0000000000000".into(),
-        (ReduceOp::Min, DType::I1) => "true".into(),
+        (ReduceOp::Min, DType::I1) => "1".into(),
         (ReduceOp::Min, d) => int_max(d).into(),
     }
 }
