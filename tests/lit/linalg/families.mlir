@@ -1,0 +1,96 @@
+// RUN: quabla-opt %s --split-input-file --emit=linalg | FileCheck %s
+// RUN: quabla-opt %s --split-input-file --emit=llvm | FileCheck %s --check-prefix=LLVM
+// One case per op family: the lowered form, and that the CPU pipeline reaches the LLVM dialect.
+
+// CHECK-LABEL: func.func @elementwise
+// CHECK: linalg.generic
+// CHECK: arith.addf
+// CHECK: math.tanh
+// LLVM-LABEL: llvm.func @elementwise
+func.func @elementwise(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "quabla.add"(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = "quabla.tanh"(%0) : (tensor<4xf32>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @integer_div
+// CHECK: arith.divsi
+// CHECK: arith.select
+func.func @integer_div(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = "quabla.div"(%a, %b) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @constant
+// CHECK: arith.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf64>
+// CHECK: linalg.index 0
+func.func @constant() -> (tensor<2xf64>, tensor<3xi32>) {
+  %0 = "quabla.constant"() {value = dense<[1.0, 2.0]> : tensor<2xf64>} : () -> tensor<2xf64>
+  %1 = "quabla.iota"() {dim = 0 : i64} : () -> tensor<3xi32>
+  return %0, %1 : tensor<2xf64>, tensor<3xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @layout
+// CHECK: linalg.generic
+// CHECK: linalg.transpose
+// CHECK-SAME: permutation = [1, 0]
+// CHECK: tensor.collapse_shape
+func.func @layout(%a: tensor<3xf32>) -> (tensor<3x2xf32>, tensor<6xf32>) {
+  %0 = "quabla.broadcast_in_dim"(%a) {dims = array<i64: 1>} : (tensor<3xf32>) -> tensor<2x3xf32>
+  %1 = "quabla.transpose"(%0) {perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %2 = "quabla.reshape"(%1) : (tensor<3x2xf32>) -> tensor<6xf32>
+  return %1, %2 : tensor<3x2xf32>, tensor<6xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @slicing
+// CHECK: tensor.extract_slice %{{.*}}[1] [2] [2]
+// CHECK: tensor.insert_slice
+// CHECK: linalg.fill
+func.func @slicing(%a: tensor<6xf32>, %p: tensor<f32>) -> (tensor<2xf32>, tensor<12xf32>, tensor<8xf32>) {
+  %0 = "quabla.slice"(%a) {start_indices = array<i64: 1>, limit_indices = array<i64: 5>, strides = array<i64: 2>} : (tensor<6xf32>) -> tensor<2xf32>
+  %1 = "quabla.concatenate"(%a, %a) {dim = 0 : i64} : (tensor<6xf32>, tensor<6xf32>) -> tensor<12xf32>
+  %2 = "quabla.pad"(%a, %p) {edge_padding_low = array<i64: 1>, edge_padding_high = array<i64: 1>, interior_padding = array<i64: 0>} : (tensor<6xf32>, tensor<f32>) -> tensor<8xf32>
+  return %0, %1, %2 : tensor<2xf32>, tensor<12xf32>, tensor<8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reduce
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: arith.maximumf
+func.func @reduce(%a: tensor<2x3xf32>) -> tensor<2xf32> {
+  %0 = "quabla.reduce_max"(%a) {dims = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dot
+// CHECK: linalg.matmul
+// CHECK: linalg.batch_matmul
+func.func @dot(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<5x2x3xf32>, %d: tensor<5x3x4xf32>) -> (tensor<2x4xf32>, tensor<5x2x4xf32>) {
+  %0 = "quabla.dot_general"(%a, %b) {lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  %1 = "quabla.dot_general"(%c, %d) {lhs_batching_dimensions = array<i64: 0>, rhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<5x2x3xf32>, tensor<5x3x4xf32>) -> tensor<5x2x4xf32>
+  return %0, %1 : tensor<2x4xf32>, tensor<5x2x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @caller
+// CHECK: call @callee
+func.func @caller(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = func.call @callee(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+func.func private @callee(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "quabla.exp"(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
