@@ -19,7 +19,9 @@ if [ ! -x "$QUABLA_VENV/bin/python" ]; then
 fi
 "$QUABLA_VENV/bin/pip" install -q --disable-pip-version-check -r "$QUABLA_ROOT/requirements-dev.txt"
 
-cargo build --workspace
+EXCLUDE=""
+if grep -q '"python"' Cargo.toml; then EXCLUDE="--exclude quabla-python"; fi
+cargo build --workspace $EXCLUDE
 if [ -f python/pyproject.toml ]; then
   (cd python && VIRTUAL_ENV="$QUABLA_VENV" PATH="$QUABLA_VENV/bin:$PATH" maturin develop -q)
 fi
