@@ -38,12 +38,72 @@ pub struct Func {
     pub outputs: Vec<Value>,
     pub types: Vec<TensorType>,
     pub loc: Loc,
+    /// Set on transform functions: bodiless declarations whose body `quabla-autodiff`
+    /// derives from another function (see [`Transform`]).
+    pub transform: Option<Transform>,
+    /// The result types of a transform declaration (it has no body to take them from).
+    pub outputs_decl: Vec<TensorType>,
+}
+
+/// Which derivative a transform function computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TransformKind {
+    /// Forward mode: `(primals, tangents) -> (outputs, output tangents)`.
+    Jvp,
+    /// Reverse mode: `(primals, output cotangents) -> (outputs, input cotangents)`.
+    Vjp,
+}
+
+impl TransformKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            TransformKind::Jvp => "jvp",
+            TransformKind::Vjp => "vjp",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "jvp" => Some(TransformKind::Jvp),
+            "vjp" => Some(TransformKind::Vjp),
+            _ => None,
+        }
+    }
+}
+
+/// A transform function: `func.func private @g(...) attributes {quabla.transform = "vjp",
+/// quabla.of = @f}` is the VJP of `@f`. Only float parameters and results carry tangents or
+/// cotangents, in order: a JVP of `f: (P) -> (R)` has type `(P, T(P_float)) -> (R, T(R_float))`;
+/// a VJP has type `(P, C(R_float)) -> (R, C(P_float))` (`transform_c1`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Transform {
+    pub kind: TransformKind,
+    pub of: String,
+}
+
+impl Transform {
+    /// The signature of this transform of a function with the given parameter and result types.
+    pub fn signature(&self, params: &[TensorType], results: &[TensorType]) -> (Vec<TensorType>, Vec<TensorType>) {
+        let floats = |ts: &[TensorType]| ts.iter().filter(|t| t.dtype.is_float()).cloned().collect::<Vec<_>>();
+        let mut p = params.to_vec();
+        let mut r = results.to_vec();
+        match self.kind {
+            TransformKind::Jvp => {
+                p.extend(floats(params));
+                r.extend(floats(results));
+            }
+            TransformKind::Vjp => {
+                p.extend(floats(results));
+                r.extend(floats(params));
+            }
+        }
+        (p, r)
+    }
 }
 
 impl Func {
     /// A function with parameters of the given types and an empty body.
     pub fn new(name: impl Into<String>, params: &[TensorType]) -> Func {
-        let mut f = Func { name: name.into(), public: true, params: vec![], ops: vec![], outputs: vec![], types: vec![], loc: None };
+        let mut f = Func { name: name.into(), public: true, params: vec![], ops: vec![], outputs: vec![], types: vec![], loc: None, transform: None, outputs_decl: vec![] };
         for t in params {
             let v = f.new_value(t.clone());
             f.params.push(v);
@@ -79,7 +139,19 @@ impl Func {
     }
 
     pub fn result_types(&self) -> Vec<TensorType> {
+        if self.transform.is_some() {
+            return self.outputs_decl.clone();
+        }
         self.outputs.iter().map(|v| self.ty(*v).clone()).collect()
+    }
+
+    /// A bodiless transform declaration with the given signature.
+    pub fn declaration(name: impl Into<String>, params: &[TensorType], results: &[TensorType], transform: Transform) -> Func {
+        let mut f = Func::new(name, params);
+        f.public = false;
+        f.transform = Some(transform);
+        f.outputs_decl = results.to_vec();
+        f
     }
 
     /// Writes the function as MLIR (func.func with quabla ops in generic form).
@@ -87,6 +159,12 @@ impl Func {
         let params: Vec<String> = self.params.iter().map(|v| format!("%{}: {}", v.0, self.ty(*v))).collect();
         let results: Vec<String> = self.result_types().iter().map(|t| t.to_string()).collect();
         let vis = if self.public { "" } else { "private " };
+        if let Some(t) = &self.transform {
+            let ps: Vec<String> = self.params.iter().map(|v| self.ty(*v).to_string()).collect();
+            let rs: Vec<String> = self.outputs_decl.iter().map(|t| t.to_string()).collect();
+            let _ = writeln!(s, "  func.func private @{}({}) -> ({}) attributes {{quabla.of = @{}, quabla.transform = \"{}\"}}", self.name, ps.join(", "), rs.join(", "), t.of, t.kind.name());
+            return;
+        }
         let _ = write!(s, "  func.func {vis}@{}({})", self.name, params.join(", "));
         if !results.is_empty() {
             let _ = write!(s, " -> ({})", results.join(", "));
@@ -192,6 +270,30 @@ impl Module {
     }
 
     fn verify_func(&self, f: &Func) -> Result<()> {
+        if let Some(t) = &f.transform {
+            let g = self.func(&t.of).ok_or_else(|| DialectError::Structure(format!("transform @{} refers to unknown function @{}", f.name, t.of)))?;
+            if g.public {
+                // Allowed: transforms of entry points are common (grad of main).
+            }
+            let (p, r) = t.signature(&g.param_types(), &g.result_types());
+            if p != f.param_types() || r != f.outputs_decl {
+                return Err(DialectError::Shape {
+                    op: "transform",
+                    constraint: "transform_c1",
+                    message: format!(
+                        "@{} ({} of @{}) must have type ({}) -> ({}), has ({}) -> ({})",
+                        f.name,
+                        t.kind.name(),
+                        t.of,
+                        call::join(p.iter()),
+                        call::join(r.iter()),
+                        call::join(f.param_types().iter()),
+                        call::join(f.outputs_decl.iter())
+                    ),
+                });
+            }
+            return Ok(());
+        }
         let mut defined = vec![false; f.types.len()];
         let define = |v: Value, defined: &mut Vec<bool>| -> Result<()> {
             let slot = defined.get_mut(v.0 as usize).ok_or_else(|| DialectError::Structure(format!("value %{} has no type", v.0)))?;
@@ -242,7 +344,10 @@ impl Module {
             .funcs
             .iter()
             .map(|f| {
-                let cs = f.ops.iter().filter_map(|o| if let OpKind::Call { callee, .. } = &o.kind { Some(callee.as_str()) } else { None }).collect();
+                let mut cs: Vec<&str> = f.ops.iter().filter_map(|o| if let OpKind::Call { callee, .. } = &o.kind { Some(callee.as_str()) } else { None }).collect();
+                if let Some(t) = &f.transform {
+                    cs.push(t.of.as_str());
+                }
                 (f.name.as_str(), cs)
             })
             .collect();

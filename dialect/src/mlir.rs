@@ -115,7 +115,7 @@ fn import_func(fop: &OperationRef) -> Result<Func, Diag> {
     let name = string_attr(fop, "sym_name").ok_or_else(|| Diag::new(Some(floc), "func.func without sym_name"))?;
     let public = string_attr(fop, "sym_visibility").map_or(true, |v| v != "private");
     let region = fop.region(0).map_err(|_| Diag::new(Some(floc), "func.func without a body"))?;
-    let block = region.first_block().ok_or_else(|| Diag::new(Some(floc), format!("@{name}: declarations without a body are not supported")))?;
+    let Some(block) = region.first_block() else { return import_declaration(fop, name, public) };
     if block.next_in_region().is_some() {
         return Err(Diag::new(Some(floc), format!("@{name}: functions with several blocks are not supported at the quabla level")));
     }
@@ -183,6 +183,35 @@ fn import_func(fop: &OperationRef) -> Result<Func, Diag> {
         return Err(Diag::new(Some(floc), format!("@{name} has no func.return")));
     }
     Ok(f)
+}
+
+/// A bodiless `func.func` must be a transform declaration (`quabla.transform`, `quabla.of`).
+fn import_declaration(fop: &OperationRef, name: String, public: bool) -> Result<Func, Diag> {
+    let floc = fop.location().to_raw();
+    let kind = string_attr(fop, "quabla.transform").ok_or_else(|| Diag::new(Some(floc), format!("@{name}: declarations without a body are only allowed as transform functions (quabla.transform = \"jvp\"|\"vjp\", quabla.of = @f)")))?;
+    let kind = crate::ir::TransformKind::parse(&kind).ok_or_else(|| Diag::new(Some(floc), format!("@{name}: quabla.transform must be \"jvp\" or \"vjp\", got \"{kind}\"")))?;
+    let of = string_attr(fop, "quabla.of").ok_or_else(|| Diag::new(Some(floc), format!("@{name}: a transform function needs quabla.of = @f")))?;
+    let of = of.strip_prefix('@').ok_or_else(|| Diag::new(Some(floc), format!("@{name}: quabla.of must be a symbol reference")))?.trim_matches('"').to_string();
+    if public {
+        return Err(Diag::new(Some(floc), format!("@{name}: transform functions are private")));
+    }
+    let fty = fop.attribute("function_type").map_err(|_| Diag::new(Some(floc), "func.func without function_type"))?.to_string();
+    let (ins, outs) = parse_function_type(&fty).ok_or_else(|| Diag::new(Some(floc), format!("@{name}: cannot read function type {fty}")))?;
+    let tys = |v: Vec<String>| -> Result<Vec<TensorType>, Diag> { v.iter().map(|t| TensorType::parse(t).map_err(|e| Diag::new(Some(floc), format!("@{name}: {e}")))).collect() };
+    let (ins, outs) = (tys(ins)?, tys(outs)?);
+    let mut f = Func::declaration(name, &ins, &outs, crate::ir::Transform { kind, of });
+    f.loc = loc_text(fop);
+    Ok(f)
+}
+
+/// Splits `(tensor<2xf32>, tensor<f32>) -> (tensor<f32>)` (or a bare single result) into types.
+fn parse_function_type(s: &str) -> Option<(Vec<String>, Vec<String>)> {
+    let (ins, outs) = s.split_once(") -> ")?;
+    let ins = ins.trim().strip_prefix('(')?;
+    let split = |x: &str| -> Vec<String> { x.split(", ").map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect() };
+    let outs = outs.trim();
+    let outs = outs.strip_prefix('(').and_then(|o| o.strip_suffix(')')).unwrap_or(outs);
+    Some((split(ins), split(outs)))
 }
 
 fn import_constant(op: &OperationRef, attrs: &[(String, String)], results: &[TensorType]) -> Result<OpKind, String> {

@@ -1,6 +1,8 @@
 //! Quabla's passes (Rust, run as MLIR external passes) and the registry that names them.
 //! Each pass imports the module into the in-memory IR, transforms it, and writes it back.
+pub mod autodiff;
 pub mod registry;
+pub mod rules;
 pub mod rewrite;
 pub mod simplify;
 

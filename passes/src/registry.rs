@@ -52,6 +52,15 @@ pub fn passes() -> &'static [PassInfo] {
     static PASSES: &[PassInfo] = &[
         PassInfo { name: "quabla-verify", summary: "verify every quabla op against its shape rule", options: "", action: Action::Verify },
         PassInfo {
+            name: "quabla-autodiff",
+            summary: "give every jvp/vjp transform function its derivative body, innermost first",
+            options: "",
+            action: Action::Transform(|m, o| {
+                no_opts(o, "quabla-autodiff")?;
+                crate::autodiff::autodiff(m)
+            }),
+        },
+        PassInfo {
             name: "quabla-inline",
             summary: "inline every quabla.call",
             options: "",
@@ -153,6 +162,9 @@ fn run_pass(info: &PassInfo, opts: &PassOptions, op: OperationRef, pass: Externa
                 return fail(format!("{}: internal error: the pass produced invalid IR: {e}", info.name));
             }
             m.to_mlir()
+        }
+        Action::Convert(_) if module.funcs.iter().any(|f| f.transform.is_some()) => {
+            return fail(format!("{}: the module has unexpanded transform functions; run quabla-autodiff first", info.name));
         }
         Action::Convert(f) => match f(&module, opts) {
             Ok(t) => t,

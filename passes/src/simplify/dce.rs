@@ -37,6 +37,9 @@ pub fn dce(m: &mut Module) -> bool {
             continue;
         }
         if let Some(f) = m.func(&n) {
+            if let Some(t) = &f.transform {
+                stack.push(t.of.clone());
+            }
             for op in &f.ops {
                 if let OpKind::Call { callee, .. } = &op.kind {
                     stack.push(callee.clone());

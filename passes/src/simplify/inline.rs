@@ -16,7 +16,7 @@ pub fn inline(m: &mut Module) -> bool {
         let flat: HashMap<String, Func> = m
             .funcs
             .iter()
-            .filter(|f| !f.ops.iter().any(|o| matches!(o.kind, OpKind::Call { .. })))
+            .filter(|f| f.transform.is_none() && !f.ops.iter().any(|o| matches!(o.kind, OpKind::Call { .. })))
             .map(|f| (f.name.clone(), f.clone()))
             .collect();
         let mut progress = false;

@@ -1,0 +1,174 @@
+//! `quabla-autodiff`: gives every transform function (`quabla.transform = "jvp"|"vjp"`,
+//! `quabla.of = @f`) its body.
+//!
+//! Algorithm. Transforms are expanded innermost first: a transform is ready when no function
+//! reachable from its target (through calls and transform targets) is itself an unexpanded
+//! transform; so `vjp(g)` where `g` calls `vjp(f)` expands `vjp(f)` first, and nesting to any
+//! depth (grad of grad, jvp of grad) works. The target is copied and fully inlined, then:
+//! * JVP: one forward sweep appends, after the primal ops, each op's tangent computed by its
+//!   JVP rule from the operands' tangents (symbolic zeros are `None` and cost nothing);
+//! * VJP: one backward sweep over the primal ops accumulates cotangents with each op's VJP
+//!   rule (sums where a value has several uses).
+//! Only float values carry tangents. Expansions are memoised per (kind, target): a second
+//! transform of the same function calls the first. The result is left to
+//! `quabla-canonicalize`, which removes the zero arithmetic and duplicated primal work.
+use std::collections::{HashMap, HashSet};
+
+use quabla_dialect::{Func, Module, OpKind, TransformKind, Value};
+
+use crate::rules::{self, differentiable, B};
+use crate::simplify::inline::inline;
+
+/// Expands every transform function; errors name the function and the op without a rule.
+pub fn autodiff(m: &mut Module) -> Result<(), String> {
+    let mut done: HashMap<(TransformKind, String), String> = HashMap::new();
+    loop {
+        let pending: Vec<String> = m.funcs.iter().filter(|f| f.transform.is_some()).map(|f| f.name.clone()).collect();
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let pending_set: HashSet<&str> = pending.iter().map(String::as_str).collect();
+        let ready = pending.iter().find(|name| {
+            let t = m.func(name).unwrap().transform.clone().unwrap();
+            !reachable(m, &t.of).iter().any(|r| pending_set.contains(r.as_str()))
+        });
+        let Some(name) = ready.cloned() else {
+            return Err(format!("quabla-autodiff: transform functions form a cycle: {}", pending.join(", ")));
+        };
+        let decl = m.func(&name).unwrap().clone();
+        let t = decl.transform.clone().unwrap();
+        let body = match done.get(&(t.kind, t.of.clone())) {
+            Some(first) => forward_to(&decl, first),
+            None => {
+                let target = inlined(m, &t.of)?;
+                let f = match t.kind {
+                    TransformKind::Jvp => jvp_func(&target, &name),
+                    TransformKind::Vjp => vjp_func(&target, &name),
+                }
+                .map_err(|e| format!("quabla-autodiff: {} of @{}: {e}", t.kind.name(), t.of))?;
+                done.insert((t.kind, t.of.clone()), name.clone());
+                f
+            }
+        };
+        let slot = m.func_mut(&name).unwrap();
+        let mut body = body;
+        body.public = false;
+        body.loc = decl.loc.clone();
+        *slot = body;
+    }
+}
+
+/// Functions reachable from `root` (included) through calls and transform targets.
+fn reachable(m: &Module, root: &str) -> Vec<String> {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut stack = vec![root.to_string()];
+    while let Some(n) = stack.pop() {
+        if !seen.insert(n.clone()) {
+            continue;
+        }
+        if let Some(f) = m.func(&n) {
+            if let Some(t) = &f.transform {
+                stack.push(t.of.clone());
+            }
+            for op in &f.ops {
+                if let OpKind::Call { callee, .. } = &op.kind {
+                    stack.push(callee.clone());
+                }
+            }
+        }
+    }
+    seen.into_iter().collect()
+}
+
+/// A copy of `name` with every call inlined.
+fn inlined(m: &Module, name: &str) -> Result<Func, String> {
+    let mut copy = m.clone();
+    inline(&mut copy);
+    let f = copy.func(name).ok_or_else(|| format!("quabla-autodiff: unknown function @{name}"))?.clone();
+    if f.ops.iter().any(|o| matches!(o.kind, OpKind::Call { .. })) {
+        return Err(format!("quabla-autodiff: @{name} still has calls after inlining"));
+    }
+    Ok(f)
+}
+
+/// A body that forwards to an already expanded transform with the same signature.
+fn forward_to(decl: &Func, first: &str) -> Func {
+    let mut f = Func::new(decl.name.clone(), &decl.param_types());
+    let ps = f.params.clone();
+    f.outputs = f.push(OpKind::Call { callee: first.to_string(), results: decl.outputs_decl.clone() }, &ps, decl.loc.clone()).expect("signatures match");
+    f
+}
+
+fn jvp_func(g: &Func, name: &str) -> Result<Func, rules::RuleError> {
+    let mut f = g.clone();
+    f.name = name.to_string();
+    let mut tan: HashMap<Value, Value> = HashMap::new();
+    for p in g.params.clone() {
+        if differentiable(g.ty(p)) {
+            let t = f.new_value(g.ty(p).clone());
+            f.params.push(t);
+            tan.insert(p, t);
+        }
+    }
+    for op in g.ops.clone() {
+        let ts: Vec<Option<Value>> = op.operands.iter().map(|v| tan.get(v).copied()).collect();
+        if ts.iter().all(Option::is_none) {
+            continue;
+        }
+        let mut b = B { f: &mut f, loc: op.loc.clone() };
+        let outs = rules::jvp(&mut b, &op, &ts)?;
+        for (r, t) in op.results.iter().zip(outs) {
+            if let Some(t) = t {
+                tan.insert(*r, t);
+            }
+        }
+    }
+    let mut outs = g.outputs.clone();
+    for o in &g.outputs {
+        if differentiable(g.ty(*o)) {
+            let mut b = B { f: &mut f, loc: None };
+            let t = b.or_zero(tan.get(o).copied(), *o);
+            outs.push(t);
+        }
+    }
+    f.outputs = outs;
+    Ok(f)
+}
+
+fn vjp_func(g: &Func, name: &str) -> Result<Func, rules::RuleError> {
+    let mut f = g.clone();
+    f.name = name.to_string();
+    let mut ct: HashMap<Value, Value> = HashMap::new();
+    for o in g.outputs.clone() {
+        if differentiable(g.ty(o)) {
+            let c = f.new_value(g.ty(o).clone());
+            f.params.push(c);
+            let mut b = B { f: &mut f, loc: None };
+            let acc = b.add_opt(ct.get(&o).copied(), Some(c)).unwrap();
+            ct.insert(o, acc);
+        }
+    }
+    for op in g.ops.iter().rev() {
+        let Some(&c) = op.results.first().and_then(|r| ct.get(r)) else { continue };
+        let mut b = B { f: &mut f, loc: op.loc.clone() };
+        let cts = rules::vjp(&mut b, op, c)?;
+        for (v, c) in op.operands.iter().zip(cts) {
+            let Some(c) = c else { continue };
+            if !differentiable(g.ty(*v)) {
+                continue;
+            }
+            let acc = b.add_opt(ct.get(v).copied(), Some(c)).unwrap();
+            ct.insert(*v, acc);
+        }
+    }
+    let mut outs = g.outputs.clone();
+    for p in &g.params {
+        if differentiable(g.ty(*p)) {
+            let mut b = B { f: &mut f, loc: None };
+            let c = b.or_zero(ct.get(p).copied(), *p);
+            outs.push(c);
+        }
+    }
+    f.outputs = outs;
+    Ok(f)
+}

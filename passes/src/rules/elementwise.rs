@@ -1,0 +1,234 @@
+//! Derivative rules of elementwise ops. Non-linear ops are given by their partial
+//! derivatives (`partials`): JVP = sum of tangent * partial, VJP = cotangent * partial.
+//! Linear ops (neg, add, sub, select, float converts) have direct rules. Conventions:
+//! max/min split ties evenly (as JAX); pow follows reference §3.2: the base partial is 0
+//! where x == 0 and y < 1 and keeps its finite limit for y >= 1; the exponent partial is 0
+//! for x <= 0; singular points are masked out of the inner power so that higher
+//! derivatives stay finite.
+use quabla_dialect::{BinaryOp, CmpDir, Op, OpKind, UnaryOp, Value};
+
+use super::{differentiable, RuleError, Tangents, B};
+
+const TWO_OVER_SQRT_PI: f64 = std::f64::consts::FRAC_2_SQRT_PI;
+
+/// Weight of `x` in a max/min that produced `z`, with `y` the other operand.
+fn balanced(b: &mut B, x: Value, z: Value, y: Value) -> Value {
+    let xe = b.cmp(CmpDir::Eq, x, z);
+    let ye = b.cmp(CmpDir::Eq, y, z);
+    let half = b.like(x, 0.5);
+    let one = b.like(x, 1.0);
+    let zero = b.like(x, 0.0);
+    let w = b.select(ye, half, one);
+    b.select(xe, w, zero)
+}
+
+/// Elementwise partial derivatives dy/dx_i of a non-linear op (None = identically zero or
+/// not differentiable).
+fn partials(b: &mut B, op: &Op) -> Result<Vec<Option<Value>>, RuleError> {
+    let x = op.operands[0];
+    let y = op.results[0];
+    Ok(match &op.kind {
+        OpKind::Unary(u) => vec![match u {
+            UnaryOp::Abs => Some(b.un(UnaryOp::Sign, x)),
+            UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Not => None,
+            UnaryOp::Neg => Some(b.like(x, -1.0)),
+            UnaryOp::Exp => Some(y),
+            UnaryOp::Expm1 => {
+                let one = b.like(x, 1.0);
+                Some(b.add(y, one))
+            }
+            UnaryOp::Log => {
+                let one = b.like(x, 1.0);
+                Some(b.div(one, x))
+            }
+            UnaryOp::Log1p => {
+                let one = b.like(x, 1.0);
+                let d = b.add(one, x);
+                Some(b.div(one, d))
+            }
+            UnaryOp::Sin => Some(b.un(UnaryOp::Cos, x)),
+            UnaryOp::Cos => {
+                let s = b.un(UnaryOp::Sin, x);
+                Some(b.neg(s))
+            }
+            UnaryOp::Tan => {
+                let one = b.like(x, 1.0);
+                let y2 = b.mul(y, y);
+                Some(b.add(one, y2))
+            }
+            UnaryOp::Tanh => {
+                let one = b.like(x, 1.0);
+                let y2 = b.mul(y, y);
+                Some(b.sub(one, y2))
+            }
+            UnaryOp::Logistic => {
+                let one = b.like(x, 1.0);
+                let c = b.sub(one, y);
+                Some(b.mul(y, c))
+            }
+            UnaryOp::Sqrt => {
+                let h = b.like(x, 0.5);
+                Some(b.div(h, y))
+            }
+            UnaryOp::Rsqrt => {
+                let h = b.like(x, -0.5);
+                let q = b.div(y, x);
+                Some(b.mul(h, q))
+            }
+            UnaryOp::Erf => {
+                let c = b.like(x, TWO_OVER_SQRT_PI);
+                let x2 = b.mul(x, x);
+                let n = b.neg(x2);
+                let e = b.un(UnaryOp::Exp, n);
+                Some(b.mul(c, e))
+            }
+        }],
+        OpKind::Binary(bo) => {
+            let z = op.operands[1];
+            match bo {
+                BinaryOp::Add => {
+                    let one = b.like(x, 1.0);
+                    vec![Some(one), Some(one)]
+                }
+                BinaryOp::Sub => {
+                    let one = b.like(x, 1.0);
+                    let m = b.like(x, -1.0);
+                    vec![Some(one), Some(m)]
+                }
+                BinaryOp::Mul => vec![Some(z), Some(x)],
+                BinaryOp::Div => {
+                    let one = b.like(x, 1.0);
+                    let pa = b.div(one, z);
+                    let q = b.div(y, z);
+                    vec![Some(pa), Some(b.neg(q))]
+                }
+                BinaryOp::Rem => {
+                    let q = b.div(x, z);
+                    let s = b.un(UnaryOp::Sign, q);
+                    let a = b.un(UnaryOp::Abs, q);
+                    let fl = b.un(UnaryOp::Floor, a);
+                    let t = b.mul(s, fl);
+                    let one = b.like(x, 1.0);
+                    vec![Some(one), Some(b.neg(t))]
+                }
+                BinaryOp::Max | BinaryOp::Min => vec![Some(balanced(b, x, y, z)), Some(balanced(b, z, y, x))],
+                BinaryOp::Pow => {
+                    let zero = b.like(x, 0.0);
+                    let one = b.like(x, 1.0);
+                    let x0 = b.cmp(CmpDir::Eq, x, zero);
+                    let elt1 = b.cmp(CmpDir::Lt, z, one);
+                    let mask = b.bin(BinaryOp::And, x0, elt1);
+                    let safe_x = b.select(mask, one, x);
+                    let em1 = b.sub(z, one);
+                    let p = b.bin(BinaryOp::Pow, safe_x, em1);
+                    let d = b.mul(z, p);
+                    let pb = b.select(mask, zero, d);
+                    let nonpos = b.cmp(CmpDir::Le, x, zero);
+                    let safe = b.select(nonpos, one, x);
+                    let l = b.un(UnaryOp::Log, safe);
+                    let ys = b.bin(BinaryOp::Pow, safe, z);
+                    let d2 = b.mul(ys, l);
+                    let pe = b.select(nonpos, zero, d2);
+                    vec![Some(pb), Some(pe)]
+                }
+                BinaryOp::Atan2 => {
+                    let a2 = b.mul(x, x);
+                    let b2 = b.mul(z, z);
+                    let d = b.add(a2, b2);
+                    let pa = b.div(z, d);
+                    let q = b.div(x, d);
+                    vec![Some(pa), Some(b.neg(q))]
+                }
+                BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => vec![None, None],
+            }
+        }
+        OpKind::Powi { exponent } => {
+            let n = *exponent;
+            if n == 0 {
+                vec![None]
+            } else {
+                let c = b.like(x, n as f64);
+                let p = if n == 1 { b.like(x, 1.0) } else { b.op(OpKind::Powi { exponent: n - 1 }, &[x]) };
+                vec![Some(b.mul(c, p))]
+            }
+        }
+        other => return Err(RuleError::Internal(format!("no partials for {}", other.name()))),
+    })
+}
+
+pub fn jvp(b: &mut B, op: &Op, t: &[Option<Value>]) -> Result<Tangents, RuleError> {
+    let out_diff = differentiable(b.f.ty(op.results[0]));
+    if !out_diff || t.iter().all(Option::is_none) {
+        return Ok(vec![None]);
+    }
+    Ok(vec![match &op.kind {
+        OpKind::Unary(UnaryOp::Neg) => t[0].map(|t| b.neg(t)),
+        OpKind::Binary(BinaryOp::Add) => b.add_opt(t[0], t[1]),
+        OpKind::Binary(BinaryOp::Sub) => match (t[0], t[1]) {
+            (Some(a), Some(c)) => Some(b.sub(a, c)),
+            (a, None) => a,
+            (None, Some(c)) => Some(b.neg(c)),
+        },
+        OpKind::Compare { .. } => None,
+        OpKind::Select => {
+            if t[1].is_none() && t[2].is_none() {
+                None
+            } else {
+                let tt = b.or_zero(t[1], op.operands[1]);
+                let tf = b.or_zero(t[2], op.operands[2]);
+                Some(b.select(op.operands[0], tt, tf))
+            }
+        }
+        OpKind::Convert { to } => {
+            let from = b.f.ty(op.operands[0]).dtype;
+            if from.is_float() && to.is_float() {
+                t[0].map(|t| b.convert(t, *to))
+            } else {
+                None
+            }
+        }
+        _ => {
+            let ps = partials(b, op)?;
+            let mut acc = None;
+            for (ti, pi) in t.iter().zip(ps) {
+                if let (Some(ti), Some(pi)) = (ti, pi) {
+                    let term = b.mul(*ti, pi);
+                    acc = b.add_opt(acc, Some(term));
+                }
+            }
+            acc
+        }
+    }])
+}
+
+pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
+    let n = op.operands.len();
+    let diff: Vec<bool> = op.operands.iter().map(|v| differentiable(b.f.ty(*v))).collect();
+    let keep = |v: Vec<Option<Value>>| v.into_iter().zip(&diff).map(|(c, d)| if *d { c } else { None }).collect::<Vec<_>>();
+    Ok(match &op.kind {
+        OpKind::Unary(UnaryOp::Neg) => vec![Some(b.neg(ct))],
+        OpKind::Binary(BinaryOp::Add) => vec![Some(ct), Some(ct)],
+        OpKind::Binary(BinaryOp::Sub) => vec![Some(ct), Some(b.neg(ct))],
+        OpKind::Compare { .. } => vec![None; n],
+        OpKind::Select => {
+            let z = b.like(ct, 0.0);
+            let p = op.operands[0];
+            let a = b.select(p, ct, z);
+            let c = b.select(p, z, ct);
+            vec![None, Some(a), Some(c)]
+        }
+        OpKind::Convert { .. } => {
+            let from = b.f.ty(op.operands[0]).dtype;
+            if from.is_float() {
+                vec![Some(b.convert(ct, from))]
+            } else {
+                vec![None]
+            }
+        }
+        _ => {
+            let ps = partials(b, op)?;
+            ps.into_iter().map(|p| p.map(|p| b.mul(ct, p))).collect()
+        }
+    })
+    .map(keep)
+}

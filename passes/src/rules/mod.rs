@@ -1,0 +1,182 @@
+//! Differentiation rules, one file per op family (mirroring dialect/src/ops/): each op's
+//! JVP rule (tangents in, tangents out) and VJP rule (result cotangent in, operand
+//! cotangents out) sit side by side. `None` is a symbolic zero: rules skip work for it and
+//! the autodiff pass materialises zeros only where a value is required.
+pub mod constant;
+pub mod dot;
+pub mod elementwise;
+pub mod layout;
+pub mod reduce;
+pub mod slicing;
+
+use quabla_dialect::{BinaryOp, CmpDir, DType, Func, Literal, Loc, Op, OpKind, ReduceOp, TensorType, UnaryOp, Value};
+
+/// Errors of the differentiation rules.
+#[derive(Debug, thiserror::Error)]
+pub enum RuleError {
+    /// The op has no derivative rule (explicit gap, listed in docs/op_status.md).
+    #[error("'quabla.{op}' op has no {rule} rule")]
+    Unsupported { op: &'static str, rule: &'static str },
+    #[error("internal autodiff error: {0}")]
+    Internal(String),
+}
+
+pub type Tangents = Vec<Option<Value>>;
+
+/// Emits ops into a function at the location of the op being differentiated.
+pub struct B<'a> {
+    pub f: &'a mut Func,
+    pub loc: Loc,
+}
+
+impl B<'_> {
+    pub fn ty(&self, v: Value) -> TensorType {
+        self.f.ty(v).clone()
+    }
+
+    pub fn op(&mut self, kind: OpKind, xs: &[Value]) -> Value {
+        self.f.push1(kind, xs, self.loc.clone()).unwrap_or_else(|e| panic!("autodiff rule built an invalid op: {e}"))
+    }
+
+    pub fn un(&mut self, u: UnaryOp, x: Value) -> Value {
+        self.op(OpKind::Unary(u), &[x])
+    }
+
+    pub fn bin(&mut self, b: BinaryOp, x: Value, y: Value) -> Value {
+        self.op(OpKind::Binary(b), &[x, y])
+    }
+
+    pub fn add(&mut self, x: Value, y: Value) -> Value {
+        self.bin(BinaryOp::Add, x, y)
+    }
+
+    pub fn sub(&mut self, x: Value, y: Value) -> Value {
+        self.bin(BinaryOp::Sub, x, y)
+    }
+
+    pub fn mul(&mut self, x: Value, y: Value) -> Value {
+        self.bin(BinaryOp::Mul, x, y)
+    }
+
+    pub fn div(&mut self, x: Value, y: Value) -> Value {
+        self.bin(BinaryOp::Div, x, y)
+    }
+
+    pub fn neg(&mut self, x: Value) -> Value {
+        self.un(UnaryOp::Neg, x)
+    }
+
+    /// A splat constant of type `ty`.
+    pub fn splat(&mut self, ty: &TensorType, v: f64) -> Value {
+        self.op(OpKind::Constant { value: Literal::splat(ty.clone(), v) }, &[])
+    }
+
+    /// A splat constant shaped like `x`.
+    pub fn like(&mut self, x: Value, v: f64) -> Value {
+        let t = self.ty(x);
+        self.splat(&t, v)
+    }
+
+    pub fn zeros(&mut self, ty: &TensorType) -> Value {
+        self.splat(ty, 0.0)
+    }
+
+    pub fn cmp(&mut self, dir: CmpDir, x: Value, y: Value) -> Value {
+        self.op(OpKind::Compare { dir }, &[x, y])
+    }
+
+    pub fn select(&mut self, p: Value, x: Value, y: Value) -> Value {
+        self.op(OpKind::Select, &[p, x, y])
+    }
+
+    pub fn convert(&mut self, x: Value, to: DType) -> Value {
+        if self.ty(x).dtype == to {
+            return x;
+        }
+        self.op(OpKind::Convert { to }, &[x])
+    }
+
+    pub fn reduce_sum(&mut self, x: Value, dims: Vec<i64>) -> Value {
+        if dims.is_empty() {
+            return x;
+        }
+        self.op(OpKind::Reduce { op: ReduceOp::Sum, dims }, &[x])
+    }
+
+    pub fn reshape(&mut self, x: Value, shape: Vec<i64>) -> Value {
+        if self.ty(x).shape == shape {
+            return x;
+        }
+        self.op(OpKind::Reshape { shape }, &[x])
+    }
+
+    pub fn transpose(&mut self, x: Value, perm: Vec<i64>) -> Value {
+        if perm.iter().enumerate().all(|(i, &p)| p == i as i64) {
+            return x;
+        }
+        self.op(OpKind::Transpose { perm }, &[x])
+    }
+
+    pub fn broadcast(&mut self, x: Value, dims: Vec<i64>, shape: Vec<i64>) -> Value {
+        if self.ty(x).shape == shape {
+            return x;
+        }
+        self.op(OpKind::BroadcastInDim { dims, shape }, &[x])
+    }
+
+    /// `t` or a materialised zero of `like`'s type.
+    pub fn or_zero(&mut self, t: Option<Value>, like: Value) -> Value {
+        match t {
+            Some(t) => t,
+            None => {
+                let ty = self.ty(like);
+                self.zeros(&ty)
+            }
+        }
+    }
+
+    /// Sum of optional values (None + None = None).
+    pub fn add_opt(&mut self, a: Option<Value>, b: Option<Value>) -> Option<Value> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(self.add(a, b)),
+            (a, None) => a,
+            (None, b) => b,
+        }
+    }
+
+    /// `t * w` where `t` may be a symbolic zero.
+    pub fn scale(&mut self, t: Option<Value>, w: Value) -> Option<Value> {
+        t.map(|t| self.mul(t, w))
+    }
+}
+
+/// True when values of this type carry tangents/cotangents.
+pub fn differentiable(t: &TensorType) -> bool {
+    t.dtype.is_float()
+}
+
+/// Dispatches the JVP rule of `op` (exhaustive over families).
+pub fn jvp(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, RuleError> {
+    match &op.kind {
+        OpKind::Unary(_) | OpKind::Binary(_) | OpKind::Powi { .. } | OpKind::Compare { .. } | OpKind::Select | OpKind::Convert { .. } => elementwise::jvp(b, op, tangents),
+        OpKind::Constant { .. } | OpKind::Iota { .. } => constant::jvp(b, op, tangents),
+        OpKind::BroadcastInDim { .. } | OpKind::Reshape { .. } | OpKind::Transpose { .. } => layout::jvp(b, op, tangents),
+        OpKind::Concatenate { .. } | OpKind::Slice { .. } | OpKind::Pad { .. } | OpKind::DynamicSlice { .. } | OpKind::Gather { .. } => slicing::jvp(b, op, tangents),
+        OpKind::Reduce { .. } | OpKind::ArgReduce { .. } => reduce::jvp(b, op, tangents),
+        OpKind::DotGeneral { .. } => dot::jvp(b, op, tangents),
+        OpKind::Call { .. } => Err(RuleError::Internal("calls are inlined before differentiation".into())),
+    }
+}
+
+/// Dispatches the VJP rule of `op`: operand cotangents from the result cotangent.
+pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
+    match &op.kind {
+        OpKind::Unary(_) | OpKind::Binary(_) | OpKind::Powi { .. } | OpKind::Compare { .. } | OpKind::Select | OpKind::Convert { .. } => elementwise::vjp(b, op, ct),
+        OpKind::Constant { .. } | OpKind::Iota { .. } => constant::vjp(b, op, ct),
+        OpKind::BroadcastInDim { .. } | OpKind::Reshape { .. } | OpKind::Transpose { .. } => layout::vjp(b, op, ct),
+        OpKind::Concatenate { .. } | OpKind::Slice { .. } | OpKind::Pad { .. } | OpKind::DynamicSlice { .. } | OpKind::Gather { .. } => slicing::vjp(b, op, ct),
+        OpKind::Reduce { .. } | OpKind::ArgReduce { .. } => reduce::vjp(b, op, ct),
+        OpKind::DotGeneral { .. } => dot::vjp(b, op, ct),
+        OpKind::Call { .. } => Err(RuleError::Internal("calls are inlined before differentiation".into())),
+    }
+}
