@@ -1,0 +1,139 @@
+"""Quabla: a differentiable array compiler with a JAX-shaped API over a Rust/MLIR core.
+
+Example:
+    >>> import quabla as qb
+    >>> f = qb.jit(lambda x: qb.sum(qb.sin(x) ** 2))
+    >>> round(f(qb.linspace(0.0, 1.0, 5)).item(), 6)
+    1.163411
+"""
+
+from . import _quabla
+from . import dtypes as _dtypes_mod
+from .dtypes import DType, bool_, dtype, float32, float64, int32, int64
+
+_quabla.register_dtypes(list(_dtypes_mod.BY_CODE))
+
+from . import tree  # noqa: E402
+from ._ops import (  # noqa: E402
+    abs,
+    add,
+    all,
+    any,
+    arange,
+    argmax,
+    argmin,
+    array,
+    asarray,
+    astype,
+    bitwise_and,
+    bitwise_or,
+    bitwise_xor,
+    broadcast_to,
+    ceil,
+    clip,
+    concat,
+    concatenate,
+    cos,
+    devices,
+    divide,
+    dot,
+    einsum,
+    equal,
+    erf,
+    exp,
+    expand_dims,
+    expm1,
+    eye,
+    floor,
+    floor_divide,
+    full,
+    full_like,
+    greater,
+    greater_equal,
+    invert,
+    less,
+    less_equal,
+    linspace,
+    log,
+    log1p,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    logsumexp,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    mod,
+    multiply,
+    negative,
+    norm,
+    not_equal,
+    ones,
+    ones_like,
+    power,
+    prod,
+    ravel,
+    relu,
+    remainder,
+    reshape,
+    round,
+    rsqrt,
+    sigmoid,
+    sign,
+    sin,
+    softmax,
+    softplus,
+    split,
+    sqrt,
+    squeeze,
+    stack,
+    std,
+    subtract,
+    sum,
+    swapaxes,
+    take,
+    tan,
+    tanh,
+    tensordot,
+    transpose,
+    true_divide,
+    var,
+    where,
+    zeros,
+    zeros_like,
+)
+from ._quabla import Tensor  # noqa: E402
+from ._tensor import install as _install  # noqa: E402
+from ._trace import Tracer  # noqa: E402
+from .errors import (  # noqa: E402
+    DTypeError,
+    QuablaError,
+    RetraceLimitError,
+    ShapeError,
+    TracerError,
+    UnsupportedOperationError,
+)
+from .jit import Compiled, Lowered, ShapeDtype, jit  # noqa: E402
+
+_install()
+Tensor.__module__ = "quabla"
+
+try:
+    from importlib.metadata import version as _version
+
+    __version__ = _version("quabla")
+except Exception:  # pragma: no cover - running from a source tree without metadata
+    __version__ = "0.0.0"
+
+# Names that shadow builtins (abs, all, any, max, min, round, sum) are attributes of the
+# package but not in __all__, so `from quabla import *` does not shadow the builtins.
+_SHADOWING = {"abs", "all", "any", "max", "min", "round", "sum"}
+__all__ = sorted(
+    n
+    for n in dir()
+    if not n.startswith("_") and n not in _SHADOWING and n not in {"tree", "dtypes", "errors", "jit_module"}
+) + ["tree"]

@@ -1,0 +1,1369 @@
+"""NumPy-style ops, lowered onto explicit quabla dialect ops.
+
+Each public function accepts Tensors, Tracers and Python scalars and applies the rules of
+:mod:`quabla.dtypes` (weak Python scalars, explicit float32/float64 mixing errors), NumPy
+broadcasting (through ``broadcast_in_dim``), negative axes and ``keepdims`` (through
+``reshape``). The same code runs eagerly and under tracing: :func:`bind` decides.
+"""
+
+import builtins
+import math
+import string
+
+import numpy as np
+
+from . import _quabla as _q
+from . import dtypes as _dt
+from ._trace import Tracer, bind, is_array
+from .dtypes import bool_, float64, int32, int64
+from .errors import DTypeError, ShapeError, TracerError, UnsupportedOperationError
+
+Tensor = _q.Tensor
+
+# ---------------------------------------------------------------------------------------------
+# Op objects (memoised so that each keeps its eager executable cache)
+
+_OPS = {}
+
+
+def _op(name, **attrs):
+    key = (name, *attrs.items()) if attrs else name
+    o = _OPS.get(key)
+    if o is None:
+        o = _OPS[key] = _q.Op(name, **attrs)
+    return o
+
+
+def _t(xs):
+    return tuple(int(x) for x in xs)
+
+
+def _shape_str(s):
+    return "(" + ", ".join(str(d) for d in s) + ("," if len(s) == 1 else "") + ")"
+
+
+# ---------------------------------------------------------------------------------------------
+# Conversion of operands
+
+
+def _from_numpy(a, dtype=None):
+    if dtype is not None:
+        dtype = _dt.dtype(dtype)
+        if a.dtype != dtype.np:
+            a = a.astype(dtype.np)
+    elif a.dtype in _dt.WIDEN:
+        a = a.astype(_dt.WIDEN[a.dtype].np)
+    elif a.dtype.kind not in "fbiu" or a.dtype.byteorder == ">":
+        _dt.dtype(a.dtype)  # raises DTypeError with the supported list
+    return _q.from_buffer(a)
+
+
+def _to_array(x, dtype=None):
+    """A Tensor or Tracer for ``x`` (Python scalars and NumPy data become new Tensors)."""
+    if is_array(x):
+        return x if dtype is None else astype(x, dtype)
+    if isinstance(x, np.ndarray):
+        return _from_numpy(x, dtype)
+    if isinstance(x, (bool, int, float, np.generic)):
+        d = _dt.dtype(dtype) if dtype is not None else (_dt.scalar_dtype(x) if not isinstance(x, np.generic) else _dt.dtype(x.dtype))
+        return _q.full((), x.item() if isinstance(x, np.generic) else x, d.code)
+    if isinstance(x, (list, tuple)):
+        return array(x, dtype)
+    raise TypeError(f"expected an array, a Python number or a nested list, got {type(x).__name__}")
+
+
+def _is_scalar(x):
+    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+
+
+def _fill(value, dtype, shape, like=None):
+    """An array of ``shape`` filled with ``value``; a constant of ``like``'s trace when
+    ``like`` is a Tracer."""
+    if type(like) is Tracer:
+        c = like._trace.const(_q.full((), value, dtype.code))
+        return broadcast_to(c, shape) if shape else c
+    return _q.full(list(shape), value, dtype.code)
+
+
+def astype(x, dtype):
+    """Converts ``x`` to ``dtype`` (float -> int truncates toward zero; number -> bool is
+    ``x != 0``).
+
+    Example:
+        >>> qb.astype(qb.array([1.7, -1.7]), qb.int32).tolist()
+        [1, -1]
+    """
+    dtype = _dt.dtype(dtype)
+    x = _to_array(x)
+    if x.dtype is dtype:
+        return x
+    return bind(_op("convert", to=dtype.code), x)
+
+
+def _bcast_shapes(op, *shapes):
+    nd = builtins.max(len(s) for s in shapes)
+    out = []
+    for i in range(nd):
+        d = 1
+        for s in shapes:
+            k = len(s) - nd + i
+            e = s[k] if k >= 0 else 1
+            if e != 1:
+                if d != 1 and d != e:
+                    raise ShapeError(
+                        f"{op}: operands could not be broadcast together with shapes "
+                        + " ".join(_shape_str(s) for s in shapes)
+                    )
+                d = e
+        out.append(d)
+    return tuple(out)
+
+
+def broadcast_to(x, shape):
+    """Broadcasts ``x`` to ``shape`` by NumPy's rules (through ``broadcast_in_dim``).
+
+    Example:
+        >>> qb.broadcast_to(qb.array([1.0, 2.0]), (3, 2)).shape
+        (3, 2)
+    """
+    x = _to_array(x)
+    shape = (shape,) if isinstance(shape, int) else _t(shape)
+    xs = x.shape
+    if xs == shape:
+        return x
+    n = len(shape) - len(xs)
+    if n < 0 or builtins.any(a != 1 and a != b for a, b in zip(xs, shape[n:])):
+        raise ShapeError(f"broadcast_to: cannot broadcast a tensor of shape {_shape_str(xs)} to shape {_shape_str(shape)}")
+    if builtins.any(d <= 0 for d in shape):
+        raise ShapeError(f"broadcast_to: shape {_shape_str(shape)} has a zero or negative extent")
+    return bind(_op("broadcast_in_dim", dims=tuple(range(n, len(shape))), shape=shape), x)
+
+
+def _binary_operands(name, x, y, kind="numeric"):
+    """Applies dtype promotion (weak scalars) and broadcasting to two operands."""
+    xa, ya = is_array(x), is_array(y)
+    if not xa and not _is_scalar(x):
+        x = _to_array(x)
+        xa = True
+    if not ya and not _is_scalar(y):
+        y = _to_array(y)
+        ya = True
+    if xa and ya:
+        dt = _dt.result_type(name, x.dtype, y.dtype)
+        if x.dtype is not dt:
+            x = astype(x, dt)
+        if y.dtype is not dt:
+            y = astype(y, dt)
+        xs, ys = x.shape, y.shape
+        if xs != ys:
+            s = _bcast_shapes(name, xs, ys)
+            x = broadcast_to(x, s)
+            y = broadcast_to(y, s)
+        return x, y
+    if xa:
+        dt = _dt.weak_result(x.dtype, y)
+        if x.dtype is not dt:
+            x = astype(x, dt)
+        return x, _fill(y, dt, x.shape, x)
+    if ya:
+        dt = _dt.weak_result(y.dtype, x)
+        if y.dtype is not dt:
+            y = astype(y, dt)
+        return _fill(x, dt, y.shape, y), y
+    return _to_array(x), _to_array(y)
+
+
+def _floatify(x):
+    return x if x.dtype.is_float else astype(x, float64)
+
+
+# ---------------------------------------------------------------------------------------------
+# Elementwise
+
+
+def _unary_float(name, doc):
+    op = _op(name)
+
+    def f(x):
+        return bind(op, _floatify(_to_array(x)))
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"""{doc}
+
+    Integer and bool inputs are converted to float64 first.
+
+    Args:
+        x: an array or a Python number.
+
+    Returns:
+        An array of the same shape.
+
+    Example:
+        >>> qb.{name}(qb.array([0.5, 1.0], dtype=qb.float32)).dtype
+        quabla.float32
+    """
+    return f
+
+
+exp = _unary_float("exp", "Elementwise e**x.")
+expm1 = _unary_float("expm1", "Elementwise exp(x) - 1, accurate near zero.")
+log = _unary_float("log", "Elementwise natural logarithm.")
+log1p = _unary_float("log1p", "Elementwise log(1 + x), accurate near zero.")
+sin = _unary_float("sin", "Elementwise sine.")
+cos = _unary_float("cos", "Elementwise cosine.")
+tan = _unary_float("tan", "Elementwise tangent.")
+tanh = _unary_float("tanh", "Elementwise hyperbolic tangent.")
+sqrt = _unary_float("sqrt", "Elementwise square root (NaN for negative inputs).")
+rsqrt = _unary_float("rsqrt", "Elementwise 1 / sqrt(x).")
+erf = _unary_float("erf", "Elementwise error function.")
+floor = _unary_float("floor", "Elementwise floor.")
+ceil = _unary_float("ceil", "Elementwise ceiling.")
+sigmoid = _unary_float("logistic", "Elementwise logistic sigmoid 1 / (1 + exp(-x)).")
+sigmoid.__name__ = sigmoid.__qualname__ = "sigmoid"
+
+
+def round(x):  # noqa: A001 - NumPy's name
+    """Elementwise rounding half to even (integers and bools are returned unchanged).
+
+    Example:
+        >>> qb.round(qb.array([0.5, 1.5, -2.5])).tolist()
+        [0.0, 2.0, -2.0]
+    """
+    x = _to_array(x)
+    return x if not x.dtype.is_float else bind(_op("round"), x)
+
+
+def abs(x):  # noqa: A001
+    """Elementwise absolute value (bools are returned unchanged).
+
+    Example:
+        >>> qb.abs(qb.array([-1, 2])).tolist()
+        [1, 2]
+    """
+    x = _to_array(x)
+    return x if x.dtype.is_bool else bind(_op("abs"), x)
+
+
+def sign(x):
+    """Elementwise sign: -1, 0 or +1 (NaN for NaN; bools unchanged).
+
+    Example:
+        >>> qb.sign(qb.array([-2.0, 0.0, 3.0])).tolist()
+        [-1.0, 0.0, 1.0]
+    """
+    x = _to_array(x)
+    return x if x.dtype.is_bool else bind(_op("sign"), x)
+
+
+def negative(x):
+    """Elementwise -x (integers wrap).
+
+    Example:
+        >>> (-qb.array([1, -2])).tolist()
+        [-1, 2]
+    """
+    return bind(_op("neg"), _to_array(x))
+
+
+def logical_not(x):
+    """Elementwise logical not of bools (bitwise not of integers): the ``~`` operator.
+
+    Example:
+        >>> (~qb.array([True, False])).tolist()
+        [False, True]
+    """
+    return bind(_op("not"), _to_array(x))
+
+
+invert = logical_not
+
+
+def relu(x):
+    """Elementwise max(x, 0).
+
+    Example:
+        >>> qb.relu(qb.array([-1.0, 2.0])).tolist()
+        [0.0, 2.0]
+    """
+    return maximum(x, 0)
+
+
+def softplus(x):
+    """Elementwise log(1 + exp(x)), computed stably as log1p(exp(-|x|)) + max(x, 0).
+
+    Example:
+        >>> round(qb.softplus(qb.array(0.0)).item(), 6)
+        0.693147
+    """
+    x = _floatify(_to_array(x))
+    return log1p(exp(negative(abs(x)))) + maximum(x, 0)
+
+
+def _binary(name, kind, doc):
+    op = _op(name)
+
+    def f(x, y):
+        x, y = _binary_operands(name, x, y)
+        return bind(op, x, y)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
+    return f
+
+
+add = _binary("add", "numeric", "Elementwise x + y with broadcasting.\n\n    Example:\n        >>> qb.add(qb.array([1, 2]), 1).tolist()\n        [2, 3]\n    ")
+subtract = _binary("sub", "numeric", "Elementwise x - y with broadcasting.\n\n    Example:\n        >>> qb.subtract(3.0, qb.array([1.0])).tolist()\n        [2.0]\n    ")
+multiply = _binary("mul", "numeric", "Elementwise x * y with broadcasting.\n\n    Example:\n        >>> qb.multiply(qb.array([1, 2]), 3).tolist()\n        [3, 6]\n    ")
+maximum = _binary("max", "any", "Elementwise maximum (NaN propagates; `or` for bools).\n\n    Example:\n        >>> qb.maximum(qb.array([1.0, 5.0]), 2.0).tolist()\n        [2.0, 5.0]\n    ")
+minimum = _binary("min", "any", "Elementwise minimum (NaN propagates; `and` for bools).\n\n    Example:\n        >>> qb.minimum(qb.array([1.0, 5.0]), 2.0).tolist()\n        [1.0, 2.0]\n    ")
+bitwise_and = _binary("and", "logical", "Elementwise logical and (bools) or bitwise and (integers): the `&` operator.\n\n    Example:\n        >>> (qb.array([True, False]) & True).tolist()\n        [True, False]\n    ")
+bitwise_or = _binary("or", "logical", "Elementwise logical or (bools) or bitwise or (integers): the `|` operator.\n\n    Example:\n        >>> (qb.array([True, False]) | False).tolist()\n        [True, False]\n    ")
+bitwise_xor = _binary("xor", "logical", "Elementwise logical xor (bools) or bitwise xor (integers): the `^` operator.\n\n    Example:\n        >>> (qb.array([True, False]) ^ True).tolist()\n        [False, True]\n    ")
+sub = subtract
+mul = multiply
+logical_and, logical_or, logical_xor = bitwise_and, bitwise_or, bitwise_xor
+
+
+def divide(x, y):
+    """Elementwise true division x / y (integers and bools are converted to float64 first).
+
+    Example:
+        >>> qb.divide(qb.array([1, 2]), 2).tolist()
+        [0.5, 1.0]
+    """
+    x, y = _binary_operands("div", x, y)
+    if not x.dtype.is_float:
+        x, y = astype(x, float64), astype(y, float64)
+    return bind(_op("div"), x, y)
+
+
+true_divide = divide
+
+
+def _floor_parts(name, x, y):
+    x, y = _binary_operands(name, x, y)
+    if x.dtype.is_bool:
+        raise DTypeError(f"{name}: bool_ operands of shape {_shape_str(x.shape)} are not supported; convert with astype")
+    return x, y
+
+
+def floor_divide(x, y):
+    """Elementwise floor(x / y) (Python's ``//``; integer results for integers).
+
+    Example:
+        >>> qb.floor_divide(qb.array([7, -7]), 2).tolist()
+        [3, -4]
+    """
+    x, y = _floor_parts("floor_divide", x, y)
+    if x.dtype.is_float:
+        return floor(bind(_op("div"), x, y))
+    q = bind(_op("div"), x, y)
+    r = bind(_op("rem"), x, y)
+    zero = _fill(0, x.dtype, x.shape, x)
+    fix = (r != zero) & ((r < zero) != (y < zero))
+    return q - astype(fix, x.dtype)
+
+
+def remainder(x, y):
+    """Elementwise x mod y with the sign of y (Python's ``%``).
+
+    Example:
+        >>> qb.remainder(qb.array([7, -7]), 3).tolist()
+        [1, 2]
+    """
+    x, y = _floor_parts("remainder", x, y)
+    r = bind(_op("rem"), x, y)
+    zero = _fill(0, x.dtype, x.shape, x)
+    fix = (r != zero) & ((r < zero) != (y < zero))
+    return where(fix, r + y, r)
+
+
+mod = remainder
+
+
+def power(x, p):
+    """Elementwise x ** p.
+
+    A non-negative Python int exponent uses ``powi`` (exact repeated multiplication, integer
+    dtypes kept); every other exponent uses ``pow`` on floats (integers are converted to
+    float64), with C ``pow`` conventions: NaN for a negative base and a non-integer
+    exponent, ``0 ** 0 == 1``, IEEE results for infinities and NaN.
+
+    Example:
+        >>> (qb.array([2, 3]) ** 2).tolist()
+        [4, 9]
+        >>> qb.power(qb.array([4.0]), 0.5).tolist()
+        [2.0]
+    """
+    if is_array(x) and isinstance(p, int) and not isinstance(p, bool) and p >= 0:
+        if x.dtype.is_bool:
+            x = astype(x, int64)
+        return bind(_op("powi", exponent=p), x)
+    x, p = _binary_operands("pow", x, p)
+    if not x.dtype.is_float:
+        x, p = astype(x, float64), astype(p, float64)
+    return bind(_op("pow"), x, p)
+
+
+def _compare(direction, name):
+    op = _op("compare", direction=direction)
+
+    def f(x, y):
+        x, y = _binary_operands(name, x, y)
+        return bind(op, x, y)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"""Elementwise x {dict(eq='==', ne='!=', lt='<', le='<=', gt='>', ge='>=')[direction]} y with broadcasting; returns bool_ (NaN compares
+    false except for ``!=``).
+
+    Example:
+        >>> qb.{name}(qb.array([1.0, 2.0]), 1.5).dtype
+        quabla.bool_
+    """
+    return f
+
+
+equal = _compare("eq", "equal")
+not_equal = _compare("ne", "not_equal")
+less = _compare("lt", "less")
+less_equal = _compare("le", "less_equal")
+greater = _compare("gt", "greater")
+greater_equal = _compare("ge", "greater_equal")
+
+
+def where(condition, x, y):
+    """Elementwise ``x`` where ``condition`` else ``y`` (broadcasting all three; a
+    non-bool condition means ``condition != 0``).
+
+    Example:
+        >>> qb.where(qb.array([True, False]), 1.0, qb.array([5.0, 6.0])).tolist()
+        [1.0, 6.0]
+    """
+    c = _to_array(condition)
+    if not c.dtype.is_bool:
+        c = c != 0
+    if not is_array(x) and not is_array(y):
+        x, y = _to_array(x), _to_array(y)
+    x, y = _binary_operands("where", x, y)
+    s = _bcast_shapes("where", c.shape, x.shape)
+    return bind(_op("select"), broadcast_to(c, s), broadcast_to(x, s), broadcast_to(y, s))
+
+
+def clip(x, a_min=None, a_max=None):
+    """Elementwise ``minimum(maximum(x, a_min), a_max)``; either bound may be None.
+
+    Example:
+        >>> qb.clip(qb.array([-2.0, 0.5, 3.0]), 0.0, 1.0).tolist()
+        [0.0, 0.5, 1.0]
+    """
+    x = _to_array(x)
+    if a_min is not None:
+        x = maximum(x, a_min)
+    if a_max is not None:
+        x = minimum(x, a_max)
+    return x
+
+
+# ---------------------------------------------------------------------------------------------
+# Axes and reductions
+
+
+def _norm_axis(op, ax, nd, shape):
+    if isinstance(ax, bool) or not isinstance(ax, (int, np.integer)):
+        if isinstance(ax, Tracer):
+            raise TracerError(f"{op}: axis must be a static Python int, got a traced value")
+        raise TypeError(f"{op}: axis must be an int, got {type(ax).__name__}")
+    a = int(ax)
+    if not -nd <= a < nd:
+        raise ShapeError(f"{op}: axis {a} is out of bounds for a tensor of shape {_shape_str(shape)} (rank {nd})")
+    return a + nd if a < 0 else a
+
+
+def _norm_axes(op, axis, shape):
+    nd = len(shape)
+    if axis is None:
+        return tuple(range(nd))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(_norm_axis(op, a, nd, shape) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ShapeError(f"{op}: repeated axis in {tuple(axis)} for a tensor of shape {_shape_str(shape)}")
+        return tuple(sorted(axes))
+    return (_norm_axis(op, axis, nd, shape),)
+
+
+def _keep(x, axes, shape):
+    kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return reshape(x, kept)
+
+
+def _reduce(name, opname, x, axis, keepdims):
+    x = _to_array(x)
+    shape = x.shape
+    axes = _norm_axes(name, axis, shape)
+    r = bind(_op(opname, dims=axes), x)
+    return _keep(r, axes, shape) if keepdims else r
+
+
+def sum(x, axis=None, keepdims=False):  # noqa: A001
+    """Sum over ``axis`` (None: all axes; an int or a tuple; negative counts from the end).
+    Bools are summed as int64.
+
+    Example:
+        >>> qb.sum(qb.array([[1, 2], [3, 4]]), axis=0).tolist()
+        [4, 6]
+    """
+    x = _to_array(x)
+    if x.dtype.is_bool:
+        x = astype(x, int64)
+    return _reduce("sum", "reduce_sum", x, axis, keepdims)
+
+
+def prod(x, axis=None, keepdims=False):
+    """Product over ``axis`` (bools as int64).
+
+    Example:
+        >>> qb.prod(qb.array([1.0, 2.0, 3.0])).item()
+        6.0
+    """
+    x = _to_array(x)
+    if x.dtype.is_bool:
+        x = astype(x, int64)
+    return _reduce("prod", "reduce_prod", x, axis, keepdims)
+
+
+def max(x, axis=None, keepdims=False):  # noqa: A001
+    """Maximum over ``axis`` (NaN propagates).
+
+    Example:
+        >>> qb.max(qb.array([[1, 5], [7, 2]]), axis=-1).tolist()
+        [5, 7]
+    """
+    return _reduce("max", "reduce_max", x, axis, keepdims)
+
+
+def min(x, axis=None, keepdims=False):  # noqa: A001
+    """Minimum over ``axis`` (NaN propagates).
+
+    Example:
+        >>> qb.min(qb.array([[1, 5], [7, 2]]), axis=1).tolist()
+        [1, 2]
+    """
+    return _reduce("min", "reduce_min", x, axis, keepdims)
+
+
+def _count(shape, axes):
+    n = 1
+    for a in axes:
+        n *= shape[a]
+    return n
+
+
+def mean(x, axis=None, keepdims=False):
+    """Arithmetic mean over ``axis`` (integers and bools give float64).
+
+    Example:
+        >>> qb.mean(qb.array([1, 2, 3, 4])).item()
+        2.5
+    """
+    x = _floatify(_to_array(x))
+    axes = _norm_axes("mean", axis, x.shape)
+    s = _reduce("mean", "reduce_sum", x, axis, keepdims)
+    return s / _count(x.shape, axes)
+
+
+def var(x, axis=None, keepdims=False, ddof=0):
+    """Variance over ``axis``: mean((x - mean(x))**2) * n / (n - ddof).
+
+    Example:
+        >>> qb.var(qb.array([1.0, 2.0, 3.0, 4.0])).item()
+        1.25
+    """
+    x = _floatify(_to_array(x))
+    axes = _norm_axes("var", axis, x.shape)
+    m = mean(x, axis, keepdims=True)
+    d = x - m
+    s = _reduce("var", "reduce_sum", d * d, axis, keepdims)
+    return s / (_count(x.shape, axes) - ddof)
+
+
+def std(x, axis=None, keepdims=False, ddof=0):
+    """Standard deviation over ``axis``: sqrt(var(x)).
+
+    Example:
+        >>> qb.std(qb.array([1.0, 3.0])).item()
+        1.0
+    """
+    return sqrt(var(x, axis, keepdims, ddof))
+
+
+def norm(x, axis=None, keepdims=False):
+    """Euclidean (Frobenius) norm over ``axis``: sqrt(sum(x * x)).
+
+    Example:
+        >>> qb.norm(qb.array([3.0, 4.0])).item()
+        5.0
+    """
+    x = _floatify(_to_array(x))
+    return sqrt(_reduce("norm", "reduce_sum", x * x, axis, keepdims))
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    """log(sum(exp(x))) over ``axis``, computed stably around the maximum.
+
+    Example:
+        >>> round(qb.logsumexp(qb.array([0.0, 0.0])).item(), 6)
+        0.693147
+    """
+    x = _floatify(_to_array(x))
+    m = max(x, axis, keepdims=True)
+    m = where(abs(m) < math.inf, m, 0.0)
+    s = _reduce("logsumexp", "reduce_sum", exp(x - m), axis, True)
+    r = log(s) + m
+    if not keepdims:
+        axes = _norm_axes("logsumexp", axis, x.shape)
+        r = reshape(r, tuple(d for i, d in enumerate(x.shape) if i not in axes))
+    return r
+
+
+def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x)) along ``axis`` (default the last), computed stably.
+
+    Example:
+        >>> qb.softmax(qb.array([1.0, 1.0])).tolist()
+        [0.5, 0.5]
+    """
+    x = _floatify(_to_array(x))
+    e = exp(x - max(x, axis, keepdims=True))
+    return e / sum(e, axis, keepdims=True)
+
+
+def any(x, axis=None, keepdims=False):  # noqa: A001
+    """True where any element over ``axis`` is nonzero.
+
+    Example:
+        >>> qb.any(qb.array([0, 1])).item()
+        True
+    """
+    x = _to_array(x)
+    if not x.dtype.is_bool:
+        x = x != 0
+    return _reduce("any", "reduce_max", x, axis, keepdims)
+
+
+def all(x, axis=None, keepdims=False):  # noqa: A001
+    """True where every element over ``axis`` is nonzero.
+
+    Example:
+        >>> qb.all(qb.array([0, 1])).item()
+        False
+    """
+    x = _to_array(x)
+    if not x.dtype.is_bool:
+        x = x != 0
+    return _reduce("all", "reduce_min", x, axis, keepdims)
+
+
+def _arg(name, x, axis, keepdims):
+    x = _to_array(x)
+    if x.dtype.is_bool:
+        x = astype(x, int32)
+    shape = x.shape
+    if axis is None:
+        flat = reshape(x, (x.size,))
+        r = bind(_op(name, dim=0, index=int64.code), flat)
+        return reshape(r, (1,) * len(shape)) if keepdims else r
+    a = _norm_axis(name, axis, len(shape), shape)
+    r = bind(_op(name, dim=a, index=int64.code), x)
+    return _keep(r, (a,), shape) if keepdims else r
+
+
+def argmax(x, axis=None, keepdims=False):
+    """Index (int64) of the first maximum along ``axis`` (None: of the flattened array);
+    NaN counts as the maximum.
+
+    Example:
+        >>> qb.argmax(qb.array([1.0, 3.0, 3.0])).item()
+        1
+    """
+    return _arg("argmax", x, axis, keepdims)
+
+
+def argmin(x, axis=None, keepdims=False):
+    """Index (int64) of the first minimum along ``axis`` (None: of the flattened array).
+
+    Example:
+        >>> qb.argmin(qb.array([[3, 1], [0, 2]]), axis=1).tolist()
+        [1, 0]
+    """
+    return _arg("argmin", x, axis, keepdims)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shape manipulation
+
+
+def reshape(x, *shape):
+    """Reshapes ``x`` (row-major); one extent may be -1.
+
+    Example:
+        >>> qb.reshape(qb.arange(6), (2, -1)).shape
+        (2, 3)
+    """
+    x = _to_array(x)
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+        shape = shape[0]
+    shape = _t(shape)
+    n = x.size
+    if shape.count(-1) > 1:
+        raise ShapeError(f"reshape: can only specify one unknown dimension, got shape {_shape_str(shape)}")
+    if -1 in shape:
+        rest = 1
+        for d in shape:
+            if d != -1:
+                rest *= d
+        if rest <= 0 or n % rest:
+            raise ShapeError(f"reshape: cannot reshape a tensor of shape {_shape_str(x.shape)} ({n} elements) into shape {_shape_str(shape)}")
+        shape = tuple(n // rest if d == -1 else d for d in shape)
+    if builtins.any(d <= 0 for d in shape) or math.prod(shape) != n:
+        raise ShapeError(f"reshape: cannot reshape a tensor of shape {_shape_str(x.shape)} ({n} elements) into shape {_shape_str(shape)}")
+    if shape == x.shape:
+        return x
+    return bind(_op("reshape", shape=shape), x)
+
+
+def ravel(x):
+    """The elements of ``x`` as a 1-D array.
+
+    Example:
+        >>> qb.ravel(qb.ones((2, 2))).shape
+        (4,)
+    """
+    x = _to_array(x)
+    return reshape(x, (x.size,))
+
+
+def transpose(x, axes=None):
+    """Permutes the axes (default: reverses them). Result axis i is input axis axes[i].
+
+    Example:
+        >>> qb.transpose(qb.ones((2, 3))).shape
+        (3, 2)
+    """
+    x = _to_array(x)
+    nd = x.ndim
+    if axes is None:
+        perm = tuple(range(nd - 1, -1, -1))
+    else:
+        perm = tuple(_norm_axis("transpose", a, nd, x.shape) for a in axes)
+        if sorted(perm) != list(range(nd)):
+            raise ShapeError(f"transpose: axes {tuple(axes)} are not a permutation of the axes of a tensor of shape {_shape_str(x.shape)}")
+    if perm == tuple(range(nd)):
+        return x
+    return bind(_op("transpose", perm=perm), x)
+
+
+def swapaxes(x, axis1, axis2):
+    """Swaps two axes.
+
+    Example:
+        >>> qb.swapaxes(qb.ones((2, 3, 4)), 0, -1).shape
+        (4, 3, 2)
+    """
+    x = _to_array(x)
+    a = _norm_axis("swapaxes", axis1, x.ndim, x.shape)
+    b = _norm_axis("swapaxes", axis2, x.ndim, x.shape)
+    perm = list(range(x.ndim))
+    perm[a], perm[b] = perm[b], perm[a]
+    return transpose(x, perm)
+
+
+def expand_dims(x, axis):
+    """Inserts extent-1 axes at the positions ``axis`` (an int or a tuple) of the result.
+
+    Example:
+        >>> qb.expand_dims(qb.ones((2, 3)), -1).shape
+        (2, 3, 1)
+    """
+    x = _to_array(x)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    nd = x.ndim + len(axes)
+    pos = _norm_axes("expand_dims", tuple(axes), (1,) * nd)
+    it = iter(x.shape)
+    shape = tuple(1 if i in pos else next(it) for i in range(nd))
+    return reshape(x, shape)
+
+
+def squeeze(x, axis=None):
+    """Removes extent-1 axes (all of them, or those in ``axis``).
+
+    Example:
+        >>> qb.squeeze(qb.ones((1, 3, 1))).shape
+        (3,)
+    """
+    x = _to_array(x)
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(x.shape) if d == 1)
+    else:
+        axes = _norm_axes("squeeze", axis, x.shape)
+        for a in axes:
+            if x.shape[a] != 1:
+                raise ShapeError(f"squeeze: cannot squeeze axis {a} of extent {x.shape[a]} of a tensor of shape {_shape_str(x.shape)}")
+    return reshape(x, tuple(d for i, d in enumerate(x.shape) if i not in axes))
+
+
+def _common(op, xs):
+    xs = [_to_array(x) for x in xs]
+    if not xs:
+        raise ValueError(f"{op}: needs at least one array")
+    dt = xs[0].dtype
+    for x in xs[1:]:
+        dt = _dt.result_type(op, dt, x.dtype)
+    return [astype(x, dt) for x in xs]
+
+
+def concatenate(arrays, axis=0):
+    """Joins arrays along an existing axis.
+
+    Example:
+        >>> qb.concatenate([qb.ones((2, 1)), qb.zeros((2, 2))], axis=1).shape
+        (2, 3)
+    """
+    xs = _common("concatenate", arrays)
+    s0 = xs[0].shape
+    if not s0:
+        raise ShapeError("concatenate: zero-dimensional arrays cannot be concatenated")
+    a = _norm_axis("concatenate", axis, len(s0), s0)
+    for x in xs[1:]:
+        s = x.shape
+        if len(s) != len(s0) or builtins.any(i != a and p != q for i, (p, q) in enumerate(zip(s, s0))):
+            raise ShapeError(
+                "concatenate: all input shapes must match except along axis "
+                f"{a}, got " + ", ".join(_shape_str(x.shape) for x in xs)
+            )
+    if len(xs) == 1:
+        return xs[0]
+    return bind(_op("concatenate", dim=a), *xs)
+
+
+concat = concatenate
+
+
+def stack(arrays, axis=0):
+    """Joins arrays of equal shape along a new axis.
+
+    Example:
+        >>> qb.stack([qb.ones(3), qb.zeros(3)]).shape
+        (2, 3)
+    """
+    xs = _common("stack", arrays)
+    s0 = xs[0].shape
+    for x in xs[1:]:
+        if x.shape != s0:
+            raise ShapeError("stack: all input arrays must have the same shape, got " + ", ".join(_shape_str(x.shape) for x in xs))
+    a = _norm_axis("stack", axis, len(s0) + 1, s0)
+    return concatenate([expand_dims(x, a) for x in xs], axis=a)
+
+
+def split(x, indices_or_sections, axis=0):
+    """Splits ``x`` along ``axis`` into equal sections (an int) or at the given indices.
+
+    Example:
+        >>> [p.shape for p in qb.split(qb.arange(6), [1, 4])]
+        [(1,), (3,), (2,)]
+    """
+    x = _to_array(x)
+    a = _norm_axis("split", axis, x.ndim, x.shape)
+    n = x.shape[a]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        k = int(indices_or_sections)
+        if k <= 0 or n % k:
+            raise ShapeError(f"split: axis {a} of extent {n} (shape {_shape_str(x.shape)}) does not split into {k} equal sections")
+        bounds = [i * (n // k) for i in range(k + 1)]
+    else:
+        idx = [int(i) for i in indices_or_sections]
+        bounds = [0] + [builtins.min(builtins.max(i + n if i < 0 else i, 0), n) for i in idx] + [n]
+    out = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        if hi <= lo:
+            raise ShapeError(f"split: section [{lo}:{hi}] of axis {a} (shape {_shape_str(x.shape)}) would be empty")
+        out.append(_slice_axis(x, a, lo, hi, 1))
+    return out
+
+
+def _slice_axis(x, a, lo, hi, step):
+    shape = x.shape
+    start = [0] * len(shape)
+    limit = list(shape)
+    strides = [1] * len(shape)
+    start[a], limit[a], strides[a] = lo, hi, step
+    if lo == 0 and hi == shape[a] and step == 1:
+        return x
+    return bind(_op("slice", start=tuple(start), limit=tuple(limit), strides=tuple(strides)), x)
+
+
+# ---------------------------------------------------------------------------------------------
+# Products
+
+
+def _dot_general(a, b, lb, rb, lc, rc):
+    return bind(_op("dot_general", lhs_batch=_t(lb), rhs_batch=_t(rb), lhs_contract=_t(lc), rhs_contract=_t(rc)), a, b)
+
+
+def _prod_operands(op, a, b):
+    a, b = _to_array(a), _to_array(b)
+    dt = _dt.result_type(op, a.dtype, b.dtype)
+    if dt.is_bool:
+        raise DTypeError(f"{op}: bool_ operands of shapes {_shape_str(a.shape)} and {_shape_str(b.shape)} are not supported; convert with astype")
+    return astype(a, dt), astype(b, dt)
+
+
+def matmul(a, b):
+    """Matrix product with NumPy's rules: 1-D operands are promoted to matrices and the
+    added axis removed; leading (batch) axes broadcast. The ``@`` operator.
+
+    Example:
+        >>> qb.matmul(qb.ones((5, 2, 3)), qb.ones((3, 4))).shape
+        (5, 2, 4)
+    """
+    a, b = _prod_operands("matmul", a, b)
+    sa, sb = a.shape, b.shape
+    if not sa or not sb:
+        raise ShapeError(f"matmul: operands must have at least one dimension, got shapes {_shape_str(sa)} and {_shape_str(sb)}")
+    a1, b1 = len(sa) == 1, len(sb) == 1
+    if a1:
+        a = reshape(a, (1,) + sa)
+    if b1:
+        b = reshape(b, sb + (1,))
+    sa, sb = a.shape, b.shape
+    if sa[-1] != sb[-2]:
+        raise ShapeError(
+            f"matmul: contracting dimensions differ: shapes {_shape_str(sa if not a1 else sa[1:])} and "
+            f"{_shape_str(sb if not b1 else sb[:-1])} ({sa[-1]} != {sb[-2]})"
+        )
+    batch = _bcast_shapes("matmul", sa[:-2], sb[:-2]) if (len(sa) > 2 or len(sb) > 2) else ()
+    nb = len(batch)
+    if sa[:-2] != batch:
+        a = broadcast_to(a, batch + sa[-2:])
+    if sb[:-2] != batch:
+        b = broadcast_to(b, batch + sb[-2:])
+    r = _dot_general(a, b, range(nb), range(nb), (nb + 1,), (nb,))
+    out = batch + (() if a1 else (sa[-2],)) + (() if b1 else (sb[-1],))
+    return reshape(r, out) if r.shape != out else r
+
+
+def dot(a, b):
+    """NumPy's ``dot``: products of scalars, inner products of vectors, matrix products, and
+    for N-D operands a sum over the last axis of ``a`` and the second-to-last of ``b``.
+
+    Example:
+        >>> qb.dot(qb.array([1.0, 2.0]), qb.array([3.0, 4.0])).item()
+        11.0
+    """
+    a, b = _prod_operands("dot", a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    ca = a.ndim - 1
+    cb = 0 if b.ndim == 1 else b.ndim - 2
+    if a.shape[ca] != b.shape[cb]:
+        raise ShapeError(f"dot: shapes {_shape_str(a.shape)} and {_shape_str(b.shape)} not aligned: {a.shape[ca]} (dim {ca}) != {b.shape[cb]} (dim {cb})")
+    r = _dot_general(a, b, (), (), (ca,), (cb,))
+    return r
+
+
+def tensordot(a, b, axes=2):
+    """Sum of products over the last ``axes`` axes of ``a`` and the first of ``b`` (an int),
+    or over the axis lists ``axes = (a_axes, b_axes)``.
+
+    Example:
+        >>> qb.tensordot(qb.ones((2, 3, 4)), qb.ones((3, 4, 5))).shape
+        (2, 5)
+    """
+    a, b = _prod_operands("tensordot", a, b)
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if n < 0 or n > a.ndim or n > b.ndim:
+            raise ShapeError(f"tensordot: axes={n} does not fit shapes {_shape_str(a.shape)} and {_shape_str(b.shape)}")
+        la, lb = tuple(range(a.ndim - n, a.ndim)), tuple(range(n))
+    else:
+        la, lb = axes
+        la = (la,) if isinstance(la, (int, np.integer)) else tuple(la)
+        lb = (lb,) if isinstance(lb, (int, np.integer)) else tuple(lb)
+        if len(la) != len(lb):
+            raise ShapeError(f"tensordot: axes lists {la} and {lb} differ in length")
+        la = tuple(_norm_axis("tensordot", x, a.ndim, a.shape) for x in la)
+        lb = tuple(_norm_axis("tensordot", x, b.ndim, b.shape) for x in lb)
+    for p, q in zip(la, lb):
+        if a.shape[p] != b.shape[q]:
+            raise ShapeError(f"tensordot: shape mismatch for sum: {_shape_str(a.shape)} axis {p} ({a.shape[p]}) and {_shape_str(b.shape)} axis {q} ({b.shape[q]})")
+    return _dot_general(a, b, (), (), la, lb)
+
+
+def einsum(subscripts, *operands):
+    """Einstein summation over explicit subscripts (``"ij,jk->ik"``; implicit output when
+    ``->`` is omitted). Products become ``dot_general``, other sums ``reduce_sum``.
+    Ellipses and repeated indices within one operand (diagonals) are not supported.
+
+    Example:
+        >>> qb.einsum("bij,bjk->bik", qb.ones((2, 3, 4)), qb.ones((2, 4, 5))).shape
+        (2, 3, 5)
+    """
+    if "." in subscripts:
+        raise UnsupportedOperationError("einsum: ellipsis ('...') is not supported", op="einsum")
+    s = subscripts.replace(" ", "")
+    if "->" in s:
+        ins, out = s.split("->")
+    else:
+        ins = s
+        counts = {}
+        for c in ins.replace(",", ""):
+            counts[c] = counts.get(c, 0) + 1
+        out = "".join(sorted(c for c, k in counts.items() if k == 1))
+    specs = ins.split(",")
+    if len(specs) != len(operands):
+        raise ValueError(f"einsum: {subscripts!r} names {len(specs)} operands, got {len(operands)}")
+    xs = _common("einsum", operands)
+    if xs[0].dtype.is_bool:
+        raise DTypeError("einsum: bool_ operands are not supported; convert with astype")
+    sizes = {}
+    for k, (sp, x) in enumerate(zip(specs, xs)):
+        if builtins.any(c not in string.ascii_letters for c in sp):
+            raise ValueError(f"einsum: invalid subscripts {sp!r}")
+        if len(sp) != x.ndim:
+            raise ShapeError(f"einsum: operand {k} has shape {_shape_str(x.shape)} but subscripts {sp!r} name {len(sp)} axes")
+        if len(set(sp)) != len(sp):
+            raise UnsupportedOperationError(f"einsum: repeated index in {sp!r} (diagonals) is not supported", op="einsum")
+        for c, d in zip(sp, x.shape):
+            if sizes.setdefault(c, d) != d:
+                raise ShapeError(f"einsum: index {c!r} has extent {sizes[c]} and {d} (operand {k} of shape {_shape_str(x.shape)})")
+    for c in out:
+        if c not in sizes:
+            raise ValueError(f"einsum: output index {c!r} does not appear in the inputs")
+    # Sum out indices that appear in a single operand and not in the output.
+    terms = []
+    for k, (sp, x) in enumerate(zip(specs, xs)):
+        others = "".join(specs[:k] + specs[k + 1:]) + out
+        drop = tuple(i for i, c in enumerate(sp) if c not in others)
+        if drop:
+            x = bind(_op("reduce_sum", dims=drop), x)
+            sp = "".join(c for i, c in enumerate(sp) if i not in drop)
+        terms.append((sp, x))
+    cur_sp, cur = terms[0]
+    for k in range(1, len(terms)):
+        sp, x = terms[k]
+        keep = out + "".join(t[0] for t in terms[k + 1:])
+        batch = [c for c in cur_sp if c in sp and c in keep]
+        contract = [c for c in cur_sp if c in sp and c not in keep]
+        cur = _dot_general(
+            cur, x,
+            [cur_sp.index(c) for c in batch], [sp.index(c) for c in batch],
+            [cur_sp.index(c) for c in contract], [sp.index(c) for c in contract],
+        )
+        cur_sp = "".join(batch) + "".join(c for c in cur_sp if c not in batch and c not in contract) + "".join(
+            c for c in sp if c not in batch and c not in contract
+        )
+    drop = tuple(i for i, c in enumerate(cur_sp) if c not in out)
+    if drop:
+        cur = bind(_op("reduce_sum", dims=drop), cur)
+        cur_sp = "".join(c for c in cur_sp if c in out)
+    return transpose(cur, [cur_sp.index(c) for c in out]) if cur_sp != out else cur
+
+
+# ---------------------------------------------------------------------------------------------
+# Indexing
+
+
+def take(x, indices, axis=None):
+    """Elements of ``x`` at integer ``indices`` along ``axis`` (None: of the flattened array).
+    The result shape is ``x.shape[:axis] + indices.shape + x.shape[axis+1:]``. Concrete
+    negative indices count from the end and out-of-range ones raise IndexError; traced
+    indices wrap once from the end and are clamped.
+
+    Example:
+        >>> qb.take(qb.array([10, 20, 30]), qb.array([2, 0])).tolist()
+        [30, 10]
+    """
+    x = _to_array(x)
+    if axis is None:
+        x = ravel(x)
+        axis = 0
+    a = _norm_axis("take", axis, x.ndim, x.shape)
+    n = x.shape[a]
+    if type(indices) is Tracer:
+        idx = indices
+        if idx.dtype.is_float or idx.dtype.is_bool:
+            raise DTypeError(f"take: indices must be integers, got {idx.dtype.name} of shape {_shape_str(idx.shape)}")
+        idx = where(idx < 0, idx + n, idx)
+    else:
+        arr = np.asarray(indices)
+        if arr.dtype.kind not in "iu":
+            raise DTypeError(f"take: indices must be integers, got dtype {arr.dtype} of shape {_shape_str(arr.shape)}")
+        if arr.size == 0:
+            raise ShapeError("take: empty index arrays are not supported (zero-extent result)")
+        if (arr >= n).any() or (arr < -n).any():
+            raise IndexError(f"take: index out of range for axis {a} of extent {n} (shape {_shape_str(x.shape)})")
+        idx = _q.from_buffer(np.ascontiguousarray(np.where(arr < 0, arr + n, arr).astype(np.int64)))
+    if idx.ndim == 0:
+        r = bind(_op("gather", axis=a), x, reshape(idx, (1,)))
+        return reshape(r, x.shape[:a] + x.shape[a + 1:])
+    return bind(_op("gather", axis=a), x, idx)
+
+
+def getitem(x, key):
+    """``x[key]`` for ints, slices (any step), ``None``, ``...`` and one integer array."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    for k in key:
+        if type(k) is Tracer:
+            raise TracerError(
+                "indexing with a traced value needs a concrete index; use qb.take for integer-array indexing or qb.where for selection"
+            )
+    shape = x.shape
+    nd = len(shape)
+    n_real = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
+    if builtins.sum(1 for k in key if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if n_real > nd:
+        raise IndexError(f"too many indices for a tensor of shape {_shape_str(shape)}: {n_real} were given")
+    exp = []
+    for k in key:
+        if k is Ellipsis:
+            exp.extend([slice(None)] * (nd - n_real))
+        else:
+            exp.append(k)
+    if Ellipsis not in key:
+        exp.extend([slice(None)] * (nd - n_real))
+    start, limit, strides = [0] * nd, list(shape), [1] * nd
+    out_shape = []
+    gathers = []  # (input axis, numpy index array)
+    array_at = None
+    d = 0
+    for k in exp:
+        if k is None:
+            out_shape.append(("new", 1))
+            continue
+        n = shape[d]
+        if isinstance(k, slice):
+            lo, hi, st = k.indices(n)
+            r = range(lo, hi, st)
+            if len(r) == 0:
+                raise ShapeError(f"index {k} of axis {d} (extent {n}) selects no elements: zero-extent results are not supported")
+            if st > 0:
+                start[d], limit[d], strides[d] = r[0], r[-1] + 1, st
+            else:
+                gathers.append((d, np.array(list(r), dtype=np.int64)))
+            out_shape.append(("keep", len(r)))
+        elif isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+            i = int(k)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {d} with extent {n} (shape {_shape_str(shape)})")
+            i = i + n if i < 0 else i
+            start[d], limit[d] = i, i + 1
+        else:
+            arr = np.asarray(k.numpy() if isinstance(k, Tensor) else k)
+            if arr.dtype == np.bool_:
+                raise UnsupportedOperationError("boolean mask indexing gives a data-dependent shape; use qb.where", op="getitem")
+            if arr.dtype.kind not in "iu":
+                raise IndexError(f"only integers, slices, None, ... and integer arrays are valid indices, got {type(k).__name__}")
+            if array_at is not None:
+                raise UnsupportedOperationError("indexing with more than one integer array is not supported; use qb.take", op="getitem")
+            array_at = d
+            gathers.append((d, arr))
+            out_shape.append(("array", arr.shape))
+        d += 1
+    if array_at is not None and builtins.any(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in exp):
+        raise UnsupportedOperationError("mixing integer and integer-array indices is not supported; index in two steps", op="getitem")
+    if (start, limit, strides) != ([0] * nd, list(shape), [1] * nd):
+        x = bind(_op("slice", start=tuple(start), limit=tuple(limit), strides=tuple(strides)), x)
+    # Gathers, last axis first so that earlier axis numbers stay valid.
+    for d, arr in sorted(gathers, key=lambda g: -g[0]):
+        x = take(x, arr, axis=d)
+    final = []
+    for kind, v in out_shape:
+        if kind == "array":
+            final.extend(v)
+        else:
+            final.append(v)
+    return reshape(x, tuple(final))
+
+
+# ---------------------------------------------------------------------------------------------
+# Creation
+
+
+def array(obj, dtype=None):
+    """A new Tensor from ``obj`` (always copies foreign data; a Tensor's immutable storage is
+    shared): NumPy arrays keep their dtype, Python floats give float64, ints int64, bools
+    bool_, nested lists of any depth are accepted.
+
+    Raises:
+        DTypeError: float16 and other unsupported dtypes.
+        ShapeError: empty (zero-extent) or ragged data.
+
+    Example:
+        >>> qb.array([[1, 2], [3, 4]]).dtype
+        quabla.int64
+    """
+    if type(obj) is Tracer:
+        return obj if dtype is None else astype(obj, dtype)
+    if isinstance(obj, Tensor):
+        return _q.share(obj) if dtype is None or _dt.dtype(dtype) is obj.dtype else astype(obj, dtype)
+    if isinstance(obj, (list, tuple)) and _has_tracer(obj):
+        return stack([array(o) for o in obj]) if dtype is None else astype(stack([array(o) for o in obj]), dtype)
+    if _is_scalar(obj):
+        d = _dt.dtype(dtype) if dtype is not None else _dt.scalar_dtype(obj)
+        return _q.full((), obj, d.code)
+    try:
+        a = np.asarray(obj)
+    except ValueError as e:
+        raise ShapeError(f"array: cannot build a tensor from {type(obj).__name__}: {e}") from None
+    if a.dtype == object:
+        raise DTypeError(f"array: cannot build a tensor from {type(obj).__name__} (elements are not numbers of one kind)")
+    if a.size == 0:
+        raise ShapeError(f"array: zero-extent shape {_shape_str(a.shape)} is not supported (quabla tensors have positive extents)")
+    if isinstance(obj, (list, tuple)) and dtype is None and a.dtype.kind == "i" and a.dtype != np.int64:
+        a = a.astype(np.int64)
+    return _from_numpy(a, dtype)
+
+
+def _has_tracer(obj):
+    for o in obj:
+        if type(o) is Tracer:
+            return True
+        if isinstance(o, (list, tuple)) and _has_tracer(o):
+            return True
+    return False
+
+
+def asarray(obj, dtype=None):
+    """Like :func:`array`, but returns ``obj`` itself when it already is a Tensor (or
+    Tracer) of the requested dtype.
+
+    Example:
+        >>> x = qb.array([1.0]); qb.asarray(x) is x
+        True
+    """
+    if is_array(obj) and (dtype is None or _dt.dtype(dtype) is obj.dtype):
+        return obj
+    return array(obj, dtype)
+
+
+def _shape_arg(op, shape):
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else _t(shape)
+    if builtins.any(d <= 0 for d in shape):
+        raise ShapeError(f"{op}: shape {_shape_str(shape)} has a zero or negative extent (quabla tensors have positive extents)")
+    return shape
+
+
+def zeros(shape, dtype=None):
+    """A tensor of zeros (default dtype float64).
+
+    Example:
+        >>> qb.zeros((2, 3), dtype=qb.float32).shape
+        (2, 3)
+    """
+    return _q.full(list(_shape_arg("zeros", shape)), 0, _dt.dtype(dtype or float64).code)
+
+
+def ones(shape, dtype=None):
+    """A tensor of ones (default dtype float64).
+
+    Example:
+        >>> qb.ones(3).tolist()
+        [1.0, 1.0, 1.0]
+    """
+    return _q.full(list(_shape_arg("ones", shape)), 1, _dt.dtype(dtype or float64).code)
+
+
+def full(shape, fill_value, dtype=None):
+    """A tensor filled with ``fill_value`` (dtype from the value when not given).
+
+    Example:
+        >>> qb.full((2,), 7).tolist()
+        [7, 7]
+    """
+    d = _dt.dtype(dtype) if dtype is not None else _dt.scalar_dtype(fill_value)
+    return _q.full(list(_shape_arg("full", shape)), fill_value, d.code)
+
+
+def _like(op, x, value, dtype):
+    d = _dt.dtype(dtype) if dtype is not None else x.dtype
+    if type(x) is Tracer:
+        return _fill(value, d, x.shape, x)
+    x = _to_array(x)
+    return _q.full(list(x.shape), value, d.code)
+
+
+def zeros_like(x, dtype=None):
+    """Zeros with the shape (and by default the dtype) of ``x``.
+
+    Example:
+        >>> qb.zeros_like(qb.ones((2,), dtype=qb.int32)).dtype
+        quabla.int32
+    """
+    return _like("zeros_like", x, 0, dtype)
+
+
+def ones_like(x, dtype=None):
+    """Ones with the shape (and by default the dtype) of ``x``.
+
+    Example:
+        >>> qb.ones_like(qb.zeros(2)).tolist()
+        [1.0, 1.0]
+    """
+    return _like("ones_like", x, 1, dtype)
+
+
+def full_like(x, fill_value, dtype=None):
+    """``fill_value`` with the shape (and by default the dtype) of ``x``.
+
+    Example:
+        >>> qb.full_like(qb.zeros(2), 3).tolist()
+        [3.0, 3.0]
+    """
+    return _like("full_like", x, fill_value, dtype)
+
+
+def arange(start, stop=None, step=1, dtype=None):
+    """Evenly spaced values in [start, stop) (NumPy's rules; integer arguments give int64).
+
+    Example:
+        >>> qb.arange(3).tolist()
+        [0, 1, 2]
+    """
+    a = np.arange(start, stop, step) if stop is not None else np.arange(start, step=step) if step != 1 else np.arange(start)
+    if a.size == 0:
+        raise ShapeError(f"arange: the range (start={start}, stop={stop}, step={step}) is empty (zero-extent tensors are not supported)")
+    return _from_numpy(a, dtype)
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None):
+    """``num`` evenly spaced values from start to stop (default dtype float64).
+
+    Example:
+        >>> qb.linspace(0.0, 1.0, 3).tolist()
+        [0.0, 0.5, 1.0]
+    """
+    if num <= 0:
+        raise ShapeError(f"linspace: num={num} gives an empty tensor (zero-extent tensors are not supported)")
+    return _from_numpy(np.linspace(start, stop, int(num), endpoint=endpoint), dtype)
+
+
+def eye(n, m=None, k=0, dtype=None):
+    """An n x m matrix with ones on diagonal ``k`` (default dtype float64).
+
+    Example:
+        >>> qb.eye(2).tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+    """
+    _shape_arg("eye", (n, m if m is not None else n))
+    return _from_numpy(np.eye(n, m, k), dtype)
+
+
+def devices():
+    """The device names this build compiles for (``["cpu"]``).
+
+    Example:
+        >>> qb.devices()
+        ['cpu']
+    """
+    return list(_q.devices())

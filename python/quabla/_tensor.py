@@ -1,0 +1,169 @@
+"""Operators and methods of :class:`quabla.Tensor` and of tracers. The Tensor type is
+defined in Rust (storage, buffer protocol, conversions); the methods here are attached to it
+and to :class:`Tracer` alike, so eager and traced code read the same.
+"""
+
+import numpy as np
+
+from . import _ops as o
+from . import _quabla as _q
+from ._trace import Tracer
+
+Tensor = _q.Tensor
+
+
+def _swap(f):
+    return lambda x, y: f(y, x)
+
+
+def _numpy(self):
+    """The tensor as a read-only NumPy array sharing its storage (zero-copy)."""
+    return np.asarray(memoryview(self))
+
+
+def _array(self, dtype=None, copy=None):
+    a = np.asarray(memoryview(self))
+    if dtype is not None and np.dtype(dtype) != a.dtype:
+        if copy is False:
+            raise ValueError(f"converting a {self.dtype.name} tensor to {np.dtype(dtype)} requires a copy, but copy=False")
+        return a.astype(dtype)
+    if copy:
+        return a.copy()
+    return a
+
+
+def _repr(self):
+    a = _numpy(self)
+    body = np.array2string(a, separator=", ", prefix="Tensor(")
+    return f"Tensor({body}, dtype={self.dtype.name})"
+
+
+def _str(self):
+    return str(_numpy(self))
+
+
+def _iter(self):
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    for i in range(self.shape[0]):
+        yield self[i]
+
+
+def _reshape(self, *shape):
+    return o.reshape(self, *shape)
+
+
+def _transpose(self, *axes):
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+        axes = axes[0]
+    return o.transpose(self, axes or None)
+
+
+def _clip(self, a_min=None, a_max=None):
+    return o.clip(self, a_min, a_max)
+
+
+def _format(self, spec):
+    if self.size == 1 and spec:
+        return format(self.item(), spec)
+    return str(self)
+
+
+_METHODS = {
+    "__add__": o.add,
+    "__radd__": _swap(o.add),
+    "__sub__": o.subtract,
+    "__rsub__": _swap(o.subtract),
+    "__mul__": o.multiply,
+    "__rmul__": _swap(o.multiply),
+    "__truediv__": o.divide,
+    "__rtruediv__": _swap(o.divide),
+    "__floordiv__": o.floor_divide,
+    "__rfloordiv__": _swap(o.floor_divide),
+    "__mod__": o.remainder,
+    "__rmod__": _swap(o.remainder),
+    "__pow__": o.power,
+    "__rpow__": _swap(o.power),
+    "__matmul__": o.matmul,
+    "__rmatmul__": _swap(o.matmul),
+    "__neg__": o.negative,
+    "__pos__": lambda x: x,
+    "__abs__": o.abs,
+    "__invert__": o.logical_not,
+    "__and__": o.bitwise_and,
+    "__rand__": _swap(o.bitwise_and),
+    "__or__": o.bitwise_or,
+    "__ror__": _swap(o.bitwise_or),
+    "__xor__": o.bitwise_xor,
+    "__rxor__": _swap(o.bitwise_xor),
+    "__lt__": o.less,
+    "__le__": o.less_equal,
+    "__gt__": o.greater,
+    "__ge__": o.greater_equal,
+    "__eq__": o.equal,
+    "__ne__": o.not_equal,
+    "__getitem__": o.getitem,
+    "__iter__": _iter,
+    "astype": o.astype,
+    "reshape": _reshape,
+    "transpose": _transpose,
+    "T": property(lambda x: o.transpose(x)),
+    "swapaxes": o.swapaxes,
+    "squeeze": o.squeeze,
+    "expand_dims": o.expand_dims,
+    "flatten": o.ravel,
+    "ravel": o.ravel,
+    "broadcast_to": o.broadcast_to,
+    "sum": o.sum,
+    "mean": o.mean,
+    "max": o.max,
+    "min": o.min,
+    "prod": o.prod,
+    "argmax": o.argmax,
+    "argmin": o.argmin,
+    "any": o.any,
+    "all": o.all,
+    "var": o.var,
+    "std": o.std,
+    "clip": _clip,
+    "take": o.take,
+    "dot": o.dot,
+    "abs": o.abs,
+    "exp": o.exp,
+    "expm1": o.expm1,
+    "log": o.log,
+    "log1p": o.log1p,
+    "sin": o.sin,
+    "cos": o.cos,
+    "tan": o.tan,
+    "tanh": o.tanh,
+    "sqrt": o.sqrt,
+    "rsqrt": o.rsqrt,
+    "relu": o.relu,
+    "sigmoid": o.sigmoid,
+    "softplus": o.softplus,
+    "sign": o.sign,
+    "floor": o.floor,
+    "ceil": o.ceil,
+    "round": o.round,
+    "erf": o.erf,
+    "__hash__": None,
+    "__array_priority__": 1000,
+    "__array_ufunc__": None,
+}
+
+_TENSOR_ONLY = {
+    "numpy": _numpy,
+    "__array__": _array,
+    "__repr__": _repr,
+    "__str__": _str,
+    "__format__": _format,
+}
+
+
+def install():
+    for name, fn in _METHODS.items():
+        setattr(Tensor, name, fn)
+        setattr(Tracer, name, fn)
+    for name, fn in _TENSOR_ONLY.items():
+        setattr(Tensor, name, fn)

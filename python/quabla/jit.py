@@ -1,0 +1,363 @@
+"""``qb.jit``: trace a function into a quabla module once per signature, compile it for the
+CPU, and call the compiled program afterwards.
+
+Cache key = (treedef of the arguments, per-leaf (shape, dtype), static values, device).
+Python numbers among the arguments are static (their value is part of the key and they stay
+weak scalars in the trace); pass ``qb.array(v)`` to vary a scalar without retracing. More
+than ``max_traces`` signatures raise :class:`RetraceLimitError` (nothing is evicted).
+
+The per-call path for positional Tensor arguments runs in Rust (``_quabla.JitFunction``):
+look up the argument types, run the executable, wrap the outputs. Everything else goes
+through :func:`_slow` here.
+"""
+
+import functools
+import os
+import sys
+import threading
+
+import numpy as np
+
+from . import _quabla as _q
+from . import dtypes as _dt
+from . import tree as _tree
+from ._ops import _to_array
+from ._trace import Trace, Tracer, is_array
+from .errors import RetraceLimitError, TracerError, UnsupportedOperationError
+
+__all__ = ["jit", "ShapeDtype", "Lowered", "Compiled"]
+
+Tensor = _q.Tensor
+_LOG = bool(os.environ.get("QUABLA_LOG_COMPILES"))
+
+
+class ShapeDtype:
+    """An abstract argument for :meth:`Jitted.lower`: a shape and a dtype, no values.
+
+    Example:
+        >>> qb.jit(lambda x: x * 2).lower(qb.ShapeDtype((3,), qb.float32)).as_text()  # doctest: +ELLIPSIS
+        'module {...'
+    """
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape = (int(shape),) if isinstance(shape, int) else tuple(int(d) for d in shape)
+        self.dtype = _dt.dtype(dtype)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        return f"ShapeDtype({self.shape}, {self.dtype.name})"
+
+    def __eq__(self, other):
+        return isinstance(other, ShapeDtype) and (self.shape, self.dtype) == (other.shape, other.dtype)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+
+def _device_name(device):
+    if device is None:
+        return "cpu"
+    if not isinstance(device, str):
+        raise TypeError(f"jit: device must be a string such as 'cpu', got {type(device).__name__}")
+    return device
+
+
+class _Entry:
+    """One traced and compiled signature."""
+
+    __slots__ = ("program", "compiled", "out_tree", "n_static_out")
+
+    def __init__(self, program, compiled, out_tree):
+        self.program = program
+        self.compiled = compiled
+        self.out_tree = out_tree
+
+
+def _leaf_key(x):
+    if isinstance(x, Tensor) or type(x) is ShapeDtype:
+        return (x.shape, x.dtype.code)
+    if isinstance(x, (bool, int, float)):
+        return ("static", type(x).__name__, x)
+    raise TypeError(x)
+
+
+def _prepare_leaves(fname, leaves):
+    """Converts NumPy leaves to Tensors and checks leaf types; Python numbers stay static."""
+    out = []
+    for x in leaves:
+        if isinstance(x, Tensor) or type(x) is ShapeDtype:
+            out.append(x)
+        elif isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+            out.append(x)
+        elif isinstance(x, (np.ndarray, np.generic)):
+            out.append(_to_array(np.asarray(x)))
+        elif type(x) is Tracer:
+            out.append(x)
+        else:
+            raise TypeError(
+                f"jit({fname}): argument leaves must be Tensors, NumPy arrays or Python numbers, got {type(x).__name__}; "
+                "mark non-array arguments with static_argnums"
+            )
+    return out
+
+
+def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs):
+    """Traces ``fun`` on abstract leaves; returns (Program, out_tree)."""
+    specs = [(list(x.shape), x.dtype.code) for x in leaves if not isinstance(x, (bool, int, float))]
+    builder = _q.TraceBuilder(specs)
+    trace = Trace(builder)
+    params = iter(builder.params())
+    targs = []
+    for x in leaves:
+        if isinstance(x, (bool, int, float)):
+            targs.append(x)
+        else:
+            v = next(params)
+            targs.append(Tracer(trace, v[0], tuple(v[1]), _dt.BY_CODE[v[2]]))
+    dyn_args, kwargs = _tree.unflatten(dyn_tree, targs)
+    args = _merge(dyn_args, static, static_argnums, nargs)
+    try:
+        out = fun(*args, **kwargs)
+        out_leaves, out_tree = _tree.flatten(out)
+        ids = []
+        for leaf in out_leaves:
+            if not is_array(leaf):
+                if isinstance(leaf, (bool, int, float, np.ndarray, np.generic)):
+                    leaf = _to_array(leaf)
+                else:
+                    raise TypeError(f"jit({_name(fun)}): outputs must be arrays or Python numbers, got {type(leaf).__name__}")
+            ids.append(trace.id_of(leaf))
+        program = builder.finish(ids)
+    except BaseException:
+        builder.abandon()
+        raise
+    return program, out_tree
+
+
+def _merge(dyn_args, static, static_argnums, nargs):
+    if not static_argnums:
+        return dyn_args
+    it = iter(dyn_args)
+    return tuple(static[static_argnums.index(i)] if i in static_argnums else next(it) for i in range(nargs))
+
+
+def _name(fun):
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
+def _slow(self, args, kwargs):
+    """Every call that the Rust fast path does not serve."""
+    kwargs = kwargs or {}
+    fun = self.__wrapped__
+    # Called inside another trace: trace through (the outer program inlines this function).
+    for x in _tree.flatten((args, kwargs))[0]:
+        if type(x) is Tracer:
+            return fun(*args, **kwargs)
+    sa = self._normalize_static(len(args))
+    static = tuple(args[i] for i in sa)
+    for i, s in zip(sa, static):
+        try:
+            hash(s)
+        except TypeError:
+            raise TypeError(f"jit({_name(fun)}): static argument {i} of type {type(s).__name__} is not hashable") from None
+    dyn_args = tuple(a for i, a in enumerate(args) if i not in sa) if sa else tuple(args)
+    leaves, dyn_tree = _tree.flatten((dyn_args, kwargs))
+    leaves = _prepare_leaves(_name(fun), leaves)
+    key = (dyn_tree, tuple(_leaf_key(x) for x in leaves), static, self._device)
+    entry = self._cache.get(key)
+    if entry is None:
+        entry = self._compile(key, dyn_tree, leaves, static, sa, len(args))
+    tensors = [x for x in leaves if isinstance(x, Tensor)]
+    outs = entry.compiled(tensors)
+    if (
+        not sa
+        and not kwargs
+        and len(tensors) == len(args)
+        and all(isinstance(a, Tensor) for a in args)
+    ):
+        single = entry.out_tree.num_leaves == 1 and entry.out_tree._t == "*"
+        rebuild = None if single else functools.partial(_tree.unflatten, entry.out_tree)
+        self._register([(list(t.shape), t.dtype.code) for t in tensors], entry.compiled, rebuild)
+    return _tree.unflatten(entry.out_tree, outs)
+
+
+class Jitted(_q.JitFunction):
+    """A jitted function: call it like the original; ``.lower(*args)`` gives a
+    :class:`Lowered`."""
+
+    def __init__(self, slow, fun, device=None, static_argnums=(), max_traces=8):
+        self.__wrapped__ = fun
+        functools.update_wrapper(self, fun, updated=())
+        if isinstance(static_argnums, int):
+            static_argnums = (static_argnums,)
+        self._static_argnums = tuple(int(i) for i in static_argnums)
+        self._device = _device_name(device)
+        self._max_traces = int(max_traces)
+        self._cache = {}
+        self._lock = threading.Lock()
+
+    def _normalize_static(self, nargs):
+        out = []
+        for i in self._static_argnums:
+            j = i + nargs if i < 0 else i
+            if not 0 <= j < nargs:
+                raise ValueError(f"jit({_name(self.__wrapped__)}): static_argnums {self._static_argnums} out of range for {nargs} positional arguments")
+            out.append(j)
+        return tuple(sorted(set(out)))
+
+    def _check_device(self):
+        if self._device not in _q.devices():
+            raise UnsupportedOperationError(
+                f"jit({_name(self.__wrapped__)}): device {self._device!r} is not available in this build "
+                f"(available: {', '.join(_q.devices())})",
+                op="jit",
+                device=self._device,
+            )
+
+    def _compile(self, key, dyn_tree, leaves, static, sa, nargs):
+        with self._lock:
+            entry = self._cache.get(key)
+            if entry is not None:
+                return entry
+            self._check_device()
+            if len(self._cache) >= self._max_traces:
+                keys = list(self._cache) + [key]
+                listing = "\n".join(f"  {_show_key(k)}" for k in keys)
+                raise RetraceLimitError(
+                    f"jit({_name(self.__wrapped__)}): more than max_traces={self._max_traces} signatures; "
+                    f"traced keys (the last one was rejected):\n{listing}\n"
+                    "Pass varying Python scalars as qb.array(v), or raise max_traces.",
+                    keys=keys,
+                )
+            program, out_tree = _trace(self.__wrapped__, dyn_tree, leaves, static, sa, nargs)
+            compiled = program.compile()
+            if _LOG:
+                print(f"quabla: compiled jit({_name(self.__wrapped__)}) for {_show_key(key)}", file=sys.stderr)
+            entry = _Entry(program, compiled, out_tree)
+            self._cache[key] = entry
+            return entry
+
+    def lower(self, *args, **kwargs):
+        """Traces for the given arguments (arrays or :class:`ShapeDtype` leaves) without
+        running; returns a :class:`Lowered`.
+
+        Example:
+            >>> low = qb.jit(lambda x: qb.sin(x)).lower(qb.ShapeDtype((2,), qb.float32))
+            >>> "quabla.sin" in low.as_text()
+            True
+        """
+        sa = self._normalize_static(len(args))
+        static = tuple(args[i] for i in sa)
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in sa)
+        leaves, dyn_tree = _tree.flatten((dyn_args, kwargs))
+        leaves = _prepare_leaves(_name(self.__wrapped__), leaves)
+        program, out_tree = _trace(self.__wrapped__, dyn_tree, leaves, static, sa, len(args))
+        return Lowered(self, program, out_tree, dyn_tree, sa, static, len(args))
+
+    def clear_cache(self):
+        """Drops every traced signature (the Rust fast path keeps serving the old ones
+        until the function object is released)."""
+        with self._lock:
+            self._cache.clear()
+
+    @property
+    def _cache_size(self):
+        return len(self._cache)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __repr__(self):
+        return f"<jit({_name(self.__wrapped__)}) device={self._device!r}>"
+
+
+def _show_key(key):
+    tree, leaves, static, device = key
+    parts = []
+    for lk in leaves:
+        if lk[0] == "static":
+            parts.append(f"{lk[1]}={lk[2]!r}")
+        else:
+            parts.append(f"{_dt.BY_CODE[lk[1]].name}{list(lk[0])}")
+    s = f"{tree!r} leaves=({', '.join(parts)})"
+    if static:
+        s += f" static={static!r}"
+    return s + f" device={device!r}"
+
+
+class Lowered:
+    """A traced program: ``.as_text()`` is its quabla-dialect MLIR (with the user's source
+    locations), ``.compile()`` compiles it for the jitted function's device."""
+
+    def __init__(self, jitted, program, out_tree, in_tree, static_argnums, static, nargs):
+        self._jitted = jitted
+        self.program = program
+        self.out_tree = out_tree
+        self.in_tree = in_tree
+        self._static_argnums = static_argnums
+        self._static = static
+        self._nargs = nargs
+
+    def as_text(self, optimized=False):
+        """The module as MLIR text; ``optimized=True`` gives it after quabla-inline and
+        quabla-canonicalize (what is compiled)."""
+        return self.program.optimized_text() if optimized else self.program.as_text()
+
+    def compile(self):
+        """Compiles; returns a :class:`Compiled` callable with arguments of the same
+        structure, shapes and dtypes."""
+        self._jitted._check_device()
+        return Compiled(self, self.program.compile())
+
+
+class Compiled:
+    """A compiled program, called with arguments matching the lowered signature."""
+
+    def __init__(self, lowered, compiled):
+        self._lowered = lowered
+        self._compiled = compiled
+
+    def __call__(self, *args, **kwargs):
+        low = self._lowered
+        sa = low._static_argnums
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in sa)
+        leaves, tree = _tree.flatten((dyn_args, kwargs))
+        if tree != low.in_tree:
+            raise TypeError(f"compiled function: argument structure {tree!r} differs from the lowered {low.in_tree!r}")
+        tensors = [_to_array(np.asarray(x)) if isinstance(x, (np.ndarray, np.generic)) else x for x in leaves]
+        tensors = [x for x in tensors if isinstance(x, Tensor)]
+        return _tree.unflatten(low.out_tree, self._compiled(tensors))
+
+
+def jit(fun=None, *, device=None, static_argnums=(), max_traces=8):
+    """Compiles ``fun`` with Quabla: traced once per signature, then run as a compiled
+    program.
+
+    Args:
+        fun: a function of pytrees of arrays (Tensors, NumPy arrays) and Python numbers.
+        device: None or "cpu" (the devices of :func:`qb.devices`).
+        static_argnums: positional arguments passed by value (hashable, part of the key).
+        max_traces: the most signatures traced before :class:`RetraceLimitError`.
+
+    Returns:
+        A callable with ``.lower(*args)``.
+
+    Example:
+        >>> f = qb.jit(lambda x, y: qb.sum(x * y))
+        >>> f(qb.array([1.0, 2.0]), qb.array([3.0, 4.0])).item()
+        11.0
+    """
+    if fun is None:
+        return lambda f: jit(f, device=device, static_argnums=static_argnums, max_traces=max_traces)
+    if not callable(fun):
+        raise TypeError(f"jit: expected a callable, got {type(fun).__name__}")
+    if isinstance(fun, Jitted):
+        fun = fun.__wrapped__
+    return Jitted(_slow, fun, device=device, static_argnums=static_argnums, max_traces=max_traces)

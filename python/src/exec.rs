@@ -1,0 +1,274 @@
+//! Execution: the process-wide CPU executor (one lazy global), compiled programs, eager
+//! per-op execution with executables cached by (op, operand types), and the per-call hot
+//! path of jitted functions (`JitFunction.__call__`: all-Tensor positional arguments are
+//! looked up in a Rust-side cache and run without entering Python; everything else goes to
+//! the Python slow path, which traces, compiles and registers the signature here).
+//!
+//! Invariants: executables are immutable and callable from any thread; caches are behind
+//! RwLocks and only ever grow; the GIL is released while large programs run.
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+use quabla_dialect::{Func, Module, OpKind, TensorType};
+use quabla_runtime::{interp, Buffer, CompileOptions, CpuExecutor, Executable, Executor};
+
+use crate::errors;
+use crate::ops::Op;
+use crate::tensor::{py_dtype, shape_tuple, wrap, Tensor};
+
+/// Programs with at least this many input elements run with the GIL released.
+const DETACH_ELEMENTS: usize = 1 << 14;
+
+/// How a program runs.
+pub enum Exec {
+    /// JIT-compiled by the CPU executor.
+    Cpu(Arc<dyn Executable>),
+    /// Run by the reference interpreter (function `main` of the module).
+    Interp(Module),
+}
+
+impl Exec {
+    /// Runs the program on input buffers.
+    pub fn run(&self, inputs: &[&Buffer]) -> Result<Vec<Buffer>, String> {
+        match self {
+            Exec::Cpu(e) => e.run(inputs).map_err(|e| e.to_string()),
+            Exec::Interp(m) => {
+                let owned: Vec<Buffer> = inputs.iter().map(|b| (*b).clone()).collect();
+                interp::run_func(m, "main", &owned).map_err(|e| e.to_string())
+            }
+        }
+    }
+
+    /// Runs, releasing the GIL when the inputs are large.
+    pub fn run_py(&self, py: Python<'_>, inputs: &[&Buffer]) -> PyResult<Vec<Buffer>> {
+        let n: usize = inputs.iter().map(|b| b.len()).sum();
+        let r = if n >= DETACH_ELEMENTS { py.detach(|| self.run(inputs)) } else { self.run(inputs) };
+        r.map_err(|m| errors::new(py, "QuablaError", format!("execution failed: {m}")))
+    }
+}
+
+/// The process-wide CPU executor.
+fn cpu() -> &'static CpuExecutor {
+    static CPU: OnceLock<CpuExecutor> = OnceLock::new();
+    CPU.get_or_init(CpuExecutor::new)
+}
+
+/// Which engine eager ops use: `compile` (per-op JIT programs, default) or `interp`
+/// (the reference interpreter), from `QUABLA_EAGER`.
+fn eager_interp() -> bool {
+    static MODE: OnceLock<bool> = OnceLock::new();
+    *MODE.get_or_init(|| std::env::var("QUABLA_EAGER").map(|v| v == "interp").unwrap_or(false))
+}
+
+/// Compiles a module's `@main` for the CPU (or wraps it for the interpreter).
+pub fn compile_module(py: Python<'_>, m: &Module, interpret: bool) -> PyResult<Arc<Exec>> {
+    if interpret {
+        return Ok(Arc::new(Exec::Interp(m.clone())));
+    }
+    let opts = CompileOptions::default();
+    let r = py.detach(|| cpu().compile(m, "main", &opts));
+    match r {
+        Ok(e) => Ok(Arc::new(Exec::Cpu(e))),
+        Err(e) => Err(errors::new(py, "QuablaError", format!("compilation failed: {e}"))),
+    }
+}
+
+/// Global eager cache for ops whose `Op` object is rebuilt per call (attribute-carrying ops).
+type EagerKey = (OpKind, Vec<TensorType>);
+fn global_eager() -> &'static RwLock<HashMap<EagerKey, Arc<Exec>>> {
+    static G: OnceLock<RwLock<HashMap<EagerKey, Arc<Exec>>>> = OnceLock::new();
+    G.get_or_init(|| RwLock::new(HashMap::new()))
+}
+
+/// The eager executable of `op` on operands of types `tys`.
+fn eager_exec(py: Python<'_>, op: &Op, tys: &[TensorType]) -> PyResult<Arc<Exec>> {
+    if let Some(e) = op.cache.read().unwrap_or_else(|e| e.into_inner()).get(tys) {
+        return Ok(e.clone());
+    }
+    let key = (op.kind.clone(), tys.to_vec());
+    let hit = global_eager().read().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
+    let exe = match hit {
+        Some(e) => e,
+        None => {
+            let mut f = Func::new("main", tys);
+            let params = f.params.clone();
+            let outs = f.push(op.kind.clone(), &params, None).map_err(|e| errors::dialect(py, &e, None))?;
+            f.outputs = outs;
+            let m = Module { funcs: vec![f] };
+            let e = compile_module(py, &m, eager_interp())?;
+            global_eager().write().unwrap_or_else(|e| e.into_inner()).insert(key, e.clone());
+            e
+        }
+    };
+    op.cache.write().unwrap_or_else(|e| e.into_inner()).insert(tys.to_vec(), exe.clone());
+    Ok(exe)
+}
+
+/// Runs one op eagerly on concrete tensors; returns a Tensor (or a list for multi-result
+/// ops). Shape/dtype rule violations raise ShapeError/DTypeError naming the op and types.
+#[pyfunction]
+#[pyo3(signature = (op, *operands))]
+pub fn apply(py: Python<'_>, op: &Op, operands: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+    let mut refs: Vec<Bound<'_, Tensor>> = Vec::with_capacity(operands.len());
+    for o in operands.iter() {
+        refs.push(o.cast_into::<Tensor>().map_err(|e| PyTypeError::new_err(format!("{}: operands must be Tensors ({})", op.kind.name(), PyErr::from(e))))?);
+    }
+    let bufs: Vec<&Buffer> = refs.iter().map(|t| &t.get().buf).collect();
+    let tys: Vec<TensorType> = bufs.iter().map(|b| b.ty().clone()).collect();
+    let exe = eager_exec(py, op, &tys)?;
+    let mut outs = exe.run_py(py, &bufs)?;
+    if outs.len() == 1 {
+        return Ok(wrap(py, outs.pop().expect("one output"))?.into_any());
+    }
+    let items = outs.into_iter().map(|b| wrap(py, b)).collect::<PyResult<Vec<_>>>()?;
+    Ok(PyList::new(py, items)?.into_any().unbind())
+}
+
+/// Number of entries in the global eager cache (for tests and benchmarks).
+#[pyfunction]
+pub fn eager_cache_size() -> usize {
+    global_eager().read().unwrap_or_else(|e| e.into_inner()).len()
+}
+
+/// A compiled program: input and output types and its executable.
+#[pyclass(module = "quabla._quabla", frozen)]
+pub struct Compiled {
+    pub exe: Arc<Exec>,
+    pub inputs: Vec<TensorType>,
+    pub outputs: Vec<TensorType>,
+}
+
+#[pymethods]
+impl Compiled {
+    /// Runs on a sequence of Tensors; returns a list of Tensors.
+    fn __call__(&self, py: Python<'_>, args: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
+        let items: Vec<Bound<'_, Tensor>> = args.try_iter()?.map(|a| a.and_then(|a| a.cast_into::<Tensor>().map_err(PyErr::from))).collect::<PyResult<_>>()?;
+        if items.len() != self.inputs.len() {
+            return Err(PyTypeError::new_err(format!("compiled program expects {} inputs, got {}", self.inputs.len(), items.len())));
+        }
+        let bufs: Vec<&Buffer> = items.iter().map(|t| &t.get().buf).collect();
+        for (i, (b, t)) in bufs.iter().zip(&self.inputs).enumerate() {
+            if b.ty() != t {
+                return Err(errors::new(py, "ShapeError", format!("compiled program: input {i} has type {}, expected {t}", b.ty())));
+            }
+        }
+        let outs = self.exe.run_py(py, &bufs)?;
+        let items = outs.into_iter().map(|b| wrap(py, b)).collect::<PyResult<Vec<_>>>()?;
+        Ok(PyList::new(py, items)?.unbind())
+    }
+
+    /// Input (shape, dtype) pairs.
+    #[getter]
+    fn in_avals<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyTuple>, Py<PyAny>)>> {
+        self.inputs.iter().map(|t| Ok((shape_tuple(py, &t.shape)?, py_dtype(py, t.dtype)))).collect()
+    }
+
+    /// Output (shape, dtype) pairs.
+    #[getter]
+    fn out_avals<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyTuple>, Py<PyAny>)>> {
+        self.outputs.iter().map(|t| Ok((shape_tuple(py, &t.shape)?, py_dtype(py, t.dtype)))).collect()
+    }
+
+    /// The engine: "cpu" or "interpreter".
+    #[getter]
+    fn engine(&self) -> &'static str {
+        match &*self.exe {
+            Exec::Cpu(_) => "cpu",
+            Exec::Interp(_) => "interpreter",
+        }
+    }
+}
+
+/// One compiled signature of a jitted function.
+struct FastEntry {
+    exe: Arc<Exec>,
+    /// None when the function returns exactly one array leaf; else `unflatten(leaves)`.
+    rebuild: Option<Py<PyAny>>,
+}
+
+/// The object `qb.jit` returns (subclassed in Python by `quabla.jit.Jitted`). Calls with
+/// positional Tensor arguments only are served from the Rust cache; all other calls and
+/// cache misses go to `slow(self, args, kwargs)` (a plain function, so that no reference
+/// cycle runs through the Rust object).
+#[pyclass(module = "quabla._quabla", subclass, frozen)]
+pub struct JitFunction {
+    fast: RwLock<HashMap<Vec<TensorType>, FastEntry>>,
+    slow: Py<PyAny>,
+}
+
+#[pymethods]
+impl JitFunction {
+    #[new]
+    #[pyo3(signature = (slow, *_args, **_kwargs))]
+    fn py_new(slow: Py<PyAny>, _args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
+        JitFunction { fast: RwLock::new(HashMap::new()), slow }
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__(slf: &Bound<'_, Self>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let this = slf.get();
+        if kwargs.is_none_or(|k| k.is_empty()) {
+            let mut refs: Vec<Bound<'_, Tensor>> = Vec::with_capacity(args.len());
+            let mut all = true;
+            for a in args.iter() {
+                match a.cast_into::<Tensor>() {
+                    Ok(t) => refs.push(t),
+                    Err(_) => {
+                        all = false;
+                        break;
+                    }
+                }
+            }
+            if all {
+                let bufs: Vec<&Buffer> = refs.iter().map(|t| &t.get().buf).collect();
+                let key: Vec<TensorType> = bufs.iter().map(|b| b.ty().clone()).collect();
+                let found = {
+                    let map = this.fast.read().unwrap_or_else(|e| e.into_inner());
+                    map.get(&key).map(|e| (e.exe.clone(), e.rebuild.as_ref().map(|r| r.clone_ref(py))))
+                };
+                if let Some((exe, rebuild)) = found {
+                    let mut outs = exe.run_py(py, &bufs)?;
+                    return match rebuild {
+                        None => Ok(wrap(py, outs.pop().ok_or_else(|| PyRuntimeError::new_err("program has no output"))?)?.into_any()),
+                        Some(r) => {
+                            let items = outs.into_iter().map(|b| wrap(py, b)).collect::<PyResult<Vec<_>>>()?;
+                            r.call1(py, (PyList::new(py, items)?,))
+                        }
+                    };
+                }
+            }
+        }
+        this.slow.call1(py, (slf, args, kwargs))
+    }
+
+    /// Registers a compiled signature for positional Tensor arguments of types `key`.
+    #[pyo3(signature = (key, compiled, rebuild=None))]
+    fn _register(&self, key: Vec<(Vec<i64>, usize)>, compiled: &Compiled, rebuild: Option<Py<PyAny>>) -> PyResult<()> {
+        let key: Vec<TensorType> = key.into_iter().map(|(s, c)| Ok(TensorType::new(crate::tensor::dtype_of(c)?, s))).collect::<PyResult<_>>()?;
+        if key != compiled.inputs {
+            return Err(PyValueError::new_err("fast-path key differs from the program's input types"));
+        }
+        if rebuild.is_none() && compiled.outputs.len() != 1 {
+            return Err(PyValueError::new_err("a program without a rebuild function must have exactly one output"));
+        }
+        self.fast.write().unwrap_or_else(|e| e.into_inner()).insert(key, FastEntry { exe: compiled.exe.clone(), rebuild });
+        Ok(())
+    }
+
+    /// Number of signatures in the fast-path cache.
+    fn _fast_size(&self) -> usize {
+        self.fast.read().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.slow)?;
+        for e in self.fast.read().unwrap_or_else(|e| e.into_inner()).values() {
+            visit.call(&e.rebuild)?;
+        }
+        Ok(())
+    }
+}

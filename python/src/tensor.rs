@@ -1,0 +1,377 @@
+//! `quabla.Tensor`: an immutable host tensor wrapping a runtime [`Buffer`] (64-byte aligned,
+//! reference-counted storage). NumPy interop lives here: import through the buffer protocol
+//! (any strides, always a copy, non-native byte order and unsupported formats rejected
+//! explicitly) and a read-only buffer export that shares the tensor's storage (zero-copy).
+//! Python-level methods (operators, reductions, repr) are attached by `quabla/_tensor.py`.
+//!
+//! Invariants: a Tensor's buffer is never written after construction, so an exported view
+//! stays valid while the view holds a reference to the Tensor (`view.obj`).
+use std::ffi::{c_int, c_void, CStr};
+
+use pyo3::buffer::PyUntypedBuffer;
+use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyList, PyTuple};
+use pyo3::{ffi, IntoPyObjectExt};
+use quabla_dialect::{DType, TensorType};
+use quabla_runtime::Buffer;
+
+use crate::errors;
+
+/// The five dtypes in the order of their integer codes (shared with `quabla/dtypes.py`).
+pub const DTYPES: [DType; 5] = DType::ALL;
+
+/// The Python dtype objects (`quabla.float32`, ...), registered at import by `quabla.dtypes`.
+static PY_DTYPES: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
+
+/// The integer code of a dtype (index into [`DTYPES`]).
+pub fn code(d: DType) -> usize {
+    match d {
+        DType::F32 => 0,
+        DType::F64 => 1,
+        DType::I1 => 2,
+        DType::I32 => 3,
+        DType::I64 => 4,
+    }
+}
+
+/// The dtype of an integer code.
+pub fn dtype_of(c: usize) -> PyResult<DType> {
+    DTYPES.get(c).copied().ok_or_else(|| PyValueError::new_err(format!("unknown dtype code {c}")))
+}
+
+/// Registers the Python dtype objects, in code order.
+#[pyfunction]
+pub fn register_dtypes(py: Python<'_>, objs: Vec<Py<PyAny>>) -> PyResult<()> {
+    if objs.len() != DTYPES.len() {
+        return Err(PyValueError::new_err("register_dtypes expects 5 dtype objects"));
+    }
+    let _ = PY_DTYPES.set(py, objs);
+    Ok(())
+}
+
+/// The Python object of a dtype (its code when none was registered yet).
+pub fn py_dtype(py: Python<'_>, d: DType) -> Py<PyAny> {
+    match PY_DTYPES.get(py) {
+        Some(v) => v[code(d)].clone_ref(py),
+        None => code(d).into_py_any(py).expect("int conversion"),
+    }
+}
+
+/// A shape as a Python tuple.
+pub fn shape_tuple<'py>(py: Python<'py>, shape: &[i64]) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(py, shape)
+}
+
+/// An immutable tensor on the host.
+#[pyclass(module = "quabla", name = "Tensor", frozen, weakref, subclass)]
+pub struct Tensor {
+    pub buf: Buffer,
+}
+
+impl Tensor {
+    pub fn new(buf: Buffer) -> Tensor {
+        Tensor { buf }
+    }
+}
+
+/// Wraps a buffer into a new Python Tensor.
+pub fn wrap(py: Python<'_>, buf: Buffer) -> PyResult<Py<Tensor>> {
+    Py::new(py, Tensor::new(buf))
+}
+
+/// Shape and strides storage of one buffer export, freed in `__releasebuffer__`.
+struct ExportInfo {
+    shape: Vec<isize>,
+    strides: Vec<isize>,
+}
+
+fn format_of(d: DType) -> &'static CStr {
+    match d {
+        DType::F32 => c"f",
+        DType::F64 => c"d",
+        DType::I1 => c"?",
+        DType::I32 => c"i",
+        DType::I64 => c"q",
+    }
+}
+
+fn scalar_to_py(py: Python<'_>, b: &Buffer, i: usize) -> PyResult<Py<PyAny>> {
+    match b.dtype() {
+        DType::F32 | DType::F64 => b.get_f64(i).into_py_any(py),
+        DType::I1 => (b.get_i64(i) != 0).into_py_any(py),
+        DType::I32 | DType::I64 => b.get_i64(i).into_py_any(py),
+    }
+}
+
+fn nested_list(py: Python<'_>, b: &Buffer, dim: usize, offset: usize, strides: &[i64]) -> PyResult<Py<PyAny>> {
+    let shape = b.shape();
+    if dim == shape.len() {
+        return scalar_to_py(py, b, offset);
+    }
+    let items = (0..shape[dim] as usize).map(|i| nested_list(py, b, dim + 1, offset + i * strides[dim] as usize, strides)).collect::<PyResult<Vec<_>>>()?;
+    Ok(PyList::new(py, items)?.into_any().unbind())
+}
+
+#[pymethods]
+impl Tensor {
+    /// The shape as a tuple of ints.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        shape_tuple(py, self.buf.shape())
+    }
+
+    /// The dtype (`quabla.float32`, ...).
+    #[getter]
+    fn dtype(&self, py: Python<'_>) -> Py<PyAny> {
+        py_dtype(py, self.buf.dtype())
+    }
+
+    /// The integer dtype code (internal).
+    #[getter]
+    fn _code(&self) -> usize {
+        code(self.buf.dtype())
+    }
+
+    /// The number of dimensions.
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.buf.shape().len()
+    }
+
+    /// The number of elements.
+    #[getter]
+    fn size(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The size of one element in bytes (bool is one byte).
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.buf.dtype().size()
+    }
+
+    /// The elements as (nested) Python lists of floats, ints or bools.
+    fn tolist(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let strides = self.buf.ty().strides();
+        nested_list(py, &self.buf, 0, 0, &strides)
+    }
+
+    /// The only element of a one-element tensor as a Python scalar.
+    fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if self.buf.len() != 1 {
+            return Err(errors::new(py, "ShapeError", format!("item(): only one-element tensors can be converted to Python scalars, got shape {:?}", self.buf.shape())));
+        }
+        scalar_to_py(py, &self.buf, 0)
+    }
+
+    fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
+        if self.buf.len() != 1 {
+            return Err(errors::new(py, "ShapeError", format!("float(): only one-element tensors can be converted to Python scalars, got shape {:?}", self.buf.shape())));
+        }
+        Ok(self.buf.get_f64(0))
+    }
+
+    fn __int__(&self, py: Python<'_>) -> PyResult<i64> {
+        if self.buf.len() != 1 {
+            return Err(errors::new(py, "ShapeError", format!("int(): only one-element tensors can be converted to Python scalars, got shape {:?}", self.buf.shape())));
+        }
+        Ok(self.buf.get_i64(0))
+    }
+
+    fn __index__(&self, py: Python<'_>) -> PyResult<i64> {
+        if self.buf.len() != 1 || self.buf.dtype().is_float() {
+            return Err(PyTypeError::new_err(format!("only one-element integer or bool tensors can be used as an index, got {}", self.buf.ty())));
+        }
+        let _ = py;
+        Ok(self.buf.get_i64(0))
+    }
+
+    fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
+        if self.buf.len() != 1 {
+            return Err(errors::new(
+                py,
+                "ShapeError",
+                format!("bool(): the truth value of a tensor of shape {:?} is ambiguous; use qb.any or qb.all", self.buf.shape()),
+            ));
+        }
+        Ok(self.buf.get_f64(0) != 0.0)
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        match self.buf.shape().first() {
+            Some(&n) => Ok(n as usize),
+            None => Err(PyTypeError::new_err("len() of a 0-d tensor")),
+        }
+    }
+
+    /// True when both tensors share storage (zero-copy views, `qb.array` of a Tensor).
+    fn _shares_storage(&self, other: &Tensor) -> bool {
+        self.buf.same_storage(&other.buf)
+    }
+
+    /// The address of the tensor's storage (for zero-copy checks).
+    #[getter]
+    fn _data_ptr(&self) -> usize {
+        self.buf.as_ptr() as usize
+    }
+
+    /// Read-only, C-contiguous export of the tensor's storage.
+    unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
+        if view.is_null() {
+            return Err(PyBufferError::new_err("view is null"));
+        }
+        if (flags & ffi::PyBUF_WRITABLE) == ffi::PyBUF_WRITABLE {
+            return Err(PyBufferError::new_err("quabla tensors are immutable: the buffer is read-only"));
+        }
+        let t = slf.get();
+        let b = &t.buf;
+        let item = b.dtype().size() as isize;
+        let shape: Vec<isize> = b.shape().iter().map(|&d| d as isize).collect();
+        let strides: Vec<isize> = b.ty().strides().iter().map(|&s| s as isize * item).collect();
+        let info = Box::new(ExportInfo { shape, strides });
+        // SAFETY: view is a valid, caller-owned Py_buffer; every pointer stored in it stays
+        // valid until __releasebuffer__: the storage is kept alive by `obj` (a strong
+        // reference to this immutable Tensor) and the shape/strides by `internal`.
+        unsafe {
+            (*view).buf = b.as_ptr() as *mut c_void;
+            (*view).len = (b.len() * b.dtype().size()) as isize;
+            (*view).readonly = 1;
+            (*view).itemsize = item;
+            (*view).format = if (flags & ffi::PyBUF_FORMAT) == ffi::PyBUF_FORMAT { format_of(b.dtype()).as_ptr() as *mut _ } else { std::ptr::null_mut() };
+            (*view).ndim = info.shape.len() as c_int;
+            (*view).shape = if (flags & ffi::PyBUF_ND) == ffi::PyBUF_ND { info.shape.as_ptr() as *mut _ } else { std::ptr::null_mut() };
+            (*view).strides = if (flags & ffi::PyBUF_STRIDES) == ffi::PyBUF_STRIDES { info.strides.as_ptr() as *mut _ } else { std::ptr::null_mut() };
+            (*view).suboffsets = std::ptr::null_mut();
+            (*view).internal = Box::into_raw(info) as *mut c_void;
+            (*view).obj = slf.into_any().into_ptr();
+        }
+        Ok(())
+    }
+
+    unsafe fn __releasebuffer__(&self, view: *mut ffi::Py_buffer) {
+        // SAFETY: `internal` was set by __getbuffer__ to a leaked Box<ExportInfo>.
+        unsafe {
+            let p = (*view).internal as *mut ExportInfo;
+            if !p.is_null() {
+                drop(Box::from_raw(p));
+                (*view).internal = std::ptr::null_mut();
+            }
+        }
+    }
+}
+
+/// Element decoding of an imported buffer: the source format and the target dtype.
+fn import_dtype(fmt: &[u8], itemsize: usize) -> Result<DType, String> {
+    let (order, ch) = match fmt {
+        [c] => (b'@', *c),
+        [o, c] => (*o, *c),
+        _ => return Err(format!("unsupported buffer format {:?}", String::from_utf8_lossy(fmt))),
+    };
+    let little = cfg!(target_endian = "little");
+    match order {
+        b'@' | b'=' => {}
+        b'<' if little => {}
+        b'>' | b'!' if !little => {}
+        b'<' | b'>' | b'!' => return Err(format!("non-native byte order in buffer format {:?}: convert with .astype(dtype.newbyteorder('='))", String::from_utf8_lossy(fmt))),
+        _ => return Err(format!("unsupported buffer format {:?}", String::from_utf8_lossy(fmt))),
+    }
+    match (ch, itemsize) {
+        (b'f', 4) => Ok(DType::F32),
+        (b'd', 8) => Ok(DType::F64),
+        (b'?', 1) => Ok(DType::I1),
+        (b'i' | b'l' | b'q' | b'n', 4) => Ok(DType::I32),
+        (b'i' | b'l' | b'q' | b'n', 8) => Ok(DType::I64),
+        (b'e', 2) => Err("float16 is not supported: quabla dtypes are float32, float64, bool_, int32 and int64 (use .astype(np.float32))".into()),
+        _ => Err(format!(
+            "unsupported element format {:?} ({itemsize} bytes): quabla dtypes are float32, float64, bool_, int32 and int64",
+            String::from_utf8_lossy(fmt)
+        )),
+    }
+}
+
+/// Copies any object exporting the buffer protocol into a new Tensor (always a copy; any
+/// strides; C order). Raises TypeError for unsupported element formats and ValueError for
+/// zero-extent shapes.
+#[pyfunction]
+pub fn from_buffer(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Py<Tensor>> {
+    let pb = PyUntypedBuffer::get(obj)?;
+    let fmt = pb.format().to_bytes().to_vec();
+    let dtype = import_dtype(&fmt, pb.item_size()).map_err(|m| errors::new(py, "DTypeError", m))?;
+    let shape: Vec<i64> = pb.shape().iter().map(|&d| d as i64).collect();
+    if shape.contains(&0) {
+        return Err(errors::new(py, "ShapeError", format!("array: zero-extent shape {shape:?} is not supported (quabla tensors have positive extents)")));
+    }
+    if pb.suboffsets().is_some() {
+        return Err(PyBufferError::new_err("buffers with suboffsets (PIL-style) are not supported"));
+    }
+    let ty = TensorType::new(dtype, shape);
+    let item = pb.item_size();
+    let n = ty.num_elements();
+    let mut out = Buffer::zeros(ty);
+    let dst = out.bytes_mut().expect("fresh buffer");
+    let src = pb.buf_ptr() as *const u8;
+    if pb.is_c_contiguous() {
+        // SAFETY: a C-contiguous buffer holds n * item readable bytes at buf_ptr.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst.as_mut_ptr(), n * item) };
+    } else {
+        let shp = pb.shape().to_vec();
+        let strides = pb.strides().to_vec();
+        let mut idx = vec![0usize; shp.len()];
+        for k in 0..n {
+            let off: isize = idx.iter().zip(&strides).map(|(&i, &s)| i as isize * s).sum();
+            // SAFETY: idx is within shape, so off addresses an element of the exporter.
+            unsafe { std::ptr::copy_nonoverlapping(src.offset(off), dst.as_mut_ptr().add(k * item), item) };
+            for d in (0..shp.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < shp[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+    if dtype == DType::I1 {
+        for b in dst.iter_mut() {
+            *b = (*b != 0) as u8;
+        }
+    }
+    drop(pb);
+    wrap(py, out)
+}
+
+/// A tensor of `shape` filled with `value` converted to dtype `code`.
+#[pyfunction]
+pub fn full(py: Python<'_>, shape: Vec<i64>, value: &Bound<'_, PyAny>, code: usize) -> PyResult<Py<Tensor>> {
+    let ty = TensorType::new(dtype_of(code)?, shape);
+    if ty.shape.iter().any(|&d| d <= 0) {
+        return Err(errors::new(py, "ShapeError", format!("full: shape {:?} has a zero or negative extent (quabla tensors have positive extents)", ty.shape)));
+    }
+    wrap(py, fill(ty, value)?)
+}
+
+/// A buffer of `ty` filled with a Python number (ints stay exact for integer dtypes).
+pub fn fill(ty: TensorType, value: &Bound<'_, PyAny>) -> PyResult<Buffer> {
+    let n = ty.num_elements();
+    let lit = if ty.dtype.is_float() {
+        let v: f64 = value.extract()?;
+        quabla_dialect::Literal::splat(ty, v)
+    } else if ty.dtype == DType::I1 {
+        let v: f64 = value.extract()?;
+        quabla_dialect::Literal::splat(ty, (v != 0.0) as i64 as f64)
+    } else {
+        let v: i64 = match value.extract::<i64>() {
+            Ok(v) => v,
+            Err(_) => value.extract::<f64>()? as i64,
+        };
+        quabla_dialect::Literal::from_i64s(ty, &vec![v; n])
+    };
+    Ok(Buffer::from_literal(&lit))
+}
+
+/// A new Tensor object sharing `t`'s immutable storage.
+#[pyfunction]
+pub fn share(py: Python<'_>, t: &Tensor) -> PyResult<Py<Tensor>> {
+    wrap(py, t.buf.clone())
+}
