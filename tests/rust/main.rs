@@ -1,5 +1,6 @@
 //! Cross-crate tests: JIT vs the reference interpreter for every op, stock mlir-opt accepts
 //! what Quabla prints, quabla-opt rejects bad input cleanly, and executables do not leak.
+mod autodiff;
 mod bad_ir;
 mod differential;
 mod leak;
