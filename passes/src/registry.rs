@@ -92,11 +92,21 @@ pub fn passes() -> &'static [PassInfo] {
         },
         PassInfo {
             name: "quabla-dce",
-            summary: "remove unused ops and unreachable private functions",
+            summary: "remove unused ops",
             options: "",
             action: Action::Transform(|m, o| {
                 no_opts(o, "quabla-dce")?;
                 simplify::dce::dce(m);
+                Ok(())
+            }),
+        },
+        PassInfo {
+            name: "quabla-symbol-dce",
+            summary: "remove private functions no public function reaches",
+            options: "",
+            action: Action::Transform(|m, o| {
+                no_opts(o, "quabla-symbol-dce")?;
+                simplify::dce::symbol_dce(m);
                 Ok(())
             }),
         },

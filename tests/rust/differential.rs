@@ -318,6 +318,7 @@ fn calls_and_a_composite_program() {
     let mut m2 = m.clone();
     quabla_passes::simplify::inline::inline(&mut m2);
     quabla_passes::canonicalize(&mut m2);
+    quabla_passes::simplify::dce::symbol_dce(&mut m2);
     assert!(m2.funcs.len() == 1, "the callee is inlined and removed");
     check("call + softmax after inline/canonicalize", &m2, &[x], Tol::Rel(1e-14), 1.0);
 }

@@ -1,14 +1,14 @@
 //! `quabla-dce`: removes ops none of whose results are used (quabla ops have no side
-//! effects) and private functions that no public function reaches through calls.
+//! effects). `quabla-symbol-dce`: removes private functions that no public function reaches
+//! through calls or transform targets (as upstream `symbol-dce`).
 //!
 //! Algorithm: a backward sweep per function keeps an op when one of its results is live,
-//! marking its operands live; then a reachability walk over the call graph from the public
-//! functions drops unreachable private functions.
+//! marking its operands live; symbol DCE walks the call graph from the public functions.
 use std::collections::HashSet;
 
 use quabla_dialect::{Module, OpKind};
 
-/// Runs DCE; returns true when something was removed.
+/// Runs DCE on ops; returns true when something was removed.
 pub fn dce(m: &mut Module) -> bool {
     let mut changed = false;
     for f in &mut m.funcs {
@@ -30,6 +30,11 @@ pub fn dce(m: &mut Module) -> bool {
         f.ops.retain(|_| *it.next().unwrap());
         changed |= f.ops.len() != before;
     }
+    changed
+}
+
+/// Removes unreachable private functions; returns true when one was removed.
+pub fn symbol_dce(m: &mut Module) -> bool {
     let mut reached: HashSet<String> = HashSet::new();
     let mut stack: Vec<String> = m.funcs.iter().filter(|f| f.public).map(|f| f.name.clone()).collect();
     while let Some(n) = stack.pop() {
@@ -49,5 +54,5 @@ pub fn dce(m: &mut Module) -> bool {
     }
     let before = m.funcs.len();
     m.funcs.retain(|f| reached.contains(&f.name));
-    changed | (m.funcs.len() != before)
+    m.funcs.len() != before
 }

@@ -79,7 +79,9 @@ fn constant_op(op: &Op, value: Literal) -> Op {
 fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Value, Op>) -> Fold {
     let out_ty = op.results.first().map(|r| f.ty(*r).clone());
     // Constant folding through the reference interpreter.
-    let foldable = !matches!(op.kind, OpKind::Constant { .. } | OpKind::Call { .. })
+    // Ops without operands (iota) are not materialised: a dense constant is larger IR.
+    let foldable = !op.operands.is_empty()
+        && !matches!(op.kind, OpKind::Constant { .. } | OpKind::Call { .. })
         && op.results.len() == 1
         && out_ty.as_ref().is_some_and(|t| t.num_elements() <= MAX_FOLD_ELEMENTS)
         && op.operands.iter().all(|v| consts.contains_key(v));

@@ -1,4 +1,4 @@
-// RUN: quabla-opt %s --pass-pipeline='builtin.module(quabla-inline,quabla-dce)' | FileCheck %s
+// RUN: quabla-opt %s --pass-pipeline='builtin.module(quabla-inline,quabla-dce,quabla-symbol-dce)' | FileCheck %s
 // RUN: quabla-opt %s --pass-pipeline='builtin.module(quabla-canonicalize)' | FileCheck %s --check-prefix=CANON
 
 // CHECK-LABEL: func.func @main
