@@ -1,5 +1,6 @@
-//! Lowerings of the quabla dialect: to linalg/tensor/arith/math (`convert-quabla-to-linalg`)
-//! and the upstream CPU pipeline from there to the LLVM dialect.
+//! Lowerings of the quabla dialect: to linalg/tensor/arith/math (`convert-quabla-to-linalg`,
+//! [`lower_module`]) and the upstream CPU pipeline from there to the LLVM dialect
+//! ([`cpu_pipeline`]).
 pub mod cpu;
 pub mod linalg;
 
@@ -12,17 +13,18 @@ use thiserror::Error;
 pub enum Abi {
     /// Functions keep their tensor signatures (for reading and further passes).
     Tensor,
-    /// Public functions take one memref argument per result and write it
+    /// Public functions take one memref argument per result, after the inputs, and write it
     /// (destination-passing: the JIT'ed code never returns a buffer).
     Dps,
 }
 
+/// Errors of the lowerings.
 #[derive(Debug, Error)]
 pub enum LowerError {
+    /// An op (or a form of it) that this lowering does not handle.
     #[error("'quabla.{op}' op cannot be lowered: {reason}")]
     Unsupported { op: String, reason: String },
+    /// The module does not verify (shape rules, structure, calls).
     #[error("invalid module: {0}")]
-    Invalid(String),
-    #[error("internal lowering error: {0}")]
-    Internal(String),
+    Invalid(#[from] quabla_dialect::DialectError),
 }

@@ -1,34 +1,24 @@
-//! Lowering of `constant` (an `arith.constant` with the dense literal) and `iota`
-//! (a `linalg.generic` writing `linalg.index` converted to the element type).
-use quabla_dialect::{DType, Func, Op, OpKind};
+//! Lowering of `constant` (an `arith.constant` with the dense literal) and `iota` (a
+//! `linalg.generic` without inputs writing `linalg.index` converted to the element type).
+use quabla_dialect::{DType, Literal, TensorType};
 
-use super::{elementwise::convert, generic, identity, Emitter};
+use super::{elementwise::convert, generic, identity, Emitter, Iter, Operand};
 use crate::LowerError;
 
-pub fn lower(e: &mut Emitter, f: &Func, o: &Op) -> Result<(), LowerError> {
-    let out = f.ty(o.results[0]).clone();
-    match &o.kind {
-        OpKind::Constant { value } => {
-            let n = e.fresh();
-            e.line(format!("{n} = arith.constant {}", value.to_mlir()));
-            e.alias(o.results[0], n);
-        }
-        OpKind::Iota { dim, .. } => {
-            let r = out.rank();
-            let init = e.empty(&out);
-            let iters = vec!["parallel"; r];
-            let d = out.dtype;
-            let dim = *dim;
-            let res = generic(e, r, &iters, &[], &[(init, out.clone(), identity(r))], |e, _| {
-                let k = e.fresh();
-                e.line(format!("{k} = linalg.index {dim} : index"));
-                let i = e.fresh();
-                e.line(format!("{i} = arith.index_cast {k} : index to i64"));
-                vec![convert(e, DType::I64, d, &i)]
-            });
-            e.alias(o.results[0], res[0].clone());
-        }
-        other => return Err(LowerError::Internal(format!("constant lowering got {}", other.name()))),
-    }
-    Ok(())
+/// `quabla.constant`.
+pub fn lower_constant(e: &mut Emitter, value: &Literal) -> Result<String, LowerError> {
+    Ok(e.op(format!("arith.constant {}", value.to_mlir())))
+}
+
+/// `quabla.iota`: result[i...] = i[dim] in the result dtype (i1: index != 0).
+pub fn lower_iota(e: &mut Emitter, dim: i64, ty: &TensorType) -> Result<String, LowerError> {
+    let r = ty.rank();
+    let init = e.empty(ty);
+    let d = ty.dtype;
+    let res = generic(e, &vec![Iter::Parallel; r], &[], &[Operand::new(init, ty, identity(r))], |e, _| {
+        let k = e.op(format!("linalg.index {dim} : index"));
+        let i = e.op(format!("arith.index_cast {k} : index to i64"));
+        vec![convert(e, DType::I64, d, &i)]
+    });
+    Ok(res[0].clone())
 }

@@ -1,70 +1,75 @@
-//! Lowering of elementwise ops: one `linalg.generic` with identity maps whose body is the
-//! scalar formula. Integer division guards against traps (x/0 = -1, x%0 = x,
-//! MIN/-1 = MIN, MIN%-1 = 0); float max/min propagate NaN; round is half-to-even.
-use quabla_dialect::{BinaryOp, CmpDir, DType, Func, Op, OpKind, TensorType, UnaryOp};
+//! Lowering of elementwise ops (unary, binary, `powi`, `compare`, `select`, `convert`): one
+//! `linalg.generic` with identity maps whose body is the scalar formula, written by the
+//! scalar builders here (also used by reductions).
+//!
+//! Semantics kept exactly (docs/spec.md): integer div/rem never trap (x/0 = -1, x%0 = x,
+//! MIN/-1 = MIN, MIN%-1 = 0); float max/min propagate NaN; round is half to even;
+//! sign(±0) = ±0 and sign(NaN) = NaN; float compares are ordered except `ne`; float -> int
+//! converts truncate and saturate (NaN -> 0, as Rust `as`); x -> i1 is x != 0; expm1 and
+//! log1p stay accurate near 0 (expm1 is written through tanh, which the LLVM lowering keeps
+//! as a libm call, because `convert-math-to-llvm` expands `math.expm1` to exp(x) - 1).
+use quabla_dialect::{BinaryOp, CmpDir, DType, Func, Op, UnaryOp};
 
-use super::{elementwise as ew, float_lit, int_min, Emitter};
+use super::{elementwise, float_lit, int_max, int_min, one_lit, operands, zero_lit, Emitter};
 use crate::LowerError;
 
 fn one(e: &mut Emitter, d: DType) -> String {
-    if d.is_float() {
-        e.scalar(d, "1.0")
-    } else {
-        e.scalar(d, "1")
-    }
+    e.scalar(d, one_lit(d))
 }
 
 fn zero(e: &mut Emitter, d: DType) -> String {
-    if d.is_float() {
-        e.scalar(d, "0.0")
-    } else {
-        e.scalar(d, "0")
-    }
+    e.scalar(d, zero_lit(d))
 }
 
-/// Emits `name = op args : type` and returns name.
-fn op(e: &mut Emitter, text: String) -> String {
-    let n = e.fresh();
-    e.line(format!("{n} = {text}"));
-    n
+/// expm1(x): 2t / (1 - t) with t = tanh(x/2) for |x| < 0.5 (no cancellation), exp(x) - 1
+/// elsewhere (the cancellation there costs at most a factor of about 2.5).
+fn expm1(e: &mut Emitter, d: DType, a: &str) -> String {
+    let half = e.scalar(d, "0.5");
+    let o = one(e, d);
+    let two = e.scalar(d, "2.0");
+    let h = e.op(format!("arith.mulf {a}, {half} : {d}"));
+    let t = e.op(format!("math.tanh {h} : {d}"));
+    let num = e.op(format!("arith.mulf {two}, {t} : {d}"));
+    let den = e.op(format!("arith.subf {o}, {t} : {d}"));
+    let small = e.op(format!("arith.divf {num}, {den} : {d}"));
+    let ex = e.op(format!("math.exp {a} : {d}"));
+    let big = e.op(format!("arith.subf {ex}, {o} : {d}"));
+    let ab = e.op(format!("math.absf {a} : {d}"));
+    // NaN fails `olt` and takes exp(NaN) - 1 = NaN.
+    let is_small = e.op(format!("arith.cmpf olt, {ab}, {half} : {d}"));
+    e.op(format!("arith.select {is_small}, {small}, {big} : {d}"))
 }
 
+/// The scalar formula of a unary op on `a` of dtype `d`.
 pub fn unary(e: &mut Emitter, u: UnaryOp, d: DType, a: &str) -> String {
     let f = d.is_float();
-    let math = |e: &mut Emitter, name: &str| op(e, format!("math.{name} {a} : {d}"));
+    let math = |e: &mut Emitter, name: &str| e.op(format!("math.{name} {a} : {d}"));
     match u {
-        UnaryOp::Neg if f => op(e, format!("arith.negf {a} : {d}")),
+        UnaryOp::Neg if f => e.op(format!("arith.negf {a} : {d}")),
         UnaryOp::Neg => {
             let z = zero(e, d);
-            op(e, format!("arith.subi {z}, {a} : {d}"))
+            e.op(format!("arith.subi {z}, {a} : {d}"))
         }
         UnaryOp::Abs if f => math(e, "absf"),
-        UnaryOp::Abs => {
-            let z = zero(e, d);
-            let neg = op(e, format!("arith.subi {z}, {a} : {d}"));
-            let lt = op(e, format!("arith.cmpi slt, {a}, {z} : {d}"));
-            op(e, format!("arith.select {lt}, {neg}, {a} : {d}"))
-        }
+        UnaryOp::Abs => math(e, "absi"),
         UnaryOp::Sign if f => {
-            // +1 above zero, -1 below, and x itself for +-0 and NaN.
+            // ±1 with a's sign, except that ±0 and NaN map to themselves.
             let o = one(e, d);
-            let m1 = e.scalar(d, "-1.0");
             let z = zero(e, d);
-            let gt = op(e, format!("arith.cmpf ogt, {a}, {z} : {d}"));
-            let lt = op(e, format!("arith.cmpf olt, {a}, {z} : {d}"));
-            let r = op(e, format!("arith.select {lt}, {m1}, {a} : {d}"));
-            op(e, format!("arith.select {gt}, {o}, {r} : {d}"))
+            let s = e.op(format!("math.copysign {o}, {a} : {d}"));
+            let keep = e.op(format!("arith.cmpf ueq, {a}, {z} : {d}"));
+            e.op(format!("arith.select {keep}, {a}, {s} : {d}"))
         }
         UnaryOp::Sign => {
             let z = zero(e, d);
-            let gt = op(e, format!("arith.cmpi sgt, {a}, {z} : {d}"));
-            let lt = op(e, format!("arith.cmpi slt, {a}, {z} : {d}"));
-            let g = op(e, format!("arith.extui {gt} : i1 to {d}"));
-            let l = op(e, format!("arith.extui {lt} : i1 to {d}"));
-            op(e, format!("arith.subi {g}, {l} : {d}"))
+            let gt = e.op(format!("arith.cmpi sgt, {a}, {z} : {d}"));
+            let lt = e.op(format!("arith.cmpi slt, {a}, {z} : {d}"));
+            let g = e.op(format!("arith.extui {gt} : i1 to {d}"));
+            let l = e.op(format!("arith.extui {lt} : i1 to {d}"));
+            e.op(format!("arith.subi {g}, {l} : {d}"))
         }
         UnaryOp::Exp => math(e, "exp"),
-        UnaryOp::Expm1 => math(e, "expm1"),
+        UnaryOp::Expm1 => expm1(e, d, a),
         UnaryOp::Log => math(e, "log"),
         UnaryOp::Log1p => math(e, "log1p"),
         UnaryOp::Sin => math(e, "sin"),
@@ -73,54 +78,55 @@ pub fn unary(e: &mut Emitter, u: UnaryOp, d: DType, a: &str) -> String {
         UnaryOp::Tanh => math(e, "tanh"),
         UnaryOp::Logistic => {
             let o = one(e, d);
-            let n = op(e, format!("arith.negf {a} : {d}"));
-            let x = op(e, format!("math.exp {n} : {d}"));
-            let s = op(e, format!("arith.addf {o}, {x} : {d}"));
-            op(e, format!("arith.divf {o}, {s} : {d}"))
+            let n = e.op(format!("arith.negf {a} : {d}"));
+            let x = e.op(format!("math.exp {n} : {d}"));
+            let s = e.op(format!("arith.addf {o}, {x} : {d}"));
+            e.op(format!("arith.divf {o}, {s} : {d}"))
         }
         UnaryOp::Sqrt => math(e, "sqrt"),
         UnaryOp::Rsqrt => {
             let o = one(e, d);
             let s = math(e, "sqrt");
-            op(e, format!("arith.divf {o}, {s} : {d}"))
+            e.op(format!("arith.divf {o}, {s} : {d}"))
         }
         UnaryOp::Floor => math(e, "floor"),
         UnaryOp::Ceil => math(e, "ceil"),
         UnaryOp::Round => math(e, "roundeven"),
         UnaryOp::Erf => math(e, "erf"),
         UnaryOp::Not => {
-            let m = if d == DType::I1 { e.scalar(d, "1") } else { e.scalar(d, "-1") };
-            op(e, format!("arith.xori {a}, {m} : {d}"))
+            let m = if d == DType::I1 { e.scalar(d, "true") } else { e.scalar(d, "-1") };
+            e.op(format!("arith.xori {a}, {m} : {d}"))
         }
     }
 }
 
-/// Guarded signed integer division or remainder.
+/// Signed integer division or remainder that never traps.
 fn int_divrem(e: &mut Emitter, div: bool, d: DType, a: &str, b: &str) -> String {
     let z = zero(e, d);
     let o = one(e, d);
     let m1 = e.scalar(d, "-1");
     let min = e.scalar(d, int_min(d));
-    let bz = op(e, format!("arith.cmpi eq, {b}, {z} : {d}"));
-    let bm1 = op(e, format!("arith.cmpi eq, {b}, {m1} : {d}"));
-    let amin = op(e, format!("arith.cmpi eq, {a}, {min} : {d}"));
-    let ov = op(e, format!("arith.andi {bm1}, {amin} : i1"));
-    let bad = op(e, format!("arith.ori {bz}, {ov} : i1"));
-    let bs = op(e, format!("arith.select {bad}, {o}, {b} : {d}"));
+    let bz = e.op(format!("arith.cmpi eq, {b}, {z} : {d}"));
+    let bm1 = e.op(format!("arith.cmpi eq, {b}, {m1} : {d}"));
+    let amin = e.op(format!("arith.cmpi eq, {a}, {min} : {d}"));
+    let ov = e.op(format!("arith.andi {bm1}, {amin} : i1"));
+    let bad = e.op(format!("arith.ori {bz}, {ov} : i1"));
+    let bs = e.op(format!("arith.select {bad}, {o}, {b} : {d}"));
     if div {
-        let q = op(e, format!("arith.divsi {a}, {bs} : {d}"));
-        let q1 = op(e, format!("arith.select {ov}, {min}, {q} : {d}"));
-        op(e, format!("arith.select {bz}, {m1}, {q1} : {d}"))
+        // a / 1 = a: MIN / -1 already gives MIN.
+        let q = e.op(format!("arith.divsi {a}, {bs} : {d}"));
+        e.op(format!("arith.select {bz}, {m1}, {q} : {d}"))
     } else {
-        let r = op(e, format!("arith.remsi {a}, {bs} : {d}"));
-        let r1 = op(e, format!("arith.select {ov}, {z}, {r} : {d}"));
-        op(e, format!("arith.select {bz}, {a}, {r1} : {d}"))
+        // a % 1 = 0: MIN % -1 already gives 0.
+        let r = e.op(format!("arith.remsi {a}, {bs} : {d}"));
+        e.op(format!("arith.select {bz}, {a}, {r} : {d}"))
     }
 }
 
+/// The scalar formula of a binary op on `x`, `y` of dtype `d`.
 pub fn binary(e: &mut Emitter, b: BinaryOp, d: DType, x: &str, y: &str) -> String {
     let f = d.is_float();
-    let bin = |e: &mut Emitter, name: &str| op(e, format!("{name} {x}, {y} : {d}"));
+    let bin = |e: &mut Emitter, name: &str| e.op(format!("{name} {x}, {y} : {d}"));
     match b {
         BinaryOp::Add => bin(e, if f { "arith.addf" } else { "arith.addi" }),
         BinaryOp::Sub => bin(e, if f { "arith.subf" } else { "arith.subi" }),
@@ -143,7 +149,7 @@ pub fn binary(e: &mut Emitter, b: BinaryOp, d: DType, x: &str, y: &str) -> Strin
     }
 }
 
-/// x^n by square-and-multiply (n >= 0).
+/// x^n by square-and-multiply (n >= 0; x^0 = 1).
 fn pow_nonneg(e: &mut Emitter, d: DType, x: &str, n: u64) -> String {
     let mul = if d.is_float() { "arith.mulf" } else { "arith.muli" };
     let mut acc: Option<String> = None;
@@ -153,17 +159,18 @@ fn pow_nonneg(e: &mut Emitter, d: DType, x: &str, n: u64) -> String {
         if k & 1 == 1 {
             acc = Some(match acc {
                 None => base.clone(),
-                Some(a) => op(e, format!("{mul} {a}, {base} : {d}")),
+                Some(a) => e.op(format!("{mul} {a}, {base} : {d}")),
             });
         }
         k >>= 1;
         if k > 0 {
-            base = op(e, format!("{mul} {base}, {base} : {d}"));
+            base = e.op(format!("{mul} {base}, {base} : {d}"));
         }
     }
     acc.unwrap_or_else(|| one(e, d))
 }
 
+/// The scalar formula of `powi` with exponent `n`.
 pub fn powi(e: &mut Emitter, d: DType, x: &str, n: i64) -> String {
     if n >= 0 {
         return pow_nonneg(e, d, x, n as u64);
@@ -171,100 +178,131 @@ pub fn powi(e: &mut Emitter, d: DType, x: &str, n: i64) -> String {
     if d.is_float() {
         let p = pow_nonneg(e, d, x, n.unsigned_abs());
         let o = one(e, d);
-        return op(e, format!("arith.divf {o}, {p} : {d}"));
+        return e.op(format!("arith.divf {o}, {p} : {d}"));
     }
     // Integers: 1 -> 1, -1 -> (-1)^n, anything else -> 0.
     let o = one(e, d);
     let m1 = e.scalar(d, "-1");
     let z = zero(e, d);
-    let is1 = op(e, format!("arith.cmpi eq, {x}, {o} : {d}"));
-    let ism1 = op(e, format!("arith.cmpi eq, {x}, {m1} : {d}"));
+    let is1 = e.op(format!("arith.cmpi eq, {x}, {o} : {d}"));
+    let ism1 = e.op(format!("arith.cmpi eq, {x}, {m1} : {d}"));
     let sgn = if n % 2 == 0 { o.clone() } else { m1.clone() };
-    let r = op(e, format!("arith.select {ism1}, {sgn}, {z} : {d}"));
-    op(e, format!("arith.select {is1}, {o}, {r} : {d}"))
+    let r = e.op(format!("arith.select {ism1}, {sgn}, {z} : {d}"));
+    e.op(format!("arith.select {is1}, {o}, {r} : {d}"))
 }
 
+/// The `arith.cmpf`/`arith.cmpi` predicate of a comparison on dtype `d`.
+pub fn cmp_pred(dir: CmpDir, d: DType) -> &'static str {
+    match (d.is_float(), d == DType::I1, dir) {
+        (true, _, CmpDir::Eq) => "oeq",
+        (true, _, CmpDir::Ne) => "une",
+        (true, _, CmpDir::Lt) => "olt",
+        (true, _, CmpDir::Le) => "ole",
+        (true, _, CmpDir::Gt) => "ogt",
+        (true, _, CmpDir::Ge) => "oge",
+        (false, _, CmpDir::Eq) => "eq",
+        (false, _, CmpDir::Ne) => "ne",
+        (false, true, CmpDir::Lt) => "ult",
+        (false, true, CmpDir::Le) => "ule",
+        (false, true, CmpDir::Gt) => "ugt",
+        (false, true, CmpDir::Ge) => "uge",
+        (false, false, CmpDir::Lt) => "slt",
+        (false, false, CmpDir::Le) => "sle",
+        (false, false, CmpDir::Gt) => "sgt",
+        (false, false, CmpDir::Ge) => "sge",
+    }
+}
+
+/// The scalar comparison `x dir y`.
 pub fn compare(e: &mut Emitter, dir: CmpDir, d: DType, x: &str, y: &str) -> String {
-    let pred = match (d, dir) {
-        (d, dir) if d.is_float() => match dir {
-            CmpDir::Eq => "oeq",
-            CmpDir::Ne => "une",
-            CmpDir::Lt => "olt",
-            CmpDir::Le => "ole",
-            CmpDir::Gt => "ogt",
-            CmpDir::Ge => "oge",
-        },
-        (DType::I1, dir) => match dir {
-            CmpDir::Eq => "eq",
-            CmpDir::Ne => "ne",
-            CmpDir::Lt => "ult",
-            CmpDir::Le => "ule",
-            CmpDir::Gt => "ugt",
-            CmpDir::Ge => "uge",
-        },
-        (_, dir) => match dir {
-            CmpDir::Eq => "eq",
-            CmpDir::Ne => "ne",
-            CmpDir::Lt => "slt",
-            CmpDir::Le => "sle",
-            CmpDir::Gt => "sgt",
-            CmpDir::Ge => "sge",
-        },
-    };
     let kind = if d.is_float() { "cmpf" } else { "cmpi" };
-    op(e, format!("arith.{kind} {pred}, {x}, {y} : {d}"))
+    e.op(format!("arith.{kind} {}, {x}, {y} : {d}", cmp_pred(dir, d)))
 }
 
+/// Float -> signed integer, truncating, saturating at the integer range, NaN -> 0.
+fn float_to_int(e: &mut Emitter, from: DType, to: DType, x: &str) -> String {
+    let bits = if to == DType::I32 { 31 } else { 63 };
+    let lim = float_lit(from, 2f64.powi(bits));
+    let nlim = float_lit(from, -(2f64.powi(bits)));
+    let r = e.op(format!("arith.fptosi {x} : {from} to {to}"));
+    let hi = e.scalar(from, &lim);
+    let lo = e.scalar(from, &nlim);
+    let max = e.scalar(to, int_max(to));
+    let min = e.scalar(to, int_min(to));
+    let z = zero(e, to);
+    let over = e.op(format!("arith.cmpf oge, {x}, {hi} : {from}"));
+    let under = e.op(format!("arith.cmpf olt, {x}, {lo} : {from}"));
+    let nan = e.op(format!("arith.cmpf uno, {x}, {x} : {from}"));
+    let r1 = e.op(format!("arith.select {over}, {max}, {r} : {to}"));
+    let r2 = e.op(format!("arith.select {under}, {min}, {r1} : {to}"));
+    e.op(format!("arith.select {nan}, {z}, {r2} : {to}"))
+}
+
+/// The scalar conversion of `x` from `from` to `to`.
 pub fn convert(e: &mut Emitter, from: DType, to: DType, x: &str) -> String {
     use DType::*;
-    if from == to {
-        return x.to_string();
-    }
     match (from, to) {
-        (F32, F64) => op(e, format!("arith.extf {x} : f32 to f64")),
-        (F64, F32) => op(e, format!("arith.truncf {x} : f64 to f32")),
+        (F32, F32) | (F64, F64) | (I1, I1) | (I32, I32) | (I64, I64) => x.to_string(),
+        (F32, F64) => e.op(format!("arith.extf {x} : f32 to f64")),
+        (F64, F32) => e.op(format!("arith.truncf {x} : f64 to f32")),
         (F32 | F64, I1) => {
             let z = zero(e, from);
-            op(e, format!("arith.cmpf une, {x}, {z} : {from}"))
+            e.op(format!("arith.cmpf une, {x}, {z} : {from}"))
         }
         (I32 | I64, I1) => {
             let z = zero(e, from);
-            op(e, format!("arith.cmpi ne, {x}, {z} : {from}"))
+            e.op(format!("arith.cmpi ne, {x}, {z} : {from}"))
         }
-        (I1, F32 | F64) => op(e, format!("arith.uitofp {x} : i1 to {to}")),
-        (I1, I32 | I64) => op(e, format!("arith.extui {x} : i1 to {to}")),
-        (I32 | I64, F32 | F64) => op(e, format!("arith.sitofp {x} : {from} to {to}")),
-        (F32 | F64, I32 | I64) => op(e, format!("arith.fptosi {x} : {from} to {to}")),
-        (I32, I64) => op(e, format!("arith.extsi {x} : i32 to i64")),
-        (I64, I32) => op(e, format!("arith.trunci {x} : i64 to i32")),
-        _ => unreachable!("equal dtypes handled above"),
+        (I1, F32 | F64) => e.op(format!("arith.uitofp {x} : i1 to {to}")),
+        (I1, I32 | I64) => e.op(format!("arith.extui {x} : i1 to {to}")),
+        (I32 | I64, F32 | F64) => e.op(format!("arith.sitofp {x} : {from} to {to}")),
+        (F32 | F64, I32 | I64) => float_to_int(e, from, to, x),
+        (I32, I64) => e.op(format!("arith.extsi {x} : i32 to i64")),
+        (I64, I32) => e.op(format!("arith.trunci {x} : i64 to i32")),
     }
 }
 
-pub fn lower(e: &mut Emitter, f: &Func, o: &Op) -> Result<(), LowerError> {
-    let operands: Vec<(String, TensorType)> = o.operands.iter().map(|v| (e.name(*v), f.ty(*v).clone())).collect();
-    let out = f.ty(o.results[0]).clone();
-    let d0 = operands[0].1.dtype;
-    let kind = o.kind.clone();
-    let r = match kind {
-        OpKind::Unary(u) => ew::elementwise(e, &operands, &out, |e, a| unary(e, u, d0, &a[0])),
-        OpKind::Binary(b) => ew::elementwise(e, &operands, &out, |e, a| binary(e, b, d0, &a[0], &a[1])),
-        OpKind::Powi { exponent } => ew::elementwise(e, &operands, &out, |e, a| powi(e, d0, &a[0], exponent)),
-        OpKind::Compare { dir } => ew::elementwise(e, &operands, &out, |e, a| compare(e, dir, d0, &a[0], &a[1])),
-        OpKind::Select => ew::elementwise(e, &operands, &out, |e, a| op(e, format!("arith.select {}, {}, {} : {}", a[0], a[1], a[2], out.dtype))),
-        OpKind::Convert { to } if to == d0 => {
-            e.alias(o.results[0], operands[0].0.clone());
-            return Ok(());
-        }
-        OpKind::Convert { to } => ew::elementwise(e, &operands, &out, |e, a| convert(e, d0, to, &a[0])),
-        other => return Err(LowerError::Internal(format!("elementwise lowering got {}", other.name()))),
-    };
-    e.alias(o.results[0], r);
-    let _ = float_lit;
-    Ok(())
+/// `quabla.<unary>`.
+pub fn lower_unary(e: &mut Emitter, f: &Func, o: &Op, u: UnaryOp) -> Result<String, LowerError> {
+    let xs = operands(e, f, o);
+    let d = xs[0].1.dtype;
+    Ok(elementwise(e, &xs, f.ty(o.results[0]), |e, a| unary(e, u, d, &a[0])))
 }
 
-/// The body of an elementwise generic: identity maps over all operands.
-pub fn elementwise(e: &mut Emitter, operands: &[(String, TensorType)], out: &TensorType, body: impl FnOnce(&mut Emitter, &[String]) -> String) -> String {
-    super::elementwise(e, operands, out, body)
+/// `quabla.<binary>`.
+pub fn lower_binary(e: &mut Emitter, f: &Func, o: &Op, b: BinaryOp) -> Result<String, LowerError> {
+    let xs = operands(e, f, o);
+    let d = xs[0].1.dtype;
+    Ok(elementwise(e, &xs, f.ty(o.results[0]), |e, a| binary(e, b, d, &a[0], &a[1])))
+}
+
+/// `quabla.powi`.
+pub fn lower_powi(e: &mut Emitter, f: &Func, o: &Op, n: i64) -> Result<String, LowerError> {
+    let xs = operands(e, f, o);
+    let d = xs[0].1.dtype;
+    Ok(elementwise(e, &xs, f.ty(o.results[0]), |e, a| powi(e, d, &a[0], n)))
+}
+
+/// `quabla.compare`.
+pub fn lower_compare(e: &mut Emitter, f: &Func, o: &Op, dir: CmpDir) -> Result<String, LowerError> {
+    let xs = operands(e, f, o);
+    let d = xs[0].1.dtype;
+    Ok(elementwise(e, &xs, f.ty(o.results[0]), |e, a| compare(e, dir, d, &a[0], &a[1])))
+}
+
+/// `quabla.select`.
+pub fn lower_select(e: &mut Emitter, f: &Func, o: &Op) -> Result<String, LowerError> {
+    let xs = operands(e, f, o);
+    let d = xs[1].1.dtype;
+    Ok(elementwise(e, &xs, f.ty(o.results[0]), |e, a| e.op(format!("arith.select {}, {}, {} : {d}", a[0], a[1], a[2]))))
+}
+
+/// `quabla.convert` (a rename when the dtype does not change).
+pub fn lower_convert(e: &mut Emitter, f: &Func, o: &Op, to: quabla_dialect::DType) -> Result<String, LowerError> {
+    let xs = operands(e, f, o);
+    let from = xs[0].1.dtype;
+    if from == to {
+        return Ok(xs[0].0.clone());
+    }
+    Ok(elementwise(e, &xs, f.ty(o.results[0]), |e, a| convert(e, from, to, &a[0])))
 }

@@ -1,10 +1,13 @@
 //! `convert-quabla-to-linalg`: every quabla op becomes linalg/tensor/arith/math ops on
-//! tensors, emitted as MLIR text (one file per op family, matching dialect/src/ops/).
+//! tensors, emitted as MLIR text from the in-memory IR (one file per op family, matching
+//! dialect/src/ops/).
 //!
 //! Invariants: each quabla value has one SSA name in the output (`Emitter::name`); ops that
-//! move no data (identity reshapes/transposes) only rename. With `Abi::Dps`, public functions
-//! take their outputs as memref arguments and write them with
-//! `bufferization.materialize_in_destination`, so the JIT'ed code never returns a buffer.
+//! move no data (identity reshapes/transposes/converts) only rename. Every emitted op carries
+//! the quabla op's location. With `Abi::Dps`, public functions take their outputs as memref
+//! arguments and write them with `bufferization.materialize_in_destination`, so the JIT'ed
+//! code never returns a buffer; private functions stay tensor functions, and a public
+//! function that is also called gets a private tensor twin that the calls use.
 pub mod call;
 pub mod constant;
 pub mod dot;
@@ -13,24 +16,25 @@ pub mod layout;
 pub mod reduce;
 pub mod slicing;
 
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use quabla_dialect::{DType, Func, Module, Op, OpKind, TensorType, Value};
 
 use crate::{Abi, LowerError};
 
-/// Text sink with fresh SSA names and the quabla value -> SSA name map.
+/// Text sink for one function body: fresh SSA names, the quabla value -> SSA name map and
+/// the location of the op being lowered.
 pub struct Emitter {
-    pub out: String,
+    out: String,
     next: usize,
     names: Vec<String>,
-    /// Lowering with the destination-passing ABI (public functions have memref outputs).
-    pub dps: bool,
+    loc: Option<String>,
 }
 
 impl Emitter {
     fn new(f: &Func) -> Self {
-        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), dps: false }
+        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None }
     }
 
     /// A fresh SSA name.
@@ -39,41 +43,64 @@ impl Emitter {
         format!("%t{}", self.next)
     }
 
+    /// The SSA name of quabla value `v`.
     pub fn name(&self, v: Value) -> String {
         self.names[v.0 as usize].clone()
     }
 
-    /// Makes `v` refer to an existing SSA name (ops that move no data).
+    /// Makes `v` refer to an existing SSA name.
     pub fn alias(&mut self, v: Value, name: String) {
         self.names[v.0 as usize] = name;
     }
 
+    /// Writes one op line, followed by the current location.
     pub fn line(&mut self, s: impl AsRef<str>) {
+        self.out.push_str("    ");
+        self.out.push_str(s.as_ref());
+        if let Some(l) = &self.loc {
+            self.out.push_str(" loc(");
+            self.out.push_str(l);
+            self.out.push(')');
+        }
+        self.out.push('\n');
+    }
+
+    /// Writes a line that cannot carry a location (region openers, block headers).
+    fn raw_line(&mut self, s: impl AsRef<str>) {
         self.out.push_str("    ");
         self.out.push_str(s.as_ref());
         self.out.push('\n');
     }
 
-    /// `tensor.empty() : ty`.
-    pub fn empty(&mut self, ty: &TensorType) -> String {
+    /// `name = text`, returning the fresh name.
+    pub fn op(&mut self, text: impl AsRef<str>) -> String {
         let n = self.fresh();
-        self.line(format!("{n} = tensor.empty() : {ty}"));
+        self.line(format!("{n} = {}", text.as_ref()));
         n
     }
 
-    /// A scalar constant of `dtype` (value given as text: `1.0`, `-3`, `true`).
+    /// `tensor.empty() : ty`.
+    pub fn empty(&mut self, ty: &TensorType) -> String {
+        self.op(format!("tensor.empty() : {ty}"))
+    }
+
+    /// A scalar constant of `dtype` (value given as MLIR text: `1.0`, `-3`, `true`, `0x7FC00000`).
     pub fn scalar(&mut self, dtype: DType, text: &str) -> String {
-        let n = self.fresh();
-        self.line(format!("{n} = arith.constant {text} : {dtype}"));
-        n
+        match (dtype, text) {
+            (DType::I1, "true" | "false") => self.op(format!("arith.constant {text}")),
+            _ => self.op(format!("arith.constant {text} : {dtype}")),
+        }
+    }
+
+    /// An `index` constant.
+    pub fn index(&mut self, v: i64) -> String {
+        self.op(format!("arith.constant {v} : index"))
     }
 
     /// `linalg.fill` of a new tensor of `ty` with scalar `value`.
     pub fn filled(&mut self, ty: &TensorType, value: &str) -> String {
         let e = self.empty(ty);
-        let n = self.fresh();
-        self.line(format!("{n} = linalg.fill ins({value} : {}) outs({e} : {ty}) -> {ty}", ty.dtype));
-        n
+        self.op(format!("linalg.fill ins({value} : {}) outs({e} : {ty}) -> {ty}", ty.dtype))
     }
 }
 
@@ -89,77 +116,124 @@ pub fn identity(rank: usize) -> String {
     map(rank, &e)
 }
 
-/// One input of a `linalg.generic`.
-pub struct GenericIn {
+/// Comma-separated integers.
+pub fn list(v: &[i64]) -> String {
+    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// One operand of a `linalg.generic`: SSA name, tensor type and indexing map.
+pub struct Operand {
     pub name: String,
     pub ty: TensorType,
     pub map: String,
 }
 
-/// Emits `linalg.generic` over `rank` loops with the given inputs and outputs (inits, types,
-/// maps). `body` receives the block argument names (inputs then outputs) and returns the
-/// body lines and the yielded scalar names. Returns the result names.
-pub fn generic(
-    e: &mut Emitter,
-    rank: usize,
-    iterators: &[&str],
-    ins: &[GenericIn],
-    outs: &[(String, TensorType, String)],
-    body: impl FnOnce(&mut Emitter, &[String]) -> Vec<String>,
-) -> Vec<String> {
-    let maps: Vec<&str> = ins.iter().map(|i| i.map.as_str()).chain(outs.iter().map(|o| o.2.as_str())).collect();
-    let iters: Vec<String> = iterators.iter().map(|s| format!("\"{s}\"")).collect();
-    assert_eq!(iters.len(), rank);
-    let results: Vec<String> = outs.iter().map(|_| e.fresh()).collect();
-    let ins_s: Vec<String> = ins.iter().map(|i| i.name.clone()).collect();
-    let ins_t: Vec<String> = ins.iter().map(|i| i.ty.to_string()).collect();
-    let outs_s: Vec<String> = outs.iter().map(|o| o.0.clone()).collect();
-    let outs_t: Vec<String> = outs.iter().map(|o| o.1.to_string()).collect();
-    let lhs = if results.len() == 1 { results[0].clone() } else { format!("{}:{}", results[0], results.len()) };
-    let ins_part = if ins.is_empty() { String::new() } else { format!(" ins({} : {})", ins_s.join(", "), ins_t.join(", ")) };
-    e.line(format!(
+impl Operand {
+    pub fn new(name: impl Into<String>, ty: &TensorType, map: impl Into<String>) -> Self {
+        Operand { name: name.into(), ty: ty.clone(), map: map.into() }
+    }
+}
+
+/// Loop kinds of a `linalg.generic`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Iter {
+    Parallel,
+    Reduction,
+}
+
+/// Emits a `linalg.generic` with the given inputs and outputs (inits) over one loop per entry
+/// of `iters`. `body` receives the block argument names (inputs then outputs) and returns the
+/// yielded scalars, one per output. Returns the result names.
+pub fn generic(e: &mut Emitter, iters: &[Iter], ins: &[Operand], outs: &[Operand], body: impl FnOnce(&mut Emitter, &[String]) -> Vec<String>) -> Vec<String> {
+    let maps: Vec<&str> = ins.iter().chain(outs).map(|o| o.map.as_str()).collect();
+    let it: Vec<&str> = iters.iter().map(|i| if *i == Iter::Parallel { "\"parallel\"" } else { "\"reduction\"" }).collect();
+    let res = e.fresh();
+    let lhs = if outs.len() == 1 { res.clone() } else { format!("{res}:{}", outs.len()) };
+    let names = |v: &[Operand]| v.iter().map(|o| o.name.clone()).collect::<Vec<_>>().join(", ");
+    let types = |v: &[Operand]| v.iter().map(|o| o.ty.to_string()).collect::<Vec<_>>().join(", ");
+    let ins_part = if ins.is_empty() { String::new() } else { format!(" ins({} : {})", names(ins), types(ins)) };
+    e.raw_line(format!(
         "{lhs} = linalg.generic {{indexing_maps = [{}], iterator_types = [{}]}}{ins_part} outs({} : {}) {{",
         maps.join(", "),
-        iters.join(", "),
-        outs_s.join(", "),
-        outs_t.join(", ")
+        it.join(", "),
+        names(outs),
+        types(outs)
     ));
     let args: Vec<String> = (0..ins.len() + outs.len()).map(|i| format!("%b{i}")).collect();
-    let arg_decl: Vec<String> = args.iter().zip(ins.iter().map(|i| i.ty.dtype).chain(outs.iter().map(|o| o.1.dtype))).map(|(a, d)| format!("{a}: {d}")).collect();
-    e.out.push_str(&format!("    ^bb0({}):\n", arg_decl.join(", ")));
+    let decl: Vec<String> = args.iter().zip(ins.iter().chain(outs)).map(|(a, o)| format!("{a}: {}", o.ty.dtype)).collect();
+    e.raw_line(format!("^bb0({}):", decl.join(", ")));
     let yields = body(e, &args);
-    let ytypes: Vec<String> = outs.iter().map(|o| o.1.dtype.to_string()).collect();
+    let ytypes: Vec<String> = outs.iter().map(|o| o.ty.dtype.to_string()).collect();
     e.line(format!("  linalg.yield {} : {}", yields.join(", "), ytypes.join(", ")));
-    e.line(format!("}} -> ({})", outs_t.join(", ")));
-    if results.len() == 1 {
-        results
+    e.line(format!("}} -> ({})", types(outs)));
+    if outs.len() == 1 {
+        vec![res]
     } else {
-        (0..results.len()).map(|i| format!("{}#{i}", results[0])).collect()
+        (0..outs.len()).map(|i| format!("{res}#{i}")).collect()
     }
 }
 
-/// An elementwise `linalg.generic` over same-shaped operands producing `out` (identity maps).
+/// An elementwise `linalg.generic` (identity maps) over same-shaped operands, producing `out`.
 pub fn elementwise(e: &mut Emitter, operands: &[(String, TensorType)], out: &TensorType, body: impl FnOnce(&mut Emitter, &[String]) -> String) -> String {
     let r = out.rank();
-    let ins: Vec<GenericIn> = operands.iter().map(|(n, t)| GenericIn { name: n.clone(), ty: t.clone(), map: identity(r) }).collect();
+    let ins: Vec<Operand> = operands.iter().map(|(n, t)| Operand::new(n.clone(), t, identity(r))).collect();
     let init = e.empty(out);
-    let iters = vec!["parallel"; r];
-    generic(e, r, &iters, &ins, &[(init, out.clone(), identity(r))], |e, args| vec![body(e, args)]).remove(0)
+    generic(e, &vec![Iter::Parallel; r], &ins, &[Operand::new(init, out, identity(r))], |e, a| vec![body(e, a)]).remove(0)
 }
 
-fn lower_op(e: &mut Emitter, m: &Module, f: &Func, op: &Op) -> Result<(), LowerError> {
-    match &op.kind {
-        OpKind::Unary(_) | OpKind::Binary(_) | OpKind::Powi { .. } | OpKind::Compare { .. } | OpKind::Select | OpKind::Convert { .. } => elementwise::lower(e, f, op),
-        OpKind::Constant { .. } | OpKind::Iota { .. } => constant::lower(e, f, op),
-        OpKind::BroadcastInDim { .. } | OpKind::Reshape { .. } | OpKind::Transpose { .. } => layout::lower(e, f, op),
-        OpKind::Concatenate { .. } | OpKind::Slice { .. } | OpKind::Pad { .. } | OpKind::DynamicSlice { .. } | OpKind::Gather { .. } => slicing::lower(e, f, op),
-        OpKind::Reduce { .. } | OpKind::ArgReduce { .. } => reduce::lower(e, f, op),
-        OpKind::DotGeneral { .. } => dot::lower(e, f, op),
-        OpKind::Call { .. } => call::lower(e, m, f, op),
-    }
+/// What the lowering of one module needs to know beyond the function at hand.
+pub struct Ctx<'a> {
+    pub module: &'a Module,
+    pub abi: Abi,
+    /// The name each call uses for its callee (public callees under `Abi::Dps` are renamed
+    /// to their private tensor twins).
+    pub callee: HashMap<String, String>,
 }
 
-fn memref(t: &TensorType) -> String {
+/// Operand names and types of `o`.
+pub fn operands(e: &Emitter, f: &Func, o: &Op) -> Vec<(String, TensorType)> {
+    o.operands.iter().map(|v| (e.name(*v), f.ty(*v).clone())).collect()
+}
+
+/// Lowers one op, binding its results. Exhaustive over [`OpKind`].
+fn lower_op(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<(), LowerError> {
+    e.loc = o.loc.as_ref().map(|l| l.to_string());
+    let r = match &o.kind {
+        OpKind::Unary(u) => elementwise::lower_unary(e, f, o, *u),
+        OpKind::Binary(b) => elementwise::lower_binary(e, f, o, *b),
+        OpKind::Powi { exponent } => elementwise::lower_powi(e, f, o, *exponent),
+        OpKind::Compare { dir } => elementwise::lower_compare(e, f, o, *dir),
+        OpKind::Select => elementwise::lower_select(e, f, o),
+        OpKind::Convert { to } => elementwise::lower_convert(e, f, o, *to),
+        OpKind::Constant { value } => constant::lower_constant(e, value),
+        OpKind::Iota { dim, ty } => constant::lower_iota(e, *dim, ty),
+        OpKind::BroadcastInDim { dims, .. } => layout::lower_broadcast_in_dim(e, f, o, dims),
+        OpKind::Reshape { .. } => layout::lower_reshape(e, f, o),
+        OpKind::Transpose { perm } => layout::lower_transpose(e, f, o, perm),
+        OpKind::Concatenate { dim } => slicing::lower_concatenate(e, f, o, *dim),
+        OpKind::Slice { start, strides, .. } => slicing::lower_slice(e, f, o, start, strides),
+        OpKind::Pad { low, interior, .. } => slicing::lower_pad(e, f, o, low, interior),
+        OpKind::DynamicSlice { sizes } => slicing::lower_dynamic_slice(e, f, o, sizes),
+        OpKind::Gather { axis } => slicing::lower_gather(e, f, o, *axis),
+        OpKind::Reduce { op, dims } => reduce::lower_reduce(e, f, o, *op, dims),
+        OpKind::ArgReduce { op, dim, index } => reduce::lower_argreduce(e, f, o, *op, *dim, *index),
+        OpKind::DotGeneral { dims } => dot::lower_dot_general(e, f, o, dims),
+        OpKind::Call { callee, results } => {
+            let names = call::lower_call(e, cx, f, o, callee, results)?;
+            for (v, n) in o.results.iter().zip(names) {
+                e.alias(*v, n);
+            }
+            e.loc = None;
+            return Ok(());
+        }
+    }?;
+    e.alias(o.results[0], r);
+    e.loc = None;
+    Ok(())
+}
+
+/// `memref<d0x..xdtype>` with the identity layout.
+pub fn memref(t: &TensorType) -> String {
     let mut s = String::from("memref<");
     for d in &t.shape {
         let _ = write!(s, "{d}x");
@@ -168,10 +242,9 @@ fn memref(t: &TensorType) -> String {
     s
 }
 
-fn lower_func(out: &mut String, m: &Module, f: &Func, abi: Abi) -> Result<(), LowerError> {
+/// Writes `f` as a func.func named `name`; `dps` selects the destination-passing signature.
+fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dps: bool) -> Result<(), LowerError> {
     let mut e = Emitter::new(f);
-    e.dps = abi == Abi::Dps;
-    let dps = abi == Abi::Dps && f.public;
     let mut params: Vec<String> = f
         .params
         .iter()
@@ -182,45 +255,73 @@ fn lower_func(out: &mut String, m: &Module, f: &Func, abi: Abi) -> Result<(), Lo
         params.extend(results.iter().enumerate().map(|(k, t)| format!("%out{k}: {}", memref(t))));
     }
     for op in &f.ops {
-        lower_op(&mut e, m, f, op)?;
+        lower_op(&mut e, cx, f, op)?;
     }
-    let vis = if f.public { "" } else { "private " };
-    let attrs = if dps { " attributes {llvm.emit_c_interface}" } else { "" };
+    let vis = if public { "" } else { "private " };
+    let loc = f.loc.as_ref().map(|l| format!(" loc({l})")).unwrap_or_default();
     if dps {
-        let _ = writeln!(out, "  func.func {vis}@{}({}){attrs} {{", f.name, params.join(", "));
+        let _ = writeln!(out, "  func.func {vis}@{name}({}) attributes {{llvm.emit_c_interface}} {{", params.join(", "));
         out.push_str(&e.out);
         for (k, (v, t)) in f.outputs.iter().zip(&results).enumerate() {
             let _ = writeln!(out, "    bufferization.materialize_in_destination {} in restrict writable %out{k} : ({t}, {}) -> ()", e.name(*v), memref(t));
         }
-        out.push_str("    return\n  }\n");
+        let _ = writeln!(out, "    return\n  }}{loc}");
     } else {
         let rt: Vec<String> = results.iter().map(|t| t.to_string()).collect();
-        let _ = writeln!(out, "  func.func {vis}@{}({}) -> ({}){attrs} {{", f.name, params.join(", "), rt.join(", "));
+        let _ = writeln!(out, "  func.func {vis}@{name}({}) -> ({}) {{", params.join(", "), rt.join(", "));
         out.push_str(&e.out);
         let names: Vec<String> = f.outputs.iter().map(|v| e.name(*v)).collect();
         if names.is_empty() {
-            out.push_str("    return\n  }\n");
+            out.push_str("    return\n");
         } else {
-            let _ = writeln!(out, "    return {} : {}\n  }}", names.join(", "), rt.join(", "));
+            let _ = writeln!(out, "    return {} : {}", names.join(", "), rt.join(", "));
         }
+        let _ = writeln!(out, "  }}{loc}");
     }
     Ok(())
 }
 
-/// Lowers every function of `m` (see the crate docs for the two ABIs).
+/// Lowers every function of `m` (verified first) to upstream MLIR text.
+///
+/// `Abi::Tensor` keeps every signature. `Abi::Dps` gives each public function one
+/// `memref` argument per result after its (read-only) tensor inputs, marks it
+/// `llvm.emit_c_interface` and writes the results into those memrefs.
 pub fn lower_module(m: &Module, abi: Abi) -> Result<String, LowerError> {
-    m.verify().map_err(|e| LowerError::Invalid(e.to_string()))?;
+    m.verify()?;
+    if let Some((f, t)) = m.funcs.iter().find_map(|f| f.transform.as_ref().map(|t| (f, t))) {
+        return Err(LowerError::Unsupported {
+            op: t.kind.name().into(),
+            reason: format!("@{} (the {} of @{}) is a declaration without a body: run quabla-autodiff before lowering", f.name, t.kind.name(), t.of),
+        });
+    }
+    let mut callee: HashMap<String, String> = m.funcs.iter().map(|f| (f.name.clone(), f.name.clone())).collect();
+    let mut twins: Vec<(&Func, String)> = Vec::new();
+    if abi == Abi::Dps {
+        let called: HashSet<&str> = m.funcs.iter().flat_map(|f| &f.ops).filter_map(|o| if let OpKind::Call { callee, .. } = &o.kind { Some(callee.as_str()) } else { None }).collect();
+        let mut taken: HashSet<String> = m.funcs.iter().map(|f| f.name.clone()).collect();
+        for f in m.funcs.iter().filter(|f| f.public && called.contains(f.name.as_str())) {
+            let base = format!("{}_tensor", f.name);
+            let name = (0..).map(|i| if i == 0 { base.clone() } else { format!("{base}_{i}") }).find(|n| !taken.contains(n)).unwrap_or(base);
+            taken.insert(name.clone());
+            callee.insert(f.name.clone(), name.clone());
+            twins.push((f, name));
+        }
+    }
+    let cx = Ctx { module: m, abi, callee };
     let mut out = String::from("module {\n");
     for f in &m.funcs {
-        lower_func(&mut out, m, f, abi)?;
+        lower_func(&mut out, &cx, f, &f.name, f.public, abi == Abi::Dps && f.public)?;
+    }
+    for (f, name) in twins {
+        lower_func(&mut out, &cx, f, &name, false, false)?;
     }
     out.push_str("}\n");
     Ok(out)
 }
 
-/// The MLIR spelling of a float literal of `dtype` for `v` (hex for non-finite values).
+/// The MLIR spelling of a float constant of `dtype` for `v` (hex for non-finite values).
 pub fn float_lit(dtype: DType, v: f64) -> String {
-    if v.is_finite() {
+    if v.is_finite() && !(v == 0.0 && v.is_sign_negative()) {
         let s = format!("{v:e}");
         match s.split_once('e') {
             Some((m, x)) if !m.contains('.') => format!("{m}.0e{x}"),
@@ -233,19 +334,58 @@ pub fn float_lit(dtype: DType, v: f64) -> String {
     }
 }
 
-/// Smallest and largest values of an integer dtype, as text.
+/// The scalar `0` of a dtype as MLIR text.
+pub fn zero_lit(d: DType) -> &'static str {
+    match d {
+        DType::F32 | DType::F64 => "0.0",
+        DType::I1 => "false",
+        DType::I32 | DType::I64 => "0",
+    }
+}
+
+/// The scalar `1` of a dtype as MLIR text.
+pub fn one_lit(d: DType) -> &'static str {
+    match d {
+        DType::F32 | DType::F64 => "1.0",
+        DType::I1 => "true",
+        DType::I32 | DType::I64 => "1",
+    }
+}
+
+/// The smallest value of an integer dtype (`false` for i1), as text.
 pub fn int_min(d: DType) -> &'static str {
     match d {
         DType::I32 => "-2147483648",
         DType::I64 => "-9223372036854775808",
-        _ => "0",
+        DType::I1 | DType::F32 | DType::F64 => "false",
     }
 }
 
+/// The largest value of an integer dtype (`true` for i1), as text.
 pub fn int_max(d: DType) -> &'static str {
     match d {
         DType::I32 => "2147483647",
         DType::I64 => "9223372036854775807",
-        _ => "1",
+        DType::I1 | DType::F32 | DType::F64 => "true",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_literals() {
+        assert_eq!(float_lit(DType::F32, 1.0), "1.0e0");
+        assert_eq!(float_lit(DType::F64, 0.0), "0.0e0");
+        assert_eq!(float_lit(DType::F64, -0.0), "0x8000000000000000");
+        assert_eq!(float_lit(DType::F32, f64::NEG_INFINITY), "0xFF800000");
+        assert_eq!(float_lit(DType::F64, 2147483648.0), "2.147483648e9");
+    }
+
+    #[test]
+    fn maps() {
+        assert_eq!(identity(0), "affine_map<() -> ()>");
+        assert_eq!(map(2, &["d1".into(), "0".into()]), "affine_map<(d0, d1) -> (d1, 0)>");
     }
 }

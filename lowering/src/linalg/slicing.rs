@@ -1,114 +1,99 @@
-//! Lowering of slicing ops: `slice` (strided `tensor.extract_slice`), `pad` (fill, then a
-//! strided `tensor.insert_slice`), `concatenate` (insert_slices into an empty tensor),
-//! `dynamic_slice` (clamped dynamic offsets) and `gather` (a generic that extracts with a
-//! clamped index).
-use quabla_dialect::{Func, Op, OpKind, TensorType};
+//! Lowering of slicing ops: `slice` (a strided `tensor.extract_slice`), `pad` (a fill with
+//! the padding value, then a strided `tensor.insert_slice`: interior padding is the stride),
+//! `concatenate` (`tensor.insert_slice`s into an empty tensor), `dynamic_slice` (start indices
+//! clamped to [0, extent - size], then a dynamic-offset `tensor.extract_slice`) and `gather`
+//! (a generic that `tensor.extract`s with the index clamped to [0, n - 1]).
+use quabla_dialect::{Func, Op, TensorType};
 
-use super::{generic, identity, map, Emitter, GenericIn};
+use super::{generic, identity, list, map, Emitter, Iter, Operand};
 use crate::LowerError;
 
-fn list(v: &[i64]) -> String {
-    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+/// `quabla.slice`.
+pub fn lower_slice(e: &mut Emitter, f: &Func, o: &Op, start: &[i64], strides: &[i64]) -> Result<String, LowerError> {
+    let (x, xt, out) = (e.name(o.operands[0]), f.ty(o.operands[0]), f.ty(o.results[0]));
+    if xt == out {
+        return Ok(x);
+    }
+    Ok(e.op(format!("tensor.extract_slice {x}[{}] [{}] [{}] : {xt} to {out}", list(start), list(&out.shape), list(strides))))
 }
 
-pub fn lower(e: &mut Emitter, f: &Func, o: &Op) -> Result<(), LowerError> {
-    let out = f.ty(o.results[0]).clone();
-    let x = e.name(o.operands[0]);
-    let xt = f.ty(o.operands[0]).clone();
-    let r = match &o.kind {
-        OpKind::Slice { start, strides, .. } => {
-            let n = e.fresh();
-            e.line(format!("{n} = tensor.extract_slice {x}[{}] [{}] [{}] : {xt} to {out}", list(start), list(&out.shape), list(strides)));
-            n
-        }
-        OpKind::Pad { low, interior, .. } => {
-            let pv = e.name(o.operands[1]);
-            let pt = f.ty(o.operands[1]).clone();
-            let s = e.fresh();
-            e.line(format!("{s} = tensor.extract {pv}[] : {pt}"));
-            let filled = e.filled(&out, &s);
-            let st: Vec<i64> = interior.iter().map(|i| i + 1).collect();
-            let n = e.fresh();
-            e.line(format!("{n} = tensor.insert_slice {x} into {filled}[{}] [{}] [{}] : {xt} into {out}", list(low), list(&xt.shape), list(&st)));
-            n
-        }
-        OpKind::Concatenate { dim } => {
-            let mut acc = e.empty(&out);
-            let mut off = 0i64;
-            for v in &o.operands {
-                let t = f.ty(*v).clone();
-                let mut offs = vec![0i64; out.rank()];
-                offs[*dim as usize] = off;
-                let n = e.fresh();
-                e.line(format!("{n} = tensor.insert_slice {} into {acc}[{}] [{}] [{}] : {t} into {out}", e.name(*v), list(&offs), list(&t.shape), list(&vec![1; out.rank()])));
-                acc = n;
-                off += t.shape[*dim as usize];
-            }
-            acc
-        }
-        OpKind::DynamicSlice { sizes } => {
-            let mut offs = Vec::new();
-            let zero = e.fresh();
-            e.line(format!("{zero} = arith.constant 0 : index"));
-            for (k, v) in o.operands[1..].iter().enumerate() {
-                let t = f.ty(*v).clone();
-                let s = e.fresh();
-                e.line(format!("{s} = tensor.extract {}[] : {t}", e.name(*v)));
-                let i = e.fresh();
-                e.line(format!("{i} = arith.index_cast {s} : {} to index", t.dtype));
-                let hi = e.fresh();
-                e.line(format!("{hi} = arith.constant {} : index", xt.shape[k] - sizes[k]));
-                let a = e.fresh();
-                e.line(format!("{a} = arith.maxsi {i}, {zero} : index"));
-                let b = e.fresh();
-                e.line(format!("{b} = arith.minsi {a}, {hi} : index"));
-                offs.push(b);
-            }
-            let n = e.fresh();
-            e.line(format!("{n} = tensor.extract_slice {x}[{}] [{}] [{}] : {xt} to {out}", offs.join(", "), list(sizes), list(&vec![1; sizes.len()])));
-            n
-        }
-        OpKind::Gather { axis } => {
-            let idx = e.name(o.operands[1]);
-            let it = f.ty(o.operands[1]).clone();
-            let (a, q, r) = (*axis as usize, it.rank(), out.rank());
-            let exprs: Vec<String> = (a..a + q).map(|i| format!("d{i}")).collect();
-            let init = e.empty(&out);
-            let iters = vec!["parallel"; r];
-            let ins = [GenericIn { name: idx, ty: it.clone(), map: map(r, &exprs) }];
-            let extent = xt.shape[a] - 1;
-            let xt2 = xt.clone();
-            generic(e, r, &iters, &ins, &[(init, out.clone(), identity(r))], move |e, args| {
-                let i = e.fresh();
-                e.line(format!("{i} = arith.index_cast {} : {} to index", args[0], it.dtype));
-                let z = e.fresh();
-                e.line(format!("{z} = arith.constant 0 : index"));
-                let hi = e.fresh();
-                e.line(format!("{hi} = arith.constant {extent} : index"));
-                let c0 = e.fresh();
-                e.line(format!("{c0} = arith.maxsi {i}, {z} : index"));
-                let c = e.fresh();
-                e.line(format!("{c} = arith.minsi {c0}, {hi} : index"));
-                let mut coords = Vec::new();
-                for k in 0..xt2.rank() {
-                    if k == a {
-                        coords.push(c.clone());
-                    } else {
-                        let loop_dim = if k < a { k } else { k - 1 + q };
-                        let n = e.fresh();
-                        e.line(format!("{n} = linalg.index {loop_dim} : index"));
-                        coords.push(n);
-                    }
-                }
-                let v = e.fresh();
-                e.line(format!("{v} = tensor.extract {x}[{}] : {xt2}", coords.join(", ")));
-                vec![v]
+/// `quabla.pad`.
+pub fn lower_pad(e: &mut Emitter, f: &Func, o: &Op, low: &[i64], interior: &[i64]) -> Result<String, LowerError> {
+    let (x, xt, out) = (e.name(o.operands[0]), f.ty(o.operands[0]), f.ty(o.results[0]));
+    if xt == out {
+        return Ok(x);
+    }
+    let (pv, pt) = (e.name(o.operands[1]), f.ty(o.operands[1]));
+    let s = e.op(format!("tensor.extract {pv}[] : {pt}"));
+    let filled = e.filled(out, &s);
+    let st: Vec<i64> = interior.iter().map(|i| i + 1).collect();
+    Ok(e.op(format!("tensor.insert_slice {x} into {filled}[{}] [{}] [{}] : {xt} into {out}", list(low), list(&xt.shape), list(&st))))
+}
+
+/// `quabla.concatenate`.
+pub fn lower_concatenate(e: &mut Emitter, f: &Func, o: &Op, dim: i64) -> Result<String, LowerError> {
+    let out = f.ty(o.results[0]);
+    if o.operands.len() == 1 {
+        return Ok(e.name(o.operands[0]));
+    }
+    let mut acc = e.empty(out);
+    let mut off = 0i64;
+    let ones = vec![1; out.rank()];
+    for v in &o.operands {
+        let t = f.ty(*v);
+        let mut offs = vec![0i64; out.rank()];
+        offs[dim as usize] = off;
+        let x = e.name(*v);
+        acc = e.op(format!("tensor.insert_slice {x} into {acc}[{}] [{}] [{}] : {t} into {out}", list(&offs), list(&t.shape), list(&ones)));
+        off += t.shape[dim as usize];
+    }
+    Ok(acc)
+}
+
+/// Clamps index `i` (an `index` value) to [0, hi].
+fn clamp_index(e: &mut Emitter, i: &str, hi: i64) -> String {
+    let z = e.index(0);
+    let h = e.index(hi);
+    let a = e.op(format!("arith.maxsi {i}, {z} : index"));
+    e.op(format!("arith.minsi {a}, {h} : index"))
+}
+
+/// `quabla.dynamic_slice`.
+pub fn lower_dynamic_slice(e: &mut Emitter, f: &Func, o: &Op, sizes: &[i64]) -> Result<String, LowerError> {
+    let (x, xt, out) = (e.name(o.operands[0]), f.ty(o.operands[0]), f.ty(o.results[0]));
+    if xt == out {
+        return Ok(x);
+    }
+    let mut offs = Vec::new();
+    for (k, v) in o.operands[1..].iter().enumerate() {
+        let t = f.ty(*v);
+        let s = e.op(format!("tensor.extract {}[] : {t}", e.name(*v)));
+        let i = e.op(format!("arith.index_cast {s} : {} to index", t.dtype));
+        offs.push(clamp_index(e, &i, xt.shape[k] - sizes[k]));
+    }
+    Ok(e.op(format!("tensor.extract_slice {x}[{}] [{}] [{}] : {xt} to {out}", offs.join(", "), list(sizes), list(&vec![1; sizes.len()]))))
+}
+
+/// `quabla.gather`: result[p..., q..., s...] = x[p..., clamp(idx[q...]), s...].
+pub fn lower_gather(e: &mut Emitter, f: &Func, o: &Op, axis: i64) -> Result<String, LowerError> {
+    let (x, xt, out): (String, TensorType, &TensorType) = (e.name(o.operands[0]), f.ty(o.operands[0]).clone(), f.ty(o.results[0]));
+    let (idx, it) = (e.name(o.operands[1]), f.ty(o.operands[1]));
+    let (a, q, r) = (axis as usize, it.rank(), out.rank());
+    let exprs: Vec<String> = (a..a + q).map(|i| format!("d{i}")).collect();
+    let init = e.empty(out);
+    let ins = [Operand::new(idx, it, map(r, &exprs))];
+    let id = it.dtype;
+    let res = generic(e, &vec![Iter::Parallel; r], &ins, &[Operand::new(init, out, identity(r))], |e, args| {
+        let i = e.op(format!("arith.index_cast {} : {id} to index", args[0]));
+        let c = clamp_index(e, &i, xt.shape[a] - 1);
+        let coords: Vec<String> = (0..xt.rank())
+            .map(|k| match k.cmp(&a) {
+                std::cmp::Ordering::Equal => c.clone(),
+                std::cmp::Ordering::Less => e.op(format!("linalg.index {k} : index")),
+                std::cmp::Ordering::Greater => e.op(format!("linalg.index {} : index", k - 1 + q)),
             })
-            .remove(0)
-        }
-        other => return Err(LowerError::Internal(format!("slicing lowering got {}", other.name()))),
-    };
-    e.alias(o.results[0], r);
-    let _ = TensorType::scalar;
-    Ok(())
+            .collect();
+        vec![e.op(format!("tensor.extract {x}[{}] : {xt}", coords.join(", ")))]
+    });
+    Ok(res[0].clone())
 }

@@ -1,0 +1,786 @@
+//! Numerics of the lowering: each family's cases are JIT-run through the DPS ABI with
+//! `mlir-runner` (one process per family and vectorize setting) and compared with values
+//! computed here or written out from docs/spec.md (division by zero, NaN rules, clamping,
+//! first-index ties, saturation, ...).
+mod common;
+
+use common::{assert_close, fl, il, jit, lit_f, lit_i, Case, Vals};
+use quabla_dialect::{ArgOp, BinaryOp, CmpDir, DType, DotDims, Func, Literal, OpKind, ReduceOp, TensorType, UnaryOp};
+
+const NAN: f64 = f64::NAN;
+
+/// A check of one case's outputs / of its first output.
+type Check = Box<dyn Fn(&[Vals])>;
+type Check1 = Box<dyn Fn(&Vals)>;
+type IntFn = fn(i64, i64) -> i64;
+const INF: f64 = f64::INFINITY;
+
+fn t(d: DType, s: &[i64]) -> TensorType {
+    TensorType::new(d, s)
+}
+
+/// Runs `cases` with and without vectorization; both must give the same outputs.
+fn run(cases: &[Case], helpers: &[Func]) -> Vec<Vec<Vals>> {
+    let a = jit(cases, helpers, false);
+    let b = jit(cases, helpers, true);
+    for (k, (x, y)) in a.iter().zip(&b).enumerate() {
+        for (j, (p, q)) in x.iter().zip(y).enumerate() {
+            let same = match (p, q) {
+                (Vals::F(p), Vals::F(q)) => p.iter().zip(q).all(|(u, v)| u.to_bits() == v.to_bits() || (u.is_nan() && v.is_nan())),
+                _ => p == q,
+            };
+            assert!(same, "{} output {j}: vectorized result differs:\n scalar {p:?}\n vector {q:?}", cases[k].func.name);
+        }
+    }
+    a
+}
+
+/// Relative tolerance of a few ulps of `d`.
+fn ulps(d: DType) -> f64 {
+    if d == DType::F32 {
+        1e-6
+    } else {
+        1e-14
+    }
+}
+
+/// Rounds through f32 when `d` is f32.
+fn r(d: DType, v: f64) -> f64 {
+    if d == DType::F32 {
+        v as f32 as f64
+    } else {
+        v
+    }
+}
+
+fn sign(x: f64) -> f64 {
+    if x.is_nan() || x == 0.0 {
+        x
+    } else {
+        x.signum()
+    }
+}
+
+/// The reference of a float unary op, evaluated in the precision of `d`.
+fn unary_ref(u: UnaryOp, d: DType, x: f64) -> f64 {
+    if d == DType::F32 {
+        let x = x as f32;
+        let y: f32 = match u {
+            UnaryOp::Neg => -x,
+            UnaryOp::Abs => x.abs(),
+            UnaryOp::Sign => sign(x as f64) as f32,
+            UnaryOp::Exp => x.exp(),
+            UnaryOp::Expm1 => x.exp_m1(),
+            UnaryOp::Log => x.ln(),
+            UnaryOp::Log1p => x.ln_1p(),
+            UnaryOp::Sin => x.sin(),
+            UnaryOp::Cos => x.cos(),
+            UnaryOp::Tan => x.tan(),
+            UnaryOp::Tanh => x.tanh(),
+            UnaryOp::Logistic => 1.0 / (1.0 + (-x).exp()),
+            UnaryOp::Sqrt => x.sqrt(),
+            UnaryOp::Rsqrt => 1.0 / x.sqrt(),
+            UnaryOp::Floor => x.floor(),
+            UnaryOp::Ceil => x.ceil(),
+            UnaryOp::Round => x.round_ties_even(),
+            UnaryOp::Erf | UnaryOp::Not => unreachable!(),
+        };
+        return y as f64;
+    }
+    match u {
+        UnaryOp::Neg => -x,
+        UnaryOp::Abs => x.abs(),
+        UnaryOp::Sign => sign(x),
+        UnaryOp::Exp => x.exp(),
+        UnaryOp::Expm1 => x.exp_m1(),
+        UnaryOp::Log => x.ln(),
+        UnaryOp::Log1p => x.ln_1p(),
+        UnaryOp::Sin => x.sin(),
+        UnaryOp::Cos => x.cos(),
+        UnaryOp::Tan => x.tan(),
+        UnaryOp::Tanh => x.tanh(),
+        UnaryOp::Logistic => 1.0 / (1.0 + (-x).exp()),
+        UnaryOp::Sqrt => x.sqrt(),
+        UnaryOp::Rsqrt => 1.0 / x.sqrt(),
+        UnaryOp::Floor => x.floor(),
+        UnaryOp::Ceil => x.ceil(),
+        UnaryOp::Round => x.round_ties_even(),
+        UnaryOp::Erf | UnaryOp::Not => unreachable!(),
+    }
+}
+
+const XS: [f64; 24] = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.7, -3.7, 1e-9, -1e-9, 1e-3, -0.3, 0.49, 0.51, 20.0, -20.0, 88.0, -100.0, INF, -INF, NAN];
+
+#[test]
+fn float_unary() {
+    let mut cases = vec![];
+    let mut want = vec![];
+    for d in [DType::F32, DType::F64] {
+        for &u in UnaryOp::ALL {
+            if matches!(u, UnaryOp::Erf | UnaryOp::Not) {
+                continue;
+            }
+            let x = fl(d, &[XS.len() as i64], &XS);
+            want.push((u, d, lit_f(&x).iter().map(|&v| unary_ref(u, d, v)).collect::<Vec<_>>()));
+            cases.push(Case::op(&format!("{}_{d}", u.name()), OpKind::Unary(u), vec![x]));
+        }
+        // erf against known values.
+        let xs = [0.0, -0.0, 0.5, 1.0, -2.0, 3.0, INF, -INF, NAN];
+        let e = [0.0, -0.0, 0.5204998778130465, 0.8427007929497149, -0.9953222650189527, 0.9999779095030014, 1.0, -1.0, NAN];
+        want.push((UnaryOp::Erf, d, e.iter().map(|&v| r(d, v)).collect()));
+        cases.push(Case::op(&format!("erf_{d}"), OpKind::Unary(UnaryOp::Erf), vec![fl(d, &[9], &xs)]));
+    }
+    let got = run(&cases, &[]);
+    for ((u, d, w), g) in want.iter().zip(&got) {
+        let exact = matches!(u, UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Sqrt);
+        // Transcendental functions: libm vs Rust's libm (a few ulps; expm1 is a formula).
+        let tol = if exact { 0.0 } else { 4.0 * ulps(*d) };
+        assert_close(&format!("{} {d}", u.name()), g[0].f(), w, tol);
+    }
+}
+
+#[test]
+fn expm1_log1p_small_arguments() {
+    // Relative accuracy where exp(x) - 1 and log(1 + x) would cancel.
+    let xs: Vec<f64> = (0..40).map(|i| 10f64.powf(-(i as f64) / 3.0) * if i % 2 == 0 { 1.0 } else { -1.0 }).collect();
+    let mut cases = vec![];
+    for d in [DType::F32, DType::F64] {
+        cases.push(Case::op(&format!("expm1_{d}"), OpKind::Unary(UnaryOp::Expm1), vec![fl(d, &[40], &xs)]));
+        cases.push(Case::op(&format!("log1p_{d}"), OpKind::Unary(UnaryOp::Log1p), vec![fl(d, &[40], &xs.iter().map(|x| x.abs() * 0.9).collect::<Vec<_>>())]));
+    }
+    let got = run(&cases, &[]);
+    for (c, g) in cases.iter().zip(&got) {
+        let d = c.inputs[0].ty.dtype;
+        let w: Vec<f64> = lit_f(&c.inputs[0]).iter().map(|&x| unary_ref(if c.func.name.starts_with("expm1") { UnaryOp::Expm1 } else { UnaryOp::Log1p }, d, x)).collect();
+        assert_close(&c.func.name, g[0].f(), &w, 4.0 * ulps(d));
+    }
+}
+
+#[test]
+fn integer_and_bool_unary() {
+    let mut cases = vec![];
+    let mut want: Vec<Vec<i64>> = vec![];
+    for (d, min, max) in [(DType::I32, i32::MIN as i64, i32::MAX as i64), (DType::I64, i64::MIN, i64::MAX)] {
+        let xs = [0, 1, -1, 7, -7, min, max];
+        let x = il(d, &[7], &xs);
+        let wrap = |v: i64| if d == DType::I32 { v as i32 as i64 } else { v };
+        cases.push(Case::op(&format!("neg_{d}"), OpKind::Unary(UnaryOp::Neg), vec![x.clone()]));
+        want.push(xs.iter().map(|&v| wrap(v.wrapping_neg())).collect());
+        cases.push(Case::op(&format!("abs_{d}"), OpKind::Unary(UnaryOp::Abs), vec![x.clone()]));
+        want.push(xs.iter().map(|&v| wrap(v.wrapping_abs())).collect());
+        cases.push(Case::op(&format!("sign_{d}"), OpKind::Unary(UnaryOp::Sign), vec![x.clone()]));
+        want.push(xs.iter().map(|&v| v.signum()).collect());
+        cases.push(Case::op(&format!("not_{d}"), OpKind::Unary(UnaryOp::Not), vec![x]));
+        want.push(xs.iter().map(|&v| !v).collect());
+    }
+    cases.push(Case::op("not_i1", OpKind::Unary(UnaryOp::Not), vec![il(DType::I1, &[2], &[0, 1])]));
+    want.push(vec![1, 0]);
+    let got = run(&cases, &[]);
+    for ((c, g), w) in cases.iter().zip(&got).zip(&want) {
+        assert_eq!(g[0].i(), w.as_slice(), "{}", c.func.name);
+    }
+}
+
+fn int_div(a: i64, b: i64, d: DType) -> (i64, i64) {
+    let min = if d == DType::I32 { i32::MIN as i64 } else { i64::MIN };
+    if b == 0 {
+        (-1, a)
+    } else if a == min && b == -1 {
+        (min, 0)
+    } else {
+        (a / b, a % b)
+    }
+}
+
+#[test]
+fn integer_binary() {
+    let mut cases = vec![];
+    let mut want: Vec<Vec<i64>> = vec![];
+    for (d, min, max) in [(DType::I32, i32::MIN as i64, i32::MAX as i64), (DType::I64, i64::MIN, i64::MAX)] {
+        let pairs = [(7, 2), (-7, 2), (7, -2), (-7, -2), (5, 0), (-5, 0), (0, 0), (min, -1), (min, 1), (max, -1), (min, 0), (3, 7), (max, max), (min, min)];
+        let a = il(d, &[pairs.len() as i64], &pairs.iter().map(|p| p.0).collect::<Vec<_>>());
+        let b = il(d, &[pairs.len() as i64], &pairs.iter().map(|p| p.1).collect::<Vec<_>>());
+        let wrap = |v: i64| if d == DType::I32 { v as i32 as i64 } else { v };
+        let table: [(BinaryOp, IntFn); 9] = [
+            (BinaryOp::Add, i64::wrapping_add),
+            (BinaryOp::Sub, i64::wrapping_sub),
+            (BinaryOp::Mul, i64::wrapping_mul),
+            (BinaryOp::Max, i64::max),
+            (BinaryOp::Min, i64::min),
+            (BinaryOp::And, |a, b| a & b),
+            (BinaryOp::Or, |a, b| a | b),
+            (BinaryOp::Xor, |a, b| a ^ b),
+            (BinaryOp::Div, |_, _| 0),
+        ];
+        for (op, f) in table {
+            cases.push(Case::op(&format!("{}_{d}", op.name()), OpKind::Binary(op), vec![a.clone(), b.clone()]));
+            want.push(pairs.iter().map(|&(x, y)| if op == BinaryOp::Div { int_div(x, y, d).0 } else { wrap(f(x, y)) }).collect());
+        }
+        cases.push(Case::op(&format!("rem_{d}"), OpKind::Binary(BinaryOp::Rem), vec![a, b]));
+        want.push(pairs.iter().map(|&(x, y)| int_div(x, y, d).1).collect());
+    }
+    let (p, q) = (il(DType::I1, &[4], &[0, 0, 1, 1]), il(DType::I1, &[4], &[0, 1, 0, 1]));
+    for (op, w) in [(BinaryOp::Max, [0, 1, 1, 1]), (BinaryOp::Min, [0, 0, 0, 1]), (BinaryOp::And, [0, 0, 0, 1]), (BinaryOp::Or, [0, 1, 1, 1]), (BinaryOp::Xor, [0, 1, 1, 0])] {
+        cases.push(Case::op(&format!("{}_i1", op.name()), OpKind::Binary(op), vec![p.clone(), q.clone()]));
+        want.push(w.to_vec());
+    }
+    let got = run(&cases, &[]);
+    for ((c, g), w) in cases.iter().zip(&got).zip(&want) {
+        assert_eq!(g[0].i(), w.as_slice(), "{}", c.func.name);
+    }
+}
+
+#[test]
+fn float_binary() {
+    let pairs = [
+        (1.0, 2.0),
+        (-3.5, 2.0),
+        (7.5, -2.0),
+        (0.0, 0.0),
+        (-0.0, 0.0),
+        (0.0, -0.0),
+        (NAN, 1.0),
+        (1.0, NAN),
+        (INF, 1.0),
+        (-INF, INF),
+        (-8.0, 1.0 / 3.0),
+        (-2.0, 3.0),
+        (2.0, -1.0),
+        (0.0, -1.0),
+        (1.0, INF),
+        (-1.0, -0.0),
+    ];
+    let mut cases = vec![];
+    let mut want = vec![];
+    for d in [DType::F32, DType::F64] {
+        let a = fl(d, &[pairs.len() as i64], &pairs.iter().map(|p| p.0).collect::<Vec<_>>());
+        let b = fl(d, &[pairs.len() as i64], &pairs.iter().map(|p| p.1).collect::<Vec<_>>());
+        let (av, bv) = (lit_f(&a), lit_f(&b));
+        let maxf = |x: f64, y: f64| if x.is_nan() || y.is_nan() { NAN } else if x == y { if x.is_sign_negative() { y } else { x } } else { x.max(y) };
+        let minf = |x: f64, y: f64| if x.is_nan() || y.is_nan() { NAN } else if x == y { if x.is_sign_negative() { x } else { y } } else { x.min(y) };
+        for op in [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Rem, BinaryOp::Max, BinaryOp::Min, BinaryOp::Pow, BinaryOp::Atan2] {
+            let w: Vec<f64> = av
+                .iter()
+                .zip(&bv)
+                .map(|(&x, &y)| {
+                    let v = match op {
+                        BinaryOp::Add => x + y,
+                        BinaryOp::Sub => x - y,
+                        BinaryOp::Mul => x * y,
+                        BinaryOp::Div => x / y,
+                        BinaryOp::Rem => x % y,
+                        BinaryOp::Max => maxf(x, y),
+                        BinaryOp::Min => minf(x, y),
+                        BinaryOp::Pow if d == DType::F32 => (x as f32).powf(y as f32) as f64,
+                        BinaryOp::Pow => x.powf(y),
+                        BinaryOp::Atan2 if d == DType::F32 => (x as f32).atan2(y as f32) as f64,
+                        BinaryOp::Atan2 => x.atan2(y),
+                        _ => unreachable!(),
+                    };
+                    r(d, v)
+                })
+                .collect();
+            want.push((op, d, w));
+            cases.push(Case::op(&format!("{}_{d}", op.name()), OpKind::Binary(op), vec![a.clone(), b.clone()]));
+        }
+    }
+    let got = run(&cases, &[]);
+    for ((op, d, w), g) in want.iter().zip(&got) {
+        let tol = if matches!(op, BinaryOp::Pow | BinaryOp::Atan2) { 4.0 * ulps(*d) } else { 0.0 };
+        assert_close(&format!("{} {d}", op.name()), g[0].f(), w, tol);
+    }
+}
+
+#[test]
+fn powi_compare_select_convert() {
+    let mut cases = vec![];
+    let mut checks: Vec<Check1> = vec![];
+    for d in [DType::F32, DType::F64] {
+        let xs = [2.0, -1.5, 0.0, -0.0, 1.0, NAN, INF, 0.5];
+        for n in [0i64, 1, 2, 3, 5, 8, -1, -2, -3] {
+            let w: Vec<f64> = xs.iter().map(|&x| if d == DType::F32 { (x as f32).powi(n as i32) as f64 } else { x.powi(n as i32) }).collect();
+            cases.push(Case::op(&format!("powi_{d}_{}", n + 10), OpKind::Powi { exponent: n }, vec![fl(d, &[8], &xs)]));
+            checks.push(Box::new(move |g: &Vals| assert_close(&format!("powi {n} {d}"), g.f(), &w, 4.0 * ulps(d))));
+        }
+    }
+    for (d, min) in [(DType::I32, i32::MIN as i64), (DType::I64, i64::MIN)] {
+        let xs = [3, -3, 1, -1, 0, 2, min];
+        for n in [0i64, 1, 2, 3, 7, -1, -2, -3] {
+            let w: Vec<i64> = xs
+                .iter()
+                .map(|&x| {
+                    if n >= 0 {
+                        let p = (0..n).fold(1i64, |a, _| a.wrapping_mul(x));
+                        if d == DType::I32 {
+                            p as i32 as i64
+                        } else {
+                            p
+                        }
+                    } else if x == 1 {
+                        1
+                    } else if x == -1 {
+                        if n % 2 == 0 {
+                            1
+                        } else {
+                            -1
+                        }
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            cases.push(Case::op(&format!("powi_{d}_{}", n + 10), OpKind::Powi { exponent: n }, vec![il(d, &[7], &xs)]));
+            checks.push(Box::new(move |g: &Vals| assert_eq!(g.i(), w.as_slice(), "powi {n} {d}")));
+        }
+    }
+    // compare: ordered, except ne.
+    for d in [DType::F32, DType::F64] {
+        let a = fl(d, &[5], &[1.0, 2.0, NAN, 1.0, NAN]);
+        let b = fl(d, &[5], &[2.0, 2.0, 1.0, NAN, NAN]);
+        for (dir, w) in [
+            (CmpDir::Eq, [0, 1, 0, 0, 0]),
+            (CmpDir::Ne, [1, 0, 1, 1, 1]),
+            (CmpDir::Lt, [1, 0, 0, 0, 0]),
+            (CmpDir::Le, [1, 1, 0, 0, 0]),
+            (CmpDir::Gt, [0, 0, 0, 0, 0]),
+            (CmpDir::Ge, [0, 1, 0, 0, 0]),
+        ] {
+            cases.push(Case::op(&format!("cmp_{}_{d}", dir.name()), OpKind::Compare { dir }, vec![a.clone(), b.clone()]));
+            checks.push(Box::new(move |g: &Vals| assert_eq!(g.i(), &w, "compare {} {d}", dir.name())));
+        }
+    }
+    for d in [DType::I32, DType::I64, DType::I1] {
+        let (a, b) = if d == DType::I1 { (il(d, &[4], &[0, 0, 1, 1]), il(d, &[4], &[0, 1, 0, 1])) } else { (il(d, &[4], &[-1, 0, 5, 5]), il(d, &[4], &[0, -1, 5, 6])) };
+        let (av, bv) = (lit_i(&a), lit_i(&b));
+        for dir in CmpDir::ALL {
+            let w: Vec<i64> = av
+                .iter()
+                .zip(&bv)
+                .map(|(&x, &y)| match dir {
+                    CmpDir::Eq => x == y,
+                    CmpDir::Ne => x != y,
+                    CmpDir::Lt => x < y,
+                    CmpDir::Le => x <= y,
+                    CmpDir::Gt => x > y,
+                    CmpDir::Ge => x >= y,
+                } as i64)
+                .collect();
+            cases.push(Case::op(&format!("cmp_{}_{d}", dir.name()), OpKind::Compare { dir }, vec![a.clone(), b.clone()]));
+            checks.push(Box::new(move |g: &Vals| assert_eq!(g.i(), w.as_slice(), "compare {} {d}", dir.name())));
+        }
+    }
+    // select
+    let p = il(DType::I1, &[2, 2], &[1, 0, 0, 1]);
+    cases.push(Case::op("select_f64", OpKind::Select, vec![p.clone(), fl(DType::F64, &[2, 2], &[1.0, 2.0, 3.0, 4.0]), fl(DType::F64, &[2, 2], &[-1.0, -2.0, -3.0, -4.0])]));
+    checks.push(Box::new(|g: &Vals| assert_close("select", g.f(), &[1.0, -2.0, -3.0, 4.0], 0.0)));
+    cases.push(Case::op("select_i1", OpKind::Select, vec![p.clone(), il(DType::I1, &[2, 2], &[1, 1, 1, 1]), il(DType::I1, &[2, 2], &[0, 0, 0, 0])]));
+    checks.push(Box::new(|g: &Vals| assert_eq!(g.i(), &[1, 0, 0, 1])));
+    // convert
+    let fx = [1.9, -1.9, 0.0, -0.0, 0.5, NAN, 3e9, -3e9, 1e19, -1e19, 2147483647.0, -2147483648.0];
+    for from in [DType::F32, DType::F64] {
+        let x = fl(from, &[fx.len() as i64], &fx);
+        let xv = lit_f(&x);
+        let w32: Vec<i64> = xv.iter().map(|&v| v as i32 as i64).collect();
+        let w64: Vec<i64> = xv.iter().map(|&v| v as i64).collect();
+        let wb: Vec<i64> = xv.iter().map(|&v| (v != 0.0) as i64).collect();
+        cases.push(Case::op(&format!("cvt_{from}_i32"), OpKind::Convert { to: DType::I32 }, vec![x.clone()]));
+        checks.push(Box::new(move |g: &Vals| assert_eq!(g.i(), w32.as_slice(), "convert {from} -> i32")));
+        cases.push(Case::op(&format!("cvt_{from}_i64"), OpKind::Convert { to: DType::I64 }, vec![x.clone()]));
+        checks.push(Box::new(move |g: &Vals| assert_eq!(g.i(), w64.as_slice(), "convert {from} -> i64")));
+        cases.push(Case::op(&format!("cvt_{from}_i1"), OpKind::Convert { to: DType::I1 }, vec![x.clone()]));
+        checks.push(Box::new(move |g: &Vals| assert_eq!(g.i(), wb.as_slice(), "convert {from} -> i1")));
+        let to = if from == DType::F32 { DType::F64 } else { DType::F32 };
+        let wf: Vec<f64> = xv.iter().map(|&v| r(to, v)).collect();
+        cases.push(Case::op(&format!("cvt_{from}_{to}"), OpKind::Convert { to }, vec![x.clone()]));
+        checks.push(Box::new(move |g: &Vals| assert_close(&format!("convert {from} -> {to}"), g.f(), &wf, 0.0)));
+    }
+    let ix = [0i64, 1, -1, 3_000_000_000, -3_000_000_000, i64::MIN, 16_777_217];
+    let x = il(DType::I64, &[7], &ix);
+    let w: Vec<i64> = ix.iter().map(|&v| v as i32 as i64).collect();
+    cases.push(Case::op("cvt_i64_i32", OpKind::Convert { to: DType::I32 }, vec![x.clone()]));
+    checks.push(Box::new(move |g: &Vals| assert_eq!(g.i(), w.as_slice(), "convert i64 -> i32")));
+    let w: Vec<f64> = ix.iter().map(|&v| v as f32 as f64).collect();
+    cases.push(Case::op("cvt_i64_f32", OpKind::Convert { to: DType::F32 }, vec![x.clone()]));
+    checks.push(Box::new(move |g: &Vals| assert_close("convert i64 -> f32", g.f(), &w, 0.0)));
+    let w: Vec<i64> = ix.iter().map(|&v| (v != 0) as i64).collect();
+    cases.push(Case::op("cvt_i64_i1", OpKind::Convert { to: DType::I1 }, vec![x]));
+    checks.push(Box::new(move |g: &Vals| assert_eq!(g.i(), w.as_slice(), "convert i64 -> i1")));
+    let x = il(DType::I32, &[3], &[-5, 0, i32::MAX as i64]);
+    cases.push(Case::op("cvt_i32_i64", OpKind::Convert { to: DType::I64 }, vec![x.clone()]));
+    checks.push(Box::new(|g: &Vals| assert_eq!(g.i(), &[-5, 0, i32::MAX as i64])));
+    cases.push(Case::op("cvt_i32_f64", OpKind::Convert { to: DType::F64 }, vec![x]));
+    checks.push(Box::new(|g: &Vals| assert_close("convert i32 -> f64", g.f(), &[-5.0, 0.0, i32::MAX as f64], 0.0)));
+    let b = il(DType::I1, &[2], &[1, 0]);
+    for to in [DType::F32, DType::F64] {
+        cases.push(Case::op(&format!("cvt_i1_{to}"), OpKind::Convert { to }, vec![b.clone()]));
+        checks.push(Box::new(|g: &Vals| assert_close("convert i1 -> float", g.f(), &[1.0, 0.0], 0.0)));
+    }
+    for to in [DType::I32, DType::I64, DType::I1] {
+        cases.push(Case::op(&format!("cvt_i1_{to}"), OpKind::Convert { to }, vec![b.clone()]));
+        checks.push(Box::new(|g: &Vals| assert_eq!(g.i(), &[1, 0])));
+    }
+    let got = run(&cases, &[]);
+    for (chk, g) in checks.iter().zip(&got) {
+        chk(&g[0]);
+    }
+}
+
+#[test]
+fn constants_iota_layout() {
+    let mut cases = vec![];
+    let mut checks: Vec<Check> = vec![];
+    // constants (non-finite and signed zeros included) and iota in every dtype
+    cases.push(Case::build("consts", vec![], |f, _| {
+        let a = f.push1(OpKind::Constant { value: fl(DType::F32, &[5], &[NAN, INF, -INF, -0.0, 1.25]) }, &[], None).unwrap();
+        let b = f.push1(OpKind::Constant { value: fl(DType::F64, &[2, 2], &[0.1, -2.0, 1e300, 5e-324]) }, &[], None).unwrap();
+        let c = f.push1(OpKind::Constant { value: il(DType::I1, &[3], &[1, 0, 1]) }, &[], None).unwrap();
+        let d = f.push1(OpKind::Constant { value: il(DType::I64, &[], &[i64::MIN]) }, &[], None).unwrap();
+        let e = f.push1(OpKind::Constant { value: Literal::splat(t(DType::I32, &[2, 3]), -7.0) }, &[], None).unwrap();
+        vec![a, b, c, d, e]
+    }));
+    checks.push(Box::new(|g| {
+        assert_close("const f32", g[0].f(), &[NAN, INF, -INF, -0.0, 1.25], 0.0);
+        assert_close("const f64", g[1].f(), &[0.1, -2.0, 1e300, 5e-324], 0.0);
+        assert_eq!(g[2].i(), &[1, 0, 1]);
+        assert_eq!(g[3].i(), &[i64::MIN]);
+        assert_eq!(g[4].i(), &[-7; 6]);
+    }));
+    cases.push(Case::build("iotas", vec![], |f, _| {
+        let mut v = vec![];
+        for d in DType::ALL {
+            v.push(f.push1(OpKind::Iota { dim: 1, ty: t(d, &[2, 3]) }, &[], None).unwrap());
+        }
+        v.push(f.push1(OpKind::Iota { dim: 0, ty: t(DType::I64, &[2, 3]) }, &[], None).unwrap());
+        v
+    }));
+    checks.push(Box::new(|g| {
+        assert_close("iota f32", g[0].f(), &[0.0, 1.0, 2.0, 0.0, 1.0, 2.0], 0.0);
+        assert_close("iota f64", g[1].f(), &[0.0, 1.0, 2.0, 0.0, 1.0, 2.0], 0.0);
+        assert_eq!(g[2].i(), &[0, 1, 1, 0, 1, 1]);
+        assert_eq!(g[3].i(), &[0, 1, 2, 0, 1, 2]);
+        assert_eq!(g[4].i(), &[0, 1, 2, 0, 1, 2]);
+        assert_eq!(g[5].i(), &[0, 0, 0, 1, 1, 1]);
+    }));
+    // broadcast_in_dim
+    let x = il(DType::I32, &[3], &[1, 2, 3]);
+    cases.push(Case::op("bcast_row", OpKind::BroadcastInDim { dims: vec![1], shape: vec![2, 3] }, vec![x.clone()]));
+    checks.push(Box::new(|g| assert_eq!(g[0].i(), &[1, 2, 3, 1, 2, 3])));
+    cases.push(Case::op("bcast_col", OpKind::BroadcastInDim { dims: vec![0], shape: vec![3, 2] }, vec![x]));
+    checks.push(Box::new(|g| assert_eq!(g[0].i(), &[1, 1, 2, 2, 3, 3])));
+    cases.push(Case::op("bcast_unit", OpKind::BroadcastInDim { dims: vec![0, 2], shape: vec![2, 2, 3] }, vec![il(DType::I64, &[2, 1], &[5, 6])]));
+    checks.push(Box::new(|g| assert_eq!(g[0].i(), &[5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6])));
+    cases.push(Case::op("bcast_scalar", OpKind::BroadcastInDim { dims: vec![], shape: vec![2, 2] }, vec![il(DType::I1, &[], &[1])]));
+    checks.push(Box::new(|g| assert_eq!(g[0].i(), &[1, 1, 1, 1])));
+    // reshape (nested and through 1-D), transpose
+    let x = il(DType::I32, &[2, 3], &[0, 1, 2, 3, 4, 5]);
+    cases.push(Case::build("reshape_transpose", vec![x], |f, p| {
+        let a = f.push1(OpKind::Reshape { shape: vec![3, 2] }, &[p[0]], None).unwrap();
+        let b = f.push1(OpKind::Transpose { perm: vec![1, 0] }, &[a], None).unwrap();
+        let c = f.push1(OpKind::Reshape { shape: vec![1, 6, 1] }, &[b], None).unwrap();
+        let d = f.push1(OpKind::Reshape { shape: vec![6] }, &[c], None).unwrap();
+        vec![a, b, d]
+    }));
+    checks.push(Box::new(|g| {
+        assert_eq!(g[0].i(), &[0, 1, 2, 3, 4, 5]);
+        assert_eq!(g[1].i(), &[0, 2, 4, 1, 3, 5]);
+        assert_eq!(g[2].i(), &[0, 2, 4, 1, 3, 5]);
+    }));
+    let v: Vec<f64> = (0..24).map(|i| i as f64).collect();
+    cases.push(Case::op("transpose3", OpKind::Transpose { perm: vec![2, 0, 1] }, vec![fl(DType::F64, &[2, 3, 4], &v)]));
+    checks.push(Box::new(|g| {
+        // result[k, i, j] = x[i, j, k]
+        let w: Vec<f64> = (0..4).flat_map(|k| (0..2).flat_map(move |i| (0..3).map(move |j| (i * 12 + j * 4 + k) as f64))).collect();
+        assert_close("transpose3", g[0].f(), &w, 0.0);
+    }));
+    let got = run(&cases, &[]);
+    for (chk, g) in checks.iter().zip(&got) {
+        chk(g);
+    }
+}
+
+#[test]
+fn slicing() {
+    let mut cases = vec![];
+    let mut checks: Vec<Check> = vec![];
+    let x = il(DType::I32, &[4, 3], &(0..12).collect::<Vec<_>>());
+    cases.push(Case::op("slice", OpKind::Slice { start: vec![1, 0], limit: vec![4, 3], strides: vec![2, 2] }, vec![x.clone()]));
+    checks.push(Box::new(|g| assert_eq!(g[0].i(), &[3, 5, 9, 11])));
+    cases.push(Case::op("pad", OpKind::Pad { low: vec![1, 0], high: vec![0, 2], interior: vec![0, 1] }, vec![il(DType::I64, &[2, 2], &[1, 2, 3, 4]), il(DType::I64, &[], &[-1])]));
+    checks.push(Box::new(|g| assert_eq!(g[0].i(), &[-1, -1, -1, -1, -1, 1, -1, 2, -1, -1, 3, -1, 4, -1, -1])));
+    cases.push(Case::op("pad_f32", OpKind::Pad { low: vec![2], high: vec![1], interior: vec![2] }, vec![fl(DType::F32, &[2], &[1.0, 2.0]), fl(DType::F32, &[], &[NAN])]));
+    checks.push(Box::new(|g| assert_close("pad f32", g[0].f(), &[NAN, NAN, 1.0, NAN, NAN, 2.0, NAN], 0.0)));
+    cases.push(Case::op("concat", OpKind::Concatenate { dim: 1 }, vec![il(DType::I1, &[2, 1], &[1, 0]), il(DType::I1, &[2, 2], &[0, 1, 1, 0])]));
+    checks.push(Box::new(|g| assert_eq!(g[0].i(), &[1, 0, 1, 0, 1, 0])));
+    // dynamic_slice: starts clamped to [0, extent - size].
+    for (name, s0, s1, want) in [("ds_in", 1, 1, [4, 5, 7, 8]), ("ds_neg", -3, -1, [0, 1, 3, 4]), ("ds_big", 9, 7, [7, 8, 10, 11])] {
+        for id in [DType::I32, DType::I64] {
+            cases.push(Case::op(&format!("{name}_{id}"), OpKind::DynamicSlice { sizes: vec![2, 2] }, vec![x.clone(), il(id, &[], &[s0]), il(id, &[], &[s1])]));
+            checks.push(Box::new(move |g| assert_eq!(g[0].i(), &want, "dynamic_slice {name}")));
+        }
+    }
+    // gather: indices clamped to [0, n - 1].
+    cases.push(Case::op("gather0", OpKind::Gather { axis: 0 }, vec![x.clone(), il(DType::I32, &[4], &[2, -1, 7, 0])]));
+    checks.push(Box::new(|g| assert_eq!(g[0].i(), &[6, 7, 8, 0, 1, 2, 9, 10, 11, 0, 1, 2])));
+    cases.push(Case::op("gather1", OpKind::Gather { axis: 1 }, vec![x.clone(), il(DType::I64, &[2, 2], &[2, 0, 1, 5])]));
+    checks.push(Box::new(|g| assert_eq!(g[0].i(), &[2, 0, 1, 2, 5, 3, 4, 5, 8, 6, 7, 8, 11, 9, 10, 11])));
+    cases.push(Case::op("gather_scalar", OpKind::Gather { axis: 0 }, vec![fl(DType::F64, &[3], &[1.5, 2.5, 3.5]), il(DType::I64, &[], &[1])]));
+    checks.push(Box::new(|g| assert_close("gather scalar", g[0].f(), &[2.5], 0.0)));
+    let got = run(&cases, &[]);
+    for (chk, g) in checks.iter().zip(&got) {
+        chk(g);
+    }
+}
+
+#[test]
+fn reductions() {
+    let mut cases = vec![];
+    let mut checks: Vec<Check> = vec![];
+    let v: Vec<f64> = (0..24).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
+    for d in [DType::F32, DType::F64, DType::I32, DType::I64] {
+        let x = if d.is_float() { fl(d, &[2, 3, 4], &v) } else { il(d, &[2, 3, 4], &v.iter().map(|&a| a as i64).collect::<Vec<_>>()) };
+        for (op, dims) in [(ReduceOp::Sum, vec![1]), (ReduceOp::Max, vec![0, 2]), (ReduceOp::Min, vec![0, 1, 2]), (ReduceOp::Prod, vec![2]), (ReduceOp::Sum, vec![])] {
+            let kept: Vec<usize> = (0..3).filter(|i| !dims.contains(&(*i as i64))).collect();
+            let shape = [2usize, 3, 4];
+            let n: usize = kept.iter().map(|&i| shape[i]).product();
+            let init = match op {
+                ReduceOp::Sum => 0.0,
+                ReduceOp::Prod => 1.0,
+                ReduceOp::Max => -INF,
+                ReduceOp::Min => INF,
+            };
+            let mut w = vec![init; n];
+            for i in 0..2 {
+                for j in 0..3 {
+                    for k in 0..4 {
+                        let idx = [i, j, k];
+                        let o = kept.iter().fold(0, |acc, &q| acc * shape[q] + idx[q]);
+                        let a = v[i * 12 + j * 4 + k];
+                        w[o] = match op {
+                            ReduceOp::Sum => w[o] + a,
+                            ReduceOp::Prod => w[o] * a,
+                            ReduceOp::Max => w[o].max(a),
+                            ReduceOp::Min => w[o].min(a),
+                        };
+                    }
+                }
+            }
+            cases.push(Case::op(&format!("{}_{d}_{}", op.name(), dims.len()), OpKind::Reduce { op, dims: dims.clone() }, vec![x.clone()]));
+            checks.push(Box::new(move |g| match &g[0] {
+                Vals::F(got) => assert_close(&format!("{} {dims:?} {d}", op.name()), got, &w, 0.0),
+                Vals::I(got) => assert_eq!(got, &w.iter().map(|&a| a as i64).collect::<Vec<_>>(), "{} {dims:?} {d}", op.name()),
+            }));
+        }
+    }
+    // NaN propagation, identities, i1 any/all.
+    for d in [DType::F32, DType::F64] {
+        let x = fl(d, &[3, 3], &[1.0, NAN, 3.0, -INF, -INF, -INF, 2.0, 5.0, -1.0]);
+        cases.push(Case::op(&format!("max_nan_{d}"), OpKind::Reduce { op: ReduceOp::Max, dims: vec![1] }, vec![x.clone()]));
+        checks.push(Box::new(|g| assert_close("reduce_max nan", g[0].f(), &[NAN, -INF, 5.0], 0.0)));
+        cases.push(Case::op(&format!("min_nan_{d}"), OpKind::Reduce { op: ReduceOp::Min, dims: vec![0] }, vec![x.clone()]));
+        checks.push(Box::new(|g| assert_close("reduce_min nan", g[0].f(), &[-INF, NAN, -INF], 0.0)));
+        cases.push(Case::op(&format!("sum_nan_{d}"), OpKind::Reduce { op: ReduceOp::Sum, dims: vec![1] }, vec![x]));
+        checks.push(Box::new(|g| assert_close("reduce_sum", g[0].f(), &[NAN, -INF, 6.0], 0.0)));
+    }
+    let b = il(DType::I1, &[3, 2], &[0, 0, 0, 1, 1, 1]);
+    cases.push(Case::op("any", OpKind::Reduce { op: ReduceOp::Max, dims: vec![1] }, vec![b.clone()]));
+    checks.push(Box::new(|g| assert_eq!(g[0].i(), &[0, 1, 1])));
+    cases.push(Case::op("all", OpKind::Reduce { op: ReduceOp::Min, dims: vec![1] }, vec![b]));
+    checks.push(Box::new(|g| assert_eq!(g[0].i(), &[0, 0, 1])));
+    cases.push(Case::op("max_i32_min", OpKind::Reduce { op: ReduceOp::Max, dims: vec![0] }, vec![il(DType::I32, &[2], &[i32::MIN as i64, i32::MIN as i64])]));
+    checks.push(Box::new(|g| assert_eq!(g[0].i(), &[i32::MIN as i64])));
+    // argmax/argmin: first index of ties; NaN is maximal (argmax) / minimal (argmin), first NaN wins.
+    for d in [DType::F32, DType::F64] {
+        let x = fl(d, &[5, 4], &[1.0, 3.0, 3.0, 0.0, 1.0, NAN, 7.0, NAN, -INF, -INF, -INF, -INF, 2.0, -1.0, -1.0, 2.0, INF, INF, NAN, 0.0]);
+        for index in [DType::I32, DType::I64] {
+            cases.push(Case::op(&format!("argmax_{d}_{index}"), OpKind::ArgReduce { op: ArgOp::Max, dim: 1, index }, vec![x.clone()]));
+            checks.push(Box::new(|g| assert_eq!(g[0].i(), &[1, 1, 0, 0, 2])));
+            cases.push(Case::op(&format!("argmin_{d}_{index}"), OpKind::ArgReduce { op: ArgOp::Min, dim: 1, index }, vec![x.clone()]));
+            checks.push(Box::new(|g| assert_eq!(g[0].i(), &[3, 1, 0, 1, 2])));
+        }
+        cases.push(Case::op(&format!("argmax0_{d}"), OpKind::ArgReduce { op: ArgOp::Max, dim: 0, index: DType::I32 }, vec![x]));
+        checks.push(Box::new(|g| assert_eq!(g[0].i(), &[4, 1, 4, 1])));
+    }
+    for d in [DType::I32, DType::I64] {
+        let min = if d == DType::I32 { i32::MIN as i64 } else { i64::MIN };
+        let x = il(d, &[3, 3], &[min, min, min, 4, 9, 9, -2, -5, -5]);
+        cases.push(Case::op(&format!("argmax_{d}"), OpKind::ArgReduce { op: ArgOp::Max, dim: 1, index: DType::I64 }, vec![x.clone()]));
+        checks.push(Box::new(|g| assert_eq!(g[0].i(), &[0, 1, 0])));
+        cases.push(Case::op(&format!("argmin_{d}"), OpKind::ArgReduce { op: ArgOp::Min, dim: 1, index: DType::I32 }, vec![x]));
+        checks.push(Box::new(|g| assert_eq!(g[0].i(), &[0, 0, 1])));
+    }
+    let got = run(&cases, &[]);
+    for (chk, g) in checks.iter().zip(&got) {
+        chk(g);
+    }
+}
+
+/// Naive dot_general on row-major data (i64 wrapping or f64).
+fn dot_ref(l: &TensorType, lv: &[f64], r: &TensorType, rv: &[f64], d: &DotDims, out: &TensorType, int: bool) -> Vec<f64> {
+    let lfree = DotDims::free(l.rank(), &d.lhs_batch, &d.lhs_contract);
+    let rfree = DotDims::free(r.rank(), &d.rhs_batch, &d.rhs_contract);
+    let csz: Vec<i64> = d.lhs_contract.iter().map(|&c| l.shape[c as usize]).collect();
+    let nc: i64 = csz.iter().product();
+    let (ls, rs) = (l.strides(), r.strides());
+    let mut res = vec![];
+    let os = out.strides();
+    for o in 0..out.num_elements() as i64 {
+        let oi: Vec<i64> = os.iter().zip(&out.shape).map(|(s, e)| (o / s) % e).collect();
+        let nb = d.lhs_batch.len();
+        let (bi, rest) = oi.split_at(nb);
+        let (li, ri) = rest.split_at(lfree.len());
+        let (mut accf, mut acci) = (0.0f64, 0i64);
+        for c in 0..nc {
+            let mut ci = vec![0i64; csz.len()];
+            let mut rem = c;
+            for k in (0..csz.len()).rev() {
+                ci[k] = rem % csz[k];
+                rem /= csz[k];
+            }
+            let mut lidx = vec![0i64; l.rank()];
+            let mut ridx = vec![0i64; r.rank()];
+            for k in 0..nb {
+                lidx[d.lhs_batch[k] as usize] = bi[k];
+                ridx[d.rhs_batch[k] as usize] = bi[k];
+            }
+            for (k, &f) in lfree.iter().enumerate() {
+                lidx[f as usize] = li[k];
+            }
+            for (k, &f) in rfree.iter().enumerate() {
+                ridx[f as usize] = ri[k];
+            }
+            for k in 0..csz.len() {
+                lidx[d.lhs_contract[k] as usize] = ci[k];
+                ridx[d.rhs_contract[k] as usize] = ci[k];
+            }
+            let a = lv[lidx.iter().zip(&ls).map(|(i, s)| i * s).sum::<i64>() as usize];
+            let b = rv[ridx.iter().zip(&rs).map(|(i, s)| i * s).sum::<i64>() as usize];
+            accf += a * b;
+            acci = acci.wrapping_add((a as i64).wrapping_mul(b as i64));
+        }
+        res.push(if int { acci as f64 } else { accf });
+    }
+    res
+}
+
+#[test]
+fn dot_general() {
+    let dd = |lb: &[i64], rb: &[i64], lc: &[i64], rc: &[i64]| DotDims { lhs_batch: lb.to_vec(), rhs_batch: rb.to_vec(), lhs_contract: lc.to_vec(), rhs_contract: rc.to_vec() };
+    let configs: Vec<(Vec<i64>, Vec<i64>, DotDims)> = vec![
+        (vec![2, 3], vec![3, 4], DotDims::matmul()),
+        (vec![3, 2], vec![4, 3], dd(&[], &[], &[0], &[1])),
+        (vec![5], vec![5], dd(&[], &[], &[0], &[0])),
+        (vec![2], vec![3], dd(&[], &[], &[], &[])),
+        (vec![], vec![4], dd(&[], &[], &[], &[])),
+        (vec![2, 3, 4], vec![2, 4, 5], dd(&[0], &[0], &[2], &[1])),
+        (vec![2, 3, 4, 5], vec![5, 6, 3, 2], dd(&[1], &[2], &[0, 3], &[3, 0])),
+        (vec![3, 2, 4], vec![4, 2, 3], dd(&[1], &[1], &[2, 0], &[0, 2])),
+    ];
+    let mut cases = vec![];
+    let mut want = vec![];
+    for d in [DType::F32, DType::F64, DType::I32, DType::I64] {
+        for (k, (ls, rs, dims)) in configs.iter().enumerate() {
+            let (lt, rt) = (t(d, ls), t(d, rs));
+            let lv: Vec<f64> = (0..lt.num_elements()).map(|i| ((i * 5 + k) % 9) as f64 - 4.0).collect();
+            let rv: Vec<f64> = (0..rt.num_elements()).map(|i| ((i * 3 + 2 * k) % 7) as f64 - 3.0).collect();
+            let (l, r) = if d.is_float() { (fl(d, ls, &lv), fl(d, rs, &rv)) } else { (il(d, ls, &lv.iter().map(|&v| v as i64).collect::<Vec<_>>()), il(d, rs, &rv.iter().map(|&v| v as i64).collect::<Vec<_>>())) };
+            let c = Case::op(&format!("dot_{d}_{k}"), OpKind::DotGeneral { dims: dims.clone() }, vec![l, r]);
+            let out = c.func.result_types()[0].clone();
+            want.push((d, dot_ref(&lt, &lv, &rt, &rv, dims, &out, !d.is_float())));
+            cases.push(c);
+        }
+    }
+    // Integer overflow wraps.
+    let big = il(DType::I32, &[1, 2], &[i32::MAX as i64, 3]);
+    let two = il(DType::I32, &[2, 1], &[2, 1]);
+    cases.push(Case::op("dot_wrap", OpKind::DotGeneral { dims: DotDims::matmul() }, vec![big, two]));
+    want.push((DType::I32, vec![((i32::MAX as i64 * 2 + 3) as i32) as f64]));
+    let got = run(&cases, &[]);
+    for ((c, (d, w)), g) in cases.iter().zip(&want).zip(&got) {
+        match &g[0] {
+            Vals::F(v) => assert_close(&c.func.name, v, w, ulps(*d)),
+            Vals::I(v) => assert_eq!(v, &w.iter().map(|&a| a as i64).collect::<Vec<_>>(), "{}", c.func.name),
+        }
+    }
+}
+
+#[test]
+fn calls_and_dps_results() {
+    let ty = t(DType::F64, &[3]);
+    let mut g = Func::new("g", std::slice::from_ref(&ty));
+    g.public = false;
+    let p = g.params[0];
+    let y = g.push1(OpKind::Binary(BinaryOp::Mul), &[p, p], None).unwrap();
+    g.outputs = vec![y, p];
+    // A public function that is also called (its DPS form cannot be; the call uses a twin).
+    let h = Case::op("h", OpKind::Unary(UnaryOp::Neg), vec![fl(DType::F64, &[3], &[1.0, -2.0, 0.0])]);
+    let x = fl(DType::F64, &[3], &[1.0, 2.0, 3.0]);
+    let f = Case::build("f", vec![x.clone()], |f, p| {
+        let r = f.push(OpKind::Call { callee: "g".into(), results: vec![ty.clone(), ty.clone()] }, &[p[0]], None).unwrap();
+        let s = f.push1(OpKind::Call { callee: "h".into(), results: vec![ty.clone()] }, &[r[0]], None).unwrap();
+        let z = f.push1(OpKind::Binary(BinaryOp::Add), &[s, r[1]], None).unwrap();
+        vec![z, r[0], r[1]]
+    });
+    // Results that are arguments, constants, or the same value twice.
+    let edge = Case::build("edge", vec![x, il(DType::I1, &[2], &[1, 0])], |f, p| {
+        let c = f.push1(OpKind::Constant { value: fl(DType::F64, &[3], &[7.0, 8.0, 9.0]) }, &[], None).unwrap();
+        let y = f.push1(OpKind::Binary(BinaryOp::Add), &[p[0], c], None).unwrap();
+        vec![p[0], p[0], c, y, y, p[1], c]
+    });
+    let got = run(&[h, f, edge], &[g]);
+    assert_close("h", got[0][0].f(), &[-1.0, 2.0, -0.0], 0.0);
+    assert_close("f.0", got[1][0].f(), &[0.0, -2.0, -6.0], 0.0);
+    assert_close("f.1", got[1][1].f(), &[1.0, 4.0, 9.0], 0.0);
+    assert_close("f.2", got[1][2].f(), &[1.0, 2.0, 3.0], 0.0);
+    let e = &got[2];
+    for k in [0, 1] {
+        assert_close("edge arg", e[k].f(), &[1.0, 2.0, 3.0], 0.0);
+    }
+    assert_close("edge const", e[2].f(), &[7.0, 8.0, 9.0], 0.0);
+    assert_close("edge twice", e[3].f(), &[8.0, 10.0, 12.0], 0.0);
+    assert_close("edge twice", e[4].f(), &[8.0, 10.0, 12.0], 0.0);
+    assert_eq!(e[5].i(), &[1, 0]);
+    assert_close("edge const again", e[6].f(), &[7.0, 8.0, 9.0], 0.0);
+}
+
+#[test]
+fn fused_chain_and_shapes() {
+    // A chain of elementwise ops with broadcasts and a reduction, on odd shapes (remainders
+    // for any vector width), to exercise fusion and vectorization.
+    let mut cases = vec![];
+    let mut want = vec![];
+    for (rows, cols) in [(1i64, 1i64), (3, 7), (5, 33), (2, 100)] {
+        for d in [DType::F32, DType::F64] {
+            let n = (rows * cols) as usize;
+            let xv: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin() * 3.0).collect();
+            let bv: Vec<f64> = (0..cols as usize).map(|j| j as f64 * 0.1 - 1.0).collect();
+            let c = Case::build(&format!("chain_{d}_{rows}x{cols}"), vec![fl(d, &[rows, cols], &xv), fl(d, &[cols], &bv)], |f, p| {
+                let b = f.push1(OpKind::BroadcastInDim { dims: vec![1], shape: vec![rows, cols] }, &[p[1]], None).unwrap();
+                let s = f.push1(OpKind::Binary(BinaryOp::Mul), &[p[0], b], None).unwrap();
+                let e = f.push1(OpKind::Unary(UnaryOp::Tanh), &[s], None).unwrap();
+                let m = f.push1(OpKind::Binary(BinaryOp::Max), &[e, s], None).unwrap();
+                let r = f.push1(OpKind::Reduce { op: ReduceOp::Sum, dims: vec![1] }, &[m], None).unwrap();
+                let mx = f.push1(OpKind::Reduce { op: ReduceOp::Max, dims: vec![0, 1] }, &[m], None).unwrap();
+                vec![m, r, mx]
+            });
+            let xs: Vec<f64> = lit_f(&c.inputs[0]);
+            let bs: Vec<f64> = lit_f(&c.inputs[1]);
+            let m: Vec<f64> = (0..n)
+                .map(|i| {
+                    let s = r(d, xs[i] * bs[i % cols as usize]);
+                    let e = if d == DType::F32 { (s as f32).tanh() as f64 } else { s.tanh() };
+                    e.max(s)
+                })
+                .collect();
+            let sums: Vec<f64> = (0..rows as usize).map(|i| m[i * cols as usize..(i + 1) * cols as usize].iter().sum()).collect();
+            let mx = m.iter().cloned().fold(-INF, f64::max);
+            want.push((d, m, sums, mx));
+            cases.push(c);
+        }
+    }
+    let got = run(&cases, &[]);
+    for ((c, (d, m, s, mx)), g) in cases.iter().zip(&want).zip(&got) {
+        assert_close(&c.func.name, g[0].f(), m, 4.0 * ulps(*d));
+        assert_close(&c.func.name, g[1].f(), s, 1e-5);
+        assert_close(&c.func.name, g[2].f(), &[*mx], 4.0 * ulps(*d));
+    }
+}
