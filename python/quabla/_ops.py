@@ -55,6 +55,8 @@ def _from_numpy(a, dtype=None):
         a = a.astype(_dt.WIDEN[a.dtype].np)
     elif a.dtype.kind not in "fbiu" or a.dtype.byteorder == ">":
         _dt.dtype(a.dtype)  # raises DTypeError with the supported list
+    if a.ndim == 0:
+        return _q.from_buffer(a.reshape(1), [])
     return _q.from_buffer(a)
 
 
@@ -840,9 +842,11 @@ def concatenate(arrays, axis=0):
                 "concatenate: all input shapes must match except along axis "
                 f"{a}, got " + ", ".join(_shape_str(x.shape) for x in xs)
             )
-    if len(xs) == 1:
-        return xs[0]
-    return bind(_op("concatenate", dim=a), *xs)
+    op = _op("concatenate", dim=a)
+    r = xs[0]
+    for x in xs[1:]:
+        r = bind(op, r, x)
+    return r
 
 
 concat = concatenate
@@ -1101,7 +1105,7 @@ def take(x, indices, axis=None):
             raise ShapeError("take: empty index arrays are not supported (zero-extent result)")
         if (arr >= n).any() or (arr < -n).any():
             raise IndexError(f"take: index out of range for axis {a} of extent {n} (shape {_shape_str(x.shape)})")
-        idx = _q.from_buffer(np.ascontiguousarray(np.where(arr < 0, arr + n, arr).astype(np.int64)))
+        idx = _from_numpy(np.where(arr < 0, arr + n, arr).astype(np.int64))
     if idx.ndim == 0:
         r = bind(_op("gather", axis=a), x, reshape(idx, (1,)))
         return reshape(r, x.shape[:a] + x.shape[a + 1:])
@@ -1130,7 +1134,7 @@ def getitem(x, key):
             exp.extend([slice(None)] * (nd - n_real))
         else:
             exp.append(k)
-    if Ellipsis not in key:
+    if not builtins.any(k is Ellipsis for k in key):
         exp.extend([slice(None)] * (nd - n_real))
     start, limit, strides = [0] * nd, list(shape), [1] * nd
     out_shape = []

@@ -293,13 +293,20 @@ fn import_dtype(fmt: &[u8], itemsize: usize) -> Result<DType, String> {
 
 /// Copies any object exporting the buffer protocol into a new Tensor (always a copy; any
 /// strides; C order). Raises TypeError for unsupported element formats and ValueError for
-/// zero-extent shapes.
+/// zero-extent shapes. `shape` overrides the exported shape (same element count): NumPy
+/// exports 0-d arrays without a shape, so the Python side passes them as 1-element vectors.
 #[pyfunction]
-pub fn from_buffer(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Py<Tensor>> {
+#[pyo3(signature = (obj, shape=None))]
+pub fn from_buffer(py: Python<'_>, obj: &Bound<'_, PyAny>, shape: Option<Vec<i64>>) -> PyResult<Py<Tensor>> {
     let pb = PyUntypedBuffer::get(obj)?;
     let fmt = pb.format().to_bytes().to_vec();
     let dtype = import_dtype(&fmt, pb.item_size()).map_err(|m| errors::new(py, "DTypeError", m))?;
-    let shape: Vec<i64> = pb.shape().iter().map(|&d| d as i64).collect();
+    let exported: Vec<i64> = pb.shape().iter().map(|&d| d as i64).collect();
+    let shape = match shape {
+        Some(s) if s.iter().product::<i64>() == exported.iter().product::<i64>() => s,
+        Some(s) => return Err(PyValueError::new_err(format!("from_buffer: shape {s:?} does not match the exported shape {exported:?}"))),
+        None => exported,
+    };
     if shape.contains(&0) {
         return Err(errors::new(py, "ShapeError", format!("array: zero-extent shape {shape:?} is not supported (quabla tensors have positive extents)")));
     }
