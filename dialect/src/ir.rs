@@ -45,29 +45,35 @@ pub struct Func {
     pub outputs_decl: Vec<TensorType>,
 }
 
-/// Which derivative a transform function computes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Which transform a transform function computes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum TransformKind {
     /// Forward mode: `(primals, tangents) -> (outputs, output tangents)`.
     Jvp,
     /// Reverse mode: `(primals, output cotangents) -> (outputs, input cotangents)`.
     Vjp,
+    /// Batching: parameter i has an extra dim of extent `size` at `in_axes[i]` (or none),
+    /// result j has it at `out_axes[j]` (or none: the result must not depend on a mapped input).
+    Vmap { in_axes: Vec<Option<i64>>, out_axes: Vec<Option<i64>>, size: i64 },
 }
 
 impl TransformKind {
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &'static str {
         match self {
             TransformKind::Jvp => "jvp",
             TransformKind::Vjp => "vjp",
+            TransformKind::Vmap { .. } => "vmap",
         }
     }
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "jvp" => Some(TransformKind::Jvp),
-            "vjp" => Some(TransformKind::Vjp),
-            _ => None,
-        }
+}
+
+/// Inserts `size` at `axis` of `t` (no-op for `None`).
+pub fn insert_axis(t: &TensorType, axis: Option<i64>, size: i64) -> TensorType {
+    let mut s = t.shape.clone();
+    if let Some(a) = axis {
+        s.insert(a as usize, size);
     }
+    TensorType::new(t.dtype, s)
 }
 
 /// A transform function: `func.func private @g(...) attributes {quabla.transform = "vjp",
@@ -86,7 +92,11 @@ impl Transform {
         let floats = |ts: &[TensorType]| ts.iter().filter(|t| t.dtype.is_float()).cloned().collect::<Vec<_>>();
         let mut p = params.to_vec();
         let mut r = results.to_vec();
-        match self.kind {
+        match &self.kind {
+            TransformKind::Vmap { in_axes, out_axes, size } => {
+                p = params.iter().zip(in_axes).map(|(t, a)| insert_axis(t, *a, *size)).collect();
+                r = results.iter().zip(out_axes).map(|(t, a)| insert_axis(t, *a, *size)).collect();
+            }
             TransformKind::Jvp => {
                 p.extend(floats(params));
                 r.extend(floats(results));
@@ -162,7 +172,13 @@ impl Func {
         if let Some(t) = &self.transform {
             let ps: Vec<String> = self.params.iter().map(|v| self.ty(*v).to_string()).collect();
             let rs: Vec<String> = self.outputs_decl.iter().map(|t| t.to_string()).collect();
-            let _ = writeln!(s, "  func.func private @{}({}) -> ({}) attributes {{quabla.of = @{}, quabla.transform = \"{}\"}}", self.name, ps.join(", "), rs.join(", "), t.of, t.kind.name());
+            let mut extra = String::new();
+            if let TransformKind::Vmap { in_axes, out_axes, size } = &t.kind {
+                let ax = |v: &[Option<i64>]| v.iter().map(|a| a.unwrap_or(-1).to_string()).collect::<Vec<_>>().join(", ");
+                let arr = |v: &[Option<i64>]| if v.is_empty() { "array<i64>".to_string() } else { format!("array<i64: {}>", ax(v)) };
+                extra = format!(", quabla.axis_size = {size} : i64, quabla.in_axes = {}, quabla.out_axes = {}", arr(in_axes), arr(out_axes));
+            }
+            let _ = writeln!(s, "  func.func private @{}({}) -> ({}) attributes {{quabla.of = @{}, quabla.transform = \"{}\"{extra}}}", self.name, ps.join(", "), rs.join(", "), t.of, t.kind.name());
             return;
         }
         let _ = write!(s, "  func.func {vis}@{}({})", self.name, params.join(", "));
@@ -274,6 +290,21 @@ impl Module {
             let g = self.func(&t.of).ok_or_else(|| DialectError::Structure(format!("transform @{} refers to unknown function @{}", f.name, t.of)))?;
             if g.public {
                 // Allowed: transforms of entry points are common (grad of main).
+            }
+            if let TransformKind::Vmap { in_axes, out_axes, size } = &t.kind {
+                let gp = g.param_types();
+                let gr = g.result_types();
+                let bad = in_axes.len() != gp.len()
+                    || out_axes.len() != gr.len()
+                    || *size < 1
+                    || in_axes.iter().zip(&gp).chain(out_axes.iter().zip(&gr)).any(|(a, t)| a.is_some_and(|a| a < 0 || a as usize > t.rank()));
+                if bad {
+                    return Err(DialectError::Shape {
+                        op: "transform",
+                        constraint: "transform_c2",
+                        message: format!("vmap @{} of @{}: in_axes {in_axes:?} / out_axes {out_axes:?} must have one entry per parameter/result of @{} within rank, and axis_size {size} must be positive", f.name, t.of, t.of),
+                    });
+                }
             }
             let (p, r) = t.signature(&g.param_types(), &g.result_types());
             if p != f.param_types() || r != f.outputs_decl {

@@ -189,7 +189,20 @@ fn import_func(fop: &OperationRef) -> Result<Func, Diag> {
 fn import_declaration(fop: &OperationRef, name: String, public: bool) -> Result<Func, Diag> {
     let floc = fop.location().to_raw();
     let kind = string_attr(fop, "quabla.transform").ok_or_else(|| Diag::new(Some(floc), format!("@{name}: declarations without a body are only allowed as transform functions (quabla.transform = \"jvp\"|\"vjp\", quabla.of = @f)")))?;
-    let kind = crate::ir::TransformKind::parse(&kind).ok_or_else(|| Diag::new(Some(floc), format!("@{name}: quabla.transform must be \"jvp\" or \"vjp\", got \"{kind}\"")))?;
+    let axes = |attr: &str| -> Result<Vec<Option<i64>>, Diag> {
+        let v = fop.attribute(attr).map_err(|_| Diag::new(Some(floc), format!("@{name}: a vmap transform needs {attr}")))?.to_string();
+        let a = crate::ops::parse_i64_array(&v).ok_or_else(|| Diag::new(Some(floc), format!("@{name}: {attr} must be array<i64: ...> (-1 = not mapped), got {v}")))?;
+        Ok(a.into_iter().map(|x| if x < 0 { None } else { Some(x) }).collect())
+    };
+    let kind = match kind.as_str() {
+        "jvp" => crate::ir::TransformKind::Jvp,
+        "vjp" => crate::ir::TransformKind::Vjp,
+        "vmap" => {
+            let size = fop.attribute("quabla.axis_size").ok().and_then(|a| crate::ops::parse_i64(&a.to_string())).ok_or_else(|| Diag::new(Some(floc), format!("@{name}: a vmap transform needs quabla.axis_size = N : i64")))?;
+            crate::ir::TransformKind::Vmap { in_axes: axes("quabla.in_axes")?, out_axes: axes("quabla.out_axes")?, size }
+        }
+        other => return Err(Diag::new(Some(floc), format!("@{name}: quabla.transform must be \"jvp\", \"vjp\" or \"vmap\", got \"{other}\""))),
+    };
     let of = string_attr(fop, "quabla.of").ok_or_else(|| Diag::new(Some(floc), format!("@{name}: a transform function needs quabla.of = @f")))?;
     let of = of.strip_prefix('@').ok_or_else(|| Diag::new(Some(floc), format!("@{name}: quabla.of must be a symbol reference")))?.trim_matches('"').to_string();
     if public {

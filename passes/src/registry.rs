@@ -61,6 +61,15 @@ pub fn passes() -> &'static [PassInfo] {
             }),
         },
         PassInfo {
+            name: "quabla-vmap",
+            summary: "give every vmap transform function its batched body (expands every transform kind, innermost first)",
+            options: "",
+            action: Action::Transform(|m, o| {
+                no_opts(o, "quabla-vmap")?;
+                crate::autodiff::autodiff(m)
+            }),
+        },
+        PassInfo {
             name: "quabla-inline",
             summary: "inline every quabla.call",
             options: "",

@@ -5,6 +5,7 @@ mod bad_ir;
 mod differential;
 mod leak;
 mod stock_mlir_opt;
+mod vmap;
 
 use std::sync::OnceLock;
 

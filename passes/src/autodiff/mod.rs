@@ -1,5 +1,7 @@
-//! `quabla-autodiff`: gives every transform function (`quabla.transform = "jvp"|"vjp"`,
-//! `quabla.of = @f`) its body.
+//! `quabla-autodiff` / `quabla-vmap`: give every transform function (`quabla.transform =
+//! "jvp"|"vjp"|"vmap"`, `quabla.of = @f`) its body. Both passes expand every kind, because a
+//! transform of a function containing another transform needs the inner one first, whatever
+//! its kind (grad of vmap, vmap of grad).
 //!
 //! Algorithm. Transforms are expanded innermost first: a transform is ready when no function
 //! reachable from its target (through calls and transform targets) is itself an unexpanded
@@ -15,6 +17,8 @@
 use std::collections::{HashMap, HashSet};
 
 use quabla_dialect::{Func, Module, OpKind, TransformKind, Value};
+
+mod vmap;
 
 use crate::rules::{self, differentiable, B};
 use crate::simplify::inline::inline;
@@ -33,20 +37,21 @@ pub fn autodiff(m: &mut Module) -> Result<(), String> {
             !reachable(m, &t.of).iter().any(|r| pending_set.contains(r.as_str()))
         });
         let Some(name) = ready.cloned() else {
-            return Err(format!("quabla-autodiff: transform functions form a cycle: {}", pending.join(", ")));
+            return Err(format!("transform functions form a cycle: {}", pending.join(", ")));
         };
         let decl = m.func(&name).unwrap().clone();
         let t = decl.transform.clone().unwrap();
-        let body = match done.get(&(t.kind, t.of.clone())) {
+        let body = match done.get(&(t.kind.clone(), t.of.clone())) {
             Some(first) => forward_to(&decl, first),
             None => {
                 let target = inlined(m, &t.of)?;
-                let f = match t.kind {
+                let f = match &t.kind {
                     TransformKind::Jvp => jvp_func(&target, &name),
                     TransformKind::Vjp => vjp_func(&target, &name),
+                    TransformKind::Vmap { in_axes, out_axes, size } => vmap::vmap_func(&target, &name, in_axes, out_axes, *size),
                 }
-                .map_err(|e| format!("quabla-autodiff: {} of @{}: {e}", t.kind.name(), t.of))?;
-                done.insert((t.kind, t.of.clone()), name.clone());
+                .map_err(|e| format!("{} of @{}: {e}", t.kind.name(), t.of))?;
+                done.insert((t.kind.clone(), t.of.clone()), name.clone());
                 f
             }
         };

@@ -50,3 +50,29 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
     let cc = side(b, ct, a, cr, &dims.rhs_batch, &dims.rhs_contract, &dims.lhs_batch, &dims.lhs_contract, false);
     Ok(vec![Some(ca), Some(cc)])
 }
+
+/// Batching: with both operands batched the batch dim becomes a new leading batch dim of
+/// the contraction; with one batched it is a free dim of that side, moved to the front.
+pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], _size: i64) -> Result<Vec<(Value, bool)>, RuleError> {
+    let OpKind::DotGeneral { dims } = &op.kind else { return Err(RuleError::Internal("dot batch got another op".into())) };
+    let inc = |v: &[i64]| v.iter().map(|d| d + 1).collect::<Vec<_>>();
+    let (lb, rb) = (batched[0], batched[1]);
+    let nb = dims.lhs_batch.len();
+    let d = DotDims {
+        lhs_batch: if lb && rb { super::shift(&dims.lhs_batch, 0) } else if lb { inc(&dims.lhs_batch) } else { dims.lhs_batch.clone() },
+        rhs_batch: if lb && rb { super::shift(&dims.rhs_batch, 0) } else if rb { inc(&dims.rhs_batch) } else { dims.rhs_batch.clone() },
+        lhs_contract: if lb { inc(&dims.lhs_contract) } else { dims.lhs_contract.clone() },
+        rhs_contract: if rb { inc(&dims.rhs_contract) } else { dims.rhs_contract.clone() },
+    };
+    let y = b.op(OpKind::DotGeneral { dims: d }, xs);
+    let y = if lb && rb {
+        y
+    } else if lb {
+        // The batch dim is lhs free dim 0: result position nb.
+        super::move_axis(b, y, nb, 0)
+    } else {
+        let lfree = DotDims::free(b.ty(xs[0]).rank(), &dims.lhs_batch, &dims.lhs_contract).len();
+        super::move_axis(b, y, nb + lfree, 0)
+    };
+    Ok(vec![(y, true)])
+}

@@ -232,3 +232,9 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
     })
     .map(keep)
 }
+
+/// Batching: unbatched operands are broadcast to the batched shape; the op is applied as is.
+pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> Result<Vec<(Value, bool)>, RuleError> {
+    let ys = super::lift_all(b, xs, batched, size);
+    Ok(vec![(b.op(op.kind.clone(), &ys), true)])
+}

@@ -36,3 +36,14 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
         other => return Err(RuleError::Internal(format!("layout vjp got {}", other.name()))),
     })])
 }
+
+/// Batching: the op gains the leading batch dim (dims/perm shifted by one).
+pub fn batch(b: &mut B, op: &Op, xs: &[Value], _batched: &[bool], size: i64) -> Result<Vec<(Value, bool)>, RuleError> {
+    let kind = match &op.kind {
+        OpKind::BroadcastInDim { dims, shape } => OpKind::BroadcastInDim { dims: super::shift(dims, 0), shape: std::iter::once(size).chain(shape.iter().copied()).collect() },
+        OpKind::Reshape { shape } => OpKind::Reshape { shape: std::iter::once(size).chain(shape.iter().copied()).collect() },
+        OpKind::Transpose { perm } => OpKind::Transpose { perm: super::shift(perm, 0) },
+        other => return Err(RuleError::Internal(format!("layout batch got {}", other.name()))),
+    };
+    Ok(vec![(b.op(kind, &[xs[0]]), true)])
+}

@@ -19,6 +19,9 @@ pub enum RuleError {
     Unsupported { op: &'static str, rule: &'static str },
     #[error("internal autodiff error: {0}")]
     Internal(String),
+    /// A vmap that cannot be expressed (e.g. out_axes=None on a mapped result).
+    #[error("{0}")]
+    Batch(String),
 }
 
 pub type Tangents = Vec<Option<Value>>;
@@ -178,5 +181,45 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
         OpKind::Reduce { .. } | OpKind::ArgReduce { .. } => reduce::vjp(b, op, ct),
         OpKind::DotGeneral { .. } => dot::vjp(b, op, ct),
         OpKind::Call { .. } => Err(RuleError::Internal("calls are inlined before differentiation".into())),
+    }
+}
+
+/// Moves dim `from` of `x` to position `to`.
+pub fn move_axis(b: &mut B, x: Value, from: usize, to: usize) -> Value {
+    let r = b.ty(x).rank();
+    let mut order: Vec<i64> = (0..r as i64).filter(|&d| d != from as i64).collect();
+    order.insert(to, from as i64);
+    b.transpose(x, order)
+}
+
+/// Broadcasts an unbatched value to a leading batch dim of extent `size`.
+pub fn lift(b: &mut B, x: Value, size: i64) -> Value {
+    let t = b.ty(x);
+    let mut shape = vec![size];
+    shape.extend(&t.shape);
+    b.op(OpKind::BroadcastInDim { dims: (1..=t.rank() as i64).collect(), shape }, &[x])
+}
+
+/// Lifts every unbatched operand.
+pub fn lift_all(b: &mut B, xs: &[Value], batched: &[bool], size: i64) -> Vec<Value> {
+    xs.iter().zip(batched).map(|(x, bt)| if *bt { *x } else { lift(b, *x, size) }).collect()
+}
+
+/// `[0] ++ (v + 1)`: attribute dims of an op applied under a leading batch dim.
+pub fn shift(v: &[i64], first: i64) -> Vec<i64> {
+    std::iter::once(first).chain(v.iter().map(|d| d + 1)).collect()
+}
+
+/// Dispatches the batching rule of `op`; batched operands have their batch dim first.
+/// Returns each result with whether it is batched (then with the batch dim first).
+pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> Result<Vec<(Value, bool)>, RuleError> {
+    match &op.kind {
+        OpKind::Unary(_) | OpKind::Binary(_) | OpKind::Powi { .. } | OpKind::Compare { .. } | OpKind::Select | OpKind::Convert { .. } => elementwise::batch(b, op, xs, batched, size),
+        OpKind::Constant { .. } | OpKind::Iota { .. } => constant::batch(b, op, xs, batched, size),
+        OpKind::BroadcastInDim { .. } | OpKind::Reshape { .. } | OpKind::Transpose { .. } => layout::batch(b, op, xs, batched, size),
+        OpKind::Concatenate { .. } | OpKind::Slice { .. } | OpKind::Pad { .. } | OpKind::DynamicSlice { .. } | OpKind::Gather { .. } => slicing::batch(b, op, xs, batched, size),
+        OpKind::Reduce { .. } | OpKind::ArgReduce { .. } => reduce::batch(b, op, xs, batched, size),
+        OpKind::DotGeneral { .. } => dot::batch(b, op, xs, batched, size),
+        OpKind::Call { .. } => Err(RuleError::Internal("calls are inlined before batching".into())),
     }
 }

@@ -101,3 +101,13 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
         other => return Err(RuleError::Internal(format!("reduce vjp got {}", other.name()))),
     }])
 }
+
+/// Batching: reduced dims shift by one (the operand is batched: it is the only operand).
+pub fn batch(b: &mut B, op: &Op, xs: &[Value], _batched: &[bool], _size: i64) -> Result<Vec<(Value, bool)>, RuleError> {
+    let kind = match &op.kind {
+        OpKind::Reduce { op, dims } => OpKind::Reduce { op: *op, dims: dims.iter().map(|d| d + 1).collect() },
+        OpKind::ArgReduce { op, dim, index } => OpKind::ArgReduce { op: *op, dim: dim + 1, index: *index },
+        other => return Err(RuleError::Internal(format!("reduce batch got {}", other.name()))),
+    };
+    Ok(vec![(b.op(kind, &[xs[0]]), true)])
+}

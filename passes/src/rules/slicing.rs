@@ -128,3 +128,116 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
         other => return Err(RuleError::Internal(format!("slicing vjp got {}", other.name()))),
     })
 }
+
+/// Takes along `axis` (>= 1) of a batched `x` ([B, ...]) with per-example indices
+/// `idx` ([B, I...], int): result [B, x[1..axis] ++ I ++ x[axis+1..]]. The batch is folded
+/// into the taken axis (index + b * n) so one `gather` serves every example; indices are
+/// clamped per example first, as `gather` clamps.
+pub fn batched_take(b: &mut B, x: Value, axis: usize, idx: Value) -> Value {
+    let xt = b.ty(x);
+    let it = b.ty(idx);
+    let (bsz, n, r) = (xt.shape[0], xt.shape[axis], xt.rank());
+    let q = it.rank() - 1;
+    // x -> [B, n, rest...] -> [B*n, rest...]
+    let mut order: Vec<i64> = vec![0, axis as i64];
+    order.extend((1..r as i64).filter(|&d| d != axis as i64));
+    let xp = b.transpose(x, order.clone());
+    let rest: Vec<i64> = order[2..].iter().map(|&d| xt.shape[d as usize]).collect();
+    let mut flat = vec![bsz * n];
+    flat.extend(&rest);
+    let xf = b.reshape(xp, flat);
+    let zero = int_scalar(b, it.dtype, 0);
+    let hi = int_scalar(b, it.dtype, n - 1);
+    let zb = b.broadcast(zero, vec![], it.shape.clone());
+    let hb = b.broadcast(hi, vec![], it.shape.clone());
+    let c0 = b.bin(BinaryOp::Max, idx, zb);
+    let ic = b.bin(BinaryOp::Min, c0, hb);
+    let bi = b.op(OpKind::Iota { dim: 0, ty: it.clone() }, &[]);
+    let nn = int_scalar(b, it.dtype, n);
+    let nb = b.broadcast(nn, vec![], it.shape.clone());
+    let off = b.mul(bi, nb);
+    let gi = b.add(ic, off);
+    // gather axis 0: [B, I..., rest...]
+    let g = b.op(OpKind::Gather { axis: 0 }, &[xf, gi]);
+    // Move rest dims back around I: target [B, x[1..axis], I, x[axis+1..]].
+    let before = axis - 1;
+    let mut perm: Vec<i64> = vec![0];
+    perm.extend((0..before).map(|k| (1 + q + k) as i64));
+    perm.extend((1..=q).map(|k| k as i64));
+    perm.extend((before..rest.len()).map(|k| (1 + q + k) as i64));
+    b.transpose(g, perm)
+}
+
+/// Batching rules of slicing ops (batch dims first).
+pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> Result<Vec<(Value, bool)>, RuleError> {
+    let y = match &op.kind {
+        OpKind::Slice { start, limit, strides } => {
+            b.op(OpKind::Slice { start: super::shift(start, 0).iter().enumerate().map(|(i, v)| if i == 0 { 0 } else { v - 1 }).collect(), limit: std::iter::once(size).chain(limit.iter().copied()).collect(), strides: std::iter::once(1).chain(strides.iter().copied()).collect() }, &[xs[0]])
+        }
+        OpKind::Pad { low, high, interior } => {
+            let z = |v: &[i64]| std::iter::once(0).chain(v.iter().copied()).collect::<Vec<_>>();
+            let kind = OpKind::Pad { low: z(low), high: z(high), interior: z(interior) };
+            let x = if batched[0] { xs[0] } else { super::lift(b, xs[0], size) };
+            if !batched[1] {
+                b.op(kind, &[x, xs[1]])
+            } else {
+                // Per-example padding value: pad with zero, then select the value outside.
+                let xt = b.ty(x);
+                let zero = b.zeros(&TensorType::scalar(xt.dtype));
+                let padded = b.op(kind.clone(), &[x, zero]);
+                let pt = b.ty(padded);
+                let ones = b.op(OpKind::Constant { value: Literal::splat(TensorType::new(DType::I1, xt.shape.clone()), 1.0) }, &[]);
+                let f = b.op(OpKind::Constant { value: Literal::splat(TensorType::scalar(DType::I1), 0.0) }, &[]);
+                let mask = b.op(kind, &[ones, f]);
+                let pv = b.broadcast(xs[1], vec![0], pt.shape.clone());
+                b.select(mask, padded, pv)
+            }
+        }
+        OpKind::Concatenate { dim } => {
+            let ys = super::lift_all(b, xs, batched, size);
+            b.op(OpKind::Concatenate { dim: dim + 1 }, &ys)
+        }
+        OpKind::DynamicSlice { sizes } => {
+            let x = if batched[0] { xs[0] } else { super::lift(b, xs[0], size) };
+            if !batched[1..].iter().any(|&v| v) {
+                let st = b.ty(xs[1]).dtype;
+                let z = int_scalar(b, st, 0);
+                let mut ops = vec![x, z];
+                ops.extend(&xs[1..]);
+                b.op(OpKind::DynamicSlice { sizes: std::iter::once(size).chain(sizes.iter().copied()).collect() }, &ops)
+            } else {
+                // Per-example starts: one batched take per dim with indices start_b + iota(size_k).
+                let xt = b.ty(x);
+                let mut cur = x;
+                for (k, &sk) in sizes.iter().enumerate() {
+                    let s = xs[1 + k];
+                    let it = b.ty(s).dtype;
+                    let n = xt.shape[k + 1];
+                    let zero = int_scalar(b, it, 0);
+                    let hi = int_scalar(b, it, n - sk);
+                    let (zero, hi) = if batched[1 + k] { (b.broadcast(zero, vec![], vec![size]), b.broadcast(hi, vec![], vec![size])) } else { (zero, hi) };
+                    let c0 = b.bin(BinaryOp::Max, s, zero);
+                    let c = b.bin(BinaryOp::Min, c0, hi);
+                    let cb = if batched[1 + k] { b.broadcast(c, vec![0], vec![size, sk]) } else { b.broadcast(c, vec![], vec![size, sk]) };
+                    let io = b.op(OpKind::Iota { dim: 1, ty: TensorType::new(it, [size, sk]) }, &[]);
+                    let idx = b.add(cb, io);
+                    cur = batched_take(b, cur, k + 1, idx);
+                }
+                cur
+            }
+        }
+        OpKind::Gather { axis } => {
+            let a = *axis as usize;
+            match (batched[0], batched[1]) {
+                (true, false) => b.op(OpKind::Gather { axis: axis + 1 }, &[xs[0], xs[1]]),
+                (false, true) => {
+                    let g = b.op(OpKind::Gather { axis: *axis }, &[xs[0], xs[1]]);
+                    super::move_axis(b, g, a, 0)
+                }
+                _ => batched_take(b, xs[0], a + 1, xs[1]),
+            }
+        }
+        other => return Err(RuleError::Internal(format!("slicing batch got {}", other.name()))),
+    };
+    Ok(vec![(y, true)])
+}
