@@ -16,6 +16,6 @@ func.func private @decl(tensor<f32>) -> tensor<f32>
 // -----
 
 module {
-  // expected-error@+1 {{quabla.transform must be "jvp" or "vjp"}}
+  // expected-error@+1 {{quabla.transform must be "jvp", "vjp" or "vmap"}}
   func.func private @t(tensor<f32>) -> (tensor<f32>) attributes {quabla.of = @t, quabla.transform = "hvp"}
 }

@@ -38,8 +38,8 @@ func.func @constant() -> (tensor<2xf64>, tensor<3xi32>) {
 
 // CHECK-LABEL: func.func @layout
 // CHECK: linalg.generic
-// CHECK: linalg.transpose
-// CHECK-SAME: permutation = [1, 0]
+// CHECK-SAME: iterator_types = ["parallel", "parallel"]
+// CHECK: linalg.generic
 // CHECK: tensor.collapse_shape
 func.func @layout(%a: tensor<3xf32>) -> (tensor<3x2xf32>, tensor<6xf32>) {
   %0 = "quabla.broadcast_in_dim"(%a) {dims = array<i64: 1>} : (tensor<3xf32>) -> tensor<2x3xf32>
