@@ -1119,7 +1119,8 @@ def getitem(x, key):
     for k in key:
         if type(k) is Tracer:
             raise TracerError(
-                "indexing with a traced value needs a concrete index; use qb.take for integer-array indexing or qb.where for selection"
+                f"indexing with a traced value {k!r} needs a concrete index; use qb.take for integer-array indexing "
+                "or qb.where for selection"
             )
     shape = x.shape
     nd = len(shape)
