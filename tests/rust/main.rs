@@ -4,6 +4,7 @@ mod autodiff;
 mod bad_ir;
 mod differential;
 mod leak;
+mod pinn;
 mod stock_mlir_opt;
 mod vmap;
 

@@ -1,5 +1,7 @@
 //! Helpers shared by the cross-crate tests: deterministic random buffers, tolerant
 //! comparisons, and one-op module construction.
+pub mod pinn;
+
 use quabla_dialect::{DType, Func, Module, OpKind, TensorType};
 use quabla_runtime::Buffer;
 
