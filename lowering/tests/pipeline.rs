@@ -276,3 +276,40 @@ fn invalid_modules_are_rejected() {
     let e = quabla_lowering::lower_module(&Module { funcs: vec![f] }, Abi::Tensor).unwrap_err().to_string();
     assert!(e.contains("invalid module") && e.contains("quabla.sin"), "{e}");
 }
+
+#[test]
+fn elementwise_chains_fuse() {
+    // broadcast -> mul -> transpose -> tanh -> convert -> reduce: one loop nest after fusion.
+    let (x, b) = (t(DType::F32, &[4, 6]), t(DType::F32, &[6]));
+    let mut f = Func::new("f", &[x, b]);
+    let (p, q) = (f.params[0], f.params[1]);
+    let bb = f.push1(OpKind::BroadcastInDim { dims: vec![1], shape: vec![4, 6] }, &[q], None).unwrap();
+    let m = f.push1(OpKind::Binary(BinaryOp::Mul), &[p, bb], None).unwrap();
+    let tr = f.push1(OpKind::Transpose { perm: vec![1, 0] }, &[m], None).unwrap();
+    let th = f.push1(OpKind::Unary(UnaryOp::Tanh), &[tr], None).unwrap();
+    let cv = f.push1(OpKind::Convert { to: DType::F64 }, &[th], None).unwrap();
+    f.outputs = vec![f.push1(OpKind::Reduce { op: ReduceOp::Sum, dims: vec![1] }, &[cv], None).unwrap()];
+    let text = quabla_lowering::lower_module(&Module { funcs: vec![f] }, Abi::Dps).unwrap();
+    assert_eq!(text.matches("linalg.generic").count(), 6, "{text}");
+    let fused = common::run_tool("mlir-opt", &["--pass-pipeline=builtin.module(func.func(linalg-fuse-elementwise-ops),canonicalize,cse)".into()], &text).unwrap();
+    assert_eq!(fused.matches("linalg.generic").count(), 1, "{fused}");
+}
+
+#[test]
+fn odd_function_names_are_quoted() {
+    let ty = t(DType::F32, &[2]);
+    let mut g = Func::new("my-helper", std::slice::from_ref(&ty));
+    g.public = false;
+    let p = g.params[0];
+    g.outputs = vec![g.push1(OpKind::Unary(UnaryOp::Neg), &[p], None).unwrap()];
+    let mut f = Func::new("<lambda>", std::slice::from_ref(&ty));
+    let x = f.params[0];
+    let y = f.push1(OpKind::Call { callee: "my-helper".into(), results: vec![ty.clone()] }, &[x], None).unwrap();
+    f.outputs = vec![y];
+    let mut h = Func::new("1st", std::slice::from_ref(&ty));
+    let x = h.params[0];
+    h.outputs = vec![h.push1(OpKind::Call { callee: "<lambda>".into(), results: vec![ty.clone()] }, &[x], None).unwrap()];
+    let m = Module { funcs: vec![g, f, h] };
+    check_pipeline("odd names", &m, Abi::Tensor);
+    check_pipeline("odd names", &m, Abi::Dps);
+}

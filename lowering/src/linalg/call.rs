@@ -3,7 +3,7 @@
 //! tensor twin emitted by `lower_module`.
 use quabla_dialect::{Func, Op, TensorType};
 
-use super::{Ctx, Emitter};
+use super::{sym, Ctx, Emitter};
 use crate::LowerError;
 
 /// `quabla.call`: returns the names of the results.
@@ -12,7 +12,7 @@ pub fn lower_call(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, callee: &str, res
     let args: Vec<String> = o.operands.iter().map(|v| e.name(*v)).collect();
     let at: Vec<String> = o.operands.iter().map(|v| f.ty(*v).to_string()).collect();
     let rt: Vec<String> = results.iter().map(|t| t.to_string()).collect();
-    let call = format!("func.call @{target}({}) : ({}) -> ({})", args.join(", "), at.join(", "), rt.join(", "));
+    let call = format!("func.call {}({}) : ({}) -> ({})", sym(target), args.join(", "), at.join(", "), rt.join(", "));
     if results.is_empty() {
         e.line(call);
         return Ok(vec![]);

@@ -30,11 +30,13 @@ pub struct Emitter {
     next: usize,
     names: Vec<String>,
     loc: Option<String>,
+    /// Nesting depth of the region being written (for indentation).
+    depth: usize,
 }
 
 impl Emitter {
     fn new(f: &Func) -> Self {
-        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None }
+        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None, depth: 0 }
     }
 
     /// A fresh SSA name.
@@ -55,7 +57,7 @@ impl Emitter {
 
     /// Writes one op line, followed by the current location.
     pub fn line(&mut self, s: impl AsRef<str>) {
-        self.out.push_str("    ");
+        self.indent();
         self.out.push_str(s.as_ref());
         if let Some(l) = &self.loc {
             self.out.push_str(" loc(");
@@ -67,9 +69,15 @@ impl Emitter {
 
     /// Writes a line that cannot carry a location (region openers, block headers).
     fn raw_line(&mut self, s: impl AsRef<str>) {
-        self.out.push_str("    ");
+        self.indent();
         self.out.push_str(s.as_ref());
         self.out.push('\n');
+    }
+
+    fn indent(&mut self) {
+        for _ in 0..self.depth + 2 {
+            self.out.push_str("  ");
+        }
     }
 
     /// `name = text`, returning the fresh name.
@@ -162,9 +170,11 @@ pub fn generic(e: &mut Emitter, iters: &[Iter], ins: &[Operand], outs: &[Operand
     let args: Vec<String> = (0..ins.len() + outs.len()).map(|i| format!("%b{i}")).collect();
     let decl: Vec<String> = args.iter().zip(ins.iter().chain(outs)).map(|(a, o)| format!("{a}: {}", o.ty.dtype)).collect();
     e.raw_line(format!("^bb0({}):", decl.join(", ")));
+    e.depth += 1;
     let yields = body(e, &args);
     let ytypes: Vec<String> = outs.iter().map(|o| o.ty.dtype.to_string()).collect();
-    e.line(format!("  linalg.yield {} : {}", yields.join(", "), ytypes.join(", ")));
+    e.line(format!("linalg.yield {} : {}", yields.join(", "), ytypes.join(", ")));
+    e.depth -= 1;
     e.line(format!("}} -> ({})", types(outs)));
     if outs.len() == 1 {
         vec![res]
@@ -232,6 +242,16 @@ fn lower_op(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<(), LowerErro
     Ok(())
 }
 
+/// A symbol reference to function `name`: `@name`, quoted when `name` is not a bare identifier.
+pub fn sym(name: &str) -> String {
+    let bare = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && name.chars().all(|c| c.is_ascii_alphanumeric() || "_$.".contains(c));
+    if bare {
+        format!("@{name}")
+    } else {
+        format!("@\"{}\"", name.escape_default())
+    }
+}
+
 /// `memref<d0x..xdtype>` with the identity layout.
 pub fn memref(t: &TensorType) -> String {
     let mut s = String::from("memref<");
@@ -260,7 +280,7 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
     let vis = if public { "" } else { "private " };
     let loc = f.loc.as_ref().map(|l| format!(" loc({l})")).unwrap_or_default();
     if dps {
-        let _ = writeln!(out, "  func.func {vis}@{name}({}) attributes {{llvm.emit_c_interface}} {{", params.join(", "));
+        let _ = writeln!(out, "  func.func {vis}{}({}) attributes {{llvm.emit_c_interface}} {{", sym(name), params.join(", "));
         out.push_str(&e.out);
         for (k, (v, t)) in f.outputs.iter().zip(&results).enumerate() {
             let _ = writeln!(out, "    bufferization.materialize_in_destination {} in restrict writable %out{k} : ({t}, {}) -> ()", e.name(*v), memref(t));
@@ -268,7 +288,7 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
         let _ = writeln!(out, "    return\n  }}{loc}");
     } else {
         let rt: Vec<String> = results.iter().map(|t| t.to_string()).collect();
-        let _ = writeln!(out, "  func.func {vis}@{name}({}) -> ({}) {{", params.join(", "), rt.join(", "));
+        let _ = writeln!(out, "  func.func {vis}{}({}) -> ({}) {{", sym(name), params.join(", "), rt.join(", "));
         out.push_str(&e.out);
         let names: Vec<String> = f.outputs.iter().map(|v| e.name(*v)).collect();
         if names.is_empty() {
@@ -381,6 +401,14 @@ mod tests {
         assert_eq!(float_lit(DType::F64, -0.0), "0x8000000000000000");
         assert_eq!(float_lit(DType::F32, f64::NEG_INFINITY), "0xFF800000");
         assert_eq!(float_lit(DType::F64, 2147483648.0), "2.147483648e9");
+    }
+
+    #[test]
+    fn symbols() {
+        assert_eq!(sym("main"), "@main");
+        assert_eq!(sym("f_1.x$"), "@f_1.x$");
+        assert_eq!(sym("<lambda>"), "@\"<lambda>\"");
+        assert_eq!(sym("1f"), "@\"1f\"");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Lowering of reductions: a `linalg.generic` with reduction iterators over the reduced dims
 //! into an init filled with the identity (sum 0, prod 1, max -inf/MIN/false, min
 //! +inf/MAX/true), combining with the elementwise max/min (NaN-propagating for floats,
-//! or/and for i1). `argmax`/`argmin` carry (value, index) outputs: a candidate replaces the
+//! or/and for i1); float sums and products carry `fastmath<reassoc>` (their order is
+//! unspecified), so LLVM vectorizes them. `argmax`/`argmin` carry (value, index) outputs: a candidate replaces the
 //! best when it is strictly better, or NaN while the best is not; so the first extremal index
 //! wins and NaN counts as maximal for argmax and minimal for argmin (the first NaN wins).
 use quabla_dialect::{ArgOp, BinaryOp, DType, Func, Op, ReduceOp, TensorType};
@@ -51,7 +52,17 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: ReduceOp, dims: &[i64
     let init = e.filled(out, &c);
     let (omap, iters) = reduction_shape(xt.rank(), dims);
     let ins = [Operand::new(x, xt, identity(xt.rank()))];
-    Ok(generic(e, &iters, &ins, &[Operand::new(init, out, omap)], |e, a| vec![binary(e, combine(op), d, &a[1], &a[0])]).remove(0))
+    Ok(generic(e, &iters, &ins, &[Operand::new(init, out, omap)], |e, a| {
+        let (acc, x) = (&a[1], &a[0]);
+        vec![match op {
+            // Float sums and products may be reassociated (their order is unspecified), which
+            // lets LLVM's loop vectorizer split them into vector lanes.
+            ReduceOp::Sum if d.is_float() => e.op(format!("arith.addf {acc}, {x} fastmath<reassoc> : {d}")),
+            ReduceOp::Prod if d.is_float() => e.op(format!("arith.mulf {acc}, {x} fastmath<reassoc> : {d}")),
+            _ => binary(e, combine(op), d, acc, x),
+        }]
+    })
+    .remove(0))
 }
 
 /// `quabla.argmax` / `quabla.argmin`.

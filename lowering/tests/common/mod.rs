@@ -186,8 +186,8 @@ fn driver(cases: &[Case]) -> String {
 }
 
 /// JIT-runs every case (public functions, plus the private `helpers`) through the DPS ABI and
-/// returns each case's outputs.
-pub fn jit(cases: &[Case], helpers: &[Func], vectorize: bool) -> Vec<Vec<Vals>> {
+/// the default CPU pipeline, with LLVM at `opt_level`, and returns each case's outputs.
+pub fn jit(cases: &[Case], helpers: &[Func], opt_level: u8) -> Vec<Vec<Vals>> {
     let mut funcs: Vec<Func> = cases.iter().map(|c| c.func.clone()).collect();
     funcs.extend(helpers.iter().cloned());
     let m = Module { funcs };
@@ -196,9 +196,9 @@ pub fn jit(cases: &[Case], helpers: &[Func], vectorize: bool) -> Vec<Vec<Vals>> 
     text.truncate(end);
     text += &driver(cases);
     text += "}\n";
-    let llvm = to_llvm(&text, &CpuOptions { vectorize }).unwrap_or_else(|e| panic!("pipeline failed:\n{e}\n--- input ---\n{text}"));
+    let llvm = to_llvm(&text, &CpuOptions::default()).unwrap_or_else(|e| panic!("pipeline failed:\n{e}\n--- input ---\n{text}"));
     let lib = llvm_lib().join("libmlir_c_runner_utils.so");
-    let args = ["-e".to_string(), "main".into(), "-entry-point-result=void".into(), format!("-shared-libs={}", lib.display())];
+    let args = [format!("-O{opt_level}"), "-e".into(), "main".into(), "-entry-point-result=void".into(), format!("-shared-libs={}", lib.display())];
     let out = run_tool("mlir-runner", &args, &llvm).unwrap_or_else(|e| panic!("mlir-runner failed:\n{e}\n--- input ---\n{text}"));
     let mut words = out.split_whitespace().map(|w| w.parse::<i64>().unwrap_or_else(|_| panic!("bad output word `{w}` in:\n{out}")));
     let mut res = vec![];
