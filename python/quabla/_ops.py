@@ -222,6 +222,7 @@ floor = _unary_float("floor", "Elementwise floor.")
 ceil = _unary_float("ceil", "Elementwise ceiling.")
 sigmoid = _unary_float("logistic", "Elementwise logistic sigmoid 1 / (1 + exp(-x)).")
 sigmoid.__name__ = sigmoid.__qualname__ = "sigmoid"
+sigmoid.__doc__ = sigmoid.__doc__.replace("qb.logistic(", "qb.sigmoid(")
 
 
 def round(x):  # noqa: A001 - NumPy's name

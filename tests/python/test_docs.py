@@ -1,0 +1,29 @@
+"""The docstring examples of the public API run, and docs/api.md is current."""
+
+import builtins
+import doctest
+import os
+import subprocess
+import sys
+
+import pytest
+
+import quabla as qb
+from quabla import _ops, dtypes, jit, tree
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TESTS = [t for m in (qb, _ops, jit, tree, dtypes) for t in doctest.DocTestFinder().find(m) if t.examples]
+
+
+@pytest.mark.parametrize("test", TESTS, ids=[t.name for t in TESTS])
+def test_docstring_example(test):
+    test.globs = {"qb": qb, "round": builtins.round}
+    out = []
+    r = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    r.run(test, out=out.append)
+    assert r.failures == 0, "".join(out)
+
+
+def test_api_md_is_current():
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "python", "tools", "gen_api_docs.py"), "--check"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr + r.stdout
