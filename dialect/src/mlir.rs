@@ -276,3 +276,9 @@ pub fn replace_module_body(context: &Context, module: OperationRef, text: &str) 
     }
     Ok(())
 }
+
+/// Parses MLIR text in `context` and imports it (verifying every op).
+pub fn parse_and_import(context: &Context, text: &str) -> Result<Module, String> {
+    let m = MlirModule::parse(context, text).ok_or_else(|| "the text does not parse as an MLIR module".to_string())?;
+    import_module(m.as_operation()).map_err(|d| d.message)
+}
