@@ -313,3 +313,11 @@ fn odd_function_names_are_quoted() {
     check_pipeline("odd names", &m, Abi::Tensor);
     check_pipeline("odd names", &m, Abi::Dps);
 }
+
+#[test]
+fn float_sums_are_reassociable() {
+    for (d, op, flag) in [(DType::F32, ReduceOp::Sum, true), (DType::F64, ReduceOp::Prod, true), (DType::F32, ReduceOp::Max, false), (DType::I32, ReduceOp::Sum, false)] {
+        let text = quabla_lowering::lower_module(&common::one_op(OpKind::Reduce { op, dims: vec![1] }, &[t(d, &[3, 4])]), Abi::Tensor).unwrap();
+        assert_eq!(text.contains("fastmath<reassoc>"), flag, "{text}");
+    }
+}
