@@ -38,12 +38,10 @@ const DTYPE_RULES: &[&str] = &[
 pub fn dialect(py: Python<'_>, e: &DialectError, loc: Option<&str>) -> PyErr {
     let at = loc.map(|l| format!(" (at {l})")).unwrap_or_default();
     let class = match e {
-        DialectError::Shape { constraint, message, .. } => {
-            if DTYPE_RULES.contains(constraint) || (matches!(*constraint, "binary_c1" | "compare_c1" | "select_c2") && dtypes_differ(message)) {
-                "DTypeError"
-            } else {
-                "ShapeError"
-            }
+        DialectError::Shape { constraint, message, .. }
+            if DTYPE_RULES.contains(constraint) || (matches!(*constraint, "binary_c1" | "compare_c1" | "select_c2") && dtypes_differ(message)) =>
+        {
+            "DTypeError"
         }
         _ => "ShapeError",
     };
