@@ -65,16 +65,33 @@ fn with_diagnostics<T>(ctx: &Context, f: impl FnOnce() -> Option<T>) -> Result<T
     r.ok_or(m)
 }
 
+/// True when `QUABLA_LOG_COMPILES` is set: each compile prints its phase times to stderr.
+fn log_compiles() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("QUABLA_LOG_COMPILES").is_some())
+}
+
 fn lower_in<'c>(ctx: &'c Context, m: &Module, opts: &CompileOptions) -> Result<MlirModule<'c>, RuntimeError> {
+    let t0 = std::time::Instant::now();
     let text = lower_module(m, Abi::Dps).map_err(|e| RuntimeError::Lower(e.to_string()))?;
-    with_diagnostics(ctx, || {
+    if let Some(dir) = std::env::var_os("QUABLA_DUMP_IR") {
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(std::path::Path::new(&dir).join("quabla.mlir"), m.to_mlir());
+        let _ = std::fs::write(std::path::Path::new(&dir).join("linalg.mlir"), &text);
+    }
+    let t1 = std::time::Instant::now();
+    let r = with_diagnostics(ctx, || {
         let mut module = MlirModule::parse(ctx, &text)?;
         let pm = PassManager::new(ctx);
         parse_pass_pipeline(pm.as_operation_pass_manager(), &cpu_pipeline(&CpuOptions { vectorize: opts.vectorize })).ok()?;
         pm.run(&mut module).ok()?;
         Some(module)
     })
-    .map_err(RuntimeError::Compile)
+    .map_err(RuntimeError::Compile);
+    if log_compiles() {
+        eprintln!("[quabla] lower to linalg text {:.2} ms, parse + upstream pipeline {:.2} ms", (t1 - t0).as_secs_f64() * 1e3, t1.elapsed().as_secs_f64() * 1e3);
+    }
+    r
 }
 
 impl Executor for CpuExecutor {
@@ -88,6 +105,7 @@ impl Executor for CpuExecutor {
         let guard = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
         let ctx = &guard.0;
         let module = lower_in(ctx, m, opts)?;
+        let t_jit = std::time::Instant::now();
         let engine = with_diagnostics(ctx, || {
             let libs: Vec<mlir_sys::MlirStringRef> = runner_utils().iter().map(|p| melior::StringRef::new(p).to_raw()).collect();
             let raw = unsafe { mlir_sys::mlirExecutionEngineCreate(module.to_raw(), opts.opt_level.min(3) as i32, libs.len() as i32, libs.as_ptr(), false, false) };
@@ -99,6 +117,9 @@ impl Executor for CpuExecutor {
         if sym.is_null() {
             unsafe { mlir_sys::mlirExecutionEngineDestroy(engine) };
             return Err(RuntimeError::Compile(format!("symbol {name} not found after JIT compilation")));
+        }
+        if log_compiles() {
+            eprintln!("[quabla] LLVM JIT (O{}) {:.2} ms for @{entry}", opts.opt_level.min(3), t_jit.elapsed().as_secs_f64() * 1e3);
         }
         // SAFETY: the packed interface has signature void(void**).
         let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
