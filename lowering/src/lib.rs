@@ -1,11 +1,14 @@
 //! Lowerings of the quabla dialect: to linalg/tensor/arith/math (`convert-quabla-to-linalg`,
 //! [`lower_module`]) and the upstream CPU pipeline from there to the LLVM dialect
-//! ([`cpu_pipeline`]).
+//! ([`cpu_pipeline`]); and the StableHLO export (`convert-quabla-to-stablehlo`,
+//! [`export_module`]).
 pub mod cpu;
 pub mod linalg;
+pub mod stablehlo;
 
 pub use cpu::{cpu_pipeline, CpuOptions};
 pub use linalg::lower_module;
+pub use stablehlo::export_module;
 use thiserror::Error;
 
 /// How public functions receive their results.

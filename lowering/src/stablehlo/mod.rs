@@ -27,7 +27,7 @@ pub mod slicing;
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use quabla_dialect::{DType, Func, Module, Op, OpKind, TensorType, Value};
+use quabla_dialect::{DType, DialectError, Func, Module, Op, OpKind, TensorType, Value};
 
 use crate::linalg::{float_lit, sym};
 use crate::LowerError;
@@ -305,13 +305,10 @@ fn entry(m: &Module) -> Result<&Func, LowerError> {
         [f] => Ok(f),
         _ => {
             let names: Vec<String> = public.iter().map(|f| format!("@{}", f.name)).collect();
-            Err(LowerError::Unsupported {
-                op: "func".into(),
-                reason: format!(
-                    "StableHLO export needs one entry point: a public func.func @main (public functions: {})",
-                    if names.is_empty() { "none".to_string() } else { names.join(", ") }
-                ),
-            })
+            Err(LowerError::Invalid(DialectError::Structure(format!(
+                "the StableHLO export needs one entry point, a public func.func @main (public functions: {})",
+                if names.is_empty() { "none".to_string() } else { names.join(", ") }
+            ))))
         }
     }
 }
