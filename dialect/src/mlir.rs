@@ -113,7 +113,7 @@ fn string_attr(op: &OperationRef, name: &str) -> Option<String> {
 fn import_func(fop: &OperationRef) -> Result<Func, Diag> {
     let floc = fop.location().to_raw();
     let name = string_attr(fop, "sym_name").ok_or_else(|| Diag::new(Some(floc), "func.func without sym_name"))?;
-    let public = string_attr(fop, "sym_visibility").map_or(true, |v| v != "private");
+    let public = string_attr(fop, "sym_visibility").is_none_or(|v| v != "private");
     let region = fop.region(0).map_err(|_| Diag::new(Some(floc), "func.func without a body"))?;
     let Some(block) = region.first_block() else { return import_declaration(fop, name, public) };
     if block.next_in_region().is_some() {

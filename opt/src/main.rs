@@ -18,9 +18,13 @@ Reads MLIR (quabla dialect in generic form, func.func, func.return) from FILE or
 options:
   --pass-pipeline=PIPE     run PIPE: quabla passes and upstream passes mixed, e.g.
                            'builtin.module(quabla-inline,quabla-canonicalize)'
-  --emit=quabla|linalg|llvm
+  --emit=quabla|linalg|llvm|stablehlo
                            print the module after the pipeline (quabla, default), lowered to
-                           linalg (convert-quabla-to-linalg), or to the LLVM dialect (CPU pipeline)
+                           linalg (convert-quabla-to-linalg), or to the LLVM dialect (CPU pipeline),
+                           or exported to StableHLO (runs quabla-autodiff, quabla-inline,
+                           quabla-canonicalize and quabla-symbol-dce after the pipeline, then
+                           convert-quabla-to-stablehlo; also selected by ending --pass-pipeline
+                           with convert-quabla-to-stablehlo)
   --print-ir-after-all     print the IR after every pass (to stderr)
   --verify-each[=false]    verify the IR after each pass (default true)
   --split-input-file       process chunks separated by '// -----' independently
@@ -61,8 +65,8 @@ fn parse_args() -> Result<Opts, String> {
             "--pass-pipeline" => o.pipeline = Some(v.ok_or("--pass-pipeline needs a value")?),
             "--emit" => {
                 let e = v.ok_or("--emit needs a value")?;
-                if !["quabla", "linalg", "llvm"].contains(&e.as_str()) {
-                    return Err(format!("--emit: unknown level `{e}` (expected quabla, linalg or llvm)"));
+                if !["quabla", "linalg", "llvm", "stablehlo"].contains(&e.as_str()) {
+                    return Err(format!("--emit: unknown level `{e}` (expected quabla, linalg, llvm or stablehlo)"));
                 }
                 o.emit = e;
             }
@@ -274,9 +278,19 @@ fn process(ctx: &Context, o: &Opts, name: &str, text: &str) -> Result<(), String
         pm.enable_ir_printing(&PassIrPrintingOptions { before_all: false, after_all: true, module_scope: true, on_change: false, on_failure: false, flags: Default::default(), tree_printing_path: Default::default() });
     }
     let mut pipeline = String::from("quabla-verify");
+    let mut stablehlo = o.emit == "stablehlo";
     if let Some(p) = &o.pipeline {
         let p = p.trim();
-        let inner = p.strip_prefix("builtin.module(").and_then(|r| r.strip_suffix(')')).unwrap_or(p);
+        let mut inner = p.strip_prefix("builtin.module(").and_then(|r| r.strip_suffix(')')).unwrap_or(p).trim();
+        // The StableHLO export is terminal (its output is not MLIR of this context): in last
+        // position it selects --emit=stablehlo.
+        if let Some(rest) = inner.strip_suffix(quabla_passes::registry::STABLEHLO) {
+            let rest = rest.trim_end();
+            if rest.is_empty() || rest.ends_with(',') {
+                inner = rest.trim_end_matches(',').trim_end();
+                stablehlo = true;
+            }
+        }
         if !inner.is_empty() {
             pipeline = format!("{pipeline},{inner}");
         }
@@ -284,8 +298,27 @@ fn process(ctx: &Context, o: &Opts, name: &str, text: &str) -> Result<(), String
     if o.emit == "linalg" {
         pipeline.push_str(",convert-quabla-to-linalg");
     }
+    if stablehlo {
+        pipeline.push_str(",quabla-autodiff,quabla-inline,quabla-canonicalize,quabla-symbol-dce");
+    }
     quabla_passes::add_pipeline(&pm, &pipeline)?;
     pm.run(&mut module).map_err(|_| String::new())?;
+    if stablehlo {
+        let m = import_module(module.as_operation()).map_err(|d| {
+            d.emit(ctx);
+            String::new()
+        })?;
+        let Some((_, quabla_passes::registry::PassInfo { action: quabla_passes::registry::Action::Convert(export), .. })) = quabla_passes::registry::find(quabla_passes::registry::STABLEHLO) else {
+            return Err("internal error: convert-quabla-to-stablehlo is not registered as a conversion".into());
+        };
+        print!("{}", export(&m, &Default::default())?);
+        if o.run {
+            let exe = CpuExecutor::new();
+            let copts = CompileOptions { opt_level: o.opt_level, ..Default::default() };
+            return run_main(ctx, o, &m, &exe, &copts);
+        }
+        return Ok(());
+    }
     if o.emit == "llvm" || o.run {
         let m = import_module(module.as_operation()).map_err(|d| {
             d.emit(ctx);

@@ -36,6 +36,11 @@ pub struct PassInfo {
     pub action: Action,
 }
 
+/// The StableHLO export: its text is not MLIR this context can parse (StableHLO is not
+/// registered), so it never runs inside a pass manager; quabla-opt calls its action on the
+/// imported module after the pipeline and prints the text.
+pub const STABLEHLO: &str = "convert-quabla-to-stablehlo";
+
 #[repr(align(8))]
 struct PassId;
 static IDS: [PassId; 16] = [const { PassId }; 16];
@@ -145,6 +150,15 @@ pub fn passes() -> &'static [PassInfo] {
                 quabla_lowering::lower_module(m, abi).map_err(|e| e.to_string())
             }),
         },
+        PassInfo {
+            name: STABLEHLO,
+            summary: "export to StableHLO text (terminal: quabla-opt --emit=stablehlo, or last in --pass-pipeline)",
+            options: "",
+            action: Action::Convert(|m, o| {
+                no_opts(o, STABLEHLO)?;
+                quabla_lowering::export_module(m).map_err(|e| e.to_string())
+            }),
+        },
     ];
     PASSES
 }
@@ -181,6 +195,9 @@ fn run_pass(info: &PassInfo, opts: &PassOptions, op: OperationRef, pass: Externa
                 return fail(format!("{}: internal error: the pass produced invalid IR: {e}", info.name));
             }
             m.to_mlir()
+        }
+        Action::Convert(_) if info.name == STABLEHLO => {
+            return fail(format!("{STABLEHLO} is terminal: StableHLO is not a dialect of this context, so no pass can follow it; use quabla-opt --emit=stablehlo or put it last in --pass-pipeline"));
         }
         Action::Convert(_) if module.funcs.iter().any(|f| f.transform.is_some()) => {
             return fail(format!("{}: the module has unexpanded transform functions; run quabla-autodiff first", info.name));

@@ -3,6 +3,7 @@
 //! * VJP against JVP by the dot-product identity <ct, J t> = <J^T ct, t> (exact up to rounding);
 //! * second order: the JVP of the VJP (a Hessian-vector product) against finite differences
 //!   of the VJP;
+//!
 //! and the JIT agrees with the interpreter on the derivative programs.
 use quabla_dialect::{ArgOp, BinaryOp, CmpDir, DType, DotDims, Func, Module, OpKind, ReduceOp, TensorType, Transform, TransformKind, UnaryOp};
 use quabla_runtime::{interp, Buffer, CompileOptions, Executor};

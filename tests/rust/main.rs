@@ -1,5 +1,7 @@
 //! Cross-crate tests: JIT vs the reference interpreter for every op, stock mlir-opt accepts
 //! what Quabla prints, quabla-opt rejects bad input cleanly, and executables do not leak.
+#![allow(clippy::cloned_ref_to_slice_refs)]
+
 mod autodiff;
 mod bad_ir;
 mod differential;

@@ -10,7 +10,9 @@
 //! * JVP: one forward sweep appends, after the primal ops, each op's tangent computed by its
 //!   JVP rule from the operands' tangents (symbolic zeros are `None` and cost nothing);
 //! * VJP: one backward sweep over the primal ops accumulates cotangents with each op's VJP
-//!   rule (sums where a value has several uses).
+//!   rule (sums where a value has several uses);
+//! * vmap: one sweep of batching rules (`vmap.rs`).
+//!
 //! Only float values carry tangents. Expansions are memoised per (kind, target): a second
 //! transform of the same function calls the first. The result is left to
 //! `quabla-canonicalize`, which removes the zero arithmetic and duplicated primal work.

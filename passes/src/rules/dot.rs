@@ -12,6 +12,7 @@ pub fn jvp(b: &mut B, op: &Op, t: &[Option<Value>]) -> Result<Tangents, RuleErro
     Ok(vec![b.add_opt(l, r)])
 }
 
+#[allow(clippy::too_many_arguments)]
 /// Cotangent of one side. `this`/`other` describe the operands as (batch, contract, free).
 fn side(b: &mut B, ct: Value, other: Value, this_rank: usize, this_batch: &[i64], this_contract: &[i64], other_batch: &[i64], other_contract: &[i64], this_is_lhs: bool) -> Value {
     let ot = b.ty(other);

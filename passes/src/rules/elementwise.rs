@@ -205,7 +205,7 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
     let n = op.operands.len();
     let diff: Vec<bool> = op.operands.iter().map(|v| differentiable(b.f.ty(*v))).collect();
     let keep = |v: Vec<Option<Value>>| v.into_iter().zip(&diff).map(|(c, d)| if *d { c } else { None }).collect::<Vec<_>>();
-    Ok(match &op.kind {
+    Ok(keep(match &op.kind {
         OpKind::Unary(UnaryOp::Neg) => vec![Some(b.neg(ct))],
         OpKind::Binary(BinaryOp::Add) => vec![Some(ct), Some(ct)],
         OpKind::Binary(BinaryOp::Sub) => vec![Some(ct), Some(b.neg(ct))],
@@ -229,8 +229,7 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
             let ps = partials(b, op)?;
             ps.into_iter().map(|p| p.map(|p| b.mul(ct, p))).collect()
         }
-    })
-    .map(keep)
+    }))
 }
 
 /// Batching: unbatched operands are broadcast to the batched shape; the op is applied as is.

@@ -73,6 +73,7 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
         }
         OpKind::DynamicSlice { sizes } => {
             let mut cur = ct;
+            #[allow(clippy::needless_range_loop)]
             for k in 0..xt.rank() {
                 let (n, s) = (xt.shape[k], sizes[k]);
                 if n == s {
