@@ -260,6 +260,29 @@ impl Module {
         (1..).map(|i| format!("{base}_{i}")).find(|n| self.func(n).is_none()).unwrap()
     }
 
+    /// Names of the functions reachable from `roots` (included) through calls and transform
+    /// targets.
+    pub fn reachable<'a>(&self, roots: impl IntoIterator<Item = &'a str>) -> HashSet<String> {
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut stack: Vec<String> = roots.into_iter().map(str::to_string).collect();
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n.clone()) {
+                continue;
+            }
+            if let Some(f) = self.func(&n) {
+                if let Some(t) = &f.transform {
+                    stack.push(t.of.clone());
+                }
+                for op in &f.ops {
+                    if let OpKind::Call { callee, .. } = &op.kind {
+                        stack.push(callee.clone());
+                    }
+                }
+            }
+        }
+        seen
+    }
+
     /// The module as MLIR text, parseable by quabla-opt and stock mlir-opt with the IRDL file.
     pub fn to_mlir(&self) -> String {
         let mut s = String::from("module {\n");

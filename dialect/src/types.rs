@@ -63,6 +63,27 @@ impl fmt::Display for DType {
     }
 }
 
+/// Element `i` of little-endian element bytes of `dtype`, as f64 (i1: one byte 0/1).
+pub fn decode_f64(dtype: DType, b: &[u8], i: usize) -> f64 {
+    match dtype {
+        DType::F32 => f32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap()) as f64,
+        DType::F64 => f64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap()),
+        DType::I1 => b[i] as f64,
+        DType::I32 => i32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap()) as f64,
+        DType::I64 => i64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap()) as f64,
+    }
+}
+
+/// Element `i` as i64: exact for integers and bools, truncating for floats.
+pub fn decode_i64(dtype: DType, b: &[u8], i: usize) -> i64 {
+    match dtype {
+        DType::I1 => b[i] as i64,
+        DType::I32 => i32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap()) as i64,
+        DType::I64 => i64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap()),
+        _ => decode_f64(dtype, b, i) as i64,
+    }
+}
+
 /// `tensor<d0 x d1 x ... x dtype>` with static, positive extents (0-d allowed).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TensorType {

@@ -188,25 +188,12 @@ impl Buffer {
 
     /// Element `i` as f64.
     pub fn get_f64(&self, i: usize) -> f64 {
-        let b = self.bytes();
-        match self.ty.dtype {
-            DType::F32 => f32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap()) as f64,
-            DType::F64 => f64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap()),
-            DType::I1 => b[i] as f64,
-            DType::I32 => i32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap()) as f64,
-            DType::I64 => i64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap()) as f64,
-        }
+        quabla_dialect::types::decode_f64(self.ty.dtype, self.bytes(), i)
     }
 
     /// Element `i` as i64 (exact for integer and bool dtypes).
     pub fn get_i64(&self, i: usize) -> i64 {
-        let b = self.bytes();
-        match self.ty.dtype {
-            DType::I1 => b[i] as i64,
-            DType::I32 => i32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap()) as i64,
-            DType::I64 => i64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap()),
-            _ => self.get_f64(i) as i64,
-        }
+        quabla_dialect::types::decode_i64(self.ty.dtype, self.bytes(), i)
     }
 
     pub fn to_f64_vec(&self) -> Vec<f64> {

@@ -36,7 +36,7 @@ pub fn autodiff(m: &mut Module) -> Result<(), String> {
         let pending_set: HashSet<&str> = pending.iter().map(String::as_str).collect();
         let ready = pending.iter().find(|name| {
             let t = m.func(name).unwrap().transform.clone().unwrap();
-            !reachable(m, &t.of).iter().any(|r| pending_set.contains(r.as_str()))
+            !m.reachable([t.of.as_str()]).iter().any(|r| pending_set.contains(r.as_str()))
         });
         let Some(name) = ready.cloned() else {
             return Err(format!("transform functions form a cycle: {}", pending.join(", ")));
@@ -63,28 +63,6 @@ pub fn autodiff(m: &mut Module) -> Result<(), String> {
         body.loc = decl.loc.clone();
         *slot = body;
     }
-}
-
-/// Functions reachable from `root` (included) through calls and transform targets.
-fn reachable(m: &Module, root: &str) -> Vec<String> {
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut stack = vec![root.to_string()];
-    while let Some(n) = stack.pop() {
-        if !seen.insert(n.clone()) {
-            continue;
-        }
-        if let Some(f) = m.func(&n) {
-            if let Some(t) = &f.transform {
-                stack.push(t.of.clone());
-            }
-            for op in &f.ops {
-                if let OpKind::Call { callee, .. } = &op.kind {
-                    stack.push(callee.clone());
-                }
-            }
-        }
-    }
-    seen.into_iter().collect()
 }
 
 /// A copy of `name` with every call inlined.

@@ -34,6 +34,17 @@ fn int_scalar(b: &mut B, d: DType, v: i64) -> Value {
     b.op(OpKind::Constant { value: Literal::from_i64s(TensorType::scalar(d), &[v]) }, &[])
 }
 
+/// Integer indices clamped to [0, hi] elementwise (as `gather` clamps them).
+fn clamp_indices(b: &mut B, idx: Value, hi: i64) -> Value {
+    let it = b.ty(idx);
+    let zero = int_scalar(b, it.dtype, 0);
+    let top = int_scalar(b, it.dtype, hi);
+    let zb = b.broadcast(zero, vec![], it.shape.clone());
+    let hb = b.broadcast(top, vec![], it.shape.clone());
+    let c0 = b.bin(BinaryOp::Max, idx, zb);
+    b.bin(BinaryOp::Min, c0, hb)
+}
+
 fn sum_all(b: &mut B, x: Value) -> Value {
     let r = b.ty(x).rank() as i64;
     b.reduce_sum(x, (0..r).collect())
@@ -108,12 +119,7 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
             let idx = op.operands[1];
             let it = b.ty(idx);
             let (n, q, r) = (xt.shape[a], it.rank(), xt.rank());
-            let zero = int_scalar(b, it.dtype, 0);
-            let hi = int_scalar(b, it.dtype, n - 1);
-            let zb = b.broadcast(zero, vec![], it.shape.clone());
-            let hb = b.broadcast(hi, vec![], it.shape.clone());
-            let c0 = b.bin(BinaryOp::Max, idx, zb);
-            let ic = b.bin(BinaryOp::Min, c0, hb);
+            let ic = clamp_indices(b, idx, n - 1);
             let mut oh_shape = it.shape.clone();
             oh_shape.push(n);
             let iota = b.op(OpKind::Iota { dim: q as i64, ty: TensorType::new(it.dtype, oh_shape.clone()) }, &[]);
@@ -147,12 +153,7 @@ pub fn batched_take(b: &mut B, x: Value, axis: usize, idx: Value) -> Value {
     let mut flat = vec![bsz * n];
     flat.extend(&rest);
     let xf = b.reshape(xp, flat);
-    let zero = int_scalar(b, it.dtype, 0);
-    let hi = int_scalar(b, it.dtype, n - 1);
-    let zb = b.broadcast(zero, vec![], it.shape.clone());
-    let hb = b.broadcast(hi, vec![], it.shape.clone());
-    let c0 = b.bin(BinaryOp::Max, idx, zb);
-    let ic = b.bin(BinaryOp::Min, c0, hb);
+    let ic = clamp_indices(b, idx, n - 1);
     let bi = b.op(OpKind::Iota { dim: 0, ty: it.clone() }, &[]);
     let nn = int_scalar(b, it.dtype, n);
     let nb = b.broadcast(nn, vec![], it.shape.clone());

@@ -4,9 +4,8 @@
 //!
 //! Algorithm: a backward sweep per function keeps an op when one of its results is live,
 //! marking its operands live; symbol DCE walks the call graph from the public functions.
-use std::collections::HashSet;
 
-use quabla_dialect::{Module, OpKind};
+use quabla_dialect::Module;
 
 /// Runs DCE on ops; returns true when something was removed.
 pub fn dce(m: &mut Module) -> bool {
@@ -35,23 +34,8 @@ pub fn dce(m: &mut Module) -> bool {
 
 /// Removes unreachable private functions; returns true when one was removed.
 pub fn symbol_dce(m: &mut Module) -> bool {
-    let mut reached: HashSet<String> = HashSet::new();
-    let mut stack: Vec<String> = m.funcs.iter().filter(|f| f.public).map(|f| f.name.clone()).collect();
-    while let Some(n) = stack.pop() {
-        if !reached.insert(n.clone()) {
-            continue;
-        }
-        if let Some(f) = m.func(&n) {
-            if let Some(t) = &f.transform {
-                stack.push(t.of.clone());
-            }
-            for op in &f.ops {
-                if let OpKind::Call { callee, .. } = &op.kind {
-                    stack.push(callee.clone());
-                }
-            }
-        }
-    }
+    let publics: Vec<String> = m.funcs.iter().filter(|f| f.public).map(|f| f.name.clone()).collect();
+    let reached = m.reachable(publics.iter().map(String::as_str));
     let before = m.funcs.len();
     m.funcs.retain(|f| reached.contains(&f.name));
     m.funcs.len() != before
