@@ -1,9 +1,10 @@
 //! Every program Quabla prints is accepted by stock `mlir-opt-22 --irdl-file=dialect/quabla.irdl.mlir`:
-//! one function per op kind (every variant of OpKind, every elementwise op), printed by
+//! one function per op kind (every variant of OpKind, every elementwise op) and transform
+//! declarations of every kind, printed by
 //! `Module::to_mlir`, and the same module after quabla-opt's canonicalize pipeline.
 use std::process::Command;
 
-use quabla_dialect::{ArgOp, BinaryOp, CmpDir, DType, DotDims, Func, Literal, Module, OpKind, ReduceOp, TensorType, UnaryOp};
+use quabla_dialect::{ArgOp, BinaryOp, CmpDir, DType, DotDims, Func, Literal, Module, OpKind, ReduceOp, TensorType, Transform, TransformKind, UnaryOp};
 
 use crate::root;
 
@@ -56,6 +57,17 @@ pub fn every_op_module() -> Module {
     let ps = c.params.clone();
     c.outputs = c.push(OpKind::Call { callee: callee.name.clone(), results: callee.result_types() }, &ps, None).unwrap();
     m.funcs.push(c);
+    // Transform declarations of every kind.
+    for (name, kind) in [
+        ("op0_jvp", TransformKind::Jvp),
+        ("op0_vjp", TransformKind::Vjp),
+        ("op0_vmap", TransformKind::Vmap { in_axes: vec![Some(1)], out_axes: vec![Some(0)], size: 4 }),
+    ] {
+        let g = &m.funcs[0];
+        let t = Transform { kind, of: g.name.clone() };
+        let (p, r) = t.signature(&g.param_types(), &g.result_types());
+        m.funcs.push(Func::declaration(name, &p, &r, t));
+    }
     m.verify().unwrap();
     m
 }
