@@ -23,8 +23,8 @@ options:
                            linalg (convert-quabla-to-linalg), or to the LLVM dialect (CPU pipeline),
                            or exported to StableHLO (runs quabla-autodiff, quabla-inline,
                            quabla-canonicalize and quabla-symbol-dce after the pipeline, then
-                           convert-quabla-to-stablehlo; also selected by ending --pass-pipeline
-                           with convert-quabla-to-stablehlo)
+                           convert-quabla-to-stablehlo; a --pass-pipeline that ends with
+                           convert-quabla-to-stablehlo selects the export and runs as written)
   --print-ir-after-all     print the IR after every pass (to stderr)
   --verify-each[=false]    verify the IR after each pass (default true)
   --split-input-file       process chunks separated by '// -----' independently
@@ -279,6 +279,9 @@ fn process(ctx: &Context, o: &Opts, name: &str, text: &str) -> Result<(), String
     }
     let mut pipeline = String::from("quabla-verify");
     let mut stablehlo = o.emit == "stablehlo";
+    // --emit=stablehlo runs the standard pipeline before the export; a pipeline that ends in
+    // the export is taken as written.
+    let mut standard = stablehlo;
     if let Some(p) = &o.pipeline {
         let p = p.trim();
         let mut inner = p.strip_prefix("builtin.module(").and_then(|r| r.strip_suffix(')')).unwrap_or(p).trim();
@@ -289,6 +292,7 @@ fn process(ctx: &Context, o: &Opts, name: &str, text: &str) -> Result<(), String
             if rest.is_empty() || rest.ends_with(',') {
                 inner = rest.trim_end_matches(',').trim_end();
                 stablehlo = true;
+                standard = false;
             }
         }
         if !inner.is_empty() {
@@ -298,7 +302,7 @@ fn process(ctx: &Context, o: &Opts, name: &str, text: &str) -> Result<(), String
     if o.emit == "linalg" {
         pipeline.push_str(",convert-quabla-to-linalg");
     }
-    if stablehlo {
+    if standard {
         pipeline.push_str(",quabla-autodiff,quabla-inline,quabla-canonicalize,quabla-symbol-dce");
     }
     quabla_passes::add_pipeline(&pm, &pipeline)?;

@@ -8,6 +8,11 @@
 //! - `powi {exponent = n}`: square-and-multiply with `stablehlo.multiply` (the same product
 //!   order as the CPU lowering), `1/x^|n|` for negative n on floats, and for negative n on
 //!   integers 1 if x == 1, (-1)^n if x == -1, else 0;
+//! - `pow` is C's pow. StableHLO's `power` is IEEE pow, and XLA's follows it, but IREE's
+//!   computes exp(y * log(x)), which is NaN for every negative base (and for 0^0, 1^NaN,
+//!   (-1)^inf). So the export raises |x| to y with `stablehlo.power` (which every backend
+//!   gets right) and states the rest: the sign of x for odd integer y, NaN for a finite
+//!   negative base with a non-integer y, and 1 for y = ±0, x = 1 and (-1)^±inf;
 //! - `max`/`min` on i1 are `or`/`and`; on floats `stablehlo.maximum`/`minimum`, which
 //!   propagate NaN as quabla's do;
 //! - `erf` is `chlo.erf` (CHLO ships with StableHLO; XLA and IREE both legalize it).
@@ -45,8 +50,8 @@ pub fn unary_name(u: UnaryOp) -> &'static str {
     }
 }
 
-/// The StableHLO op of a binary quabla op on dtype `d`; `None` for integer div/rem, which
-/// need the guarded sequence of [`int_divrem`].
+/// The StableHLO op of a binary quabla op on dtype `d`; `None` for integer div/rem and
+/// `pow`, which need the sequences of [`int_divrem`] and [`pow`].
 pub fn binary_name(b: BinaryOp, d: DType) -> Option<&'static str> {
     let f = d.is_float();
     Some(match b {
@@ -60,7 +65,7 @@ pub fn binary_name(b: BinaryOp, d: DType) -> Option<&'static str> {
         BinaryOp::Max => "stablehlo.maximum",
         BinaryOp::Min if d == DType::I1 => "stablehlo.and",
         BinaryOp::Min => "stablehlo.minimum",
-        BinaryOp::Pow => "stablehlo.power",
+        BinaryOp::Pow => return None,
         BinaryOp::Atan2 => "stablehlo.atan2",
         BinaryOp::And => "stablehlo.and",
         BinaryOp::Or => "stablehlo.or",
@@ -133,6 +138,49 @@ fn int_divrem(e: &mut Emitter, div: bool, a: &Tv, b: &Tv) -> Tv {
     }
 }
 
+/// C pow of floats `x`, `y` (see the file header).
+pub fn pow(e: &mut Emitter, x: &Tv, y: &Tv) -> Tv {
+    let t = &x.ty;
+    let bits_ty = t.with_dtype(if t.dtype == DType::F32 { DType::I32 } else { DType::I64 });
+    let ax = e.op("stablehlo.abs", &[x], &[], t);
+    let mag = bin(e, "stablehlo.power", &ax, y);
+    // x's sign bit (set for -0.0 too) flips the result when y is an odd integer.
+    let bits = e.op("stablehlo.bitcast_convert", &[x], &[], &bits_ty);
+    let izero = e.splat_num(&bits_ty, 0.0);
+    let neg = compare(e, CmpDir::Lt, &bits, &izero);
+    let one = e.splat_num(t, 1.0);
+    let two = e.splat_num(t, 2.0);
+    let r2 = bin(e, "stablehlo.remainder", y, &two);
+    let ar2 = e.op("stablehlo.abs", &[&r2], &[], t);
+    let odd = compare(e, CmpDir::Eq, &ar2, &one);
+    let flip = bin(e, "stablehlo.and", &neg, &odd);
+    let negmag = e.op("stablehlo.negate", &[&mag], &[], t);
+    let signed = select(e, &flip, &negmag, &mag);
+    // A finite negative base with a non-integer exponent has no real power.
+    let zero = e.splat_num(t, 0.0);
+    let ninf = e.splat_num(t, f64::NEG_INFINITY);
+    let fl = e.op("stablehlo.floor", &[y], &[], t);
+    let int = compare(e, CmpDir::Eq, &fl, y);
+    let nonint = e.op("stablehlo.not", &[&int], &[], &int.ty);
+    let xneg = compare(e, CmpDir::Lt, x, &zero);
+    let xfin = compare(e, CmpDir::Gt, x, &ninf);
+    let negfin = bin(e, "stablehlo.and", &xneg, &xfin);
+    let undefined = bin(e, "stablehlo.and", &negfin, &nonint);
+    let nan = e.splat_num(t, f64::NAN);
+    let r = select(e, &undefined, &nan, &signed);
+    // pow(x, ±0) = 1 and pow(1, y) = 1 even for NaN; pow(-1, ±inf) = 1.
+    let inf = e.splat_num(t, f64::INFINITY);
+    let y0 = compare(e, CmpDir::Eq, y, &zero);
+    let x1 = compare(e, CmpDir::Eq, x, &one);
+    let ax1 = compare(e, CmpDir::Eq, &ax, &one);
+    let ay = e.op("stablehlo.abs", &[y], &[], t);
+    let yinf = compare(e, CmpDir::Eq, &ay, &inf);
+    let unit_inf = bin(e, "stablehlo.and", &ax1, &yinf);
+    let some = bin(e, "stablehlo.or", &x1, &unit_inf);
+    let is_one = bin(e, "stablehlo.or", &y0, &some);
+    select(e, &is_one, &one, &r)
+}
+
 /// x^n by square-and-multiply (n >= 0; x^0 = 1).
 fn pow_nonneg(e: &mut Emitter, x: &Tv, n: u64) -> Tv {
     let mut acc: Option<Tv> = None;
@@ -185,6 +233,7 @@ pub fn lower_binary(e: &mut Emitter, f: &Func, o: &Op, b: BinaryOp) -> Result<Tv
     let (x, y) = (e.get(f, o.operands[0]), e.get(f, o.operands[1]));
     Ok(match binary_name(b, x.ty.dtype) {
         Some(name) => bin(e, name, &x, &y),
+        None if b == BinaryOp::Pow => pow(e, &x, &y),
         None => int_divrem(e, b == BinaryOp::Div, &x, &y),
     })
 }

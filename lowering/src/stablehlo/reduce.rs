@@ -22,6 +22,7 @@ fn identity_text(op: ReduceOp, d: DType) -> String {
         (ReduceOp::Sum, _) => scalar_text(d, 0.0),
         (ReduceOp::Prod, _) => scalar_text(d, 1.0),
         (ReduceOp::Max, DType::I32 | DType::I64) => int_min_text(d),
+        (ReduceOp::Max, DType::I1) => scalar_text(d, 0.0),
         (ReduceOp::Max, _) => scalar_text(d, f64::NEG_INFINITY),
         (ReduceOp::Min, DType::I32 | DType::I64) => int_max_text(d),
         (ReduceOp::Min, DType::I1) => scalar_text(d, 1.0),
@@ -121,6 +122,8 @@ mod tests {
         assert!(s.contains("{dimensions = array<i64: 0, 1>} : (tensor<2x3xf32>, tensor<f32>) -> (tensor<f32>)"), "{s}");
         let s = export(OpKind::Reduce { op: ReduceOp::Min, dims: vec![0] }, TensorType::new(DType::I1, [4]));
         assert!(s.contains("dense<true> : tensor<i1>") && s.contains("\"stablehlo.and\""), "{s}");
+        let s = export(OpKind::Reduce { op: ReduceOp::Max, dims: vec![0] }, TensorType::new(DType::I1, [4]));
+        assert!(s.contains("dense<false> : tensor<i1>") && s.contains("\"stablehlo.or\""), "{s}");
         let s = export(OpKind::Reduce { op: ReduceOp::Sum, dims: vec![] }, TensorType::new(DType::I32, [4]));
         assert!(!s.contains("stablehlo.reduce"), "{s}");
     }
