@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything and runs every test: Rust unit and cross-crate tests, the golden
-# quabla-opt tests (lit + FileCheck), and the Python suite when the Python package exists.
+# quabla-opt tests (lit + FileCheck), the Python suite when the Python package exists, and the
+# StableHLO export on XLA and IREE.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 "$QUABLA_ROOT/scripts/setup.sh"
@@ -20,4 +21,7 @@ if [ -d tests/python ] && [ -f python/pyproject.toml ]; then
   echo "== pytest"
   "$QUABLA_VENV/bin/python" -m pytest -q tests/python
 fi
+# The StableHLO export, run on XLA (jaxlib) and IREE against quabla-opt --run.
+echo "== pytest (StableHLO export on XLA and IREE)"
+"$QUABLA_VENV/bin/python" -m pytest -q tests/stablehlo
 echo "== all tests passed"

@@ -3,10 +3,16 @@ llvm-cpu, against Quabla's own CPU JIT (quabla-opt --run). One program per famil
 one labelled output per op case, so a failure names the op. Programs are exported with the
 explicit pipeline `convert-quabla-to-stablehlo` alone (no folding), so each op reaches the
 export as written."""
+import re
+import subprocess
+
 import numpy as np
 import pytest
 
-from harness import Program, tensor_type
+from harness import QOPT, Program, tensor_type
+
+pytest.importorskip("jax", reason="the StableHLO tests run the export on jaxlib's XLA (requirements-dev.txt)")
+pytest.importorskip("iree.compiler", reason="the StableHLO tests run the export on IREE (requirements-dev.txt)")
 
 EXPORT_ONLY = "convert-quabla-to-stablehlo"
 FLOATS = ["f32", "f64"]
@@ -306,3 +312,13 @@ def test_dot_general(dt):
     p.out(p.op("dot_general", [u, w], tensor_type((3, 2), dt), dims([], [], [], [])), "outer product")
     p.out(p.op("dot_general", [u, u], tensor_type((), dt), dims([], [], [0], [0])), "inner product")
     p.check()
+
+
+def test_every_op_is_covered():
+    """Every op of the dialect (its IRDL definition) appears in a program of this file."""
+    irdl = subprocess.run([QOPT, "--print-irdl"], capture_output=True, text=True, check=True).stdout
+    ops = re.findall(r"irdl.operation @(\w+)", irdl)
+    with open(__file__) as f:
+        used = set(re.findall(r'"(\w+)"', f.read())) | set(UNARY_FLOAT)
+    assert len(ops) > 40
+    assert [o for o in ops if o not in used] == []

@@ -10,6 +10,9 @@ import pytest
 
 import harness as h
 
+pytest.importorskip("jax", reason="the StableHLO tests run the export on jaxlib's XLA (requirements-dev.txt)")
+pytest.importorskip("iree.compiler", reason="the StableHLO tests run the export on IREE (requirements-dev.txt)")
+
 HERE = os.path.dirname(__file__)
 PIPELINE = "quabla-autodiff,quabla-inline,quabla-canonicalize"
 

@@ -357,10 +357,10 @@ mod tests {
     #[test]
     fn entry_and_names() {
         let t = TensorType::new(DType::F32, [3]);
-        let mut g = Func::new("g", &[t.clone()]);
+        let mut g = Func::new("g", std::slice::from_ref(&t));
         let r = g.push1(OpKind::Binary(BinaryOp::Add), &[g.params[0], g.params[0]], None).unwrap();
         g.outputs = vec![r];
-        let mut h = Func::new("main", &[t.clone()]);
+        let mut h = Func::new("main", std::slice::from_ref(&t));
         h.public = false;
         let c = h.push1(OpKind::Constant { value: Literal::splat(t.clone(), 2.0) }, &[], None).unwrap();
         h.outputs = vec![c];
@@ -374,7 +374,7 @@ mod tests {
     #[test]
     fn no_entry_and_transforms_are_errors() {
         let t = TensorType::new(DType::F64, []);
-        let mut a = Func::new("a", &[t.clone()]);
+        let mut a = Func::new("a", std::slice::from_ref(&t));
         a.outputs = vec![a.params[0]];
         let mut b = a.clone();
         b.name = "b".into();
