@@ -110,6 +110,7 @@ from ._quabla import Tensor  # noqa: E402
 from ._tensor import install as _install  # noqa: E402
 from ._trace import Tracer  # noqa: E402
 from .errors import (  # noqa: E402
+    BatchingError,
     DTypeError,
     QuablaError,
     RetraceLimitError,
@@ -118,6 +119,8 @@ from .errors import (  # noqa: E402
     UnsupportedOperationError,
 )
 from .jit import Compiled, Lowered, ShapeDtype, jit  # noqa: E402
+from ._transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp, vmap  # noqa: E402
+from . import optim  # noqa: E402
 
 _install()
 Tensor.__module__ = "quabla"
@@ -135,5 +138,5 @@ _SHADOWING = {"abs", "all", "any", "max", "min", "round", "sum"}
 __all__ = sorted(
     n
     for n in dir()
-    if not n.startswith("_") and n not in _SHADOWING and n not in {"tree", "dtypes", "errors", "jit_module"}
-) + ["tree"]
+    if not n.startswith("_") and n not in _SHADOWING and n not in {"tree", "dtypes", "errors", "jit_module", "optim"}
+) + ["tree", "optim"]

@@ -2,11 +2,13 @@
 module. Every op goes through :func:`bind`: on concrete Tensors it runs eagerly (a per-op
 compiled program); when a Tracer is involved it is appended to the trace's Rust builder,
 which applies the dialect's shape rule at once and raises ShapeError/DTypeError at the
-user's line. Concrete Tensors met during a trace become constants of the program.
+user's line. Concrete Tensors met during a trace become constants of the program; tracers
+of enclosing traces (closures inside transformed functions) become captured parameters.
 """
 
 import os
 import sys
+import threading
 
 from . import _quabla as _q
 from .dtypes import BY_CODE
@@ -28,14 +30,54 @@ def user_loc():
     return f'"{name}":{f.f_lineno}:0'
 
 
+class _Stack(threading.local):
+    def __init__(self):
+        self.traces = []
+
+
+_STACK = _Stack()
+
+
+def current():
+    """The innermost trace in progress on this thread, or None."""
+    st = _STACK.traces
+    return st[-1] if st else None
+
+
 class Trace:
-    """One function being traced: the Rust builder plus the constants already added."""
+    """One function being traced: the Rust builder, the constants already added, and for a
+    trace opened inside another (a transformed function staged into an enclosing program)
+    its parent and the values it captured from enclosing traces.
 
-    __slots__ = ("builder", "_consts", "__weakref__")
+    While the traced function runs, the trace is on this thread's stack of traces in
+    progress (:meth:`enter`/:meth:`exit`). An op whose operands come from several traces in
+    progress is recorded in the innermost of them; each operand of an enclosing trace is
+    lifted into it as a new parameter (a *capture*), recorded with its source so that the
+    call site binds it back (the reference's S4b).
+    """
 
-    def __init__(self, builder):
+    __slots__ = ("builder", "_consts", "parent", "depth", "_caps", "cap_sources", "__weakref__")
+
+    def __init__(self, builder, parent=None):
         self.builder = builder
         self._consts = {}
+        self.parent = parent
+        self.depth = 0 if parent is None else parent.depth + 1
+        self._caps = {}
+        self.cap_sources = []
+
+    def enter(self):
+        _STACK.traces.append(self)
+
+    def exit(self):
+        st = _STACK.traces
+        if st and st[-1] is self:
+            st.pop()
+        elif self in st:
+            st.remove(self)
+
+    def tracer(self, aval):
+        return Tracer(self, aval[0], tuple(aval[1]), BY_CODE[aval[2]])
 
     def const(self, t):
         """A Tracer for the concrete Tensor ``t`` (a constant of the program)."""
@@ -47,19 +89,48 @@ class Trace:
         self._consts[id(t)] = (t, tr)
         return tr
 
+    def _capture(self, x):
+        """A parameter of this trace standing for ``x``, a tracer of the parent trace."""
+        hit = self._caps.get(x._id)
+        if hit is not None:
+            return hit
+        r = self.builder.add_param(list(x.shape), x.dtype.code)
+        tr = Tracer(self, r[0], tuple(r[1]), BY_CODE[r[2]])
+        self._caps[x._id] = tr
+        self.cap_sources.append(x)
+        return tr
+
+    def lift(self, x):
+        """``x`` (a Tracer of this trace or of an enclosing trace in progress) as a Tracer of
+        this trace; raises TracerError for escaped tracers and tracers of unrelated traces."""
+        src = x._trace
+        if src is self:
+            return x
+        if src.builder.closed:
+            raise TracerError(
+                "a tracer escaped its trace: it was used after the function traced for it returned "
+                "(return it as an output instead of storing it)"
+            )
+        chain = []
+        t = self
+        while t is not None and t is not src:
+            chain.append(t)
+            t = t.parent
+        if t is None:
+            raise TracerError(
+                f"a tracer {x!r} of another trace was used here: only tracers of enclosing traces in progress can be "
+                "closed over (a jitted function called outside the trace that created the tracer cannot use it); "
+                "pass it as an argument"
+            )
+        for t in reversed(chain):
+            x = t._capture(x)
+        return x
+
     def id_of(self, x):
         """The value id of an operand in this trace."""
         if type(x) is Tracer:
             if x._trace is not self:
-                if x._trace.builder.closed:
-                    raise TracerError(
-                        "a tracer escaped its trace: it was used after the jitted function that created it returned "
-                        "(return it as an output instead of storing it)"
-                    )
-                raise TracerError(
-                    "a tracer of another trace was used here: a jitted function called with concrete arguments cannot "
-                    "close over the tracers of an enclosing trace; pass them as arguments"
-                )
+                return self.lift(x)._id
             return x._id
         if isinstance(x, Tensor):
             return self.const(x)._id
@@ -149,8 +220,9 @@ def bind(op, *xs):
     trace = None
     for x in xs:
         if type(x) is Tracer:
-            trace = x._trace
-            break
+            t = x._trace
+            if trace is None or (t is not trace and t.depth > trace.depth):
+                trace = t
     if trace is None:
         return _q.apply(op, *xs)
     ids = [trace.id_of(x) for x in xs]

@@ -8,6 +8,7 @@ Every exception subclasses :class:`QuablaError` and the builtin exception that c
     ├── TracerError(QuablaError, TypeError)
     ├── RetraceLimitError(QuablaError, ValueError)                               .keys
     ├── ShapeError(QuablaError, ValueError)     shapes that do not fit an op
+    │   └── BatchingError(ShapeError)           vmap axes/sizes/structures that do not fit
     └── DTypeError(QuablaError, TypeError)      dtypes an op does not accept or cannot mix
 
 Messages name the op and the offending shapes/dtypes; errors raised while tracing also carry
@@ -21,6 +22,7 @@ __all__ = [
     "RetraceLimitError",
     "ShapeError",
     "DTypeError",
+    "BatchingError",
 ]
 
 
@@ -65,3 +67,10 @@ class ShapeError(QuablaError, ValueError):
 
 class DTypeError(QuablaError, TypeError):
     """A dtype an op does not accept, or a dtype mix that needs an explicit ``astype``."""
+
+
+class BatchingError(ShapeError):
+    """A ``vmap`` whose ``in_axes``/``out_axes`` do not fit the arguments or results:
+    inconsistent mapped sizes, an axis out of range, a structure mismatch, no mapped
+    argument, or ``out_axes=None`` for a result that depends on a mapped argument. The
+    message names the argument (or result), its shape and the axis."""

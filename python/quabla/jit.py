@@ -23,6 +23,7 @@ from . import dtypes as _dt
 from . import tree as _tree
 from ._ops import _to_array
 from ._trace import Trace, Tracer, is_array
+from ._trace import current as _current
 from .errors import RetraceLimitError, TracerError, UnsupportedOperationError
 
 __all__ = ["jit", "ShapeDtype", "Lowered", "Compiled"]
@@ -121,6 +122,7 @@ def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs):
             targs.append(Tracer(trace, v[0], tuple(v[1]), _dt.BY_CODE[v[2]]))
     dyn_args, kwargs = _tree.unflatten(dyn_tree, targs)
     args = _merge(dyn_args, static, static_argnums, nargs)
+    trace.enter()
     try:
         out = fun(*args, **kwargs)
         out_leaves, out_tree = _tree.flatten(out)
@@ -136,6 +138,8 @@ def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs):
     except BaseException:
         builder.abandon()
         raise
+    finally:
+        trace.exit()
     return program, out_tree
 
 
@@ -154,7 +158,10 @@ def _slow(self, args, kwargs):
     """Every call that the Rust fast path does not serve."""
     kwargs = kwargs or {}
     fun = self.__wrapped__
-    # Called inside another trace: trace through (the outer program inlines this function).
+    # Called inside another trace (with tracers, or while one is in progress): trace through,
+    # so that the enclosing program contains this function's ops.
+    if _current() is not None:
+        return fun(*args, **kwargs)
     for x in _tree.flatten((args, kwargs))[0]:
         if type(x) is Tracer:
             return fun(*args, **kwargs)

@@ -1,16 +1,24 @@
-//! The tracer's Rust half: a `TraceBuilder` owns the `quabla_dialect::Func` being traced.
-//! Each op pushed runs the dialect's shape rule at once, so a mismatch raises at the user's
-//! line (the location the Python layer passes, also kept as the op's MLIR location).
-//! `finish` closes the trace and returns a `Program` (the traced module); `Program.compile`
-//! inlines and canonicalizes a copy of it and compiles it for the CPU.
+//! The tracer's Rust half. A traced program is a multi-function quabla module: a top-level
+//! `TraceBuilder` builds the public `@main`; a transform applied inside a trace opens a child
+//! builder (`TraceBuilder.child`) that traces the transformed Python function into its own
+//! private `func.func` of the same module, and the parent refers to it through a transform
+//! declaration (`declare`, a bodiless `func.func` with `quabla.transform = "jvp"|"vjp"|"vmap"`)
+//! called with `call`. Each op pushed runs the dialect's shape rule at once, so a mismatch
+//! raises at the user's line (the location the Python layer passes, kept as the op's MLIR
+//! location). `finish` on the top-level builder returns a `Program` (the module);
+//! `Program.compile` expands the transforms (`quabla-autodiff`), inlines, canonicalizes and
+//! drops dead functions on a copy, then compiles `@main` for the CPU.
 //!
-//! Invariants: value ids handed to Python index `Func::types`; a closed builder rejects
-//! every further op (a leaked tracer raises TracerError when used).
-use std::sync::{Arc, Mutex};
+//! Invariants: value ids handed to Python index the builder's `Func::types`; a closed builder
+//! rejects every further op (a leaked tracer raises TracerError when used); a child's function
+//! enters the shared module only when it finishes, so a trace that raised leaves nothing.
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use quabla_dialect::{Func, Literal, Module, OpKind, TensorType, Value};
+use quabla_dialect::{Func, Literal, Module, OpKind, TensorType, Transform, TransformKind, Value};
+use quabla_passes::simplify::dce::symbol_dce;
 use quabla_passes::simplify::inline::inline;
 
 use crate::errors;
@@ -18,36 +26,78 @@ use crate::exec::{compile_module, Compiled};
 use crate::ops::Op;
 use crate::tensor::{code, dtype_of, Tensor};
 
+/// The module shared by a top-level trace and its children: finished functions and
+/// declarations, and every name handed out (including those of functions still traced).
+#[derive(Default)]
+struct Shared {
+    funcs: Vec<Func>,
+    names: HashSet<String>,
+}
+
+impl Shared {
+    fn func(&self, name: &str) -> Option<&Func> {
+        self.funcs.iter().find(|f| f.name == name)
+    }
+
+    /// A fresh function name derived from `hint` (made a valid MLIR symbol).
+    fn fresh(&mut self, hint: &str) -> String {
+        let mut base: String = hint.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+        base = base.trim_matches('_').to_string();
+        if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
+            base = format!("f_{base}");
+        }
+        let name = if self.names.contains(&base) { (1..).map(|i| format!("{base}_{i}")).find(|n| !self.names.contains(n)).unwrap() } else { base };
+        self.names.insert(name.clone());
+        name
+    }
+}
+
 struct State {
     func: Func,
     closed: bool,
 }
 
-/// A function under construction.
+/// A function under construction (the top-level `@main` or a private child function).
 #[pyclass(module = "quabla._quabla", frozen)]
 pub struct TraceBuilder {
+    shared: Arc<Mutex<Shared>>,
     state: Mutex<State>,
+    top: bool,
 }
 
 /// (value id, shape, dtype code) of a traced value.
 type Aval = (u32, Vec<i64>, usize);
+/// (shape, dtype code) of a type.
+type Spec = (Vec<i64>, usize);
 
 fn aval(f: &Func, v: Value) -> Aval {
     let t = f.ty(v);
     (v.0, t.shape.clone(), code(t.dtype))
 }
 
+fn spec(t: &TensorType) -> Spec {
+    (t.shape.clone(), code(t.dtype))
+}
+
+fn types(specs: Vec<Spec>) -> PyResult<Vec<TensorType>> {
+    specs.into_iter().map(|(s, c)| Ok(TensorType::new(dtype_of(c)?, s))).collect()
+}
+
 fn leaked(py: Python<'_>) -> PyErr {
     errors::new(
         py,
         "TracerError",
-        "a tracer escaped its trace: it was used after the jitted function that created it returned (return it as an output instead of storing it)",
+        "a tracer escaped its trace: it was used after the function traced for it returned (return it as an output instead of storing it)",
     )
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl TraceBuilder {
     fn with<T>(&self, py: Python<'_>, f: impl FnOnce(&mut Func) -> PyResult<T>) -> PyResult<T> {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = lock(&self.state);
         if st.closed {
             return Err(leaked(py));
         }
@@ -61,18 +111,51 @@ fn check_ids(f: &Func, ids: &[u32]) -> PyResult<Vec<Value>> {
         .collect()
 }
 
+fn axes(v: Vec<i64>) -> Vec<Option<i64>> {
+    v.into_iter().map(|a| if a < 0 { None } else { Some(a) }).collect()
+}
+
 #[pymethods]
 impl TraceBuilder {
-    /// A builder for a function `name` with parameters given as (shape, dtype code).
+    /// A top-level builder for the public function `@main` with parameters given as
+    /// (shape, dtype code).
     #[new]
-    fn py_new(params: Vec<(Vec<i64>, usize)>) -> PyResult<Self> {
-        let tys: Vec<TensorType> = params.into_iter().map(|(s, c)| Ok(TensorType::new(dtype_of(c)?, s))).collect::<PyResult<_>>()?;
-        Ok(TraceBuilder { state: Mutex::new(State { func: Func::new("main", &tys), closed: false }) })
+    fn py_new(params: Vec<Spec>) -> PyResult<Self> {
+        let tys = types(params)?;
+        let mut shared = Shared::default();
+        shared.names.insert("main".into());
+        Ok(TraceBuilder { shared: Arc::new(Mutex::new(shared)), state: Mutex::new(State { func: Func::new("main", &tys), closed: false }), top: true })
+    }
+
+    /// A builder for a new private function of the same module (named after `name`), with
+    /// parameters given as (shape, dtype code).
+    fn child(&self, params: Vec<Spec>, name: &str) -> PyResult<TraceBuilder> {
+        let tys = types(params)?;
+        let fname = lock(&self.shared).fresh(name);
+        let mut func = Func::new(fname, &tys);
+        func.public = false;
+        Ok(TraceBuilder { shared: self.shared.clone(), state: Mutex::new(State { func, closed: false }), top: false })
+    }
+
+    /// The function's name in the module.
+    #[getter]
+    fn name(&self) -> String {
+        lock(&self.state).func.name.clone()
     }
 
     /// The parameters as avals.
     fn params(&self, py: Python<'_>) -> PyResult<Vec<Aval>> {
         self.with(py, |f| Ok(f.params.iter().map(|&v| aval(f, v)).collect()))
+    }
+
+    /// Appends a parameter (a value captured from an enclosing trace); returns its aval.
+    fn add_param(&self, py: Python<'_>, shape: Vec<i64>, dtype: usize) -> PyResult<Aval> {
+        let ty = TensorType::new(dtype_of(dtype)?, shape);
+        self.with(py, |f| {
+            let v = f.new_value(ty);
+            f.params.push(v);
+            Ok(aval(f, v))
+        })
     }
 
     /// Appends `op` on traced values; returns the results' avals. Raises ShapeError or
@@ -97,29 +180,105 @@ impl TraceBuilder {
         })
     }
 
-    /// True once `finish` was called.
-    #[getter]
-    fn closed(&self) -> bool {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).closed
+    /// Appends `iota {dim}` of the given shape and dtype code.
+    fn iota(&self, py: Python<'_>, shape: Vec<i64>, dtype: usize, dim: i64) -> PyResult<Aval> {
+        let ty = TensorType::new(dtype_of(dtype)?, shape);
+        self.with(py, |f| {
+            let v = f.push1(OpKind::Iota { dim, ty }, &[], None).map_err(|e| errors::dialect(py, &e, None))?;
+            Ok(aval(f, v))
+        })
     }
 
-    /// Sets the outputs, closes the trace and returns the traced program.
-    fn finish(&self, py: Python<'_>, outputs: Vec<u32>) -> PyResult<Program> {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+    /// Appends a call of function (or transform declaration) `callee` of the module.
+    #[pyo3(signature = (callee, operands, loc=None))]
+    fn call(&self, py: Python<'_>, callee: &str, operands: Vec<u32>, loc: Option<String>) -> PyResult<Vec<Aval>> {
+        let (params, results) = {
+            let sh = lock(&self.shared);
+            let g = sh.func(callee).ok_or_else(|| PyValueError::new_err(format!("call: unknown function @{callee}")))?;
+            (g.param_types(), g.result_types())
+        };
+        self.with(py, |f| {
+            let vs = check_ids(f, &operands)?;
+            let tys: Vec<&TensorType> = vs.iter().map(|v| f.ty(*v)).collect();
+            quabla_dialect::ops::call::check_call(callee, &tys, &results, &params, &results).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
+            let l = loc.as_deref().map(Arc::<str>::from);
+            let res = f.push(OpKind::Call { callee: callee.to_string(), results }, &vs, l).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
+            Ok(res.into_iter().map(|v| aval(f, v)).collect())
+        })
+    }
+
+    /// Adds a transform declaration of the finished function `of`: `kind` is "jvp", "vjp" or
+    /// "vmap" (then with `in_axes`/`out_axes`, -1 for unmapped, and `size`). Returns its name
+    /// and its (parameter, result) types.
+    #[pyo3(signature = (kind, of, in_axes=None, out_axes=None, size=0))]
+    fn declare(&self, kind: &str, of: &str, in_axes: Option<Vec<i64>>, out_axes: Option<Vec<i64>>, size: i64) -> PyResult<(String, Vec<Spec>, Vec<Spec>)> {
+        let kind = match kind {
+            "jvp" => TransformKind::Jvp,
+            "vjp" => TransformKind::Vjp,
+            "vmap" => TransformKind::Vmap { in_axes: axes(in_axes.unwrap_or_default()), out_axes: axes(out_axes.unwrap_or_default()), size },
+            other => return Err(PyValueError::new_err(format!("declare: unknown transform {other:?}"))),
+        };
+        let mut sh = lock(&self.shared);
+        let g = sh.func(of).ok_or_else(|| PyValueError::new_err(format!("declare: unknown function @{of}")))?;
+        let (gp, gr) = (g.param_types(), g.result_types());
+        if let TransformKind::Vmap { in_axes, out_axes, size } = &kind {
+            let bad = in_axes.len() != gp.len() || out_axes.len() != gr.len() || *size < 1 || in_axes.iter().zip(&gp).chain(out_axes.iter().zip(&gr)).any(|(a, t)| a.is_some_and(|a| a as usize > t.rank()));
+            if bad {
+                return Err(PyValueError::new_err(format!("declare: vmap axes {in_axes:?} / {out_axes:?} (size {size}) do not fit @{of}")));
+            }
+        }
+        let name = sh.fresh(&format!("{of}_{}", kind.name()));
+        let t = Transform { kind, of: of.to_string() };
+        let (p, r) = t.signature(&gp, &gr);
+        sh.funcs.push(Func::declaration(name.clone(), &p, &r, t));
+        Ok((name, p.iter().map(spec).collect(), r.iter().map(spec).collect()))
+    }
+
+    /// Expands the transform declaration `name` (and what it depends on) on a copy of the
+    /// module; returns the error message when the expansion fails (e.g. a mapped result
+    /// with out_axes None), else None.
+    fn check_transform(&self, name: &str) -> Option<String> {
+        let sh = lock(&self.shared);
+        let all = Module { funcs: sh.funcs.clone() };
+        let keep = all.reachable([name]);
+        let mut m = Module { funcs: all.funcs.into_iter().filter(|f| keep.contains(&f.name)).collect() };
+        quabla_passes::autodiff::autodiff(&mut m).err()
+    }
+
+    /// True once `finish` or `abandon` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        lock(&self.state).closed
+    }
+
+    /// Sets the outputs and closes the trace. The top-level builder returns the traced
+    /// program; a child adds its function to the module and returns its name and result avals.
+    fn finish(&self, py: Python<'_>, outputs: Vec<u32>) -> PyResult<Py<PyAny>> {
+        let mut st = lock(&self.state);
         if st.closed {
             return Err(leaked(py));
         }
         let outs = check_ids(&st.func, &outputs)?;
         st.func.outputs = outs;
         st.closed = true;
-        let m = Module { funcs: vec![st.func.clone()] };
-        m.verify().map_err(|e| errors::dialect(py, &e, None))?;
-        Ok(Program { module: m })
+        let func = st.func.clone();
+        drop(st);
+        if self.top {
+            let mut funcs = vec![func];
+            funcs.extend(lock(&self.shared).funcs.iter().cloned());
+            let m = Module { funcs };
+            m.verify().map_err(|e| errors::dialect(py, &e, None))?;
+            return Ok(Py::new(py, Program { module: m })?.into_any());
+        }
+        let results: Vec<Aval> = func.outputs.iter().map(|&v| aval(&func, v)).collect();
+        let name = func.name.clone();
+        lock(&self.shared).funcs.push(func);
+        Ok((name, results).into_pyobject(py)?.into_any().unbind())
     }
 
     /// Closes the trace without a program (the traced function raised).
     fn abandon(&self) {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
+        lock(&self.state).closed = true;
     }
 }
 
@@ -129,39 +288,65 @@ pub struct Program {
     pub module: Module,
 }
 
+fn main_of(m: &Module) -> &Func {
+    m.func("main").unwrap_or(&m.funcs[0])
+}
+
 #[pymethods]
 impl Program {
-    /// The traced module as MLIR (quabla dialect, generic form, with the user's locations).
+    /// The traced module as MLIR (quabla dialect, generic form, with the user's locations):
+    /// `@main` and, for programs with transforms, the traced private functions and the
+    /// transform declarations.
     fn as_text(&self) -> String {
         self.module.to_mlir()
     }
 
-    /// The module after quabla-inline and quabla-canonicalize (what is compiled).
-    fn optimized_text(&self) -> String {
-        optimize(&self.module).to_mlir()
+    /// The module after quabla-autodiff, quabla-inline, quabla-canonicalize and
+    /// quabla-symbol-dce (what is compiled).
+    fn optimized_text(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(optimize(py, &self.module)?.to_mlir())
     }
 
     /// Number of ops in `@main` before optimization.
     #[getter]
     fn num_ops(&self) -> usize {
-        self.module.funcs[0].ops.len()
+        main_of(&self.module).ops.len()
+    }
+
+    /// Number of ops in `@main` after optimization (the compiled graph).
+    fn optimized_num_ops(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(main_of(&optimize(py, &self.module)?).ops.len())
+    }
+
+    /// Number of functions of the traced module (declarations included).
+    #[getter]
+    fn num_funcs(&self) -> usize {
+        self.module.funcs.len()
     }
 
     /// Compiles for the CPU (or for the reference interpreter with `interpret=True`).
     #[pyo3(signature = (interpret=false))]
     fn compile(&self, py: Python<'_>, interpret: bool) -> PyResult<Compiled> {
-        let m = optimize(&self.module);
-        let f = &m.funcs[0];
+        let m = optimize(py, &self.module)?;
+        let f = main_of(&m);
         let (inputs, outputs) = (f.param_types(), f.result_types());
         let exe = compile_module(py, &m, interpret)?;
         Ok(Compiled { exe, inputs, outputs })
     }
 }
 
-/// Inlining and canonicalization, the same Rust code the MLIR passes run.
-fn optimize(m: &Module) -> Module {
+/// Transform expansion, inlining, canonicalization and removal of dead functions: the same
+/// Rust code the MLIR passes run.
+fn optimize(py: Python<'_>, m: &Module) -> PyResult<Module> {
     let mut m = m.clone();
+    if m.funcs.iter().any(|f| f.transform.is_some()) {
+        quabla_passes::autodiff::autodiff(&mut m).map_err(|e| {
+            let class = if e.contains(" has no ") { "UnsupportedOperationError" } else { "QuablaError" };
+            errors::new(py, class, format!("quabla-autodiff: {e}"))
+        })?;
+    }
     inline(&mut m);
     quabla_passes::canonicalize(&mut m);
-    m
+    symbol_dce(&mut m);
+    Ok(m)
 }

@@ -1,0 +1,1020 @@
+"""Function transforms: ``grad``, ``value_and_grad``, ``jvp``, ``vjp``, ``jacobian``,
+``hessian`` and ``vmap``.
+
+Mechanism. A transformed function called while a trace is in progress (inside ``jit`` or
+inside another transform) *stages* itself: the Python function is traced into its own
+private ``func.func`` of the module being built (a child trace, :class:`quabla._trace.Trace`),
+a transform declaration of it is added (``quabla.transform = "vjp" | "jvp" | "vmap"``), and
+the enclosing trace calls that declaration. The compiler's ``quabla-autodiff`` pass gives
+the declarations their bodies, innermost first, so transforms compose in any order
+(``grad(grad(f))``, ``jvp(grad(f))``, ``vmap(grad(f))``, ``grad(vmap(f))``, ...).
+
+Called at top level with concrete arguments, a transformed function is compiled like
+``jit(transformed)`` (traced into a public ``@main`` that calls the declaration) and cached
+per signature; the cache lives on the base function, so ``qb.grad(f)(x)`` re-created in a
+loop reuses it. ``max_traces`` is 8 (:class:`RetraceLimitError` beyond).
+
+Closures: a function staged inside another trace may close over that trace's tracers (and
+those of traces further out); they are lifted into capture parameters of the staged
+function, constant for the inner transform, and bound back at the call site, so the
+enclosing transforms differentiate (or batch) through them.
+"""
+
+import functools
+import inspect
+import math
+import re
+
+import numpy as np
+
+from . import _quabla as _q
+from . import dtypes as _dt
+from . import tree as _tree
+from ._ops import _op, _to_array, astype, reshape, transpose
+from ._trace import Trace, Tracer, bind, current, user_loc
+from .errors import BatchingError, DTypeError, ShapeError, TracerError
+
+__all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "hessian", "vmap"]
+
+Tensor = _q.Tensor
+float64 = _dt.float64
+int64 = _dt.int64
+
+
+# ---------------------------------------------------------------------------------------------
+# Names and paths for messages
+
+
+def _name(fun):
+    return getattr(fun, "__name__", None) or type(fun).__name__
+
+
+def _shape_str(s):
+    return "(" + ", ".join(str(d) for d in s) + ("," if len(s) == 1 else "") + ")"
+
+
+def _arg_names(fun, n):
+    """Names of the first ``n`` positional parameters of ``fun`` (``args[i]`` where unknown)."""
+    names = [f"args[{i}]" for i in range(n)]
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return names
+    k = 0
+    for p in params:
+        if k >= n:
+            break
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names[k] = p.name
+            k += 1
+        elif p.kind is p.VAR_POSITIONAL:
+            for j in range(k, n):
+                names[j] = f"{p.name}[{j - k}]"
+            break
+    return names
+
+
+def _paths(x, prefix, out):
+    """Appends the path of every leaf of ``x`` (in tree.flatten order) to ``out``."""
+    tx = type(x)
+    if tx is tuple or tx is list:
+        for i, c in enumerate(x):
+            _paths(c, f"{prefix}[{i}]", out)
+    elif tx is dict:
+        for k in sorted(x):
+            _paths(x[k], f"{prefix}[{k!r}]", out)
+    elif x is not None:
+        out.append(prefix)
+    return out
+
+
+def _describe(x):
+    if type(x) is Tracer or isinstance(x, Tensor):
+        return f"{x.dtype.name}{list(x.shape)}"
+    return type(x).__name__
+
+
+# ---------------------------------------------------------------------------------------------
+# Arguments
+
+
+def _is_pyscalar(x):
+    return isinstance(x, (int, float)) and not isinstance(x, (bool, np.generic))
+
+
+def _arrayish(x, fname, path):
+    """A Tensor or Tracer for an array-like leaf; None for Python numbers (static)."""
+    if type(x) is Tracer or isinstance(x, Tensor):
+        return x
+    if isinstance(x, (np.ndarray, np.generic)):
+        return _to_array(np.asarray(x))
+    if isinstance(x, (bool, int, float)):
+        return None
+    raise TypeError(
+        f"{fname}: argument {path} is a {type(x).__name__}; arguments must be pytrees (tuple, list, dict, None) "
+        "of arrays and Python numbers"
+    )
+
+
+class _Args:
+    """The flattened arguments of one call: leaves, the positional argument each leaf belongs
+    to (None for keyword arguments), the tree, and each leaf's value as an array (None for
+    static Python numbers)."""
+
+    __slots__ = ("leaves", "owner", "tree", "values", "paths", "names")
+
+    def __init__(self, fun, fname, args, kwargs, diff=()):
+        self.names = _arg_names(fun, len(args))
+        self.leaves, self.owner, self.paths = [], [], []
+        for i, a in enumerate(args):
+            ls = _tree.flatten(a)[0]
+            self.leaves += ls
+            self.owner += [i] * len(ls)
+            self.paths += _paths(a, self.names[i], [])
+        kl = _tree.flatten(kwargs)[0]
+        self.leaves += kl
+        self.owner += [None] * len(kl)
+        self.paths += _paths(kwargs, "kwargs", [])
+        self.tree = _tree.flatten((tuple(args), kwargs))[1]
+        self.values = []
+        for x, o, p in zip(self.leaves, self.owner, self.paths):
+            v = _arrayish(x, fname, p)
+            if v is None and o in diff and _is_pyscalar(x):
+                v = _q.full((), float(x), float64.code)  # differentiated Python numbers are float64
+            self.values.append(v)
+
+    def rebuild(self, leaves):
+        args, kwargs = _tree.unflatten(self.tree, leaves)
+        return args, kwargs
+
+
+def _float_args(args, diff):
+    """``args`` with Python numbers in the differentiated positions as float64 Tensors."""
+
+    def conv(x):
+        return _q.full((), float(x), float64.code) if _is_pyscalar(x) else x
+
+    return tuple(_tree.map(conv, a) if i in diff else a for i, a in enumerate(args))
+
+
+def _norm_argnums(fname, argnums, nargs):
+    single = isinstance(argnums, int) and not isinstance(argnums, bool)
+    nums = (argnums,) if single else tuple(argnums)
+    out = []
+    for a in nums:
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+            raise TypeError(f"{fname}: argnums must be an int or a tuple of ints, got {argnums!r}")
+        j = int(a) + nargs if a < 0 else int(a)
+        if not 0 <= j < nargs:
+            raise ValueError(f"{fname}: argnums {argnums!r} is out of range for {nargs} positional arguments")
+        out.append(j)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{fname}: repeated entries in argnums {argnums!r}")
+    return single, tuple(out)
+
+
+def _check_diff_args(fname, a, argnums):
+    """Differentiating with respect to an argument without floating-point leaves is an error
+    (bool leaves next to float leaves just get no gradient)."""
+    for i in argnums:
+        vals = [v for v, o in zip(a.values, a.owner) if o == i]
+        kinds = [v.dtype for v in vals if v is not None]
+        if not any(d.is_float for d in kinds):
+            bad = next((d for d in kinds if not d.is_float), None)
+            what = f"has dtype {bad.name}" if bad is not None else "has no array leaves"
+            raise DTypeError(
+                f"{fname}: cannot differentiate with respect to argument {a.names[i]} ({i}), which {what}; "
+                "gradients need float32 or float64 inputs (convert with astype)"
+            )
+
+
+# ---------------------------------------------------------------------------------------------
+# Staging
+
+
+class _Staged:
+    """A function traced into the module: its name, parameter avals (argument leaves then
+    captures), the captured tracers of the parent trace, the output tree and avals."""
+
+    __slots__ = ("name", "n_args", "params", "caps", "out_tree", "outs")
+
+    def __init__(self, name, n_args, params, caps, out_tree, outs):
+        self.name = name
+        self.n_args = n_args
+        self.params = params
+        self.caps = caps
+        self.out_tree = out_tree
+        self.outs = outs
+
+
+def _out_leaf(x, fname):
+    if type(x) is Tracer or isinstance(x, Tensor):
+        return x
+    if isinstance(x, (bool, int, float, np.ndarray, np.generic)):
+        return _to_array(x)
+    raise TypeError(f"{fname}: outputs must be pytrees of arrays or Python numbers, got a {type(x).__name__}")
+
+
+def _stage(fun, parent, a, shapes=None, name=None):
+    """Traces ``fun`` into a new private function of ``parent``'s module. ``a`` are the call's
+    arguments; ``shapes[i]`` (optional) overrides the traced shape of array leaf i (vmap
+    traces one example)."""
+    fname = name or _name(fun)
+    specs = []
+    for i, v in enumerate(a.values):
+        if v is not None:
+            s = shapes[i] if shapes is not None else v.shape
+            specs.append((list(s), v.dtype.code))
+    b = parent.builder.child(specs, fname)
+    t = Trace(b, parent)
+    avals = b.params()
+    it = iter(avals)
+    leaves = [t.tracer(next(it)) if v is not None else x for x, v in zip(a.leaves, a.values)]
+    args, kwargs = a.rebuild(leaves)
+    t.enter()
+    try:
+        out = fun(*args, **kwargs)
+        out_leaves, out_tree = _tree.flatten(out)
+        ids = [t.id_of(_out_leaf(x, fname)) for x in out_leaves]
+        res = b.finish(ids)
+    except BaseException:
+        b.abandon()
+        raise
+    finally:
+        t.exit()
+    name, outs = res
+    params = [(tuple(p[1]), _dt.BY_CODE[p[2]]) for p in avals]
+    params += [(c.shape, c.dtype) for c in t.cap_sources]
+    outs = [(tuple(o[1]), _dt.BY_CODE[o[2]]) for o in outs]
+    return _Staged(name, len(avals), params, list(t.cap_sources), out_tree, outs)
+
+
+def _operands(parent, a, st):
+    """Value ids in ``parent`` of the staged function's parameters at this call site."""
+    ids = [parent.id_of(v) for v in a.values if v is not None]
+    ids += [parent.id_of(c) for c in st.caps]
+    return ids
+
+
+def _call(parent, callee, ids):
+    return [parent.tracer(r) for r in parent.builder.call(callee, ids, user_loc())]
+
+
+def _wrapper(parent, st, keep):
+    """A private function with ``st``'s parameters returning outputs ``keep`` of ``st``."""
+    b = parent.builder.child([(list(s), d.code) for s, d in st.params], st.name + "_main")
+    try:
+        ps = [p[0] for p in b.params()]
+        rs = b.call(st.name, ps)
+        name, _ = b.finish([rs[k][0] for k in keep])
+    except BaseException:
+        b.abandon()
+        raise
+    return name
+
+
+def _fill(parent, shape, dtype, value):
+    return parent.const(_q.full(list(shape), value, dtype.code))
+
+
+def _parent(fname):
+    p = current()
+    if p is None:
+        raise TracerError(
+            f"{fname}: called with tracers of a trace that already finished (a tracer escaped its trace); "
+            "return values from the traced function instead of storing them"
+        )
+    return p
+
+
+def _has_tracer(x):
+    tx = type(x)
+    if tx is Tracer:
+        return True
+    if tx is tuple or tx is list:
+        return any(_has_tracer(c) for c in x)
+    if tx is dict:
+        return any(_has_tracer(c) for c in x.values())
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# Transformed functions and their compile cache
+
+
+def _freeze(x):
+    if isinstance(x, dict):
+        return ("dict", tuple((k, _freeze(x[k])) for k in sorted(x)))
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__, tuple(_freeze(c) for c in x))
+    return x
+
+
+class _Transformed:
+    """A function transformed by ``kind`` with configuration ``config``. Called during a trace
+    it stages itself (``_apply``); called at top level it runs the compiled ``jit(self)``."""
+
+    kind = "?"
+
+    def __init__(self, fun, config):
+        if not callable(fun):
+            raise TypeError(f"{self.kind}: expected a callable, got {type(fun).__name__}")
+        self.fun = fun
+        self.config = config
+        self.__name__ = f"{self.kind}({_name(fun)})"
+        self.__qualname__ = self.__name__
+        self.__doc__ = getattr(fun, "__doc__", None)
+
+    def _chain(self):
+        """(base function, hashable spec of the transform stack above it)."""
+        if isinstance(self.fun, _Transformed):
+            base, spec = self.fun._chain()
+        else:
+            base, spec = self.fun, ()
+        return base, spec + ((self.kind, _freeze(self.config)),)
+
+    def _jitted(self):
+        from .jit import jit
+
+        base, spec = self._chain()
+        store = None
+        if not inspect.ismethod(base):
+            store = getattr(base, "__dict__", None)
+        if store is None or not isinstance(store, dict):
+            store = self.__dict__
+        cache = store.get("_quabla_transforms")
+        if cache is None:
+            cache = store["_quabla_transforms"] = {}
+        j = cache.get(spec)
+        if j is None:
+            j = cache[spec] = jit(self)
+        return j
+
+    def _diff(self, nargs):
+        return ()
+
+    def __call__(self, *args, **kwargs):
+        if current() is None and not _has_tracer((args, kwargs)):
+            diff = self._diff(len(args))
+            if diff:
+                args = _float_args(args, diff)
+            return self._jitted()(*args, **kwargs)
+        return self._apply(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<{self.__name__}>"
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+
+# ---------------------------------------------------------------------------------------------
+# grad / value_and_grad
+
+
+def _grads_tree(a, st, cts, argnums, single):
+    """Maps the VJP's parameter cotangents back onto the selected arguments' pytrees."""
+    ct_of = {}
+    k = 0
+    j = 0
+    for leaf_i, v in enumerate(a.values):
+        if v is None:
+            continue
+        if st.params[j][1].is_float:
+            ct_of[leaf_i] = cts[k]
+            k += 1
+        j += 1
+    out = []
+    for i in argnums:
+        idx = [li for li, o in enumerate(a.owner) if o == i]
+        _, td = _tree.flatten(_tree.unflatten(a.tree, list(range(len(a.leaves))))[0][i])
+        out.append(_tree.unflatten(td, [ct_of.get(li) for li in idx]))
+    return out[0] if single else tuple(out)
+
+
+def _split_aux(fname, st, has_aux):
+    """(index of the main output leaf, indices of the aux leaves, aux tree)."""
+    pos = _tree.unflatten(st.out_tree, list(range(len(st.outs))))
+    if has_aux:
+        if not isinstance(pos, (tuple, list)) or len(pos) != 2:
+            raise TypeError(f"{fname}: with has_aux=True the function must return a pair (output, aux)")
+        main, aux = pos
+        aux_leaves, aux_tree = _tree.flatten(aux)
+    else:
+        main, aux_leaves, aux_tree = pos, [], None
+    if not isinstance(main, int):
+        raise TypeError(f"{fname}: the function must return a single array, got a {type(main).__name__} of arrays")
+    return main, aux_leaves, aux_tree
+
+
+class _Grad(_Transformed):
+    kind = "grad"
+
+    def __init__(self, fun, argnums, has_aux, with_value):
+        super().__init__(fun, (argnums, bool(has_aux), bool(with_value)))
+        self.kind = "value_and_grad" if with_value else "grad"
+        self.__name__ = self.__qualname__ = f"{self.kind}({_name(fun)})"
+        self.argnums, self.has_aux, self.with_value = argnums, bool(has_aux), bool(with_value)
+
+    def _diff(self, nargs):
+        return _norm_argnums(self.__name__, self.argnums, nargs)[1]
+
+    def _apply(self, *args, **kwargs):
+        fname = self.__name__
+        parent = _parent(fname)
+        single, argnums = _norm_argnums(fname, self.argnums, len(args))
+        a = _Args(self.fun, fname, args, kwargs, argnums)
+        _check_diff_args(fname, a, argnums)
+        st = _stage(self.fun, parent, a)
+        main, aux_idx, aux_tree = _split_aux(fname, st, self.has_aux)
+        shape, dtype = st.outs[main]
+        if shape != () or not dtype.is_float:
+            raise ShapeError(
+                f"{fname}: the function must return a scalar float (shape ()), but it returned an output of shape "
+                f"{_shape_str(shape)} and dtype {dtype.name}; use qb.vjp or qb.jacobian for non-scalar outputs"
+            )
+        ops = _operands(parent, a, st)
+        target = st.name if len(st.outs) == 1 else _wrapper(parent, st, [main])
+        decl = parent.builder.declare("vjp", target)[0]
+        res = _call(parent, decl, ops + [parent.id_of(_fill(parent, (), dtype, 1.0))])
+        value, cts = res[0], res[1:]
+        grads = _grads_tree(a, st, cts, argnums, single)
+        if self.has_aux:
+            outs = _call(parent, st.name, ops)
+            aux = _tree.unflatten(aux_tree, [outs[i] for i in aux_idx])
+            return ((value, aux), grads) if self.with_value else (grads, aux)
+        return (value, grads) if self.with_value else grads
+
+
+def grad(fun, argnums=0, has_aux=False):
+    """The gradient of a scalar function: ``grad(f)(*args)`` is df/d(args[argnums]).
+
+    Reverse mode: ``f`` is traced into its own function and differentiated by the
+    ``quabla-autodiff`` pass (a VJP seeded with 1). Composes with every transform
+    (``grad(grad(f))``, ``jit(grad(f))``, ``vmap(grad(f))``, ...). Called with concrete
+    arguments it compiles and caches per signature like :func:`jit`.
+
+    Args:
+        fun: a function of pytrees of arrays returning a scalar float array (with
+            ``has_aux``: a pair ``(scalar, aux)``).
+        argnums: the positional argument (an int) or arguments (a tuple) to differentiate.
+        has_aux: ``fun`` returns ``(output, aux)``; the result is then ``(grads, aux)``.
+
+    Returns:
+        A function returning gradients with the pytree structure of the selected arguments
+        (a tuple of them for a tuple ``argnums``); bool leaves get None. Python numbers in
+        the differentiated positions are treated as float64 arrays.
+
+    Raises:
+        ShapeError: ``fun`` returns a non-scalar.
+        DTypeError: a differentiated argument is an integer array.
+
+    Example:
+        >>> df = qb.grad(lambda x: qb.sin(x) * x)
+        >>> round(df(1.3).item(), 6)
+        1.299845
+    """
+    return _Grad(fun, argnums, has_aux, False)
+
+
+def value_and_grad(fun, argnums=0, has_aux=False):
+    """Like :func:`grad`, but returns ``(value, grads)`` (with ``has_aux``:
+    ``((value, aux), grads)``); the value and the gradient come from one program.
+
+    Example:
+        >>> v, g = qb.value_and_grad(lambda w: qb.sum(w ** 2))(qb.array([1.0, 2.0]))
+        >>> v.item(), g.tolist()
+        (5.0, [2.0, 4.0])
+    """
+    return _Grad(fun, argnums, has_aux, True)
+
+
+# ---------------------------------------------------------------------------------------------
+# jvp / vjp
+
+
+def _tangent(fname, what, t, primal, path):
+    """A tangent or cotangent leaf for ``primal`` (a Tensor/Tracer): Python numbers adopt its
+    dtype and shape; arrays must match both."""
+    if _is_pyscalar(t) or isinstance(t, bool):
+        return _q.full(list(primal.shape), t, primal.dtype.code)
+    if isinstance(t, (np.ndarray, np.generic)):
+        t = _to_array(np.asarray(t))
+    if not (type(t) is Tracer or isinstance(t, Tensor)):
+        raise TypeError(f"{fname}: {what} {path} must be an array or a Python number, got a {type(t).__name__}")
+    if tuple(t.shape) != tuple(primal.shape) or t.dtype is not primal.dtype:
+        raise ShapeError(
+            f"{fname}: {what} {path} has shape {_shape_str(t.shape)} and dtype {t.dtype.name}, but its primal has "
+            f"shape {_shape_str(primal.shape)} and dtype {primal.dtype.name}"
+        )
+    return t
+
+
+class _JvpApply(_Transformed):
+    """``(primals, tangents) -> (outputs, output tangents)``."""
+
+    kind = "jvp"
+
+    def __init__(self, fun):
+        super().__init__(fun, ())
+
+    def _diff(self, nargs):
+        return (0,)
+
+    def _apply(self, primals, tangents):
+        fname = f"jvp({_name(self.fun)})"
+        parent = _parent(fname)
+        a = _Args(self.fun, fname, tuple(primals), {}, tuple(range(len(primals))))
+        t_leaves = _tree.flatten(tuple(tangents))[0]
+        st = _stage(self.fun, parent, a)
+        ops = _operands(parent, a, st)
+        tans = []
+        j = 0
+        for v, tl, p in zip(a.values, t_leaves, a.paths):
+            if v is None:
+                continue
+            if st.params[j][1].is_float:
+                tans.append(parent.id_of(_tangent(fname, "tangent", tl, v, p)))
+            j += 1
+        for c in st.caps:
+            if c.dtype.is_float:
+                tans.append(parent.id_of(_fill(parent, c.shape, c.dtype, 0.0)))
+        decl = parent.builder.declare("jvp", st.name)[0]
+        res = _call(parent, decl, ops + tans)
+        n = len(st.outs)
+        outs, touts = res[:n], iter(res[n:])
+        tl = [next(touts) if d.is_float else _fill(parent, s, d, 0) for s, d in st.outs]
+        return _tree.unflatten(st.out_tree, outs), _tree.unflatten(st.out_tree, tl)
+
+
+def jvp(fun, primals, tangents):
+    """Forward mode: the output of ``fun(*primals)`` and its directional derivative along
+    ``tangents``.
+
+    Args:
+        fun: a function of pytrees of arrays.
+        primals: a tuple (or list) of arguments.
+        tangents: a tuple of the same structure, shapes and dtypes (Python numbers adopt the
+            primal's dtype and shape; tangents of integer and bool leaves are ignored).
+
+    Returns:
+        ``(outputs, output_tangents)``, both with ``fun``'s output structure (integer and bool
+        outputs get zero tangents).
+
+    Example:
+        >>> y, t = qb.jvp(qb.sin, (0.0,), (2.0,))
+        >>> y.item(), t.item()
+        (0.0, 2.0)
+    """
+    fname = f"jvp({_name(fun)})"
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError(f"{fname}: primals and tangents must be tuples or lists of arguments")
+    if len(primals) != len(tangents):
+        raise ValueError(f"{fname}: {len(primals)} primals but {len(tangents)} tangents")
+    pt, tt = _tree.flatten(tuple(primals))[1], _tree.flatten(tuple(tangents))[1]
+    if pt != tt:
+        raise ValueError(f"{fname}: tangents have structure {tt!r} but primals {pt!r}")
+    primals = tuple(primals)
+    if current() is None and not _has_tracer((primals, tangents)):
+        primals = _float_args(primals, range(len(primals)))
+        names = _arg_names(fun, len(primals))
+        pl = _tree.flatten(primals)[0]
+        paths = []
+        for i, p in enumerate(primals):
+            paths += _paths(p, names[i], [])
+        tl = []
+        for p, t, path in zip(pl, _tree.flatten(tuple(tangents))[0], paths):
+            pa = _arrayish(p, fname, path)
+            tl.append(_tangent(fname, "tangent", t, pa, path) if pa is not None and pa.dtype.is_float else t)
+        tangents = _tree.unflatten(tt, tl)
+    return _JvpApply(fun)(primals, tuple(tangents))
+
+
+class _VjpApply(_Transformed):
+    """``(primals, cotangents) -> input cotangents`` (one pytree per primal)."""
+
+    kind = "vjp"
+
+    def __init__(self, fun, has_aux):
+        super().__init__(fun, (bool(has_aux),))
+        self.has_aux = bool(has_aux)
+
+    def _diff(self, nargs):
+        return (0,)
+
+    def _apply(self, primals, ct):
+        fname = f"vjp({_name(self.fun)})"
+        parent = _parent(fname)
+        n = len(primals)
+        a = _Args(self.fun, fname, tuple(primals), {}, tuple(range(n)))
+        st = _stage(self.fun, parent, a)
+        pos = _tree.unflatten(st.out_tree, list(range(len(st.outs))))
+        main = pos[0] if self.has_aux else pos
+        main_idx, main_tree = _tree.flatten(main)
+        ct_leaves, ct_tree = _tree.flatten(ct)
+        if ct_tree != main_tree:
+            raise ValueError(f"{fname}: the cotangent has structure {ct_tree!r} but the output {main_tree!r}")
+        target = st.name if not self.has_aux else _wrapper(parent, st, main_idx)
+        cts = []
+        for k, (i, c) in enumerate(zip(main_idx, ct_leaves)):
+            s, d = st.outs[i]
+            if d.is_float:
+                like = _q.full(list(s), 0, d.code)
+                cts.append(parent.id_of(_tangent(fname, "cotangent", c, like, f"leaf {k}")))
+        decl = parent.builder.declare("vjp", target)[0]
+        res = _call(parent, decl, _operands(parent, a, st) + cts)
+        grads = _grads_tree(a, st, res[len(main_idx):], tuple(range(n)), False)
+        return grads
+
+
+class _Fwd(_Transformed):
+    """The function itself, compiled (the forward pass of a top-level ``vjp``)."""
+
+    kind = "fwd"
+
+    def __init__(self, fun):
+        super().__init__(fun, ())
+
+    def _apply(self, *args):
+        return self.fun(*args)
+
+
+class _Pullback:
+    """The ``vjp_fun`` of :func:`vjp`: maps output cotangents to input cotangents."""
+
+    def __init__(self, fun, primals, has_aux, out):
+        self._apply = _VjpApply(fun, has_aux)
+        self._primals = primals
+        self._out = out
+
+    def __call__(self, ct):
+        if current() is None and not _has_tracer((self._primals, ct)):
+            leaves, tree = _tree.flatten(ct)
+            outs = _tree.flatten(self._out)[0]
+            if len(outs) == len(leaves):
+                leaves = [
+                    _q.full(list(o.shape), c, o.dtype.code) if _is_pyscalar(c) and isinstance(o, Tensor) else c
+                    for c, o in zip(leaves, outs)
+                ]
+                ct = _tree.unflatten(tree, leaves)
+        return self._apply(self._primals, ct)
+
+
+def vjp(fun, *primals, has_aux=False):
+    """Reverse mode: ``(outputs, vjp_fun)`` where ``vjp_fun(cotangents)`` returns a tuple with
+    one cotangent pytree per primal (bool and integer leaves get None). With ``has_aux``,
+    ``fun`` returns ``(output, aux)`` and the result is ``(output, vjp_fun, aux)``.
+
+    ``vjp_fun`` evaluates the forward pass again (as part of one compiled program per
+    signature). Cotangents must match the outputs' shapes and dtypes; Python numbers adopt
+    them.
+
+    Example:
+        >>> y, pull = qb.vjp(lambda x: x * 3.0, qb.array([1.0, 2.0]))
+        >>> pull(qb.array([1.0, 1.0]))[0].tolist()
+        [3.0, 3.0]
+    """
+    primals = tuple(primals)
+    if current() is None and not _has_tracer(primals):
+        primals = _float_args(primals, range(len(primals)))
+        out = _Fwd(fun)(*primals)
+    else:
+        primals = tuple(_tree.map(lambda x: _q.full((), float(x), float64.code) if _is_pyscalar(x) else x, p) for p in primals)
+        out = fun(*primals)
+    if has_aux:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(f"vjp({_name(fun)}): with has_aux=True the function must return a pair (output, aux)")
+        main, aux = out
+        return main, _Pullback(fun, primals, True, main), aux
+    return out, _Pullback(fun, primals, False, out)
+
+
+# ---------------------------------------------------------------------------------------------
+# jacobian / hessian
+
+
+def _basis(parent, rows, off, n, shape, dtype):
+    """Rows ``off .. off+n`` of an identity of size ``rows``, as ``[rows, *shape]`` (iotas
+    and a compare: no dense constant)."""
+    r = parent.tracer(parent.builder.iota([rows, n], int64.code, 0))
+    c = parent.tracer(parent.builder.iota([rows, n], int64.code, 1))
+    if off:
+        c = c + off
+    e = astype(bind(_op("compare", direction="eq"), r, c), dtype)
+    return reshape(e, (rows,) + tuple(shape))
+
+
+def _slice_rows(x, lo, hi):
+    if lo == 0 and hi == x.shape[0]:
+        return x
+    nd = len(x.shape)
+    return bind(_op("slice", start=(lo,) + (0,) * (nd - 1), limit=(hi,) + tuple(x.shape[1:]), strides=(1,) * nd), x)
+
+
+class _Jacobian(_Transformed):
+    kind = "jacobian"
+
+    def __init__(self, fun, argnums, mode):
+        super().__init__(fun, (argnums, mode))
+        self.argnums, self.mode = argnums, mode
+        if mode == "fwd" and isinstance(fun, _Grad):
+            self.kind = "hessian"
+            self.__name__ = self.__qualname__ = f"hessian({_name(fun.fun)})"
+
+    def _diff(self, nargs):
+        return _norm_argnums(self.__name__, self.argnums, nargs)[1]
+
+    def _apply(self, *args, **kwargs):
+        fname = self.__name__
+        parent = _parent(fname)
+        single, argnums = _norm_argnums(fname, self.argnums, len(args))
+        a = _Args(self.fun, fname, args, kwargs, argnums)
+        _check_diff_args(fname, a, argnums)
+        st = _stage(self.fun, parent, a)
+        # Parameter index of each array leaf; the selected float leaves (in argnums order).
+        pidx, j = {}, 0
+        for li, v in enumerate(a.values):
+            if v is not None:
+                pidx[li] = j
+                j += 1
+        sel = []
+        for i in argnums:
+            for li, o in enumerate(a.owner):
+                if o == i and li in pidx and st.params[pidx[li]][1].is_float:
+                    sel.append(li)
+        in_size = {li: math.prod(st.params[pidx[li]][0]) for li in sel}
+        P = sum(in_size.values())
+        fouts = [k for k, (_, d) in enumerate(st.outs) if d.is_float]
+        Q = sum(math.prod(st.outs[k][0]) for k in fouts)
+        ops = _operands(parent, a, st)
+        nparams = len(st.params)
+        blocks = {}  # (out leaf, in leaf) -> array
+        mode = self.mode or ("rev" if 0 < Q < P else "fwd")
+        if P and Q and mode == "fwd":
+            jvp_decl = parent.builder.declare("jvp", st.name)[0]
+            tans, in_axes, off = [], [-1] * nparams, 0
+            offs = {}
+            for k, (s, d) in enumerate(st.params):
+                if not d.is_float:
+                    continue
+                li = next((li for li, p in pidx.items() if p == k), None)
+                if li in in_size:
+                    offs[li] = off
+                    tans.append(parent.id_of(_basis(parent, P, off, in_size[li], s, d)))
+                    in_axes.append(0)
+                    off += in_size[li]
+                else:
+                    tans.append(parent.id_of(_fill(parent, s, d, 0.0)))
+                    in_axes.append(-1)
+            out_axes = [-1] * len(st.outs) + [0] * len(fouts)
+            vm = parent.builder.declare("vmap", jvp_decl, in_axes, out_axes, P)[0]
+            res = _call(parent, vm, ops + tans)
+            touts = res[len(st.outs):]
+            for k, t in zip(fouts, touts):
+                so = st.outs[k][0]
+                for li in sel:
+                    si = st.params[pidx[li]][0]
+                    blk = _slice_rows(t, offs[li], offs[li] + in_size[li])  # [n_in, *out]
+                    blk = reshape(blk, tuple(si) + tuple(so))
+                    perm = tuple(range(len(si), len(si) + len(so))) + tuple(range(len(si)))
+                    blocks[(k, li)] = transpose(blk, perm) if so and si else blk
+        elif P and Q:
+            vjp_decl = parent.builder.declare("vjp", st.name)[0]
+            cts, off, offs = [], 0, {}
+            for k in fouts:
+                s, d = st.outs[k]
+                n = math.prod(s)
+                offs[k] = off
+                cts.append(parent.id_of(_basis(parent, Q, off, n, s, d)))
+                off += n
+            in_axes = [-1] * nparams + [0] * len(fouts)
+            nfp = sum(1 for _, d in st.params if d.is_float)
+            out_axes = [-1] * len(st.outs) + [0] * nfp
+            vm = parent.builder.declare("vmap", vjp_decl, in_axes, out_axes, Q)[0]
+            res = _call(parent, vm, ops + cts)
+            pcts = res[len(st.outs):]
+            ct_of, c = {}, 0
+            for k, (_, d) in enumerate(st.params):
+                if d.is_float:
+                    ct_of[k] = pcts[c]
+                    c += 1
+            for k in fouts:
+                so = st.outs[k][0]
+                n = math.prod(so)
+                for li in sel:
+                    si = st.params[pidx[li]][0]
+                    blk = _slice_rows(ct_of[pidx[li]], offs[k], offs[k] + n)  # [n_out, *in]
+                    blocks[(k, li)] = reshape(blk, tuple(so) + tuple(si))
+        # Assemble: output tree of (argnums structure of input trees).
+        per_arg = []
+        for i in argnums:
+            idx = [li for li, o in enumerate(a.owner) if o == i]
+            _, td = _tree.flatten(_tree.unflatten(a.tree, list(range(len(a.leaves))))[0][i])
+            per_arg.append((idx, td))
+
+        def block_tree(k):
+            trees = [_tree.unflatten(td, [blocks.get((k, li)) for li in idx]) for idx, td in per_arg]
+            return trees[0] if single else tuple(trees)
+
+        return _tree.unflatten(st.out_tree, [block_tree(k) for k in range(len(st.outs))])
+
+
+def jacobian(fun, argnums=0):
+    """The Jacobian of ``fun`` with respect to ``args[argnums]``: for an output leaf of
+    shape ``O`` and an input leaf of shape ``I``, an array of shape ``O + I``.
+
+    One staged program: forward mode (a JVP vmapped over the input basis) when the selected
+    inputs have at most as many elements as the float outputs, reverse mode (a VJP vmapped
+    over the output basis) otherwise. The result has the output's pytree structure whose
+    leaves have the selected arguments' structure (a tuple of them for a tuple ``argnums``);
+    bool and integer leaves get None blocks.
+
+    Example:
+        >>> qb.jacobian(lambda x: x ** 2)(qb.array([1.0, 2.0])).tolist()
+        [[2.0, 0.0], [0.0, 4.0]]
+    """
+    return _Jacobian(fun, argnums, None)
+
+
+def hessian(fun, argnums=0):
+    """The Hessian of a scalar function: ``jacobian(grad(fun))`` in forward-over-reverse
+    mode, of shape ``I + I`` for an input leaf of shape ``I`` (nested pytrees for pytree
+    arguments, as in JAX).
+
+    Example:
+        >>> qb.hessian(lambda x: qb.sum(x ** 3))(qb.array([1.0, 2.0])).tolist()
+        [[6.0, 0.0], [0.0, 12.0]]
+    """
+    return _Jacobian(_Grad(fun, argnums, False, False), argnums, "fwd")
+
+
+# ---------------------------------------------------------------------------------------------
+# vmap
+
+
+def _axis_ok(a):
+    return a is None or (isinstance(a, (int, np.integer)) and not isinstance(a, bool))
+
+
+def _prefix_leaves(fname, what, prefix, tree, path, out):
+    """Broadcasts the pytree prefix ``prefix`` (ints/None) over ``tree``: appends one axis per
+    leaf of ``tree`` to ``out``."""
+    if _axis_ok(prefix):
+        out.extend([None if prefix is None else int(prefix)] * len(_tree.flatten(tree)[0]))
+        return
+    tp, tt = type(prefix), type(tree)
+    if tp in (tuple, list) and tt in (tuple, list):
+        if len(prefix) != len(tree):
+            raise BatchingError(
+                f"{fname}: {what} for {path} is a {tp.__name__} of length {len(prefix)}, but {path} is a "
+                f"{tt.__name__} of length {len(tree)}"
+            )
+        for i, (p, t) in enumerate(zip(prefix, tree)):
+            _prefix_leaves(fname, what, p, t, f"{path}[{i}]", out)
+        return
+    if tp is dict and tt is dict:
+        if sorted(prefix) != sorted(tree):
+            raise BatchingError(
+                f"{fname}: {what} for {path} is a dict with keys {sorted(prefix)}, but {path} is a dict with keys "
+                f"{sorted(tree)}"
+            )
+        for k in sorted(tree):
+            _prefix_leaves(fname, what, prefix[k], tree[k], f"{path}[{k!r}]", out)
+        return
+    if tp not in (tuple, list, dict):
+        raise BatchingError(f"{fname}: {what} entries must be ints or None, got {prefix!r} for {path}")
+    kind = "a leaf" if not isinstance(tree, (tuple, list, dict)) else f"a {tt.__name__}"
+    raise BatchingError(f"{fname}: {what} for {path} is a {tp.__name__}, but {path} is {kind}; the structures do not match")
+
+
+class _Vmap(_Transformed):
+    kind = "vmap"
+
+    def __init__(self, fun, in_axes, out_axes):
+        super().__init__(fun, (in_axes, out_axes))
+        self.in_axes, self.out_axes = in_axes, out_axes
+
+    def _apply(self, *args, **kwargs):
+        fname = self.__name__
+        parent = _parent(fname)
+        a = _Args(self.fun, fname, args, kwargs)
+        names = a.names
+        ia = self.in_axes
+        if isinstance(ia, list):
+            ia = tuple(ia)
+        axes = []
+        if _axis_ok(ia):
+            _prefix_leaves(fname, "in_axes", ia, tuple(args), "the arguments", axes)
+        elif isinstance(ia, tuple):
+            if len(ia) != len(args):
+                raise BatchingError(
+                    f"{fname}: in_axes is a tuple of length {len(ia)}, but the function was called with {len(args)} "
+                    f"positional arguments; in_axes must have one entry (int, None or a pytree prefix) per argument"
+                )
+            for i, (p, x) in enumerate(zip(ia, args)):
+                _prefix_leaves(fname, "in_axes", p, x, f"argument {names[i]}", axes)
+        else:
+            raise BatchingError(
+                f"{fname}: in_axes must be an int, None, or a tuple/list with one entry per positional argument, got "
+                f"{type(ia).__name__} {ia!r}"
+            )
+        axes += [0] * (len(a.leaves) - len(axes))  # keyword arguments are mapped along axis 0
+        size, first, shapes = None, None, []
+        norm = []
+        for x, v, ax, path in zip(a.leaves, a.values, axes, a.paths):
+            if ax is None:
+                norm.append(None)
+                shapes.append(None if v is None else v.shape)
+                continue
+            if v is None:
+                raise BatchingError(
+                    f"{fname}: in_axes={ax} maps argument {path}, a Python {type(x).__name__} (rank 0); pass an array, "
+                    "or use None for unmapped arguments"
+                )
+            nd = len(v.shape)
+            if not -nd <= ax < nd:
+                allowed = f"an array of rank {nd} can be mapped along axes {-nd}..{nd - 1}" if nd else "a rank-0 array cannot be mapped (use None)"
+                raise BatchingError(
+                    f"{fname}: in_axes={ax} for argument {path} of shape {_shape_str(v.shape)} is out of range: {allowed}"
+                )
+            ax = ax + nd if ax < 0 else ax
+            n = v.shape[ax]
+            if size is None:
+                size, first = n, (path, v.shape, ax)
+            elif n != size:
+                lines = [
+                    f"  argument {p} of shape {_shape_str(vv.shape)} has size {vv.shape[aa + len(vv.shape) if aa < 0 else aa]} "
+                    f"along axis {aa + len(vv.shape) if aa < 0 else aa}"
+                    for p, vv, aa in zip(a.paths, a.values, axes)
+                    if aa is not None and vv is not None and -len(vv.shape) <= aa < len(vv.shape)
+                ]
+                raise BatchingError(f"{fname}: the mapped axes have different sizes:\n" + "\n".join(lines))
+            norm.append(ax)
+            shapes.append(v.shape[:ax] + v.shape[ax + 1:])
+        if size is None:
+            raise BatchingError(f"{fname}: no argument is mapped (every in_axes entry is None); vmap needs at least one mapped axis")
+        st = _stage(self.fun, parent, a, shapes=shapes, name=_name(self.fun))
+        # out_axes over the output tree
+        oa = self.out_axes
+        if isinstance(oa, list):
+            oa = tuple(oa)
+        out_pos = _tree.unflatten(st.out_tree, list(range(len(st.outs))))
+        oaxes = []
+        _prefix_leaves(fname, "out_axes", oa, out_pos, "the output", oaxes)
+        out_paths = _paths(out_pos, "output", [])
+        onorm = []
+        for (s, _), ax, p in zip(st.outs, oaxes, out_paths):
+            if ax is None:
+                onorm.append(-1)
+                continue
+            r = len(s) + 1
+            if not -r <= ax < r:
+                raise BatchingError(
+                    f"{fname}: out_axes={ax} for {p} of per-example shape {_shape_str(s)} is out of range: the batched "
+                    f"result has rank {r}, so out_axes must be in {-r}..{r - 1}"
+                )
+            onorm.append(ax + r if ax < 0 else ax)
+        in_axes = [ax if ax is not None else -1 for ax, v in zip(norm, a.values) if v is not None]
+        in_axes += [-1] * len(st.caps)
+        decl = parent.builder.declare("vmap", st.name, in_axes, onorm, size)[0]
+        if -1 in onorm:
+            err = parent.builder.check_transform(decl)
+            if err is not None and "cannot be None" in err:
+                m = re.search(r"output (\d+)", err)
+                k = int(m.group(1)) if m else onorm.index(-1)
+                raise BatchingError(
+                    f"{fname}: out_axes=None for {out_paths[k]} (per-example shape {_shape_str(st.outs[k][0])}), but "
+                    f"it depends on a mapped argument, so it differs across the batch of size {size}; give it a batch "
+                    "axis (an int out_axes)"
+                )
+        res = _call(parent, decl, _operands(parent, a, st))
+        return _tree.unflatten(st.out_tree, res)
+
+
+def vmap(fun, in_axes=0, out_axes=0):
+    """Vectorizes ``fun`` over a batch axis: ``vmap(f)(xs)`` equals stacking ``f(x)`` over
+    the examples ``x`` of ``xs``, computed as one batched program (the ``quabla-vmap``
+    expansion of a ``vmap`` transform declaration).
+
+    Args:
+        fun: a function of pytrees of arrays.
+        in_axes: the mapped axis of each argument: an int (all arguments), None (unmapped),
+            or a tuple/list with one entry per positional argument, each an int, None, or a
+            pytree prefix (tuple, list, dict) of ints and None. Negative axes count from the
+            end. Keyword arguments are mapped along axis 0.
+        out_axes: where the batch axis goes in each result (same prefix rules over the
+            output; None returns a result that does not depend on a mapped argument as is).
+
+    Returns:
+        The batched function. Results that do not depend on a mapped argument are broadcast
+        over the batch. Errors (inconsistent sizes, axes out of range, structure mismatches,
+        out_axes=None for a mapped result) raise :class:`BatchingError` naming the argument,
+        its shape and the axis.
+
+    Example:
+        >>> qb.vmap(lambda x, w: qb.sum(x * w), in_axes=(0, None))(qb.ones((3, 2)), qb.array([1.0, 2.0])).tolist()
+        [3.0, 3.0, 3.0]
+    """
+    return _Vmap(fun, in_axes, out_axes)

@@ -1,0 +1,167 @@
+"""Host-side optimizers over pytrees of parameters: hyperparameter objects with pure
+``init``/``update``, for custom training loops around ``jit(value_and_grad(loss))``.
+
+    opt = qb.optim.Adam(learning_rate=0.05)
+    state = opt.init(params)
+    params, state = opt.update(params, grads, state)
+
+Updates run in NumPy on the host in each parameter's dtype (float32 parameters stay
+float32) and return new Tensors; parameters whose gradient is None (bool leaves) are
+returned unchanged. States are plain pytrees (dicts), so they can be saved or inspected.
+"""
+
+import numpy as np
+
+from . import _quabla as _q
+from . import tree as _tree
+from ._ops import _from_numpy
+
+__all__ = ["Adam", "SGD"]
+
+Tensor = _q.Tensor
+
+
+def _np(x, name):
+    if isinstance(x, Tensor):
+        return x.numpy()
+    if isinstance(x, (np.ndarray, np.generic, int, float)):
+        return np.asarray(x, dtype=np.float64) if isinstance(x, (int, float)) else np.asarray(x)
+    raise TypeError(f"optim: {name} leaves must be Tensors, NumPy arrays or Python numbers, got {type(x).__name__}")
+
+
+def _flatten_keep_none(tree, like):
+    """Leaves of ``tree`` aligned with the leaves of ``like``; None where ``tree`` has None
+    (a bool parameter's gradient) and ``like`` has a leaf."""
+    out = []
+
+    def walk(t, l):
+        tl = type(l)
+        if tl in (tuple, list):
+            if type(t) not in (tuple, list) or len(t) != len(l):
+                raise ValueError("optim: grads and params have different structures")
+            for a, b in zip(t, l):
+                walk(a, b)
+        elif tl is dict:
+            if type(t) is not dict or sorted(t) != sorted(l):
+                raise ValueError("optim: grads and params have different structures")
+            for k in sorted(l):
+                walk(t[k], l[k])
+        elif l is None:
+            if t is not None:
+                raise ValueError("optim: grads and params have different structures")
+        else:
+            out.append(t)
+
+    walk(tree, like)
+    return out
+
+
+def _tensor(a):
+    return _from_numpy(np.asarray(a))
+
+
+class SGD:
+    """Stochastic gradient descent, optionally with momentum:
+    ``v = momentum * v + g; p = p - learning_rate * v`` (plain ``p - lr * g`` for
+    momentum 0).
+
+    Example:
+        >>> opt = qb.optim.SGD(learning_rate=0.1)
+        >>> p, s = opt.update(qb.array([1.0]), qb.array([2.0]), opt.init(qb.array([1.0])))
+        >>> p.tolist()
+        [0.8]
+    """
+
+    def __init__(self, learning_rate=1e-2, momentum=0.0):
+        self.learning_rate = float(learning_rate)
+        self.momentum = float(momentum)
+
+    def init(self, params):
+        """The optimizer state for ``params``: ``{"step": 0, "velocity": zeros}``."""
+        leaves, td = _tree.flatten(params)
+        vel = [np.zeros_like(_np(x, "params")) for x in leaves] if self.momentum else [None] * len(leaves)
+        return {"step": 0, "velocity": _tree.unflatten(td, [_tensor(v) if v is not None else None for v in vel])}
+
+    def update(self, params, grads, state):
+        """One step; returns ``(new_params, new_state)``."""
+        leaves, td = _tree.flatten(params)
+        gs = _flatten_keep_none(grads, params)
+        vel = _flatten_keep_none(state["velocity"], params)
+        new_p, new_v = [], []
+        for p, g, v in zip(leaves, gs, vel):
+            if g is None:
+                new_p.append(p)
+                new_v.append(v)
+                continue
+            pa, ga = _np(p, "params"), _np(g, "grads")
+            if self.momentum:
+                va = self.momentum * _np(v, "velocity") + ga
+                new_v.append(_tensor(va.astype(pa.dtype)))
+            else:
+                va = ga
+                new_v.append(None)
+            new_p.append(_tensor((pa - self.learning_rate * va).astype(pa.dtype)))
+        return _tree.unflatten(td, new_p), {"step": state["step"] + 1, "velocity": _tree.unflatten(td, new_v)}
+
+    def __repr__(self):
+        return f"SGD(learning_rate={self.learning_rate}, momentum={self.momentum})"
+
+
+class Adam:
+    """Adam (Kingma and Ba): ``m = b1 m + (1 - b1) g``, ``v = b2 v + (1 - b2) g**2``,
+    ``p = p - learning_rate * m_hat / (sqrt(v_hat) + eps)`` with bias-corrected moments
+    ``m_hat = m / (1 - b1**t)``, ``v_hat = v / (1 - b2**t)`` at step ``t`` (1 for the first
+    update), as optax.adam.
+
+    Example:
+        >>> opt = qb.optim.Adam(learning_rate=0.1)
+        >>> w = qb.array(1.0)
+        >>> state = opt.init(w)
+        >>> w, state = opt.update(w, qb.array(0.5), state)
+        >>> round(w.item(), 6)
+        0.9
+    """
+
+    def __init__(self, learning_rate=1e-3, b1=0.9, b2=0.999, eps=1e-8):
+        self.learning_rate = float(learning_rate)
+        self.b1, self.b2, self.eps = float(b1), float(b2), float(eps)
+
+    def init(self, params):
+        """The optimizer state for ``params``: ``{"step": 0, "m": zeros, "v": zeros}``
+        (moments in each parameter's dtype)."""
+        leaves, td = _tree.flatten(params)
+        zs = [_tensor(np.zeros_like(_np(x, "params"))) for x in leaves]
+        return {"step": 0, "m": _tree.unflatten(td, zs), "v": _tree.unflatten(td, list(zs))}
+
+    def update(self, params, grads, state):
+        """One step; returns ``(new_params, new_state)``."""
+        leaves, td = _tree.flatten(params)
+        gs = _flatten_keep_none(grads, params)
+        ms = _flatten_keep_none(state["m"], params)
+        vs = _flatten_keep_none(state["v"], params)
+        t = state["step"] + 1
+        c1 = 1.0 - self.b1**t
+        c2 = 1.0 - self.b2**t
+        lr = self.learning_rate
+        new_p, new_m, new_v = [], [], []
+        for p, g, m, v in zip(leaves, gs, ms, vs):
+            if g is None:
+                new_p.append(p)
+                new_m.append(m)
+                new_v.append(v)
+                continue
+            pa, ga = _np(p, "params"), _np(g, "grads")
+            if ga.shape != pa.shape:
+                raise ValueError(f"optim: a gradient of shape {ga.shape} for a parameter of shape {pa.shape}")
+            dt = pa.dtype if pa.dtype.kind == "f" else np.float64
+            ga = ga.astype(dt, copy=False)
+            ma = self.b1 * _np(m, "m").astype(dt, copy=False) + (1.0 - self.b1) * ga
+            va = self.b2 * _np(v, "v").astype(dt, copy=False) + (1.0 - self.b2) * (ga * ga)
+            step = lr * (ma / c1) / (np.sqrt(va / c2) + self.eps)
+            new_p.append(_tensor((pa - step).astype(dt, copy=False)))
+            new_m.append(_tensor(np.asarray(ma, dtype=dt)))
+            new_v.append(_tensor(np.asarray(va, dtype=dt)))
+        return _tree.unflatten(td, new_p), {"step": t, "m": _tree.unflatten(td, new_m), "v": _tree.unflatten(td, new_v)}
+
+    def __repr__(self):
+        return f"Adam(learning_rate={self.learning_rate}, b1={self.b1}, b2={self.b2}, eps={self.eps})"
