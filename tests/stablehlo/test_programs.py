@@ -133,7 +133,7 @@ def test_errors():
     assert "convert-quabla-to-stablehlo" in r.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="Quabla CPU JIT miscompile (not the export): two reductions with the same init "
+@pytest.mark.xfail(os.environ.get("QUABLA_REF") != "interpret", strict=True, reason="Quabla CPU JIT miscompile (not the export): two reductions with the same init "
                    "and result type, returned separately, both return the first one's value (cse + eliminate-empty-tensors "
                    "in lowering/src/cpu.rs's pipeline); remove this marker when quabla-opt --run is fixed")
 def test_jit_same_typed_reductions():
