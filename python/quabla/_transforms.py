@@ -56,6 +56,8 @@ def _shape_str(s):
 def _arg_names(fun, n):
     """Names of the first ``n`` positional parameters of ``fun`` (``args[i]`` where unknown)."""
     names = [f"args[{i}]" for i in range(n)]
+    while isinstance(fun, _Transformed):
+        fun = fun.fun
     try:
         params = list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
@@ -358,6 +360,9 @@ class _Transformed:
             diff = self._diff(len(args))
             if diff:
                 args = _float_args(args, diff)
+            for x in _tree.flatten((args, kwargs))[0]:
+                if not isinstance(x, (Tensor, bool, int, float, np.ndarray, np.generic)):
+                    _Args(self.fun, self.__name__, args, kwargs)  # raises, naming the argument
             return self._jitted()(*args, **kwargs)
         return self._apply(*args, **kwargs)
 
@@ -474,7 +479,9 @@ def grad(fun, argnums=0, has_aux=False):
     Example:
         >>> df = qb.grad(lambda x: qb.sin(x) * x)
         >>> round(df(1.3).item(), 6)
-        1.299845
+        1.311307
+        >>> round(qb.grad(df)(1.3).item(), 6)
+        -0.717628
     """
     return _Grad(fun, argnums, has_aux, False)
 

@@ -187,9 +187,11 @@ def _slow(self, args, kwargs):
         and len(tensors) == len(args)
         and all(isinstance(a, Tensor) for a in args)
     ):
-        single = entry.out_tree.num_leaves == 1 and entry.out_tree._t == "*"
-        rebuild = None if single else functools.partial(_tree.unflatten, entry.out_tree)
-        self._register([(list(t.shape), t.dtype.code) for t in tensors], entry.compiled, rebuild)
+        ot = entry.out_tree._t
+        single = ot == "*"
+        flat_tuple = not single and ot[0] == "tuple" and all(c == "*" for c in ot[1])
+        rebuild = None if single or flat_tuple else functools.partial(_tree.unflatten, entry.out_tree)
+        self._register([(list(t.shape), t.dtype.code) for t in tensors], entry.compiled, rebuild, flat_tuple)
     return _tree.unflatten(entry.out_tree, outs)
 
 

@@ -182,11 +182,20 @@ impl Compiled {
     }
 }
 
+/// How the outputs of a compiled signature become the function's result.
+enum Rebuild {
+    /// Exactly one array leaf.
+    Single,
+    /// A flat tuple of array leaves (built in Rust: `value_and_grad` and the like).
+    Tuple,
+    /// Anything else: `unflatten(leaves)`.
+    Call(Py<PyAny>),
+}
+
 /// One compiled signature of a jitted function.
 struct FastEntry {
     exe: Arc<Exec>,
-    /// None when the function returns exactly one array leaf; else `unflatten(leaves)`.
-    rebuild: Option<Py<PyAny>>,
+    rebuild: Rebuild,
 }
 
 /// The object `qb.jit` returns (subclassed in Python by `quabla.jit.Jitted`). Calls with
@@ -228,13 +237,24 @@ impl JitFunction {
                 let key: Vec<TensorType> = bufs.iter().map(|b| b.ty().clone()).collect();
                 let found = {
                     let map = this.fast.read().unwrap_or_else(|e| e.into_inner());
-                    map.get(&key).map(|e| (e.exe.clone(), e.rebuild.as_ref().map(|r| r.clone_ref(py))))
+                    map.get(&key).map(|e| {
+                        let r = match &e.rebuild {
+                            Rebuild::Single => Rebuild::Single,
+                            Rebuild::Tuple => Rebuild::Tuple,
+                            Rebuild::Call(r) => Rebuild::Call(r.clone_ref(py)),
+                        };
+                        (e.exe.clone(), r)
+                    })
                 };
                 if let Some((exe, rebuild)) = found {
                     let mut outs = exe.run_py(py, &bufs)?;
                     return match rebuild {
-                        None => Ok(wrap(py, outs.pop().ok_or_else(|| PyRuntimeError::new_err("program has no output"))?)?.into_any()),
-                        Some(r) => {
+                        Rebuild::Single => Ok(wrap(py, outs.pop().ok_or_else(|| PyRuntimeError::new_err("program has no output"))?)?.into_any()),
+                        Rebuild::Tuple => {
+                            let items = outs.into_iter().map(|b| wrap(py, b)).collect::<PyResult<Vec<_>>>()?;
+                            Ok(PyTuple::new(py, items)?.into_any().unbind())
+                        }
+                        Rebuild::Call(r) => {
                             let items = outs.into_iter().map(|b| wrap(py, b)).collect::<PyResult<Vec<_>>>()?;
                             r.call1(py, (PyList::new(py, items)?,))
                         }
@@ -245,16 +265,21 @@ impl JitFunction {
         this.slow.call1(py, (slf, args, kwargs))
     }
 
-    /// Registers a compiled signature for positional Tensor arguments of types `key`.
-    #[pyo3(signature = (key, compiled, rebuild=None))]
-    fn _register(&self, key: Vec<(Vec<i64>, usize)>, compiled: &Compiled, rebuild: Option<Py<PyAny>>) -> PyResult<()> {
+    /// Registers a compiled signature for positional Tensor arguments of types `key`. The
+    /// result is the single output (`rebuild` None), a tuple of the outputs (`as_tuple`), or
+    /// `rebuild(outputs)`.
+    #[pyo3(signature = (key, compiled, rebuild=None, as_tuple=false))]
+    fn _register(&self, key: Vec<(Vec<i64>, usize)>, compiled: &Compiled, rebuild: Option<Py<PyAny>>, as_tuple: bool) -> PyResult<()> {
         let key: Vec<TensorType> = key.into_iter().map(|(s, c)| Ok(TensorType::new(crate::tensor::dtype_of(c)?, s))).collect::<PyResult<_>>()?;
         if key != compiled.inputs {
             return Err(PyValueError::new_err("fast-path key differs from the program's input types"));
         }
-        if rebuild.is_none() && compiled.outputs.len() != 1 {
-            return Err(PyValueError::new_err("a program without a rebuild function must have exactly one output"));
-        }
+        let rebuild = match (rebuild, as_tuple) {
+            (_, true) => Rebuild::Tuple,
+            (Some(r), false) => Rebuild::Call(r),
+            (None, false) if compiled.outputs.len() == 1 => Rebuild::Single,
+            (None, false) => return Err(PyValueError::new_err("a program without a rebuild function must have exactly one output")),
+        };
         self.fast.write().unwrap_or_else(|e| e.into_inner()).insert(key, FastEntry { exe: compiled.exe.clone(), rebuild });
         Ok(())
     }
@@ -267,7 +292,9 @@ impl JitFunction {
     fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
         visit.call(&self.slow)?;
         for e in self.fast.read().unwrap_or_else(|e| e.into_inner()).values() {
-            visit.call(&e.rebuild)?;
+            if let Rebuild::Call(r) = &e.rebuild {
+                visit.call(r)?;
+            }
         }
         Ok(())
     }
