@@ -195,14 +195,15 @@ def _check_diff_args(fname, a, argnums):
 
 
 class _Staged:
-    """A function traced into the module: its name, parameter avals (argument leaves then
-    captures), the captured tracers of the parent trace, the output tree and avals."""
+    """A function traced into the module: its name, the parameter index of each argument leaf
+    traced as a parameter, parameter avals (those leaves, then captures), the captured tracers
+    of the parent trace, the output tree and avals."""
 
-    __slots__ = ("name", "n_args", "params", "caps", "out_tree", "outs")
+    __slots__ = ("name", "leaf_param", "params", "caps", "out_tree", "outs")
 
-    def __init__(self, name, n_args, params, caps, out_tree, outs):
+    def __init__(self, name, leaf_param, params, caps, out_tree, outs):
         self.name = name
-        self.n_args = n_args
+        self.leaf_param = leaf_param
         self.params = params
         self.caps = caps
         self.out_tree = out_tree
@@ -217,21 +218,32 @@ def _out_leaf(x, fname):
     raise TypeError(f"{fname}: outputs must be pytrees of arrays or Python numbers, got a {type(x).__name__}")
 
 
-def _stage(fun, parent, a, shapes=None, name=None):
+def _stage(fun, parent, a, shapes=None, name=None, inside=None):
     """Traces ``fun`` into a new private function of ``parent``'s module. ``a`` are the call's
     arguments; ``shapes[i]`` (optional) overrides the traced shape of array leaf i (vmap
-    traces one example)."""
+    traces one example). The array leaves ``i`` with ``inside(i)`` (default: all) become
+    parameters; the others stay values of the parent trace, so that work depending on them
+    alone is done there and they enter the function as captures where they meet its
+    parameters (the transform then treats them as constants, as JAX treats closed-over
+    values)."""
     fname = name or _name(fun)
-    specs = []
+    specs, leaf_param = [], {}
     for i, v in enumerate(a.values):
-        if v is not None:
+        if v is not None and (inside is None or inside(i)):
             s = shapes[i] if shapes is not None else v.shape
+            leaf_param[i] = len(specs)
             specs.append((list(s), v.dtype.code))
     b = parent.builder.child(specs, fname)
     t = Trace(b, parent)
     avals = b.params()
-    it = iter(avals)
-    leaves = [t.tracer(next(it)) if v is not None else x for x, v in zip(a.leaves, a.values)]
+    leaves = []
+    for i, (x, v) in enumerate(zip(a.leaves, a.values)):
+        if i in leaf_param:
+            leaves.append(t.tracer(avals[leaf_param[i]]))
+        elif v is None:
+            leaves.append(x)
+        else:
+            leaves.append(v if type(v) is Tracer else parent.const(v))
     args, kwargs = a.rebuild(leaves)
     t.enter()
     try:
@@ -248,14 +260,24 @@ def _stage(fun, parent, a, shapes=None, name=None):
     params = [(tuple(p[1]), _dt.BY_CODE[p[2]]) for p in avals]
     params += [(c.shape, c.dtype) for c in t.cap_sources]
     outs = [(tuple(o[1]), _dt.BY_CODE[o[2]]) for o in outs]
-    return _Staged(name, len(avals), params, list(t.cap_sources), out_tree, outs)
+    return _Staged(name, leaf_param, params, list(t.cap_sources), out_tree, outs)
 
 
 def _operands(parent, a, st):
     """Value ids in ``parent`` of the staged function's parameters at this call site."""
-    ids = [parent.id_of(v) for v in a.values if v is not None]
+    ids = [parent.id_of(a.values[i]) for i in st.leaf_param]
     ids += [parent.id_of(c) for c in st.caps]
     return ids
+
+
+def _float_index(st):
+    """Parameter index -> index among the float parameters (the order of tangents and
+    cotangents in JVP/VJP signatures)."""
+    out = {}
+    for j, (_, d) in enumerate(st.params):
+        if d.is_float:
+            out[j] = len(out)
+    return out
 
 
 def _call(parent, callee, ids):
@@ -381,16 +403,8 @@ class _Transformed:
 
 def _grads_tree(a, st, cts, argnums, single):
     """Maps the VJP's parameter cotangents back onto the selected arguments' pytrees."""
-    ct_of = {}
-    k = 0
-    j = 0
-    for leaf_i, v in enumerate(a.values):
-        if v is None:
-            continue
-        if st.params[j][1].is_float:
-            ct_of[leaf_i] = cts[k]
-            k += 1
-        j += 1
+    fi = _float_index(st)
+    ct_of = {li: cts[fi[j]] for li, j in st.leaf_param.items() if j in fi}
     out = []
     for i in argnums:
         idx = [li for li, o in enumerate(a.owner) if o == i]
@@ -432,7 +446,7 @@ class _Grad(_Transformed):
         single, argnums = _norm_argnums(fname, self.argnums, len(args))
         a = _Args(self.fun, fname, args, kwargs, argnums)
         _check_diff_args(fname, a, argnums)
-        st = _stage(self.fun, parent, a)
+        st = _stage(self.fun, parent, a, inside=lambda i: a.owner[i] in argnums)
         main, aux_idx, aux_tree = _split_aux(fname, st, self.has_aux)
         shape, dtype = st.outs[main]
         if shape != () or not dtype.is_float:
@@ -538,13 +552,9 @@ class _JvpApply(_Transformed):
         st = _stage(self.fun, parent, a)
         ops = _operands(parent, a, st)
         tans = []
-        j = 0
-        for v, tl, p in zip(a.values, t_leaves, a.paths):
-            if v is None:
-                continue
+        for li, j in st.leaf_param.items():
             if st.params[j][1].is_float:
-                tans.append(parent.id_of(_tangent(fname, "tangent", tl, v, p)))
-            j += 1
+                tans.append(parent.id_of(_tangent(fname, "tangent", t_leaves[li], a.values[li], a.paths[li])))
         for c in st.caps:
             if c.dtype.is_float:
                 tans.append(parent.id_of(_fill(parent, c.shape, c.dtype, 0.0)))
@@ -739,13 +749,9 @@ class _Jacobian(_Transformed):
         single, argnums = _norm_argnums(fname, self.argnums, len(args))
         a = _Args(self.fun, fname, args, kwargs, argnums)
         _check_diff_args(fname, a, argnums)
-        st = _stage(self.fun, parent, a)
-        # Parameter index of each array leaf; the selected float leaves (in argnums order).
-        pidx, j = {}, 0
-        for li, v in enumerate(a.values):
-            if v is not None:
-                pidx[li] = j
-                j += 1
+        st = _stage(self.fun, parent, a, inside=lambda i: a.owner[i] in argnums)
+        # Parameter index of each selected array leaf; the float ones (in argnums order).
+        pidx = st.leaf_param
         sel = []
         for i in argnums:
             for li, o in enumerate(a.owner):
@@ -983,7 +989,7 @@ class _Vmap(_Transformed):
                     f"result has rank {r}, so out_axes must be in {-r}..{r - 1}"
                 )
             onorm.append(ax + r if ax < 0 else ax)
-        in_axes = [ax if ax is not None else -1 for ax, v in zip(norm, a.values) if v is not None]
+        in_axes = [norm[li] if norm[li] is not None else -1 for li in st.leaf_param]
         in_axes += [-1] * len(st.caps)
         decl = parent.builder.declare("vmap", st.name, in_axes, onorm, size)[0]
         if -1 in onorm:
