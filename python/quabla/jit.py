@@ -24,7 +24,7 @@ from . import tree as _tree
 from ._ops import _to_array
 from ._trace import Trace, Tracer, is_array
 from ._trace import current as _current
-from .errors import RetraceLimitError, TracerError, UnsupportedOperationError
+from .errors import RetraceLimitError, UnsupportedOperationError
 
 __all__ = ["jit", "ShapeDtype", "Lowered", "Compiled"]
 
