@@ -65,7 +65,7 @@ fn matmul(exe: &CpuExecutor, d: DType, n: i64) {
 fn elementwise(exe: &CpuExecutor) {
     let n = 1_000_000i64;
     let t = TensorType::new(DType::F32, [n]);
-    let mut f = Func::new("main", &[t.clone()]);
+    let mut f = Func::new("main", std::slice::from_ref(&t));
     let x = f.params[0];
     let c = |f: &mut Func, v: f64| f.push1(OpKind::Constant { value: Literal::splat(t.clone(), v) }, &[], None).unwrap();
     let two = c(&mut f, 2.0);
@@ -128,5 +128,12 @@ fn main() {
     if want("matmul") {
         matmul(&exe, DType::F32, 1024);
         matmul(&exe, DType::F64, 1024);
+    }
+    for w in &which {
+        if let Some(n) = w.strip_prefix("mm=") {
+            let n: i64 = n.parse().expect("mm=<size>");
+            matmul(&exe, DType::F32, n);
+            matmul(&exe, DType::F64, n);
+        }
     }
 }

@@ -1,10 +1,13 @@
 //! The upstream pipeline that takes `convert-quabla-to-linalg` output (either ABI) to the
 //! LLVM dialect: elementwise fusion first (LLVM compile time grows with the number of loops),
-//! canonicalization, empty-tensor elimination (so DPS results are computed in the output
-//! buffers), one-shot bufferization across function boundaries with identity layouts,
-//! ownership-based deallocation, loops, and the LLVM conversions.
+//! empty-tensor elimination (so DPS results are computed in the output buffers; before CSE),
+//! canonicalization, one-shot bufferization across function boundaries with identity
+//! layouts, ownership-based deallocation, loops, and the LLVM conversions. [`lower_for_cpu`]
+//! is what the CPU executor uses: with `vectorize` it lowers transcendental functions to the
+//! polynomial kernels of crate::approx and tags large float matmuls for crate::tiling, whose
+//! embedded transform sequences the pipeline then runs (`CpuOptions::transform`).
 //!
-//! Math: `convert-math-to-llvm` (with `approximate-log1p=false`) turns math ops into LLVM
+//! Math (what remains as math ops): `convert-math-to-llvm` (with `approximate-log1p=false`) turns math ops into LLVM
 //! intrinsics, which LLVM emits as instructions (sqrt, floor, fabs, ...) or libm calls (exp,
 //! tan, atan2, pow, ...); `convert-math-to-libm` afterwards turns what is left (erf, log1p)
 //! into libm calls. The linalg lowering never emits `math.expm1`, which `convert-math-to-llvm`
@@ -19,43 +22,82 @@
 //! Row sums of a 1024x1024 f32 matrix: 0.106 s per 200 calls with an ordered `addf`, 0.031 s
 //! with `fastmath<reassoc>`; row maxima (NaN-propagating `maximumf`) vectorize as they are.
 
+use quabla_dialect::Module;
+
+use crate::linalg::{lower_module_tiles, Codegen};
+use crate::{Abi, LowerError};
+
 /// Options of the CPU pipeline.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CpuOptions {
-    /// Vectorize elementwise and reduction loops. Accepted and currently without effect on the
-    /// pipeline: LLVM's loop vectorizer does this work at -O2/-O3 (see the module docs).
+    /// Vectorize: [`lower_for_cpu`] emits polynomial kernels for transcendental functions
+    /// (crate::approx), so that LLVM's loop vectorizer vectorizes elementwise loops that use
+    /// them, and tags large float matmuls for the tiled path (crate::tiling).
     pub vectorize: bool,
+    /// The module embeds the transform sequences of crate::tiling: run them
+    /// (`transform-interpreter`), drop them (`symbol-dce`) and lower the vector ops.
+    pub transform: bool,
 }
 
 impl Default for CpuOptions {
     fn default() -> Self {
-        CpuOptions { vectorize: true }
+        CpuOptions { vectorize: true, transform: false }
     }
 }
 
+/// A module lowered for the CPU: linalg text and the pipeline that takes it to LLVM.
+#[derive(Clone, Debug)]
+pub struct CpuModule {
+    pub text: String,
+    pub pipeline: String,
+    /// How many matmuls take the tiled path.
+    pub tiled_matmuls: usize,
+}
+
+/// Lowers `m` with the destination-passing ABI for the CPU executor, with the code
+/// generation `opts` selects, and returns it with its pipeline.
+pub fn lower_for_cpu(m: &Module, opts: &CpuOptions) -> Result<CpuModule, LowerError> {
+    let cg = Codegen { approx_math: opts.vectorize, tile_matmuls: opts.vectorize };
+    let (text, tiles) = lower_module_tiles(m, Abi::Dps, cg)?;
+    let pipeline = cpu_pipeline(&CpuOptions { vectorize: opts.vectorize, transform: !tiles.is_empty() });
+    Ok(CpuModule { text, pipeline, tiled_matmuls: tiles.len() })
+}
+
 /// The pass pipeline, as a `builtin.module(...)` string for MLIR's pass-pipeline parser.
-pub fn cpu_pipeline(_opts: &CpuOptions) -> String {
-    let passes = [
-        "func.func(linalg-fuse-elementwise-ops)",
-        "canonicalize",
-        "cse",
-        "eliminate-empty-tensors",
-        "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
-        "buffer-deallocation-pipeline",
-        "convert-bufferization-to-memref",
-        "convert-linalg-to-loops",
-        "expand-strided-metadata",
-        "lower-affine",
-        "convert-scf-to-cf",
-        "finalize-memref-to-llvm",
-        "convert-math-to-llvm{approximate-log1p=false}",
-        "convert-math-to-libm",
-        "convert-arith-to-llvm",
-        "convert-index-to-llvm",
-        "convert-ub-to-llvm",
-        "convert-func-to-llvm",
-        "convert-cf-to-llvm",
-        "reconcile-unrealized-casts",
-    ];
+pub fn cpu_pipeline(opts: &CpuOptions) -> String {
+    let t = opts.transform;
+    let passes: Vec<&str> = [
+        (true, "func.func(linalg-fuse-elementwise-ops)"),
+        // Before CSE: otherwise identical inits (fill of an empty) of two results merge and
+        // one-shot bufferization with eliminated empties copies a result buffer after it was
+        // overwritten (tests/rust/differential.rs, several_outputs_of_one_type).
+        (true, "eliminate-empty-tensors"),
+        (true, "canonicalize"),
+        (true, "cse"),
+        (t, "transform-interpreter{entry-point=__quabla_tile}"),
+        (true, "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}"),
+        (true, "buffer-deallocation-pipeline"),
+        (true, "convert-bufferization-to-memref"),
+        (t, "transform-interpreter{entry-point=__quabla_lower_vectors}"),
+        (t, "symbol-dce"),
+        (true, "convert-linalg-to-loops"),
+        (t, "convert-vector-to-scf"),
+        (true, "expand-strided-metadata"),
+        (true, "lower-affine"),
+        (true, "convert-scf-to-cf"),
+        (true, "finalize-memref-to-llvm"),
+        (t, "convert-vector-to-llvm{reassociate-fp-reductions}"),
+        (true, "convert-math-to-llvm{approximate-log1p=false}"),
+        (true, "convert-math-to-libm"),
+        (true, "convert-arith-to-llvm"),
+        (true, "convert-index-to-llvm"),
+        (true, "convert-ub-to-llvm"),
+        (true, "convert-func-to-llvm"),
+        (true, "convert-cf-to-llvm"),
+        (true, "reconcile-unrealized-casts"),
+    ]
+    .into_iter()
+    .filter_map(|(on, p)| on.then_some(p))
+    .collect();
     format!("builtin.module({})", passes.join(","))
 }

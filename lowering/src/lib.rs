@@ -2,12 +2,14 @@
 //! [`lower_module`]) and the upstream CPU pipeline from there to the LLVM dialect
 //! ([`cpu_pipeline`]); and the StableHLO export (`convert-quabla-to-stablehlo`,
 //! [`export_module`]).
+pub mod approx;
 pub mod cpu;
 pub mod linalg;
 pub mod stablehlo;
+pub mod tiling;
 
-pub use cpu::{cpu_pipeline, CpuOptions};
-pub use linalg::lower_module;
+pub use cpu::{cpu_pipeline, lower_for_cpu, CpuModule, CpuOptions};
+pub use linalg::{lower_module, lower_module_with, Codegen};
 pub use stablehlo::export_module;
 use thiserror::Error;
 

@@ -62,6 +62,17 @@ fn sign(x: f64) -> f64 {
     }
 }
 
+/// 1/(1 + e^-x) without overflow or cancellation (e^x/(1 + e^x) for x < 0), so that tiny
+/// results such as logistic(-100) in f32 (subnormal) are exact references.
+fn logistic(x: f64) -> f64 {
+    if x < 0.0 {
+        let e = x.exp();
+        e / (1.0 + e)
+    } else {
+        1.0 / (1.0 + (-x).exp())
+    }
+}
+
 /// The reference of a float unary op, evaluated in the precision of `d`.
 fn unary_ref(u: UnaryOp, d: DType, x: f64) -> f64 {
     if d == DType::F32 {
@@ -78,7 +89,7 @@ fn unary_ref(u: UnaryOp, d: DType, x: f64) -> f64 {
             UnaryOp::Cos => x.cos(),
             UnaryOp::Tan => x.tan(),
             UnaryOp::Tanh => x.tanh(),
-            UnaryOp::Logistic => 1.0 / (1.0 + (-x).exp()),
+            UnaryOp::Logistic => logistic(x as f64) as f32,
             UnaryOp::Sqrt => x.sqrt(),
             UnaryOp::Rsqrt => 1.0 / x.sqrt(),
             UnaryOp::Floor => x.floor(),
@@ -100,7 +111,7 @@ fn unary_ref(u: UnaryOp, d: DType, x: f64) -> f64 {
         UnaryOp::Cos => x.cos(),
         UnaryOp::Tan => x.tan(),
         UnaryOp::Tanh => x.tanh(),
-        UnaryOp::Logistic => 1.0 / (1.0 + (-x).exp()),
+        UnaryOp::Logistic => logistic(x),
         UnaryOp::Sqrt => x.sqrt(),
         UnaryOp::Rsqrt => 1.0 / x.sqrt(),
         UnaryOp::Floor => x.floor(),

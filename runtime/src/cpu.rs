@@ -16,7 +16,7 @@ use melior::utility::parse_pass_pipeline;
 use melior::Context;
 use quabla_dialect::mlir::new_context;
 use quabla_dialect::{Module, TensorType};
-use quabla_lowering::{cpu_pipeline, lower_module, Abi, CpuOptions};
+use quabla_lowering::{lower_for_cpu, CpuOptions};
 
 use crate::buffer::Buffer;
 use crate::executor::{check_inputs, CompileOptions, Executable, Executor, RuntimeError};
@@ -73,17 +73,19 @@ fn log_compiles() -> bool {
 
 fn lower_in<'c>(ctx: &'c Context, m: &Module, opts: &CompileOptions) -> Result<MlirModule<'c>, RuntimeError> {
     let t0 = std::time::Instant::now();
-    let text = lower_module(m, Abi::Dps).map_err(|e| RuntimeError::Lower(e.to_string()))?;
+    let cm = lower_for_cpu(m, &CpuOptions { vectorize: opts.vectorize, transform: false }).map_err(|e| RuntimeError::Lower(e.to_string()))?;
+    let text = &cm.text;
     if let Some(dir) = std::env::var_os("QUABLA_DUMP_IR") {
         let _ = std::fs::create_dir_all(&dir);
         let _ = std::fs::write(std::path::Path::new(&dir).join("quabla.mlir"), m.to_mlir());
-        let _ = std::fs::write(std::path::Path::new(&dir).join("linalg.mlir"), &text);
+        let _ = std::fs::write(std::path::Path::new(&dir).join("linalg.mlir"), text);
+        let _ = std::fs::write(std::path::Path::new(&dir).join("pipeline.txt"), &cm.pipeline);
     }
     let t1 = std::time::Instant::now();
     let r = with_diagnostics(ctx, || {
-        let mut module = MlirModule::parse(ctx, &text)?;
+        let mut module = MlirModule::parse(ctx, text)?;
         let pm = PassManager::new(ctx);
-        parse_pass_pipeline(pm.as_operation_pass_manager(), &cpu_pipeline(&CpuOptions { vectorize: opts.vectorize })).ok()?;
+        parse_pass_pipeline(pm.as_operation_pass_manager(), &cm.pipeline).ok()?;
         pm.run(&mut module).ok()?;
         Some(module)
     })
@@ -107,7 +109,7 @@ impl Executor for CpuExecutor {
         let module = lower_in(ctx, m, opts)?;
         let t_jit = std::time::Instant::now();
         let engine = with_diagnostics(ctx, || {
-            let libs: Vec<mlir_sys::MlirStringRef> = runner_utils().iter().map(|p| melior::StringRef::new(p).to_raw()).collect();
+            let libs: Vec<mlir_sys::MlirStringRef> = runner_utils().iter().map(|p| melior::StringRef::new(&p[..p.len() - 1]).to_raw()).collect();
             let raw = unsafe { mlir_sys::mlirExecutionEngineCreate(module.to_raw(), opts.opt_level.min(3) as i32, libs.len() as i32, libs.as_ptr(), false, false) };
             (!raw.ptr.is_null()).then_some(raw)
         })
@@ -135,7 +137,8 @@ fn runner_utils() -> &'static [String] {
         let prefix = std::env::var("QUABLA_LLVM_PREFIX").unwrap_or_else(|_| option_env!("MLIR_SYS_220_PREFIX").unwrap_or("/usr/lib/llvm-22").to_string());
         let p = format!("{prefix}/lib/libmlir_c_runner_utils.so");
         if std::path::Path::new(&p).exists() {
-            vec![p]
+            // The C API reads each path's `data` as a C string: keep a NUL after it.
+            vec![p + "\0"]
         } else {
             vec![]
         }

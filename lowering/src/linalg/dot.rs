@@ -3,10 +3,13 @@
 //! collapsed); the product is a `linalg.batch_matmul`, or a `linalg.matmul` on [M, K] x [K, N]
 //! when there is no batch dim (the form the tiled CPU matmul path matches), into a zero-filled
 //! init; the result is reshaped back to [batch..., lhs free..., rhs free...]. Integer products
-//! wrap (`arith.muli`/`arith.addi`).
+//! wrap (`arith.muli`/`arith.addi`). With `Codegen::tile_matmuls`, float products whose
+//! shapes suit the tiled path carry a `quabla.tile` tag for the transform script
+//! (crate::tiling).
 use quabla_dialect::{DotDims, Func, Op, TensorType};
 
 use super::{layout::reshape, layout::transpose, zero_lit, Emitter};
+use crate::tiling::{self, MatmulTile};
 use crate::LowerError;
 
 fn prod(t: &TensorType, dims: &[i64]) -> i64 {
@@ -40,6 +43,14 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let z = e.scalar(d, zero_lit(d));
     let init = e.filled(&o3t, &z);
     let name = if batched { "linalg.batch_matmul" } else { "linalg.matmul" };
-    let p = e.op(format!("{name} ins({l3}, {r3} : {l3t}, {r3t}) outs({init} : {o3t}) -> {o3t}"));
+    let tag = match tiling::choose(d, m, n, k) {
+        Some((block, reg)) if e.cg.tile_matmuls => {
+            let tag = e.tiles.len();
+            e.tiles.push(MatmulTile { tag, batched, block, reg });
+            format!(" {{quabla.tile = {tag} : i64}}")
+        }
+        _ => String::new(),
+    };
+    let p = e.op(format!("{name}{tag} ins({l3}, {r3} : {l3t}, {r3t}) outs({init} : {o3t}) -> {o3t}"));
     Ok(reshape(e, &p, &o3t, out))
 }

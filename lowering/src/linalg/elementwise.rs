@@ -8,10 +8,123 @@
 //! converts truncate and saturate (NaN -> 0, as Rust `as`); x -> i1 is x != 0; expm1 and
 //! log1p stay accurate near 0 (expm1 is written through tanh, which the LLVM lowering keeps
 //! as a libm call, because `convert-math-to-llvm` expands `math.expm1` to exp(x) - 1).
+//!
+//! With `Codegen::approx_math`, transcendental functions that have a kernel in crate::approx
+//! are written as its scalar arith/math.fma code instead of `math.*` ops ([`Text`] is the
+//! approx::Builder that prints it).
 use quabla_dialect::{BinaryOp, CmpDir, DType, Func, Op, UnaryOp};
 
 use super::{elementwise, float_lit, int_max, int_min, one_lit, operands, zero_lit, Emitter};
+use crate::approx::{self, Builder, Cast, FBin, FCmp, FUn, IBin, ICmp};
 use crate::LowerError;
+
+/// The approx::Builder that writes a kernel as MLIR ops through an [`Emitter`]; values are
+/// (SSA name, type).
+pub struct Text<'e> {
+    pub e: &'e mut Emitter,
+    /// The SSA name of the last lookup table (one per kernel).
+    table: Option<(usize, String)>,
+}
+
+impl<'e> Text<'e> {
+    pub fn new(e: &'e mut Emitter) -> Self {
+        Text { e, table: None }
+    }
+}
+
+impl Builder for Text<'_> {
+    type V = (String, DType);
+    fn fconst(&mut self, d: DType, v: f64) -> Self::V {
+        (self.e.scalar(d, &float_lit(d, v)), d)
+    }
+    fn iconst(&mut self, d: DType, v: i64) -> Self::V {
+        (self.e.scalar(d, &v.to_string()), d)
+    }
+    fn fbin(&mut self, op: FBin, a: &Self::V, b: &Self::V) -> Self::V {
+        let name = match op {
+            FBin::Add => "arith.addf",
+            FBin::Sub => "arith.subf",
+            FBin::Mul => "arith.mulf",
+            FBin::Div => "arith.divf",
+            FBin::MaxNum => "arith.maxnumf",
+            FBin::MinNum => "arith.minnumf",
+        };
+        (self.e.op(format!("{name} {}, {} : {}", a.0, b.0, a.1)), a.1)
+    }
+    fn fun(&mut self, op: FUn, a: &Self::V) -> Self::V {
+        let name = match op {
+            FUn::Neg => "arith.negf",
+            FUn::Abs => "math.absf",
+            FUn::RoundEven => "math.roundeven",
+        };
+        (self.e.op(format!("{name} {} : {}", a.0, a.1)), a.1)
+    }
+    fn fma(&mut self, a: &Self::V, b: &Self::V, c: &Self::V) -> Self::V {
+        (self.e.op(format!("math.fma {}, {}, {} : {}", a.0, b.0, c.0, a.1)), a.1)
+    }
+    fn copysign(&mut self, a: &Self::V, b: &Self::V) -> Self::V {
+        (self.e.op(format!("math.copysign {}, {} : {}", a.0, b.0, a.1)), a.1)
+    }
+    fn fcmp(&mut self, p: FCmp, a: &Self::V, b: &Self::V) -> Self::V {
+        let p = match p {
+            FCmp::Olt => "olt",
+            FCmp::Oge => "oge",
+            FCmp::Ogt => "ogt",
+            FCmp::Oeq => "oeq",
+            FCmp::Ult => "ult",
+            FCmp::Uno => "uno",
+        };
+        (self.e.op(format!("arith.cmpf {p}, {}, {} : {}", a.0, b.0, a.1)), DType::I1)
+    }
+    fn ibin(&mut self, op: IBin, a: &Self::V, b: &Self::V) -> Self::V {
+        let name = match op {
+            IBin::Add => "arith.addi",
+            IBin::Sub => "arith.subi",
+            IBin::And => "arith.andi",
+            IBin::Or => "arith.ori",
+            IBin::Shl => "arith.shli",
+            IBin::ShrS => "arith.shrsi",
+            IBin::MaxS => "arith.maxsi",
+            IBin::MinS => "arith.minsi",
+        };
+        (self.e.op(format!("{name} {}, {} : {}", a.0, b.0, a.1)), a.1)
+    }
+    fn icmp(&mut self, p: ICmp, a: &Self::V, b: &Self::V) -> Self::V {
+        let p = match p {
+            ICmp::Eq => "eq",
+            ICmp::Ne => "ne",
+        };
+        (self.e.op(format!("arith.cmpi {p}, {}, {} : {}", a.0, b.0, a.1)), DType::I1)
+    }
+    fn select(&mut self, c: &Self::V, a: &Self::V, b: &Self::V) -> Self::V {
+        (self.e.op(format!("arith.select {}, {}, {} : {}", c.0, a.0, b.0, a.1)), a.1)
+    }
+    fn cast(&mut self, op: Cast, a: &Self::V, to: DType) -> Self::V {
+        let name = match op {
+            Cast::Bitcast => "arith.bitcast",
+            Cast::FpToSi => "arith.fptosi",
+            Cast::SiToFp => "arith.sitofp",
+            Cast::ExtF => "arith.extf",
+            Cast::TruncF => "arith.truncf",
+        };
+        (self.e.op(format!("{name} {} : {} to {to}", a.0, a.1)), to)
+    }
+    fn lookup(&mut self, table: &[f64], index: &Self::V) -> Self::V {
+        let ty = format!("tensor<{}xf64>", table.len());
+        let key = table.as_ptr() as usize;
+        let t = match &self.table {
+            Some((k, name)) if *k == key => name.clone(),
+            _ => {
+                let vals: Vec<String> = table.iter().map(|&v| float_lit(DType::F64, v)).collect();
+                let name = self.e.op(format!("arith.constant dense<[{}]> : {ty}", vals.join(", ")));
+                self.table = Some((key, name.clone()));
+                name
+            }
+        };
+        let i = self.e.op(format!("arith.index_cast {} : {} to index", index.0, index.1));
+        (self.e.op(format!("tensor.extract {t}[{i}] : {ty}")), DType::F64)
+    }
+}
 
 fn one(e: &mut Emitter, d: DType) -> String {
     e.scalar(d, one_lit(d))
@@ -42,6 +155,12 @@ fn expm1(e: &mut Emitter, d: DType, a: &str) -> String {
 
 /// The scalar formula of a unary op on `a` of dtype `d`.
 pub fn unary(e: &mut Emitter, u: UnaryOp, d: DType, a: &str) -> String {
+    if e.cg.approx_math && approx::supported(u, d) {
+        let mut t = Text::new(e);
+        if let Some((r, _)) = approx::unary(&mut t, u, d, &(a.to_string(), d)) {
+            return r;
+        }
+    }
     let f = d.is_float();
     let math = |e: &mut Emitter, name: &str| e.op(format!("math.{name} {a} : {d}"));
     match u {

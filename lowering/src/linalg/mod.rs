@@ -21,7 +21,20 @@ use std::fmt::Write;
 
 use quabla_dialect::{DType, Func, Module, Op, OpKind, TensorType, Value};
 
+use crate::tiling::{self, MatmulTile};
 use crate::{Abi, LowerError};
+
+/// Code-generation choices of the lowering beyond the ABI (both off for the plain
+/// `convert-quabla-to-linalg`, both on for the CPU executor's vectorizing path).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Codegen {
+    /// Emit polynomial approximations (crate::approx) instead of `math.exp`, `math.tanh`, ...
+    /// where a kernel exists, so the elementwise loops vectorize.
+    pub approx_math: bool,
+    /// Tag float matmuls whose shapes suit the tiled path and embed the transform script that
+    /// tiles and vectorizes them (crate::tiling).
+    pub tile_matmuls: bool,
+}
 
 /// Text sink for one function body: fresh SSA names, the quabla value -> SSA name map and
 /// the location of the op being lowered.
@@ -32,11 +45,15 @@ pub struct Emitter {
     loc: Option<String>,
     /// Nesting depth of the region being written (for indentation).
     depth: usize,
+    /// Code-generation choices.
+    pub cg: Codegen,
+    /// Matmuls tagged for the tiled path so far (tags are unique in the module).
+    pub tiles: Vec<MatmulTile>,
 }
 
 impl Emitter {
-    fn new(f: &Func) -> Self {
-        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None, depth: 0 }
+    fn new(f: &Func, cg: Codegen, tiles: Vec<MatmulTile>) -> Self {
+        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None, depth: 0, cg, tiles }
     }
 
     /// A fresh SSA name.
@@ -198,6 +215,8 @@ pub struct Ctx<'a> {
     /// The name each call uses for its callee (public callees under `Abi::Dps` are renamed
     /// to their private tensor twins).
     pub callee: HashMap<String, String>,
+    /// Code-generation choices.
+    pub cg: Codegen,
 }
 
 /// Operand names and types of `o`.
@@ -263,8 +282,9 @@ pub fn memref(t: &TensorType) -> String {
 }
 
 /// Writes `f` as a func.func named `name`; `dps` selects the destination-passing signature.
-fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dps: bool) -> Result<(), LowerError> {
-    let mut e = Emitter::new(f);
+/// `tiles` carries the module's tagged matmuls through the functions.
+fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dps: bool, tiles: &mut Vec<MatmulTile>) -> Result<(), LowerError> {
+    let mut e = Emitter::new(f, cx.cg, std::mem::take(tiles));
     let mut params: Vec<String> = f
         .params
         .iter()
@@ -298,6 +318,7 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
         }
         let _ = writeln!(out, "  }}{loc}");
     }
+    *tiles = e.tiles;
     Ok(())
 }
 
@@ -307,6 +328,18 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
 /// `memref` argument per result after its (read-only) tensor inputs, marks it
 /// `llvm.emit_c_interface` and writes the results into those memrefs.
 pub fn lower_module(m: &Module, abi: Abi) -> Result<String, LowerError> {
+    lower_module_with(m, abi, Codegen::default())
+}
+
+/// [`lower_module`] with code-generation choices. With `cg.tile_matmuls`, a module with
+/// tagged matmuls carries `transform.with_named_sequence` and the private named sequences of
+/// [`tiling::script`], which [`crate::cpu::cpu_pipeline`] runs (`CpuOptions::transform`).
+pub fn lower_module_with(m: &Module, abi: Abi, cg: Codegen) -> Result<String, LowerError> {
+    Ok(lower_module_tiles(m, abi, cg)?.0)
+}
+
+/// [`lower_module_with`], also returning the tagged matmuls.
+pub fn lower_module_tiles(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, Vec<MatmulTile>), LowerError> {
     m.verify()?;
     if let Some((f, t)) = m.funcs.iter().find_map(|f| f.transform.as_ref().map(|t| (f, t))) {
         return Err(LowerError::Unsupported {
@@ -327,16 +360,21 @@ pub fn lower_module(m: &Module, abi: Abi) -> Result<String, LowerError> {
             twins.push((f, name));
         }
     }
-    let cx = Ctx { module: m, abi, callee };
-    let mut out = String::from("module {\n");
+    let cx = Ctx { module: m, abi, callee, cg };
+    let mut body = String::new();
+    let mut tiles = Vec::new();
     for f in &m.funcs {
-        lower_func(&mut out, &cx, f, &f.name, f.public, abi == Abi::Dps && f.public)?;
+        lower_func(&mut body, &cx, f, &f.name, f.public, abi == Abi::Dps && f.public, &mut tiles)?;
     }
     for (f, name) in twins {
-        lower_func(&mut out, &cx, f, &name, false, false)?;
+        lower_func(&mut body, &cx, f, &name, false, false, &mut tiles)?;
     }
-    out.push_str("}\n");
-    Ok(out)
+    let out = if tiles.is_empty() {
+        format!("module {{\n{body}}}\n")
+    } else {
+        format!("module attributes {{transform.with_named_sequence}} {{\n{body}{}}}\n", tiling::script(&tiles))
+    };
+    Ok((out, tiles))
 }
 
 /// The MLIR spelling of a float constant of `dtype` for `v` (hex for non-finite values).

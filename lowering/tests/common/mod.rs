@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use quabla_dialect::{DType, Func, Literal, Module, OpKind, TensorType, Value};
-use quabla_lowering::{cpu_pipeline, lower_module, Abi, CpuOptions};
+use quabla_lowering::linalg::lower_module_tiles;
+use quabla_lowering::{cpu_pipeline, Abi, Codegen, CpuOptions};
 
 /// The directory of the LLVM 22 tools.
 pub fn llvm_bin() -> PathBuf {
@@ -57,11 +58,12 @@ pub fn to_llvm(text: &str, opts: &CpuOptions) -> Result<String, String> {
     Ok(llvm)
 }
 
-/// Lowers `m` with `abi` and checks that the pipeline takes it to LLVM (both vectorize settings).
+/// Lowers `m` with `abi` for the CPU and checks that the pipeline takes it to LLVM (both
+/// vectorize settings: plain math ops and loops, or polynomial kernels and tiled matmuls).
 pub fn check_pipeline(what: &str, m: &Module, abi: Abi) {
-    let text = lower_module(m, abi).unwrap_or_else(|e| panic!("{what}: lowering failed: {e}"));
     for vectorize in [false, true] {
-        if let Err(e) = to_llvm(&text, &CpuOptions { vectorize }) {
+        let (text, tiles) = lower_module_tiles(m, abi, Codegen { approx_math: vectorize, tile_matmuls: vectorize }).unwrap_or_else(|e| panic!("{what}: lowering failed: {e}"));
+        if let Err(e) = to_llvm(&text, &CpuOptions { vectorize, transform: !tiles.is_empty() }) {
             panic!("{what} ({abi:?}, vectorize={vectorize}): pipeline failed:\n{e}\n--- input ---\n{text}");
         }
     }
@@ -191,12 +193,12 @@ pub fn jit(cases: &[Case], helpers: &[Func], opt_level: u8) -> Vec<Vec<Vals>> {
     let mut funcs: Vec<Func> = cases.iter().map(|c| c.func.clone()).collect();
     funcs.extend(helpers.iter().cloned());
     let m = Module { funcs };
-    let mut text = lower_module(&m, Abi::Dps).unwrap_or_else(|e| panic!("lowering failed: {e}"));
+    let (mut text, tiles) = lower_module_tiles(&m, Abi::Dps, Codegen { approx_math: true, tile_matmuls: true }).unwrap_or_else(|e| panic!("lowering failed: {e}"));
     let end = text.rfind('}').expect("module end");
     text.truncate(end);
     text += &driver(cases);
     text += "}\n";
-    let llvm = to_llvm(&text, &CpuOptions::default()).unwrap_or_else(|e| panic!("pipeline failed:\n{e}\n--- input ---\n{text}"));
+    let llvm = to_llvm(&text, &CpuOptions { vectorize: true, transform: !tiles.is_empty() }).unwrap_or_else(|e| panic!("pipeline failed:\n{e}\n--- input ---\n{text}"));
     let lib = llvm_lib().join("libmlir_c_runner_utils.so");
     let args = [format!("-O{opt_level}"), "-e".into(), "main".into(), "-entry-point-result=void".into(), format!("-shared-libs={}", lib.display())];
     let out = run_tool("mlir-runner", &args, &llvm).unwrap_or_else(|e| panic!("mlir-runner failed:\n{e}\n--- input ---\n{text}"));

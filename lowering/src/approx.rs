@@ -1,0 +1,1013 @@
+//! Polynomial approximations of transcendental functions, written once against the
+//! [`Builder`] trait: the linalg lowering instantiates them with a text emitter (scalar `arith`
+//! and `math.fma` ops in a `linalg.generic` body, which LLVM's loop vectorizer turns into
+//! vector code), and [`eval`] instantiates them with a scalar evaluator that performs the
+//! same IEEE operations in Rust, so their accuracy is measured over millions of points
+//! without compiling anything (the JIT tests check that both agree).
+//!
+//! Covered: f32 and f64 `exp`, `expm1`, `log`, `tanh`, `logistic`; f32 `sin`, `cos`, `erf`
+//! (computed partly in f64). Everything else keeps `math.*` ops (libm calls).
+//!
+//! Algorithms (coefficients: near-minimax fits by lowering/tools/fit_approx.py):
+//! * exp: k = roundeven(x log2 e), r = x - k ln2 (Cody-Waite, exact high part), e^r = 1 + r +
+//!   r^2 P(r) on |r| <= ln2/2, scaled by 2^(k/2) twice (so results near overflow and in the
+//!   subnormal range are rounded once). Input clamped first; NaN passes through.
+//! * expm1: the same reduction; 2^k (e^r - 1) + (2^k - 1) with one fma (no cancellation near
+//!   0), exp(x) - 1 for large k; -1 below -30 (f32) / -40 (f64).
+//! * log: x = 2^e m with m in [sqrt(1/2), sqrt(2)) (subnormals prescaled), f = m - 1,
+//!   s = f/(2+f), log(1+f) = f - s (f - s^2 S(s^2)), plus e ln2 in two parts.
+//! * tanh: |x| < 0.625: x + x^3 Q(x^2); else t/(t+2) with t = expm1(2|x|) (|x| clamped to
+//!   10 / 20, where tanh is 1 in the format); sign restored with copysign.
+//! * logistic: 1/(1 + exp(-x)), as the reference interpreter computes it.
+//! * sin/cos (f32): in f64. |x| < 2^19: k = roundeven(|x| 2/pi), r = |x| - k pi/2 in two
+//!   parts (exact for |k| < 2^20); larger |x|: Payne-Hanek with a per-exponent table of
+//!   (2^E 2/pi) mod 4 in three pieces (27 + 27 + 53 bits) whose products with the 24-bit
+//!   mantissa are exact, so the reduced argument keeps full relative accuracy. sin r =
+//!   r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2), quadrant from k mod 4.
+//! * erf (f32): |x| < 1: x E(x^2); 1 <= |x| <= 4: 1 - exp(-x^2) C(1/x) (C fits erfcx);
+//!   above, 1 (erf rounds to 1 from 3.92 on); sign by copysign.
+//!
+//! Measured accuracy (max ulps against Rust's libm-backed functions; the tests in this file
+//! and in tests/rust/approx.rs fail when a bound is exceeded): see `BOUNDS`.
+use quabla_dialect::{DType, UnaryOp};
+
+/// Float binary ops used by the kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FBin {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    /// IEEE maxNum: the non-NaN operand when one is NaN.
+    MaxNum,
+    /// IEEE minNum.
+    MinNum,
+}
+
+/// Float unary ops used by the kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FUn {
+    Neg,
+    Abs,
+    RoundEven,
+}
+
+/// Float comparison predicates (`o*` false on NaN, `u*` true).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FCmp {
+    Olt,
+    Oge,
+    Ogt,
+    Oeq,
+    Ult,
+    Uno,
+}
+
+/// Integer binary ops (two's complement, wrapping).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IBin {
+    Add,
+    Sub,
+    And,
+    Or,
+    Shl,
+    ShrS,
+    MaxS,
+    MinS,
+}
+
+/// Integer comparison predicates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ICmp {
+    Eq,
+    Ne,
+}
+
+/// Conversions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cast {
+    /// Same-width reinterpretation between a float and an integer type.
+    Bitcast,
+    /// Float to signed integer (the kernels only convert in-range values).
+    FpToSi,
+    /// Signed integer to float.
+    SiToFp,
+    /// f32 to f64.
+    ExtF,
+    /// f64 to f32 (round to nearest even).
+    TruncF,
+}
+
+/// What the kernels are written against: one method per operation, values typed by `DType`
+/// (i1 for comparison results).
+pub trait Builder {
+    type V: Clone;
+    fn fconst(&mut self, d: DType, v: f64) -> Self::V;
+    fn iconst(&mut self, d: DType, v: i64) -> Self::V;
+    fn fbin(&mut self, op: FBin, a: &Self::V, b: &Self::V) -> Self::V;
+    fn fun(&mut self, op: FUn, a: &Self::V) -> Self::V;
+    /// a * b + c with one rounding.
+    fn fma(&mut self, a: &Self::V, b: &Self::V, c: &Self::V) -> Self::V;
+    /// |a| with the sign of b.
+    fn copysign(&mut self, a: &Self::V, b: &Self::V) -> Self::V;
+    fn fcmp(&mut self, p: FCmp, a: &Self::V, b: &Self::V) -> Self::V;
+    fn ibin(&mut self, op: IBin, a: &Self::V, b: &Self::V) -> Self::V;
+    fn icmp(&mut self, p: ICmp, a: &Self::V, b: &Self::V) -> Self::V;
+    fn select(&mut self, c: &Self::V, a: &Self::V, b: &Self::V) -> Self::V;
+    fn cast(&mut self, op: Cast, a: &Self::V, to: DType) -> Self::V;
+    /// `table[index]` for a constant f64 table and an i32 index within bounds.
+    fn lookup(&mut self, table: &[f64], index: &Self::V) -> Self::V;
+}
+
+/// Whether `u` on `d` has a polynomial kernel here.
+pub fn supported(u: UnaryOp, d: DType) -> bool {
+    use UnaryOp::*;
+    match d {
+        DType::F32 => matches!(u, Exp | Expm1 | Log | Tanh | Logistic | Sin | Cos | Erf),
+        DType::F64 => matches!(u, Exp | Expm1 | Log | Tanh | Logistic),
+        DType::I1 | DType::I32 | DType::I64 => false,
+    }
+}
+
+/// Emits the kernel of `u` on `x` (of float type `d`); None when [`supported`] is false.
+pub fn unary<B: Builder>(b: &mut B, u: UnaryOp, d: DType, x: &B::V) -> Option<B::V> {
+    if !supported(u, d) {
+        return None;
+    }
+    let mut k = K { b, d };
+    Some(match u {
+        UnaryOp::Exp => k.exp(x),
+        UnaryOp::Expm1 => k.expm1(x),
+        UnaryOp::Log => k.log(x),
+        UnaryOp::Tanh => k.tanh(x),
+        UnaryOp::Logistic => k.logistic(x),
+        UnaryOp::Sin => k.sincos(x, false),
+        UnaryOp::Cos => k.sincos(x, true),
+        UnaryOp::Erf => k.erf(x),
+        _ => return None,
+    })
+}
+
+/// Measured worst-case errors in ulps (against Rust std / the interpreter's erf) over the
+/// sampled ranges of the tests; the tests fail above these.
+pub const BOUNDS: &[(UnaryOp, DType, u64)] = &[
+    (UnaryOp::Exp, DType::F32, 1),
+    (UnaryOp::Exp, DType::F64, 1),
+    (UnaryOp::Expm1, DType::F32, 2),
+    (UnaryOp::Expm1, DType::F64, 2),
+    (UnaryOp::Log, DType::F32, 1),
+    (UnaryOp::Log, DType::F64, 1),
+    (UnaryOp::Tanh, DType::F32, 2),
+    (UnaryOp::Tanh, DType::F64, 2),
+    // 2 against the cancellation-free formula; 3 against the interpreter's 1/(1 + exp(-x)),
+    // whose own rounding of 1 + e contributes.
+    (UnaryOp::Logistic, DType::F32, 3),
+    (UnaryOp::Logistic, DType::F64, 3),
+    (UnaryOp::Sin, DType::F32, 1),
+    (UnaryOp::Cos, DType::F32, 1),
+    (UnaryOp::Erf, DType::F32, 2),
+];
+
+// generated by lowering/tools/fit_approx.py (lowest degree first)
+const EXP_F32: [f64; 5] = [0.5, 0.1666657702559799, 0.041666554662050534, 0.008363173074513711, 0.001392617611993558];
+const EXP_F64: [f64; 10] = [
+    0.5000000000000001,
+    0.16666666666666669,
+    0.041666666666624164,
+    0.008333333333330065,
+    0.0013888888917196719,
+    0.00019841269863040545,
+    2.4801521322368692e-05,
+    2.7557268480310024e-06,
+    2.7620075879983367e-07,
+    2.5100375832561234e-08,
+];
+const LOG_F32: [f64; 3] = [0.6666668503957586, 0.3998878056602198, 0.2957994939197279];
+const LOG_F64: [f64; 8] = [
+    0.6666666666666666,
+    0.4000000000000088,
+    0.28571428570803614,
+    0.22222222391713917,
+    0.18181795640132906,
+    0.15386239702814658,
+    0.13268773138656886,
+    0.13086626147840102,
+];
+const TANH_F32: [f64; 6] = [-0.3333333317214036, 0.1333330355691574, -0.053959259577204544, 0.02176891865102821, -0.008343945515839153, 0.002292744816178142];
+const TANH_F64: [f64; 13] = [
+    -0.3333333333333333,
+    0.13333333333333322,
+    -0.0539682539682359,
+    0.021869488535133222,
+    -0.008863235499801992,
+    0.003592127507599252,
+    -0.0014558283998303246,
+    0.0005899818158388232,
+    -0.00023888944636751174,
+    9.604109157026265e-05,
+    -3.708106921544234e-05,
+    1.2209921790162781e-05,
+    -2.438831631472088e-06,
+];
+const ERF_SMALL_F32: [f64; 7] = [1.1283791658483509, -0.37612626666720334, 0.11283594715160218, -0.026854212010626412, 0.005189087423433974, -0.000801686428716587, 7.875875062685488e-05];
+const ERFC_F32: [f64; 10] = [
+    0.00015165568581170205,
+    0.5612146379895168,
+    0.024847521258800558,
+    -0.3948595879487394,
+    0.2825897937336853,
+    0.14547734763553957,
+    -0.42983374861601875,
+    0.3608618604048329,
+    -0.14789844462513763,
+    0.02503254318653564,
+];
+const SIN_F32: [f64; 4] = [-0.1666666666385529, 0.008333331874710208, -0.00019840086735384846, 2.724992580305979e-06];
+const COS_F32: [f64; 4] = [0.0416666666643212, -0.001388888767201679, 2.480060037715673e-05, -2.730095920390147e-07];
+/// ln 2 = hi + lo; hi has 16 (f32) / 42 (f64) significant bits so that k * hi is exact.
+const LN2_F32: (f64, f64) = (0.693145751953125, 1.4286068203094173e-06);
+const LN2_F64: (f64, f64) = (0.6931471805598903, 5.497923018708371e-14);
+/// pi/2 = hi + lo; hi has 33 significant bits (k * hi exact for |k| < 2^20).
+const PIO2: (f64, f64) = (1.5707963267341256, 6.077100506506192e-11);
+/// The first 256 bits of 2/pi after the binary point.
+const TWO_OVER_PI_BITS: [u32; 8] = [0xA2F9836E, 0x4E441529, 0xFC2757D1, 0xF534DDC0, 0xDB629599, 0x3C439041, 0xFE5163AB, 0xDEBBC561];
+/// f32 arguments at or above this use the Payne-Hanek reduction.
+const SINCOS_BIG: f64 = 524288.0; // 2^19
+/// Exponent range of the Payne-Hanek table: E = unbiased exponent - 23, from -4 (2^19) to 104.
+const PH_EMIN: i64 = -4;
+const PH_EMAX: i64 = 104;
+
+/// Bits `from..from+n` (1-based positions after the binary point) of 2/pi as an integer.
+fn two_over_pi_bits(from: i64, n: u32) -> u64 {
+    let mut v = 0u64;
+    for i in from..from + n as i64 {
+        let bit = if i < 1 {
+            0
+        } else {
+            let i = (i - 1) as usize;
+            (TWO_OVER_PI_BITS[i / 32] >> (31 - i % 32)) & 1
+        };
+        v = (v << 1) | bit as u64;
+    }
+    v
+}
+
+/// The Payne-Hanek table: for E in PH_EMIN..=PH_EMAX, (2^E * 2/pi) mod 4 as three pieces
+/// (t0: bits of weight 2^1..2^-25, t1: 2^-26..2^-52, t2: 2^-53..2^-105), flattened as
+/// [t0(E), .. ; t1(E), .. ; t2(E), ..].
+pub fn payne_hanek_table() -> Vec<f64> {
+    let n = (PH_EMAX - PH_EMIN + 1) as usize;
+    let mut t = vec![0.0; 3 * n];
+    for (j, e) in (PH_EMIN..=PH_EMAX).enumerate() {
+        // Bit i of 2/pi has weight 2^(E - i) in 2^E * 2/pi; weight 2^1 is bit i = E - 1.
+        let piece = |first_weight: i64, n: u32| two_over_pi_bits(e - first_weight, n) as f64 * 2f64.powi((first_weight - n as i64 + 1) as i32);
+        t[j] = piece(1, 27);
+        t[n + j] = piece(-26, 27);
+        t[2 * n + j] = piece(-53, 53);
+    }
+    t
+}
+
+/// Format constants of the log kernel.
+struct LogParams {
+    min_normal: f64,
+    /// 2^p and p: subnormal inputs are multiplied by 2^p and the exponent corrected by -p.
+    prescale: f64,
+    prescale_exp: f64,
+    sqrt_half_bits: i64,
+    mantissa_mask: i64,
+    mantissa_bits: i64,
+    ln2: (f64, f64),
+    coeffs: &'static [f64],
+}
+
+const LOG_PARAMS: [LogParams; 2] = [
+    LogParams {
+        min_normal: f32::MIN_POSITIVE as f64,
+        prescale: 8388608.0,
+        prescale_exp: -23.0,
+        sqrt_half_bits: 0x3f3504f3,
+        mantissa_mask: 0x007f_ffff,
+        mantissa_bits: 23,
+        ln2: LN2_F32,
+        coeffs: &LOG_F32,
+    },
+    LogParams {
+        min_normal: f64::MIN_POSITIVE,
+        prescale: 18014398509481984.0,
+        prescale_exp: -54.0,
+        sqrt_half_bits: 0x3fe6_a09e_667f_3bcd,
+        mantissa_mask: 0x000f_ffff_ffff_ffff,
+        mantissa_bits: 52,
+        ln2: LN2_F64,
+        coeffs: &LOG_F64,
+    },
+];
+
+/// A kernel under construction: the builder and the float type.
+struct K<'a, B: Builder> {
+    b: &'a mut B,
+    d: DType,
+}
+
+impl<B: Builder> K<'_, B> {
+    fn f32(&self) -> bool {
+        self.d == DType::F32
+    }
+    fn int(&self) -> DType {
+        if self.f32() {
+            DType::I32
+        } else {
+            DType::I64
+        }
+    }
+    /// A float constant of the kernel type (rounded to it).
+    fn c(&mut self, v: f64) -> B::V {
+        let v = if self.f32() { v as f32 as f64 } else { v };
+        self.b.fconst(self.d, v)
+    }
+    fn i(&mut self, v: i64) -> B::V {
+        let t = self.int();
+        self.b.iconst(t, v)
+    }
+    fn add(&mut self, a: &B::V, c: &B::V) -> B::V {
+        self.b.fbin(FBin::Add, a, c)
+    }
+    fn sub(&mut self, a: &B::V, c: &B::V) -> B::V {
+        self.b.fbin(FBin::Sub, a, c)
+    }
+    fn mul(&mut self, a: &B::V, c: &B::V) -> B::V {
+        self.b.fbin(FBin::Mul, a, c)
+    }
+    fn div(&mut self, a: &B::V, c: &B::V) -> B::V {
+        self.b.fbin(FBin::Div, a, c)
+    }
+    fn neg(&mut self, a: &B::V) -> B::V {
+        self.b.fun(FUn::Neg, a)
+    }
+    fn fma(&mut self, a: &B::V, b: &B::V, c: &B::V) -> B::V {
+        self.b.fma(a, b, c)
+    }
+    fn sel(&mut self, c: &B::V, a: &B::V, b: &B::V) -> B::V {
+        self.b.select(c, a, b)
+    }
+    fn cmp(&mut self, p: FCmp, a: &B::V, b: &B::V) -> B::V {
+        self.b.fcmp(p, a, b)
+    }
+    /// min(max(x, lo), hi) with NaN mapped into range.
+    fn clamp(&mut self, x: &B::V, lo: f64, hi: f64) -> B::V {
+        let l = self.c(lo);
+        let h = self.c(hi);
+        let a = self.b.fbin(FBin::MaxNum, x, &l);
+        self.b.fbin(FBin::MinNum, &a, &h)
+    }
+    /// Horner: c[0] + z c[1] + z^2 c[2] + ...
+    fn poly(&mut self, z: &B::V, c: &[f64]) -> B::V {
+        let mut p = self.c(c[c.len() - 1]);
+        for &ci in c[..c.len() - 1].iter().rev() {
+            let k = self.c(ci);
+            p = self.fma(&p, z, &k);
+        }
+        p
+    }
+    /// NaN inputs give themselves.
+    fn keep_nan(&mut self, x: &B::V, r: &B::V) -> B::V {
+        let nan = self.cmp(FCmp::Uno, x, x);
+        self.sel(&nan, x, r)
+    }
+    /// 2^k as a float for an integer k in the normal exponent range.
+    fn pow2(&mut self, k: &B::V) -> B::V {
+        let (bias, shift) = if self.f32() { (127, 23) } else { (1023, 52) };
+        let bias = self.i(bias);
+        let shift = self.i(shift);
+        let e = self.b.ibin(IBin::Add, k, &bias);
+        let bits = self.b.ibin(IBin::Shl, &e, &shift);
+        self.b.cast(Cast::Bitcast, &bits, self.d)
+    }
+
+    /// The shared reduction of exp/expm1 on an already clamped x: (k as float, e^r - 1).
+    fn exp_core(&mut self, x: &B::V) -> (B::V, B::V) {
+        let (ln2, coeffs): ((f64, f64), &[f64]) = if self.f32() { (LN2_F32, &EXP_F32) } else { (LN2_F64, &EXP_F64) };
+        let log2e = self.c(std::f64::consts::LOG2_E);
+        let t = self.mul(x, &log2e);
+        let k = self.b.fun(FUn::RoundEven, &t);
+        let nk = self.neg(&k);
+        let hi = self.c(ln2.0);
+        let lo = self.c(ln2.1);
+        let r = self.fma(&nk, &hi, x);
+        let r = self.fma(&nk, &lo, &r);
+        let p = self.poly(&r, coeffs);
+        let r2 = self.mul(&r, &r);
+        let q = self.fma(&r2, &p, &r);
+        (k, q)
+    }
+
+    /// (2^(k>>1), 2^(k - (k>>1))) for the integer value of float k.
+    fn split_scale(&mut self, k: &B::V) -> (B::V, B::V) {
+        let t = self.int();
+        let ki = self.b.cast(Cast::FpToSi, k, t);
+        let one = self.i(1);
+        let k1 = self.b.ibin(IBin::ShrS, &ki, &one);
+        let k2 = self.b.ibin(IBin::Sub, &ki, &k1);
+        (self.pow2(&k1), self.pow2(&k2))
+    }
+
+    fn exp(&mut self, x: &B::V) -> B::V {
+        let (lo, hi) = if self.f32() { (-104.0, 89.0) } else { (-746.0, 710.0) };
+        let xc = self.clamp(x, lo, hi);
+        let (k, q) = self.exp_core(&xc);
+        let one = self.c(1.0);
+        let p = self.add(&q, &one);
+        let (s1, s2) = self.split_scale(&k);
+        let y = self.mul(&p, &s1);
+        let y = self.mul(&y, &s2);
+        self.keep_nan(x, &y)
+    }
+
+    fn expm1(&mut self, x: &B::V) -> B::V {
+        let (lo, hi, kmax) = if self.f32() { (-30.0, 89.0, 100.0) } else { (-40.0, 710.0, 1000.0) };
+        let xc = self.clamp(x, lo, hi);
+        let (k, q) = self.exp_core(&xc);
+        let (s1, s2) = self.split_scale(&k);
+        let one = self.c(1.0);
+        // Large k: exp(x) - 1 (the -1 is a rounding-level correction).
+        let p = self.add(&q, &one);
+        let big = self.mul(&p, &s1);
+        let big = self.mul(&big, &s2);
+        let big = self.sub(&big, &one);
+        // Otherwise 2^k q + (2^k - 1), exact scale.
+        let s = self.mul(&s1, &s2);
+        let sm1 = self.sub(&s, &one);
+        let small = self.fma(&s, &q, &sm1);
+        let kmax = self.c(kmax);
+        let is_big = self.cmp(FCmp::Ogt, &k, &kmax);
+        let y = self.sel(&is_big, &big, &small);
+        // expm1(±0) = ±0 and NaN stays NaN.
+        let zero = self.c(0.0);
+        let z = self.cmp(FCmp::Oeq, x, &zero);
+        let y = self.sel(&z, x, &y);
+        self.keep_nan(x, &y)
+    }
+
+    fn log(&mut self, x: &B::V) -> B::V {
+        let f = if self.f32() { &LOG_PARAMS[0] } else { &LOG_PARAMS[1] };
+        let (min_normal, pre, pre_exp, sqrt_half, mask, shift, ln2, coeffs) = (f.min_normal, f.prescale, f.prescale_exp, f.sqrt_half_bits, f.mantissa_mask, f.mantissa_bits, f.ln2, f.coeffs);
+        // Subnormals: scale into the normal range first.
+        let mn = self.c(min_normal);
+        let sub = self.cmp(FCmp::Olt, x, &mn);
+        let pre = self.c(pre);
+        let xs = self.mul(x, &pre);
+        let xs = self.sel(&sub, &xs, x);
+        let pe = self.c(pre_exp);
+        let z0 = self.c(0.0);
+        let eadj = self.sel(&sub, &pe, &z0);
+        // x = 2^e m, m in [sqrt(1/2), sqrt(2)).
+        let it = self.int();
+        let bits = self.b.cast(Cast::Bitcast, &xs, it);
+        let sh = self.i(sqrt_half);
+        let ix = self.b.ibin(IBin::Sub, &bits, &sh);
+        let shift = self.i(shift);
+        let e = self.b.ibin(IBin::ShrS, &ix, &shift);
+        let mask = self.i(mask);
+        let mb = self.b.ibin(IBin::And, &ix, &mask);
+        let mb = self.b.ibin(IBin::Add, &mb, &sh);
+        let m = self.b.cast(Cast::Bitcast, &mb, self.d);
+        let one = self.c(1.0);
+        let two = self.c(2.0);
+        let f = self.sub(&m, &one);
+        let den = self.add(&two, &f);
+        let s = self.div(&f, &den);
+        let z = self.mul(&s, &s);
+        let p = self.poly(&z, coeffs);
+        let r = self.mul(&z, &p);
+        let fr = self.sub(&f, &r);
+        let nsfr = self.mul(&s, &fr);
+        let lm = self.sub(&f, &nsfr);
+        let ef = self.b.cast(Cast::SiToFp, &e, self.d);
+        let ef = self.add(&ef, &eadj);
+        let hi = self.c(ln2.0);
+        let lo = self.c(ln2.1);
+        let t = self.fma(&ef, &lo, &lm);
+        let y = self.fma(&ef, &hi, &t);
+        // Specials: +inf -> +inf, 0 -> -inf, negative or NaN -> NaN.
+        let inf = self.c(f64::INFINITY);
+        let ninf = self.c(f64::NEG_INFINITY);
+        let nan = self.c(f64::NAN);
+        let is_inf = self.cmp(FCmp::Oeq, x, &inf);
+        let y = self.sel(&is_inf, &inf, &y);
+        let is_zero = self.cmp(FCmp::Oeq, x, &z0);
+        let y = self.sel(&is_zero, &ninf, &y);
+        let bad = self.cmp(FCmp::Ult, x, &z0);
+        self.sel(&bad, &nan, &y)
+    }
+
+    fn tanh(&mut self, x: &B::V) -> B::V {
+        let (coeffs, clamp): (&[f64], f64) = if self.f32() { (&TANH_F32, 10.0) } else { (&TANH_F64, 20.0) };
+        let a = self.b.fun(FUn::Abs, x);
+        // Small: a + a^3 Q(a^2).
+        let z = self.mul(&a, &a);
+        let q = self.poly(&z, coeffs);
+        let a3 = self.mul(&a, &z);
+        let small = self.fma(&a3, &q, &a);
+        // Large: t / (t + 2), t = expm1(2a); 2a <= 40, so the exact-scale formula applies.
+        let cl = self.c(clamp);
+        let ac = self.b.fbin(FBin::MinNum, &a, &cl);
+        let two = self.c(2.0);
+        let a2 = self.mul(&ac, &two);
+        let (k, qe) = self.exp_core(&a2);
+        let t = self.int();
+        let ki = self.b.cast(Cast::FpToSi, &k, t);
+        let s = self.pow2(&ki);
+        let one = self.c(1.0);
+        let sm1 = self.sub(&s, &one);
+        let em1 = self.fma(&s, &qe, &sm1);
+        let den = self.add(&em1, &two);
+        let large = self.div(&em1, &den);
+        let th = self.c(0.625);
+        let is_small = self.cmp(FCmp::Olt, &a, &th);
+        let y = self.sel(&is_small, &small, &large);
+        let y = self.b.copysign(&y, x);
+        self.keep_nan(x, &y)
+    }
+
+    /// 1/(1 + exp(-x)) for x >= 0, e/(1 + e) with e = exp(x) for x < 0 (no cancellation).
+    fn logistic(&mut self, x: &B::V) -> B::V {
+        let a = self.b.fun(FUn::Abs, x);
+        let na = self.neg(&a);
+        let e = self.exp(&na);
+        let one = self.c(1.0);
+        let s = self.add(&one, &e);
+        let zero = self.c(0.0);
+        let neg = self.cmp(FCmp::Olt, x, &zero);
+        let num = self.sel(&neg, &e, &one);
+        let y = self.div(&num, &s);
+        self.keep_nan(x, &y)
+    }
+
+    /// f32 erf.
+    fn erf(&mut self, x: &B::V) -> B::V {
+        let a = self.b.fun(FUn::Abs, x);
+        let z = self.mul(&a, &a);
+        let e = self.poly(&z, &ERF_SMALL_F32);
+        let small = self.mul(&a, &e);
+        let ac = self.clamp(&a, 1.0, 4.0);
+        let one = self.c(1.0);
+        let t = self.div(&one, &ac);
+        let c = self.poly(&t, &ERFC_F32);
+        let sq = self.mul(&ac, &ac);
+        let nsq = self.neg(&sq);
+        let ex = self.exp(&nsq);
+        let ec = self.mul(&ex, &c);
+        let big = self.sub(&one, &ec);
+        let is_small = self.cmp(FCmp::Olt, &a, &one);
+        let y = self.sel(&is_small, &small, &big);
+        let y = self.b.copysign(&y, x);
+        self.keep_nan(x, &y)
+    }
+
+    /// f32 sin (cos when `cos`), computed in f64.
+    fn sincos(&mut self, x: &B::V, cos: bool) -> B::V {
+        let a32 = self.b.fun(FUn::Abs, x);
+        let mut w = K { b: &mut *self.b, d: DType::F64 };
+        let a = w.b.cast(Cast::ExtF, &a32, DType::F64);
+        // Small arguments: two-part Cody-Waite.
+        let tpi = w.c(std::f64::consts::FRAC_2_PI);
+        let t = w.mul(&a, &tpi);
+        let k = w.b.fun(FUn::RoundEven, &t);
+        let nk = w.neg(&k);
+        let p1 = w.c(PIO2.0);
+        let p2 = w.c(PIO2.1);
+        let r = w.fma(&nk, &p1, &a);
+        let r_small = w.fma(&nk, &p2, &r);
+        let kc = w.clamp(&k, 0.0, 4194304.0);
+        let q_small = w.b.cast(Cast::FpToSi, &kc, DType::I32);
+        // Large arguments: a = M 2^E (M the 24-bit integer mantissa); (M * T(E)) mod 4.
+        let bits = w.b.cast(Cast::Bitcast, &a32, DType::I32);
+        let c23 = w.b.iconst(DType::I32, 23);
+        let ex = w.b.ibin(IBin::ShrS, &bits, &c23);
+        let off = w.b.iconst(DType::I32, 127 + 23 + PH_EMIN);
+        let idx = w.b.ibin(IBin::Sub, &ex, &off);
+        let i0 = w.b.iconst(DType::I32, 0);
+        let imax = w.b.iconst(DType::I32, PH_EMAX - PH_EMIN);
+        let idx = w.b.ibin(IBin::MaxS, &idx, &i0);
+        let idx = w.b.ibin(IBin::MinS, &idx, &imax);
+        let mmask = w.b.iconst(DType::I32, 0x007f_ffff);
+        let hidden = w.b.iconst(DType::I32, 0x0080_0000);
+        let mi = w.b.ibin(IBin::And, &bits, &mmask);
+        let mi = w.b.ibin(IBin::Or, &mi, &hidden);
+        let m = w.b.cast(Cast::SiToFp, &mi, DType::F64);
+        let table = payne_hanek_table();
+        let n = table.len() / 3;
+        let i1 = w.b.iconst(DType::I32, n as i64);
+        let i2 = w.b.iconst(DType::I32, 2 * n as i64);
+        let j1 = w.b.ibin(IBin::Add, &idx, &i1);
+        let j2 = w.b.ibin(IBin::Add, &idx, &i2);
+        let t0 = w.b.lookup(&table, &idx);
+        let t1 = w.b.lookup(&table, &j1);
+        let t2 = w.b.lookup(&table, &j2);
+        let u = w.mul(&m, &t0); // exact
+        let quarter = w.c(0.25);
+        let four = w.c(4.0);
+        let uq = w.mul(&u, &quarter);
+        let uk = w.b.fun(FUn::RoundEven, &uq);
+        let nuk = w.neg(&uk);
+        let u0 = w.fma(&nuk, &four, &u); // u mod 4, exact
+        let v = w.mul(&m, &t1); // exact
+        let s = w.add(&u0, &v);
+        let kq = w.b.fun(FUn::RoundEven, &s);
+        let f = w.sub(&u0, &kq); // exact
+        let f = w.add(&f, &v); // exact (|f| <= 1, multiple of 2^-52)
+        let g = w.mul(&m, &t2);
+        let f = w.add(&f, &g);
+        let pio2 = w.c(std::f64::consts::FRAC_PI_2);
+        let r_big = w.mul(&f, &pio2);
+        let q_big = w.b.cast(Cast::FpToSi, &kq, DType::I32);
+        let lim = w.c(SINCOS_BIG);
+        let big = w.cmp(FCmp::Oge, &a, &lim);
+        let r = w.sel(&big, &r_big, &r_small);
+        let q = w.b.select(&big, &q_big, &q_small);
+        // Polynomials on |r| <= pi/4.
+        let z = w.mul(&r, &r);
+        let ps = w.poly(&z, &SIN_F32);
+        let rz = w.mul(&r, &z);
+        let sn = w.fma(&rz, &ps, &r);
+        let pc = w.poly(&z, &COS_F32);
+        let z2 = w.mul(&z, &z);
+        let mhalf = w.c(-0.5);
+        let one = w.c(1.0);
+        let c1 = w.fma(&z, &mhalf, &one);
+        let cs = w.fma(&z2, &pc, &c1);
+        // Quadrant: sin: s, c, -s, -c; cos: c, -s, -c, s.
+        let q = if cos {
+            let one = w.b.iconst(DType::I32, 1);
+            w.b.ibin(IBin::Add, &q, &one)
+        } else {
+            q
+        };
+        let one_i = w.b.iconst(DType::I32, 1);
+        let two_i = w.b.iconst(DType::I32, 2);
+        let zero_i = w.b.iconst(DType::I32, 0);
+        let odd = w.b.ibin(IBin::And, &q, &one_i);
+        let odd = w.b.icmp(ICmp::Ne, &odd, &zero_i);
+        let swap = w.sel(&odd, &cs, &sn);
+        let hi = w.b.ibin(IBin::And, &q, &two_i);
+        let ns = w.neg(&swap);
+        let neg = w.b.icmp(ICmp::Ne, &hi, &zero_i);
+        let y = w.sel(&neg, &ns, &swap);
+        let y = w.b.cast(Cast::TruncF, &y, DType::F32);
+        // sin is odd (sin(-0) = -0); inf and NaN give NaN.
+        let y = if cos {
+            y
+        } else {
+            let one = self.c(1.0);
+            let sg = self.b.copysign(&one, x);
+            self.mul(&y, &sg)
+        };
+        let inf = self.c(f64::INFINITY);
+        let nan = self.c(f64::NAN);
+        let finite = self.cmp(FCmp::Olt, &a32, &inf);
+        self.sel(&finite, &y, &nan)
+    }
+}
+
+/// A scalar evaluator of the kernels, operation by operation in IEEE arithmetic (what the
+/// generated code computes for each element).
+pub mod eval {
+    use super::*;
+
+    /// A typed scalar.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub enum Val {
+        F32(f32),
+        F64(f64),
+        I1(bool),
+        I32(i32),
+        I64(i64),
+    }
+
+    /// The evaluator.
+    pub struct Eval;
+
+    fn f(v: &Val) -> f64 {
+        match *v {
+            Val::F32(x) => x as f64,
+            Val::F64(x) => x,
+            _ => panic!("float expected, got {v:?}"),
+        }
+    }
+    fn i(v: &Val) -> i64 {
+        match *v {
+            Val::I32(x) => x as i64,
+            Val::I64(x) => x,
+            _ => panic!("integer expected, got {v:?}"),
+        }
+    }
+    /// Applies a float op in the operands' precision.
+    fn fl(a: &Val, g32: impl Fn(f32) -> f32, g64: impl Fn(f64) -> f64) -> Val {
+        match *a {
+            Val::F32(x) => Val::F32(g32(x)),
+            Val::F64(x) => Val::F64(g64(x)),
+            _ => panic!("float expected, got {a:?}"),
+        }
+    }
+    fn fl2(a: &Val, b: &Val, g32: impl Fn(f32, f32) -> f32, g64: impl Fn(f64, f64) -> f64) -> Val {
+        match (*a, *b) {
+            (Val::F32(x), Val::F32(y)) => Val::F32(g32(x, y)),
+            (Val::F64(x), Val::F64(y)) => Val::F64(g64(x, y)),
+            _ => panic!("float operands of one type expected, got {a:?}, {b:?}"),
+        }
+    }
+    fn int_like(a: &Val, v: i64) -> Val {
+        match a {
+            Val::I32(_) => Val::I32(v as i32),
+            _ => Val::I64(v),
+        }
+    }
+
+    impl Builder for Eval {
+        type V = Val;
+        fn fconst(&mut self, d: DType, v: f64) -> Val {
+            if d == DType::F32 {
+                Val::F32(v as f32)
+            } else {
+                Val::F64(v)
+            }
+        }
+        fn iconst(&mut self, d: DType, v: i64) -> Val {
+            if d == DType::I32 {
+                Val::I32(v as i32)
+            } else {
+                Val::I64(v)
+            }
+        }
+        fn fbin(&mut self, op: FBin, a: &Val, b: &Val) -> Val {
+            match op {
+                FBin::Add => fl2(a, b, |x, y| x + y, |x, y| x + y),
+                FBin::Sub => fl2(a, b, |x, y| x - y, |x, y| x - y),
+                FBin::Mul => fl2(a, b, |x, y| x * y, |x, y| x * y),
+                FBin::Div => fl2(a, b, |x, y| x / y, |x, y| x / y),
+                FBin::MaxNum => fl2(a, b, f32::max, f64::max),
+                FBin::MinNum => fl2(a, b, f32::min, f64::min),
+            }
+        }
+        fn fun(&mut self, op: FUn, a: &Val) -> Val {
+            match op {
+                FUn::Neg => fl(a, |x| -x, |x| -x),
+                FUn::Abs => fl(a, f32::abs, f64::abs),
+                FUn::RoundEven => fl(a, f32::round_ties_even, f64::round_ties_even),
+            }
+        }
+        fn fma(&mut self, a: &Val, b: &Val, c: &Val) -> Val {
+            match (*a, *b, *c) {
+                (Val::F32(x), Val::F32(y), Val::F32(z)) => Val::F32(x.mul_add(y, z)),
+                (Val::F64(x), Val::F64(y), Val::F64(z)) => Val::F64(x.mul_add(y, z)),
+                _ => panic!("fma operands of one float type expected"),
+            }
+        }
+        fn copysign(&mut self, a: &Val, b: &Val) -> Val {
+            fl2(a, b, f32::copysign, f64::copysign)
+        }
+        fn fcmp(&mut self, p: FCmp, a: &Val, b: &Val) -> Val {
+            let (x, y) = (f(a), f(b));
+            Val::I1(match p {
+                FCmp::Olt => x < y,
+                FCmp::Oge => x >= y,
+                FCmp::Ogt => x > y,
+                FCmp::Oeq => x == y,
+                FCmp::Ult => x.is_nan() || y.is_nan() || x < y,
+                FCmp::Uno => x.is_nan() || y.is_nan(),
+            })
+        }
+        fn ibin(&mut self, op: IBin, a: &Val, b: &Val) -> Val {
+            let (x, y) = (i(a), i(b));
+            let w32 = matches!(a, Val::I32(_));
+            let r = match op {
+                IBin::Add => x.wrapping_add(y),
+                IBin::Sub => x.wrapping_sub(y),
+                IBin::And => x & y,
+                IBin::Or => x | y,
+                IBin::Shl => {
+                    if w32 {
+                        ((x as i32) << y) as i64
+                    } else {
+                        x << y
+                    }
+                }
+                IBin::ShrS => x >> y,
+                IBin::MaxS => x.max(y),
+                IBin::MinS => x.min(y),
+            };
+            int_like(a, r)
+        }
+        fn icmp(&mut self, p: ICmp, a: &Val, b: &Val) -> Val {
+            let (x, y) = (i(a), i(b));
+            Val::I1(match p {
+                ICmp::Eq => x == y,
+                ICmp::Ne => x != y,
+            })
+        }
+        fn select(&mut self, c: &Val, a: &Val, b: &Val) -> Val {
+            match c {
+                Val::I1(true) => *a,
+                Val::I1(false) => *b,
+                _ => panic!("i1 condition expected"),
+            }
+        }
+        fn cast(&mut self, op: Cast, a: &Val, to: DType) -> Val {
+            match (op, *a, to) {
+                (Cast::Bitcast, Val::F32(x), DType::I32) => Val::I32(x.to_bits() as i32),
+                (Cast::Bitcast, Val::F64(x), DType::I64) => Val::I64(x.to_bits() as i64),
+                (Cast::Bitcast, Val::I32(x), DType::F32) => Val::F32(f32::from_bits(x as u32)),
+                (Cast::Bitcast, Val::I64(x), DType::F64) => Val::F64(f64::from_bits(x as u64)),
+                (Cast::FpToSi, v, DType::I32) => Val::I32(f(&v) as i32),
+                (Cast::FpToSi, v, DType::I64) => Val::I64(f(&v) as i64),
+                (Cast::SiToFp, v, DType::F32) => Val::F32(i(&v) as f32),
+                (Cast::SiToFp, v, DType::F64) => Val::F64(i(&v) as f64),
+                (Cast::ExtF, Val::F32(x), DType::F64) => Val::F64(x as f64),
+                (Cast::TruncF, Val::F64(x), DType::F32) => Val::F32(x as f32),
+                (op, v, to) => panic!("bad cast {op:?} of {v:?} to {to}"),
+            }
+        }
+        fn lookup(&mut self, table: &[f64], index: &Val) -> Val {
+            Val::F64(table[i(index) as usize])
+        }
+    }
+
+    /// The f32 kernel of `u` at `x`.
+    pub fn f32(u: UnaryOp, x: f32) -> Option<f32> {
+        match unary(&mut Eval, u, DType::F32, &Val::F32(x))? {
+            Val::F32(y) => Some(y),
+            v => panic!("f32 result expected, got {v:?}"),
+        }
+    }
+
+    /// The f64 kernel of `u` at `x`.
+    pub fn f64(u: UnaryOp, x: f64) -> Option<f64> {
+        match unary(&mut Eval, u, DType::F64, &Val::F64(x))? {
+            Val::F64(y) => Some(y),
+            v => panic!("f64 result expected, got {v:?}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::eval;
+    use super::*;
+
+    /// Distance in units in the last place (0 for equal values and for two NaNs).
+    pub fn ulps32(a: f32, b: f32) -> u64 {
+        if a == b || (a.is_nan() && b.is_nan()) {
+            return 0;
+        }
+        if a.is_nan() || b.is_nan() {
+            return u64::MAX;
+        }
+        let key = |v: f32| {
+            let i = v.to_bits() as i32;
+            if i < 0 {
+                i32::MIN.wrapping_sub(i) as i64
+            } else {
+                i as i64
+            }
+        };
+        (key(a) - key(b)).unsigned_abs()
+    }
+
+    pub fn ulps64(a: f64, b: f64) -> u64 {
+        if a == b || (a.is_nan() && b.is_nan()) {
+            return 0;
+        }
+        if a.is_nan() || b.is_nan() {
+            return u64::MAX;
+        }
+        let key = |v: f64| {
+            let i = v.to_bits() as i64;
+            if i < 0 {
+                i64::MIN.wrapping_sub(i) as i128
+            } else {
+                i as i128
+            }
+        };
+        (key(a) - key(b)).unsigned_abs() as u64
+    }
+
+    /// Deterministic sample points: uniform on [lo, hi], log-uniform magnitudes up to |hi|,
+    /// and special values.
+    pub fn points(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+        let mut s = 0x9E3779B97F4A7C15u64;
+        let mut next = || {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut v = vec![0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, lo, hi];
+        for _ in 0..n / 2 {
+            v.push(lo + (hi - lo) * next());
+        }
+        let m = lo.abs().max(hi.abs());
+        for _ in 0..n / 2 {
+            let mag = m * (2f64).powf(-60.0 * next());
+            let x = if next() < 0.5 { -mag } else { mag };
+            if x >= lo && x <= hi {
+                v.push(x);
+            }
+        }
+        v
+    }
+
+    /// logistic in f64 without cancellation.
+    fn logistic64(x: f64) -> f64 {
+        if x >= 0.0 {
+            1.0 / (1.0 + (-x).exp())
+        } else {
+            let e = x.exp();
+            e / (1.0 + e)
+        }
+    }
+
+    fn reference(u: UnaryOp, x: f64, f32: bool) -> f64 {
+        let r = |y: f64| if f32 { y as f32 as f64 } else { y };
+        if f32 {
+            let x = x as f32;
+            match u {
+                UnaryOp::Exp => x.exp() as f64,
+                UnaryOp::Expm1 => x.exp_m1() as f64,
+                UnaryOp::Log => x.ln() as f64,
+                UnaryOp::Tanh => x.tanh() as f64,
+                UnaryOp::Logistic => logistic64(x as f64) as f32 as f64,
+                UnaryOp::Sin => x.sin() as f64,
+                UnaryOp::Cos => x.cos() as f64,
+                _ => f64::NAN,
+            }
+        } else {
+            r(match u {
+                UnaryOp::Exp => x.exp(),
+                UnaryOp::Expm1 => x.exp_m1(),
+                UnaryOp::Log => x.ln(),
+                UnaryOp::Tanh => x.tanh(),
+                UnaryOp::Logistic => logistic64(x),
+                _ => f64::NAN,
+            })
+        }
+    }
+
+    /// (op, lo, hi) sweeps; erf is checked against the interpreter in tests/rust/approx.rs.
+    const SWEEPS: &[(UnaryOp, f64, f64)] = &[
+        (UnaryOp::Exp, -800.0, 800.0),
+        (UnaryOp::Exp, -1.0, 1.0),
+        (UnaryOp::Expm1, -50.0, 800.0),
+        (UnaryOp::Expm1, -1.0, 1.0),
+        (UnaryOp::Log, 0.0, f64::MAX),
+        (UnaryOp::Log, 0.0, 4.0),
+        (UnaryOp::Tanh, -30.0, 30.0),
+        (UnaryOp::Tanh, -1.0, 1.0),
+        (UnaryOp::Logistic, -800.0, 800.0),
+        (UnaryOp::Logistic, -20.0, 20.0),
+        (UnaryOp::Sin, -1e38, 1e38),
+        (UnaryOp::Sin, -1e6, 1e6),
+        (UnaryOp::Sin, -10.0, 10.0),
+        (UnaryOp::Cos, -1e38, 1e38),
+        (UnaryOp::Cos, -1e6, 1e6),
+        (UnaryOp::Cos, -10.0, 10.0),
+    ];
+
+    fn bound(u: UnaryOp, d: DType) -> u64 {
+        BOUNDS.iter().find(|b| b.0 == u && b.1 == d).map(|b| b.2).expect("a bound per kernel")
+    }
+
+    #[test]
+    fn kernels_within_bounds() {
+        let mut report = String::new();
+        let mut failed = false;
+        for &(u, lo, hi) in SWEEPS {
+            for d in [DType::F32, DType::F64] {
+                if !supported(u, d) {
+                    continue;
+                }
+                let (lo, hi) = if d == DType::F32 { (lo.max(f32::MIN as f64), hi.min(f32::MAX as f64)) } else { (lo, hi) };
+                let mut worst = (0u64, 0.0f64);
+                for x in points(lo, hi, 60_000) {
+                    let (got, want, e) = if d == DType::F32 {
+                        let x = x as f32;
+                        let g = eval::f32(u, x).unwrap() as f64;
+                        let w = reference(u, x as f64, true);
+                        (g, w, ulps32(g as f32, w as f32))
+                    } else {
+                        let g = eval::f64(u, x).unwrap();
+                        let w = reference(u, x, false);
+                        (g, w, ulps64(g, w))
+                    };
+                    let _ = (got, want);
+                    if e > worst.0 {
+                        worst = (e, x);
+                    }
+                }
+                let b = bound(u, d);
+                report += &format!("{} {d} [{lo:e}, {hi:e}]: max {} ulps at {:e} (bound {b})\n", u.name(), worst.0, worst.1);
+                failed |= worst.0 > b;
+            }
+        }
+        println!("{report}");
+        assert!(!failed, "accuracy bound exceeded:\n{report}");
+    }
+}

@@ -1,0 +1,148 @@
+//! The tiled, vectorized CPU matmul path (transform dialect). The linalg lowering tags each
+//! suitable `linalg.matmul` / `linalg.batch_matmul` with `quabla.tile = <n> : i64` and this
+//! module writes two private named sequences into the lowered module (which then carries
+//! `transform.with_named_sequence`); the CPU pipeline runs them with `transform-interpreter`
+//! and drops them with `symbol-dce` before the LLVM conversions:
+//!
+//! * `@__quabla_tile` (on tensors, before bufferization): per tag, tile to cache blocks
+//!   (M x N x K, e.g. 64 x 256 x 128 for f32), then to register blocks (8 x NR x 1, NR two
+//!   512-bit vectors: 32 f32 or 16 f64), vectorize the register block, turn the reduction into
+//!   `vector.contract`, and hoist the accumulator's transfers out of the K loop, so each
+//!   register block keeps its 8 x NR accumulator in registers for a whole K block.
+//! * `@__quabla_lower_vectors` (after bufferization): contractions become outer products,
+//!   then FMAs on rows of B broadcast against elements of A; transfers become plain loads.
+//!
+//! This is the script measured in notes/mlir-cpu/td_mm.mlir (about 96% of one core's FMA
+//! peak at 1024^3 f32), split around the pipeline's own bufferization. Shapes are chosen so
+//! that every tile is full (M a multiple of 8, N of NR, blocks dividing the extents); other
+//! matmuls stay on the loop path.
+use std::fmt::Write;
+
+use quabla_dialect::DType;
+
+/// One tagged matmul and its tile sizes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatmulTile {
+    /// The `quabla.tile` tag.
+    pub tag: usize,
+    /// `linalg.batch_matmul` (leading batch dim tiled by 1) rather than `linalg.matmul`.
+    pub batched: bool,
+    /// Cache blocks (M, N, K); a 0 leaves that dim untiled.
+    pub block: [i64; 3],
+    /// Register block (M, N); K is 1.
+    pub reg: [i64; 2],
+}
+
+/// Rows of the register block.
+const MR: i64 = 8;
+
+/// Tile sizes for an `m x k` by `k x n` product of `d`, or None when the loop path should
+/// be kept (integer types, small or ragged shapes).
+pub fn choose(d: DType, m: i64, n: i64, k: i64) -> Option<([i64; 3], [i64; 2])> {
+    let nr = match d {
+        DType::F32 => 32,
+        DType::F64 => 16,
+        DType::I1 | DType::I32 | DType::I64 => return None,
+    };
+    // Below ~32^3 multiply-adds the loop path is as fast and compiles faster.
+    if m % MR != 0 || n % nr != 0 || k < 4 || m * n * k < 32 * 32 * 32 {
+        return None;
+    }
+    let first = |cands: &[i64], ext: i64| cands.iter().copied().find(|c| ext % c == 0);
+    let mb = first(&[64, 32, 16, 8], m)?;
+    let nb = if d == DType::F32 { first(&[256, 128, 64, 32], n)? } else { first(&[128, 64, 32, 16], n)? };
+    let kb = first(&[128, 64, 32, 16], k).unwrap_or(0);
+    Some(([mb, nb, kb], [MR, nr]))
+}
+
+fn handles(n: usize) -> String {
+    vec!["!transform.any_op"; n].join(", ")
+}
+
+/// Tiles `h` with `sizes` (0 = untiled) and returns the tiled op's handle name.
+fn tile(out: &mut String, h: &str, name: &str, sizes: &[i64]) -> String {
+    let loops = sizes.iter().filter(|&&s| s != 0).count();
+    let sz: Vec<String> = sizes.iter().map(|s| s.to_string()).collect();
+    let _ = writeln!(
+        out,
+        "    %{name}, %{name}_loops:{loops} = transform.structured.tile_using_for {h} tile_sizes [{}] : (!transform.any_op) -> ({})",
+        sz.join(", "),
+        handles(loops + 1)
+    );
+    format!("%{name}")
+}
+
+/// The two named sequences for the tagged matmuls (module-level text, to be placed inside
+/// a module with `transform.with_named_sequence`).
+pub fn script(tiles: &[MatmulTile]) -> String {
+    let mut s = String::new();
+    s.push_str("  transform.named_sequence private @__quabla_tile(%module: !transform.any_op {transform.readonly}) {\n");
+    for t in tiles {
+        let (op, lead): (&str, &[i64]) = if t.batched { ("linalg.batch_matmul", &[1]) } else { ("linalg.matmul", &[]) };
+        let _ = writeln!(
+            s,
+            "    %mm{0} = transform.structured.match ops{{[\"{op}\"]}} attributes {{quabla.tile = {0} : i64}} in %module : (!transform.any_op) -> !transform.any_op",
+            t.tag
+        );
+        let block: Vec<i64> = lead.iter().chain(&t.block).copied().collect();
+        let reg: Vec<i64> = lead.iter().chain(&t.reg).chain(&[1]).copied().collect();
+        let b = tile(&mut s, &format!("%mm{}", t.tag), &format!("blk{}", t.tag), &block);
+        let r = tile(&mut s, &b, &format!("reg{}", t.tag), &reg);
+        let _ = writeln!(s, "    transform.structured.vectorize {r} : !transform.any_op");
+    }
+    s.push_str(
+        r#"    %f = transform.structured.match ops{["func.func"]} in %module : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.reduction_to_contract
+    } : !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.canonicalization
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+    } : !transform.any_op
+    transform.apply_cse to %f : !transform.any_op
+    %loops = transform.structured.match ops{["scf.for"]} in %module : (!transform.any_op) -> !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %loops : !transform.any_op
+    transform.apply_patterns to %f { transform.apply_patterns.canonicalization } : !transform.any_op
+    transform.apply_cse to %f : !transform.any_op
+    transform.yield
+  }
+  transform.named_sequence private @__quabla_lower_vectors(%module: !transform.any_op {transform.readonly}) {
+    %f = transform.structured.match ops{["func.func"]} in %module : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerparallel"
+      transform.apply_patterns.vector.split_transfer_full_partial split_transfer_strategy = "vector-transfer"
+      transform.apply_patterns.vector.transfer_to_scf max_transfer_rank = 1 full_unroll = true
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.vector.lower_shape_cast
+      transform.apply_patterns.vector.lower_transpose lowering_strategy = "shuffle_1d"
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.lower_broadcast
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield
+  }
+"#,
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tile_choice() {
+        assert_eq!(choose(DType::F32, 1024, 1024, 1024), Some(([64, 256, 128], [8, 32])));
+        assert_eq!(choose(DType::F64, 1024, 1024, 1024), Some(([64, 128, 128], [8, 16])));
+        assert_eq!(choose(DType::F32, 96, 96, 100), Some(([32, 32, 0], [8, 32])));
+        assert_eq!(choose(DType::F32, 1000, 1024, 1024), Some(([8, 256, 128], [8, 32])));
+        assert_eq!(choose(DType::F32, 1001, 1024, 1024), None);
+        assert_eq!(choose(DType::F32, 1024, 1000, 1024), None);
+        assert_eq!(choose(DType::F32, 8, 16, 16), None);
+        assert_eq!(choose(DType::I32, 1024, 1024, 1024), None);
+    }
+}

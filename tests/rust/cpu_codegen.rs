@@ -1,0 +1,147 @@
+//! The CPU executor's fast paths against the reference interpreter: the polynomial kernels
+//! of transcendental functions (quabla_lowering::approx) over wide ranges, within the ulp
+//! bounds listed in `approx::BOUNDS` and bit-identical to the kernels' scalar evaluator; and
+//! the tiled, vectorized matmul path (quabla_lowering::tiling) on divisible, blocked-K,
+//! batched, transposed and ragged (loop path) shapes.
+use quabla_dialect::{DType, DotDims, Func, Module, OpKind, TensorType, UnaryOp};
+use quabla_lowering::approx::{self, eval};
+use quabla_lowering::{lower_for_cpu, CpuOptions};
+use quabla_runtime::{interp, Buffer, CompileOptions, Executor};
+use quabla_tests::{compare, one_op_module, ulps, Rng, Tol};
+
+use crate::executor;
+
+/// Sample points: uniform on [lo, hi], log-uniform magnitudes below max(|lo|, |hi|) (both
+/// signs, within the range), and specials.
+fn points(rng: &mut Rng, lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    let mut v = vec![0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, lo, hi];
+    let m = lo.abs().max(hi.abs());
+    while v.len() < n {
+        let u = rng.next_f64();
+        if v.len() % 2 == 0 {
+            v.push(lo + (hi - lo) * u);
+        } else {
+            let x = m * 2f64.powf(-40.0 * u);
+            let x = if rng.next_f64() < 0.5 { -x } else { x };
+            if x >= lo && x <= hi {
+                v.push(x);
+            }
+        }
+    }
+    v
+}
+
+/// Ranges per kernel: wide (overflow, underflow, huge arguments) and the busy middle.
+fn ranges(u: UnaryOp, d: DType) -> Vec<(f64, f64)> {
+    let big = if d == DType::F32 { 3.0e38 } else { 1.0e300 };
+    match u {
+        UnaryOp::Exp | UnaryOp::Expm1 => vec![(-800.0, 800.0), (-2.0, 2.0)],
+        UnaryOp::Log => vec![(0.0, big), (0.0, 3.0)],
+        UnaryOp::Tanh | UnaryOp::Erf => vec![(-30.0, 30.0), (-1.5, 1.5)],
+        // The interpreter's 1/(1 + exp(-x)) loses accuracy below about -15 (its own
+        // rounding of 1 + e); the kernel is checked there against the exact formula in
+        // quabla-lowering's unit tests.
+        UnaryOp::Logistic => vec![(-15.0, 800.0), (-3.0, 3.0)],
+        UnaryOp::Sin | UnaryOp::Cos => vec![(-big, big), (-1.0e6, 1.0e6), (-10.0, 10.0)],
+        _ => vec![],
+    }
+}
+
+#[test]
+fn polynomial_kernels_match_the_interpreter() {
+    let mut rng = Rng(77);
+    let mut report = String::new();
+    let mut failed = false;
+    for &(u, d, bound) in approx::BOUNDS {
+        for (lo, hi) in ranges(u, d) {
+            let xs = points(&mut rng, lo, hi, 20_000);
+            let ty = TensorType::new(d, [xs.len() as i64]);
+            let x = Buffer::from_f64s(ty.clone(), &xs).unwrap();
+            let m = one_op_module(OpKind::Unary(u), &[ty.clone()]);
+            let want = &interp::run_func(&m, "main", &[x.clone()]).unwrap()[0];
+            let got = &executor().compile(&m, "main", &CompileOptions::default()).unwrap().run(&[&x]).unwrap()[0];
+            let mut worst = (0u64, 0.0);
+            for (i, &xi) in xs.iter().enumerate() {
+                let (g, w) = (got.get_f64(i), want.get_f64(i));
+                // The compiled kernel computes exactly what the evaluator computes.
+                let e = if d == DType::F32 { eval::f32(u, xi as f32).unwrap() as f64 } else { eval::f64(u, xi).unwrap() };
+                assert!(g.to_bits() == e.to_bits() || (g.is_nan() && e.is_nan()), "{} {d} at {xi:e}: JIT {g:e} vs evaluator {e:e}", u.name());
+                let err = ulps(d, g, w);
+                if err > worst.0 {
+                    worst = (err, xi);
+                }
+            }
+            report += &format!("{} {d} [{lo:e}, {hi:e}]: max {} ulps at {:e} (bound {bound})\n", u.name(), worst.0, worst.1);
+            failed |= worst.0 > bound;
+        }
+    }
+    println!("{report}");
+    assert!(!failed, "a polynomial kernel exceeds its bound:\n{report}");
+}
+
+/// One dot_general module.
+fn dot_module(lt: &TensorType, rt: &TensorType, dims: DotDims) -> Module {
+    let mut f = Func::new("main", &[lt.clone(), rt.clone()]);
+    let (a, b) = (f.params[0], f.params[1]);
+    f.outputs = vec![f.push1(OpKind::DotGeneral { dims }, &[a, b], None).unwrap()];
+    Module { funcs: vec![f] }
+}
+
+#[test]
+fn tiled_matmuls_match_the_interpreter() {
+    let mut rng = Rng(78);
+    let mm = DotDims::matmul;
+    let batched = || DotDims { lhs_batch: vec![0], rhs_batch: vec![0], lhs_contract: vec![2], rhs_contract: vec![1] };
+    // (lhs shape, rhs shape, dims, tiled?)
+    let cases: Vec<(Vec<i64>, Vec<i64>, DotDims, bool)> = vec![
+        (vec![64, 64], vec![64, 64], mm(), true),
+        (vec![128, 96], vec![96, 256], mm(), true),
+        (vec![96, 100], vec![100, 96], mm(), true),
+        (vec![2, 64, 48], vec![2, 48, 64], batched(), true),
+        // lhs contracted over its first dim: transposed before the product.
+        (vec![72, 64], vec![72, 64], DotDims { lhs_batch: vec![], rhs_batch: vec![], lhs_contract: vec![0], rhs_contract: vec![0] }, true),
+        // Ragged: the loop path.
+        (vec![100, 60], vec![60, 70], mm(), false),
+        (vec![8, 8], vec![8, 16], mm(), false),
+    ];
+    for d in [DType::F32, DType::F64] {
+        for (ls, rs, dims, tiled) in &cases {
+            let (lt, rt) = (TensorType::new(d, ls.clone()), TensorType::new(d, rs.clone()));
+            let m = dot_module(&lt, &rt, dims.clone());
+            let what = format!("{d} {ls:?} x {rs:?}");
+            let cm = lower_for_cpu(&m, &CpuOptions::default()).unwrap();
+            assert_eq!(cm.tiled_matmuls > 0, *tiled, "{what}: tiled path chosen?");
+            let inputs = [rng.buffer(&lt, -1.0, 1.0), rng.buffer(&rt, -1.0, 1.0)];
+            let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
+            let got = &executor().compile(&m, "main", &CompileOptions::default()).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap()[0];
+            let k: i64 = dims.lhs_contract.iter().map(|&c| ls[c as usize]).product();
+            let tol = if d == DType::F32 { Tol::Rel(1e-6 * k as f64) } else { Tol::Rel(1e-14 * k as f64) };
+            if let Err(e) = compare(got, want, tol, 1.0) {
+                panic!("{what}: JIT vs interpreter: {e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn tiled_matmul_inside_a_program() {
+    // A matmul between elementwise work (tanh of the product, exp of an input): fusion,
+    // the tiled path and the polynomial kernels together, with two results.
+    let mut rng = Rng(79);
+    let ty = TensorType::new(DType::F32, [64, 64]);
+    let mut f = Func::new("main", &[ty.clone(), ty.clone()]);
+    let (a, b) = (f.params[0], f.params[1]);
+    let ea = f.push1(OpKind::Unary(UnaryOp::Exp), &[a], None).unwrap();
+    let p = f.push1(OpKind::DotGeneral { dims: DotDims::matmul() }, &[ea, b], None).unwrap();
+    let t = f.push1(OpKind::Unary(UnaryOp::Tanh), &[p], None).unwrap();
+    f.outputs = vec![t, p];
+    let m = Module { funcs: vec![f] };
+    let inputs = [rng.buffer(&ty, -1.0, 1.0), rng.buffer(&ty, -1.0, 1.0)];
+    let want = interp::run_func(&m, "main", &inputs).unwrap();
+    let got = executor().compile(&m, "main", &CompileOptions::default()).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap();
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        if let Err(e) = compare(g, w, Tol::Rel(1e-4), 1.0) {
+            panic!("output {k}: {e}");
+        }
+    }
+}
