@@ -67,3 +67,17 @@ def test_transforms_from_threads():
     for i, (g, v, x) in results.items():
         np.testing.assert_allclose(g, (i + 1) * 2 * np.sin(x) * np.cos(x), rtol=1e-13)
         np.testing.assert_allclose(v[:, 0], 2 * np.sin(x) * np.cos(x), rtol=1e-13)
+
+
+def test_jit_of_transform_keeps_python_numbers_dynamic():
+    calls = []
+
+    def f(x, n):
+        calls.append(n)
+        return x**n
+
+    g = qb.jit(qb.grad(f))
+    assert [g(v, 3).item() for v in (2.0, 3.0, 4)] == [12.0, 27.0, 48.0]
+    assert calls == [3]  # x is a float64 argument (differentiated); n stays static
+    g(2.0, 2)
+    assert calls == [3, 2]
