@@ -322,3 +322,25 @@ fn calls_and_a_composite_program() {
     assert!(m2.funcs.len() == 1, "the callee is inlined and removed");
     check("call + softmax after inline/canonicalize", &m2, &[x], Tol::Rel(1e-14), 1.0);
 }
+
+#[test]
+fn several_outputs_of_one_type() {
+    // Outputs whose computations start from identical inits (fills, empties) must not share
+    // a destination buffer.
+    let mut rng = Rng(9);
+    let ty = t(DType::F32, &[4, 4]);
+    let mut f = Func::new("main", &[ty.clone(), ty.clone()]);
+    let (x, y) = (f.params[0], f.params[1]);
+    let a = f.push1(OpKind::Reduce { op: ReduceOp::Sum, dims: vec![1] }, &[x], None).unwrap();
+    let b = f.push1(OpKind::Reduce { op: ReduceOp::Sum, dims: vec![1] }, &[y], None).unwrap();
+    let c = f.push1(OpKind::Reduce { op: ReduceOp::Max, dims: vec![0] }, &[x], None).unwrap();
+    let d = f.push1(OpKind::Reduce { op: ReduceOp::Max, dims: vec![0] }, &[y], None).unwrap();
+    let e = f.push1(OpKind::Unary(UnaryOp::Exp), &[x], None).unwrap();
+    let g = f.push1(OpKind::Unary(UnaryOp::Exp), &[y], None).unwrap();
+    let h = f.push1(OpKind::DotGeneral { dims: DotDims::matmul() }, &[x, y], None).unwrap();
+    let k = f.push1(OpKind::DotGeneral { dims: DotDims::matmul() }, &[y, x], None).unwrap();
+    f.outputs = vec![a, b, c, d, e, g, h, k, x, a];
+    let m = Module { funcs: vec![f] };
+    let inputs = [rng.buffer(&ty, -2.0, 2.0), rng.buffer(&ty, -2.0, 2.0)];
+    check("several outputs of one type", &m, &inputs, Tol::Rel(1e-5), 10.0);
+}
