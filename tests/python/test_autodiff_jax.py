@@ -445,23 +445,16 @@ def test_jit_and_grad_compose():
     close(qb.jit(loss)(qb.array(0.8)), lossj(0.8))
 
 
-# The CPU pipeline (lowering/src/cpu.rs) runs upstream `cse` before `eliminate-empty-tensors`:
-# two scalar reductions returned from one program share one CSE'd `linalg.fill` init, which
-# eliminate-empty-tensors anchors into the first output buffer while the outputs are
-# materialized with `restrict`, so both outputs read the first reduction. The reference
-# interpreter is right. Moving `cse` after `eliminate-empty-tensors` (or dropping `restrict`)
-# fixes it; remove these markers with the fix.
-LOWERING_BUG = pytest.mark.xfail(strict=True, reason="CPU pipeline: cse before eliminate-empty-tensors with restrict outputs")
+# Regressions: two scalar reductions returned from one program once shared one CSE'd init
+# buffer in the CPU pipeline (cse ran before eliminate-empty-tensors; fixed in lowering/src/cpu.rs).
 
 
-@LOWERING_BUG
 def test_two_scalar_reductions_returned():
     x = qb.array([1.0, 2.0, 3.0])
     a, b = qb.jit(lambda x: (qb.sum(x), qb.sum(x * 2.0)))(x)
     assert (a.item(), b.item()) == (6.0, 12.0)
 
 
-@LOWERING_BUG
 def test_value_and_grad_of_loss_calling_grad():
     f = lambda x: qb.sum(qb.sin(x) * x)  # noqa: E731
     fj = lambda x: jnp.sum(jnp.sin(x) * x)  # noqa: E731
