@@ -133,9 +133,8 @@ def test_errors():
     assert "convert-quabla-to-stablehlo" in r.stdout
 
 
-@pytest.mark.xfail(os.environ.get("QUABLA_REF") != "interpret", strict=True, reason="Quabla CPU JIT miscompile (not the export): two reductions with the same init "
-                   "and result type, returned separately, both return the first one's value (cse + eliminate-empty-tensors "
-                   "in lowering/src/cpu.rs's pipeline); remove this marker when quabla-opt --run is fixed")
+# Regression: two same-typed reductions returned separately once shared a destination in the
+# CPU JIT (cse before eliminate-empty-tensors); the export and the JIT must agree.
 def test_jit_same_typed_reductions():
     p = h.Program()
     x = p.arg(np.arange(16, dtype=np.float32).reshape(4, 4))
