@@ -1,45 +1,113 @@
-//! Core benchmarks (never timed tests). Prints one JSON object per workload with min and
-//! median over repetitions; bench/compare_jax.py runs JAX's identical workloads in the same
-//! process tree and reports ratios.
+//! Core benchmarks (never timed tests). Prints one JSON object per workload; per-call times
+//! are timeit-style (each repeat runs `number` calls back to back, `number` chosen so that a
+//! repeat takes >= 25 ms; min and median over the repeats), as JAX's anchors measure them, so
+//! bench/compare_jax.py can run JAX's identical workloads in the same run and print ratios.
 //!
-//! Workloads: compile time of the hand-written MLP forward+backward (examples/mlp.mlir);
-//! GFLOP/s of f32 and f64 1024^3 dot_general; GB/s of the fused chain tanh(2x+1)*exp(-x) on
-//! 1e6 f32; the README PINN value_and_grad step (per-call time) and its first call
-//! (transform expansion + canonicalize + compile).
+//! Workloads (`quabla-bench [name ...]`, all by default):
+//! * `pinn`: the README PINN value_and_grad step (f64, 8 points): first call (transform
+//!   expansion + canonicalize + compile + run, in a process that compiled nothing before) and
+//!   a second compile of the same program in the warm process, then per-call time;
+//! * `matmul`: 1024^3 f32 and f64 dot_general (GFLOP/s);
+//! * `ew`: tanh(2x + 1) * exp(-x) on 1e6 f32 (GB/s of input + output);
+//! * `dispatch`: x + 1 on an f32 scalar (per-call overhead of an executable);
+//! * `mlp`: compile time of the hand-written MLP forward+backward (examples/mlp.mlir);
+//! * `mm=<n>`: n^3 f32 and f64 matmuls (not in the default set).
+//!
+//! `QUABLA_BENCH_OPT=<0-3>` overrides the LLVM level, `QUABLA_BENCH_NOVEC=1` turns the
+//! vectorizing paths off (polynomial kernels, tiled matmuls), for comparisons.
+use std::sync::Arc;
 use std::time::Instant;
 
 use quabla_dialect::{BinaryOp, DType, DotDims, Func, Literal, Module, OpKind, TensorType, UnaryOp};
-use quabla_runtime::{Buffer, CompileOptions, CpuExecutor, Executor};
+use quabla_runtime::{Buffer, CompileOptions, CpuExecutor, Executable, Executor};
 
-fn stats(mut v: Vec<f64>) -> (f64, f64) {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    (v[0], v[v.len() / 2])
+/// Compile options: the defaults, with the environment overrides of the module docs.
+fn opts() -> CompileOptions {
+    let mut o = CompileOptions::default();
+    if let Some(l) = std::env::var("QUABLA_BENCH_OPT").ok().and_then(|v| v.parse().ok()) {
+        o.opt_level = l;
+    }
+    if std::env::var_os("QUABLA_BENCH_NOVEC").is_some() {
+        o.vectorize = false;
+    }
+    o
 }
 
-fn report(name: &str, unit: &str, samples: Vec<f64>, extra: &str) {
-    let (min, med) = stats(samples);
-    println!("{{\"workload\": \"{name}\", \"unit\": \"{unit}\", \"min\": {min:.6e}, \"median\": {med:.6e}{extra}}}");
-}
-
-fn time<F: FnMut()>(reps: usize, mut f: F) -> Vec<f64> {
-    (0..reps)
+/// Per-call timing in the manner of timeit: (min, median, number, repeats) in seconds.
+fn timeit(mut call: impl FnMut(), repeats: usize) -> (f64, f64, usize, usize) {
+    for _ in 0..3 {
+        call();
+    }
+    let mut number = 1usize;
+    let mut dt;
+    loop {
+        let t = Instant::now();
+        for _ in 0..number {
+            call();
+        }
+        dt = t.elapsed().as_secs_f64();
+        if dt >= 0.025 || number >= 1 << 20 {
+            break;
+        }
+        number *= if dt > 0.025 / 8.0 { 2 } else { 8 };
+    }
+    // At most ~6 s per workload.
+    let repeats = repeats.min((6.0 / dt.max(1e-9)) as usize).max(5);
+    let mut v: Vec<f64> = (0..repeats)
         .map(|_| {
             let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
+            for _ in 0..number {
+                call();
+            }
+            t.elapsed().as_secs_f64() / number as f64
         })
-        .collect()
+        .collect();
+    v.sort_by(|a, b| a.total_cmp(b));
+    (v[0], v[v.len() / 2], number, repeats)
 }
 
-fn mlp_compile(exe: &CpuExecutor) {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/mlp.mlir")).unwrap();
-    let ctx = quabla_dialect::mlir::new_context();
-    let samples = time(10, || {
-        let mut m = quabla_dialect::mlir::parse_and_import(&ctx, &text).unwrap();
-        quabla_passes::canonicalize(&mut m);
-        exe.compile(&m, "main", &CompileOptions::default()).unwrap();
-    });
-    report("mlp_fwd_bwd_compile", "s", samples, "");
+/// Compiles `m` and runs it once on `inputs`; returns the executable and the elapsed time.
+fn first_call(exe: &CpuExecutor, m: &Module, inputs: &[&Buffer]) -> (Arc<dyn Executable>, f64) {
+    let t = Instant::now();
+    let e = exe.compile(m, "main", &opts()).unwrap();
+    e.run(inputs).unwrap();
+    (e, t.elapsed().as_secs_f64())
+}
+
+/// Prints the JSON line of a workload; `extra` is more `"key": value` pairs.
+fn report(name: &str, first: f64, t: (f64, f64, usize, usize), extra: &str) {
+    let (min, med, number, repeats) = t;
+    println!("{{\"workload\": \"{name}\", \"first_call_s\": {first:.6e}, \"min_s\": {min:.6e}, \"median_s\": {med:.6e}, \"number\": {number}, \"repeats\": {repeats}{extra}}}");
+}
+
+/// Deterministic values in [-1, 1) (a sine of the index: cheap, not periodic in the tensor).
+fn values(n: usize) -> Vec<f64> {
+    (0..n).map(|i| ((i as f64) * 0.7548776662).sin()).collect()
+}
+
+fn pinn(exe: &CpuExecutor) {
+    let n = 8;
+    let w = Buffer::from_f64s(TensorType::new(DType::F64, []), &[2.5]).unwrap();
+    let xs: Vec<f64> = (0..n).map(|i| 0.05 + 0.9 * i as f64 / (n - 1) as f64).collect();
+    let x = Buffer::from_f64s(TensorType::new(DType::F64, [n]), &xs).unwrap();
+    let build = || quabla_tests::pinn::compile_ready(quabla_tests::pinn::pinn_module(n));
+    let t = Instant::now();
+    let m = build();
+    let (e, compile) = first_call(exe, &m, &[&w, &x]);
+    let first = t.elapsed().as_secs_f64();
+    let _ = compile;
+    // The same program again, in a process whose context and JIT are warm.
+    let t = Instant::now();
+    let m2 = build();
+    let _ = first_call(exe, &m2, &[&w, &x]);
+    let warm = t.elapsed().as_secs_f64();
+    let r = timeit(
+        || {
+            e.run(&[&w, &x]).unwrap();
+        },
+        40,
+    );
+    report("pinn_step_f64", first, r, &format!(", \"first_call_warm_s\": {warm:.6e}, \"ops\": {}", m.func("main").unwrap().ops.len()));
 }
 
 fn matmul(exe: &CpuExecutor, d: DType, n: i64) {
@@ -48,18 +116,17 @@ fn matmul(exe: &CpuExecutor, d: DType, n: i64) {
     let (a, b) = (f.params[0], f.params[1]);
     f.outputs = vec![f.push1(OpKind::DotGeneral { dims: DotDims::matmul() }, &[a, b], None).unwrap()];
     let m = Module { funcs: vec![f] };
-    let t0 = Instant::now();
-    let e = exe.compile(&m, "main", &CompileOptions::default()).unwrap();
-    let compile = t0.elapsed().as_secs_f64();
-    let x = Buffer::from_literal(&Literal::splat(t.clone(), 0.5));
-    e.run(&[&x, &x]).unwrap();
-    let s = time(3, || {
-        e.run(&[&x, &x]).unwrap();
-    });
+    let x = Buffer::from_f64s(t.clone(), &values((n * n) as usize)).unwrap();
+    let y = Buffer::from_f64s(t.clone(), &values((n * n) as usize).iter().map(|v| 0.5 - v).collect::<Vec<_>>()).unwrap();
+    let (e, first) = first_call(exe, &m, &[&x, &y]);
+    let r = timeit(
+        || {
+            e.run(&[&x, &y]).unwrap();
+        },
+        20,
+    );
     let flops = 2.0 * (n as f64).powi(3);
-    let g: Vec<f64> = s.iter().map(|t| flops / t / 1e9).collect();
-    let (min_t, _) = stats(s);
-    report(&format!("matmul_{n}_{d}"), "s", vec![min_t], &format!(", \"gflops_best\": {:.2}, \"gflops\": {:?}, \"compile_s\": {compile:.3}", flops / min_t / 1e9, g));
+    report(&format!("matmul_{n}_{d}"), first, r, &format!(", \"gflops_at_min\": {:.2}, \"gflops_at_median\": {:.2}", flops / r.0 / 1e9, flops / r.1 / 1e9));
 }
 
 fn elementwise(exe: &CpuExecutor) {
@@ -70,46 +137,72 @@ fn elementwise(exe: &CpuExecutor) {
     let c = |f: &mut Func, v: f64| f.push1(OpKind::Constant { value: Literal::splat(t.clone(), v) }, &[], None).unwrap();
     let two = c(&mut f, 2.0);
     let one = c(&mut f, 1.0);
-    let a = f.push1(OpKind::Binary(BinaryOp::Mul), &[two, x], None).unwrap();
+    let a = f.push1(OpKind::Binary(BinaryOp::Mul), &[x, two], None).unwrap();
     let b = f.push1(OpKind::Binary(BinaryOp::Add), &[a, one], None).unwrap();
     let th = f.push1(OpKind::Unary(UnaryOp::Tanh), &[b], None).unwrap();
     let nx = f.push1(OpKind::Unary(UnaryOp::Neg), &[x], None).unwrap();
     let ex = f.push1(OpKind::Unary(UnaryOp::Exp), &[nx], None).unwrap();
     f.outputs = vec![f.push1(OpKind::Binary(BinaryOp::Mul), &[th, ex], None).unwrap()];
     let m = Module { funcs: vec![f] };
-    let e = exe.compile(&m, "main", &CompileOptions::default()).unwrap();
-    let xb = Buffer::from_literal(&Literal::splat(t.clone(), 0.25));
-    e.run(&[&xb]).unwrap();
-    let s = time(20, || {
-        e.run(&[&xb]).unwrap();
-    });
+    let xb = Buffer::from_f64s(t.clone(), &values(n as usize).iter().map(|v| 2.0 * v).collect::<Vec<_>>()).unwrap();
+    let (e, first) = first_call(exe, &m, &[&xb]);
+    let r = timeit(
+        || {
+            e.run(&[&xb]).unwrap();
+        },
+        40,
+    );
     let bytes = 2.0 * 4.0 * n as f64;
-    let (min_t, _) = stats(s.clone());
-    report("ew_chain_1e6_f32", "s", s, &format!(", \"gbps_best\": {:.2}", bytes / min_t / 1e9));
+    report("elementwise_1e6_f32", first, r, &format!(", \"gbs_at_min\": {:.2}, \"gbs_at_median\": {:.2}", bytes / r.0 / 1e9, bytes / r.1 / 1e9));
 }
 
-fn pinn(exe: &CpuExecutor) {
-    let n = 8;
-    let t0 = Instant::now();
-    let m = quabla_tests::pinn::compile_ready(quabla_tests::pinn::pinn_module(n));
-    let e = exe.compile(&m, "main", &CompileOptions::default()).unwrap();
-    let first = t0.elapsed().as_secs_f64();
-    let w = Buffer::from_f64s(TensorType::new(DType::F64, []), &[2.5]).unwrap();
-    let xs: Vec<f64> = (0..n).map(|i| 0.05 + 0.9 * i as f64 / (n - 1) as f64).collect();
-    let x = Buffer::from_f64s(TensorType::new(DType::F64, [n]), &xs).unwrap();
-    for _ in 0..1000 {
-        e.run(&[&w, &x]).unwrap();
-    }
-    // Per-call time: batches of 1000 calls, divided.
-    let s: Vec<f64> = time(50, || {
-        for _ in 0..1000 {
-            e.run(&[&w, &x]).unwrap();
-        }
-    })
-    .into_iter()
-    .map(|t| t / 1000.0)
-    .collect();
-    report("pinn_step_rust", "s", s, &format!(", \"first_call_s\": {first:.4}, \"ops\": {}", m.func("main").unwrap().ops.len()));
+fn dispatch(exe: &CpuExecutor) {
+    let t = TensorType::new(DType::F32, []);
+    let mut f = Func::new("main", std::slice::from_ref(&t));
+    let x = f.params[0];
+    let one = f.push1(OpKind::Constant { value: Literal::splat(t.clone(), 1.0) }, &[], None).unwrap();
+    f.outputs = vec![f.push1(OpKind::Binary(BinaryOp::Add), &[x, one], None).unwrap()];
+    let m = Module { funcs: vec![f] };
+    let xb = Buffer::from_f64s(t.clone(), &[1.0]).unwrap();
+    let (e, first) = first_call(exe, &m, &[&xb]);
+    let r = timeit(
+        || {
+            e.run(&[&xb]).unwrap();
+        },
+        40,
+    );
+    report("dispatch_f32_scalar", first, r, "");
+}
+
+fn mlp_compile(exe: &CpuExecutor) {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/mlp.mlir")).unwrap();
+    let ctx = quabla_dialect::mlir::new_context();
+    let mut v: Vec<f64> = (0..10)
+        .map(|_| {
+            let t = Instant::now();
+            let mut m = quabla_dialect::mlir::parse_and_import(&ctx, &text).unwrap();
+            quabla_passes::canonicalize(&mut m);
+            exe.compile(&m, "main", &opts()).unwrap();
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let mut m = quabla_dialect::mlir::parse_and_import(&ctx, &text).unwrap();
+    quabla_passes::canonicalize(&mut m);
+    let f = m.func("main").unwrap();
+    let inputs: Vec<Buffer> = f.param_types().iter().map(|t| Buffer::from_f64s(t.clone(), &values(t.num_elements())).unwrap()).collect();
+    let refs: Vec<&Buffer> = inputs.iter().collect();
+    let e = exe.compile(&m, "main", &opts()).unwrap();
+    let r = timeit(
+        || {
+            e.run(&refs).unwrap();
+        },
+        40,
+    );
+    println!(
+        "{{\"workload\": \"mlp_fwd_bwd\", \"compile_min_s\": {:.6e}, \"compile_median_s\": {:.6e}, \"min_s\": {:.6e}, \"median_s\": {:.6e}, \"number\": {}, \"repeats\": {}}}",
+        v[0], v[5], r.0, r.1, r.2, r.3
+    );
 }
 
 fn main() {
@@ -119,15 +212,18 @@ fn main() {
     if want("pinn") {
         pinn(&exe);
     }
-    if want("mlp") {
-        mlp_compile(&exe);
+    if want("matmul") {
+        matmul(&exe, DType::F32, 1024);
+        matmul(&exe, DType::F64, 1024);
     }
     if want("ew") {
         elementwise(&exe);
     }
-    if want("matmul") {
-        matmul(&exe, DType::F32, 1024);
-        matmul(&exe, DType::F64, 1024);
+    if want("dispatch") {
+        dispatch(&exe);
+    }
+    if want("mlp") {
+        mlp_compile(&exe);
     }
     for w in &which {
         if let Some(n) = w.strip_prefix("mm=") {
