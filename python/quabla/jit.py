@@ -321,10 +321,33 @@ class Lowered:
         self._static = static
         self._nargs = nargs
 
-    def as_text(self, optimized=False):
-        """The module as MLIR text; ``optimized=True`` gives it after quabla-inline and
-        quabla-canonicalize (what is compiled)."""
+    def as_text(self, optimized=False, dialect="quabla"):
+        """The module as MLIR text.
+
+        Args:
+          optimized: for ``dialect="quabla"``, give the module after quabla-autodiff,
+            quabla-inline and quabla-canonicalize (what is compiled).
+          dialect: ``"quabla"`` (the traced program) or ``"stablehlo"`` (the optimized
+            program exported to StableHLO with a public ``@main``, runnable by XLA and IREE).
+
+        Returns:
+          The MLIR text.
+
+        Example:
+          >>> import quabla as qb
+          >>> text = qb.jit(lambda x: qb.sin(x) * 2.0).lower(qb.ones((3,))).as_text(dialect="stablehlo")
+          >>> "stablehlo.sine" in text
+          True
+        """
+        if dialect == "stablehlo":
+            return self.program.stablehlo_text()
+        if dialect != "quabla":
+            raise ValueError(f"Lowered.as_text: dialect must be 'quabla' or 'stablehlo', got {dialect!r}")
         return self.program.optimized_text() if optimized else self.program.as_text()
+
+    def as_stablehlo(self):
+        """The optimized program exported to StableHLO (see :meth:`as_text`)."""
+        return self.as_text(dialect="stablehlo")
 
     def compile(self):
         """Compiles; returns a :class:`Compiled` callable with arguments of the same
@@ -377,3 +400,25 @@ def jit(fun=None, *, device=None, static_argnums=(), max_traces=8):
     if isinstance(fun, Jitted):
         fun = fun.__wrapped__
     return Jitted(_slow, fun, device=device, static_argnums=static_argnums, max_traces=max_traces)
+
+
+def export(fun, *args, static_argnums=(), **kwargs):
+    """Traces ``fun`` on ``args`` (arrays or :class:`ShapeDtype` leaves) and returns the
+    program exported to StableHLO text (generic form, public ``@main`` with the flattened
+    arguments and results), ready for XLA or IREE (docs/stablehlo.md).
+
+    Args:
+      fun: the function to export; transforms inside it (grad, vmap, ...) are expanded.
+      *args: example arguments or ShapeDtype leaves fixing shapes and dtypes.
+      static_argnums: positions of arguments treated as compile-time constants.
+
+    Returns:
+      The StableHLO module as text.
+
+    Example:
+      >>> import quabla as qb
+      >>> text = qb.export(qb.grad(lambda x: qb.sum(x ** 2)), qb.ShapeDtype((3,), qb.float64))
+      >>> text.count("func.func @main")
+      1
+    """
+    return jit(fun, static_argnums=static_argnums).lower(*args, **kwargs).as_text(dialect="stablehlo")

@@ -307,6 +307,16 @@ impl Program {
         Ok(optimize(py, &self.module)?.to_mlir())
     }
 
+    /// The optimized module exported to StableHLO (generic form, public `@main`), for XLA,
+    /// IREE and other StableHLO consumers (docs/stablehlo.md).
+    fn stablehlo_text(&self, py: Python<'_>) -> PyResult<String> {
+        let m = optimize(py, &self.module)?;
+        quabla_lowering::export_module(&m).map_err(|e| match e {
+            quabla_lowering::LowerError::Unsupported { .. } => errors::new(py, "UnsupportedOperationError", format!("StableHLO export: {e}")),
+            other => errors::new(py, "QuablaError", format!("StableHLO export: {other}")),
+        })
+    }
+
     /// Number of ops in `@main` before optimization.
     #[getter]
     fn num_ops(&self) -> usize {

@@ -27,7 +27,7 @@ GROUPS = [
     ("Products", ["matmul", "dot", "einsum", "tensordot"]),
     ("Shapes and indexing", ["reshape", "ravel", "transpose", "swapaxes", "expand_dims", "squeeze", "broadcast_to",
                              "concatenate", "concat", "stack", "split", "take"]),
-    ("Transforms", ["jit", "grad", "value_and_grad", "jvp", "vjp", "jacobian", "hessian", "vmap", "ShapeDtype",
+    ("Transforms", ["jit", "export", "grad", "value_and_grad", "jvp", "vjp", "jacobian", "hessian", "vmap", "ShapeDtype",
                     "Lowered", "Compiled", "Tracer"]),
     ("quabla.optim", ["optim.Adam", "optim.SGD"]),
     ("Errors", ["QuablaError", "UnsupportedOperationError", "TracerError", "RetraceLimitError", "ShapeError",
