@@ -10,7 +10,11 @@
 //! * `matmul`: 1024^3 f32 and f64 dot_general (GFLOP/s);
 //! * `ew`: tanh(2x + 1) * exp(-x) on 1e6 f32 (GB/s of input + output);
 //! * `dispatch`: x + 1 on an f32 scalar (per-call overhead of an executable);
-//! * `mlp`: compile time of the hand-written MLP forward+backward (examples/mlp.mlir);
+//! * `mlp`: compile time and per-call time of the hand-written MLP forward+backward
+//!   (examples/mlp.mlir);
+//! * `axpb`: x * 2 + 1 on 1e6 f32, the memory-bound reference for `ew` (not in the default set);
+//! * `peak`: one core's f32 FMA peak (16 independent vector FMA chains), the yardstick for
+//!   the matmul figures;
 //! * `mm=<n>`: n^3 f32 and f64 matmuls (not in the default set).
 //!
 //! `QUABLA_BENCH_OPT=<0-3>` overrides the LLVM level, `QUABLA_BENCH_NOVEC=1` turns the
@@ -156,6 +160,29 @@ fn elementwise(exe: &CpuExecutor) {
     report("elementwise_1e6_f32", first, r, &format!(", \"gbs_at_min\": {:.2}, \"gbs_at_median\": {:.2}", bytes / r.0 / 1e9, bytes / r.1 / 1e9));
 }
 
+/// x * 2 + 1 on 1e6 f32 (memory-bound reference for `ew`).
+fn ew_simple(exe: &CpuExecutor) {
+    let n = 1_000_000i64;
+    let t = TensorType::new(DType::F32, [n]);
+    let mut f = Func::new("main", std::slice::from_ref(&t));
+    let x = f.params[0];
+    let two = f.push1(OpKind::Constant { value: Literal::splat(t.clone(), 2.0) }, &[], None).unwrap();
+    let one = f.push1(OpKind::Constant { value: Literal::splat(t.clone(), 1.0) }, &[], None).unwrap();
+    let a = f.push1(OpKind::Binary(BinaryOp::Mul), &[x, two], None).unwrap();
+    f.outputs = vec![f.push1(OpKind::Binary(BinaryOp::Add), &[a, one], None).unwrap()];
+    let m = Module { funcs: vec![f] };
+    let xb = Buffer::from_f64s(t.clone(), &values(n as usize)).unwrap();
+    let (e, first) = first_call(exe, &m, &[&xb]);
+    let r = timeit(
+        || {
+            e.run(&[&xb]).unwrap();
+        },
+        40,
+    );
+    let bytes = 2.0 * 4.0 * n as f64;
+    report("axpb_1e6_f32", first, r, &format!(", \"gbs_at_min\": {:.2}", bytes / r.0 / 1e9));
+}
+
 fn dispatch(exe: &CpuExecutor) {
     let t = TensorType::new(DType::F32, []);
     let mut f = Func::new("main", std::slice::from_ref(&t));
@@ -205,6 +232,58 @@ fn mlp_compile(exe: &CpuExecutor) {
     );
 }
 
+/// One core's f32 FMA peak: 16 independent chains of 512-bit (else 256-bit) FMAs.
+#[cfg(target_arch = "x86_64")]
+fn peak() {
+    use std::arch::x86_64::*;
+    #[target_feature(enable = "avx512f")]
+    unsafe fn run512(n: usize) -> f32 {
+        let b = _mm512_set1_ps(1.000_000_1);
+        let c = _mm512_set1_ps(1e-7);
+        let mut a = [_mm512_set1_ps(0.5); 16];
+        for _ in 0..n {
+            for x in a.iter_mut() {
+                *x = _mm512_fmadd_ps(*x, b, c);
+            }
+        }
+        a.iter().map(|x| _mm512_reduce_add_ps(*x)).sum()
+    }
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn run256(n: usize) -> f32 {
+        let b = _mm256_set1_ps(1.000_000_1);
+        let c = _mm256_set1_ps(1e-7);
+        let mut a = [_mm256_set1_ps(0.5); 16];
+        for _ in 0..n {
+            for x in a.iter_mut() {
+                *x = _mm256_fmadd_ps(*x, b, c);
+            }
+        }
+        let mut s = [0f32; 8];
+        _mm256_storeu_ps(s.as_mut_ptr(), a.iter().fold(_mm256_setzero_ps(), |p, x| _mm256_add_ps(p, *x)));
+        s.iter().sum()
+    }
+    let (lanes, f): (f64, unsafe fn(usize) -> f32) = if is_x86_feature_detected!("avx512f") {
+        (16.0, run512)
+    } else if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+        (8.0, run256)
+    } else {
+        return;
+    };
+    let n = 2_000_000;
+    let r = timeit(
+        || {
+            // SAFETY: the required CPU features were detected above.
+            std::hint::black_box(unsafe { f(n) });
+        },
+        10,
+    );
+    let flops = n as f64 * 16.0 * lanes * 2.0;
+    println!("{{\"workload\": \"fma_peak_f32\", \"min_s\": {:.6e}, \"median_s\": {:.6e}, \"gflops_at_min\": {:.2}, \"gflops_at_median\": {:.2}}}", r.0, r.1, flops / r.0 / 1e9, flops / r.1 / 1e9);
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn peak() {}
+
 fn main() {
     let which: Vec<String> = std::env::args().skip(1).collect();
     let want = |k: &str| which.is_empty() || which.iter().any(|w| w == k);
@@ -212,12 +291,18 @@ fn main() {
     if want("pinn") {
         pinn(&exe);
     }
+    if want("peak") {
+        peak();
+    }
     if want("matmul") {
         matmul(&exe, DType::F32, 1024);
         matmul(&exe, DType::F64, 1024);
     }
     if want("ew") {
         elementwise(&exe);
+    }
+    if which.iter().any(|w| w == "axpb") {
+        ew_simple(&exe);
     }
     if want("dispatch") {
         dispatch(&exe);

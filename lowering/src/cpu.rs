@@ -13,12 +13,15 @@
 //! into libm calls. The linalg lowering never emits `math.expm1`, which `convert-math-to-llvm`
 //! would expand to the inaccurate exp(x) - 1.
 //!
-//! Vectorization is LLVM's: the loops this pipeline produces are vectorized by LLVM's loop
-//! vectorizer when the ExecutionEngine optimizes at -O2/-O3 for the host (float sum/prod
-//! reductions carry `fastmath<reassoc>` so that they vectorize too). Measured on this machine
-//! (1M-element f32 mul/add/maximum chain, 200 calls): 0.060 s through this pipeline at -O2/-O3
-//! against 0.063-0.065 s with the tile-and-vectorize transform script of
-//! notes/mlir-cpu/td_ew.mlir, so the pipeline adds no MLIR-level vectorization of its own.
+//! Vectorization of elementwise and reduction loops is LLVM's: the loops this pipeline
+//! produces are vectorized by LLVM's loop vectorizer at -O2/-O3 (the CPU executor marks
+//! functions with the host CPU so that it uses the widest vectors; float sum/prod reductions
+//! carry `fastmath<reassoc>` so that they vectorize too); the polynomial kernels of
+//! crate::approx keep transcendental functions inside those loops. Matmuls whose shapes suit
+//! it are tiled and vectorized at the MLIR level instead (crate::tiling, `transform`).
+//! Measured earlier on this pipeline (1M-element f32 mul/add/maximum chain, 200 calls):
+//! 0.060 s through LLVM's vectorizer against 0.063-0.065 s with the tile-and-vectorize
+//! transform script of notes/mlir-cpu/td_ew.mlir.
 //! Row sums of a 1024x1024 f32 matrix: 0.106 s per 200 calls with an ordered `addf`, 0.031 s
 //! with `fastmath<reassoc>`; row maxima (NaN-propagating `maximumf`) vectorize as they are.
 

@@ -4,18 +4,20 @@
 //! `transform.with_named_sequence`); the CPU pipeline runs them with `transform-interpreter`
 //! and drops them with `symbol-dce` before the LLVM conversions:
 //!
-//! * `@__quabla_tile` (on tensors, before bufferization): per tag, tile to cache blocks
-//!   (M x N x K, e.g. 64 x 256 x 128 for f32), then to register blocks (8 x NR x 1, NR two
-//!   512-bit vectors: 32 f32 or 16 f64), vectorize the register block, turn the reduction into
-//!   `vector.contract`, and hoist the accumulator's transfers out of the K loop, so each
-//!   register block keeps its 8 x NR accumulator in registers for a whole K block.
+//! * `@__quabla_tile` (on tensors, before bufferization): per tag, tile to cache blocks, then
+//!   to register blocks (8 x NR x 1, NR two 512-bit vectors: 32 f32 or 16 f64), vectorize the
+//!   register block, turn the reduction into `vector.contract`, and hoist the accumulator's
+//!   transfers out of the K loop, so each register block keeps its 8 x NR accumulator in
+//!   registers for a whole K block.
 //! * `@__quabla_lower_vectors` (after bufferization): contractions become outer products,
 //!   then FMAs on rows of B broadcast against elements of A; transfers become plain loads.
 //!
-//! This is the script measured in notes/mlir-cpu/td_mm.mlir (about 96% of one core's FMA
-//! peak at 1024^3 f32), split around the pipeline's own bufferization. Shapes are chosen so
-//! that every tile is full (M a multiple of 8, N of NR, blocks dividing the extents); other
-//! matmuls stay on the loop path.
+//! Non-batched matmuls are emitted by the lowering over B packed into contiguous NR-column
+//! panels, with loops over row blocks of A and over the panels, so the tagged op is one
+//! `MB x NR x K` product ([`Plan::pack`]); batched ones are blocked in place. The script is
+//! the one measured in notes/mlir-cpu/td_mm.mlir, split around the pipeline's own
+//! bufferization. Shapes are chosen so that every tile is full (M a multiple of 8, N of NR,
+//! blocks dividing the extents); other matmuls stay on the loop path.
 use std::fmt::Write;
 
 use quabla_dialect::DType;
@@ -27,18 +29,35 @@ pub struct MatmulTile {
     pub tag: usize,
     /// `linalg.batch_matmul` (leading batch dim tiled by 1) rather than `linalg.matmul`.
     pub batched: bool,
-    /// Cache blocks (M, N, K); a 0 leaves that dim untiled.
+    /// Cache blocks (M, N, K) tiled by the script; a 0 leaves that dim untiled.
     pub block: [i64; 3],
     /// Register block (M, N); K is 1.
     pub reg: [i64; 2],
 }
 
+/// How one matmul takes the tiled path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// Blocks and register block of the tagged `linalg.matmul` / `linalg.batch_matmul`.
+    pub block: [i64; 3],
+    pub reg: [i64; 2],
+    /// `Some(mb)`: the lowering packs B into contiguous panels of `reg[1]` columns
+    /// (`[N/NR, K, NR]`) and loops over blocks of `mb` rows of A and over the panels itself;
+    /// the tagged op is then one `mb x NR x K` product (its K blocked by `block[2]`).
+    pub pack: Option<i64>,
+}
+
 /// Rows of the register block.
 const MR: i64 = 8;
 
-/// Tile sizes for an `m x k` by `k x n` product of `d`, or None when the loop path should
-/// be kept (integer types, small or ragged shapes).
-pub fn choose(d: DType, m: i64, n: i64, k: i64) -> Option<([i64; 3], [i64; 2])> {
+/// The plan for an `m x k` by `k x n` product of `d` (batched or not), or None when the
+/// loop path should be kept (integer types, small or ragged shapes).
+///
+/// Measured (1024^3 f32, one core of this machine, FMA peak ~205-213 GFLOP/s): blocks
+/// 64 x 256 x 128 on the operands in place, ~108 GFLOP/s; B packed in 32-column panels with
+/// 128-row blocks of A and K blocks of 256 (a 32 KB panel slice stays in L1 for 16 register
+/// blocks), ~130 GFLOP/s.
+pub fn choose(d: DType, m: i64, n: i64, k: i64, batched: bool) -> Option<Plan> {
     let nr = match d {
         DType::F32 => 32,
         DType::F64 => 16,
@@ -49,10 +68,16 @@ pub fn choose(d: DType, m: i64, n: i64, k: i64) -> Option<([i64; 3], [i64; 2])> 
         return None;
     }
     let first = |cands: &[i64], ext: i64| cands.iter().copied().find(|c| ext % c == 0);
-    let mb = first(&[64, 32, 16, 8], m)?;
-    let nb = if d == DType::F32 { first(&[256, 128, 64, 32], n)? } else { first(&[128, 64, 32, 16], n)? };
-    let kb = first(&[128, 64, 32, 16], k).unwrap_or(0);
-    Some(([mb, nb, kb], [MR, nr]))
+    if batched {
+        let mb = first(&[64, 32, 16, 8], m)?;
+        let nb = if d == DType::F32 { first(&[256, 128, 64, 32], n)? } else { first(&[128, 64, 32, 16], n)? };
+        let kb = first(&[128, 64, 32, 16], k).unwrap_or(0);
+        return Some(Plan { block: [mb, nb, kb], reg: [MR, nr], pack: None });
+    }
+    // The largest multiple of 8 up to 128 that divides M; K blocks up to 256 (0: one block).
+    let mb = (1..=16).rev().map(|q| q * MR).find(|mb| m % mb == 0)?;
+    let kb = if k <= 256 { 0 } else { (16..=256).rev().find(|kb| k % kb == 0).unwrap_or(0) };
+    Some(Plan { block: [0, 0, kb], reg: [MR, nr], pack: Some(mb) })
 }
 
 fn handles(n: usize) -> String {
@@ -86,7 +111,7 @@ pub fn script(tiles: &[MatmulTile]) -> String {
         );
         let block: Vec<i64> = lead.iter().chain(&t.block).copied().collect();
         let reg: Vec<i64> = lead.iter().chain(&t.reg).chain(&[1]).copied().collect();
-        let b = tile(&mut s, &format!("%mm{}", t.tag), &format!("blk{}", t.tag), &block);
+        let b = if block.iter().all(|&x| x == 0) { format!("%mm{}", t.tag) } else { tile(&mut s, &format!("%mm{}", t.tag), &format!("blk{}", t.tag), &block) };
         let r = tile(&mut s, &b, &format!("reg{}", t.tag), &reg);
         let _ = writeln!(s, "    transform.structured.vectorize {r} : !transform.any_op");
     }
@@ -136,13 +161,16 @@ mod tests {
 
     #[test]
     fn tile_choice() {
-        assert_eq!(choose(DType::F32, 1024, 1024, 1024), Some(([64, 256, 128], [8, 32])));
-        assert_eq!(choose(DType::F64, 1024, 1024, 1024), Some(([64, 128, 128], [8, 16])));
-        assert_eq!(choose(DType::F32, 96, 96, 100), Some(([32, 32, 0], [8, 32])));
-        assert_eq!(choose(DType::F32, 1000, 1024, 1024), Some(([8, 256, 128], [8, 32])));
-        assert_eq!(choose(DType::F32, 1001, 1024, 1024), None);
-        assert_eq!(choose(DType::F32, 1024, 1000, 1024), None);
-        assert_eq!(choose(DType::F32, 8, 16, 16), None);
-        assert_eq!(choose(DType::I32, 1024, 1024, 1024), None);
+        let packed = |mb, kb, nr| Some(Plan { block: [0, 0, kb], reg: [8, nr], pack: Some(mb) });
+        assert_eq!(choose(DType::F32, 1024, 1024, 1024, false), packed(128, 256, 32));
+        assert_eq!(choose(DType::F64, 1024, 1024, 1024, false), packed(128, 256, 16));
+        assert_eq!(choose(DType::F32, 96, 96, 100, false), packed(96, 0, 32));
+        assert_eq!(choose(DType::F32, 64, 64, 64, false), packed(64, 0, 32));
+        assert_eq!(choose(DType::F32, 1024, 1024, 1024, true), Some(Plan { block: [64, 256, 128], reg: [8, 32], pack: None }));
+        assert_eq!(choose(DType::F32, 1000, 1024, 1024, false), packed(40, 256, 32));
+        assert_eq!(choose(DType::F32, 1001, 1024, 1024, false), None);
+        assert_eq!(choose(DType::F32, 1024, 1000, 1024, false), None);
+        assert_eq!(choose(DType::F32, 8, 16, 16, false), None);
+        assert_eq!(choose(DType::I32, 1024, 1024, 1024, false), None);
     }
 }

@@ -97,6 +97,9 @@ fn tiled_matmuls_match_the_interpreter() {
         (vec![64, 64], vec![64, 64], mm(), true),
         (vec![128, 96], vec![96, 256], mm(), true),
         (vec![96, 100], vec![100, 96], mm(), true),
+        // Several row blocks (mb = 128 / 40), K blocks (256 / 160) and B panels.
+        (vec![256, 512], vec![512, 64], mm(), true),
+        (vec![200, 320], vec![320, 96], mm(), true),
         (vec![2, 64, 48], vec![2, 48, 64], batched(), true),
         // lhs contracted over its first dim: transposed before the product.
         (vec![72, 64], vec![72, 64], DotDims { lhs_batch: vec![], rhs_batch: vec![], lhs_contract: vec![0], rhs_contract: vec![0] }, true),

@@ -5,8 +5,9 @@
 //! init; the result is reshaped back to [batch..., lhs free..., rhs free...]. Integer products
 //! wrap (`arith.muli`/`arith.addi`). With `Codegen::tile_matmuls`, float products whose
 //! shapes suit the tiled path carry a `quabla.tile` tag for the transform script
-//! (crate::tiling).
-use quabla_dialect::{DotDims, Func, Op, TensorType};
+//! (crate::tiling); non-batched ones are computed over B packed into column panels
+//! ([`packed_matmul`]).
+use quabla_dialect::{DType, DotDims, Func, Op, TensorType};
 
 use super::{layout::reshape, layout::transpose, zero_lit, Emitter};
 use crate::tiling::{self, MatmulTile};
@@ -43,14 +44,52 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let z = e.scalar(d, zero_lit(d));
     let init = e.filled(&o3t, &z);
     let name = if batched { "linalg.batch_matmul" } else { "linalg.matmul" };
-    let tag = match tiling::choose(d, m, n, k) {
-        Some((block, reg)) if e.cg.tile_matmuls => {
+    let plan = if e.cg.tile_matmuls { tiling::choose(d, m, n, k, batched) } else { None };
+    let p = match plan {
+        Some(plan) => {
             let tag = e.tiles.len();
-            e.tiles.push(MatmulTile { tag, batched, block, reg });
-            format!(" {{quabla.tile = {tag} : i64}}")
+            e.tiles.push(MatmulTile { tag, batched, block: plan.block, reg: plan.reg });
+            match plan.pack {
+                Some(mb) => packed_matmul(e, d, [&l3, &r3, &init], [m, n, k], mb, plan.reg[1], tag),
+                None => e.op(format!("{name} {{quabla.tile = {tag} : i64}} ins({l3}, {r3} : {l3t}, {r3t}) outs({init} : {o3t}) -> {o3t}")),
+            }
         }
-        _ => String::new(),
+        None => e.op(format!("{name} ins({l3}, {r3} : {l3t}, {r3t}) outs({init} : {o3t}) -> {o3t}")),
     };
-    let p = e.op(format!("{name}{tag} ins({l3}, {r3} : {l3t}, {r3t}) outs({init} : {o3t}) -> {o3t}"));
     Ok(reshape(e, &p, &o3t, out))
+}
+
+/// `C = A B` (A `m x k`, B `k x n`, C initialized) with B packed into contiguous panels of
+/// `nr` columns (`[n/nr, k, nr]`, one `linalg.transpose`), looping over blocks of `mb` rows
+/// of A and over the panels; each step is one tagged `mb x nr x k` `linalg.matmul` that the
+/// transform script blocks over K and vectorizes. A panel slice stays in L1 while the
+/// register blocks of the row block pass over it (crate::tiling::choose).
+fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [i64; 3], mb: i64, nr: i64, tag: usize) -> String {
+    let no = n / nr;
+    let (at, bt, ct) = (TensorType::new(d, [m, k]), TensorType::new(d, [k, n]), TensorType::new(d, [m, n]));
+    let (b3t, bpt) = (TensorType::new(d, [k, no, nr]), TensorType::new(d, [no, k, nr]));
+    let (abt, pant, cst) = (TensorType::new(d, [mb, k]), TensorType::new(d, [k, nr]), TensorType::new(d, [mb, nr]));
+    let b3 = e.op(format!("tensor.expand_shape {b} [[0], [1, 2]] output_shape [{k}, {no}, {nr}] : {bt} into {b3t}"));
+    let bpe = e.empty(&bpt);
+    let bp = e.op(format!("linalg.transpose ins({b3} : {b3t}) outs({bpe} : {bpt}) permutation = [1, 0, 2]"));
+    let (c0, c1, cmb, cm, cno, cnr) = (e.index(0), e.index(1), e.index(mb), e.index(m), e.index(no), e.index(nr));
+    let (io, acc1, res) = (e.fresh(), e.fresh(), e.fresh());
+    e.raw_line(format!("{res} = scf.for {io} = {c0} to {cm} step {cmb} iter_args({acc1} = {init}) -> ({ct}) {{"));
+    e.depth += 1;
+    let ablk = e.op(format!("tensor.extract_slice {a}[{io}, 0] [{mb}, {k}] [1, 1] : {at} to {abt}"));
+    let (jo, acc2, res2) = (e.fresh(), e.fresh(), e.fresh());
+    e.raw_line(format!("{res2} = scf.for {jo} = {c0} to {cno} step {c1} iter_args({acc2} = {acc1}) -> ({ct}) {{"));
+    e.depth += 1;
+    let pan = e.op(format!("tensor.extract_slice {bp}[{jo}, 0, 0] [1, {k}, {nr}] [1, 1, 1] : {bpt} to {pant}"));
+    let j = e.op(format!("arith.muli {jo}, {cnr} : index"));
+    let cs = e.op(format!("tensor.extract_slice {acc2}[{io}, {j}] [{mb}, {nr}] [1, 1] : {ct} to {cst}"));
+    let p = e.op(format!("linalg.matmul {{quabla.tile = {tag} : i64}} ins({ablk}, {pan} : {abt}, {pant}) outs({cs} : {cst}) -> {cst}"));
+    let ins = e.op(format!("tensor.insert_slice {p} into {acc2}[{io}, {j}] [{mb}, {nr}] [1, 1] : {cst} into {ct}"));
+    e.line(format!("scf.yield {ins} : {ct}"));
+    e.depth -= 1;
+    e.line("}");
+    e.line(format!("scf.yield {res2} : {ct}"));
+    e.depth -= 1;
+    e.line("}");
+    res
 }
