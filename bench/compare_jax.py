@@ -21,11 +21,13 @@ every JAX call. First calls: JAX's is a fresh jax.jit wrapper's first call (trac
 compile + run); Quabla's is build + transform expansion + compile + run of the program, in a
 process that compiled nothing before (PINN also reports a second, warm compile).
 
+`--one-core` pins both sides to one CPU (JAX's XLA otherwise uses its thread pool on all
+cores for large matmuls and elementwise loops; Quabla's code is single-threaded).
+
 Environment: `OPENBLAS_CORETYPE` (and `OPENBLAS_L2_SIZE`) are unset for this process and the
 Quabla bench process only -- the machine sets OPENBLAS_CORETYPE=Haswell, which slows NumPy's
 OpenBLAS; JAX's CPU backend does not use OpenBLAS, so this only keeps the comparison free of
-that setting. XLA is left on its default thread pool (both cores); Quabla's code is
-single-threaded.
+that setting.
 """
 import argparse
 import json
@@ -160,13 +162,16 @@ def main():
     ap.add_argument("--bench", default=os.path.join(ROOT, "target", "release", "quabla-bench"))
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--json", default="")
+    ap.add_argument("--one-core", action="store_true", help="pin this process (JAX, its threads) and quabla-bench to one CPU")
     a = ap.parse_args()
+    if a.one_core:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     if not os.path.exists(a.bench):
         sys.exit(f"{a.bench} not found: cargo build --release -p quabla-bench")
     groups = [g for g in a.only.split(",") if g]
     names = [n for g in groups for n in GROUPS[g]]
     print(f"python {platform.python_version()} jax {jax.__version__} numpy {np.__version__} devices {jax.devices()} "
-          f"(OPENBLAS_CORETYPE unset for this run)")
+          f"(OPENBLAS_CORETYPE unset for this run; CPUs {sorted(os.sched_getaffinity(0))})")
     q_runs = {n: [] for n in names}
     j_runs = {n: [] for n in names}
     for _ in range(a.rounds):

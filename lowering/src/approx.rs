@@ -38,10 +38,6 @@ pub enum FBin {
     Sub,
     Mul,
     Div,
-    /// IEEE maxNum: the non-NaN operand when one is NaN.
-    MaxNum,
-    /// IEEE minNum.
-    MinNum,
 }
 
 /// Float unary ops used by the kernels.
@@ -354,12 +350,15 @@ impl<B: Builder> K<'_, B> {
     fn cmp(&mut self, p: FCmp, a: &B::V, b: &B::V) -> B::V {
         self.b.fcmp(p, a, b)
     }
-    /// min(max(x, lo), hi) with NaN mapped into range.
+    /// x clamped to [lo, hi] by compare and select (one `max`/`min` instruction each on x86;
+    /// a NaN stays NaN, and every kernel maps NaN inputs to NaN at the end).
     fn clamp(&mut self, x: &B::V, lo: f64, hi: f64) -> B::V {
         let l = self.c(lo);
         let h = self.c(hi);
-        let a = self.b.fbin(FBin::MaxNum, x, &l);
-        self.b.fbin(FBin::MinNum, &a, &h)
+        let below = self.cmp(FCmp::Olt, x, &l);
+        let a = self.sel(&below, &l, x);
+        let above = self.cmp(FCmp::Ogt, &a, &h);
+        self.sel(&above, &h, &a)
     }
     /// Horner: c[0] + z c[1] + z^2 c[2] + ...
     fn poly(&mut self, z: &B::V, c: &[f64]) -> B::V {
@@ -511,7 +510,8 @@ impl<B: Builder> K<'_, B> {
         let small = self.fma(&a3, &q, &a);
         // Large: t / (t + 2), t = expm1(2a); 2a <= 40, so the exact-scale formula applies.
         let cl = self.c(clamp);
-        let ac = self.b.fbin(FBin::MinNum, &a, &cl);
+        let above = self.cmp(FCmp::Ogt, &a, &cl);
+        let ac = self.sel(&above, &cl, &a);
         let two = self.c(2.0);
         let a2 = self.mul(&ac, &two);
         let (k, qe) = self.exp_core(&a2);
@@ -746,8 +746,6 @@ pub mod eval {
                 FBin::Sub => fl2(a, b, |x, y| x - y, |x, y| x - y),
                 FBin::Mul => fl2(a, b, |x, y| x * y, |x, y| x * y),
                 FBin::Div => fl2(a, b, |x, y| x / y, |x, y| x / y),
-                FBin::MaxNum => fl2(a, b, f32::max, f64::max),
-                FBin::MinNum => fl2(a, b, f32::min, f64::min),
             }
         }
         fn fun(&mut self, op: FUn, a: &Val) -> Val {

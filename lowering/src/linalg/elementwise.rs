@@ -46,8 +46,6 @@ impl Builder for Text<'_> {
             FBin::Sub => "arith.subf",
             FBin::Mul => "arith.mulf",
             FBin::Div => "arith.divf",
-            FBin::MaxNum => "arith.maxnumf",
-            FBin::MinNum => "arith.minnumf",
         };
         (self.e.op(format!("{name} {}, {} : {}", a.0, b.0, a.1)), a.1)
     }
