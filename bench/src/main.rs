@@ -12,6 +12,7 @@
 //! * `dispatch`: x + 1 on an f32 scalar (per-call overhead of an executable);
 //! * `mlp`: compile time and per-call time of the hand-written MLP forward+backward
 //!   (examples/mlp.mlir);
+//! * `bmm`: 16 batched 256^3 f32 and f64 products (not in the default set);
 //! * `axpb`: x * 2 + 1 on 1e6 f32, the memory-bound reference for `ew` (not in the default set);
 //! * `peak`: one core's f32 FMA peak (16 independent vector FMA chains), the yardstick for
 //!   the matmul figures;
@@ -131,6 +132,26 @@ fn matmul(exe: &CpuExecutor, d: DType, n: i64) {
     );
     let flops = 2.0 * (n as f64).powi(3);
     report(&format!("matmul_{n}_{d}"), first, r, &format!(", \"gflops_at_min\": {:.2}, \"gflops_at_median\": {:.2}", flops / r.0 / 1e9, flops / r.1 / 1e9));
+}
+
+/// A batch of `b` n x n products (dot_general with one batch dim).
+fn batched_matmul(exe: &CpuExecutor, d: DType, b: i64, n: i64) {
+    let t = TensorType::new(d, [b, n, n]);
+    let mut f = Func::new("main", &[t.clone(), t.clone()]);
+    let (x, y) = (f.params[0], f.params[1]);
+    let dims = DotDims { lhs_batch: vec![0], rhs_batch: vec![0], lhs_contract: vec![2], rhs_contract: vec![1] };
+    f.outputs = vec![f.push1(OpKind::DotGeneral { dims }, &[x, y], None).unwrap()];
+    let m = Module { funcs: vec![f] };
+    let xb = Buffer::from_f64s(t.clone(), &values((b * n * n) as usize)).unwrap();
+    let (e, first) = first_call(exe, &m, &[&xb, &xb]);
+    let r = timeit(
+        || {
+            e.run(&[&xb, &xb]).unwrap();
+        },
+        20,
+    );
+    let flops = 2.0 * b as f64 * (n as f64).powi(3);
+    report(&format!("batch_matmul_{b}x{n}_{d}"), first, r, &format!(", \"gflops_at_min\": {:.2}, \"gflops_at_median\": {:.2}", flops / r.0 / 1e9, flops / r.1 / 1e9));
 }
 
 fn elementwise(exe: &CpuExecutor) {
@@ -300,6 +321,10 @@ fn main() {
     }
     if want("ew") {
         elementwise(&exe);
+    }
+    if which.iter().any(|w| w == "bmm") {
+        batched_matmul(&exe, DType::F32, 16, 256);
+        batched_matmul(&exe, DType::F64, 16, 256);
     }
     if which.iter().any(|w| w == "axpb") {
         ew_simple(&exe);

@@ -4,60 +4,56 @@
 //! `transform.with_named_sequence`); the CPU pipeline runs them with `transform-interpreter`
 //! and drops them with `symbol-dce` before the LLVM conversions:
 //!
-//! * `@__quabla_tile` (on tensors, before bufferization): per tag, tile to cache blocks, then
-//!   to register blocks (8 x NR x 1, NR two 512-bit vectors: 32 f32 or 16 f64), vectorize the
+//! * `@__quabla_tile` (on tensors, before bufferization): per tag, block K, then tile to
+//!   register blocks (8 x NR x 1, NR two 512-bit vectors: 32 f32 or 16 f64), vectorize the
 //!   register block, turn the reduction into `vector.contract`, and hoist the accumulator's
 //!   transfers out of the K loop, so each register block keeps its 8 x NR accumulator in
 //!   registers for a whole K block.
 //! * `@__quabla_lower_vectors` (after bufferization): contractions become outer products,
 //!   then FMAs on rows of B broadcast against elements of A; transfers become plain loads.
 //!
-//! Non-batched matmuls are emitted by the lowering over B packed into contiguous NR-column
-//! panels, with loops over row blocks of A and over the panels, so the tagged op is one
-//! `MB x NR x K` product ([`Plan::pack`]); batched ones are blocked in place. The script is
-//! the one measured in notes/mlir-cpu/td_mm.mlir, split around the pipeline's own
-//! bufferization. Shapes are chosen so that every tile is full (M a multiple of 8, N of NR,
+//! The lowering emits each tiled matmul over B packed into contiguous NR-column panels, with
+//! loops over row blocks of A and over the panels (and over the batch for batched ones), so
+//! the tagged op is one `MB x NR x K` `linalg.matmul` ([`Plan`]). The script derives from
+//! notes/mlir-cpu/td_mm.mlir, split around the pipeline's own bufferization. Shapes are chosen so that every tile is full (M a multiple of 8, N of NR,
 //! blocks dividing the extents); other matmuls stay on the loop path.
 use std::fmt::Write;
 
 use quabla_dialect::DType;
 
-/// One tagged matmul and its tile sizes.
+/// One tagged matmul (an `MB x NR x K` product over a packed B panel) and its tiling.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MatmulTile {
     /// The `quabla.tile` tag.
     pub tag: usize,
-    /// `linalg.batch_matmul` (leading batch dim tiled by 1) rather than `linalg.matmul`.
-    pub batched: bool,
-    /// Cache blocks (M, N, K) tiled by the script; a 0 leaves that dim untiled.
-    pub block: [i64; 3],
-    /// Register block (M, N); K is 1.
-    pub reg: [i64; 2],
+    /// K block (0: one block).
+    pub kb: i64,
+    /// Register block columns (NR); its rows are [`MR`] and its K extent 1.
+    pub nr: i64,
 }
 
-/// How one matmul takes the tiled path.
+/// How one `m x k` by `k x n` product takes the tiled path: the lowering packs B into
+/// contiguous panels of `nr` columns (`[n/nr, k, nr]`) and loops over blocks of `mb` rows of
+/// A and over the panels; the tagged op is one `mb x nr x k` `linalg.matmul` whose K the
+/// script blocks by `kb` (0: not blocked) before the 8 x nr register blocks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
-    /// Blocks and register block of the tagged `linalg.matmul` / `linalg.batch_matmul`.
-    pub block: [i64; 3],
-    pub reg: [i64; 2],
-    /// `Some(mb)`: the lowering packs B into contiguous panels of `reg[1]` columns
-    /// (`[N/NR, K, NR]`) and loops over blocks of `mb` rows of A and over the panels itself;
-    /// the tagged op is then one `mb x NR x K` product (its K blocked by `block[2]`).
-    pub pack: Option<i64>,
+    pub mb: i64,
+    pub kb: i64,
+    pub nr: i64,
 }
 
 /// Rows of the register block.
-const MR: i64 = 8;
+pub const MR: i64 = 8;
 
-/// The plan for an `m x k` by `k x n` product of `d` (batched or not), or None when the
-/// loop path should be kept (integer types, small or ragged shapes).
+/// The plan for an `m x k` by `k x n` product of `d`, or None when the loop path should be
+/// kept (integer types, small or ragged shapes).
 ///
-/// Measured (1024^3 f32, one core of this machine, FMA peak ~205-213 GFLOP/s): blocks
-/// 64 x 256 x 128 on the operands in place, ~108 GFLOP/s; B packed in 32-column panels with
-/// 128-row blocks of A and K blocks of 256 (a 32 KB panel slice stays in L1 for 16 register
-/// blocks), ~130 GFLOP/s.
-pub fn choose(d: DType, m: i64, n: i64, k: i64, batched: bool) -> Option<Plan> {
+/// Measured (1024^3 f32, one core of this machine, FMA peak ~205-225 GFLOP/s): blocks
+/// 64 x 256 x 128 on the operands in place (notes/mlir-cpu/td_mm.mlir), ~108 GFLOP/s; B
+/// packed in 32-column panels with 128-row blocks of A and K blocks of 256 (a 32 KB panel
+/// slice stays in L1 while 16 register blocks pass over it), ~130-140 GFLOP/s.
+pub fn choose(d: DType, m: i64, n: i64, k: i64) -> Option<Plan> {
     let nr = match d {
         DType::F32 => 32,
         DType::F64 => 16,
@@ -67,17 +63,10 @@ pub fn choose(d: DType, m: i64, n: i64, k: i64, batched: bool) -> Option<Plan> {
     if m % MR != 0 || n % nr != 0 || k < 4 || m * n * k < 32 * 32 * 32 {
         return None;
     }
-    let first = |cands: &[i64], ext: i64| cands.iter().copied().find(|c| ext % c == 0);
-    if batched {
-        let mb = first(&[64, 32, 16, 8], m)?;
-        let nb = if d == DType::F32 { first(&[256, 128, 64, 32], n)? } else { first(&[128, 64, 32, 16], n)? };
-        let kb = first(&[128, 64, 32, 16], k).unwrap_or(0);
-        return Some(Plan { block: [mb, nb, kb], reg: [MR, nr], pack: None });
-    }
     // The largest multiple of 8 up to 128 that divides M; K blocks up to 256 (0: one block).
     let mb = (1..=16).rev().map(|q| q * MR).find(|mb| m % mb == 0)?;
     let kb = if k <= 256 { 0 } else { (16..=256).rev().find(|kb| k % kb == 0).unwrap_or(0) };
-    Some(Plan { block: [0, 0, kb], reg: [MR, nr], pack: Some(mb) })
+    Some(Plan { mb, kb, nr })
 }
 
 fn handles(n: usize) -> String {
@@ -103,22 +92,18 @@ pub fn script(tiles: &[MatmulTile]) -> String {
     let mut s = String::new();
     s.push_str("  transform.named_sequence private @__quabla_tile(%module: !transform.any_op {transform.readonly}) {\n");
     for t in tiles {
-        let (op, lead): (&str, &[i64]) = if t.batched { ("linalg.batch_matmul", &[1]) } else { ("linalg.matmul", &[]) };
         let _ = writeln!(
             s,
-            "    %mm{0} = transform.structured.match ops{{[\"{op}\"]}} attributes {{quabla.tile = {0} : i64}} in %module : (!transform.any_op) -> !transform.any_op",
+            "    %mm{0} = transform.structured.match ops{{[\"linalg.matmul\"]}} attributes {{quabla.tile = {0} : i64}} in %module : (!transform.any_op) -> !transform.any_op",
             t.tag
         );
-        let block: Vec<i64> = lead.iter().chain(&t.block).copied().collect();
-        let reg: Vec<i64> = lead.iter().chain(&t.reg).chain(&[1]).copied().collect();
-        let b = if block.iter().all(|&x| x == 0) { format!("%mm{}", t.tag) } else { tile(&mut s, &format!("%mm{}", t.tag), &format!("blk{}", t.tag), &block) };
-        let r = tile(&mut s, &b, &format!("reg{}", t.tag), &reg);
+        let b = if t.kb == 0 { format!("%mm{}", t.tag) } else { tile(&mut s, &format!("%mm{}", t.tag), &format!("blk{}", t.tag), &[0, 0, t.kb]) };
+        let r = tile(&mut s, &b, &format!("reg{}", t.tag), &[MR, t.nr, 1]);
         let _ = writeln!(s, "    transform.structured.vectorize {r} : !transform.any_op");
     }
     s.push_str(
         r#"    %f = transform.structured.match ops{["func.func"]} in %module : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %f {
-      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.reduction_to_contract
     } : !transform.any_op
@@ -161,16 +146,23 @@ mod tests {
 
     #[test]
     fn tile_choice() {
-        let packed = |mb, kb, nr| Some(Plan { block: [0, 0, kb], reg: [8, nr], pack: Some(mb) });
-        assert_eq!(choose(DType::F32, 1024, 1024, 1024, false), packed(128, 256, 32));
-        assert_eq!(choose(DType::F64, 1024, 1024, 1024, false), packed(128, 256, 16));
-        assert_eq!(choose(DType::F32, 96, 96, 100, false), packed(96, 0, 32));
-        assert_eq!(choose(DType::F32, 64, 64, 64, false), packed(64, 0, 32));
-        assert_eq!(choose(DType::F32, 1024, 1024, 1024, true), Some(Plan { block: [64, 256, 128], reg: [8, 32], pack: None }));
-        assert_eq!(choose(DType::F32, 1000, 1024, 1024, false), packed(40, 256, 32));
-        assert_eq!(choose(DType::F32, 1001, 1024, 1024, false), None);
-        assert_eq!(choose(DType::F32, 1024, 1000, 1024, false), None);
-        assert_eq!(choose(DType::F32, 8, 16, 16, false), None);
-        assert_eq!(choose(DType::I32, 1024, 1024, 1024, false), None);
+        let plan = |mb, kb, nr| Some(Plan { mb, kb, nr });
+        assert_eq!(choose(DType::F32, 1024, 1024, 1024), plan(128, 256, 32));
+        assert_eq!(choose(DType::F64, 1024, 1024, 1024), plan(128, 256, 16));
+        assert_eq!(choose(DType::F32, 96, 96, 100), plan(96, 0, 32));
+        assert_eq!(choose(DType::F32, 64, 64, 64), plan(64, 0, 32));
+        assert_eq!(choose(DType::F32, 1000, 1024, 1024), plan(40, 256, 32));
+        assert_eq!(choose(DType::F32, 200, 96, 320), plan(40, 160, 32));
+        assert_eq!(choose(DType::F32, 1001, 1024, 1024), None);
+        assert_eq!(choose(DType::F32, 1024, 1000, 1024), None);
+        assert_eq!(choose(DType::F32, 8, 16, 16), None);
+        assert_eq!(choose(DType::I32, 1024, 1024, 1024), None);
+    }
+
+    #[test]
+    fn script_per_tag() {
+        let s = script(&[MatmulTile { tag: 0, kb: 256, nr: 32 }, MatmulTile { tag: 1, kb: 0, nr: 16 }]);
+        assert!(s.contains("attributes {quabla.tile = 0 : i64}") && s.contains("tile_sizes [0, 0, 256]") && s.contains("tile_sizes [8, 32, 1]"), "{s}");
+        assert!(s.contains("attributes {quabla.tile = 1 : i64}") && s.contains("tile_sizes [8, 16, 1]") && !s.contains("%blk1"), "{s}");
     }
 }

@@ -5,8 +5,8 @@
 //! init; the result is reshaped back to [batch..., lhs free..., rhs free...]. Integer products
 //! wrap (`arith.muli`/`arith.addi`). With `Codegen::tile_matmuls`, float products whose
 //! shapes suit the tiled path carry a `quabla.tile` tag for the transform script
-//! (crate::tiling); non-batched ones are computed over B packed into column panels
-//! ([`packed_matmul`]).
+//! (crate::tiling); they are computed over B packed into column panels ([`packed_matmul`]),
+//! batched ones in a loop over the batch ([`batch_loop`]).
 use quabla_dialect::{DType, DotDims, Func, Op, TensorType};
 
 use super::{layout::reshape, layout::transpose, zero_lit, Emitter};
@@ -44,14 +44,16 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let z = e.scalar(d, zero_lit(d));
     let init = e.filled(&o3t, &z);
     let name = if batched { "linalg.batch_matmul" } else { "linalg.matmul" };
-    let plan = if e.cg.tile_matmuls { tiling::choose(d, m, n, k, batched) } else { None };
+    // Tiled: packed B panels (per batch element for batched products).
+    let plan = if e.cg.tile_matmuls { tiling::choose(d, m, n, k) } else { None };
     let p = match plan {
         Some(plan) => {
             let tag = e.tiles.len();
-            e.tiles.push(MatmulTile { tag, batched, block: plan.block, reg: plan.reg });
-            match plan.pack {
-                Some(mb) => packed_matmul(e, d, [&l3, &r3, &init], [m, n, k], mb, plan.reg[1], tag),
-                None => e.op(format!("{name} {{quabla.tile = {tag} : i64}} ins({l3}, {r3} : {l3t}, {r3t}) outs({init} : {o3t}) -> {o3t}")),
+            e.tiles.push(MatmulTile { tag, kb: plan.kb, nr: plan.nr });
+            if batched {
+                batch_loop(e, d, [&l3, &r3, &init], [b, m, n, k], |e, ops| packed_matmul(e, d, ops, [m, n, k], plan.mb, plan.nr, tag))
+            } else {
+                packed_matmul(e, d, [&l3, &r3, &init], [m, n, k], plan.mb, plan.nr, tag)
             }
         }
         None => e.op(format!("{name} ins({l3}, {r3} : {l3t}, {r3t}) outs({init} : {o3t}) -> {o3t}")),
@@ -89,6 +91,26 @@ fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: 
     e.depth -= 1;
     e.line("}");
     e.line(format!("scf.yield {res2} : {ct}"));
+    e.depth -= 1;
+    e.line("}");
+    res
+}
+
+/// A loop over the batch of `[b, m, k] x [b, k, n] -> [b, m, n]` (init given) that computes
+/// each `m x k` by `k x n` product with `body` on rank-reduced slices.
+fn batch_loop(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k]: [i64; 4], body: impl FnOnce(&mut Emitter, [&str; 3]) -> String) -> String {
+    let (at, bt, ct) = (TensorType::new(d, [b, m, k]), TensorType::new(d, [b, k, n]), TensorType::new(d, [b, m, n]));
+    let (a2, b2, c2) = (TensorType::new(d, [m, k]), TensorType::new(d, [k, n]), TensorType::new(d, [m, n]));
+    let (c0, c1, cb) = (e.index(0), e.index(1), e.index(b));
+    let (bi, acc, res) = (e.fresh(), e.fresh(), e.fresh());
+    e.raw_line(format!("{res} = scf.for {bi} = {c0} to {cb} step {c1} iter_args({acc} = {init}) -> ({ct}) {{"));
+    e.depth += 1;
+    let x = e.op(format!("tensor.extract_slice {a}[{bi}, 0, 0] [1, {m}, {k}] [1, 1, 1] : {at} to {a2}"));
+    let y = e.op(format!("tensor.extract_slice {bb}[{bi}, 0, 0] [1, {k}, {n}] [1, 1, 1] : {bt} to {b2}"));
+    let z = e.op(format!("tensor.extract_slice {acc}[{bi}, 0, 0] [1, {m}, {n}] [1, 1, 1] : {ct} to {c2}"));
+    let p = body(e, [&x, &y, &z]);
+    let ins = e.op(format!("tensor.insert_slice {p} into {acc}[{bi}, 0, 0] [1, {m}, {n}] [1, 1, 1] : {c2} into {ct}"));
+    e.line(format!("scf.yield {ins} : {ct}"));
     e.depth -= 1;
     e.line("}");
     res
