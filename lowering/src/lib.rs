@@ -1,7 +1,9 @@
 //! Lowerings of the quabla dialect: to linalg/tensor/arith/math (`convert-quabla-to-linalg`,
 //! [`lower_module`]) and the upstream CPU pipeline from there to the LLVM dialect
-//! ([`cpu_pipeline`]); and the StableHLO export (`convert-quabla-to-stablehlo`,
-//! [`export_module`]).
+//! ([`cpu_pipeline`]; [`lower_for_cpu`] adds the CPU executor's code generation: polynomial
+//! kernels for transcendental functions ([`approx`]) and tiled, vectorized matmuls through
+//! embedded transform sequences ([`tiling`])); and the StableHLO export
+//! (`convert-quabla-to-stablehlo`, [`export_module`]).
 pub mod approx;
 pub mod cpu;
 pub mod linalg;
