@@ -5,8 +5,8 @@
 //! init; the result is reshaped back to [batch..., lhs free..., rhs free...]. Integer products
 //! wrap (`arith.muli`/`arith.addi`). With `Codegen::tile_matmuls`, float products whose
 //! shapes suit the tiled path carry a `quabla.tile` tag for the transform script
-//! (crate::tiling); they are computed over B packed into column panels ([`packed_matmul`]),
-//! batched ones in a loop over the batch ([`batch_loop`]).
+//! (crate::tiling); they are computed over B packed into column panels (`packed_matmul`),
+//! batched ones in a loop over the batch (`batch_loop`).
 use quabla_dialect::{DType, DotDims, Func, Op, TensorType};
 
 use super::{layout::reshape, layout::transpose, zero_lit, Emitter};
