@@ -5,27 +5,9 @@ import numpy as np
 import pytest
 
 import quabla as qb
+from misuse import raises
 
 X23 = qb.ones((2, 3))
-
-
-def raises(exc, *fragments):
-    """Context manager: raises ``exc`` whose message contains every fragment."""
-
-    class _Ctx:
-        def __enter__(self):
-            self.cm = pytest.raises(exc)
-            self.info = self.cm.__enter__()
-            return self.info
-
-        def __exit__(self, *a):
-            r = self.cm.__exit__(*a)
-            msg = str(self.info.value)
-            for f in fragments:
-                assert f in msg, f"{f!r} not in {msg!r}"
-            return r
-
-    return _Ctx()
 
 
 def test_float32_float64_mix_asks_for_astype():

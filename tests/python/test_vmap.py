@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import quabla as qb
+from misuse import raises
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
@@ -187,23 +188,6 @@ def test_vmap_closure_over_outer_tracer():
 
 # ---------------------------------------------------------------------------------------------
 # Misuse
-
-
-def raises(exc, *parts):
-    class _Ctx:
-        def __enter__(self):
-            self.cm = pytest.raises(exc)
-            self.info = self.cm.__enter__()
-            return self.info
-
-        def __exit__(self, *a):
-            r = self.cm.__exit__(*a)
-            msg = str(self.info.value)
-            for p in parts:
-                assert p in msg, f"{p!r} not in {msg!r}"
-            return r
-
-    return _Ctx()
 
 
 def test_mismatched_batch_sizes():
