@@ -199,9 +199,6 @@ fn run_pass(info: &PassInfo, opts: &PassOptions, op: OperationRef, pass: Externa
         Action::Convert(_) if info.name == STABLEHLO => {
             return fail(format!("{STABLEHLO} is terminal: StableHLO is not a dialect of this context, so no pass can follow it; use quabla-opt --emit=stablehlo or put it last in --pass-pipeline"));
         }
-        Action::Convert(_) if module.funcs.iter().any(|f| f.transform.is_some()) => {
-            return fail(format!("{}: the module has unexpanded transform functions; run quabla-autodiff first", info.name));
-        }
         Action::Convert(f) => match f(&module, opts) {
             Ok(t) => t,
             Err(e) => return fail(e),
