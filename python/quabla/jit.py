@@ -342,7 +342,11 @@ class Lowered:
         if dialect == "stablehlo":
             return self.program.stablehlo_text()
         if dialect != "quabla":
-            raise ValueError(f"Lowered.as_text: dialect must be 'quabla' or 'stablehlo', got {dialect!r}")
+            from .errors import UnsupportedOperationError
+
+            raise UnsupportedOperationError(
+                f"Lowered.as_text: dialect must be 'quabla' or 'stablehlo', got {dialect!r}", op="as_text"
+            )
         return self.program.optimized_text() if optimized else self.program.as_text()
 
     def as_stablehlo(self):
