@@ -24,6 +24,12 @@ irdl.dialect @quabla {
     irdl.operands(x0: %0)
     irdl.results(y: %1)
   }
+  irdl.operation @exp2 {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+  }
   irdl.operation @expm1 {
     %0 = irdl.base "!builtin.tensor"
     %1 = irdl.base "!builtin.tensor"
@@ -114,6 +120,12 @@ irdl.dialect @quabla {
     irdl.operands(x0: %0)
     irdl.results(y: %1)
   }
+  irdl.operation @is_finite {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+  }
   irdl.operation @add {
     %0 = irdl.base "!builtin.tensor"
     %1 = irdl.base "!builtin.tensor"
@@ -171,6 +183,13 @@ irdl.dialect @quabla {
     irdl.results(y: %2)
   }
   irdl.operation @atan2 {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0, x1: %1)
+    irdl.results(y: %2)
+  }
+  irdl.operation @logaddexp {
     %0 = irdl.base "!builtin.tensor"
     %1 = irdl.base "!builtin.tensor"
     %2 = irdl.base "!builtin.tensor"

@@ -20,12 +20,66 @@ pub struct Value(pub u32);
 /// Source location text as MLIR prints it inside `loc(...)`, e.g. `"model.py":12:5`.
 pub type Loc = Option<Arc<str>>;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Op {
     pub kind: OpKind,
     pub operands: Vec<Value>,
     pub results: Vec<Value>,
+    /// The op's regions (empty for most ops), each one block isolated from above.
+    pub regions: Vec<Body>,
     pub loc: Loc,
+}
+
+/// The single block of a region: parameters, ops and the values it yields. A body is
+/// isolated from above: its ops use only its own parameters and the results of earlier ops
+/// of the same body (values an op needs from outside are explicit operands of the op that
+/// owns the region, bound to the body's parameters). Its values are numbered in the
+/// enclosing function's value table (`Func::types`), so ids stay unique in a function.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Body {
+    pub params: Vec<Value>,
+    pub ops: Vec<Op>,
+    pub outputs: Vec<Value>,
+}
+
+impl Op {
+    /// An op without regions.
+    pub fn new(kind: OpKind, operands: Vec<Value>, results: Vec<Value>, loc: Loc) -> Op {
+        Op { kind, operands, results, regions: vec![], loc }
+    }
+}
+
+impl Body {
+    /// Calls `f` on every op of the body, nested regions included (pre-order).
+    pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Op)) {
+        walk_ops(&self.ops, f)
+    }
+
+    /// Calls `f` on every op of the body, nested regions included (pre-order).
+    pub fn walk_mut(&mut self, f: &mut impl FnMut(&mut Op)) {
+        walk_ops_mut(&mut self.ops, f)
+    }
+}
+
+/// Calls `f` on every op of `ops` and of their regions, recursively (pre-order).
+pub fn walk_ops<'a>(ops: &'a [Op], f: &mut impl FnMut(&'a Op)) {
+    for op in ops {
+        f(op);
+        for r in &op.regions {
+            walk_ops(&r.ops, f);
+        }
+    }
+}
+
+/// Calls `f` on every op of `ops` and of their regions, recursively (pre-order); `f` runs on
+/// an op before its regions are visited.
+pub fn walk_ops_mut(ops: &mut [Op], f: &mut impl FnMut(&mut Op)) {
+    for op in ops {
+        f(op);
+        for r in &mut op.regions {
+            walk_ops_mut(&mut r.ops, f);
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -135,7 +189,44 @@ impl Func {
         let tys: Vec<&TensorType> = operands.iter().map(|v| self.ty(*v)).collect();
         let out = kind.infer(&tys)?;
         let results: Vec<Value> = out.into_iter().map(|t| self.new_value(t)).collect();
-        self.ops.push(Op { kind, operands: operands.to_vec(), results: results.clone(), loc });
+        self.ops.push(Op::new(kind, operands.to_vec(), results.clone(), loc));
+        Ok(results)
+    }
+
+    /// Appends an op with regions, checking its shape rule and its regions' signatures
+    /// (`OpKind::check_regions`).
+    pub fn push_with_regions(&mut self, kind: OpKind, operands: &[Value], regions: Vec<Body>, loc: Loc) -> Result<Vec<Value>> {
+        let tys: Vec<&TensorType> = operands.iter().map(|v| self.ty(*v)).collect();
+        let out = kind.infer(&tys)?;
+        kind.check_regions(&tys, &out, &regions, &self.types)?;
+        let results: Vec<Value> = out.into_iter().map(|t| self.new_value(t)).collect();
+        self.ops.push(Op { kind, operands: operands.to_vec(), results: results.clone(), regions, loc });
+        Ok(results)
+    }
+
+    /// A new region body with parameters of the given types (values of this function).
+    pub fn new_body(&mut self, params: &[TensorType]) -> Body {
+        Body { params: params.iter().map(|t| self.new_value(t.clone())).collect(), ops: vec![], outputs: vec![] }
+    }
+
+    /// Calls `f` on every op of the function, nested regions included (pre-order).
+    pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Op)) {
+        walk_ops(&self.ops, f)
+    }
+
+    /// Calls `f` on every op of the function, nested regions included (pre-order).
+    pub fn walk_mut(&mut self, f: &mut impl FnMut(&mut Op)) {
+        walk_ops_mut(&mut self.ops, f)
+    }
+
+    /// Appends an op (with its regions, possibly none) to a region body under construction;
+    /// its values live in this function. Checks the shape rule and the regions' signatures.
+    pub fn push_into(&mut self, body: &mut Body, kind: OpKind, operands: &[Value], regions: Vec<Body>, loc: Loc) -> Result<Vec<Value>> {
+        let tys: Vec<&TensorType> = operands.iter().map(|v| self.ty(*v)).collect();
+        let out = kind.infer(&tys)?;
+        kind.check_regions(&tys, &out, &regions, &self.types)?;
+        let results: Vec<Value> = out.into_iter().map(|t| self.new_value(t)).collect();
+        body.ops.push(Op { kind, operands: operands.to_vec(), results: results.clone(), regions, loc });
         Ok(results)
     }
 
@@ -186,46 +277,83 @@ impl Func {
             let _ = write!(s, " -> ({})", results.join(", "));
         }
         s.push_str(" {\n");
-        for op in &self.ops {
-            s.push_str("    ");
-            if !op.results.is_empty() {
-                let names: Vec<String> = op.results.iter().map(|v| format!("%{}", v.0)).collect();
-                let _ = write!(s, "{} = ", names.join(", "));
-            }
-            let operands: Vec<String> = op.operands.iter().map(|v| format!("%{}", v.0)).collect();
-            if let OpKind::Call { callee, .. } = &op.kind {
-                // Calls are upstream `func.call` (IRDL cannot type heterogeneous variadic operands).
-                let ins: Vec<String> = op.operands.iter().map(|v| self.ty(*v).to_string()).collect();
-                let outs: Vec<String> = op.results.iter().map(|v| self.ty(*v).to_string()).collect();
-                let _ = write!(s, "func.call @{}({}) : ({}) -> ({})", callee, operands.join(", "), ins.join(", "), outs.join(", "));
-                if let Some(l) = &op.loc {
-                    let _ = write!(s, " loc({l})");
-                }
-                s.push('\n');
-                continue;
-            }
-            let _ = write!(s, "\"quabla.{}\"({})", op.kind.name(), operands.join(", "));
-            let attrs = op.kind.mlir_attrs();
-            if !attrs.is_empty() {
-                let a: Vec<String> = attrs.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-                let _ = write!(s, " {{{}}}", a.join(", "));
-            }
-            let ins: Vec<String> = op.operands.iter().map(|v| self.ty(*v).to_string()).collect();
-            let outs: Vec<String> = op.results.iter().map(|v| self.ty(*v).to_string()).collect();
-            let out = if outs.len() == 1 { outs[0].clone() } else { format!("({})", outs.join(", ")) };
-            let _ = write!(s, " : ({}) -> {}", ins.join(", "), out);
-            if let Some(l) = &op.loc {
-                let _ = write!(s, " loc({l})");
-            }
-            s.push('\n');
-        }
-        let outs: Vec<String> = self.outputs.iter().map(|v| format!("%{}", v.0)).collect();
+        let mut names = Names::default();
+        self.write_ops(s, &self.ops, 2, &mut names);
+        let outs: Vec<String> = self.outputs.iter().map(|v| names.get(*v)).collect();
         if outs.is_empty() {
             s.push_str("    return\n");
         } else {
             let _ = writeln!(s, "    return {} : {}", outs.join(", "), results.join(", "));
         }
         s.push_str("  }\n");
+    }
+
+    fn write_ops(&self, s: &mut String, ops: &[Op], depth: usize, names: &mut Names) {
+        for op in ops {
+            self.write_op(s, op, depth, names);
+        }
+    }
+
+    fn types_of(&self, vs: &[Value]) -> String {
+        vs.iter().map(|v| self.ty(*v).to_string()).collect::<Vec<_>>().join(", ")
+    }
+
+    fn write_op(&self, s: &mut String, op: &Op, depth: usize, names: &mut Names) {
+        let pad = "  ".repeat(depth);
+        let loc = |s: &mut String| {
+            if let Some(l) = &op.loc {
+                let _ = write!(s, " loc({l})");
+            }
+            s.push('\n');
+        };
+        let operands: Vec<String> = op.operands.iter().map(|v| names.get(*v)).collect();
+        let lhs = if op.results.is_empty() { String::new() } else { format!("{} = ", op.results.iter().map(|v| names.get(*v)).collect::<Vec<_>>().join(", ")) };
+        match &op.kind {
+            OpKind::Call { callee, .. } => {
+                // Calls are upstream `func.call` (IRDL cannot type heterogeneous variadic operands).
+                let _ = write!(s, "{pad}{lhs}func.call @{}({}) : ({}) -> ({})", callee, operands.join(", "), self.types_of(&op.operands), self.types_of(&op.results));
+                loc(s);
+            }
+            OpKind::If { .. } => {
+                // `scf.if` on an i1 extracted from the 0-d predicate; the bodies' parameters
+                // print as the captured operands (scf regions see enclosing values).
+                let p = format!("%p{}_{}", op.operands[0].0, names.fresh());
+                let _ = write!(s, "{pad}{p} = tensor.extract {}[] : {}", operands[0], self.ty(op.operands[0]));
+                loc(s);
+                let rt = if op.results.is_empty() { String::new() } else { format!(" -> ({})", self.types_of(&op.results)) };
+                let _ = writeln!(s, "{pad}{lhs}scf.if {p}{rt} {{");
+                for (i, body) in op.regions.iter().enumerate() {
+                    if i == 1 {
+                        let _ = writeln!(s, "{pad}}} else {{");
+                    }
+                    for (bp, outer) in body.params.iter().zip(&op.operands[1..]) {
+                        let n = names.get(*outer);
+                        names.alias(*bp, n);
+                    }
+                    self.write_ops(s, &body.ops, depth + 1, names);
+                    let outs: Vec<String> = body.outputs.iter().map(|v| names.get(*v)).collect();
+                    if outs.is_empty() {
+                        let _ = writeln!(s, "{pad}  scf.yield");
+                    } else {
+                        let _ = writeln!(s, "{pad}  scf.yield {} : {}", outs.join(", "), self.types_of(&body.outputs));
+                    }
+                }
+                let _ = write!(s, "{pad}}}");
+                loc(s);
+            }
+            _ => {
+                let _ = write!(s, "{pad}{lhs}\"quabla.{}\"({})", op.kind.name(), operands.join(", "));
+                let attrs = op.kind.mlir_attrs();
+                if !attrs.is_empty() {
+                    let a: Vec<String> = attrs.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+                    let _ = write!(s, " {{{}}}", a.join(", "));
+                }
+                let outs: Vec<String> = op.results.iter().map(|v| self.ty(*v).to_string()).collect();
+                let out = if outs.len() == 1 { outs[0].clone() } else { format!("({})", outs.join(", ")) };
+                let _ = write!(s, " : ({}) -> {}", self.types_of(&op.operands), out);
+                loc(s);
+            }
+        }
     }
 
     /// Number of ops in the body.
@@ -235,6 +363,27 @@ impl Func {
 
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
+    }
+}
+
+/// SSA names used when printing: `%<id>`, except region parameters, which print as the
+/// value they are bound to.
+#[derive(Default)]
+struct Names {
+    alias: HashMap<Value, String>,
+    next: usize,
+}
+
+impl Names {
+    fn fresh(&mut self) -> usize {
+        self.next += 1;
+        self.next
+    }
+    fn get(&self, v: Value) -> String {
+        self.alias.get(&v).cloned().unwrap_or_else(|| format!("%{}", v.0))
+    }
+    fn alias(&mut self, v: Value, name: String) {
+        self.alias.insert(v, name);
     }
 }
 
@@ -273,11 +422,11 @@ impl Module {
                 if let Some(t) = &f.transform {
                     stack.push(t.of.clone());
                 }
-                for op in &f.ops {
+                f.walk(&mut |op| {
                     if let OpKind::Call { callee, .. } = &op.kind {
                         stack.push(callee.clone());
                     }
-                }
+                });
             }
         }
         seen
@@ -349,19 +498,28 @@ impl Module {
             return Ok(());
         }
         let mut defined = vec![false; f.types.len()];
-        let define = |v: Value, defined: &mut Vec<bool>| -> Result<()> {
+        self.verify_block(f, &f.params, &f.ops, &f.outputs, &mut defined, "return")
+    }
+
+    /// Checks one block: values defined once (across the whole function), every use visible
+    /// (the block's parameters and earlier results of the same block: regions are isolated
+    /// from above), result types equal to the shape rule, region signatures, calls.
+    fn verify_block(&self, f: &Func, params: &[Value], ops: &[Op], outputs: &[Value], defined: &mut Vec<bool>, terminator: &str) -> Result<()> {
+        let mut visible = vec![false; f.types.len()];
+        let define = |v: Value, defined: &mut Vec<bool>, visible: &mut Vec<bool>| -> Result<()> {
             let slot = defined.get_mut(v.0 as usize).ok_or_else(|| DialectError::Structure(format!("value %{} has no type", v.0)))?;
             if std::mem::replace(slot, true) {
                 return Err(DialectError::Structure(format!("value %{} is defined twice", v.0)));
             }
+            visible[v.0 as usize] = true;
             Ok(())
         };
-        for &p in &f.params {
-            define(p, &mut defined)?;
+        for &p in params {
+            define(p, defined, &mut visible)?;
         }
-        for op in &f.ops {
+        for op in ops {
             for v in &op.operands {
-                if !defined.get(v.0 as usize).copied().unwrap_or(false) {
+                if !visible.get(v.0 as usize).copied().unwrap_or(false) {
                     return Err(DialectError::Structure(format!("'quabla.{}' op uses %{} before its definition", op.kind.name(), v.0)));
                 }
             }
@@ -376,17 +534,21 @@ impl Module {
                     call::join(want.iter())
                 )));
             }
+            op.kind.check_regions(&tys, &got, &op.regions, &f.types)?;
+            for r in &op.regions {
+                self.verify_block(f, &r.params, &r.ops, &r.outputs, defined, "region yield")?;
+            }
             if let OpKind::Call { callee, results } = &op.kind {
                 let g = self.func(callee).ok_or_else(|| DialectError::Structure(format!("'quabla.call' op refers to unknown function @{callee}")))?;
                 call::check_call(callee, &tys, results, &g.param_types(), &g.result_types())?;
             }
             for &r in &op.results {
-                define(r, &mut defined)?;
+                define(r, defined, &mut visible)?;
             }
         }
-        for v in &f.outputs {
-            if !defined.get(v.0 as usize).copied().unwrap_or(false) {
-                return Err(DialectError::Structure(format!("return uses undefined value %{}", v.0)));
+        for v in outputs {
+            if !visible.get(v.0 as usize).copied().unwrap_or(false) {
+                return Err(DialectError::Structure(format!("{terminator} uses undefined value %{}", v.0)));
             }
         }
         Ok(())
@@ -398,7 +560,12 @@ impl Module {
             .funcs
             .iter()
             .map(|f| {
-                let mut cs: Vec<&str> = f.ops.iter().filter_map(|o| if let OpKind::Call { callee, .. } = &o.kind { Some(callee.as_str()) } else { None }).collect();
+                let mut cs: Vec<&str> = Vec::new();
+                f.walk(&mut |o| {
+                    if let OpKind::Call { callee, .. } = &o.kind {
+                        cs.push(callee.as_str());
+                    }
+                });
                 if let Some(t) = &f.transform {
                     cs.push(t.of.as_str());
                 }

@@ -8,6 +8,6 @@ pub mod ops;
 pub mod types;
 
 pub use error::{DialectError, Result};
-pub use ir::{insert_axis, Func, Loc, Module, Op, Transform, TransformKind, Value};
+pub use ir::{insert_axis, walk_ops, walk_ops_mut, Body, Func, Loc, Module, Op, Transform, TransformKind, Value};
 pub use ops::{ArgOp, BinaryOp, CmpDir, DotDims, Literal, OpKind, ReduceOp, UnaryOp};
 pub use types::{DType, TensorType};

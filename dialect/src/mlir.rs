@@ -2,7 +2,7 @@
 //! passes and translations plus the IRDL-defined `quabla` dialect), import of a
 //! `builtin.module` into [`Module`] with verification at each op's location, and
 //! replacement of a module's body by new MLIR text (how passes write their result back).
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
 use std::sync::Arc;
 
@@ -11,12 +11,12 @@ use melior::ir::attribute::AttributeLike;
 use melior::ir::block::BlockLike;
 use melior::ir::RegionLike;
 use melior::ir::operation::OperationLike;
-use melior::ir::{Module as MlirModule, OperationRef, ValueLike};
+use melior::ir::{BlockRef, Module as MlirModule, OperationRef, RegionRef, ValueLike};
 use melior::utility::{load_irdl_dialects, register_all_dialects, register_all_llvm_translations, register_all_passes};
 use melior::Context;
 use mlir_sys::MlirLocation;
 
-use crate::ir::{Func, Module, Value};
+use crate::ir::{Func, Module, Op, Value};
 use crate::ops::{Literal, OpKind};
 use crate::types::{DType, TensorType};
 
@@ -122,33 +122,76 @@ fn import_func(fop: &OperationRef) -> Result<Func, Diag> {
     let mut f = Func::new(name.clone(), &[]);
     f.public = public;
     f.loc = loc_text(fop);
-    let mut ids: HashMap<usize, Value> = HashMap::new();
+    let mut scope = Scope::default();
     for i in 0..block.argument_count() {
         let a = block.argument(i).unwrap();
         let t = tensor_type(a.r#type(), floc, &format!("@{name} argument {i}"))?;
         let v = f.new_value(t);
         f.params.push(v);
-        ids.insert(a.to_raw().ptr as usize, v);
+        scope.ids.insert(a.to_raw().ptr as usize, v);
     }
+    let (ops, outputs) = import_block(&mut f, block, &mut scope, &name, "func.return")?;
+    let Some(outputs) = outputs else {
+        return Err(Diag::new(Some(floc), format!("@{name} has no func.return")));
+    };
+    f.ops = ops;
+    f.outputs = outputs;
+    Ok(f)
+}
+
+/// The MLIR values visible while importing one block: tensors by their quabla value, and the
+/// `i1`s extracted from 0-d predicates (`tensor.extract`) by the tensor they came from.
+#[derive(Default)]
+struct Scope {
+    ids: HashMap<usize, Value>,
+    preds: HashMap<usize, Value>,
+}
+
+fn ptr<'c>(v: impl ValueLike<'c>) -> usize {
+    v.to_raw().ptr as usize
+}
+
+/// Imports the ops of `block` in order, up to its terminator (`func.return` at the top level,
+/// `scf.yield` in a region), whose operands are returned as the block's outputs.
+fn import_block(f: &mut Func, block: BlockRef, scope: &mut Scope, name: &str, terminator: &str) -> Result<(Vec<Op>, Option<Vec<Value>>), Diag> {
+    let mut ops = Vec::new();
+    let mut outputs = None;
     let mut next = block.first_operation();
-    let mut returned = false;
     while let Some(op) = next {
         next = op.next_in_block();
         let loc = op.location().to_raw();
         let opname = op_name(&op);
+        if opname == "tensor.extract" {
+            // Only the i1 of a 0-d predicate, consumed by scf.if.
+            let src = op.operand(0).map_err(|_| Diag::new(Some(loc), "'tensor.extract' op without an operand"))?;
+            let v = scope.ids.get(&ptr(src)).copied().filter(|v| f.ty(*v).dtype == DType::I1 && f.ty(*v).rank() == 0 && op.operand_count() == 1);
+            let Some(v) = v else {
+                return Err(Diag::new(Some(loc), "'tensor.extract' op is allowed at the quabla level only to read the 0-d tensor<i1> predicate of an scf.if"));
+            };
+            let r = op.result(0).map_err(|_| Diag::new(Some(loc), "'tensor.extract' op without a result"))?;
+            scope.preds.insert(ptr(r), v);
+            continue;
+        }
+        if opname == "scf.if" {
+            let o = import_if(f, &op, scope, name)?;
+            for (r, v) in op.results().zip(&o.results) {
+                scope.ids.insert(ptr(r), *v);
+            }
+            ops.push(o);
+            continue;
+        }
         let mut operands = Vec::new();
         for (k, v) in op.operands().enumerate() {
-            let id = ids.get(&(v.to_raw().ptr as usize)).ok_or_else(|| Diag::new(Some(loc), format!("'{opname}' op operand {k} is not defined in @{name}")))?;
+            let id = scope.ids.get(&ptr(v)).ok_or_else(|| Diag::new(Some(loc), format!("'{opname}' op operand {k} is not defined in @{name}")))?;
             operands.push(*id);
         }
-        if opname == "func.return" {
-            f.outputs = operands;
-            returned = true;
+        if opname == terminator {
+            outputs = Some(operands);
             continue;
         }
         let short = if opname == "func.call" { Some("call") } else { opname.strip_prefix("quabla.") };
         let Some(short) = short else {
-            return Err(Diag::new(Some(loc), format!("'{opname}' op is not a quabla op: quabla passes run on quabla-level IR (func.func, quabla.*, func.call, func.return)")));
+            return Err(Diag::new(Some(loc), format!("'{opname}' op is not a quabla op: quabla passes run on quabla-level IR (func.func, quabla.*, func.call, func.return, scf.if on a 0-d predicate)")));
         };
         if op.region_count() > 0 {
             return Err(Diag::new(Some(loc), format!("'{opname}' op must not have regions")));
@@ -175,14 +218,106 @@ fn import_func(fop: &OperationRef) -> Result<Func, Diag> {
         }
         let rv: Vec<Value> = results.into_iter().map(|t| f.new_value(t)).collect();
         for (r, v) in op.results().zip(&rv) {
-            ids.insert(r.to_raw().ptr as usize, *v);
+            scope.ids.insert(ptr(r), *v);
         }
-        f.ops.push(crate::ir::Op { kind, operands, results: rv, loc: loc_text(&op) });
+        ops.push(Op::new(kind, operands, rv, loc_text(&op)));
     }
-    if !returned {
-        return Err(Diag::new(Some(floc), format!("@{name} has no func.return")));
+    Ok((ops, outputs))
+}
+
+/// Collects, in order of first use, the values the ops of `region` (nested regions included)
+/// use without defining them.
+fn free_values(region: RegionRef, defined: &mut HashSet<usize>, free: &mut Vec<usize>) {
+    let mut block = region.first_block();
+    while let Some(b) = block {
+        for i in 0..b.argument_count() {
+            defined.insert(ptr(b.argument(i).unwrap()));
+        }
+        let mut next = b.first_operation();
+        while let Some(op) = next {
+            next = op.next_in_block();
+            for v in op.operands() {
+                let p = ptr(v);
+                if !defined.contains(&p) && !free.contains(&p) {
+                    free.push(p);
+                }
+            }
+            for i in 0..op.region_count() {
+                if let Ok(r) = op.region(i) {
+                    free_values(r, defined, free);
+                }
+            }
+            for r in op.results() {
+                defined.insert(ptr(r));
+            }
+        }
+        block = b.next_in_region();
     }
-    Ok(f)
+}
+
+/// `scf.if %c -> (...) {...} else {...}` with `%c` extracted from a 0-d predicate becomes
+/// `quabla.if`: the values its regions use from outside become explicit captured operands,
+/// bound to fresh parameters of each body (bodies are isolated from above).
+fn import_if(f: &mut Func, op: &OperationRef, scope: &Scope, name: &str) -> Result<Op, Diag> {
+    let loc = op.location().to_raw();
+    let cond = op.operand(0).map_err(|_| Diag::new(Some(loc), "'scf.if' op without a condition"))?;
+    let pred = scope.preds.get(&ptr(cond)).copied().ok_or_else(|| Diag::new(Some(loc), "'scf.if' op: the condition must be a tensor.extract of a 0-d tensor<i1> (the quabla.if predicate)"))?;
+    let mut free = Vec::new();
+    let mut defined = HashSet::new();
+    for i in 0..op.region_count() {
+        free_values(op.region(i).map_err(|e| Diag::new(Some(loc), e.to_string()))?, &mut defined, &mut free);
+    }
+    // A captured i1 condition of a nested scf.if is captured as its tensor.
+    let mut captures: Vec<Value> = Vec::new();
+    for p in &free {
+        let v = scope.ids.get(p).or_else(|| scope.preds.get(p)).copied().ok_or_else(|| Diag::new(Some(loc), format!("'scf.if' op: a region uses a value not defined in @{name}")))?;
+        if !captures.contains(&v) {
+            captures.push(v);
+        }
+    }
+    let mut results = Vec::new();
+    for (k, r) in op.results().enumerate() {
+        results.push(tensor_type(r.r#type(), loc, &format!("'scf.if' op result {k}"))?);
+    }
+    let mut regions = Vec::new();
+    for i in 0..2 {
+        let cap_tys: Vec<TensorType> = captures.iter().map(|v| f.ty(*v).clone()).collect();
+        let mut body = f.new_body(&cap_tys);
+        let mut inner = Scope::default();
+        for p in &free {
+            let outer = scope.ids.get(p).copied().map(|v| (v, false)).or_else(|| scope.preds.get(p).map(|v| (*v, true)));
+            if let Some((v, is_pred)) = outer {
+                let k = captures.iter().position(|c| *c == v).unwrap();
+                if is_pred {
+                    inner.preds.insert(*p, body.params[k]);
+                } else {
+                    inner.ids.insert(*p, body.params[k]);
+                }
+            }
+        }
+        let block = op.region(i).ok().and_then(|r| r.first_block());
+        match block {
+            Some(b) => {
+                if b.next_in_region().is_some() {
+                    return Err(Diag::new(Some(loc), "'scf.if' op: regions with several blocks are not supported at the quabla level"));
+                }
+                let (ops, outs) = import_block(f, b, &mut inner, name, "scf.yield")?;
+                body.ops = ops;
+                body.outputs = outs.ok_or_else(|| Diag::new(Some(loc), "'scf.if' op: a region has no scf.yield"))?;
+            }
+            None if results.is_empty() => {}
+            None => return Err(Diag::new(Some(loc), "'scf.if' op with results needs an else region")),
+        }
+        regions.push(body);
+    }
+    let kind = OpKind::If { results: results.clone() };
+    let mut operands = vec![pred];
+    operands.extend(&captures);
+    let tys: Vec<&TensorType> = operands.iter().map(|v| f.ty(*v)).collect();
+    let want = kind.infer(&tys).map_err(|e| Diag::new(Some(loc), e.to_string()))?;
+    kind.check_regions(&tys, &want, &regions, &f.types).map_err(|e| Diag::new(Some(loc), e.to_string()))?;
+    let rv: Vec<Value> = want.into_iter().map(|t| f.new_value(t)).collect();
+    Ok(Op { kind, operands, results: rv, regions, loc: loc_text(op) })
 }
 
 /// A bodiless `func.func` must be a transform declaration (`quabla.transform`, `quabla.of`).

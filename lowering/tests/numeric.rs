@@ -82,6 +82,7 @@ fn unary_ref(u: UnaryOp, d: DType, x: f64) -> f64 {
             UnaryOp::Abs => x.abs(),
             UnaryOp::Sign => sign(x as f64) as f32,
             UnaryOp::Exp => x.exp(),
+            UnaryOp::Exp2 => x.exp2(),
             UnaryOp::Expm1 => x.exp_m1(),
             UnaryOp::Log => x.ln(),
             UnaryOp::Log1p => x.ln_1p(),
@@ -95,7 +96,7 @@ fn unary_ref(u: UnaryOp, d: DType, x: f64) -> f64 {
             UnaryOp::Floor => x.floor(),
             UnaryOp::Ceil => x.ceil(),
             UnaryOp::Round => x.round_ties_even(),
-            UnaryOp::Erf | UnaryOp::Not => unreachable!(),
+            UnaryOp::Erf | UnaryOp::Not | UnaryOp::IsFinite => unreachable!(),
         };
         return y as f64;
     }
@@ -104,6 +105,7 @@ fn unary_ref(u: UnaryOp, d: DType, x: f64) -> f64 {
         UnaryOp::Abs => x.abs(),
         UnaryOp::Sign => sign(x),
         UnaryOp::Exp => x.exp(),
+        UnaryOp::Exp2 => x.exp2(),
         UnaryOp::Expm1 => x.exp_m1(),
         UnaryOp::Log => x.ln(),
         UnaryOp::Log1p => x.ln_1p(),
@@ -117,7 +119,7 @@ fn unary_ref(u: UnaryOp, d: DType, x: f64) -> f64 {
         UnaryOp::Floor => x.floor(),
         UnaryOp::Ceil => x.ceil(),
         UnaryOp::Round => x.round_ties_even(),
-        UnaryOp::Erf | UnaryOp::Not => unreachable!(),
+        UnaryOp::Erf | UnaryOp::Not | UnaryOp::IsFinite => unreachable!(),
     }
 }
 
@@ -129,7 +131,7 @@ fn float_unary() {
     let mut want = vec![];
     for d in [DType::F32, DType::F64] {
         for &u in UnaryOp::ALL {
-            if matches!(u, UnaryOp::Erf | UnaryOp::Not) {
+            if matches!(u, UnaryOp::Erf | UnaryOp::Not | UnaryOp::IsFinite) {
                 continue;
             }
             let x = fl(d, &[XS.len() as i64], &XS);
@@ -141,9 +143,17 @@ fn float_unary() {
         let e = [0.0, -0.0, 0.5204998778130465, 0.8427007929497149, -0.9953222650189527, 0.9999779095030014, 1.0, -1.0, NAN];
         want.push((UnaryOp::Erf, d, e.iter().map(|&v| r(d, v)).collect()));
         cases.push(Case::op(&format!("erf_{d}"), OpKind::Unary(UnaryOp::Erf), vec![fl(d, &[9], &xs)]));
+        // is_finite: an i1 result (1.0 / 0.0 here stand for true / false).
+        want.push((UnaryOp::IsFinite, d, XS.iter().map(|x| if x.is_finite() { 1.0 } else { 0.0 }).collect()));
+        cases.push(Case::op(&format!("is_finite_{d}"), OpKind::Unary(UnaryOp::IsFinite), vec![fl(d, &[XS.len() as i64], &XS)]));
     }
     let got = run(&cases, &[]);
     for ((u, d, w), g) in want.iter().zip(&got) {
+        if *u == UnaryOp::IsFinite {
+            let want: Vec<i64> = w.iter().map(|&v| v as i64).collect();
+            assert_eq!(g[0].i(), want.as_slice(), "is_finite {d}");
+            continue;
+        }
         let exact = matches!(u, UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Sqrt);
         // Transcendental functions: libm vs Rust's libm (a few ulps; expm1 is a formula).
         let tol = if exact { 0.0 } else { 4.0 * ulps(*d) };
@@ -270,7 +280,7 @@ fn float_binary() {
         let (av, bv) = (lit_f(&a), lit_f(&b));
         let maxf = |x: f64, y: f64| if x.is_nan() || y.is_nan() { NAN } else if x == y { if x.is_sign_negative() { y } else { x } } else { x.max(y) };
         let minf = |x: f64, y: f64| if x.is_nan() || y.is_nan() { NAN } else if x == y { if x.is_sign_negative() { x } else { y } } else { x.min(y) };
-        for op in [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Rem, BinaryOp::Max, BinaryOp::Min, BinaryOp::Pow, BinaryOp::Atan2] {
+        for op in [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Rem, BinaryOp::Max, BinaryOp::Min, BinaryOp::Pow, BinaryOp::Atan2, BinaryOp::Logaddexp] {
             let w: Vec<f64> = av
                 .iter()
                 .zip(&bv)
@@ -287,6 +297,13 @@ fn float_binary() {
                         BinaryOp::Pow => x.powf(y),
                         BinaryOp::Atan2 if d == DType::F32 => (x as f32).atan2(y as f32) as f64,
                         BinaryOp::Atan2 => x.atan2(y),
+                        // log(e^x + e^y): equal infinities give themselves, a NaN gives NaN.
+                        BinaryOp::Logaddexp if x == y => x + std::f64::consts::LN_2,
+                        BinaryOp::Logaddexp if x.is_nan() || y.is_nan() => NAN,
+                        BinaryOp::Logaddexp => {
+                            let (hi, lo) = if x > y { (x, y) } else { (y, x) };
+                            hi + (lo - hi).exp().ln_1p()
+                        }
                         _ => unreachable!(),
                     };
                     r(d, v)
@@ -298,7 +315,7 @@ fn float_binary() {
     }
     let got = run(&cases, &[]);
     for ((op, d, w), g) in want.iter().zip(&got) {
-        let tol = if matches!(op, BinaryOp::Pow | BinaryOp::Atan2) { 4.0 * ulps(*d) } else { 0.0 };
+        let tol = if matches!(op, BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Logaddexp) { 4.0 * ulps(*d) } else { 0.0 };
         assert_close(&format!("{} {d}", op.name()), g[0].f(), w, tol);
     }
 }

@@ -62,13 +62,50 @@ pub fn constants(ops: &[Op]) -> HashMap<Value, Literal> {
 /// Number of uses of every value (operands and outputs).
 pub fn use_counts(f: &Func) -> Vec<usize> {
     let mut n = vec![0usize; f.types.len()];
-    for o in &f.ops {
+    f.walk(&mut |o| {
         for v in &o.operands {
             n[v.0 as usize] += 1;
         }
-    }
+        for r in &o.regions {
+            for v in &r.outputs {
+                n[v.0 as usize] += 1;
+            }
+        }
+    });
     for v in &f.outputs {
         n[v.0 as usize] += 1;
     }
     n
+}
+
+/// True when `ops` (regions included) contain a call.
+pub fn has_call(ops: &[Op]) -> bool {
+    let mut any = false;
+    quabla_dialect::walk_ops(ops, &mut |o| any |= matches!(o.kind, OpKind::Call { .. }));
+    any
+}
+
+/// Appends copies of `ops` of function `g` to `out`, with fresh values of `f` for every
+/// result and region parameter (`map` takes `g`'s values to `f`'s and must hold the free
+/// values of `ops`); ops without a location take `loc`.
+pub fn clone_ops_into(f: &mut Func, g: &Func, ops: &[Op], map: &mut HashMap<Value, Value>, loc: &quabla_dialect::Loc, out: &mut Vec<Op>) {
+    for gop in ops {
+        let operands: Vec<Value> = gop.operands.iter().map(|v| map[v]).collect();
+        let mut regions = Vec::with_capacity(gop.regions.len());
+        for r in &gop.regions {
+            let params: Vec<Value> = r.params.iter().map(|p| {
+                let v = f.new_value(g.ty(*p).clone());
+                map.insert(*p, v);
+                v
+            }).collect();
+            let mut body_ops = Vec::new();
+            clone_ops_into(f, g, &r.ops, map, loc, &mut body_ops);
+            regions.push(quabla_dialect::Body { params, ops: body_ops, outputs: r.outputs.iter().map(|v| map[v]).collect() });
+        }
+        let results: Vec<Value> = gop.results.iter().map(|r| f.new_value(g.ty(*r).clone())).collect();
+        for (a, b) in gop.results.iter().zip(&results) {
+            map.insert(*a, *b);
+        }
+        out.push(Op { kind: gop.kind.clone(), operands, results, regions, loc: gop.loc.clone().or(loc.clone()) });
+    }
 }

@@ -8,6 +8,7 @@ mod cpu_codegen;
 mod differential;
 mod leak;
 mod pinn;
+mod regions;
 mod stock_mlir_opt;
 mod vmap;
 

@@ -36,14 +36,20 @@ impl DClass {
     }
 }
 
+/// One line per op: variant, op name, the dtype class it accepts and, for predicates, `-> Bool`
+/// (the result is i1 of the operand's shape; otherwise it has the operand's type).
 macro_rules! elementwise_table {
-    ($enum:ident { $($v:ident => $name:literal, $class:ident;)* }) => {
+    (@bool) => { false };
+    (@bool Bool) => { true };
+    ($enum:ident { $($v:ident => $name:literal, $class:ident $(-> $res:ident)?;)* }) => {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum $enum { $($v,)* }
         impl $enum {
             pub const ALL: &'static [$enum] = &[$($enum::$v,)*];
             pub fn name(self) -> &'static str { match self { $($enum::$v => $name,)* } }
             pub fn class(self) -> DClass { match self { $($enum::$v => DClass::$class,)* } }
+            /// True for predicates (`is_finite`): the result is i1.
+            pub fn bool_result(self) -> bool { match self { $($enum::$v => elementwise_table!(@bool $($res)?),)* } }
             pub fn from_name(s: &str) -> Option<Self> { match s { $($name => Some($enum::$v),)* _ => None } }
         }
     };
@@ -54,6 +60,7 @@ elementwise_table!(UnaryOp {
     Abs => "abs", Numeric;
     Sign => "sign", Numeric;
     Exp => "exp", Float;
+    Exp2 => "exp2", Float;
     Expm1 => "expm1", Float;
     Log => "log", Float;
     Log1p => "log1p", Float;
@@ -69,6 +76,7 @@ elementwise_table!(UnaryOp {
     Round => "round", Float;
     Erf => "erf", Float;
     Not => "not", Logical;
+    IsFinite => "is_finite", Float -> Bool;
 });
 
 elementwise_table!(BinaryOp {
@@ -81,6 +89,7 @@ elementwise_table!(BinaryOp {
     Min => "min", Any;
     Pow => "pow", Float;
     Atan2 => "atan2", Float;
+    Logaddexp => "logaddexp", Float;
     And => "and", Logical;
     Or => "or", Logical;
     Xor => "xor", Logical;
@@ -120,7 +129,7 @@ pub fn infer_unary(op: UnaryOp, x: &TensorType) -> Result<TensorType> {
     if !op.class().admits(x.dtype) {
         return shape_err(op.name(), "unary_c1", format!("operand type {x} is not {}", op.class().describe()));
     }
-    Ok(x.clone())
+    Ok(if op.bool_result() { x.with_dtype(DType::I1) } else { x.clone() })
 }
 
 /// `binary_c1`: both operands have the same type; `binary_c2`: the dtype is in the op's class.
@@ -131,7 +140,7 @@ pub fn infer_binary(op: BinaryOp, a: &TensorType, b: &TensorType) -> Result<Tens
     if !op.class().admits(a.dtype) {
         return shape_err(op.name(), "binary_c2", format!("operand type {a} is not {}", op.class().describe()));
     }
-    Ok(a.clone())
+    Ok(if op.bool_result() { a.with_dtype(DType::I1) } else { a.clone() })
 }
 
 /// `powi_c1`: the base is numeric. Result type = base type.

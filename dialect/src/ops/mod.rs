@@ -3,6 +3,7 @@
 //! exhaustively, one file per op family with the same name in each crate.
 pub mod call;
 pub mod constant;
+pub mod control;
 pub mod dot;
 pub mod elementwise;
 pub mod layout;
@@ -41,6 +42,8 @@ pub enum OpKind {
     ArgReduce { op: ArgOp, dim: i64, index: DType },
     DotGeneral { dims: DotDims },
     Call { callee: String, results: Vec<TensorType> },
+    /// `quabla.if`: operands (predicate, captured...), two regions (then, else).
+    If { results: Vec<TensorType> },
 }
 
 /// The op family of a kind: the file name shared by every layer.
@@ -53,6 +56,7 @@ pub enum Family {
     Reduce,
     Dot,
     Call,
+    Control,
 }
 
 /// Names of all ops of the dialect, with their operand arity (`None` = variadic) and
@@ -170,6 +174,7 @@ impl OpKind {
             OpKind::ArgReduce { op, .. } => op.name(),
             OpKind::DotGeneral { .. } => "dot_general",
             OpKind::Call { .. } => "call",
+            OpKind::If { .. } => "if",
         }
     }
 
@@ -182,6 +187,7 @@ impl OpKind {
             OpKind::Reduce { .. } | OpKind::ArgReduce { .. } => Family::Reduce,
             OpKind::DotGeneral { .. } => Family::Dot,
             OpKind::Call { .. } => Family::Call,
+            OpKind::If { .. } => Family::Control,
         }
     }
 
@@ -196,7 +202,7 @@ impl OpKind {
             OpKind::Pad { .. } | OpKind::Gather { .. } | OpKind::DotGeneral { .. } => Some(2),
             OpKind::Reduce { .. } | OpKind::ArgReduce { .. } => Some(1),
             OpKind::Concatenate { .. } => Some(2),
-            OpKind::DynamicSlice { .. } | OpKind::Call { .. } => None,
+            OpKind::DynamicSlice { .. } | OpKind::Call { .. } | OpKind::If { .. } => None,
         }
     }
 
@@ -233,6 +239,25 @@ impl OpKind {
             OpKind::ArgReduce { op, dim, index } => one(reduce::infer_argreduce(*op, xs[0], *dim, *index)),
             OpKind::DotGeneral { dims } => one(dot::infer_dot_general(xs[0], xs[1], dims)),
             OpKind::Call { results, .. } => Ok(results.clone()),
+            OpKind::If { results } => control::infer_if(xs, results),
+        }
+    }
+
+    /// How many regions the op has (`regions_c1`).
+    pub fn region_count(&self) -> usize {
+        match self {
+            OpKind::If { .. } => 2,
+            _ => 0,
+        }
+    }
+
+    /// Checks the op's regions against its operand and result types (`types` is the value
+    /// table of the enclosing function). Ops without regions must have none (`regions_c1`).
+    pub fn check_regions(&self, xs: &[&TensorType], results: &[TensorType], regions: &[crate::ir::Body], types: &[TensorType]) -> Result<()> {
+        match self {
+            OpKind::If { .. } => control::check_if(xs, results, regions, types),
+            _ if regions.is_empty() => Ok(()),
+            _ => crate::error::shape_err(self.name(), "regions_c1", format!("expects no regions, got {}", regions.len())),
         }
     }
 
@@ -263,6 +288,7 @@ impl OpKind {
                 ("rhs_contracting_dimensions", arr(&dims.rhs_contract)),
             ],
             OpKind::Call { callee, .. } => vec![("callee", format!("@{callee}"))],
+            OpKind::If { .. } => vec![],
         }
     }
 

@@ -186,6 +186,7 @@ pub fn unary(e: &mut Emitter, u: UnaryOp, d: DType, a: &str) -> String {
             e.op(format!("arith.subi {g}, {l} : {d}"))
         }
         UnaryOp::Exp => math(e, "exp"),
+        UnaryOp::Exp2 => math(e, "exp2"),
         UnaryOp::Expm1 => expm1(e, d, a),
         UnaryOp::Log => math(e, "log"),
         UnaryOp::Log1p => math(e, "log1p"),
@@ -214,7 +215,28 @@ pub fn unary(e: &mut Emitter, u: UnaryOp, d: DType, a: &str) -> String {
             let m = if d == DType::I1 { e.scalar(d, "true") } else { e.scalar(d, "-1") };
             e.op(format!("arith.xori {a}, {m} : {d}"))
         }
+        UnaryOp::IsFinite => {
+            // |x| < inf is false for ±inf and (ordered) for NaN.
+            let inf = e.scalar(d, &float_lit(d, f64::INFINITY));
+            let m = math(e, "absf");
+            e.op(format!("arith.cmpf olt, {m}, {inf} : {d}"))
+        }
     }
+}
+
+/// logaddexp(x, y) = max + log1p(exp(-|x - y|)), or x + y where x - y is NaN (equal
+/// infinities, NaN operands).
+fn logaddexp(e: &mut Emitter, d: DType, x: &str, y: &str) -> String {
+    let m = e.op(format!("arith.maximumf {x}, {y} : {d}"));
+    let diff = e.op(format!("arith.subf {x}, {y} : {d}"));
+    let ad = e.op(format!("math.absf {diff} : {d}"));
+    let n = e.op(format!("arith.negf {ad} : {d}"));
+    let ex = unary(e, UnaryOp::Exp, d, &n);
+    let l = unary(e, UnaryOp::Log1p, d, &ex);
+    let r = e.op(format!("arith.addf {m}, {l} : {d}"));
+    let s = e.op(format!("arith.addf {x}, {y} : {d}"));
+    let nan = e.op(format!("arith.cmpf uno, {diff}, {diff} : {d}"));
+    e.op(format!("arith.select {nan}, {s}, {r} : {d}"))
 }
 
 /// Signed integer division or remainder that never traps.
@@ -260,6 +282,7 @@ pub fn binary(e: &mut Emitter, b: BinaryOp, d: DType, x: &str, y: &str) -> Strin
         BinaryOp::Min => bin(e, "arith.minsi"),
         BinaryOp::Pow => bin(e, "math.powf"),
         BinaryOp::Atan2 => bin(e, "math.atan2"),
+        BinaryOp::Logaddexp => logaddexp(e, d, x, y),
         BinaryOp::And => bin(e, "arith.andi"),
         BinaryOp::Or => bin(e, "arith.ori"),
         BinaryOp::Xor => bin(e, "arith.xori"),

@@ -10,6 +10,7 @@
 //! function that is also called gets a private tensor twin that the calls use.
 pub mod call;
 pub mod constant;
+pub mod control;
 pub mod dot;
 pub mod elementwise;
 pub mod layout;
@@ -255,6 +256,14 @@ fn lower_op(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<(), LowerErro
             e.loc = None;
             return Ok(());
         }
+        OpKind::If { results } => {
+            let names = control::lower_if(e, cx, f, o, results)?;
+            for (v, n) in o.results.iter().zip(names) {
+                e.alias(*v, n);
+            }
+            e.loc = None;
+            return Ok(());
+        }
     }?;
     e.alias(o.results[0], r);
     e.loc = None;
@@ -350,7 +359,14 @@ pub fn lower_module_tiles(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, 
     let mut callee: HashMap<String, String> = m.funcs.iter().map(|f| (f.name.clone(), f.name.clone())).collect();
     let mut twins: Vec<(&Func, String)> = Vec::new();
     if abi == Abi::Dps {
-        let called: HashSet<&str> = m.funcs.iter().flat_map(|f| &f.ops).filter_map(|o| if let OpKind::Call { callee, .. } = &o.kind { Some(callee.as_str()) } else { None }).collect();
+        let mut called: HashSet<&str> = HashSet::new();
+        for f in &m.funcs {
+            f.walk(&mut |o| {
+                if let OpKind::Call { callee, .. } = &o.kind {
+                    called.insert(callee.as_str());
+                }
+            });
+        }
         let mut taken: HashSet<String> = m.funcs.iter().map(|f| f.name.clone()).collect();
         for f in m.funcs.iter().filter(|f| f.public && called.contains(f.name.as_str())) {
             let base = format!("{}_tensor", f.name);

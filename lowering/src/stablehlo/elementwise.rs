@@ -25,9 +25,10 @@ use quabla_dialect::{BinaryOp, CmpDir, DType, Func, Op, TensorType, UnaryOp};
 use super::{int_min_text, Emitter, Tv};
 use crate::LowerError;
 
-/// The StableHLO (or CHLO) op of a unary quabla op.
-pub fn unary_name(u: UnaryOp) -> &'static str {
-    match u {
+/// The StableHLO (or CHLO) op of a unary quabla op; `None` for `exp2`, written as
+/// `exponential(x * ln 2)`.
+pub fn unary_name(u: UnaryOp) -> Option<&'static str> {
+    Some(match u {
         UnaryOp::Neg => "stablehlo.negate",
         UnaryOp::Abs => "stablehlo.abs",
         UnaryOp::Sign => "stablehlo.sign",
@@ -47,7 +48,9 @@ pub fn unary_name(u: UnaryOp) -> &'static str {
         UnaryOp::Round => "stablehlo.round_nearest_even",
         UnaryOp::Erf => "chlo.erf",
         UnaryOp::Not => "stablehlo.not",
-    }
+        UnaryOp::IsFinite => "stablehlo.is_finite",
+        UnaryOp::Exp2 => return None,
+    })
 }
 
 /// The StableHLO op of a binary quabla op on dtype `d`; `None` for integer div/rem and
@@ -67,6 +70,7 @@ pub fn binary_name(b: BinaryOp, d: DType) -> Option<&'static str> {
         BinaryOp::Min => "stablehlo.minimum",
         BinaryOp::Pow => return None,
         BinaryOp::Atan2 => "stablehlo.atan2",
+        BinaryOp::Logaddexp => return None,
         BinaryOp::And => "stablehlo.and",
         BinaryOp::Or => "stablehlo.or",
         BinaryOp::Xor => "stablehlo.xor",
@@ -225,7 +229,29 @@ pub fn powi(e: &mut Emitter, x: &Tv, n: i64) -> Tv {
 /// `quabla.<unary>`.
 pub fn lower_unary(e: &mut Emitter, f: &Func, o: &Op, u: UnaryOp) -> Result<Tv, LowerError> {
     let x = e.get(f, o.operands[0]);
-    Ok(e.op(unary_name(u), &[&x], &[], &x.ty))
+    let out = f.ty(o.results[0]).clone();
+    Ok(match unary_name(u) {
+        Some(name) => e.op(name, &[&x], &[], &out),
+        None => {
+            let ln2 = e.splat_num(&x.ty, std::f64::consts::LN_2);
+            let s = bin(e, "stablehlo.multiply", &x, &ln2);
+            e.op("stablehlo.exponential", &[&s], &[], &out)
+        }
+    })
+}
+
+/// logaddexp(x, y) = max + log1p(exp(-|x - y|)), or x + y where x - y is NaN.
+fn logaddexp(e: &mut Emitter, x: &Tv, y: &Tv) -> Tv {
+    let m = bin(e, "stablehlo.maximum", x, y);
+    let d = bin(e, "stablehlo.subtract", x, y);
+    let ad = e.op("stablehlo.abs", &[&d], &[], &d.ty);
+    let n = e.op("stablehlo.negate", &[&ad], &[], &d.ty);
+    let ex = e.op("stablehlo.exponential", &[&n], &[], &d.ty);
+    let l = e.op("stablehlo.log_plus_one", &[&ex], &[], &d.ty);
+    let r = bin(e, "stablehlo.add", &m, &l);
+    let s = bin(e, "stablehlo.add", x, y);
+    let nan = compare(e, CmpDir::Ne, &d, &d);
+    select(e, &nan, &s, &r)
 }
 
 /// `quabla.<binary>`.
@@ -234,6 +260,7 @@ pub fn lower_binary(e: &mut Emitter, f: &Func, o: &Op, b: BinaryOp) -> Result<Tv
     Ok(match binary_name(b, x.ty.dtype) {
         Some(name) => bin(e, name, &x, &y),
         None if b == BinaryOp::Pow => pow(e, &x, &y),
+        None if b == BinaryOp::Logaddexp => logaddexp(e, &x, &y),
         None => int_divrem(e, b == BinaryOp::Div, &x, &y),
     })
 }

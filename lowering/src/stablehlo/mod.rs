@@ -18,6 +18,7 @@
 //! the quabla op's location.
 pub mod call;
 pub mod constant;
+pub mod control;
 pub mod dot;
 pub mod elementwise;
 pub mod layout;
@@ -263,6 +264,14 @@ fn export_op(e: &mut Emitter, names: &HashMap<String, String>, f: &Func, o: &Op)
         OpKind::DotGeneral { dims } => dot::lower_dot_general(e, f, o, dims),
         OpKind::Call { callee, results } => {
             let rs = call::lower_call(e, names, f, o, callee, results)?;
+            for (v, r) in o.results.iter().zip(rs) {
+                e.alias(*v, r.name);
+            }
+            e.loc = None;
+            return Ok(());
+        }
+        OpKind::If { results } => {
+            let rs = control::lower_if(e, names, f, o, results)?;
             for (v, r) in o.results.iter().zip(rs) {
                 e.alias(*v, r.name);
             }

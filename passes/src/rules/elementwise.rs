@@ -30,9 +30,13 @@ fn partials(b: &mut B, op: &Op) -> Result<Vec<Option<Value>>, RuleError> {
     Ok(match &op.kind {
         OpKind::Unary(u) => vec![match u {
             UnaryOp::Abs => Some(b.un(UnaryOp::Sign, x)),
-            UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Not => None,
+            UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Not | UnaryOp::IsFinite => None,
             UnaryOp::Neg => Some(b.like(x, -1.0)),
             UnaryOp::Exp => Some(y),
+            UnaryOp::Exp2 => {
+                let ln2 = b.like(x, std::f64::consts::LN_2);
+                Some(b.mul(y, ln2))
+            }
             UnaryOp::Expm1 => {
                 let one = b.like(x, 1.0);
                 Some(b.add(y, one))
@@ -138,6 +142,20 @@ fn partials(b: &mut B, op: &Op) -> Result<Vec<Option<Value>>, RuleError> {
                     let pa = b.div(z, d);
                     let q = b.div(x, d);
                     vec![Some(pa), Some(b.neg(q))]
+                }
+                BinaryOp::Logaddexp => {
+                    // exp(x - out) and exp(z - out), with +inf read as 0 (as JAX), so that
+                    // logaddexp(inf, inf) and the like keep finite weights.
+                    let inf = b.like(x, f64::INFINITY);
+                    let zero = b.like(x, 0.0);
+                    let finite = |b: &mut B, v: Value| {
+                        let c = b.cmp(CmpDir::Eq, v, inf);
+                        b.select(c, zero, v)
+                    };
+                    let (xf, zf, yf) = (finite(b, x), finite(b, z), finite(b, y));
+                    let dx = b.sub(xf, yf);
+                    let dz = b.sub(zf, yf);
+                    vec![Some(b.un(UnaryOp::Exp, dx)), Some(b.un(UnaryOp::Exp, dz))]
                 }
                 BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => vec![None, None],
             }

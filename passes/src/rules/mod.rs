@@ -3,6 +3,7 @@
 //! cotangents out) sit side by side. `None` is a symbolic zero: rules skip work for it and
 //! the autodiff pass materialises zeros only where a value is required.
 pub mod constant;
+pub mod control;
 pub mod dot;
 pub mod elementwise;
 pub mod layout;
@@ -168,6 +169,7 @@ pub fn jvp(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, R
         OpKind::Reduce { .. } | OpKind::ArgReduce { .. } => reduce::jvp(b, op, tangents),
         OpKind::DotGeneral { .. } => dot::jvp(b, op, tangents),
         OpKind::Call { .. } => Err(RuleError::Internal("calls are inlined before differentiation".into())),
+        OpKind::If { .. } => control::jvp(b, op, tangents),
     }
 }
 
@@ -181,6 +183,7 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
         OpKind::Reduce { .. } | OpKind::ArgReduce { .. } => reduce::vjp(b, op, ct),
         OpKind::DotGeneral { .. } => dot::vjp(b, op, ct),
         OpKind::Call { .. } => Err(RuleError::Internal("calls are inlined before differentiation".into())),
+        OpKind::If { .. } => control::vjp(b, op, ct),
     }
 }
 
@@ -221,5 +224,6 @@ pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> R
         OpKind::Reduce { .. } | OpKind::ArgReduce { .. } => reduce::batch(b, op, xs, batched, size),
         OpKind::DotGeneral { .. } => dot::batch(b, op, xs, batched, size),
         OpKind::Call { .. } => Err(RuleError::Internal("calls are inlined before batching".into())),
+        OpKind::If { .. } => control::batch(b, op, xs, batched, size),
     }
 }

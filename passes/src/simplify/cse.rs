@@ -1,9 +1,11 @@
 //! `quabla-cse`: common subexpression elimination. Two ops with the same kind (attributes
-//! included, constants compared by value) and the same operands compute the same values;
-//! the later one is replaced by the earlier. Calls are pure too and are merged.
+//! included, constants compared by value), the same operands and the same regions compute the
+//! same values; the later one is replaced by the earlier. Calls are pure too and are merged.
+//! Each region body is a scope of its own (bodies are isolated from above), simplified with
+//! the same rule before its op is compared.
 use std::collections::HashMap;
 
-use quabla_dialect::{Module, OpKind, Value};
+use quabla_dialect::{Body, Module, Op, OpKind, Value};
 
 use crate::rewrite::Subst;
 
@@ -12,22 +14,33 @@ pub fn cse(m: &mut Module) -> bool {
     let mut changed = false;
     for f in &mut m.funcs {
         let mut subst = Subst::new(f);
-        let mut seen: HashMap<(OpKind, Vec<Value>), Vec<Value>> = HashMap::new();
         let ops = std::mem::take(&mut f.ops);
-        for mut op in ops {
-            subst.apply(&mut op);
-            let key = (op.kind.clone(), op.operands.clone());
-            if let Some(prev) = seen.get(&key) {
-                for (r, p) in op.results.iter().zip(prev) {
-                    subst.set(*r, *p);
-                }
-                changed = true;
-                continue;
-            }
-            seen.insert(key, op.results.clone());
-            f.ops.push(op);
-        }
+        f.ops = cse_block(&mut subst, ops, &mut changed);
         subst.apply_outputs(f);
     }
     changed
+}
+
+fn cse_block(subst: &mut Subst, ops: Vec<Op>, changed: &mut bool) -> Vec<Op> {
+    let mut seen: HashMap<(OpKind, Vec<Value>, Vec<Body>), Vec<Value>> = HashMap::new();
+    let mut out = Vec::with_capacity(ops.len());
+    for mut op in ops {
+        subst.apply(&mut op);
+        for r in &mut op.regions {
+            let body_ops = std::mem::take(&mut r.ops);
+            r.ops = cse_block(subst, body_ops, changed);
+            r.outputs = r.outputs.iter().map(|v| subst.get(*v)).collect();
+        }
+        let key = (op.kind.clone(), op.operands.clone(), op.regions.clone());
+        if let Some(prev) = seen.get(&key) {
+            for (r, p) in op.results.iter().zip(prev) {
+                subst.set(*r, *p);
+            }
+            *changed = true;
+            continue;
+        }
+        seen.insert(key, op.results.clone());
+        out.push(op);
+    }
+    out
 }

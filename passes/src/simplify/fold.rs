@@ -41,31 +41,62 @@ pub fn fold(m: &mut Module) -> bool {
 fn fold_func(f: &mut Func) -> bool {
     let mut changed = false;
     let mut subst = Subst::new(f);
-    let mut consts: HashMap<Value, Literal> = constants(&f.ops);
-    let mut defs: HashMap<Value, Op> = HashMap::new();
     let ops = std::mem::take(&mut f.ops);
-    for mut op in ops {
+    f.ops = fold_block(f, &mut subst, ops, &mut changed);
+    subst.apply_outputs(f);
+    changed
+}
+
+/// Folds one block in a forward sweep. Region bodies are folded as blocks of their own (they
+/// are isolated from above, so they start with no known constants); a `quabla.if` whose
+/// predicate is a constant is replaced by the ops of the branch it takes.
+fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, changed: &mut bool) -> Vec<Op> {
+    let mut consts: HashMap<Value, Literal> = constants(&ops);
+    let mut defs: HashMap<Value, Op> = HashMap::new();
+    let mut out = Vec::with_capacity(ops.len());
+    let mut queue: std::collections::VecDeque<Op> = ops.into();
+    while let Some(mut op) = queue.pop_front() {
         subst.apply(&mut op);
+        let const_pred = if matches!(op.kind, OpKind::If { .. }) { consts.get(&op.operands[0]) } else { None };
+        if let Some(p) = const_pred {
+            let taken = if p.bytes.first().is_some_and(|&b| b != 0) { 0 } else { 1 };
+            let body = op.regions.swap_remove(taken);
+            for (bp, x) in body.params.iter().zip(&op.operands[1..]) {
+                subst.set(*bp, *x);
+            }
+            for (r, y) in op.results.iter().zip(&body.outputs) {
+                subst.set(*r, *y);
+            }
+            for b in body.ops.into_iter().rev() {
+                queue.push_front(b);
+            }
+            *changed = true;
+            continue;
+        }
+        for r in &mut op.regions {
+            let body_ops = std::mem::take(&mut r.ops);
+            r.ops = fold_block(f, subst, body_ops, changed);
+            r.outputs = r.outputs.iter().map(|v| subst.get(*v)).collect();
+        }
         let before = op.clone();
         match fold_op(f, op, &consts, &defs) {
             Fold::Keep(op) => {
-                changed |= op != before;
+                *changed |= op != before;
                 if let OpKind::Constant { value } = &op.kind {
                     consts.insert(op.results[0], value.clone());
                 }
                 for r in &op.results {
                     defs.insert(*r, op.clone());
                 }
-                f.ops.push(op);
+                out.push(op);
             }
             Fold::Alias(v) => {
                 subst.set(before.results[0], v);
-                changed = true;
+                *changed = true;
             }
         }
     }
-    subst.apply_outputs(f);
-    changed
+    out
 }
 
 fn is_splat(consts: &HashMap<Value, Literal>, v: Value, x: f64) -> bool {
@@ -73,7 +104,7 @@ fn is_splat(consts: &HashMap<Value, Literal>, v: Value, x: f64) -> bool {
 }
 
 fn constant_op(op: &Op, value: Literal) -> Op {
-    Op { kind: OpKind::Constant { value }, operands: vec![], results: op.results.clone(), loc: op.loc.clone() }
+    Op::new(OpKind::Constant { value }, vec![], op.results.clone(), op.loc.clone())
 }
 
 fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Value, Op>) -> Fold {
@@ -81,6 +112,7 @@ fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Va
     // Constant folding through the reference interpreter.
     // Ops without operands (iota) are not materialised: a dense constant is larger IR.
     let foldable = !op.operands.is_empty()
+        && op.regions.is_empty()
         && !matches!(op.kind, OpKind::Constant { .. } | OpKind::Call { .. })
         && op.results.len() == 1
         && out_ty.as_ref().is_some_and(|t| t.num_elements() <= MAX_FOLD_ELEMENTS)

@@ -2,7 +2,7 @@
 //! buffers, and `quabla.call @f` evaluates `@f` of the same module. Input types are checked
 //! against the parameters, every op's computed result types against the IR's, and a call
 //! cycle is reported (`call_c3`) instead of recursing forever.
-use quabla_dialect::{Module, OpKind, TensorType};
+use quabla_dialect::{Func, Module, Op, OpKind, TensorType, Value};
 
 use super::{run_op, InterpError, Result};
 use crate::buffer::Buffer;
@@ -22,16 +22,27 @@ pub(super) fn run_func_in<'m>(m: &'m Module, name: &str, inputs: &[Buffer], stac
         }
     }
     let mut env: Vec<Option<Buffer>> = vec![None; f.types.len()];
-    for (b, &p) in inputs.iter().zip(&f.params) {
-        env[p.0 as usize] = Some(b.clone());
+    stack.push(&f.name);
+    let outs = eval_block(m, f, &f.params, &f.ops, &f.outputs, inputs.to_vec(), &mut env, stack)?;
+    stack.pop();
+    Ok(outs)
+}
+
+/// Evaluates one block of `f` (its body or a region of one of its ops) on `inputs` bound to
+/// `params`, in the function-wide environment `env` (value ids are unique in a function).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn eval_block<'m>(m: &'m Module, f: &'m Func, params: &[Value], ops: &'m [Op], outputs: &[Value], inputs: Vec<Buffer>, env: &mut Vec<Option<Buffer>>, stack: &mut Vec<&'m str>) -> Result<Vec<Buffer>> {
+    for (b, &p) in inputs.into_iter().zip(params) {
+        env[p.0 as usize] = Some(b);
     }
     let undefined = |v: u32| InterpError::UndefinedValue { func: f.name.clone(), value: v };
-    stack.push(&f.name);
-    for op in &f.ops {
-        let args: Vec<&Buffer> = op.operands.iter().map(|v| env.get(v.0 as usize).and_then(Option::as_ref).ok_or_else(|| undefined(v.0))).collect::<Result<_>>()?;
+    for op in ops {
+        let args: Vec<Buffer> = op.operands.iter().map(|v| env.get(v.0 as usize).and_then(Option::as_ref).cloned().ok_or_else(|| undefined(v.0))).collect::<Result<_>>()?;
+        let refs: Vec<&Buffer> = args.iter().collect();
         let outs = match &op.kind {
-            OpKind::Call { callee, results } => call(m, callee, results, &args, stack)?,
-            _ => run_op(&op.kind, &args)?,
+            OpKind::Call { callee, results } => call(m, callee, results, &refs, stack)?,
+            OpKind::If { .. } => super::control::eval_if(m, f, op, args, env, stack)?,
+            _ => run_op(&op.kind, &refs)?,
         };
         if outs.len() != op.results.len() {
             return Err(InterpError::ResultCount { func: f.name.clone(), op: op.kind.name(), expected: op.results.len(), actual: outs.len() });
@@ -44,8 +55,7 @@ pub(super) fn run_func_in<'m>(m: &'m Module, name: &str, inputs: &[Buffer], stac
             env[r.0 as usize] = Some(b);
         }
     }
-    stack.pop();
-    f.outputs.iter().map(|v| env.get(v.0 as usize).cloned().flatten().ok_or_else(|| undefined(v.0))).collect()
+    outputs.iter().map(|v| env.get(v.0 as usize).cloned().flatten().ok_or_else(|| undefined(v.0))).collect()
 }
 
 /// `quabla.call @callee`: runs the callee and checks its outputs against the op's result types.

@@ -44,6 +44,7 @@ fn unary_real<T: Real>(op: UnaryOp, x: T) -> Option<T> {
             }
         }
         UnaryOp::Exp => x.exp(),
+        UnaryOp::Exp2 => x.exp2(),
         UnaryOp::Expm1 => x.exp_m1(),
         UnaryOp::Log => x.ln(),
         UnaryOp::Log1p => x.ln_1p(),
@@ -58,8 +59,16 @@ fn unary_real<T: Real>(op: UnaryOp, x: T) -> Option<T> {
         UnaryOp::Ceil => x.ceil(),
         UnaryOp::Round => x.round_ties_even(),
         UnaryOp::Erf => x.erf(),
-        UnaryOp::Not => return None,
+        UnaryOp::Not | UnaryOp::IsFinite => return None,
     })
+}
+
+/// A predicate on a float (the ops whose result is i1).
+fn unary_pred_real<T: Real>(op: UnaryOp, x: T) -> Option<bool> {
+    match op {
+        UnaryOp::IsFinite => Some(x.is_finite()),
+        _ => None,
+    }
 }
 
 /// A unary op on an integer (wrapping; the caller wraps to the dtype's width).
@@ -70,6 +79,8 @@ fn unary_int(op: UnaryOp, x: i64) -> Option<i64> {
         UnaryOp::Sign => x.signum(),
         UnaryOp::Not => !x,
         UnaryOp::Exp
+        | UnaryOp::Exp2
+        | UnaryOp::IsFinite
         | UnaryOp::Expm1
         | UnaryOp::Log
         | UnaryOp::Log1p
@@ -95,6 +106,8 @@ fn unary_bool(op: UnaryOp, x: bool) -> Option<bool> {
         | UnaryOp::Abs
         | UnaryOp::Sign
         | UnaryOp::Exp
+        | UnaryOp::Exp2
+        | UnaryOp::IsFinite
         | UnaryOp::Expm1
         | UnaryOp::Log
         | UnaryOp::Log1p
@@ -114,6 +127,14 @@ fn unary_bool(op: UnaryOp, x: bool) -> Option<bool> {
 
 pub(super) fn unary(op: UnaryOp, x: &Buffer, ty: &TensorType) -> Result<Buffer> {
     let dt = x.dtype();
+    if op.bool_result() {
+        let out = match vals(x) {
+            Vals::F32(v) => map(&v, |a| unary_pred_real(op, a)),
+            Vals::F64(v) => map(&v, |a| unary_pred_real(op, a)),
+            Vals::I1(_) | Vals::Int(_) => None,
+        };
+        return to_buffer(op.name(), ty, Vals::I1(out.ok_or_else(|| undefined(op.name(), dt))?));
+    }
     let out = match vals(x) {
         Vals::F32(v) => map(&v, |a| unary_real(op, a)).map(Vals::F32),
         Vals::F64(v) => map(&v, |a| unary_real(op, a)).map(Vals::F64),
@@ -137,6 +158,16 @@ fn binary_real<T: Real>(op: BinaryOp, a: T, b: T) -> Option<T> {
         BinaryOp::Min => min_real(a, b),
         BinaryOp::Pow => a.powf(b),
         BinaryOp::Atan2 => a.atan2(b),
+        BinaryOp::Logaddexp => {
+            let d = a - b;
+            if d.is_nan() {
+                a + b
+            } else {
+                let m = max_real(a, b);
+                let e = if d.is_sign_negative() { d } else { -d };
+                m + e.exp().ln_1p()
+            }
+        }
         BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => return None,
     })
 }
@@ -167,7 +198,7 @@ fn binary_int(op: BinaryOp, a: i64, b: i64) -> Option<i64> {
         BinaryOp::And => a & b,
         BinaryOp::Or => a | b,
         BinaryOp::Xor => a ^ b,
-        BinaryOp::Pow | BinaryOp::Atan2 => return None,
+        BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Logaddexp => return None,
     })
 }
 
@@ -176,7 +207,7 @@ fn binary_bool(op: BinaryOp, a: bool, b: bool) -> Option<bool> {
         BinaryOp::Max | BinaryOp::Or => a | b,
         BinaryOp::Min | BinaryOp::And => a & b,
         BinaryOp::Xor => a ^ b,
-        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem | BinaryOp::Pow | BinaryOp::Atan2 => return None,
+        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem | BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Logaddexp => return None,
     })
 }
 

@@ -9,6 +9,7 @@
 //! Helpers shared by the families (element decoding, multi-indices, element moves) live here.
 mod call;
 mod constant;
+mod control;
 mod dot;
 mod elementwise;
 mod layout;
@@ -43,6 +44,9 @@ pub enum InterpError {
     /// `quabla.call` needs its module: use [`run_func`].
     #[error("'quabla.call' op: the call to @{0} can only run through run_func (it needs the module)")]
     CallOutsideModule(String),
+    /// An op with regions needs its regions and its function: use [`run_func`].
+    #[error("'quabla.{0}' op has regions: it runs only inside a function (run_func)")]
+    RegionsOutsideFunction(&'static str),
     /// A call cycle (`call_c3`), caught before it overflows the stack.
     #[error("'quabla.call' op (call_c3): recursive call cycle through @{0}")]
     Recursion(String),
@@ -103,6 +107,7 @@ pub fn run_op(kind: &OpKind, operands: &[&Buffer]) -> Result<Vec<Buffer>> {
         OpKind::ArgReduce { op, dim, .. } => one(reduce::arg_reduce(*op, operands[0], *dim, ty)),
         OpKind::DotGeneral { dims } => one(dot::dot_general(operands[0], operands[1], dims, ty)),
         OpKind::Call { callee, .. } => Err(InterpError::CallOutsideModule(callee.clone())),
+        OpKind::If { .. } => Err(InterpError::RegionsOutsideFunction(kind.name())),
     }
 }
 
@@ -176,6 +181,8 @@ pub(crate) trait Real:
     fn is_nan(self) -> bool;
     fn is_sign_negative(self) -> bool;
     fn exp(self) -> Self;
+    fn exp2(self) -> Self;
+    fn is_finite(self) -> bool;
     fn exp_m1(self) -> Self;
     fn ln(self) -> Self;
     fn ln_1p(self) -> Self;
@@ -202,6 +209,8 @@ macro_rules! impl_real {
             fn is_nan(self) -> bool { <$t>::is_nan(self) }
             fn is_sign_negative(self) -> bool { <$t>::is_sign_negative(self) }
             fn exp(self) -> Self { <$t>::exp(self) }
+            fn exp2(self) -> Self { <$t>::exp2(self) }
+            fn is_finite(self) -> bool { <$t>::is_finite(self) }
             fn exp_m1(self) -> Self { <$t>::exp_m1(self) }
             fn ln(self) -> Self { <$t>::ln(self) }
             fn ln_1p(self) -> Self { <$t>::ln_1p(self) }

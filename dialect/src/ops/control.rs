@@ -1,0 +1,41 @@
+//! Control flow: ops with regions. `quabla.if` runs one of two bodies on its captured operands
+//! (`if (pred, x...) then {^(x...) ...} else {^(x...) ...}`). Bodies are isolated from above:
+//! everything a branch uses is an operand after the predicate, bound to the body's parameters.
+//! At the MLIR level the op is spelled `scf.if` on an `i1` extracted from the 0-d predicate
+//! (IRDL cannot type an op with heterogeneous variadic operands or results; see
+//! docs/ARCHITECTURE.md), so stock `mlir-opt` verifies the branch types itself.
+use crate::error::{shape_err, Result};
+use crate::ir::Body;
+use crate::types::{DType, TensorType};
+
+use super::call::join;
+
+/// `if_c1`: the predicate is a `tensor<i1>` of rank 0. The results are carried by the op.
+pub fn infer_if(xs: &[&TensorType], results: &[TensorType]) -> Result<Vec<TensorType>> {
+    match xs.first() {
+        Some(p) if p.dtype == DType::I1 && p.rank() == 0 => Ok(results.to_vec()),
+        Some(p) => shape_err("if", "if_c1", format!("the predicate must be tensor<i1>, got {p}")),
+        None => shape_err("if", "if_c1", "needs a predicate operand"),
+    }
+}
+
+/// `if_c2`: two regions; `if_c3`: each body's parameters have the types of the operands after
+/// the predicate; `if_c4`: each body yields the op's result types.
+pub fn check_if(xs: &[&TensorType], results: &[TensorType], regions: &[Body], types: &[TensorType]) -> Result<()> {
+    if regions.len() != 2 {
+        return shape_err("if", "if_c2", format!("expects two regions (then, else), got {}", regions.len()));
+    }
+    let captured: Vec<&TensorType> = xs.iter().skip(1).copied().collect();
+    let ty = |v: &crate::ir::Value| types.get(v.0 as usize).cloned().ok_or_else(|| crate::error::DialectError::Structure(format!("value %{} has no type", v.0)));
+    for (name, body) in ["then", "else"].iter().zip(regions) {
+        let params: Vec<TensorType> = body.params.iter().map(ty).collect::<Result<_>>()?;
+        if params.len() != captured.len() || params.iter().zip(&captured).any(|(p, c)| p != *c) {
+            return shape_err("if", "if_c3", format!("the {name} region's parameters ({}) must have the types of the captured operands ({})", join(params.iter()), join(captured.iter().copied())));
+        }
+        let outs: Vec<TensorType> = body.outputs.iter().map(ty).collect::<Result<_>>()?;
+        if outs != results {
+            return shape_err("if", "if_c4", format!("the {name} region yields ({}) but the op's results are ({})", join(outs.iter()), join(results.iter())));
+        }
+    }
+    Ok(())
+}

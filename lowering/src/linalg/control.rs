@@ -1,0 +1,50 @@
+//! Lowering of control flow. `quabla.if` becomes `scf.if` on the `i1` extracted from its 0-d
+//! predicate; each body is lowered in place with its parameters bound to the captured operands
+//! (scf regions see the enclosing values), and yields with `scf.yield`. One-shot
+//! bufferization turns the tensor results into buffers without copies of the untaken branch.
+use quabla_dialect::{Func, Op, TensorType};
+
+use super::{lower_op, Ctx, Emitter};
+use crate::LowerError;
+
+/// `quabla.if`: returns the names of the results.
+pub fn lower_if(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorType]) -> Result<Vec<String>, LowerError> {
+    let loc = e.loc.clone();
+    let p = o.operands[0];
+    let c = e.op(format!("tensor.extract {}[] : {}", e.name(p), f.ty(p)));
+    let n = e.fresh();
+    let rt: Vec<String> = results.iter().map(|t| t.to_string()).collect();
+    let (lhs, ty) = match results.len() {
+        0 => (String::new(), String::new()),
+        1 => (format!("{n} = "), format!(" -> ({})", rt[0])),
+        k => (format!("{n}:{k} = "), format!(" -> ({})", rt.join(", "))),
+    };
+    e.raw_line(format!("{lhs}scf.if {c}{ty} {{"));
+    for (i, body) in o.regions.iter().enumerate() {
+        if i == 1 {
+            e.raw_line("} else {");
+        }
+        for (bp, outer) in body.params.iter().zip(&o.operands[1..]) {
+            let name = e.name(*outer);
+            e.alias(*bp, name);
+        }
+        e.depth += 1;
+        for op in &body.ops {
+            lower_op(e, cx, f, op)?;
+        }
+        e.loc = loc.clone();
+        let ys: Vec<String> = body.outputs.iter().map(|v| e.name(*v)).collect();
+        if ys.is_empty() {
+            e.line("scf.yield");
+        } else {
+            let yt: Vec<String> = body.outputs.iter().map(|v| f.ty(*v).to_string()).collect();
+            e.line(format!("scf.yield {} : {}", ys.join(", "), yt.join(", ")));
+        }
+        e.depth -= 1;
+    }
+    e.line("}");
+    Ok(match results.len() {
+        1 => vec![n],
+        k => (0..k).map(|i| format!("{n}#{i}")).collect(),
+    })
+}

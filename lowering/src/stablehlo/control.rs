@@ -1,0 +1,46 @@
+//! Export of control flow. `quabla.if` becomes `stablehlo.if` on its 0-d `tensor<i1>`
+//! predicate; each body is exported in place (StableHLO regions see the enclosing values),
+//! with its parameters bound to the captured operands, ending in `stablehlo.return`.
+use std::collections::HashMap;
+
+use quabla_dialect::{Func, Op, TensorType};
+
+use super::{export_op, Emitter, Tv};
+use crate::LowerError;
+
+/// `quabla.if`: returns the results.
+pub fn lower_if(e: &mut Emitter, names: &HashMap<String, String>, f: &Func, o: &Op, results: &[TensorType]) -> Result<Vec<Tv>, LowerError> {
+    let loc = e.loc.clone();
+    let p = e.get(f, o.operands[0]);
+    let r = e.fresh();
+    let lhs = match results.len() {
+        0 => String::new(),
+        1 => format!("{r} = "),
+        k => format!("{r}:{k} = "),
+    };
+    e.raw_line(format!("{lhs}\"stablehlo.if\"({}) ({{", p.name));
+    for (i, body) in o.regions.iter().enumerate() {
+        if i == 1 {
+            e.raw_line("}, {");
+        }
+        for (bp, outer) in body.params.iter().zip(&o.operands[1..]) {
+            let name = e.name(*outer);
+            e.alias(*bp, name);
+        }
+        e.depth += 1;
+        for op in &body.ops {
+            export_op(e, names, f, op)?;
+        }
+        e.loc = loc.clone();
+        let ys: Vec<String> = body.outputs.iter().map(|v| e.name(*v)).collect();
+        let yt: Vec<String> = body.outputs.iter().map(|v| f.ty(*v).to_string()).collect();
+        e.line(format!("\"stablehlo.return\"({}) : ({}) -> ()", ys.join(", "), yt.join(", ")));
+        e.depth -= 1;
+    }
+    let rt: Vec<String> = results.iter().map(|t| t.to_string()).collect();
+    e.line(format!("}}) : ({}) -> ({})", p.ty, rt.join(", ")));
+    Ok(match results.len() {
+        1 => vec![Tv::new(r, &results[0])],
+        _ => results.iter().enumerate().map(|(i, t)| Tv::new(format!("{r}#{i}"), t)).collect(),
+    })
+}
