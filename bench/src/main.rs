@@ -23,7 +23,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use quabla_dialect::{BinaryOp, DType, DotDims, Func, Literal, Module, OpKind, TensorType, UnaryOp};
+use quabla_dialect::{BinaryOp, ConstantOp, DType, DotDims, DotOp, ElementwiseOp, Func, Literal, Module, OpKind, TensorType, UnaryOp};
 use quabla_runtime::{Buffer, CompileOptions, CpuExecutor, Executable, Executor};
 
 /// Compile options: the defaults, with the environment overrides of the module docs.
@@ -119,7 +119,7 @@ fn matmul(exe: &CpuExecutor, d: DType, n: i64) {
     let t = TensorType::new(d, [n, n]);
     let mut f = Func::new("main", &[t.clone(), t.clone()]);
     let (a, b) = (f.params[0], f.params[1]);
-    f.outputs = vec![f.push1(OpKind::DotGeneral { dims: DotDims::matmul() }, &[a, b], None).unwrap()];
+    f.outputs = vec![f.push1(OpKind::Dot(DotOp::DotGeneral { dims: DotDims::matmul() }), &[a, b], None).unwrap()];
     let m = Module { funcs: vec![f] };
     let x = Buffer::from_f64s(t.clone(), &values((n * n) as usize)).unwrap();
     let y = Buffer::from_f64s(t.clone(), &values((n * n) as usize).iter().map(|v| 0.5 - v).collect::<Vec<_>>()).unwrap();
@@ -139,8 +139,8 @@ fn batched_matmul(exe: &CpuExecutor, d: DType, b: i64, n: i64) {
     let t = TensorType::new(d, [b, n, n]);
     let mut f = Func::new("main", &[t.clone(), t.clone()]);
     let (x, y) = (f.params[0], f.params[1]);
-    let dims = DotDims { lhs_batch: vec![0], rhs_batch: vec![0], lhs_contract: vec![2], rhs_contract: vec![1] };
-    f.outputs = vec![f.push1(OpKind::DotGeneral { dims }, &[x, y], None).unwrap()];
+    let dims = DotDims { lhs_batching_dimensions: vec![0], rhs_batching_dimensions: vec![0], lhs_contracting_dimensions: vec![2], rhs_contracting_dimensions: vec![1] };
+    f.outputs = vec![f.push1(OpKind::Dot(DotOp::DotGeneral { dims }), &[x, y], None).unwrap()];
     let m = Module { funcs: vec![f] };
     let xb = Buffer::from_f64s(t.clone(), &values((b * n * n) as usize)).unwrap();
     let (e, first) = first_call(exe, &m, &[&xb, &xb]);
@@ -159,15 +159,15 @@ fn elementwise(exe: &CpuExecutor) {
     let t = TensorType::new(DType::F32, [n]);
     let mut f = Func::new("main", std::slice::from_ref(&t));
     let x = f.params[0];
-    let c = |f: &mut Func, v: f64| f.push1(OpKind::Constant { value: Literal::splat(t.clone(), v) }, &[], None).unwrap();
+    let c = |f: &mut Func, v: f64| f.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(t.clone(), v) }), &[], None).unwrap();
     let two = c(&mut f, 2.0);
     let one = c(&mut f, 1.0);
-    let a = f.push1(OpKind::Binary(BinaryOp::Mul), &[x, two], None).unwrap();
-    let b = f.push1(OpKind::Binary(BinaryOp::Add), &[a, one], None).unwrap();
-    let th = f.push1(OpKind::Unary(UnaryOp::Tanh), &[b], None).unwrap();
-    let nx = f.push1(OpKind::Unary(UnaryOp::Neg), &[x], None).unwrap();
-    let ex = f.push1(OpKind::Unary(UnaryOp::Exp), &[nx], None).unwrap();
-    f.outputs = vec![f.push1(OpKind::Binary(BinaryOp::Mul), &[th, ex], None).unwrap()];
+    let a = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, two], None).unwrap();
+    let b = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[a, one], None).unwrap();
+    let th = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Tanh }), &[b], None).unwrap();
+    let nx = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Neg }), &[x], None).unwrap();
+    let ex = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Exp }), &[nx], None).unwrap();
+    f.outputs = vec![f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[th, ex], None).unwrap()];
     let m = Module { funcs: vec![f] };
     let xb = Buffer::from_f64s(t.clone(), &values(n as usize).iter().map(|v| 2.0 * v).collect::<Vec<_>>()).unwrap();
     let (e, first) = first_call(exe, &m, &[&xb]);
@@ -187,10 +187,10 @@ fn ew_simple(exe: &CpuExecutor) {
     let t = TensorType::new(DType::F32, [n]);
     let mut f = Func::new("main", std::slice::from_ref(&t));
     let x = f.params[0];
-    let two = f.push1(OpKind::Constant { value: Literal::splat(t.clone(), 2.0) }, &[], None).unwrap();
-    let one = f.push1(OpKind::Constant { value: Literal::splat(t.clone(), 1.0) }, &[], None).unwrap();
-    let a = f.push1(OpKind::Binary(BinaryOp::Mul), &[x, two], None).unwrap();
-    f.outputs = vec![f.push1(OpKind::Binary(BinaryOp::Add), &[a, one], None).unwrap()];
+    let two = f.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(t.clone(), 2.0) }), &[], None).unwrap();
+    let one = f.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(t.clone(), 1.0) }), &[], None).unwrap();
+    let a = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, two], None).unwrap();
+    f.outputs = vec![f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[a, one], None).unwrap()];
     let m = Module { funcs: vec![f] };
     let xb = Buffer::from_f64s(t.clone(), &values(n as usize)).unwrap();
     let (e, first) = first_call(exe, &m, &[&xb]);
@@ -208,8 +208,8 @@ fn dispatch(exe: &CpuExecutor) {
     let t = TensorType::new(DType::F32, []);
     let mut f = Func::new("main", std::slice::from_ref(&t));
     let x = f.params[0];
-    let one = f.push1(OpKind::Constant { value: Literal::splat(t.clone(), 1.0) }, &[], None).unwrap();
-    f.outputs = vec![f.push1(OpKind::Binary(BinaryOp::Add), &[x, one], None).unwrap()];
+    let one = f.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(t.clone(), 1.0) }), &[], None).unwrap();
+    f.outputs = vec![f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[x, one], None).unwrap()];
     let m = Module { funcs: vec![f] };
     let xb = Buffer::from_f64s(t.clone(), &[1.0]).unwrap();
     let (e, first) = first_call(exe, &m, &[&xb]);

@@ -10,7 +10,7 @@ use std::fmt::Write;
 use std::sync::Arc;
 
 use crate::error::{DialectError, Result};
-use crate::ops::{call, OpKind};
+use crate::ops::{call, CallOp, ControlOp, OpKind};
 use crate::types::TensorType;
 
 /// An SSA value of a function (index into `Func::types`).
@@ -309,12 +309,12 @@ impl Func {
         let operands: Vec<String> = op.operands.iter().map(|v| names.get(*v)).collect();
         let lhs = if op.results.is_empty() { String::new() } else { format!("{} = ", op.results.iter().map(|v| names.get(*v)).collect::<Vec<_>>().join(", ")) };
         match &op.kind {
-            OpKind::Call { callee, .. } => {
+            OpKind::Call(CallOp::Call { callee, .. }) => {
                 // Calls are upstream `func.call` (IRDL cannot type heterogeneous variadic operands).
                 let _ = write!(s, "{pad}{lhs}func.call @{}({}) : ({}) -> ({})", callee, operands.join(", "), self.types_of(&op.operands), self.types_of(&op.results));
                 loc(s);
             }
-            OpKind::If { .. } => {
+            OpKind::Control(ControlOp::If { .. }) => {
                 // `scf.if` on an i1 extracted from the 0-d predicate; the bodies' parameters
                 // print as the captured operands (scf regions see enclosing values).
                 let p = format!("%p{}_{}", op.operands[0].0, names.fresh());
@@ -423,7 +423,7 @@ impl Module {
                     stack.push(t.of.clone());
                 }
                 f.walk(&mut |op| {
-                    if let OpKind::Call { callee, .. } = &op.kind {
+                    if let OpKind::Call(CallOp::Call { callee, .. }) = &op.kind {
                         stack.push(callee.clone());
                     }
                 });
@@ -538,7 +538,7 @@ impl Module {
             for r in &op.regions {
                 self.verify_block(f, &r.params, &r.ops, &r.outputs, defined, "region yield")?;
             }
-            if let OpKind::Call { callee, results } = &op.kind {
+            if let OpKind::Call(CallOp::Call { callee, results }) = &op.kind {
                 let g = self.func(callee).ok_or_else(|| DialectError::Structure(format!("'quabla.call' op refers to unknown function @{callee}")))?;
                 call::check_call(callee, &tys, results, &g.param_types(), &g.result_types())?;
             }
@@ -562,7 +562,7 @@ impl Module {
             .map(|f| {
                 let mut cs: Vec<&str> = Vec::new();
                 f.walk(&mut |o| {
-                    if let OpKind::Call { callee, .. } = &o.kind {
+                    if let OpKind::Call(CallOp::Call { callee, .. }) = &o.kind {
                         cs.push(callee.as_str());
                     }
                 });

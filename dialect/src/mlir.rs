@@ -17,7 +17,7 @@ use melior::Context;
 use mlir_sys::MlirLocation;
 
 use crate::ir::{Func, Module, Op, Value};
-use crate::ops::{Literal, OpKind};
+use crate::ops::{ConstantOp, ControlOp, Literal, OpKind};
 use crate::types::{DType, TensorType};
 
 /// The IRDL definition of the dialect (generated from the op table; see `ops::irdl_text`).
@@ -310,7 +310,7 @@ fn import_if(f: &mut Func, op: &OperationRef, scope: &Scope, name: &str) -> Resu
         }
         regions.push(body);
     }
-    let kind = OpKind::If { results: results.clone() };
+    let kind = OpKind::Control(ControlOp::If { results: results.clone() });
     let mut operands = vec![pred];
     operands.extend(&captures);
     let tys: Vec<&TensorType> = operands.iter().map(|v| f.ty(*v)).collect();
@@ -390,7 +390,7 @@ fn import_constant(op: &OperationRef, attrs: &[(String, String)], results: &[Ten
             }
         }
     }
-    Ok(OpKind::Constant { value: Literal { ty, bytes } })
+    Ok(OpKind::Constant(ConstantOp::Constant { value: Literal { ty, bytes } }))
 }
 
 /// Replaces the body of `module` (a `builtin.module` op) by the top-level ops of `text`,

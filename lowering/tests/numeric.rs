@@ -5,7 +5,7 @@
 mod common;
 
 use common::{assert_close, fl, il, jit, lit_f, lit_i, Case, Vals};
-use quabla_dialect::{ArgOp, BinaryOp, CmpDir, DType, DotDims, Func, Literal, OpKind, ReduceOp, TensorType, UnaryOp};
+use quabla_dialect::{ArgOp, BinaryOp, CallOp, CmpDir, ConstantOp, DType, DotDims, DotOp, ElementwiseOp, Func, LayoutOp, Literal, OpKind, ReduceOp, Reducer, SlicingOp, TensorType, UnaryOp};
 
 const NAN: f64 = f64::NAN;
 
@@ -136,16 +136,16 @@ fn float_unary() {
             }
             let x = fl(d, &[XS.len() as i64], &XS);
             want.push((u, d, lit_f(&x).iter().map(|&v| unary_ref(u, d, v)).collect::<Vec<_>>()));
-            cases.push(Case::op(&format!("{}_{d}", u.name()), OpKind::Unary(u), vec![x]));
+            cases.push(Case::op(&format!("{}_{d}", u.name()), OpKind::Elementwise(ElementwiseOp::Unary { op: u }), vec![x]));
         }
         // erf against known values.
         let xs = [0.0, -0.0, 0.5, 1.0, -2.0, 3.0, INF, -INF, NAN];
         let e = [0.0, -0.0, 0.5204998778130465, 0.8427007929497149, -0.9953222650189527, 0.9999779095030014, 1.0, -1.0, NAN];
         want.push((UnaryOp::Erf, d, e.iter().map(|&v| r(d, v)).collect()));
-        cases.push(Case::op(&format!("erf_{d}"), OpKind::Unary(UnaryOp::Erf), vec![fl(d, &[9], &xs)]));
+        cases.push(Case::op(&format!("erf_{d}"), OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Erf }), vec![fl(d, &[9], &xs)]));
         // is_finite: an i1 result (1.0 / 0.0 here stand for true / false).
         want.push((UnaryOp::IsFinite, d, XS.iter().map(|x| if x.is_finite() { 1.0 } else { 0.0 }).collect()));
-        cases.push(Case::op(&format!("is_finite_{d}"), OpKind::Unary(UnaryOp::IsFinite), vec![fl(d, &[XS.len() as i64], &XS)]));
+        cases.push(Case::op(&format!("is_finite_{d}"), OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::IsFinite }), vec![fl(d, &[XS.len() as i64], &XS)]));
     }
     let got = run(&cases, &[]);
     for ((u, d, w), g) in want.iter().zip(&got) {
@@ -167,8 +167,8 @@ fn expm1_log1p_small_arguments() {
     let xs: Vec<f64> = (0..40).map(|i| 10f64.powf(-(i as f64) / 3.0) * if i % 2 == 0 { 1.0 } else { -1.0 }).collect();
     let mut cases = vec![];
     for d in [DType::F32, DType::F64] {
-        cases.push(Case::op(&format!("expm1_{d}"), OpKind::Unary(UnaryOp::Expm1), vec![fl(d, &[40], &xs)]));
-        cases.push(Case::op(&format!("log1p_{d}"), OpKind::Unary(UnaryOp::Log1p), vec![fl(d, &[40], &xs.iter().map(|x| x.abs() * 0.9).collect::<Vec<_>>())]));
+        cases.push(Case::op(&format!("expm1_{d}"), OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Expm1 }), vec![fl(d, &[40], &xs)]));
+        cases.push(Case::op(&format!("log1p_{d}"), OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Log1p }), vec![fl(d, &[40], &xs.iter().map(|x| x.abs() * 0.9).collect::<Vec<_>>())]));
     }
     let got = run(&cases, &[]);
     for (c, g) in cases.iter().zip(&got) {
@@ -186,16 +186,16 @@ fn integer_and_bool_unary() {
         let xs = [0, 1, -1, 7, -7, min, max];
         let x = il(d, &[7], &xs);
         let wrap = |v: i64| if d == DType::I32 { v as i32 as i64 } else { v };
-        cases.push(Case::op(&format!("neg_{d}"), OpKind::Unary(UnaryOp::Neg), vec![x.clone()]));
+        cases.push(Case::op(&format!("neg_{d}"), OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Neg }), vec![x.clone()]));
         want.push(xs.iter().map(|&v| wrap(v.wrapping_neg())).collect());
-        cases.push(Case::op(&format!("abs_{d}"), OpKind::Unary(UnaryOp::Abs), vec![x.clone()]));
+        cases.push(Case::op(&format!("abs_{d}"), OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Abs }), vec![x.clone()]));
         want.push(xs.iter().map(|&v| wrap(v.wrapping_abs())).collect());
-        cases.push(Case::op(&format!("sign_{d}"), OpKind::Unary(UnaryOp::Sign), vec![x.clone()]));
+        cases.push(Case::op(&format!("sign_{d}"), OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Sign }), vec![x.clone()]));
         want.push(xs.iter().map(|&v| v.signum()).collect());
-        cases.push(Case::op(&format!("not_{d}"), OpKind::Unary(UnaryOp::Not), vec![x]));
+        cases.push(Case::op(&format!("not_{d}"), OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Not }), vec![x]));
         want.push(xs.iter().map(|&v| !v).collect());
     }
-    cases.push(Case::op("not_i1", OpKind::Unary(UnaryOp::Not), vec![il(DType::I1, &[2], &[0, 1])]));
+    cases.push(Case::op("not_i1", OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Not }), vec![il(DType::I1, &[2], &[0, 1])]));
     want.push(vec![1, 0]);
     let got = run(&cases, &[]);
     for ((c, g), w) in cases.iter().zip(&got).zip(&want) {
@@ -235,15 +235,15 @@ fn integer_binary() {
             (BinaryOp::Div, |_, _| 0),
         ];
         for (op, f) in table {
-            cases.push(Case::op(&format!("{}_{d}", op.name()), OpKind::Binary(op), vec![a.clone(), b.clone()]));
+            cases.push(Case::op(&format!("{}_{d}", op.name()), OpKind::Elementwise(ElementwiseOp::Binary { op: op }), vec![a.clone(), b.clone()]));
             want.push(pairs.iter().map(|&(x, y)| if op == BinaryOp::Div { int_div(x, y, d).0 } else { wrap(f(x, y)) }).collect());
         }
-        cases.push(Case::op(&format!("rem_{d}"), OpKind::Binary(BinaryOp::Rem), vec![a, b]));
+        cases.push(Case::op(&format!("rem_{d}"), OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Rem }), vec![a, b]));
         want.push(pairs.iter().map(|&(x, y)| int_div(x, y, d).1).collect());
     }
     let (p, q) = (il(DType::I1, &[4], &[0, 0, 1, 1]), il(DType::I1, &[4], &[0, 1, 0, 1]));
     for (op, w) in [(BinaryOp::Max, [0, 1, 1, 1]), (BinaryOp::Min, [0, 0, 0, 1]), (BinaryOp::And, [0, 0, 0, 1]), (BinaryOp::Or, [0, 1, 1, 1]), (BinaryOp::Xor, [0, 1, 1, 0])] {
-        cases.push(Case::op(&format!("{}_i1", op.name()), OpKind::Binary(op), vec![p.clone(), q.clone()]));
+        cases.push(Case::op(&format!("{}_i1", op.name()), OpKind::Elementwise(ElementwiseOp::Binary { op: op }), vec![p.clone(), q.clone()]));
         want.push(w.to_vec());
     }
     let got = run(&cases, &[]);
@@ -310,7 +310,7 @@ fn float_binary() {
                 })
                 .collect();
             want.push((op, d, w));
-            cases.push(Case::op(&format!("{}_{d}", op.name()), OpKind::Binary(op), vec![a.clone(), b.clone()]));
+            cases.push(Case::op(&format!("{}_{d}", op.name()), OpKind::Elementwise(ElementwiseOp::Binary { op: op }), vec![a.clone(), b.clone()]));
         }
     }
     let got = run(&cases, &[]);
@@ -328,7 +328,7 @@ fn powi_compare_select_convert() {
         let xs = [2.0, -1.5, 0.0, -0.0, 1.0, NAN, INF, 0.5];
         for n in [0i64, 1, 2, 3, 5, 8, -1, -2, -3] {
             let w: Vec<f64> = xs.iter().map(|&x| if d == DType::F32 { (x as f32).powi(n as i32) as f64 } else { x.powi(n as i32) }).collect();
-            cases.push(Case::op(&format!("powi_{d}_{}", n + 10), OpKind::Powi { exponent: n }, vec![fl(d, &[8], &xs)]));
+            cases.push(Case::op(&format!("powi_{d}_{}", n + 10), OpKind::Elementwise(ElementwiseOp::Powi { exponent: n }), vec![fl(d, &[8], &xs)]));
             checks.push(Box::new(move |g: &Vals| assert_close(&format!("powi {n} {d}"), g.f(), &w, 4.0 * ulps(d))));
         }
     }
@@ -358,7 +358,7 @@ fn powi_compare_select_convert() {
                     }
                 })
                 .collect();
-            cases.push(Case::op(&format!("powi_{d}_{}", n + 10), OpKind::Powi { exponent: n }, vec![il(d, &[7], &xs)]));
+            cases.push(Case::op(&format!("powi_{d}_{}", n + 10), OpKind::Elementwise(ElementwiseOp::Powi { exponent: n }), vec![il(d, &[7], &xs)]));
             checks.push(Box::new(move |g: &Vals| assert_eq!(g.i(), w.as_slice(), "powi {n} {d}")));
         }
     }
@@ -374,7 +374,7 @@ fn powi_compare_select_convert() {
             (CmpDir::Gt, [0, 0, 0, 0, 0]),
             (CmpDir::Ge, [0, 1, 0, 0, 0]),
         ] {
-            cases.push(Case::op(&format!("cmp_{}_{d}", dir.name()), OpKind::Compare { dir }, vec![a.clone(), b.clone()]));
+            cases.push(Case::op(&format!("cmp_{}_{d}", dir.name()), OpKind::Elementwise(ElementwiseOp::Compare { direction: dir}), vec![a.clone(), b.clone()]));
             checks.push(Box::new(move |g: &Vals| assert_eq!(g.i(), &w, "compare {} {d}", dir.name())));
         }
     }
@@ -394,15 +394,15 @@ fn powi_compare_select_convert() {
                     CmpDir::Ge => x >= y,
                 } as i64)
                 .collect();
-            cases.push(Case::op(&format!("cmp_{}_{d}", dir.name()), OpKind::Compare { dir }, vec![a.clone(), b.clone()]));
+            cases.push(Case::op(&format!("cmp_{}_{d}", dir.name()), OpKind::Elementwise(ElementwiseOp::Compare { direction: dir}), vec![a.clone(), b.clone()]));
             checks.push(Box::new(move |g: &Vals| assert_eq!(g.i(), w.as_slice(), "compare {} {d}", dir.name())));
         }
     }
     // select
     let p = il(DType::I1, &[2, 2], &[1, 0, 0, 1]);
-    cases.push(Case::op("select_f64", OpKind::Select, vec![p.clone(), fl(DType::F64, &[2, 2], &[1.0, 2.0, 3.0, 4.0]), fl(DType::F64, &[2, 2], &[-1.0, -2.0, -3.0, -4.0])]));
+    cases.push(Case::op("select_f64", OpKind::Elementwise(ElementwiseOp::Select {}), vec![p.clone(), fl(DType::F64, &[2, 2], &[1.0, 2.0, 3.0, 4.0]), fl(DType::F64, &[2, 2], &[-1.0, -2.0, -3.0, -4.0])]));
     checks.push(Box::new(|g: &Vals| assert_close("select", g.f(), &[1.0, -2.0, -3.0, 4.0], 0.0)));
-    cases.push(Case::op("select_i1", OpKind::Select, vec![p.clone(), il(DType::I1, &[2, 2], &[1, 1, 1, 1]), il(DType::I1, &[2, 2], &[0, 0, 0, 0])]));
+    cases.push(Case::op("select_i1", OpKind::Elementwise(ElementwiseOp::Select {}), vec![p.clone(), il(DType::I1, &[2, 2], &[1, 1, 1, 1]), il(DType::I1, &[2, 2], &[0, 0, 0, 0])]));
     checks.push(Box::new(|g: &Vals| assert_eq!(g.i(), &[1, 0, 0, 1])));
     // convert
     let fx = [1.9, -1.9, 0.0, -0.0, 0.5, NAN, 3e9, -3e9, 1e19, -1e19, 2147483647.0, -2147483648.0];
@@ -412,40 +412,40 @@ fn powi_compare_select_convert() {
         let w32: Vec<i64> = xv.iter().map(|&v| v as i32 as i64).collect();
         let w64: Vec<i64> = xv.iter().map(|&v| v as i64).collect();
         let wb: Vec<i64> = xv.iter().map(|&v| (v != 0.0) as i64).collect();
-        cases.push(Case::op(&format!("cvt_{from}_i32"), OpKind::Convert { to: DType::I32 }, vec![x.clone()]));
+        cases.push(Case::op(&format!("cvt_{from}_i32"), OpKind::Elementwise(ElementwiseOp::Convert { to: DType::I32 }), vec![x.clone()]));
         checks.push(Box::new(move |g: &Vals| assert_eq!(g.i(), w32.as_slice(), "convert {from} -> i32")));
-        cases.push(Case::op(&format!("cvt_{from}_i64"), OpKind::Convert { to: DType::I64 }, vec![x.clone()]));
+        cases.push(Case::op(&format!("cvt_{from}_i64"), OpKind::Elementwise(ElementwiseOp::Convert { to: DType::I64 }), vec![x.clone()]));
         checks.push(Box::new(move |g: &Vals| assert_eq!(g.i(), w64.as_slice(), "convert {from} -> i64")));
-        cases.push(Case::op(&format!("cvt_{from}_i1"), OpKind::Convert { to: DType::I1 }, vec![x.clone()]));
+        cases.push(Case::op(&format!("cvt_{from}_i1"), OpKind::Elementwise(ElementwiseOp::Convert { to: DType::I1 }), vec![x.clone()]));
         checks.push(Box::new(move |g: &Vals| assert_eq!(g.i(), wb.as_slice(), "convert {from} -> i1")));
         let to = if from == DType::F32 { DType::F64 } else { DType::F32 };
         let wf: Vec<f64> = xv.iter().map(|&v| r(to, v)).collect();
-        cases.push(Case::op(&format!("cvt_{from}_{to}"), OpKind::Convert { to }, vec![x.clone()]));
+        cases.push(Case::op(&format!("cvt_{from}_{to}"), OpKind::Elementwise(ElementwiseOp::Convert { to }), vec![x.clone()]));
         checks.push(Box::new(move |g: &Vals| assert_close(&format!("convert {from} -> {to}"), g.f(), &wf, 0.0)));
     }
     let ix = [0i64, 1, -1, 3_000_000_000, -3_000_000_000, i64::MIN, 16_777_217];
     let x = il(DType::I64, &[7], &ix);
     let w: Vec<i64> = ix.iter().map(|&v| v as i32 as i64).collect();
-    cases.push(Case::op("cvt_i64_i32", OpKind::Convert { to: DType::I32 }, vec![x.clone()]));
+    cases.push(Case::op("cvt_i64_i32", OpKind::Elementwise(ElementwiseOp::Convert { to: DType::I32 }), vec![x.clone()]));
     checks.push(Box::new(move |g: &Vals| assert_eq!(g.i(), w.as_slice(), "convert i64 -> i32")));
     let w: Vec<f64> = ix.iter().map(|&v| v as f32 as f64).collect();
-    cases.push(Case::op("cvt_i64_f32", OpKind::Convert { to: DType::F32 }, vec![x.clone()]));
+    cases.push(Case::op("cvt_i64_f32", OpKind::Elementwise(ElementwiseOp::Convert { to: DType::F32 }), vec![x.clone()]));
     checks.push(Box::new(move |g: &Vals| assert_close("convert i64 -> f32", g.f(), &w, 0.0)));
     let w: Vec<i64> = ix.iter().map(|&v| (v != 0) as i64).collect();
-    cases.push(Case::op("cvt_i64_i1", OpKind::Convert { to: DType::I1 }, vec![x]));
+    cases.push(Case::op("cvt_i64_i1", OpKind::Elementwise(ElementwiseOp::Convert { to: DType::I1 }), vec![x]));
     checks.push(Box::new(move |g: &Vals| assert_eq!(g.i(), w.as_slice(), "convert i64 -> i1")));
     let x = il(DType::I32, &[3], &[-5, 0, i32::MAX as i64]);
-    cases.push(Case::op("cvt_i32_i64", OpKind::Convert { to: DType::I64 }, vec![x.clone()]));
+    cases.push(Case::op("cvt_i32_i64", OpKind::Elementwise(ElementwiseOp::Convert { to: DType::I64 }), vec![x.clone()]));
     checks.push(Box::new(|g: &Vals| assert_eq!(g.i(), &[-5, 0, i32::MAX as i64])));
-    cases.push(Case::op("cvt_i32_f64", OpKind::Convert { to: DType::F64 }, vec![x]));
+    cases.push(Case::op("cvt_i32_f64", OpKind::Elementwise(ElementwiseOp::Convert { to: DType::F64 }), vec![x]));
     checks.push(Box::new(|g: &Vals| assert_close("convert i32 -> f64", g.f(), &[-5.0, 0.0, i32::MAX as f64], 0.0)));
     let b = il(DType::I1, &[2], &[1, 0]);
     for to in [DType::F32, DType::F64] {
-        cases.push(Case::op(&format!("cvt_i1_{to}"), OpKind::Convert { to }, vec![b.clone()]));
+        cases.push(Case::op(&format!("cvt_i1_{to}"), OpKind::Elementwise(ElementwiseOp::Convert { to }), vec![b.clone()]));
         checks.push(Box::new(|g: &Vals| assert_close("convert i1 -> float", g.f(), &[1.0, 0.0], 0.0)));
     }
     for to in [DType::I32, DType::I64, DType::I1] {
-        cases.push(Case::op(&format!("cvt_i1_{to}"), OpKind::Convert { to }, vec![b.clone()]));
+        cases.push(Case::op(&format!("cvt_i1_{to}"), OpKind::Elementwise(ElementwiseOp::Convert { to }), vec![b.clone()]));
         checks.push(Box::new(|g: &Vals| assert_eq!(g.i(), &[1, 0])));
     }
     let got = run(&cases, &[]);
@@ -460,11 +460,11 @@ fn constants_iota_layout() {
     let mut checks: Vec<Check> = vec![];
     // constants (non-finite and signed zeros included) and iota in every dtype
     cases.push(Case::build("consts", vec![], |f, _| {
-        let a = f.push1(OpKind::Constant { value: fl(DType::F32, &[5], &[NAN, INF, -INF, -0.0, 1.25]) }, &[], None).unwrap();
-        let b = f.push1(OpKind::Constant { value: fl(DType::F64, &[2, 2], &[0.1, -2.0, 1e300, 5e-324]) }, &[], None).unwrap();
-        let c = f.push1(OpKind::Constant { value: il(DType::I1, &[3], &[1, 0, 1]) }, &[], None).unwrap();
-        let d = f.push1(OpKind::Constant { value: il(DType::I64, &[], &[i64::MIN]) }, &[], None).unwrap();
-        let e = f.push1(OpKind::Constant { value: Literal::splat(t(DType::I32, &[2, 3]), -7.0) }, &[], None).unwrap();
+        let a = f.push1(OpKind::Constant(ConstantOp::Constant { value: fl(DType::F32, &[5], &[NAN, INF, -INF, -0.0, 1.25]) }), &[], None).unwrap();
+        let b = f.push1(OpKind::Constant(ConstantOp::Constant { value: fl(DType::F64, &[2, 2], &[0.1, -2.0, 1e300, 5e-324]) }), &[], None).unwrap();
+        let c = f.push1(OpKind::Constant(ConstantOp::Constant { value: il(DType::I1, &[3], &[1, 0, 1]) }), &[], None).unwrap();
+        let d = f.push1(OpKind::Constant(ConstantOp::Constant { value: il(DType::I64, &[], &[i64::MIN]) }), &[], None).unwrap();
+        let e = f.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(t(DType::I32, &[2, 3]), -7.0) }), &[], None).unwrap();
         vec![a, b, c, d, e]
     }));
     checks.push(Box::new(|g| {
@@ -477,9 +477,9 @@ fn constants_iota_layout() {
     cases.push(Case::build("iotas", vec![], |f, _| {
         let mut v = vec![];
         for d in DType::ALL {
-            v.push(f.push1(OpKind::Iota { dim: 1, ty: t(d, &[2, 3]) }, &[], None).unwrap());
+            v.push(f.push1(OpKind::Constant(ConstantOp::Iota { dim: 1, ty: t(d, &[2, 3]) }), &[], None).unwrap());
         }
-        v.push(f.push1(OpKind::Iota { dim: 0, ty: t(DType::I64, &[2, 3]) }, &[], None).unwrap());
+        v.push(f.push1(OpKind::Constant(ConstantOp::Iota { dim: 0, ty: t(DType::I64, &[2, 3]) }), &[], None).unwrap());
         v
     }));
     checks.push(Box::new(|g| {
@@ -492,21 +492,21 @@ fn constants_iota_layout() {
     }));
     // broadcast_in_dim
     let x = il(DType::I32, &[3], &[1, 2, 3]);
-    cases.push(Case::op("bcast_row", OpKind::BroadcastInDim { dims: vec![1], shape: vec![2, 3] }, vec![x.clone()]));
+    cases.push(Case::op("bcast_row", OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![1], shape: vec![2, 3] }), vec![x.clone()]));
     checks.push(Box::new(|g| assert_eq!(g[0].i(), &[1, 2, 3, 1, 2, 3])));
-    cases.push(Case::op("bcast_col", OpKind::BroadcastInDim { dims: vec![0], shape: vec![3, 2] }, vec![x]));
+    cases.push(Case::op("bcast_col", OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![0], shape: vec![3, 2] }), vec![x]));
     checks.push(Box::new(|g| assert_eq!(g[0].i(), &[1, 1, 2, 2, 3, 3])));
-    cases.push(Case::op("bcast_unit", OpKind::BroadcastInDim { dims: vec![0, 2], shape: vec![2, 2, 3] }, vec![il(DType::I64, &[2, 1], &[5, 6])]));
+    cases.push(Case::op("bcast_unit", OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![0, 2], shape: vec![2, 2, 3] }), vec![il(DType::I64, &[2, 1], &[5, 6])]));
     checks.push(Box::new(|g| assert_eq!(g[0].i(), &[5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6])));
-    cases.push(Case::op("bcast_scalar", OpKind::BroadcastInDim { dims: vec![], shape: vec![2, 2] }, vec![il(DType::I1, &[], &[1])]));
+    cases.push(Case::op("bcast_scalar", OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: vec![2, 2] }), vec![il(DType::I1, &[], &[1])]));
     checks.push(Box::new(|g| assert_eq!(g[0].i(), &[1, 1, 1, 1])));
     // reshape (nested and through 1-D), transpose
     let x = il(DType::I32, &[2, 3], &[0, 1, 2, 3, 4, 5]);
     cases.push(Case::build("reshape_transpose", vec![x], |f, p| {
-        let a = f.push1(OpKind::Reshape { shape: vec![3, 2] }, &[p[0]], None).unwrap();
-        let b = f.push1(OpKind::Transpose { perm: vec![1, 0] }, &[a], None).unwrap();
-        let c = f.push1(OpKind::Reshape { shape: vec![1, 6, 1] }, &[b], None).unwrap();
-        let d = f.push1(OpKind::Reshape { shape: vec![6] }, &[c], None).unwrap();
+        let a = f.push1(OpKind::Layout(LayoutOp::Reshape { shape: vec![3, 2] }), &[p[0]], None).unwrap();
+        let b = f.push1(OpKind::Layout(LayoutOp::Transpose { perm: vec![1, 0] }), &[a], None).unwrap();
+        let c = f.push1(OpKind::Layout(LayoutOp::Reshape { shape: vec![1, 6, 1] }), &[b], None).unwrap();
+        let d = f.push1(OpKind::Layout(LayoutOp::Reshape { shape: vec![6] }), &[c], None).unwrap();
         vec![a, b, d]
     }));
     checks.push(Box::new(|g| {
@@ -515,7 +515,7 @@ fn constants_iota_layout() {
         assert_eq!(g[2].i(), &[0, 2, 4, 1, 3, 5]);
     }));
     let v: Vec<f64> = (0..24).map(|i| i as f64).collect();
-    cases.push(Case::op("transpose3", OpKind::Transpose { perm: vec![2, 0, 1] }, vec![fl(DType::F64, &[2, 3, 4], &v)]));
+    cases.push(Case::op("transpose3", OpKind::Layout(LayoutOp::Transpose { perm: vec![2, 0, 1] }), vec![fl(DType::F64, &[2, 3, 4], &v)]));
     checks.push(Box::new(|g| {
         // result[k, i, j] = x[i, j, k]
         let w: Vec<f64> = (0..4).flat_map(|k| (0..2).flat_map(move |i| (0..3).map(move |j| (i * 12 + j * 4 + k) as f64))).collect();
@@ -532,27 +532,27 @@ fn slicing() {
     let mut cases = vec![];
     let mut checks: Vec<Check> = vec![];
     let x = il(DType::I32, &[4, 3], &(0..12).collect::<Vec<_>>());
-    cases.push(Case::op("slice", OpKind::Slice { start: vec![1, 0], limit: vec![4, 3], strides: vec![2, 2] }, vec![x.clone()]));
+    cases.push(Case::op("slice", OpKind::Slicing(SlicingOp::Slice { start_indices: vec![1, 0], limit_indices: vec![4, 3], strides: vec![2, 2] }), vec![x.clone()]));
     checks.push(Box::new(|g| assert_eq!(g[0].i(), &[3, 5, 9, 11])));
-    cases.push(Case::op("pad", OpKind::Pad { low: vec![1, 0], high: vec![0, 2], interior: vec![0, 1] }, vec![il(DType::I64, &[2, 2], &[1, 2, 3, 4]), il(DType::I64, &[], &[-1])]));
+    cases.push(Case::op("pad", OpKind::Slicing(SlicingOp::Pad { edge_padding_low: vec![1, 0], edge_padding_high: vec![0, 2], interior_padding: vec![0, 1]}), vec![il(DType::I64, &[2, 2], &[1, 2, 3, 4]), il(DType::I64, &[], &[-1])]));
     checks.push(Box::new(|g| assert_eq!(g[0].i(), &[-1, -1, -1, -1, -1, 1, -1, 2, -1, -1, 3, -1, 4, -1, -1])));
-    cases.push(Case::op("pad_f32", OpKind::Pad { low: vec![2], high: vec![1], interior: vec![2] }, vec![fl(DType::F32, &[2], &[1.0, 2.0]), fl(DType::F32, &[], &[NAN])]));
+    cases.push(Case::op("pad_f32", OpKind::Slicing(SlicingOp::Pad { edge_padding_low: vec![2], edge_padding_high: vec![1], interior_padding: vec![2]}), vec![fl(DType::F32, &[2], &[1.0, 2.0]), fl(DType::F32, &[], &[NAN])]));
     checks.push(Box::new(|g| assert_close("pad f32", g[0].f(), &[NAN, NAN, 1.0, NAN, NAN, 2.0, NAN], 0.0)));
-    cases.push(Case::op("concat", OpKind::Concatenate { dim: 1 }, vec![il(DType::I1, &[2, 1], &[1, 0]), il(DType::I1, &[2, 2], &[0, 1, 1, 0])]));
+    cases.push(Case::op("concat", OpKind::Slicing(SlicingOp::Concatenate { dim: 1 }), vec![il(DType::I1, &[2, 1], &[1, 0]), il(DType::I1, &[2, 2], &[0, 1, 1, 0])]));
     checks.push(Box::new(|g| assert_eq!(g[0].i(), &[1, 0, 1, 0, 1, 0])));
     // dynamic_slice: starts clamped to [0, extent - size].
     for (name, s0, s1, want) in [("ds_in", 1, 1, [4, 5, 7, 8]), ("ds_neg", -3, -1, [0, 1, 3, 4]), ("ds_big", 9, 7, [7, 8, 10, 11])] {
         for id in [DType::I32, DType::I64] {
-            cases.push(Case::op(&format!("{name}_{id}"), OpKind::DynamicSlice { sizes: vec![2, 2] }, vec![x.clone(), il(id, &[], &[s0]), il(id, &[], &[s1])]));
+            cases.push(Case::op(&format!("{name}_{id}"), OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: vec![2, 2]}), vec![x.clone(), il(id, &[], &[s0]), il(id, &[], &[s1])]));
             checks.push(Box::new(move |g| assert_eq!(g[0].i(), &want, "dynamic_slice {name}")));
         }
     }
     // gather: indices clamped to [0, n - 1].
-    cases.push(Case::op("gather0", OpKind::Gather { axis: 0 }, vec![x.clone(), il(DType::I32, &[4], &[2, -1, 7, 0])]));
+    cases.push(Case::op("gather0", OpKind::Slicing(SlicingOp::Gather { axis: 0 }), vec![x.clone(), il(DType::I32, &[4], &[2, -1, 7, 0])]));
     checks.push(Box::new(|g| assert_eq!(g[0].i(), &[6, 7, 8, 0, 1, 2, 9, 10, 11, 0, 1, 2])));
-    cases.push(Case::op("gather1", OpKind::Gather { axis: 1 }, vec![x.clone(), il(DType::I64, &[2, 2], &[2, 0, 1, 5])]));
+    cases.push(Case::op("gather1", OpKind::Slicing(SlicingOp::Gather { axis: 1 }), vec![x.clone(), il(DType::I64, &[2, 2], &[2, 0, 1, 5])]));
     checks.push(Box::new(|g| assert_eq!(g[0].i(), &[2, 0, 1, 2, 5, 3, 4, 5, 8, 6, 7, 8, 11, 9, 10, 11])));
-    cases.push(Case::op("gather_scalar", OpKind::Gather { axis: 0 }, vec![fl(DType::F64, &[3], &[1.5, 2.5, 3.5]), il(DType::I64, &[], &[1])]));
+    cases.push(Case::op("gather_scalar", OpKind::Slicing(SlicingOp::Gather { axis: 0 }), vec![fl(DType::F64, &[3], &[1.5, 2.5, 3.5]), il(DType::I64, &[], &[1])]));
     checks.push(Box::new(|g| assert_close("gather scalar", g[0].f(), &[2.5], 0.0)));
     let got = run(&cases, &[]);
     for (chk, g) in checks.iter().zip(&got) {
@@ -567,15 +567,15 @@ fn reductions() {
     let v: Vec<f64> = (0..24).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
     for d in [DType::F32, DType::F64, DType::I32, DType::I64] {
         let x = if d.is_float() { fl(d, &[2, 3, 4], &v) } else { il(d, &[2, 3, 4], &v.iter().map(|&a| a as i64).collect::<Vec<_>>()) };
-        for (op, dims) in [(ReduceOp::Sum, vec![1]), (ReduceOp::Max, vec![0, 2]), (ReduceOp::Min, vec![0, 1, 2]), (ReduceOp::Prod, vec![2]), (ReduceOp::Sum, vec![])] {
+        for (op, dims) in [(Reducer::Sum, vec![1]), (Reducer::Max, vec![0, 2]), (Reducer::Min, vec![0, 1, 2]), (Reducer::Prod, vec![2]), (Reducer::Sum, vec![])] {
             let kept: Vec<usize> = (0..3).filter(|i| !dims.contains(&(*i as i64))).collect();
             let shape = [2usize, 3, 4];
             let n: usize = kept.iter().map(|&i| shape[i]).product();
             let init = match op {
-                ReduceOp::Sum => 0.0,
-                ReduceOp::Prod => 1.0,
-                ReduceOp::Max => -INF,
-                ReduceOp::Min => INF,
+                Reducer::Sum => 0.0,
+                Reducer::Prod => 1.0,
+                Reducer::Max => -INF,
+                Reducer::Min => INF,
             };
             let mut w = vec![init; n];
             for i in 0..2 {
@@ -585,15 +585,15 @@ fn reductions() {
                         let o = kept.iter().fold(0, |acc, &q| acc * shape[q] + idx[q]);
                         let a = v[i * 12 + j * 4 + k];
                         w[o] = match op {
-                            ReduceOp::Sum => w[o] + a,
-                            ReduceOp::Prod => w[o] * a,
-                            ReduceOp::Max => w[o].max(a),
-                            ReduceOp::Min => w[o].min(a),
+                            Reducer::Sum => w[o] + a,
+                            Reducer::Prod => w[o] * a,
+                            Reducer::Max => w[o].max(a),
+                            Reducer::Min => w[o].min(a),
                         };
                     }
                 }
             }
-            cases.push(Case::op(&format!("{}_{d}_{}", op.name(), dims.len()), OpKind::Reduce { op, dims: dims.clone() }, vec![x.clone()]));
+            cases.push(Case::op(&format!("{}_{d}_{}", op.name(), dims.len()), OpKind::Reduce(ReduceOp::Reduce { op, dims: dims.clone() }), vec![x.clone()]));
             checks.push(Box::new(move |g| match &g[0] {
                 Vals::F(got) => assert_close(&format!("{} {dims:?} {d}", op.name()), got, &w, 0.0),
                 Vals::I(got) => assert_eq!(got, &w.iter().map(|&a| a as i64).collect::<Vec<_>>(), "{} {dims:?} {d}", op.name()),
@@ -603,38 +603,38 @@ fn reductions() {
     // NaN propagation, identities, i1 any/all.
     for d in [DType::F32, DType::F64] {
         let x = fl(d, &[3, 3], &[1.0, NAN, 3.0, -INF, -INF, -INF, 2.0, 5.0, -1.0]);
-        cases.push(Case::op(&format!("max_nan_{d}"), OpKind::Reduce { op: ReduceOp::Max, dims: vec![1] }, vec![x.clone()]));
+        cases.push(Case::op(&format!("max_nan_{d}"), OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max, dims: vec![1] }), vec![x.clone()]));
         checks.push(Box::new(|g| assert_close("reduce_max nan", g[0].f(), &[NAN, -INF, 5.0], 0.0)));
-        cases.push(Case::op(&format!("min_nan_{d}"), OpKind::Reduce { op: ReduceOp::Min, dims: vec![0] }, vec![x.clone()]));
+        cases.push(Case::op(&format!("min_nan_{d}"), OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Min, dims: vec![0] }), vec![x.clone()]));
         checks.push(Box::new(|g| assert_close("reduce_min nan", g[0].f(), &[-INF, NAN, -INF], 0.0)));
-        cases.push(Case::op(&format!("sum_nan_{d}"), OpKind::Reduce { op: ReduceOp::Sum, dims: vec![1] }, vec![x]));
+        cases.push(Case::op(&format!("sum_nan_{d}"), OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![1] }), vec![x]));
         checks.push(Box::new(|g| assert_close("reduce_sum", g[0].f(), &[NAN, -INF, 6.0], 0.0)));
     }
     let b = il(DType::I1, &[3, 2], &[0, 0, 0, 1, 1, 1]);
-    cases.push(Case::op("any", OpKind::Reduce { op: ReduceOp::Max, dims: vec![1] }, vec![b.clone()]));
+    cases.push(Case::op("any", OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max, dims: vec![1] }), vec![b.clone()]));
     checks.push(Box::new(|g| assert_eq!(g[0].i(), &[0, 1, 1])));
-    cases.push(Case::op("all", OpKind::Reduce { op: ReduceOp::Min, dims: vec![1] }, vec![b]));
+    cases.push(Case::op("all", OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Min, dims: vec![1] }), vec![b]));
     checks.push(Box::new(|g| assert_eq!(g[0].i(), &[0, 0, 1])));
-    cases.push(Case::op("max_i32_min", OpKind::Reduce { op: ReduceOp::Max, dims: vec![0] }, vec![il(DType::I32, &[2], &[i32::MIN as i64, i32::MIN as i64])]));
+    cases.push(Case::op("max_i32_min", OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max, dims: vec![0] }), vec![il(DType::I32, &[2], &[i32::MIN as i64, i32::MIN as i64])]));
     checks.push(Box::new(|g| assert_eq!(g[0].i(), &[i32::MIN as i64])));
     // argmax/argmin: first index of ties; NaN is maximal (argmax) / minimal (argmin), first NaN wins.
     for d in [DType::F32, DType::F64] {
         let x = fl(d, &[5, 4], &[1.0, 3.0, 3.0, 0.0, 1.0, NAN, 7.0, NAN, -INF, -INF, -INF, -INF, 2.0, -1.0, -1.0, 2.0, INF, INF, NAN, 0.0]);
         for index in [DType::I32, DType::I64] {
-            cases.push(Case::op(&format!("argmax_{d}_{index}"), OpKind::ArgReduce { op: ArgOp::Max, dim: 1, index }, vec![x.clone()]));
+            cases.push(Case::op(&format!("argmax_{d}_{index}"), OpKind::Reduce(ReduceOp::ArgReduce { op: ArgOp::Max, dim: 1, index }), vec![x.clone()]));
             checks.push(Box::new(|g| assert_eq!(g[0].i(), &[1, 1, 0, 0, 2])));
-            cases.push(Case::op(&format!("argmin_{d}_{index}"), OpKind::ArgReduce { op: ArgOp::Min, dim: 1, index }, vec![x.clone()]));
+            cases.push(Case::op(&format!("argmin_{d}_{index}"), OpKind::Reduce(ReduceOp::ArgReduce { op: ArgOp::Min, dim: 1, index }), vec![x.clone()]));
             checks.push(Box::new(|g| assert_eq!(g[0].i(), &[3, 1, 0, 1, 2])));
         }
-        cases.push(Case::op(&format!("argmax0_{d}"), OpKind::ArgReduce { op: ArgOp::Max, dim: 0, index: DType::I32 }, vec![x]));
+        cases.push(Case::op(&format!("argmax0_{d}"), OpKind::Reduce(ReduceOp::ArgReduce { op: ArgOp::Max, dim: 0, index: DType::I32 }), vec![x]));
         checks.push(Box::new(|g| assert_eq!(g[0].i(), &[4, 1, 4, 1])));
     }
     for d in [DType::I32, DType::I64] {
         let min = if d == DType::I32 { i32::MIN as i64 } else { i64::MIN };
         let x = il(d, &[3, 3], &[min, min, min, 4, 9, 9, -2, -5, -5]);
-        cases.push(Case::op(&format!("argmax_{d}"), OpKind::ArgReduce { op: ArgOp::Max, dim: 1, index: DType::I64 }, vec![x.clone()]));
+        cases.push(Case::op(&format!("argmax_{d}"), OpKind::Reduce(ReduceOp::ArgReduce { op: ArgOp::Max, dim: 1, index: DType::I64 }), vec![x.clone()]));
         checks.push(Box::new(|g| assert_eq!(g[0].i(), &[0, 1, 0])));
-        cases.push(Case::op(&format!("argmin_{d}"), OpKind::ArgReduce { op: ArgOp::Min, dim: 1, index: DType::I32 }, vec![x]));
+        cases.push(Case::op(&format!("argmin_{d}"), OpKind::Reduce(ReduceOp::ArgReduce { op: ArgOp::Min, dim: 1, index: DType::I32 }), vec![x]));
         checks.push(Box::new(|g| assert_eq!(g[0].i(), &[0, 0, 1])));
     }
     let got = run(&cases, &[]);
@@ -645,16 +645,16 @@ fn reductions() {
 
 /// Naive dot_general on row-major data (i64 wrapping or f64).
 fn dot_ref(l: &TensorType, lv: &[f64], r: &TensorType, rv: &[f64], d: &DotDims, out: &TensorType, int: bool) -> Vec<f64> {
-    let lfree = DotDims::free(l.rank(), &d.lhs_batch, &d.lhs_contract);
-    let rfree = DotDims::free(r.rank(), &d.rhs_batch, &d.rhs_contract);
-    let csz: Vec<i64> = d.lhs_contract.iter().map(|&c| l.shape[c as usize]).collect();
+    let lfree = DotDims::free(l.rank(), &d.lhs_batching_dimensions, &d.lhs_contracting_dimensions);
+    let rfree = DotDims::free(r.rank(), &d.rhs_batching_dimensions, &d.rhs_contracting_dimensions);
+    let csz: Vec<i64> = d.lhs_contracting_dimensions.iter().map(|&c| l.shape[c as usize]).collect();
     let nc: i64 = csz.iter().product();
     let (ls, rs) = (l.strides(), r.strides());
     let mut res = vec![];
     let os = out.strides();
     for o in 0..out.num_elements() as i64 {
         let oi: Vec<i64> = os.iter().zip(&out.shape).map(|(s, e)| (o / s) % e).collect();
-        let nb = d.lhs_batch.len();
+        let nb = d.lhs_batching_dimensions.len();
         let (bi, rest) = oi.split_at(nb);
         let (li, ri) = rest.split_at(lfree.len());
         let (mut accf, mut acci) = (0.0f64, 0i64);
@@ -668,8 +668,8 @@ fn dot_ref(l: &TensorType, lv: &[f64], r: &TensorType, rv: &[f64], d: &DotDims, 
             let mut lidx = vec![0i64; l.rank()];
             let mut ridx = vec![0i64; r.rank()];
             for k in 0..nb {
-                lidx[d.lhs_batch[k] as usize] = bi[k];
-                ridx[d.rhs_batch[k] as usize] = bi[k];
+                lidx[d.lhs_batching_dimensions[k] as usize] = bi[k];
+                ridx[d.rhs_batching_dimensions[k] as usize] = bi[k];
             }
             for (k, &f) in lfree.iter().enumerate() {
                 lidx[f as usize] = li[k];
@@ -678,8 +678,8 @@ fn dot_ref(l: &TensorType, lv: &[f64], r: &TensorType, rv: &[f64], d: &DotDims, 
                 ridx[f as usize] = ri[k];
             }
             for k in 0..csz.len() {
-                lidx[d.lhs_contract[k] as usize] = ci[k];
-                ridx[d.rhs_contract[k] as usize] = ci[k];
+                lidx[d.lhs_contracting_dimensions[k] as usize] = ci[k];
+                ridx[d.rhs_contracting_dimensions[k] as usize] = ci[k];
             }
             let a = lv[lidx.iter().zip(&ls).map(|(i, s)| i * s).sum::<i64>() as usize];
             let b = rv[ridx.iter().zip(&rs).map(|(i, s)| i * s).sum::<i64>() as usize];
@@ -693,7 +693,7 @@ fn dot_ref(l: &TensorType, lv: &[f64], r: &TensorType, rv: &[f64], d: &DotDims, 
 
 #[test]
 fn dot_general() {
-    let dd = |lb: &[i64], rb: &[i64], lc: &[i64], rc: &[i64]| DotDims { lhs_batch: lb.to_vec(), rhs_batch: rb.to_vec(), lhs_contract: lc.to_vec(), rhs_contract: rc.to_vec() };
+    let dd = |lb: &[i64], rb: &[i64], lc: &[i64], rc: &[i64]| DotDims { lhs_batching_dimensions: lb.to_vec(), rhs_batching_dimensions: rb.to_vec(), lhs_contracting_dimensions: lc.to_vec(), rhs_contracting_dimensions: rc.to_vec() };
     let configs: Vec<(Vec<i64>, Vec<i64>, DotDims)> = vec![
         (vec![2, 3], vec![3, 4], DotDims::matmul()),
         (vec![3, 2], vec![4, 3], dd(&[], &[], &[0], &[1])),
@@ -712,7 +712,7 @@ fn dot_general() {
             let lv: Vec<f64> = (0..lt.num_elements()).map(|i| ((i * 5 + k) % 9) as f64 - 4.0).collect();
             let rv: Vec<f64> = (0..rt.num_elements()).map(|i| ((i * 3 + 2 * k) % 7) as f64 - 3.0).collect();
             let (l, r) = if d.is_float() { (fl(d, ls, &lv), fl(d, rs, &rv)) } else { (il(d, ls, &lv.iter().map(|&v| v as i64).collect::<Vec<_>>()), il(d, rs, &rv.iter().map(|&v| v as i64).collect::<Vec<_>>())) };
-            let c = Case::op(&format!("dot_{d}_{k}"), OpKind::DotGeneral { dims: dims.clone() }, vec![l, r]);
+            let c = Case::op(&format!("dot_{d}_{k}"), OpKind::Dot(DotOp::DotGeneral { dims: dims.clone() }), vec![l, r]);
             let out = c.func.result_types()[0].clone();
             want.push((d, dot_ref(&lt, &lv, &rt, &rv, dims, &out, !d.is_float())));
             cases.push(c);
@@ -721,7 +721,7 @@ fn dot_general() {
     // Integer overflow wraps.
     let big = il(DType::I32, &[1, 2], &[i32::MAX as i64, 3]);
     let two = il(DType::I32, &[2, 1], &[2, 1]);
-    cases.push(Case::op("dot_wrap", OpKind::DotGeneral { dims: DotDims::matmul() }, vec![big, two]));
+    cases.push(Case::op("dot_wrap", OpKind::Dot(DotOp::DotGeneral { dims: DotDims::matmul() }), vec![big, two]));
     want.push((DType::I32, vec![((i32::MAX as i64 * 2 + 3) as i32) as f64]));
     let got = run(&cases, &[]);
     for ((c, (d, w)), g) in cases.iter().zip(&want).zip(&got) {
@@ -738,21 +738,21 @@ fn calls_and_dps_results() {
     let mut g = Func::new("g", std::slice::from_ref(&ty));
     g.public = false;
     let p = g.params[0];
-    let y = g.push1(OpKind::Binary(BinaryOp::Mul), &[p, p], None).unwrap();
+    let y = g.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[p, p], None).unwrap();
     g.outputs = vec![y, p];
     // A public function that is also called (its DPS form cannot be; the call uses a twin).
-    let h = Case::op("h", OpKind::Unary(UnaryOp::Neg), vec![fl(DType::F64, &[3], &[1.0, -2.0, 0.0])]);
+    let h = Case::op("h", OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Neg }), vec![fl(DType::F64, &[3], &[1.0, -2.0, 0.0])]);
     let x = fl(DType::F64, &[3], &[1.0, 2.0, 3.0]);
     let f = Case::build("f", vec![x.clone()], |f, p| {
-        let r = f.push(OpKind::Call { callee: "g".into(), results: vec![ty.clone(), ty.clone()] }, &[p[0]], None).unwrap();
-        let s = f.push1(OpKind::Call { callee: "h".into(), results: vec![ty.clone()] }, &[r[0]], None).unwrap();
-        let z = f.push1(OpKind::Binary(BinaryOp::Add), &[s, r[1]], None).unwrap();
+        let r = f.push(OpKind::Call(CallOp::Call { callee: "g".into(), results: vec![ty.clone(), ty.clone()] }), &[p[0]], None).unwrap();
+        let s = f.push1(OpKind::Call(CallOp::Call { callee: "h".into(), results: vec![ty.clone()] }), &[r[0]], None).unwrap();
+        let z = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[s, r[1]], None).unwrap();
         vec![z, r[0], r[1]]
     });
     // Results that are arguments, constants, or the same value twice.
     let edge = Case::build("edge", vec![x, il(DType::I1, &[2], &[1, 0])], |f, p| {
-        let c = f.push1(OpKind::Constant { value: fl(DType::F64, &[3], &[7.0, 8.0, 9.0]) }, &[], None).unwrap();
-        let y = f.push1(OpKind::Binary(BinaryOp::Add), &[p[0], c], None).unwrap();
+        let c = f.push1(OpKind::Constant(ConstantOp::Constant { value: fl(DType::F64, &[3], &[7.0, 8.0, 9.0]) }), &[], None).unwrap();
+        let y = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[p[0], c], None).unwrap();
         vec![p[0], p[0], c, y, y, p[1], c]
     });
     let got = run(&[h, f, edge], &[g]);
@@ -783,12 +783,12 @@ fn fused_chain_and_shapes() {
             let xv: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin() * 3.0).collect();
             let bv: Vec<f64> = (0..cols as usize).map(|j| j as f64 * 0.1 - 1.0).collect();
             let c = Case::build(&format!("chain_{d}_{rows}x{cols}"), vec![fl(d, &[rows, cols], &xv), fl(d, &[cols], &bv)], |f, p| {
-                let b = f.push1(OpKind::BroadcastInDim { dims: vec![1], shape: vec![rows, cols] }, &[p[1]], None).unwrap();
-                let s = f.push1(OpKind::Binary(BinaryOp::Mul), &[p[0], b], None).unwrap();
-                let e = f.push1(OpKind::Unary(UnaryOp::Tanh), &[s], None).unwrap();
-                let m = f.push1(OpKind::Binary(BinaryOp::Max), &[e, s], None).unwrap();
-                let r = f.push1(OpKind::Reduce { op: ReduceOp::Sum, dims: vec![1] }, &[m], None).unwrap();
-                let mx = f.push1(OpKind::Reduce { op: ReduceOp::Max, dims: vec![0, 1] }, &[m], None).unwrap();
+                let b = f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![1], shape: vec![rows, cols] }), &[p[1]], None).unwrap();
+                let s = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[p[0], b], None).unwrap();
+                let e = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Tanh }), &[s], None).unwrap();
+                let m = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Max }), &[e, s], None).unwrap();
+                let r = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![1] }), &[m], None).unwrap();
+                let mx = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max, dims: vec![0, 1] }), &[m], None).unwrap();
                 vec![m, r, mx]
             });
             let xs: Vec<f64> = lit_f(&c.inputs[0]);

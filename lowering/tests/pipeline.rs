@@ -5,7 +5,7 @@
 mod common;
 
 use common::check_pipeline;
-use quabla_dialect::{ArgOp, BinaryOp, CmpDir, DType, DotDims, Func, Literal, Module, OpKind, ReduceOp, TensorType, UnaryOp};
+use quabla_dialect::{ArgOp, BinaryOp, CallOp, CmpDir, ConstantOp, DType, DotDims, DotOp, ElementwiseOp, Func, LayoutOp, Literal, Module, OpKind, ReduceOp, Reducer, SlicingOp, TensorType, UnaryOp};
 use quabla_lowering::Abi;
 
 fn t(d: DType, s: &[i64]) -> TensorType {
@@ -45,7 +45,7 @@ fn unary_ops() {
         let items: Vec<_> = DType::ALL
             .into_iter()
             .filter(|d| u.class().admits(*d))
-            .flat_map(|d| shapes().into_iter().map(move |s| (OpKind::Unary(u), vec![t(d, &s)])))
+            .flat_map(|d| shapes().into_iter().map(move |s| (OpKind::Elementwise(ElementwiseOp::Unary { op: u }), vec![t(d, &s)])))
             .collect();
         check(u.name(), items);
     }
@@ -57,7 +57,7 @@ fn binary_ops() {
         let items: Vec<_> = DType::ALL
             .into_iter()
             .filter(|d| b.class().admits(*d))
-            .flat_map(|d| shapes().into_iter().map(move |s| (OpKind::Binary(b), vec![t(d, &s), t(d, &s)])))
+            .flat_map(|d| shapes().into_iter().map(move |s| (OpKind::Elementwise(ElementwiseOp::Binary { op: b }), vec![t(d, &s), t(d, &s)])))
             .collect();
         check(b.name(), items);
     }
@@ -68,27 +68,27 @@ fn powi_compare_select() {
     let mut items = vec![];
     for d in [DType::F32, DType::F64, DType::I32, DType::I64] {
         for n in [0, 1, 2, 3, 7, -1, -2, -5] {
-            items.push((OpKind::Powi { exponent: n }, vec![t(d, &[4])]));
+            items.push((OpKind::Elementwise(ElementwiseOp::Powi { exponent: n }), vec![t(d, &[4])]));
         }
-        items.push((OpKind::Powi { exponent: i64::MIN }, vec![t(d, &[])]));
+        items.push((OpKind::Elementwise(ElementwiseOp::Powi { exponent: i64::MIN }), vec![t(d, &[])]));
     }
     check("powi", items);
     let mut items = vec![];
     for d in DType::ALL {
         for dir in CmpDir::ALL {
             for s in shapes() {
-                items.push((OpKind::Compare { dir }, vec![t(d, &s), t(d, &s)]));
+                items.push((OpKind::Elementwise(ElementwiseOp::Compare { direction: dir}), vec![t(d, &s), t(d, &s)]));
             }
         }
     }
     check("compare", items);
-    let items = DType::ALL.into_iter().flat_map(|d| shapes().into_iter().map(move |s| (OpKind::Select, vec![t(DType::I1, &s), t(d, &s), t(d, &s)]))).collect();
+    let items = DType::ALL.into_iter().flat_map(|d| shapes().into_iter().map(move |s| (OpKind::Elementwise(ElementwiseOp::Select {}), vec![t(DType::I1, &s), t(d, &s), t(d, &s)]))).collect();
     check("select", items);
 }
 
 #[test]
 fn convert_all_pairs() {
-    let items = DType::ALL.into_iter().flat_map(|a| DType::ALL.into_iter().flat_map(move |b| [(OpKind::Convert { to: b }, vec![t(a, &[3, 2])]), (OpKind::Convert { to: b }, vec![t(a, &[])])])).collect();
+    let items = DType::ALL.into_iter().flat_map(|a| DType::ALL.into_iter().flat_map(move |b| [(OpKind::Elementwise(ElementwiseOp::Convert { to: b }), vec![t(a, &[3, 2])]), (OpKind::Elementwise(ElementwiseOp::Convert { to: b }), vec![t(a, &[])])])).collect();
     check("convert", items);
 }
 
@@ -97,17 +97,17 @@ fn constants_and_iota() {
     let mut m = Module::default();
     for (i, d) in DType::ALL.into_iter().enumerate() {
         let mut f = Func::new(format!("c{i}"), &[]);
-        let splat = f.push1(OpKind::Constant { value: Literal::splat(t(d, &[2, 2]), 1.0) }, &[], None).unwrap();
-        let dense = f.push1(OpKind::Constant { value: Literal::from_f64s(t(d, &[3]), &[0.0, 1.0, -2.5]) }, &[], None).unwrap();
-        let scalar = f.push1(OpKind::Constant { value: Literal::from_f64s(t(d, &[]), &[1.0]) }, &[], None).unwrap();
+        let splat = f.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(t(d, &[2, 2]), 1.0) }), &[], None).unwrap();
+        let dense = f.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::from_f64s(t(d, &[3]), &[0.0, 1.0, -2.5]) }), &[], None).unwrap();
+        let scalar = f.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::from_f64s(t(d, &[]), &[1.0]) }), &[], None).unwrap();
         let mut outs = vec![splat, dense, scalar];
         if d.is_float() {
             let special = Literal::from_f64s(t(d, &[4]), &[f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0]);
-            outs.push(f.push1(OpKind::Constant { value: special }, &[], None).unwrap());
+            outs.push(f.push1(OpKind::Constant(ConstantOp::Constant { value: special }), &[], None).unwrap());
         }
         for (dim, shape) in [(0, vec![5]), (1, vec![2, 3]), (0, vec![2, 3])] {
             let ty = t(d, &shape);
-            outs.push(f.push1(OpKind::Iota { dim, ty }, &[], None).unwrap());
+            outs.push(f.push1(OpKind::Constant(ConstantOp::Iota { dim, ty }), &[], None).unwrap());
         }
         f.outputs = outs;
         m.funcs.push(f);
@@ -120,19 +120,19 @@ fn constants_and_iota() {
 fn layout_ops() {
     let mut items = vec![];
     for d in DType::ALL {
-        items.push((OpKind::BroadcastInDim { dims: vec![], shape: vec![2, 3] }, vec![t(d, &[])]));
-        items.push((OpKind::BroadcastInDim { dims: vec![1], shape: vec![2, 3] }, vec![t(d, &[3])]));
-        items.push((OpKind::BroadcastInDim { dims: vec![0], shape: vec![2, 3] }, vec![t(d, &[2])]));
-        items.push((OpKind::BroadcastInDim { dims: vec![0, 2], shape: vec![4, 2, 3] }, vec![t(d, &[1, 3])]));
-        items.push((OpKind::BroadcastInDim { dims: vec![0, 1], shape: vec![2, 3] }, vec![t(d, &[2, 3])]));
-        items.push((OpKind::BroadcastInDim { dims: vec![0, 1], shape: vec![1, 3] }, vec![t(d, &[1, 1])]));
+        items.push((OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: vec![2, 3] }), vec![t(d, &[])]));
+        items.push((OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![1], shape: vec![2, 3] }), vec![t(d, &[3])]));
+        items.push((OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![0], shape: vec![2, 3] }), vec![t(d, &[2])]));
+        items.push((OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![0, 2], shape: vec![4, 2, 3] }), vec![t(d, &[1, 3])]));
+        items.push((OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![0, 1], shape: vec![2, 3] }), vec![t(d, &[2, 3])]));
+        items.push((OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![0, 1], shape: vec![1, 3] }), vec![t(d, &[1, 1])]));
         for (from, to) in [(vec![2, 3], vec![6]), (vec![6], vec![3, 2]), (vec![2, 3], vec![3, 2]), (vec![], vec![1, 1]), (vec![1, 1], vec![]), (vec![2, 3, 4], vec![6, 4]), (vec![4, 6], vec![2, 2, 3, 2]), (vec![1, 3], vec![3, 1])] {
-            items.push((OpKind::Reshape { shape: to }, vec![t(d, &from)]));
+            items.push((OpKind::Layout(LayoutOp::Reshape { shape: to }), vec![t(d, &from)]));
         }
-        items.push((OpKind::Transpose { perm: vec![1, 0] }, vec![t(d, &[2, 3])]));
-        items.push((OpKind::Transpose { perm: vec![2, 0, 1] }, vec![t(d, &[2, 3, 4])]));
-        items.push((OpKind::Transpose { perm: vec![0, 1] }, vec![t(d, &[2, 3])]));
-        items.push((OpKind::Transpose { perm: vec![] }, vec![t(d, &[])]));
+        items.push((OpKind::Layout(LayoutOp::Transpose { perm: vec![1, 0] }), vec![t(d, &[2, 3])]));
+        items.push((OpKind::Layout(LayoutOp::Transpose { perm: vec![2, 0, 1] }), vec![t(d, &[2, 3, 4])]));
+        items.push((OpKind::Layout(LayoutOp::Transpose { perm: vec![0, 1] }), vec![t(d, &[2, 3])]));
+        items.push((OpKind::Layout(LayoutOp::Transpose { perm: vec![] }), vec![t(d, &[])]));
     }
     check("layout", items);
 }
@@ -141,18 +141,18 @@ fn layout_ops() {
 fn slicing_ops() {
     let mut items = vec![];
     for d in DType::ALL {
-        items.push((OpKind::Concatenate { dim: 0 }, vec![t(d, &[2, 3]), t(d, &[1, 3])]));
-        items.push((OpKind::Concatenate { dim: 1 }, vec![t(d, &[2, 3]), t(d, &[2, 2])]));
-        items.push((OpKind::Slice { start: vec![1, 0], limit: vec![4, 3], strides: vec![2, 1] }, vec![t(d, &[5, 3])]));
-        items.push((OpKind::Slice { start: vec![0], limit: vec![4], strides: vec![1] }, vec![t(d, &[4])]));
-        items.push((OpKind::Pad { low: vec![1, 0], high: vec![0, 2], interior: vec![1, 0] }, vec![t(d, &[3, 2]), t(d, &[])]));
-        items.push((OpKind::Pad { low: vec![0], high: vec![0], interior: vec![0] }, vec![t(d, &[3]), t(d, &[])]));
+        items.push((OpKind::Slicing(SlicingOp::Concatenate { dim: 0 }), vec![t(d, &[2, 3]), t(d, &[1, 3])]));
+        items.push((OpKind::Slicing(SlicingOp::Concatenate { dim: 1 }), vec![t(d, &[2, 3]), t(d, &[2, 2])]));
+        items.push((OpKind::Slicing(SlicingOp::Slice { start_indices: vec![1, 0], limit_indices: vec![4, 3], strides: vec![2, 1] }), vec![t(d, &[5, 3])]));
+        items.push((OpKind::Slicing(SlicingOp::Slice { start_indices: vec![0], limit_indices: vec![4], strides: vec![1] }), vec![t(d, &[4])]));
+        items.push((OpKind::Slicing(SlicingOp::Pad { edge_padding_low: vec![1, 0], edge_padding_high: vec![0, 2], interior_padding: vec![1, 0]}), vec![t(d, &[3, 2]), t(d, &[])]));
+        items.push((OpKind::Slicing(SlicingOp::Pad { edge_padding_low: vec![0], edge_padding_high: vec![0], interior_padding: vec![0]}), vec![t(d, &[3]), t(d, &[])]));
         for id in [DType::I32, DType::I64] {
-            items.push((OpKind::DynamicSlice { sizes: vec![2, 2] }, vec![t(d, &[4, 3]), t(id, &[]), t(id, &[])]));
-            items.push((OpKind::DynamicSlice { sizes: vec![4] }, vec![t(d, &[4]), t(id, &[])]));
-            items.push((OpKind::Gather { axis: 0 }, vec![t(d, &[5, 3]), t(id, &[4])]));
-            items.push((OpKind::Gather { axis: 1 }, vec![t(d, &[5, 3]), t(id, &[2, 2])]));
-            items.push((OpKind::Gather { axis: 0 }, vec![t(d, &[5]), t(id, &[])]));
+            items.push((OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: vec![2, 2]}), vec![t(d, &[4, 3]), t(id, &[]), t(id, &[])]));
+            items.push((OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: vec![4]}), vec![t(d, &[4]), t(id, &[])]));
+            items.push((OpKind::Slicing(SlicingOp::Gather { axis: 0 }), vec![t(d, &[5, 3]), t(id, &[4])]));
+            items.push((OpKind::Slicing(SlicingOp::Gather { axis: 1 }), vec![t(d, &[5, 3]), t(id, &[2, 2])]));
+            items.push((OpKind::Slicing(SlicingOp::Gather { axis: 0 }), vec![t(d, &[5]), t(id, &[])]));
         }
     }
     check("slicing", items);
@@ -162,22 +162,22 @@ fn slicing_ops() {
 fn reductions() {
     let mut items = vec![];
     for d in DType::ALL {
-        for op in ReduceOp::ALL {
-            if d == DType::I1 && matches!(op, ReduceOp::Sum | ReduceOp::Prod) {
+        for op in Reducer::ALL {
+            if d == DType::I1 && matches!(op, Reducer::Sum | Reducer::Prod) {
                 continue;
             }
             for dims in [vec![], vec![0], vec![1], vec![0, 2], vec![0, 1, 2]] {
-                items.push((OpKind::Reduce { op, dims }, vec![t(d, &[2, 3, 4])]));
+                items.push((OpKind::Reduce(ReduceOp::Reduce { op, dims }), vec![t(d, &[2, 3, 4])]));
             }
-            items.push((OpKind::Reduce { op, dims: vec![0] }, vec![t(d, &[7])]));
+            items.push((OpKind::Reduce(ReduceOp::Reduce { op, dims: vec![0] }), vec![t(d, &[7])]));
         }
         if d == DType::I1 {
             continue;
         }
         for op in [ArgOp::Max, ArgOp::Min] {
             for index in [DType::I32, DType::I64] {
-                items.push((OpKind::ArgReduce { op, dim: 1, index }, vec![t(d, &[2, 3, 4])]));
-                items.push((OpKind::ArgReduce { op, dim: 0, index }, vec![t(d, &[5])]));
+                items.push((OpKind::Reduce(ReduceOp::ArgReduce { op, dim: 1, index }), vec![t(d, &[2, 3, 4])]));
+                items.push((OpKind::Reduce(ReduceOp::ArgReduce { op, dim: 0, index }), vec![t(d, &[5])]));
             }
         }
     }
@@ -187,15 +187,15 @@ fn reductions() {
 #[test]
 fn dot_general() {
     let mut items = vec![];
-    let dd = |lb: &[i64], rb: &[i64], lc: &[i64], rc: &[i64]| DotDims { lhs_batch: lb.to_vec(), rhs_batch: rb.to_vec(), lhs_contract: lc.to_vec(), rhs_contract: rc.to_vec() };
+    let dd = |lb: &[i64], rb: &[i64], lc: &[i64], rc: &[i64]| DotDims { lhs_batching_dimensions: lb.to_vec(), rhs_batching_dimensions: rb.to_vec(), lhs_contracting_dimensions: lc.to_vec(), rhs_contracting_dimensions: rc.to_vec() };
     for d in [DType::F32, DType::F64, DType::I32, DType::I64] {
-        items.push((OpKind::DotGeneral { dims: DotDims::matmul() }, vec![t(d, &[2, 3]), t(d, &[3, 4])]));
-        items.push((OpKind::DotGeneral { dims: dd(&[], &[], &[0], &[0]) }, vec![t(d, &[3]), t(d, &[3])]));
-        items.push((OpKind::DotGeneral { dims: dd(&[], &[], &[], &[]) }, vec![t(d, &[2]), t(d, &[3])]));
-        items.push((OpKind::DotGeneral { dims: dd(&[], &[], &[], &[]) }, vec![t(d, &[]), t(d, &[])]));
-        items.push((OpKind::DotGeneral { dims: dd(&[0], &[0], &[2], &[1]) }, vec![t(d, &[2, 3, 4]), t(d, &[2, 4, 5])]));
-        items.push((OpKind::DotGeneral { dims: dd(&[1], &[2], &[0, 3], &[3, 0]) }, vec![t(d, &[2, 3, 4, 5]), t(d, &[5, 6, 3, 2])]));
-        items.push((OpKind::DotGeneral { dims: dd(&[], &[], &[0], &[1]) }, vec![t(d, &[3, 2]), t(d, &[4, 3])]));
+        items.push((OpKind::Dot(DotOp::DotGeneral { dims: DotDims::matmul() }), vec![t(d, &[2, 3]), t(d, &[3, 4])]));
+        items.push((OpKind::Dot(DotOp::DotGeneral { dims: dd(&[], &[], &[0], &[0]) }), vec![t(d, &[3]), t(d, &[3])]));
+        items.push((OpKind::Dot(DotOp::DotGeneral { dims: dd(&[], &[], &[], &[]) }), vec![t(d, &[2]), t(d, &[3])]));
+        items.push((OpKind::Dot(DotOp::DotGeneral { dims: dd(&[], &[], &[], &[]) }), vec![t(d, &[]), t(d, &[])]));
+        items.push((OpKind::Dot(DotOp::DotGeneral { dims: dd(&[0], &[0], &[2], &[1]) }), vec![t(d, &[2, 3, 4]), t(d, &[2, 4, 5])]));
+        items.push((OpKind::Dot(DotOp::DotGeneral { dims: dd(&[1], &[2], &[0, 3], &[3, 0]) }), vec![t(d, &[2, 3, 4, 5]), t(d, &[5, 6, 3, 2])]));
+        items.push((OpKind::Dot(DotOp::DotGeneral { dims: dd(&[], &[], &[0], &[1]) }), vec![t(d, &[3, 2]), t(d, &[4, 3])]));
     }
     check("dot_general", items);
 }
@@ -207,17 +207,17 @@ fn calls() {
     let mut g = Func::new("g", std::slice::from_ref(&ty));
     g.public = false;
     let p = g.params[0];
-    let y = g.push1(OpKind::Unary(UnaryOp::Exp), &[p], None).unwrap();
+    let y = g.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Exp }), &[p], None).unwrap();
     g.outputs = vec![y, p];
     // Public callee (needs its tensor twin under the DPS ABI).
     let mut h = Func::new("h", std::slice::from_ref(&ty));
     let p = h.params[0];
-    h.outputs = vec![h.push1(OpKind::Unary(UnaryOp::Neg), &[p], None).unwrap()];
+    h.outputs = vec![h.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Neg }), &[p], None).unwrap()];
     let mut f = Func::new("f", std::slice::from_ref(&ty));
     let x = f.params[0];
-    let r = f.push(OpKind::Call { callee: "g".into(), results: vec![ty.clone(), ty.clone()] }, &[x], None).unwrap();
-    let s = f.push1(OpKind::Call { callee: "h".into(), results: vec![ty.clone()] }, &[r[0]], None).unwrap();
-    let z = f.push1(OpKind::Binary(BinaryOp::Add), &[s, r[1]], None).unwrap();
+    let r = f.push(OpKind::Call(CallOp::Call { callee: "g".into(), results: vec![ty.clone(), ty.clone()] }), &[x], None).unwrap();
+    let s = f.push1(OpKind::Call(CallOp::Call { callee: "h".into(), results: vec![ty.clone()] }), &[r[0]], None).unwrap();
+    let z = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[s, r[1]], None).unwrap();
     f.outputs = vec![z, r[0]];
     let m = Module { funcs: vec![g, h, f] };
     check_pipeline("call", &m, Abi::Tensor);
@@ -229,8 +229,8 @@ fn dps_result_edge_cases() {
     let ty = t(DType::F32, &[4]);
     let mut f = Func::new("f", &[ty.clone(), t(DType::I1, &[2])]);
     let (x, b) = (f.params[0], f.params[1]);
-    let c = f.push1(OpKind::Constant { value: Literal::from_f64s(ty.clone(), &[1.0, 2.0, 3.0, 4.0]) }, &[], None).unwrap();
-    let y = f.push1(OpKind::Binary(BinaryOp::Add), &[x, c], None).unwrap();
+    let c = f.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::from_f64s(ty.clone(), &[1.0, 2.0, 3.0, 4.0]) }), &[], None).unwrap();
+    let y = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[x, c], None).unwrap();
     // argument, argument again, constant, computed twice, i1 argument
     f.outputs = vec![x, x, c, y, y, b];
     let mut empty = Func::new("nothing", std::slice::from_ref(&ty));
@@ -245,7 +245,7 @@ fn locations_are_kept() {
     let ty = t(DType::F32, &[4]);
     let mut f = Func::new("f", std::slice::from_ref(&ty));
     let x = f.params[0];
-    f.outputs = vec![f.push1(OpKind::Unary(UnaryOp::Exp), &[x], Some("\"model.py\":12:5".into())).unwrap()];
+    f.outputs = vec![f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Exp }), &[x], Some("\"model.py\":12:5".into())).unwrap()];
     let m = Module { funcs: vec![f] };
     let text = quabla_lowering::lower_module(&m, Abi::Tensor).unwrap();
     assert!(text.contains("math.exp %b0 : f32 loc(\"model.py\":12:5)"), "{text}");
@@ -254,11 +254,11 @@ fn locations_are_kept() {
 
 #[test]
 fn unexpanded_transforms_are_rejected() {
-    use quabla_dialect::{Transform, TransformKind};
+    use quabla_dialect::{ElementwiseOp, Transform, TransformKind};
     let ty = t(DType::F32, &[3]);
     let mut f = Func::new("f", std::slice::from_ref(&ty));
     let x = f.params[0];
-    f.outputs = vec![f.push1(OpKind::Unary(UnaryOp::Sin), &[x], None).unwrap()];
+    f.outputs = vec![f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Sin }), &[x], None).unwrap()];
     let g = Func::declaration("f_vjp", &[ty.clone(), ty.clone()], &[ty.clone(), ty.clone()], Transform { kind: TransformKind::Vjp, of: "f".into() });
     let m = Module { funcs: vec![f, g] };
     let e = quabla_lowering::lower_module(&m, Abi::Dps).unwrap_err().to_string();
@@ -270,7 +270,7 @@ fn invalid_modules_are_rejected() {
     let ty = t(DType::F32, &[3]);
     let mut f = Func::new("f", std::slice::from_ref(&ty));
     let x = f.params[0];
-    let y = f.push1(OpKind::Unary(UnaryOp::Sin), &[x], None).unwrap();
+    let y = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Sin }), &[x], None).unwrap();
     f.types[y.0 as usize] = t(DType::F64, &[3]);
     f.outputs = vec![y];
     let e = quabla_lowering::lower_module(&Module { funcs: vec![f] }, Abi::Tensor).unwrap_err().to_string();
@@ -283,12 +283,12 @@ fn elementwise_chains_fuse() {
     let (x, b) = (t(DType::F32, &[4, 6]), t(DType::F32, &[6]));
     let mut f = Func::new("f", &[x, b]);
     let (p, q) = (f.params[0], f.params[1]);
-    let bb = f.push1(OpKind::BroadcastInDim { dims: vec![1], shape: vec![4, 6] }, &[q], None).unwrap();
-    let m = f.push1(OpKind::Binary(BinaryOp::Mul), &[p, bb], None).unwrap();
-    let tr = f.push1(OpKind::Transpose { perm: vec![1, 0] }, &[m], None).unwrap();
-    let th = f.push1(OpKind::Unary(UnaryOp::Tanh), &[tr], None).unwrap();
-    let cv = f.push1(OpKind::Convert { to: DType::F64 }, &[th], None).unwrap();
-    f.outputs = vec![f.push1(OpKind::Reduce { op: ReduceOp::Sum, dims: vec![1] }, &[cv], None).unwrap()];
+    let bb = f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![1], shape: vec![4, 6] }), &[q], None).unwrap();
+    let m = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[p, bb], None).unwrap();
+    let tr = f.push1(OpKind::Layout(LayoutOp::Transpose { perm: vec![1, 0] }), &[m], None).unwrap();
+    let th = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Tanh }), &[tr], None).unwrap();
+    let cv = f.push1(OpKind::Elementwise(ElementwiseOp::Convert { to: DType::F64 }), &[th], None).unwrap();
+    f.outputs = vec![f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![1] }), &[cv], None).unwrap()];
     let text = quabla_lowering::lower_module(&Module { funcs: vec![f] }, Abi::Dps).unwrap();
     assert_eq!(text.matches("linalg.generic").count(), 6, "{text}");
     let fused = common::run_tool("mlir-opt", &["--pass-pipeline=builtin.module(func.func(linalg-fuse-elementwise-ops),canonicalize,cse)".into()], &text).unwrap();
@@ -301,14 +301,14 @@ fn odd_function_names_are_quoted() {
     let mut g = Func::new("my-helper", std::slice::from_ref(&ty));
     g.public = false;
     let p = g.params[0];
-    g.outputs = vec![g.push1(OpKind::Unary(UnaryOp::Neg), &[p], None).unwrap()];
+    g.outputs = vec![g.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Neg }), &[p], None).unwrap()];
     let mut f = Func::new("<lambda>", std::slice::from_ref(&ty));
     let x = f.params[0];
-    let y = f.push1(OpKind::Call { callee: "my-helper".into(), results: vec![ty.clone()] }, &[x], None).unwrap();
+    let y = f.push1(OpKind::Call(CallOp::Call { callee: "my-helper".into(), results: vec![ty.clone()] }), &[x], None).unwrap();
     f.outputs = vec![y];
     let mut h = Func::new("1st", std::slice::from_ref(&ty));
     let x = h.params[0];
-    h.outputs = vec![h.push1(OpKind::Call { callee: "<lambda>".into(), results: vec![ty.clone()] }, &[x], None).unwrap()];
+    h.outputs = vec![h.push1(OpKind::Call(CallOp::Call { callee: "<lambda>".into(), results: vec![ty.clone()] }), &[x], None).unwrap()];
     let m = Module { funcs: vec![g, f, h] };
     check_pipeline("odd names", &m, Abi::Tensor);
     check_pipeline("odd names", &m, Abi::Dps);
@@ -316,8 +316,8 @@ fn odd_function_names_are_quoted() {
 
 #[test]
 fn float_sums_are_reassociable() {
-    for (d, op, flag) in [(DType::F32, ReduceOp::Sum, true), (DType::F64, ReduceOp::Prod, true), (DType::F32, ReduceOp::Max, false), (DType::I32, ReduceOp::Sum, false)] {
-        let text = quabla_lowering::lower_module(&common::one_op(OpKind::Reduce { op, dims: vec![1] }, &[t(d, &[3, 4])]), Abi::Tensor).unwrap();
+    for (d, op, flag) in [(DType::F32, Reducer::Sum, true), (DType::F64, Reducer::Prod, true), (DType::F32, Reducer::Max, false), (DType::I32, Reducer::Sum, false)] {
+        let text = quabla_lowering::lower_module(&common::one_op(OpKind::Reduce(ReduceOp::Reduce { op, dims: vec![1] }), &[t(d, &[3, 4])]), Abi::Tensor).unwrap();
         assert_eq!(text.contains("fastmath<reassoc>"), flag, "{text}");
     }
 }

@@ -8,7 +8,7 @@ use melior::ir::Module as MlirModule;
 use melior::pass::{PassIrPrintingOptions, PassManager};
 use melior::{Context, StringRef};
 use quabla_dialect::mlir::{import_module, new_context};
-use quabla_dialect::{Literal, Module, OpKind, TensorType};
+use quabla_dialect::{ConstantOp, Literal, Module, OpKind, TensorType};
 use quabla_runtime::{Buffer, CompileOptions, CpuExecutor, Executor};
 
 const USAGE: &str = "usage: quabla-opt [FILE|-] [options]
@@ -349,7 +349,7 @@ fn parse_literal(ctx: &Context, s: &str) -> Result<Literal, String> {
     let m = MlirModule::parse(ctx, &text).ok_or_else(|| format!("--arg `{s}` is not a valid dense literal"))?;
     let imported = import_module(m.as_operation()).map_err(|d| d.message)?;
     match &imported.funcs[0].ops[0].kind {
-        OpKind::Constant { value } => Ok(value.clone()),
+        OpKind::Constant(ConstantOp::Constant { value }) => Ok(value.clone()),
         _ => Err("unreachable".into()),
     }
 }

@@ -3,7 +3,7 @@
 //! find the defining op of a value and the constant a value holds.
 use std::collections::HashMap;
 
-use quabla_dialect::{Func, Literal, Op, OpKind, Value};
+use quabla_dialect::{CallOp, ConstantOp, Func, Literal, Op, OpKind, Value};
 
 /// Maps each value to its replacement (identity by default), with path compression.
 pub struct Subst {
@@ -55,7 +55,7 @@ impl Subst {
 /// Constants defined in `ops`, by result value.
 pub fn constants(ops: &[Op]) -> HashMap<Value, Literal> {
     ops.iter()
-        .filter_map(|o| if let OpKind::Constant { value } = &o.kind { Some((o.results[0], value.clone())) } else { None })
+        .filter_map(|o| if let OpKind::Constant(ConstantOp::Constant { value }) = &o.kind { Some((o.results[0], value.clone())) } else { None })
         .collect()
 }
 
@@ -81,7 +81,7 @@ pub fn use_counts(f: &Func) -> Vec<usize> {
 /// True when `ops` (regions included) contain a call.
 pub fn has_call(ops: &[Op]) -> bool {
     let mut any = false;
-    quabla_dialect::walk_ops(ops, &mut |o| any |= matches!(o.kind, OpKind::Call { .. }));
+    quabla_dialect::walk_ops(ops, &mut |o| any |= matches!(o.kind, OpKind::Call(CallOp::Call { .. })));
     any
 }
 

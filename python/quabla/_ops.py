@@ -208,6 +208,7 @@ def _unary_float(name, doc):
 
 
 exp = _unary_float("exp", "Elementwise e**x.")
+exp2 = _unary_float("exp2", "Elementwise 2**x.")
 expm1 = _unary_float("expm1", "Elementwise exp(x) - 1, accurate near zero.")
 log = _unary_float("log", "Elementwise natural logarithm.")
 log1p = _unary_float("log1p", "Elementwise log(1 + x), accurate near zero.")
@@ -382,6 +383,43 @@ def remainder(x, y):
 
 
 mod = remainder
+
+
+def logaddexp(x, y):
+    """Elementwise log(exp(x) + exp(y)), computed without overflow (NumPy's ``logaddexp``).
+
+    Integers and bools are converted to float64 first; broadcasting and weak scalars as for
+    ``add``. Equal infinities give themselves (``logaddexp(-inf, -inf) == -inf``).
+
+    Example:
+        >>> round(qb.logaddexp(qb.array([0.0]), 0.0).item(), 6)
+        0.693147
+    """
+    x, y = _binary_operands("logaddexp", x, y)
+    if not x.dtype.is_float:
+        x, y = astype(x, float64), astype(y, float64)
+    return bind(_op("logaddexp"), x, y)
+
+
+def isfinite(x):
+    """Elementwise test for finite values: False for ±inf and NaN (NumPy's ``isfinite``).
+
+    Integer and bool inputs are always finite.
+
+    Args:
+        x: an array or a Python number.
+
+    Returns:
+        A bool_ array of the same shape.
+
+    Example:
+        >>> qb.isfinite(qb.array([1.0, float("inf"), float("nan")])).tolist()
+        [True, False, False]
+    """
+    x = _to_array(x)
+    if not x.dtype.is_float:
+        return full(x.shape, True, dtype=bool_)
+    return bind(_op("is_finite"), x)
 
 
 def power(x, p):
@@ -903,7 +941,7 @@ def _slice_axis(x, a, lo, hi, step):
     start[a], limit[a], strides[a] = lo, hi, step
     if lo == 0 and hi == shape[a] and step == 1:
         return x
-    return bind(_op("slice", start=tuple(start), limit=tuple(limit), strides=tuple(strides)), x)
+    return bind(_op("slice", start_indices=tuple(start), limit_indices=tuple(limit), strides=tuple(strides)), x)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -911,7 +949,7 @@ def _slice_axis(x, a, lo, hi, step):
 
 
 def _dot_general(a, b, lb, rb, lc, rc):
-    return bind(_op("dot_general", lhs_batch=_t(lb), rhs_batch=_t(rb), lhs_contract=_t(lc), rhs_contract=_t(rc)), a, b)
+    return bind(_op("dot_general", lhs_batching_dimensions=_t(lb), rhs_batching_dimensions=_t(rb), lhs_contracting_dimensions=_t(lc), rhs_contracting_dimensions=_t(rc)), a, b)
 
 
 def _prod_operands(op, a, b):
@@ -1179,7 +1217,7 @@ def getitem(x, key):
     if array_at is not None and builtins.any(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in exp):
         raise UnsupportedOperationError("mixing integer and integer-array indices is not supported; index in two steps", op="getitem")
     if (start, limit, strides) != ([0] * nd, list(shape), [1] * nd):
-        x = bind(_op("slice", start=tuple(start), limit=tuple(limit), strides=tuple(strides)), x)
+        x = bind(_op("slice", start_indices=tuple(start), limit_indices=tuple(limit), strides=tuple(strides)), x)
     # Gathers, last axis first so that earlier axis numbers stay valid.
     for d, arr in sorted(gathers, key=lambda g: -g[0]):
         x = take(x, arr, axis=d)

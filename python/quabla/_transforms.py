@@ -727,7 +727,7 @@ def _slice_rows(x, lo, hi):
     if lo == 0 and hi == x.shape[0]:
         return x
     nd = len(x.shape)
-    return bind(_op("slice", start=(lo,) + (0,) * (nd - 1), limit=(hi,) + tuple(x.shape[1:]), strides=(1,) * nd), x)
+    return bind(_op("slice", start_indices=(lo,) + (0,) * (nd - 1), limit_indices=(hi,) + tuple(x.shape[1:]), strides=(1,) * nd), x)
 
 
 class _Jacobian(_Transformed):

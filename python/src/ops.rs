@@ -8,7 +8,8 @@ use std::sync::{Arc, RwLock};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use quabla_dialect::{ArgOp, BinaryOp, CmpDir, DotDims, OpKind, ReduceOp, TensorType, UnaryOp};
+use quabla_dialect::ops::table::attr_err;
+use quabla_dialect::{AttrSource, DType, DialectError, OpKind, Result as DResult, TensorType};
 
 use crate::exec::Exec;
 use crate::tensor::dtype_of;
@@ -21,48 +22,51 @@ pub struct Op {
     pub cache: RwLock<HashMap<Vec<TensorType>, Arc<Exec>>>,
 }
 
-fn get<'py, T: FromPyObjectOwned<'py>>(name: &str, attrs: Option<&Bound<'py, PyDict>>, key: &str) -> PyResult<T> {
-    let v = attrs.and_then(|a| a.get_item(key).ok().flatten()).ok_or_else(|| PyTypeError::new_err(format!("op {name}: missing attribute `{key}`")))?;
-    v.extract::<T>().map_err(|e| PyTypeError::new_err(format!("op {name}: attribute `{key}`: {}", Into::<PyErr>::into(e))))
+/// Python keyword attributes of an op, read through the op table (`OpKind::build`).
+struct PyAttrs<'a, 'py> {
+    attrs: Option<&'a Bound<'py, PyDict>>,
 }
 
-/// Builds the kind of op `name` from keyword attributes.
+impl PyAttrs<'_, '_> {
+    fn get<T: for<'x> FromPyObjectOwned<'x>>(&self, op: &str, key: &str) -> DResult<T> {
+        let v = self.attrs.and_then(|a| a.get_item(key).ok().flatten()).ok_or_else(|| attr_err(op, key, "missing"))?;
+        v.extract::<T>().map_err(|e| attr_err(op, key, format!("{}", Into::<PyErr>::into(e))))
+    }
+}
+
+impl AttrSource for PyAttrs<'_, '_> {
+    fn results(&self) -> Option<&[TensorType]> {
+        None
+    }
+    fn keys(&self) -> Vec<String> {
+        self.attrs.map(|a| a.keys().iter().filter_map(|k| k.extract::<String>().ok()).collect()).unwrap_or_default()
+    }
+    fn int(&self, op: &str, key: &str) -> DResult<i64> {
+        self.get(op, key)
+    }
+    fn ints(&self, op: &str, key: &str) -> DResult<Vec<i64>> {
+        self.get(op, key)
+    }
+    fn string(&self, op: &str, key: &str) -> DResult<String> {
+        self.get(op, key)
+    }
+    fn dtype(&self, op: &str, key: &str) -> DResult<DType> {
+        let code: usize = self.get(op, key)?;
+        dtype_of(code).map_err(|e| attr_err(op, key, e.to_string()))
+    }
+    fn tensor_type(&self, op: &str, key: &str) -> DResult<TensorType> {
+        let (shape, code): (Vec<i64>, usize) = self.get(op, key)?;
+        Ok(TensorType::new(dtype_of(code).map_err(|e| attr_err(op, key, e.to_string()))?, shape))
+    }
+}
+
+/// Builds the kind of op `name` from keyword attributes, named and typed as in the op table
+/// (the MLIR attribute names: `start_indices`, `edge_padding_low`, ...). Constants, calls and
+/// control flow are built by the tracer.
 pub fn kind_from(name: &str, a: Option<&Bound<'_, PyDict>>) -> PyResult<OpKind> {
-    if let Some(u) = UnaryOp::from_name(name) {
-        return Ok(OpKind::Unary(u));
-    }
-    if let Some(b) = BinaryOp::from_name(name) {
-        return Ok(OpKind::Binary(b));
-    }
-    let v = |k: &str| get::<Vec<i64>>(name, a, k);
-    let i = |k: &str| get::<i64>(name, a, k);
-    Ok(match name {
-        "powi" => OpKind::Powi { exponent: i("exponent")? },
-        "compare" => {
-            let d: String = get(name, a, "direction")?;
-            OpKind::Compare { dir: CmpDir::parse(&d).ok_or_else(|| PyValueError::new_err(format!("compare: unknown direction {d:?}")))? }
-        }
-        "select" => OpKind::Select,
-        "convert" => OpKind::Convert { to: dtype_of(get::<usize>(name, a, "to")?)? },
-        "iota" => OpKind::Iota { dim: i("dim")?, ty: TensorType::new(dtype_of(get::<usize>(name, a, "dtype")?)?, v("shape")?) },
-        "broadcast_in_dim" => OpKind::BroadcastInDim { dims: v("dims")?, shape: v("shape")? },
-        "reshape" => OpKind::Reshape { shape: v("shape")? },
-        "transpose" => OpKind::Transpose { perm: v("perm")? },
-        "concatenate" => OpKind::Concatenate { dim: i("dim")? },
-        "slice" => OpKind::Slice { start: v("start")?, limit: v("limit")?, strides: v("strides")? },
-        "pad" => OpKind::Pad { low: v("low")?, high: v("high")?, interior: v("interior")? },
-        "dynamic_slice" => OpKind::DynamicSlice { sizes: v("sizes")? },
-        "gather" => OpKind::Gather { axis: i("axis")? },
-        "reduce_sum" => OpKind::Reduce { op: ReduceOp::Sum, dims: v("dims")? },
-        "reduce_max" => OpKind::Reduce { op: ReduceOp::Max, dims: v("dims")? },
-        "reduce_min" => OpKind::Reduce { op: ReduceOp::Min, dims: v("dims")? },
-        "reduce_prod" => OpKind::Reduce { op: ReduceOp::Prod, dims: v("dims")? },
-        "argmax" => OpKind::ArgReduce { op: ArgOp::Max, dim: i("dim")?, index: dtype_of(get::<usize>(name, a, "index")?)? },
-        "argmin" => OpKind::ArgReduce { op: ArgOp::Min, dim: i("dim")?, index: dtype_of(get::<usize>(name, a, "index")?)? },
-        "dot_general" => OpKind::DotGeneral {
-            dims: DotDims { lhs_batch: v("lhs_batch")?, rhs_batch: v("rhs_batch")?, lhs_contract: v("lhs_contract")?, rhs_contract: v("rhs_contract")? },
-        },
-        other => return Err(PyValueError::new_err(format!("unknown or unsupported op `{other}` (constants and calls are built by the tracer)"))),
+    OpKind::build(name, &PyAttrs { attrs: a }).map_err(|e| match e {
+        DialectError::UnknownOp(_) => PyValueError::new_err(format!("unknown or unsupported op `{name}` (constants and calls are built by the tracer)")),
+        other => PyTypeError::new_err(format!("op {name}: {other}")),
     })
 }
 

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use quabla_dialect::{Func, Literal, Module, OpKind, TensorType, Transform, TransformKind, Value};
+use quabla_dialect::{CallOp, ConstantOp, Func, Literal, Module, OpKind, TensorType, Transform, TransformKind, Value};
 use quabla_passes::simplify::dce::symbol_dce;
 use quabla_passes::simplify::inline::inline;
 
@@ -175,7 +175,7 @@ impl TraceBuilder {
     fn constant(&self, py: Python<'_>, tensor: &Tensor, loc: Option<String>) -> PyResult<Aval> {
         self.with(py, |f| {
             let lit: Literal = tensor.buf.to_literal();
-            let v = f.push1(OpKind::Constant { value: lit }, &[], loc.as_deref().map(Arc::<str>::from)).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
+            let v = f.push1(OpKind::Constant(ConstantOp::Constant { value: lit }), &[], loc.as_deref().map(Arc::<str>::from)).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
             Ok(aval(f, v))
         })
     }
@@ -184,7 +184,7 @@ impl TraceBuilder {
     fn iota(&self, py: Python<'_>, shape: Vec<i64>, dtype: usize, dim: i64) -> PyResult<Aval> {
         let ty = TensorType::new(dtype_of(dtype)?, shape);
         self.with(py, |f| {
-            let v = f.push1(OpKind::Iota { dim, ty }, &[], None).map_err(|e| errors::dialect(py, &e, None))?;
+            let v = f.push1(OpKind::Constant(ConstantOp::Iota { dim, ty }), &[], None).map_err(|e| errors::dialect(py, &e, None))?;
             Ok(aval(f, v))
         })
     }
@@ -202,7 +202,7 @@ impl TraceBuilder {
             let tys: Vec<&TensorType> = vs.iter().map(|v| f.ty(*v)).collect();
             quabla_dialect::ops::call::check_call(callee, &tys, &results, &params, &results).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
             let l = loc.as_deref().map(Arc::<str>::from);
-            let res = f.push(OpKind::Call { callee: callee.to_string(), results }, &vs, l).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
+            let res = f.push(OpKind::Call(CallOp::Call { callee: callee.to_string(), results }), &vs, l).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
             Ok(res.into_iter().map(|v| aval(f, v)).collect())
         })
     }

@@ -16,7 +16,7 @@ use melior::pass::PassManager;
 use melior::utility::parse_pass_pipeline;
 use melior::Context;
 use quabla_dialect::mlir::new_context;
-use quabla_dialect::{Module, TensorType};
+use quabla_dialect::{DotOp, Module, TensorType};
 use quabla_lowering::{lower_for_cpu, CpuOptions};
 
 use crate::buffer::Buffer;
@@ -195,7 +195,7 @@ fn effective_opt_level(m: &Module, requested: usize) -> usize {
             let out: i64 = o.results.iter().map(|r| f.ty(*r).num_elements() as i64).sum();
             // A contraction does K multiply-adds per result element.
             let k = match &o.kind {
-                quabla_dialect::OpKind::DotGeneral { dims } => dims.lhs_contract.iter().map(|&d| f.ty(o.operands[0]).shape[d as usize]).product(),
+                quabla_dialect::OpKind::Dot(DotOp::DotGeneral { dims }) => dims.lhs_contracting_dimensions.iter().map(|&d| f.ty(o.operands[0]).shape[d as usize]).product(),
                 _ => 1,
             };
             work = work.saturating_add(out.saturating_mul(k));

@@ -54,6 +54,11 @@ def AWAY(shape):
 
 OPS = [
     ("exp", qb.exp, jnp.exp, [U((3, 4))]),
+    ("exp2", qb.exp2, jnp.exp2, [U((3, 4))]),
+    ("logaddexp", qb.logaddexp, jnp.logaddexp, [U((3, 4), -5, 5), U((3, 4), -5, 5)]),
+    ("logaddexp-bcast", qb.logaddexp, jnp.logaddexp, [U((3, 4)), U((4,))]),
+    ("isfinite-where", lambda x: qb.where(qb.isfinite(qb.log(x)), x, 0.0) * x,
+     lambda x: jnp.where(jnp.isfinite(jnp.log(x)), x, 0.0) * x, [U((3, 4))]),
     ("expm1", qb.expm1, jnp.expm1, [U((3, 4))]),
     ("log", qb.log, jnp.log, [U((3, 4), 0.1, 3)]),
     ("log1p", qb.log1p, jnp.log1p, [U((3, 4), -0.5, 3)]),

@@ -93,6 +93,7 @@ def R(shape, lo=-2.0, hi=2.0):
 # Unary float ops
 for name, qf, nf, lo, hi in [
     ("exp", qb.exp, np.exp, -2, 2),
+    ("exp2", qb.exp2, np.exp2, -3, 3),
     ("expm1", qb.expm1, np.expm1, -2, 2),
     ("log", qb.log, np.log, 0.1, 3),
     ("log1p", qb.log1p, np.log1p, -0.5, 3),
@@ -111,6 +112,12 @@ for name, qf, nf, lo, hi in [
 ]:
     case(name, qf, nf, R((3, 4), lo, hi), dtypes=F)
 case("sin-int-promotes", qb.sin, np.sin, R((5,)), dtypes=["int64"])
+case("isfinite", qb.isfinite, np.isfinite, const(np.array([1.0, -0.0, np.inf, -np.inf, np.nan, 1e308])))
+case("isfinite-f32", qb.isfinite, np.isfinite, const(np.array([1.0, np.inf, np.nan], dtype=np.float32)))
+case("isfinite-int", qb.isfinite, np.isfinite, R((2, 3), -9, 9), dtypes=I)
+case("logaddexp", qb.logaddexp, np.logaddexp, R((3, 4), -30, 30), R((3, 4), -30, 30), dtypes=F)
+case("logaddexp-bcast", qb.logaddexp, np.logaddexp, R((3, 4)), R((4,)), dtypes=F)
+case("logaddexp-inf", qb.logaddexp, np.logaddexp, const(np.array([-np.inf, np.inf, -np.inf, 0.0, np.nan])), const(np.array([-np.inf, np.inf, 1.0, -np.inf, 1.0])))
 case("exp-bool-promotes", qb.exp, lambda x: np.exp(x.astype(np.float64)), R((5,)), dtypes=["bool"])
 case("round-half-even", qb.round, np.round, const(np.array([0.5, 1.5, 2.5, -0.5, -1.5])))
 case("round-int", qb.round, np.round, R((5,), -9, 9), dtypes=I)

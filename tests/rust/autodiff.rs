@@ -5,7 +5,7 @@
 //!   of the VJP;
 //!
 //! and the JIT agrees with the interpreter on the derivative programs.
-use quabla_dialect::{ArgOp, BinaryOp, CmpDir, DType, DotDims, Func, Module, OpKind, ReduceOp, TensorType, Transform, TransformKind, UnaryOp};
+use quabla_dialect::{ArgOp, BinaryOp, CallOp, CmpDir, ConstantOp, DType, DotDims, DotOp, ElementwiseOp, Func, LayoutOp, Module, OpKind, ReduceOp, Reducer, SlicingOp, TensorType, Transform, TransformKind, UnaryOp};
 use quabla_runtime::{interp, Buffer, CompileOptions, Executor};
 use quabla_tests::Rng;
 
@@ -121,7 +121,7 @@ fn unary_and_binary_ops() {
             _ => (-2.0, 2.0),
         };
         let x = rng.buffer(&t(&[5]), lo, hi);
-        check(u.name(), OpKind::Unary(u), &[t(&[5])], &[x], &mut rng);
+        check(u.name(), OpKind::Elementwise(ElementwiseOp::Unary { op: u }), &[t(&[5])], &[x], &mut rng);
     }
     for &b in BinaryOp::ALL {
         if !b.class().admits(DType::F64) {
@@ -132,15 +132,15 @@ fn unary_and_binary_ops() {
             BinaryOp::Rem => (rng.buffer(&t(&[4]), 1.1, 5.0), rng.buffer(&t(&[4]), 0.7, 1.0)),
             _ => (rng.buffer(&t(&[4]), -2.0, 2.0), rng.buffer(&t(&[4]), 0.5, 2.0)),
         };
-        check(b.name(), OpKind::Binary(b), &[t(&[4]), t(&[4])], &[x, y], &mut rng);
+        check(b.name(), OpKind::Elementwise(ElementwiseOp::Binary { op: b }), &[t(&[4]), t(&[4])], &[x, y], &mut rng);
     }
     for n in [0, 1, 2, 3, -2] {
         let x = rng.buffer(&t(&[3]), 0.5, 2.0);
-        check(&format!("powi {n}"), OpKind::Powi { exponent: n }, &[t(&[3])], &[x], &mut rng);
+        check(&format!("powi {n}"), OpKind::Elementwise(ElementwiseOp::Powi { exponent: n }), &[t(&[3])], &[x], &mut rng);
     }
     let p = Buffer::from_slice(&[4], &[true, false, false, true]).unwrap();
     let (a, c) = (rng.buffer(&t(&[4]), -1.0, 1.0), rng.buffer(&t(&[4]), -1.0, 1.0));
-    check("select", OpKind::Select, &[TensorType::new(DType::I1, [4]), t(&[4]), t(&[4])], &[p, a, c], &mut rng);
+    check("select", OpKind::Elementwise(ElementwiseOp::Select {}), &[TensorType::new(DType::I1, [4]), t(&[4]), t(&[4])], &[p, a, c], &mut rng);
 }
 
 #[test]
@@ -148,37 +148,37 @@ fn structural_ops() {
     let mut rng = Rng(12);
     let x = rng.buffer(&t(&[3, 4]), -2.0, 2.0);
     let cases: Vec<(&str, OpKind, Vec<TensorType>)> = vec![
-        ("broadcast", OpKind::BroadcastInDim { dims: vec![0, 2], shape: vec![3, 2, 4] }, vec![t(&[3, 4])]),
-        ("broadcast size-1", OpKind::BroadcastInDim { dims: vec![0, 1], shape: vec![3, 4] }, vec![t(&[3, 1])]),
-        ("reshape", OpKind::Reshape { shape: vec![2, 6] }, vec![t(&[3, 4])]),
-        ("transpose", OpKind::Transpose { perm: vec![1, 0] }, vec![t(&[3, 4])]),
-        ("slice", OpKind::Slice { start: vec![1, 0], limit: vec![3, 4], strides: vec![1, 2] }, vec![t(&[3, 4])]),
-        ("reduce_sum", OpKind::Reduce { op: ReduceOp::Sum, dims: vec![1] }, vec![t(&[3, 4])]),
-        ("reduce_max", OpKind::Reduce { op: ReduceOp::Max, dims: vec![0] }, vec![t(&[3, 4])]),
-        ("reduce_min", OpKind::Reduce { op: ReduceOp::Min, dims: vec![0, 1] }, vec![t(&[3, 4])]),
-        ("reduce_prod", OpKind::Reduce { op: ReduceOp::Prod, dims: vec![1] }, vec![t(&[3, 4])]),
+        ("broadcast", OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![0, 2], shape: vec![3, 2, 4] }), vec![t(&[3, 4])]),
+        ("broadcast size-1", OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![0, 1], shape: vec![3, 4] }), vec![t(&[3, 1])]),
+        ("reshape", OpKind::Layout(LayoutOp::Reshape { shape: vec![2, 6] }), vec![t(&[3, 4])]),
+        ("transpose", OpKind::Layout(LayoutOp::Transpose { perm: vec![1, 0] }), vec![t(&[3, 4])]),
+        ("slice", OpKind::Slicing(SlicingOp::Slice { start_indices: vec![1, 0], limit_indices: vec![3, 4], strides: vec![1, 2] }), vec![t(&[3, 4])]),
+        ("reduce_sum", OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![1] }), vec![t(&[3, 4])]),
+        ("reduce_max", OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max, dims: vec![0] }), vec![t(&[3, 4])]),
+        ("reduce_min", OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Min, dims: vec![0, 1] }), vec![t(&[3, 4])]),
+        ("reduce_prod", OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Prod, dims: vec![1] }), vec![t(&[3, 4])]),
     ];
     for (what, kind, params) in cases {
         let inputs: Vec<Buffer> = params.iter().map(|p| if p.shape == vec![3, 4] { x.clone() } else { rng.buffer(p, -2.0, 2.0) }).collect();
         check(what, kind, &params, &inputs, &mut rng);
     }
     let pv = rng.buffer(&t(&[]), -1.0, 1.0);
-    check("pad", OpKind::Pad { low: vec![1, 0], high: vec![0, 2], interior: vec![1, 1] }, &[t(&[3, 4]), t(&[])], &[x.clone(), pv], &mut rng);
+    check("pad", OpKind::Slicing(SlicingOp::Pad { edge_padding_low: vec![1, 0], edge_padding_high: vec![0, 2], interior_padding: vec![1, 1]}), &[t(&[3, 4]), t(&[])], &[x.clone(), pv], &mut rng);
     let y = rng.buffer(&t(&[3, 2]), -1.0, 1.0);
-    check("concatenate", OpKind::Concatenate { dim: 1 }, &[t(&[3, 4]), t(&[3, 2])], &[x.clone(), y], &mut rng);
+    check("concatenate", OpKind::Slicing(SlicingOp::Concatenate { dim: 1 }), &[t(&[3, 4]), t(&[3, 2])], &[x.clone(), y], &mut rng);
     let i64s = |v: &[i64], s: &[i64]| Buffer::from_slice(s, v).unwrap();
     let it = TensorType::new(DType::I64, []);
-    check("dynamic_slice", OpKind::DynamicSlice { sizes: vec![2, 2] }, &[t(&[3, 4]), it.clone(), it.clone()], &[x.clone(), i64s(&[1], &[]), i64s(&[5], &[])], &mut rng);
+    check("dynamic_slice", OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: vec![2, 2]}), &[t(&[3, 4]), it.clone(), it.clone()], &[x.clone(), i64s(&[1], &[]), i64s(&[5], &[])], &mut rng);
     let idx = i64s(&[2, 0, 2, 7], &[2, 2]);
-    check("gather", OpKind::Gather { axis: 1 }, &[t(&[3, 4]), TensorType::new(DType::I64, [2, 2])], &[x.clone(), idx], &mut rng);
+    check("gather", OpKind::Slicing(SlicingOp::Gather { axis: 1 }), &[t(&[3, 4]), TensorType::new(DType::I64, [2, 2])], &[x.clone(), idx], &mut rng);
     let w = rng.buffer(&t(&[4, 5]), -1.0, 1.0);
-    check("dot_general matmul", OpKind::DotGeneral { dims: DotDims::matmul() }, &[t(&[3, 4]), t(&[4, 5])], &[x.clone(), w], &mut rng);
+    check("dot_general matmul", OpKind::Dot(DotOp::DotGeneral { dims: DotDims::matmul() }), &[t(&[3, 4]), t(&[4, 5])], &[x.clone(), w], &mut rng);
     let (a, b) = (rng.buffer(&t(&[4, 2, 3]), -1.0, 1.0), rng.buffer(&t(&[3, 5, 2]), -1.0, 1.0));
-    let dims = DotDims { lhs_batch: vec![1], rhs_batch: vec![2], lhs_contract: vec![2], rhs_contract: vec![0] };
-    check("dot_general batch", OpKind::DotGeneral { dims }, &[t(&[4, 2, 3]), t(&[3, 5, 2])], &[a, b], &mut rng);
+    let dims = DotDims { lhs_batching_dimensions: vec![1], rhs_batching_dimensions: vec![2], lhs_contracting_dimensions: vec![2], rhs_contracting_dimensions: vec![0] };
+    check("dot_general batch", OpKind::Dot(DotOp::DotGeneral { dims }), &[t(&[4, 2, 3]), t(&[3, 5, 2])], &[a, b], &mut rng);
     let (a, b) = (rng.buffer(&t(&[2, 3, 4]), -1.0, 1.0), rng.buffer(&t(&[4, 3, 6]), -1.0, 1.0));
-    let dims = DotDims { lhs_batch: vec![], rhs_batch: vec![], lhs_contract: vec![1, 2], rhs_contract: vec![1, 0] };
-    check("dot_general two contracting dims", OpKind::DotGeneral { dims }, &[t(&[2, 3, 4]), t(&[4, 3, 6])], &[a, b], &mut rng);
+    let dims = DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1, 2], rhs_contracting_dimensions: vec![1, 0] };
+    check("dot_general two contracting dims", OpKind::Dot(DotOp::DotGeneral { dims }), &[t(&[2, 3, 4]), t(&[4, 3, 6])], &[a, b], &mut rng);
     // Integer results have no tangent; the op still appears in differentiated programs.
     let _ = (ArgOp::Max, CmpDir::Lt);
 }
@@ -189,20 +189,20 @@ fn nested_transforms_and_jit() {
     let s = t(&[]);
     let mut f = Func::new("f", &[s.clone()]);
     f.public = false;
-    let a = f.push1(OpKind::Unary(UnaryOp::Sin), &[f.params[0]], None).unwrap();
-    let y = f.push1(OpKind::Binary(BinaryOp::Mul), &[a, f.params[0]], None).unwrap();
+    let a = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Sin }), &[f.params[0]], None).unwrap();
+    let y = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[a, f.params[0]], None).unwrap();
     f.outputs = vec![y];
     let vjp = Func::declaration("f_vjp", &[s.clone(), s.clone()], &[s.clone(), s.clone()], Transform { kind: TransformKind::Vjp, of: "f".into() });
     // g(x) = f'(x) = f_vjp(x, 1)[1]
     let mut g = Func::new("g", &[s.clone()]);
     g.public = false;
-    let one = g.push1(OpKind::Constant { value: quabla_dialect::Literal::splat(s.clone(), 1.0) }, &[], None).unwrap();
-    let r = g.push(OpKind::Call { callee: "f_vjp".into(), results: vec![s.clone(), s.clone()] }, &[g.params[0], one], None).unwrap();
+    let one = g.push1(OpKind::Constant(ConstantOp::Constant { value: quabla_dialect::Literal::splat(s.clone(), 1.0) }), &[], None).unwrap();
+    let r = g.push(OpKind::Call(CallOp::Call { callee: "f_vjp".into(), results: vec![s.clone(), s.clone()] }), &[g.params[0], one], None).unwrap();
     g.outputs = vec![r[1]];
     let gvjp = Func::declaration("g_vjp", &[s.clone(), s.clone()], &[s.clone(), s.clone()], Transform { kind: TransformKind::Vjp, of: "g".into() });
     let mut main = Func::new("main", &[s.clone()]);
-    let one = main.push1(OpKind::Constant { value: quabla_dialect::Literal::splat(s.clone(), 1.0) }, &[], None).unwrap();
-    let r = main.push(OpKind::Call { callee: "g_vjp".into(), results: vec![s.clone(), s.clone()] }, &[main.params[0], one], None).unwrap();
+    let one = main.push1(OpKind::Constant(ConstantOp::Constant { value: quabla_dialect::Literal::splat(s.clone(), 1.0) }), &[], None).unwrap();
+    let r = main.push(OpKind::Call(CallOp::Call { callee: "g_vjp".into(), results: vec![s.clone(), s.clone()] }), &[main.params[0], one], None).unwrap();
     main.outputs = vec![r[0], r[1]];
     let mut m = Module { funcs: vec![main, gvjp, g, vjp, f] };
     m.verify().unwrap();

@@ -3,7 +3,7 @@
 //! bounds listed in `approx::BOUNDS` and bit-identical to the kernels' scalar evaluator; and
 //! the tiled, vectorized matmul path (quabla_lowering::tiling) on divisible, blocked-K,
 //! batched, transposed and ragged (loop path) shapes.
-use quabla_dialect::{DType, DotDims, Func, Module, OpKind, TensorType, UnaryOp};
+use quabla_dialect::{DType, DotDims, DotOp, ElementwiseOp, Func, Module, OpKind, TensorType, UnaryOp};
 use quabla_lowering::approx::{self, eval};
 use quabla_lowering::{lower_for_cpu, CpuOptions};
 use quabla_runtime::{interp, Buffer, CompileOptions, Executor};
@@ -57,7 +57,7 @@ fn polynomial_kernels_match_the_interpreter() {
             let xs = points(&mut rng, lo, hi, 20_000);
             let ty = TensorType::new(d, [xs.len() as i64]);
             let x = Buffer::from_f64s(ty.clone(), &xs).unwrap();
-            let m = one_op_module(OpKind::Unary(u), &[ty.clone()]);
+            let m = one_op_module(OpKind::Elementwise(ElementwiseOp::Unary { op: u }), &[ty.clone()]);
             let want = &interp::run_func(&m, "main", &[x.clone()]).unwrap()[0];
             let got = &executor().compile(&m, "main", &CompileOptions::default()).unwrap().run(&[&x]).unwrap()[0];
             let mut worst = (0u64, 0.0);
@@ -83,7 +83,7 @@ fn polynomial_kernels_match_the_interpreter() {
 fn dot_module(lt: &TensorType, rt: &TensorType, dims: DotDims) -> Module {
     let mut f = Func::new("main", &[lt.clone(), rt.clone()]);
     let (a, b) = (f.params[0], f.params[1]);
-    f.outputs = vec![f.push1(OpKind::DotGeneral { dims }, &[a, b], None).unwrap()];
+    f.outputs = vec![f.push1(OpKind::Dot(DotOp::DotGeneral { dims }), &[a, b], None).unwrap()];
     Module { funcs: vec![f] }
 }
 
@@ -91,7 +91,7 @@ fn dot_module(lt: &TensorType, rt: &TensorType, dims: DotDims) -> Module {
 fn tiled_matmuls_match_the_interpreter() {
     let mut rng = Rng(78);
     let mm = DotDims::matmul;
-    let batched = || DotDims { lhs_batch: vec![0], rhs_batch: vec![0], lhs_contract: vec![2], rhs_contract: vec![1] };
+    let batched = || DotDims { lhs_batching_dimensions: vec![0], rhs_batching_dimensions: vec![0], lhs_contracting_dimensions: vec![2], rhs_contracting_dimensions: vec![1] };
     // (lhs shape, rhs shape, dims, tiled?)
     let cases: Vec<(Vec<i64>, Vec<i64>, DotDims, bool)> = vec![
         (vec![64, 64], vec![64, 64], mm(), true),
@@ -102,7 +102,7 @@ fn tiled_matmuls_match_the_interpreter() {
         (vec![200, 320], vec![320, 96], mm(), true),
         (vec![2, 64, 48], vec![2, 48, 64], batched(), true),
         // lhs contracted over its first dim: transposed before the product.
-        (vec![72, 64], vec![72, 64], DotDims { lhs_batch: vec![], rhs_batch: vec![], lhs_contract: vec![0], rhs_contract: vec![0] }, true),
+        (vec![72, 64], vec![72, 64], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, true),
         // Ragged: the loop path.
         (vec![100, 60], vec![60, 70], mm(), false),
         (vec![8, 8], vec![8, 16], mm(), false),
@@ -117,7 +117,7 @@ fn tiled_matmuls_match_the_interpreter() {
             let inputs = [rng.buffer(&lt, -1.0, 1.0), rng.buffer(&rt, -1.0, 1.0)];
             let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
             let got = &executor().compile(&m, "main", &CompileOptions::default()).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap()[0];
-            let k: i64 = dims.lhs_contract.iter().map(|&c| ls[c as usize]).product();
+            let k: i64 = dims.lhs_contracting_dimensions.iter().map(|&c| ls[c as usize]).product();
             let tol = if d == DType::F32 { Tol::Rel(1e-6 * k as f64) } else { Tol::Rel(1e-14 * k as f64) };
             if let Err(e) = compare(got, want, tol, 1.0) {
                 panic!("{what}: JIT vs interpreter: {e}");
@@ -134,9 +134,9 @@ fn tiled_matmul_inside_a_program() {
     let ty = TensorType::new(DType::F32, [64, 64]);
     let mut f = Func::new("main", &[ty.clone(), ty.clone()]);
     let (a, b) = (f.params[0], f.params[1]);
-    let ea = f.push1(OpKind::Unary(UnaryOp::Exp), &[a], None).unwrap();
-    let p = f.push1(OpKind::DotGeneral { dims: DotDims::matmul() }, &[ea, b], None).unwrap();
-    let t = f.push1(OpKind::Unary(UnaryOp::Tanh), &[p], None).unwrap();
+    let ea = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Exp }), &[a], None).unwrap();
+    let p = f.push1(OpKind::Dot(DotOp::DotGeneral { dims: DotDims::matmul() }), &[ea, b], None).unwrap();
+    let t = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Tanh }), &[p], None).unwrap();
     f.outputs = vec![t, p];
     let m = Module { funcs: vec![f] };
     let inputs = [rng.buffer(&ty, -1.0, 1.0), rng.buffer(&ty, -1.0, 1.0)];

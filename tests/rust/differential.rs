@@ -4,7 +4,7 @@
 //! exactly rounded float ops, within 4 ulps for transcendental functions (libm vs Rust's
 //! implementations), and within 1e-5 (f32) / 1e-12 (f64) relative to the magnitude of the
 //! summands for reductions and dots (summation order differs).
-use quabla_dialect::{ArgOp, BinaryOp, CmpDir, DType, DotDims, Func, Literal, Module, OpKind, ReduceOp, TensorType, UnaryOp};
+use quabla_dialect::{ArgOp, BinaryOp, CallOp, CmpDir, ConstantOp, DType, DotDims, DotOp, ElementwiseOp, Func, LayoutOp, Literal, Module, OpKind, ReduceOp, Reducer, SlicingOp, TensorType, UnaryOp};
 use quabla_runtime::{interp, Buffer, CompileOptions, Executor};
 use quabla_tests::{compare, one_op_module, Rng, Tol};
 
@@ -70,7 +70,7 @@ fn unary_ops() {
                 let ty = t(d, shape);
                 let (lo, hi) = if d.is_float() { unary_domain(u) } else { (-50.0, 50.0) };
                 let x = rng.buffer(&ty, lo, hi);
-                check_op(&format!("{} {ty}", u.name()), OpKind::Unary(u), &[ty.clone()], &[x], unary_tol(u), 1.0);
+                check_op(&format!("{} {ty}", u.name()), OpKind::Elementwise(ElementwiseOp::Unary { op: u }), &[ty.clone()], &[x], unary_tol(u), 1.0);
             }
         }
     }
@@ -96,7 +96,7 @@ fn binary_ops() {
                     BinaryOp::Pow | BinaryOp::Atan2 => Tol::Ulps(4),
                     _ => Tol::Exact,
                 };
-                check_op(&format!("{} {ty}", b.name()), OpKind::Binary(b), &[ty.clone(), ty.clone()], &[x, y], tol, 1.0);
+                check_op(&format!("{} {ty}", b.name()), OpKind::Elementwise(ElementwiseOp::Binary { op: b }), &[ty.clone(), ty.clone()], &[x, y], tol, 1.0);
             }
         }
     }
@@ -110,7 +110,7 @@ fn integer_division_edge_cases() {
         let x = Buffer::from_f64s(ty.clone(), &[7.0, -7.0, min, min, 5.0, 0.0]).unwrap();
         let y = Buffer::from_f64s(ty.clone(), &[0.0, 2.0, -1.0, 0.0, -3.0, 0.0]).unwrap();
         for b in [BinaryOp::Div, BinaryOp::Rem] {
-            check_op(&format!("{} edge {ty}", b.name()), OpKind::Binary(b), &[ty.clone(), ty.clone()], &[x.clone(), y.clone()], Tol::Exact, 1.0);
+            check_op(&format!("{} edge {ty}", b.name()), OpKind::Elementwise(ElementwiseOp::Binary { op: b }), &[ty.clone(), ty.clone()], &[x.clone(), y.clone()], Tol::Exact, 1.0);
         }
     }
 }
@@ -125,13 +125,13 @@ fn float_special_values() {
         y_vals.reverse();
         let y = Buffer::from_f64s(ty.clone(), &y_vals).unwrap();
         for u in [UnaryOp::Sign, UnaryOp::Abs, UnaryOp::Round, UnaryOp::Floor, UnaryOp::Ceil, UnaryOp::Neg] {
-            check_op(&format!("{} specials {ty}", u.name()), OpKind::Unary(u), &[ty.clone()], &[x.clone()], Tol::Exact, 1.0);
+            check_op(&format!("{} specials {ty}", u.name()), OpKind::Elementwise(ElementwiseOp::Unary { op: u }), &[ty.clone()], &[x.clone()], Tol::Exact, 1.0);
         }
         for b in [BinaryOp::Max, BinaryOp::Min, BinaryOp::Add, BinaryOp::Mul, BinaryOp::Div] {
-            check_op(&format!("{} specials {ty}", b.name()), OpKind::Binary(b), &[ty.clone(), ty.clone()], &[x.clone(), y.clone()], Tol::Exact, 1.0);
+            check_op(&format!("{} specials {ty}", b.name()), OpKind::Elementwise(ElementwiseOp::Binary { op: b }), &[ty.clone(), ty.clone()], &[x.clone(), y.clone()], Tol::Exact, 1.0);
         }
         for dir in CmpDir::ALL {
-            check_op(&format!("compare {} specials {ty}", dir.name()), OpKind::Compare { dir }, &[ty.clone(), ty.clone()], &[x.clone(), y.clone()], Tol::Exact, 1.0);
+            check_op(&format!("compare {} specials {ty}", dir.name()), OpKind::Elementwise(ElementwiseOp::Compare { direction: dir}), &[ty.clone(), ty.clone()], &[x.clone(), y.clone()], Tol::Exact, 1.0);
         }
     }
 }
@@ -143,21 +143,21 @@ fn powi_compare_select_convert() {
         let ty = t(d, &[3, 4]);
         for e in [0i64, 1, 2, 3, 7, -1, -2] {
             let x = if d.is_float() { rng.buffer(&ty, -2.0, 2.0) } else { rng.buffer(&ty, -3.0, 4.0) };
-            check_op(&format!("powi {e} {ty}"), OpKind::Powi { exponent: e }, &[ty.clone()], &[x], Tol::Ulps(2), 1.0);
+            check_op(&format!("powi {e} {ty}"), OpKind::Elementwise(ElementwiseOp::Powi { exponent: e }), &[ty.clone()], &[x], Tol::Ulps(2), 1.0);
         }
     }
     for d in DType::ALL {
         let ty = t(d, &[5, 3]);
         for dir in CmpDir::ALL {
             let (x, y) = (rng.buffer(&ty, -2.0, 2.0), rng.buffer(&ty, -2.0, 2.0));
-            check_op(&format!("compare {} {ty}", dir.name()), OpKind::Compare { dir }, &[ty.clone(), ty.clone()], &[x, y], Tol::Exact, 1.0);
+            check_op(&format!("compare {} {ty}", dir.name()), OpKind::Elementwise(ElementwiseOp::Compare { direction: dir}), &[ty.clone(), ty.clone()], &[x, y], Tol::Exact, 1.0);
         }
         let p = rng.buffer(&t(DType::I1, &[5, 3]), 0.0, 1.0);
         let (x, y) = (rng.buffer(&ty, -9.0, 9.0), rng.buffer(&ty, -9.0, 9.0));
-        check_op(&format!("select {ty}"), OpKind::Select, &[t(DType::I1, &[5, 3]), ty.clone(), ty.clone()], &[p, x, y], Tol::Exact, 1.0);
+        check_op(&format!("select {ty}"), OpKind::Elementwise(ElementwiseOp::Select {}), &[t(DType::I1, &[5, 3]), ty.clone(), ty.clone()], &[p, x, y], Tol::Exact, 1.0);
         for to in DType::ALL {
             let x = rng.buffer(&t(d, &[7]), -100.0, 100.0);
-            check_op(&format!("convert {d} -> {to}"), OpKind::Convert { to }, &[t(d, &[7])], &[x], Tol::Exact, 1.0);
+            check_op(&format!("convert {d} -> {to}"), OpKind::Elementwise(ElementwiseOp::Convert { to }), &[t(d, &[7])], &[x], Tol::Exact, 1.0);
         }
     }
 }
@@ -168,10 +168,10 @@ fn constants_and_iota() {
         let ty = t(d, &[3, 4]);
         let mut f = Func::new("main", &[]);
         let lit = Literal::from_f64s(ty.clone(), &(0..12).map(|i| (i as f64) * 0.75 - 4.0).collect::<Vec<_>>());
-        let c = f.push1(OpKind::Constant { value: lit }, &[], None).unwrap();
-        let s = f.push1(OpKind::Constant { value: Literal::splat(t(d, &[]), 1.0) }, &[], None).unwrap();
-        let i0 = f.push1(OpKind::Iota { dim: 0, ty: ty.clone() }, &[], None).unwrap();
-        let i1 = f.push1(OpKind::Iota { dim: 1, ty: ty.clone() }, &[], None).unwrap();
+        let c = f.push1(OpKind::Constant(ConstantOp::Constant { value: lit }), &[], None).unwrap();
+        let s = f.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(t(d, &[]), 1.0) }), &[], None).unwrap();
+        let i0 = f.push1(OpKind::Constant(ConstantOp::Iota { dim: 0, ty: ty.clone() }), &[], None).unwrap();
+        let i1 = f.push1(OpKind::Constant(ConstantOp::Iota { dim: 1, ty: ty.clone() }), &[], None).unwrap();
         f.outputs = vec![c, s, i0, i1];
         check(&format!("constants/iota {d}"), &Module { funcs: vec![f] }, &[], Tol::Exact, 1.0);
     }
@@ -182,16 +182,16 @@ fn layout_ops() {
     let mut rng = Rng(4);
     for d in DType::ALL {
         let cases: Vec<(OpKind, Vec<i64>)> = vec![
-            (OpKind::BroadcastInDim { dims: vec![1], shape: vec![2, 3, 4] }, vec![3]),
-            (OpKind::BroadcastInDim { dims: vec![0, 1], shape: vec![3, 4] }, vec![1, 4]),
-            (OpKind::BroadcastInDim { dims: vec![0, 2], shape: vec![3, 2, 4] }, vec![3, 1]),
-            (OpKind::BroadcastInDim { dims: vec![], shape: vec![5] }, vec![]),
-            (OpKind::Reshape { shape: vec![4, 6] }, vec![2, 3, 4]),
-            (OpKind::Reshape { shape: vec![] }, vec![1]),
-            (OpKind::Reshape { shape: vec![2, 1, 3] }, vec![6]),
-            (OpKind::Transpose { perm: vec![2, 0, 1] }, vec![2, 3, 4]),
-            (OpKind::Transpose { perm: vec![1, 0] }, vec![5, 3]),
-            (OpKind::Transpose { perm: vec![] }, vec![]),
+            (OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![1], shape: vec![2, 3, 4] }), vec![3]),
+            (OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![0, 1], shape: vec![3, 4] }), vec![1, 4]),
+            (OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![0, 2], shape: vec![3, 2, 4] }), vec![3, 1]),
+            (OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: vec![5] }), vec![]),
+            (OpKind::Layout(LayoutOp::Reshape { shape: vec![4, 6] }), vec![2, 3, 4]),
+            (OpKind::Layout(LayoutOp::Reshape { shape: vec![] }), vec![1]),
+            (OpKind::Layout(LayoutOp::Reshape { shape: vec![2, 1, 3] }), vec![6]),
+            (OpKind::Layout(LayoutOp::Transpose { perm: vec![2, 0, 1] }), vec![2, 3, 4]),
+            (OpKind::Layout(LayoutOp::Transpose { perm: vec![1, 0] }), vec![5, 3]),
+            (OpKind::Layout(LayoutOp::Transpose { perm: vec![] }), vec![]),
         ];
         for (kind, shape) in cases {
             let ty = t(d, &shape);
@@ -207,11 +207,11 @@ fn slicing_ops() {
     for d in DType::ALL {
         let ty = t(d, &[5, 6]);
         let x = rng.buffer(&ty, -9.0, 9.0);
-        check_op(&format!("slice {ty}"), OpKind::Slice { start: vec![1, 0], limit: vec![4, 6], strides: vec![2, 3] }, &[ty.clone()], &[x.clone()], Tol::Exact, 1.0);
+        check_op(&format!("slice {ty}"), OpKind::Slicing(SlicingOp::Slice { start_indices: vec![1, 0], limit_indices: vec![4, 6], strides: vec![2, 3] }), &[ty.clone()], &[x.clone()], Tol::Exact, 1.0);
         let pv = rng.buffer(&t(d, &[]), -9.0, 9.0);
         check_op(
             &format!("pad {ty}"),
-            OpKind::Pad { low: vec![1, 0], high: vec![0, 2], interior: vec![1, 1] },
+            OpKind::Slicing(SlicingOp::Pad { edge_padding_low: vec![1, 0], edge_padding_high: vec![0, 2], interior_padding: vec![1, 1]}),
             &[ty.clone(), t(d, &[])],
             &[x.clone(), pv],
             Tol::Exact,
@@ -219,14 +219,14 @@ fn slicing_ops() {
         );
         let parts = [t(d, &[5, 2]), t(d, &[5, 3])];
         let xs: Vec<Buffer> = parts.iter().map(|p| rng.buffer(p, -9.0, 9.0)).collect();
-        check_op(&format!("concatenate {ty}"), OpKind::Concatenate { dim: 1 }, &parts, &xs, Tol::Exact, 1.0);
+        check_op(&format!("concatenate {ty}"), OpKind::Slicing(SlicingOp::Concatenate { dim: 1 }), &parts, &xs, Tol::Exact, 1.0);
         for it in [DType::I32, DType::I64] {
             for (a, b) in [(1.0, 2.0), (-3.0, 9.0), (4.0, 0.0)] {
                 let s0 = Buffer::from_f64s(t(it, &[]), &[a]).unwrap();
                 let s1 = Buffer::from_f64s(t(it, &[]), &[b]).unwrap();
                 check_op(
                     &format!("dynamic_slice {ty} starts ({a},{b}) {it}"),
-                    OpKind::DynamicSlice { sizes: vec![2, 3] },
+                    OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: vec![2, 3]}),
                     &[ty.clone(), t(it, &[]), t(it, &[])],
                     &[x.clone(), s0, s1],
                     Tol::Exact,
@@ -234,8 +234,8 @@ fn slicing_ops() {
                 );
             }
             let idx = Buffer::from_f64s(t(it, &[2, 3]), &[0.0, 5.0, 2.0, -4.0, 11.0, 3.0]).unwrap();
-            check_op(&format!("gather axis 1 {ty} {it}"), OpKind::Gather { axis: 1 }, &[ty.clone(), t(it, &[2, 3])], &[x.clone(), idx.clone()], Tol::Exact, 1.0);
-            check_op(&format!("gather axis 0 {ty} {it}"), OpKind::Gather { axis: 0 }, &[ty.clone(), t(it, &[2, 3])], &[x.clone(), idx], Tol::Exact, 1.0);
+            check_op(&format!("gather axis 1 {ty} {it}"), OpKind::Slicing(SlicingOp::Gather { axis: 1 }), &[ty.clone(), t(it, &[2, 3])], &[x.clone(), idx.clone()], Tol::Exact, 1.0);
+            check_op(&format!("gather axis 0 {ty} {it}"), OpKind::Slicing(SlicingOp::Gather { axis: 0 }), &[ty.clone(), t(it, &[2, 3])], &[x.clone(), idx], Tol::Exact, 1.0);
         }
     }
 }
@@ -243,17 +243,17 @@ fn slicing_ops() {
 #[test]
 fn reductions() {
     let mut rng = Rng(6);
-    for op in ReduceOp::ALL {
+    for op in Reducer::ALL {
         for d in DType::ALL {
-            if d == DType::I1 && matches!(op, ReduceOp::Sum | ReduceOp::Prod) {
+            if d == DType::I1 && matches!(op, Reducer::Sum | Reducer::Prod) {
                 continue;
             }
             let ty = t(d, &[3, 4, 5]);
-            let (lo, hi) = if op == ReduceOp::Prod { (0.7, 1.3) } else { (-4.0, 4.0) };
+            let (lo, hi) = if op == Reducer::Prod { (0.7, 1.3) } else { (-4.0, 4.0) };
             let x = rng.buffer(&ty, lo, hi);
             for dims in [vec![0, 2], vec![1], vec![0, 1, 2], vec![]] {
-                let tol = if d.is_float() && matches!(op, ReduceOp::Sum | ReduceOp::Prod) { rel(d) } else { Tol::Exact };
-                check_op(&format!("{} {dims:?} {ty}", op.name()), OpKind::Reduce { op, dims: dims.clone() }, &[ty.clone()], &[x.clone()], tol, 60.0);
+                let tol = if d.is_float() && matches!(op, Reducer::Sum | Reducer::Prod) { rel(d) } else { Tol::Exact };
+                check_op(&format!("{} {dims:?} {ty}", op.name()), OpKind::Reduce(ReduceOp::Reduce { op, dims: dims.clone() }), &[ty.clone()], &[x.clone()], tol, 60.0);
             }
         }
     }
@@ -263,7 +263,7 @@ fn reductions() {
             let x = rng.buffer(&ty, -3.0, 3.0);
             for dim in [0, 1] {
                 for index in [DType::I32, DType::I64] {
-                    check_op(&format!("{} dim {dim} {ty} -> {index}", op.name()), OpKind::ArgReduce { op, dim, index }, &[ty.clone()], &[x.clone()], Tol::Exact, 1.0);
+                    check_op(&format!("{} dim {dim} {ty} -> {index}", op.name()), OpKind::Reduce(ReduceOp::ArgReduce { op, dim, index }), &[ty.clone()], &[x.clone()], Tol::Exact, 1.0);
                 }
             }
         }
@@ -273,7 +273,7 @@ fn reductions() {
 #[test]
 fn dot_general() {
     let mut rng = Rng(7);
-    let dd = |lb: &[i64], rb: &[i64], lc: &[i64], rc: &[i64]| DotDims { lhs_batch: lb.to_vec(), rhs_batch: rb.to_vec(), lhs_contract: lc.to_vec(), rhs_contract: rc.to_vec() };
+    let dd = |lb: &[i64], rb: &[i64], lc: &[i64], rc: &[i64]| DotDims { lhs_batching_dimensions: lb.to_vec(), rhs_batching_dimensions: rb.to_vec(), lhs_contracting_dimensions: lc.to_vec(), rhs_contracting_dimensions: rc.to_vec() };
     let cases: Vec<(Vec<i64>, Vec<i64>, DotDims)> = vec![
         (vec![3, 4], vec![4, 5], DotDims::matmul()),
         (vec![2, 3, 4], vec![2, 4, 5], dd(&[0], &[0], &[2], &[1])),
@@ -288,7 +288,7 @@ fn dot_general() {
             let (lt, rt) = (t(d, ls), t(d, rs));
             let (a, b) = (rng.buffer(&lt, -3.0, 3.0), rng.buffer(&rt, -3.0, 3.0));
             let tol = if d.is_float() { rel(d) } else { Tol::Exact };
-            check_op(&format!("dot_general {lt} x {rt} {dims:?}"), OpKind::DotGeneral { dims: dims.clone() }, &[lt.clone(), rt.clone()], &[a, b], tol, 100.0);
+            check_op(&format!("dot_general {lt} x {rt} {dims:?}"), OpKind::Dot(DotOp::DotGeneral { dims: dims.clone() }), &[lt.clone(), rt.clone()], &[a, b], tol, 100.0);
         }
     }
 }
@@ -299,16 +299,16 @@ fn calls_and_a_composite_program() {
     let ty = t(DType::F64, &[3, 4]);
     let mut g = Func::new("g", &[ty.clone()]);
     g.public = false;
-    let e = g.push1(OpKind::Unary(UnaryOp::Exp), &[g.params[0]], None).unwrap();
-    let s = g.push1(OpKind::Reduce { op: ReduceOp::Sum, dims: vec![1] }, &[e], None).unwrap();
-    let sb = g.push1(OpKind::BroadcastInDim { dims: vec![0], shape: vec![3, 4] }, &[s], None).unwrap();
-    let y = g.push1(OpKind::Binary(BinaryOp::Div), &[e, sb], None).unwrap();
+    let e = g.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Exp }), &[g.params[0]], None).unwrap();
+    let s = g.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![1] }), &[e], None).unwrap();
+    let sb = g.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![0], shape: vec![3, 4] }), &[s], None).unwrap();
+    let y = g.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Div }), &[e, sb], None).unwrap();
     g.outputs = vec![y];
     let mut f = Func::new("main", &[ty.clone()]);
-    let call = OpKind::Call { callee: "g".into(), results: vec![ty.clone()] };
+    let call = OpKind::Call(CallOp::Call { callee: "g".into(), results: vec![ty.clone()] });
     let a = f.push1(call.clone(), &[f.params[0]], None).unwrap();
     let b = f.push1(call, &[a], None).unwrap();
-    let tr = f.push1(OpKind::Transpose { perm: vec![1, 0] }, &[b], None).unwrap();
+    let tr = f.push1(OpKind::Layout(LayoutOp::Transpose { perm: vec![1, 0] }), &[b], None).unwrap();
     f.outputs = vec![tr, a];
     let m = Module { funcs: vec![f, g] };
     m.verify().unwrap();
@@ -331,14 +331,14 @@ fn several_outputs_of_one_type() {
     let ty = t(DType::F32, &[4, 4]);
     let mut f = Func::new("main", &[ty.clone(), ty.clone()]);
     let (x, y) = (f.params[0], f.params[1]);
-    let a = f.push1(OpKind::Reduce { op: ReduceOp::Sum, dims: vec![1] }, &[x], None).unwrap();
-    let b = f.push1(OpKind::Reduce { op: ReduceOp::Sum, dims: vec![1] }, &[y], None).unwrap();
-    let c = f.push1(OpKind::Reduce { op: ReduceOp::Max, dims: vec![0] }, &[x], None).unwrap();
-    let d = f.push1(OpKind::Reduce { op: ReduceOp::Max, dims: vec![0] }, &[y], None).unwrap();
-    let e = f.push1(OpKind::Unary(UnaryOp::Exp), &[x], None).unwrap();
-    let g = f.push1(OpKind::Unary(UnaryOp::Exp), &[y], None).unwrap();
-    let h = f.push1(OpKind::DotGeneral { dims: DotDims::matmul() }, &[x, y], None).unwrap();
-    let k = f.push1(OpKind::DotGeneral { dims: DotDims::matmul() }, &[y, x], None).unwrap();
+    let a = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![1] }), &[x], None).unwrap();
+    let b = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![1] }), &[y], None).unwrap();
+    let c = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max, dims: vec![0] }), &[x], None).unwrap();
+    let d = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max, dims: vec![0] }), &[y], None).unwrap();
+    let e = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Exp }), &[x], None).unwrap();
+    let g = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Exp }), &[y], None).unwrap();
+    let h = f.push1(OpKind::Dot(DotOp::DotGeneral { dims: DotDims::matmul() }), &[x, y], None).unwrap();
+    let k = f.push1(OpKind::Dot(DotOp::DotGeneral { dims: DotDims::matmul() }), &[y, x], None).unwrap();
     f.outputs = vec![a, b, c, d, e, g, h, k, x, a];
     let m = Module { funcs: vec![f] };
     let inputs = [rng.buffer(&ty, -2.0, 2.0), rng.buffer(&ty, -2.0, 2.0)];

@@ -1,6 +1,6 @@
 //! No leak: an executable run 100,000 times keeps resident memory flat (outputs are
 //! destination-passed; nothing is allocated by the compiled code that outlives a call).
-use quabla_dialect::{BinaryOp, DType, Func, Module, OpKind, ReduceOp, TensorType, UnaryOp};
+use quabla_dialect::{BinaryOp, DType, ElementwiseOp, Func, Module, OpKind, ReduceOp, Reducer, TensorType, UnaryOp};
 use quabla_runtime::{Buffer, CompileOptions, Executor};
 
 use crate::executor;
@@ -15,10 +15,10 @@ fn rss_kib() -> u64 {
 fn executable_does_not_leak() {
     let ty = TensorType::new(DType::F32, [64]);
     let mut f = Func::new("main", &[ty.clone(), ty.clone()]);
-    let a = f.push1(OpKind::Binary(BinaryOp::Mul), &[f.params[0], f.params[1]], None).unwrap();
-    let b = f.push1(OpKind::Unary(UnaryOp::Tanh), &[a], None).unwrap();
+    let a = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[f.params[0], f.params[1]], None).unwrap();
+    let b = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Tanh }), &[a], None).unwrap();
     // A reduction and a transpose create intermediate buffers inside the compiled code.
-    let s = f.push1(OpKind::Reduce { op: ReduceOp::Sum, dims: vec![0] }, &[b], None).unwrap();
+    let s = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![0] }), &[b], None).unwrap();
     f.outputs = vec![b, s, f.params[0]];
     let m = Module { funcs: vec![f] };
     let exe = executor().compile(&m, "main", &CompileOptions::default()).unwrap();

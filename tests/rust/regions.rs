@@ -4,7 +4,7 @@
 //! simplification passes work inside regions; the JIT and the StableHLO export agree with the
 //! reference interpreter.
 use quabla_dialect::mlir::{new_context, parse_and_import};
-use quabla_dialect::{BinaryOp, Body, CmpDir, DType, Func, Literal, Module, OpKind, ReduceOp, TensorType, UnaryOp};
+use quabla_dialect::{BinaryOp, Body, CallOp, CmpDir, ConstantOp, ControlOp, DType, ElementwiseOp, Func, LayoutOp, Literal, Module, OpKind, ReduceOp, Reducer, TensorType, UnaryOp};
 use quabla_runtime::{interp, Buffer, CompileOptions, Executor};
 
 use crate::{executor, root};
@@ -21,23 +21,23 @@ pub fn nested_if_module() -> Module {
     let (p, x, y) = (f.params[0], f.params[1], f.params[2]);
     let mut then_b = f.new_body(&[xt.clone(), yt.clone()]);
     let (x1, y1) = (then_b.params[0], then_b.params[1]);
-    let a = f.push_into(&mut then_b, OpKind::Binary(BinaryOp::Mul), &[x1, x1], vec![], None).unwrap()[0];
-    let b = f.push_into(&mut then_b, OpKind::BroadcastInDim { dims: vec![], shape: vec![3] }, &[y1], vec![], None).unwrap()[0];
-    let c = f.push_into(&mut then_b, OpKind::Binary(BinaryOp::Add), &[a, b], vec![], None).unwrap()[0];
+    let a = f.push_into(&mut then_b, OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x1, x1], vec![], None).unwrap()[0];
+    let b = f.push_into(&mut then_b, OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: vec![3] }), &[y1], vec![], None).unwrap()[0];
+    let c = f.push_into(&mut then_b, OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[a, b], vec![], None).unwrap()[0];
     then_b.outputs = vec![c];
     let mut else_b = f.new_body(&[xt.clone(), yt.clone()]);
     let (x2, y2) = (else_b.params[0], else_b.params[1]);
-    let z = f.push_into(&mut else_b, OpKind::Reduce { op: ReduceOp::Sum, dims: vec![0] }, &[x2], vec![], None).unwrap()[0];
-    let q = f.push_into(&mut else_b, OpKind::Compare { dir: CmpDir::Gt }, &[z, y2], vec![], None).unwrap()[0];
+    let z = f.push_into(&mut else_b, OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![0] }), &[x2], vec![], None).unwrap()[0];
+    let q = f.push_into(&mut else_b, OpKind::Elementwise(ElementwiseOp::Compare { direction: CmpDir::Gt}), &[z, y2], vec![], None).unwrap()[0];
     let mut inner_then = f.new_body(std::slice::from_ref(&xt));
     let x3 = inner_then.params[0];
-    let n = f.push_into(&mut inner_then, OpKind::Unary(UnaryOp::Neg), &[x3], vec![], None).unwrap()[0];
+    let n = f.push_into(&mut inner_then, OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Neg }), &[x3], vec![], None).unwrap()[0];
     inner_then.outputs = vec![n];
     let mut inner_else = f.new_body(std::slice::from_ref(&xt));
     inner_else.outputs = vec![inner_else.params[0]];
-    let r = f.push_into(&mut else_b, OpKind::If { results: vec![xt.clone()] }, &[q, x2], vec![inner_then, inner_else], None).unwrap()[0];
+    let r = f.push_into(&mut else_b, OpKind::Control(ControlOp::If { results: vec![xt.clone()] }), &[q, x2], vec![inner_then, inner_else], None).unwrap()[0];
     else_b.outputs = vec![r];
-    f.outputs = f.push_with_regions(OpKind::If { results: vec![xt] }, &[p, x, y], vec![then_b, else_b], None).unwrap();
+    f.outputs = f.push_with_regions(OpKind::Control(ControlOp::If { results: vec![xt] }), &[p, x, y], vec![then_b, else_b], None).unwrap();
     let m = Module { funcs: vec![f] };
     m.verify().unwrap();
     m
@@ -128,9 +128,9 @@ fn verifier_checks_isolation_and_signatures() {
     let x = f.params[0];
     let b0 = f.new_body(&[]);
     let b1 = f.new_body(&[]);
-    assert!(f.push_with_regions(OpKind::If { results: vec![] }, &[x], vec![b0, b1], None).unwrap_err().to_string().contains("if_c1"));
+    assert!(f.push_with_regions(OpKind::Control(ControlOp::If { results: vec![] }), &[x], vec![b0, b1], None).unwrap_err().to_string().contains("if_c1"));
     let b = f.new_body(&[]);
-    assert!(f.push_with_regions(OpKind::Unary(UnaryOp::Neg), &[x], vec![b], None).unwrap_err().to_string().contains("regions_c1"));
+    assert!(f.push_with_regions(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Neg }), &[x], vec![b], None).unwrap_err().to_string().contains("regions_c1"));
 }
 
 #[test]
@@ -141,24 +141,24 @@ fn simplification_works_inside_regions() {
     let (p, x) = (f.params[0], f.params[1]);
     let mut b0 = f.new_body(std::slice::from_ref(&xt));
     let x0 = b0.params[0];
-    let s1 = f.push_into(&mut b0, OpKind::Unary(UnaryOp::Sin), &[x0], vec![], None).unwrap()[0];
-    let s2 = f.push_into(&mut b0, OpKind::Unary(UnaryOp::Sin), &[x0], vec![], None).unwrap()[0];
-    let _dead = f.push_into(&mut b0, OpKind::Unary(UnaryOp::Cos), &[x0], vec![], None).unwrap()[0];
-    let s = f.push_into(&mut b0, OpKind::Binary(BinaryOp::Add), &[s1, s2], vec![], None).unwrap()[0];
+    let s1 = f.push_into(&mut b0, OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Sin }), &[x0], vec![], None).unwrap()[0];
+    let s2 = f.push_into(&mut b0, OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Sin }), &[x0], vec![], None).unwrap()[0];
+    let _dead = f.push_into(&mut b0, OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Cos }), &[x0], vec![], None).unwrap()[0];
+    let s = f.push_into(&mut b0, OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[s1, s2], vec![], None).unwrap()[0];
     b0.outputs = vec![s];
     let mut b1 = f.new_body(std::slice::from_ref(&xt));
     b1.outputs = vec![b1.params[0]];
-    let r = f.push_with_regions(OpKind::If { results: vec![xt.clone()] }, &[p, x], vec![b0, b1], None).unwrap()[0];
+    let r = f.push_with_regions(OpKind::Control(ControlOp::If { results: vec![xt.clone()] }), &[p, x], vec![b0, b1], None).unwrap()[0];
     f.outputs = vec![r];
     let mut m = Module { funcs: vec![f] };
     quabla_passes::simplify::canonicalize::canonicalize(&mut m);
     m.verify().unwrap();
     let body = &m.funcs[0].ops.iter().find(|o| !o.regions.is_empty()).unwrap().regions[0];
-    let sins = body.ops.iter().filter(|o| o.kind == OpKind::Unary(UnaryOp::Sin)).count();
-    assert_eq!((sins, body.ops.iter().any(|o| o.kind == OpKind::Unary(UnaryOp::Cos))), (1, false), "{}", m.to_mlir());
+    let sins = body.ops.iter().filter(|o| o.kind == OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Sin })).count();
+    assert_eq!((sins, body.ops.iter().any(|o| o.kind == OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Cos }))), (1, false), "{}", m.to_mlir());
     // With a constant predicate the if disappears and the taken branch is inlined.
     let mut g = m.funcs[0].clone();
-    let c = g.push1(OpKind::Constant { value: Literal::from_f64s(t(DType::I1, &[]), &[1.0]) }, &[], None).unwrap();
+    let c = g.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::from_f64s(t(DType::I1, &[]), &[1.0]) }), &[], None).unwrap();
     let c_op = g.ops.pop().unwrap();
     let mut op = g.ops.pop().unwrap();
     op.operands[0] = c;
@@ -182,16 +182,16 @@ fn calls_inside_regions_are_inlined() {
     let mut sq = Func::new("sq", std::slice::from_ref(&xt));
     sq.public = false;
     let a = sq.params[0];
-    sq.outputs = vec![sq.push1(OpKind::Binary(BinaryOp::Mul), &[a, a], None).unwrap()];
+    sq.outputs = vec![sq.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[a, a], None).unwrap()];
     let mut f = Func::new("main", &[t(DType::I1, &[]), xt.clone()]);
     let (p, x) = (f.params[0], f.params[1]);
     let mut b0 = f.new_body(std::slice::from_ref(&xt));
     let x0 = b0.params[0];
-    let c = f.push_into(&mut b0, OpKind::Call { callee: "sq".into(), results: vec![xt.clone()] }, &[x0], vec![], None).unwrap()[0];
+    let c = f.push_into(&mut b0, OpKind::Call(CallOp::Call { callee: "sq".into(), results: vec![xt.clone()] }), &[x0], vec![], None).unwrap()[0];
     b0.outputs = vec![c];
     let mut b1 = f.new_body(std::slice::from_ref(&xt));
     b1.outputs = vec![b1.params[0]];
-    f.outputs = f.push_with_regions(OpKind::If { results: vec![xt] }, &[p, x], vec![b0, b1], None).unwrap();
+    f.outputs = f.push_with_regions(OpKind::Control(ControlOp::If { results: vec![xt] }), &[p, x], vec![b0, b1], None).unwrap();
     let mut m = Module { funcs: vec![sq, f] };
     m.verify().unwrap();
     assert!(m.reachable(["main"]).contains("sq"));

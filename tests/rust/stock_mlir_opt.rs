@@ -4,7 +4,7 @@
 //! `Module::to_mlir`, and the same module after quabla-opt's canonicalize pipeline.
 use std::process::Command;
 
-use quabla_dialect::{ArgOp, BinaryOp, CmpDir, DType, DotDims, Func, Literal, Module, OpKind, ReduceOp, TensorType, Transform, TransformKind, UnaryOp};
+use quabla_dialect::{ArgOp, BinaryOp, CallOp, CmpDir, ConstantOp, DType, DotDims, DotOp, ElementwiseOp, Func, LayoutOp, Literal, Module, OpKind, ReduceOp, Reducer, SlicingOp, TensorType, Transform, TransformKind, UnaryOp};
 
 use crate::root;
 
@@ -18,32 +18,32 @@ pub fn every_op_module() -> Module {
     let mut cases: Vec<(OpKind, Vec<TensorType>)> = Vec::new();
     for &u in UnaryOp::ALL {
         let d = if u == UnaryOp::Not { DType::I1 } else { DType::F32 };
-        cases.push((OpKind::Unary(u), vec![t(d, &[2, 3])]));
+        cases.push((OpKind::Elementwise(ElementwiseOp::Unary { op: u }), vec![t(d, &[2, 3])]));
     }
     for &b in BinaryOp::ALL {
         let d = if matches!(b, BinaryOp::And | BinaryOp::Or | BinaryOp::Xor) { DType::I32 } else { DType::F64 };
-        cases.push((OpKind::Binary(b), vec![t(d, &[4]), t(d, &[4])]));
+        cases.push((OpKind::Elementwise(ElementwiseOp::Binary { op: b }), vec![t(d, &[4]), t(d, &[4])]));
     }
     let idx = t(DType::I64, &[]);
     cases.extend([
-        (OpKind::Powi { exponent: -3 }, vec![f32s(&[2])]),
-        (OpKind::Compare { dir: CmpDir::Ge }, vec![f32s(&[2]), f32s(&[2])]),
-        (OpKind::Select, vec![t(DType::I1, &[2]), f32s(&[2]), f32s(&[2])]),
-        (OpKind::Convert { to: DType::I32 }, vec![f32s(&[2])]),
-        (OpKind::Constant { value: Literal::from_f64s(f32s(&[2, 2]), &[1.0, f64::NAN, -0.0, 1e-30]) }, vec![]),
-        (OpKind::Constant { value: Literal::from_f64s(t(DType::I1, &[3]), &[1.0, 0.0, 1.0]) }, vec![]),
-        (OpKind::Iota { dim: 1, ty: t(DType::I32, &[2, 3]) }, vec![]),
-        (OpKind::BroadcastInDim { dims: vec![1], shape: vec![2, 3] }, vec![f32s(&[3])]),
-        (OpKind::Reshape { shape: vec![6] }, vec![f32s(&[2, 3])]),
-        (OpKind::Transpose { perm: vec![1, 0] }, vec![f32s(&[2, 3])]),
-        (OpKind::Concatenate { dim: 0 }, vec![f32s(&[2]), f32s(&[3])]),
-        (OpKind::Slice { start: vec![1], limit: vec![5], strides: vec![2] }, vec![f32s(&[6])]),
-        (OpKind::Pad { low: vec![1], high: vec![2], interior: vec![1] }, vec![f32s(&[3]), f32s(&[])]),
-        (OpKind::DynamicSlice { sizes: vec![2] }, vec![f32s(&[5]), idx.clone()]),
-        (OpKind::Gather { axis: 0 }, vec![f32s(&[5, 2]), t(DType::I32, &[3])]),
-        (OpKind::Reduce { op: ReduceOp::Prod, dims: vec![0] }, vec![f32s(&[2, 3])]),
-        (OpKind::ArgReduce { op: ArgOp::Min, dim: 1, index: DType::I64 }, vec![f32s(&[2, 3])]),
-        (OpKind::DotGeneral { dims: DotDims::matmul() }, vec![f32s(&[2, 3]), f32s(&[3, 4])]),
+        (OpKind::Elementwise(ElementwiseOp::Powi { exponent: -3 }), vec![f32s(&[2])]),
+        (OpKind::Elementwise(ElementwiseOp::Compare { direction: CmpDir::Ge}), vec![f32s(&[2]), f32s(&[2])]),
+        (OpKind::Elementwise(ElementwiseOp::Select {}), vec![t(DType::I1, &[2]), f32s(&[2]), f32s(&[2])]),
+        (OpKind::Elementwise(ElementwiseOp::Convert { to: DType::I32 }), vec![f32s(&[2])]),
+        (OpKind::Constant(ConstantOp::Constant { value: Literal::from_f64s(f32s(&[2, 2]), &[1.0, f64::NAN, -0.0, 1e-30]) }), vec![]),
+        (OpKind::Constant(ConstantOp::Constant { value: Literal::from_f64s(t(DType::I1, &[3]), &[1.0, 0.0, 1.0]) }), vec![]),
+        (OpKind::Constant(ConstantOp::Iota { dim: 1, ty: t(DType::I32, &[2, 3]) }), vec![]),
+        (OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![1], shape: vec![2, 3] }), vec![f32s(&[3])]),
+        (OpKind::Layout(LayoutOp::Reshape { shape: vec![6] }), vec![f32s(&[2, 3])]),
+        (OpKind::Layout(LayoutOp::Transpose { perm: vec![1, 0] }), vec![f32s(&[2, 3])]),
+        (OpKind::Slicing(SlicingOp::Concatenate { dim: 0 }), vec![f32s(&[2]), f32s(&[3])]),
+        (OpKind::Slicing(SlicingOp::Slice { start_indices: vec![1], limit_indices: vec![5], strides: vec![2] }), vec![f32s(&[6])]),
+        (OpKind::Slicing(SlicingOp::Pad { edge_padding_low: vec![1], edge_padding_high: vec![2], interior_padding: vec![1]}), vec![f32s(&[3]), f32s(&[])]),
+        (OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: vec![2]}), vec![f32s(&[5]), idx.clone()]),
+        (OpKind::Slicing(SlicingOp::Gather { axis: 0 }), vec![f32s(&[5, 2]), t(DType::I32, &[3])]),
+        (OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Prod, dims: vec![0] }), vec![f32s(&[2, 3])]),
+        (OpKind::Reduce(ReduceOp::ArgReduce { op: ArgOp::Min, dim: 1, index: DType::I64 }), vec![f32s(&[2, 3])]),
+        (OpKind::Dot(DotOp::DotGeneral { dims: DotDims::matmul() }), vec![f32s(&[2, 3]), f32s(&[3, 4])]),
     ]);
     let mut m = Module::default();
     for (i, (kind, params)) in cases.into_iter().enumerate() {
@@ -55,7 +55,7 @@ pub fn every_op_module() -> Module {
     let callee = m.funcs[0].clone();
     let mut c = Func::new("caller", &callee.param_types());
     let ps = c.params.clone();
-    c.outputs = c.push(OpKind::Call { callee: callee.name.clone(), results: callee.result_types() }, &ps, None).unwrap();
+    c.outputs = c.push(OpKind::Call(CallOp::Call { callee: callee.name.clone(), results: callee.result_types() }), &ps, None).unwrap();
     m.funcs.push(c);
     // Transform declarations of every kind.
     for (name, kind) in [

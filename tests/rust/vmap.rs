@@ -1,7 +1,7 @@
 //! vmap checks with the reference interpreter: for every op family and every combination of
 //! mapped/unmapped operands (at non-zero in_axes and out_axes too), the vmapped function
 //! equals a loop over examples; vmap composes with vjp in both orders and with itself.
-use quabla_dialect::{BinaryOp, DType, DotDims, Func, Module, OpKind, ReduceOp, TensorType, Transform, TransformKind, UnaryOp};
+use quabla_dialect::{BinaryOp, DType, DotDims, DotOp, ElementwiseOp, Func, LayoutOp, Module, OpKind, ReduceOp, Reducer, SlicingOp, TensorType, Transform, TransformKind, UnaryOp};
 use quabla_runtime::{interp, Buffer};
 use quabla_tests::Rng;
 
@@ -130,23 +130,23 @@ fn every_family_matches_a_loop() {
     let i = |s: &[i64]| t(DType::I64, s);
     let idx = |v: &[i64], s: &[i64]| Buffer::from_slice(s, v).unwrap();
     let cases: Vec<(&str, OpKind, Vec<TensorType>, Vec<Buffer>)> = vec![
-        ("sin", OpKind::Unary(UnaryOp::Sin), vec![f(&[4])], vec![]),
-        ("add", OpKind::Binary(BinaryOp::Add), vec![f(&[2, 3]), f(&[2, 3])], vec![]),
-        ("powi", OpKind::Powi { exponent: 3 }, vec![f(&[3])], vec![]),
-        ("select", OpKind::Select, vec![t(DType::I1, &[3]), f(&[3]), f(&[3])], vec![]),
-        ("broadcast", OpKind::BroadcastInDim { dims: vec![1], shape: vec![2, 3] }, vec![f(&[3])], vec![]),
-        ("reshape", OpKind::Reshape { shape: vec![3, 2] }, vec![f(&[2, 3])], vec![]),
-        ("transpose", OpKind::Transpose { perm: vec![1, 0] }, vec![f(&[2, 3])], vec![]),
-        ("slice", OpKind::Slice { start: vec![1], limit: vec![5], strides: vec![2] }, vec![f(&[6])], vec![]),
-        ("pad", OpKind::Pad { low: vec![1], high: vec![2], interior: vec![1] }, vec![f(&[3]), f(&[])], vec![]),
-        ("concatenate", OpKind::Concatenate { dim: 0 }, vec![f(&[2]), f(&[3])], vec![]),
-        ("dynamic_slice", OpKind::DynamicSlice { sizes: vec![2, 2] }, vec![f(&[4, 5]), i(&[]), i(&[])], vec![]),
-        ("gather", OpKind::Gather { axis: 1 }, vec![f(&[2, 5]), i(&[3])], vec![]),
-        ("reduce_sum", OpKind::Reduce { op: ReduceOp::Sum, dims: vec![1] }, vec![f(&[2, 3])], vec![]),
-        ("reduce_max", OpKind::Reduce { op: ReduceOp::Max, dims: vec![0] }, vec![f(&[2, 3])], vec![]),
-        ("argmax", OpKind::ArgReduce { op: quabla_dialect::ArgOp::Max, dim: 1, index: DType::I64 }, vec![f(&[2, 3])], vec![]),
-        ("matmul", OpKind::DotGeneral { dims: DotDims::matmul() }, vec![f(&[2, 3]), f(&[3, 4])], vec![]),
-        ("batched dot", OpKind::DotGeneral { dims: DotDims { lhs_batch: vec![0], rhs_batch: vec![0], lhs_contract: vec![2], rhs_contract: vec![1] } }, vec![f(&[2, 3, 4]), f(&[2, 4, 2])], vec![]),
+        ("sin", OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Sin }), vec![f(&[4])], vec![]),
+        ("add", OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), vec![f(&[2, 3]), f(&[2, 3])], vec![]),
+        ("powi", OpKind::Elementwise(ElementwiseOp::Powi { exponent: 3 }), vec![f(&[3])], vec![]),
+        ("select", OpKind::Elementwise(ElementwiseOp::Select {}), vec![t(DType::I1, &[3]), f(&[3]), f(&[3])], vec![]),
+        ("broadcast", OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![1], shape: vec![2, 3] }), vec![f(&[3])], vec![]),
+        ("reshape", OpKind::Layout(LayoutOp::Reshape { shape: vec![3, 2] }), vec![f(&[2, 3])], vec![]),
+        ("transpose", OpKind::Layout(LayoutOp::Transpose { perm: vec![1, 0] }), vec![f(&[2, 3])], vec![]),
+        ("slice", OpKind::Slicing(SlicingOp::Slice { start_indices: vec![1], limit_indices: vec![5], strides: vec![2] }), vec![f(&[6])], vec![]),
+        ("pad", OpKind::Slicing(SlicingOp::Pad { edge_padding_low: vec![1], edge_padding_high: vec![2], interior_padding: vec![1]}), vec![f(&[3]), f(&[])], vec![]),
+        ("concatenate", OpKind::Slicing(SlicingOp::Concatenate { dim: 0 }), vec![f(&[2]), f(&[3])], vec![]),
+        ("dynamic_slice", OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: vec![2, 2]}), vec![f(&[4, 5]), i(&[]), i(&[])], vec![]),
+        ("gather", OpKind::Slicing(SlicingOp::Gather { axis: 1 }), vec![f(&[2, 5]), i(&[3])], vec![]),
+        ("reduce_sum", OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![1] }), vec![f(&[2, 3])], vec![]),
+        ("reduce_max", OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max, dims: vec![0] }), vec![f(&[2, 3])], vec![]),
+        ("argmax", OpKind::Reduce(ReduceOp::ArgReduce { op: quabla_dialect::ArgOp::Max, dim: 1, index: DType::I64 }), vec![f(&[2, 3])], vec![]),
+        ("matmul", OpKind::Dot(DotOp::DotGeneral { dims: DotDims::matmul() }), vec![f(&[2, 3]), f(&[3, 4])], vec![]),
+        ("batched dot", OpKind::Dot(DotOp::DotGeneral { dims: DotDims { lhs_batching_dimensions: vec![0], rhs_batching_dimensions: vec![0], lhs_contracting_dimensions: vec![2], rhs_contracting_dimensions: vec![1] } }), vec![f(&[2, 3, 4]), f(&[2, 4, 2])], vec![]),
     ];
     for (what, kind, params, _) in cases {
         let inputs: Vec<Buffer> = params
@@ -168,8 +168,8 @@ fn vmap_of_vjp_gives_per_example_gradients() {
     let s = t(DType::F64, &[]);
     let mut f = Func::new("f", &[s.clone(), s.clone()]);
     f.public = false;
-    let a = f.push1(OpKind::Binary(BinaryOp::Mul), &[f.params[0], f.params[1]], None).unwrap();
-    f.outputs = vec![f.push1(OpKind::Unary(UnaryOp::Sin), &[a], None).unwrap()];
+    let a = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[f.params[0], f.params[1]], None).unwrap();
+    f.outputs = vec![f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Sin }), &[a], None).unwrap()];
     let vjp = Transform { kind: TransformKind::Vjp, of: "f".into() };
     let (p, r) = vjp.signature(&f.param_types(), &f.result_types());
     let dvjp = Func::declaration("f_vjp", &p, &r, vjp);

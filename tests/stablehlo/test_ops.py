@@ -26,6 +26,7 @@ UNARY_FLOAT = {
     "abs": [0.0, -0.0, 1.5, -2.25, -INF, NAN],
     "sign": [0.0, -0.0, 3.5, -0.25, -INF, NAN],
     "exp": [-5.0, -0.5, 0.0, 0.75, 3.0, 10.0],
+    "exp2": [-5.0, -0.5, 0.0, 0.75, 3.0, 10.0],
     "expm1": [-1e-8, 3e-9, 1e-3, -0.3, 0.4, 2.0],
     "log": [1e-3, 0.5, 1.0, 2.0, 10.0, 1e6],
     "log1p": [-0.9, -1e-9, 2e-10, 0.5, 3.0, 100.0],
@@ -66,6 +67,9 @@ def test_unary_float(dt):
     for name, vals in UNARY_FLOAT.items():
         x = p.arg(arr(vals, dt, (2, 3)))
         p.out(p.op(name, [x], x[1]), name)
+    # is_finite: an i1 result of the operand's shape.
+    x = p.arg(arr([0.0, -1.5, INF, -INF, NAN, 1e30], dt))
+    p.out(p.op("is_finite", [x], tensor_type((6,), "i1")), "is_finite")
     p.check()
 
 
@@ -99,6 +103,10 @@ def test_binary_float(dt):
     u = p.arg(arr([1.0, 1.0, -1.0, -1.0, 0.0, 0.0, 2.0, -0.0], dt))
     v = p.arg(arr([1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 0.0, 1.0], dt))
     p.out(p.op("atan2", [u, v], u[1]), "atan2")
+    # logaddexp: large gaps, equal infinities (-inf, -inf) -> -inf, inf + anything, NaN.
+    g = p.arg(arr([0.0, 30.0, -INF, INF, -INF, 1.0, NAN, -2.5], dt))
+    h = p.arg(arr([0.0, -30.0, -INF, INF, 3.0, INF, 1.0, 4.0], dt))
+    p.out(p.op("logaddexp", [g, h], g[1]), "logaddexp")
     p.check()
 
 

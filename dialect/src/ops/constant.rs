@@ -1,6 +1,7 @@
 //! `constant` (dense elements) and `iota`. Literals store little-endian element bytes
 //! (i1 as one byte, 0 or 1) so that they hash and compare exactly (CSE, folding).
 use crate::error::{shape_err, Result};
+use crate::ops::table::op_family;
 use crate::types::{DType, TensorType};
 
 /// A dense tensor value held in the IR.
@@ -135,6 +136,24 @@ fn fmt_float(s: &str) -> String {
     match s.split_once('e') {
         Some((m, e)) if !m.contains('.') => format!("{m}.0e{e}"),
         _ => s.to_string(),
+    }
+}
+
+op_family! {
+    /// Ops without operands: `constant` (a dense literal) and `iota`.
+    pub enum ConstantOp : Constant {
+        Constant = "constant", operands 0, regions 0, irdl { value: Literal [attr] },
+        Iota = "iota", operands 0, regions 0, irdl { dim: i64 [attr], ty: TensorType [ty] },
+    }
+}
+
+impl ConstantOp {
+    /// The shape/dtype rule.
+    pub fn infer(&self, _xs: &[&TensorType]) -> Result<TensorType> {
+        match self {
+            ConstantOp::Constant { value } => infer_constant(value),
+            ConstantOp::Iota { dim, ty } => infer_iota(*dim, ty),
+        }
     }
 }
 

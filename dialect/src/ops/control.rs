@@ -6,7 +6,31 @@
 //! docs/ARCHITECTURE.md), so stock `mlir-opt` verifies the branch types itself.
 use crate::error::{shape_err, Result};
 use crate::ir::Body;
+use crate::ops::table::op_family;
 use crate::types::{DType, TensorType};
+
+op_family! {
+    /// Control flow: ops with regions, spelled with upstream `scf` ops in MLIR.
+    pub enum ControlOp : Control {
+        If = "if", operands var, regions 2, upstream { results: Vec<TensorType> [types] },
+    }
+}
+
+impl ControlOp {
+    /// The shape/dtype rule.
+    pub fn infer(&self, xs: &[&TensorType]) -> Result<Vec<TensorType>> {
+        match self {
+            ControlOp::If { results } => infer_if(xs, results),
+        }
+    }
+
+    /// Checks the regions against the operand and result types.
+    pub fn check_regions(&self, xs: &[&TensorType], results: &[TensorType], regions: &[Body], types: &[TensorType]) -> Result<()> {
+        match self {
+            ControlOp::If { .. } => check_if(xs, results, regions, types),
+        }
+    }
+}
 
 use super::call::join;
 

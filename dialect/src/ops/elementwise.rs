@@ -2,7 +2,35 @@
 //! Invariants: operands of a binary op have identical types (broadcasting is explicit,
 //! through `broadcast_in_dim`); the result has the operands' shape.
 use crate::error::{shape_err, Result};
+use crate::ops::table::op_family;
 use crate::types::{DType, TensorType};
+
+op_family! {
+    /// Elementwise ops (docs/spec.md, elementwise): one table line per op, unary and binary
+    /// ops named by their own tables below.
+    pub enum ElementwiseOp : Elementwise {
+        Unary = _, operands 1, regions 0, irdl { op: UnaryOp [name] },
+        Binary = _, operands 2, regions 0, irdl { op: BinaryOp [name] },
+        Powi = "powi", operands 1, regions 0, irdl { exponent: i64 [attr] },
+        Compare = "compare", operands 2, regions 0, irdl { direction: CmpDir [attr] },
+        Select = "select", operands 3, regions 0, irdl {},
+        Convert = "convert", operands 1, regions 0, irdl { to: DType [dtype] },
+    }
+}
+
+impl ElementwiseOp {
+    /// The shape/dtype rule (operand count already checked).
+    pub fn infer(&self, xs: &[&TensorType]) -> Result<TensorType> {
+        match self {
+            ElementwiseOp::Unary { op } => infer_unary(*op, xs[0]),
+            ElementwiseOp::Binary { op } => infer_binary(*op, xs[0], xs[1]),
+            ElementwiseOp::Powi { .. } => infer_powi(xs[0]),
+            ElementwiseOp::Compare { .. } => infer_compare(xs[0], xs[1]),
+            ElementwiseOp::Select {} => infer_select(xs[0], xs[1], xs[2]),
+            ElementwiseOp::Convert { to } => infer_convert(xs[0], *to),
+        }
+    }
+}
 
 /// The dtype classes an elementwise op accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,7 +1,28 @@
 //! Layout ops: `broadcast_in_dim`, `reshape`, `transpose`. They move elements without
 //! arithmetic; the element type is preserved.
 use crate::error::{shape_err, Result};
+use crate::ops::table::op_family;
 use crate::types::TensorType;
+
+op_family! {
+    /// Layout ops: they move elements without arithmetic.
+    pub enum LayoutOp : Layout {
+        BroadcastInDim = "broadcast_in_dim", operands 1, regions 0, irdl { dims: Vec<i64> [attr], shape: Vec<i64> [shape] },
+        Reshape = "reshape", operands 1, regions 0, irdl { shape: Vec<i64> [shape] },
+        Transpose = "transpose", operands 1, regions 0, irdl { perm: Vec<i64> [attr] },
+    }
+}
+
+impl LayoutOp {
+    /// The shape/dtype rule.
+    pub fn infer(&self, xs: &[&TensorType]) -> Result<TensorType> {
+        match self {
+            LayoutOp::BroadcastInDim { dims, shape } => infer_broadcast_in_dim(xs[0], dims, shape),
+            LayoutOp::Reshape { shape } => infer_reshape(xs[0], shape),
+            LayoutOp::Transpose { perm } => infer_transpose(xs[0], perm),
+        }
+    }
+}
 
 /// Returns true when `perm` is a permutation of 0..n.
 pub fn is_permutation(perm: &[i64], n: usize) -> bool {

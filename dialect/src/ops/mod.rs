@@ -1,6 +1,8 @@
-//! The op set of the `quabla` dialect. `OpKind` carries each op's attributes; every layer
-//! (shape rules here, interpreter, lowerings, autodiff/vmap rules) matches on it
-//! exhaustively, one file per op family with the same name in each crate.
+//! The op set of the `quabla` dialect. Each family file (`elementwise.rs`, `reduce.rs`, ...)
+//! writes its ops once in an `op_family!` table (see `table.rs`), which generates the family's
+//! sub-enum and its names, attributes, parsing and IRDL signatures; `OpKind` has one variant
+//! per family, so every layer matches exhaustively on families, and each family file on its
+//! own sub-enum. A new op fails to compile exactly where it must be handled.
 pub mod call;
 pub mod constant;
 pub mod control;
@@ -9,41 +11,49 @@ pub mod elementwise;
 pub mod layout;
 pub mod reduce;
 pub mod slicing;
+pub mod table;
 
 use crate::error::{DialectError, Result};
 use crate::types::{DType, TensorType};
-pub use constant::Literal;
-pub use dot::DotDims;
-pub use elementwise::{BinaryOp, CmpDir, DClass, UnaryOp};
-pub use reduce::{ArgOp, ReduceOp};
+pub use call::CallOp;
+pub use constant::{ConstantOp, Literal};
+pub use control::ControlOp;
+pub use dot::{DotDims, DotOp};
+pub use elementwise::{BinaryOp, CmpDir, DClass, ElementwiseOp, UnaryOp};
+pub use layout::LayoutOp;
+pub use reduce::{ArgOp, ReduceOp, Reducer};
+pub use slicing::SlicingOp;
+pub use table::{AttrSource, OpSig};
 
-/// An op of the dialect with its attributes. Types that MLIR carries on the result
+/// An op of the dialect with its attributes, by family. Types that MLIR carries on the result
 /// (reshape/broadcast target shapes, convert target dtype, iota type, arg index dtype) are
-/// attributes here so that the shape rule alone determines the result.
+/// fields here so that the shape rule alone determines the result.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum OpKind {
-    Unary(UnaryOp),
-    Binary(BinaryOp),
-    Powi { exponent: i64 },
-    Compare { dir: CmpDir },
-    Select,
-    Convert { to: DType },
-    Constant { value: Literal },
-    Iota { dim: i64, ty: TensorType },
-    BroadcastInDim { dims: Vec<i64>, shape: Vec<i64> },
-    Reshape { shape: Vec<i64> },
-    Transpose { perm: Vec<i64> },
-    Concatenate { dim: i64 },
-    Slice { start: Vec<i64>, limit: Vec<i64>, strides: Vec<i64> },
-    Pad { low: Vec<i64>, high: Vec<i64>, interior: Vec<i64> },
-    DynamicSlice { sizes: Vec<i64> },
-    Gather { axis: i64 },
-    Reduce { op: ReduceOp, dims: Vec<i64> },
-    ArgReduce { op: ArgOp, dim: i64, index: DType },
-    DotGeneral { dims: DotDims },
-    Call { callee: String, results: Vec<TensorType> },
-    /// `quabla.if`: operands (predicate, captured...), two regions (then, else).
-    If { results: Vec<TensorType> },
+    Elementwise(ElementwiseOp),
+    Constant(ConstantOp),
+    Layout(LayoutOp),
+    Slicing(SlicingOp),
+    Reduce(ReduceOp),
+    Dot(DotOp),
+    Call(CallOp),
+    Control(ControlOp),
+}
+
+/// Runs `$e` with `$x` bound to the family sub-enum of `$k`.
+macro_rules! each_family {
+    ($k:expr, $x:ident => $e:expr) => {
+        match $k {
+            OpKind::Elementwise($x) => $e,
+            OpKind::Constant($x) => $e,
+            OpKind::Layout($x) => $e,
+            OpKind::Slicing($x) => $e,
+            OpKind::Reduce($x) => $e,
+            OpKind::Dot($x) => $e,
+            OpKind::Call($x) => $e,
+            OpKind::Control($x) => $e,
+        }
+    };
 }
 
 /// The op family of a kind: the file name shared by every layer.
@@ -59,62 +69,52 @@ pub enum Family {
     Control,
 }
 
-/// Names of all ops of the dialect, with their operand arity (`None` = variadic) and
-/// attribute names and IRDL base constraints. Drives the IRDL file and name lookup.
-pub struct OpSig {
-    pub name: &'static str,
-    pub operands: Option<usize>,
-    pub results: Option<usize>,
-    pub attrs: &'static [(&'static str, &'static str)],
+impl Family {
+    pub const ALL: [Family; 8] = [Family::Elementwise, Family::Constant, Family::Layout, Family::Slicing, Family::Reduce, Family::Dot, Family::Call, Family::Control];
+
+    /// The family's file name in every layer (`reduce` for reduce.rs).
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Elementwise => "elementwise",
+            Family::Constant => "constant",
+            Family::Layout => "layout",
+            Family::Slicing => "slicing",
+            Family::Reduce => "reduce",
+            Family::Dot => "dot",
+            Family::Call => "call",
+            Family::Control => "control",
+        }
+    }
+
+    /// Every op name of the family, in table order.
+    pub fn op_names(self) -> Vec<&'static str> {
+        match self {
+            Family::Elementwise => ElementwiseOp::names(),
+            Family::Constant => ConstantOp::names(),
+            Family::Layout => LayoutOp::names(),
+            Family::Slicing => SlicingOp::names(),
+            Family::Reduce => ReduceOp::names(),
+            Family::Dot => DotOp::names(),
+            Family::Call => CallOp::names(),
+            Family::Control => ControlOp::names(),
+        }
+    }
 }
 
-const ARR: &str = "#builtin.dense_array";
-const INT: &str = "#builtin.integer";
-const STR: &str = "#builtin.string";
-
-/// Every op signature of the dialect (elementwise ops are generated from their tables).
+/// Every IRDL op signature of the dialect, family by family in table order.
 pub fn all_sigs() -> Vec<OpSig> {
-    let mut v = Vec::new();
-    for u in UnaryOp::ALL {
-        v.push(OpSig { name: u.name(), operands: Some(1), results: Some(1), attrs: &[] });
-    }
-    for b in BinaryOp::ALL {
-        v.push(OpSig { name: b.name(), operands: Some(2), results: Some(1), attrs: &[] });
-    }
-    v.extend([
-        OpSig { name: "powi", operands: Some(1), results: Some(1), attrs: &[("exponent", INT)] },
-        OpSig { name: "compare", operands: Some(2), results: Some(1), attrs: &[("direction", STR)] },
-        OpSig { name: "select", operands: Some(3), results: Some(1), attrs: &[] },
-        OpSig { name: "convert", operands: Some(1), results: Some(1), attrs: &[] },
-        OpSig { name: "constant", operands: Some(0), results: Some(1), attrs: &[("value", "#builtin.dense_int_or_fp_elements")] },
-        OpSig { name: "iota", operands: Some(0), results: Some(1), attrs: &[("dim", INT)] },
-        OpSig { name: "broadcast_in_dim", operands: Some(1), results: Some(1), attrs: &[("dims", ARR)] },
-        OpSig { name: "reshape", operands: Some(1), results: Some(1), attrs: &[] },
-        OpSig { name: "transpose", operands: Some(1), results: Some(1), attrs: &[("perm", ARR)] },
-        OpSig { name: "concatenate", operands: Some(2), results: Some(1), attrs: &[("dim", INT)] },
-        OpSig { name: "slice", operands: Some(1), results: Some(1), attrs: &[("start_indices", ARR), ("limit_indices", ARR), ("strides", ARR)] },
-        OpSig { name: "pad", operands: Some(2), results: Some(1), attrs: &[("edge_padding_low", ARR), ("edge_padding_high", ARR), ("interior_padding", ARR)] },
-        OpSig { name: "dynamic_slice", operands: None, results: Some(1), attrs: &[("slice_sizes", ARR)] },
-        OpSig { name: "gather", operands: Some(2), results: Some(1), attrs: &[("axis", INT)] },
-    ]);
-    for r in ReduceOp::ALL {
-        v.push(OpSig { name: r.name(), operands: Some(1), results: Some(1), attrs: &[("dims", ARR)] });
-    }
-    for a in [ArgOp::Max, ArgOp::Min] {
-        v.push(OpSig { name: a.name(), operands: Some(1), results: Some(1), attrs: &[("dim", INT)] });
-    }
-    v.extend([
-        OpSig {
-            name: "dot_general",
-            operands: Some(2),
-            results: Some(1),
-            attrs: &[("lhs_batching_dimensions", ARR), ("rhs_batching_dimensions", ARR), ("lhs_contracting_dimensions", ARR), ("rhs_contracting_dimensions", ARR)],
-        },
-    ]);
+    let mut v = ElementwiseOp::sigs();
+    v.extend(ConstantOp::sigs());
+    v.extend(LayoutOp::sigs());
+    v.extend(SlicingOp::sigs());
+    v.extend(ReduceOp::sigs());
+    v.extend(DotOp::sigs());
+    v.extend(CallOp::sigs());
+    v.extend(ControlOp::sigs());
     v
 }
 
-/// The IRDL definition of the dialect, generated from [`all_sigs`]. The checked-in
+/// The IRDL definition of the dialect, generated from the op table. The checked-in
 /// `dialect/quabla.irdl.mlir` equals this text (a test checks it).
 pub fn irdl_text() -> String {
     let mut s = String::from("// Generated by quabla-dialect (ops::irdl_text); do not edit. See docs/spec.md.\nirdl.dialect @quabla {\n");
@@ -150,60 +150,50 @@ pub fn irdl_text() -> String {
     s
 }
 
+/// Every op name of the dialect (upstream-spelled ones included), in table order.
+pub fn all_op_names() -> Vec<&'static str> {
+    Family::ALL.iter().flat_map(|f| f.op_names()).collect()
+}
+
+/// The Python keywords of op `name` with their Python types (from the table).
+pub fn keywords(name: &str) -> Option<Vec<(&'static str, &'static str)>> {
+    ElementwiseOp::keywords(name)
+        .or_else(|| ConstantOp::keywords(name))
+        .or_else(|| LayoutOp::keywords(name))
+        .or_else(|| SlicingOp::keywords(name))
+        .or_else(|| ReduceOp::keywords(name))
+        .or_else(|| DotOp::keywords(name))
+        .or_else(|| CallOp::keywords(name))
+        .or_else(|| ControlOp::keywords(name))
+}
+
 impl OpKind {
     /// The op name without the dialect prefix (`reduce_sum`).
     pub fn name(&self) -> &'static str {
-        match self {
-            OpKind::Unary(u) => u.name(),
-            OpKind::Binary(b) => b.name(),
-            OpKind::Powi { .. } => "powi",
-            OpKind::Compare { .. } => "compare",
-            OpKind::Select => "select",
-            OpKind::Convert { .. } => "convert",
-            OpKind::Constant { .. } => "constant",
-            OpKind::Iota { .. } => "iota",
-            OpKind::BroadcastInDim { .. } => "broadcast_in_dim",
-            OpKind::Reshape { .. } => "reshape",
-            OpKind::Transpose { .. } => "transpose",
-            OpKind::Concatenate { .. } => "concatenate",
-            OpKind::Slice { .. } => "slice",
-            OpKind::Pad { .. } => "pad",
-            OpKind::DynamicSlice { .. } => "dynamic_slice",
-            OpKind::Gather { .. } => "gather",
-            OpKind::Reduce { op, .. } => op.name(),
-            OpKind::ArgReduce { op, .. } => op.name(),
-            OpKind::DotGeneral { .. } => "dot_general",
-            OpKind::Call { .. } => "call",
-            OpKind::If { .. } => "if",
-        }
+        each_family!(self, x => x.name())
     }
 
     pub fn family(&self) -> Family {
         match self {
-            OpKind::Unary(_) | OpKind::Binary(_) | OpKind::Powi { .. } | OpKind::Compare { .. } | OpKind::Select | OpKind::Convert { .. } => Family::Elementwise,
-            OpKind::Constant { .. } | OpKind::Iota { .. } => Family::Constant,
-            OpKind::BroadcastInDim { .. } | OpKind::Reshape { .. } | OpKind::Transpose { .. } => Family::Layout,
-            OpKind::Concatenate { .. } | OpKind::Slice { .. } | OpKind::Pad { .. } | OpKind::DynamicSlice { .. } | OpKind::Gather { .. } => Family::Slicing,
-            OpKind::Reduce { .. } | OpKind::ArgReduce { .. } => Family::Reduce,
-            OpKind::DotGeneral { .. } => Family::Dot,
-            OpKind::Call { .. } => Family::Call,
-            OpKind::If { .. } => Family::Control,
+            OpKind::Elementwise(_) => Family::Elementwise,
+            OpKind::Constant(_) => Family::Constant,
+            OpKind::Layout(_) => Family::Layout,
+            OpKind::Slicing(_) => Family::Slicing,
+            OpKind::Reduce(_) => Family::Reduce,
+            OpKind::Dot(_) => Family::Dot,
+            OpKind::Call(_) => Family::Call,
+            OpKind::Control(_) => Family::Control,
         }
     }
 
     /// Expected operand count (`None` when variadic).
     pub fn arity(&self) -> Option<usize> {
-        match self {
-            OpKind::Unary(_) | OpKind::Powi { .. } | OpKind::Convert { .. } => Some(1),
-            OpKind::Binary(_) | OpKind::Compare { .. } => Some(2),
-            OpKind::Select => Some(3),
-            OpKind::Constant { .. } | OpKind::Iota { .. } => Some(0),
-            OpKind::BroadcastInDim { .. } | OpKind::Reshape { .. } | OpKind::Transpose { .. } | OpKind::Slice { .. } => Some(1),
-            OpKind::Pad { .. } | OpKind::Gather { .. } | OpKind::DotGeneral { .. } => Some(2),
-            OpKind::Reduce { .. } | OpKind::ArgReduce { .. } => Some(1),
-            OpKind::Concatenate { .. } => Some(2),
-            OpKind::DynamicSlice { .. } | OpKind::Call { .. } | OpKind::If { .. } => None,
-        }
+        each_family!(self, x => x.arity())
+    }
+
+    /// How many regions the op has (`regions_c1`).
+    pub fn region_count(&self) -> usize {
+        each_family!(self, x => x.region_count())
     }
 
     /// The shape/dtype rule: result types from operand types. The single source of truth
@@ -214,40 +204,15 @@ impl OpKind {
                 return Err(DialectError::Shape { op: self.name(), constraint: "arity", message: format!("expects {n} operands, got {}", xs.len()) });
             }
         }
-        let one = |t: Result<TensorType>| t.map(|t| vec![t]);
         match self {
-            OpKind::Unary(u) => one(elementwise::infer_unary(*u, xs[0])),
-            OpKind::Binary(b) => one(elementwise::infer_binary(*b, xs[0], xs[1])),
-            OpKind::Powi { .. } => one(elementwise::infer_powi(xs[0])),
-            OpKind::Compare { .. } => one(elementwise::infer_compare(xs[0], xs[1])),
-            OpKind::Select => one(elementwise::infer_select(xs[0], xs[1], xs[2])),
-            OpKind::Convert { to } => one(elementwise::infer_convert(xs[0], *to)),
-            OpKind::Constant { value } => one(constant::infer_constant(value)),
-            OpKind::Iota { dim, ty } => one(constant::infer_iota(*dim, ty)),
-            OpKind::BroadcastInDim { dims, shape } => one(layout::infer_broadcast_in_dim(xs[0], dims, shape)),
-            OpKind::Reshape { shape } => one(layout::infer_reshape(xs[0], shape)),
-            OpKind::Transpose { perm } => one(layout::infer_transpose(xs[0], perm)),
-            OpKind::Concatenate { dim } => one(slicing::infer_concatenate(xs, *dim)),
-            OpKind::Slice { start, limit, strides } => one(slicing::infer_slice(xs[0], start, limit, strides)),
-            OpKind::Pad { low, high, interior } => one(slicing::infer_pad(xs[0], xs[1], low, high, interior)),
-            OpKind::DynamicSlice { sizes } => {
-                let Some((x, starts)) = xs.split_first() else { return crate::error::shape_err("dynamic_slice", "dynamic_slice_c1", "needs an operand") };
-                one(slicing::infer_dynamic_slice(x, starts, sizes))
-            }
-            OpKind::Gather { axis } => one(slicing::infer_gather(xs[0], xs[1], *axis)),
-            OpKind::Reduce { op, dims } => one(reduce::infer_reduce(*op, xs[0], dims)),
-            OpKind::ArgReduce { op, dim, index } => one(reduce::infer_argreduce(*op, xs[0], *dim, *index)),
-            OpKind::DotGeneral { dims } => one(dot::infer_dot_general(xs[0], xs[1], dims)),
-            OpKind::Call { results, .. } => Ok(results.clone()),
-            OpKind::If { results } => control::infer_if(xs, results),
-        }
-    }
-
-    /// How many regions the op has (`regions_c1`).
-    pub fn region_count(&self) -> usize {
-        match self {
-            OpKind::If { .. } => 2,
-            _ => 0,
+            OpKind::Elementwise(x) => x.infer(xs).map(|t| vec![t]),
+            OpKind::Constant(x) => x.infer(xs).map(|t| vec![t]),
+            OpKind::Layout(x) => x.infer(xs).map(|t| vec![t]),
+            OpKind::Slicing(x) => x.infer(xs).map(|t| vec![t]),
+            OpKind::Reduce(x) => x.infer(xs).map(|t| vec![t]),
+            OpKind::Dot(x) => x.infer(xs).map(|t| vec![t]),
+            OpKind::Call(x) => x.infer(xs),
+            OpKind::Control(x) => x.infer(xs),
         }
     }
 
@@ -255,7 +220,7 @@ impl OpKind {
     /// table of the enclosing function). Ops without regions must have none (`regions_c1`).
     pub fn check_regions(&self, xs: &[&TensorType], results: &[TensorType], regions: &[crate::ir::Body], types: &[TensorType]) -> Result<()> {
         match self {
-            OpKind::If { .. } => control::check_if(xs, results, regions, types),
+            OpKind::Control(c) => c.check_regions(xs, results, regions, types),
             _ if regions.is_empty() => Ok(()),
             _ => crate::error::shape_err(self.name(), "regions_c1", format!("expects no regions, got {}", regions.len())),
         }
@@ -264,109 +229,74 @@ impl OpKind {
     /// The attribute dictionary entries in MLIR syntax (without braces). Result-carried
     /// attributes (reshape shape, convert dtype, ...) are not printed.
     pub fn mlir_attrs(&self) -> Vec<(&'static str, String)> {
-        let arr = |v: &[i64]| if v.is_empty() { "array<i64>".to_string() } else { format!("array<i64: {}>", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")) };
-        let int = |v: i64| format!("{v} : i64");
-        match self {
-            OpKind::Unary(_) | OpKind::Binary(_) | OpKind::Select | OpKind::Convert { .. } | OpKind::Reshape { .. } => vec![],
-            OpKind::Powi { exponent } => vec![("exponent", int(*exponent))],
-            OpKind::Compare { dir } => vec![("direction", format!("\"{}\"", dir.name()))],
-            OpKind::Constant { value } => vec![("value", value.to_mlir())],
-            OpKind::Iota { dim, .. } => vec![("dim", int(*dim))],
-            OpKind::BroadcastInDim { dims, .. } => vec![("dims", arr(dims))],
-            OpKind::Transpose { perm } => vec![("perm", arr(perm))],
-            OpKind::Concatenate { dim } => vec![("dim", int(*dim))],
-            OpKind::Slice { start, limit, strides } => vec![("start_indices", arr(start)), ("limit_indices", arr(limit)), ("strides", arr(strides))],
-            OpKind::Pad { low, high, interior } => vec![("edge_padding_low", arr(low)), ("edge_padding_high", arr(high)), ("interior_padding", arr(interior))],
-            OpKind::DynamicSlice { sizes } => vec![("slice_sizes", arr(sizes))],
-            OpKind::Gather { axis } => vec![("axis", int(*axis))],
-            OpKind::Reduce { dims, .. } => vec![("dims", arr(dims))],
-            OpKind::ArgReduce { dim, .. } => vec![("dim", int(*dim))],
-            OpKind::DotGeneral { dims } => vec![
-                ("lhs_batching_dimensions", arr(&dims.lhs_batch)),
-                ("rhs_batching_dimensions", arr(&dims.rhs_batch)),
-                ("lhs_contracting_dimensions", arr(&dims.lhs_contract)),
-                ("rhs_contracting_dimensions", arr(&dims.rhs_contract)),
-            ],
-            OpKind::Call { callee, .. } => vec![("callee", format!("@{callee}"))],
-            OpKind::If { .. } => vec![],
-        }
+        each_family!(self, x => x.mlir_attrs())
+    }
+
+    /// Builds op `name` from its attributes (MLIR attribute text with the result types, or
+    /// Python keywords), through the op table.
+    pub fn build(name: &str, src: &dyn AttrSource) -> Result<OpKind> {
+        let r = ElementwiseOp::build(name, src)
+            .map(|r| r.map(OpKind::Elementwise))
+            .or_else(|| ConstantOp::build(name, src).map(|r| r.map(OpKind::Constant)))
+            .or_else(|| LayoutOp::build(name, src).map(|r| r.map(OpKind::Layout)))
+            .or_else(|| SlicingOp::build(name, src).map(|r| r.map(OpKind::Slicing)))
+            .or_else(|| ReduceOp::build(name, src).map(|r| r.map(OpKind::Reduce)))
+            .or_else(|| DotOp::build(name, src).map(|r| r.map(OpKind::Dot)))
+            .or_else(|| CallOp::build(name, src).map(|r| r.map(OpKind::Call)))
+            .or_else(|| ControlOp::build(name, src).map(|r| r.map(OpKind::Control)));
+        r.unwrap_or_else(|| Err(DialectError::UnknownOp(format!("quabla.{name}"))))
     }
 
     /// Rebuilds a kind from its name (without prefix), its attributes as MLIR text and its
     /// result types. `quabla.constant` is built by the importer (dense data is read through
     /// the C API), not here.
     pub fn from_parts(name: &str, attrs: &[(String, String)], results: &[TensorType]) -> Result<OpKind> {
-        if name == "call" {
-            let v = attrs.iter().find(|(a, _)| a == "callee").map(|(_, v)| v.as_str()).ok_or_else(|| attr_err(name, "callee", "missing"))?;
-            let c = v.strip_prefix('@').ok_or_else(|| attr_err(name, "callee", &format!("expected a flat symbol reference, got `{v}`")))?;
-            return Ok(OpKind::Call { callee: c.trim_matches('"').to_string(), results: results.to_vec() });
-        }
-        let sig = all_sigs().into_iter().find(|s| s.name == name).ok_or_else(|| DialectError::UnknownOp(format!("quabla.{name}")))?;
-        for (k, _) in attrs {
-            if !sig.attrs.iter().any(|(a, _)| a == k) {
-                return Err(attr_err(name, k, "unknown attribute for this op"));
+        if let Some(sig) = all_sigs().into_iter().find(|s| s.name == name) {
+            if sig.results.is_some() && results.len() != 1 {
+                return Err(DialectError::Structure(format!("'quabla.{name}' op: expects one result, got {}", results.len())));
             }
         }
-        let get = |k: &str| attrs.iter().find(|(a, _)| a == k).map(|(_, v)| v.as_str()).ok_or_else(|| attr_err(name, k, "missing"));
-        let arr = |k: &str| get(k).and_then(|v| parse_i64_array(v).ok_or_else(|| attr_err(name, k, &format!("expected array<i64: ...>, got `{v}`"))));
-        let int = |k: &str| get(k).and_then(|v| parse_i64(v).ok_or_else(|| attr_err(name, k, &format!("expected an i64 integer, got `{v}`"))));
-        let res0 = || {
-            results.first().cloned().ok_or_else(|| DialectError::Structure(format!("'quabla.{name}' op: expects one result")))
-        };
-        if sig.results.is_some() && results.len() != 1 {
-            return Err(DialectError::Structure(format!("'quabla.{name}' op: expects one result, got {}", results.len())));
-        }
-        if let Some(u) = UnaryOp::from_name(name) {
-            return Ok(OpKind::Unary(u));
-        }
-        if let Some(b) = BinaryOp::from_name(name) {
-            return Ok(OpKind::Binary(b));
-        }
-        Ok(match name {
-            "powi" => OpKind::Powi { exponent: int("exponent")? },
-            "compare" => {
-                let v = get("direction")?;
-                let d = v.trim_matches('"');
-                OpKind::Compare { dir: CmpDir::parse(d).ok_or_else(|| attr_err(name, "direction", &format!("expected one of \"eq\", \"ne\", \"lt\", \"le\", \"gt\", \"ge\", got {v}")))? }
-            }
-            "select" => OpKind::Select,
-            "convert" => OpKind::Convert { to: res0()?.dtype },
-            "iota" => OpKind::Iota { dim: int("dim")?, ty: res0()? },
-            "broadcast_in_dim" => OpKind::BroadcastInDim { dims: arr("dims")?, shape: res0()?.shape },
-            "reshape" => OpKind::Reshape { shape: res0()?.shape },
-            "transpose" => OpKind::Transpose { perm: arr("perm")? },
-            "concatenate" => OpKind::Concatenate { dim: int("dim")? },
-            "slice" => OpKind::Slice { start: arr("start_indices")?, limit: arr("limit_indices")?, strides: arr("strides")? },
-            "pad" => OpKind::Pad { low: arr("edge_padding_low")?, high: arr("edge_padding_high")?, interior: arr("interior_padding")? },
-            "dynamic_slice" => OpKind::DynamicSlice { sizes: arr("slice_sizes")? },
-            "gather" => OpKind::Gather { axis: int("axis")? },
-            "reduce_sum" => OpKind::Reduce { op: ReduceOp::Sum, dims: arr("dims")? },
-            "reduce_max" => OpKind::Reduce { op: ReduceOp::Max, dims: arr("dims")? },
-            "reduce_min" => OpKind::Reduce { op: ReduceOp::Min, dims: arr("dims")? },
-            "reduce_prod" => OpKind::Reduce { op: ReduceOp::Prod, dims: arr("dims")? },
-            "argmax" => OpKind::ArgReduce { op: ArgOp::Max, dim: int("dim")?, index: res0()?.dtype },
-            "argmin" => OpKind::ArgReduce { op: ArgOp::Min, dim: int("dim")?, index: res0()?.dtype },
-            "dot_general" => OpKind::DotGeneral {
-                dims: DotDims {
-                    lhs_batch: arr("lhs_batching_dimensions")?,
-                    rhs_batch: arr("rhs_batching_dimensions")?,
-                    lhs_contract: arr("lhs_contracting_dimensions")?,
-                    rhs_contract: arr("rhs_contracting_dimensions")?,
-                },
-            },
-            "call" => {
-                let v = get("callee")?;
-                let c = v.strip_prefix('@').ok_or_else(|| attr_err(name, "callee", &format!("expected a flat symbol reference, got `{v}`")))?;
-                OpKind::Call { callee: c.trim_matches('"').to_string(), results: results.to_vec() }
-            }
-            "constant" => return Err(attr_err(name, "value", "constants are imported from their dense attribute")),
-            other => return Err(DialectError::UnknownOp(format!("quabla.{other}"))),
-        })
+        OpKind::build(name, &MlirAttrs { attrs, results })
     }
 }
 
-fn attr_err(op: &str, attr: &str, msg: &str) -> DialectError {
-    DialectError::Attribute { op: op.to_string(), attr: attr.to_string(), message: msg.to_string() }
+/// Attributes of an op read from MLIR: (name, attribute text) pairs and the result types.
+struct MlirAttrs<'a> {
+    attrs: &'a [(String, String)],
+    results: &'a [TensorType],
+}
+
+impl MlirAttrs<'_> {
+    fn get(&self, op: &str, key: &str) -> Result<&str> {
+        self.attrs.iter().find(|(a, _)| a == key).map(|(_, v)| v.as_str()).ok_or_else(|| table::attr_err(op, key, "missing"))
+    }
+}
+
+impl AttrSource for MlirAttrs<'_> {
+    fn results(&self) -> Option<&[TensorType]> {
+        Some(self.results)
+    }
+    fn keys(&self) -> Vec<String> {
+        self.attrs.iter().map(|(k, _)| k.clone()).collect()
+    }
+    fn int(&self, op: &str, key: &str) -> Result<i64> {
+        let v = self.get(op, key)?;
+        parse_i64(v).ok_or_else(|| table::attr_err(op, key, format!("expected an i64 integer, got `{v}`")))
+    }
+    fn ints(&self, op: &str, key: &str) -> Result<Vec<i64>> {
+        let v = self.get(op, key)?;
+        parse_i64_array(v).ok_or_else(|| table::attr_err(op, key, format!("expected array<i64: ...>, got `{v}`")))
+    }
+    fn string(&self, op: &str, key: &str) -> Result<String> {
+        let v = self.get(op, key)?;
+        Ok(v.trim_matches('"').to_string())
+    }
+    fn dtype(&self, op: &str, key: &str) -> Result<DType> {
+        Err(table::attr_err(op, key, "carried by the result type"))
+    }
+    fn tensor_type(&self, op: &str, key: &str) -> Result<TensorType> {
+        Err(table::attr_err(op, key, "carried by the result type"))
+    }
 }
 
 /// Parses `array<i64: 1, 2>` / `array<i64>`.
@@ -404,7 +334,7 @@ mod tests {
     fn dot_rule() {
         let l = TensorType::new(DType::F32, [2, 3, 4]);
         let r = TensorType::new(DType::F32, [2, 4, 5]);
-        let d = DotDims { lhs_batch: vec![0], rhs_batch: vec![0], lhs_contract: vec![2], rhs_contract: vec![1] };
-        assert_eq!(OpKind::DotGeneral { dims: d }.infer(&[&l, &r]).unwrap()[0].shape, vec![2, 3, 5]);
+        let d = DotDims { lhs_batching_dimensions: vec![0], rhs_batching_dimensions: vec![0], lhs_contracting_dimensions: vec![2], rhs_contracting_dimensions: vec![1] };
+        assert_eq!(OpKind::Dot(DotOp::DotGeneral { dims: d }).infer(&[&l, &r]).unwrap()[0].shape, vec![2, 3, 5]);
     }
 }

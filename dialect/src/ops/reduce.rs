@@ -1,25 +1,48 @@
 //! Reductions over a set of dims (`reduce_sum/max/min/prod`) and `argmax`/`argmin` over one
 //! dim. Reduced dims are removed from the result (keepdims is a reshape in the frontend).
 use crate::error::{shape_err, Result};
+use crate::ops::table::op_family;
 use crate::types::{DType, TensorType};
 
+op_family! {
+    /// Reductions: `reduce_{sum,max,min,prod}` over dims and `argmax`/`argmin` over one dim.
+    pub enum ReduceOp : Reduce {
+        Reduce = _, operands 1, regions 0, irdl { op: Reducer [name], dims: Vec<i64> [attr] },
+        ArgReduce = _, operands 1, regions 0, irdl { op: ArgOp [name], dim: i64 [attr], index: DType [dtype] },
+    }
+}
+
+impl ReduceOp {
+    /// The shape/dtype rule.
+    pub fn infer(&self, xs: &[&TensorType]) -> Result<TensorType> {
+        match self {
+            ReduceOp::Reduce { op, dims } => infer_reduce(*op, xs[0], dims),
+            ReduceOp::ArgReduce { op, dim, index } => infer_argreduce(*op, xs[0], *dim, *index),
+        }
+    }
+}
+
+/// The combiner of a `reduce_*` op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReduceOp {
+pub enum Reducer {
     Sum,
     Max,
     Min,
     Prod,
 }
 
-impl ReduceOp {
-    pub const ALL: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod];
+impl Reducer {
+    pub const ALL: [Reducer; 4] = [Reducer::Sum, Reducer::Max, Reducer::Min, Reducer::Prod];
     pub fn name(self) -> &'static str {
         match self {
-            ReduceOp::Sum => "reduce_sum",
-            ReduceOp::Max => "reduce_max",
-            ReduceOp::Min => "reduce_min",
-            ReduceOp::Prod => "reduce_prod",
+            Reducer::Sum => "reduce_sum",
+            Reducer::Max => "reduce_max",
+            Reducer::Min => "reduce_min",
+            Reducer::Prod => "reduce_prod",
         }
+    }
+    pub fn from_name(s: &str) -> Option<Self> {
+        Reducer::ALL.into_iter().find(|r| r.name() == s)
     }
 }
 
@@ -30,6 +53,10 @@ pub enum ArgOp {
 }
 
 impl ArgOp {
+    pub const ALL: [ArgOp; 2] = [ArgOp::Max, ArgOp::Min];
+    pub fn from_name(s: &str) -> Option<Self> {
+        ArgOp::ALL.into_iter().find(|r| r.name() == s)
+    }
     pub fn name(self) -> &'static str {
         match self {
             ArgOp::Max => "argmax",
@@ -40,14 +67,14 @@ impl ArgOp {
 
 /// `reduce_c1`: dims are distinct and in range; `reduce_c2`: sum/prod need a numeric dtype
 /// (max/min also take i1, as `any`/`all`).
-pub fn infer_reduce(op: ReduceOp, x: &TensorType, dims: &[i64]) -> Result<TensorType> {
+pub fn infer_reduce(op: Reducer, x: &TensorType, dims: &[i64]) -> Result<TensorType> {
     let mut seen = vec![false; x.rank()];
     for &d in dims {
         if d < 0 || d as usize >= x.rank() || std::mem::replace(&mut seen[d as usize], true) {
             return shape_err(op.name(), "reduce_c1", format!("dims {dims:?} must be distinct dims of operand {x}"));
         }
     }
-    if matches!(op, ReduceOp::Sum | ReduceOp::Prod) && x.dtype == DType::I1 {
+    if matches!(op, Reducer::Sum | Reducer::Prod) && x.dtype == DType::I1 {
         return shape_err(op.name(), "reduce_c2", format!("operand type {x} is not numeric"));
     }
     let shape = (0..x.rank()).filter(|&i| !seen[i]).map(|i| x.shape[i]).collect::<Vec<_>>();

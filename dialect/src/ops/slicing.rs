@@ -1,7 +1,35 @@
 //! Slicing ops: `slice`, `pad`, `concatenate`, `dynamic_slice`, `gather` (take along one axis).
 //! Out-of-range dynamic starts and gather indices are clamped, as in StableHLO.
 use crate::error::{shape_err, Result};
+use crate::ops::table::op_family;
 use crate::types::{DType, TensorType};
+
+op_family! {
+    /// Slicing ops; attributes under StableHLO's names.
+    pub enum SlicingOp : Slicing {
+        Concatenate = "concatenate", operands 2, regions 0, irdl { dim: i64 [attr] },
+        Slice = "slice", operands 1, regions 0, irdl { start_indices: Vec<i64> [attr], limit_indices: Vec<i64> [attr], strides: Vec<i64> [attr] },
+        Pad = "pad", operands 2, regions 0, irdl { edge_padding_low: Vec<i64> [attr], edge_padding_high: Vec<i64> [attr], interior_padding: Vec<i64> [attr] },
+        DynamicSlice = "dynamic_slice", operands var, regions 0, irdl { slice_sizes: Vec<i64> [attr] },
+        Gather = "gather", operands 2, regions 0, irdl { axis: i64 [attr] },
+    }
+}
+
+impl SlicingOp {
+    /// The shape/dtype rule (operand count already checked).
+    pub fn infer(&self, xs: &[&TensorType]) -> Result<TensorType> {
+        match self {
+            SlicingOp::Concatenate { dim } => infer_concatenate(xs, *dim),
+            SlicingOp::Slice { start_indices, limit_indices, strides } => infer_slice(xs[0], start_indices, limit_indices, strides),
+            SlicingOp::Pad { edge_padding_low, edge_padding_high, interior_padding } => infer_pad(xs[0], xs[1], edge_padding_low, edge_padding_high, interior_padding),
+            SlicingOp::DynamicSlice { slice_sizes } => {
+                let Some((x, starts)) = xs.split_first() else { return shape_err("dynamic_slice", "dynamic_slice_c1", "needs an operand") };
+                infer_dynamic_slice(x, starts, slice_sizes)
+            }
+            SlicingOp::Gather { axis } => infer_gather(xs[0], xs[1], *axis),
+        }
+    }
+}
 
 fn axis_ok(axis: i64, rank: usize) -> bool {
     axis >= 0 && (axis as usize) < rank

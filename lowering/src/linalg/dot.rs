@@ -26,14 +26,14 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let (l, r) = (e.name(o.operands[0]), e.name(o.operands[1]));
     let (lt, rt, out) = (f.ty(o.operands[0]), f.ty(o.operands[1]), f.ty(o.results[0]));
     let d = out.dtype;
-    let lfree = DotDims::free(lt.rank(), &dims.lhs_batch, &dims.lhs_contract);
-    let rfree = DotDims::free(rt.rank(), &dims.rhs_batch, &dims.rhs_contract);
-    let (b, m, k, n) = (prod(lt, &dims.lhs_batch), prod(lt, &lfree), prod(lt, &dims.lhs_contract), prod(rt, &rfree));
-    let lperm: Vec<i64> = dims.lhs_batch.iter().chain(&lfree).chain(&dims.lhs_contract).copied().collect();
-    let rperm: Vec<i64> = dims.rhs_batch.iter().chain(&dims.rhs_contract).chain(&rfree).copied().collect();
+    let lfree = DotDims::free(lt.rank(), &dims.lhs_batching_dimensions, &dims.lhs_contracting_dimensions);
+    let rfree = DotDims::free(rt.rank(), &dims.rhs_batching_dimensions, &dims.rhs_contracting_dimensions);
+    let (b, m, k, n) = (prod(lt, &dims.lhs_batching_dimensions), prod(lt, &lfree), prod(lt, &dims.lhs_contracting_dimensions), prod(rt, &rfree));
+    let lperm: Vec<i64> = dims.lhs_batching_dimensions.iter().chain(&lfree).chain(&dims.lhs_contracting_dimensions).copied().collect();
+    let rperm: Vec<i64> = dims.rhs_batching_dimensions.iter().chain(&dims.rhs_contracting_dimensions).chain(&rfree).copied().collect();
     let l1 = transpose(e, &l, lt, &lperm);
     let r1 = transpose(e, &r, rt, &rperm);
-    let batched = !dims.lhs_batch.is_empty();
+    let batched = !dims.lhs_batching_dimensions.is_empty();
     let (l3t, r3t, o3t) = if batched {
         (TensorType::new(d, [b, m, k]), TensorType::new(d, [b, k, n]), TensorType::new(d, [b, m, n]))
     } else {

@@ -5,31 +5,31 @@
 //! unspecified), so LLVM vectorizes them. `argmax`/`argmin` carry (value, index) outputs: a candidate replaces the
 //! best when it is strictly better, or NaN while the best is not; so the first extremal index
 //! wins and NaN counts as maximal for argmax and minimal for argmin (the first NaN wins).
-use quabla_dialect::{ArgOp, BinaryOp, DType, Func, Op, ReduceOp, TensorType};
+use quabla_dialect::{ArgOp, BinaryOp, DType, Func, Op, Reducer, TensorType};
 
 use super::{elementwise::binary, float_lit, generic, identity, int_max, int_min, map, Emitter, Iter, Operand};
 use crate::LowerError;
 
 /// The identity of `op` on dtype `d`, as MLIR text.
-fn identity_value(op: ReduceOp, d: DType) -> String {
+fn identity_value(op: Reducer, d: DType) -> String {
     match (op, d.is_float()) {
-        (ReduceOp::Sum, true) => "0.0".into(),
-        (ReduceOp::Sum, false) => "0".into(),
-        (ReduceOp::Prod, true) => "1.0".into(),
-        (ReduceOp::Prod, false) => "1".into(),
-        (ReduceOp::Max, true) => float_lit(d, f64::NEG_INFINITY),
-        (ReduceOp::Max, false) => int_min(d).into(),
-        (ReduceOp::Min, true) => float_lit(d, f64::INFINITY),
-        (ReduceOp::Min, false) => int_max(d).into(),
+        (Reducer::Sum, true) => "0.0".into(),
+        (Reducer::Sum, false) => "0".into(),
+        (Reducer::Prod, true) => "1.0".into(),
+        (Reducer::Prod, false) => "1".into(),
+        (Reducer::Max, true) => float_lit(d, f64::NEG_INFINITY),
+        (Reducer::Max, false) => int_min(d).into(),
+        (Reducer::Min, true) => float_lit(d, f64::INFINITY),
+        (Reducer::Min, false) => int_max(d).into(),
     }
 }
 
-fn combine(op: ReduceOp) -> BinaryOp {
+fn combine(op: Reducer) -> BinaryOp {
     match op {
-        ReduceOp::Sum => BinaryOp::Add,
-        ReduceOp::Prod => BinaryOp::Mul,
-        ReduceOp::Max => BinaryOp::Max,
-        ReduceOp::Min => BinaryOp::Min,
+        Reducer::Sum => BinaryOp::Add,
+        Reducer::Prod => BinaryOp::Mul,
+        Reducer::Max => BinaryOp::Max,
+        Reducer::Min => BinaryOp::Min,
     }
 }
 
@@ -42,7 +42,7 @@ fn reduction_shape(r: usize, dims: &[i64]) -> (String, Vec<Iter>) {
 }
 
 /// `quabla.reduce_{sum,max,min,prod}`.
-pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: ReduceOp, dims: &[i64]) -> Result<String, LowerError> {
+pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]) -> Result<String, LowerError> {
     let (x, xt, out) = (e.name(o.operands[0]), f.ty(o.operands[0]), f.ty(o.results[0]));
     if dims.is_empty() {
         return Ok(x);
@@ -57,8 +57,8 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: ReduceOp, dims: &[i64
         vec![match op {
             // Float sums and products may be reassociated (their order is unspecified), which
             // lets LLVM's loop vectorizer split them into vector lanes.
-            ReduceOp::Sum if d.is_float() => e.op(format!("arith.addf {acc}, {x} fastmath<reassoc> : {d}")),
-            ReduceOp::Prod if d.is_float() => e.op(format!("arith.mulf {acc}, {x} fastmath<reassoc> : {d}")),
+            Reducer::Sum if d.is_float() => e.op(format!("arith.addf {acc}, {x} fastmath<reassoc> : {d}")),
+            Reducer::Prod if d.is_float() => e.op(format!("arith.mulf {acc}, {x} fastmath<reassoc> : {d}")),
             _ => binary(e, combine(op), d, acc, x),
         }]
     })
@@ -70,7 +70,7 @@ pub fn lower_argreduce(e: &mut Emitter, f: &Func, o: &Op, op: ArgOp, dim: i64, i
     let (x, xt, out) = (e.name(o.operands[0]), f.ty(o.operands[0]), f.ty(o.results[0]));
     let d = xt.dtype;
     let vt = TensorType::new(d, out.shape.clone());
-    let rop = if op == ArgOp::Max { ReduceOp::Max } else { ReduceOp::Min };
+    let rop = if op == ArgOp::Max { Reducer::Max } else { Reducer::Min };
     let c = e.scalar(d, &identity_value(rop, d));
     let vinit = e.filled(&vt, &c);
     let z = e.scalar(index, "0");

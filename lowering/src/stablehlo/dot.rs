@@ -8,10 +8,10 @@ use crate::LowerError;
 /// `#stablehlo.dot<...>` (empty lists are left out, as StableHLO prints them).
 pub fn dot_dimension_numbers(d: &DotDims) -> String {
     let fields = [
-        ("lhs_batching_dimensions", &d.lhs_batch),
-        ("rhs_batching_dimensions", &d.rhs_batch),
-        ("lhs_contracting_dimensions", &d.lhs_contract),
-        ("rhs_contracting_dimensions", &d.rhs_contract),
+        ("lhs_batching_dimensions", &d.lhs_batching_dimensions),
+        ("rhs_batching_dimensions", &d.rhs_batching_dimensions),
+        ("lhs_contracting_dimensions", &d.lhs_contracting_dimensions),
+        ("rhs_contracting_dimensions", &d.rhs_contracting_dimensions),
     ];
     let parts: Vec<String> = fields.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| format!("{k} = [{}]", list(v))).collect();
     format!("#stablehlo.dot<{}>", parts.join(", "))
@@ -29,7 +29,7 @@ mod tests {
     #[test]
     fn dimension_numbers() {
         assert_eq!(dot_dimension_numbers(&DotDims::matmul()), "#stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>");
-        let d = DotDims { lhs_batch: vec![0], rhs_batch: vec![0], lhs_contract: vec![2], rhs_contract: vec![1] };
+        let d = DotDims { lhs_batching_dimensions: vec![0], rhs_batching_dimensions: vec![0], lhs_contracting_dimensions: vec![2], rhs_contracting_dimensions: vec![1] };
         assert_eq!(dot_dimension_numbers(&d), "#stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [0], lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1]>");
     }
 }

@@ -28,7 +28,7 @@ pub mod slicing;
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use quabla_dialect::{DType, DialectError, Func, Module, Op, OpKind, TensorType, Value};
+use quabla_dialect::{CallOp, ConstantOp, ControlOp, DType, DialectError, DotOp, ElementwiseOp, Func, LayoutOp, Module, Op, OpKind, ReduceOp, SlicingOp, TensorType, Value};
 
 use crate::linalg::{float_lit, sym};
 use crate::LowerError;
@@ -243,26 +243,26 @@ pub fn int_max_text(d: DType) -> String {
 fn export_op(e: &mut Emitter, names: &HashMap<String, String>, f: &Func, o: &Op) -> Result<(), LowerError> {
     e.loc = o.loc.as_ref().map(|l| l.to_string());
     let r = match &o.kind {
-        OpKind::Unary(u) => elementwise::lower_unary(e, f, o, *u),
-        OpKind::Binary(b) => elementwise::lower_binary(e, f, o, *b),
-        OpKind::Powi { exponent } => elementwise::lower_powi(e, f, o, *exponent),
-        OpKind::Compare { dir } => elementwise::lower_compare(e, f, o, *dir),
-        OpKind::Select => elementwise::lower_select(e, f, o),
-        OpKind::Convert { to } => elementwise::lower_convert(e, f, o, *to),
-        OpKind::Constant { value } => constant::lower_constant(e, value),
-        OpKind::Iota { dim, ty } => constant::lower_iota(e, *dim, ty),
-        OpKind::BroadcastInDim { dims, .. } => layout::lower_broadcast_in_dim(e, f, o, dims),
-        OpKind::Reshape { .. } => layout::lower_reshape(e, f, o),
-        OpKind::Transpose { perm } => layout::lower_transpose(e, f, o, perm),
-        OpKind::Concatenate { dim } => slicing::lower_concatenate(e, f, o, *dim),
-        OpKind::Slice { start, limit, strides } => slicing::lower_slice(e, f, o, start, limit, strides),
-        OpKind::Pad { low, high, interior } => slicing::lower_pad(e, f, o, low, high, interior),
-        OpKind::DynamicSlice { sizes } => slicing::lower_dynamic_slice(e, f, o, sizes),
-        OpKind::Gather { axis } => slicing::lower_gather(e, f, o, *axis),
-        OpKind::Reduce { op, dims } => reduce::lower_reduce(e, f, o, *op, dims),
-        OpKind::ArgReduce { op, dim, index } => reduce::lower_argreduce(e, f, o, *op, *dim, *index),
-        OpKind::DotGeneral { dims } => dot::lower_dot_general(e, f, o, dims),
-        OpKind::Call { callee, results } => {
+        OpKind::Elementwise(ElementwiseOp::Unary { op: u }) => elementwise::lower_unary(e, f, o, *u),
+        OpKind::Elementwise(ElementwiseOp::Binary { op: b }) => elementwise::lower_binary(e, f, o, *b),
+        OpKind::Elementwise(ElementwiseOp::Powi { exponent }) => elementwise::lower_powi(e, f, o, *exponent),
+        OpKind::Elementwise(ElementwiseOp::Compare { direction: dir}) => elementwise::lower_compare(e, f, o, *dir),
+        OpKind::Elementwise(ElementwiseOp::Select {}) => elementwise::lower_select(e, f, o),
+        OpKind::Elementwise(ElementwiseOp::Convert { to }) => elementwise::lower_convert(e, f, o, *to),
+        OpKind::Constant(ConstantOp::Constant { value }) => constant::lower_constant(e, value),
+        OpKind::Constant(ConstantOp::Iota { dim, ty }) => constant::lower_iota(e, *dim, ty),
+        OpKind::Layout(LayoutOp::BroadcastInDim { dims, .. }) => layout::lower_broadcast_in_dim(e, f, o, dims),
+        OpKind::Layout(LayoutOp::Reshape { .. }) => layout::lower_reshape(e, f, o),
+        OpKind::Layout(LayoutOp::Transpose { perm }) => layout::lower_transpose(e, f, o, perm),
+        OpKind::Slicing(SlicingOp::Concatenate { dim }) => slicing::lower_concatenate(e, f, o, *dim),
+        OpKind::Slicing(SlicingOp::Slice { start_indices: start, limit_indices: limit, strides }) => slicing::lower_slice(e, f, o, start, limit, strides),
+        OpKind::Slicing(SlicingOp::Pad { edge_padding_low: low, edge_padding_high: high, interior_padding: interior}) => slicing::lower_pad(e, f, o, low, high, interior),
+        OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: sizes}) => slicing::lower_dynamic_slice(e, f, o, sizes),
+        OpKind::Slicing(SlicingOp::Gather { axis }) => slicing::lower_gather(e, f, o, *axis),
+        OpKind::Reduce(ReduceOp::Reduce { op, dims }) => reduce::lower_reduce(e, f, o, *op, dims),
+        OpKind::Reduce(ReduceOp::ArgReduce { op, dim, index }) => reduce::lower_argreduce(e, f, o, *op, *dim, *index),
+        OpKind::Dot(DotOp::DotGeneral { dims }) => dot::lower_dot_general(e, f, o, dims),
+        OpKind::Call(CallOp::Call { callee, results }) => {
             let rs = call::lower_call(e, names, f, o, callee, results)?;
             for (v, r) in o.results.iter().zip(rs) {
                 e.alias(*v, r.name);
@@ -270,7 +270,7 @@ fn export_op(e: &mut Emitter, names: &HashMap<String, String>, f: &Func, o: &Op)
             e.loc = None;
             return Ok(());
         }
-        OpKind::If { results } => {
+        OpKind::Control(ControlOp::If { results }) => {
             let rs = control::lower_if(e, names, f, o, results)?;
             for (v, r) in o.results.iter().zip(rs) {
                 e.alias(*v, r.name);
@@ -361,17 +361,17 @@ pub fn export_module(m: &Module) -> Result<String, LowerError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use quabla_dialect::{BinaryOp, Literal, Transform, TransformKind};
+    use quabla_dialect::{BinaryOp, ConstantOp, ElementwiseOp, Literal, Transform, TransformKind};
 
     #[test]
     fn entry_and_names() {
         let t = TensorType::new(DType::F32, [3]);
         let mut g = Func::new("g", std::slice::from_ref(&t));
-        let r = g.push1(OpKind::Binary(BinaryOp::Add), &[g.params[0], g.params[0]], None).unwrap();
+        let r = g.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[g.params[0], g.params[0]], None).unwrap();
         g.outputs = vec![r];
         let mut h = Func::new("main", std::slice::from_ref(&t));
         h.public = false;
-        let c = h.push1(OpKind::Constant { value: Literal::splat(t.clone(), 2.0) }, &[], None).unwrap();
+        let c = h.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(t.clone(), 2.0) }), &[], None).unwrap();
         h.outputs = vec![c];
         let m = Module { funcs: vec![g, h] };
         let s = export_module(&m).unwrap();

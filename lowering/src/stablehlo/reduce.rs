@@ -10,40 +10,40 @@
 //! both values tie (equal, or both NaN) and a's index is smaller. So the first extremal
 //! index wins and the first NaN wins, as quabla (and NumPy) define it. The (identity, 0)
 //! start only wins when every element equals the identity, where 0 is the right index.
-use quabla_dialect::{ArgOp, CmpDir, DType, Func, Op, ReduceOp, TensorType};
+use quabla_dialect::{ArgOp, CmpDir, DType, Func, Op, Reducer, TensorType};
 
 use super::elementwise::{bin, compare, select};
 use super::{array, int_max_text, int_min_text, scalar_text, Emitter, Tv};
 use crate::LowerError;
 
 /// The identity of `op` on dtype `d`, as element text.
-fn identity_text(op: ReduceOp, d: DType) -> String {
+fn identity_text(op: Reducer, d: DType) -> String {
     match (op, d) {
-        (ReduceOp::Sum, _) => scalar_text(d, 0.0),
-        (ReduceOp::Prod, _) => scalar_text(d, 1.0),
-        (ReduceOp::Max, DType::I32 | DType::I64) => int_min_text(d),
-        (ReduceOp::Max, DType::I1) => scalar_text(d, 0.0),
-        (ReduceOp::Max, _) => scalar_text(d, f64::NEG_INFINITY),
-        (ReduceOp::Min, DType::I32 | DType::I64) => int_max_text(d),
-        (ReduceOp::Min, DType::I1) => scalar_text(d, 1.0),
-        (ReduceOp::Min, _) => scalar_text(d, f64::INFINITY),
+        (Reducer::Sum, _) => scalar_text(d, 0.0),
+        (Reducer::Prod, _) => scalar_text(d, 1.0),
+        (Reducer::Max, DType::I32 | DType::I64) => int_min_text(d),
+        (Reducer::Max, DType::I1) => scalar_text(d, 0.0),
+        (Reducer::Max, _) => scalar_text(d, f64::NEG_INFINITY),
+        (Reducer::Min, DType::I32 | DType::I64) => int_max_text(d),
+        (Reducer::Min, DType::I1) => scalar_text(d, 1.0),
+        (Reducer::Min, _) => scalar_text(d, f64::INFINITY),
     }
 }
 
 /// The StableHLO op combining two partial results of `op` on dtype `d`.
-fn combiner(op: ReduceOp, d: DType) -> &'static str {
+fn combiner(op: Reducer, d: DType) -> &'static str {
     match (op, d == DType::I1) {
-        (ReduceOp::Sum, _) => "stablehlo.add",
-        (ReduceOp::Prod, _) => "stablehlo.multiply",
-        (ReduceOp::Max, true) => "stablehlo.or",
-        (ReduceOp::Max, false) => "stablehlo.maximum",
-        (ReduceOp::Min, true) => "stablehlo.and",
-        (ReduceOp::Min, false) => "stablehlo.minimum",
+        (Reducer::Sum, _) => "stablehlo.add",
+        (Reducer::Prod, _) => "stablehlo.multiply",
+        (Reducer::Max, true) => "stablehlo.or",
+        (Reducer::Max, false) => "stablehlo.maximum",
+        (Reducer::Min, true) => "stablehlo.and",
+        (Reducer::Min, false) => "stablehlo.minimum",
     }
 }
 
 /// `quabla.reduce_{sum,max,min,prod}`.
-pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: ReduceOp, dims: &[i64]) -> Result<Tv, LowerError> {
+pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]) -> Result<Tv, LowerError> {
     let x = e.get(f, o.operands[0]);
     if dims.is_empty() {
         return Ok(x);
@@ -92,7 +92,7 @@ pub fn lower_argreduce(e: &mut Emitter, f: &Func, o: &Op, op: ArgOp, dim: i64, i
     let out = f.ty(o.results[0]).clone();
     let iota = e.op("stablehlo.iota", &[], &[("iota_dimension", super::int_attr(dim))], &x.ty.with_dtype(index));
     let (sv, si) = (TensorType::scalar(d), TensorType::scalar(index));
-    let rop = if op == ArgOp::Max { ReduceOp::Max } else { ReduceOp::Min };
+    let rop = if op == ArgOp::Max { Reducer::Max } else { Reducer::Min };
     let vinit = e.splat(&sv, &identity_text(rop, d));
     let iinit = e.splat(&si, "0");
     let results = [out.with_dtype(d), out];
@@ -104,7 +104,7 @@ pub fn lower_argreduce(e: &mut Emitter, f: &Func, o: &Op, op: ArgOp, dim: i64, i
 #[cfg(test)]
 mod tests {
     use super::*;
-    use quabla_dialect::{Module, OpKind};
+    use quabla_dialect::{Module, OpKind, ReduceOp, Reducer};
 
     fn export(kind: OpKind, t: TensorType) -> String {
         let mut f = Func::new("main", &[t]);
@@ -116,21 +116,21 @@ mod tests {
 
     #[test]
     fn reduce_region() {
-        let s = export(OpKind::Reduce { op: ReduceOp::Max, dims: vec![1, 0] }, TensorType::new(DType::F32, [2, 3]));
+        let s = export(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max, dims: vec![1, 0] }), TensorType::new(DType::F32, [2, 3]));
         assert!(s.contains("dense<0xFF800000> : tensor<f32>"), "{s}");
         assert!(s.contains("\"stablehlo.maximum\""), "{s}");
         assert!(s.contains("{dimensions = array<i64: 0, 1>} : (tensor<2x3xf32>, tensor<f32>) -> (tensor<f32>)"), "{s}");
-        let s = export(OpKind::Reduce { op: ReduceOp::Min, dims: vec![0] }, TensorType::new(DType::I1, [4]));
+        let s = export(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Min, dims: vec![0] }), TensorType::new(DType::I1, [4]));
         assert!(s.contains("dense<true> : tensor<i1>") && s.contains("\"stablehlo.and\""), "{s}");
-        let s = export(OpKind::Reduce { op: ReduceOp::Max, dims: vec![0] }, TensorType::new(DType::I1, [4]));
+        let s = export(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max, dims: vec![0] }), TensorType::new(DType::I1, [4]));
         assert!(s.contains("dense<false> : tensor<i1>") && s.contains("\"stablehlo.or\""), "{s}");
-        let s = export(OpKind::Reduce { op: ReduceOp::Sum, dims: vec![] }, TensorType::new(DType::I32, [4]));
+        let s = export(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![] }), TensorType::new(DType::I32, [4]));
         assert!(!s.contains("stablehlo.reduce"), "{s}");
     }
 
     #[test]
     fn argmax_is_variadic() {
-        let s = export(OpKind::ArgReduce { op: ArgOp::Max, dim: 1, index: DType::I32 }, TensorType::new(DType::F64, [2, 3]));
+        let s = export(OpKind::Reduce(ReduceOp::ArgReduce { op: ArgOp::Max, dim: 1, index: DType::I32 }), TensorType::new(DType::F64, [2, 3]));
         assert!(s.contains("\"stablehlo.iota\"() {iota_dimension = 1 : i64} : () -> tensor<2x3xi32>"), "{s}");
         assert!(s.contains("%t4:2 = \"stablehlo.reduce\""), "{s}");
         assert!(s.contains("-> (tensor<2xf64>, tensor<2xi32>)"), "{s}");

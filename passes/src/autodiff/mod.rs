@@ -18,7 +18,7 @@
 //! `quabla-canonicalize`, which removes the zero arithmetic and duplicated primal work.
 use std::collections::{HashMap, HashSet};
 
-use quabla_dialect::{Func, Module, OpKind, TransformKind, Value};
+use quabla_dialect::{CallOp, Func, Module, OpKind, TransformKind, Value};
 
 mod vmap;
 
@@ -70,7 +70,7 @@ fn inlined(m: &Module, name: &str) -> Result<Func, String> {
     let mut copy = m.clone();
     inline(&mut copy);
     let f = copy.func(name).ok_or_else(|| format!("quabla-autodiff: unknown function @{name}"))?.clone();
-    if f.ops.iter().any(|o| matches!(o.kind, OpKind::Call { .. })) {
+    if f.ops.iter().any(|o| matches!(o.kind, OpKind::Call(CallOp::Call { .. }))) {
         return Err(format!("quabla-autodiff: @{name} still has calls after inlining"));
     }
     Ok(f)
@@ -80,7 +80,7 @@ fn inlined(m: &Module, name: &str) -> Result<Func, String> {
 fn forward_to(decl: &Func, first: &str) -> Func {
     let mut f = Func::new(decl.name.clone(), &decl.param_types());
     let ps = f.params.clone();
-    f.outputs = f.push(OpKind::Call { callee: first.to_string(), results: decl.outputs_decl.clone() }, &ps, decl.loc.clone()).expect("signatures match");
+    f.outputs = f.push(OpKind::Call(CallOp::Call { callee: first.to_string(), results: decl.outputs_decl.clone() }), &ps, decl.loc.clone()).expect("signatures match");
     f
 }
 

@@ -3,7 +3,7 @@
 //! are copied unchanged, the others go through their family's batching rule.
 use std::collections::HashMap;
 
-use quabla_dialect::{insert_axis, Func, Value};
+use quabla_dialect::{Func, Value, insert_axis};
 
 use crate::rules::{self, RuleError, B};
 

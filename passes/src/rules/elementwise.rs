@@ -5,7 +5,7 @@
 //! where x == 0 and y < 1 and keeps its finite limit for y >= 1; the exponent partial is 0
 //! for x <= 0; singular points are masked out of the inner power so that higher
 //! derivatives stay finite.
-use quabla_dialect::{BinaryOp, CmpDir, Op, OpKind, UnaryOp, Value};
+use quabla_dialect::{BinaryOp, CmpDir, ElementwiseOp, Op, OpKind, UnaryOp, Value};
 
 use super::{differentiable, RuleError, Tangents, B};
 
@@ -28,7 +28,7 @@ fn partials(b: &mut B, op: &Op) -> Result<Vec<Option<Value>>, RuleError> {
     let x = op.operands[0];
     let y = op.results[0];
     Ok(match &op.kind {
-        OpKind::Unary(u) => vec![match u {
+        OpKind::Elementwise(ElementwiseOp::Unary { op: u }) => vec![match u {
             UnaryOp::Abs => Some(b.un(UnaryOp::Sign, x)),
             UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Not | UnaryOp::IsFinite => None,
             UnaryOp::Neg => Some(b.like(x, -1.0)),
@@ -87,7 +87,7 @@ fn partials(b: &mut B, op: &Op) -> Result<Vec<Option<Value>>, RuleError> {
                 Some(b.mul(c, e))
             }
         }],
-        OpKind::Binary(bo) => {
+        OpKind::Elementwise(ElementwiseOp::Binary { op: bo }) => {
             let z = op.operands[1];
             match bo {
                 BinaryOp::Add => {
@@ -160,13 +160,13 @@ fn partials(b: &mut B, op: &Op) -> Result<Vec<Option<Value>>, RuleError> {
                 BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => vec![None, None],
             }
         }
-        OpKind::Powi { exponent } => {
+        OpKind::Elementwise(ElementwiseOp::Powi { exponent }) => {
             let n = *exponent;
             if n == 0 {
                 vec![None]
             } else {
                 let c = b.like(x, n as f64);
-                let p = if n == 1 { b.like(x, 1.0) } else { b.op(OpKind::Powi { exponent: n - 1 }, &[x]) };
+                let p = if n == 1 { b.like(x, 1.0) } else { b.op(OpKind::Elementwise(ElementwiseOp::Powi { exponent: n - 1 }), &[x]) };
                 vec![Some(b.mul(c, p))]
             }
         }
@@ -180,15 +180,15 @@ pub fn jvp(b: &mut B, op: &Op, t: &[Option<Value>]) -> Result<Tangents, RuleErro
         return Ok(vec![None]);
     }
     Ok(vec![match &op.kind {
-        OpKind::Unary(UnaryOp::Neg) => t[0].map(|t| b.neg(t)),
-        OpKind::Binary(BinaryOp::Add) => b.add_opt(t[0], t[1]),
-        OpKind::Binary(BinaryOp::Sub) => match (t[0], t[1]) {
+        OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Neg }) => t[0].map(|t| b.neg(t)),
+        OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }) => b.add_opt(t[0], t[1]),
+        OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Sub }) => match (t[0], t[1]) {
             (Some(a), Some(c)) => Some(b.sub(a, c)),
             (a, None) => a,
             (None, Some(c)) => Some(b.neg(c)),
         },
-        OpKind::Compare { .. } => None,
-        OpKind::Select => {
+        OpKind::Elementwise(ElementwiseOp::Compare { .. }) => None,
+        OpKind::Elementwise(ElementwiseOp::Select {}) => {
             if t[1].is_none() && t[2].is_none() {
                 None
             } else {
@@ -197,7 +197,7 @@ pub fn jvp(b: &mut B, op: &Op, t: &[Option<Value>]) -> Result<Tangents, RuleErro
                 Some(b.select(op.operands[0], tt, tf))
             }
         }
-        OpKind::Convert { to } => {
+        OpKind::Elementwise(ElementwiseOp::Convert { to }) => {
             let from = b.f.ty(op.operands[0]).dtype;
             if from.is_float() && to.is_float() {
                 t[0].map(|t| b.convert(t, *to))
@@ -224,18 +224,18 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
     let diff: Vec<bool> = op.operands.iter().map(|v| differentiable(b.f.ty(*v))).collect();
     let keep = |v: Vec<Option<Value>>| v.into_iter().zip(&diff).map(|(c, d)| if *d { c } else { None }).collect::<Vec<_>>();
     Ok(keep(match &op.kind {
-        OpKind::Unary(UnaryOp::Neg) => vec![Some(b.neg(ct))],
-        OpKind::Binary(BinaryOp::Add) => vec![Some(ct), Some(ct)],
-        OpKind::Binary(BinaryOp::Sub) => vec![Some(ct), Some(b.neg(ct))],
-        OpKind::Compare { .. } => vec![None; n],
-        OpKind::Select => {
+        OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Neg }) => vec![Some(b.neg(ct))],
+        OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }) => vec![Some(ct), Some(ct)],
+        OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Sub }) => vec![Some(ct), Some(b.neg(ct))],
+        OpKind::Elementwise(ElementwiseOp::Compare { .. }) => vec![None; n],
+        OpKind::Elementwise(ElementwiseOp::Select {}) => {
             let z = b.like(ct, 0.0);
             let p = op.operands[0];
             let a = b.select(p, ct, z);
             let c = b.select(p, z, ct);
             vec![None, Some(a), Some(c)]
         }
-        OpKind::Convert { .. } => {
+        OpKind::Elementwise(ElementwiseOp::Convert { .. }) => {
             let from = b.f.ty(op.operands[0]).dtype;
             if from.is_float() {
                 vec![Some(b.convert(ct, from))]

@@ -1,7 +1,7 @@
 //! Derivative rules of layout ops. All are linear: the JVP applies the op to the tangent;
 //! the VJP applies the transpose: a sum over broadcast dims (then a reshape to the operand),
 //! the inverse reshape, the inverse permutation.
-use quabla_dialect::{Op, OpKind, Value};
+use quabla_dialect::{LayoutOp, Op, OpKind, Value};
 
 use super::{RuleError, Tangents, B};
 
@@ -12,7 +12,7 @@ pub fn jvp(b: &mut B, op: &Op, t: &[Option<Value>]) -> Result<Tangents, RuleErro
 pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
     let xt = b.ty(op.operands[0]);
     Ok(vec![Some(match &op.kind {
-        OpKind::BroadcastInDim { dims, shape } => {
+        OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape }) => {
             // Sum over result dims not mapped from the operand, and over mapped dims where the
             // operand had extent 1 but the result does not.
             let mut sum_dims: Vec<i64> = (0..shape.len() as i64).filter(|d| !dims.contains(d)).collect();
@@ -25,8 +25,8 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
             let s = b.reduce_sum(ct, sum_dims);
             b.reshape(s, xt.shape.clone())
         }
-        OpKind::Reshape { .. } => b.reshape(ct, xt.shape.clone()),
-        OpKind::Transpose { perm } => {
+        OpKind::Layout(LayoutOp::Reshape { .. }) => b.reshape(ct, xt.shape.clone()),
+        OpKind::Layout(LayoutOp::Transpose { perm }) => {
             let mut inv = vec![0i64; perm.len()];
             for (i, &p) in perm.iter().enumerate() {
                 inv[p as usize] = i as i64;
@@ -40,9 +40,9 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
 /// Batching: the op gains the leading batch dim (dims/perm shifted by one).
 pub fn batch(b: &mut B, op: &Op, xs: &[Value], _batched: &[bool], size: i64) -> Result<Vec<(Value, bool)>, RuleError> {
     let kind = match &op.kind {
-        OpKind::BroadcastInDim { dims, shape } => OpKind::BroadcastInDim { dims: super::shift(dims, 0), shape: std::iter::once(size).chain(shape.iter().copied()).collect() },
-        OpKind::Reshape { shape } => OpKind::Reshape { shape: std::iter::once(size).chain(shape.iter().copied()).collect() },
-        OpKind::Transpose { perm } => OpKind::Transpose { perm: super::shift(perm, 0) },
+        OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape }) => OpKind::Layout(LayoutOp::BroadcastInDim { dims: super::shift(dims, 0), shape: std::iter::once(size).chain(shape.iter().copied()).collect() }),
+        OpKind::Layout(LayoutOp::Reshape { shape }) => OpKind::Layout(LayoutOp::Reshape { shape: std::iter::once(size).chain(shape.iter().copied()).collect() }),
+        OpKind::Layout(LayoutOp::Transpose { perm }) => OpKind::Layout(LayoutOp::Transpose { perm: super::shift(perm, 0) }),
         other => return Err(RuleError::Internal(format!("layout batch got {}", other.name()))),
     };
     Ok(vec![(b.op(kind, &[xs[0]]), true)])

@@ -10,7 +10,7 @@ pub mod layout;
 pub mod reduce;
 pub mod slicing;
 
-use quabla_dialect::{BinaryOp, CmpDir, DType, Func, Literal, Loc, Op, OpKind, ReduceOp, TensorType, UnaryOp, Value};
+use quabla_dialect::{BinaryOp, CallOp, CmpDir, ConstantOp, ControlOp, DType, DotOp, ElementwiseOp, Func, LayoutOp, Literal, Loc, Op, OpKind, ReduceOp, Reducer, SlicingOp, TensorType, UnaryOp, Value};
 
 /// Errors of the differentiation rules.
 #[derive(Debug, thiserror::Error)]
@@ -43,11 +43,11 @@ impl B<'_> {
     }
 
     pub fn un(&mut self, u: UnaryOp, x: Value) -> Value {
-        self.op(OpKind::Unary(u), &[x])
+        self.op(OpKind::Elementwise(ElementwiseOp::Unary { op: u }), &[x])
     }
 
     pub fn bin(&mut self, b: BinaryOp, x: Value, y: Value) -> Value {
-        self.op(OpKind::Binary(b), &[x, y])
+        self.op(OpKind::Elementwise(ElementwiseOp::Binary { op: b }), &[x, y])
     }
 
     pub fn add(&mut self, x: Value, y: Value) -> Value {
@@ -72,7 +72,7 @@ impl B<'_> {
 
     /// A splat constant of type `ty`.
     pub fn splat(&mut self, ty: &TensorType, v: f64) -> Value {
-        self.op(OpKind::Constant { value: Literal::splat(ty.clone(), v) }, &[])
+        self.op(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(ty.clone(), v) }), &[])
     }
 
     /// A splat constant shaped like `x`.
@@ -86,46 +86,46 @@ impl B<'_> {
     }
 
     pub fn cmp(&mut self, dir: CmpDir, x: Value, y: Value) -> Value {
-        self.op(OpKind::Compare { dir }, &[x, y])
+        self.op(OpKind::Elementwise(ElementwiseOp::Compare { direction: dir}), &[x, y])
     }
 
     pub fn select(&mut self, p: Value, x: Value, y: Value) -> Value {
-        self.op(OpKind::Select, &[p, x, y])
+        self.op(OpKind::Elementwise(ElementwiseOp::Select {}), &[p, x, y])
     }
 
     pub fn convert(&mut self, x: Value, to: DType) -> Value {
         if self.ty(x).dtype == to {
             return x;
         }
-        self.op(OpKind::Convert { to }, &[x])
+        self.op(OpKind::Elementwise(ElementwiseOp::Convert { to }), &[x])
     }
 
     pub fn reduce_sum(&mut self, x: Value, dims: Vec<i64>) -> Value {
         if dims.is_empty() {
             return x;
         }
-        self.op(OpKind::Reduce { op: ReduceOp::Sum, dims }, &[x])
+        self.op(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims }), &[x])
     }
 
     pub fn reshape(&mut self, x: Value, shape: Vec<i64>) -> Value {
         if self.ty(x).shape == shape {
             return x;
         }
-        self.op(OpKind::Reshape { shape }, &[x])
+        self.op(OpKind::Layout(LayoutOp::Reshape { shape }), &[x])
     }
 
     pub fn transpose(&mut self, x: Value, perm: Vec<i64>) -> Value {
         if perm.iter().enumerate().all(|(i, &p)| p == i as i64) {
             return x;
         }
-        self.op(OpKind::Transpose { perm }, &[x])
+        self.op(OpKind::Layout(LayoutOp::Transpose { perm }), &[x])
     }
 
     pub fn broadcast(&mut self, x: Value, dims: Vec<i64>, shape: Vec<i64>) -> Value {
         if self.ty(x).shape == shape {
             return x;
         }
-        self.op(OpKind::BroadcastInDim { dims, shape }, &[x])
+        self.op(OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape }), &[x])
     }
 
     /// `t` or a materialised zero of `like`'s type.
@@ -162,28 +162,28 @@ pub fn differentiable(t: &TensorType) -> bool {
 /// Dispatches the JVP rule of `op` (exhaustive over families).
 pub fn jvp(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, RuleError> {
     match &op.kind {
-        OpKind::Unary(_) | OpKind::Binary(_) | OpKind::Powi { .. } | OpKind::Compare { .. } | OpKind::Select | OpKind::Convert { .. } => elementwise::jvp(b, op, tangents),
-        OpKind::Constant { .. } | OpKind::Iota { .. } => constant::jvp(b, op, tangents),
-        OpKind::BroadcastInDim { .. } | OpKind::Reshape { .. } | OpKind::Transpose { .. } => layout::jvp(b, op, tangents),
-        OpKind::Concatenate { .. } | OpKind::Slice { .. } | OpKind::Pad { .. } | OpKind::DynamicSlice { .. } | OpKind::Gather { .. } => slicing::jvp(b, op, tangents),
-        OpKind::Reduce { .. } | OpKind::ArgReduce { .. } => reduce::jvp(b, op, tangents),
-        OpKind::DotGeneral { .. } => dot::jvp(b, op, tangents),
-        OpKind::Call { .. } => Err(RuleError::Internal("calls are inlined before differentiation".into())),
-        OpKind::If { .. } => control::jvp(b, op, tangents),
+        OpKind::Elementwise(ElementwiseOp::Unary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Binary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Powi { .. }) | OpKind::Elementwise(ElementwiseOp::Compare { .. }) | OpKind::Elementwise(ElementwiseOp::Select {}) | OpKind::Elementwise(ElementwiseOp::Convert { .. }) => elementwise::jvp(b, op, tangents),
+        OpKind::Constant(ConstantOp::Constant { .. }) | OpKind::Constant(ConstantOp::Iota { .. }) => constant::jvp(b, op, tangents),
+        OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) => layout::jvp(b, op, tangents),
+        OpKind::Slicing(SlicingOp::Concatenate { .. }) | OpKind::Slicing(SlicingOp::Slice { .. }) | OpKind::Slicing(SlicingOp::Pad { .. }) | OpKind::Slicing(SlicingOp::DynamicSlice { .. }) | OpKind::Slicing(SlicingOp::Gather { .. }) => slicing::jvp(b, op, tangents),
+        OpKind::Reduce(ReduceOp::Reduce { .. }) | OpKind::Reduce(ReduceOp::ArgReduce { .. }) => reduce::jvp(b, op, tangents),
+        OpKind::Dot(DotOp::DotGeneral { .. }) => dot::jvp(b, op, tangents),
+        OpKind::Call(CallOp::Call { .. }) => Err(RuleError::Internal("calls are inlined before differentiation".into())),
+        OpKind::Control(ControlOp::If { .. }) => control::jvp(b, op, tangents),
     }
 }
 
 /// Dispatches the VJP rule of `op`: operand cotangents from the result cotangent.
 pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
     match &op.kind {
-        OpKind::Unary(_) | OpKind::Binary(_) | OpKind::Powi { .. } | OpKind::Compare { .. } | OpKind::Select | OpKind::Convert { .. } => elementwise::vjp(b, op, ct),
-        OpKind::Constant { .. } | OpKind::Iota { .. } => constant::vjp(b, op, ct),
-        OpKind::BroadcastInDim { .. } | OpKind::Reshape { .. } | OpKind::Transpose { .. } => layout::vjp(b, op, ct),
-        OpKind::Concatenate { .. } | OpKind::Slice { .. } | OpKind::Pad { .. } | OpKind::DynamicSlice { .. } | OpKind::Gather { .. } => slicing::vjp(b, op, ct),
-        OpKind::Reduce { .. } | OpKind::ArgReduce { .. } => reduce::vjp(b, op, ct),
-        OpKind::DotGeneral { .. } => dot::vjp(b, op, ct),
-        OpKind::Call { .. } => Err(RuleError::Internal("calls are inlined before differentiation".into())),
-        OpKind::If { .. } => control::vjp(b, op, ct),
+        OpKind::Elementwise(ElementwiseOp::Unary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Binary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Powi { .. }) | OpKind::Elementwise(ElementwiseOp::Compare { .. }) | OpKind::Elementwise(ElementwiseOp::Select {}) | OpKind::Elementwise(ElementwiseOp::Convert { .. }) => elementwise::vjp(b, op, ct),
+        OpKind::Constant(ConstantOp::Constant { .. }) | OpKind::Constant(ConstantOp::Iota { .. }) => constant::vjp(b, op, ct),
+        OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) => layout::vjp(b, op, ct),
+        OpKind::Slicing(SlicingOp::Concatenate { .. }) | OpKind::Slicing(SlicingOp::Slice { .. }) | OpKind::Slicing(SlicingOp::Pad { .. }) | OpKind::Slicing(SlicingOp::DynamicSlice { .. }) | OpKind::Slicing(SlicingOp::Gather { .. }) => slicing::vjp(b, op, ct),
+        OpKind::Reduce(ReduceOp::Reduce { .. }) | OpKind::Reduce(ReduceOp::ArgReduce { .. }) => reduce::vjp(b, op, ct),
+        OpKind::Dot(DotOp::DotGeneral { .. }) => dot::vjp(b, op, ct),
+        OpKind::Call(CallOp::Call { .. }) => Err(RuleError::Internal("calls are inlined before differentiation".into())),
+        OpKind::Control(ControlOp::If { .. }) => control::vjp(b, op, ct),
     }
 }
 
@@ -200,7 +200,7 @@ pub fn lift(b: &mut B, x: Value, size: i64) -> Value {
     let t = b.ty(x);
     let mut shape = vec![size];
     shape.extend(&t.shape);
-    b.op(OpKind::BroadcastInDim { dims: (1..=t.rank() as i64).collect(), shape }, &[x])
+    b.op(OpKind::Layout(LayoutOp::BroadcastInDim { dims: (1..=t.rank() as i64).collect(), shape }), &[x])
 }
 
 /// Lifts every unbatched operand.
@@ -217,13 +217,13 @@ pub fn shift(v: &[i64], first: i64) -> Vec<i64> {
 /// Returns each result with whether it is batched (then with the batch dim first).
 pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> Result<Vec<(Value, bool)>, RuleError> {
     match &op.kind {
-        OpKind::Unary(_) | OpKind::Binary(_) | OpKind::Powi { .. } | OpKind::Compare { .. } | OpKind::Select | OpKind::Convert { .. } => elementwise::batch(b, op, xs, batched, size),
-        OpKind::Constant { .. } | OpKind::Iota { .. } => constant::batch(b, op, xs, batched, size),
-        OpKind::BroadcastInDim { .. } | OpKind::Reshape { .. } | OpKind::Transpose { .. } => layout::batch(b, op, xs, batched, size),
-        OpKind::Concatenate { .. } | OpKind::Slice { .. } | OpKind::Pad { .. } | OpKind::DynamicSlice { .. } | OpKind::Gather { .. } => slicing::batch(b, op, xs, batched, size),
-        OpKind::Reduce { .. } | OpKind::ArgReduce { .. } => reduce::batch(b, op, xs, batched, size),
-        OpKind::DotGeneral { .. } => dot::batch(b, op, xs, batched, size),
-        OpKind::Call { .. } => Err(RuleError::Internal("calls are inlined before batching".into())),
-        OpKind::If { .. } => control::batch(b, op, xs, batched, size),
+        OpKind::Elementwise(ElementwiseOp::Unary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Binary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Powi { .. }) | OpKind::Elementwise(ElementwiseOp::Compare { .. }) | OpKind::Elementwise(ElementwiseOp::Select {}) | OpKind::Elementwise(ElementwiseOp::Convert { .. }) => elementwise::batch(b, op, xs, batched, size),
+        OpKind::Constant(ConstantOp::Constant { .. }) | OpKind::Constant(ConstantOp::Iota { .. }) => constant::batch(b, op, xs, batched, size),
+        OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) => layout::batch(b, op, xs, batched, size),
+        OpKind::Slicing(SlicingOp::Concatenate { .. }) | OpKind::Slicing(SlicingOp::Slice { .. }) | OpKind::Slicing(SlicingOp::Pad { .. }) | OpKind::Slicing(SlicingOp::DynamicSlice { .. }) | OpKind::Slicing(SlicingOp::Gather { .. }) => slicing::batch(b, op, xs, batched, size),
+        OpKind::Reduce(ReduceOp::Reduce { .. }) | OpKind::Reduce(ReduceOp::ArgReduce { .. }) => reduce::batch(b, op, xs, batched, size),
+        OpKind::Dot(DotOp::DotGeneral { .. }) => dot::batch(b, op, xs, batched, size),
+        OpKind::Call(CallOp::Call { .. }) => Err(RuleError::Internal("calls are inlined before batching".into())),
+        OpKind::Control(ControlOp::If { .. }) => control::batch(b, op, xs, batched, size),
     }
 }

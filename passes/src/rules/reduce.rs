@@ -3,7 +3,7 @@
 //! the product of the other elements, computed without division (so zeros are exact) by a
 //! masked product over an [n, n, m] broadcast of the reduced elements. argmax/argmin have
 //! integer results and no tangent.
-use quabla_dialect::{CmpDir, Op, OpKind, ReduceOp, TensorType, Value};
+use quabla_dialect::{CmpDir, ConstantOp, Op, OpKind, ReduceOp, Reducer, TensorType, Value};
 
 use super::{RuleError, Tangents, B};
 
@@ -35,12 +35,12 @@ fn prod_others(b: &mut B, x: Value, dims: &[i64]) -> (Vec<i64>, Value) {
     let big = vec![n, n, m];
     let xb = b.broadcast(x2, vec![1, 2], big.clone());
     let it = TensorType::new(quabla_dialect::DType::I64, big.clone());
-    let i0 = b.op(OpKind::Iota { dim: 0, ty: it.clone() }, &[]);
-    let i1 = b.op(OpKind::Iota { dim: 1, ty: it }, &[]);
+    let i0 = b.op(OpKind::Constant(ConstantOp::Iota { dim: 0, ty: it.clone() }), &[]);
+    let i1 = b.op(OpKind::Constant(ConstantOp::Iota { dim: 1, ty: it }), &[]);
     let eye = b.cmp(CmpDir::Eq, i0, i1);
     let ones = b.splat(&TensorType::new(xt.dtype, big), 1.0);
     let sel = b.select(eye, ones, xb);
-    (perm, b.op(OpKind::Reduce { op: ReduceOp::Prod, dims: vec![1] }, &[sel]))
+    (perm, b.op(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Prod, dims: vec![1] }), &[sel]))
 }
 
 pub fn jvp(b: &mut B, op: &Op, t: &[Option<Value>]) -> Result<Tangents, RuleError> {
@@ -48,14 +48,14 @@ pub fn jvp(b: &mut B, op: &Op, t: &[Option<Value>]) -> Result<Tangents, RuleErro
     let x = op.operands[0];
     let y = op.results[0];
     Ok(vec![match &op.kind {
-        OpKind::Reduce { op: ReduceOp::Sum, dims } => Some(b.reduce_sum(tx, dims.clone())),
-        OpKind::Reduce { op: ReduceOp::Max | ReduceOp::Min, dims } => {
+        OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims }) => Some(b.reduce_sum(tx, dims.clone())),
+        OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max | Reducer::Min, dims }) => {
             let (m, cnt) = chooser(b, x, y, dims);
             let tm = b.mul(tx, m);
             let s = b.reduce_sum(tm, dims.clone());
             Some(b.div(s, cnt))
         }
-        OpKind::Reduce { op: ReduceOp::Prod, dims } => {
+        OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Prod, dims }) => {
             let (perm, others) = prod_others(b, x, dims);
             let ot = b.ty(others);
             let ttp = b.transpose(tx, perm);
@@ -65,7 +65,7 @@ pub fn jvp(b: &mut B, op: &Op, t: &[Option<Value>]) -> Result<Tangents, RuleErro
             let yt = b.ty(y);
             Some(b.reshape(s, yt.shape))
         }
-        OpKind::ArgReduce { .. } => None,
+        OpKind::Reduce(ReduceOp::ArgReduce { .. }) => None,
         other => return Err(RuleError::Internal(format!("reduce jvp got {}", other.name()))),
     }])
 }
@@ -75,14 +75,14 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
     let y = op.results[0];
     let xt = b.ty(x);
     Ok(vec![match &op.kind {
-        OpKind::Reduce { op: ReduceOp::Sum, dims } => Some(b.broadcast(ct, kept(xt.rank(), dims), xt.shape.clone())),
-        OpKind::Reduce { op: ReduceOp::Max | ReduceOp::Min, dims } => {
+        OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims }) => Some(b.broadcast(ct, kept(xt.rank(), dims), xt.shape.clone())),
+        OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max | Reducer::Min, dims }) => {
             let (m, cnt) = chooser(b, x, y, dims);
             let q = b.div(ct, cnt);
             let qb = b.broadcast(q, kept(xt.rank(), dims), xt.shape.clone());
             Some(b.mul(qb, m))
         }
-        OpKind::Reduce { op: ReduceOp::Prod, dims } => {
+        OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Prod, dims }) => {
             let (perm, others) = prod_others(b, x, dims);
             let ot = b.ty(others);
             let m = ot.shape[1];
@@ -97,7 +97,7 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
             }
             Some(b.transpose(g2, inv))
         }
-        OpKind::ArgReduce { .. } => None,
+        OpKind::Reduce(ReduceOp::ArgReduce { .. }) => None,
         other => return Err(RuleError::Internal(format!("reduce vjp got {}", other.name()))),
     }])
 }
@@ -105,8 +105,8 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
 /// Batching: reduced dims shift by one (the operand is batched: it is the only operand).
 pub fn batch(b: &mut B, op: &Op, xs: &[Value], _batched: &[bool], _size: i64) -> Result<Vec<(Value, bool)>, RuleError> {
     let kind = match &op.kind {
-        OpKind::Reduce { op, dims } => OpKind::Reduce { op: *op, dims: dims.iter().map(|d| d + 1).collect() },
-        OpKind::ArgReduce { op, dim, index } => OpKind::ArgReduce { op: *op, dim: dim + 1, index: *index },
+        OpKind::Reduce(ReduceOp::Reduce { op, dims }) => OpKind::Reduce(ReduceOp::Reduce { op: *op, dims: dims.iter().map(|d| d + 1).collect() }),
+        OpKind::Reduce(ReduceOp::ArgReduce { op, dim, index }) => OpKind::Reduce(ReduceOp::ArgReduce { op: *op, dim: dim + 1, index: *index }),
         other => return Err(RuleError::Internal(format!("reduce batch got {}", other.name()))),
     };
     Ok(vec![(b.op(kind, &[xs[0]]), true)])

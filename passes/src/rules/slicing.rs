@@ -5,14 +5,14 @@
 //! masked gather per dim (the clamped start is recomputed from the start operands);
 //! gather -> a one-hot contraction (`dot_general` with `compare(iota, clamp(indices))`),
 //! which adds the cotangents of repeated indices.
-use quabla_dialect::{BinaryOp, CmpDir, DType, DotDims, Literal, Op, OpKind, TensorType, Value};
+use quabla_dialect::{BinaryOp, CmpDir, ConstantOp, DType, DotDims, DotOp, Literal, Op, OpKind, SlicingOp, TensorType, Value};
 
 use super::{RuleError, Tangents, B};
 
 pub fn jvp(b: &mut B, op: &Op, t: &[Option<Value>]) -> Result<Tangents, RuleError> {
     Ok(vec![match &op.kind {
-        OpKind::Slice { .. } => t[0].map(|t| b.op(op.kind.clone(), &[t])),
-        OpKind::Pad { .. } | OpKind::Concatenate { .. } => {
+        OpKind::Slicing(SlicingOp::Slice { .. }) => t[0].map(|t| b.op(op.kind.clone(), &[t])),
+        OpKind::Slicing(SlicingOp::Pad { .. }) | OpKind::Slicing(SlicingOp::Concatenate { .. }) => {
             if t[0].is_none() && t[1].is_none() {
                 None
             } else {
@@ -21,7 +21,7 @@ pub fn jvp(b: &mut B, op: &Op, t: &[Option<Value>]) -> Result<Tangents, RuleErro
                 Some(b.op(op.kind.clone(), &[a, c]))
             }
         }
-        OpKind::DynamicSlice { .. } | OpKind::Gather { .. } => t[0].map(|t| {
+        OpKind::Slicing(SlicingOp::DynamicSlice { .. }) | OpKind::Slicing(SlicingOp::Gather { .. }) => t[0].map(|t| {
             let mut xs = op.operands.clone();
             xs[0] = t;
             b.op(op.kind.clone(), &xs)
@@ -31,7 +31,7 @@ pub fn jvp(b: &mut B, op: &Op, t: &[Option<Value>]) -> Result<Tangents, RuleErro
 }
 
 fn int_scalar(b: &mut B, d: DType, v: i64) -> Value {
-    b.op(OpKind::Constant { value: Literal::from_i64s(TensorType::scalar(d), &[v]) }, &[])
+    b.op(OpKind::Constant(ConstantOp::Constant { value: Literal::from_i64s(TensorType::scalar(d), &[v]) }), &[])
 }
 
 /// Integer indices clamped to [0, hi] elementwise (as `gather` clamps them).
@@ -54,22 +54,22 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
     let xt = b.ty(op.operands[0]);
     let ctt = b.ty(ct);
     Ok(match &op.kind {
-        OpKind::Slice { start, strides, .. } => {
+        OpKind::Slicing(SlicingOp::Slice { start_indices: start, strides, .. }) => {
             let z = b.zeros(&TensorType::scalar(xt.dtype));
             let high: Vec<i64> = (0..xt.rank()).map(|i| xt.shape[i] - start[i] - (ctt.shape[i] - 1) * strides[i] - 1).collect();
             let interior: Vec<i64> = strides.iter().map(|s| s - 1).collect();
-            vec![Some(b.op(OpKind::Pad { low: start.clone(), high, interior }, &[ct, z]))]
+            vec![Some(b.op(OpKind::Slicing(SlicingOp::Pad { edge_padding_low: start.clone(), edge_padding_high: high, interior_padding: interior}), &[ct, z]))]
         }
-        OpKind::Pad { low, interior, .. } => {
+        OpKind::Slicing(SlicingOp::Pad { edge_padding_low: low, interior_padding: interior, .. }) => {
             let limit: Vec<i64> = (0..xt.rank()).map(|i| low[i] + (xt.shape[i] - 1) * (interior[i] + 1) + 1).collect();
             let strides: Vec<i64> = interior.iter().map(|i| i + 1).collect();
-            let cx = b.op(OpKind::Slice { start: low.clone(), limit, strides }, &[ct]);
+            let cx = b.op(OpKind::Slicing(SlicingOp::Slice { start_indices: low.clone(), limit_indices: limit, strides }), &[ct]);
             let total = sum_all(b, ct);
             let inner = sum_all(b, cx);
             let cp = b.sub(total, inner);
             vec![Some(cx), Some(cp)]
         }
-        OpKind::Concatenate { dim } => {
+        OpKind::Slicing(SlicingOp::Concatenate { dim }) => {
             let d = *dim as usize;
             let bt = b.ty(op.operands[1]);
             let mut outs = Vec::new();
@@ -78,11 +78,11 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
                 let mut limit = ctt.shape.clone();
                 start[d] = lo;
                 limit[d] = lo + ext;
-                outs.push(Some(b.op(OpKind::Slice { start, limit, strides: vec![1; xt.rank()] }, &[ct])));
+                outs.push(Some(b.op(OpKind::Slicing(SlicingOp::Slice { start_indices: start, limit_indices: limit, strides: vec![1; xt.rank()] }), &[ct])));
             }
             outs
         }
-        OpKind::DynamicSlice { sizes } => {
+        OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: sizes}) => {
             let mut cur = ct;
             #[allow(clippy::needless_range_loop)]
             for k in 0..xt.rank() {
@@ -96,15 +96,15 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
                 let hi = int_scalar(b, it, n - s);
                 let c0 = b.bin(BinaryOp::Max, start, zero);
                 let c = b.bin(BinaryOp::Min, c0, hi);
-                let iota = b.op(OpKind::Iota { dim: 0, ty: TensorType::new(it, [n]) }, &[]);
+                let iota = b.op(OpKind::Constant(ConstantOp::Iota { dim: 0, ty: TensorType::new(it, [n]) }), &[]);
                 let cb = b.broadcast(c, vec![], vec![n]);
                 let idx = b.sub(iota, cb);
                 let z = b.broadcast(zero, vec![], vec![n]);
-                let sz = b.op(OpKind::Constant { value: Literal::from_i64s(TensorType::new(it, [n]), &vec![s; n as usize]) }, &[]);
+                let sz = b.op(OpKind::Constant(ConstantOp::Constant { value: Literal::from_i64s(TensorType::new(it, [n]), &vec![s; n as usize]) }), &[]);
                 let ge = b.cmp(CmpDir::Ge, idx, z);
                 let lt = b.cmp(CmpDir::Lt, idx, sz);
                 let valid = b.bin(BinaryOp::And, ge, lt);
-                let g = b.op(OpKind::Gather { axis: k as i64 }, &[cur, idx]);
+                let g = b.op(OpKind::Slicing(SlicingOp::Gather { axis: k as i64 }), &[cur, idx]);
                 let gt = b.ty(g);
                 let mask = b.broadcast(valid, vec![k as i64], gt.shape.clone());
                 let zeros = b.zeros(&gt);
@@ -114,7 +114,7 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
             v.extend(std::iter::repeat_n(None, op.operands.len() - 1));
             v
         }
-        OpKind::Gather { axis } => {
+        OpKind::Slicing(SlicingOp::Gather { axis }) => {
             let a = *axis as usize;
             let idx = op.operands[1];
             let it = b.ty(idx);
@@ -122,12 +122,12 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
             let ic = clamp_indices(b, idx, n - 1);
             let mut oh_shape = it.shape.clone();
             oh_shape.push(n);
-            let iota = b.op(OpKind::Iota { dim: q as i64, ty: TensorType::new(it.dtype, oh_shape.clone()) }, &[]);
+            let iota = b.op(OpKind::Constant(ConstantOp::Iota { dim: q as i64, ty: TensorType::new(it.dtype, oh_shape.clone()) }), &[]);
             let icb = b.broadcast(ic, (0..q as i64).collect(), oh_shape);
             let eq = b.cmp(CmpDir::Eq, icb, iota);
             let oh = b.convert(eq, xt.dtype);
-            let dims = DotDims { lhs_batch: vec![], rhs_batch: vec![], lhs_contract: (a as i64..(a + q) as i64).collect(), rhs_contract: (0..q as i64).collect() };
-            let d = b.op(OpKind::DotGeneral { dims }, &[ct, oh]);
+            let dims = DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: (a as i64..(a + q) as i64).collect(), rhs_contracting_dimensions: (0..q as i64).collect() };
+            let d = b.op(OpKind::Dot(DotOp::DotGeneral { dims }), &[ct, oh]);
             // d has dims x[:a] ++ x[a+1:] ++ [n]; move the last dim to position a.
             let perm: Vec<i64> = (0..r).map(|k| if k < a { k as i64 } else if k == a { (r - 1) as i64 } else { (k - 1) as i64 }).collect();
             vec![Some(b.transpose(d, perm)), None]
@@ -154,13 +154,13 @@ pub fn batched_take(b: &mut B, x: Value, axis: usize, idx: Value) -> Value {
     flat.extend(&rest);
     let xf = b.reshape(xp, flat);
     let ic = clamp_indices(b, idx, n - 1);
-    let bi = b.op(OpKind::Iota { dim: 0, ty: it.clone() }, &[]);
+    let bi = b.op(OpKind::Constant(ConstantOp::Iota { dim: 0, ty: it.clone() }), &[]);
     let nn = int_scalar(b, it.dtype, n);
     let nb = b.broadcast(nn, vec![], it.shape.clone());
     let off = b.mul(bi, nb);
     let gi = b.add(ic, off);
     // gather axis 0: [B, I..., rest...]
-    let g = b.op(OpKind::Gather { axis: 0 }, &[xf, gi]);
+    let g = b.op(OpKind::Slicing(SlicingOp::Gather { axis: 0 }), &[xf, gi]);
     // Move rest dims back around I: target [B, x[1..axis], I, x[axis+1..]].
     let before = axis - 1;
     let mut perm: Vec<i64> = vec![0];
@@ -173,12 +173,12 @@ pub fn batched_take(b: &mut B, x: Value, axis: usize, idx: Value) -> Value {
 /// Batching rules of slicing ops (batch dims first).
 pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> Result<Vec<(Value, bool)>, RuleError> {
     let y = match &op.kind {
-        OpKind::Slice { start, limit, strides } => {
-            b.op(OpKind::Slice { start: super::shift(start, 0).iter().enumerate().map(|(i, v)| if i == 0 { 0 } else { v - 1 }).collect(), limit: std::iter::once(size).chain(limit.iter().copied()).collect(), strides: std::iter::once(1).chain(strides.iter().copied()).collect() }, &[xs[0]])
+        OpKind::Slicing(SlicingOp::Slice { start_indices: start, limit_indices: limit, strides }) => {
+            b.op(OpKind::Slicing(SlicingOp::Slice { start_indices: super::shift(start, 0).iter().enumerate().map(|(i, v)| if i == 0 { 0 } else { v - 1 }).collect(), limit_indices: std::iter::once(size).chain(limit.iter().copied()).collect(), strides: std::iter::once(1).chain(strides.iter().copied()).collect() }), &[xs[0]])
         }
-        OpKind::Pad { low, high, interior } => {
+        OpKind::Slicing(SlicingOp::Pad { edge_padding_low: low, edge_padding_high: high, interior_padding: interior}) => {
             let z = |v: &[i64]| std::iter::once(0).chain(v.iter().copied()).collect::<Vec<_>>();
-            let kind = OpKind::Pad { low: z(low), high: z(high), interior: z(interior) };
+            let kind = OpKind::Slicing(SlicingOp::Pad { edge_padding_low: z(low), edge_padding_high: z(high), interior_padding: z(interior)});
             let x = if batched[0] { xs[0] } else { super::lift(b, xs[0], size) };
             if !batched[1] {
                 b.op(kind, &[x, xs[1]])
@@ -188,25 +188,25 @@ pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> R
                 let zero = b.zeros(&TensorType::scalar(xt.dtype));
                 let padded = b.op(kind.clone(), &[x, zero]);
                 let pt = b.ty(padded);
-                let ones = b.op(OpKind::Constant { value: Literal::splat(TensorType::new(DType::I1, xt.shape.clone()), 1.0) }, &[]);
-                let f = b.op(OpKind::Constant { value: Literal::splat(TensorType::scalar(DType::I1), 0.0) }, &[]);
+                let ones = b.op(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(TensorType::new(DType::I1, xt.shape.clone()), 1.0) }), &[]);
+                let f = b.op(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(TensorType::scalar(DType::I1), 0.0) }), &[]);
                 let mask = b.op(kind, &[ones, f]);
                 let pv = b.broadcast(xs[1], vec![0], pt.shape.clone());
                 b.select(mask, padded, pv)
             }
         }
-        OpKind::Concatenate { dim } => {
+        OpKind::Slicing(SlicingOp::Concatenate { dim }) => {
             let ys = super::lift_all(b, xs, batched, size);
-            b.op(OpKind::Concatenate { dim: dim + 1 }, &ys)
+            b.op(OpKind::Slicing(SlicingOp::Concatenate { dim: dim + 1 }), &ys)
         }
-        OpKind::DynamicSlice { sizes } => {
+        OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: sizes}) => {
             let x = if batched[0] { xs[0] } else { super::lift(b, xs[0], size) };
             if !batched[1..].iter().any(|&v| v) {
                 let st = b.ty(xs[1]).dtype;
                 let z = int_scalar(b, st, 0);
                 let mut ops = vec![x, z];
                 ops.extend(&xs[1..]);
-                b.op(OpKind::DynamicSlice { sizes: std::iter::once(size).chain(sizes.iter().copied()).collect() }, &ops)
+                b.op(OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: std::iter::once(size).chain(sizes.iter().copied()).collect()}), &ops)
             } else {
                 // Per-example starts: one batched take per dim with indices start_b + iota(size_k).
                 let xt = b.ty(x);
@@ -221,19 +221,19 @@ pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> R
                     let c0 = b.bin(BinaryOp::Max, s, zero);
                     let c = b.bin(BinaryOp::Min, c0, hi);
                     let cb = if batched[1 + k] { b.broadcast(c, vec![0], vec![size, sk]) } else { b.broadcast(c, vec![], vec![size, sk]) };
-                    let io = b.op(OpKind::Iota { dim: 1, ty: TensorType::new(it, [size, sk]) }, &[]);
+                    let io = b.op(OpKind::Constant(ConstantOp::Iota { dim: 1, ty: TensorType::new(it, [size, sk]) }), &[]);
                     let idx = b.add(cb, io);
                     cur = batched_take(b, cur, k + 1, idx);
                 }
                 cur
             }
         }
-        OpKind::Gather { axis } => {
+        OpKind::Slicing(SlicingOp::Gather { axis }) => {
             let a = *axis as usize;
             match (batched[0], batched[1]) {
-                (true, false) => b.op(OpKind::Gather { axis: axis + 1 }, &[xs[0], xs[1]]),
+                (true, false) => b.op(OpKind::Slicing(SlicingOp::Gather { axis: axis + 1 }), &[xs[0], xs[1]]),
                 (false, true) => {
-                    let g = b.op(OpKind::Gather { axis: *axis }, &[xs[0], xs[1]]);
+                    let g = b.op(OpKind::Slicing(SlicingOp::Gather { axis: *axis }), &[xs[0], xs[1]]);
                     super::move_axis(b, g, a, 0)
                 }
                 _ => batched_take(b, xs[0], a + 1, xs[1]),

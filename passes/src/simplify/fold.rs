@@ -11,7 +11,7 @@
 //! differ from IEEE), as XLA's simplifier does; every other rule is exact.
 use std::collections::HashMap;
 
-use quabla_dialect::{BinaryOp, Func, Literal, Module, Op, OpKind, UnaryOp, Value};
+use quabla_dialect::{BinaryOp, CallOp, ConstantOp, ControlOp, ElementwiseOp, Func, LayoutOp, Literal, Module, Op, OpKind, ReduceOp, SlicingOp, UnaryOp, Value};
 use quabla_runtime::interp;
 use quabla_runtime::Buffer;
 
@@ -57,7 +57,7 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, changed: &mut bool)
     let mut queue: std::collections::VecDeque<Op> = ops.into();
     while let Some(mut op) = queue.pop_front() {
         subst.apply(&mut op);
-        let const_pred = if matches!(op.kind, OpKind::If { .. }) { consts.get(&op.operands[0]) } else { None };
+        let const_pred = if matches!(op.kind, OpKind::Control(ControlOp::If { .. })) { consts.get(&op.operands[0]) } else { None };
         if let Some(p) = const_pred {
             let taken = if p.bytes.first().is_some_and(|&b| b != 0) { 0 } else { 1 };
             let body = op.regions.swap_remove(taken);
@@ -82,7 +82,7 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, changed: &mut bool)
         match fold_op(f, op, &consts, &defs) {
             Fold::Keep(op) => {
                 *changed |= op != before;
-                if let OpKind::Constant { value } = &op.kind {
+                if let OpKind::Constant(ConstantOp::Constant { value }) = &op.kind {
                     consts.insert(op.results[0], value.clone());
                 }
                 for r in &op.results {
@@ -104,7 +104,7 @@ fn is_splat(consts: &HashMap<Value, Literal>, v: Value, x: f64) -> bool {
 }
 
 fn constant_op(op: &Op, value: Literal) -> Op {
-    Op::new(OpKind::Constant { value }, vec![], op.results.clone(), op.loc.clone())
+    Op::new(OpKind::Constant(ConstantOp::Constant { value }), vec![], op.results.clone(), op.loc.clone())
 }
 
 fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Value, Op>) -> Fold {
@@ -113,7 +113,7 @@ fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Va
     // Ops without operands (iota) are not materialised: a dense constant is larger IR.
     let foldable = !op.operands.is_empty()
         && op.regions.is_empty()
-        && !matches!(op.kind, OpKind::Constant { .. } | OpKind::Call { .. })
+        && !matches!(op.kind, OpKind::Constant(ConstantOp::Constant { .. }) | OpKind::Call(CallOp::Call { .. }))
         && op.results.len() == 1
         && out_ty.as_ref().is_some_and(|t| t.num_elements() <= MAX_FOLD_ELEMENTS)
         && op.operands.iter().all(|v| consts.contains_key(v));
@@ -129,7 +129,7 @@ fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Va
     let same_type = |v: Value| out_ty.as_ref() == Some(f.ty(v));
     let def = |v: Value| defs.get(&v);
     match &op.kind {
-        OpKind::Binary(b) => {
+        OpKind::Elementwise(ElementwiseOp::Binary { op: b }) => {
             let (a, c) = (op.operands[0], op.operands[1]);
             match b {
                 BinaryOp::Add if is_splat(consts, c, 0.0) || is_splat(consts, c, -0.0) => return Fold::Alias(a),
@@ -141,27 +141,27 @@ fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Va
                 _ => {}
             }
         }
-        OpKind::Unary(u @ (UnaryOp::Neg | UnaryOp::Not)) => {
+        OpKind::Elementwise(ElementwiseOp::Unary { op: u @ (UnaryOp::Neg | UnaryOp::Not) }) => {
             if let Some(d) = def(op.operands[0]) {
-                if d.kind == OpKind::Unary(*u) {
+                if d.kind == OpKind::Elementwise(ElementwiseOp::Unary { op: *u }) {
                     return Fold::Alias(d.operands[0]);
                 }
             }
         }
-        OpKind::Powi { exponent: 1 } => return Fold::Alias(op.operands[0]),
-        OpKind::Convert { .. } | OpKind::Reshape { .. } | OpKind::BroadcastInDim { .. } if same_type(op.operands[0]) => {
+        OpKind::Elementwise(ElementwiseOp::Powi { exponent: 1 }) => return Fold::Alias(op.operands[0]),
+        OpKind::Elementwise(ElementwiseOp::Convert { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::BroadcastInDim { .. }) if same_type(op.operands[0]) => {
             // Same type: a no-op (broadcast_in_dim with equal shapes has increasing dims, so identity).
             return Fold::Alias(op.operands[0]);
         }
-        OpKind::Transpose { perm } => {
+        OpKind::Layout(LayoutOp::Transpose { perm }) => {
             if perm.iter().enumerate().all(|(i, &p)| p == i as i64) {
                 return Fold::Alias(op.operands[0]);
             }
-            if let Some(OpKind::Transpose { perm: inner }) = def(op.operands[0]).map(|d| &d.kind) {
+            if let Some(OpKind::Layout(LayoutOp::Transpose { perm: inner })) = def(op.operands[0]).map(|d| &d.kind) {
                 let composed: Vec<i64> = perm.iter().map(|&p| inner[p as usize]).collect();
                 let src = def(op.operands[0]).unwrap().operands[0];
                 let mut n = op.clone();
-                n.kind = OpKind::Transpose { perm: composed.clone() };
+                n.kind = OpKind::Layout(LayoutOp::Transpose { perm: composed.clone() });
                 n.operands = vec![src];
                 if composed.iter().enumerate().all(|(i, &p)| p == i as i64) {
                     return Fold::Alias(src);
@@ -169,11 +169,11 @@ fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Va
                 return Fold::Keep(n);
             }
         }
-        OpKind::Slice { start, strides, .. } if same_type(op.operands[0]) && start.iter().all(|&s| s == 0) && strides.iter().all(|&s| s == 1) => {
+        OpKind::Slicing(SlicingOp::Slice { start_indices: start, strides, .. }) if same_type(op.operands[0]) && start.iter().all(|&s| s == 0) && strides.iter().all(|&s| s == 1) => {
             return Fold::Alias(op.operands[0]);
         }
-        OpKind::Reduce { dims, .. } if dims.is_empty() => return Fold::Alias(op.operands[0]),
-        OpKind::Select => {
+        OpKind::Reduce(ReduceOp::Reduce { dims, .. }) if dims.is_empty() => return Fold::Alias(op.operands[0]),
+        OpKind::Elementwise(ElementwiseOp::Select {}) => {
             if let Some(p) = consts.get(&op.operands[0]) {
                 if p.is_splat() {
                     return Fold::Alias(if p.get_i64(0) != 0 { op.operands[1] } else { op.operands[2] });
@@ -186,8 +186,8 @@ fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Va
         _ => {}
     }
     // Chains and splats of layout ops.
-    if let (OpKind::Reshape { .. }, Some(d)) = (&op.kind, x.and_then(def)) {
-        if matches!(d.kind, OpKind::Reshape { .. }) {
+    if let (OpKind::Layout(LayoutOp::Reshape { .. }), Some(d)) = (&op.kind, x.and_then(def)) {
+        if matches!(d.kind, OpKind::Layout(LayoutOp::Reshape { .. })) {
             let mut n = op.clone();
             n.operands = vec![d.operands[0]];
             if same_type(d.operands[0]) {
@@ -196,7 +196,7 @@ fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Va
             return Fold::Keep(n);
         }
     }
-    if let (OpKind::BroadcastInDim { .. } | OpKind::Reshape { .. } | OpKind::Transpose { .. }, Some(l)) = (&op.kind, x.and_then(|v| consts.get(&v))) {
+    if let (OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }), Some(l)) = (&op.kind, x.and_then(|v| consts.get(&v))) {
         if l.is_splat() && out_ty.as_ref().is_some_and(|t| t.num_elements() <= MAX_SPLAT_ELEMENTS) {
             let ty = out_ty.clone().unwrap();
             let n = ty.num_elements();

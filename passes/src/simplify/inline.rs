@@ -4,7 +4,7 @@
 //! functions are left for `quabla-dce`.
 use std::collections::HashMap;
 
-use quabla_dialect::{Func, Module, Op, OpKind, Value};
+use quabla_dialect::{CallOp, Func, Module, Op, OpKind, Value};
 
 use crate::rewrite::{clone_ops_into, has_call, Subst};
 
@@ -18,7 +18,7 @@ pub fn inline(m: &mut Module) -> bool {
         let mut progress = false;
         for f in &mut m.funcs {
             let mut calls_flat = false;
-            f.walk(&mut |o| calls_flat |= matches!(&o.kind, OpKind::Call { callee, .. } if flat.contains_key(callee)));
+            f.walk(&mut |o| calls_flat |= matches!(&o.kind, OpKind::Call(CallOp::Call { callee, .. }) if flat.contains_key(callee)));
             if calls_flat {
                 let mut subst = Subst::new(f);
                 let ops = std::mem::take(&mut f.ops);
@@ -44,7 +44,7 @@ fn inline_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, flat: &HashMap<St
             r.outputs = r.outputs.iter().map(|v| subst.get(*v)).collect();
         }
         let callee = match &op.kind {
-            OpKind::Call { callee, .. } => flat.get(callee),
+            OpKind::Call(CallOp::Call { callee, .. }) => flat.get(callee),
             _ => None,
         };
         let Some(g) = callee else {

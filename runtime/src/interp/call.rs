@@ -2,7 +2,7 @@
 //! buffers, and `quabla.call @f` evaluates `@f` of the same module. Input types are checked
 //! against the parameters, every op's computed result types against the IR's, and a call
 //! cycle is reported (`call_c3`) instead of recursing forever.
-use quabla_dialect::{Func, Module, Op, OpKind, TensorType, Value};
+use quabla_dialect::{CallOp, ControlOp, Func, Module, Op, OpKind, TensorType, Value};
 
 use super::{run_op, InterpError, Result};
 use crate::buffer::Buffer;
@@ -40,8 +40,8 @@ pub(super) fn eval_block<'m>(m: &'m Module, f: &'m Func, params: &[Value], ops: 
         let args: Vec<Buffer> = op.operands.iter().map(|v| env.get(v.0 as usize).and_then(Option::as_ref).cloned().ok_or_else(|| undefined(v.0))).collect::<Result<_>>()?;
         let refs: Vec<&Buffer> = args.iter().collect();
         let outs = match &op.kind {
-            OpKind::Call { callee, results } => call(m, callee, results, &refs, stack)?,
-            OpKind::If { .. } => super::control::eval_if(m, f, op, args, env, stack)?,
+            OpKind::Call(CallOp::Call { callee, results }) => call(m, callee, results, &refs, stack)?,
+            OpKind::Control(ControlOp::If { .. }) => super::control::eval_if(m, f, op, args, env, stack)?,
             _ => run_op(&op.kind, &refs)?,
         };
         if outs.len() != op.results.len() {
@@ -81,7 +81,7 @@ fn join(ts: &[TensorType]) -> String {
 mod tests {
     use super::super::test_util::*;
     use super::super::{run_func, InterpError};
-    use quabla_dialect::{BinaryOp, DType, Func, Module, OpKind, ReduceOp, TensorType, UnaryOp};
+    use quabla_dialect::{BinaryOp, CallOp, DType, ElementwiseOp, Func, Module, OpKind, ReduceOp, Reducer, TensorType, UnaryOp};
 
     /// @sq(x) = x * x (private); @main(x, y) = (reduce_sum(sq(x) + y), neg(y)).
     fn module() -> Module {
@@ -89,14 +89,14 @@ mod tests {
         let mut sq = Func::new("sq", std::slice::from_ref(&t));
         sq.public = false;
         let x = sq.params[0];
-        let y = sq.push1(OpKind::Binary(BinaryOp::Mul), &[x, x], None).unwrap();
+        let y = sq.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, x], None).unwrap();
         sq.outputs = vec![y];
         let mut main = Func::new("main", &[t.clone(), t.clone()]);
         let (x, y) = (main.params[0], main.params[1]);
-        let s = main.push1(OpKind::Call { callee: "sq".into(), results: vec![t.clone()] }, &[x], None).unwrap();
-        let a = main.push1(OpKind::Binary(BinaryOp::Add), &[s, y], None).unwrap();
-        let r = main.push1(OpKind::Reduce { op: ReduceOp::Sum, dims: vec![0] }, &[a], None).unwrap();
-        let n = main.push1(OpKind::Unary(UnaryOp::Neg), &[y], None).unwrap();
+        let s = main.push1(OpKind::Call(CallOp::Call { callee: "sq".into(), results: vec![t.clone()] }), &[x], None).unwrap();
+        let a = main.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[s, y], None).unwrap();
+        let r = main.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![0] }), &[a], None).unwrap();
+        let n = main.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Neg }), &[y], None).unwrap();
         main.outputs = vec![r, n];
         Module { funcs: vec![sq, main] }
     }
@@ -130,7 +130,7 @@ mod tests {
         let t = TensorType::scalar(DType::I32);
         let mut f = Func::new("f", std::slice::from_ref(&t));
         let x = f.params[0];
-        let y = f.push1(OpKind::Call { callee: "f".into(), results: vec![t] }, &[x], None).unwrap();
+        let y = f.push1(OpKind::Call(CallOp::Call { callee: "f".into(), results: vec![t] }), &[x], None).unwrap();
         f.outputs = vec![y];
         let m = Module { funcs: vec![f] };
         assert_eq!(run_func(&m, "f", &[i32s(&[], &[1])]).unwrap_err(), InterpError::Recursion("f".into()));
@@ -141,7 +141,7 @@ mod tests {
         let t = TensorType::scalar(DType::I64);
         let mut f = Func::new("main", &[t.clone(), t]);
         let (a, b) = (f.params[0], f.params[1]);
-        let q = f.push1(OpKind::Binary(BinaryOp::Div), &[a, b], None).unwrap();
+        let q = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Div }), &[a, b], None).unwrap();
         f.outputs = vec![q, a];
         let m = Module { funcs: vec![f] };
         let out = run_func(&m, "main", &[i64s(&[], &[-7]), i64s(&[], &[2])]).unwrap();

@@ -25,27 +25,27 @@ pub(super) fn iota(dim: i64, ty: &TensorType) -> Result<Buffer> {
 mod tests {
     use super::super::run_op;
     use super::super::test_util::*;
-    use quabla_dialect::{DType, Literal, OpKind, TensorType};
+    use quabla_dialect::{ConstantOp, DType, Literal, OpKind, TensorType};
 
     #[test]
     fn iota_along_each_dim() {
         let ty = TensorType::new(DType::I32, [2, 3]);
-        let a = run1(OpKind::Iota { dim: 0, ty: ty.clone() }, &[]);
+        let a = run1(OpKind::Constant(ConstantOp::Iota { dim: 0, ty: ty.clone() }), &[]);
         assert_eq!(a.as_slice::<i32>().unwrap(), &[0, 0, 0, 1, 1, 1]);
-        let b = run1(OpKind::Iota { dim: 1, ty }, &[]);
+        let b = run1(OpKind::Constant(ConstantOp::Iota { dim: 1, ty }), &[]);
         assert_eq!(b.as_slice::<i32>().unwrap(), &[0, 1, 2, 0, 1, 2]);
-        let c = run1(OpKind::Iota { dim: 0, ty: TensorType::new(DType::I1, [3]) }, &[]);
+        let c = run1(OpKind::Constant(ConstantOp::Iota { dim: 0, ty: TensorType::new(DType::I1, [3]) }), &[]);
         assert_eq!(c.as_slice::<bool>().unwrap(), &[false, true, true]);
-        let d = run1(OpKind::Iota { dim: 0, ty: TensorType::new(DType::F64, [3]) }, &[]);
+        let d = run1(OpKind::Constant(ConstantOp::Iota { dim: 0, ty: TensorType::new(DType::F64, [3]) }), &[]);
         assert_eq!(d.to_f64_vec(), vec![0.0, 1.0, 2.0]);
-        let e = run_op(&OpKind::Iota { dim: 0, ty: TensorType::scalar(DType::F32) }, &[]).unwrap_err();
+        let e = run_op(&OpKind::Constant(ConstantOp::Iota { dim: 0, ty: TensorType::scalar(DType::F32) }), &[]).unwrap_err();
         assert!(e.to_string().contains("iota_c2"), "{e}");
     }
 
     #[test]
     fn constant_is_its_literal() {
         let l = Literal::from_f64s(TensorType::scalar(DType::F32), &[2.5]);
-        let b = run1(OpKind::Constant { value: l.clone() }, &[]);
+        let b = run1(OpKind::Constant(ConstantOp::Constant { value: l.clone() }), &[]);
         assert_eq!(b.shape(), &[] as &[i64]);
         assert_eq!(b.to_literal(), l);
     }

@@ -9,25 +9,25 @@ use crate::buffer::Buffer;
 /// The naive loop nest, generic over the element type (`acc(sum, l, r)` adds one product).
 fn dot<T: Copy>(l: &[T], ls: &[i64], r: &[T], rs: &[i64], d: &DotDims, zero: T, acc: impl Fn(T, T, T) -> T) -> Vec<T> {
     let (lst, rst) = (strides(ls), strides(rs));
-    let lfree = DotDims::free(ls.len(), &d.lhs_batch, &d.lhs_contract);
-    let rfree = DotDims::free(rs.len(), &d.rhs_batch, &d.rhs_contract);
-    let (nb, nl) = (d.lhs_batch.len(), lfree.len());
-    let mut out_shape: Vec<i64> = d.lhs_batch.iter().map(|&k| ls[k as usize]).collect();
+    let lfree = DotDims::free(ls.len(), &d.lhs_batching_dimensions, &d.lhs_contracting_dimensions);
+    let rfree = DotDims::free(rs.len(), &d.rhs_batching_dimensions, &d.rhs_contracting_dimensions);
+    let (nb, nl) = (d.lhs_batching_dimensions.len(), lfree.len());
+    let mut out_shape: Vec<i64> = d.lhs_batching_dimensions.iter().map(|&k| ls[k as usize]).collect();
     out_shape.extend(lfree.iter().map(|&k| ls[k as usize]));
     out_shape.extend(rfree.iter().map(|&k| rs[k as usize]));
-    let contract_shape: Vec<i64> = d.lhs_contract.iter().map(|&k| ls[k as usize]).collect();
+    let contract_shape: Vec<i64> = d.lhs_contracting_dimensions.iter().map(|&k| ls[k as usize]).collect();
     let mut out = Vec::new();
     for_each_index(&out_shape, |o| {
         let (b, rest) = o.split_at(nb);
         let (lf, rf) = rest.split_at(nl);
-        let mut li: usize = d.lhs_batch.iter().zip(b).map(|(&k, i)| i * lst[k as usize]).sum();
+        let mut li: usize = d.lhs_batching_dimensions.iter().zip(b).map(|(&k, i)| i * lst[k as usize]).sum();
         li += lfree.iter().zip(lf).map(|(&k, i)| i * lst[k as usize]).sum::<usize>();
-        let mut ri: usize = d.rhs_batch.iter().zip(b).map(|(&k, i)| i * rst[k as usize]).sum();
+        let mut ri: usize = d.rhs_batching_dimensions.iter().zip(b).map(|(&k, i)| i * rst[k as usize]).sum();
         ri += rfree.iter().zip(rf).map(|(&k, i)| i * rst[k as usize]).sum::<usize>();
         let mut sum = zero;
         for_each_index(&contract_shape, |c| {
-            let lc: usize = d.lhs_contract.iter().zip(c).map(|(&k, i)| i * lst[k as usize]).sum();
-            let rc: usize = d.rhs_contract.iter().zip(c).map(|(&k, i)| i * rst[k as usize]).sum();
+            let lc: usize = d.lhs_contracting_dimensions.iter().zip(c).map(|(&k, i)| i * lst[k as usize]).sum();
+            let rc: usize = d.rhs_contracting_dimensions.iter().zip(c).map(|(&k, i)| i * rst[k as usize]).sum();
             sum = acc(sum, l[li + lc], r[ri + rc]);
         });
         out.push(sum);
@@ -54,13 +54,13 @@ pub(super) fn dot_general(l: &Buffer, r: &Buffer, d: &DotDims, ty: &TensorType) 
 mod tests {
     use super::super::run_op;
     use super::super::test_util::*;
-    use quabla_dialect::{DotDims, OpKind};
+    use quabla_dialect::{DotDims, DotOp, OpKind};
 
     #[test]
     fn matmul() {
         let a = f64s(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
         let b = f64s(&[3, 2], &[7.0, 8.0, 9.0, 10.0, 11.0, 12.0]);
-        let y = run1(OpKind::DotGeneral { dims: DotDims::matmul() }, &[&a, &b]);
+        let y = run1(OpKind::Dot(DotOp::DotGeneral { dims: DotDims::matmul() }), &[&a, &b]);
         assert_eq!(y.shape(), &[2, 2]);
         assert_eq!(y.to_f64_vec(), vec![58.0, 64.0, 139.0, 154.0]);
     }
@@ -71,8 +71,8 @@ mod tests {
         // lhs[k, b, 0] = 1 + k + 2b; rhs[b, k, n] = 10 b + 2 k + n + 1.
         let l = i32s(&[2, 2, 1], &[1, 3, 2, 4]);
         let r = i32s(&[2, 2, 2], &[1, 2, 3, 4, 11, 12, 13, 14]);
-        let d = DotDims { lhs_batch: vec![1], rhs_batch: vec![0], lhs_contract: vec![0], rhs_contract: vec![1] };
-        let y = run1(OpKind::DotGeneral { dims: d }, &[&l, &r]);
+        let d = DotDims { lhs_batching_dimensions: vec![1], rhs_batching_dimensions: vec![0], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![1] };
+        let y = run1(OpKind::Dot(DotOp::DotGeneral { dims: d }), &[&l, &r]);
         assert_eq!(y.shape(), &[2, 1, 2]);
         // b=0: lhs (1, 2) . rhs cols (1, 3), (2, 4) = 7, 10; b=1: lhs (3, 4) . (11, 13), (12, 14) = 85, 92.
         assert_eq!(y.as_slice::<i32>().unwrap(), &[7, 10, 85, 92]);
@@ -82,15 +82,15 @@ mod tests {
     fn vector_dot_is_0d_and_int_wraps() {
         let a = i32s(&[2], &[65536, 3]);
         let b = i32s(&[2], &[65536, 4]);
-        let d = DotDims { lhs_contract: vec![0], rhs_contract: vec![0], ..DotDims::default() };
-        let y = run1(OpKind::DotGeneral { dims: d.clone() }, &[&a, &b]);
+        let d = DotDims { lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0], ..DotDims::default() };
+        let y = run1(OpKind::Dot(DotOp::DotGeneral { dims: d.clone() }), &[&a, &b]);
         assert_eq!(y.shape(), &[] as &[i64]);
         assert_eq!(y.as_slice::<i32>().unwrap(), &[12]);
         // outer product: no contracting dims.
-        let y = run1(OpKind::DotGeneral { dims: DotDims::default() }, &[&f32s(&[2], &[1.0, 2.0]), &f32s(&[3], &[1.0, 10.0, 100.0])]);
+        let y = run1(OpKind::Dot(DotOp::DotGeneral { dims: DotDims::default() }), &[&f32s(&[2], &[1.0, 2.0]), &f32s(&[3], &[1.0, 10.0, 100.0])]);
         assert_eq!(y.shape(), &[2, 3]);
         assert_eq!(y.as_slice::<f32>().unwrap(), &[1.0, 10.0, 100.0, 2.0, 20.0, 200.0]);
-        let e = run_op(&OpKind::DotGeneral { dims: d }, &[&a, &i32s(&[3], &[1, 2, 3])]).unwrap_err();
+        let e = run_op(&OpKind::Dot(DotOp::DotGeneral { dims: d }), &[&a, &i32s(&[3], &[1, 2, 3])]).unwrap_err();
         assert!(e.to_string().contains("dot_general_c5"), "{e}");
     }
 }

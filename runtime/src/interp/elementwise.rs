@@ -400,50 +400,50 @@ mod tests {
     use super::super::test_util::*;
     use super::super::run_op;
     use super::*;
-    use quabla_dialect::OpKind;
+    use quabla_dialect::{ElementwiseOp, OpKind};
 
     #[test]
     fn int_division_conventions() {
         let a = i32s(&[6], &[7, -7, 7, 5, i32::MIN, i32::MIN]);
         let b = i32s(&[6], &[2, 2, -2, 0, -1, 0]);
-        let q = run1(OpKind::Binary(BinaryOp::Div), &[&a, &b]);
+        let q = run1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Div }), &[&a, &b]);
         assert_eq!(q.as_slice::<i32>().unwrap(), &[3, -3, -3, -1, i32::MIN, -1]);
-        let r = run1(OpKind::Binary(BinaryOp::Rem), &[&a, &b]);
+        let r = run1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Rem }), &[&a, &b]);
         assert_eq!(r.as_slice::<i32>().unwrap(), &[1, -1, 1, 5, 0, i32::MIN]);
         let a = i64s(&[2], &[i64::MIN, 9]);
         let b = i64s(&[2], &[-1, 0]);
-        assert_eq!(run1(OpKind::Binary(BinaryOp::Div), &[&a, &b]).as_slice::<i64>().unwrap(), &[i64::MIN, -1]);
-        assert_eq!(run1(OpKind::Binary(BinaryOp::Rem), &[&a, &b]).as_slice::<i64>().unwrap(), &[0, 9]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Div }), &[&a, &b]).as_slice::<i64>().unwrap(), &[i64::MIN, -1]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Rem }), &[&a, &b]).as_slice::<i64>().unwrap(), &[0, 9]);
     }
 
     #[test]
     fn int_ops_wrap_at_their_width() {
         let a = i32s(&[3], &[i32::MAX, i32::MIN, 65536]);
         let b = i32s(&[3], &[1, 1, 65536]);
-        assert_eq!(run1(OpKind::Binary(BinaryOp::Add), &[&a, &b]).as_slice::<i32>().unwrap(), &[i32::MIN, i32::MIN + 1, 131072]);
-        assert_eq!(run1(OpKind::Binary(BinaryOp::Mul), &[&a, &b]).as_slice::<i32>().unwrap(), &[i32::MAX, i32::MIN, 0]);
-        assert_eq!(run1(OpKind::Unary(UnaryOp::Neg), &[&a]).as_slice::<i32>().unwrap(), &[-i32::MAX, i32::MIN, -65536]);
-        assert_eq!(run1(OpKind::Unary(UnaryOp::Abs), &[&a]).as_slice::<i32>().unwrap(), &[i32::MAX, i32::MIN, 65536]);
-        assert_eq!(run1(OpKind::Unary(UnaryOp::Not), &[&a]).as_slice::<i32>().unwrap(), &[i32::MIN, i32::MAX, !65536]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[&a, &b]).as_slice::<i32>().unwrap(), &[i32::MIN, i32::MIN + 1, 131072]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[&a, &b]).as_slice::<i32>().unwrap(), &[i32::MAX, i32::MIN, 0]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Neg }), &[&a]).as_slice::<i32>().unwrap(), &[-i32::MAX, i32::MIN, -65536]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Abs }), &[&a]).as_slice::<i32>().unwrap(), &[i32::MAX, i32::MIN, 65536]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Not }), &[&a]).as_slice::<i32>().unwrap(), &[i32::MIN, i32::MAX, !65536]);
     }
 
     #[test]
     fn float_max_min_rem() {
         let a = f64s(&[4], &[f64::NAN, 1.0, 2.0, -7.5]);
         let b = f64s(&[4], &[1.0, f64::NAN, 3.0, 2.0]);
-        let mx = run1(OpKind::Binary(BinaryOp::Max), &[&a, &b]).to_f64_vec();
+        let mx = run1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Max }), &[&a, &b]).to_f64_vec();
         assert!(mx[0].is_nan() && mx[1].is_nan());
         assert_eq!(mx[2..], [3.0, 2.0]);
-        let mn = run1(OpKind::Binary(BinaryOp::Min), &[&a, &b]).to_f64_vec();
+        let mn = run1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Min }), &[&a, &b]).to_f64_vec();
         assert!(mn[0].is_nan() && mn[1].is_nan());
         assert_eq!(mn[2..], [2.0, -7.5]);
         // fmod: the sign of the dividend.
-        assert_eq!(run1(OpKind::Binary(BinaryOp::Rem), &[&a, &b]).to_f64_vec()[2..], [2.0, -1.5]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Rem }), &[&a, &b]).to_f64_vec()[2..], [2.0, -1.5]);
         let p = bools(&[4], &[true, true, false, false]);
         let q = bools(&[4], &[true, false, true, false]);
-        assert_eq!(run1(OpKind::Binary(BinaryOp::Max), &[&p, &q]).as_slice::<bool>().unwrap(), &[true, true, true, false]);
-        assert_eq!(run1(OpKind::Binary(BinaryOp::Min), &[&p, &q]).as_slice::<bool>().unwrap(), &[true, false, false, false]);
-        assert_eq!(run1(OpKind::Binary(BinaryOp::Xor), &[&p, &q]).as_slice::<bool>().unwrap(), &[false, true, true, false]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Max }), &[&p, &q]).as_slice::<bool>().unwrap(), &[true, true, true, false]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Min }), &[&p, &q]).as_slice::<bool>().unwrap(), &[true, false, false, false]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Xor }), &[&p, &q]).as_slice::<bool>().unwrap(), &[false, true, true, false]);
     }
 
     #[test]
@@ -451,43 +451,43 @@ mod tests {
         // 2^24 + 1 is not an f32: adding 1 to 2^24 stays 2^24 in f32 (but not in f64).
         let a = f32s(&[1], &[16777216.0]);
         let b = f32s(&[1], &[1.0]);
-        let s = run1(OpKind::Binary(BinaryOp::Add), &[&a, &b]);
+        let s = run1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[&a, &b]);
         assert_eq!(s.as_slice::<f32>().unwrap(), &[16777216.0]);
         // 0.1f32 * 3 rounds in f32 to 0.3f32 + 1 ulp.
         let a = f32s(&[1], &[0.1]);
         let b = f32s(&[1], &[3.0]);
-        assert_eq!(run1(OpKind::Binary(BinaryOp::Mul), &[&a, &b]).as_slice::<f32>().unwrap(), &[0.1f32 * 3.0]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[&a, &b]).as_slice::<f32>().unwrap(), &[0.1f32 * 3.0]);
     }
 
     #[test]
     fn round_half_even_and_sign() {
         let x = f64s(&[8], &[0.5, 1.5, 2.5, -0.5, -1.5, 2.4999, -2.6, 3.5]);
-        assert_eq!(run1(OpKind::Unary(UnaryOp::Round), &[&x]).to_f64_vec(), vec![0.0, 2.0, 2.0, -0.0, -2.0, 2.0, -3.0, 4.0]);
-        let r = run1(OpKind::Unary(UnaryOp::Round), &[&f32s(&[2], &[-0.5, 0.49999997])]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Round }), &[&x]).to_f64_vec(), vec![0.0, 2.0, 2.0, -0.0, -2.0, 2.0, -3.0, 4.0]);
+        let r = run1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Round }), &[&f32s(&[2], &[-0.5, 0.49999997])]);
         assert!(r.as_slice::<f32>().unwrap()[0].is_sign_negative());
         assert_eq!(r.as_slice::<f32>().unwrap()[1], 0.0);
-        let s = run1(OpKind::Unary(UnaryOp::Sign), &[&f64s(&[5], &[-3.0, -0.0, 0.0, 2.0, f64::NAN])]).to_f64_vec();
+        let s = run1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Sign }), &[&f64s(&[5], &[-3.0, -0.0, 0.0, 2.0, f64::NAN])]).to_f64_vec();
         assert_eq!(s[..4], [-1.0, -0.0, 0.0, 1.0]);
         assert!(s[1].is_sign_negative() && s[4].is_nan());
-        let s = run1(OpKind::Unary(UnaryOp::Sign), &[&i32s(&[3], &[-9, 0, 4])]);
+        let s = run1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Sign }), &[&i32s(&[3], &[-9, 0, 4])]);
         assert_eq!(s.as_slice::<i32>().unwrap(), &[-1, 0, 1]);
     }
 
     #[test]
     fn powi_and_pow() {
         let x = f64s(&[4], &[2.0, -3.0, 0.0, f64::NAN]);
-        assert_eq!(run1(OpKind::Powi { exponent: 3 }, &[&x]).to_f64_vec()[..3], [8.0, -27.0, 0.0]);
-        let r = run1(OpKind::Powi { exponent: -2 }, &[&x]).to_f64_vec();
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Powi { exponent: 3 }), &[&x]).to_f64_vec()[..3], [8.0, -27.0, 0.0]);
+        let r = run1(OpKind::Elementwise(ElementwiseOp::Powi { exponent: -2 }), &[&x]).to_f64_vec();
         assert_eq!(r[..3], [0.25, 1.0 / 9.0, f64::INFINITY]);
-        assert_eq!(run1(OpKind::Powi { exponent: 0 }, &[&x]).to_f64_vec(), vec![1.0; 4]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Powi { exponent: 0 }), &[&x]).to_f64_vec(), vec![1.0; 4]);
         let i = i32s(&[5], &[2, 1, -1, 0, 3]);
-        assert_eq!(run1(OpKind::Powi { exponent: -3 }, &[&i]).as_slice::<i32>().unwrap(), &[0, 1, -1, 0, 0]);
-        assert_eq!(run1(OpKind::Powi { exponent: -2 }, &[&i]).as_slice::<i32>().unwrap(), &[0, 1, 1, 0, 0]);
-        assert_eq!(run1(OpKind::Powi { exponent: 31 }, &[&i]).as_slice::<i32>().unwrap()[0], i32::MIN);
-        assert_eq!(run1(OpKind::Powi { exponent: 21 }, &[&i]).as_slice::<i32>().unwrap()[4], 3i32.wrapping_pow(21));
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Powi { exponent: -3 }), &[&i]).as_slice::<i32>().unwrap(), &[0, 1, -1, 0, 0]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Powi { exponent: -2 }), &[&i]).as_slice::<i32>().unwrap(), &[0, 1, 1, 0, 0]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Powi { exponent: 31 }), &[&i]).as_slice::<i32>().unwrap()[0], i32::MIN);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Powi { exponent: 21 }), &[&i]).as_slice::<i32>().unwrap()[4], 3i32.wrapping_pow(21));
         let b = f64s(&[4], &[-8.0, 0.0, 1.0, 2.0]);
         let e = f64s(&[4], &[1.0 / 3.0, 0.0, f64::NAN, -1.0]);
-        let p = run1(OpKind::Binary(BinaryOp::Pow), &[&b, &e]).to_f64_vec();
+        let p = run1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Pow }), &[&b, &e]).to_f64_vec();
         assert!(p[0].is_nan());
         assert_eq!(p[1..], [1.0, 1.0, 0.5]);
     }
@@ -496,7 +496,7 @@ mod tests {
     fn compare_nan_rules() {
         let a = f32s(&[3], &[f32::NAN, 1.0, 2.0]);
         let b = f32s(&[3], &[1.0, 1.0, f32::NAN]);
-        let get = |d| run1(OpKind::Compare { dir: d }, &[&a, &b]).as_slice::<bool>().unwrap().to_vec();
+        let get = |d| run1(OpKind::Elementwise(ElementwiseOp::Compare { direction: d}), &[&a, &b]).as_slice::<bool>().unwrap().to_vec();
         assert_eq!(get(CmpDir::Eq), [false, true, false]);
         assert_eq!(get(CmpDir::Ne), [true, false, true]);
         assert_eq!(get(CmpDir::Lt), [false, false, false]);
@@ -508,27 +508,27 @@ mod tests {
         let p = bools(&[3], &[true, false, true]);
         let t = i64s(&[3], &[1, 2, 3]);
         let f = i64s(&[3], &[-1, -2, -3]);
-        assert_eq!(run1(OpKind::Select, &[&p, &t, &f]).as_slice::<i64>().unwrap(), &[1, -2, 3]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Select {}), &[&p, &t, &f]).as_slice::<i64>().unwrap(), &[1, -2, 3]);
         let x = f64s(&[5], &[-2.7, 2.7, 0.0, -0.0, f64::NAN]);
-        assert_eq!(run1(OpKind::Convert { to: DType::I32 }, &[&x]).as_slice::<i32>().unwrap(), &[-2, 2, 0, 0, 0]);
-        assert_eq!(run1(OpKind::Convert { to: DType::I1 }, &[&x]).as_slice::<bool>().unwrap(), &[true, true, false, false, true]);
-        let b = run1(OpKind::Convert { to: DType::F32 }, &[&p]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Convert { to: DType::I32 }), &[&x]).as_slice::<i32>().unwrap(), &[-2, 2, 0, 0, 0]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Convert { to: DType::I1 }), &[&x]).as_slice::<bool>().unwrap(), &[true, true, false, false, true]);
+        let b = run1(OpKind::Elementwise(ElementwiseOp::Convert { to: DType::F32 }), &[&p]);
         assert_eq!(b.as_slice::<f32>().unwrap(), &[1.0, 0.0, 1.0]);
         let big = i64s(&[2], &[(1 << 32) + 5, 16777217]);
-        assert_eq!(run1(OpKind::Convert { to: DType::I32 }, &[&big]).as_slice::<i32>().unwrap(), &[5, 16777217]);
-        assert_eq!(run1(OpKind::Convert { to: DType::F32 }, &[&big]).as_slice::<f32>().unwrap()[1], 16777216.0);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Convert { to: DType::I32 }), &[&big]).as_slice::<i32>().unwrap(), &[5, 16777217]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Convert { to: DType::F32 }), &[&big]).as_slice::<f32>().unwrap()[1], 16777216.0);
     }
 
     #[test]
     fn float_unary_values() {
         let x = f64s(&[3], &[0.0, -1000.0, 1000.0]);
-        assert_eq!(run1(OpKind::Unary(UnaryOp::Logistic), &[&x]).to_f64_vec(), vec![0.5, 0.0, 1.0]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Logistic }), &[&x]).to_f64_vec(), vec![0.5, 0.0, 1.0]);
         let x = f64s(&[1], &[4.0]);
-        assert_eq!(run1(OpKind::Unary(UnaryOp::Rsqrt), &[&x]).to_f64_vec(), vec![0.5]);
+        assert_eq!(run1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Rsqrt }), &[&x]).to_f64_vec(), vec![0.5]);
         // Float-only ops are rejected on integers by the shape rule.
-        let e = run_op(&OpKind::Unary(UnaryOp::Exp), &[&i32s(&[1], &[1])]).unwrap_err();
+        let e = run_op(&OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Exp }), &[&i32s(&[1], &[1])]).unwrap_err();
         assert!(e.to_string().contains("unary_c1"), "{e}");
-        let e = run_op(&OpKind::Binary(BinaryOp::Add), &[&i32s(&[1], &[1]), &i64s(&[1], &[1])]).unwrap_err();
+        let e = run_op(&OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[&i32s(&[1], &[1]), &i64s(&[1], &[1])]).unwrap_err();
         assert!(e.to_string().contains("binary_c1"), "{e}");
     }
 
@@ -562,7 +562,7 @@ mod tests {
         assert_eq!(erf_f64(f64::INFINITY), 1.0);
         assert_eq!(erf_f64(f64::NEG_INFINITY), -1.0);
         assert!(erf_f64(f64::NAN).is_nan());
-        let y = run1(OpKind::Unary(UnaryOp::Erf), &[&f32s(&[1], &[0.5])]);
+        let y = run1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Erf }), &[&f32s(&[1], &[0.5])]);
         assert_eq!(y.as_slice::<f32>().unwrap(), &[0.5204998778130465f64 as f32]);
     }
 }

@@ -34,41 +34,41 @@ pub(super) fn transpose(x: &Buffer, perm: &[i64], ty: &TensorType) -> Buffer {
 mod tests {
     use super::super::run_op;
     use super::super::test_util::*;
-    use quabla_dialect::OpKind;
+    use quabla_dialect::{LayoutOp, OpKind};
 
     #[test]
     fn broadcast_in_dim_cases() {
         // [3] -> [2, 3] along dim 1.
         let x = i32s(&[3], &[1, 2, 3]);
-        let y = run1(OpKind::BroadcastInDim { dims: vec![1], shape: vec![2, 3] }, &[&x]);
+        let y = run1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![1], shape: vec![2, 3] }), &[&x]);
         assert_eq!(y.as_slice::<i32>().unwrap(), &[1, 2, 3, 1, 2, 3]);
         // [2, 1] -> [2, 3, 2]: dim 0 -> 0, extent-1 dim 1 -> 2.
         let x = f64s(&[2, 1], &[5.0, 6.0]);
-        let y = run1(OpKind::BroadcastInDim { dims: vec![0, 2], shape: vec![2, 3, 2] }, &[&x]);
+        let y = run1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![0, 2], shape: vec![2, 3, 2] }), &[&x]);
         assert_eq!(y.to_f64_vec(), vec![5.0; 6].into_iter().chain(vec![6.0; 6]).collect::<Vec<_>>());
         // 0-d -> [2, 2].
         let s = bools(&[], &[true]);
-        let y = run1(OpKind::BroadcastInDim { dims: vec![], shape: vec![2, 2] }, &[&s]);
+        let y = run1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: vec![2, 2] }), &[&s]);
         assert_eq!(y.as_slice::<bool>().unwrap(), &[true; 4]);
-        let e = run_op(&OpKind::BroadcastInDim { dims: vec![0], shape: vec![4] }, &[&i32s(&[3], &[1, 2, 3])]).unwrap_err();
+        let e = run_op(&OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![0], shape: vec![4] }), &[&i32s(&[3], &[1, 2, 3])]).unwrap_err();
         assert!(e.to_string().contains("broadcast_in_dim_c3"), "{e}");
     }
 
     #[test]
     fn reshape_and_transpose() {
         let x = i64s(&[2, 3], &[0, 1, 2, 3, 4, 5]);
-        let r = run1(OpKind::Reshape { shape: vec![3, 2] }, &[&x]);
+        let r = run1(OpKind::Layout(LayoutOp::Reshape { shape: vec![3, 2] }), &[&x]);
         assert_eq!(r.shape(), &[3, 2]);
         assert_eq!(r.as_slice::<i64>().unwrap(), &[0, 1, 2, 3, 4, 5]);
-        let s = run1(OpKind::Reshape { shape: vec![] }, &[&i64s(&[1, 1], &[7])]);
+        let s = run1(OpKind::Layout(LayoutOp::Reshape { shape: vec![] }), &[&i64s(&[1, 1], &[7])]);
         assert_eq!(s.as_slice::<i64>().unwrap(), &[7]);
-        let t = run1(OpKind::Transpose { perm: vec![1, 0] }, &[&x]);
+        let t = run1(OpKind::Layout(LayoutOp::Transpose { perm: vec![1, 0] }), &[&x]);
         assert_eq!(t.shape(), &[3, 2]);
         assert_eq!(t.as_slice::<i64>().unwrap(), &[0, 3, 1, 4, 2, 5]);
         // [2, 3, 4] with perm [2, 0, 1]: result[k, i, j] = x[i, j, k].
         let v: Vec<f32> = (0..24).map(|i| i as f32).collect();
         let x = f32s(&[2, 3, 4], &v);
-        let t = run1(OpKind::Transpose { perm: vec![2, 0, 1] }, &[&x]);
+        let t = run1(OpKind::Layout(LayoutOp::Transpose { perm: vec![2, 0, 1] }), &[&x]);
         assert_eq!(t.shape(), &[4, 2, 3]);
         let t = t.as_slice::<f32>().unwrap();
         for k in 0..4 {

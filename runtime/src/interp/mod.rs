@@ -18,7 +18,7 @@ mod slicing;
 
 use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
-use quabla_dialect::{DType, DialectError, Module, OpKind, TensorType};
+use quabla_dialect::{CallOp, ConstantOp, ControlOp, DType, DialectError, DotOp, ElementwiseOp, LayoutOp, Module, OpKind, ReduceOp, SlicingOp, TensorType};
 use thiserror::Error;
 
 use crate::buffer::{Buffer, Element};
@@ -76,7 +76,7 @@ pub fn run_func(m: &Module, name: &str, inputs: &[Buffer]) -> Result<Vec<Buffer>
 /// Runs one op on operand buffers (constant folding, eager execution). The result types are
 /// those of `OpKind::infer`. `quabla.call` needs a module and is an error here.
 pub fn run_op(kind: &OpKind, operands: &[&Buffer]) -> Result<Vec<Buffer>> {
-    if let OpKind::Call { callee, .. } = kind {
+    if let OpKind::Call(CallOp::Call { callee, .. }) = kind {
         return Err(InterpError::CallOutsideModule(callee.clone()));
     }
     if let Some((index, b)) = operands.iter().enumerate().find(|(_, b)| b.shape().iter().any(|&d| d <= 0)) {
@@ -87,27 +87,27 @@ pub fn run_op(kind: &OpKind, operands: &[&Buffer]) -> Result<Vec<Buffer>> {
     let ty = &out[0];
     let one = |b: Result<Buffer>| b.map(|b| vec![b]);
     match kind {
-        OpKind::Unary(u) => one(elementwise::unary(*u, operands[0], ty)),
-        OpKind::Binary(b) => one(elementwise::binary(*b, operands[0], operands[1], ty)),
-        OpKind::Powi { exponent } => one(elementwise::powi(*exponent, operands[0], ty)),
-        OpKind::Compare { dir } => one(elementwise::compare(*dir, operands[0], operands[1], ty)),
-        OpKind::Select => one(Ok(elementwise::select(operands[0], operands[1], operands[2], ty))),
-        OpKind::Convert { .. } => one(elementwise::convert(operands[0], ty)),
-        OpKind::Constant { value } => one(Ok(constant::constant(value))),
-        OpKind::Iota { dim, .. } => one(constant::iota(*dim, ty)),
-        OpKind::BroadcastInDim { dims, .. } => one(Ok(layout::broadcast_in_dim(operands[0], dims, ty))),
-        OpKind::Reshape { .. } => one(Ok(layout::reshape(operands[0], ty))),
-        OpKind::Transpose { perm } => one(Ok(layout::transpose(operands[0], perm, ty))),
-        OpKind::Concatenate { dim } => one(Ok(slicing::concatenate(operands, *dim, ty))),
-        OpKind::Slice { start, strides, .. } => one(Ok(slicing::slice(operands[0], start, strides, ty))),
-        OpKind::Pad { low, interior, .. } => one(Ok(slicing::pad(operands[0], operands[1], low, interior, ty))),
-        OpKind::DynamicSlice { .. } => one(Ok(slicing::dynamic_slice(operands[0], &operands[1..], ty))),
-        OpKind::Gather { axis } => one(Ok(slicing::gather(operands[0], operands[1], *axis, ty))),
-        OpKind::Reduce { op, dims } => one(reduce::reduce(*op, operands[0], dims, ty)),
-        OpKind::ArgReduce { op, dim, .. } => one(reduce::arg_reduce(*op, operands[0], *dim, ty)),
-        OpKind::DotGeneral { dims } => one(dot::dot_general(operands[0], operands[1], dims, ty)),
-        OpKind::Call { callee, .. } => Err(InterpError::CallOutsideModule(callee.clone())),
-        OpKind::If { .. } => Err(InterpError::RegionsOutsideFunction(kind.name())),
+        OpKind::Elementwise(ElementwiseOp::Unary { op: u }) => one(elementwise::unary(*u, operands[0], ty)),
+        OpKind::Elementwise(ElementwiseOp::Binary { op: b }) => one(elementwise::binary(*b, operands[0], operands[1], ty)),
+        OpKind::Elementwise(ElementwiseOp::Powi { exponent }) => one(elementwise::powi(*exponent, operands[0], ty)),
+        OpKind::Elementwise(ElementwiseOp::Compare { direction: dir}) => one(elementwise::compare(*dir, operands[0], operands[1], ty)),
+        OpKind::Elementwise(ElementwiseOp::Select {}) => one(Ok(elementwise::select(operands[0], operands[1], operands[2], ty))),
+        OpKind::Elementwise(ElementwiseOp::Convert { .. }) => one(elementwise::convert(operands[0], ty)),
+        OpKind::Constant(ConstantOp::Constant { value }) => one(Ok(constant::constant(value))),
+        OpKind::Constant(ConstantOp::Iota { dim, .. }) => one(constant::iota(*dim, ty)),
+        OpKind::Layout(LayoutOp::BroadcastInDim { dims, .. }) => one(Ok(layout::broadcast_in_dim(operands[0], dims, ty))),
+        OpKind::Layout(LayoutOp::Reshape { .. }) => one(Ok(layout::reshape(operands[0], ty))),
+        OpKind::Layout(LayoutOp::Transpose { perm }) => one(Ok(layout::transpose(operands[0], perm, ty))),
+        OpKind::Slicing(SlicingOp::Concatenate { dim }) => one(Ok(slicing::concatenate(operands, *dim, ty))),
+        OpKind::Slicing(SlicingOp::Slice { start_indices: start, strides, .. }) => one(Ok(slicing::slice(operands[0], start, strides, ty))),
+        OpKind::Slicing(SlicingOp::Pad { edge_padding_low: low, interior_padding: interior, .. }) => one(Ok(slicing::pad(operands[0], operands[1], low, interior, ty))),
+        OpKind::Slicing(SlicingOp::DynamicSlice { .. }) => one(Ok(slicing::dynamic_slice(operands[0], &operands[1..], ty))),
+        OpKind::Slicing(SlicingOp::Gather { axis }) => one(Ok(slicing::gather(operands[0], operands[1], *axis, ty))),
+        OpKind::Reduce(ReduceOp::Reduce { op, dims }) => one(reduce::reduce(*op, operands[0], dims, ty)),
+        OpKind::Reduce(ReduceOp::ArgReduce { op, dim, .. }) => one(reduce::arg_reduce(*op, operands[0], *dim, ty)),
+        OpKind::Dot(DotOp::DotGeneral { dims }) => one(dot::dot_general(operands[0], operands[1], dims, ty)),
+        OpKind::Call(CallOp::Call { callee, .. }) => Err(InterpError::CallOutsideModule(callee.clone())),
+        OpKind::Control(ControlOp::If { .. }) => Err(InterpError::RegionsOutsideFunction(kind.name())),
     }
 }
 
@@ -368,14 +368,14 @@ mod tests {
     }
     #[test]
     fn call_is_an_error_in_run_op() {
-        let k = OpKind::Call { callee: "f".into(), results: vec![] };
+        let k = OpKind::Call(CallOp::Call { callee: "f".into(), results: vec![] });
         assert_eq!(run_op(&k, &[]).unwrap_err(), InterpError::CallOutsideModule("f".into()));
     }
     #[test]
     fn zero_extents_are_rejected() {
         let x = Buffer::from_slice::<f32>(&[2, 0], &[]).unwrap();
         let idx = Buffer::from_slice(&[1], &[0i32]).unwrap();
-        let e = run_op(&OpKind::Gather { axis: 1 }, &[&x, &idx]).unwrap_err();
+        let e = run_op(&OpKind::Slicing(SlicingOp::Gather { axis: 1 }), &[&x, &idx]).unwrap_err();
         assert!(matches!(e, InterpError::ZeroExtent { index: 0, .. }), "{e}");
     }
 }

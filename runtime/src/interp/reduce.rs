@@ -3,7 +3,7 @@
 //! (sum 0, prod 1, max -inf / MIN, min +inf / MAX; i1: max is `any`, min is `all`). Float
 //! max/min propagate NaN. Arg reductions return the first extremal index; NaN counts as
 //! maximal for argmax and minimal for argmin, so the first NaN wins.
-use quabla_dialect::{ArgOp, DType, ReduceOp, TensorType};
+use quabla_dialect::{ArgOp, DType, Reducer, TensorType};
 
 use super::{for_each_index, max_real, min_real, strides, to_buffer, vals, InterpError, Real, Result, Vals};
 use crate::buffer::Buffer;
@@ -23,16 +23,16 @@ fn fold<T: Copy>(xs: &[T], shape: &[i64], dims: &[i64], n_out: usize, init: T, f
     out
 }
 
-fn reduce_real<T: Real>(op: ReduceOp, xs: &[T], shape: &[i64], dims: &[i64], n: usize) -> Vec<T> {
+fn reduce_real<T: Real>(op: Reducer, xs: &[T], shape: &[i64], dims: &[i64], n: usize) -> Vec<T> {
     match op {
-        ReduceOp::Sum => fold(xs, shape, dims, n, T::ZERO, |a, b| a + b),
-        ReduceOp::Prod => fold(xs, shape, dims, n, T::ONE, |a, b| a * b),
-        ReduceOp::Max => fold(xs, shape, dims, n, -T::INFINITY, max_real),
-        ReduceOp::Min => fold(xs, shape, dims, n, T::INFINITY, min_real),
+        Reducer::Sum => fold(xs, shape, dims, n, T::ZERO, |a, b| a + b),
+        Reducer::Prod => fold(xs, shape, dims, n, T::ONE, |a, b| a * b),
+        Reducer::Max => fold(xs, shape, dims, n, -T::INFINITY, max_real),
+        Reducer::Min => fold(xs, shape, dims, n, T::INFINITY, min_real),
     }
 }
 
-pub(super) fn reduce(op: ReduceOp, x: &Buffer, dims: &[i64], ty: &TensorType) -> Result<Buffer> {
+pub(super) fn reduce(op: Reducer, x: &Buffer, dims: &[i64], ty: &TensorType) -> Result<Buffer> {
     let (shape, n) = (x.shape(), ty.num_elements());
     let out = match vals(x) {
         Vals::F32(v) => Vals::F32(reduce_real(op, &v, shape, dims, n)),
@@ -40,17 +40,17 @@ pub(super) fn reduce(op: ReduceOp, x: &Buffer, dims: &[i64], ty: &TensorType) ->
         Vals::Int(v) => {
             let (lo, hi) = if x.dtype() == DType::I32 { (i32::MIN as i64, i32::MAX as i64) } else { (i64::MIN, i64::MAX) };
             let r = match op {
-                ReduceOp::Sum => fold(&v, shape, dims, n, 0, i64::wrapping_add),
-                ReduceOp::Prod => fold(&v, shape, dims, n, 1, i64::wrapping_mul),
-                ReduceOp::Max => fold(&v, shape, dims, n, lo, i64::max),
-                ReduceOp::Min => fold(&v, shape, dims, n, hi, i64::min),
+                Reducer::Sum => fold(&v, shape, dims, n, 0, i64::wrapping_add),
+                Reducer::Prod => fold(&v, shape, dims, n, 1, i64::wrapping_mul),
+                Reducer::Max => fold(&v, shape, dims, n, lo, i64::max),
+                Reducer::Min => fold(&v, shape, dims, n, hi, i64::min),
             };
             Vals::Int(r)
         }
         Vals::I1(v) => Vals::I1(match op {
-            ReduceOp::Max => fold(&v, shape, dims, n, false, |a, b| a | b),
-            ReduceOp::Min => fold(&v, shape, dims, n, true, |a, b| a & b),
-            ReduceOp::Sum | ReduceOp::Prod => return Err(InterpError::Unsupported { op: op.name(), dtype: DType::I1 }),
+            Reducer::Max => fold(&v, shape, dims, n, false, |a, b| a | b),
+            Reducer::Min => fold(&v, shape, dims, n, true, |a, b| a & b),
+            Reducer::Sum | Reducer::Prod => return Err(InterpError::Unsupported { op: op.name(), dtype: DType::I1 }),
         }),
     };
     to_buffer(op.name(), ty, out)
@@ -96,10 +96,10 @@ pub(super) fn arg_reduce(op: ArgOp, x: &Buffer, dim: i64, ty: &TensorType) -> Re
 mod tests {
     use super::super::run_op;
     use super::super::test_util::*;
-    use quabla_dialect::{ArgOp, DType, OpKind, ReduceOp};
+    use quabla_dialect::{ArgOp, DType, OpKind, ReduceOp, Reducer};
 
-    fn red(op: ReduceOp, dims: &[i64]) -> OpKind {
-        OpKind::Reduce { op, dims: dims.to_vec() }
+    fn red(op: Reducer, dims: &[i64]) -> OpKind {
+        OpKind::Reduce(ReduceOp::Reduce { op, dims: dims.to_vec() })
     }
 
     #[test]
@@ -107,44 +107,44 @@ mod tests {
         // x[i, j, k] = 100 i + 10 j + k, shape [2, 3, 2].
         let v: Vec<i64> = (0..2).flat_map(|i| (0..3).flat_map(move |j| (0..2).map(move |k| 100 * i + 10 * j + k))).collect();
         let x = i64s(&[2, 3, 2], &v);
-        let y = run1(red(ReduceOp::Sum, &[0, 2]), &[&x]);
+        let y = run1(red(Reducer::Sum, &[0, 2]), &[&x]);
         assert_eq!(y.shape(), &[3]);
         // sum over i, k of 100 i + 10 j + k = 4 * 10 j + 2 * 100 + 2 * 1 = 40 j + 202.
         assert_eq!(y.as_slice::<i64>().unwrap(), &[202, 242, 282]);
-        let y = run1(red(ReduceOp::Max, &[2, 1]), &[&x]);
+        let y = run1(red(Reducer::Max, &[2, 1]), &[&x]);
         assert_eq!(y.as_slice::<i64>().unwrap(), &[21, 121]);
-        let y = run1(red(ReduceOp::Min, &[0, 1, 2]), &[&x]);
+        let y = run1(red(Reducer::Min, &[0, 1, 2]), &[&x]);
         assert_eq!(y.shape(), &[] as &[i64]);
         assert_eq!(y.as_slice::<i64>().unwrap(), &[0]);
-        let y = run1(red(ReduceOp::Prod, &[]), &[&x]);
+        let y = run1(red(Reducer::Prod, &[]), &[&x]);
         assert_eq!(y.as_slice::<i64>().unwrap(), v.as_slice());
-        let e = run_op(&red(ReduceOp::Sum, &[0, 0]), &[&x]).unwrap_err();
+        let e = run_op(&red(Reducer::Sum, &[0, 0]), &[&x]).unwrap_err();
         assert!(e.to_string().contains("reduce_c1"), "{e}");
     }
 
     #[test]
     fn reduce_floats_nan_and_bools() {
         let x = f32s(&[2, 3], &[1.0, f32::NAN, 3.0, -1.0, -2.0, -3.0]);
-        let mx = run1(red(ReduceOp::Max, &[1]), &[&x]);
+        let mx = run1(red(Reducer::Max, &[1]), &[&x]);
         let mx = mx.as_slice::<f32>().unwrap();
         assert!(mx[0].is_nan());
         assert_eq!(mx[1], -1.0);
-        let mn = run1(red(ReduceOp::Min, &[1]), &[&x]);
+        let mn = run1(red(Reducer::Min, &[1]), &[&x]);
         assert_eq!(mn.as_slice::<f32>().unwrap()[1], -3.0);
-        let p = run1(red(ReduceOp::Prod, &[0]), &[&x]);
+        let p = run1(red(Reducer::Prod, &[0]), &[&x]);
         assert_eq!(p.as_slice::<f32>().unwrap()[2], -9.0);
         let b = bools(&[2, 2], &[true, false, false, false]);
-        assert_eq!(run1(red(ReduceOp::Max, &[1]), &[&b]).as_slice::<bool>().unwrap(), &[true, false]);
-        assert_eq!(run1(red(ReduceOp::Min, &[0]), &[&b]).as_slice::<bool>().unwrap(), &[false, false]);
+        assert_eq!(run1(red(Reducer::Max, &[1]), &[&b]).as_slice::<bool>().unwrap(), &[true, false]);
+        assert_eq!(run1(red(Reducer::Min, &[0]), &[&b]).as_slice::<bool>().unwrap(), &[false, false]);
         let i = i32s(&[2], &[i32::MAX, 1]);
-        assert_eq!(run1(red(ReduceOp::Sum, &[0]), &[&i]).as_slice::<i32>().unwrap(), &[i32::MIN]);
-        let e = run_op(&red(ReduceOp::Sum, &[0]), &[&b]).unwrap_err();
+        assert_eq!(run1(red(Reducer::Sum, &[0]), &[&i]).as_slice::<i32>().unwrap(), &[i32::MIN]);
+        let e = run_op(&red(Reducer::Sum, &[0]), &[&b]).unwrap_err();
         assert!(e.to_string().contains("reduce_c2"), "{e}");
     }
 
     #[test]
     fn argmax_ties_and_nan() {
-        let am = |op, dim, x: &crate::Buffer| run1(OpKind::ArgReduce { op, dim, index: DType::I32 }, &[x]).as_slice::<i32>().unwrap().to_vec();
+        let am = |op, dim, x: &crate::Buffer| run1(OpKind::Reduce(ReduceOp::ArgReduce { op, dim, index: DType::I32 }), &[x]).as_slice::<i32>().unwrap().to_vec();
         // ties: the first index wins.
         let x = f64s(&[5], &[1.0, 3.0, 3.0, -2.0, -2.0]);
         assert_eq!(am(ArgOp::Max, 0, &x), [1]);
@@ -155,12 +155,12 @@ mod tests {
         assert_eq!(am(ArgOp::Min, 0, &x), [1]);
         // along dim 0 of a [3, 2] i64 tensor, i64 index.
         let x = i64s(&[3, 2], &[4, 9, 4, 1, 5, 1]);
-        let y = run1(OpKind::ArgReduce { op: ArgOp::Max, dim: 0, index: DType::I64 }, &[&x]);
+        let y = run1(OpKind::Reduce(ReduceOp::ArgReduce { op: ArgOp::Max, dim: 0, index: DType::I64 }), &[&x]);
         assert_eq!(y.as_slice::<i64>().unwrap(), &[2, 0]);
-        let y = run1(OpKind::ArgReduce { op: ArgOp::Min, dim: 0, index: DType::I64 }, &[&x]);
+        let y = run1(OpKind::Reduce(ReduceOp::ArgReduce { op: ArgOp::Min, dim: 0, index: DType::I64 }), &[&x]);
         assert_eq!(y.as_slice::<i64>().unwrap(), &[0, 1]);
         // along the last dim of a [1, 3] tensor.
-        let y = run1(OpKind::ArgReduce { op: ArgOp::Min, dim: 1, index: DType::I32 }, &[&f32s(&[1, 3], &[2.0, -0.5, 1.0])]);
+        let y = run1(OpKind::Reduce(ReduceOp::ArgReduce { op: ArgOp::Min, dim: 1, index: DType::I32 }), &[&f32s(&[1, 3], &[2.0, -0.5, 1.0])]);
         assert_eq!(y.shape(), &[1]);
         assert_eq!(y.as_slice::<i32>().unwrap(), &[1]);
     }

@@ -82,12 +82,12 @@ pub(super) fn gather(x: &Buffer, indices: &Buffer, axis: i64, ty: &TensorType) -
 mod tests {
     use super::super::run_op;
     use super::super::test_util::*;
-    use quabla_dialect::OpKind;
+    use quabla_dialect::{OpKind, SlicingOp};
 
     #[test]
     fn slice_with_strides() {
         let x = i32s(&[3, 5], &(0..15).collect::<Vec<_>>());
-        let y = run1(OpKind::Slice { start: vec![0, 1], limit: vec![3, 5], strides: vec![2, 3] }, &[&x]);
+        let y = run1(OpKind::Slicing(SlicingOp::Slice { start_indices: vec![0, 1], limit_indices: vec![3, 5], strides: vec![2, 3] }), &[&x]);
         assert_eq!(y.shape(), &[2, 2]);
         assert_eq!(y.as_slice::<i32>().unwrap(), &[1, 4, 11, 14]);
     }
@@ -97,15 +97,15 @@ mod tests {
         // [1, 2, 3] with low 1, high 2, interior 1, value 0: [0, 1, 0, 2, 0, 3, 0, 0].
         let x = f64s(&[3], &[1.0, 2.0, 3.0]);
         let v = f64s(&[], &[0.0]);
-        let y = run1(OpKind::Pad { low: vec![1], high: vec![2], interior: vec![1] }, &[&x, &v]);
+        let y = run1(OpKind::Slicing(SlicingOp::Pad { edge_padding_low: vec![1], edge_padding_high: vec![2], interior_padding: vec![1]}), &[&x, &v]);
         assert_eq!(y.to_f64_vec(), vec![0.0, 1.0, 0.0, 2.0, 0.0, 3.0, 0.0, 0.0]);
         // 2-d: [[1, 2], [3, 4]], low [0, 1], high [1, 0], interior [1, 0], value 9.
         let x = i64s(&[2, 2], &[1, 2, 3, 4]);
         let v = i64s(&[], &[9]);
-        let y = run1(OpKind::Pad { low: vec![0, 1], high: vec![1, 0], interior: vec![1, 0] }, &[&x, &v]);
+        let y = run1(OpKind::Slicing(SlicingOp::Pad { edge_padding_low: vec![0, 1], edge_padding_high: vec![1, 0], interior_padding: vec![1, 0]}), &[&x, &v]);
         assert_eq!(y.shape(), &[4, 3]);
         assert_eq!(y.as_slice::<i64>().unwrap(), &[9, 1, 2, 9, 9, 9, 9, 3, 4, 9, 9, 9]);
-        let e = run_op(&OpKind::Pad { low: vec![0], high: vec![0], interior: vec![0] }, &[&i64s(&[1], &[1]), &i32s(&[], &[0])]).unwrap_err();
+        let e = run_op(&OpKind::Slicing(SlicingOp::Pad { edge_padding_low: vec![0], edge_padding_high: vec![0], interior_padding: vec![0]}), &[&i64s(&[1], &[1]), &i32s(&[], &[0])]).unwrap_err();
         assert!(e.to_string().contains("pad_c1"), "{e}");
     }
 
@@ -113,10 +113,10 @@ mod tests {
     fn concatenate_along_dims() {
         let a = i32s(&[2, 1], &[1, 2]);
         let b = i32s(&[2, 2], &[3, 4, 5, 6]);
-        let y = run1(OpKind::Concatenate { dim: 1 }, &[&a, &b]);
+        let y = run1(OpKind::Slicing(SlicingOp::Concatenate { dim: 1 }), &[&a, &b]);
         assert_eq!(y.as_slice::<i32>().unwrap(), &[1, 3, 4, 2, 5, 6]);
         let c = i32s(&[1, 2], &[7, 8]);
-        let y = run1(OpKind::Concatenate { dim: 0 }, &[&b, &c]);
+        let y = run1(OpKind::Slicing(SlicingOp::Concatenate { dim: 0 }), &[&b, &c]);
         assert_eq!(y.as_slice::<i32>().unwrap(), &[3, 4, 5, 6, 7, 8]);
     }
 
@@ -125,7 +125,7 @@ mod tests {
         let x = i32s(&[3, 4], &(0..12).collect::<Vec<_>>());
         let ds = |r: i64, c: i64| {
             let (r, c) = (i64s(&[], &[r]), i64s(&[], &[c]));
-            run1(OpKind::DynamicSlice { sizes: vec![2, 2] }, &[&x, &r, &c]).as_slice::<i32>().unwrap().to_vec()
+            run1(OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: vec![2, 2]}), &[&x, &r, &c]).as_slice::<i32>().unwrap().to_vec()
         };
         assert_eq!(ds(1, 1), [5, 6, 9, 10]);
         assert_eq!(ds(5, 3), [6, 7, 10, 11]); // clamped to (1, 2)
@@ -137,11 +137,11 @@ mod tests {
         let x = f32s(&[2, 3], &[0.0, 1.0, 2.0, 10.0, 11.0, 12.0]);
         // take along axis 1 with indices of shape [2, 2]: result shape [2, 2, 2].
         let idx = i64s(&[2, 2], &[2, -5, 99, 1]);
-        let y = run1(OpKind::Gather { axis: 1 }, &[&x, &idx]);
+        let y = run1(OpKind::Slicing(SlicingOp::Gather { axis: 1 }), &[&x, &idx]);
         assert_eq!(y.shape(), &[2, 2, 2]);
         assert_eq!(y.as_slice::<f32>().unwrap(), &[2.0, 0.0, 2.0, 1.0, 12.0, 10.0, 12.0, 11.0]);
         // along axis 0 with 0-d indices: result shape [3].
-        let y = run1(OpKind::Gather { axis: 0 }, &[&x, &i32s(&[], &[7])]);
+        let y = run1(OpKind::Slicing(SlicingOp::Gather { axis: 0 }), &[&x, &i32s(&[], &[7])]);
         assert_eq!(y.as_slice::<f32>().unwrap(), &[10.0, 11.0, 12.0]);
     }
 }
