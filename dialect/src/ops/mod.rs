@@ -205,7 +205,7 @@ impl OpKind {
     pub fn infer(&self, xs: &[&TensorType]) -> Result<Vec<TensorType>> {
         if let Some(n) = self.arity() {
             if xs.len() != n {
-                return Err(DialectError::Shape { op: self.name(), constraint: "arity", message: format!("expects {n} operands, got {}", xs.len()) });
+                return Err(DialectError::shape(self.name(), "arity", format!("expects {n} operands, got {}", xs.len())));
             }
         }
         let one = |t: Result<TensorType>| t.map(|t| vec![t]);
