@@ -26,3 +26,22 @@ pub fn check_call(callee: &str, args: &[&TensorType], results: &[TensorType], pa
 pub fn join<'a>(ts: impl Iterator<Item = &'a TensorType>) -> String {
     ts.map(|t| t.to_string()).collect::<Vec<_>>().join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::DialectError;
+    use crate::types::DType;
+
+    #[test]
+    fn the_first_mismatching_operand_is_named() {
+        let (a, b) = (TensorType::new(DType::F32, [2]), TensorType::new(DType::F64, [2]));
+        let e = check_call("f", &[&a, &a], &[], &[a.clone(), b.clone()], &[]).unwrap_err();
+        assert_eq!(e.to_string(), "'quabla.call' op (call_c1): operands (tensor<2xf32>, tensor<2xf32>) do not match the parameters of @f (tensor<2xf32>, tensor<2xf64>)");
+        assert!(matches!(&e, DialectError::DType(v) if v.operand == Some(1) && v.expected == Some(Expected::Type(b.clone())) && v.actual == Some(a.clone())));
+        let c = TensorType::new(DType::F32, [3]);
+        assert!(matches!(check_call("f", &[&c], &[], std::slice::from_ref(&a), &[]), Err(DialectError::Shape(v)) if v.operand == Some(0)));
+        assert!(matches!(check_call("f", &[&a], &[], &[a.clone(), a.clone()], &[]), Err(DialectError::Shape(v)) if v.operand.is_none()));
+        assert!(matches!(check_call("f", &[], std::slice::from_ref(&a), &[], &[c]), Err(DialectError::Shape(v)) if v.constraint == "call_c2"));
+    }
+}
