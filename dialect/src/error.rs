@@ -32,7 +32,8 @@ pub enum DialectError {
     Structure(String),
 }
 
-/// One violated constraint of docs/spec.md, with what is known about its cause.
+/// One violated constraint of docs/spec.md, with what is known about its cause. `Default`
+/// serves struct-update syntax (`Violation { op, constraint, message, ..Default::default() }`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Violation {
     /// The op's name without the dialect prefix (`dot_general`).
