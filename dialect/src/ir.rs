@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 use std::sync::Arc;
 
-use crate::error::{DialectError, Result};
+use crate::error::{DialectError, Result, Violation};
 use crate::ops::{call, CallOp, ControlOp, OpKind};
 use crate::types::TensorType;
 
@@ -471,16 +471,18 @@ impl Module {
                     || *size < 1
                     || in_axes.iter().zip(&gp).chain(out_axes.iter().zip(&gr)).any(|(a, t)| a.is_some_and(|a| a < 0 || a as usize > t.rank()));
                 if bad {
-                    return Err(DialectError::Shape {
+                    return Err(Violation {
                         op: "transform",
                         constraint: "transform_c2",
                         message: format!("vmap @{} of @{}: in_axes {in_axes:?} / out_axes {out_axes:?} must have one entry per parameter/result of @{} within rank, and axis_size {size} must be positive", f.name, t.of, t.of),
-                    });
+                        ..Default::default()
+                    }
+                    .shape());
                 }
             }
             let (p, r) = t.signature(&g.param_types(), &g.result_types());
             if p != f.param_types() || r != f.outputs_decl {
-                return Err(DialectError::Shape {
+                return Err(Violation {
                     op: "transform",
                     constraint: "transform_c1",
                     message: format!(
@@ -493,7 +495,9 @@ impl Module {
                         call::join(f.param_types().iter()),
                         call::join(f.outputs_decl.iter())
                     ),
-                });
+                    ..Default::default()
+                }
+                .shape());
             }
             return Ok(());
         }
@@ -576,7 +580,7 @@ impl Module {
         let mut state: HashMap<&str, u8> = HashMap::new();
         fn dfs<'a>(n: &'a str, e: &HashMap<&'a str, Vec<&'a str>>, st: &mut HashMap<&'a str, u8>) -> Result<()> {
             match st.get(n) {
-                Some(1) => return Err(DialectError::Shape { op: "call", constraint: "call_c3", message: format!("recursive call cycle through @{n}") }),
+                Some(1) => return Err(DialectError::shape("call", "call_c3", format!("recursive call cycle through @{n}"))),
                 Some(2) => return Ok(()),
                 _ => {}
             }

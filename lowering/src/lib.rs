@@ -25,13 +25,105 @@ pub enum Abi {
     Dps,
 }
 
-/// Errors of the lowerings.
-#[derive(Debug, Error)]
+/// Errors of the lowerings. Every variant is structured; the message is rendered from the fields.
+#[derive(Debug, Clone, Error, PartialEq)]
 pub enum LowerError {
-    /// An op (or a form of it) that this lowering does not handle.
-    #[error("'quabla.{op}' op cannot be lowered: {reason}")]
-    Unsupported { op: String, reason: String },
+    /// A deliberate gap: the lowering `rule` (`linalg`, `stablehlo`) has no form for `op`.
+    #[error("'quabla.{op}' op cannot be lowered: no {rule} rule")]
+    Unsupported { op: &'static str, rule: &'static str },
+    /// A transform function (`jvp`/`vjp`/`vmap` declaration `@func` of `@of`) that
+    /// `quabla-autodiff` has not given a body yet, met by lowering `by`.
+    #[error("'quabla.{kind}' op cannot be lowered: @{func} (the {kind} of @{of}) is {}", by.unexpanded_hint())]
+    UnexpandedTransform { func: String, kind: &'static str, of: String, by: Lowering },
+    /// A `quabla.call` of a function the module does not define.
+    #[error("'quabla.call' op cannot be lowered: unknown callee @{callee}")]
+    UnknownCallee { callee: String },
+    /// The StableHLO export needs one entry point: a public `@main`, or exactly one public function.
+    #[error("invalid module: the StableHLO export needs one entry point, a public func.func @main (public functions: {})", list_or_none(public))]
+    NoEntryPoint { public: Vec<String> },
     /// The module does not verify (shape rules, structure, calls).
     #[error("invalid module: {0}")]
     Invalid(#[from] quabla_dialect::DialectError),
+}
+
+/// The lowering that reports an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lowering {
+    /// `convert-quabla-to-linalg` ([`lower_module`]).
+    Linalg,
+    /// `convert-quabla-to-stablehlo` ([`export_module`]).
+    StableHlo,
+}
+
+impl Lowering {
+    /// What to do about a transform function without a body before this lowering.
+    fn unexpanded_hint(self) -> &'static str {
+        match self {
+            Lowering::Linalg => "a declaration without a body: run quabla-autodiff before lowering",
+            Lowering::StableHlo => "a transform function without a body: run quabla-autodiff before the StableHLO export (quabla-opt --emit=stablehlo does)",
+        }
+    }
+}
+
+fn list_or_none(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.iter().map(|n| format!("@{n}")).collect::<Vec<_>>().join(", ")
+    }
+}
+
+impl LowerError {
+    /// The variant's name (`Unsupported`, ...), for tables of the error classes.
+    pub fn variant(&self) -> &'static str {
+        match self {
+            LowerError::Unsupported { .. } => "Unsupported",
+            LowerError::UnexpandedTransform { .. } => "UnexpandedTransform",
+            LowerError::UnknownCallee { .. } => "UnknownCallee",
+            LowerError::NoEntryPoint { .. } => "NoEntryPoint",
+            LowerError::Invalid(_) => "Invalid",
+        }
+    }
+
+    /// One value of every variant (a test checks that none is missing); `Invalid` once per
+    /// [`quabla_dialect::DialectError::samples`] value, since its class follows the inner error.
+    pub fn samples() -> Vec<LowerError> {
+        let mut v = vec![
+            LowerError::Unsupported { op: "gather", rule: "stablehlo" },
+            LowerError::UnexpandedTransform { func: "f_vjp".into(), kind: "vjp", of: "f".into(), by: Lowering::Linalg },
+            LowerError::UnknownCallee { callee: "g".into() },
+            LowerError::NoEntryPoint { public: vec!["a".into(), "b".into()] },
+        ];
+        v.extend(quabla_dialect::DialectError::samples().into_iter().map(LowerError::Invalid));
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_cover_every_variant() {
+        let src = include_str!("lib.rs");
+        let body = src.split("pub enum LowerError {").nth(1).and_then(|s| s.split("\n}").next()).expect("enum LowerError in lib.rs");
+        let declared: Vec<&str> = body
+            .lines()
+            .filter_map(|l| l.strip_prefix("    "))
+            .filter(|l| l.starts_with(|c: char| c.is_ascii_uppercase()))
+            .map(|l| l.split(|c: char| !c.is_ascii_alphanumeric()).next().unwrap_or_default())
+            .collect();
+        assert_eq!(declared, ["Unsupported", "UnexpandedTransform", "UnknownCallee", "NoEntryPoint", "Invalid"]);
+        let mut sampled: Vec<&str> = LowerError::samples().iter().map(|e| e.variant()).collect();
+        sampled.dedup();
+        assert_eq!(sampled, declared, "LowerError::samples() must hold every variant, in declaration order");
+    }
+
+    #[test]
+    fn messages() {
+        let e = LowerError::UnexpandedTransform { func: "f_vjp".into(), kind: "vjp", of: "f".into(), by: Lowering::StableHlo };
+        assert_eq!(e.to_string(), "'quabla.vjp' op cannot be lowered: @f_vjp (the vjp of @f) is a transform function without a body: run quabla-autodiff before the StableHLO export (quabla-opt --emit=stablehlo does)");
+        assert_eq!(LowerError::NoEntryPoint { public: vec![] }.to_string(), "invalid module: the StableHLO export needs one entry point, a public func.func @main (public functions: none)");
+        assert_eq!(LowerError::Unsupported { op: "gather", rule: "stablehlo" }.to_string(), "'quabla.gather' op cannot be lowered: no stablehlo rule");
+    }
 }

@@ -36,7 +36,8 @@ options:
   --random-args[=SEED]     fill every --run input with pseudo-random values
   --opt-level=N            LLVM optimisation level for --run (0-3, default 2)
   --list-passes            list quabla's passes
-  --print-irdl             print the IRDL definition of the dialect";
+  --print-irdl             print the IRDL definition of the dialect
+  --print-pyi              print the generated type stubs of the Python op builder";
 
 #[derive(Default)]
 struct Opts {
@@ -91,6 +92,10 @@ fn parse_args() -> Result<Opts, String> {
             }
             "--print-irdl" => {
                 print!("{}", quabla_dialect::ops::irdl_text());
+                std::process::exit(0);
+            }
+            "--print-pyi" => {
+                print!("{}", quabla_dialect::ops::pyi_text());
                 std::process::exit(0);
             }
             "-h" | "--help" => {

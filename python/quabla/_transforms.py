@@ -31,8 +31,12 @@ from . import _quabla as _q
 from . import dtypes as _dt
 from . import tree as _tree
 from ._ops import _op, _to_array, astype, reshape, transpose
+from ._staging import TransformedFunction
+from ._staging import float_args as _float_args
+from ._staging import is_pyscalar as _is_pyscalar
 from ._trace import Trace, Tracer, bind, current, user_loc
 from .errors import BatchingError, DTypeError, ShapeError, TracerError
+from .jit import jit
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "hessian", "vmap"]
 
@@ -100,10 +104,6 @@ def _describe(x):
 # Arguments
 
 
-def _is_pyscalar(x):
-    return isinstance(x, (int, float)) and not isinstance(x, (bool, np.generic))
-
-
 def _arrayish(x, fname, path):
     """A Tensor or Tracer for an array-like leaf; None for Python numbers (static)."""
     if type(x) is Tracer or isinstance(x, Tensor):
@@ -148,15 +148,6 @@ class _Args:
     def rebuild(self, leaves):
         args, kwargs = _tree.unflatten(self.tree, leaves)
         return args, kwargs
-
-
-def _float_args(args, diff):
-    """``args`` with Python numbers in the differentiated positions as float64 Tensors."""
-
-    def conv(x):
-        return _q.full((), float(x), float64.code) if _is_pyscalar(x) else x
-
-    return tuple(_tree.map(conv, a) if i in diff else a for i, a in enumerate(args))
 
 
 def _norm_argnums(fname, argnums, nargs):
@@ -334,7 +325,7 @@ def _freeze(x):
     return x
 
 
-class _Transformed:
+class _Transformed(TransformedFunction):
     """A function transformed by ``kind`` with configuration ``config``. Called during a trace
     it stages itself (``_apply``); called at top level it runs the compiled ``jit(self)``."""
 
@@ -358,8 +349,6 @@ class _Transformed:
         return base, spec + ((self.kind, _freeze(self.config)),)
 
     def _jitted(self):
-        from .jit import jit
-
         base, spec = self._chain()
         store = None
         if not inspect.ismethod(base):
@@ -373,9 +362,6 @@ class _Transformed:
         if j is None:
             j = cache[spec] = jit(self)
         return j
-
-    def _diff(self, nargs):
-        return ()
 
     def __call__(self, *args, **kwargs):
         if current() is None and not _has_tracer((args, kwargs)):

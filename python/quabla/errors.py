@@ -13,6 +13,13 @@ Every exception subclasses :class:`QuablaError` and the builtin exception that c
 
 Messages name the op and the offending shapes/dtypes; errors raised while tracing also carry
 the user's source location.
+
+Errors of the Rust core are raised as the class of their Rust variant (never chosen by the
+message text); each class's docstring lists the variants it stands for, and
+``quabla._quabla.error_variants()`` lists every variant with its class. A violated shape or
+dtype rule of docs/spec.md also sets ``op``, ``constraint`` (the spec's label, e.g.
+``dot_general_c5``), ``operand`` (the index of the operand at fault), ``expected`` and ``actual``
+(types as MLIR text) on the exception; they are None where unknown.
 """
 
 __all__ = [
@@ -27,11 +34,33 @@ __all__ = [
 
 
 class QuablaError(Exception):
-    """Base class of every error Quabla raises."""
+    """Base class of every error Quabla raises.
+
+    Raised as such for IR that Quabla itself built wrongly (an internal error, please report
+    it): ``DialectError::UnknownOp``, ``DialectError::Structure``, ``LowerError::UnknownCallee``,
+    ``LowerError::NoEntryPoint``, ``LowerError::Invalid(DialectError::UnknownOp)``,
+    ``LowerError::Invalid(DialectError::Structure)``.
+
+    Attributes (rule violations of the Rust core; None otherwise):
+        op: the op's name (``dot_general``).
+        constraint: the violated constraint's label in docs/spec.md (``dot_general_c5``).
+        operand: the index of the operand at fault.
+        expected: what the rule expected of it (a type, or ``one of f32, f64``).
+        actual: the operand's type (``tensor<2x3xf32>``).
+    """
+
+    op = None
+    constraint = None
+    operand = None
+    expected = None
+    actual = None
 
 
 class UnsupportedOperationError(QuablaError, ValueError, NotImplementedError):
     """An operation that the selected device (or Quabla) does not support.
+
+    Raised for the Rust variants ``LowerError::Unsupported`` (a lowering without a rule for
+    the op) and ``LowerError::UnexpandedTransform`` (a transform not yet differentiated).
 
     Attributes:
         op: the operation's name.
@@ -62,11 +91,21 @@ class RetraceLimitError(QuablaError, ValueError):
 
 
 class ShapeError(QuablaError, ValueError):
-    """Shapes that do not fit an op (broadcasting, matmul, reshape, axes, ...)."""
+    """Shapes that do not fit an op (broadcasting, matmul, reshape, axes, ...).
+
+    Raised for the Rust variants ``DialectError::Shape`` (a shape rule of docs/spec.md),
+    ``DialectError::Attribute`` (a malformed attribute: dims, permutation, sizes),
+    ``LowerError::Invalid(DialectError::Shape)`` and
+    ``LowerError::Invalid(DialectError::Attribute)``.
+    """
 
 
 class DTypeError(QuablaError, TypeError):
-    """A dtype an op does not accept, or a dtype mix that needs an explicit ``astype``."""
+    """A dtype an op does not accept, or a dtype mix that needs an explicit ``astype``.
+
+    Raised for the Rust variants ``DialectError::DType`` (a dtype rule of docs/spec.md) and
+    ``LowerError::Invalid(DialectError::DType)``.
+    """
 
 
 class BatchingError(ShapeError):

@@ -22,9 +22,9 @@ from . import _quabla as _q
 from . import dtypes as _dt
 from . import tree as _tree
 from ._ops import _to_array
+from ._staging import TransformedFunction, float_args
 from ._trace import Trace, Tracer, is_array
 from ._trace import current as _current
-from ._transforms import _float_args, _Transformed
 from .errors import RetraceLimitError, UnsupportedOperationError
 
 __all__ = ["jit", "ShapeDtype", "Lowered", "Compiled"]
@@ -167,12 +167,12 @@ def _slow(self, args, kwargs):
         if type(x) is Tracer:
             return fun(*args, **kwargs)
     sa = self._normalize_static(len(args))
-    if isinstance(fun, _Transformed):
+    if isinstance(fun, TransformedFunction):
         # Python numbers in the differentiated positions of a transform are float64 arrays:
         # dynamic arguments, not static values in the key.
         diff = tuple(i for i in fun._diff(len(args)) if i not in sa)
         if diff:
-            args = _float_args(args, diff)
+            args = float_args(args, diff)
     static = tuple(args[i] for i in sa)
     for i, s in zip(sa, static):
         try:

@@ -1,11 +1,15 @@
-//! Raising the Python exception hierarchy of `quabla/errors.py` from Rust, and the mapping of
-//! dialect errors (shape/dtype rule violations with their spec labels) onto it: dtype rule
-//! violations become `DTypeError` (a TypeError), everything else `ShapeError` (a ValueError).
+//! Raising the Python exception hierarchy of `quabla/errors.py` from Rust. The class of a Rust
+//! error is chosen by its variant, in one exhaustive `match` per error type ([`class_of`],
+//! [`lowering_class_of`]); the message is the error's `Display` text. Rule violations also set
+//! the exception's `op`, `constraint`, `operand`, `expected` and `actual` attributes.
+//! [`error_variants`] lists every variant with its class, from the same matches.
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
+use quabla_dialect::error::Violation;
 use quabla_dialect::DialectError;
+use quabla_lowering::LowerError;
 
 static ERRORS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
@@ -20,41 +24,94 @@ pub fn new(py: Python<'_>, name: &str, msg: impl Into<String>) -> PyErr {
     }
 }
 
-/// Constraint labels of docs/spec.md that concern element types rather than shapes.
-const DTYPE_RULES: &[&str] = &[
-    "unary_c1",
-    "binary_c2",
-    "powi_c1",
-    "select_c1",
-    "reduce_c2",
-    "argreduce_c2",
-    "argreduce_c3",
-    "dot_general_c1",
-    "gather_c2",
-    "pad_c1",
-];
-
-/// Converts a dialect error into ShapeError/DTypeError, adding the user's location.
-pub fn dialect(py: Python<'_>, e: &DialectError, loc: Option<&str>) -> PyErr {
-    let at = loc.map(|l| format!(" (at {l})")).unwrap_or_default();
-    let class = match e {
-        DialectError::Shape { constraint, message, .. }
-            if DTYPE_RULES.contains(constraint) || (matches!(*constraint, "binary_c1" | "compare_c1" | "select_c2") && dtypes_differ(message)) =>
-        {
-            "DTypeError"
-        }
-        _ => "ShapeError",
-    };
-    new(py, class, format!("{e}{at}"))
+/// The class in `quabla/errors.py` that a dialect error raises.
+pub fn class_of(e: &DialectError) -> &'static str {
+    match e {
+        DialectError::Shape(_) => "ShapeError",
+        DialectError::DType(_) => "DTypeError",
+        // A malformed attribute (dims, permutation, sizes) is a shape misuse.
+        DialectError::Attribute { .. } => "ShapeError",
+        // Malformed IR: an internal invariant broken, not a misuse of an op.
+        DialectError::UnknownOp(_) => "QuablaError",
+        DialectError::Structure(_) => "QuablaError",
+    }
 }
 
-/// True when a "types differ" message names two tensor types with different element types.
-fn dtypes_differ(message: &str) -> bool {
-    let elems: Vec<&str> = message
-        .split("tensor<")
-        .skip(1)
-        .filter_map(|s| s.split('>').next())
-        .map(|s| s.rsplit('x').next().unwrap_or(s))
-        .collect();
-    elems.len() >= 2 && elems.iter().any(|e| *e != elems[0])
+/// The class in `quabla/errors.py` that a lowering error raises.
+pub fn lowering_class_of(e: &LowerError) -> &'static str {
+    match e {
+        LowerError::Unsupported { .. } => "UnsupportedOperationError",
+        LowerError::UnexpandedTransform { .. } => "UnsupportedOperationError",
+        LowerError::UnknownCallee { .. } => "QuablaError",
+        LowerError::NoEntryPoint { .. } => "QuablaError",
+        LowerError::Invalid(d) => class_of(d),
+    }
+}
+
+/// Sets the structured fields of a rule violation as attributes of the exception.
+fn set_violation(py: Python<'_>, err: &PyErr, v: &Violation) {
+    let x = err.value(py);
+    let _ = x.setattr("op", v.op);
+    let _ = x.setattr("constraint", v.constraint);
+    let _ = x.setattr("operand", v.operand);
+    let _ = x.setattr("expected", v.expected.as_ref().map(|e| e.to_string()));
+    let _ = x.setattr("actual", v.actual.as_ref().map(|t| t.to_string()));
+}
+
+/// Converts a dialect error into the exception of its variant's class, adding the user's
+/// location `loc` unless the error carries one.
+pub fn dialect(py: Python<'_>, e: &DialectError, loc: Option<&str>) -> PyErr {
+    let at = match (e.loc(), loc) {
+        (None, Some(l)) => format!(" (at {l})"),
+        _ => String::new(),
+    };
+    let err = new(py, class_of(e), format!("{e}{at}"));
+    match e {
+        DialectError::Shape(v) | DialectError::DType(v) => set_violation(py, &err, v),
+        DialectError::Attribute { op, .. } => {
+            let _ = err.value(py).setattr("op", op.as_str());
+        }
+        DialectError::UnknownOp(_) | DialectError::Structure(_) => {}
+    }
+    err
+}
+
+/// Converts a lowering error into the exception of its variant's class; `context` (e.g.
+/// `StableHLO export`) prefixes the message when not empty.
+pub fn lowering(py: Python<'_>, e: &LowerError, context: &str) -> PyErr {
+    let msg = if context.is_empty() { e.to_string() } else { format!("{context}: {e}") };
+    let err = new(py, lowering_class_of(e), msg);
+    match e {
+        LowerError::Unsupported { op, .. } | LowerError::UnexpandedTransform { kind: op, .. } => {
+            let _ = err.value(py).setattr("op", *op);
+        }
+        LowerError::UnknownCallee { .. } => {
+            let _ = err.value(py).setattr("op", "call");
+        }
+        LowerError::Invalid(DialectError::Shape(v) | DialectError::DType(v)) => set_violation(py, &err, v),
+        LowerError::NoEntryPoint { .. } | LowerError::Invalid(_) => {}
+    }
+    err
+}
+
+/// Every Rust error variant that reaches Python, as `(variant, class, sample exception)`:
+/// `("DialectError::Shape", "ShapeError", ShapeError(...))`, ...; `LowerError::Invalid` once
+/// per dialect variant. Built from `samples()` of each error type and the same [`class_of`] /
+/// [`lowering_class_of`] and raising functions the extension uses, so the list is exhaustive.
+#[pyfunction]
+pub fn error_variants(py: Python<'_>) -> Vec<(String, &'static str, Py<PyAny>)> {
+    let mut out = Vec::new();
+    for d in DialectError::samples() {
+        let exc = dialect(py, &d, None).into_value(py).into_any();
+        out.push((format!("DialectError::{}", d.variant()), class_of(&d), exc));
+    }
+    for l in LowerError::samples() {
+        let name = match &l {
+            LowerError::Invalid(d) => format!("LowerError::Invalid(DialectError::{})", d.variant()),
+            other => format!("LowerError::{}", other.variant()),
+        };
+        let exc = lowering(py, &l, "").into_value(py).into_any();
+        out.push((name, lowering_class_of(&l), exc));
+    }
+    out
 }

@@ -31,5 +31,6 @@ fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(exec::apply, m)?)?;
     m.add_function(wrap_pyfunction!(exec::eager_cache_size, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
+    m.add_function(wrap_pyfunction!(errors::error_variants, m)?)?;
     Ok(())
 }

@@ -7,6 +7,7 @@ mod bad_ir;
 mod cpu_codegen;
 mod differential;
 mod leak;
+mod op_status;
 mod pinn;
 mod regions;
 mod stock_mlir_opt;

@@ -1,6 +1,6 @@
 //! `constant` (dense elements) and `iota`. Literals store little-endian element bytes
 //! (i1 as one byte, 0 or 1) so that they hash and compare exactly (CSE, folding).
-use crate::error::{shape_err, Result};
+use crate::error::{shape_err, Result, Violation};
 use crate::ops::table::op_family;
 use crate::types::{DType, TensorType};
 
@@ -168,10 +168,10 @@ pub fn infer_constant(value: &Literal) -> Result<TensorType> {
 /// `iota_c1`: 0 <= dim < rank(result); `iota_c2`: the result has rank >= 1.
 pub fn infer_iota(dim: i64, ty: &TensorType) -> Result<TensorType> {
     if ty.rank() == 0 {
-        return shape_err("iota", "iota_c2", format!("result type {ty} has rank 0"));
+        return Violation::new("iota", "iota_c2", format!("result type {ty} has rank 0")).actual(ty).shape_err();
     }
     if dim < 0 || dim as usize >= ty.rank() {
-        return shape_err("iota", "iota_c1", format!("dim {dim} out of range for result type {ty}"));
+        return Violation::new("iota", "iota_c1", format!("dim {dim} out of range for result type {ty}")).actual(ty).shape_err();
     }
     Ok(ty.clone())
 }

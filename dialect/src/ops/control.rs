@@ -4,7 +4,7 @@
 //! At the MLIR level the op is spelled `scf.if` on an `i1` extracted from the 0-d predicate
 //! (IRDL cannot type an op with heterogeneous variadic operands or results; see
 //! docs/ARCHITECTURE.md), so stock `mlir-opt` verifies the branch types itself.
-use crate::error::{shape_err, Result};
+use crate::error::{shape_err, Expected, Result, Violation};
 use crate::ir::Body;
 use crate::ops::table::op_family;
 use crate::types::{DType, TensorType};
@@ -38,7 +38,14 @@ use super::call::join;
 pub fn infer_if(xs: &[&TensorType], results: &[TensorType]) -> Result<Vec<TensorType>> {
     match xs.first() {
         Some(p) if p.dtype == DType::I1 && p.rank() == 0 => Ok(results.to_vec()),
-        Some(p) => shape_err("if", "if_c1", format!("the predicate must be tensor<i1>, got {p}")),
+        Some(p) => {
+            let v = Violation::new("if", "if_c1", format!("the predicate must be tensor<i1>, got {p}")).types(0, Expected::Type(TensorType::scalar(DType::I1)), p);
+            if p.dtype != DType::I1 {
+                v.dtype_err()
+            } else {
+                v.shape_err()
+            }
+        }
         None => shape_err("if", "if_c1", "needs a predicate operand"),
     }
 }

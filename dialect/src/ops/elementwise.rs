@@ -1,7 +1,7 @@
 //! Elementwise ops: unary, binary, `powi`, `compare`, `select`, `convert`.
 //! Invariants: operands of a binary op have identical types (broadcasting is explicit,
 //! through `broadcast_in_dim`); the result has the operands' shape.
-use crate::error::{shape_err, Result};
+use crate::error::{Expected, Result, Violation};
 use crate::ops::table::op_family;
 use crate::types::{DType, TensorType};
 
@@ -52,6 +52,15 @@ impl DClass {
             DClass::Numeric => d.is_numeric(),
             DClass::Logical => !d.is_float(),
             DClass::Any => true,
+        }
+    }
+    /// The admitted element types.
+    pub fn dtypes(self) -> &'static [DType] {
+        match self {
+            DClass::Float => &[DType::F32, DType::F64],
+            DClass::Numeric => &[DType::F32, DType::F64, DType::I32, DType::I64],
+            DClass::Logical => &[DType::I1, DType::I32, DType::I64],
+            DClass::Any => &DType::ALL,
         }
     }
     pub fn describe(self) -> &'static str {
@@ -155,18 +164,29 @@ impl CmpDir {
 /// `unary_c1`: the operand's dtype is in the op's class. The result type equals the operand's.
 pub fn infer_unary(op: UnaryOp, x: &TensorType) -> Result<TensorType> {
     if !op.class().admits(x.dtype) {
-        return shape_err(op.name(), "unary_c1", format!("operand type {x} is not {}", op.class().describe()));
+        return Violation::new(op.name(), "unary_c1", format!("operand type {x} is not {}", op.class().describe())).types(0, Expected::DTypes(op.class().dtypes()), x).dtype_err();
     }
     Ok(if op.bool_result() { x.with_dtype(DType::I1) } else { x.clone() })
+}
+
+/// A "same type" rule (`binary_c1`, `compare_c1`, `select_c2`): operand `index` of type `got`
+/// should have type `want`. A dtype error when the element types differ, else a shape error.
+fn same_type(v: Violation, index: usize, want: &TensorType, got: &TensorType) -> Result<TensorType> {
+    let v = v.types(index, Expected::Type(want.clone()), got);
+    if want.dtype != got.dtype {
+        v.dtype_err()
+    } else {
+        v.shape_err()
+    }
 }
 
 /// `binary_c1`: both operands have the same type; `binary_c2`: the dtype is in the op's class.
 pub fn infer_binary(op: BinaryOp, a: &TensorType, b: &TensorType) -> Result<TensorType> {
     if a != b {
-        return shape_err(op.name(), "binary_c1", format!("operand types differ: lhs {a}, rhs {b} (broadcast explicitly with broadcast_in_dim)"));
+        return same_type(Violation::new(op.name(), "binary_c1", format!("operand types differ: lhs {a}, rhs {b} (broadcast explicitly with broadcast_in_dim)")), 1, a, b);
     }
     if !op.class().admits(a.dtype) {
-        return shape_err(op.name(), "binary_c2", format!("operand type {a} is not {}", op.class().describe()));
+        return Violation::new(op.name(), "binary_c2", format!("operand type {a} is not {}", op.class().describe())).types(0, Expected::DTypes(op.class().dtypes()), a).dtype_err();
     }
     Ok(if op.bool_result() { a.with_dtype(DType::I1) } else { a.clone() })
 }
@@ -174,7 +194,7 @@ pub fn infer_binary(op: BinaryOp, a: &TensorType, b: &TensorType) -> Result<Tens
 /// `powi_c1`: the base is numeric. Result type = base type.
 pub fn infer_powi(x: &TensorType) -> Result<TensorType> {
     if !x.dtype.is_numeric() {
-        return shape_err("powi", "powi_c1", format!("base type {x} is not numeric"));
+        return Violation::new("powi", "powi_c1", format!("base type {x} is not numeric")).types(0, Expected::DTypes(DClass::Numeric.dtypes()), x).dtype_err();
     }
     Ok(x.clone())
 }
@@ -182,7 +202,7 @@ pub fn infer_powi(x: &TensorType) -> Result<TensorType> {
 /// `compare_c1`: same operand types. Result: i1 of the operands' shape.
 pub fn infer_compare(a: &TensorType, b: &TensorType) -> Result<TensorType> {
     if a != b {
-        return shape_err("compare", "compare_c1", format!("operand types differ: lhs {a}, rhs {b}"));
+        return same_type(Violation::new("compare", "compare_c1", format!("operand types differ: lhs {a}, rhs {b}")), 1, a, b);
     }
     Ok(a.with_dtype(DType::I1))
 }
@@ -191,13 +211,13 @@ pub fn infer_compare(a: &TensorType, b: &TensorType) -> Result<TensorType> {
 /// `select_c3`: the predicate has their shape.
 pub fn infer_select(p: &TensorType, t: &TensorType, f: &TensorType) -> Result<TensorType> {
     if p.dtype != DType::I1 {
-        return shape_err("select", "select_c1", format!("predicate type {p} is not i1"));
+        return Violation::new("select", "select_c1", format!("predicate type {p} is not i1")).types(0, Expected::DTypes(&[DType::I1]), p).dtype_err();
     }
     if t != f {
-        return shape_err("select", "select_c2", format!("branch types differ: on_true {t}, on_false {f}"));
+        return same_type(Violation::new("select", "select_c2", format!("branch types differ: on_true {t}, on_false {f}")), 2, t, f);
     }
     if p.shape != t.shape {
-        return shape_err("select", "select_c3", format!("predicate shape {p} differs from branch shape {t}"));
+        return Violation::new("select", "select_c3", format!("predicate shape {p} differs from branch shape {t}")).types(0, Expected::Shape(t.shape.clone()), p).shape_err();
     }
     Ok(t.clone())
 }
@@ -205,4 +225,41 @@ pub fn infer_select(p: &TensorType, t: &TensorType, f: &TensorType) -> Result<Te
 /// `convert`: any dtype to any dtype, same shape.
 pub fn infer_convert(x: &TensorType, to: DType) -> Result<TensorType> {
     Ok(x.with_dtype(to))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::DialectError;
+
+    fn t(d: DType, s: &[i64]) -> TensorType {
+        TensorType::new(d, s)
+    }
+
+    #[test]
+    fn a_dtype_mix_is_a_dtype_error_and_a_shape_mismatch_a_shape_error() {
+        let (a, b) = (t(DType::F32, &[2]), t(DType::F64, &[2]));
+        let DialectError::DType(v) = infer_binary(BinaryOp::Add, &a, &b).unwrap_err() else { panic!("expected a dtype error") };
+        assert_eq!((v.op, v.constraint, v.operand), ("add", "binary_c1", Some(1)));
+        assert_eq!((v.expected, v.actual), (Some(Expected::Type(a.clone())), Some(b)));
+        let c = t(DType::F32, &[3]);
+        let e = infer_binary(BinaryOp::Add, &a, &c).unwrap_err();
+        assert!(matches!(&e, DialectError::Shape(v) if v.constraint == "binary_c1" && v.operand == Some(1)));
+        assert_eq!(e.to_string(), "'quabla.add' op (binary_c1): operand types differ: lhs tensor<2xf32>, rhs tensor<3xf32> (broadcast explicitly with broadcast_in_dim)");
+        assert!(matches!(infer_compare(&a, &t(DType::F64, &[2])), Err(DialectError::DType(_))));
+        assert!(matches!(infer_compare(&a, &c), Err(DialectError::Shape(_))));
+    }
+
+    #[test]
+    fn class_violations_are_dtype_errors() {
+        let f = t(DType::F64, &[2, 3]);
+        let DialectError::DType(v) = infer_binary(BinaryOp::And, &f, &f).unwrap_err() else { panic!("expected a dtype error") };
+        assert_eq!((v.constraint, v.operand, v.expected), ("binary_c2", Some(0), Some(Expected::DTypes(&[DType::I1, DType::I32, DType::I64]))));
+        assert!(matches!(infer_unary(UnaryOp::Exp, &t(DType::I32, &[2])), Err(DialectError::DType(v)) if v.constraint == "unary_c1"));
+        assert!(matches!(infer_powi(&t(DType::I1, &[2])), Err(DialectError::DType(_))));
+        let p = t(DType::I1, &[2]);
+        assert!(matches!(infer_select(&f, &f, &f), Err(DialectError::DType(v)) if v.constraint == "select_c1"));
+        assert!(matches!(infer_select(&p, &t(DType::F32, &[2]), &t(DType::F64, &[2])), Err(DialectError::DType(v)) if v.operand == Some(2)));
+        assert!(matches!(infer_select(&p, &f, &f), Err(DialectError::Shape(v)) if v.constraint == "select_c3"));
+    }
 }

@@ -1,6 +1,6 @@
 //! Layout ops: `broadcast_in_dim`, `reshape`, `transpose`. They move elements without
 //! arithmetic; the element type is preserved.
-use crate::error::{shape_err, Result};
+use crate::error::{shape_err, Result, Violation};
 use crate::ops::table::op_family;
 use crate::types::TensorType;
 
@@ -39,7 +39,7 @@ pub fn is_permutation(perm: &[i64], n: usize) -> bool {
 pub fn infer_broadcast_in_dim(x: &TensorType, dims: &[i64], shape: &[i64]) -> Result<TensorType> {
     const OP: &str = "broadcast_in_dim";
     if dims.len() != x.rank() {
-        return shape_err(OP, "broadcast_in_dim_c1", format!("dims {dims:?} has {} entries, operand {x} has rank {}", dims.len(), x.rank()));
+        return Violation::new(OP, "broadcast_in_dim_c1", format!("dims {dims:?} has {} entries, operand {x} has rank {}", dims.len(), x.rank())).operand(0).actual(x).shape_err();
     }
     if shape.iter().any(|&d| d <= 0) {
         return shape_err(OP, "broadcast_in_dim_c4", format!("result shape {shape:?} has a non-positive extent"));
@@ -50,7 +50,10 @@ pub fn infer_broadcast_in_dim(x: &TensorType, dims: &[i64], shape: &[i64]) -> Re
         }
         let (a, b) = (x.shape[i], shape[d as usize]);
         if a != 1 && a != b {
-            return shape_err(OP, "broadcast_in_dim_c3", format!("operand {x} dim {i} (extent {a}) cannot broadcast to result dim {d} (extent {b}) of shape {shape:?}"));
+            return Violation::new(OP, "broadcast_in_dim_c3", format!("operand {x} dim {i} (extent {a}) cannot broadcast to result dim {d} (extent {b}) of shape {shape:?}"))
+                .operand(0)
+                .actual(x)
+                .shape_err();
         }
     }
     Ok(TensorType::new(x.dtype, shape))
@@ -63,7 +66,7 @@ pub fn infer_reshape(x: &TensorType, shape: &[i64]) -> Result<TensorType> {
     }
     let n: i64 = shape.iter().product();
     if n as usize != x.num_elements() {
-        return shape_err("reshape", "reshape_c1", format!("cannot reshape {x} ({} elements) to shape {shape:?} ({n} elements)", x.num_elements()));
+        return Violation::new("reshape", "reshape_c1", format!("cannot reshape {x} ({} elements) to shape {shape:?} ({n} elements)", x.num_elements())).operand(0).actual(x).shape_err();
     }
     Ok(TensorType::new(x.dtype, shape))
 }
@@ -71,7 +74,7 @@ pub fn infer_reshape(x: &TensorType, shape: &[i64]) -> Result<TensorType> {
 /// `transpose_c1`: perm is a permutation of 0..rank. Result dim i = operand dim perm[i].
 pub fn infer_transpose(x: &TensorType, perm: &[i64]) -> Result<TensorType> {
     if !is_permutation(perm, x.rank()) {
-        return shape_err("transpose", "transpose_c1", format!("perm {perm:?} is not a permutation of the {} dims of {x}", x.rank()));
+        return Violation::new("transpose", "transpose_c1", format!("perm {perm:?} is not a permutation of the {} dims of {x}", x.rank())).operand(0).actual(x).shape_err();
     }
     Ok(TensorType::new(x.dtype, perm.iter().map(|&p| x.shape[p as usize]).collect::<Vec<_>>()))
 }

@@ -1,6 +1,6 @@
 //! Reductions over a set of dims (`reduce_sum/max/min/prod`) and `argmax`/`argmin` over one
 //! dim. Reduced dims are removed from the result (keepdims is a reshape in the frontend).
-use crate::error::{shape_err, Result};
+use crate::error::{Expected, Result, Violation};
 use crate::ops::table::op_family;
 use crate::types::{DType, TensorType};
 
@@ -65,17 +65,20 @@ impl ArgOp {
     }
 }
 
+/// The numeric element types (everything but i1).
+const NUMERIC: &[DType] = &[DType::F32, DType::F64, DType::I32, DType::I64];
+
 /// `reduce_c1`: dims are distinct and in range; `reduce_c2`: sum/prod need a numeric dtype
 /// (max/min also take i1, as `any`/`all`).
 pub fn infer_reduce(op: Reducer, x: &TensorType, dims: &[i64]) -> Result<TensorType> {
     let mut seen = vec![false; x.rank()];
     for &d in dims {
         if d < 0 || d as usize >= x.rank() || std::mem::replace(&mut seen[d as usize], true) {
-            return shape_err(op.name(), "reduce_c1", format!("dims {dims:?} must be distinct dims of operand {x}"));
+            return Violation::new(op.name(), "reduce_c1", format!("dims {dims:?} must be distinct dims of operand {x}")).operand(0).actual(x).shape_err();
         }
     }
     if matches!(op, Reducer::Sum | Reducer::Prod) && x.dtype == DType::I1 {
-        return shape_err(op.name(), "reduce_c2", format!("operand type {x} is not numeric"));
+        return Violation::new(op.name(), "reduce_c2", format!("operand type {x} is not numeric")).types(0, Expected::DTypes(NUMERIC), x).dtype_err();
     }
     let shape = (0..x.rank()).filter(|&i| !seen[i]).map(|i| x.shape[i]).collect::<Vec<_>>();
     Ok(TensorType::new(x.dtype, shape))
@@ -85,13 +88,13 @@ pub fn infer_reduce(op: Reducer, x: &TensorType, dims: &[i64]) -> Result<TensorT
 /// type i32 or i64. Ties pick the first index; NaN wins (as in NumPy).
 pub fn infer_argreduce(op: ArgOp, x: &TensorType, dim: i64, index: DType) -> Result<TensorType> {
     if dim < 0 || dim as usize >= x.rank() {
-        return shape_err(op.name(), "argreduce_c1", format!("dim {dim} out of range for operand {x}"));
+        return Violation::new(op.name(), "argreduce_c1", format!("dim {dim} out of range for operand {x}")).operand(0).actual(x).shape_err();
     }
     if x.dtype == DType::I1 {
-        return shape_err(op.name(), "argreduce_c2", format!("operand type {x} is not numeric"));
+        return Violation::new(op.name(), "argreduce_c2", format!("operand type {x} is not numeric")).types(0, Expected::DTypes(NUMERIC), x).dtype_err();
     }
     if !index.is_int() {
-        return shape_err(op.name(), "argreduce_c3", format!("index type {index} must be i32 or i64"));
+        return Violation::new(op.name(), "argreduce_c3", format!("index type {index} must be i32 or i64")).expected(Expected::DTypes(&[DType::I32, DType::I64])).dtype_err();
     }
     let mut shape = x.shape.clone();
     shape.remove(dim as usize);

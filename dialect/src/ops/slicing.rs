@@ -1,6 +1,6 @@
 //! Slicing ops: `slice`, `pad`, `concatenate`, `dynamic_slice`, `gather` (take along one axis).
 //! Out-of-range dynamic starts and gather indices are clamped, as in StableHLO.
-use crate::error::{shape_err, Result};
+use crate::error::{shape_err, Expected, Result, Violation};
 use crate::ops::table::op_family;
 use crate::types::{DType, TensorType};
 
@@ -41,7 +41,7 @@ pub fn infer_slice(x: &TensorType, start: &[i64], limit: &[i64], strides: &[i64]
     const OP: &str = "slice";
     let r = x.rank();
     if start.len() != r || limit.len() != r || strides.len() != r {
-        return shape_err(OP, "slice_c1", format!("start {start:?}, limit {limit:?} and strides {strides:?} must each have {r} entries for operand {x}"));
+        return Violation::new(OP, "slice_c1", format!("start {start:?}, limit {limit:?} and strides {strides:?} must each have {r} entries for operand {x}")).operand(0).actual(x).shape_err();
     }
     let mut shape = Vec::with_capacity(r);
     for i in 0..r {
@@ -49,7 +49,7 @@ pub fn infer_slice(x: &TensorType, start: &[i64], limit: &[i64], strides: &[i64]
             return shape_err(OP, "slice_c3", format!("strides {strides:?} must be positive"));
         }
         if start[i] < 0 || start[i] >= limit[i] || limit[i] > x.shape[i] {
-            return shape_err(OP, "slice_c2", format!("dim {i}: need 0 <= start ({}) < limit ({}) <= extent ({}) of operand {x}", start[i], limit[i], x.shape[i]));
+            return Violation::new(OP, "slice_c2", format!("dim {i}: need 0 <= start ({}) < limit ({}) <= extent ({}) of operand {x}", start[i], limit[i], x.shape[i])).operand(0).actual(x).shape_err();
         }
         shape.push((limit[i] - start[i] + strides[i] - 1) / strides[i]);
     }
@@ -61,11 +61,12 @@ pub fn infer_slice(x: &TensorType, start: &[i64], limit: &[i64], strides: &[i64]
 pub fn infer_pad(x: &TensorType, value: &TensorType, low: &[i64], high: &[i64], interior: &[i64]) -> Result<TensorType> {
     const OP: &str = "pad";
     if value.rank() != 0 || value.dtype != x.dtype {
-        return shape_err(OP, "pad_c1", format!("padding value {value} must be a 0-d tensor of {}", x.dtype));
+        let v = Violation::new(OP, "pad_c1", format!("padding value {value} must be a 0-d tensor of {}", x.dtype)).types(1, Expected::Type(TensorType::scalar(x.dtype)), value);
+        return if value.dtype != x.dtype { v.dtype_err() } else { v.shape_err() };
     }
     let r = x.rank();
     if low.len() != r || high.len() != r || interior.len() != r {
-        return shape_err(OP, "pad_c2", format!("low {low:?}, high {high:?}, interior {interior:?} must each have {r} entries for operand {x}"));
+        return Violation::new(OP, "pad_c2", format!("low {low:?}, high {high:?}, interior {interior:?} must each have {r} entries for operand {x}")).operand(0).actual(x).shape_err();
     }
     if low.iter().chain(high).chain(interior).any(|&p| p < 0) {
         return shape_err(OP, "pad_c3", format!("low {low:?}, high {high:?}, interior {interior:?} must be non-negative"));
@@ -80,16 +81,17 @@ pub fn infer_concatenate(xs: &[&TensorType], dim: i64) -> Result<TensorType> {
     const OP: &str = "concatenate";
     let Some(first) = xs.first() else { return shape_err(OP, "concatenate_c1", "needs at least one operand") };
     if !axis_ok(dim, first.rank()) {
-        return shape_err(OP, "concatenate_c3", format!("dim {dim} out of range for operand {first}"));
+        return Violation::new(OP, "concatenate_c3", format!("dim {dim} out of range for operand {first}")).operand(0).actual(first).shape_err();
     }
     let mut shape = first.shape.clone();
     for (k, x) in xs.iter().enumerate().skip(1) {
         if x.dtype != first.dtype || x.rank() != first.rank() {
-            return shape_err(OP, "concatenate_c2", format!("operand {k} type {x} differs in dtype or rank from operand 0 type {first}"));
+            let v = Violation::new(OP, "concatenate_c2", format!("operand {k} type {x} differs in dtype or rank from operand 0 type {first}")).types(k, Expected::Type((*first).clone()), x);
+            return if x.dtype != first.dtype { v.dtype_err() } else { v.shape_err() };
         }
         for i in 0..x.rank() {
             if i != dim as usize && x.shape[i] != first.shape[i] {
-                return shape_err(OP, "concatenate_c4", format!("operand {k} type {x} differs from operand 0 type {first} in dim {i}"));
+                return Violation::new(OP, "concatenate_c4", format!("operand {k} type {x} differs from operand 0 type {first} in dim {i}")).types(k, Expected::Type((*first).clone()), x).shape_err();
             }
         }
         shape[dim as usize] += x.shape[dim as usize];
@@ -102,10 +104,26 @@ pub fn infer_concatenate(xs: &[&TensorType], dim: i64) -> Result<TensorType> {
 pub fn infer_dynamic_slice(x: &TensorType, starts: &[&TensorType], sizes: &[i64]) -> Result<TensorType> {
     const OP: &str = "dynamic_slice";
     if starts.len() != x.rank() || starts.iter().any(|s| s.rank() != 0 || !s.dtype.is_int() || *s != starts[0]) {
-        return shape_err(OP, "dynamic_slice_c1", format!("needs {} start indices, all of type tensor<i32> or all of type tensor<i64>, for operand {x}, got {}", x.rank(), starts.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")));
+        let v = Violation::new(OP, "dynamic_slice_c1", format!("needs {} start indices, all of type tensor<i32> or all of type tensor<i64>, for operand {x}, got {}", x.rank(), starts.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")));
+        // The right number of 0-d starts: the fault is an element type (not an integer, or not that of the first start).
+        if starts.len() == x.rank() && starts.iter().all(|s| s.rank() == 0) {
+            let want: &'static [DType] = match starts[0].dtype {
+                DType::I32 => &[DType::I32],
+                DType::I64 => &[DType::I64],
+                DType::F32 | DType::F64 | DType::I1 => &[DType::I32, DType::I64],
+            };
+            if let Some(k) = starts.iter().position(|s| !want.contains(&s.dtype)) {
+                return v.types(k + 1, Expected::DTypes(want), starts[k]).dtype_err();
+            }
+        }
+        let v = match starts.iter().position(|s| s.rank() != 0) {
+            Some(k) => v.types(k + 1, Expected::Shape(vec![]), starts[k]),
+            None => v.operand(0).actual(x),
+        };
+        return v.shape_err();
     }
     if sizes.len() != x.rank() || sizes.iter().zip(&x.shape).any(|(&s, &e)| s < 1 || s > e) {
-        return shape_err(OP, "dynamic_slice_c2", format!("sizes {sizes:?} must have one entry per dim with 1 <= size <= extent of operand {x}"));
+        return Violation::new(OP, "dynamic_slice_c2", format!("sizes {sizes:?} must have one entry per dim with 1 <= size <= extent of operand {x}")).operand(0).actual(x).shape_err();
     }
     Ok(TensorType::new(x.dtype, sizes))
 }
@@ -114,14 +132,36 @@ pub fn infer_dynamic_slice(x: &TensorType, starts: &[&TensorType], sizes: &[i64]
 /// Result shape = operand.shape[..axis] ++ indices.shape ++ operand.shape[axis+1..].
 pub fn infer_gather(x: &TensorType, idx: &TensorType, axis: i64) -> Result<TensorType> {
     if !axis_ok(axis, x.rank()) {
-        return shape_err("gather", "gather_c1", format!("axis {axis} out of range for operand {x}"));
+        return Violation::new("gather", "gather_c1", format!("axis {axis} out of range for operand {x}")).operand(0).actual(x).shape_err();
     }
     if !matches!(idx.dtype, DType::I32 | DType::I64) {
-        return shape_err("gather", "gather_c2", format!("indices type {idx} must have element type i32 or i64"));
+        return Violation::new("gather", "gather_c2", format!("indices type {idx} must have element type i32 or i64")).types(1, Expected::DTypes(&[DType::I32, DType::I64]), idx).dtype_err();
     }
     let a = axis as usize;
     let mut shape = x.shape[..a].to_vec();
     shape.extend(&idx.shape);
     shape.extend(&x.shape[a + 1..]);
     Ok(TensorType::new(x.dtype, shape))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::DialectError;
+
+    #[test]
+    fn dtype_and_shape_faults_are_told_apart() {
+        let x = TensorType::new(DType::F32, [4, 3]);
+        let (i32s, i64s) = (TensorType::scalar(DType::I32), TensorType::scalar(DType::I64));
+        assert!(matches!(infer_pad(&x, &TensorType::scalar(DType::F64), &[0, 0], &[0, 0], &[0, 0]), Err(DialectError::DType(v)) if v.operand == Some(1)));
+        assert!(matches!(infer_pad(&x, &TensorType::new(DType::F32, [1]), &[0, 0], &[0, 0], &[0, 0]), Err(DialectError::Shape(v)) if v.constraint == "pad_c1"));
+        let e = infer_dynamic_slice(&x, &[&i32s, &i64s], &[1, 1]).unwrap_err();
+        assert!(matches!(&e, DialectError::DType(v) if v.operand == Some(2) && v.expected == Some(Expected::DTypes(&[DType::I32]))), "{e:?}");
+        assert!(matches!(infer_dynamic_slice(&x, &[&i32s], &[1, 1]), Err(DialectError::Shape(v)) if v.constraint == "dynamic_slice_c1"));
+        assert!(matches!(infer_gather(&x, &TensorType::new(DType::F32, [2]), 0), Err(DialectError::DType(v)) if v.constraint == "gather_c2"));
+        let y = TensorType::new(DType::F64, [4, 3]);
+        assert!(matches!(infer_concatenate(&[&x, &y], 0), Err(DialectError::DType(v)) if v.operand == Some(1)));
+        let z = TensorType::new(DType::F32, [4, 2]);
+        assert!(matches!(infer_concatenate(&[&x, &z], 0), Err(DialectError::Shape(v)) if v.constraint == "concatenate_c4" && v.actual == Some(z.clone())));
+    }
 }

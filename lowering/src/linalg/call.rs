@@ -8,7 +8,7 @@ use crate::LowerError;
 
 /// `quabla.call`: returns the names of the results.
 pub fn lower_call(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, callee: &str, results: &[TensorType]) -> Result<Vec<String>, LowerError> {
-    let target = cx.callee.get(callee).ok_or_else(|| LowerError::Unsupported { op: "call".into(), reason: format!("unknown callee @{callee}") })?;
+    let target = cx.callee.get(callee).ok_or_else(|| LowerError::UnknownCallee { callee: callee.to_string() })?;
     let args: Vec<String> = o.operands.iter().map(|v| e.name(*v)).collect();
     let at: Vec<String> = o.operands.iter().map(|v| f.ty(*v).to_string()).collect();
     let rt: Vec<String> = results.iter().map(|t| t.to_string()).collect();

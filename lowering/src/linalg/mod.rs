@@ -351,10 +351,7 @@ pub fn lower_module_with(m: &Module, abi: Abi, cg: Codegen) -> Result<String, Lo
 pub fn lower_module_tiles(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, Vec<MatmulTile>), LowerError> {
     m.verify()?;
     if let Some((f, t)) = m.funcs.iter().find_map(|f| f.transform.as_ref().map(|t| (f, t))) {
-        return Err(LowerError::Unsupported {
-            op: t.kind.name().into(),
-            reason: format!("@{} (the {} of @{}) is a declaration without a body: run quabla-autodiff before lowering", f.name, t.kind.name(), t.of),
-        });
+        return Err(LowerError::UnexpandedTransform { func: f.name.clone(), kind: t.kind.name(), of: t.of.clone(), by: crate::Lowering::Linalg });
     }
     let mut callee: HashMap<String, String> = m.funcs.iter().map(|f| (f.name.clone(), f.name.clone())).collect();
     let mut twins: Vec<(&Func, String)> = Vec::new();

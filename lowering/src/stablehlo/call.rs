@@ -10,7 +10,7 @@ use crate::LowerError;
 
 /// `func.call @callee`: returns the results.
 pub fn lower_call(e: &mut Emitter, names: &HashMap<String, String>, f: &Func, o: &Op, callee: &str, results: &[TensorType]) -> Result<Vec<Tv>, LowerError> {
-    let target = names.get(callee).ok_or_else(|| LowerError::Unsupported { op: "call".into(), reason: format!("unknown callee @{callee}") })?;
+    let target = names.get(callee).ok_or_else(|| LowerError::UnknownCallee { callee: callee.to_string() })?;
     let args: Vec<Tv> = o.operands.iter().map(|v| e.get(f, *v)).collect();
     let refs: Vec<&Tv> = args.iter().collect();
     Ok(e.op_n("func.call", &refs, &[("callee", sym(target))], results))

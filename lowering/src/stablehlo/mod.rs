@@ -28,7 +28,7 @@ pub mod slicing;
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use quabla_dialect::{CallOp, ConstantOp, ControlOp, DType, DialectError, DotOp, ElementwiseOp, Func, LayoutOp, Module, Op, OpKind, ReduceOp, SlicingOp, TensorType, Value};
+use quabla_dialect::{CallOp, ConstantOp, ControlOp, DType, DotOp, ElementwiseOp, Func, LayoutOp, Module, Op, OpKind, ReduceOp, SlicingOp, TensorType, Value};
 
 use crate::linalg::{float_lit, sym};
 use crate::LowerError;
@@ -312,13 +312,7 @@ fn entry(m: &Module) -> Result<&Func, LowerError> {
     let public: Vec<&Func> = m.funcs.iter().filter(|f| f.public).collect();
     match public.as_slice() {
         [f] => Ok(f),
-        _ => {
-            let names: Vec<String> = public.iter().map(|f| format!("@{}", f.name)).collect();
-            Err(LowerError::Invalid(DialectError::Structure(format!(
-                "the StableHLO export needs one entry point, a public func.func @main (public functions: {})",
-                if names.is_empty() { "none".to_string() } else { names.join(", ") }
-            ))))
-        }
+        _ => Err(LowerError::NoEntryPoint { public: public.iter().map(|f| f.name.clone()).collect() }),
     }
 }
 
@@ -330,15 +324,7 @@ fn entry(m: &Module) -> Result<&Func, LowerError> {
 pub fn export_module(m: &Module) -> Result<String, LowerError> {
     m.verify()?;
     if let Some((f, t)) = m.funcs.iter().find_map(|f| f.transform.as_ref().map(|t| (f, t))) {
-        return Err(LowerError::Unsupported {
-            op: t.kind.name().into(),
-            reason: format!(
-                "@{} (the {} of @{}) is a transform function without a body: run quabla-autodiff before the StableHLO export (quabla-opt --emit=stablehlo does)",
-                f.name,
-                t.kind.name(),
-                t.of
-            ),
-        });
+        return Err(LowerError::UnexpandedTransform { func: f.name.clone(), kind: t.kind.name(), of: t.of.clone(), by: crate::Lowering::StableHlo });
     }
     let main = entry(m)?;
     // Output names: the entry becomes `main`; a private function already called `main` moves aside.

@@ -64,11 +64,11 @@ fn call<'m>(m: &'m Module, callee: &str, results: &[TensorType], args: &[&Buffer
     let outs = run_func_in(m, callee, &inputs, stack)?;
     let got: Vec<TensorType> = outs.iter().map(|b| b.ty().clone()).collect();
     if got != results {
-        return Err(InterpError::Shape(quabla_dialect::DialectError::Shape {
-            op: "call",
-            constraint: "call_c2",
-            message: format!("results ({}) do not match the results of @{callee} ({})", join(results), join(&got)),
-        }));
+        return Err(InterpError::Shape(quabla_dialect::DialectError::shape(
+            "call",
+            "call_c2",
+            format!("results ({}) do not match the results of @{callee} ({})", join(results), join(&got)),
+        )));
     }
     Ok(outs)
 }
