@@ -1,6 +1,6 @@
 //! Lowering of `constant` (an `arith.constant` with the dense literal) and `iota` (a
 //! `linalg.generic` without inputs writing `linalg.index` converted to the element type).
-use quabla_dialect::{DType, Literal, TensorType};
+use quabla_dialect::{ConstantOp, DType, Literal, TensorType};
 
 use super::{elementwise::convert, generic, identity, Emitter, Iter, Operand};
 use crate::LowerError;
@@ -21,4 +21,12 @@ pub fn lower_iota(e: &mut Emitter, dim: i64, ty: &TensorType) -> Result<String, 
         vec![convert(e, DType::I64, d, &i)]
     });
     Ok(res[0].clone())
+}
+
+/// Lowers one op of this family, returning its result's name (exhaustive over the family).
+pub fn lower(e: &mut Emitter, op: &ConstantOp) -> Result<String, LowerError> {
+    match op {
+        ConstantOp::Constant { value } => lower_constant(e, value),
+        ConstantOp::Iota { dim, ty } => lower_iota(e, *dim, ty),
+    }
 }

@@ -7,7 +7,7 @@
 //! shapes suit the tiled path carry a `quabla.tile` tag for the transform script
 //! (crate::tiling); they are computed over B packed into column panels (`packed_matmul`),
 //! batched ones in a loop over the batch (`batch_loop`).
-use quabla_dialect::{DType, DotDims, Func, Op, TensorType};
+use quabla_dialect::{DType, DotDims, DotOp, Func, Op, TensorType};
 
 use super::{layout::reshape, layout::transpose, zero_lit, Emitter};
 use crate::tiling::{self, MatmulTile};
@@ -114,4 +114,11 @@ fn batch_loop(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k]:
     e.depth -= 1;
     e.line("}");
     res
+}
+
+/// Lowers one op of this family, returning its result's name (exhaustive over the family).
+pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &DotOp) -> Result<String, LowerError> {
+    match op {
+        DotOp::DotGeneral { dims } => lower_dot_general(e, f, o, dims),
+    }
 }

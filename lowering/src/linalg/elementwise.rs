@@ -12,7 +12,7 @@
 //! With `Codegen::approx_math`, transcendental functions that have a kernel in crate::approx
 //! are written as its scalar arith/math.fma code instead of `math.*` ops ([`Text`] is the
 //! approx::Builder that prints it).
-use quabla_dialect::{BinaryOp, CmpDir, DType, Func, Op, UnaryOp};
+use quabla_dialect::{BinaryOp, CmpDir, DType, ElementwiseOp, Func, Op, UnaryOp};
 
 use super::{elementwise, float_lit, int_max, int_min, one_lit, operands, zero_lit, Emitter};
 use crate::approx::{self, Builder, Cast, FBin, FCmp, FUn, IBin, ICmp};
@@ -445,4 +445,16 @@ pub fn lower_convert(e: &mut Emitter, f: &Func, o: &Op, to: quabla_dialect::DTyp
         return Ok(xs[0].0.clone());
     }
     Ok(elementwise(e, &xs, f.ty(o.results[0]), |e, a| convert(e, from, to, &a[0])))
+}
+
+/// Lowers one op of this family, returning its result's name (exhaustive over the family).
+pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &ElementwiseOp) -> Result<String, LowerError> {
+    match op {
+        ElementwiseOp::Unary { op: u } => lower_unary(e, f, o, *u),
+        ElementwiseOp::Binary { op: b } => lower_binary(e, f, o, *b),
+        ElementwiseOp::Powi { exponent } => lower_powi(e, f, o, *exponent),
+        ElementwiseOp::Compare { direction: dir} => lower_compare(e, f, o, *dir),
+        ElementwiseOp::Select {} => lower_select(e, f, o),
+        ElementwiseOp::Convert { to } => lower_convert(e, f, o, *to),
+    }
 }

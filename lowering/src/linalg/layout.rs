@@ -3,7 +3,7 @@
 //! `tensor.collapse_shape` or `tensor.expand_shape` when the shapes nest, else a collapse to
 //! 1-D and an expand) and `transpose` (a generic with a permuted input map, so it fuses with
 //! elementwise neighbours). Forms that move no data only rename.
-use quabla_dialect::{Func, Op, TensorType};
+use quabla_dialect::{Func, LayoutOp, Op, TensorType};
 
 use super::{generic, identity, list, map, Emitter, Iter, Operand};
 use crate::LowerError;
@@ -117,6 +117,15 @@ pub fn lower_reshape(e: &mut Emitter, f: &Func, o: &Op) -> Result<String, LowerE
 pub fn lower_transpose(e: &mut Emitter, f: &Func, o: &Op, perm: &[i64]) -> Result<String, LowerError> {
     let x = e.name(o.operands[0]);
     Ok(transpose(e, &x, f.ty(o.operands[0]), perm))
+}
+
+/// Lowers one op of this family, returning its result's name (exhaustive over the family).
+pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &LayoutOp) -> Result<String, LowerError> {
+    match op {
+        LayoutOp::BroadcastInDim { dims, .. } => lower_broadcast_in_dim(e, f, o, dims),
+        LayoutOp::Reshape { .. } => lower_reshape(e, f, o),
+        LayoutOp::Transpose { perm } => lower_transpose(e, f, o, perm),
+    }
 }
 
 #[cfg(test)]

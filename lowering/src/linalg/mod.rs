@@ -20,7 +20,7 @@ pub mod slicing;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
-use quabla_dialect::{CallOp, ConstantOp, ControlOp, DType, DotOp, ElementwiseOp, Func, LayoutOp, Module, Op, OpKind, ReduceOp, SlicingOp, TensorType, Value};
+use quabla_dialect::{CallOp, ControlOp, DType, Func, Module, Op, OpKind, TensorType, Value};
 
 use crate::tiling::{self, MatmulTile};
 use crate::{Abi, LowerError};
@@ -229,25 +229,12 @@ pub fn operands(e: &Emitter, f: &Func, o: &Op) -> Vec<(String, TensorType)> {
 fn lower_op(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<(), LowerError> {
     e.loc = o.loc.as_ref().map(|l| l.to_string());
     let r = match &o.kind {
-        OpKind::Elementwise(ElementwiseOp::Unary { op: u }) => elementwise::lower_unary(e, f, o, *u),
-        OpKind::Elementwise(ElementwiseOp::Binary { op: b }) => elementwise::lower_binary(e, f, o, *b),
-        OpKind::Elementwise(ElementwiseOp::Powi { exponent }) => elementwise::lower_powi(e, f, o, *exponent),
-        OpKind::Elementwise(ElementwiseOp::Compare { direction: dir}) => elementwise::lower_compare(e, f, o, *dir),
-        OpKind::Elementwise(ElementwiseOp::Select {}) => elementwise::lower_select(e, f, o),
-        OpKind::Elementwise(ElementwiseOp::Convert { to }) => elementwise::lower_convert(e, f, o, *to),
-        OpKind::Constant(ConstantOp::Constant { value }) => constant::lower_constant(e, value),
-        OpKind::Constant(ConstantOp::Iota { dim, ty }) => constant::lower_iota(e, *dim, ty),
-        OpKind::Layout(LayoutOp::BroadcastInDim { dims, .. }) => layout::lower_broadcast_in_dim(e, f, o, dims),
-        OpKind::Layout(LayoutOp::Reshape { .. }) => layout::lower_reshape(e, f, o),
-        OpKind::Layout(LayoutOp::Transpose { perm }) => layout::lower_transpose(e, f, o, perm),
-        OpKind::Slicing(SlicingOp::Concatenate { dim }) => slicing::lower_concatenate(e, f, o, *dim),
-        OpKind::Slicing(SlicingOp::Slice { start_indices: start, strides, .. }) => slicing::lower_slice(e, f, o, start, strides),
-        OpKind::Slicing(SlicingOp::Pad { edge_padding_low: low, interior_padding: interior, .. }) => slicing::lower_pad(e, f, o, low, interior),
-        OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: sizes}) => slicing::lower_dynamic_slice(e, f, o, sizes),
-        OpKind::Slicing(SlicingOp::Gather { axis }) => slicing::lower_gather(e, f, o, *axis),
-        OpKind::Reduce(ReduceOp::Reduce { op, dims }) => reduce::lower_reduce(e, f, o, *op, dims),
-        OpKind::Reduce(ReduceOp::ArgReduce { op, dim, index }) => reduce::lower_argreduce(e, f, o, *op, *dim, *index),
-        OpKind::Dot(DotOp::DotGeneral { dims }) => dot::lower_dot_general(e, f, o, dims),
+        OpKind::Elementwise(x) => elementwise::lower(e, f, o, x),
+        OpKind::Constant(x) => constant::lower(e, x),
+        OpKind::Layout(x) => layout::lower(e, f, o, x),
+        OpKind::Slicing(x) => slicing::lower(e, f, o, x),
+        OpKind::Reduce(x) => reduce::lower(e, f, o, x),
+        OpKind::Dot(x) => dot::lower(e, f, o, x),
         OpKind::Call(CallOp::Call { callee, results }) => {
             let names = call::lower_call(e, cx, f, o, callee, results)?;
             for (v, n) in o.results.iter().zip(names) {

@@ -5,7 +5,7 @@
 //! unspecified), so LLVM vectorizes them. `argmax`/`argmin` carry (value, index) outputs: a candidate replaces the
 //! best when it is strictly better, or NaN while the best is not; so the first extremal index
 //! wins and NaN counts as maximal for argmax and minimal for argmin (the first NaN wins).
-use quabla_dialect::{ArgOp, BinaryOp, DType, Func, Op, Reducer, TensorType};
+use quabla_dialect::{ArgOp, BinaryOp, DType, Func, Op, ReduceOp, Reducer, TensorType};
 
 use super::{elementwise::binary, float_lit, generic, identity, int_max, int_min, map, Emitter, Iter, Operand};
 use crate::LowerError;
@@ -98,4 +98,12 @@ pub fn lower_argreduce(e: &mut Emitter, f: &Func, o: &Op, op: ArgOp, dim: i64, i
         vec![nv, ni]
     });
     Ok(res[1].clone())
+}
+
+/// Lowers one op of this family, returning its result's name (exhaustive over the family).
+pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &ReduceOp) -> Result<String, LowerError> {
+    match op {
+        ReduceOp::Reduce { op, dims } => lower_reduce(e, f, o, *op, dims),
+        ReduceOp::ArgReduce { op, dim, index } => lower_argreduce(e, f, o, *op, *dim, *index),
+    }
 }

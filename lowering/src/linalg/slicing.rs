@@ -3,7 +3,7 @@
 //! `concatenate` (`tensor.insert_slice`s into an empty tensor), `dynamic_slice` (start indices
 //! clamped to [0, extent - size], then a dynamic-offset `tensor.extract_slice`) and `gather`
 //! (a generic that `tensor.extract`s with the index clamped to [0, n - 1]).
-use quabla_dialect::{Func, Op, TensorType};
+use quabla_dialect::{Func, Op, SlicingOp, TensorType};
 
 use super::{generic, identity, list, map, Emitter, Iter, Operand};
 use crate::LowerError;
@@ -96,4 +96,15 @@ pub fn lower_gather(e: &mut Emitter, f: &Func, o: &Op, axis: i64) -> Result<Stri
         vec![e.op(format!("tensor.extract {x}[{}] : {xt}", coords.join(", ")))]
     });
     Ok(res[0].clone())
+}
+
+/// Lowers one op of this family, returning its result's name (exhaustive over the family).
+pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &SlicingOp) -> Result<String, LowerError> {
+    match op {
+        SlicingOp::Concatenate { dim } => lower_concatenate(e, f, o, *dim),
+        SlicingOp::Slice { start_indices: start, strides, .. } => lower_slice(e, f, o, start, strides),
+        SlicingOp::Pad { edge_padding_low: low, interior_padding: interior, .. } => lower_pad(e, f, o, low, interior),
+        SlicingOp::DynamicSlice { slice_sizes: sizes} => lower_dynamic_slice(e, f, o, sizes),
+        SlicingOp::Gather { axis } => lower_gather(e, f, o, *axis),
+    }
 }

@@ -1,7 +1,7 @@
 //! Export of `constant` (a `stablehlo.constant` with the same dense literal) and `iota` (a
 //! `stablehlo.iota`; StableHLO's iota has no i1 form, so an i1 iota is an i32 iota converted
 //! to i1, which is index != 0 as quabla defines it).
-use quabla_dialect::{DType, Literal, TensorType};
+use quabla_dialect::{ConstantOp, DType, Literal, TensorType};
 
 use super::elementwise::convert;
 use super::{int_attr, Emitter, Tv};
@@ -20,4 +20,12 @@ pub fn lower_iota(e: &mut Emitter, dim: i64, ty: &TensorType) -> Result<Tv, Lowe
         return Ok(convert(e, &i, DType::I1));
     }
     Ok(e.op("stablehlo.iota", &[], &attrs, ty))
+}
+
+/// Exports one op of this family (exhaustive over the family).
+pub fn lower(e: &mut Emitter, op: &ConstantOp) -> Result<Tv, LowerError> {
+    match op {
+        ConstantOp::Constant { value } => lower_constant(e, value),
+        ConstantOp::Iota { dim, ty } => lower_iota(e, *dim, ty),
+    }
 }

@@ -1,6 +1,6 @@
 //! Export of `dot_general`: `stablehlo.dot_general` with the same dimension numbers. Both
 //! order the result as batch dims, lhs free dims, rhs free dims; integer dots wrap.
-use quabla_dialect::{DotDims, Func, Op};
+use quabla_dialect::{DotDims, DotOp, Func, Op};
 
 use super::{list, Emitter, Tv};
 use crate::LowerError;
@@ -21,6 +21,13 @@ pub fn dot_dimension_numbers(d: &DotDims) -> String {
 pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> Result<Tv, LowerError> {
     let (l, r) = (e.get(f, o.operands[0]), e.get(f, o.operands[1]));
     Ok(e.op("stablehlo.dot_general", &[&l, &r], &[("dot_dimension_numbers", dot_dimension_numbers(dims))], f.ty(o.results[0])))
+}
+
+/// Exports one op of this family (exhaustive over the family).
+pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &DotOp) -> Result<Tv, LowerError> {
+    match op {
+        DotOp::DotGeneral { dims } => lower_dot_general(e, f, o, dims),
+    }
 }
 
 #[cfg(test)]

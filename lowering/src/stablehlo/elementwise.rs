@@ -20,7 +20,7 @@
 //! The others are direct: StableHLO's float compare is IEEE (ordered, except `NE`, which is
 //! true on NaN), `sign` keeps ±0 and NaN, `round_nearest_even` rounds half to even, `not`/
 //! `and`/`or`/`xor` are logical on i1 and bitwise on integers, and `convert` to i1 is x != 0.
-use quabla_dialect::{BinaryOp, CmpDir, DType, Func, Op, TensorType, UnaryOp};
+use quabla_dialect::{BinaryOp, CmpDir, DType, ElementwiseOp, Func, Op, TensorType, UnaryOp};
 
 use super::{int_min_text, Emitter, Tv};
 use crate::LowerError;
@@ -296,6 +296,18 @@ pub fn lower_convert(e: &mut Emitter, f: &Func, o: &Op, to: DType) -> Result<Tv,
 pub fn convert(e: &mut Emitter, x: &Tv, to: DType) -> Tv {
     let t: TensorType = x.ty.with_dtype(to);
     e.op("stablehlo.convert", &[x], &[], &t)
+}
+
+/// Exports one op of this family (exhaustive over the family).
+pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &ElementwiseOp) -> Result<Tv, LowerError> {
+    match op {
+        ElementwiseOp::Unary { op: u } => lower_unary(e, f, o, *u),
+        ElementwiseOp::Binary { op: b } => lower_binary(e, f, o, *b),
+        ElementwiseOp::Powi { exponent } => lower_powi(e, f, o, *exponent),
+        ElementwiseOp::Compare { direction: dir} => lower_compare(e, f, o, *dir),
+        ElementwiseOp::Select {} => lower_select(e, f, o),
+        ElementwiseOp::Convert { to } => lower_convert(e, f, o, *to),
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! both values tie (equal, or both NaN) and a's index is smaller. So the first extremal
 //! index wins and the first NaN wins, as quabla (and NumPy) define it. The (identity, 0)
 //! start only wins when every element equals the identity, where 0 is the right index.
-use quabla_dialect::{ArgOp, CmpDir, DType, Func, Op, Reducer, TensorType};
+use quabla_dialect::{ArgOp, CmpDir, DType, Func, Op, ReduceOp, Reducer, TensorType};
 
 use super::elementwise::{bin, compare, select};
 use super::{array, int_max_text, int_min_text, scalar_text, Emitter, Tv};
@@ -99,6 +99,14 @@ pub fn lower_argreduce(e: &mut Emitter, f: &Func, o: &Op, op: ArgOp, dim: i64, i
     let blocks = [sv.clone(), si.clone(), sv, si];
     let r = e.region_op("stablehlo.reduce", &[&x, &iota, &vinit, &iinit], &[("dimensions", array(&[dim]))], &blocks, &results, |e, a| arg_combine(e, op, a));
     Ok(r[1].clone())
+}
+
+/// Exports one op of this family (exhaustive over the family).
+pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &ReduceOp) -> Result<Tv, LowerError> {
+    match op {
+        ReduceOp::Reduce { op, dims } => lower_reduce(e, f, o, *op, dims),
+        ReduceOp::ArgReduce { op, dim, index } => lower_argreduce(e, f, o, *op, *dim, *index),
+    }
 }
 
 #[cfg(test)]

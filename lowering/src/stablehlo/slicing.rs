@@ -5,7 +5,7 @@
 //! indices) and addresses `axis` alone, with slices of extent 1 on `axis` (collapsed) and the
 //! full extent elsewhere. StableHLO clamps each start so the slice fits, i.e. to
 //! [0, n - 1] on `axis`: quabla's clamping.
-use quabla_dialect::{Func, Op};
+use quabla_dialect::{Func, Op, SlicingOp};
 
 use super::{array, int_attr, list, Emitter, Tv};
 use crate::LowerError;
@@ -56,6 +56,17 @@ pub fn lower_gather(e: &mut Emitter, f: &Func, o: &Op, axis: i64) -> Result<Tv, 
     let (x, i) = (e.get(f, o.operands[0]), e.get(f, o.operands[1]));
     let attrs = gather_attrs(&x.ty.shape, i.ty.rank(), axis);
     Ok(e.op("stablehlo.gather", &[&x, &i], &attrs, f.ty(o.results[0])))
+}
+
+/// Exports one op of this family (exhaustive over the family).
+pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &SlicingOp) -> Result<Tv, LowerError> {
+    match op {
+        SlicingOp::Concatenate { dim } => lower_concatenate(e, f, o, *dim),
+        SlicingOp::Slice { start_indices: start, limit_indices: limit, strides } => lower_slice(e, f, o, start, limit, strides),
+        SlicingOp::Pad { edge_padding_low: low, edge_padding_high: high, interior_padding: interior} => lower_pad(e, f, o, low, high, interior),
+        SlicingOp::DynamicSlice { slice_sizes: sizes} => lower_dynamic_slice(e, f, o, sizes),
+        SlicingOp::Gather { axis } => lower_gather(e, f, o, *axis),
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! `constant` (the literal's bytes become a buffer) and `iota` (the index along `dim`,
 //! converted to the result dtype; i1 is `index != 0`).
-use quabla_dialect::{DType, Literal, TensorType};
+use quabla_dialect::{ConstantOp, DType, Literal, TensorType};
 
 use super::{for_each_index, to_buffer, Result, Vals};
 use crate::buffer::Buffer;
@@ -19,6 +19,15 @@ pub(super) fn iota(dim: i64, ty: &TensorType) -> Result<Buffer> {
         DType::I32 | DType::I64 => Vals::Int(idx),
     };
     to_buffer("iota", ty, v)
+}
+
+/// Evaluates one op of this family (exhaustive over the family).
+pub(super) fn eval(ty: &TensorType, op: &ConstantOp) -> super::Result<Vec<Buffer>> {
+    let one = |b: super::Result<Buffer>| b.map(|b| vec![b]);
+    match op {
+        ConstantOp::Constant { value } => one(Ok(constant(value))),
+        ConstantOp::Iota { dim, .. } => one(iota(*dim, ty)),
+    }
 }
 
 #[cfg(test)]

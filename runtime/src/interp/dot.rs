@@ -1,7 +1,7 @@
 //! `dot_general`: result index = (batch..., lhs free..., rhs free...); each element is the sum,
 //! over the contracting index space in row-major order, of lhs * rhs. Floats accumulate at
 //! their own width (an f32 product and each partial sum round to f32); integers wrap.
-use quabla_dialect::{DotDims, TensorType};
+use quabla_dialect::{DotDims, DotOp, TensorType};
 
 use super::{for_each_index, strides, to_buffer, vals, InterpError, Real, Result, Vals};
 use crate::buffer::Buffer;
@@ -48,6 +48,14 @@ pub(super) fn dot_general(l: &Buffer, r: &Buffer, d: &DotDims, ty: &TensorType) 
         _ => return Err(InterpError::Unsupported { op: "dot_general", dtype: l.dtype() }),
     };
     to_buffer("dot_general", ty, out)
+}
+
+/// Evaluates one op of this family (exhaustive over the family).
+pub(super) fn eval(operands: &[&Buffer], ty: &TensorType, op: &DotOp) -> super::Result<Vec<Buffer>> {
+    let one = |b: super::Result<Buffer>| b.map(|b| vec![b]);
+    match op {
+        DotOp::DotGeneral { dims } => one(dot_general(operands[0], operands[1], dims, ty)),
+    }
 }
 
 #[cfg(test)]

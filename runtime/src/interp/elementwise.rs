@@ -1,7 +1,7 @@
 //! Elementwise ops: unary, binary, `powi`, `compare`, `select`, `convert`, one scalar function
 //! per dtype class (floats at their own width through [`Real`], integers in wrapping i64, i1
 //! as bool). Also owns `erf`, which Rust's std lacks. Semantics: docs/spec.md, elementwise.
-use quabla_dialect::{BinaryOp, CmpDir, DType, TensorType, UnaryOp};
+use quabla_dialect::{BinaryOp, CmpDir, DType, ElementwiseOp, TensorType, UnaryOp};
 
 use super::{max_real, min_real, move_elems, to_buffer, vals, wrap, InterpError, Real, Result, Vals};
 use crate::buffer::Buffer;
@@ -393,6 +393,19 @@ pub(crate) fn erf_f64(x: f64) -> f64 {
         1.0
     };
     r.copysign(x)
+}
+
+/// Evaluates one op of this family (exhaustive over the family).
+pub(super) fn eval(operands: &[&Buffer], ty: &TensorType, op: &ElementwiseOp) -> super::Result<Vec<Buffer>> {
+    let one = |b: super::Result<Buffer>| b.map(|b| vec![b]);
+    match op {
+        ElementwiseOp::Unary { op: u } => one(unary(*u, operands[0], ty)),
+        ElementwiseOp::Binary { op: b } => one(binary(*b, operands[0], operands[1], ty)),
+        ElementwiseOp::Powi { exponent } => one(powi(*exponent, operands[0], ty)),
+        ElementwiseOp::Compare { direction: dir} => one(compare(*dir, operands[0], operands[1], ty)),
+        ElementwiseOp::Select {} => one(Ok(select(operands[0], operands[1], operands[2], ty))),
+        ElementwiseOp::Convert { .. } => one(convert(operands[0], ty)),
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Layout ops: `broadcast_in_dim`, `reshape`, `transpose`. Each result element is copied from
 //! one operand element (no arithmetic, any dtype): the functions only compute source indices.
-use quabla_dialect::TensorType;
+use quabla_dialect::{LayoutOp, TensorType};
 
 use super::{flat, move_elems, strides};
 use crate::buffer::Buffer;
@@ -28,6 +28,16 @@ pub(super) fn transpose(x: &Buffer, perm: &[i64], ty: &TensorType) -> Buffer {
     let xs = strides(x.shape());
     let src_strides: Vec<usize> = perm.iter().map(|&p| xs[p as usize]).collect();
     move_elems(ty, &[x], |idx| (0, flat(idx, &src_strides)))
+}
+
+/// Evaluates one op of this family (exhaustive over the family).
+pub(super) fn eval(operands: &[&Buffer], ty: &TensorType, op: &LayoutOp) -> super::Result<Vec<Buffer>> {
+    let one = |b: super::Result<Buffer>| b.map(|b| vec![b]);
+    match op {
+        LayoutOp::BroadcastInDim { dims, .. } => one(Ok(broadcast_in_dim(operands[0], dims, ty))),
+        LayoutOp::Reshape { .. } => one(Ok(reshape(operands[0], ty))),
+        LayoutOp::Transpose { perm } => one(Ok(transpose(operands[0], perm, ty))),
+    }
 }
 
 #[cfg(test)]

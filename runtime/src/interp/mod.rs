@@ -18,7 +18,7 @@ mod slicing;
 
 use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
-use quabla_dialect::{CallOp, ConstantOp, ControlOp, DType, DialectError, DotOp, ElementwiseOp, LayoutOp, Module, OpKind, ReduceOp, SlicingOp, TensorType};
+use quabla_dialect::{CallOp, ControlOp, DType, DialectError, Module, OpKind, TensorType};
 use thiserror::Error;
 
 use crate::buffer::{Buffer, Element};
@@ -79,33 +79,22 @@ pub fn run_op(kind: &OpKind, operands: &[&Buffer]) -> Result<Vec<Buffer>> {
     if let OpKind::Call(CallOp::Call { callee, .. }) = kind {
         return Err(InterpError::CallOutsideModule(callee.clone()));
     }
+    if kind.region_count() > 0 {
+        return Err(InterpError::RegionsOutsideFunction(kind.name()));
+    }
     if let Some((index, b)) = operands.iter().enumerate().find(|(_, b)| b.shape().iter().any(|&d| d <= 0)) {
         return Err(InterpError::ZeroExtent { op: kind.name(), index, ty: b.ty().clone() });
     }
     let tys: Vec<&TensorType> = operands.iter().map(|b| b.ty()).collect();
     let out = kind.infer(&tys)?;
-    let ty = &out[0];
-    let one = |b: Result<Buffer>| b.map(|b| vec![b]);
+    let Some(ty) = out.first() else { return Err(InterpError::RegionsOutsideFunction(kind.name())) };
     match kind {
-        OpKind::Elementwise(ElementwiseOp::Unary { op: u }) => one(elementwise::unary(*u, operands[0], ty)),
-        OpKind::Elementwise(ElementwiseOp::Binary { op: b }) => one(elementwise::binary(*b, operands[0], operands[1], ty)),
-        OpKind::Elementwise(ElementwiseOp::Powi { exponent }) => one(elementwise::powi(*exponent, operands[0], ty)),
-        OpKind::Elementwise(ElementwiseOp::Compare { direction: dir}) => one(elementwise::compare(*dir, operands[0], operands[1], ty)),
-        OpKind::Elementwise(ElementwiseOp::Select {}) => one(Ok(elementwise::select(operands[0], operands[1], operands[2], ty))),
-        OpKind::Elementwise(ElementwiseOp::Convert { .. }) => one(elementwise::convert(operands[0], ty)),
-        OpKind::Constant(ConstantOp::Constant { value }) => one(Ok(constant::constant(value))),
-        OpKind::Constant(ConstantOp::Iota { dim, .. }) => one(constant::iota(*dim, ty)),
-        OpKind::Layout(LayoutOp::BroadcastInDim { dims, .. }) => one(Ok(layout::broadcast_in_dim(operands[0], dims, ty))),
-        OpKind::Layout(LayoutOp::Reshape { .. }) => one(Ok(layout::reshape(operands[0], ty))),
-        OpKind::Layout(LayoutOp::Transpose { perm }) => one(Ok(layout::transpose(operands[0], perm, ty))),
-        OpKind::Slicing(SlicingOp::Concatenate { dim }) => one(Ok(slicing::concatenate(operands, *dim, ty))),
-        OpKind::Slicing(SlicingOp::Slice { start_indices: start, strides, .. }) => one(Ok(slicing::slice(operands[0], start, strides, ty))),
-        OpKind::Slicing(SlicingOp::Pad { edge_padding_low: low, interior_padding: interior, .. }) => one(Ok(slicing::pad(operands[0], operands[1], low, interior, ty))),
-        OpKind::Slicing(SlicingOp::DynamicSlice { .. }) => one(Ok(slicing::dynamic_slice(operands[0], &operands[1..], ty))),
-        OpKind::Slicing(SlicingOp::Gather { axis }) => one(Ok(slicing::gather(operands[0], operands[1], *axis, ty))),
-        OpKind::Reduce(ReduceOp::Reduce { op, dims }) => one(reduce::reduce(*op, operands[0], dims, ty)),
-        OpKind::Reduce(ReduceOp::ArgReduce { op, dim, .. }) => one(reduce::arg_reduce(*op, operands[0], *dim, ty)),
-        OpKind::Dot(DotOp::DotGeneral { dims }) => one(dot::dot_general(operands[0], operands[1], dims, ty)),
+        OpKind::Elementwise(x) => elementwise::eval(operands, ty, x),
+        OpKind::Constant(x) => constant::eval(ty, x),
+        OpKind::Layout(x) => layout::eval(operands, ty, x),
+        OpKind::Slicing(x) => slicing::eval(operands, ty, x),
+        OpKind::Reduce(x) => reduce::eval(operands, ty, x),
+        OpKind::Dot(x) => dot::eval(operands, ty, x),
         OpKind::Call(CallOp::Call { callee, .. }) => Err(InterpError::CallOutsideModule(callee.clone())),
         OpKind::Control(ControlOp::If { .. }) => Err(InterpError::RegionsOutsideFunction(kind.name())),
     }
@@ -342,6 +331,7 @@ pub(crate) mod test_util {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use quabla_dialect::SlicingOp;
     #[test]
     fn index_helpers() {
         assert_eq!(strides(&[2, 3, 4]), vec![12, 4, 1]);

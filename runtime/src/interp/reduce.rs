@@ -3,7 +3,7 @@
 //! (sum 0, prod 1, max -inf / MIN, min +inf / MAX; i1: max is `any`, min is `all`). Float
 //! max/min propagate NaN. Arg reductions return the first extremal index; NaN counts as
 //! maximal for argmax and minimal for argmin, so the first NaN wins.
-use quabla_dialect::{ArgOp, DType, Reducer, TensorType};
+use quabla_dialect::{ArgOp, DType, ReduceOp, Reducer, TensorType};
 
 use super::{for_each_index, max_real, min_real, strides, to_buffer, vals, InterpError, Real, Result, Vals};
 use crate::buffer::Buffer;
@@ -90,6 +90,15 @@ pub(super) fn arg_reduce(op: ArgOp, x: &Buffer, dim: i64, ty: &TensorType) -> Re
         Vals::I1(_) => return Err(InterpError::Unsupported { op: op.name(), dtype: DType::I1 }),
     };
     to_buffer(op.name(), ty, Vals::Int(idx))
+}
+
+/// Evaluates one op of this family (exhaustive over the family).
+pub(super) fn eval(operands: &[&Buffer], ty: &TensorType, op: &ReduceOp) -> super::Result<Vec<Buffer>> {
+    let one = |b: super::Result<Buffer>| b.map(|b| vec![b]);
+    match op {
+        ReduceOp::Reduce { op, dims } => one(reduce(*op, operands[0], dims, ty)),
+        ReduceOp::ArgReduce { op, dim, .. } => one(arg_reduce(*op, operands[0], *dim, ty)),
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Slicing ops: `slice`, `pad`, `concatenate`, `dynamic_slice`, `gather` (take along one
 //! axis). Elements are copied, never computed. Dynamic starts are clamped to
 //! `[0, extent - size]` and gather indices to `[0, n - 1]`, so nothing reads out of bounds.
-use quabla_dialect::TensorType;
+use quabla_dialect::{SlicingOp, TensorType};
 
 use super::{flat, move_elems, strides};
 use crate::buffer::Buffer;
@@ -76,6 +76,18 @@ pub(super) fn gather(x: &Buffer, indices: &Buffer, axis: i64, ty: &TensorType) -
         j += flat(&idx[a + r..], &xs[a + 1..]);
         (0, j)
     })
+}
+
+/// Evaluates one op of this family (exhaustive over the family).
+pub(super) fn eval(operands: &[&Buffer], ty: &TensorType, op: &SlicingOp) -> super::Result<Vec<Buffer>> {
+    let one = |b: super::Result<Buffer>| b.map(|b| vec![b]);
+    match op {
+        SlicingOp::Concatenate { dim } => one(Ok(concatenate(operands, *dim, ty))),
+        SlicingOp::Slice { start_indices: start, strides, .. } => one(Ok(slice(operands[0], start, strides, ty))),
+        SlicingOp::Pad { edge_padding_low: low, interior_padding: interior, .. } => one(Ok(pad(operands[0], operands[1], low, interior, ty))),
+        SlicingOp::DynamicSlice { .. } => one(Ok(dynamic_slice(operands[0], &operands[1..], ty))),
+        SlicingOp::Gather { axis } => one(Ok(gather(operands[0], operands[1], *axis, ty))),
+    }
 }
 
 #[cfg(test)]
