@@ -1,10 +1,12 @@
-//! Execution of quabla programs: host buffers, the `Executor`/`Executable` traits, the CPU
-//! executor (MLIR ExecutionEngine) and the reference interpreter.
-pub mod buffer;
+//! Execution of quabla programs: the `Executor`/`Executable` traits and the CPU executor
+//! (MLIR ExecutionEngine). Buffers and the reference interpreter live in `quabla-interp` and
+//! are re-exported here under their old paths (`quabla_runtime::Buffer`,
+//! `quabla_runtime::interp`, `quabla_runtime::buffer`).
 pub mod cpu;
 pub mod executor;
-pub mod interp;
 
-pub use buffer::{Buffer, Element};
+pub use quabla_interp as interp;
+pub use quabla_interp::buffer;
+pub use quabla_interp::buffer::{Buffer, Element};
 pub use cpu::CpuExecutor;
 pub use executor::{CompileOptions, Executable, Executor, RuntimeError};

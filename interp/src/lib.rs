@@ -7,6 +7,11 @@
 //! rounds to f32 after each operation); integers are computed in i64 with wrapping arithmetic
 //! and wrapped to their width when written back (i32 wraps at 32 bits); i1 is `bool`.
 //! Helpers shared by the families (element decoding, multi-indices, element moves) live here.
+//!
+//! The crate also owns [`Buffer`], the host array type the interpreter computes on (and the
+//! executors exchange); it depends only on `quabla-dialect`, so `quabla-passes` can fold
+//! constants without the JIT runtime.
+pub mod buffer;
 mod call;
 mod constant;
 mod dot;
@@ -20,7 +25,7 @@ use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 use quabla_dialect::{DType, DialectError, Module, OpKind, TensorType};
 use thiserror::Error;
 
-use crate::buffer::{Buffer, Element};
+pub use crate::buffer::{Buffer, Element};
 
 /// Errors of the reference interpreter.
 #[derive(Debug, Clone, PartialEq, Error)]
