@@ -2,7 +2,7 @@
 //! [`lower_module`]) and the upstream CPU pipeline from there to the LLVM dialect
 //! ([`cpu_pipeline`]; [`lower_for_cpu`] adds the CPU executor's code generation: polynomial
 //! kernels for transcendental functions ([`approx`]) and tiled, vectorized matmuls through
-//! embedded transform sequences ([`tiling`]), the choices of the CPU target ([`target`]));
+//! embedded transform sequences ([`tiling`]): the CPU target's choices, under [`target`]);
 //! and the StableHLO export
 //! (`convert-quabla-to-stablehlo`, [`export_module`]).
 pub mod linalg;
