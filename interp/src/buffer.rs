@@ -85,12 +85,14 @@ impl AlignedBytes {
     }
 
     /// The bytes.
+    #[inline]
     pub fn as_slice(&self) -> &[u8] {
         // SAFETY: ptr is valid for len bytes for the lifetime of self.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
     /// The bytes, mutably (exclusive access through `&mut self`).
+    #[inline]
     fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: ptr is valid for len bytes and `&mut self` excludes other access.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
@@ -159,16 +161,19 @@ impl Buffer {
     }
 
     /// Where the bytes live.
+    #[inline]
     pub fn storage(&self) -> &Storage {
         &self.storage
     }
 
     /// True when the bytes are in host memory.
+    #[inline]
     pub fn is_host(&self) -> bool {
         matches!(self.storage, Storage::Host(_))
     }
 
     /// The device holding the bytes: [`HOST`] for host memory, else the device storage's name.
+    #[inline]
     pub fn device(&self) -> &str {
         match &self.storage {
             Storage::Host(_) => HOST,
@@ -190,6 +195,7 @@ impl Buffer {
     }
 
     /// The host bytes, or [`BufferError::NotOnHost`] for a device buffer.
+    #[inline]
     pub fn host_bytes(&self) -> Result<&[u8], BufferError> {
         match &self.storage {
             Storage::Host(h) => Ok(h.as_slice()),
@@ -199,6 +205,7 @@ impl Buffer {
 
     /// Typed view of the host elements; [`BufferError::DTypeMismatch`] when `T` is not the
     /// dtype, [`BufferError::NotOnHost`] for a device buffer.
+    #[inline]
     pub fn try_as_slice<T: Element>(&self) -> Result<&[T], BufferError> {
         if T::DTYPE != self.ty.dtype {
             return Err(BufferError::DTypeMismatch { ty: self.ty.clone(), requested: T::DTYPE });
@@ -214,6 +221,7 @@ impl Buffer {
     }
 
     /// The host storage, when there is one.
+    #[inline]
     fn host(&self) -> Option<&Arc<AlignedBytes>> {
         match &self.storage {
             Storage::Host(h) => Some(h),
@@ -222,6 +230,7 @@ impl Buffer {
     }
 
     /// Unique access to the host storage, when there is one and this handle is its only owner.
+    #[inline]
     fn host_mut(&mut self) -> Option<&mut AlignedBytes> {
         match &mut self.storage {
             Storage::Host(h) => Arc::get_mut(h),
@@ -282,48 +291,57 @@ impl Buffer {
     }
 
     /// The tensor type.
+    #[inline]
     pub fn ty(&self) -> &TensorType {
         &self.ty
     }
 
     /// The element type.
+    #[inline]
     pub fn dtype(&self) -> DType {
         self.ty.dtype
     }
 
     /// The extents.
+    #[inline]
     pub fn shape(&self) -> &[i64] {
         &self.ty.shape
     }
 
     /// The number of elements.
+    #[inline]
     pub fn len(&self) -> usize {
         self.ty.num_elements()
     }
 
     /// True when there are no elements.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The host bytes; empty for a device buffer (see [`Buffer::host_bytes`]).
+    #[inline]
     pub fn bytes(&self) -> &[u8] {
         self.host().map_or(&[], |h| h.as_slice())
     }
 
     /// Mutable bytes while this handle is the only one; `None` once shared, and for a device
     /// buffer.
+    #[inline]
     pub fn bytes_mut(&mut self) -> Option<&mut [u8]> {
         Some(self.host_mut()?.as_mut_slice())
     }
 
     /// Typed view of the elements; `None` when `T` does not match the dtype, and for a device
     /// buffer (see [`Buffer::try_as_slice`]).
+    #[inline]
     pub fn as_slice<T: Element>(&self) -> Option<&[T]> {
         self.try_as_slice().ok()
     }
 
     /// Mutable typed view while unique (`None` for a device buffer).
+    #[inline]
     pub fn as_mut_slice<T: Element>(&mut self) -> Option<&mut [T]> {
         if T::DTYPE != self.ty.dtype {
             return None;
@@ -335,11 +353,13 @@ impl Buffer {
     }
 
     /// Raw host data pointer (for executables reading inputs); null for a device buffer.
+    #[inline]
     pub fn as_ptr(&self) -> *const u8 {
         self.host().map_or(std::ptr::null(), |h| h.ptr)
     }
 
     /// Element `i` as f64 (NaN for a device buffer, which has no host data).
+    #[inline]
     pub fn get_f64(&self, i: usize) -> f64 {
         match self.host() {
             Some(h) => quabla_dialect::types::decode_f64(self.ty.dtype, h.as_slice(), i),
@@ -349,6 +369,7 @@ impl Buffer {
 
     /// Element `i` as i64, exact for integer and bool dtypes (0 for a device buffer, which has
     /// no host data).
+    #[inline]
     pub fn get_i64(&self, i: usize) -> i64 {
         match self.host() {
             Some(h) => quabla_dialect::types::decode_i64(self.ty.dtype, h.as_slice(), i),
@@ -362,6 +383,7 @@ impl Buffer {
     }
 
     /// True when both buffers share storage (zero-copy views).
+    #[inline]
     pub fn same_storage(&self, other: &Buffer) -> bool {
         match (&self.storage, &other.storage) {
             (Storage::Host(a), Storage::Host(b)) => Arc::ptr_eq(a, b),

@@ -337,6 +337,17 @@ struct CpuExecutable {
     engine: Engine,
 }
 
+impl CpuExecutable {
+    /// [`Executable::run`] with device-resident inputs: the JIT'ed code reads host memory, so
+    /// they are copied to the host first (off the per-call path of host inputs).
+    #[cold]
+    #[inline(never)]
+    fn run_staged(&self, inputs: &[&Buffer]) -> Result<Vec<Buffer>, RuntimeError> {
+        let staged = inputs.iter().map(|b| b.to_host()).collect::<Result<Vec<Buffer>, _>>().map_err(|e| RuntimeError::Compile(format!("{}: {e}", self.entry)))?;
+        self.run(&staged.iter().collect::<Vec<_>>())
+    }
+}
+
 impl Executable for CpuExecutable {
     fn input_types(&self) -> &[TensorType] {
         &self.inputs
@@ -348,16 +359,15 @@ impl Executable for CpuExecutable {
 
     fn run(&self, inputs: &[&Buffer]) -> Result<Vec<Buffer>, RuntimeError> {
         check_inputs(&self.entry, &self.inputs, inputs)?;
-        if inputs.iter().any(|b| !b.is_host()) {
-            // The JIT'ed code reads host memory: device-resident inputs are copied over first.
-            let staged = inputs.iter().map(|b| b.to_host()).collect::<Result<Vec<Buffer>, _>>().map_err(|e| RuntimeError::Compile(format!("{}: {e}", self.entry)))?;
-            return self.run(&staged.iter().collect::<Vec<_>>());
-        }
         let mut outs: Vec<Buffer> = self.outputs.iter().map(|t| Buffer::zeros(t.clone())).collect();
         let mut words = self.template.words.clone();
         let n_in = inputs.len();
         for (k, &start) in self.template.starts.iter().enumerate() {
             let p = if k < n_in { inputs[k].as_ptr() as i64 } else { outs[k - n_in].bytes_mut().expect("fresh output").as_mut_ptr() as i64 };
+            if p == 0 {
+                // Only a device-resident input has no host pointer.
+                return self.run_staged(inputs);
+            }
             words[start] = p;
             words[start + 1] = p;
         }
@@ -379,8 +389,9 @@ mod tests {
     use crate::buffer::DeviceStorage;
     use quabla_dialect::{BinaryOp, DType, Func, OpKind};
 
-    /// Device bytes kept in a `Vec` (exercises the storage seam, not an executor).
-    struct TestDevice(Vec<u8>);
+    /// Device bytes kept in a `Vec` (exercises the storage seam, not an executor); with
+    /// `fail`, copies to the host fail.
+    struct TestDevice(Vec<u8>, bool);
 
     impl DeviceStorage for TestDevice {
         fn device(&self) -> &str {
@@ -390,6 +401,9 @@ mod tests {
             self.0.len()
         }
         fn copy_to_host(&self, dst: &mut [u8]) -> Result<(), String> {
+            if self.1 {
+                return Err("device lost".into());
+            }
             dst.copy_from_slice(&self.0);
             Ok(())
         }
@@ -404,9 +418,12 @@ mod tests {
         let exe = CpuExecutor::new().compile(&Module { funcs: vec![f] }, "main", &CompileOptions::default()).unwrap();
         let h = Buffer::from_slice(&[3], &[1.0f32, 2.0, 3.0]).unwrap();
         let bytes = [2.0f32, -1.0, 0.5].iter().flat_map(|v| v.to_le_bytes()).collect();
-        let d = Buffer::from_device(t, Arc::new(TestDevice(bytes))).unwrap();
+        let d = Buffer::from_device(t.clone(), Arc::new(TestDevice(bytes, false))).unwrap();
         let out = exe.run(&[&h, &d]).unwrap();
         assert!(out[0].is_host());
         assert_eq!(out[0].as_slice::<f32>().unwrap(), &[2.0, -2.0, 1.5]);
+        let lost = Buffer::from_device(t, Arc::new(TestDevice(vec![0; 12], true))).unwrap();
+        let e = exe.run(&[&lost, &h]).unwrap_err().to_string();
+        assert!(e.contains("main") && e.contains("test:0") && e.contains("device lost"), "{e}");
     }
 }
