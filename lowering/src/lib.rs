@@ -2,14 +2,15 @@
 //! [`lower_module`]) and the upstream CPU pipeline from there to the LLVM dialect
 //! ([`cpu_pipeline`]; [`lower_for_cpu`] adds the CPU executor's code generation: polynomial
 //! kernels for transcendental functions ([`approx`]) and tiled, vectorized matmuls through
-//! embedded transform sequences ([`tiling`])); and the StableHLO export
+//! embedded transform sequences ([`tiling`]): the CPU target's choices, under [`target`]);
+//! and the StableHLO export
 //! (`convert-quabla-to-stablehlo`, [`export_module`]).
-pub mod approx;
-pub mod cpu;
 pub mod linalg;
 pub mod stablehlo;
-pub mod tiling;
+pub mod target;
 
+pub use target::cpu;
+pub use target::cpu::{approx, tiling};
 pub use cpu::{cpu_pipeline, lower_for_cpu, CpuModule, CpuOptions};
 pub use linalg::{lower_module, lower_module_with, Codegen};
 pub use stablehlo::export_module;

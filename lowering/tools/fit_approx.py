@@ -1,4 +1,4 @@
-"""Coefficients of the polynomial approximations in lowering/src/approx.rs.
+"""Coefficients of the polynomial approximations in lowering/src/target/cpu/approx.rs.
 
 Each target is a smooth function g on an interval; the polynomial is a near-minimax
 (Chebyshev) fit computed at 60 digits by mpmath, then printed rounded to f64 (f32 kernels

@@ -337,6 +337,17 @@ struct CpuExecutable {
     engine: Engine,
 }
 
+impl CpuExecutable {
+    /// [`Executable::run`] with device-resident inputs: the JIT'ed code reads host memory, so
+    /// they are copied to the host first (off the per-call path of host inputs).
+    #[cold]
+    #[inline(never)]
+    fn run_staged(&self, inputs: &[&Buffer]) -> Result<Vec<Buffer>, RuntimeError> {
+        let staged = inputs.iter().map(|b| b.to_host()).collect::<Result<Vec<Buffer>, _>>().map_err(|e| RuntimeError::Compile(format!("{}: {e}", self.entry)))?;
+        self.run(&staged.iter().collect::<Vec<_>>())
+    }
+}
+
 impl Executable for CpuExecutable {
     fn input_types(&self) -> &[TensorType] {
         &self.inputs
@@ -353,6 +364,10 @@ impl Executable for CpuExecutable {
         let n_in = inputs.len();
         for (k, &start) in self.template.starts.iter().enumerate() {
             let p = if k < n_in { inputs[k].as_ptr() as i64 } else { outs[k - n_in].bytes_mut().expect("fresh output").as_mut_ptr() as i64 };
+            if p == 0 {
+                // Only a device-resident input has no host pointer.
+                return self.run_staged(inputs);
+            }
             words[start] = p;
             words[start + 1] = p;
         }
@@ -365,5 +380,50 @@ impl Executable for CpuExecutable {
         unsafe { (self.func)(args.as_mut_ptr()) };
         drop(desc_ptrs);
         Ok(outs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffer::DeviceStorage;
+    use quabla_dialect::{BinaryOp, DType, ElementwiseOp, Func, OpKind};
+
+    /// Device bytes kept in a `Vec` (exercises the storage seam, not an executor); with
+    /// `fail`, copies to the host fail.
+    struct TestDevice(Vec<u8>, bool);
+
+    impl DeviceStorage for TestDevice {
+        fn device(&self) -> &str {
+            "test:0"
+        }
+        fn byte_len(&self) -> usize {
+            self.0.len()
+        }
+        fn copy_to_host(&self, dst: &mut [u8]) -> Result<(), String> {
+            if self.1 {
+                return Err("device lost".into());
+            }
+            dst.copy_from_slice(&self.0);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn device_inputs_are_copied_to_the_host() {
+        let t = TensorType::new(DType::F32, [3]);
+        let mut f = Func::new("main", &[t.clone(), t.clone()]);
+        let (x, y) = (f.params[0], f.params[1]);
+        f.outputs = vec![f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, y], None).unwrap()];
+        let exe = CpuExecutor::new().compile(&Module { funcs: vec![f] }, "main", &CompileOptions::default()).unwrap();
+        let h = Buffer::from_slice(&[3], &[1.0f32, 2.0, 3.0]).unwrap();
+        let bytes = [2.0f32, -1.0, 0.5].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let d = Buffer::from_device(t.clone(), Arc::new(TestDevice(bytes, false))).unwrap();
+        let out = exe.run(&[&h, &d]).unwrap();
+        assert!(out[0].is_host());
+        assert_eq!(out[0].as_slice::<f32>().unwrap(), &[2.0, -2.0, 1.5]);
+        let lost = Buffer::from_device(t, Arc::new(TestDevice(vec![0; 12], true))).unwrap();
+        let e = exe.run(&[&lost, &h]).unwrap_err().to_string();
+        assert!(e.contains("main") && e.contains("test:0") && e.contains("device lost"), "{e}");
     }
 }

@@ -1,10 +1,11 @@
-//! Execution of quabla programs: host buffers, the `Executor`/`Executable` traits, the CPU
-//! executor (MLIR ExecutionEngine) and the reference interpreter.
-pub mod buffer;
+//! Execution of quabla programs: the `Executor`/`Executable` traits and the CPU executor
+//! (MLIR ExecutionEngine). Buffers and the reference interpreter are re-exported from
+//! `quabla-interp` under their old paths.
+pub use quabla_interp::buffer;
 pub mod cpu;
 pub mod executor;
-pub mod interp;
+pub use quabla_interp as interp;
 
-pub use buffer::{Buffer, Element};
+pub use buffer::{Buffer, BufferError, DeviceStorage, Element, Storage};
 pub use cpu::CpuExecutor;
 pub use executor::{CompileOptions, Executable, Executor, RuntimeError};

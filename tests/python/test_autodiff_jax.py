@@ -451,7 +451,7 @@ def test_jit_and_grad_compose():
 
 
 # Regressions: two scalar reductions returned from one program once shared one CSE'd init
-# buffer in the CPU pipeline (cse ran before eliminate-empty-tensors; fixed in lowering/src/cpu.rs).
+# buffer in the CPU pipeline (cse ran before eliminate-empty-tensors; fixed in lowering/src/target/cpu/mod.rs).
 
 
 def test_two_scalar_reductions_returned():

@@ -10,7 +10,7 @@
 use quabla_dialect::{DType, DotDims, DotOp, Func, Op, TensorType};
 
 use super::{layout::reshape, layout::transpose, zero_lit, Emitter};
-use crate::tiling::{self, MatmulTile};
+use crate::target::MatmulTile;
 use crate::LowerError;
 
 fn prod(t: &TensorType, dims: &[i64]) -> i64 {
@@ -45,7 +45,7 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let init = e.filled(&o3t, &z);
     let name = if batched { "linalg.batch_matmul" } else { "linalg.matmul" };
     // Tiled: packed B panels (per batch element for batched products).
-    let plan = if e.cg.tile_matmuls { tiling::choose(d, m, n, k) } else { None };
+    let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k) } else { None };
     let p = match plan {
         Some(plan) => {
             let tag = e.tiles.len();

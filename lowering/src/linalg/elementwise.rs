@@ -15,7 +15,7 @@
 use quabla_dialect::{BinaryOp, CmpDir, DType, ElementwiseOp, Func, Op, UnaryOp};
 
 use super::{elementwise, float_lit, int_max, int_min, one_lit, operands, zero_lit, Emitter};
-use crate::approx::{self, Builder, Cast, FBin, FCmp, FUn, IBin, ICmp};
+use crate::target::{Builder, Cast, FBin, FCmp, FUn, IBin, ICmp};
 use crate::LowerError;
 
 /// The approx::Builder that writes a kernel as MLIR ops through an [`Emitter`]; values are
@@ -153,9 +153,10 @@ fn expm1(e: &mut Emitter, d: DType, a: &str) -> String {
 
 /// The scalar formula of a unary op on `a` of dtype `d`.
 pub fn unary(e: &mut Emitter, u: UnaryOp, d: DType, a: &str) -> String {
-    if e.cg.approx_math && approx::supported(u, d) {
+    if e.cg.approx_math {
+        let target = e.cg.target;
         let mut t = Text::new(e);
-        if let Some((r, _)) = approx::unary(&mut t, u, d, &(a.to_string(), d)) {
+        if let Some((r, _)) = target.unary_kernel(&mut t, u, d, &(a.to_string(), d)) {
             return r;
         }
     }

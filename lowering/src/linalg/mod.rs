@@ -22,20 +22,9 @@ use std::fmt::Write;
 
 use quabla_dialect::{CallOp, ControlOp, DType, Func, Module, Op, OpKind, TensorType, Value};
 
-use crate::tiling::{self, MatmulTile};
+pub use crate::target::Codegen;
+use crate::target::MatmulTile;
 use crate::{Abi, LowerError};
-
-/// Code-generation choices of the lowering beyond the ABI (both off for the plain
-/// `convert-quabla-to-linalg`, both on for the CPU executor's vectorizing path).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Codegen {
-    /// Emit polynomial approximations (crate::approx) instead of `math.exp`, `math.tanh`, ...
-    /// where a kernel exists, so the elementwise loops vectorize.
-    pub approx_math: bool,
-    /// Tag float matmuls whose shapes suit the tiled path and embed the transform script that
-    /// tiles and vectorizes them (crate::tiling).
-    pub tile_matmuls: bool,
-}
 
 /// Text sink for one function body: fresh SSA names, the quabla value -> SSA name map and
 /// the location of the op being lowered.
@@ -329,7 +318,8 @@ pub fn lower_module(m: &Module, abi: Abi) -> Result<String, LowerError> {
 
 /// [`lower_module`] with code-generation choices. With `cg.tile_matmuls`, a module with
 /// tagged matmuls carries `transform.with_named_sequence` and the private named sequences of
-/// [`tiling::script`], which [`crate::cpu::cpu_pipeline`] runs (`CpuOptions::transform`).
+/// the target's [`crate::target::Target::matmul_script`] (for the CPU [`crate::tiling::script`],
+/// which [`crate::cpu::cpu_pipeline`] runs with `CpuOptions::transform`).
 pub fn lower_module_with(m: &Module, abi: Abi, cg: Codegen) -> Result<String, LowerError> {
     Ok(lower_module_tiles(m, abi, cg)?.0)
 }
@@ -372,7 +362,7 @@ pub fn lower_module_tiles(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, 
     let out = if tiles.is_empty() {
         format!("module {{\n{body}}}\n")
     } else {
-        format!("module attributes {{transform.with_named_sequence}} {{\n{body}{}}}\n", tiling::script(&tiles))
+        format!("module attributes {{transform.with_named_sequence}} {{\n{body}{}}}\n", cg.target.matmul_script(&tiles))
     };
     Ok((out, tiles))
 }

@@ -62,7 +62,7 @@ pub fn to_llvm(text: &str, opts: &CpuOptions) -> Result<String, String> {
 /// vectorize settings: plain math ops and loops, or polynomial kernels and tiled matmuls).
 pub fn check_pipeline(what: &str, m: &Module, abi: Abi) {
     for vectorize in [false, true] {
-        let (text, tiles) = lower_module_tiles(m, abi, Codegen { approx_math: vectorize, tile_matmuls: vectorize }).unwrap_or_else(|e| panic!("{what}: lowering failed: {e}"));
+        let (text, tiles) = lower_module_tiles(m, abi, Codegen { approx_math: vectorize, tile_matmuls: vectorize, ..Codegen::default() }).unwrap_or_else(|e| panic!("{what}: lowering failed: {e}"));
         if let Err(e) = to_llvm(&text, &CpuOptions { vectorize, transform: !tiles.is_empty() }) {
             panic!("{what} ({abi:?}, vectorize={vectorize}): pipeline failed:\n{e}\n--- input ---\n{text}");
         }
@@ -193,7 +193,7 @@ pub fn jit(cases: &[Case], helpers: &[Func], opt_level: u8) -> Vec<Vec<Vals>> {
     let mut funcs: Vec<Func> = cases.iter().map(|c| c.func.clone()).collect();
     funcs.extend(helpers.iter().cloned());
     let m = Module { funcs };
-    let (mut text, tiles) = lower_module_tiles(&m, Abi::Dps, Codegen { approx_math: true, tile_matmuls: true }).unwrap_or_else(|e| panic!("lowering failed: {e}"));
+    let (mut text, tiles) = lower_module_tiles(&m, Abi::Dps, Codegen { approx_math: true, tile_matmuls: true, ..Codegen::default() }).unwrap_or_else(|e| panic!("lowering failed: {e}"));
     let end = text.rfind('}').expect("module end");
     text.truncate(end);
     text += &driver(cases);

@@ -12,8 +12,8 @@
 use std::collections::HashMap;
 
 use quabla_dialect::{BinaryOp, CallOp, ConstantOp, ControlOp, ElementwiseOp, Func, LayoutOp, Literal, Module, Op, OpKind, ReduceOp, SlicingOp, UnaryOp, Value};
-use quabla_runtime::interp;
-use quabla_runtime::Buffer;
+use quabla_interp as interp;
+use quabla_interp::Buffer;
 
 use crate::rewrite::{constants, Subst};
 

@@ -21,27 +21,7 @@ use std::fmt::Write;
 
 use quabla_dialect::DType;
 
-/// One tagged matmul (an `MB x NR x K` product over a packed B panel) and its tiling.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MatmulTile {
-    /// The `quabla.tile` tag.
-    pub tag: usize,
-    /// K block (0: one block).
-    pub kb: i64,
-    /// Register block columns (NR); its rows are [`MR`] and its K extent 1.
-    pub nr: i64,
-}
-
-/// How one `m x k` by `k x n` product takes the tiled path: the lowering packs B into
-/// contiguous panels of `nr` columns (`[n/nr, k, nr]`) and loops over blocks of `mb` rows of
-/// A and over the panels; the tagged op is one `mb x nr x k` `linalg.matmul` whose K the
-/// script blocks by `kb` (0: not blocked) before the 8 x nr register blocks.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Plan {
-    pub mb: i64,
-    pub kb: i64,
-    pub nr: i64,
-}
+pub use crate::target::{MatmulTile, Plan};
 
 /// Rows of the register block.
 pub const MR: i64 = 8;

@@ -7,6 +7,11 @@
 //! rounds to f32 after each operation); integers are computed in i64 with wrapping arithmetic
 //! and wrapped to their width when written back (i32 wraps at 32 bits); i1 is `bool`.
 //! Helpers shared by the families (element decoding, multi-indices, element moves) live here.
+//!
+//! The crate also owns [`Buffer`], the host array type the interpreter computes on (and the
+//! executors exchange); it depends only on `quabla-dialect`, so `quabla-passes` can fold
+//! constants without the JIT runtime.
+pub mod buffer;
 mod call;
 mod constant;
 mod control;
@@ -21,7 +26,7 @@ use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 use quabla_dialect::{CallOp, ControlOp, DType, DialectError, Module, OpKind, TensorType};
 use thiserror::Error;
 
-use crate::buffer::{Buffer, Element};
+pub use crate::buffer::{Buffer, BufferError, DeviceStorage, Element, Storage};
 
 /// Errors of the reference interpreter.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -56,6 +61,9 @@ pub enum InterpError {
     /// An operand buffer has a zero extent (quabla tensors have positive extents).
     #[error("'quabla.{op}' op: operand {index} has type {ty} with a zero extent (quabla tensors have positive extents)")]
     ZeroExtent { op: &'static str, index: usize, ty: TensorType },
+    /// An operand buffer lives on a device; the interpreter computes on host buffers.
+    #[error("'quabla.{op}' op: operand {index} lives on device '{device}'; the interpreter computes on host buffers (copy it with Buffer::to_host)")]
+    NotOnHost { op: &'static str, index: usize, device: String },
     /// An op has a different number of results in the IR than its evaluation produced.
     #[error("@{func}: 'quabla.{op}' op has {expected} results in the IR but computes {actual}")]
     ResultCount { func: String, op: &'static str, expected: usize, actual: usize },
@@ -84,6 +92,9 @@ pub fn run_op(kind: &OpKind, operands: &[&Buffer]) -> Result<Vec<Buffer>> {
     }
     if let Some((index, b)) = operands.iter().enumerate().find(|(_, b)| b.shape().iter().any(|&d| d <= 0)) {
         return Err(InterpError::ZeroExtent { op: kind.name(), index, ty: b.ty().clone() });
+    }
+    if let Some((index, b)) = operands.iter().enumerate().find(|(_, b)| !b.is_host()) {
+        return Err(InterpError::NotOnHost { op: kind.name(), index, device: b.device().to_string() });
     }
     let tys: Vec<&TensorType> = operands.iter().map(|b| b.ty()).collect();
     let out = kind.infer(&tys)?;

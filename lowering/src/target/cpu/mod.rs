@@ -1,4 +1,6 @@
-//! The upstream pipeline that takes `convert-quabla-to-linalg` output (either ABI) to the
+//! The CPU target: its code-generation choices for the linalg lowering ([`CpuTarget`]: the
+//! tiled matmul path of [`tiling`], the polynomial kernels of [`approx`]) and the upstream
+//! pipeline that takes `convert-quabla-to-linalg` output (either ABI) to the
 //! LLVM dialect: elementwise fusion first (LLVM compile time grows with the number of loops),
 //! empty-tensor elimination (so DPS results are computed in the output buffers; before CSE),
 //! canonicalization, one-shot bufferization across function boundaries with identity
@@ -24,11 +26,46 @@
 //! transform script of notes/mlir-cpu/td_ew.mlir.
 //! Row sums of a 1024x1024 f32 matrix: 0.106 s per 200 calls with an ordered `addf`, 0.031 s
 //! with `fastmath<reassoc>`; row maxima (NaN-propagating `maximumf`) vectorize as they are.
+pub mod approx;
+pub mod tiling;
 
-use quabla_dialect::Module;
+use quabla_dialect::{DType, Module, UnaryOp};
 
-use crate::linalg::{lower_module_tiles, Codegen};
+use crate::linalg::elementwise::Text;
+use crate::linalg::lower_module_tiles;
+use crate::target::{Codegen, MatmulTile, Plan, Target};
 use crate::{Abi, LowerError};
+
+/// The host CPU's choices: matmuls whose shapes suit it take the tiled, vectorized path of
+/// [`tiling`]; transcendental functions with a kernel in [`approx`] are written as its
+/// polynomial code (which LLVM's loop vectorizer keeps inside vector loops).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuTarget;
+
+/// The CPU target.
+pub static CPU: CpuTarget = CpuTarget;
+
+impl Target for CpuTarget {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn matmul_plan(&self, d: DType, m: i64, n: i64, k: i64) -> Option<Plan> {
+        tiling::choose(d, m, n, k)
+    }
+
+    fn matmul_script(&self, tiles: &[MatmulTile]) -> String {
+        tiling::script(tiles)
+    }
+
+    fn unary_kernel(&self, b: &mut Text<'_>, u: UnaryOp, d: DType, x: &(String, DType)) -> Option<(String, DType)> {
+        if approx::supported(u, d) {
+            approx::unary(b, u, d, x)
+        } else {
+            None
+        }
+    }
+}
 
 /// Options of the CPU pipeline.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,7 +97,7 @@ pub struct CpuModule {
 /// Lowers `m` with the destination-passing ABI for the CPU executor, with the code
 /// generation `opts` selects, and returns it with its pipeline.
 pub fn lower_for_cpu(m: &Module, opts: &CpuOptions) -> Result<CpuModule, LowerError> {
-    let cg = Codegen { approx_math: opts.vectorize, tile_matmuls: opts.vectorize };
+    let cg = Codegen { approx_math: opts.vectorize, tile_matmuls: opts.vectorize, target: &CPU };
     let (text, tiles) = lower_module_tiles(m, Abi::Dps, cg)?;
     let pipeline = cpu_pipeline(&CpuOptions { vectorize: opts.vectorize, transform: !tiles.is_empty() });
     Ok(CpuModule { text, pipeline, tiled_matmuls: tiles.len() })

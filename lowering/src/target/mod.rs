@@ -1,0 +1,155 @@
+//! Targets: the code-generation choices that the generic linalg lowering (crate::linalg)
+//! leaves to the machine it compiles for. The lowering asks its [`Codegen`]'s target whether
+//! and how a matmul takes a tiled path (a [`Plan`], and the transform script that tiles the
+//! tagged ops) and which unary functions are written as polynomial kernels instead of `math.*`
+//! ops; everything else it emits is target-independent.
+//!
+//! The CPU target ([`cpu::CpuTarget`], with its pipeline, tiling and polynomial kernels) is
+//! the one implementation today; a CUDA target is a sibling module implementing [`Target`].
+//!
+//! Invariant: with both [`Codegen`] flags off the lowering never consults the target, so the
+//! plain `convert-quabla-to-linalg` output is the same for every target.
+pub mod cpu;
+
+use quabla_dialect::{DType, UnaryOp};
+
+pub use cpu::approx::{Builder, Cast, FBin, FCmp, FUn, IBin, ICmp};
+
+use crate::linalg::elementwise::Text;
+
+/// The choices a target makes for the linalg lowering.
+pub trait Target: Send + Sync + std::fmt::Debug {
+    /// The target's name (`cpu`).
+    fn name(&self) -> &'static str;
+
+    /// How an `m x k` by `k x n` product of element type `d` takes the tiled path, or `None`
+    /// to keep the plain `linalg.matmul` / `linalg.batch_matmul`.
+    fn matmul_plan(&self, d: DType, m: i64, n: i64, k: i64) -> Option<Plan>;
+
+    /// The transform sequences, embedded in the lowered module, that tile the matmuls
+    /// tagged with `tiles` (only asked when there is at least one).
+    fn matmul_script(&self, tiles: &[MatmulTile]) -> String;
+
+    /// Writes `u` applied to `x` (of element type `d`) as the target's kernel through `b` and
+    /// returns its result, or `None` when the target has no kernel for it (the lowering then
+    /// emits the `math.*` op).
+    fn unary_kernel(&self, b: &mut Text<'_>, u: UnaryOp, d: DType, x: &(String, DType)) -> Option<(String, DType)>;
+}
+
+/// How one `m x k` by `k x n` product takes the tiled path: the lowering packs B into
+/// contiguous panels of `nr` columns (`[n/nr, k, nr]`) and loops over blocks of `mb` rows of
+/// A and over the panels; the tagged op is one `mb x nr x k` `linalg.matmul` whose K the
+/// script blocks by `kb` (0: not blocked) before the register blocks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// Rows of A per block.
+    pub mb: i64,
+    /// K block (0: one block).
+    pub kb: i64,
+    /// Columns of a packed B panel.
+    pub nr: i64,
+}
+
+/// One tagged matmul (an `MB x NR x K` product over a packed B panel) and its tiling.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatmulTile {
+    /// The `quabla.tile` tag.
+    pub tag: usize,
+    /// K block (0: one block).
+    pub kb: i64,
+    /// Register block columns (NR).
+    pub nr: i64,
+}
+
+/// Code-generation choices of the linalg lowering beyond the ABI (both flags off for the
+/// plain `convert-quabla-to-linalg`, both on for the CPU executor's vectorizing path), and
+/// the target that makes them.
+#[derive(Clone, Copy, Debug)]
+pub struct Codegen {
+    /// Emit the target's polynomial kernels (for the CPU crate::approx) instead of
+    /// `math.exp`, `math.tanh`, ... where a kernel exists, so the elementwise loops vectorize.
+    pub approx_math: bool,
+    /// Tag float matmuls whose shapes suit the target's tiled path and embed the transform
+    /// script that tiles them (for the CPU crate::tiling).
+    pub tile_matmuls: bool,
+    /// The target asked for kernels and matmul plans.
+    pub target: &'static dyn Target,
+}
+
+impl Default for Codegen {
+    /// Both flags off, for the CPU target.
+    fn default() -> Self {
+        Codegen { approx_math: false, tile_matmuls: false, target: &cpu::CPU }
+    }
+}
+
+impl PartialEq for Codegen {
+    fn eq(&self, other: &Self) -> bool {
+        self.approx_math == other.approx_math && self.tile_matmuls == other.tile_matmuls && self.target.name() == other.target.name()
+    }
+}
+
+impl Eq for Codegen {}
+
+#[cfg(test)]
+mod tests {
+    use quabla_dialect::{DotDims, DotOp, ElementwiseOp, Func, Module, OpKind, TensorType};
+
+    use super::*;
+    use crate::linalg::lower_module_tiles;
+    use crate::Abi;
+
+    /// A target without kernels or a tiled path (exercises the seam).
+    #[derive(Debug)]
+    struct Plain;
+
+    impl Target for Plain {
+        fn name(&self) -> &'static str {
+            "plain"
+        }
+        fn matmul_plan(&self, _: DType, _: i64, _: i64, _: i64) -> Option<Plan> {
+            None
+        }
+        fn matmul_script(&self, _: &[MatmulTile]) -> String {
+            unreachable!("no matmul is tagged without a plan")
+        }
+        fn unary_kernel(&self, _: &mut Text<'_>, _: UnaryOp, _: DType, _: &(String, DType)) -> Option<(String, DType)> {
+            None
+        }
+    }
+    static PLAIN: Plain = Plain;
+
+    /// tanh(x) and x . x on a 256 x 256 f32 matrix.
+    fn module() -> Module {
+        let t = TensorType::new(DType::F32, [256, 256]);
+        let mut f = Func::new("main", std::slice::from_ref(&t));
+        let x = f.params[0];
+        let y = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Tanh }), &[x], None).unwrap();
+        let z = f.push1(OpKind::Dot(DotOp::DotGeneral { dims: DotDims::matmul() }), &[y, x], None).unwrap();
+        f.outputs = vec![z];
+        Module { funcs: vec![f] }
+    }
+
+    #[test]
+    fn the_lowering_asks_the_target() {
+        let on = |target| Codegen { approx_math: true, tile_matmuls: true, target };
+        let (cpu, tiles) = lower_module_tiles(&module(), Abi::Dps, on(&cpu::CPU)).unwrap();
+        assert_eq!(tiles.len(), 1);
+        assert!(cpu.contains("quabla.tile = 0") && cpu.contains("transform.with_named_sequence"), "{cpu}");
+        assert!(!cpu.contains("math.tanh"), "the CPU target has a tanh kernel:\n{cpu}");
+        let (plain, tiles) = lower_module_tiles(&module(), Abi::Dps, on(&PLAIN)).unwrap();
+        assert!(tiles.is_empty());
+        assert!(plain.contains("math.tanh") && plain.contains("linalg.matmul"), "{plain}");
+        assert!(!plain.contains("quabla.tile") && !plain.contains("transform."), "{plain}");
+        // With both flags off no target is asked: the output is the same for every target.
+        let off = |target| Codegen { approx_math: false, tile_matmuls: false, target };
+        assert_eq!(lower_module_tiles(&module(), Abi::Dps, off(&PLAIN)).unwrap().0, lower_module_tiles(&module(), Abi::Dps, off(&cpu::CPU)).unwrap().0);
+    }
+
+    #[test]
+    fn codegen_compares_targets_by_name() {
+        assert_eq!(Codegen::default(), Codegen { approx_math: false, tile_matmuls: false, target: &cpu::CPU });
+        assert_ne!(Codegen::default(), Codegen { target: &PLAIN, ..Codegen::default() });
+        assert_eq!(Codegen::default().target.name(), "cpu");
+    }
+}
