@@ -2,9 +2,15 @@
 //! executor (MLIR ExecutionEngine) and the reference interpreter.
 pub mod buffer;
 pub mod cpu;
+pub mod device;
 pub mod executor;
 pub mod interp;
+pub mod interp_exec;
+pub mod registry;
 
 pub use buffer::{Buffer, Element};
 pub use cpu::CpuExecutor;
-pub use executor::{CompileOptions, Executable, Executor, RuntimeError};
+pub use executor::{CompileOptions, Executable, ExecutableCache, Executor, RuntimeError};
+pub use device::{Device, DeviceKind};
+pub use interp_exec::InterpExecutor;
+pub use registry::{device, devices, executor};
