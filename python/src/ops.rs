@@ -2,15 +2,12 @@
 //! keyword attributes. The Python layer builds each op once (module-level constants for
 //! attribute-free ops) and passes it to the tracer or to eager execution; each `Op` keeps a
 //! small cache of eager executables keyed by operand types.
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
-
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use quabla_dialect::{ArgOp, BinaryOp, CmpDir, DotDims, OpKind, ReduceOp, TensorType, UnaryOp};
+use quabla_runtime::ExecutableCache;
 
-use crate::exec::Exec;
 use crate::tensor::dtype_of;
 
 /// A dialect op with its attributes.
@@ -18,7 +15,7 @@ use crate::tensor::dtype_of;
 pub struct Op {
     pub kind: OpKind,
     /// Eager executables of this op by operand types.
-    pub cache: RwLock<HashMap<Vec<TensorType>, Arc<Exec>>>,
+    pub cache: ExecutableCache<Vec<TensorType>>,
 }
 
 fn get<'py, T: FromPyObjectOwned<'py>>(name: &str, attrs: Option<&Bound<'py, PyDict>>, key: &str) -> PyResult<T> {
@@ -71,7 +68,7 @@ impl Op {
     #[new]
     #[pyo3(signature = (name, **attrs))]
     fn py_new(name: &str, attrs: Option<&Bound<'_, PyDict>>) -> PyResult<Op> {
-        Ok(Op { kind: kind_from(name, attrs)?, cache: RwLock::new(HashMap::new()) })
+        Ok(Op { kind: kind_from(name, attrs)?, cache: ExecutableCache::new() })
     }
 
     /// The op name without the dialect prefix.
