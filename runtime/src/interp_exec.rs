@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use quabla_dialect::{Module, TensorType};
 
-use crate::buffer::Buffer;
+use crate::Buffer;
 use crate::executor::{check_inputs, CompileOptions, Executable, Executor, RuntimeError};
 use crate::interp;
 
