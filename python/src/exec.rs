@@ -56,8 +56,15 @@ pub fn compile_error(py: Python<'_>, e: &CompileError) -> PyErr {
         CompileError::Pass { .. } => ("QuablaError", e.to_string()),
         CompileError::Runtime(RuntimeError::UnknownDevice { .. } | RuntimeError::UnavailableDevice { .. }) => ("UnsupportedOperationError", e.to_string()),
         CompileError::Runtime(_) => ("QuablaError", format!("compilation failed: {e}")),
-        CompileError::Emit { source: quabla_lowering::LowerError::Unsupported { .. }, emitter } => ("UnsupportedOperationError", format!("{emitter} export: {e}")),
-        CompileError::Emit { emitter, .. } => ("QuablaError", format!("{emitter} export: {e}")),
+        CompileError::Emit { source, emitter } => {
+            let class = match source {
+                quabla_lowering::LowerError::Unsupported { .. } => "UnsupportedOperationError",
+                _ => "QuablaError",
+            };
+            // "StableHLO export: ...", named by what the emitter produces.
+            let what = quabla_compiler::emitter(emitter).map_or(*emitter, |x| x.output);
+            (class, format!("{what} export: {e}"))
+        }
         CompileError::Pipeline(_) | CompileError::NotATransform(_) | CompileError::Terminal { .. } | CompileError::UnknownEmitter { .. } => ("QuablaError", e.to_string()),
     };
     errors::new(py, class, msg)
