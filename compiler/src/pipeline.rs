@@ -213,6 +213,20 @@ func.func @main(%x: tensor<3xf64>, %ct: tensor<3xf64>) -> tensor<3xf64> {
     }
 
     #[test]
+    fn in_memory_and_pass_manager_runs_agree() {
+        // The default pipeline inside an MLIR pass manager (quabla-opt's path: one external
+        // pass for the group) and on the in-memory IR (qb.jit's path) give the same module.
+        let ctx = new_context();
+        let mut pm_module = MlirModule::parse(&ctx, PROGRAM).unwrap();
+        let pm = melior::pass::PassManager::new(&ctx);
+        quabla_passes::add_pipeline(&pm, &default_pipeline().text()).unwrap();
+        pm.run(&mut pm_module).unwrap();
+        let in_memory = optimize(&module(PROGRAM), default_pipeline()).unwrap();
+        let reparsed = MlirModule::parse(&ctx, &in_memory.to_mlir()).unwrap();
+        assert_eq!(pm_module.as_operation().to_string(), reparsed.as_operation().to_string());
+    }
+
+    #[test]
     fn compile_runs_on_every_available_device_and_records_the_pipeline() {
         let m = module(PROGRAM);
         let t = TensorType::new(DType::F64, vec![3]);
