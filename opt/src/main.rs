@@ -8,8 +8,9 @@ use melior::ir::Module as MlirModule;
 use melior::pass::{PassIrPrintingOptions, PassManager};
 use melior::{Context, StringRef};
 use quabla_dialect::mlir::{import_module, new_context};
+use quabla_compiler::{Caller, EmitKind};
 use quabla_dialect::{ConstantOp, Literal, Module, OpKind, TensorType};
-use quabla_runtime::{Buffer, CompileOptions, CpuExecutor, Executor};
+use quabla_runtime::{Buffer, CompileOptions};
 
 const USAGE: &str = "usage: quabla-opt [FILE|-] [options]
 
@@ -25,7 +26,10 @@ options:
                            quabla-canonicalize and quabla-symbol-dce after the pipeline, then
                            convert-quabla-to-stablehlo; a --pass-pipeline that ends with
                            convert-quabla-to-stablehlo selects the export and runs as written)
-  --print-ir-after-all     print the IR after every pass (to stderr)
+  --print-ir-after-all     print the IR after every pass (to stderr); consecutive quabla
+                           passes run as one pass, so the dump follows each such group
+  --print-pipeline         print the pass pipeline run and the compile pipeline object used
+                           (the process-wide default one, or none) to stderr
   --verify-each[=false]    verify the IR after each pass (default true)
   --split-input-file       process chunks separated by '// -----' independently
   --verify-diagnostics     check '// expected-error@+N {{text}}' annotations instead of printing
@@ -45,6 +49,7 @@ struct Opts {
     pipeline: Option<String>,
     emit: String,
     print_after_all: bool,
+    print_pipeline: bool,
     verify_each: bool,
     split: bool,
     verify_diags: bool,
@@ -66,12 +71,11 @@ fn parse_args() -> Result<Opts, String> {
             "--pass-pipeline" => o.pipeline = Some(v.ok_or("--pass-pipeline needs a value")?),
             "--emit" => {
                 let e = v.ok_or("--emit needs a value")?;
-                if !["quabla", "linalg", "llvm", "stablehlo"].contains(&e.as_str()) {
-                    return Err(format!("--emit: unknown level `{e}` (expected quabla, linalg, llvm or stablehlo)"));
-                }
+                quabla_compiler::emitter(&e).map_err(|e| e.to_string())?;
                 o.emit = e;
             }
             "--print-ir-after-all" => o.print_after_all = true,
+            "--print-pipeline" => o.print_pipeline = true,
             "--verify-each" => o.verify_each = v.as_deref() != Some("false"),
             "--split-input-file" => o.split = true,
             "--verify-diagnostics" => o.verify_diags = true,
@@ -87,6 +91,11 @@ fn parse_args() -> Result<Opts, String> {
                 for p in quabla_passes::passes() {
                     let opts = if p.options.is_empty() { String::new() } else { format!(" {{{}}}", p.options) };
                     println!("  {}{opts}: {}", p.name, p.summary);
+                }
+                for e in quabla_compiler::emitters() {
+                    if let Some(name) = e.pass {
+                        println!("  {name}: {}", e.summary);
+                    }
                 }
                 std::process::exit(0);
             }
@@ -280,71 +289,42 @@ fn process(ctx: &Context, o: &Opts, name: &str, text: &str) -> Result<(), String
     let pm = PassManager::new(ctx);
     pm.enable_verifier(o.verify_each);
     if o.print_after_all {
+        // MLIR refuses IR printing on a multi-threaded context (an LLVM fatal error).
+        ctx.enable_multi_threading(false);
         pm.enable_ir_printing(&PassIrPrintingOptions { before_all: false, after_all: true, module_scope: true, on_change: false, on_failure: false, flags: Default::default(), tree_printing_path: Default::default() });
     }
-    let mut pipeline = String::from("quabla-verify");
-    let mut stablehlo = o.emit == "stablehlo";
-    // --emit=stablehlo runs the standard pipeline before the export; a pipeline that ends in
-    // the export is taken as written.
-    let mut standard = stablehlo;
-    if let Some(p) = &o.pipeline {
-        let p = p.trim();
-        let mut inner = p.strip_prefix("builtin.module(").and_then(|r| r.strip_suffix(')')).unwrap_or(p).trim();
-        // The StableHLO export is terminal (its output is not MLIR of this context): in last
-        // position it selects --emit=stablehlo.
-        if let Some(rest) = inner.strip_suffix(quabla_passes::registry::STABLEHLO) {
-            let rest = rest.trim_end();
-            if rest.is_empty() || rest.ends_with(',') {
-                inner = rest.trim_end_matches(',').trim_end();
-                stablehlo = true;
-                standard = false;
-            }
-        }
-        if !inner.is_empty() {
-            pipeline = format!("{pipeline},{inner}");
-        }
-    }
-    if o.emit == "linalg" {
-        pipeline.push_str(",convert-quabla-to-linalg");
-    }
-    if standard {
-        pipeline.push_str(",quabla-autodiff,quabla-inline,quabla-canonicalize,quabla-symbol-dce");
-    }
-    quabla_passes::add_pipeline(&pm, &pipeline)?;
-    pm.run(&mut module).map_err(|_| String::new())?;
-    if stablehlo {
-        let m = import_module(module.as_operation()).map_err(|d| {
-            d.emit(ctx);
-            String::new()
-        })?;
-        let Some((_, quabla_passes::registry::PassInfo { action: quabla_passes::registry::Action::Convert(export), .. })) = quabla_passes::registry::find(quabla_passes::registry::STABLEHLO) else {
-            return Err("internal error: convert-quabla-to-stablehlo is not registered as a conversion".into());
+    let plan = quabla_compiler::opt_plan(o.pipeline.as_deref(), &o.emit).map_err(|e| e.to_string())?;
+    if o.print_pipeline {
+        let used = match quabla_compiler::pipeline_used(Caller::Opt) {
+            None => "none".to_string(),
+            Some(p) if p.is_default() => format!("default ({})", p.text()),
+            Some(p) => format!("custom ({})", p.text()),
         };
-        print!("{}", export(&m, &Default::default())?);
-        if o.run {
-            let exe = CpuExecutor::new();
-            let copts = CompileOptions { opt_level: o.opt_level, ..Default::default() };
-            return run_main(ctx, o, &m, &exe, &copts);
-        }
-        return Ok(());
+        eprintln!("quabla-opt: pass pipeline: {}", plan.pipeline);
+        eprintln!("quabla-opt: compile pipeline: {used}");
     }
-    if o.emit == "llvm" || o.run {
-        let m = import_module(module.as_operation()).map_err(|d| {
-            d.emit(ctx);
-            String::new()
-        })?;
-        let exe = CpuExecutor::new();
-        let copts = CompileOptions { opt_level: o.opt_level, ..Default::default() };
-        if o.emit == "llvm" {
-            print!("{}", exe.lower_to_llvm(&m, &copts).map_err(|e| e.to_string())?);
-            if !o.run {
-                return Ok(());
-            }
+    quabla_passes::add_pipeline(&pm, &plan.pipeline).map_err(|e| e.to_string())?;
+    pm.run(&mut module).map_err(|_| String::new())?;
+    let copts = CompileOptions { opt_level: o.opt_level, ..Default::default() };
+    let text = match plan.emitter.kind {
+        EmitKind::Mlir { .. } if !o.run => {
+            println!("{}", module.as_operation());
+            return Ok(());
         }
-        return run_main(ctx, o, &m, &exe, &copts);
+        EmitKind::Mlir { .. } => None,
+        EmitKind::Text(emit) => Some(emit),
+    };
+    let m = import_module(module.as_operation()).map_err(|d| {
+        d.emit(ctx);
+        String::new()
+    })?;
+    if let Some(emit) = text {
+        print!("{}", emit(&m, &copts).map_err(|e| e.to_string())?);
+        if !o.run {
+            return Ok(());
+        }
     }
-    println!("{}", module.as_operation());
-    Ok(())
+    run_main(ctx, o, &m, &copts)
 }
 
 fn parse_literal(ctx: &Context, s: &str) -> Result<Literal, String> {
@@ -374,7 +354,9 @@ fn random_buffer(ty: &TensorType, seed: &mut u64) -> Buffer {
     Buffer::from_f64s(ty.clone(), &vals).expect("sizes match")
 }
 
-fn run_main(ctx: &Context, o: &Opts, m: &Module, exe: &CpuExecutor, copts: &CompileOptions) -> Result<(), String> {
+/// Runs `@main` on the `--arg`/`--random-args` inputs with the executor of device `cpu`, or
+/// `interp` for `--interpret`, and prints each output.
+fn run_main(ctx: &Context, o: &Opts, m: &Module, copts: &CompileOptions) -> Result<(), String> {
     let f = m.func("main").ok_or("--run: the module has no @main")?;
     let params = f.param_types();
     let inputs: Vec<Buffer> = if let Some(seed) = o.random {
@@ -394,12 +376,10 @@ fn run_main(ctx: &Context, o: &Opts, m: &Module, exe: &CpuExecutor, copts: &Comp
         }
         v
     };
-    let outs = if o.interpret {
-        quabla_runtime::interp::run_func(m, "main", &inputs).map_err(|e| e.to_string())?
-    } else {
-        let refs: Vec<&Buffer> = inputs.iter().collect();
-        exe.compile(m, "main", copts).map_err(|e| e.to_string())?.run(&refs).map_err(|e| e.to_string())?
-    };
+    let device = if o.interpret { "interp" } else { quabla_runtime::DEFAULT_DEVICE };
+    let exe = quabla_runtime::executor(device).map_err(|e| e.to_string())?;
+    let refs: Vec<&Buffer> = inputs.iter().collect();
+    let outs = exe.compile(m, "main", copts).map_err(|e| e.to_string())?.run(&refs).map_err(|e| e.to_string())?;
     for b in outs {
         println!("{}", b.to_literal().to_mlir());
     }

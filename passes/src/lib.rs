@@ -6,5 +6,6 @@ pub mod rules;
 pub mod rewrite;
 pub mod simplify;
 
-pub use registry::{add_pipeline, passes, PassInfo};
+pub use autodiff::AutodiffError;
+pub use registry::{add_pipeline, passes, PassError, PassInfo};
 pub use simplify::canonicalize::canonicalize;

@@ -1,19 +1,24 @@
-//! Execution: the process-wide CPU executor (one lazy global), compiled programs, eager
-//! per-op execution with executables cached by (op, operand types), and the per-call hot
-//! path of jitted functions (`JitFunction.__call__`: all-Tensor positional arguments are
-//! looked up in a Rust-side cache and run without entering Python; everything else goes to
-//! the Python slow path, which traces, compiles and registers the signature here).
+//! Execution: programs compiled through the one compile pipeline (`quabla_compiler::compile`)
+//! for a device of the executor registry, eager per-op execution with executables cached by
+//! (op, operand types), and the per-call hot path of jitted functions (`JitFunction.__call__`:
+//! all-Tensor positional arguments are looked up in a Rust-side cache and run without
+//! entering Python; everything else goes to the Python slow path, which traces, compiles and
+//! registers the signature here).
 //!
-//! Invariants: executables are immutable and callable from any thread; caches are behind
-//! RwLocks and only ever grow; the GIL is released while large programs run.
+//! Invariants: executables are immutable and callable from any thread; caches only ever
+//! grow; the GIL is released while large programs run. Python exception classes are chosen
+//! by error variant.
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
+use quabla_compiler::{Caller, CompileError, CompileOptions};
 use quabla_dialect::{Func, Module, OpKind, TensorType};
-use quabla_runtime::{interp, Buffer, CompileOptions, CpuExecutor, Executable, Executor};
+use quabla_passes::rules::RuleError;
+use quabla_passes::{AutodiffError, PassError};
+use quabla_runtime::{Buffer, Device, DeviceKind, Executable, ExecutableCache, RuntimeError};
 
 use crate::errors;
 use crate::ops::Op;
@@ -22,75 +27,78 @@ use crate::tensor::{py_dtype, shape_tuple, wrap, Tensor};
 /// Programs with at least this many input elements run with the GIL released.
 const DETACH_ELEMENTS: usize = 1 << 14;
 
-/// How a program runs.
-pub enum Exec {
-    /// JIT-compiled by the CPU executor.
-    Cpu(Arc<dyn Executable>),
-    /// Run by the reference interpreter (function `main` of the module).
-    Interp(Module),
+/// The Python exception for a failed run.
+fn run_error(py: Python<'_>, e: &RuntimeError) -> PyErr {
+    let class = match e {
+        RuntimeError::InputCount { .. }
+        | RuntimeError::InputType { .. }
+        | RuntimeError::NoEntry(_)
+        | RuntimeError::Lower(_)
+        | RuntimeError::Compile(_)
+        | RuntimeError::Interp(_)
+        | RuntimeError::UnknownDevice { .. }
+        | RuntimeError::UnavailableDevice { .. } => "QuablaError",
+    };
+    errors::new(py, class, format!("execution failed: {e}"))
 }
 
-impl Exec {
-    /// Runs the program on input buffers.
-    pub fn run(&self, inputs: &[&Buffer]) -> Result<Vec<Buffer>, String> {
-        match self {
-            Exec::Cpu(e) => e.run(inputs).map_err(|e| e.to_string()),
-            Exec::Interp(m) => {
-                let owned: Vec<Buffer> = inputs.iter().map(|b| (*b).clone()).collect();
-                interp::run_func(m, "main", &owned).map_err(|e| e.to_string())
-            }
+/// Runs an executable on input buffers, releasing the GIL when the inputs are large.
+pub fn run_py(py: Python<'_>, exe: &dyn Executable, inputs: &[&Buffer]) -> PyResult<Vec<Buffer>> {
+    let n: usize = inputs.iter().map(|b| b.len()).sum();
+    let r = if n >= DETACH_ELEMENTS { py.detach(|| exe.run(inputs)) } else { exe.run(inputs) };
+    r.map_err(|e| run_error(py, &e))
+}
+
+/// The Python exception for a failed compile (optimization, export or code generation).
+pub fn compile_error(py: Python<'_>, e: &CompileError) -> PyErr {
+    let (class, msg) = match e {
+        CompileError::Pass { source: PassError::Autodiff(AutodiffError::Rule { source: RuleError::Unsupported { .. }, .. }), .. } => ("UnsupportedOperationError", e.to_string()),
+        CompileError::Pass { .. } => ("QuablaError", e.to_string()),
+        CompileError::Runtime(RuntimeError::UnknownDevice { .. } | RuntimeError::UnavailableDevice { .. }) => ("UnsupportedOperationError", e.to_string()),
+        CompileError::Runtime(_) => ("QuablaError", format!("compilation failed: {e}")),
+        CompileError::Emit { source, emitter } => {
+            let class = match source {
+                quabla_lowering::LowerError::Unsupported { .. } => "UnsupportedOperationError",
+                _ => "QuablaError",
+            };
+            // "StableHLO export: ...", named by what the emitter produces.
+            let what = quabla_compiler::emitter(emitter).map_or(*emitter, |x| x.output);
+            (class, format!("{what} export: {e}"))
         }
-    }
-
-    /// Runs, releasing the GIL when the inputs are large.
-    pub fn run_py(&self, py: Python<'_>, inputs: &[&Buffer]) -> PyResult<Vec<Buffer>> {
-        let n: usize = inputs.iter().map(|b| b.len()).sum();
-        let r = if n >= DETACH_ELEMENTS { py.detach(|| self.run(inputs)) } else { self.run(inputs) };
-        r.map_err(|m| errors::new(py, "QuablaError", format!("execution failed: {m}")))
-    }
+        CompileError::Pipeline(_) | CompileError::NotATransform(_) | CompileError::Terminal { .. } | CompileError::UnknownEmitter { .. } => ("QuablaError", e.to_string()),
+    };
+    errors::new(py, class, msg)
 }
 
-/// The process-wide CPU executor.
-fn cpu() -> &'static CpuExecutor {
-    static CPU: OnceLock<CpuExecutor> = OnceLock::new();
-    CPU.get_or_init(CpuExecutor::new)
+/// The device eager ops run on: `cpu` (per-op JIT programs, default) or `interp` (the
+/// reference interpreter), from `QUABLA_EAGER`.
+fn eager_device() -> &'static str {
+    static DEVICE: OnceLock<&'static str> = OnceLock::new();
+    DEVICE.get_or_init(|| if std::env::var("QUABLA_EAGER").is_ok_and(|v| v == "interp") { "interp" } else { quabla_runtime::DEFAULT_DEVICE })
 }
 
-/// Which engine eager ops use: `compile` (per-op JIT programs, default) or `interp`
-/// (the reference interpreter), from `QUABLA_EAGER`.
-fn eager_interp() -> bool {
-    static MODE: OnceLock<bool> = OnceLock::new();
-    *MODE.get_or_init(|| std::env::var("QUABLA_EAGER").map(|v| v == "interp").unwrap_or(false))
-}
-
-/// Compiles a module's `@main` for the CPU (or wraps it for the interpreter).
-pub fn compile_module(py: Python<'_>, m: &Module, interpret: bool) -> PyResult<Arc<Exec>> {
-    if interpret {
-        return Ok(Arc::new(Exec::Interp(m.clone())));
-    }
-    let opts = CompileOptions::default();
-    let r = py.detach(|| cpu().compile(m, "main", &opts));
-    match r {
-        Ok(e) => Ok(Arc::new(Exec::Cpu(e))),
-        Err(e) => Err(errors::new(py, "QuablaError", format!("compilation failed: {e}"))),
-    }
+/// Compiles a module's `@main` through the default pipeline for device `device`, as `caller`.
+pub fn compile_module(py: Python<'_>, m: &Module, device: &str, caller: Caller) -> PyResult<(Arc<dyn Executable>, Device)> {
+    let dev = quabla_runtime::device(device).map_err(|e| compile_error(py, &CompileError::Runtime(e)))?;
+    let opts = CompileOptions::for_caller(caller);
+    let r = py.detach(|| quabla_compiler::compile(m, "main", device, &opts));
+    r.map(|e| (e, dev)).map_err(|e| compile_error(py, &e))
 }
 
 /// Global eager cache for ops whose `Op` object is rebuilt per call (attribute-carrying ops).
 type EagerKey = (OpKind, Vec<TensorType>);
-fn global_eager() -> &'static RwLock<HashMap<EagerKey, Arc<Exec>>> {
-    static G: OnceLock<RwLock<HashMap<EagerKey, Arc<Exec>>>> = OnceLock::new();
-    G.get_or_init(|| RwLock::new(HashMap::new()))
+fn global_eager() -> &'static ExecutableCache<EagerKey> {
+    static G: OnceLock<ExecutableCache<EagerKey>> = OnceLock::new();
+    G.get_or_init(ExecutableCache::new)
 }
 
 /// The eager executable of `op` on operands of types `tys`.
-fn eager_exec(py: Python<'_>, op: &Op, tys: &[TensorType]) -> PyResult<Arc<Exec>> {
-    if let Some(e) = op.cache.read().unwrap_or_else(|e| e.into_inner()).get(tys) {
-        return Ok(e.clone());
+fn eager_exec(py: Python<'_>, op: &Op, tys: &[TensorType]) -> PyResult<Arc<dyn Executable>> {
+    if let Some(e) = op.cache.get(tys) {
+        return Ok(e);
     }
     let key = (op.kind.clone(), tys.to_vec());
-    let hit = global_eager().read().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
-    let exe = match hit {
+    let exe = match global_eager().get(&key) {
         Some(e) => e,
         None => {
             let mut f = Func::new("main", tys);
@@ -98,12 +106,12 @@ fn eager_exec(py: Python<'_>, op: &Op, tys: &[TensorType]) -> PyResult<Arc<Exec>
             let outs = f.push(op.kind.clone(), &params, None).map_err(|e| errors::dialect(py, &e, None))?;
             f.outputs = outs;
             let m = Module { funcs: vec![f] };
-            let e = compile_module(py, &m, eager_interp())?;
-            global_eager().write().unwrap_or_else(|e| e.into_inner()).insert(key, e.clone());
+            let (e, _) = compile_module(py, &m, eager_device(), Caller::Eager)?;
+            global_eager().insert(key, e.clone());
             e
         }
     };
-    op.cache.write().unwrap_or_else(|e| e.into_inner()).insert(tys.to_vec(), exe.clone());
+    op.cache.insert(tys.to_vec(), exe.clone());
     Ok(exe)
 }
 
@@ -119,7 +127,7 @@ pub fn apply(py: Python<'_>, op: &Op, operands: &Bound<'_, PyTuple>) -> PyResult
     let bufs: Vec<&Buffer> = refs.iter().map(|t| &t.get().buf).collect();
     let tys: Vec<TensorType> = bufs.iter().map(|b| b.ty().clone()).collect();
     let exe = eager_exec(py, op, &tys)?;
-    let mut outs = exe.run_py(py, &bufs)?;
+    let mut outs = run_py(py, &*exe, &bufs)?;
     if outs.len() == 1 {
         return Ok(wrap(py, outs.pop().expect("one output"))?.into_any());
     }
@@ -127,16 +135,24 @@ pub fn apply(py: Python<'_>, op: &Op, operands: &Bound<'_, PyTuple>) -> PyResult
     Ok(PyList::new(py, items)?.into_any().unbind())
 }
 
+/// The registry name of the device eager ops run on (`cpu`, or `interp` with
+/// `QUABLA_EAGER=interp`).
+#[pyfunction]
+pub fn eager_device_name() -> &'static str {
+    eager_device()
+}
+
 /// Number of entries in the global eager cache (for tests and benchmarks).
 #[pyfunction]
 pub fn eager_cache_size() -> usize {
-    global_eager().read().unwrap_or_else(|e| e.into_inner()).len()
+    global_eager().len()
 }
 
-/// A compiled program: input and output types and its executable.
+/// A compiled program: input and output types, its executable and the device it runs on.
 #[pyclass(module = "quabla._quabla", frozen)]
 pub struct Compiled {
-    pub exe: Arc<Exec>,
+    pub exe: Arc<dyn Executable>,
+    pub device: Device,
     pub inputs: Vec<TensorType>,
     pub outputs: Vec<TensorType>,
 }
@@ -155,7 +171,7 @@ impl Compiled {
                 return Err(errors::new(py, "ShapeError", format!("compiled program: input {i} has type {}, expected {t}", b.ty())));
             }
         }
-        let outs = self.exe.run_py(py, &bufs)?;
+        let outs = run_py(py, &*self.exe, &bufs)?;
         let items = outs.into_iter().map(|b| wrap(py, b)).collect::<PyResult<Vec<_>>>()?;
         Ok(PyList::new(py, items)?.unbind())
     }
@@ -172,13 +188,19 @@ impl Compiled {
         self.outputs.iter().map(|t| Ok((shape_tuple(py, &t.shape)?, py_dtype(py, t.dtype)))).collect()
     }
 
-    /// The engine: "cpu" or "interpreter".
+    /// The engine: the device name (`cpu`), or "interpreter" for the reference interpreter.
     #[getter]
     fn engine(&self) -> &'static str {
-        match &*self.exe {
-            Exec::Cpu(_) => "cpu",
-            Exec::Interp(_) => "interpreter",
+        match self.device.kind {
+            DeviceKind::Reference => "interpreter",
+            DeviceKind::Cpu | DeviceKind::Gpu => self.device.name,
         }
+    }
+
+    /// The registry name of the device the program was compiled for.
+    #[getter]
+    fn device(&self) -> &'static str {
+        self.device.name
     }
 }
 
@@ -194,7 +216,7 @@ enum Rebuild {
 
 /// One compiled signature of a jitted function.
 struct FastEntry {
-    exe: Arc<Exec>,
+    exe: Arc<dyn Executable>,
     rebuild: Rebuild,
 }
 
@@ -247,7 +269,7 @@ impl JitFunction {
                     })
                 };
                 if let Some((exe, rebuild)) = found {
-                    let mut outs = exe.run_py(py, &bufs)?;
+                    let mut outs = run_py(py, &*exe, &bufs)?;
                     return match rebuild {
                         Rebuild::Single => Ok(wrap(py, outs.pop().ok_or_else(|| PyRuntimeError::new_err("program has no output"))?)?.into_any()),
                         Rebuild::Tuple => {
@@ -298,4 +320,20 @@ impl JitFunction {
         }
         Ok(())
     }
+}
+
+/// The pipeline `kind` ("jit", "eager", "opt", "api") compiled with last in this process, as
+/// (description, address), or None when it compiled nothing yet. The address identifies the
+/// pipeline object: equal addresses mean the same object.
+#[pyfunction]
+pub fn pipeline_used(kind: &str) -> PyResult<Option<(String, usize)>> {
+    let caller = quabla_compiler::Caller::from_name(kind).ok_or_else(|| PyValueError::new_err(format!("pipeline_used: unknown kind {kind:?} (expected jit, eager, opt or api)")))?;
+    Ok(quabla_compiler::pipeline_used(caller).map(|p| (p.text(), p as *const quabla_compiler::Pipeline as usize)))
+}
+
+/// The process-wide default compile pipeline as (description, address).
+#[pyfunction]
+pub fn default_pipeline() -> (String, usize) {
+    let p = quabla_compiler::default_pipeline();
+    (p.text(), p as *const quabla_compiler::Pipeline as usize)
 }

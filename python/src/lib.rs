@@ -1,7 +1,8 @@
 //! The extension module `quabla._quabla`: the Rust half of the Python front. It mirrors the
 //! Rust crates: `tensor` (runtime buffers as `quabla.Tensor`, NumPy interop), `ops` (dialect
-//! op kinds), `trace` (the traced function and its program), `exec` (CPU executor, eager
-//! execution, the jit hot path), `errors` (the Python exception hierarchy).
+//! op kinds), `trace` (the traced function and its program), `exec` (compiling through
+//! `quabla_compiler` for a registry device, eager execution, the jit hot path), `errors` (the
+//! Python exception hierarchy).
 mod errors;
 mod exec;
 mod ops;
@@ -10,10 +11,19 @@ mod trace;
 
 use pyo3::prelude::*;
 
-/// The device names this build can compile for.
+/// The names of the devices programs are compiled for: the registry's available devices,
+/// without the reference interpreter (`interp`, an oracle selected with `QUABLA_EAGER=interp`
+/// or `Program.compile(interpret=True)`; see `device_table`).
 #[pyfunction]
 fn devices() -> Vec<&'static str> {
-    vec!["cpu"]
+    quabla_runtime::devices().into_iter().filter(|d| d.available && d.kind != quabla_runtime::DeviceKind::Reference).map(|d| d.name).collect()
+}
+
+/// Every registered device as (name, kind, description, available), unavailable ones and
+/// the reference interpreter included.
+#[pyfunction]
+fn device_table() -> Vec<(&'static str, &'static str, &'static str, bool)> {
+    quabla_runtime::devices().into_iter().map(|d| (d.name, d.kind.name(), d.description, d.available)).collect()
 }
 
 #[pymodule]
@@ -30,7 +40,11 @@ fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tensor::share, m)?)?;
     m.add_function(wrap_pyfunction!(exec::apply, m)?)?;
     m.add_function(wrap_pyfunction!(exec::eager_cache_size, m)?)?;
+    m.add_function(wrap_pyfunction!(exec::eager_device_name, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(errors::error_variants, m)?)?;
+    m.add_function(wrap_pyfunction!(device_table, m)?)?;
+    m.add_function(wrap_pyfunction!(exec::pipeline_used, m)?)?;
+    m.add_function(wrap_pyfunction!(exec::default_pipeline, m)?)?;
     Ok(())
 }

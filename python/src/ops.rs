@@ -2,16 +2,13 @@
 //! keyword attributes. The Python layer builds each op once (module-level constants for
 //! attribute-free ops) and passes it to the tracer or to eager execution; each `Op` keeps a
 //! small cache of eager executables keyed by operand types.
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
-
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use quabla_dialect::ops::table::attr_err;
 use quabla_dialect::{AttrSource, DType, DialectError, OpKind, Result as DResult, TensorType};
+use quabla_runtime::ExecutableCache;
 
-use crate::exec::Exec;
 use crate::tensor::dtype_of;
 
 /// A dialect op with its attributes.
@@ -19,7 +16,7 @@ use crate::tensor::dtype_of;
 pub struct Op {
     pub kind: OpKind,
     /// Eager executables of this op by operand types.
-    pub cache: RwLock<HashMap<Vec<TensorType>, Arc<Exec>>>,
+    pub cache: ExecutableCache<Vec<TensorType>>,
 }
 
 /// Python keyword attributes of an op, read through the op table (`OpKind::build`).
@@ -75,7 +72,7 @@ impl Op {
     #[new]
     #[pyo3(signature = (name, **attrs))]
     fn py_new(name: &str, attrs: Option<&Bound<'_, PyDict>>) -> PyResult<Op> {
-        Ok(Op { kind: kind_from(name, attrs)?, cache: RwLock::new(HashMap::new()) })
+        Ok(Op { kind: kind_from(name, attrs)?, cache: ExecutableCache::new() })
     }
 
     /// The op name without the dialect prefix.

@@ -6,8 +6,9 @@
 //! called with `call`. Each op pushed runs the dialect's shape rule at once, so a mismatch
 //! raises at the user's line (the location the Python layer passes, kept as the op's MLIR
 //! location). `finish` on the top-level builder returns a `Program` (the module);
-//! `Program.compile` expands the transforms (`quabla-autodiff`), inlines, canonicalizes and
-//! drops dead functions on a copy, then compiles `@main` for the CPU.
+//! `Program.compile` runs the compiler's default pipeline (`quabla_compiler::default_pipeline`:
+//! expand the transforms, inline, canonicalize, drop dead functions) on a copy, then compiles
+//! `@main` for a device of the executor registry (the CPU by default).
 //!
 //! Invariants: value ids handed to Python index the builder's `Func::types`; a closed builder
 //! rejects every further op (a leaked tracer raises TracerError when used); a child's function
@@ -17,12 +18,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use quabla_compiler::{default_pipeline, Caller, EmitKind};
 use quabla_dialect::{CallOp, ConstantOp, Func, Literal, Module, OpKind, TensorType, Transform, TransformKind, Value};
-use quabla_passes::simplify::dce::symbol_dce;
-use quabla_passes::simplify::inline::inline;
 
 use crate::errors;
-use crate::exec::{compile_module, Compiled};
+use crate::exec::{compile_error, compile_module, Compiled};
 use crate::ops::Op;
 use crate::tensor::{code, dtype_of, Tensor};
 
@@ -242,7 +242,7 @@ impl TraceBuilder {
         let all = Module { funcs: sh.funcs.clone() };
         let keep = all.reachable([name]);
         let mut m = Module { funcs: all.funcs.into_iter().filter(|f| keep.contains(&f.name)).collect() };
-        quabla_passes::autodiff::autodiff(&mut m).err()
+        quabla_passes::autodiff::autodiff(&mut m).err().map(|e| e.to_string())
     }
 
     /// True once `finish` or `abandon` was called.
@@ -311,10 +311,11 @@ impl Program {
     /// IREE and other StableHLO consumers (docs/stablehlo.md).
     fn stablehlo_text(&self, py: Python<'_>) -> PyResult<String> {
         let m = optimize(py, &self.module)?;
-        quabla_lowering::export_module(&m).map_err(|e| match e {
-            quabla_lowering::LowerError::Unsupported { .. } => errors::new(py, "UnsupportedOperationError", format!("StableHLO export: {e}")),
-            other => errors::new(py, "QuablaError", format!("StableHLO export: {other}")),
-        })
+        let emitter = quabla_compiler::emitter("stablehlo").map_err(|e| compile_error(py, &e))?;
+        match emitter.kind {
+            EmitKind::Text(export) => export(&m, &Default::default()).map_err(|e| compile_error(py, &e)),
+            EmitKind::Mlir { .. } => Err(errors::new(py, "QuablaError", "internal error: the stablehlo emitter is not a text emitter")),
+        }
     }
 
     /// Number of ops in `@main` before optimization.
@@ -334,29 +335,18 @@ impl Program {
         self.module.funcs.len()
     }
 
-    /// Compiles for the CPU (or for the reference interpreter with `interpret=True`).
-    #[pyo3(signature = (interpret=false))]
-    fn compile(&self, py: Python<'_>, interpret: bool) -> PyResult<Compiled> {
-        let m = optimize(py, &self.module)?;
-        let f = main_of(&m);
-        let (inputs, outputs) = (f.param_types(), f.result_types());
-        let exe = compile_module(py, &m, interpret)?;
-        Ok(Compiled { exe, inputs, outputs })
+    /// Compiles through the default pipeline for `device` (a registry name, default the CPU),
+    /// or for the reference interpreter with `interpret=True`.
+    #[pyo3(signature = (interpret=false, device=None))]
+    fn compile(&self, py: Python<'_>, interpret: bool, device: Option<&str>) -> PyResult<Compiled> {
+        let device = if interpret { "interp" } else { device.unwrap_or(quabla_runtime::DEFAULT_DEVICE) };
+        let (exe, device) = compile_module(py, &self.module, device, Caller::Jit)?;
+        let (inputs, outputs) = (exe.input_types().to_vec(), exe.output_types().to_vec());
+        Ok(Compiled { exe, device, inputs, outputs })
     }
 }
 
-/// Transform expansion, inlining, canonicalization and removal of dead functions: the same
-/// Rust code the MLIR passes run.
+/// The module after the compiler's default pipeline (what `compile` compiles).
 fn optimize(py: Python<'_>, m: &Module) -> PyResult<Module> {
-    let mut m = m.clone();
-    if m.funcs.iter().any(|f| f.transform.is_some()) {
-        quabla_passes::autodiff::autodiff(&mut m).map_err(|e| {
-            let class = if e.contains(" has no ") { "UnsupportedOperationError" } else { "QuablaError" };
-            errors::new(py, class, format!("quabla-autodiff: {e}"))
-        })?;
-    }
-    inline(&mut m);
-    quabla_passes::canonicalize(&mut m);
-    symbol_dce(&mut m);
-    Ok(m)
+    quabla_compiler::optimize(m, default_pipeline()).map_err(|e| compile_error(py, &e))
 }

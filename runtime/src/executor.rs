@@ -8,6 +8,7 @@ use thiserror::Error;
 
 use crate::buffer::Buffer;
 
+/// Errors of compiling and running programs through an executor.
 #[derive(Debug, Error)]
 pub enum RuntimeError {
     #[error("{entry}: expected {expected} inputs, got {got}")]
@@ -20,6 +21,15 @@ pub enum RuntimeError {
     Lower(String),
     #[error("compilation failed: {0}")]
     Compile(String),
+    /// The reference interpreter rejected the program or its inputs.
+    #[error(transparent)]
+    Interp(#[from] crate::interp::InterpError),
+    /// No device of that name is registered.
+    #[error("unknown device `{name}` (registered devices: {known})")]
+    UnknownDevice { name: String, known: String },
+    /// The device is registered but its executor is not part of this build.
+    #[error("device `{name}` is not available: {reason}")]
+    UnavailableDevice { name: String, reason: &'static str },
 }
 
 /// Compile options shared by executors.
@@ -62,4 +72,48 @@ pub fn check_inputs(entry: &str, want: &[TensorType], inputs: &[&Buffer]) -> Res
         }
     }
     Ok(())
+}
+
+/// Executables by key (e.g. an eager op's operand types): a map that only grows, readable
+/// from any thread. Lookups take a read lock; a poisoned lock is recovered (entries are
+/// immutable, so no half-written state can be observed).
+pub struct ExecutableCache<K> {
+    map: std::sync::RwLock<std::collections::HashMap<K, Arc<dyn Executable>>>,
+}
+
+impl<K> Default for ExecutableCache<K> {
+    fn default() -> Self {
+        ExecutableCache { map: Default::default() }
+    }
+}
+
+impl<K: Eq + std::hash::Hash> ExecutableCache<K> {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The executable cached under `key`.
+    pub fn get<Q>(&self, key: &Q) -> Option<Arc<dyn Executable>>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Eq + std::hash::Hash + ?Sized,
+    {
+        self.map.read().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+    }
+
+    /// Caches `exe` under `key` (replacing an entry of the same key).
+    pub fn insert(&self, key: K, exe: Arc<dyn Executable>) {
+        self.map.write().unwrap_or_else(|e| e.into_inner()).insert(key, exe);
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.map.read().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// True when nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }

@@ -3,9 +3,15 @@
 //! `quabla-interp` under their old paths.
 pub use quabla_interp::buffer;
 pub mod cpu;
+pub mod device;
 pub mod executor;
 pub use quabla_interp as interp;
+pub mod interp_exec;
+pub mod registry;
 
 pub use buffer::{Buffer, BufferError, DeviceStorage, Element, Storage};
 pub use cpu::CpuExecutor;
-pub use executor::{CompileOptions, Executable, Executor, RuntimeError};
+pub use executor::{CompileOptions, Executable, ExecutableCache, Executor, RuntimeError};
+pub use device::{Device, DeviceKind};
+pub use interp_exec::InterpExecutor;
+pub use registry::{device, devices, executor, DEFAULT_DEVICE};

@@ -35,7 +35,7 @@ fn with_transform(f: &Func, kind: TransformKind) -> Module {
 
 fn probe_transform(f: &Func, kind: TransformKind) -> Result<(), String> {
     let mut m = with_transform(f, kind);
-    quabla_passes::autodiff::autodiff(&mut m)?;
+    quabla_passes::autodiff::autodiff(&mut m).map_err(|e| e.to_string())?;
     m.verify().map_err(|e| e.to_string())
 }
 

@@ -22,11 +22,28 @@ use quabla_dialect::{CallOp, Func, Module, OpKind, TransformKind, Value};
 
 mod vmap;
 
+/// Why a transform function could not be expanded.
+#[derive(Debug, thiserror::Error)]
+pub enum AutodiffError {
+    /// Transform functions whose targets reach each other.
+    #[error("transform functions form a cycle: {0}")]
+    Cycle(String),
+    /// A transform's target is not a function of the module.
+    #[error("quabla-autodiff: unknown function @{0}")]
+    UnknownFunction(String),
+    /// The target still calls something after inlining.
+    #[error("quabla-autodiff: @{0} still has calls after inlining")]
+    CallsAfterInlining(String),
+    /// A rule failed (or is missing) for an op of the target.
+    #[error("{kind} of @{of}: {source}")]
+    Rule { kind: &'static str, of: String, source: rules::RuleError },
+}
+
 use crate::rules::{self, differentiable, B};
 use crate::simplify::inline::inline;
 
 /// Expands every transform function; errors name the function and the op without a rule.
-pub fn autodiff(m: &mut Module) -> Result<(), String> {
+pub fn autodiff(m: &mut Module) -> Result<(), AutodiffError> {
     let mut done: HashMap<(TransformKind, String), String> = HashMap::new();
     loop {
         let pending: Vec<String> = m.funcs.iter().filter(|f| f.transform.is_some()).map(|f| f.name.clone()).collect();
@@ -39,7 +56,7 @@ pub fn autodiff(m: &mut Module) -> Result<(), String> {
             !m.reachable([t.of.as_str()]).iter().any(|r| pending_set.contains(r.as_str()))
         });
         let Some(name) = ready.cloned() else {
-            return Err(format!("transform functions form a cycle: {}", pending.join(", ")));
+            return Err(AutodiffError::Cycle(pending.join(", ")));
         };
         let decl = m.func(&name).unwrap().clone();
         let t = decl.transform.clone().unwrap();
@@ -52,7 +69,7 @@ pub fn autodiff(m: &mut Module) -> Result<(), String> {
                     TransformKind::Vjp => vjp_func(&target, &name),
                     TransformKind::Vmap { in_axes, out_axes, size } => vmap::vmap_func(&target, &name, in_axes, out_axes, *size),
                 }
-                .map_err(|e| format!("{} of @{}: {e}", t.kind.name(), t.of))?;
+                .map_err(|source| AutodiffError::Rule { kind: t.kind.name(), of: t.of.clone(), source })?;
                 done.insert((t.kind.clone(), t.of.clone()), name.clone());
                 f
             }
@@ -66,12 +83,12 @@ pub fn autodiff(m: &mut Module) -> Result<(), String> {
 }
 
 /// A copy of `name` with every call inlined.
-fn inlined(m: &Module, name: &str) -> Result<Func, String> {
+fn inlined(m: &Module, name: &str) -> Result<Func, AutodiffError> {
     let mut copy = m.clone();
     inline(&mut copy);
-    let f = copy.func(name).ok_or_else(|| format!("quabla-autodiff: unknown function @{name}"))?.clone();
-    if f.ops.iter().any(|o| matches!(o.kind, OpKind::Call(CallOp::Call { .. }))) {
-        return Err(format!("quabla-autodiff: @{name} still has calls after inlining"));
+    let f = copy.func(name).ok_or_else(|| AutodiffError::UnknownFunction(name.to_string()))?.clone();
+    if crate::rewrite::has_call(&f.ops) {
+        return Err(AutodiffError::CallsAfterInlining(name.to_string()));
     }
     Ok(f)
 }

@@ -1,0 +1,127 @@
+//! The executor registry: one table row per device name, each with its lazily created,
+//! process-wide executor. `cpu` is the [`CpuExecutor`] (created once, on first use: it owns an
+//! MLIR context), `interp` the [`InterpExecutor`] over the reference interpreter. Rows for
+//! devices whose executor is not part of this build (`cuda`, `mlx` today) stay in the table
+//! with no constructor: [`devices`] lists them as unavailable and [`executor`] answers
+//! [`RuntimeError::UnavailableDevice`]; a name not in the table is
+//! [`RuntimeError::UnknownDevice`]. Adding an executor is one row (and its module).
+//!
+//! Invariants: each executor is created at most once per process and lives for the whole
+//! process (`&'static`); the table order is the listing order, `cpu` first (the default).
+use std::sync::OnceLock;
+
+use crate::cpu::CpuExecutor;
+use crate::device::{Device, DeviceKind};
+use crate::executor::{Executor, RuntimeError};
+use crate::interp_exec::InterpExecutor;
+
+/// One registered device: its description and how to get its executor.
+struct Entry {
+    name: &'static str,
+    kind: DeviceKind,
+    description: &'static str,
+    /// The process-wide executor, or why this build has none.
+    executor: Result<fn() -> &'static dyn Executor, &'static str>,
+}
+
+/// The name of the default device.
+pub const DEFAULT_DEVICE: &str = "cpu";
+
+static TABLE: &[Entry] = &[
+    Entry { name: "cpu", kind: DeviceKind::Cpu, description: "host CPU: linalg -> LLVM, JIT-compiled with MLIR's ExecutionEngine", executor: Ok(|| cpu() as &dyn Executor) },
+    Entry {
+        name: "interp",
+        kind: DeviceKind::Reference,
+        description: "the reference interpreter (naive loops over host buffers; the oracle lowerings are checked against)",
+        executor: Ok(|| interp() as &dyn Executor),
+    },
+    Entry { name: "cuda", kind: DeviceKind::Gpu, description: "NVIDIA GPUs: gpu -> NVVM -> PTX, launched through cudarc", executor: Err("the CUDA executor is not part of this build") },
+    Entry { name: "mlx", kind: DeviceKind::Gpu, description: "Apple GPUs through MLX graph calls", executor: Err("the MLX executor is not part of this build") },
+];
+
+/// The process-wide CPU executor (created on first use).
+pub fn cpu() -> &'static CpuExecutor {
+    static CPU: OnceLock<CpuExecutor> = OnceLock::new();
+    CPU.get_or_init(CpuExecutor::new)
+}
+
+/// The process-wide reference-interpreter executor.
+pub fn interp() -> &'static InterpExecutor {
+    static INTERP: InterpExecutor = InterpExecutor;
+    &INTERP
+}
+
+/// Every registered device, available or not, in table order (`cpu` first).
+pub fn devices() -> Vec<Device> {
+    TABLE.iter().map(|e| Device { name: e.name, kind: e.kind, description: e.description, available: e.executor.is_ok() }).collect()
+}
+
+/// The device named `name`.
+pub fn device(name: &str) -> Result<Device, RuntimeError> {
+    devices().into_iter().find(|d| d.name == name).ok_or_else(|| unknown(name))
+}
+
+fn unknown(name: &str) -> RuntimeError {
+    RuntimeError::UnknownDevice { name: name.to_string(), known: TABLE.iter().map(|e| e.name).collect::<Vec<_>>().join(", ") }
+}
+
+/// The executor of device `name`, created on first use and shared by the whole process.
+/// Errors: `UnknownDevice` for a name not in the table, `UnavailableDevice` for a device
+/// whose executor this build lacks.
+pub fn executor(name: &str) -> Result<&'static dyn Executor, RuntimeError> {
+    let e = TABLE.iter().find(|e| e.name == name).ok_or_else(|| unknown(name))?;
+    match e.executor {
+        Ok(get) => Ok(get()),
+        Err(reason) => Err(RuntimeError::UnavailableDevice { name: name.to_string(), reason }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_is_first_and_available() {
+        let ds = devices();
+        assert_eq!(ds[0].name, DEFAULT_DEVICE);
+        assert!(ds[0].available && ds[0].kind == DeviceKind::Cpu);
+        let interp = ds.iter().find(|d| d.name == "interp").expect("interp is registered");
+        assert!(interp.available && interp.kind == DeviceKind::Reference);
+    }
+
+    #[test]
+    fn executors_are_created_once() {
+        let a = executor("cpu").unwrap() as *const dyn Executor as *const u8;
+        let b = executor("cpu").unwrap() as *const dyn Executor as *const u8;
+        assert_eq!(a, b);
+        assert_eq!(executor("cpu").unwrap().name(), "cpu");
+        assert_eq!(executor("interp").unwrap().name(), "interp");
+    }
+
+    #[test]
+    fn unknown_device_is_a_typed_error() {
+        match executor("tpu") {
+            Err(RuntimeError::UnknownDevice { name, known }) => {
+                assert_eq!(name, "tpu");
+                assert!(known.contains("cpu") && known.contains("interp"), "{known}");
+            }
+            Err(e) => panic!("wrong error: {e}"),
+            Ok(_) => panic!("tpu is not a device"),
+        }
+        assert!(matches!(device("tpu"), Err(RuntimeError::UnknownDevice { .. })));
+    }
+
+    #[test]
+    fn unbuilt_device_is_listed_unavailable() {
+        let cuda = device("cuda").unwrap();
+        assert!(!cuda.available && cuda.kind == DeviceKind::Gpu);
+        match executor("cuda") {
+            Err(RuntimeError::UnavailableDevice { name, reason }) => {
+                assert_eq!(name, "cuda");
+                assert!(reason.contains("not part of this build"));
+            }
+            Err(e) => panic!("wrong error: {e}"),
+            Ok(_) => panic!("cuda is not built"),
+        }
+    }
+}
