@@ -186,22 +186,28 @@ impl Func {
 
     /// Appends an op, computing its result types with the op's shape rule.
     pub fn push(&mut self, kind: OpKind, operands: &[Value], loc: Loc) -> Result<Vec<Value>> {
-        let tys: Vec<&TensorType> = operands.iter().map(|v| self.ty(*v)).collect();
-        let out = kind.infer(&tys)?;
-        let results: Vec<Value> = out.into_iter().map(|t| self.new_value(t)).collect();
-        self.ops.push(Op::new(kind, operands.to_vec(), results.clone(), loc));
+        let op = self.make_op(kind, operands, vec![], loc)?;
+        let results = op.results.clone();
+        self.ops.push(op);
         Ok(results)
     }
 
     /// Appends an op with regions, checking its shape rule and its regions' signatures
     /// (`OpKind::check_regions`).
     pub fn push_with_regions(&mut self, kind: OpKind, operands: &[Value], regions: Vec<Body>, loc: Loc) -> Result<Vec<Value>> {
-        let tys: Vec<&TensorType> = operands.iter().map(|v| self.ty(*v)).collect();
-        let out = kind.infer(&tys)?;
-        kind.check_regions(&tys, &out, &regions, &self.types)?;
-        let results: Vec<Value> = out.into_iter().map(|t| self.new_value(t)).collect();
-        self.ops.push(Op { kind, operands: operands.to_vec(), results: results.clone(), regions, loc });
+        let op = self.make_op(kind, operands, regions, loc)?;
+        let results = op.results.clone();
+        self.ops.push(op);
         Ok(results)
+    }
+
+    /// An op on `operands` with fresh result values of the types its shape rule gives;
+    /// rule violations carry the op's location.
+    fn make_op(&mut self, kind: OpKind, operands: &[Value], regions: Vec<Body>, loc: Loc) -> Result<Op> {
+        let tys: Vec<&TensorType> = operands.iter().map(|v| self.ty(*v)).collect();
+        let out = kind.infer(&tys).and_then(|out| kind.check_regions(&tys, &out, &regions, &self.types).map(|_| out)).map_err(|e| e.at(loc.clone()))?;
+        let results: Vec<Value> = out.into_iter().map(|t| self.new_value(t)).collect();
+        Ok(Op { kind, operands: operands.to_vec(), results, regions, loc })
     }
 
     /// A new region body with parameters of the given types (values of this function).
@@ -222,11 +228,9 @@ impl Func {
     /// Appends an op (with its regions, possibly none) to a region body under construction;
     /// its values live in this function. Checks the shape rule and the regions' signatures.
     pub fn push_into(&mut self, body: &mut Body, kind: OpKind, operands: &[Value], regions: Vec<Body>, loc: Loc) -> Result<Vec<Value>> {
-        let tys: Vec<&TensorType> = operands.iter().map(|v| self.ty(*v)).collect();
-        let out = kind.infer(&tys)?;
-        kind.check_regions(&tys, &out, &regions, &self.types)?;
-        let results: Vec<Value> = out.into_iter().map(|t| self.new_value(t)).collect();
-        body.ops.push(Op { kind, operands: operands.to_vec(), results: results.clone(), regions, loc });
+        let op = self.make_op(kind, operands, regions, loc)?;
+        let results = op.results.clone();
+        body.ops.push(op);
         Ok(results)
     }
 

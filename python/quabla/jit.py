@@ -251,7 +251,7 @@ class Jitted(_q.JitFunction):
                     keys=keys,
                 )
             program, out_tree = _trace(self.__wrapped__, dyn_tree, leaves, static, sa, nargs)
-            compiled = program.compile()
+            compiled = program.compile(device=self._device)
             if _LOG:
                 print(f"quabla: compiled jit({_name(self.__wrapped__)}) for {_show_key(key)}", file=sys.stderr)
             entry = _Entry(program, compiled, out_tree)
@@ -357,7 +357,7 @@ class Lowered:
         """Compiles; returns a :class:`Compiled` callable with arguments of the same
         structure, shapes and dtypes."""
         self._jitted._check_device()
-        return Compiled(self, self.program.compile())
+        return Compiled(self, self.program.compile(device=self._jitted._device))
 
 
 class Compiled:

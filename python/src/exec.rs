@@ -36,6 +36,7 @@ fn run_error(py: Python<'_>, e: &RuntimeError) -> PyErr {
         | RuntimeError::Lower(_)
         | RuntimeError::Compile(_)
         | RuntimeError::Interp(_)
+        | RuntimeError::Buffer { .. }
         | RuntimeError::UnknownDevice { .. }
         | RuntimeError::UnavailableDevice { .. } => "QuablaError",
     };

@@ -343,7 +343,7 @@ impl CpuExecutable {
     #[cold]
     #[inline(never)]
     fn run_staged(&self, inputs: &[&Buffer]) -> Result<Vec<Buffer>, RuntimeError> {
-        let staged = inputs.iter().map(|b| b.to_host()).collect::<Result<Vec<Buffer>, _>>().map_err(|e| RuntimeError::Compile(format!("{}: {e}", self.entry)))?;
+        let staged = inputs.iter().map(|b| b.to_host()).collect::<Result<Vec<Buffer>, _>>().map_err(|source| RuntimeError::Buffer { entry: self.entry.clone(), source })?;
         self.run(&staged.iter().collect::<Vec<_>>())
     }
 }

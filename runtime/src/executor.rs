@@ -24,6 +24,10 @@ pub enum RuntimeError {
     /// The reference interpreter rejected the program or its inputs.
     #[error(transparent)]
     Interp(#[from] crate::interp::InterpError),
+    /// A buffer could not be read or moved (a device transfer failed, a host read of a device
+    /// buffer).
+    #[error("{entry}: {source}")]
+    Buffer { entry: String, source: crate::buffer::BufferError },
     /// No device of that name is registered.
     #[error("unknown device `{name}` (registered devices: {known})")]
     UnknownDevice { name: String, known: String },

@@ -225,3 +225,19 @@ fn autodiff_of_regions_is_an_explicit_gap() {
     assert!(e.contains("'quabla.if' op has no jvp rule"), "{e}");
     let _ = Body::default();
 }
+
+#[test]
+fn irdl_generator_declares_regions() {
+    // An IRDL op with a region (fixed arity, so IRDL can type it): the generated definition
+    // declares it and stock mlir-opt accepts an op with a one-block region.
+    let sig = quabla_dialect::ops::OpSig { name: "with_region", operands: Some(1), results: Some(1), regions: 1, attrs: vec![] };
+    let irdl = quabla_dialect::ops::irdl_text_of(&[sig]);
+    assert!(irdl.contains("irdl.region with size 1") && irdl.contains("irdl.regions(r0: %r0)"), "{irdl}");
+    let dir = std::env::temp_dir().join(format!("quabla-irdl-region-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("d.mlir"), &irdl).unwrap();
+    let prog = "func.func @f(%a: tensor<f32>) -> tensor<f32> {\n  %r = \"quabla.with_region\"(%a) ({\n  ^bb0(%x: tensor<f32>):\n    \"gpu.yield\"(%x) : (tensor<f32>) -> ()\n  }) : (tensor<f32>) -> tensor<f32>\n  return %r : tensor<f32>\n}\n";
+    std::fs::write(dir.join("p.mlir"), prog).unwrap();
+    let out = std::process::Command::new("/usr/lib/llvm-22/bin/mlir-opt").arg(format!("--irdl-file={}", dir.join("d.mlir").display())).arg(dir.join("p.mlir")).output().unwrap();
+    assert!(out.status.success(), "{}\n{irdl}", String::from_utf8_lossy(&out.stderr));
+}

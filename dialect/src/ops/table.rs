@@ -241,6 +241,8 @@ pub struct OpSig {
     pub name: &'static str,
     pub operands: Option<usize>,
     pub results: Option<usize>,
+    /// Number of regions (each declared `irdl.region`, one block).
+    pub regions: usize,
     pub attrs: Vec<(&'static str, &'static str)>,
 }
 
@@ -332,7 +334,7 @@ macro_rules! op_family {
                         for name in op_family!(@names $name; $($f : $t [$m]),*) {
                             let mut attrs: Vec<(&'static str, &'static str)> = Vec::new();
                             $( op_family!(@sig $f : $t [$m], attrs); )*
-                            v.push($crate::ops::table::OpSig { name, operands: op_family!(@arity $arity), results: Some(1), attrs });
+                            v.push($crate::ops::table::OpSig { name, operands: op_family!(@arity $arity), results: Some(1), regions: $regions, attrs });
                         }
                     }
                 )*
