@@ -56,6 +56,7 @@ pub fn compile_error(py: Python<'_>, e: &CompileError) -> PyErr {
         CompileError::Pass { source: PassError::Autodiff(AutodiffError::Rule { source: RuleError::Unsupported { .. }, .. }), .. } => ("UnsupportedOperationError", e.to_string()),
         CompileError::Pass { .. } => ("QuablaError", e.to_string()),
         CompileError::Runtime(RuntimeError::UnknownDevice { .. } | RuntimeError::UnavailableDevice { .. }) => ("UnsupportedOperationError", e.to_string()),
+        CompileError::Runtime(RuntimeError::Lower(quabla_lowering::LowerError::Unsupported { .. } | quabla_lowering::LowerError::UnexpandedTransform { .. })) => ("UnsupportedOperationError", format!("compilation failed: {e}")),
         CompileError::Runtime(_) => ("QuablaError", format!("compilation failed: {e}")),
         CompileError::Emit { source, emitter } => {
             let class = match source {

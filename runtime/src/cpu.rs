@@ -85,7 +85,7 @@ fn dump_dir() -> Option<std::ffi::OsString> {
 
 fn lower_in<'c>(ctx: &'c Context, m: &Module, opts: &CompileOptions) -> Result<MlirModule<'c>, RuntimeError> {
     let t0 = std::time::Instant::now();
-    let cm = lower_for_cpu(m, &CpuOptions { vectorize: opts.vectorize, transform: false }).map_err(|e| RuntimeError::Lower(e.to_string()))?;
+    let cm = lower_for_cpu(m, &CpuOptions { vectorize: opts.vectorize, transform: false })?;
     let text = &cm.text;
     if let Some(dir) = dump_dir() {
         let _ = std::fs::create_dir_all(&dir);

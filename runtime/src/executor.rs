@@ -17,8 +17,9 @@ pub enum RuntimeError {
     InputType { entry: String, index: usize, expected: TensorType, got: TensorType },
     #[error("no public function @{0} in the module")]
     NoEntry(String),
+    /// The lowering rejected the module (an explicit gap, an unexpanded transform, ...).
     #[error("lowering failed: {0}")]
-    Lower(String),
+    Lower(#[from] quabla_lowering::LowerError),
     #[error("compilation failed: {0}")]
     Compile(String),
     /// The reference interpreter rejected the program or its inputs.

@@ -309,12 +309,12 @@ impl OpKind {
     /// result types. `quabla.constant` is built by the importer (dense data is read through
     /// the C API), not here.
     pub fn from_parts(name: &str, attrs: &[(String, String)], results: &[TensorType]) -> Result<OpKind> {
-        if let Some(sig) = all_sigs().into_iter().find(|s| s.name == name) {
-            if sig.results.is_some() && results.len() != 1 {
-                return Err(DialectError::Structure(format!("'quabla.{name}' op: expects one result, got {}", results.len())));
-            }
+        let kind = OpKind::build(name, &MlirAttrs { attrs, results })?;
+        // Every `quabla.*` op has one result; calls and control flow carry their result types.
+        if !matches!(kind, OpKind::Call(_) | OpKind::Control(_)) && results.len() != 1 {
+            return Err(DialectError::Structure(format!("'quabla.{name}' op: expects one result, got {}", results.len())));
         }
-        OpKind::build(name, &MlirAttrs { attrs, results })
+        Ok(kind)
     }
 }
 
