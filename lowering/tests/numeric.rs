@@ -235,7 +235,7 @@ fn integer_binary() {
             (BinaryOp::Div, |_, _| 0),
         ];
         for (op, f) in table {
-            cases.push(Case::op(&format!("{}_{d}", op.name()), OpKind::Elementwise(ElementwiseOp::Binary { op: op }), vec![a.clone(), b.clone()]));
+            cases.push(Case::op(&format!("{}_{d}", op.name()), OpKind::Elementwise(ElementwiseOp::Binary { op }), vec![a.clone(), b.clone()]));
             want.push(pairs.iter().map(|&(x, y)| if op == BinaryOp::Div { int_div(x, y, d).0 } else { wrap(f(x, y)) }).collect());
         }
         cases.push(Case::op(&format!("rem_{d}"), OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Rem }), vec![a, b]));
@@ -243,7 +243,7 @@ fn integer_binary() {
     }
     let (p, q) = (il(DType::I1, &[4], &[0, 0, 1, 1]), il(DType::I1, &[4], &[0, 1, 0, 1]));
     for (op, w) in [(BinaryOp::Max, [0, 1, 1, 1]), (BinaryOp::Min, [0, 0, 0, 1]), (BinaryOp::And, [0, 0, 0, 1]), (BinaryOp::Or, [0, 1, 1, 1]), (BinaryOp::Xor, [0, 1, 1, 0])] {
-        cases.push(Case::op(&format!("{}_i1", op.name()), OpKind::Elementwise(ElementwiseOp::Binary { op: op }), vec![p.clone(), q.clone()]));
+        cases.push(Case::op(&format!("{}_i1", op.name()), OpKind::Elementwise(ElementwiseOp::Binary { op }), vec![p.clone(), q.clone()]));
         want.push(w.to_vec());
     }
     let got = run(&cases, &[]);
@@ -310,7 +310,7 @@ fn float_binary() {
                 })
                 .collect();
             want.push((op, d, w));
-            cases.push(Case::op(&format!("{}_{d}", op.name()), OpKind::Elementwise(ElementwiseOp::Binary { op: op }), vec![a.clone(), b.clone()]));
+            cases.push(Case::op(&format!("{}_{d}", op.name()), OpKind::Elementwise(ElementwiseOp::Binary { op }), vec![a.clone(), b.clone()]));
         }
     }
     let got = run(&cases, &[]);

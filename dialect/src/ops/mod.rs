@@ -191,7 +191,8 @@ fn tracer_built(name: &str) -> bool {
 /// overloads, one per distinct keyword list. The checked-in `python/quabla/_quabla.pyi`
 /// equals this text (a test checks it); the rest of the extension is untyped (`__getattr__`).
 pub fn pyi_text() -> String {
-    let mut groups: Vec<(Vec<(&'static str, &'static str)>, Vec<&'static str>)> = Vec::new();
+    type Keywords = Vec<(&'static str, &'static str)>;
+    let mut groups: Vec<(Keywords, Vec<&'static str>)> = Vec::new();
     for name in all_op_names().into_iter().filter(|n| !tracer_built(n)) {
         let kw = keywords(name).unwrap_or_default();
         match groups.iter_mut().find(|(k, _)| *k == kw) {
