@@ -103,8 +103,13 @@ fn tiled_matmuls_match_the_interpreter() {
         (vec![2, 64, 48], vec![2, 48, 64], batched(), true),
         // lhs contracted over its first dim: transposed before the product.
         (vec![72, 64], vec![72, 64], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, true),
-        // Ragged: the loop path.
-        (vec![100, 60], vec![60, 70], mm(), false),
+        // Ragged M, N: zero-padded to whole blocks and panels on the tiled path.
+        (vec![100, 60], vec![60, 70], mm(), true),
+        (vec![9, 300], vec![300, 33], mm(), true),
+        (vec![64, 512], vec![512, 10], mm(), true),
+        (vec![3, 30, 50], vec![3, 50, 41], batched(), true),
+        (vec![130, 270], vec![270, 17], mm(), true),
+        // Too small to pay: the loop path.
         (vec![8, 8], vec![8, 16], mm(), false),
     ];
     for d in [DType::F32, DType::F64] {

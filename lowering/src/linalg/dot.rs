@@ -10,7 +10,7 @@
 use quabla_dialect::{DType, DotDims, DotOp, Func, Op, TensorType};
 
 use super::{layout::reshape, layout::transpose, zero_lit, Emitter};
-use crate::target::MatmulTile;
+use crate::target::{MatmulTile, Plan};
 use crate::LowerError;
 
 fn prod(t: &TensorType, dims: &[i64]) -> i64 {
@@ -51,9 +51,9 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
             let tag = e.tiles.len();
             e.tiles.push(MatmulTile { tag, kb: plan.kb, nr: plan.nr });
             if batched {
-                batch_loop(e, d, [&l3, &r3, &init], [b, m, n, k], |e, ops| packed_matmul(e, d, ops, [m, n, k], plan.mb, plan.nr, tag))
+                batch_loop(e, d, [&l3, &r3, &init], [b, m, n, k], |e, ops| packed_matmul(e, d, ops, [m, n, k], &plan, tag))
             } else {
-                packed_matmul(e, d, [&l3, &r3, &init], [m, n, k], plan.mb, plan.nr, tag)
+                packed_matmul(e, d, [&l3, &r3, &init], [m, n, k], &plan, tag)
             }
         }
         None => e.op(format!("{name} ins({l3}, {r3} : {l3t}, {r3t}) outs({init} : {o3t}) -> {o3t}")),
@@ -61,12 +61,31 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     Ok(reshape(e, &p, &o3t, out))
 }
 
-/// `C = A B` (A `m x k`, B `k x n`, C initialized) with B packed into contiguous panels of
-/// `nr` columns (`[n/nr, k, nr]`, one `linalg.transpose`), looping over blocks of `mb` rows
+/// `C = A B` (A `m x k`, B `k x n`, C zero-initialized) with B packed into contiguous panels
+/// of `nr` columns (`[n/nr, k, nr]`, one `linalg.transpose`), looping over blocks of `mb` rows
 /// of A and over the panels; each step is one tagged `mb x nr x k` `linalg.matmul` that the
 /// transform script blocks over K and vectorizes. A panel slice stays in L1 while the
-/// register blocks of the row block pass over it (crate::tiling::choose).
-fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [i64; 3], mb: i64, nr: i64, tag: usize) -> String {
+/// register blocks of the row block pass over it (crate::tiling::choose). Ragged shapes run
+/// on zero-padded copies (`plan.mp x k` for A, `k x plan.np` for B, packed from the padded
+/// copy) into a zero `mp x np` product whose leading `m x n` block is the result.
+fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [i64; 3], plan: &Plan, tag: usize) -> String {
+    let (mp, np, mb, nr) = (plan.mp, plan.np, plan.mb, plan.nr);
+    if (mp, np) != (m, n) {
+        let z = e.scalar(d, zero_lit(d));
+        let pad = |e: &mut Emitter, x: &str, [r, c]: [i64; 2], [rp, cp]: [i64; 2]| -> String {
+            if (r, c) == (rp, cp) {
+                return x.to_string();
+            }
+            let big = e.filled(&TensorType::new(d, [rp, cp]), &z);
+            e.op(format!("tensor.insert_slice {x} into {big}[0, 0] [{r}, {c}] [1, 1] : {} into {}", TensorType::new(d, [r, c]), TensorType::new(d, [rp, cp])))
+        };
+        let ap = pad(e, a, [m, k], [mp, k]);
+        let bp = pad(e, b, [k, n], [k, np]);
+        let cp = e.filled(&TensorType::new(d, [mp, np]), &z);
+        let padded = Plan { mp, np, ..*plan };
+        let r = packed_matmul(e, d, [&ap, &bp, &cp], [mp, np, k], &padded, tag);
+        return e.op(format!("tensor.extract_slice {r}[0, 0] [{m}, {n}] [1, 1] : {} to {}", TensorType::new(d, [mp, np]), TensorType::new(d, [m, n])));
+    }
     let no = n / nr;
     let (at, bt, ct) = (TensorType::new(d, [m, k]), TensorType::new(d, [k, n]), TensorType::new(d, [m, n]));
     let (b3t, bpt) = (TensorType::new(d, [k, no, nr]), TensorType::new(d, [no, k, nr]));

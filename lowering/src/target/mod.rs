@@ -40,8 +40,12 @@ pub trait Target: Send + Sync + std::fmt::Debug {
 /// contiguous panels of `nr` columns (`[n/nr, k, nr]`) and loops over blocks of `mb` rows of
 /// A and over the panels; the tagged op is one `mb x nr x k` `linalg.matmul` whose K the
 /// script blocks by `kb` (0: not blocked) before the register blocks.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Plan {
+    /// M and N padded to whole register blocks and panels (equal to M and N when they divide):
+    /// ragged products run on zero-padded copies and the result is the leading `m x n` block.
+    pub mp: i64,
+    pub np: i64,
     /// Rows of A per block.
     pub mb: i64,
     /// K block (0: one block).
