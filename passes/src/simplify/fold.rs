@@ -19,8 +19,10 @@ use crate::rewrite::{constants, Subst};
 
 /// Largest result (in elements) that constant folding materialises.
 pub const MAX_FOLD_ELEMENTS: usize = 1 << 16;
-/// Largest splat constant that folding a broadcast of a splat materialises.
-pub const MAX_SPLAT_ELEMENTS: usize = 1 << 22;
+/// Largest splat constant that folding a broadcast of a splat materialises. Larger ones stay
+/// broadcasts of the scalar (a `linalg.fill` after lowering); the identities below see through
+/// them (`splat_of`), so `x * broadcast(1)` still folds without a dense constant in the IR.
+pub const MAX_SPLAT_ELEMENTS: usize = MAX_FOLD_ELEMENTS;
 
 enum Fold {
     /// Keep this (possibly rewritten) op.
@@ -99,8 +101,21 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, changed: &mut bool)
     out
 }
 
-fn is_splat(consts: &HashMap<Value, Literal>, v: Value, x: f64) -> bool {
-    consts.get(&v).is_some_and(|l| l.is_splat_of(x))
+/// The splat constant `v` holds: a splat `quabla.constant`, or a layout op (broadcast,
+/// reshape, transpose) of one.
+fn splat_of<'a>(consts: &'a HashMap<Value, Literal>, defs: &'a HashMap<Value, Op>, v: Value) -> Option<&'a Literal> {
+    if let Some(l) = consts.get(&v) {
+        return l.is_splat().then_some(l);
+    }
+    let d = defs.get(&v)?;
+    match d.kind {
+        OpKind::Layout(_) => consts.get(d.operands.first()?).filter(|l| l.is_splat()),
+        _ => None,
+    }
+}
+
+fn is_splat(consts: &HashMap<Value, Literal>, defs: &HashMap<Value, Op>, v: Value, x: f64) -> bool {
+    splat_of(consts, defs, v).is_some_and(|l| l.is_splat_of(x))
 }
 
 fn constant_op(op: &Op, value: Literal) -> Op {
@@ -132,12 +147,12 @@ fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Va
         OpKind::Elementwise(ElementwiseOp::Binary { op: b }) => {
             let (a, c) = (op.operands[0], op.operands[1]);
             match b {
-                BinaryOp::Add if is_splat(consts, c, 0.0) || is_splat(consts, c, -0.0) => return Fold::Alias(a),
-                BinaryOp::Add if is_splat(consts, a, 0.0) || is_splat(consts, a, -0.0) => return Fold::Alias(c),
-                BinaryOp::Sub if is_splat(consts, c, 0.0) => return Fold::Alias(a),
-                BinaryOp::Mul if is_splat(consts, c, 1.0) => return Fold::Alias(a),
-                BinaryOp::Mul if is_splat(consts, a, 1.0) => return Fold::Alias(c),
-                BinaryOp::Div if is_splat(consts, c, 1.0) => return Fold::Alias(a),
+                BinaryOp::Add if is_splat(consts, defs, c, 0.0) || is_splat(consts, defs, c, -0.0) => return Fold::Alias(a),
+                BinaryOp::Add if is_splat(consts, defs, a, 0.0) || is_splat(consts, defs, a, -0.0) => return Fold::Alias(c),
+                BinaryOp::Sub if is_splat(consts, defs, c, 0.0) => return Fold::Alias(a),
+                BinaryOp::Mul if is_splat(consts, defs, c, 1.0) => return Fold::Alias(a),
+                BinaryOp::Mul if is_splat(consts, defs, a, 1.0) => return Fold::Alias(c),
+                BinaryOp::Div if is_splat(consts, defs, c, 1.0) => return Fold::Alias(a),
                 _ => {}
             }
         }
@@ -174,10 +189,8 @@ fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Va
         }
         OpKind::Reduce(ReduceOp::Reduce { dims, .. }) if dims.is_empty() => return Fold::Alias(op.operands[0]),
         OpKind::Elementwise(ElementwiseOp::Select {}) => {
-            if let Some(p) = consts.get(&op.operands[0]) {
-                if p.is_splat() {
-                    return Fold::Alias(if p.get_i64(0) != 0 { op.operands[1] } else { op.operands[2] });
-                }
+            if let Some(p) = splat_of(consts, defs, op.operands[0]) {
+                return Fold::Alias(if p.get_i64(0) != 0 { op.operands[1] } else { op.operands[2] });
             }
             if op.operands[1] == op.operands[2] {
                 return Fold::Alias(op.operands[1]);

@@ -46,3 +46,23 @@ func.func @splat(%x: tensor<4x8xf64>) -> tensor<4x8xf64> {
   %y = "quabla.mul"(%x, %b) : (tensor<4x8xf64>, tensor<4x8xf64>) -> tensor<4x8xf64>
   return %y : tensor<4x8xf64>
 }
+
+// -----
+
+// A broadcast of a splat to a large shape stays a broadcast of the scalar (no dense constant
+// of a million elements in the IR), and the identities still see the splat through it.
+// CHECK-LABEL: func.func @large_splat
+// CHECK: %[[C:.*]] = "quabla.constant"() {value = dense<2.000000e+00> : tensor<f32>}
+// CHECK: %[[B:.*]] = "quabla.broadcast_in_dim"(%[[C]])
+// CHECK: %[[M:.*]] = "quabla.mul"(%arg0, %[[B]])
+// CHECK-NOT: quabla.add
+// CHECK: return %[[M]]
+func.func @large_splat(%x: tensor<1000x1000xf32>) -> tensor<1000x1000xf32> {
+  %c = "quabla.constant"() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+  %b = "quabla.broadcast_in_dim"(%c) {dims = array<i64>} : (tensor<f32>) -> tensor<1000x1000xf32>
+  %m = "quabla.mul"(%x, %b) : (tensor<1000x1000xf32>, tensor<1000x1000xf32>) -> tensor<1000x1000xf32>
+  %z = "quabla.constant"() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+  %zb = "quabla.broadcast_in_dim"(%z) {dims = array<i64>} : (tensor<f32>) -> tensor<1000x1000xf32>
+  %r = "quabla.add"(%m, %zb) : (tensor<1000x1000xf32>, tensor<1000x1000xf32>) -> tensor<1000x1000xf32>
+  return %r : tensor<1000x1000xf32>
+}
