@@ -985,6 +985,12 @@ def matmul(a, b):
         )
     batch = _bcast_shapes("matmul", sa[:-2], sb[:-2]) if (len(sa) > 2 or len(sb) > 2) else ()
     nb = len(batch)
+    if nb and len(sb) == 2 and sa[:-2] == batch:
+        # A batched lhs against a matrix: one product over the lhs's leading dims (no copy of
+        # the matrix per batch element); the result dims are already [batch..., M, N].
+        r = _dot_general(a, b, (), (), (len(sa) - 1,), (0,))
+        out = batch + (() if a1 else (sa[-2],)) + (() if b1 else (sb[-1],))
+        return reshape(r, out) if r.shape != out else r
     if sa[:-2] != batch:
         a = broadcast_to(a, batch + sa[-2:])
     if sb[:-2] != batch:
