@@ -345,6 +345,35 @@ impl Func {
                 let _ = write!(s, "{pad}}}");
                 loc(s);
             }
+            OpKind::Control(ControlOp::While {}) => {
+                // `scf.while`: the cond region's parameters are the loop's iteration
+                // arguments, its `scf.condition` forwards them to the body region.
+                let (cond, body) = (&op.regions[0], &op.regions[1]);
+                let inits: Vec<String> = cond.params.iter().zip(&operands).map(|(p, x)| format!("{} = {x}", names.get(*p))).collect();
+                let ts = self.types_of(&op.operands);
+                let _ = writeln!(s, "{pad}{lhs}scf.while ({}) : ({ts}) -> ({ts}) {{", inits.join(", "));
+                self.write_ops(s, &cond.ops, depth + 1, names);
+                let c = format!("%c{}_{}", cond.outputs[0].0, names.fresh());
+                let _ = writeln!(s, "{pad}  {c} = tensor.extract {}[] : tensor<i1>", names.get(cond.outputs[0]));
+                let fwd: Vec<String> = cond.params.iter().map(|v| names.get(*v)).collect();
+                if fwd.is_empty() {
+                    let _ = writeln!(s, "{pad}  scf.condition({c})");
+                } else {
+                    let _ = writeln!(s, "{pad}  scf.condition({c}) {} : {ts}", fwd.join(", "));
+                }
+                let args: Vec<String> = body.params.iter().map(|v| format!("{}: {}", names.get(*v), self.ty(*v))).collect();
+                let _ = writeln!(s, "{pad}}} do {{");
+                let _ = writeln!(s, "{pad}^bb0({}):", args.join(", "));
+                self.write_ops(s, &body.ops, depth + 1, names);
+                let outs: Vec<String> = body.outputs.iter().map(|v| names.get(*v)).collect();
+                if outs.is_empty() {
+                    let _ = writeln!(s, "{pad}  scf.yield");
+                } else {
+                    let _ = writeln!(s, "{pad}  scf.yield {} : {}", outs.join(", "), self.types_of(&body.outputs));
+                }
+                let _ = write!(s, "{pad}}}");
+                loc(s);
+            }
             _ => {
                 let _ = write!(s, "{pad}{lhs}\"quabla.{}\"({})", op.kind.name(), operands.join(", "));
                 let attrs = op.kind.mlir_attrs();

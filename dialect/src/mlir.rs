@@ -166,18 +166,31 @@ fn import_block(f: &mut Func, block: BlockRef, scope: &mut Scope, name: &str, te
             let src = op.operand(0).map_err(|_| Diag::new(Some(loc), "'tensor.extract' op without an operand"))?;
             let v = scope.ids.get(&ptr(src)).copied().filter(|v| f.ty(*v).dtype == DType::I1 && f.ty(*v).rank() == 0 && op.operand_count() == 1);
             let Some(v) = v else {
-                return Err(Diag::new(Some(loc), "'tensor.extract' op is allowed at the quabla level only to read the 0-d tensor<i1> predicate of an scf.if"));
+                return Err(Diag::new(Some(loc), "'tensor.extract' op is allowed at the quabla level only to read the 0-d tensor<i1> predicate of an scf.if or scf.while condition"));
             };
             let r = op.result(0).map_err(|_| Diag::new(Some(loc), "'tensor.extract' op without a result"))?;
             scope.preds.insert(ptr(r), v);
             continue;
         }
-        if opname == "scf.if" {
-            let o = import_if(f, &op, scope, name)?;
+        if opname == "scf.if" || opname == "scf.while" {
+            let o = if opname == "scf.if" { import_if(f, &op, scope, name)? } else { import_while(f, &op, scope, name)? };
             for (r, v) in op.results().zip(&o.results) {
                 scope.ids.insert(ptr(r), *v);
             }
             ops.push(o);
+            continue;
+        }
+        if opname == "scf.condition" && terminator == "scf.condition" {
+            // The cond region of a while: the predicate (a tensor.extract'ed 0-d tensor<i1>),
+            // then the forwarded values (checked by import_while).
+            let mut vals = op.operands();
+            let c = vals.next().ok_or_else(|| Diag::new(Some(loc), "'scf.condition' op without a condition"))?;
+            let p = scope.preds.get(&ptr(c)).copied().ok_or_else(|| Diag::new(Some(loc), "'scf.condition' op: the condition must be a tensor.extract of a 0-d tensor<i1>"))?;
+            let mut out = vec![p];
+            for (k, v) in vals.enumerate() {
+                out.push(*scope.ids.get(&ptr(v)).ok_or_else(|| Diag::new(Some(loc), format!("'scf.condition' op operand {} is not defined in @{name}", k + 1)))?);
+            }
+            outputs = Some(out);
             continue;
         }
         let mut operands = Vec::new();
@@ -253,6 +266,68 @@ fn free_values(region: RegionRef, defined: &mut HashSet<usize>, free: &mut Vec<u
         }
         block = b.next_in_region();
     }
+}
+
+/// `scf.while (%a = %x, ...) {... scf.condition(%c) %a, ...} do {^bb0(%b...): ... scf.yield ...}`
+/// becomes `quabla.while`: the before region (ending in a condition that forwards its
+/// arguments unchanged) is the cond body, the after region the loop body. Values the regions use
+/// from outside become extra carries, passed through by the body (the op's results then have
+/// them after the scf.while's own results).
+fn import_while(f: &mut Func, op: &OperationRef, scope: &Scope, name: &str) -> Result<Op, Diag> {
+    let loc = op.location().to_raw();
+    let mut free = Vec::new();
+    let mut defined = HashSet::new();
+    for i in 0..op.region_count() {
+        free_values(op.region(i).map_err(|e| Diag::new(Some(loc), e.to_string()))?, &mut defined, &mut free);
+    }
+    let mut captures: Vec<(usize, Value)> = Vec::new();
+    for p in &free {
+        let v = scope.ids.get(p).copied().ok_or_else(|| Diag::new(Some(loc), format!("'scf.while' op: a region uses a value not defined in @{name} (or an i1 condition from outside the loop)")))?;
+        captures.push((*p, v));
+    }
+    let mut carries = Vec::new();
+    for (k, v) in op.operands().enumerate() {
+        carries.push(*scope.ids.get(&ptr(v)).ok_or_else(|| Diag::new(Some(loc), format!("'scf.while' op operand {k} is not defined in @{name}")))?);
+    }
+    let n = carries.len();
+    let mut operands = carries;
+    operands.extend(captures.iter().map(|(_, v)| *v));
+    let tys: Vec<TensorType> = operands.iter().map(|v| f.ty(*v).clone()).collect();
+    let mut regions = Vec::new();
+    for (i, term) in [(0, "scf.condition"), (1, "scf.yield")] {
+        let block = op.region(i).ok().and_then(|r| r.first_block()).ok_or_else(|| Diag::new(Some(loc), "'scf.while' op needs both regions"))?;
+        if block.next_in_region().is_some() || block.argument_count() != n {
+            return Err(Diag::new(Some(loc), format!("'scf.while' op: each region must be one block taking the {n} carries")));
+        }
+        let mut body = f.new_body(&tys);
+        let mut inner = Scope::default();
+        for k in 0..n {
+            inner.ids.insert(ptr(block.argument(k).unwrap()), body.params[k]);
+        }
+        for (j, (p, _)) in captures.iter().enumerate() {
+            inner.ids.insert(*p, body.params[n + j]);
+        }
+        let (ops, outs) = import_block(f, block, &mut inner, name, term)?;
+        let outs = outs.ok_or_else(|| Diag::new(Some(loc), format!("'scf.while' op: region {i} has no {term}")))?;
+        body.ops = ops;
+        if i == 0 {
+            if outs[1..] != body.params[..n] {
+                return Err(Diag::new(Some(loc), "'scf.while' op: scf.condition must forward the before region's arguments unchanged (quabla.while has no separate before/after values)"));
+            }
+            body.outputs = vec![outs[0]];
+        } else {
+            let mut o = outs;
+            o.extend(&body.params[n..]);
+            body.outputs = o;
+        }
+        regions.push(body);
+    }
+    let kind = OpKind::Control(ControlOp::While {});
+    let xs: Vec<&TensorType> = operands.iter().map(|v| f.ty(*v)).collect();
+    let want = kind.infer(&xs).map_err(|e| Diag::new(Some(loc), e.to_string()))?;
+    kind.check_regions(&xs, &want, &regions, &f.types).map_err(|e| Diag::new(Some(loc), e.to_string()))?;
+    let rv: Vec<Value> = want.into_iter().map(|t| f.new_value(t)).collect();
+    Ok(Op { kind, operands, results: rv, regions, loc: loc_text(op) })
 }
 
 /// `scf.if %c -> (...) {...} else {...}` with `%c` extracted from a 0-d predicate becomes

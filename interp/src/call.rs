@@ -42,6 +42,7 @@ pub(super) fn eval_block<'m>(m: &'m Module, f: &'m Func, params: &[Value], ops: 
         let outs = match &op.kind {
             OpKind::Call(CallOp::Call { callee, results }) => call(m, callee, results, &refs, stack)?,
             OpKind::Control(ControlOp::If { .. }) => super::control::eval_if(m, f, op, args, env, stack)?,
+            OpKind::Control(ControlOp::While {}) => super::control::eval_while(m, f, op, args, env, stack)?,
             _ => run_op(&op.kind, &refs)?,
         };
         if outs.len() != op.results.len() {

@@ -23,7 +23,7 @@ mod slicing;
 
 use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
-use quabla_dialect::{CallOp, ControlOp, DType, DialectError, Module, OpKind, TensorType};
+use quabla_dialect::{CallOp, DType, DialectError, Module, OpKind, TensorType};
 use thiserror::Error;
 
 pub use crate::buffer::{Buffer, BufferError, DeviceStorage, Element, Storage};
@@ -107,7 +107,7 @@ pub fn run_op(kind: &OpKind, operands: &[&Buffer]) -> Result<Vec<Buffer>> {
         OpKind::Reduce(x) => reduce::eval(operands, ty, x),
         OpKind::Dot(x) => dot::eval(operands, ty, x),
         OpKind::Call(CallOp::Call { callee, .. }) => Err(InterpError::CallOutsideModule(callee.clone())),
-        OpKind::Control(ControlOp::If { .. }) => Err(InterpError::RegionsOutsideFunction(kind.name())),
+        OpKind::Control(_) => Err(InterpError::RegionsOutsideFunction(kind.name())),
     }
 }
 

@@ -7,7 +7,7 @@ use quabla_dialect::{all_op_names, ArgOp, DType, Family, Func, Module, OpKind, R
 use quabla_runtime::interp;
 use quabla_tests::{one_op_module, Rng};
 
-use crate::regions::nested_if_module;
+use crate::regions::{nested_if_module, while_module};
 use crate::root;
 use crate::stock_mlir_opt::every_op_module;
 
@@ -72,6 +72,7 @@ fn render() -> String {
         f.name = "if_sample".into();
         f
     }));
+    samples.extend(while_module().funcs);
     // Every named variant of the reduce family (the shared sample has one of each kind).
     let x = TensorType::new(DType::F32, [2, 3]);
     for r in Reducer::ALL {
@@ -83,7 +84,8 @@ fn render() -> String {
     let mut rng = Rng(7);
     let mut rows: Vec<(Family, &'static str, Vec<String>)> = Vec::new();
     for f in &samples {
-        let op = f.ops.iter().find(|o| !matches!(o.kind, OpKind::Call(_))).map(|o| &o.kind);
+        // The op under test: the one with regions if there is one, else the first non-call.
+        let op = f.ops.iter().find(|o| !o.regions.is_empty()).or_else(|| f.ops.iter().find(|o| !matches!(o.kind, OpKind::Call(_)))).map(|o| &o.kind);
         let Some(kind) = op.or_else(|| sample_op(f)) else { continue };
         if kind.family() == Family::Call || rows.iter().any(|(_, n, _)| *n == kind.name()) {
             continue;

@@ -142,3 +142,11 @@ def test_jit_same_typed_reductions():
     p.out(p.op("reduce_sum", [x], "tensor<4xf32>", "dims = array<i64: 1>"), "sum x")
     p.out(p.op("reduce_sum", [y], "tensor<4xf32>", "dims = array<i64: 1>"), "sum y")
     p.check(iree=False)
+
+
+@pytest.mark.parametrize("n", [0, 3, 4])
+def test_control_flow(n):
+    """quabla.if / quabla.while export to stablehlo.if / stablehlo.while and run on XLA and IREE."""
+    x = np.array([0.25, -1.0, 0.5, 2.0], np.float32)
+    shlo = h.check(program("control.mlir"), [np.array(n, np.int64), x], labels=["value", "count"])
+    assert '"stablehlo.while"' in shlo and '"stablehlo.if"' in shlo

@@ -4,6 +4,10 @@
 //! At the MLIR level the op is spelled `scf.if` on an `i1` extracted from the 0-d predicate
 //! (IRDL cannot type an op with heterogeneous variadic operands or results; see
 //! docs/ARCHITECTURE.md), so stock `mlir-opt` verifies the branch types itself.
+//! `quabla.while` carries values through a loop: operands are the initial carries, the cond
+//! region maps the carries to a 0-d `tensor<i1>`, the body region maps them to the next
+//! carries, and the results are the carries when cond is false. Spelled `scf.while` (the cond
+//! region ends in `scf.condition` forwarding its parameters, the body in `scf.yield`).
 use crate::error::{shape_err, Expected, Result, Violation};
 use crate::ir::Body;
 use crate::ops::table::op_family;
@@ -13,6 +17,7 @@ op_family! {
     /// Control flow: ops with regions, spelled with upstream `scf` ops in MLIR.
     pub enum ControlOp : Control {
         If = "if", operands var, regions 2, upstream { results: Vec<TensorType> [types] },
+        While = "while", operands var, regions 2, upstream {},
     }
 }
 
@@ -21,6 +26,7 @@ impl ControlOp {
     pub fn infer(&self, xs: &[&TensorType]) -> Result<Vec<TensorType>> {
         match self {
             ControlOp::If { results } => infer_if(xs, results),
+            ControlOp::While {} => Ok(xs.iter().map(|t| (*t).clone()).collect()),
         }
     }
 
@@ -28,6 +34,7 @@ impl ControlOp {
     pub fn check_regions(&self, xs: &[&TensorType], results: &[TensorType], regions: &[Body], types: &[TensorType]) -> Result<()> {
         match self {
             ControlOp::If { .. } => check_if(xs, results, regions, types),
+            ControlOp::While {} => check_while(xs, regions, types),
         }
     }
 }
@@ -67,6 +74,32 @@ pub fn check_if(xs: &[&TensorType], results: &[TensorType], regions: &[Body], ty
         if outs != results {
             return shape_err("if", "if_c4", format!("the {name} region yields ({}) but the op's results are ({})", join(outs.iter()), join(results.iter())));
         }
+    }
+    Ok(())
+}
+
+/// `while_c1`: two regions (cond, body); `while_c2`: both take the carries (the operand types)
+/// as parameters; `while_c3`: cond yields one `tensor<i1>` of rank 0; `while_c4`: body yields
+/// the carries' types. The results have the operand types.
+pub fn check_while(xs: &[&TensorType], regions: &[Body], types: &[TensorType]) -> Result<()> {
+    if regions.len() != 2 {
+        return shape_err("while", "while_c1", format!("expects two regions (cond, body), got {}", regions.len()));
+    }
+    let ty = |v: &crate::ir::Value| types.get(v.0 as usize).cloned().ok_or_else(|| crate::error::DialectError::Structure(format!("value %{} has no type", v.0)));
+    let carries: Vec<TensorType> = xs.iter().map(|t| (*t).clone()).collect();
+    for (name, body) in ["cond", "body"].iter().zip(regions) {
+        let params: Vec<TensorType> = body.params.iter().map(ty).collect::<Result<_>>()?;
+        if params != carries {
+            return shape_err("while", "while_c2", format!("the {name} region's parameters ({}) must have the types of the carries ({})", join(params.iter()), join(carries.iter())));
+        }
+    }
+    let c: Vec<TensorType> = regions[0].outputs.iter().map(ty).collect::<Result<_>>()?;
+    if c != [TensorType::scalar(DType::I1)] {
+        return shape_err("while", "while_c3", format!("the cond region must yield one tensor<i1>, yields ({})", join(c.iter())));
+    }
+    let outs: Vec<TensorType> = regions[1].outputs.iter().map(ty).collect::<Result<_>>()?;
+    if outs != carries {
+        return shape_err("while", "while_c4", format!("the body region yields ({}) but the carries are ({})", join(outs.iter()), join(carries.iter())));
     }
     Ok(())
 }

@@ -48,3 +48,59 @@ pub fn lower_if(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorTy
         k => (0..k).map(|i| format!("{n}#{i}")).collect(),
     })
 }
+
+/// `quabla.while`: `scf.while` over the carries; the cond region's ops run in the before
+/// region, whose `scf.condition` forwards the carries to the body (the after region).
+pub fn lower_while(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<Vec<String>, LowerError> {
+    let loc = e.loc.clone();
+    let (cond, body) = (&o.regions[0], &o.regions[1]);
+    let ts = o.operands.iter().map(|v| f.ty(*v).to_string()).collect::<Vec<_>>().join(", ");
+    let args: Vec<String> = cond.params.iter().map(|_| e.fresh()).collect();
+    let inits: Vec<String> = args.iter().zip(&o.operands).map(|(a, x)| format!("{a} = {}", e.name(*x))).collect();
+    for (p, a) in cond.params.iter().zip(&args) {
+        e.alias(*p, a.clone());
+    }
+    let n = e.fresh();
+    let lhs = match o.results.len() {
+        0 => String::new(),
+        1 => format!("{n} = "),
+        k => format!("{n}:{k} = "),
+    };
+    e.raw_line(format!("{lhs}scf.while ({}) : ({ts}) -> ({ts}) {{", inits.join(", ")));
+    e.depth += 1;
+    for op in &cond.ops {
+        lower_op(e, cx, f, op)?;
+    }
+    e.loc = loc.clone();
+    let c = e.op(format!("tensor.extract {}[] : tensor<i1>", e.name(cond.outputs[0])));
+    if args.is_empty() {
+        e.line(format!("scf.condition({c})"));
+    } else {
+        e.line(format!("scf.condition({c}) {} : {ts}", args.join(", ")));
+    }
+    e.depth -= 1;
+    e.raw_line("} do {");
+    let bargs: Vec<String> = body.params.iter().map(|_| e.fresh()).collect();
+    let decl: Vec<String> = bargs.iter().zip(&body.params).map(|(a, p)| format!("{a}: {}", f.ty(*p))).collect();
+    for (p, a) in body.params.iter().zip(&bargs) {
+        e.alias(*p, a.clone());
+    }
+    e.raw_line(format!("^bb0({}):", decl.join(", ")));
+    e.depth += 1;
+    for op in &body.ops {
+        lower_op(e, cx, f, op)?;
+    }
+    e.loc = loc.clone();
+    let ys: Vec<String> = body.outputs.iter().map(|v| e.name(*v)).collect();
+    if ys.is_empty() {
+        e.line("scf.yield");
+    } else {
+        e.line(format!("scf.yield {} : {ts}", ys.join(", ")));
+    }
+    e.depth -= 1;
+    e.line("}");
+    Ok(match o.results.len() {
+        1 => vec![n],
+        k => (0..k).map(|i| format!("{n}#{i}")).collect(),
+    })
+}

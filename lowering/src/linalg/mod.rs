@@ -240,6 +240,14 @@ fn lower_op(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<(), LowerErro
             e.loc = None;
             return Ok(());
         }
+        OpKind::Control(ControlOp::While {}) => {
+            let names = control::lower_while(e, cx, f, o)?;
+            for (v, n) in o.results.iter().zip(names) {
+                e.alias(*v, n);
+            }
+            e.loc = None;
+            return Ok(());
+        }
     }?;
     e.alias(o.results[0], r);
     e.loc = None;

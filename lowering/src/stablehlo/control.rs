@@ -44,3 +44,44 @@ pub fn lower_if(e: &mut Emitter, names: &HashMap<String, String>, f: &Func, o: &
         _ => results.iter().enumerate().map(|(i, t)| Tv::new(format!("{r}#{i}"), t)).collect(),
     })
 }
+
+/// `quabla.while`: `stablehlo.while` over the carries (cond region returning the 0-d
+/// predicate, body region returning the next carries).
+pub fn lower_while(e: &mut Emitter, names: &HashMap<String, String>, f: &Func, o: &Op) -> Result<Vec<Tv>, LowerError> {
+    let loc = e.loc.clone();
+    let ts: Vec<TensorType> = o.operands.iter().map(|v| f.ty(*v).clone()).collect();
+    let tl = ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
+    let xs: Vec<String> = o.operands.iter().map(|v| e.name(*v)).collect();
+    let r = e.fresh();
+    let lhs = match o.results.len() {
+        0 => String::new(),
+        1 => format!("{r} = "),
+        k => format!("{r}:{k} = "),
+    };
+    e.raw_line(format!("{lhs}\"stablehlo.while\"({}) ({{", xs.join(", ")));
+    for (i, region) in o.regions.iter().enumerate() {
+        if i == 1 {
+            e.raw_line("}, {");
+        }
+        let args: Vec<String> = region.params.iter().map(|_| e.fresh()).collect();
+        let decl: Vec<String> = args.iter().zip(&ts).map(|(a, t)| format!("{a}: {t}")).collect();
+        for (p, a) in region.params.iter().zip(&args) {
+            e.alias(*p, a.clone());
+        }
+        e.raw_line(format!("^bb0({}):", decl.join(", ")));
+        e.depth += 1;
+        for op in &region.ops {
+            export_op(e, names, f, op)?;
+        }
+        e.loc = loc.clone();
+        let ys: Vec<String> = region.outputs.iter().map(|v| e.name(*v)).collect();
+        let yt: Vec<String> = region.outputs.iter().map(|v| f.ty(*v).to_string()).collect();
+        e.line(format!("\"stablehlo.return\"({}) : ({}) -> ()", ys.join(", "), yt.join(", ")));
+        e.depth -= 1;
+    }
+    e.line(format!("}}) : ({tl}) -> ({tl})"));
+    Ok(match o.results.len() {
+        1 => vec![Tv::new(r, &ts[0])],
+        _ => ts.iter().enumerate().map(|(i, t)| Tv::new(format!("{r}#{i}"), t)).collect(),
+    })
+}

@@ -265,6 +265,14 @@ fn export_op(e: &mut Emitter, names: &HashMap<String, String>, f: &Func, o: &Op)
             e.loc = None;
             return Ok(());
         }
+        OpKind::Control(ControlOp::While {}) => {
+            let rs = control::lower_while(e, names, f, o)?;
+            for (v, r) in o.results.iter().zip(rs) {
+                e.alias(*v, r.name);
+            }
+            e.loc = None;
+            return Ok(());
+        }
     }?;
     e.alias(o.results[0], r.name);
     e.loc = None;

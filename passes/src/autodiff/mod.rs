@@ -151,7 +151,15 @@ fn vjp_func(g: &Func, name: &str) -> Result<Func, rules::RuleError> {
         }
     }
     for op in g.ops.iter().rev() {
-        let Some(&c) = op.results.first().and_then(|r| ct.get(r)) else { continue };
+        if !op.results.iter().any(|r| ct.contains_key(r)) {
+            continue;
+        }
+        // The VJP rules take one result cotangent; a cotangent on a later result of a
+        // multi-result op (control flow) must not be dropped silently.
+        let c = match (op.results.as_slice(), op.results.first().and_then(|r| ct.get(r))) {
+            ([_], Some(&c)) => c,
+            _ => return Err(rules::RuleError::Unsupported { op: op.kind.name(), rule: "vjp" }),
+        };
         let mut b = B { f: &mut f, loc: op.loc.clone() };
         let cts = rules::vjp(&mut b, op, c)?;
         for (v, c) in op.operands.iter().zip(cts) {

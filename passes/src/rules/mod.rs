@@ -10,7 +10,7 @@ pub mod layout;
 pub mod reduce;
 pub mod slicing;
 
-use quabla_dialect::{BinaryOp, CallOp, CmpDir, ConstantOp, ControlOp, DType, DotOp, ElementwiseOp, Func, LayoutOp, Literal, Loc, Op, OpKind, ReduceOp, Reducer, SlicingOp, TensorType, UnaryOp, Value};
+use quabla_dialect::{BinaryOp, CallOp, CmpDir, ConstantOp, DType, DotOp, ElementwiseOp, Func, LayoutOp, Literal, Loc, Op, OpKind, ReduceOp, Reducer, SlicingOp, TensorType, UnaryOp, Value};
 
 /// Errors of the differentiation rules.
 #[derive(Debug, thiserror::Error)]
@@ -169,7 +169,7 @@ pub fn jvp(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, R
         OpKind::Reduce(ReduceOp::Reduce { .. }) | OpKind::Reduce(ReduceOp::ArgReduce { .. }) => reduce::jvp(b, op, tangents),
         OpKind::Dot(DotOp::DotGeneral { .. }) => dot::jvp(b, op, tangents),
         OpKind::Call(CallOp::Call { .. }) => Err(RuleError::Internal("calls are inlined before differentiation".into())),
-        OpKind::Control(ControlOp::If { .. }) => control::jvp(b, op, tangents),
+        OpKind::Control(_) => control::jvp(b, op, tangents),
     }
 }
 
@@ -183,7 +183,7 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
         OpKind::Reduce(ReduceOp::Reduce { .. }) | OpKind::Reduce(ReduceOp::ArgReduce { .. }) => reduce::vjp(b, op, ct),
         OpKind::Dot(DotOp::DotGeneral { .. }) => dot::vjp(b, op, ct),
         OpKind::Call(CallOp::Call { .. }) => Err(RuleError::Internal("calls are inlined before differentiation".into())),
-        OpKind::Control(ControlOp::If { .. }) => control::vjp(b, op, ct),
+        OpKind::Control(_) => control::vjp(b, op, ct),
     }
 }
 
@@ -224,6 +224,6 @@ pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> R
         OpKind::Reduce(ReduceOp::Reduce { .. }) | OpKind::Reduce(ReduceOp::ArgReduce { .. }) => reduce::batch(b, op, xs, batched, size),
         OpKind::Dot(DotOp::DotGeneral { .. }) => dot::batch(b, op, xs, batched, size),
         OpKind::Call(CallOp::Call { .. }) => Err(RuleError::Internal("calls are inlined before batching".into())),
-        OpKind::Control(ControlOp::If { .. }) => control::batch(b, op, xs, batched, size),
+        OpKind::Control(_) => control::batch(b, op, xs, batched, size),
     }
 }

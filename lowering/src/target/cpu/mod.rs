@@ -115,7 +115,9 @@ pub fn cpu_pipeline(opts: &CpuOptions) -> String {
         (true, "canonicalize"),
         (true, "cse"),
         (t, "transform-interpreter{entry-point=__quabla_tile}"),
-        (true, "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}"),
+        // Loops (scf.while of quabla.while) may yield values that are not their iteration
+        // arguments (a body result computed out of place): bufferization then allocates them.
+        (true, "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops}"),
         (true, "buffer-deallocation-pipeline"),
         (true, "convert-bufferization-to-memref"),
         (t, "transform-interpreter{entry-point=__quabla_lower_vectors}"),
