@@ -4,7 +4,7 @@
 //! bufferization turns the tensor results into buffers without copies of the untaken branch.
 use quabla_dialect::{Func, Op, TensorType};
 
-use super::{lower_op, Ctx, Emitter};
+use super::{lower_block, Ctx, Emitter};
 use crate::LowerError;
 
 /// `quabla.if`: returns the names of the results.
@@ -29,9 +29,7 @@ pub fn lower_if(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorTy
             e.alias(*bp, name);
         }
         e.depth += 1;
-        for op in &body.ops {
-            lower_op(e, cx, f, op)?;
-        }
+        lower_block(e, cx, f, &body.ops, &body.outputs)?;
         e.loc = loc.clone();
         let ys: Vec<String> = body.outputs.iter().map(|v| e.name(*v)).collect();
         if ys.is_empty() {
@@ -68,9 +66,7 @@ pub fn lower_while(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<Vec<St
     };
     e.raw_line(format!("{lhs}scf.while ({}) : ({ts}) -> ({ts}) {{", inits.join(", ")));
     e.depth += 1;
-    for op in &cond.ops {
-        lower_op(e, cx, f, op)?;
-    }
+    lower_block(e, cx, f, &cond.ops, &cond.outputs)?;
     e.loc = loc.clone();
     let c = e.op(format!("tensor.extract {}[] : tensor<i1>", e.name(cond.outputs[0])));
     if args.is_empty() {
@@ -87,9 +83,7 @@ pub fn lower_while(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<Vec<St
     }
     e.raw_line(format!("^bb0({}):", decl.join(", ")));
     e.depth += 1;
-    for op in &body.ops {
-        lower_op(e, cx, f, op)?;
-    }
+    lower_block(e, cx, f, &body.ops, &body.outputs)?;
     e.loc = loc.clone();
     let ys: Vec<String> = body.outputs.iter().map(|v| e.name(*v)).collect();
     if ys.is_empty() {

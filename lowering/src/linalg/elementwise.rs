@@ -12,7 +12,9 @@
 //! With `Codegen::approx_math`, transcendental functions that have a kernel in crate::approx
 //! are written as its scalar arith/math.fma code instead of `math.*` ops ([`Text`] is the
 //! approx::Builder that prints it).
-use quabla_dialect::{BinaryOp, CmpDir, DType, ElementwiseOp, Func, Op, UnaryOp};
+use std::collections::HashMap;
+
+use quabla_dialect::{BinaryOp, CmpDir, DType, ElementwiseOp, Func, Op, OpKind, TensorType, UnaryOp, Value};
 
 use super::{elementwise, float_lit, int_max, int_min, one_lit, operands, zero_lit, Emitter};
 use crate::target::{Builder, Cast, FBin, FCmp, FUn, IBin, ICmp};
@@ -446,6 +448,125 @@ pub fn lower_convert(e: &mut Emitter, f: &Func, o: &Op, to: quabla_dialect::DTyp
         return Ok(xs[0].0.clone());
     }
     Ok(elementwise(e, &xs, f.ty(o.results[0]), |e, a| convert(e, from, to, &a[0])))
+}
+
+/// The elementwise ops of `ops` whose single result is used exactly once in the block, by an
+/// elementwise op (so it has the same shape): they are computed inside their consumer's
+/// generic (`lower_fused`), by result value.
+pub fn fusible_producers<'a>(f: &Func, ops: &'a [Op], outputs: &[Value]) -> HashMap<Value, &'a Op> {
+    let mut uses: HashMap<Value, (usize, bool)> = HashMap::new();
+    for op in ops {
+        let elementwise = matches!(op.kind, OpKind::Elementwise(_));
+        for v in &op.operands {
+            let u = uses.entry(*v).or_insert((0, true));
+            u.0 += 1;
+            u.1 &= elementwise;
+        }
+    }
+    for v in outputs {
+        uses.entry(*v).or_insert((0, true)).0 += 2;
+    }
+    ops.iter()
+        .filter(|op| matches!(op.kind, OpKind::Elementwise(_)) && op.results.len() == 1 && op.regions.is_empty())
+        .filter(|op| uses.get(&op.results[0]).is_some_and(|&(n, ew)| n == 1 && ew))
+        .filter(|op| op.operands.iter().all(|v| f.ty(*v).shape == f.ty(op.results[0]).shape))
+        .map(|op| (op.results[0], op))
+        .collect()
+}
+
+/// The splat constants of `ops` as scalar MLIR text (`1.5e0`, `-3`, `true`), by value: inside a
+/// fused generic they are scalars of the body.
+pub fn splat_scalars(ops: &[Op]) -> HashMap<Value, String> {
+    ops.iter()
+        .filter_map(|op| match &op.kind {
+            OpKind::Constant(quabla_dialect::ConstantOp::Constant { value }) if value.is_splat() => {
+                let d = value.ty.dtype;
+                let text = match d {
+                    DType::F32 | DType::F64 => float_lit(d, value.get_f64(0)),
+                    DType::I1 => (if value.get_i64(0) != 0 { "true" } else { "false" }).to_string(),
+                    DType::I32 | DType::I64 => value.get_i64(0).to_string(),
+                };
+                Some((op.results[0], text))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The scalar formula of elementwise op `op` on operand scalars `a` (operand dtypes from `f`).
+fn scalar(e: &mut Emitter, f: &Func, op: &Op, a: &[String]) -> Result<String, LowerError> {
+    let OpKind::Elementwise(k) = &op.kind else { return Err(LowerError::Unsupported { op: op.kind.name(), rule: "fused elementwise" }) };
+    let d = f.ty(op.operands[0]).dtype;
+    Ok(match k {
+        ElementwiseOp::Unary { op: u } => unary(e, *u, d, &a[0]),
+        ElementwiseOp::Binary { op: b } => binary(e, *b, d, &a[0], &a[1]),
+        ElementwiseOp::Powi { exponent } => powi(e, d, &a[0], *exponent),
+        ElementwiseOp::Compare { direction } => compare(e, *direction, d, &a[0], &a[1]),
+        ElementwiseOp::Select {} => {
+            let t = f.ty(op.operands[1]).dtype;
+            e.op(format!("arith.select {}, {}, {} : {t}", a[0], a[1], a[2]))
+        }
+        ElementwiseOp::Convert { to } => convert(e, d, *to, &a[0]),
+    })
+}
+
+/// `root` with the chain of `pending` producers that feed it, as one elementwise generic over
+/// the chain's leaves (the values it uses that are not pending). The chain is a tree (each
+/// pending value has one use); it is evaluated in post order without recursion.
+pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value, &Op>, splats: &HashMap<Value, String>) -> Result<String, LowerError> {
+    // Post order of the tree and its leaves, iteratively.
+    let mut order: Vec<&Op> = Vec::new();
+    let mut leaves: Vec<Value> = Vec::new();
+    let mut stack: Vec<(&Op, bool)> = vec![(root, false)];
+    while let Some((op, expanded)) = stack.pop() {
+        if expanded {
+            order.push(op);
+            continue;
+        }
+        stack.push((op, true));
+        for v in op.operands.iter().rev() {
+            match pending.get(v) {
+                Some(p) => stack.push((p, false)),
+                None => {
+                    if !leaves.contains(v) && !splats.contains_key(v) {
+                        leaves.push(*v);
+                    }
+                }
+            }
+        }
+    }
+    let ins: Vec<(String, TensorType)> = leaves.iter().map(|v| (e.name(*v), f.ty(*v).clone())).collect();
+    let out = f.ty(root.results[0]).clone();
+    let mut err = None;
+    let r = elementwise(e, &ins, &out, |e, args| {
+        let mut vals: HashMap<Value, String> = leaves.iter().copied().zip(args.iter().cloned()).collect();
+        // Splat constants become scalars of the body (not operands of the generic).
+        for op in &order {
+            for v in &op.operands {
+                if let (Some(text), false) = (splats.get(v), vals.contains_key(v)) {
+                    let s = e.scalar(f.ty(*v).dtype, text);
+                    vals.insert(*v, s);
+                }
+            }
+        }
+        for op in &order {
+            let a: Vec<String> = op.operands.iter().map(|v| vals[v].clone()).collect();
+            match scalar(e, f, op, &a) {
+                Ok(s) => {
+                    vals.insert(op.results[0], s);
+                }
+                Err(x) => {
+                    err = Some(x);
+                    return String::new();
+                }
+            }
+        }
+        vals.remove(&root.results[0]).unwrap_or_default()
+    });
+    match err {
+        Some(x) => Err(x),
+        None => Ok(r),
+    }
 }
 
 /// Lowers one op of this family, returning its result's name (exhaustive over the family).

@@ -214,6 +214,32 @@ pub fn operands(e: &Emitter, f: &Func, o: &Op) -> Vec<(String, TensorType)> {
     o.operands.iter().map(|v| (e.name(*v), f.ty(*v).clone())).collect()
 }
 
+/// Lowers the ops of one block (a function body or a region body whose outputs are
+/// `outputs`). Chains of elementwise ops are fused here: an elementwise op whose single result
+/// is used exactly once, by an elementwise op of the same block, is not materialised; the
+/// consumer's `linalg.generic` computes it in its body from the chain's leaves
+/// (`elementwise::lower_fused`). This keeps one generic per chain, so upstream
+/// `linalg-fuse-elementwise-ops` (quadratic in the length of a chain it has to fuse) has only
+/// broadcasts left to fuse.
+pub(crate) fn lower_block(e: &mut Emitter, cx: &Ctx, f: &Func, ops: &[Op], outputs: &[Value]) -> Result<(), LowerError> {
+    let pending = elementwise::fusible_producers(f, ops, outputs);
+    let splats = elementwise::splat_scalars(ops);
+    for op in ops {
+        if op.results.len() == 1 && pending.contains_key(&op.results[0]) {
+            continue;
+        }
+        if matches!(op.kind, OpKind::Elementwise(_)) && op.operands.iter().any(|v| pending.contains_key(v)) {
+            e.loc = op.loc.as_ref().map(|l| l.to_string());
+            let r = elementwise::lower_fused(e, f, op, &pending, &splats)?;
+            e.alias(op.results[0], r);
+            e.loc = None;
+            continue;
+        }
+        lower_op(e, cx, f, op)?;
+    }
+    Ok(())
+}
+
 /// Lowers one op, binding its results. Exhaustive over [`OpKind`].
 fn lower_op(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<(), LowerError> {
     e.loc = o.loc.as_ref().map(|l| l.to_string());
@@ -287,9 +313,7 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
     if dps {
         params.extend(results.iter().enumerate().map(|(k, t)| format!("%out{k}: {}", memref(t))));
     }
-    for op in &f.ops {
-        lower_op(&mut e, cx, f, op)?;
-    }
+    lower_block(&mut e, cx, f, &f.ops, &f.outputs)?;
     let vis = if public { "" } else { "private " };
     let loc = f.loc.as_ref().map(|l| format!(" loc({l})")).unwrap_or_default();
     if dps {
