@@ -394,7 +394,7 @@ def _split_aux(fname, st, has_aux):
     pos = _tree.unflatten(st.out_tree, list(range(len(st.outs))))
     if has_aux:
         if not isinstance(pos, (tuple, list)) or len(pos) != 2:
-            raise TypeError(f"{fname}: with has_aux=True the function must return a pair (output, aux)")
+            raise ArgumentError(f"{fname}: with has_aux=True the function must return a pair (output, aux)")
         main, aux = pos
         aux_leaves, aux_tree = _tree.flatten(aux)
     else:
@@ -704,7 +704,7 @@ def vjp(fun, *primals, has_aux=False):
         out = fun(*primals)
     if has_aux:
         if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise TypeError(f"vjp({_name(fun)}): with has_aux=True the function must return a pair (output, aux)")
+            raise ArgumentError(f"vjp({_name(fun)}): with has_aux=True the function must return a pair (output, aux)")
         main, aux = out
         return main, _Pullback(fun, primals, True, main), aux
     return out, _Pullback(fun, primals, False, out)

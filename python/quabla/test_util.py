@@ -53,7 +53,7 @@ def _as_array(x, path):
 def _from_numpy(a):
     from ._ops import _from_numpy as conv
 
-    return conv(np.ascontiguousarray(a))
+    return conv(np.array(a, order="C", copy=True))
 
 
 def _np(x):
