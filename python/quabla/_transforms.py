@@ -107,8 +107,8 @@ def _arrayish(x, fname, path):
     if isinstance(x, (bool, int, float)):
         return None
     raise TypeError(
-        f"{fname}: argument {path} is a {type(x).__name__}; arguments must be pytrees (tuple, list, dict, None) "
-        "of arrays and Python numbers"
+        f"{fname}: argument {path} is a {type(x).__name__}; arguments must be pytrees (tuple, list, dict, None, "
+        "namedtuples, registered nodes) of arrays and Python numbers"
     )
 
 
