@@ -367,13 +367,16 @@ class TreeDef:
         {'b': None, 'w': [3, 4]}
     """
 
-    __slots__ = ("_t", "num_leaves", "num_nodes", "_hash")
+    __slots__ = ("_t", "num_leaves", "_hash")
 
     def __init__(self, t, num_leaves):
         self._t = t
         self.num_leaves = num_leaves
-        self.num_nodes = _count_nodes(t)
         self._hash = None
+
+    @property
+    def num_nodes(self):
+        return _count_nodes(self._t)
 
     def __eq__(self, other):
         return isinstance(other, TreeDef) and self._t == other._t
@@ -468,7 +471,31 @@ def _children(x):
     return None
 
 
+def _walk_fast(x, is_leaf, out):
+    """:func:`_walk` without paths (the hot path of jit and the transforms): the builtin
+    containers are traversed without building keys."""
+    if is_leaf is not None and is_leaf(x):
+        out.append(x)
+        return _LEAF
+    tx = type(x)
+    if tx is tuple or tx is list:
+        return ("tuple" if tx is tuple else "list", None, tuple(_walk_fast(c, is_leaf, out) for c in x))
+    if tx is dict:
+        keys = _sorted_keys(x)
+        return ("dict", keys, tuple(_walk_fast(x[k], is_leaf, out) for k in keys))
+    if x is None:
+        return ("none", None, ())
+    node = _children(x)
+    if node is None:
+        out.append(x)
+        return _LEAF
+    kind, aux, kc = node
+    return (kind, aux, tuple(_walk_fast(c, is_leaf, out) for _, c in kc))
+
+
 def _walk(x, is_leaf, path, out, with_path):
+    if not with_path:
+        return _walk_fast(x, is_leaf, out)
     if is_leaf is not None and is_leaf(x):
         out.append((path, x) if with_path else x)
         return _LEAF
