@@ -123,7 +123,12 @@ from .errors import (  # noqa: E402
 )
 from .jit import Compiled, Lowered, ShapeDtype, export, jit  # noqa: E402
 from ._transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp, vmap  # noqa: E402
+from ._transforms import jacfwd, jacrev, linearize  # noqa: E402
+from ._staging import ArgumentError  # noqa: E402
 from . import optim  # noqa: E402
+from . import typing  # noqa: E402
+from .typing import Array  # noqa: E402
+from . import test_util  # noqa: E402
 
 _install()
 Tensor.__module__ = "quabla"
@@ -141,5 +146,5 @@ _SHADOWING = {"abs", "all", "any", "max", "min", "round", "sum"}
 __all__ = sorted(
     n
     for n in dir()
-    if not n.startswith("_") and n not in _SHADOWING and n not in {"tree", "dtypes", "errors", "jit_module", "optim"}
-) + ["tree", "optim"]
+    if not n.startswith("_") and n not in _SHADOWING and n not in {"tree", "dtypes", "errors", "jit_module", "optim", "typing", "test_util"}
+) + ["tree", "optim", "typing", "test_util"]

@@ -3,7 +3,8 @@ in a circle: ``jit`` (quabla/jit.py) compiles transformed functions, and the tra
 (quabla/_transforms.py) call ``jit`` for top-level calls; both import this module, and
 _transforms imports jit (never the reverse).
 
-Owns: the base class of transformed functions (:class:`TransformedFunction`: which positional
+Owns: :class:`ArgumentError` (bad arguments and options of ``jit`` and the transforms), the
+base class of transformed functions (:class:`TransformedFunction`: which positional
 arguments a transform differentiates) and the conversion of Python numbers in those positions
 to float64 Tensors (:func:`float_args`).
 """
@@ -13,6 +14,14 @@ import numpy as np
 from . import _quabla as _q
 from . import dtypes as _dt
 from . import tree as _tree
+from .errors import QuablaError
+
+
+class ArgumentError(QuablaError, TypeError, ValueError):
+    """An argument or option of ``jit``, a transform, ``linearize`` or ``check_grads`` that
+    does not fit (a bad ``static_argnames``, an unhashable static value, a wrong number of
+    tangents, an unknown mode, ...). It is both a TypeError and a ValueError, so code that
+    catches either keeps working; the message names the argument."""
 
 
 def is_pyscalar(x):

@@ -35,10 +35,11 @@ from ._staging import TransformedFunction
 from ._staging import float_args as _float_args
 from ._staging import is_pyscalar as _is_pyscalar
 from ._trace import Trace, Tracer, bind, current, user_loc
-from .errors import BatchingError, DTypeError, ShapeError, TracerError
+from ._staging import ArgumentError
+from .errors import BatchingError, DTypeError, ShapeError, TracerError, UnsupportedOperationError
 from .jit import jit
 
-__all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "hessian", "vmap"]
+__all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "jacfwd", "jacrev", "hessian", "linearize", "vmap"]
 
 Tensor = _q.Tensor
 float64 = _dt.float64
@@ -81,16 +82,9 @@ def _arg_names(fun, n):
 
 
 def _paths(x, prefix, out):
-    """Appends the path of every leaf of ``x`` (in tree.flatten order) to ``out``."""
-    tx = type(x)
-    if tx is tuple or tx is list:
-        for i, c in enumerate(x):
-            _paths(c, f"{prefix}[{i}]", out)
-    elif tx is dict:
-        for k in sorted(x):
-            _paths(x[k], f"{prefix}[{k!r}]", out)
-    elif x is not None:
-        out.append(prefix)
+    """Appends the path of every leaf of ``x`` (in tree.flatten order) to ``out``: ``prefix``
+    followed by the key path as ``qb.tree.keystr`` writes it (``x[0]['w'].bias``)."""
+    out.extend(prefix + _tree.keystr(p) for p, _ in _tree.flatten_with_path(x)[0])
     return out
 
 
@@ -113,8 +107,8 @@ def _arrayish(x, fname, path):
     if isinstance(x, (bool, int, float)):
         return None
     raise TypeError(
-        f"{fname}: argument {path} is a {type(x).__name__}; arguments must be pytrees (tuple, list, dict, None) "
-        "of arrays and Python numbers"
+        f"{fname}: argument {path} is a {type(x).__name__}; arguments must be pytrees (tuple, list, dict, None, "
+        "namedtuples, registered nodes) of arrays and Python numbers"
     )
 
 
@@ -152,17 +146,20 @@ class _Args:
 
 def _norm_argnums(fname, argnums, nargs):
     single = isinstance(argnums, int) and not isinstance(argnums, bool)
-    nums = (argnums,) if single else tuple(argnums)
+    try:
+        nums = (argnums,) if single else tuple(argnums)
+    except TypeError:
+        raise ArgumentError(f"{fname}: argnums must be an int or a tuple of ints, got {argnums!r}") from None
     out = []
     for a in nums:
         if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
-            raise TypeError(f"{fname}: argnums must be an int or a tuple of ints, got {argnums!r}")
+            raise ArgumentError(f"{fname}: argnums must be an int or a tuple of ints, got {argnums!r}")
         j = int(a) + nargs if a < 0 else int(a)
         if not 0 <= j < nargs:
-            raise ValueError(f"{fname}: argnums {argnums!r} is out of range for {nargs} positional arguments")
+            raise ArgumentError(f"{fname}: argnums {argnums!r} is out of range for {nargs} positional arguments")
         out.append(j)
     if len(set(out)) != len(out):
-        raise ValueError(f"{fname}: repeated entries in argnums {argnums!r}")
+        raise ArgumentError(f"{fname}: repeated entries in argnums {argnums!r}")
     return single, tuple(out)
 
 
@@ -303,14 +300,7 @@ def _parent(fname):
 
 
 def _has_tracer(x):
-    tx = type(x)
-    if tx is Tracer:
-        return True
-    if tx is tuple or tx is list:
-        return any(_has_tracer(c) for c in x)
-    if tx is dict:
-        return any(_has_tracer(c) for c in x.values())
-    return False
+    return any(type(leaf) is Tracer for leaf in _tree.leaves(x))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -333,7 +323,7 @@ class _Transformed(TransformedFunction):
 
     def __init__(self, fun, config):
         if not callable(fun):
-            raise TypeError(f"{self.kind}: expected a callable, got {type(fun).__name__}")
+            raise ArgumentError(f"{self.kind}: expected a callable, got {type(fun).__name__}")
         self.fun = fun
         self.config = config
         self.__name__ = f"{self.kind}({_name(fun)})"
@@ -404,7 +394,7 @@ def _split_aux(fname, st, has_aux):
     pos = _tree.unflatten(st.out_tree, list(range(len(st.outs))))
     if has_aux:
         if not isinstance(pos, (tuple, list)) or len(pos) != 2:
-            raise TypeError(f"{fname}: with has_aux=True the function must return a pair (output, aux)")
+            raise ArgumentError(f"{fname}: with has_aux=True the function must return a pair (output, aux)")
         main, aux = pos
         aux_leaves, aux_tree = _tree.flatten(aux)
     else:
@@ -417,8 +407,9 @@ def _split_aux(fname, st, has_aux):
 class _Grad(_Transformed):
     kind = "grad"
 
-    def __init__(self, fun, argnums, has_aux, with_value):
-        super().__init__(fun, (argnums, bool(has_aux), bool(with_value)))
+    def __init__(self, fun, argnums, has_aux, with_value, allow_int=False):
+        super().__init__(fun, (argnums, bool(has_aux), bool(with_value), bool(allow_int)))
+        self.allow_int = bool(allow_int)
         self.kind = "value_and_grad" if with_value else "grad"
         self.__name__ = self.__qualname__ = f"{self.kind}({_name(fun)})"
         self.argnums, self.has_aux, self.with_value = argnums, bool(has_aux), bool(with_value)
@@ -431,7 +422,8 @@ class _Grad(_Transformed):
         parent = _parent(fname)
         single, argnums = _norm_argnums(fname, self.argnums, len(args))
         a = _Args(self.fun, fname, args, kwargs, argnums)
-        _check_diff_args(fname, a, argnums)
+        if not self.allow_int:
+            _check_diff_args(fname, a, argnums)
         st = _stage(self.fun, parent, a, inside=lambda i: a.owner[i] in argnums)
         main, aux_idx, aux_tree = _split_aux(fname, st, self.has_aux)
         shape, dtype = st.outs[main]
@@ -453,7 +445,7 @@ class _Grad(_Transformed):
         return (value, grads) if self.with_value else grads
 
 
-def grad(fun, argnums=0, has_aux=False):
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """The gradient of a scalar function: ``grad(f)(*args)`` is df/d(args[argnums]).
 
     Reverse mode: ``f`` is traced into its own function and differentiated by the
@@ -466,6 +458,9 @@ def grad(fun, argnums=0, has_aux=False):
             ``has_aux``: a pair ``(scalar, aux)``).
         argnums: the positional argument (an int) or arguments (a tuple) to differentiate.
         has_aux: ``fun`` returns ``(output, aux)``; the result is then ``(grads, aux)``.
+        holomorphic: accepted for JAX compatibility; only False (no complex dtypes).
+        allow_int: integer arguments among ``argnums`` get None gradients instead of
+            raising :class:`DTypeError`.
 
     Returns:
         A function returning gradients with the pytree structure of the selected arguments
@@ -483,10 +478,11 @@ def grad(fun, argnums=0, has_aux=False):
         >>> round(qb.grad(df)(1.3).item(), 6)
         -0.717628
     """
-    return _Grad(fun, argnums, has_aux, False)
+    _holomorphic("grad", holomorphic)
+    return _Grad(fun, argnums, has_aux, False, allow_int)
 
 
-def value_and_grad(fun, argnums=0, has_aux=False):
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """Like :func:`grad`, but returns ``(value, grads)`` (with ``has_aux``:
     ``((value, aux), grads)``); the value and the gradient come from one program.
 
@@ -495,7 +491,8 @@ def value_and_grad(fun, argnums=0, has_aux=False):
         >>> v.item(), g.tolist()
         (5.0, [2.0, 4.0])
     """
-    return _Grad(fun, argnums, has_aux, True)
+    _holomorphic("value_and_grad", holomorphic)
+    return _Grad(fun, argnums, has_aux, True, allow_int)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -524,8 +521,9 @@ class _JvpApply(_Transformed):
 
     kind = "jvp"
 
-    def __init__(self, fun):
-        super().__init__(fun, ())
+    def __init__(self, fun, has_aux=False):
+        super().__init__(fun, (bool(has_aux),))
+        self.has_aux = bool(has_aux)
 
     def _diff(self, nargs):
         return (0,)
@@ -549,10 +547,21 @@ class _JvpApply(_Transformed):
         n = len(st.outs)
         outs, touts = res[:n], iter(res[n:])
         tl = [next(touts) if d.is_float else _fill(parent, s, d, 0) for s, d in st.outs]
+        if self.has_aux:
+            pos = _tree.unflatten(st.out_tree, list(range(n)))
+            if not isinstance(pos, (tuple, list)) or len(pos) != 2:
+                raise ArgumentError(f"{fname}: with has_aux=True the function must return a pair (output, aux)")
+            mi, mt = _tree.flatten(pos[0])
+            ai, at = _tree.flatten(pos[1])
+            return (
+                _tree.unflatten(mt, [outs[k] for k in mi]),
+                _tree.unflatten(mt, [tl[k] for k in mi]),
+                _tree.unflatten(at, [outs[k] for k in ai]),
+            )
         return _tree.unflatten(st.out_tree, outs), _tree.unflatten(st.out_tree, tl)
 
 
-def jvp(fun, primals, tangents):
+def jvp(fun, primals, tangents, has_aux=False):
     """Forward mode: the output of ``fun(*primals)`` and its directional derivative along
     ``tangents``.
 
@@ -561,6 +570,8 @@ def jvp(fun, primals, tangents):
         primals: a tuple (or list) of arguments.
         tangents: a tuple of the same structure, shapes and dtypes (Python numbers adopt the
             primal's dtype and shape; tangents of integer and bool leaves are ignored).
+        has_aux: ``fun`` returns ``(output, aux)``; the result is then
+            ``(output, output_tangent, aux)``.
 
     Returns:
         ``(outputs, output_tangents)``, both with ``fun``'s output structure (integer and bool
@@ -570,15 +581,20 @@ def jvp(fun, primals, tangents):
         >>> y, t = qb.jvp(qb.sin, (0.0,), (2.0,))
         >>> y.item(), t.item()
         (0.0, 2.0)
+        >>> y, t, aux = qb.jvp(lambda x: (x * x, x + 1.0), (3.0,), (1.0,), has_aux=True)
+        >>> y.item(), t.item(), aux.item()
+        (9.0, 6.0, 4.0)
     """
     fname = f"jvp({_name(fun)})"
+    if not callable(fun):
+        raise ArgumentError(f"jvp: fun must be callable, got a {type(fun).__name__}")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise TypeError(f"{fname}: primals and tangents must be tuples or lists of arguments")
+        raise ArgumentError(f"{fname}: primals and tangents must be tuples or lists of arguments")
     if len(primals) != len(tangents):
-        raise ValueError(f"{fname}: {len(primals)} primals but {len(tangents)} tangents")
+        raise ArgumentError(f"{fname}: {len(primals)} primals but {len(tangents)} tangents")
     pt, tt = _tree.flatten(tuple(primals))[1], _tree.flatten(tuple(tangents))[1]
     if pt != tt:
-        raise ValueError(f"{fname}: tangents have structure {tt!r} but primals {pt!r}")
+        raise ArgumentError(f"{fname}: tangents have structure {tt!r} but primals {pt!r}")
     primals = tuple(primals)
     if current() is None and not _has_tracer((primals, tangents)):
         primals = _float_args(primals, range(len(primals)))
@@ -592,7 +608,7 @@ def jvp(fun, primals, tangents):
             pa = _arrayish(p, fname, path)
             tl.append(_tangent(fname, "tangent", t, pa, path) if pa is not None and pa.dtype.is_float else t)
         tangents = _tree.unflatten(tt, tl)
-    return _JvpApply(fun)(primals, tuple(tangents))
+    return _JvpApply(fun, has_aux)(primals, tuple(tangents))
 
 
 class _VjpApply(_Transformed):
@@ -688,7 +704,7 @@ def vjp(fun, *primals, has_aux=False):
         out = fun(*primals)
     if has_aux:
         if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise TypeError(f"vjp({_name(fun)}): with has_aux=True the function must return a pair (output, aux)")
+            raise ArgumentError(f"vjp({_name(fun)}): with has_aux=True the function must return a pair (output, aux)")
         main, aux = out
         return main, _Pullback(fun, primals, True, main), aux
     return out, _Pullback(fun, primals, False, out)
@@ -719,12 +735,11 @@ def _slice_rows(x, lo, hi):
 class _Jacobian(_Transformed):
     kind = "jacobian"
 
-    def __init__(self, fun, argnums, mode):
-        super().__init__(fun, (argnums, mode))
-        self.argnums, self.mode = argnums, mode
-        if mode == "fwd" and isinstance(fun, _Grad):
-            self.kind = "hessian"
-            self.__name__ = self.__qualname__ = f"hessian({_name(fun.fun)})"
+    def __init__(self, fun, argnums, mode, has_aux=False, allow_int=False, kind="jacobian", base=None):
+        super().__init__(fun, (argnums, mode, bool(has_aux), bool(allow_int), kind))
+        self.argnums, self.mode, self.has_aux, self.allow_int = argnums, mode, bool(has_aux), bool(allow_int)
+        self.kind = kind
+        self.__name__ = self.__qualname__ = f"{kind}({_name(fun if base is None else base)})"
 
     def _diff(self, nargs):
         return _norm_argnums(self.__name__, self.argnums, nargs)[1]
@@ -734,8 +749,21 @@ class _Jacobian(_Transformed):
         parent = _parent(fname)
         single, argnums = _norm_argnums(fname, self.argnums, len(args))
         a = _Args(self.fun, fname, args, kwargs, argnums)
-        _check_diff_args(fname, a, argnums)
+        if not self.allow_int:
+            _check_diff_args(fname, a, argnums)
         st = _stage(self.fun, parent, a, inside=lambda i: a.owner[i] in argnums)
+        # The differentiated outputs (all, or the first of the pair with has_aux).
+        if self.has_aux:
+            pos = _tree.unflatten(st.out_tree, list(range(len(st.outs))))
+            if not isinstance(pos, (tuple, list)) or len(pos) != 2:
+                raise ArgumentError(f"{fname}: with has_aux=True the function must return a pair (output, aux)")
+            main_idx, main_tree = _tree.flatten(pos[0])
+            aux_idx, aux_tree = _tree.flatten(pos[1])
+            target = _wrapper(parent, st, main_idx)
+        else:
+            main_idx, main_tree = list(range(len(st.outs))), st.out_tree
+            target = st.name
+        outs = [st.outs[k] for k in main_idx]
         # Parameter index of each selected array leaf; the float ones (in argnums order).
         pidx = st.leaf_param
         sel = []
@@ -745,14 +773,14 @@ class _Jacobian(_Transformed):
                     sel.append(li)
         in_size = {li: math.prod(st.params[pidx[li]][0]) for li in sel}
         P = sum(in_size.values())
-        fouts = [k for k, (_, d) in enumerate(st.outs) if d.is_float]
-        Q = sum(math.prod(st.outs[k][0]) for k in fouts)
+        fouts = [k for k, (_, d) in enumerate(outs) if d.is_float]
+        Q = sum(math.prod(outs[k][0]) for k in fouts)
         ops = _operands(parent, a, st)
         nparams = len(st.params)
         blocks = {}  # (out leaf, in leaf) -> array
         mode = self.mode or ("rev" if 0 < Q < P else "fwd")
         if P and Q and mode == "fwd":
-            jvp_decl = parent.builder.declare("jvp", st.name)[0]
+            jvp_decl = parent.builder.declare("jvp", target)[0]
             tans, in_axes, off = [], [-1] * nparams, 0
             offs = {}
             for k, (s, d) in enumerate(st.params):
@@ -767,12 +795,12 @@ class _Jacobian(_Transformed):
                 else:
                     tans.append(parent.id_of(_fill(parent, s, d, 0.0)))
                     in_axes.append(-1)
-            out_axes = [-1] * len(st.outs) + [0] * len(fouts)
+            out_axes = [-1] * len(outs) + [0] * len(fouts)
             vm = parent.builder.declare("vmap", jvp_decl, in_axes, out_axes, P)[0]
             res = _call(parent, vm, ops + tans)
-            touts = res[len(st.outs):]
+            touts = res[len(outs):]
             for k, t in zip(fouts, touts):
-                so = st.outs[k][0]
+                so = outs[k][0]
                 for li in sel:
                     si = st.params[pidx[li]][0]
                     blk = _slice_rows(t, offs[li], offs[li] + in_size[li])  # [n_in, *out]
@@ -780,27 +808,27 @@ class _Jacobian(_Transformed):
                     perm = tuple(range(len(si), len(si) + len(so))) + tuple(range(len(si)))
                     blocks[(k, li)] = transpose(blk, perm) if so and si else blk
         elif P and Q:
-            vjp_decl = parent.builder.declare("vjp", st.name)[0]
+            vjp_decl = parent.builder.declare("vjp", target)[0]
             cts, off, offs = [], 0, {}
             for k in fouts:
-                s, d = st.outs[k]
+                s, d = outs[k]
                 n = math.prod(s)
                 offs[k] = off
                 cts.append(parent.id_of(_basis(parent, Q, off, n, s, d)))
                 off += n
             in_axes = [-1] * nparams + [0] * len(fouts)
             nfp = sum(1 for _, d in st.params if d.is_float)
-            out_axes = [-1] * len(st.outs) + [0] * nfp
+            out_axes = [-1] * len(outs) + [0] * nfp
             vm = parent.builder.declare("vmap", vjp_decl, in_axes, out_axes, Q)[0]
             res = _call(parent, vm, ops + cts)
-            pcts = res[len(st.outs):]
+            pcts = res[len(outs):]
             ct_of, c = {}, 0
             for k, (_, d) in enumerate(st.params):
                 if d.is_float:
                     ct_of[k] = pcts[c]
                     c += 1
             for k in fouts:
-                so = st.outs[k][0]
+                so = outs[k][0]
                 n = math.prod(so)
                 for li in sel:
                     si = st.params[pidx[li]][0]
@@ -817,36 +845,141 @@ class _Jacobian(_Transformed):
             trees = [_tree.unflatten(td, [blocks.get((k, li)) for li in idx]) for idx, td in per_arg]
             return trees[0] if single else tuple(trees)
 
-        return _tree.unflatten(st.out_tree, [block_tree(k) for k in range(len(st.outs))])
+        jac = _tree.unflatten(main_tree, [block_tree(k) for k in range(len(outs))])
+        if self.has_aux:
+            res = _call(parent, st.name, ops)
+            return jac, _tree.unflatten(aux_tree, [res[k] for k in aux_idx])
+        return jac
 
 
-def jacobian(fun, argnums=0):
+def _holomorphic(fname, holomorphic):
+    if holomorphic:
+        raise UnsupportedOperationError(
+            f"{fname}: holomorphic=True needs complex dtypes, which Quabla does not have", op=fname.split("(")[0]
+        )
+
+
+def jacobian(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """The Jacobian of ``fun`` with respect to ``args[argnums]``: for an output leaf of
     shape ``O`` and an input leaf of shape ``I``, an array of shape ``O + I``.
 
     One staged program: forward mode (a JVP vmapped over the input basis) when the selected
     inputs have at most as many elements as the float outputs, reverse mode (a VJP vmapped
-    over the output basis) otherwise. The result has the output's pytree structure whose
-    leaves have the selected arguments' structure (a tuple of them for a tuple ``argnums``);
-    bool and integer leaves get None blocks.
+    over the output basis) otherwise (:func:`jacfwd` and :func:`jacrev` force a direction).
+    The result has the output's pytree structure whose leaves have the selected arguments'
+    structure (a tuple of them for a tuple ``argnums``); bool and integer leaves get None
+    blocks.
+
+    Args:
+        fun: a function of pytrees of arrays.
+        argnums: the positional argument (an int) or arguments (a tuple) to differentiate.
+        has_aux: ``fun`` returns ``(output, aux)``; the result is then ``(jacobian, aux)``.
+        holomorphic: accepted for JAX compatibility; only False (no complex dtypes).
+        allow_int: integer arguments among ``argnums`` get None blocks instead of raising
+            :class:`DTypeError`.
 
     Example:
         >>> qb.jacobian(lambda x: x ** 2)(qb.array([1.0, 2.0])).tolist()
         [[2.0, 0.0], [0.0, 4.0]]
     """
-    return _Jacobian(fun, argnums, None)
+    _holomorphic("jacobian", holomorphic)
+    return _Jacobian(fun, argnums, None, has_aux, allow_int)
 
 
-def hessian(fun, argnums=0):
-    """The Hessian of a scalar function: ``jacobian(grad(fun))`` in forward-over-reverse
-    mode, of shape ``I + I`` for an input leaf of shape ``I`` (nested pytrees for pytree
-    arguments, as in JAX).
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
+    """The Jacobian of ``fun`` in forward mode (a JVP vmapped over the input basis: one
+    column per input element), as ``jax.jacfwd``; the layout is :func:`jacobian`'s.
+
+    Example:
+        >>> j, aux = qb.jacfwd(lambda x: (qb.sin(x), x * 2), has_aux=True)(qb.array([0.0, 0.0]))
+        >>> j.tolist(), aux.tolist()
+        ([[1.0, 0.0], [0.0, 1.0]], [0.0, 0.0])
+    """
+    _holomorphic("jacfwd", holomorphic)
+    return _Jacobian(fun, argnums, "fwd", has_aux, False, "jacfwd")
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """The Jacobian of ``fun`` in reverse mode (a VJP vmapped over the output basis: one
+    row per output element), as ``jax.jacrev``; the layout is :func:`jacobian`'s.
+
+    Example:
+        >>> qb.jacrev(lambda x, y: x * y, argnums=1)(qb.array([2.0, 3.0]), qb.array([1.0, 1.0])).tolist()
+        [[2.0, 0.0], [0.0, 3.0]]
+    """
+    _holomorphic("jacrev", holomorphic)
+    return _Jacobian(fun, argnums, "rev", has_aux, allow_int, "jacrev")
+
+
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
+    """The Hessian of a scalar function: ``jacfwd(grad(fun))`` (forward-over-reverse), of
+    shape ``I + I`` for an input leaf of shape ``I`` (nested pytrees for pytree arguments,
+    as in JAX). With ``has_aux``, ``fun`` returns ``(scalar, aux)`` and the result is
+    ``(hessian, aux)``.
 
     Example:
         >>> qb.hessian(lambda x: qb.sum(x ** 3))(qb.array([1.0, 2.0])).tolist()
         [[6.0, 0.0], [0.0, 12.0]]
     """
-    return _Jacobian(_Grad(fun, argnums, False, False), argnums, "fwd")
+    _holomorphic("hessian", holomorphic)
+    return _Jacobian(_Grad(fun, argnums, has_aux, False), argnums, "fwd", has_aux, False, "hessian", base=fun)
+
+
+# ---------------------------------------------------------------------------------------------
+# linearize
+
+
+class _Linearized:
+    """The ``f_jvp`` of :func:`linearize`: tangents of the primals -> output tangents."""
+
+    def __init__(self, fun, primals, has_aux):
+        self._fun = fun
+        self._primals = primals
+        self._has_aux = has_aux
+        self.__name__ = f"linearize({_name(fun)})"
+
+    def __call__(self, *tangents):
+        if len(tangents) != len(self._primals):
+            raise ArgumentError(
+                f"{self.__name__}: f_jvp takes one tangent per primal: {len(self._primals)} expected, got {len(tangents)}"
+            )
+        res = jvp(self._fun, self._primals, tangents, has_aux=self._has_aux)
+        return res[1]
+
+    def __repr__(self):
+        return f"<{self.__name__} f_jvp>"
+
+
+def linearize(fun, *primals, has_aux=False):
+    """``(fun(*primals), f_jvp)``, as ``jax.linearize``: ``f_jvp(*tangents)`` is the JVP of
+    ``fun`` at ``primals`` along ``tangents`` (one tangent pytree per primal). With
+    ``has_aux``, ``fun`` returns ``(output, aux)`` and the result is
+    ``(output, f_jvp, aux)``.
+
+    Each ``f_jvp`` call is one compiled JVP program per signature (the forward pass is
+    recomputed inside it rather than stored), and works inside ``jit`` and the transforms.
+
+    Example:
+        >>> y, f_jvp = qb.linearize(qb.sin, 0.0)
+        >>> y.item(), f_jvp(3.0).item()
+        (0.0, 3.0)
+    """
+    fname = f"linearize({_name(fun)})"
+    if not callable(fun):
+        raise ArgumentError(f"linearize: fun must be callable, got a {type(fun).__name__}")
+    if not primals:
+        raise ArgumentError(f"{fname}: needs at least one primal argument")
+    top = current() is None and not _has_tracer(primals)
+    primals = _float_args(tuple(primals), range(len(primals))) if top else tuple(
+        _tree.map(lambda x: _q.full((), float(x), float64.code) if _is_pyscalar(x) else x, p) for p in primals
+    )
+    out = _Fwd(fun)(*primals) if top else fun(*primals)
+    f_jvp = _Linearized(fun, primals, bool(has_aux))
+    if has_aux:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise ArgumentError(f"{fname}: with has_aux=True the function must return a pair (output, aux)")
+        return out[0], f_jvp, out[1]
+    return out, f_jvp
 
 
 # ---------------------------------------------------------------------------------------------
@@ -859,9 +992,10 @@ def _axis_ok(a):
 
 def _prefix_leaves(fname, what, prefix, tree, path, out):
     """Broadcasts the pytree prefix ``prefix`` (ints/None) over ``tree``: appends one axis per
-    leaf of ``tree`` to ``out``."""
+    leaf of ``tree`` to ``out``. Tuples and lists match each other; other nodes (dicts,
+    namedtuples, registered types) must be of the same type and auxiliary data."""
     if _axis_ok(prefix):
-        out.extend([None if prefix is None else int(prefix)] * len(_tree.flatten(tree)[0]))
+        out.extend([None if prefix is None else int(prefix)] * len(_tree.leaves(tree)))
         return
     tp, tt = type(prefix), type(tree)
     if tp in (tuple, list) and tt in (tuple, list):
@@ -882,9 +1016,15 @@ def _prefix_leaves(fname, what, prefix, tree, path, out):
         for k in sorted(tree):
             _prefix_leaves(fname, what, prefix[k], tree[k], f"{path}[{k!r}]", out)
         return
-    if tp not in (tuple, list, dict):
+    pn = _tree._children(prefix)
+    if pn is None:
         raise BatchingError(f"{fname}: {what} entries must be ints or None, got {prefix!r} for {path}")
-    kind = "a leaf" if not isinstance(tree, (tuple, list, dict)) else f"a {tt.__name__}"
+    tn = _tree._children(tree)
+    if tn is not None and tn[0] is tp and tn[1] == pn[1] and len(tn[2]) == len(pn[2]):
+        for (k, p), (_, t) in zip(pn[2], tn[2]):
+            _prefix_leaves(fname, what, p, t, f"{path}{k}", out)
+        return
+    kind = "a leaf" if tn is None else f"a {tt.__name__}"
     raise BatchingError(f"{fname}: {what} for {path} is a {tp.__name__}, but {path} is {kind}; the structures do not match")
 
 

@@ -1,8 +1,10 @@
 """``qb.jit``: trace a function into a quabla module once per signature, compile it for the
 CPU, and call the compiled program afterwards.
 
-Cache key = (treedef of the arguments, per-leaf (shape, dtype), static values, device).
-Python numbers among the arguments are static (their value is part of the key and they stay
+Cache key = (treedef of the arguments, per-leaf (shape, dtype), static values, static
+keyword values, device). The treedef includes namedtuple and registered node types and
+their auxiliary data (a registered dataclass's meta fields), so a change of any of them
+retraces. Python numbers among the arguments are static (their value is part of the key and they stay
 weak scalars in the trace); pass ``qb.array(v)`` to vary a scalar without retracing. More
 than ``max_traces`` signatures raise :class:`RetraceLimitError` (nothing is evicted).
 
@@ -12,6 +14,7 @@ through :func:`_slow` here.
 """
 
 import functools
+import inspect
 import os
 import sys
 import threading
@@ -22,7 +25,7 @@ from . import _quabla as _q
 from . import dtypes as _dt
 from . import tree as _tree
 from ._ops import _to_array
-from ._staging import TransformedFunction, float_args
+from ._staging import ArgumentError, TransformedFunction, float_args
 from ._trace import Trace, Tracer, is_array
 from ._trace import current as _current
 from .errors import RetraceLimitError, UnsupportedOperationError
@@ -108,7 +111,7 @@ def _prepare_leaves(fname, leaves):
     return out
 
 
-def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs):
+def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs, static_kw=()):
     """Traces ``fun`` on abstract leaves; returns (Program, out_tree)."""
     specs = [(list(x.shape), x.dtype.code) for x in leaves if not isinstance(x, (bool, int, float))]
     builder = _q.TraceBuilder(specs)
@@ -123,6 +126,8 @@ def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs):
             targs.append(Tracer(trace, v[0], tuple(v[1]), _dt.BY_CODE[v[2]]))
     dyn_args, kwargs = _tree.unflatten(dyn_tree, targs)
     args = _merge(dyn_args, static, static_argnums, nargs)
+    if static_kw:
+        kwargs = dict(kwargs, **dict(static_kw))
     trace.enter()
     try:
         out = fun(*args, **kwargs)
@@ -174,57 +179,139 @@ def _slow(self, args, kwargs):
         if diff:
             args = float_args(args, diff)
     static = tuple(args[i] for i in sa)
+    kwargs, static_kw = self._split_kwargs(kwargs)
     for i, s in zip(sa, static):
-        try:
-            hash(s)
-        except TypeError:
-            raise TypeError(f"jit({_name(fun)}): static argument {i} of type {type(s).__name__} is not hashable") from None
+        _check_hashable(fun, f"static argument {i}", s)
+    for k, s in static_kw:
+        _check_hashable(fun, f"static argument {k!r}", s)
     dyn_args = tuple(a for i, a in enumerate(args) if i not in sa) if sa else tuple(args)
     leaves, dyn_tree = _tree.flatten((dyn_args, kwargs))
     leaves = _prepare_leaves(_name(fun), leaves)
-    key = (dyn_tree, tuple(_leaf_key(x) for x in leaves), static, self._device)
+    try:
+        hash(dyn_tree)
+    except _tree.PyTreeError as e:
+        raise ArgumentError(f"jit({_name(fun)}): the arguments' structure is not hashable: {e}") from None
+    key = (dyn_tree, tuple(_leaf_key(x) for x in leaves), static, static_kw, self._device)
     entry = self._cache.get(key)
     if entry is None:
-        entry = self._compile(key, dyn_tree, leaves, static, sa, len(args))
+        entry = self._compile(key, dyn_tree, leaves, static, sa, len(args), static_kw)
     tensors = [x for x in leaves if isinstance(x, Tensor)]
     outs = entry.compiled(tensors)
     if (
         not sa
         and not kwargs
+        and not static_kw
         and len(tensors) == len(args)
         and all(isinstance(a, Tensor) for a in args)
     ):
-        ot = entry.out_tree._t
-        single = ot == "*"
-        flat_tuple = not single and ot[0] == "tuple" and all(c == "*" for c in ot[1])
+        single = entry.out_tree.is_leaf()
+        flat_tuple = entry.out_tree.is_flat_tuple()
         rebuild = None if single or flat_tuple else functools.partial(_tree.unflatten, entry.out_tree)
         self._register([(list(t.shape), t.dtype.code) for t in tensors], entry.compiled, rebuild, flat_tuple)
     return _tree.unflatten(entry.out_tree, outs)
+
+
+def _check_hashable(fun, what, value):
+    try:
+        hash(value)
+    except TypeError:
+        raise ArgumentError(
+            f"jit({_name(fun)}): {what} of type {type(value).__name__} is not hashable; static arguments are part "
+            "of the cache key (pass arrays as ordinary arguments, or a hashable value such as a tuple)"
+        ) from None
+
+
+def _static_options(fun, static_argnums, static_argnames):
+    """Normalizes ``static_argnums``/``static_argnames`` as JAX does: each given alone is
+    completed from the other through ``fun``'s signature (positional-or-keyword
+    parameters); names that ``fun`` cannot take are an error."""
+    fname = f"jit({_name(fun)})"
+    given_nums = static_argnums is not None
+    given_names = static_argnames is not None
+    if static_argnums is None:
+        static_argnums = ()
+    if isinstance(static_argnums, (int, np.integer)) and not isinstance(static_argnums, bool):
+        static_argnums = (static_argnums,)
+    try:
+        nums = tuple(static_argnums)
+    except TypeError:
+        raise ArgumentError(f"{fname}: static_argnums must be an int or a sequence of ints, got {static_argnums!r}") from None
+    if not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in nums):
+        raise ArgumentError(f"{fname}: static_argnums must be an int or a sequence of ints, got {static_argnums!r}")
+    nums = tuple(int(i) for i in nums)
+    if static_argnames is None:
+        static_argnames = ()
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    try:
+        names = tuple(static_argnames)
+    except TypeError:
+        raise ArgumentError(f"{fname}: static_argnames must be a str or a sequence of str, got {static_argnames!r}") from None
+    if not all(isinstance(n, str) for n in names):
+        raise ArgumentError(f"{fname}: static_argnames must be a str or a sequence of str, got {static_argnames!r}")
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return nums, names, None
+    by_name = {p.name: (i, p) for i, p in enumerate(params)}
+    var_kw = any(p.kind is p.VAR_KEYWORD for p in params)
+    for n in names:
+        hit = by_name.get(n)
+        if hit is None:
+            if not var_kw:
+                raise ArgumentError(
+                    f"{fname}: static_argnames names {n!r}, which is not a parameter of the function "
+                    f"(parameters: {', '.join(p.name for p in params) or 'none'})"
+                )
+        elif hit[1].kind is hit[1].POSITIONAL_ONLY:
+            raise ArgumentError(f"{fname}: static_argnames names {n!r}, a positional-only parameter; use static_argnums")
+        elif hit[1].kind is hit[1].VAR_POSITIONAL:
+            raise ArgumentError(f"{fname}: static_argnames names {n!r}, the *args parameter; use static_argnums")
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if given_nums and not given_names:
+        names = tuple(
+            positional[i].name for i in nums if 0 <= i < len(positional) and positional[i].kind is positional[i].POSITIONAL_OR_KEYWORD
+        )
+    elif given_names and not given_nums:
+        nums = tuple(i for i, p in enumerate(positional) if p.name in names and p.kind is p.POSITIONAL_OR_KEYWORD)
+    npos = None if any(p.kind is p.VAR_POSITIONAL for p in params) else len(positional)
+    return nums, names, npos
 
 
 class Jitted(_q.JitFunction):
     """A jitted function: call it like the original; ``.lower(*args)`` gives a
     :class:`Lowered`."""
 
-    def __init__(self, slow, fun, device=None, static_argnums=(), max_traces=8):
+    def __init__(self, slow, fun, device=None, static_argnums=None, max_traces=8, static_argnames=None):
         self.__wrapped__ = fun
         functools.update_wrapper(self, fun, updated=())
-        if isinstance(static_argnums, int):
-            static_argnums = (static_argnums,)
-        self._static_argnums = tuple(int(i) for i in static_argnums)
+        self._static_argnums, self._static_argnames, self._npos = _static_options(fun, static_argnums, static_argnames)
         self._device = _device_name(device)
         self._max_traces = int(max_traces)
         self._cache = {}
         self._lock = threading.Lock()
 
     def _normalize_static(self, nargs):
+        """The static positions among ``nargs`` positional arguments. A static position past
+        them names a parameter passed by keyword or left at its default (static through
+        ``static_argnames``), as in JAX; one past every parameter is an error."""
         out = []
         for i in self._static_argnums:
             j = i + nargs if i < 0 else i
             if not 0 <= j < nargs:
-                raise ValueError(f"jit({_name(self.__wrapped__)}): static_argnums {self._static_argnums} out of range for {nargs} positional arguments")
+                if i >= 0 and self._npos is not None and i < self._npos:
+                    continue
+                raise ArgumentError(f"jit({_name(self.__wrapped__)}): static_argnums {self._static_argnums} out of range for {nargs} positional arguments")
             out.append(j)
         return tuple(sorted(set(out)))
+
+    def _split_kwargs(self, kwargs):
+        """(dynamic keyword arguments, sorted (name, value) pairs of the static ones)."""
+        if not kwargs or not self._static_argnames:
+            return kwargs, ()
+        dyn = {k: v for k, v in kwargs.items() if k not in self._static_argnames}
+        static = tuple(sorted((k, v) for k, v in kwargs.items() if k in self._static_argnames))
+        return dyn, static
 
     def _check_device(self):
         if self._device not in _q.devices():
@@ -235,7 +322,7 @@ class Jitted(_q.JitFunction):
                 device=self._device,
             )
 
-    def _compile(self, key, dyn_tree, leaves, static, sa, nargs):
+    def _compile(self, key, dyn_tree, leaves, static, sa, nargs, static_kw=()):
         with self._lock:
             entry = self._cache.get(key)
             if entry is not None:
@@ -250,7 +337,7 @@ class Jitted(_q.JitFunction):
                     "Pass varying Python scalars as qb.array(v), or raise max_traces.",
                     keys=keys,
                 )
-            program, out_tree = _trace(self.__wrapped__, dyn_tree, leaves, static, sa, nargs)
+            program, out_tree = _trace(self.__wrapped__, dyn_tree, leaves, static, sa, nargs, static_kw)
             compiled = program.compile(device=self._device)
             if _LOG:
                 print(f"quabla: compiled jit({_name(self.__wrapped__)}) for {_show_key(key)}", file=sys.stderr)
@@ -269,10 +356,11 @@ class Jitted(_q.JitFunction):
         """
         sa = self._normalize_static(len(args))
         static = tuple(args[i] for i in sa)
+        kwargs, static_kw = self._split_kwargs(kwargs)
         dyn_args = tuple(a for i, a in enumerate(args) if i not in sa)
         leaves, dyn_tree = _tree.flatten((dyn_args, kwargs))
         leaves = _prepare_leaves(_name(self.__wrapped__), leaves)
-        program, out_tree = _trace(self.__wrapped__, dyn_tree, leaves, static, sa, len(args))
+        program, out_tree = _trace(self.__wrapped__, dyn_tree, leaves, static, sa, len(args), static_kw)
         return Lowered(self, program, out_tree, dyn_tree, sa, static, len(args))
 
     def clear_cache(self):
@@ -295,7 +383,7 @@ class Jitted(_q.JitFunction):
 
 
 def _show_key(key):
-    tree, leaves, static, device = key
+    tree, leaves, static, static_kw, device = key
     parts = []
     for lk in leaves:
         if lk[0] == "static":
@@ -305,6 +393,8 @@ def _show_key(key):
     s = f"{tree!r} leaves=({', '.join(parts)})"
     if static:
         s += f" static={static!r}"
+    if static_kw:
+        s += f" static_kw={dict(static_kw)!r}"
     return s + f" device={device!r}"
 
 
@@ -370,6 +460,7 @@ class Compiled:
     def __call__(self, *args, **kwargs):
         low = self._lowered
         sa = low._static_argnums
+        kwargs, _ = low._jitted._split_kwargs(kwargs)
         dyn_args = tuple(a for i, a in enumerate(args) if i not in sa)
         leaves, tree = _tree.flatten((dyn_args, kwargs))
         if tree != low.in_tree:
@@ -379,7 +470,7 @@ class Compiled:
         return _tree.unflatten(low.out_tree, self._compiled(tensors))
 
 
-def jit(fun=None, *, device=None, static_argnums=(), max_traces=8):
+def jit(fun=None, *, device=None, static_argnums=None, static_argnames=None, max_traces=8):
     """Compiles ``fun`` with Quabla: traced once per signature, then run as a compiled
     program.
 
@@ -387,6 +478,10 @@ def jit(fun=None, *, device=None, static_argnums=(), max_traces=8):
         fun: a function of pytrees of arrays (Tensors, NumPy arrays) and Python numbers.
         device: None or "cpu" (the devices of :func:`qb.devices`).
         static_argnums: positional arguments passed by value (hashable, part of the key).
+        static_argnames: parameters passed by value when given by keyword. As in JAX, when
+            only one of ``static_argnums``/``static_argnames`` is given the other is
+            inferred from ``fun``'s signature, so a static parameter is static whether it is
+            passed by position or by keyword.
         max_traces: the most signatures traced before :class:`RetraceLimitError`.
 
     Returns:
@@ -396,17 +491,22 @@ def jit(fun=None, *, device=None, static_argnums=(), max_traces=8):
         >>> f = qb.jit(lambda x, y: qb.sum(x * y))
         >>> f(qb.array([1.0, 2.0]), qb.array([3.0, 4.0])).item()
         11.0
+        >>> g = qb.jit(lambda x, axis: qb.sum(x, axis=axis), static_argnames="axis")
+        >>> g(qb.ones((2, 3)), axis=1).tolist()
+        [3.0, 3.0]
     """
     if fun is None:
-        return lambda f: jit(f, device=device, static_argnums=static_argnums, max_traces=max_traces)
+        return lambda f: jit(
+            f, device=device, static_argnums=static_argnums, static_argnames=static_argnames, max_traces=max_traces
+        )
     if not callable(fun):
         raise TypeError(f"jit: expected a callable, got {type(fun).__name__}")
     if isinstance(fun, Jitted):
         fun = fun.__wrapped__
-    return Jitted(_slow, fun, device=device, static_argnums=static_argnums, max_traces=max_traces)
+    return Jitted(_slow, fun, device=device, static_argnums=static_argnums, max_traces=max_traces, static_argnames=static_argnames)
 
 
-def export(fun, *args, static_argnums=(), **kwargs):
+def export(fun, *args, static_argnums=None, **kwargs):
     """Traces ``fun`` on ``args`` (arrays or :class:`ShapeDtype` leaves) and returns the
     program exported to StableHLO text (generic form, public ``@main`` with the flattened
     arguments and results), ready for XLA or IREE (docs/stablehlo.md).

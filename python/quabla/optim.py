@@ -7,7 +7,9 @@
 
 Updates run in NumPy on the host in each parameter's dtype (float32 parameters stay
 float32) and return new Tensors; parameters whose gradient is None (bool leaves) are
-returned unchanged. States are plain pytrees (dicts), so they can be saved or inspected.
+returned unchanged. Parameters may be any pytree (dicts, lists, namedtuples, registered
+dataclasses); the moments keep the parameters' structure. States are plain pytrees (dicts),
+so they can be saved or inspected.
 """
 
 import numpy as np
@@ -31,28 +33,16 @@ def _np(x, name):
 
 def _flatten_keep_none(tree, like):
     """Leaves of ``tree`` aligned with the leaves of ``like``; None where ``tree`` has None
-    (a bool parameter's gradient) and ``like`` has a leaf."""
-    out = []
-
-    def walk(t, l):
-        tl = type(l)
-        if tl in (tuple, list):
-            if type(t) not in (tuple, list) or len(t) != len(l):
-                raise ValueError("optim: grads and params have different structures")
-            for a, b in zip(t, l):
-                walk(a, b)
-        elif tl is dict:
-            if type(t) is not dict or sorted(t) != sorted(l):
-                raise ValueError("optim: grads and params have different structures")
-            for k in sorted(l):
-                walk(t[k], l[k])
-        elif l is None:
-            if t is not None:
-                raise ValueError("optim: grads and params have different structures")
-        else:
-            out.append(t)
-
-    walk(tree, like)
+    (a bool parameter's gradient) and ``like`` has a leaf. Any pytree nodes (namedtuples,
+    registered dataclasses) count; ``tree`` must have ``like``'s structure."""
+    td = _tree.structure(like)
+    try:
+        out = td.flatten_up_to(tree)
+    except _tree.PyTreeError:
+        raise ValueError("optim: grads and params have different structures") from None
+    for x in out:
+        if x is not None and _tree.structure(x).num_leaves != 1:
+            raise ValueError("optim: grads and params have different structures")
     return out
 
 

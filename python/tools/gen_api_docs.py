@@ -28,12 +28,29 @@ GROUPS = [
     ("Shapes and indexing", ["reshape", "ravel", "transpose", "swapaxes", "expand_dims", "squeeze", "broadcast_to",
                              "concatenate", "concat", "stack", "split", "take"]),
     ("Transforms", ["jit", "export", "grad", "value_and_grad", "jvp", "vjp", "jacobian", "hessian", "vmap", "ShapeDtype",
-                    "Lowered", "Compiled", "Tracer"]),
+                    "Lowered", "Compiled", "Tracer",
+                    "jacfwd", "jacrev", "linearize"]),
     ("quabla.optim", ["optim.Adam", "optim.SGD"]),
     ("Errors", ["QuablaError", "UnsupportedOperationError", "TracerError", "RetraceLimitError", "ShapeError",
-                "DTypeError", "BatchingError"]),
-    ("quabla.tree", ["tree.flatten", "tree.unflatten", "tree.map", "tree.TreeDef"]),
+                "DTypeError", "BatchingError",
+                "ArgumentError", "tree.PyTreeError"]),
+    ("quabla.tree", ["tree.flatten", "tree.unflatten", "tree.map", "tree.TreeDef",
+                     "tree.leaves", "tree.structure", "tree.reduce", "tree.all", "tree.flatten_with_path",
+                     "tree.leaves_with_path", "tree.map_with_path", "tree.keystr", "tree.SequenceKey", "tree.DictKey",
+                     "tree.GetAttrKey", "tree.FlattenedIndexKey", "tree.register_pytree_node",
+                     "tree.register_pytree_with_keys", "tree.register_dataclass"]),
+    ("quabla.typing", ["Array", "typing.ArrayLike", "typing.DTypeLike"]),
+    ("quabla.test_util", ["test_util.check_grads"]),
 ]
+
+# Type aliases (no docstring of their own): the text documenting them.
+ALIASES = {
+    "typing.ArrayLike": "What the ops accept as an array: `qb.Array` (a Tensor or a tracer), a NumPy array or "
+    "scalar, or a Python `bool`/`int`/`float` (as `jax.typing.ArrayLike`).\n\n"
+    "    >>> def f(x: qb.typing.ArrayLike) -> qb.Array: ...",
+    "typing.DTypeLike": "What `qb.dtype` accepts: a `qb.DType`, a name such as `\"float32\"`, a NumPy dtype or a "
+    "Python type.",
+}
 
 
 def _get(name):
@@ -58,6 +75,9 @@ def reference():
         for n in names:
             obj = _get(n)
             documented.add(n)
+            if n in ALIASES:
+                out += [f"#### `qb.{n}`", "", ALIASES[n], ""]
+                continue
             if isinstance(obj, qb.DType):
                 out += [f"#### `qb.{n}`", "", f"The {obj.name} dtype (MLIR `{obj.mlir}`, NumPy `{obj.np}`).", ""]
                 continue
@@ -65,7 +85,7 @@ def reference():
             sig = _sig(obj) if not inspect.isclass(obj) or n in ("ShapeDtype",) else ""
             doc = inspect.getdoc(obj) or ""
             out += [f"#### {kind}`qb.{n}{sig}`", "", doc, ""]
-    missing = [n for n in qb.__all__ if n not in documented and n not in ("tree", "optim")]
+    missing = [n for n in qb.__all__ if n not in documented and n not in ("tree", "optim", "typing", "test_util")]
     missing += [n for n in ("abs", "all", "any", "max", "min", "round", "sum") if n not in documented]
     if missing:
         raise SystemExit(f"undocumented public names: {missing}")
