@@ -31,7 +31,8 @@ GROUPS = [
                     "Lowered", "Compiled", "Tracer"]),
     ("quabla.optim", ["optim.Adam", "optim.SGD"]),
     ("Errors", ["QuablaError", "UnsupportedOperationError", "TracerError", "RetraceLimitError", "ShapeError",
-                "DTypeError", "BatchingError"]),
+                "DTypeError", "BatchingError",
+                "ArraySizeError", "OutOfMemoryError", "ArgumentTypeError", "ZeroStepError"]),
     ("quabla.tree", ["tree.flatten", "tree.unflatten", "tree.map", "tree.TreeDef"]),
 ]
 
