@@ -143,8 +143,9 @@ class OutOfMemoryError(QuablaError, MemoryError):
 
 
 class ArgumentTypeError(QuablaError, TypeError):
-    """An argument of a Python type the function does not accept (``qb.eye(2.5)``, a fill
-    value that is not a number, an object that is not array-like), as NumPy's TypeError."""
+    """An argument of a Python type the function does not accept (``qb.eye(2.5)``, a float
+    extent, an object that is not array-like), ``len()`` of a 0-d tensor, or a tensor used as
+    an index that is not a one-element integer or bool tensor; NumPy raises TypeError."""
 
 
 class ZeroStepError(QuablaError, ZeroDivisionError, ValueError):

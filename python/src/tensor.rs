@@ -9,7 +9,7 @@
 use std::ffi::{c_int, c_void, CStr};
 
 use pyo3::buffer::PyUntypedBuffer;
-use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyBufferError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyTuple};
@@ -182,9 +182,8 @@ impl Tensor {
 
     fn __index__(&self, py: Python<'_>) -> PyResult<i64> {
         if self.buf.len() != 1 || self.buf.dtype().is_float() {
-            return Err(PyTypeError::new_err(format!("only one-element integer or bool tensors can be used as an index, got {}", self.buf.ty())));
+            return Err(errors::new(py, "ArgumentTypeError", format!("only one-element integer or bool tensors can be used as an index, got {}", self.buf.ty())));
         }
-        let _ = py;
         Ok(self.buf.get_i64(0))
     }
 
@@ -199,10 +198,10 @@ impl Tensor {
         Ok(self.buf.get_f64(0) != 0.0)
     }
 
-    fn __len__(&self) -> PyResult<usize> {
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
         match self.buf.shape().first() {
             Some(&n) => Ok(n as usize),
-            None => Err(PyTypeError::new_err("len() of a 0-d tensor")),
+            None => Err(errors::new(py, "ArgumentTypeError", "len() of a 0-d tensor")),
         }
     }
 
@@ -304,7 +303,7 @@ pub fn from_buffer(py: Python<'_>, obj: &Bound<'_, PyAny>, shape: Option<Vec<i64
     let exported: Vec<i64> = pb.shape().iter().map(|&d| d as i64).collect();
     let shape = match shape {
         Some(s) if s.iter().try_fold(1i64, |a, &d| a.checked_mul(d)) == exported.iter().try_fold(1i64, |a, &d| a.checked_mul(d)) => s,
-        Some(s) => return Err(PyValueError::new_err(format!("from_buffer: shape {s:?} does not match the exported shape {exported:?}"))),
+        Some(s) => return Err(errors::new(py, "ShapeError", format!("from_buffer: shape {s:?} does not match the exported shape {exported:?}"))),
         None => exported,
     };
     if shape.contains(&0) {

@@ -192,3 +192,13 @@ def test_sizes_of_valid_constructors_are_unchanged():
     assert qb.ones((1, 2), dtype=qb.int32).tolist() == [[1, 1]]
     assert qb.zeros(3, dtype=qb.float32).tolist() == [0.0, 0.0, 0.0]
     assert qb.full((3,), -0.0).tolist() == [-0.0, -0.0, -0.0]
+
+
+def test_tensor_protocol_errors_are_in_the_hierarchy():
+    with raises(errors.ArgumentTypeError, "len() of a 0-d tensor"):
+        len(qb.array(1.0))
+    with raises(errors.ArgumentTypeError, "can be used as an index"):
+        [1, 2][qb.array(1.5)]
+    assert [1, 2][qb.array(1)] == 2
+    with raises(errors.ShapeError, "does not match the exported shape"):
+        qb._quabla.from_buffer(qb.ones(4).numpy(), [3])
