@@ -146,6 +146,17 @@ impl TensorType {
         if let Some(d) = self.shape.iter().find(|&&d| d <= 0) {
             return Err(Violation::new(op, "extent_positive", format!("shape {:?} has the extent {d}: quabla tensors have positive extents", self.shape)).actual(self).shape());
         }
+        self.check_bytes(op)
+    }
+
+    /// The size part of [`TensorType::check_size`], for storage that admits zero extents
+    /// (host buffers): a negative extent (`extent_positive`), an overflowing byte size
+    /// (`size_overflow`) or one over [`max_bytes`] (`size_limit`) is an error. Returns the
+    /// byte size.
+    pub fn check_bytes(&self, op: &'static str) -> Result<usize, DialectError> {
+        if let Some(d) = self.shape.iter().find(|&&d| d < 0) {
+            return Err(Violation::new(op, "extent_positive", format!("shape {:?} has the negative extent {d}", self.shape)).actual(self).shape());
+        }
         let Some(bytes) = self.checked_byte_size().filter(|&b| i64::try_from(b).is_ok()) else {
             return Err(Violation::new(op, "size_overflow", format!("{self} (shape {:?}) is too big: its element count times the item size {} overflows", self.shape, self.dtype.size())).actual(self).size());
         };
@@ -247,6 +258,11 @@ mod tests {
         assert!(matches!(neg.check_size("x"), Err(DialectError::Shape(_))));
         assert_eq!(TensorType::new(DType::I1, [3, 5]).check_size("x"), Ok(15));
         assert_eq!(TensorType::scalar(DType::F64).check_size("x"), Ok(8));
+        // Storage admits zero extents, never negative ones.
+        assert_eq!(TensorType::new(DType::F32, [2, 0]).check_bytes("buffer"), Ok(0));
+        assert!(TensorType::new(DType::F32, [2, 0]).check_size("x").is_err());
+        assert_eq!(neg.check_bytes("buffer").unwrap_err().constraint(), Some("extent_positive"));
+        assert_eq!(TensorType::new(DType::F32, [0, 1 << 62, 4]).check_bytes("buffer"), Ok(0));
         assert_eq!(TensorType::new(DType::F32, [1 << 62, 4]).strides(), vec![4, 1]);
         assert_eq!(TensorType::new(DType::F32, [2, 1 << 62, 4]).strides()[0], i64::MAX);
     }

@@ -168,10 +168,10 @@ impl Buffer {
     }
 
     /// A zero-filled buffer of type `ty` whose size comes from the user: the size is checked
-    /// ([`TensorType::check_size`]: [`BufferError::TooLarge`]) and the allocation is fallible
+    /// ([`TensorType::check_bytes`]: [`BufferError::TooLarge`]; zero extents are allowed) and the allocation is fallible
     /// ([`BufferError::OutOfMemory`]), so nothing wraps or aborts.
     pub fn try_zeros(ty: TensorType) -> Result<Buffer, BufferError> {
-        let bytes = ty.check_size("buffer").map_err(|e| BufferError::TooLarge { ty: ty.clone(), message: e.violation().map_or_else(|| e.to_string(), |v| format!("({}) {}", v.constraint, v.message)) })?;
+        let bytes = ty.check_bytes("buffer").map_err(|e| BufferError::TooLarge { ty: ty.clone(), message: e.violation().map_or_else(|| e.to_string(), |v| format!("({}) {}", v.constraint, v.message)) })?;
         match AlignedBytes::try_zeroed(bytes) {
             Some(b) => Ok(Buffer { ty, storage: Storage::Host(Arc::new(b)) }),
             None => Err(BufferError::OutOfMemory { ty, bytes }),
