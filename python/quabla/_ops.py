@@ -1401,9 +1401,13 @@ def arange(start, stop=None, step=1, dtype=None):
     if step == 0:
         raise ZeroStepError(f"arange: step must not be zero (start={start}, stop={stop})")
     lo, hi = (0, start) if stop is None else (start, stop)
-    count = math.ceil((hi - lo) / step) if math.isfinite((hi - lo) / step) else None
-    if count is None:
+    try:
+        span = (hi - lo) / step
+    except OverflowError:
+        span = math.inf
+    if not math.isfinite(span):
         raise ArraySizeError(f"arange: the range (start={start}, stop={stop}, step={step}) has no finite length")
+    count = math.ceil(span)
     if count > 0:
         d = _dt.dtype(dtype) if dtype is not None else (float64 if builtins.any(isinstance(v, (float, np.floating)) for v in (start, stop, step)) else int64)
         _shape_arg("arange", (count,), d)

@@ -141,6 +141,8 @@ def test_arange_sizes_are_checked():
         qb.arange(0, 2**62)
     with pytest.raises(errors.ArraySizeError):
         qb.arange(0.0, 1.0, 1e-300)
+    with raises(errors.ArraySizeError, "has no finite length"):
+        qb.arange(0, 2**1100)
     with raises(errors.ArgumentTypeError, "arange: stop must be a real number"):
         qb.arange(0, "3")
     assert qb.arange(0.0, 1.0, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75]
