@@ -326,9 +326,11 @@ impl Buffer {
         Ok(Buffer::from_literal(&Literal::from_f64s(ty, vals)))
     }
 
-    /// A host buffer holding a literal's elements.
+    /// A host buffer holding a literal's elements. Panics when the host allocation of the
+    /// copy fails (the literal's own bytes already exist); user-sized data goes through
+    /// [`Buffer::from_bytes`], which returns the error.
     pub fn from_literal(l: &Literal) -> Buffer {
-        Buffer::from_bytes(l.ty.clone(), &l.bytes).expect("literal sizes are consistent")
+        Buffer::from_bytes(l.ty.clone(), &l.bytes).unwrap_or_else(|e| panic!("a literal's host buffer: {e}"))
     }
 
     /// The elements as a literal. A device buffer has no host data: its literal is a splat of
