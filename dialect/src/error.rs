@@ -21,6 +21,11 @@ pub enum DialectError {
     /// two operands whose element types differ).
     #[error("{0}")]
     DType(Box<Violation>),
+    /// A tensor too big to exist: its byte size overflows (`size_overflow`) or exceeds the
+    /// configured limit (`size_limit`, see [`crate::types::max_bytes`]). The violation's
+    /// `actual` is the offending type.
+    #[error("{0}")]
+    Size(Box<Violation>),
     /// An attribute is missing or malformed.
     #[error("'quabla.{op}' op: attribute `{attr}`: {message}")]
     Attribute { op: String, attr: String, message: String },
@@ -125,6 +130,11 @@ impl Violation {
         DialectError::DType(Box::new(self))
     }
 
+    /// As a size error.
+    pub fn size(self) -> DialectError {
+        DialectError::Size(Box::new(self))
+    }
+
     /// `Err` of the shape-rule error.
     pub fn shape_err<T>(self) -> Result<T> {
         Err(self.shape())
@@ -147,10 +157,11 @@ impl DialectError {
         Violation::new(op, constraint, message).dtype()
     }
 
-    /// The violated rule, for [`DialectError::Shape`] and [`DialectError::DType`].
+    /// The violated rule, for [`DialectError::Shape`], [`DialectError::DType`] and
+    /// [`DialectError::Size`].
     pub fn violation(&self) -> Option<&Violation> {
         match self {
-            DialectError::Shape(v) | DialectError::DType(v) => Some(v),
+            DialectError::Shape(v) | DialectError::DType(v) | DialectError::Size(v) => Some(v),
             DialectError::Attribute { .. } | DialectError::UnknownOp(_) | DialectError::Structure(_) => None,
         }
     }
@@ -168,7 +179,7 @@ impl DialectError {
     /// The error with source location `loc` attached to a rule violation that has none yet.
     /// Other variants are returned unchanged.
     pub fn at(mut self, loc: Option<Arc<str>>) -> DialectError {
-        if let DialectError::Shape(v) | DialectError::DType(v) = &mut self {
+        if let DialectError::Shape(v) | DialectError::DType(v) | DialectError::Size(v) = &mut self {
             if v.loc.is_none() {
                 v.loc = loc;
             }
@@ -181,6 +192,7 @@ impl DialectError {
         match self {
             DialectError::Shape(_) => "Shape",
             DialectError::DType(_) => "DType",
+            DialectError::Size(_) => "Size",
             DialectError::Attribute { .. } => "Attribute",
             DialectError::UnknownOp(_) => "UnknownOp",
             DialectError::Structure(_) => "Structure",
@@ -198,6 +210,9 @@ impl DialectError {
             Violation::new("and", "binary_c2", "operand type tensor<2xf32> is not a bool or integer type (i1, i32, i64)")
                 .types(0, Expected::DTypes(&[DType::I1, DType::I32, DType::I64]), &f32x2)
                 .dtype(),
+            Violation::new("broadcast_in_dim", "size_overflow", "tensor<4611686018427387904x4xf32> (shape [4611686018427387904, 4]) is too big: its element count times the item size 4 overflows")
+                .actual(&TensorType::new(DType::F32, [1 << 62, 4]))
+                .size(),
             DialectError::Attribute { op: "transpose".into(), attr: "permutation".into(), message: "expected an array of i64".into() },
             DialectError::UnknownOp("quabla.frobnicate".into()),
             DialectError::Structure("value %3 is defined twice".into()),

@@ -450,10 +450,12 @@ fn import_constant(op: &OperationRef, attrs: &[(String, String)], results: &[Ten
     if results.len() != 1 || results[0] != ty {
         return Err(format!("result type must equal the value's type {ty}"));
     }
+    let size = ty.check_size("constant").map_err(|e| e.violation().map_or_else(|| e.to_string(), |v| format!("({}): {}", v.constraint, v.message)))?;
     let n = ty.num_elements();
     let splat = unsafe { mlir_sys::mlirDenseElementsAttrIsSplat(raw) };
     let idx = |i: usize| if splat { 0 } else { i as isize };
-    let mut bytes = Vec::with_capacity(n * ty.dtype.size());
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(size).map_err(|_| format!("out of memory: cannot allocate the {size} bytes of a {ty} constant"))?;
     unsafe {
         for i in 0..n {
             match ty.dtype {

@@ -1,6 +1,24 @@
 //! Element types and ranked, statically shaped tensor types: the only types the `quabla`
 //! dialect admits. Text forms follow MLIR's builtin syntax (`tensor<2x3xf32>`).
 use std::fmt;
+use std::sync::OnceLock;
+
+use crate::error::{DialectError, Violation};
+
+/// Default bound on the byte size of one tensor (1 TiB), see [`max_bytes`].
+pub const DEFAULT_MAX_BYTES: u64 = 1 << 40;
+
+/// The largest byte size a tensor may have: `QUABLA_MAX_BYTES` (a decimal byte count) when set
+/// to a positive integer, else [`DEFAULT_MAX_BYTES`]. Read once per process. Every boundary
+/// that creates a tensor type from user input ([`TensorType::check_size`], the shape rules,
+/// the importer, host buffers) rejects larger tensors with a typed error instead of wrapping
+/// the element count or attempting the allocation.
+pub fn max_bytes() -> u64 {
+    static MAX: OnceLock<u64> = OnceLock::new();
+    *MAX.get_or_init(|| {
+        std::env::var("QUABLA_MAX_BYTES").ok().and_then(|v| v.trim().parse::<u64>().ok()).filter(|&v| v > 0).unwrap_or(DEFAULT_MAX_BYTES)
+    })
+}
 
 /// An element type of a quabla tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -104,8 +122,49 @@ impl TensorType {
         self.shape.len()
     }
 
+    /// The element count. Never panics and never wraps: it saturates at `usize::MAX` when the
+    /// product overflows (and counts a negative extent as 0), so code that allocates from it
+    /// fails instead of under-allocating. Boundaries call [`TensorType::check_size`] first.
     pub fn num_elements(&self) -> usize {
-        self.shape.iter().product::<i64>() as usize
+        self.checked_num_elements().unwrap_or_else(|| if self.shape.iter().any(|&d| d < 0) { 0 } else { usize::MAX })
+    }
+
+    /// The element count, or `None` when an extent is negative or the product overflows.
+    pub fn checked_num_elements(&self) -> Option<usize> {
+        self.shape.iter().try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))
+    }
+
+    /// The byte size in host buffers, or `None` when an extent is negative or it overflows.
+    pub fn checked_byte_size(&self) -> Option<usize> {
+        self.checked_num_elements()?.checked_mul(self.dtype.size())
+    }
+
+    /// Checks that the type can exist: every extent positive (`extent_positive`), the byte size
+    /// representable (`size_overflow`) and at most [`max_bytes`] (`size_limit`). Returns the
+    /// byte size. `op` names the op (or constructor) the error is reported for.
+    pub fn check_size(&self, op: &'static str) -> Result<usize, DialectError> {
+        if let Some(d) = self.shape.iter().find(|&&d| d <= 0) {
+            return Err(Violation::new(op, "extent_positive", format!("shape {:?} has the extent {d}: quabla tensors have positive extents", self.shape)).actual(self).shape());
+        }
+        self.check_bytes(op)
+    }
+
+    /// The size part of [`TensorType::check_size`], for storage that admits zero extents
+    /// (host buffers): a negative extent (`extent_positive`), an overflowing byte size
+    /// (`size_overflow`) or one over [`max_bytes`] (`size_limit`) is an error. Returns the
+    /// byte size.
+    pub fn check_bytes(&self, op: &'static str) -> Result<usize, DialectError> {
+        if let Some(d) = self.shape.iter().find(|&&d| d < 0) {
+            return Err(Violation::new(op, "extent_positive", format!("shape {:?} has the negative extent {d}", self.shape)).actual(self).shape());
+        }
+        let Some(bytes) = self.checked_byte_size().filter(|&b| i64::try_from(b).is_ok()) else {
+            return Err(Violation::new(op, "size_overflow", format!("{self} (shape {:?}) is too big: its element count times the item size {} overflows", self.shape, self.dtype.size())).actual(self).size());
+        };
+        let max = max_bytes();
+        if bytes as u64 > max {
+            return Err(Violation::new(op, "size_limit", format!("{self} (shape {:?}) needs {bytes} bytes, more than the limit of {max} bytes (set QUABLA_MAX_BYTES to raise it)", self.shape)).actual(self).size());
+        }
+        Ok(bytes)
     }
 
     pub fn with_dtype(&self, dtype: DType) -> Self {
@@ -116,7 +175,7 @@ impl TensorType {
     pub fn strides(&self) -> Vec<i64> {
         let mut s = vec![1i64; self.shape.len()];
         for i in (0..self.shape.len().saturating_sub(1)).rev() {
-            s[i] = s[i + 1] * self.shape[i + 1];
+            s[i] = s[i + 1].saturating_mul(self.shape[i + 1]);
         }
         s
     }
@@ -140,7 +199,9 @@ impl TensorType {
             }
             shape.push(d);
         }
-        Ok(TensorType { dtype, shape })
+        let t = TensorType { dtype, shape };
+        t.check_size("tensor").map_err(|e| e.to_string())?;
+        Ok(t)
     }
 }
 
@@ -165,6 +226,44 @@ mod tests {
         assert!(TensorType::parse("tensor<?xf32>").is_err());
         assert!(TensorType::parse("tensor<0xf32>").is_err());
         assert!(TensorType::parse("tensor<2xf16>").is_err());
+        let e = TensorType::parse("tensor<4611686018427387904x4xf32>").unwrap_err();
+        assert!(e.contains("size_overflow") && e.contains("too big"), "{e}");
         assert_eq!(TensorType::new(DType::F32, [2, 3, 4]).strides(), vec![12, 4, 1]);
+    }
+
+    #[test]
+    fn sizes_are_checked_never_wrapped() {
+        let t = TensorType::new(DType::F32, [1 << 62, 4]);
+        assert_eq!(t.checked_num_elements(), None);
+        assert_eq!(t.num_elements(), usize::MAX);
+        let e = t.check_size("zeros").unwrap_err();
+        assert!(matches!(e, DialectError::Size(_)), "{e:?}");
+        assert_eq!(e.constraint(), Some("size_overflow"));
+        assert!(e.to_string().contains("tensor<4611686018427387904x4xf32>"), "{e}");
+        // Fits usize as elements but not as bytes.
+        let b = TensorType::new(DType::F64, [1 << 61]);
+        assert_eq!(b.checked_num_elements(), Some(1 << 61));
+        assert_eq!(b.checked_byte_size(), None);
+        assert_eq!(b.check_size("full").unwrap_err().constraint(), Some("size_overflow"));
+        // Representable, but over the default limit.
+        let big = TensorType::new(DType::F32, [1 << 20, 1 << 20]);
+        assert_eq!(big.checked_byte_size(), Some(1 << 42));
+        let e = big.check_size("zeros").unwrap_err();
+        assert_eq!(e.constraint(), Some("size_limit"));
+        assert!(e.to_string().contains("QUABLA_MAX_BYTES"), "{e}");
+        // Negative and zero extents are shape errors, not sizes.
+        let neg = TensorType::new(DType::F32, [-1]);
+        assert_eq!(neg.num_elements(), 0);
+        assert_eq!(neg.check_size("ShapeDtype").unwrap_err().constraint(), Some("extent_positive"));
+        assert!(matches!(neg.check_size("x"), Err(DialectError::Shape(_))));
+        assert_eq!(TensorType::new(DType::I1, [3, 5]).check_size("x"), Ok(15));
+        assert_eq!(TensorType::scalar(DType::F64).check_size("x"), Ok(8));
+        // Storage admits zero extents, never negative ones.
+        assert_eq!(TensorType::new(DType::F32, [2, 0]).check_bytes("buffer"), Ok(0));
+        assert!(TensorType::new(DType::F32, [2, 0]).check_size("x").is_err());
+        assert_eq!(neg.check_bytes("buffer").unwrap_err().constraint(), Some("extent_positive"));
+        assert_eq!(TensorType::new(DType::F32, [0, 1 << 62, 4]).check_bytes("buffer"), Ok(0));
+        assert_eq!(TensorType::new(DType::F32, [1 << 62, 4]).strides(), vec![4, 1]);
+        assert_eq!(TensorType::new(DType::F32, [2, 1 << 62, 4]).strides()[0], i64::MAX);
     }
 }

@@ -19,7 +19,7 @@ fn declared_variants() -> Vec<String> {
 #[test]
 fn samples_cover_every_variant() {
     let declared = declared_variants();
-    assert_eq!(declared, ["Shape", "DType", "Attribute", "UnknownOp", "Structure"]);
+    assert_eq!(declared, ["Shape", "DType", "Size", "Attribute", "UnknownOp", "Structure"]);
     let sampled: Vec<&str> = DialectError::samples().iter().map(|e| e.variant()).collect();
     assert_eq!(sampled, declared, "DialectError::samples() must hold one value of every variant, in declaration order");
 }

@@ -30,6 +30,13 @@ pub enum BufferError {
     /// A device storage's byte length does not match the tensor type it is to hold.
     #[error("{ty} needs {expected} bytes but the storage on device '{device}' holds {actual}")]
     StorageSize { device: String, ty: TensorType, expected: usize, actual: usize },
+    /// The type is too big to exist: its byte size overflows or exceeds the limit
+    /// (`QUABLA_MAX_BYTES`, see [`quabla_dialect::types::max_bytes`]); `message` says which.
+    #[error("cannot create a {ty} buffer: {message}")]
+    TooLarge { ty: TensorType, message: String },
+    /// The host allocator could not provide the bytes.
+    #[error("out of memory: cannot allocate {bytes} bytes for a {ty} buffer")]
+    OutOfMemory { ty: TensorType, bytes: usize },
     /// A device failed to copy a buffer's bytes to the host.
     #[error("copying a {ty} buffer from device '{device}' to the host failed: {message}")]
     Transfer { device: String, ty: TensorType, message: String },
@@ -73,15 +80,26 @@ unsafe impl Send for AlignedBytes {}
 unsafe impl Sync for AlignedBytes {}
 
 impl AlignedBytes {
-    /// Zeroed storage of `len` bytes (at least one byte is allocated).
+    /// Zeroed storage of `len` bytes (at least one byte is allocated). Aborts when the
+    /// allocation fails, like `Vec`: for sizes of already checked types only; sizes that come
+    /// from the user go through [`AlignedBytes::try_zeroed`].
     pub fn zeroed(len: usize) -> Self {
-        let layout = Layout::from_size_align(len.max(1), ALIGN).expect("buffer size overflows");
+        match AlignedBytes::try_zeroed(len) {
+            Some(b) => b,
+            None => match Layout::from_size_align(len.max(1), ALIGN) {
+                Ok(layout) => std::alloc::handle_alloc_error(layout),
+                Err(_) => panic!("a host buffer of {len} bytes cannot be laid out"),
+            },
+        }
+    }
+
+    /// Zeroed storage of `len` bytes, or `None` when no layout of that size exists (over
+    /// `isize::MAX`) or the allocator fails.
+    pub fn try_zeroed(len: usize) -> Option<Self> {
+        let layout = Layout::from_size_align(len.max(1), ALIGN).ok()?;
         // SAFETY: layout has non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
-        if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        AlignedBytes { ptr, len }
+        (!ptr.is_null()).then_some(AlignedBytes { ptr, len })
     }
 
     /// The bytes.
@@ -149,10 +167,39 @@ impl Buffer {
         Buffer { ty, storage: Storage::Host(Arc::new(AlignedBytes::zeroed(n))) }
     }
 
+    /// A zero-filled buffer of type `ty` whose size comes from the user: the size is checked
+    /// ([`TensorType::check_bytes`]: [`BufferError::TooLarge`]; zero extents are allowed) and the allocation is fallible
+    /// ([`BufferError::OutOfMemory`]), so nothing wraps or aborts.
+    pub fn try_zeros(ty: TensorType) -> Result<Buffer, BufferError> {
+        let bytes = ty.check_bytes("buffer").map_err(|e| BufferError::TooLarge { ty: ty.clone(), message: e.violation().map_or_else(|| e.to_string(), |v| format!("({}) {}", v.constraint, v.message)) })?;
+        match AlignedBytes::try_zeroed(bytes) {
+            Some(b) => Ok(Buffer { ty, storage: Storage::Host(Arc::new(b)) }),
+            None => Err(BufferError::OutOfMemory { ty, bytes }),
+        }
+    }
+
+    /// A buffer of type `ty` with every element `elem` (the little-endian bytes of one
+    /// element), with the checks of [`Buffer::try_zeros`]. An all-zero element writes nothing.
+    pub fn try_splat(ty: TensorType, elem: &[u8]) -> Result<Buffer, BufferError> {
+        let size = ty.dtype.size();
+        if elem.len() != size {
+            return Err(BufferError::TooLarge { ty, message: format!("a splat element of {} bytes for item size {size}", elem.len()) });
+        }
+        let mut b = Buffer::try_zeros(ty)?;
+        if elem.iter().any(|&x| x != 0) {
+            if let Some(dst) = b.bytes_mut() {
+                for c in dst.chunks_exact_mut(size) {
+                    c.copy_from_slice(elem);
+                }
+            }
+        }
+        Ok(b)
+    }
+
     /// A buffer of type `ty` whose bytes live in `storage` on a device; the storage's length
     /// must be the type's byte size.
     pub fn from_device(ty: TensorType, storage: Arc<dyn DeviceStorage>) -> Result<Buffer, BufferError> {
-        let expected = ty.num_elements() * ty.dtype.size();
+        let expected = ty.checked_byte_size().unwrap_or(usize::MAX);
         let actual = storage.byte_len();
         if actual != expected {
             return Err(BufferError::StorageSize { device: storage.device().to_string(), ty, expected, actual });
@@ -187,7 +234,7 @@ impl Buffer {
         match &self.storage {
             Storage::Host(_) => Ok(self.clone()),
             Storage::Device(d) => {
-                let mut bytes = AlignedBytes::zeroed(d.byte_len());
+                let mut bytes = AlignedBytes::try_zeroed(d.byte_len()).ok_or_else(|| BufferError::OutOfMemory { ty: self.ty.clone(), bytes: d.byte_len() })?;
                 d.copy_to_host(bytes.as_mut_slice()).map_err(|message| BufferError::Transfer { device: d.device().to_string(), ty: self.ty.clone(), message })?;
                 Ok(Buffer { ty: self.ty.clone(), storage: Storage::Host(Arc::new(bytes)) })
             }
@@ -240,12 +287,15 @@ impl Buffer {
 
     /// Copies raw little-endian element bytes (i1: one byte per element, nonzero = true).
     pub fn from_bytes(ty: TensorType, bytes: &[u8]) -> Result<Buffer, String> {
-        let want = ty.num_elements() * ty.dtype.size();
-        if bytes.len() != want {
-            return Err(format!("{} needs {want} bytes, got {}", ty, bytes.len()));
+        let want = ty.checked_byte_size();
+        if want != Some(bytes.len()) {
+            return Err(match want {
+                Some(want) => format!("{} needs {want} bytes, got {}", ty, bytes.len()),
+                None => format!("{ty} is too big: its byte size overflows"),
+            });
         }
         let is_bool = ty.dtype == DType::I1;
-        let mut b = Buffer::zeros(ty);
+        let mut b = Buffer::try_zeros(ty).map_err(|e| e.to_string())?;
         let dst = b.bytes_mut().expect("fresh buffer is unique");
         if is_bool {
             for (d, s) in dst.iter_mut().zip(bytes) {
@@ -276,9 +326,11 @@ impl Buffer {
         Ok(Buffer::from_literal(&Literal::from_f64s(ty, vals)))
     }
 
-    /// A host buffer holding a literal's elements.
+    /// A host buffer holding a literal's elements. Panics when the host allocation of the
+    /// copy fails (the literal's own bytes already exist); user-sized data goes through
+    /// [`Buffer::from_bytes`], which returns the error.
     pub fn from_literal(l: &Literal) -> Buffer {
-        Buffer::from_bytes(l.ty.clone(), &l.bytes).expect("literal sizes are consistent")
+        Buffer::from_bytes(l.ty.clone(), &l.bytes).unwrap_or_else(|e| panic!("a literal's host buffer: {e}"))
     }
 
     /// The elements as a literal. A device buffer has no host data: its literal is a splat of
@@ -488,6 +540,29 @@ mod tests {
         let e = d.to_host().unwrap_err();
         assert_eq!(e, BufferError::Transfer { device: "test:0".into(), ty: d.ty().clone(), message: "device lost".into() });
         assert!(e.to_string().contains("device lost"), "{e}");
+    }
+
+    #[test]
+    fn sizes_from_the_user_are_checked_and_allocations_fallible() {
+        // Overflowing element count: a typed error, never a wrapped, under-sized buffer.
+        let t = TensorType::new(DType::F32, [1 << 62, 4]);
+        let e = Buffer::try_zeros(t.clone()).unwrap_err();
+        assert!(matches!(&e, BufferError::TooLarge { ty, message } if *ty == t && message.contains("size_overflow")), "{e}");
+        // Over the limit (1 TiB by default): refused before allocating.
+        let e = Buffer::try_zeros(TensorType::new(DType::F64, [1 << 20, 1 << 20])).unwrap_err();
+        assert!(matches!(&e, BufferError::TooLarge { message, .. } if message.contains("size_limit")), "{e}");
+        // A size no allocator can serve is a typed error, not an abort.
+        assert!(AlignedBytes::try_zeroed(usize::MAX - 8).is_none());
+        assert!(AlignedBytes::try_zeroed((isize::MAX as usize) - 1024).is_none());
+        assert!(Buffer::from_bytes(t, &[]).unwrap_err().contains("too big"));
+        // Splats fill every element; zeros stay as allocated.
+        let s = Buffer::try_splat(TensorType::new(DType::I32, [3]), &7i32.to_le_bytes()).unwrap();
+        assert_eq!(s.as_slice::<i32>().unwrap(), &[7, 7, 7]);
+        let z = Buffer::try_splat(TensorType::new(DType::F64, [2]), &0f64.to_le_bytes()).unwrap();
+        assert_eq!(z.as_slice::<f64>().unwrap(), &[0.0, 0.0]);
+        assert!(Buffer::try_splat(TensorType::new(DType::F64, [2]), &[1]).is_err());
+        let oom = BufferError::OutOfMemory { ty: TensorType::new(DType::F32, [8]), bytes: 32 };
+        assert!(oom.to_string().starts_with("out of memory"), "{oom}");
     }
 
     #[test]

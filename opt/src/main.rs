@@ -146,7 +146,30 @@ fn line_of(loc: &str) -> Option<usize> {
 
 type Diags = std::rc::Rc<std::cell::RefCell<Vec<(String, String)>>>;
 
+/// The text of a panic payload (`panic!` with a literal or a formatted message).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    match (payload.downcast_ref::<&str>(), payload.downcast_ref::<String>()) {
+        (Some(s), _) => s.to_string(),
+        (None, Some(s)) => s.clone(),
+        (None, None) => "a panic without a message".to_string(),
+    }
+}
+
+/// Runs [`run`] with `catch_unwind` as the last line of defence: a panic anywhere below is
+/// reported as `quabla-opt: internal error, please report: <message> (at <file:line>)` on
+/// stderr with exit code 1, never an abort or Rust's default panic output.
 fn main() -> ExitCode {
+    std::panic::set_hook(Box::new(|info| {
+        let at = info.location().map(|l| format!(" (at {}:{})", l.file(), l.line())).unwrap_or_default();
+        eprintln!("quabla-opt: internal error, please report: {}{at}", panic_message(info.payload()));
+    }));
+    match std::panic::catch_unwind(run) {
+        Ok(code) => code,
+        Err(_) => ExitCode::from(1),
+    }
+}
+
+fn run() -> ExitCode {
     let o = match parse_args() {
         Ok(o) => o,
         Err(e) => {
@@ -339,19 +362,25 @@ fn parse_literal(ctx: &Context, s: &str) -> Result<Literal, String> {
     }
 }
 
-fn random_buffer(ty: &TensorType, seed: &mut u64) -> Buffer {
-    let vals: Vec<f64> = (0..ty.num_elements())
-        .map(|_| {
-            *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            let u = (*seed >> 11) as f64 / (1u64 << 53) as f64;
-            match ty.dtype {
-                quabla_dialect::DType::I1 => (u < 0.5) as i64 as f64,
-                d if d.is_int() => (u * 20.0).floor() - 10.0,
-                _ => u * 4.0 - 2.0,
-            }
-        })
-        .collect();
-    Buffer::from_f64s(ty.clone(), &vals).expect("sizes match")
+/// A pseudo-random input of type `ty`, written straight into a checked, fallibly allocated
+/// buffer (a too big or unallocatable parameter type is an error, not an abort).
+fn random_buffer(ty: &TensorType, seed: &mut u64) -> Result<Buffer, String> {
+    use quabla_dialect::DType;
+    let mut b = Buffer::try_zeros(ty.clone()).map_err(|e| format!("--random-args: {e}"))?;
+    let size = ty.dtype.size();
+    let dst = b.bytes_mut().ok_or("--random-args: a fresh host buffer is not writable")?;
+    for c in dst.chunks_exact_mut(size) {
+        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let u = (*seed >> 11) as f64 / (1u64 << 53) as f64;
+        match ty.dtype {
+            DType::I1 => c[0] = (u < 0.5) as u8,
+            DType::I32 => c.copy_from_slice(&(((u * 20.0).floor() - 10.0) as i32).to_le_bytes()),
+            DType::I64 => c.copy_from_slice(&(((u * 20.0).floor() - 10.0) as i64).to_le_bytes()),
+            DType::F32 => c.copy_from_slice(&((u * 4.0 - 2.0) as f32).to_le_bytes()),
+            DType::F64 => c.copy_from_slice(&(u * 4.0 - 2.0).to_le_bytes()),
+        }
+    }
+    Ok(b)
 }
 
 /// Runs `@main` on the `--arg`/`--random-args` inputs with the executor of device `cpu`, or
@@ -361,7 +390,7 @@ fn run_main(ctx: &Context, o: &Opts, m: &Module, copts: &CompileOptions) -> Resu
     let params = f.param_types();
     let inputs: Vec<Buffer> = if let Some(seed) = o.random {
         let mut s = seed.wrapping_add(0x9E3779B97F4A7C15);
-        params.iter().map(|t| random_buffer(t, &mut s)).collect()
+        params.iter().map(|t| random_buffer(t, &mut s)).collect::<Result<_, _>>()?
     } else {
         if o.args.len() != params.len() {
             return Err(format!("--run: @main takes {} arguments, {} --arg given", params.len(), o.args.len()));
@@ -372,7 +401,7 @@ fn run_main(ctx: &Context, o: &Opts, m: &Module, copts: &CompileOptions) -> Resu
             if &l.ty != t {
                 return Err(format!("--arg {i}: type {} does not match @main parameter {i} of type {t}", l.ty));
             }
-            v.push(Buffer::from_literal(&l));
+            v.push(Buffer::from_bytes(l.ty.clone(), &l.bytes).map_err(|e| format!("--arg {i}: {e}"))?);
         }
         v
     };

@@ -16,7 +16,7 @@ from . import _quabla as _q
 from . import dtypes as _dt
 from ._trace import Tracer, bind, is_array
 from .dtypes import bool_, float64, int32, int64
-from .errors import DTypeError, ShapeError, TracerError, UnsupportedOperationError
+from .errors import ArgumentTypeError, ArraySizeError, DTypeError, ShapeError, TracerError, UnsupportedOperationError, ZeroStepError
 
 Tensor = _q.Tensor
 
@@ -71,7 +71,7 @@ def _to_array(x, dtype=None):
         return _q.full((), x.item() if isinstance(x, np.generic) else x, d.code)
     if isinstance(x, (list, tuple)):
         return array(x, dtype)
-    raise TypeError(f"expected an array, a Python number or a nested list, got {type(x).__name__}")
+    raise ArgumentTypeError(f"expected an array, a Python number or a nested list, got {type(x).__name__}")
 
 
 def _is_scalar(x):
@@ -138,6 +138,7 @@ def broadcast_to(x, shape):
         raise ShapeError(f"broadcast_to: cannot broadcast a tensor of shape {_shape_str(xs)} to shape {_shape_str(shape)}")
     if builtins.any(d <= 0 for d in shape):
         raise ShapeError(f"broadcast_to: shape {_shape_str(shape)} has a zero or negative extent")
+    _shape_arg("broadcast_to", shape, x.dtype)
     return bind(_op("broadcast_in_dim", dims=tuple(range(n, len(shape))), shape=shape), x)
 
 
@@ -1297,10 +1298,30 @@ def asarray(obj, dtype=None):
     return array(obj, dtype)
 
 
-def _shape_arg(op, shape):
-    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else _t(shape)
+def _int_arg(op, name, v):
+    """``v`` as a Python int (ints and NumPy integers; bools and floats are rejected, as NumPy does)."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        return int(v)
+    raise ArgumentTypeError(f"{op}: {name} must be an integer, got {type(v).__name__} {v!r}")
+
+
+def _shape_arg(op, shape, dtype=None):
+    """A shape tuple of Python ints; with ``dtype``, also checks that the tensor can exist
+    (a byte size that neither overflows nor exceeds QUABLA_MAX_BYTES: ArraySizeError)."""
+    if isinstance(shape, (int, np.integer)):
+        shape = (_int_arg(op, "shape", shape),)
+    else:
+        try:
+            items = tuple(shape)
+        except TypeError:
+            raise ArgumentTypeError(f"{op}: shape must be an int or a sequence of ints, got {type(shape).__name__}") from None
+        shape = tuple(_int_arg(op, "each extent of shape", d) for d in items)
     if builtins.any(d <= 0 for d in shape):
         raise ShapeError(f"{op}: shape {_shape_str(shape)} has a zero or negative extent (quabla tensors have positive extents)")
+    if builtins.any(d >= 2**63 for d in shape):
+        raise ArraySizeError(f"{op}: shape {_shape_str(shape)} is too big: an extent does not fit in 64 bits")
+    if dtype is not None:
+        _q.check_shape(op, list(shape), dtype.code)
     return shape
 
 
@@ -1311,7 +1332,7 @@ def zeros(shape, dtype=None):
         >>> qb.zeros((2, 3), dtype=qb.float32).shape
         (2, 3)
     """
-    return _q.full(list(_shape_arg("zeros", shape)), 0, _dt.dtype(dtype or float64).code)
+    return _q.full(list(_shape_arg("zeros", shape)), 0, _dt.dtype(dtype or float64).code, "zeros")
 
 
 def ones(shape, dtype=None):
@@ -1321,7 +1342,7 @@ def ones(shape, dtype=None):
         >>> qb.ones(3).tolist()
         [1.0, 1.0, 1.0]
     """
-    return _q.full(list(_shape_arg("ones", shape)), 1, _dt.dtype(dtype or float64).code)
+    return _q.full(list(_shape_arg("ones", shape)), 1, _dt.dtype(dtype or float64).code, "ones")
 
 
 def full(shape, fill_value, dtype=None):
@@ -1332,7 +1353,7 @@ def full(shape, fill_value, dtype=None):
         [7, 7]
     """
     d = _dt.dtype(dtype) if dtype is not None else _dt.scalar_dtype(fill_value)
-    return _q.full(list(_shape_arg("full", shape)), fill_value, d.code)
+    return _q.full(list(_shape_arg("full", shape)), fill_value, d.code, "full")
 
 
 def _like(op, x, value, dtype):
@@ -1380,6 +1401,22 @@ def arange(start, stop=None, step=1, dtype=None):
         >>> qb.arange(3).tolist()
         [0, 1, 2]
     """
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if v is not None and not isinstance(v, (int, float, np.integer, np.floating)):
+            raise ArgumentTypeError(f"arange: {name} must be a real number, got {type(v).__name__}")
+    if step == 0:
+        raise ZeroStepError(f"arange: step must not be zero (start={start}, stop={stop})")
+    lo, hi = (0, start) if stop is None else (start, stop)
+    try:
+        span = (hi - lo) / step
+    except OverflowError:
+        span = math.inf
+    if not math.isfinite(span):
+        raise ArraySizeError(f"arange: the range (start={start}, stop={stop}, step={step}) has no finite length")
+    count = math.ceil(span)
+    if count > 0:
+        d = _dt.dtype(dtype) if dtype is not None else (float64 if builtins.any(isinstance(v, (float, np.floating)) for v in (start, stop, step)) else int64)
+        _shape_arg("arange", (count,), d)
     a = np.arange(start, stop, step) if stop is not None else np.arange(start, step=step) if step != 1 else np.arange(start)
     if a.size == 0:
         raise ShapeError(f"arange: the range (start={start}, stop={stop}, step={step}) is empty (zero-extent tensors are not supported)")
@@ -1393,8 +1430,10 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None):
         >>> qb.linspace(0.0, 1.0, 3).tolist()
         [0.0, 0.5, 1.0]
     """
+    num = _int_arg("linspace", "num", num)
     if num <= 0:
         raise ShapeError(f"linspace: num={num} gives an empty tensor (zero-extent tensors are not supported)")
+    _shape_arg("linspace", (num,), _dt.dtype(dtype) if dtype is not None else float64)
     return _from_numpy(np.linspace(start, stop, int(num), endpoint=endpoint), dtype)
 
 
@@ -1405,7 +1444,10 @@ def eye(n, m=None, k=0, dtype=None):
         >>> qb.eye(2).tolist()
         [[1.0, 0.0], [0.0, 1.0]]
     """
-    _shape_arg("eye", (n, m if m is not None else n))
+    n = _int_arg("eye", "N", n)
+    m = n if m is None else _int_arg("eye", "M", m)
+    k = _int_arg("eye", "k", k)
+    _shape_arg("eye", (n, m), _dt.dtype(dtype) if dtype is not None else float64)
     return _from_numpy(np.eye(n, m, k), dtype)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from . import _ops as o
 from . import _quabla as _q
-from ._trace import Tracer
+from ._trace import Tracer, is_array
 
 Tensor = _q.Tensor
 
@@ -69,6 +69,13 @@ def _format(self, spec):
     return str(self)
 
 
+def _foreign(y):
+    """True for an operand that is not array-like (None, a string, an arbitrary object): ``==``
+    and ``!=`` return NotImplemented for it, so Python answers False / True as for JAX arrays
+    instead of raising."""
+    return not (is_array(y) or isinstance(y, (bool, int, float, complex, np.ndarray, np.generic, list, tuple)))
+
+
 _METHODS = {
     "__add__": o.add,
     "__radd__": _swap(o.add),
@@ -100,8 +107,8 @@ _METHODS = {
     "__le__": o.less_equal,
     "__gt__": o.greater,
     "__ge__": o.greater_equal,
-    "__eq__": o.equal,
-    "__ne__": o.not_equal,
+    "__eq__": lambda x, y: NotImplemented if _foreign(y) else o.equal(x, y),
+    "__ne__": lambda x, y: NotImplemented if _foreign(y) else o.not_equal(x, y),
     "__getitem__": o.getitem,
     "__iter__": _iter,
     "astype": o.astype,

@@ -7,6 +7,10 @@ Every exception subclasses :class:`QuablaError` and the builtin exception that c
     ├── UnsupportedOperationError(QuablaError, ValueError, NotImplementedError)  .op, .device
     ├── TracerError(QuablaError, TypeError)
     ├── RetraceLimitError(QuablaError, ValueError)                               .keys
+    ├── ArraySizeError(QuablaError, ValueError, MemoryError)  a tensor too big to exist
+    ├── OutOfMemoryError(QuablaError, MemoryError)  a failed host allocation
+    ├── ArgumentTypeError(QuablaError, TypeError)   an argument of the wrong Python type
+    ├── ZeroStepError(QuablaError, ZeroDivisionError, ValueError)  a range with step 0
     ├── ShapeError(QuablaError, ValueError)     shapes that do not fit an op
     │   └── BatchingError(ShapeError)           vmap axes/sizes/structures that do not fit
     └── DTypeError(QuablaError, TypeError)      dtypes an op does not accept or cannot mix
@@ -29,6 +33,10 @@ __all__ = [
     "RetraceLimitError",
     "ShapeError",
     "DTypeError",
+    "ArraySizeError",
+    "OutOfMemoryError",
+    "ArgumentTypeError",
+    "ZeroStepError",
     "BatchingError",
 ]
 
@@ -113,3 +121,33 @@ class BatchingError(ShapeError):
     inconsistent mapped sizes, an axis out of range, a structure mismatch, no mapped
     argument, or ``out_axes=None`` for a result that depends on a mapped argument. The
     message names the argument (or result), its shape and the axis."""
+
+
+class ArraySizeError(QuablaError, ValueError, MemoryError):
+    """A tensor too big to exist: its byte size overflows (constraint ``size_overflow``,
+    NumPy's "array is too big" ValueError) or exceeds the limit ``QUABLA_MAX_BYTES`` (a byte
+    count read once per process, default 2**40; constraint ``size_limit``). Raised before any
+    memory is allocated, by constructors (``zeros``, ``full``, ``broadcast_to``, ...),
+    ``ShapeDtype``, the tracer's shape rules and the importer. It is also a MemoryError, so
+    code catching NumPy's allocation failures catches it.
+
+    Raised for the Rust variants ``DialectError::Size``, ``LowerError::Invalid(DialectError::Size)``
+    and ``BufferError::TooLarge``. ``actual`` is the offending type (``tensor<...>``).
+    """
+
+
+class OutOfMemoryError(QuablaError, MemoryError):
+    """The host allocator could not provide a tensor's bytes (the size was valid and under
+    ``QUABLA_MAX_BYTES``). Raised for the Rust variant ``BufferError::OutOfMemory``; the
+    process keeps running."""
+
+
+class ArgumentTypeError(QuablaError, TypeError):
+    """An argument of a Python type the function does not accept (``qb.eye(2.5)``, a float
+    extent, an object that is not array-like), ``len()`` of a 0-d tensor, or a tensor used as
+    an index that is not a one-element integer or bool tensor; NumPy raises TypeError."""
+
+
+class ZeroStepError(QuablaError, ZeroDivisionError, ValueError):
+    """``qb.arange`` with ``step == 0``: NumPy raises ZeroDivisionError; it is also a
+    ValueError (an invalid argument)."""

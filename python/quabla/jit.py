@@ -48,6 +48,7 @@ class ShapeDtype:
 
     def __init__(self, shape, dtype):
         self.shape = (int(shape),) if isinstance(shape, int) else tuple(int(d) for d in shape)
+        _q.check_shape("ShapeDtype", list(self.shape), _dt.dtype(dtype).code)
         self.dtype = _dt.dtype(dtype)
 
     @property

@@ -10,6 +10,7 @@ use pyo3::types::PyType;
 use quabla_dialect::error::Violation;
 use quabla_dialect::DialectError;
 use quabla_lowering::LowerError;
+use quabla_runtime::BufferError;
 
 static ERRORS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
@@ -29,6 +30,8 @@ pub fn class_of(e: &DialectError) -> &'static str {
     match e {
         DialectError::Shape(_) => "ShapeError",
         DialectError::DType(_) => "DTypeError",
+        // A tensor too big to exist: NumPy's "array is too big" ValueError, and a MemoryError.
+        DialectError::Size(_) => "ArraySizeError",
         // A malformed attribute (dims, permutation, sizes) is a shape misuse.
         DialectError::Attribute { .. } => "ShapeError",
         // Malformed IR: an internal invariant broken, not a misuse of an op.
@@ -49,7 +52,7 @@ pub fn lowering_class_of(e: &LowerError) -> &'static str {
 }
 
 /// Sets the structured fields of a rule violation as attributes of the exception.
-fn set_violation(py: Python<'_>, err: &PyErr, v: &Violation) {
+pub(crate) fn set_violation(py: Python<'_>, err: &PyErr, v: &Violation) {
     let x = err.value(py);
     let _ = x.setattr("op", v.op);
     let _ = x.setattr("constraint", v.constraint);
@@ -67,13 +70,48 @@ pub fn dialect(py: Python<'_>, e: &DialectError, loc: Option<&str>) -> PyErr {
     };
     let err = new(py, class_of(e), format!("{e}{at}"));
     match e {
-        DialectError::Shape(v) | DialectError::DType(v) => set_violation(py, &err, v),
+        DialectError::Shape(v) | DialectError::DType(v) | DialectError::Size(v) => set_violation(py, &err, v),
         DialectError::Attribute { op, .. } => {
             let _ = err.value(py).setattr("op", op.as_str());
         }
         DialectError::UnknownOp(_) | DialectError::Structure(_) => {}
     }
     err
+}
+
+/// The class in `quabla/errors.py` that a host buffer error raises.
+pub fn buffer_class_of(e: &BufferError) -> &'static str {
+    match e {
+        BufferError::TooLarge { .. } => "ArraySizeError",
+        BufferError::OutOfMemory { .. } => "OutOfMemoryError",
+        // Misuse of a device buffer, or a failed device: not a shape or dtype rule.
+        BufferError::NotOnHost { .. } | BufferError::DTypeMismatch { .. } | BufferError::StorageSize { .. } | BufferError::Transfer { .. } => "QuablaError",
+    }
+}
+
+/// Converts a host buffer error into the exception of its variant's class (`op` names the
+/// constructor, e.g. `zeros`, and prefixes the message).
+pub fn buffer(py: Python<'_>, e: &BufferError, op: &str) -> PyErr {
+    let err = new(py, buffer_class_of(e), format!("{op}: {e}"));
+    if let BufferError::TooLarge { ty, .. } | BufferError::OutOfMemory { ty, .. } = e {
+        let _ = err.value(py).setattr("actual", ty.to_string());
+    }
+    err
+}
+
+/// Converts a dialect error raised for the Python function `op` (a constructor such as
+/// `zeros`): the message is `<op>: <explanation>`, without the op-and-label prefix of the
+/// rendered rule (the label is still the exception's `constraint`).
+pub fn dialect_for(py: Python<'_>, e: &DialectError, op: &str) -> PyErr {
+    match e.violation() {
+        Some(v) => {
+            let err = new(py, class_of(e), format!("{op}: {} ({})", v.message, v.constraint));
+            set_violation(py, &err, v);
+            let _ = err.value(py).setattr("op", op);
+            err
+        }
+        None => dialect(py, e, None),
+    }
 }
 
 /// Converts a lowering error into the exception of its variant's class; `context` (e.g.
@@ -88,7 +126,7 @@ pub fn lowering(py: Python<'_>, e: &LowerError, context: &str) -> PyErr {
         LowerError::UnknownCallee { .. } => {
             let _ = err.value(py).setattr("op", "call");
         }
-        LowerError::Invalid(DialectError::Shape(v) | DialectError::DType(v)) => set_violation(py, &err, v),
+        LowerError::Invalid(DialectError::Shape(v) | DialectError::DType(v) | DialectError::Size(v)) => set_violation(py, &err, v),
         LowerError::NoEntryPoint { .. } | LowerError::Invalid(_) => {}
     }
     err

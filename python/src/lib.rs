@@ -37,6 +37,7 @@ fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tensor::register_dtypes, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::from_buffer, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::full, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor::check_shape, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::share, m)?)?;
     m.add_function(wrap_pyfunction!(exec::apply, m)?)?;
     m.add_function(wrap_pyfunction!(exec::eager_cache_size, m)?)?;

@@ -9,7 +9,7 @@
 use std::ffi::{c_int, c_void, CStr};
 
 use pyo3::buffer::PyUntypedBuffer;
-use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyBufferError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyTuple};
@@ -182,9 +182,8 @@ impl Tensor {
 
     fn __index__(&self, py: Python<'_>) -> PyResult<i64> {
         if self.buf.len() != 1 || self.buf.dtype().is_float() {
-            return Err(PyTypeError::new_err(format!("only one-element integer or bool tensors can be used as an index, got {}", self.buf.ty())));
+            return Err(errors::new(py, "ArgumentTypeError", format!("only one-element integer or bool tensors can be used as an index, got {}", self.buf.ty())));
         }
-        let _ = py;
         Ok(self.buf.get_i64(0))
     }
 
@@ -199,10 +198,10 @@ impl Tensor {
         Ok(self.buf.get_f64(0) != 0.0)
     }
 
-    fn __len__(&self) -> PyResult<usize> {
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
         match self.buf.shape().first() {
             Some(&n) => Ok(n as usize),
-            None => Err(PyTypeError::new_err("len() of a 0-d tensor")),
+            None => Err(errors::new(py, "ArgumentTypeError", "len() of a 0-d tensor")),
         }
     }
 
@@ -303,8 +302,8 @@ pub fn from_buffer(py: Python<'_>, obj: &Bound<'_, PyAny>, shape: Option<Vec<i64
     let dtype = import_dtype(&fmt, pb.item_size()).map_err(|m| errors::new(py, "DTypeError", m))?;
     let exported: Vec<i64> = pb.shape().iter().map(|&d| d as i64).collect();
     let shape = match shape {
-        Some(s) if s.iter().product::<i64>() == exported.iter().product::<i64>() => s,
-        Some(s) => return Err(PyValueError::new_err(format!("from_buffer: shape {s:?} does not match the exported shape {exported:?}"))),
+        Some(s) if s.iter().try_fold(1i64, |a, &d| a.checked_mul(d)) == exported.iter().try_fold(1i64, |a, &d| a.checked_mul(d)) => s,
+        Some(s) => return Err(errors::new(py, "ShapeError", format!("from_buffer: shape {s:?} does not match the exported shape {exported:?}"))),
         None => exported,
     };
     if shape.contains(&0) {
@@ -316,7 +315,7 @@ pub fn from_buffer(py: Python<'_>, obj: &Bound<'_, PyAny>, shape: Option<Vec<i64
     let ty = TensorType::new(dtype, shape);
     let item = pb.item_size();
     let n = ty.num_elements();
-    let mut out = Buffer::zeros(ty);
+    let mut out = Buffer::try_zeros(ty).map_err(|e| errors::buffer(py, &e, "array"))?;
     let dst = out.bytes_mut().expect("fresh buffer");
     let src = pb.buf_ptr() as *const u8;
     if pb.is_c_contiguous() {
@@ -348,33 +347,51 @@ pub fn from_buffer(py: Python<'_>, obj: &Bound<'_, PyAny>, shape: Option<Vec<i64
     wrap(py, out)
 }
 
-/// A tensor of `shape` filled with `value` converted to dtype `code`.
-#[pyfunction]
-pub fn full(py: Python<'_>, shape: Vec<i64>, value: &Bound<'_, PyAny>, code: usize) -> PyResult<Py<Tensor>> {
+/// Checks that a tensor of `shape` and dtype `code` can exist (positive extents, a byte size
+/// that neither overflows nor exceeds `QUABLA_MAX_BYTES`) and returns its type; `op` (the
+/// Python function, e.g. `zeros` or `ShapeDtype`) prefixes the error: ShapeError for a zero
+/// or negative extent, ArraySizeError (also ValueError and MemoryError) for a size.
+pub fn checked_type(py: Python<'_>, op: &str, shape: Vec<i64>, code: usize) -> PyResult<TensorType> {
     let ty = TensorType::new(dtype_of(code)?, shape);
-    if ty.shape.iter().any(|&d| d <= 0) {
-        return Err(errors::new(py, "ShapeError", format!("full: shape {:?} has a zero or negative extent (quabla tensors have positive extents)", ty.shape)));
-    }
-    wrap(py, fill(ty, value)?)
+    ty.check_size("tensor").map_err(|e| errors::dialect_for(py, &e, op))?;
+    Ok(ty)
+}
+
+/// [`checked_type`] for Python: validates a shape before anything is built from it
+/// (`ShapeDtype`, constructors that compute their values in NumPy).
+#[pyfunction]
+pub fn check_shape(py: Python<'_>, op: &str, shape: Vec<i64>, code: usize) -> PyResult<()> {
+    checked_type(py, op, shape, code).map(|_| ())
+}
+
+/// A tensor of `shape` filled with `value` converted to dtype `code`; `op` names the Python
+/// function in errors. The size is checked and the allocation fallible, so a huge shape is an
+/// ArraySizeError or OutOfMemoryError, never a wrapped size or an abort.
+#[pyfunction]
+#[pyo3(signature = (shape, value, code, op="full"))]
+pub fn full(py: Python<'_>, shape: Vec<i64>, value: &Bound<'_, PyAny>, code: usize, op: &str) -> PyResult<Py<Tensor>> {
+    let ty = checked_type(py, op, shape, code)?;
+    wrap(py, fill(py, op, ty, value)?)
 }
 
 /// A buffer of `ty` filled with a Python number (ints stay exact for integer dtypes).
-pub fn fill(ty: TensorType, value: &Bound<'_, PyAny>) -> PyResult<Buffer> {
-    let n = ty.num_elements();
+pub fn fill(py: Python<'_>, op: &str, ty: TensorType, value: &Bound<'_, PyAny>) -> PyResult<Buffer> {
+    let not_a_number = |_| errors::new(py, "DTypeError", format!("{op}: the fill value must be a number, got {}", value.get_type().name().map(|n| n.to_string()).unwrap_or_default()));
+    let one = TensorType::scalar(ty.dtype);
     let lit = if ty.dtype.is_float() {
-        let v: f64 = value.extract()?;
-        quabla_dialect::Literal::splat(ty, v)
+        let v: f64 = value.extract().map_err(not_a_number)?;
+        quabla_dialect::Literal::from_f64s(one, &[v])
     } else if ty.dtype == DType::I1 {
-        let v: f64 = value.extract()?;
-        quabla_dialect::Literal::splat(ty, (v != 0.0) as i64 as f64)
+        let v: f64 = value.extract().map_err(not_a_number)?;
+        quabla_dialect::Literal::from_f64s(one, &[(v != 0.0) as i64 as f64])
     } else {
         let v: i64 = match value.extract::<i64>() {
             Ok(v) => v,
-            Err(_) => value.extract::<f64>()? as i64,
+            Err(_) => value.extract::<f64>().map_err(not_a_number)? as i64,
         };
-        quabla_dialect::Literal::from_i64s(ty, &vec![v; n])
+        quabla_dialect::Literal::from_i64s(one, &[v])
     };
-    Ok(Buffer::from_literal(&lit))
+    Buffer::try_splat(ty, &lit.bytes).map_err(|e| errors::buffer(py, &e, op))
 }
 
 /// A new Tensor object sharing `t`'s immutable storage.

@@ -33,7 +33,7 @@ GROUPS = [
     ("quabla.optim", ["optim.Adam", "optim.SGD"]),
     ("Errors", ["QuablaError", "UnsupportedOperationError", "TracerError", "RetraceLimitError", "ShapeError",
                 "DTypeError", "BatchingError",
-                "ArgumentError", "tree.PyTreeError"]),
+                "ArgumentError", "tree.PyTreeError", "ArraySizeError", "OutOfMemoryError", "ArgumentTypeError", "ZeroStepError"]),
     ("quabla.tree", ["tree.flatten", "tree.unflatten", "tree.map", "tree.TreeDef",
                      "tree.leaves", "tree.structure", "tree.reduce", "tree.all", "tree.flatten_with_path",
                      "tree.leaves_with_path", "tree.map_with_path", "tree.keystr", "tree.SequenceKey", "tree.DictKey",

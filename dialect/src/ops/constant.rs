@@ -159,8 +159,9 @@ impl ConstantOp {
 
 /// `constant`: the result type is the literal's type (`constant_c1`: it is a valid quabla type).
 pub fn infer_constant(value: &Literal) -> Result<TensorType> {
-    if value.bytes.len() != value.len() * value.ty.dtype.size() {
-        return shape_err("constant", "constant_c1", format!("literal holds {} bytes, expected {} for {}", value.bytes.len(), value.len() * value.ty.dtype.size(), value.ty));
+    let want = value.ty.check_size("constant")?;
+    if value.bytes.len() != want {
+        return shape_err("constant", "constant_c1", format!("literal holds {} bytes, expected {want} for {}", value.bytes.len(), value.ty));
     }
     Ok(value.ty.clone())
 }

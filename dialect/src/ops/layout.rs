@@ -64,8 +64,8 @@ pub fn infer_reshape(x: &TensorType, shape: &[i64]) -> Result<TensorType> {
     if shape.iter().any(|&d| d <= 0) {
         return shape_err("reshape", "reshape_c2", format!("result shape {shape:?} has a non-positive extent"));
     }
-    let n: i64 = shape.iter().product();
-    if n as usize != x.num_elements() {
+    let n = TensorType::new(x.dtype, shape).check_size("reshape")? / x.dtype.size();
+    if n != x.num_elements() {
         return Violation::new("reshape", "reshape_c1", format!("cannot reshape {x} ({} elements) to shape {shape:?} ({n} elements)", x.num_elements())).operand(0).actual(x).shape_err();
     }
     Ok(TensorType::new(x.dtype, shape))

@@ -263,7 +263,7 @@ impl OpKind {
                 return Err(DialectError::shape(self.name(), "arity", format!("expects {n} operands, got {}", xs.len())));
             }
         }
-        match self {
+        let results = match self {
             OpKind::Elementwise(x) => x.infer(xs).map(|t| vec![t]),
             OpKind::Constant(x) => x.infer(xs).map(|t| vec![t]),
             OpKind::Layout(x) => x.infer(xs).map(|t| vec![t]),
@@ -272,7 +272,12 @@ impl OpKind {
             OpKind::Dot(x) => x.infer(xs).map(|t| vec![t]),
             OpKind::Call(x) => x.infer(xs),
             OpKind::Control(x) => x.infer(xs),
+        }?;
+        // No result may be too big to exist (a wrapped element count is a memory-safety hole).
+        for t in &results {
+            t.check_size(self.name())?;
         }
+        Ok(results)
     }
 
     /// Checks the op's regions against its operand and result types (`types` is the value
