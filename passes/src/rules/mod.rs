@@ -173,8 +173,16 @@ pub fn jvp(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, R
     }
 }
 
-/// Dispatches the VJP rule of `op`: operand cotangents from the result cotangent.
-pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
+/// Dispatches the VJP rule of `op`: operand cotangents from the cotangents of its results
+/// (one per result, `None` a symbolic zero; the sweep calls it only when one is nonzero).
+/// Single-result ops get their result's cotangent; region ops get them all.
+pub fn vjp(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, RuleError> {
+    if let OpKind::Control(ControlOp::If { .. }) = &op.kind {
+        return control::vjp(b, op, cts);
+    }
+    let Some(ct) = cts.first().copied().flatten() else {
+        return Ok(vec![None; op.operands.len()]);
+    };
     match &op.kind {
         OpKind::Elementwise(ElementwiseOp::Unary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Binary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Powi { .. }) | OpKind::Elementwise(ElementwiseOp::Compare { .. }) | OpKind::Elementwise(ElementwiseOp::Select {}) | OpKind::Elementwise(ElementwiseOp::Convert { .. }) => elementwise::vjp(b, op, ct),
         OpKind::Constant(ConstantOp::Constant { .. }) | OpKind::Constant(ConstantOp::Iota { .. }) => constant::vjp(b, op, ct),
@@ -183,7 +191,7 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
         OpKind::Reduce(ReduceOp::Reduce { .. }) | OpKind::Reduce(ReduceOp::ArgReduce { .. }) => reduce::vjp(b, op, ct),
         OpKind::Dot(DotOp::DotGeneral { .. }) => dot::vjp(b, op, ct),
         OpKind::Call(CallOp::Call { .. }) => Err(RuleError::Internal("calls are inlined before differentiation".into())),
-        OpKind::Control(ControlOp::If { .. }) => control::vjp(b, op, ct),
+        OpKind::Control(ControlOp::If { .. }) => control::vjp(b, op, cts),
     }
 }
 
