@@ -79,6 +79,29 @@ fn func_body(g: &Func, dst: &mut Func) -> Result<Body, RuleError> {
     copy_body(&body, &g.types, dst, &mut HashMap::new())
 }
 
+/// The function `g` (a branch traced on its own, e.g. by the Python tracer) as a region body
+/// of `dst` with parameters of types `params`: parameter k of `g` is body parameter
+/// `param_of[k]`; body parameters no parameter of `g` maps to are unused (a capture of the
+/// other branch). Errors when `param_of` does not fit or a type differs.
+pub fn adopt_body(g: &Func, dst: &mut Func, params: &[TensorType], param_of: &[usize]) -> Result<Body, RuleError> {
+    if param_of.len() != g.params.len() {
+        return Err(internal(format!("@{}: {} parameters, {} parameter positions", g.name, g.params.len(), param_of.len())));
+    }
+    let body_params: Vec<Value> = params.iter().map(|t| dst.new_value(t.clone())).collect();
+    let mut map = HashMap::new();
+    for (p, &k) in g.params.iter().zip(param_of) {
+        match params.get(k) {
+            Some(t) if t == g.ty(*p) => {
+                map.insert(*p, body_params[k]);
+            }
+            _ => return Err(internal(format!("@{}: parameter %{} does not fit body parameter {k}", g.name, p.0))),
+        }
+    }
+    let ops = copy_ops(&g.ops, &g.types, dst, &mut map)?;
+    let outputs = g.outputs.iter().map(|v| map.get(v).copied().ok_or_else(|| internal(format!("@{} returns undefined value %{}", g.name, v.0)))).collect::<Result<Vec<_>, _>>()?;
+    Ok(Body { params: body_params, ops, outputs })
+}
+
 /// The two branch bodies of an `if` as functions.
 fn branches(b: &B, op: &Op) -> Result<[Func; 2], RuleError> {
     let [t, e] = op.regions.as_slice() else {

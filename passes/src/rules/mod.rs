@@ -164,7 +164,7 @@ pub fn jvp(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, R
     match &op.kind {
         OpKind::Elementwise(ElementwiseOp::Unary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Binary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Powi { .. }) | OpKind::Elementwise(ElementwiseOp::Compare { .. }) | OpKind::Elementwise(ElementwiseOp::Select {}) | OpKind::Elementwise(ElementwiseOp::Convert { .. }) => elementwise::jvp(b, op, tangents),
         OpKind::Constant(ConstantOp::Constant { .. }) | OpKind::Constant(ConstantOp::Iota { .. }) => constant::jvp(b, op, tangents),
-        OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) => layout::jvp(b, op, tangents),
+        OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) | OpKind::Layout(LayoutOp::StopGradient {}) => layout::jvp(b, op, tangents),
         OpKind::Slicing(SlicingOp::Concatenate { .. }) | OpKind::Slicing(SlicingOp::Slice { .. }) | OpKind::Slicing(SlicingOp::Pad { .. }) | OpKind::Slicing(SlicingOp::DynamicSlice { .. }) | OpKind::Slicing(SlicingOp::Gather { .. }) => slicing::jvp(b, op, tangents),
         OpKind::Reduce(ReduceOp::Reduce { .. }) | OpKind::Reduce(ReduceOp::ArgReduce { .. }) => reduce::jvp(b, op, tangents),
         OpKind::Dot(DotOp::DotGeneral { .. }) => dot::jvp(b, op, tangents),
@@ -186,7 +186,7 @@ pub fn vjp(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, RuleEr
     match &op.kind {
         OpKind::Elementwise(ElementwiseOp::Unary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Binary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Powi { .. }) | OpKind::Elementwise(ElementwiseOp::Compare { .. }) | OpKind::Elementwise(ElementwiseOp::Select {}) | OpKind::Elementwise(ElementwiseOp::Convert { .. }) => elementwise::vjp(b, op, ct),
         OpKind::Constant(ConstantOp::Constant { .. }) | OpKind::Constant(ConstantOp::Iota { .. }) => constant::vjp(b, op, ct),
-        OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) => layout::vjp(b, op, ct),
+        OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) | OpKind::Layout(LayoutOp::StopGradient {}) => layout::vjp(b, op, ct),
         OpKind::Slicing(SlicingOp::Concatenate { .. }) | OpKind::Slicing(SlicingOp::Slice { .. }) | OpKind::Slicing(SlicingOp::Pad { .. }) | OpKind::Slicing(SlicingOp::DynamicSlice { .. }) | OpKind::Slicing(SlicingOp::Gather { .. }) => slicing::vjp(b, op, ct),
         OpKind::Reduce(ReduceOp::Reduce { .. }) | OpKind::Reduce(ReduceOp::ArgReduce { .. }) => reduce::vjp(b, op, ct),
         OpKind::Dot(DotOp::DotGeneral { .. }) => dot::vjp(b, op, ct),
@@ -227,7 +227,7 @@ pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> R
     match &op.kind {
         OpKind::Elementwise(ElementwiseOp::Unary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Binary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Powi { .. }) | OpKind::Elementwise(ElementwiseOp::Compare { .. }) | OpKind::Elementwise(ElementwiseOp::Select {}) | OpKind::Elementwise(ElementwiseOp::Convert { .. }) => elementwise::batch(b, op, xs, batched, size),
         OpKind::Constant(ConstantOp::Constant { .. }) | OpKind::Constant(ConstantOp::Iota { .. }) => constant::batch(b, op, xs, batched, size),
-        OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) => layout::batch(b, op, xs, batched, size),
+        OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) | OpKind::Layout(LayoutOp::StopGradient {}) => layout::batch(b, op, xs, batched, size),
         OpKind::Slicing(SlicingOp::Concatenate { .. }) | OpKind::Slicing(SlicingOp::Slice { .. }) | OpKind::Slicing(SlicingOp::Pad { .. }) | OpKind::Slicing(SlicingOp::DynamicSlice { .. }) | OpKind::Slicing(SlicingOp::Gather { .. }) => slicing::batch(b, op, xs, batched, size),
         OpKind::Reduce(ReduceOp::Reduce { .. }) | OpKind::Reduce(ReduceOp::ArgReduce { .. }) => reduce::batch(b, op, xs, batched, size),
         OpKind::Dot(DotOp::DotGeneral { .. }) => dot::batch(b, op, xs, batched, size),
