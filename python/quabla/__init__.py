@@ -122,7 +122,7 @@ from .errors import (  # noqa: E402
     UnsupportedOperationError,
 )
 from .jit import Compiled, Lowered, ShapeDtype, export, jit  # noqa: E402
-from ._control import cond, stop_gradient  # noqa: E402
+from ._control import cond, stop_gradient, switch  # noqa: E402
 from ._transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp, vmap  # noqa: E402
 from . import optim  # noqa: E402
 

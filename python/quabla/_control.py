@@ -18,7 +18,7 @@ from ._ops import _op, _to_array
 from ._trace import Trace, Tracer, bind, current, is_array, user_loc
 from .errors import DTypeError, ShapeError, TracerError
 
-__all__ = ["cond", "stop_gradient"]
+__all__ = ["cond", "switch", "stop_gradient"]
 
 
 def _pred_array(pred):
@@ -83,12 +83,17 @@ def cond(pred, true_fun, false_fun, *operands):
     """
     if not callable(true_fun) or not callable(false_fun):
         raise TypeError("cond: true_fun and false_fun must be callable")
+    return _cond(pred, true_fun, false_fun, operands, ("true_fun", "false_fun"), "cond")
+
+
+def _cond(pred, true_fun, false_fun, operands, names, what):
+    """:func:`cond` with the branches called ``names`` in errors (``switch`` nests it)."""
     leaves, in_tree = _tree.flatten(operands)
     t = current()
     traced = type(pred) is Tracer or any(type(x) is Tracer for x in leaves)
     if t is None and traced:
         raise TracerError(
-            "cond: called with tracers of a trace that already finished (a tracer escaped its trace); "
+            f"{what}: called with tracers of a trace that already finished (a tracer escaped its trace); "
             "return values from the traced function instead of storing them"
         )
     if t is None:
@@ -98,13 +103,13 @@ def cond(pred, true_fun, false_fun, *operands):
     p = _pred_array(pred)
     xs = [_to_array(x) for x in leaves]
     avals = [(tuple(x.shape), x.dtype) for x in xs]
-    bt, tt, ta, tc = _trace_branch(t, true_fun, in_tree, avals, "true_fun")
-    be, et, ea, ec = _trace_branch(t, false_fun, in_tree, avals, "false_fun")
+    bt, tt, ta, tc = _trace_branch(t, true_fun, in_tree, avals, names[0])
+    be, et, ea, ec = _trace_branch(t, false_fun, in_tree, avals, names[1])
     if tt != et or [d for _, d in ta] != [d for _, d in ea] or [s for s, _ in ta] != [s for s, _ in ea]:
         err = ShapeError if tt == et and [d for _, d in ta] == [d for _, d in ea] else DTypeError
         raise err(
-            "cond: true_fun and false_fun must return the same pytree of the same shapes and dtypes; "
-            f"true_fun returns {_signature(tt, ta)}, false_fun returns {_signature(et, ea)}"
+            f"{what}: {names[0]} and {names[1]} must return the same pytree of the same shapes and dtypes; "
+            f"{names[0]} returns {_signature(tt, ta)}, {names[1]} returns {_signature(et, ea)}"
         )
     n = len(xs)
     ids = [t.id_of(x) for x in xs] + [t.id_of(c) for c in tc] + [t.id_of(c) for c in ec]
@@ -112,6 +117,49 @@ def cond(pred, true_fun, false_fun, *operands):
     else_map = list(range(n)) + [n + len(tc) + i for i in range(len(ec))]
     res = t.builder.push_if(t.id_of(p), ids, bt, then_map, be, else_map, loc)
     return _tree.unflatten(tt, [t.tracer(r) for r in res])
+
+
+def switch(index, branches, *operands):
+    """``branches[index](*operands)`` as one program (JAX's ``lax.switch``): ``index`` is an
+    integer scalar clamped to ``[0, len(branches) - 1]``.
+
+    Built as nested :func:`cond` ops (``index <= 0``, then ``index <= 1``, ...), so it has
+    cond's derivatives and batching (a batched index runs every branch and selects). Every
+    branch must return the same pytree of shapes and dtypes (else :class:`DTypeError` or
+    :class:`ShapeError` naming the branches). Outside any trace a concrete index calls the
+    chosen branch only.
+
+    Example:
+        >>> qb.switch(1, [lambda x: x + 1.0, lambda x: x * 10.0, lambda x: -x], qb.array(2.0)).item()
+        20.0
+    """
+    branches = list(branches)
+    if not branches:
+        raise ValueError("switch: branches must be a non-empty sequence of functions")
+    if not all(callable(b) for b in branches):
+        raise TypeError("switch: every branch must be callable")
+    i = _to_array(index)
+    if i.shape != ():
+        raise ShapeError(f"switch: the index must be a scalar (shape ()), got shape {tuple(i.shape)}")
+    if not i.dtype.is_int:
+        raise DTypeError(f"switch: the index must be an integer, got {i.dtype.name}")
+    if len(branches) == 1:
+        return branches[0](*operands)
+    leaves, _ = _tree.flatten(operands)
+    if current() is None and type(i) is not Tracer and not any(type(x) is Tracer for x in leaves):
+        k = min(max(int(i.item()), 0), len(branches) - 1)
+        return branches[k](*operands)
+
+    def from_(k):
+        if k == len(branches) - 1:
+            return branches[k]
+
+        def rest(*ops):
+            return _cond(i <= k, branches[k], from_(k + 1), ops, (f"branches[{k}]", f"branches[{k + 1}:]"), "switch")
+
+        return rest
+
+    return from_(0)(*operands)
 
 
 def stop_gradient(x):

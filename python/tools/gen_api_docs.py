@@ -29,7 +29,7 @@ GROUPS = [
                              "concatenate", "concat", "stack", "split", "take"]),
     ("Transforms", ["jit", "export", "grad", "value_and_grad", "jvp", "vjp", "jacobian", "hessian", "vmap", "ShapeDtype",
                     "Lowered", "Compiled", "Tracer"]),
-    ("Control flow", ["cond", "stop_gradient"]),
+    ("Control flow", ["cond", "switch", "stop_gradient"]),
     ("quabla.optim", ["optim.Adam", "optim.SGD"]),
     ("Errors", ["QuablaError", "UnsupportedOperationError", "TracerError", "RetraceLimitError", "ShapeError",
                 "DTypeError", "BatchingError"]),

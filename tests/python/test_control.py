@@ -224,3 +224,43 @@ def test_stop_gradient():
     tree = qb.stop_gradient({"a": qb.array(1.0), "b": (qb.array([2.0, 3.0]),)})
     assert tree["a"].item() == 1.0 and tree["b"][0].tolist() == [2.0, 3.0]
     close(qb.vmap(qb.grad(lambda y: y * qb.stop_gradient(y) ** 2))(qb.array(x)), jax.vmap(jax.grad(lambda y: y * jax.lax.stop_gradient(y) ** 2))(jnp.asarray(x)))
+
+
+def switch_prog(ns):
+    m, switch = ns
+    branches = [lambda x, w: m.sin(x) * w, lambda x, w: x * x - w, lambda x, w: m.exp(x * w)]
+    return lambda i, x, w: m.sum(switch(i, branches, x, w))
+
+
+QS = (qb, qb.switch)
+JS = (jnp, jax.lax.switch)
+
+
+@pytest.mark.parametrize("i", [-1, 0, 1, 2, 5])
+def test_switch_values_grad_second_order(i):
+    f, g = switch_prog(QS), switch_prog(JS)
+    x, w = np.array([0.3, -0.8]), 1.7
+    iq, ij = qb.array(i, dtype=qb.int32), jnp.asarray(i, dtype=jnp.int32)
+    close(qb.jit(f)(iq, qb.array(x), qb.array(w)), g(ij, jnp.asarray(x), jnp.asarray(w)))
+    close(f(iq, qb.array(x), qb.array(w)), g(ij, jnp.asarray(x), jnp.asarray(w)))
+    close(qb.grad(f, argnums=(1, 2))(iq, qb.array(x), qb.array(w)), jax.grad(g, argnums=(1, 2))(ij, jnp.asarray(x), jnp.asarray(w)))
+    close(qb.hessian(f, argnums=1)(iq, qb.array(x), qb.array(w)), jax.hessian(g, argnums=1)(ij, jnp.asarray(x), jnp.asarray(w)))
+
+
+def test_switch_vmap_batched_index_and_errors():
+    f, g = switch_prog(QS), switch_prog(JS)
+    idx = np.array([0, 2, 1, 7, -3], dtype=np.int32)
+    xs = np.linspace(-1.0, 1.0, 10).reshape(5, 2)
+    close(qb.vmap(f, in_axes=(0, 0, None))(qb.array(idx), qb.array(xs), qb.array(0.5)), jax.vmap(g, in_axes=(0, 0, None))(jnp.asarray(idx), jnp.asarray(xs), jnp.asarray(0.5)))
+    close(
+        qb.vmap(qb.grad(f, argnums=1), in_axes=(0, 0, None))(qb.array(idx), qb.array(xs), qb.array(0.5)),
+        jax.vmap(jax.grad(g, argnums=1), in_axes=(0, 0, None))(jnp.asarray(idx), jnp.asarray(xs), jnp.asarray(0.5)),
+    )
+    bad = qb.jit(lambda i, x: qb.switch(i, [lambda y: y, lambda y: y, lambda y: qb.sum(y)], x))
+    with pytest.raises(qb.ShapeError, match=r"branches\[1\] returns .*branches\[2:\]|branches\[0\] returns"):
+        bad(qb.array(0), qb.array([1.0, 2.0]))
+    with pytest.raises(qb.DTypeError, match="integer"):
+        qb.switch(qb.array(1.0), [lambda y: y, lambda y: y], qb.array(1.0))
+    calls = []
+    qb.switch(1, [lambda y: calls.append(0) or y, lambda y: calls.append(1) or y], qb.array(1.0))
+    assert calls == [1]
