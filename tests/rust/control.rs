@@ -133,7 +133,8 @@ fn if_vmap_with_unbatched_and_batched_predicates() {
 fn jit_agrees_with_the_interpreter_on_if_derivatives() {
     let m = module();
     // Both take (p, x, y, ct) and then hvp: (tx, ty, tct), vjp2: (c_out, c_cx, c_cy).
-    let tails: [(&str, [Vec<f64>; 3], [&[i64]; 3]); 2] = [("hvp", [TX.to_vec(), vec![TY], vec![0.1, 0.2, -0.3]], [&[3], &[], &[3]]), ("vjp2", [vec![0.5, 0.1, -0.3], vec![0.2, -0.6, 0.9], vec![0.4]], [&[3], &[3], &[]])];
+    type Tail<'a> = (&'a str, [Vec<f64>; 3], [&'a [i64]; 3]);
+    let tails: [Tail; 2] = [("hvp", [TX.to_vec(), vec![TY], vec![0.1, 0.2, -0.3]], [&[3], &[], &[3]]), ("vjp2", [vec![0.5, 0.1, -0.3], vec![0.2, -0.6, 0.9], vec![0.4]], [&[3], &[3], &[]])];
     for (name, vals, shapes) in tails {
         let mut jm = m.clone();
         jm.funcs.iter_mut().for_each(|f| f.public = f.name == name);

@@ -235,14 +235,15 @@ pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> R
         let mut map: HashMap<Value, Value> = f.params.iter().copied().zip(xs[1..].iter().copied()).collect();
         let ops = copy_ops(&f.ops, &f.types, b.f, &mut map)?;
         b.f.ops.extend(ops);
-        let vals: Vec<(Value, bool)> = outs.into_iter().map(|(v, bt)| (map[&v], bt)).collect();
-        outs_by_branch.push(vals);
+        let vals = outs.into_iter().map(|(v, bt)| map.get(&v).map(|&v| (v, bt)).ok_or_else(|| internal(format!("batched branch yields undefined value %{}", v.0))));
+        outs_by_branch.push(vals.collect::<Result<Vec<(Value, bool)>, _>>()?);
     }
     let pred = xs[0];
     let mut res = Vec::new();
-    for j in 0..rtys.len() {
-        let (t, tb) = outs_by_branch[0][j];
-        let (e, eb) = outs_by_branch[1][j];
+    let [then_outs, else_outs] = outs_by_branch.as_slice() else {
+        return Err(internal("an if has two branches"));
+    };
+    for (&(t, tb), &(e, eb)) in then_outs.iter().zip(else_outs) {
         let t = if tb { t } else { lift(b, t, size) };
         let e = if eb { e } else { lift(b, e, size) };
         let shape = b.ty(t).shape;
