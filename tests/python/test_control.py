@@ -264,3 +264,22 @@ def test_switch_vmap_batched_index_and_errors():
     calls = []
     qb.switch(1, [lambda y: calls.append(0) or y, lambda y: calls.append(1) or y], qb.array(1.0))
     assert calls == [1]
+
+
+def test_transforms_inside_branches_and_closure_only_branches():
+    f = lambda x: qb.cond(x > 0, lambda y: qb.grad(lambda z: qb.sin(z) * z)(y), lambda y: y, x)  # noqa: E731
+    g = lambda x: jax.lax.cond(x > 0, lambda y: jax.grad(lambda z: jnp.sin(z) * z)(y), lambda y: y, x)  # noqa: E731
+    for x in (0.7, -0.7):
+        close(qb.grad(f)(qb.array(x)), jax.grad(g)(jnp.asarray(x)))
+    h = lambda x: qb.cond(x > 0, lambda: x * 2.0, lambda: x * x)  # noqa: E731
+    hj = lambda x: jax.lax.cond(x > 0, lambda: x * 2.0, lambda: x * x)  # noqa: E731
+    close(qb.vmap(qb.grad(h))(qb.array([1.0, -2.0])), jax.vmap(jax.grad(hj))(jnp.asarray([1.0, -2.0])))
+
+    # A closure over a tracer two traces out (jit > vmap > grad > cond).
+    def outer(ns, w):
+        m, cond = ns
+        vm, gr = (qb.vmap, qb.grad) if m is qb else (jax.vmap, jax.grad)
+        return m.sum(vm(lambda x: gr(lambda z: cond(z > 0, lambda u: u * w, lambda u: u * u * w, z))(x))(m.asarray([1.0, -1.0])) ** 2)
+
+    close(qb.jit(lambda w: outer(QB, w))(qb.array(3.0)), outer(JX, jnp.asarray(3.0)))
+    close(qb.grad(lambda w: outer(QB, w))(qb.array(3.0)), jax.grad(lambda w: outer(JX, w))(jnp.asarray(3.0)))
