@@ -282,6 +282,12 @@ irdl.dialect @quabla {
     irdl.results(y: %1)
     irdl.attributes {"perm" = %2}
   }
+  irdl.operation @stop_gradient {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+  }
   irdl.operation @concatenate {
     %0 = irdl.base "!builtin.tensor"
     %1 = irdl.base "!builtin.tensor"

@@ -37,6 +37,7 @@ pub(super) fn eval(operands: &[&Buffer], ty: &TensorType, op: &LayoutOp) -> supe
         LayoutOp::BroadcastInDim { dims, .. } => one(Ok(broadcast_in_dim(operands[0], dims, ty))),
         LayoutOp::Reshape { .. } => one(Ok(reshape(operands[0], ty))),
         LayoutOp::Transpose { perm } => one(Ok(transpose(operands[0], perm, ty))),
+        LayoutOp::StopGradient {} => one(Ok(operands[0].clone())),
     }
 }
 

@@ -137,7 +137,7 @@ class Trace:
         raise TypeError(f"expected a Tensor or a Tracer, got {type(x).__name__}")
 
 
-_CONTROL_HINT = "use qb.where for elementwise selection (qb.cond for branching on a traced value is not available yet)"
+_CONTROL_HINT = "use qb.cond(pred, true_fun, false_fun, *operands) to branch on a traced value, or qb.where for elementwise selection"
 
 
 class Tracer:

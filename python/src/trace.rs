@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use quabla_compiler::{default_pipeline, Caller, EmitKind};
-use quabla_dialect::{CallOp, ConstantOp, Func, Literal, Module, OpKind, TensorType, Transform, TransformKind, Value};
+use quabla_dialect::{CallOp, ConstantOp, ControlOp, Func, Literal, Module, OpKind, TensorType, Transform, TransformKind, Value};
 
 use crate::errors;
 use crate::exec::{compile_error, compile_module, Compiled};
@@ -63,6 +63,9 @@ pub struct TraceBuilder {
     shared: Arc<Mutex<Shared>>,
     state: Mutex<State>,
     top: bool,
+    /// A branch of a region op under construction (`region`): its function never enters the
+    /// module; the parent adopts it as a body (`push_if`).
+    region: bool,
 }
 
 /// (value id, shape, dtype code) of a traced value.
@@ -124,7 +127,7 @@ impl TraceBuilder {
         let tys = types(params)?;
         let mut shared = Shared::default();
         shared.names.insert("main".into());
-        Ok(TraceBuilder { shared: Arc::new(Mutex::new(shared)), state: Mutex::new(State { func: Func::new("main", &tys), closed: false }), top: true })
+        Ok(TraceBuilder { shared: Arc::new(Mutex::new(shared)), state: Mutex::new(State { func: Func::new("main", &tys), closed: false }), top: true, region: false })
     }
 
     /// A builder for a new private function of the same module (named after `name`), with
@@ -134,7 +137,48 @@ impl TraceBuilder {
         let fname = lock(&self.shared).fresh(name);
         let mut func = Func::new(fname, &tys);
         func.public = false;
-        Ok(TraceBuilder { shared: self.shared.clone(), state: Mutex::new(State { func, closed: false }), top: false })
+        Ok(TraceBuilder { shared: self.shared.clone(), state: Mutex::new(State { func, closed: false }), top: false, region: false })
+    }
+
+    /// A builder for one branch of a region op of this function (`quabla.if`), with
+    /// parameters given as (shape, dtype code). It traces like a child (captures enter as
+    /// `add_param`, transforms inside it open children of the module) but `finish` keeps its
+    /// function out of the module: `push_if` on this builder adopts it as a body.
+    fn region(&self, params: Vec<Spec>, name: &str) -> PyResult<TraceBuilder> {
+        let tys = types(params)?;
+        let mut func = Func::new(format!("{name}_region"), &tys);
+        func.public = false;
+        Ok(TraceBuilder { shared: self.shared.clone(), state: Mutex::new(State { func, closed: false }), top: false, region: true })
+    }
+
+    /// Appends `quabla.if` on `pred` (a 0-d bool value) and `operands` (its captures), with
+    /// the finished region builders `then_b`/`else_b` as bodies: parameter k of a branch is
+    /// bound to `operands[*_map[k]]`. Returns the results' avals; raises ShapeError/DTypeError
+    /// (with `loc`) when the branches' results differ or the predicate is not a 0-d bool.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (pred, operands, then_b, then_map, else_b, else_map, loc=None))]
+    fn push_if(&self, py: Python<'_>, pred: u32, operands: Vec<u32>, then_b: &TraceBuilder, then_map: Vec<usize>, else_b: &TraceBuilder, else_map: Vec<usize>, loc: Option<String>) -> PyResult<Vec<Aval>> {
+        let branch = |b: &TraceBuilder| -> PyResult<Func> {
+            let st = lock(&b.state);
+            if !b.region || !st.closed {
+                return Err(PyValueError::new_err("push_if: branches must be finished region builders"));
+            }
+            Ok(st.func.clone())
+        };
+        let (tf, ef) = (branch(then_b)?, branch(else_b)?);
+        self.with(py, |f| {
+            let mut ids = vec![pred];
+            ids.extend(&operands);
+            let vs = check_ids(f, &ids)?;
+            let ptys: Vec<TensorType> = vs[1..].iter().map(|v| f.ty(*v).clone()).collect();
+            let adopt = |f: &mut Func, g: &Func, map: &[usize]| quabla_passes::rules::control::adopt_body(g, f, &ptys, map).map_err(|e| PyValueError::new_err(format!("push_if: {e}")));
+            let tb = adopt(f, &tf, &then_map)?;
+            let eb = adopt(f, &ef, &else_map)?;
+            let results = tf.result_types();
+            let l = loc.as_deref().map(Arc::<str>::from);
+            let res = f.push_with_regions(OpKind::Control(ControlOp::If { results }), &vs, vec![tb, eb], l).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
+            Ok(res.into_iter().map(|v| aval(f, v)).collect())
+        })
     }
 
     /// The function's name in the module.
@@ -272,6 +316,9 @@ impl TraceBuilder {
         }
         let results: Vec<Aval> = func.outputs.iter().map(|&v| aval(&func, v)).collect();
         let name = func.name.clone();
+        if self.region {
+            return Ok((name, results).into_pyobject(py)?.into_any().unbind());
+        }
         lock(&self.shared).funcs.push(func);
         Ok((name, results).into_pyobject(py)?.into_any().unbind())
     }

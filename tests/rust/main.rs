@@ -4,6 +4,7 @@
 
 mod autodiff;
 mod bad_ir;
+mod control;
 mod cpu_codegen;
 mod differential;
 mod leak;

@@ -36,6 +36,7 @@ pub fn every_op_module() -> Module {
         (OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![1], shape: vec![2, 3] }), vec![f32s(&[3])]),
         (OpKind::Layout(LayoutOp::Reshape { shape: vec![6] }), vec![f32s(&[2, 3])]),
         (OpKind::Layout(LayoutOp::Transpose { perm: vec![1, 0] }), vec![f32s(&[2, 3])]),
+        (OpKind::Layout(LayoutOp::StopGradient {}), vec![f32s(&[2, 3])]),
         (OpKind::Slicing(SlicingOp::Concatenate { dim: 0 }), vec![f32s(&[2]), f32s(&[3])]),
         (OpKind::Slicing(SlicingOp::Slice { start_indices: vec![1], limit_indices: vec![5], strides: vec![2] }), vec![f32s(&[6])]),
         (OpKind::Slicing(SlicingOp::Pad { edge_padding_low: vec![1], edge_padding_high: vec![2], interior_padding: vec![1]}), vec![f32s(&[3]), f32s(&[])]),

@@ -224,6 +224,7 @@ def test_layout(dt):
     p.out(p.op("reshape", [x], tensor_type((6, 4), dt)), "reshape")
     p.out(p.op("reshape", [p.op("reshape", [s], tensor_type((1, 1), dt))], tensor_type((), dt)), "reshape to 0-d")
     p.out(p.op("transpose", [x], tensor_type((4, 2, 3), dt), "perm = array<i64: 2, 0, 1>"), "transpose")
+    p.out(p.op("stop_gradient", [p.op("transpose", [x], tensor_type((4, 2, 3), dt), "perm = array<i64: 2, 0, 1>")], tensor_type((4, 2, 3), dt)), "stop_gradient")
     p.check()
 
 

@@ -10,6 +10,7 @@ op_family! {
         BroadcastInDim = "broadcast_in_dim", operands 1, regions 0, irdl { dims: Vec<i64> [attr], shape: Vec<i64> [shape] },
         Reshape = "reshape", operands 1, regions 0, irdl { shape: Vec<i64> [shape] },
         Transpose = "transpose", operands 1, regions 0, irdl { perm: Vec<i64> [attr] },
+        StopGradient = "stop_gradient", operands 1, regions 0, irdl {},
     }
 }
 
@@ -20,6 +21,8 @@ impl LayoutOp {
             LayoutOp::BroadcastInDim { dims, shape } => infer_broadcast_in_dim(xs[0], dims, shape),
             LayoutOp::Reshape { shape } => infer_reshape(xs[0], shape),
             LayoutOp::Transpose { perm } => infer_transpose(xs[0], perm),
+            // `stop_gradient`: the operand itself; its derivatives are zero.
+            LayoutOp::StopGradient {} => Ok(xs[0].clone()),
         }
     }
 }

@@ -125,6 +125,8 @@ pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &LayoutOp) -> Result<String,
         LayoutOp::BroadcastInDim { dims, .. } => lower_broadcast_in_dim(e, f, o, dims),
         LayoutOp::Reshape { .. } => lower_reshape(e, f, o),
         LayoutOp::Transpose { perm } => lower_transpose(e, f, o, perm),
+        // The operand itself (only derivatives see the op).
+        LayoutOp::StopGradient {} => Ok(e.name(o.operands[0])),
     }
 }
 

@@ -34,5 +34,7 @@ pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &LayoutOp) -> Result<Tv, Low
         LayoutOp::BroadcastInDim { dims, .. } => lower_broadcast_in_dim(e, f, o, dims),
         LayoutOp::Reshape { .. } => lower_reshape(e, f, o),
         LayoutOp::Transpose { perm } => lower_transpose(e, f, o, perm),
+        // The operand itself (only derivatives see the op).
+        LayoutOp::StopGradient {} => Ok(e.get(f, o.operands[0])),
     }
 }

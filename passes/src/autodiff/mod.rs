@@ -20,7 +20,7 @@ use std::collections::{HashMap, HashSet};
 
 use quabla_dialect::{CallOp, Func, Module, OpKind, TransformKind, Value};
 
-mod vmap;
+pub(crate) mod vmap;
 
 /// Why a transform function could not be expanded.
 #[derive(Debug, thiserror::Error)]
@@ -102,11 +102,28 @@ fn forward_to(decl: &Func, first: &str) -> Func {
 }
 
 fn jvp_func(g: &Func, name: &str) -> Result<Func, rules::RuleError> {
+    let active: Vec<bool> = g.params.iter().map(|p| differentiable(g.ty(*p))).collect();
+    let (mut f, touts) = jvp_core(g, name, &active)?;
+    for (o, t) in g.outputs.iter().zip(touts) {
+        if differentiable(g.ty(*o)) {
+            let mut b = B { f: &mut f, loc: None };
+            let t = b.or_zero(t, *o);
+            f.outputs.push(t);
+        }
+    }
+    Ok(f)
+}
+
+/// The forward sweep: a copy of `g` named `name` with one extra parameter per `active`
+/// parameter (its tangent, in order) and the tangent ops appended; outputs stay `g`'s.
+/// Returns it with each output's tangent (`None`: a symbolic zero). Region ops (`quabla.if`)
+/// reuse this on their bodies (`rules::control`).
+pub(crate) fn jvp_core(g: &Func, name: &str, active: &[bool]) -> Result<(Func, Vec<Option<Value>>), rules::RuleError> {
     let mut f = g.clone();
     f.name = name.to_string();
     let mut tan: HashMap<Value, Value> = HashMap::new();
-    for p in g.params.clone() {
-        if differentiable(g.ty(p)) {
+    for (p, on) in g.params.clone().into_iter().zip(active) {
+        if *on && differentiable(g.ty(p)) {
             let t = f.new_value(g.ty(p).clone());
             f.params.push(t);
             tan.insert(p, t);
@@ -125,24 +142,35 @@ fn jvp_func(g: &Func, name: &str) -> Result<Func, rules::RuleError> {
             }
         }
     }
+    let touts = g.outputs.iter().map(|o| tan.get(o).copied()).collect();
+    Ok((f, touts))
+}
+
+fn vjp_func(g: &Func, name: &str) -> Result<Func, rules::RuleError> {
+    let active: Vec<bool> = g.outputs.iter().map(|o| differentiable(g.ty(*o))).collect();
+    let (mut f, cts) = vjp_core(g, name, &active)?;
     let mut outs = g.outputs.clone();
-    for o in &g.outputs {
-        if differentiable(g.ty(*o)) {
+    for (p, c) in g.params.iter().zip(cts) {
+        if differentiable(g.ty(*p)) {
             let mut b = B { f: &mut f, loc: None };
-            let t = b.or_zero(tan.get(o).copied(), *o);
-            outs.push(t);
+            let c = b.or_zero(c, *p);
+            outs.push(c);
         }
     }
     f.outputs = outs;
     Ok(f)
 }
 
-fn vjp_func(g: &Func, name: &str) -> Result<Func, rules::RuleError> {
+/// The backward sweep: a copy of `g` named `name` with one extra parameter per `active`
+/// output (its cotangent, in order) and the cotangent ops appended; outputs stay `g`'s.
+/// Each op gets the cotangents of all its results (`None`: a symbolic zero) and is skipped
+/// when all are zero. Returns it with each parameter's cotangent (`None` when zero).
+pub(crate) fn vjp_core(g: &Func, name: &str, active: &[bool]) -> Result<(Func, Vec<Option<Value>>), rules::RuleError> {
     let mut f = g.clone();
     f.name = name.to_string();
     let mut ct: HashMap<Value, Value> = HashMap::new();
-    for o in g.outputs.clone() {
-        if differentiable(g.ty(o)) {
+    for (o, on) in g.outputs.clone().into_iter().zip(active) {
+        if *on && differentiable(g.ty(o)) {
             let c = f.new_value(g.ty(o).clone());
             f.params.push(c);
             let mut b = B { f: &mut f, loc: None };
@@ -151,17 +179,12 @@ fn vjp_func(g: &Func, name: &str) -> Result<Func, rules::RuleError> {
         }
     }
     for op in g.ops.iter().rev() {
-        if !op.results.iter().any(|r| ct.contains_key(r)) {
+        let rcts: Vec<Option<Value>> = op.results.iter().map(|r| ct.get(r).copied()).collect();
+        if rcts.iter().all(Option::is_none) {
             continue;
         }
-        // The VJP rules take one result cotangent; a cotangent on a later result of a
-        // multi-result op (control flow) must not be dropped silently.
-        let c = match (op.results.as_slice(), op.results.first().and_then(|r| ct.get(r))) {
-            ([_], Some(&c)) => c,
-            _ => return Err(rules::RuleError::Unsupported { op: op.kind.name(), rule: "vjp" }),
-        };
         let mut b = B { f: &mut f, loc: op.loc.clone() };
-        let cts = rules::vjp(&mut b, op, c)?;
+        let cts = rules::vjp(&mut b, op, &rcts)?;
         for (v, c) in op.operands.iter().zip(cts) {
             let Some(c) = c else { continue };
             if !differentiable(g.ty(*v)) {
@@ -171,14 +194,6 @@ fn vjp_func(g: &Func, name: &str) -> Result<Func, rules::RuleError> {
             ct.insert(*v, acc);
         }
     }
-    let mut outs = g.outputs.clone();
-    for p in &g.params {
-        if differentiable(g.ty(*p)) {
-            let mut b = B { f: &mut f, loc: None };
-            let c = b.or_zero(ct.get(p).copied(), *p);
-            outs.push(c);
-        }
-    }
-    f.outputs = outs;
-    Ok(f)
+    let cts = g.params.iter().map(|p| ct.get(p).copied()).collect();
+    Ok((f, cts))
 }

@@ -7,9 +7,40 @@ use quabla_dialect::{Func, Value, insert_axis};
 
 use crate::rules::{self, RuleError, B};
 
+/// The vmap of `g` with the given axes (the body of a `vmap` transform function).
 pub fn vmap_func(g: &Func, name: &str, in_axes: &[Option<i64>], out_axes: &[Option<i64>], size: i64) -> Result<Func, RuleError> {
-    let ptys: Vec<_> = g.param_types().iter().zip(in_axes).map(|(t, a)| insert_axis(t, *a, size)).collect();
-    let mut f = Func::new(name, &ptys);
+    let (mut f, outs) = vmap_core(g, name, in_axes, size)?;
+    let mut res = Vec::new();
+    for (j, (v, batched)) in outs.into_iter().enumerate() {
+        let mut b = B { f: &mut f, loc: None };
+        res.push(match (out_axes[j], batched) {
+            (Some(a), true) => rules::move_axis(&mut b, v, 0, a as usize),
+            (Some(a), false) => {
+                let l = rules::lift(&mut b, v, size);
+                rules::move_axis(&mut b, l, 0, a as usize)
+            }
+            (None, false) => v,
+            (None, true) => {
+                return Err(RuleError::Batch(format!("output {j} of @{} depends on a mapped input, so out_axes[{j}] cannot be None", g.name)));
+            }
+        });
+    }
+    f.outputs = res;
+    Ok(f)
+}
+
+/// The batching sweep: a function named `name` whose parameter i is `g`'s with the batch
+/// dim at `in_axes[i]` (or unbatched), with the ops batched; returns it (outputs unset) with
+/// each output of `g` as (value, batched) with the batch dim first. The new function's value
+/// table starts as a copy of `g`'s, so rules can read the types of `g`'s region values
+/// (`rules::control` batches the bodies of `quabla.if` with this).
+pub(crate) fn vmap_core(g: &Func, name: &str, in_axes: &[Option<i64>], size: i64) -> Result<(Func, Vec<(Value, bool)>), RuleError> {
+    let mut f = Func::new(name, &[]);
+    f.types = g.types.clone();
+    for (t, a) in g.param_types().iter().zip(in_axes) {
+        let v = f.new_value(insert_axis(t, *a, size));
+        f.params.push(v);
+    }
     let mut map: HashMap<Value, (Value, bool)> = HashMap::new();
     for (i, p) in g.params.iter().enumerate() {
         let v = f.params[i];
@@ -27,29 +58,13 @@ pub fn vmap_func(g: &Func, name: &str, in_axes: &[Option<i64>], out_axes: &[Opti
         let outs = if batched.iter().any(|&x| x) {
             rules::batch(&mut b, op, &xs, &batched, size)?
         } else {
-            let rs = b.f.push(op.kind.clone(), &xs, op.loc.clone()).map_err(|e| RuleError::Internal(e.to_string()))?;
+            let rs = b.f.push_with_regions(op.kind.clone(), &xs, op.regions.clone(), op.loc.clone()).map_err(|e| RuleError::Internal(e.to_string()))?;
             rs.into_iter().map(|r| (r, false)).collect()
         };
         for (r, o) in op.results.iter().zip(outs) {
             map.insert(*r, o);
         }
     }
-    let mut outs = Vec::new();
-    for (j, o) in g.outputs.iter().enumerate() {
-        let (v, batched) = map[o];
-        let mut b = B { f: &mut f, loc: None };
-        outs.push(match (out_axes[j], batched) {
-            (Some(a), true) => rules::move_axis(&mut b, v, 0, a as usize),
-            (Some(a), false) => {
-                let l = rules::lift(&mut b, v, size);
-                rules::move_axis(&mut b, l, 0, a as usize)
-            }
-            (None, false) => v,
-            (None, true) => {
-                return Err(RuleError::Batch(format!("output {j} of @{} depends on a mapped input, so out_axes[{j}] cannot be None", g.name)));
-            }
-        });
-    }
-    f.outputs = outs;
-    Ok(f)
+    let outs = g.outputs.iter().map(|o| map[o]).collect();
+    Ok((f, outs))
 }

@@ -164,7 +164,7 @@ pub fn jvp(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, R
     match &op.kind {
         OpKind::Elementwise(ElementwiseOp::Unary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Binary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Powi { .. }) | OpKind::Elementwise(ElementwiseOp::Compare { .. }) | OpKind::Elementwise(ElementwiseOp::Select {}) | OpKind::Elementwise(ElementwiseOp::Convert { .. }) => elementwise::jvp(b, op, tangents),
         OpKind::Constant(ConstantOp::Constant { .. }) | OpKind::Constant(ConstantOp::Iota { .. }) => constant::jvp(b, op, tangents),
-        OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) => layout::jvp(b, op, tangents),
+        OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) | OpKind::Layout(LayoutOp::StopGradient {}) => layout::jvp(b, op, tangents),
         OpKind::Slicing(SlicingOp::Concatenate { .. }) | OpKind::Slicing(SlicingOp::Slice { .. }) | OpKind::Slicing(SlicingOp::Pad { .. }) | OpKind::Slicing(SlicingOp::DynamicSlice { .. }) | OpKind::Slicing(SlicingOp::Gather { .. }) => slicing::jvp(b, op, tangents),
         OpKind::Reduce(ReduceOp::Reduce { .. }) | OpKind::Reduce(ReduceOp::ArgReduce { .. }) => reduce::jvp(b, op, tangents),
         OpKind::Dot(DotOp::DotGeneral { .. }) => dot::jvp(b, op, tangents),
@@ -173,17 +173,26 @@ pub fn jvp(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, R
     }
 }
 
-/// Dispatches the VJP rule of `op`: operand cotangents from the result cotangent.
-pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
+/// Dispatches the VJP rule of `op`: operand cotangents from the cotangents of its results
+/// (one per result, `None` a symbolic zero; the sweep calls it only when one is nonzero).
+/// Single-result ops get their result's cotangent; region ops get them all.
+pub fn vjp(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, RuleError> {
+    if let OpKind::Control(_) = &op.kind {
+        // Region ops (several results): every cotangent goes to the rule, none is dropped.
+        return control::vjp(b, op, cts);
+    }
+    let Some(ct) = cts.first().copied().flatten() else {
+        return Ok(vec![None; op.operands.len()]);
+    };
     match &op.kind {
         OpKind::Elementwise(ElementwiseOp::Unary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Binary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Powi { .. }) | OpKind::Elementwise(ElementwiseOp::Compare { .. }) | OpKind::Elementwise(ElementwiseOp::Select {}) | OpKind::Elementwise(ElementwiseOp::Convert { .. }) => elementwise::vjp(b, op, ct),
         OpKind::Constant(ConstantOp::Constant { .. }) | OpKind::Constant(ConstantOp::Iota { .. }) => constant::vjp(b, op, ct),
-        OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) => layout::vjp(b, op, ct),
+        OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) | OpKind::Layout(LayoutOp::StopGradient {}) => layout::vjp(b, op, ct),
         OpKind::Slicing(SlicingOp::Concatenate { .. }) | OpKind::Slicing(SlicingOp::Slice { .. }) | OpKind::Slicing(SlicingOp::Pad { .. }) | OpKind::Slicing(SlicingOp::DynamicSlice { .. }) | OpKind::Slicing(SlicingOp::Gather { .. }) => slicing::vjp(b, op, ct),
         OpKind::Reduce(ReduceOp::Reduce { .. }) | OpKind::Reduce(ReduceOp::ArgReduce { .. }) => reduce::vjp(b, op, ct),
         OpKind::Dot(DotOp::DotGeneral { .. }) => dot::vjp(b, op, ct),
         OpKind::Call(CallOp::Call { .. }) => Err(RuleError::Internal("calls are inlined before differentiation".into())),
-        OpKind::Control(_) => control::vjp(b, op, ct),
+        OpKind::Control(_) => control::vjp(b, op, cts),
     }
 }
 
@@ -219,7 +228,7 @@ pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> R
     match &op.kind {
         OpKind::Elementwise(ElementwiseOp::Unary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Binary { op: _ }) | OpKind::Elementwise(ElementwiseOp::Powi { .. }) | OpKind::Elementwise(ElementwiseOp::Compare { .. }) | OpKind::Elementwise(ElementwiseOp::Select {}) | OpKind::Elementwise(ElementwiseOp::Convert { .. }) => elementwise::batch(b, op, xs, batched, size),
         OpKind::Constant(ConstantOp::Constant { .. }) | OpKind::Constant(ConstantOp::Iota { .. }) => constant::batch(b, op, xs, batched, size),
-        OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) => layout::batch(b, op, xs, batched, size),
+        OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) | OpKind::Layout(LayoutOp::StopGradient {}) => layout::batch(b, op, xs, batched, size),
         OpKind::Slicing(SlicingOp::Concatenate { .. }) | OpKind::Slicing(SlicingOp::Slice { .. }) | OpKind::Slicing(SlicingOp::Pad { .. }) | OpKind::Slicing(SlicingOp::DynamicSlice { .. }) | OpKind::Slicing(SlicingOp::Gather { .. }) => slicing::batch(b, op, xs, batched, size),
         OpKind::Reduce(ReduceOp::Reduce { .. }) | OpKind::Reduce(ReduceOp::ArgReduce { .. }) => reduce::batch(b, op, xs, batched, size),
         OpKind::Dot(DotOp::DotGeneral { .. }) => dot::batch(b, op, xs, batched, size),
