@@ -298,6 +298,16 @@ impl Func {
         }
     }
 
+    /// `scf.yield` of a region body's outputs.
+    fn write_yield(&self, s: &mut String, pad: &str, outputs: &[Value], names: &Names) {
+        let outs: Vec<String> = outputs.iter().map(|v| names.get(*v)).collect();
+        if outs.is_empty() {
+            let _ = writeln!(s, "{pad}  scf.yield");
+        } else {
+            let _ = writeln!(s, "{pad}  scf.yield {} : {}", outs.join(", "), self.types_of(outputs));
+        }
+    }
+
     fn types_of(&self, vs: &[Value]) -> String {
         vs.iter().map(|v| self.ty(*v).to_string()).collect::<Vec<_>>().join(", ")
     }
@@ -335,12 +345,7 @@ impl Func {
                         names.alias(*bp, n);
                     }
                     self.write_ops(s, &body.ops, depth + 1, names);
-                    let outs: Vec<String> = body.outputs.iter().map(|v| names.get(*v)).collect();
-                    if outs.is_empty() {
-                        let _ = writeln!(s, "{pad}  scf.yield");
-                    } else {
-                        let _ = writeln!(s, "{pad}  scf.yield {} : {}", outs.join(", "), self.types_of(&body.outputs));
-                    }
+                    self.write_yield(s, &pad, &body.outputs, names);
                 }
                 let _ = write!(s, "{pad}}}");
                 loc(s);
@@ -365,12 +370,7 @@ impl Func {
                 let _ = writeln!(s, "{pad}}} do {{");
                 let _ = writeln!(s, "{pad}^bb0({}):", args.join(", "));
                 self.write_ops(s, &body.ops, depth + 1, names);
-                let outs: Vec<String> = body.outputs.iter().map(|v| names.get(*v)).collect();
-                if outs.is_empty() {
-                    let _ = writeln!(s, "{pad}  scf.yield");
-                } else {
-                    let _ = writeln!(s, "{pad}  scf.yield {} : {}", outs.join(", "), self.types_of(&body.outputs));
-                }
+                self.write_yield(s, &pad, &body.outputs, names);
                 let _ = write!(s, "{pad}}}");
                 loc(s);
             }

@@ -7,6 +7,17 @@ use quabla_dialect::{Func, Op, TensorType};
 use super::{lower_block, Ctx, Emitter};
 use crate::LowerError;
 
+/// `scf.yield` of a region body's outputs.
+fn scf_yield(e: &mut Emitter, f: &Func, outputs: &[quabla_dialect::Value]) {
+    let ys: Vec<String> = outputs.iter().map(|v| e.name(*v)).collect();
+    if ys.is_empty() {
+        e.line("scf.yield");
+    } else {
+        let yt: Vec<String> = outputs.iter().map(|v| f.ty(*v).to_string()).collect();
+        e.line(format!("scf.yield {} : {}", ys.join(", "), yt.join(", ")));
+    }
+}
+
 /// `quabla.if`: returns the names of the results.
 pub fn lower_if(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorType]) -> Result<Vec<String>, LowerError> {
     let loc = e.loc.clone();
@@ -31,13 +42,7 @@ pub fn lower_if(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorTy
         e.depth += 1;
         lower_block(e, cx, f, &body.ops, &body.outputs)?;
         e.loc = loc.clone();
-        let ys: Vec<String> = body.outputs.iter().map(|v| e.name(*v)).collect();
-        if ys.is_empty() {
-            e.line("scf.yield");
-        } else {
-            let yt: Vec<String> = body.outputs.iter().map(|v| f.ty(*v).to_string()).collect();
-            e.line(format!("scf.yield {} : {}", ys.join(", "), yt.join(", ")));
-        }
+        scf_yield(e, f, &body.outputs);
         e.depth -= 1;
     }
     e.line("}");
@@ -85,12 +90,7 @@ pub fn lower_while(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<Vec<St
     e.depth += 1;
     lower_block(e, cx, f, &body.ops, &body.outputs)?;
     e.loc = loc.clone();
-    let ys: Vec<String> = body.outputs.iter().map(|v| e.name(*v)).collect();
-    if ys.is_empty() {
-        e.line("scf.yield");
-    } else {
-        e.line(format!("scf.yield {} : {ts}", ys.join(", ")));
-    }
+    scf_yield(e, f, &body.outputs);
     e.depth -= 1;
     e.line("}");
     Ok(match o.results.len() {
