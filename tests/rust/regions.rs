@@ -324,13 +324,88 @@ fn while_verifier_and_gaps() {
     let mut regions = 0;
     m.funcs[0].walk(&mut |o| regions += o.regions.len());
     assert_eq!(regions, 2);
-    // Autodiff of while is an explicit gap (the control-flow issue).
+    // Reverse mode of while is an explicit gap (the control-flow issue).
     let f = &good.funcs[0];
-    let tr = quabla_dialect::Transform { kind: quabla_dialect::TransformKind::Jvp, of: "main".into() };
+    let tr = quabla_dialect::Transform { kind: quabla_dialect::TransformKind::Vjp, of: "main".into() };
     let (ps, rs) = tr.signature(&f.param_types(), &f.result_types());
     let mut m2 = good.clone();
     m2.funcs[0].public = false;
-    m2.funcs.push(Func::declaration("main_jvp", &ps, &rs, tr));
+    m2.funcs.push(Func::declaration("main_vjp", &ps, &rs, tr));
     let e = quabla_passes::autodiff::autodiff(&mut m2).unwrap_err().to_string();
-    assert!(e.contains("'quabla.while' op has no jvp rule"), "{e}");
+    assert!(e.contains("'quabla.while' op has no vjp rule"), "{e}");
+}
+
+/// `@main(n, x, a) = while (i < n) { y = sin(y) * a + 0.5 * y }` from y = x: a nonlinear loop
+/// whose second carry `a` only gets a tangent through the first.
+fn nonlinear_while() -> Module {
+    let (it, xt) = (t(DType::I64, &[]), t(DType::F64, &[2]));
+    let mut f = Func::new("main", &[it.clone(), xt.clone(), xt.clone()]);
+    let (n, x, a) = (f.params[0], f.params[1], f.params[2]);
+    let zero = f.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::from_i64s(it.clone(), &[0]) }), &[], None).unwrap();
+    let carries = [it.clone(), xt.clone(), it.clone(), xt.clone()];
+    let mut cond = f.new_body(&carries);
+    let (i, bound) = (cond.params[0], cond.params[2]);
+    cond.outputs = f.push_into(&mut cond, OpKind::Elementwise(ElementwiseOp::Compare { direction: CmpDir::Lt }), &[i, bound], vec![], None).unwrap();
+    let mut body = f.new_body(&carries);
+    let (i, y, bound, a1) = (body.params[0], body.params[1], body.params[2], body.params[3]);
+    let one = f.push_into(&mut body, OpKind::Constant(ConstantOp::Constant { value: Literal::from_i64s(it.clone(), &[1]) }), &[], vec![], None).unwrap()[0];
+    let half = f.push_into(&mut body, OpKind::Constant(ConstantOp::Constant { value: Literal::from_f64s(xt.clone(), &[0.5, 0.5]) }), &[], vec![], None).unwrap()[0];
+    let i2 = f.push_into(&mut body, OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[i, one], vec![], None).unwrap()[0];
+    let s = f.push_into(&mut body, OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Sin }), &[y], vec![], None).unwrap()[0];
+    let sa = f.push_into(&mut body, OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[s, a1], vec![], None).unwrap()[0];
+    let hy = f.push_into(&mut body, OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[half, y], vec![], None).unwrap()[0];
+    let y2 = f.push_into(&mut body, OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[sa, hy], vec![], None).unwrap()[0];
+    body.outputs = vec![i2, y2, bound, a1];
+    let r = f.push_with_regions(OpKind::Control(ControlOp::While {}), &[zero, x, n, a], vec![cond, body], None).unwrap();
+    f.outputs = vec![r[1]];
+    let m = Module { funcs: vec![f] };
+    m.verify().unwrap();
+    m
+}
+
+#[test]
+fn while_jvp_matches_finite_differences() {
+    let m = nonlinear_while();
+    let f = &m.funcs[0];
+    let tr = quabla_dialect::Transform { kind: quabla_dialect::TransformKind::Jvp, of: "main".into() };
+    let (ps, rs) = tr.signature(&f.param_types(), &f.result_types());
+    let mut mj = m.clone();
+    mj.funcs[0].public = false;
+    let mut d = Func::declaration("main_jvp", &ps, &rs, tr);
+    d.public = false;
+    mj.funcs.push(d);
+    quabla_passes::autodiff::autodiff(&mut mj).unwrap();
+    mj.funcs.iter_mut().find(|g| g.name == "main_jvp").unwrap().public = true;
+    mj.verify().unwrap();
+    let f64s = |v: &[f64]| Buffer::from_literal(&Literal::from_f64s(t(DType::F64, &[2]), v));
+    let nb = |k: i64| Buffer::from_literal(&Literal::from_i64s(t(DType::I64, &[]), &[k]));
+    let (x, a) = ([0.3, -1.2], [1.5, 0.7]);
+    for n in [0i64, 1, 4] {
+        for (tx, ta) in [([1.0, 0.0], [0.0, 0.0]), ([0.0, 0.0], [0.0, 1.0]), ([0.5, -2.0], [1.0, 0.25])] {
+            let got = interp::run_func(&mj, "main_jvp", &[nb(n), f64s(&x), f64s(&a), f64s(&tx), f64s(&ta)]).unwrap();
+            let h = 1e-6;
+            let at = |s: f64| {
+                let xs: Vec<f64> = x.iter().zip(&tx).map(|(v, d)| v + s * d).collect();
+                let av: Vec<f64> = a.iter().zip(&ta).map(|(v, d)| v + s * d).collect();
+                interp::run_func(&m, "main", &[nb(n), f64s(&xs), f64s(&av)]).unwrap()[0].to_f64_vec()
+            };
+            let (p, q) = (at(h), at(-h));
+            let fd: Vec<f64> = p.iter().zip(&q).map(|(p, q)| (p - q) / (2.0 * h)).collect();
+            let jv = got[1].to_f64_vec();
+            for (g, w) in jv.iter().zip(&fd) {
+                assert!((g - w).abs() <= 1e-6 * (1.0 + w.abs()), "n={n}: jvp {jv:?} vs finite differences {fd:?}");
+            }
+            // The primal output is the primal program's.
+            assert_eq!(got[0].to_f64_vec(), at(0.0));
+        }
+    }
+    // The JIT runs the derivative program to the same numbers.
+    let exe = executor().compile(&mj, "main_jvp", &CompileOptions::default()).unwrap();
+    let ins = [nb(3), f64s(&x), f64s(&a), f64s(&[0.5, -2.0]), f64s(&[1.0, 0.25])];
+    let want = interp::run_func(&mj, "main_jvp", &ins).unwrap();
+    let got = exe.run(&ins.iter().collect::<Vec<_>>()).unwrap();
+    for (g, w) in got.iter().zip(&want) {
+        let (g, w) = (g.to_f64_vec(), w.to_f64_vec());
+        assert!(g.iter().zip(&w).all(|(a, b)| (a - b).abs() <= 1e-12 * (1.0 + b.abs())), "{g:?} vs {w:?}");
+    }
 }

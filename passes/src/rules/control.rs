@@ -1,4 +1,6 @@
-//! Differentiation and batching rules of control flow (`quabla.if`). Each rule turns a
+//! Differentiation and batching rules of control flow (`quabla.if`, and the JVP of
+//! `quabla.while`: a while over the carries and the tangents of the active carries, activity
+//! closed over the body to a fixed point; its VJP and batching are explicit gaps). Each rule turns a
 //! branch body into a standalone function (`body_func`), runs the expander's own sweep on it
 //! (`autodiff::jvp_core`, `vjp_core`, `vmap::vmap_core`, so nested region ops recurse
 //! through this file), and turns the result back into a body of the function being built
@@ -117,12 +119,63 @@ fn result_types(op: &Op) -> &[TensorType] {
     }
 }
 
-/// JVP of `quabla.if`: an `if` of the branches' JVPs over the captures and their tangents.
+/// JVP of a control-flow op.
 pub fn jvp(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, RuleError> {
     match &op.kind {
-        OpKind::Control(ControlOp::If { .. }) => {}
-        _ => return Err(RuleError::Unsupported { op: op.kind.name(), rule: "jvp" }),
+        OpKind::Control(ControlOp::If { .. }) => jvp_if(b, op, tangents),
+        OpKind::Control(ControlOp::While {}) => jvp_while(b, op, tangents),
+        _ => Err(RuleError::Unsupported { op: op.kind.name(), rule: "jvp" }),
     }
+}
+
+/// JVP of `quabla.while`: a while over `(carries, tangents of the active carries)` whose cond
+/// is the primal cond (tangents unused) and whose body is the body's JVP. A carry is active
+/// when its tangent can be nonzero in some iteration: the initial tangents, closed under the
+/// body's dependences (a fixed point, at most one round per carry); active carries without an
+/// initial tangent start from zero.
+fn jvp_while(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, RuleError> {
+    let [cond, body] = op.regions.as_slice() else {
+        return Err(internal(format!("'quabla.while' op has {} regions, expected 2", op.regions.len())));
+    };
+    let n = op.operands.len();
+    let (cond, body) = (body_func(cond, &b.f.types, "cond")?, body_func(body, &b.f.types, "body")?);
+    let mut active: Vec<bool> = (0..n).map(|i| tangents[i].is_some() && differentiable(b.f.ty(op.operands[i]))).collect();
+    loop {
+        let (_, ts) = jvp_core(&body, "body", &active)?;
+        let next: Vec<bool> = (0..n).map(|i| active[i] || (ts[i].is_some() && differentiable(b.f.ty(op.operands[i])))).collect();
+        if next == active {
+            break;
+        }
+        active = next;
+    }
+    if !active.iter().any(|&a| a) {
+        return Ok(vec![None; n]);
+    }
+    let (mut fb, ts) = jvp_core(&body, "body_jvp", &active)?;
+    let prim = fb.outputs.clone();
+    for i in (0..n).filter(|&i| active[i]) {
+        let mut bb = B { f: &mut fb, loc: b.loc.clone() };
+        let t = bb.or_zero(ts[i], prim[i]);
+        fb.outputs.push(t);
+    }
+    let mut fc = cond;
+    for i in (0..n).filter(|&i| active[i]) {
+        let t = fc.new_value(b.f.ty(op.operands[i]).clone());
+        fc.params.push(t);
+    }
+    let bodies = vec![func_body(&fc, b.f)?, func_body(&fb, b.f)?];
+    let mut operands = op.operands.clone();
+    for i in (0..n).filter(|&i| active[i]) {
+        let t = b.or_zero(tangents[i], op.operands[i]);
+        operands.push(t);
+    }
+    let res = b.f.push_with_regions(OpKind::Control(ControlOp::While {}), &operands, bodies, b.loc.clone()).map_err(internal)?;
+    let mut it = res.into_iter().skip(n);
+    Ok(active.iter().map(|&a| if a { it.next() } else { None }).collect())
+}
+
+/// JVP of `quabla.if`: an `if` of the branches' JVPs over the captures and their tangents.
+fn jvp_if(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, RuleError> {
     let rtys = result_types(op).to_vec();
     let caps = &op.operands[1..];
     let active: Vec<bool> = caps.iter().zip(&tangents[1..]).map(|(c, t)| t.is_some() && differentiable(b.f.ty(*c))).collect();
