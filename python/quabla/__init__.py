@@ -123,7 +123,7 @@ from .errors import (  # noqa: E402
 )
 from .errors import ArgumentTypeError, ArraySizeError, OutOfMemoryError, ZeroStepError  # noqa: E402
 from .jit import Compiled, Lowered, ShapeDtype, export, jit  # noqa: E402
-from ._control import cond, stop_gradient, switch  # noqa: E402
+from ._control import cond, fori_loop, stop_gradient, switch, while_loop  # noqa: E402
 from ._transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp, vmap  # noqa: E402
 from ._transforms import jacfwd, jacrev, linearize  # noqa: E402
 from ._staging import ArgumentError  # noqa: E402

@@ -1,4 +1,5 @@
-"""Structured control flow: :func:`cond` (``quabla.if`` in the IR) and :func:`stop_gradient`.
+"""Structured control flow: :func:`cond` (``quabla.if`` in the IR), :func:`while_loop` and
+:func:`fori_loop` (``quabla.while``) and :func:`stop_gradient`.
 
 Inside a trace, ``cond`` traces both branches, each into a region builder of the innermost
 trace (``TraceBuilder.region``) opened as a child :class:`~quabla._trace.Trace`: the operands'
@@ -18,7 +19,7 @@ from ._ops import _op, _to_array
 from ._trace import Trace, Tracer, bind, current, is_array, user_loc
 from .errors import DTypeError, ShapeError, TracerError
 
-__all__ = ["cond", "switch", "stop_gradient"]
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "stop_gradient"]
 
 
 def _pred_array(pred):
@@ -171,3 +172,72 @@ def stop_gradient(x):
         3.0
     """
     return _tree.map(lambda v: bind(_op("stop_gradient"), _to_array(v)), x)
+
+
+def while_loop(cond_fun, body_fun, init_val):
+    """Repeats ``val = body_fun(val)`` while ``cond_fun(val)``, starting from ``init_val``, as one
+    op of the program (JAX's ``lax.while_loop``).
+
+    ``init_val`` is a pytree of arrays; ``body_fun`` must return the same structure with the
+    same shapes and dtypes (else :class:`DTypeError` or :class:`ShapeError`, naming both), and
+    ``cond_fun`` a scalar boolean. Both may close over tracers of enclosing traces and over
+    arrays (carried through the loop unchanged). Forward-mode differentiation (``jvp``) works
+    through the loop; reverse mode (``grad``) and ``vmap`` of a ``while_loop`` raise
+    :class:`UnsupportedOperationError` (reverse mode of a loop with a dynamic trip count is
+    undefined in JAX too). Outside any trace the loop runs eagerly.
+
+    Example:
+        >>> qb.while_loop(lambda v: v[0] < 5, lambda v: (v[0] + 1, v[1] * 2.0), (0, qb.array(1.0)))[1].item()
+        32.0
+    """
+    if not callable(cond_fun) or not callable(body_fun):
+        raise TypeError("while_loop: cond_fun and body_fun must be callable")
+    leaves, init_tree = _tree.flatten(init_val)
+    t = current()
+    if t is None and any(type(x) is Tracer for x in leaves):
+        raise TracerError("while_loop: called with tracers of a trace that already finished (a tracer escaped its trace)")
+    if t is None:
+        val = init_val
+        while bool(np.asarray(_pred_array(cond_fun(val)).numpy())):
+            val = body_fun(val)
+        return val
+    loc = user_loc()
+    xs = [_to_array(x) for x in leaves]
+    avals = [(tuple(x.shape), x.dtype) for x in xs]
+    _, in_tree = _tree.flatten((_tree.unflatten(init_tree, xs),))
+    bc, ct, ca, ccap = _trace_branch(t, cond_fun, in_tree, avals, "cond_fun")
+    if not ct.is_leaf() or ca != [((), _dt.bool_)]:
+        raise DTypeError(f"while_loop: cond_fun must return a scalar boolean, returns {_signature(ct, ca)}")
+    bb, bt, ba, bcap = _trace_branch(t, body_fun, in_tree, avals, "body_fun")
+    if bt != init_tree or ba != avals:
+        err = ShapeError if bt == init_tree and [d for _, d in ba] == [d for _, d in avals] else DTypeError
+        raise err(
+            "while_loop: body_fun must return the structure, shapes and dtypes of init_val; "
+            f"init_val is {_signature(init_tree, avals)}, body_fun returns {_signature(bt, ba)}"
+        )
+    n = len(xs)
+    ids = [t.id_of(x) for x in xs] + [t.id_of(c) for c in ccap] + [t.id_of(c) for c in bcap]
+    cond_map = list(range(n)) + [n + i for i in range(len(ccap))]
+    body_map = list(range(n)) + [n + len(ccap) + i for i in range(len(bcap))]
+    res = t.builder.push_while(ids, bc, cond_map, bb, body_map, n, loc)
+    return _tree.unflatten(init_tree, [t.tracer(r) for r in res[:n]])
+
+
+def fori_loop(lower, upper, body_fun, init_val):
+    """``val = body_fun(i, val)`` for ``i`` from ``lower`` to ``upper - 1`` (JAX's
+    ``lax.fori_loop``), as a :func:`while_loop` over ``(i, val)``; the counter is int64 (a
+    Python int) or the dtype of ``lower``.
+
+    Example:
+        >>> qb.fori_loop(0, 4, lambda i, x: x + i, qb.array(0.5)).item()
+        6.5
+    """
+    if not callable(body_fun):
+        raise TypeError("fori_loop: body_fun must be callable")
+    lo, hi = _to_array(lower), _to_array(upper)
+    if not (lo.dtype.is_int and hi.dtype.is_int) or lo.shape != () or hi.shape != ():
+        raise DTypeError(f"fori_loop: lower and upper must be integer scalars, got {lo.dtype.name}{list(lo.shape)} and {hi.dtype.name}{list(hi.shape)}")
+    if hi.dtype is not lo.dtype:
+        hi = hi.astype(lo.dtype)
+    _, _, out = while_loop(lambda c: c[0] < c[1], lambda c: (c[0] + 1, c[1], body_fun(c[0], c[2])), (lo, hi, init_val))
+    return out

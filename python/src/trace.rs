@@ -181,6 +181,40 @@ impl TraceBuilder {
         })
     }
 
+    /// Appends `quabla.while` over the carries `operands` (the loop's values, then the values
+    /// the regions captured, passed through unchanged): `cond_b`/`body_b` are finished region
+    /// builders whose parameter k is carry `*_map[k]`; the body yields the first `n` carries.
+    /// Returns the avals of every carry's final value; raises ShapeError/DTypeError (with `loc`)
+    /// when cond does not yield a 0-d bool or the body does not yield the carries' types.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (operands, cond_b, cond_map, body_b, body_map, n, loc=None))]
+    fn push_while(&self, py: Python<'_>, operands: Vec<u32>, cond_b: &TraceBuilder, cond_map: Vec<usize>, body_b: &TraceBuilder, body_map: Vec<usize>, n: usize, loc: Option<String>) -> PyResult<Vec<Aval>> {
+        let region = |b: &TraceBuilder| -> PyResult<Func> {
+            let st = lock(&b.state);
+            if !b.region || !st.closed {
+                return Err(PyValueError::new_err("push_while: cond and body must be finished region builders"));
+            }
+            Ok(st.func.clone())
+        };
+        let (cf, bf) = (region(cond_b)?, region(body_b)?);
+        self.with(py, |f| {
+            let vs = check_ids(f, &operands)?;
+            if n > vs.len() || bf.outputs.len() != n {
+                return Err(PyValueError::new_err(format!("push_while: the body yields {} values for {n} loop carries", bf.outputs.len())));
+            }
+            let ptys: Vec<TensorType> = vs.iter().map(|v| f.ty(*v).clone()).collect();
+            let adopt = |f: &mut Func, g: &Func, map: &[usize]| quabla_passes::rules::control::adopt_body(g, f, &ptys, map).map_err(|e| PyValueError::new_err(format!("push_while: {e}")));
+            let cb = adopt(f, &cf, &cond_map)?;
+            let mut bb = adopt(f, &bf, &body_map)?;
+            // Captured values are carried through unchanged.
+            let pass: Vec<Value> = bb.params[n..].to_vec();
+            bb.outputs.extend(pass);
+            let l = loc.as_deref().map(Arc::<str>::from);
+            let res = f.push_with_regions(OpKind::Control(ControlOp::While {}), &vs, vec![cb, bb], l).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
+            Ok(res.into_iter().map(|v| aval(f, v)).collect())
+        })
+    }
+
     /// The function's name in the module.
     #[getter]
     fn name(&self) -> String {

@@ -30,7 +30,7 @@ GROUPS = [
     ("Transforms", ["jit", "export", "grad", "value_and_grad", "jvp", "vjp", "jacobian", "hessian", "vmap", "ShapeDtype",
                     "Lowered", "Compiled", "Tracer",
                     "jacfwd", "jacrev", "linearize"]),
-    ("Control flow", ["cond", "switch", "stop_gradient"]),
+    ("Control flow", ["cond", "switch", "while_loop", "fori_loop", "stop_gradient"]),
     ("quabla.optim", ["optim.Adam", "optim.SGD"]),
     ("Errors", ["QuablaError", "UnsupportedOperationError", "TracerError", "RetraceLimitError", "ShapeError",
                 "DTypeError", "BatchingError",

@@ -283,3 +283,79 @@ def test_transforms_inside_branches_and_closure_only_branches():
 
     close(qb.jit(lambda w: outer(QB, w))(qb.array(3.0)), outer(JX, jnp.asarray(3.0)))
     close(qb.grad(lambda w: outer(QB, w))(qb.array(3.0)), jax.grad(lambda w: outer(JX, w))(jnp.asarray(3.0)))
+
+
+# ---------------------------------------------------------------------------------------------
+# while_loop / fori_loop
+
+
+def _newton_sqrt(lib, x):
+    # Newton's iteration for sqrt(x) until the step is small, counting the steps.
+    def cond(c):
+        return lib.abs(c[1] * c[1] - x) > 1e-12
+
+    def body(c):
+        return (c[0] + 1, 0.5 * (c[1] + x / c[1]))
+
+    return lib_while(lib)(cond, body, (0, x + 1.0))
+
+
+def lib_while(lib):
+    return qb.while_loop if lib is qb else jax.lax.while_loop
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_while_loop_values(jit):
+    f = lambda x: _newton_sqrt(qb, x)
+    g = lambda x: _newton_sqrt(jnp, x)
+    if jit:
+        f = qb.jit(f)
+    n, r = f(qb.array(2.0))
+    nj, rj = g(jnp.asarray(2.0))
+    assert int(n) == int(nj) and abs(float(r) - float(rj)) < 1e-14
+
+
+def test_while_loop_jvp_and_closure():
+    # The body closes over an outer tracer (a); forward mode through the loop.
+    def f(a, x):
+        return lib_while(qb)(lambda c: c[0] < 6, lambda c: (c[0] + 1, qb.sin(c[1]) * a + 0.5 * c[1]), (0, x))[1]
+
+    def fj(a, x):
+        return jax.lax.while_loop(lambda c: c[0] < 6, lambda c: (c[0] + 1, jnp.sin(c[1]) * a + 0.5 * c[1]), (0, x))[1]
+
+    a, x = 1.3, np.array([0.2, -0.7])
+    y, t = qb.jvp(f, (qb.array(a), qb.array(x)), (qb.array(0.5), qb.array(np.array([1.0, -2.0]))))
+    yj, tj = jax.jvp(fj, (jnp.asarray(a), jnp.asarray(x)), (jnp.asarray(0.5), jnp.asarray(np.array([1.0, -2.0]))))
+    np.testing.assert_allclose(np.asarray(y), np.asarray(yj), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(np.asarray(t), np.asarray(tj), rtol=1e-12, atol=1e-13)
+    yjit = qb.jit(f)(qb.array(a), qb.array(x))
+    np.testing.assert_allclose(np.asarray(yjit), np.asarray(yj), rtol=1e-12, atol=1e-13)
+
+
+def test_fori_loop_matches_jax():
+    def f(x):
+        return qb.fori_loop(0, 10, lambda i, v: v * 0.9 + qb.astype(i, qb.float64) * 0.01, x)
+
+    def fj(x):
+        return jax.lax.fori_loop(0, 10, lambda i, v: v * 0.9 + i.astype(jnp.float64) * 0.01, x)
+
+    x = np.array([1.0, 2.0, -3.0])
+    np.testing.assert_allclose(np.asarray(qb.jit(f)(qb.array(x))), np.asarray(fj(jnp.asarray(x))), rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(f(qb.array(x))), np.asarray(fj(jnp.asarray(x))), rtol=1e-13)  # eager
+    # Forward mode through a fori_loop inside jit.
+    t = qb.jit(lambda x: qb.jvp(f, (x,), (qb.ones_like(x),))[1])(qb.array(x))
+    tj = jax.jvp(fj, (jnp.asarray(x),), (jnp.ones(3),))[1]
+    np.testing.assert_allclose(np.asarray(t), np.asarray(tj), rtol=1e-13)
+
+
+def test_while_loop_errors():
+    with pytest.raises(qb.DTypeError, match="body_fun must return the structure, shapes and dtypes of init_val"):
+        qb.jit(lambda x: qb.while_loop(lambda v: v < 3.0, lambda v: qb.astype(v, qb.float32), x))(qb.array(1.0))
+    with pytest.raises(qb.ShapeError, match="body_fun must return"):
+        qb.jit(lambda x: qb.while_loop(lambda v: qb.sum(v) < 3.0, lambda v: qb.concatenate([v, v]), x))(qb.ones(2))
+    with pytest.raises(qb.DTypeError, match="cond_fun must return a scalar boolean"):
+        qb.jit(lambda x: qb.while_loop(lambda v: v, lambda v: v + 1.0, x))(qb.ones(2))
+    with pytest.raises(qb.UnsupportedOperationError, match="while"):
+        qb.grad(lambda x: qb.while_loop(lambda v: v < 3.0, lambda v: v * 2.0, x))(qb.array(1.0))
+    with pytest.raises(qb.DTypeError, match="fori_loop: lower and upper must be integer scalars"):
+        qb.fori_loop(0.0, 3, lambda i, v: v, qb.array(1.0))
