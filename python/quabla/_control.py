@@ -181,10 +181,11 @@ def while_loop(cond_fun, body_fun, init_val):
     ``init_val`` is a pytree of arrays; ``body_fun`` must return the same structure with the
     same shapes and dtypes (else :class:`DTypeError` or :class:`ShapeError`, naming both), and
     ``cond_fun`` a scalar boolean. Both may close over tracers of enclosing traces and over
-    arrays (carried through the loop unchanged). Forward-mode differentiation (``jvp``) works
-    through the loop; reverse mode (``grad``) and ``vmap`` of a ``while_loop`` raise
-    :class:`UnsupportedOperationError` (reverse mode of a loop with a dynamic trip count is
-    undefined in JAX too). Outside any trace the loop runs eagerly.
+    arrays (carried through the loop unchanged). Forward-mode differentiation (``jvp``) and
+    ``vmap`` work through the loop (with a batched predicate the loop runs until every example
+    is done, finished examples keeping their values); reverse mode (``grad``) raises
+    :class:`UnsupportedOperationError` (JAX rejects it for a dynamic trip count too). Outside
+    any trace the loop runs eagerly.
 
     Example:
         >>> qb.while_loop(lambda v: v[0] < 5, lambda v: (v[0] + 1, v[1] * 2.0), (0, qb.array(1.0)))[1].item()

@@ -359,3 +359,20 @@ def test_while_loop_errors():
         qb.grad(lambda x: qb.while_loop(lambda v: v < 3.0, lambda v: v * 2.0, x))(qb.array(1.0))
     with pytest.raises(qb.DTypeError, match="fori_loop: lower and upper must be integer scalars"):
         qb.fori_loop(0.0, 3, lambda i, v: v, qb.array(1.0))
+
+
+def test_while_loop_vmap_matches_jax():
+    # Batched trip counts (a batched predicate) and batched values, inside jit.
+    def f(n, x):
+        return qb.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, qb.sin(c[1]) + c[1]), (0, x))[1]
+
+    def fj(n, x):
+        return jax.lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, jnp.sin(c[1]) + c[1]), (0, x))[1]
+
+    ns, xs = np.array([0, 3, 1, 5]), np.linspace(-1.0, 1.0, 8).reshape(4, 2)
+    got = qb.jit(qb.vmap(f))(qb.array(ns), qb.array(xs))
+    want = jax.vmap(fj)(jnp.asarray(ns), jnp.asarray(xs))
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-13, atol=1e-14)
+    got = qb.vmap(f, in_axes=(None, 0))(qb.array(3), qb.array(xs))
+    want = jax.vmap(fj, in_axes=(None, 0))(jnp.asarray(3), jnp.asarray(xs))
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-13, atol=1e-14)

@@ -409,3 +409,39 @@ fn while_jvp_matches_finite_differences() {
         assert!(g.iter().zip(&w).all(|(a, b)| (a - b).abs() <= 1e-12 * (1.0 + b.abs())), "{g:?} vs {w:?}");
     }
 }
+
+#[test]
+fn while_vmap_matches_a_loop() {
+    // while_module: (n, x) -> (x * 2^n, count); batched x (unbatched predicate), batched n
+    // (batched predicate: examples finish at different iterations), and both.
+    let m = while_module();
+    let f = &m.funcs[0];
+    let size = 3;
+    let ns = [0i64, 2, 5];
+    let xs = [[1.0, -0.5, 3.0], [0.25, 2.0, -1.0], [4.0, 0.0, 1.5]];
+    for (na, xa) in [(None, Some(0)), (Some(0), None), (Some(0), Some(0))] {
+        let tr = quabla_dialect::Transform { kind: quabla_dialect::TransformKind::Vmap { in_axes: vec![na, xa], out_axes: vec![Some(0), Some(0)], size }, of: "main".into() };
+        let (ps, rs) = tr.signature(&f.param_types(), &f.result_types());
+        let mut mv = m.clone();
+        mv.funcs[0].public = false;
+        mv.funcs.push(Func::declaration("main_vmap", &ps, &rs, tr));
+        quabla_passes::autodiff::autodiff(&mut mv).unwrap_or_else(|e| panic!("{na:?} {xa:?}: {e}"));
+        mv.funcs.iter_mut().find(|g| g.name == "main_vmap").unwrap().public = true;
+        mv.verify().unwrap();
+        let nb = if na.is_some() { Buffer::from_literal(&Literal::from_i64s(t(DType::I64, &[3]), &ns)) } else { Buffer::from_literal(&Literal::from_i64s(t(DType::I64, &[]), &[ns[1]])) };
+        let xb = if xa.is_some() { Buffer::from_literal(&Literal::from_f64s(t(DType::F64, &[3, 3]), &xs.concat())) } else { Buffer::from_literal(&Literal::from_f64s(t(DType::F64, &[3]), &xs[0])) };
+        let got = interp::run_func(&mv, "main_vmap", &[nb.clone(), xb.clone()]).unwrap();
+        let exe = executor().compile(&mv, "main_vmap", &CompileOptions::default()).unwrap();
+        let jit = exe.run(&[&nb, &xb]).unwrap();
+        let (gv, gc) = (got[0].to_f64_vec(), got[1].as_slice::<i64>().unwrap().to_vec());
+        assert_eq!(jit[0].to_f64_vec(), gv);
+        assert_eq!(jit[1].as_slice::<i64>().unwrap(), gc.as_slice());
+        for k in 0..size as usize {
+            let n = if na.is_some() { ns[k] } else { ns[1] };
+            let x = if xa.is_some() { xs[k] } else { xs[0] };
+            let want = interp::run_func(&m, "main", &[Buffer::from_literal(&Literal::from_i64s(t(DType::I64, &[]), &[n])), Buffer::from_literal(&Literal::from_f64s(t(DType::F64, &[3]), &x))]).unwrap();
+            assert_eq!(&gv[3 * k..3 * k + 3], want[0].to_f64_vec().as_slice(), "{na:?} {xa:?} example {k}");
+            assert_eq!(gc[k], want[1].as_slice::<i64>().unwrap()[0], "{na:?} {xa:?} example {k}");
+        }
+    }
+}

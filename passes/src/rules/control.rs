@@ -1,6 +1,7 @@
-//! Differentiation and batching rules of control flow (`quabla.if`, and the JVP of
-//! `quabla.while`: a while over the carries and the tangents of the active carries, activity
-//! closed over the body to a fixed point; its VJP and batching are explicit gaps). Each rule turns a
+//! Differentiation and batching rules of control flow (`quabla.if`; for `quabla.while` the JVP,
+//! a while over the carries and the tangents of the active carries, and batching, both with
+//! activity / batchedness closed over the body to a fixed point; its VJP is an explicit gap).
+//! Each rule turns a
 //! branch body into a standalone function (`body_func`), runs the expander's own sweep on it
 //! (`autodiff::jvp_core`, `vjp_core`, `vmap::vmap_core`, so nested region ops recurse
 //! through this file), and turns the result back into a body of the function being built
@@ -256,9 +257,89 @@ pub fn vjp(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, RuleEr
 /// Batching rule of `quabla.if`; batched operands have their batch dim first.
 pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> Result<Vec<(Value, bool)>, RuleError> {
     match &op.kind {
-        OpKind::Control(ControlOp::If { .. }) => {}
-        _ => return Err(RuleError::Unsupported { op: op.kind.name(), rule: "batch" }),
+        OpKind::Control(ControlOp::If { .. }) => batch_if(b, op, xs, batched, size),
+        OpKind::Control(ControlOp::While {}) => batch_while(b, op, xs, batched, size),
+        _ => Err(RuleError::Unsupported { op: op.kind.name(), rule: "batch" }),
     }
+}
+
+/// Batching of `quabla.while`. A carry is batched when it starts batched or the batched body
+/// makes it so (a fixed point). With an unbatched predicate the loop is a while of the batched
+/// bodies. With a batched predicate every carry is batched, the loop runs while any example's
+/// predicate holds, and each iteration keeps the carries of finished examples (`select` on the
+/// per-example predicate, recomputed from the carries at the start of the iteration).
+fn batch_while(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> Result<Vec<(Value, bool)>, RuleError> {
+    let [cond_r, body_r] = op.regions.as_slice() else {
+        return Err(internal(format!("'quabla.while' op has {} regions, expected 2", op.regions.len())));
+    };
+    let n = xs.len();
+    let (cond, body) = (body_func(cond_r, &b.f.types, "cond")?, body_func(body_r, &b.f.types, "body")?);
+    let axes = |bs: &[bool]| bs.iter().map(|&x| if x { Some(0) } else { None }).collect::<Vec<_>>();
+    let mut bs = batched.to_vec();
+    loop {
+        let (_, outs) = vmap_core(&body, "body", &axes(&bs), size)?;
+        let next: Vec<bool> = (0..n).map(|i| bs[i] || outs[i].1).collect();
+        if next == bs {
+            break;
+        }
+        bs = next;
+    }
+    let pred_batched = vmap_core(&cond, "cond", &axes(&bs), size)?.1[0].1;
+    if pred_batched {
+        bs = vec![true; n];
+    }
+    let mut carries = Vec::with_capacity(n);
+    for i in 0..n {
+        carries.push(if bs[i] && !batched[i] { lift(b, xs[i], size) } else { xs[i] });
+    }
+    let (mut fc, cout) = vmap_core(&cond, "cond_b", &axes(&bs), size)?;
+    let fb = if !pred_batched {
+        fc.outputs = vec![cout[0].0];
+        let (mut fb, bouts) = vmap_core(&body, "body_b", &axes(&bs), size)?;
+        fb.outputs = vec![];
+        for (i, (v, bt)) in bouts.into_iter().enumerate() {
+            let mut bb = B { f: &mut fb, loc: b.loc.clone() };
+            let v = if bs[i] && !bt { lift(&mut bb, v, size) } else { v };
+            fb.outputs.push(v);
+        }
+        fb
+    } else {
+        // Any example still running.
+        let mut bb = B { f: &mut fc, loc: b.loc.clone() };
+        let any = bb.op(OpKind::Reduce(quabla_dialect::ReduceOp::Reduce { op: quabla_dialect::Reducer::Max, dims: vec![0] }), &[cout[0].0]);
+        fc.outputs = vec![any];
+        // g(c) = (cond(c), body(c)...), batched, then a masked update.
+        let mut g = Func::new("cond_body", &cond.param_types());
+        g.public = false;
+        let mut map: HashMap<Value, Value> = cond.params.iter().copied().zip(g.params.clone()).collect();
+        let cops = copy_ops(&cond.ops, &cond.types, &mut g, &mut map)?;
+        let p = map[&cond.outputs[0]];
+        let mut map2: HashMap<Value, Value> = body.params.iter().copied().zip(g.params.clone()).collect();
+        let bops = copy_ops(&body.ops, &body.types, &mut g, &mut map2)?;
+        g.ops = cops.into_iter().chain(bops).collect();
+        g.outputs = std::iter::once(p).chain(body.outputs.iter().map(|v| map2[v])).collect();
+        let (mut fb, gouts) = vmap_core(&g, "body_b", &vec![Some(0); n], size)?;
+        let params = fb.params.clone();
+        let (pv, pbt) = gouts[0];
+        let mut outs = vec![];
+        for (i, (v, bt)) in gouts.into_iter().skip(1).enumerate() {
+            let mut bb = B { f: &mut fb, loc: b.loc.clone() };
+            let v = if bt { v } else { lift(&mut bb, v, size) };
+            let t = bb.ty(v);
+            let pb = if pbt { pv } else { lift(&mut bb, pv, size) };
+            let mask = bb.op(OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { dims: vec![0], shape: t.shape.clone() }), &[pb]);
+            outs.push(bb.select(mask, v, params[i]));
+        }
+        fb.outputs = outs;
+        fb
+    };
+    let bodies = vec![func_body(&fc, b.f)?, func_body(&fb, b.f)?];
+    let res = b.f.push_with_regions(OpKind::Control(ControlOp::While {}), &carries, bodies, b.loc.clone()).map_err(internal)?;
+    Ok(res.into_iter().zip(bs).collect())
+}
+
+/// Batching of `quabla.if`.
+fn batch_if(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> Result<Vec<(Value, bool)>, RuleError> {
     let rtys = result_types(op).to_vec();
     let in_axes: Vec<Option<i64>> = batched[1..].iter().map(|&x| if x { Some(0) } else { None }).collect();
     let mut swept = Vec::new();
