@@ -268,6 +268,15 @@ fn free_values(region: RegionRef, defined: &mut HashSet<usize>, free: &mut Vec<u
     }
 }
 
+/// The values the regions of `op` use without defining them, in order of first use.
+fn region_free_values(op: &OperationRef) -> Result<Vec<usize>, Diag> {
+    let (mut free, mut defined) = (Vec::new(), HashSet::new());
+    for i in 0..op.region_count() {
+        free_values(op.region(i).map_err(|e| Diag::new(Some(op.location().to_raw()), e.to_string()))?, &mut defined, &mut free);
+    }
+    Ok(free)
+}
+
 /// `scf.while (%a = %x, ...) {... scf.condition(%c) %a, ...} do {^bb0(%b...): ... scf.yield ...}`
 /// becomes `quabla.while`: the before region (ending in a condition that forwards its
 /// arguments unchanged) is the cond body, the after region the loop body. Values the regions use
@@ -275,11 +284,7 @@ fn free_values(region: RegionRef, defined: &mut HashSet<usize>, free: &mut Vec<u
 /// them after the scf.while's own results).
 fn import_while(f: &mut Func, op: &OperationRef, scope: &Scope, name: &str) -> Result<Op, Diag> {
     let loc = op.location().to_raw();
-    let mut free = Vec::new();
-    let mut defined = HashSet::new();
-    for i in 0..op.region_count() {
-        free_values(op.region(i).map_err(|e| Diag::new(Some(loc), e.to_string()))?, &mut defined, &mut free);
-    }
+    let free = region_free_values(op)?;
     let mut captures: Vec<(usize, Value)> = Vec::new();
     for p in &free {
         let v = scope.ids.get(p).copied().ok_or_else(|| Diag::new(Some(loc), format!("'scf.while' op: a region uses a value not defined in @{name} (or an i1 condition from outside the loop)")))?;
@@ -337,11 +342,7 @@ fn import_if(f: &mut Func, op: &OperationRef, scope: &Scope, name: &str) -> Resu
     let loc = op.location().to_raw();
     let cond = op.operand(0).map_err(|_| Diag::new(Some(loc), "'scf.if' op without a condition"))?;
     let pred = scope.preds.get(&ptr(cond)).copied().ok_or_else(|| Diag::new(Some(loc), "'scf.if' op: the condition must be a tensor.extract of a 0-d tensor<i1> (the quabla.if predicate)"))?;
-    let mut free = Vec::new();
-    let mut defined = HashSet::new();
-    for i in 0..op.region_count() {
-        free_values(op.region(i).map_err(|e| Diag::new(Some(loc), e.to_string()))?, &mut defined, &mut free);
-    }
+    let free = region_free_values(op)?;
     // A captured i1 condition of a nested scf.if is captured as its tensor.
     let mut captures: Vec<Value> = Vec::new();
     for p in &free {

@@ -59,25 +59,6 @@ pub fn constants(ops: &[Op]) -> HashMap<Value, Literal> {
         .collect()
 }
 
-/// Number of uses of every value (operands and outputs).
-pub fn use_counts(f: &Func) -> Vec<usize> {
-    let mut n = vec![0usize; f.types.len()];
-    f.walk(&mut |o| {
-        for v in &o.operands {
-            n[v.0 as usize] += 1;
-        }
-        for r in &o.regions {
-            for v in &r.outputs {
-                n[v.0 as usize] += 1;
-            }
-        }
-    });
-    for v in &f.outputs {
-        n[v.0 as usize] += 1;
-    }
-    n
-}
-
 /// True when `ops` (regions included) contain a call.
 pub fn has_call(ops: &[Op]) -> bool {
     let mut any = false;

@@ -147,14 +147,8 @@ impl AttrType for Literal {
     fn py(_key: &'static str, _out: &mut Vec<(&'static str, &'static str)>) {}
 }
 
-/// A field carried by the first result type (`shape`, `dtype`, `ty` markers): from MLIR it is
-/// read off the result; from Python it is a keyword.
-pub trait ResultField: Sized {
-    fn from_result(t: &TensorType) -> Self;
-    fn read(src: &dyn AttrSource, op: &str, key: &str) -> Result<Self>;
-    const PY: &'static str;
-}
-
+/// Markers of the fields carried by the first result type (`shape`, `dtype`, `ty`): from MLIR
+/// they are read off the result; from Python they are keywords ([`FromResult`]).
 /// The result's shape.
 pub struct Shape;
 /// The result's element type.

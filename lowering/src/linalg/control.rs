@@ -2,7 +2,7 @@
 //! predicate; each body is lowered in place with its parameters bound to the captured operands
 //! (scf regions see the enclosing values), and yields with `scf.yield`. One-shot
 //! bufferization turns the tensor results into buffers without copies of the untaken branch.
-use quabla_dialect::{Func, Op, TensorType};
+use quabla_dialect::{ControlOp, Func, Op, TensorType};
 
 use super::{lower_block, Ctx, Emitter};
 use crate::LowerError;
@@ -97,4 +97,12 @@ pub fn lower_while(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<Vec<St
         1 => vec![n],
         k => (0..k).map(|i| format!("{n}#{i}")).collect(),
     })
+}
+
+/// Lowers one op of this family, returning its results' names (exhaustive over the family).
+pub fn lower(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, op: &ControlOp) -> Result<Vec<String>, LowerError> {
+    match op {
+        ControlOp::If { results } => lower_if(e, cx, f, o, results),
+        ControlOp::While {} => lower_while(e, cx, f, o),
+    }
 }

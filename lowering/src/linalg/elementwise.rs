@@ -463,8 +463,9 @@ pub fn fusible_producers<'a>(f: &Func, ops: &'a [Op], outputs: &[Value]) -> Hash
             u.1 &= elementwise;
         }
     }
+    // A value the block yields is materialised.
     for v in outputs {
-        uses.entry(*v).or_insert((0, true)).0 += 2;
+        uses.entry(*v).or_insert((0, true)).1 = false;
     }
     ops.iter()
         .filter(|op| matches!(op.kind, OpKind::Elementwise(_)) && op.results.len() == 1 && op.regions.is_empty())

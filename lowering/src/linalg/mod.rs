@@ -20,7 +20,7 @@ pub mod slicing;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
-use quabla_dialect::{CallOp, ControlOp, DType, Func, Module, Op, OpKind, TensorType, Value};
+use quabla_dialect::{CallOp, DType, Func, Module, Op, OpKind, TensorType, Value};
 
 pub use crate::target::Codegen;
 use crate::target::MatmulTile;
@@ -243,39 +243,20 @@ pub(crate) fn lower_block(e: &mut Emitter, cx: &Ctx, f: &Func, ops: &[Op], outpu
 /// Lowers one op, binding its results. Exhaustive over [`OpKind`].
 fn lower_op(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<(), LowerError> {
     e.loc = o.loc.as_ref().map(|l| l.to_string());
-    let r = match &o.kind {
-        OpKind::Elementwise(x) => elementwise::lower(e, f, o, x),
-        OpKind::Constant(x) => constant::lower(e, x),
-        OpKind::Layout(x) => layout::lower(e, f, o, x),
-        OpKind::Slicing(x) => slicing::lower(e, f, o, x),
-        OpKind::Reduce(x) => reduce::lower(e, f, o, x),
-        OpKind::Dot(x) => dot::lower(e, f, o, x),
-        OpKind::Call(CallOp::Call { callee, results }) => {
-            let names = call::lower_call(e, cx, f, o, callee, results)?;
-            for (v, n) in o.results.iter().zip(names) {
-                e.alias(*v, n);
-            }
-            e.loc = None;
-            return Ok(());
-        }
-        OpKind::Control(ControlOp::If { results }) => {
-            let names = control::lower_if(e, cx, f, o, results)?;
-            for (v, n) in o.results.iter().zip(names) {
-                e.alias(*v, n);
-            }
-            e.loc = None;
-            return Ok(());
-        }
-        OpKind::Control(ControlOp::While {}) => {
-            let names = control::lower_while(e, cx, f, o)?;
-            for (v, n) in o.results.iter().zip(names) {
-                e.alias(*v, n);
-            }
-            e.loc = None;
-            return Ok(());
-        }
+    let one = |r: Result<String, LowerError>| r.map(|r| vec![r]);
+    let names = match &o.kind {
+        OpKind::Elementwise(x) => one(elementwise::lower(e, f, o, x)),
+        OpKind::Constant(x) => one(constant::lower(e, x)),
+        OpKind::Layout(x) => one(layout::lower(e, f, o, x)),
+        OpKind::Slicing(x) => one(slicing::lower(e, f, o, x)),
+        OpKind::Reduce(x) => one(reduce::lower(e, f, o, x)),
+        OpKind::Dot(x) => one(dot::lower(e, f, o, x)),
+        OpKind::Call(CallOp::Call { callee, results }) => call::lower_call(e, cx, f, o, callee, results),
+        OpKind::Control(x) => control::lower(e, cx, f, o, x),
     }?;
-    e.alias(o.results[0], r);
+    for (v, n) in o.results.iter().zip(names) {
+        e.alias(*v, n);
+    }
     e.loc = None;
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! with its parameters bound to the captured operands, ending in `stablehlo.return`.
 use std::collections::HashMap;
 
-use quabla_dialect::{Func, Op, TensorType};
+use quabla_dialect::{ControlOp, Func, Op, TensorType};
 
 use super::{export_op, Emitter, Tv};
 use crate::LowerError;
@@ -84,4 +84,12 @@ pub fn lower_while(e: &mut Emitter, names: &HashMap<String, String>, f: &Func, o
         1 => vec![Tv::new(r, &ts[0])],
         _ => ts.iter().enumerate().map(|(i, t)| Tv::new(format!("{r}#{i}"), t)).collect(),
     })
+}
+
+/// Lowers one op of this family, returning its results' names (exhaustive over the family).
+pub fn lower(e: &mut Emitter, names: &HashMap<String, String>, f: &Func, o: &Op, op: &ControlOp) -> Result<Vec<Tv>, LowerError> {
+    match op {
+        ControlOp::If { results } => lower_if(e, names, f, o, results),
+        ControlOp::While {} => lower_while(e, names, f, o),
+    }
 }

@@ -28,7 +28,7 @@ pub mod slicing;
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use quabla_dialect::{CallOp, ControlOp, DType, Func, Module, Op, OpKind, TensorType, Value};
+use quabla_dialect::{CallOp, DType, Func, Module, Op, OpKind, TensorType, Value};
 
 use crate::linalg::{float_lit, sym};
 use crate::LowerError;
@@ -242,39 +242,20 @@ pub fn int_max_text(d: DType) -> String {
 /// Exports one op, binding its results. Exhaustive over [`OpKind`].
 fn export_op(e: &mut Emitter, names: &HashMap<String, String>, f: &Func, o: &Op) -> Result<(), LowerError> {
     e.loc = o.loc.as_ref().map(|l| l.to_string());
-    let r = match &o.kind {
-        OpKind::Elementwise(x) => elementwise::lower(e, f, o, x),
-        OpKind::Constant(x) => constant::lower(e, x),
-        OpKind::Layout(x) => layout::lower(e, f, o, x),
-        OpKind::Slicing(x) => slicing::lower(e, f, o, x),
-        OpKind::Reduce(x) => reduce::lower(e, f, o, x),
-        OpKind::Dot(x) => dot::lower(e, f, o, x),
-        OpKind::Call(CallOp::Call { callee, results }) => {
-            let rs = call::lower_call(e, names, f, o, callee, results)?;
-            for (v, r) in o.results.iter().zip(rs) {
-                e.alias(*v, r.name);
-            }
-            e.loc = None;
-            return Ok(());
-        }
-        OpKind::Control(ControlOp::If { results }) => {
-            let rs = control::lower_if(e, names, f, o, results)?;
-            for (v, r) in o.results.iter().zip(rs) {
-                e.alias(*v, r.name);
-            }
-            e.loc = None;
-            return Ok(());
-        }
-        OpKind::Control(ControlOp::While {}) => {
-            let rs = control::lower_while(e, names, f, o)?;
-            for (v, r) in o.results.iter().zip(rs) {
-                e.alias(*v, r.name);
-            }
-            e.loc = None;
-            return Ok(());
-        }
+    let one = |r: Result<Tv, LowerError>| r.map(|r| vec![r]);
+    let rs = match &o.kind {
+        OpKind::Elementwise(x) => one(elementwise::lower(e, f, o, x)),
+        OpKind::Constant(x) => one(constant::lower(e, x)),
+        OpKind::Layout(x) => one(layout::lower(e, f, o, x)),
+        OpKind::Slicing(x) => one(slicing::lower(e, f, o, x)),
+        OpKind::Reduce(x) => one(reduce::lower(e, f, o, x)),
+        OpKind::Dot(x) => one(dot::lower(e, f, o, x)),
+        OpKind::Call(CallOp::Call { callee, results }) => call::lower_call(e, names, f, o, callee, results),
+        OpKind::Control(x) => control::lower(e, names, f, o, x),
     }?;
-    e.alias(o.results[0], r.name);
+    for (v, r) in o.results.iter().zip(rs) {
+        e.alias(*v, r.name);
+    }
     e.loc = None;
     Ok(())
 }
