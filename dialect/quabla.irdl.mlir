@@ -126,6 +126,90 @@ irdl.dialect @quabla {
     irdl.operands(x0: %0)
     irdl.results(y: %1)
   }
+  irdl.operation @population_count {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+  }
+  irdl.operation @sinh {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+  }
+  irdl.operation @cosh {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+  }
+  irdl.operation @asin {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+  }
+  irdl.operation @acos {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+  }
+  irdl.operation @atan {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+  }
+  irdl.operation @asinh {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+  }
+  irdl.operation @acosh {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+  }
+  irdl.operation @atanh {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+  }
+  irdl.operation @cbrt {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+  }
+  irdl.operation @erfc {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+  }
+  irdl.operation @erf_inv {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+  }
+  irdl.operation @lgamma {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+  }
+  irdl.operation @digamma {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+  }
   irdl.operation @add {
     %0 = irdl.base "!builtin.tensor"
     %1 = irdl.base "!builtin.tensor"
@@ -211,6 +295,27 @@ irdl.dialect @quabla {
     irdl.results(y: %2)
   }
   irdl.operation @xor {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0, x1: %1)
+    irdl.results(y: %2)
+  }
+  irdl.operation @shift_left {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0, x1: %1)
+    irdl.results(y: %2)
+  }
+  irdl.operation @shift_right_logical {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0, x1: %1)
+    irdl.results(y: %2)
+  }
+  irdl.operation @shift_right_arithmetic {
     %0 = irdl.base "!builtin.tensor"
     %1 = irdl.base "!builtin.tensor"
     %2 = irdl.base "!builtin.tensor"
@@ -336,6 +441,14 @@ irdl.dialect @quabla {
     irdl.results(y: %2)
     irdl.attributes {"axis" = %3}
   }
+  irdl.operation @dynamic_update_slice {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0, x1: %1, starts: variadic %2)
+    irdl.results(y: %3)
+  }
   irdl.operation @reduce_sum {
     %0 = irdl.base "!builtin.tensor"
     %1 = irdl.base "!builtin.tensor"
@@ -395,5 +508,242 @@ irdl.dialect @quabla {
     irdl.operands(x0: %0, x1: %1)
     irdl.results(y: %2)
     irdl.attributes {"lhs_batching_dimensions" = %3, "rhs_batching_dimensions" = %4, "lhs_contracting_dimensions" = %5, "rhs_contracting_dimensions" = %6}
+  }
+  irdl.operation @scatter {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "!builtin.tensor"
+    %4 = irdl.base "#builtin.dense_array"
+    %5 = irdl.base "#builtin.dense_array"
+    %6 = irdl.base "#builtin.dense_array"
+    %7 = irdl.base "#builtin.integer"
+    irdl.operands(x0: %0, x1: %1, x2: %2)
+    irdl.results(y: %3)
+    irdl.attributes {"update_window_dims" = %4, "inserted_window_dims" = %5, "scatter_dims_to_operand_dims" = %6, "index_vector_dim" = %7}
+  }
+  irdl.operation @scatter_add {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "!builtin.tensor"
+    %4 = irdl.base "#builtin.dense_array"
+    %5 = irdl.base "#builtin.dense_array"
+    %6 = irdl.base "#builtin.dense_array"
+    %7 = irdl.base "#builtin.integer"
+    irdl.operands(x0: %0, x1: %1, x2: %2)
+    irdl.results(y: %3)
+    irdl.attributes {"update_window_dims" = %4, "inserted_window_dims" = %5, "scatter_dims_to_operand_dims" = %6, "index_vector_dim" = %7}
+  }
+  irdl.operation @scatter_mul {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "!builtin.tensor"
+    %4 = irdl.base "#builtin.dense_array"
+    %5 = irdl.base "#builtin.dense_array"
+    %6 = irdl.base "#builtin.dense_array"
+    %7 = irdl.base "#builtin.integer"
+    irdl.operands(x0: %0, x1: %1, x2: %2)
+    irdl.results(y: %3)
+    irdl.attributes {"update_window_dims" = %4, "inserted_window_dims" = %5, "scatter_dims_to_operand_dims" = %6, "index_vector_dim" = %7}
+  }
+  irdl.operation @scatter_min {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "!builtin.tensor"
+    %4 = irdl.base "#builtin.dense_array"
+    %5 = irdl.base "#builtin.dense_array"
+    %6 = irdl.base "#builtin.dense_array"
+    %7 = irdl.base "#builtin.integer"
+    irdl.operands(x0: %0, x1: %1, x2: %2)
+    irdl.results(y: %3)
+    irdl.attributes {"update_window_dims" = %4, "inserted_window_dims" = %5, "scatter_dims_to_operand_dims" = %6, "index_vector_dim" = %7}
+  }
+  irdl.operation @scatter_max {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "!builtin.tensor"
+    %4 = irdl.base "#builtin.dense_array"
+    %5 = irdl.base "#builtin.dense_array"
+    %6 = irdl.base "#builtin.dense_array"
+    %7 = irdl.base "#builtin.integer"
+    irdl.operands(x0: %0, x1: %1, x2: %2)
+    irdl.results(y: %3)
+    irdl.attributes {"update_window_dims" = %4, "inserted_window_dims" = %5, "scatter_dims_to_operand_dims" = %6, "index_vector_dim" = %7}
+  }
+  irdl.operation @convolution {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "#builtin.dense_array"
+    %4 = irdl.base "#builtin.dense_array"
+    %5 = irdl.base "#builtin.dense_array"
+    %6 = irdl.base "#builtin.dense_array"
+    %7 = irdl.base "#builtin.integer"
+    %8 = irdl.base "#builtin.integer"
+    %9 = irdl.base "#builtin.integer"
+    %10 = irdl.base "#builtin.integer"
+    %11 = irdl.base "#builtin.integer"
+    %12 = irdl.base "#builtin.integer"
+    %13 = irdl.base "#builtin.dense_array"
+    %14 = irdl.base "#builtin.dense_array"
+    %15 = irdl.base "#builtin.dense_array"
+    %16 = irdl.base "#builtin.integer"
+    %17 = irdl.base "#builtin.integer"
+    irdl.operands(x0: %0, x1: %1)
+    irdl.results(y: %2)
+    irdl.attributes {"window_strides" = %3, "padding" = %4, "lhs_dilation" = %5, "rhs_dilation" = %6, "input_batch_dimension" = %7, "input_feature_dimension" = %8, "kernel_input_feature_dimension" = %9, "kernel_output_feature_dimension" = %10, "output_batch_dimension" = %11, "output_feature_dimension" = %12, "input_spatial_dimensions" = %13, "kernel_spatial_dimensions" = %14, "output_spatial_dimensions" = %15, "feature_group_count" = %16, "batch_group_count" = %17}
+  }
+  irdl.operation @reduce_window_sum {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "#builtin.dense_array"
+    %3 = irdl.base "#builtin.dense_array"
+    %4 = irdl.base "#builtin.dense_array"
+    %5 = irdl.base "#builtin.dense_array"
+    %6 = irdl.base "#builtin.dense_array"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+    irdl.attributes {"window_dimensions" = %2, "window_strides" = %3, "base_dilations" = %4, "window_dilations" = %5, "padding" = %6}
+  }
+  irdl.operation @reduce_window_max {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "#builtin.dense_array"
+    %3 = irdl.base "#builtin.dense_array"
+    %4 = irdl.base "#builtin.dense_array"
+    %5 = irdl.base "#builtin.dense_array"
+    %6 = irdl.base "#builtin.dense_array"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+    irdl.attributes {"window_dimensions" = %2, "window_strides" = %3, "base_dilations" = %4, "window_dilations" = %5, "padding" = %6}
+  }
+  irdl.operation @reduce_window_min {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "#builtin.dense_array"
+    %3 = irdl.base "#builtin.dense_array"
+    %4 = irdl.base "#builtin.dense_array"
+    %5 = irdl.base "#builtin.dense_array"
+    %6 = irdl.base "#builtin.dense_array"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+    irdl.attributes {"window_dimensions" = %2, "window_strides" = %3, "base_dilations" = %4, "window_dilations" = %5, "padding" = %6}
+  }
+  irdl.operation @select_and_scatter_add {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "#builtin.string"
+    %4 = irdl.base "#builtin.dense_array"
+    %5 = irdl.base "#builtin.dense_array"
+    %6 = irdl.base "#builtin.dense_array"
+    %7 = irdl.base "#builtin.dense_array"
+    %8 = irdl.base "#builtin.dense_array"
+    irdl.operands(x0: %0, x1: %1)
+    irdl.results(y: %2)
+    irdl.attributes {"select" = %3, "window_dimensions" = %4, "window_strides" = %5, "base_dilations" = %6, "window_dilations" = %7, "padding" = %8}
+  }
+  irdl.operation @select_and_gather_add {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "#builtin.string"
+    %4 = irdl.base "#builtin.dense_array"
+    %5 = irdl.base "#builtin.dense_array"
+    %6 = irdl.base "#builtin.dense_array"
+    %7 = irdl.base "#builtin.dense_array"
+    %8 = irdl.base "#builtin.dense_array"
+    irdl.operands(x0: %0, x1: %1)
+    irdl.results(y: %2)
+    irdl.attributes {"select" = %3, "window_dimensions" = %4, "window_strides" = %5, "base_dilations" = %6, "window_dilations" = %7, "padding" = %8}
+  }
+  irdl.operation @cholesky {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "#builtin.integer"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+    irdl.attributes {"lower" = %2}
+  }
+  irdl.operation @triangular_solve {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "#builtin.integer"
+    %4 = irdl.base "#builtin.integer"
+    %5 = irdl.base "#builtin.integer"
+    %6 = irdl.base "#builtin.integer"
+    irdl.operands(x0: %0, x1: %1)
+    irdl.results(y: %2)
+    irdl.attributes {"left_side" = %3, "lower" = %4, "transpose_a" = %5, "unit_diagonal" = %6}
+  }
+  irdl.operation @lu {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "!builtin.tensor"
+    irdl.operands(x0: %0)
+    irdl.results(y0: %1, y1: %2, y2: %3)
+  }
+  irdl.operation @qr {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "#builtin.integer"
+    irdl.operands(x0: %0)
+    irdl.results(y0: %1, y1: %2)
+    irdl.attributes {"full_matrices" = %3}
+  }
+  irdl.operation @eigh {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "#builtin.integer"
+    irdl.operands(x0: %0)
+    irdl.results(y0: %1, y1: %2)
+    irdl.attributes {"lower" = %3}
+  }
+  irdl.operation @svd {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "!builtin.tensor"
+    %4 = irdl.base "#builtin.integer"
+    irdl.operands(x0: %0)
+    irdl.results(y0: %1, y1: %2, y2: %3)
+    irdl.attributes {"full_matrices" = %4}
+  }
+  irdl.operation @sort {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "#builtin.integer"
+    %3 = irdl.base "#builtin.string"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+    irdl.attributes {"dimension" = %2, "direction" = %3}
+  }
+  irdl.operation @argsort {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "#builtin.integer"
+    %3 = irdl.base "#builtin.string"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+    irdl.attributes {"dimension" = %2, "direction" = %3}
+  }
+  irdl.operation @host_callback {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "#builtin.integer"
+    %3 = irdl.base "#builtin.integer"
+    %4 = irdl.base "#builtin.integer"
+    %5 = irdl.base "#builtin.dense_array"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+    irdl.attributes {"callback" = %2, "index" = %3, "count" = %4, "batched" = %5}
   }
 }

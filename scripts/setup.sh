@@ -5,7 +5,8 @@ set -euo pipefail
 source "$(dirname "$0")/env.sh"
 cd "$QUABLA_ROOT"
 
-PKGS="llvm-22-dev libmlir-22-dev mlir-22-tools libclang-22-dev clang-22 libpolly-22-dev libzstd-dev libz3-dev libxml2-dev zlib1g-dev patchelf"
+# libomp-22-dev: the OpenMP runtime that multi-threaded compiled code calls (loaded at run time).
+PKGS="llvm-22-dev libmlir-22-dev mlir-22-tools libclang-22-dev clang-22 libpolly-22-dev libzstd-dev libz3-dev libxml2-dev zlib1g-dev patchelf libomp-22-dev"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

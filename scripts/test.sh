@@ -21,7 +21,15 @@ if [ -d tests/python ] && [ -f python/pyproject.toml ]; then
   echo "== pytest"
   "$QUABLA_VENV/bin/python" -m pytest -q tests/python
 fi
+# The fuzz slice: quabla-opt over mutated/generated programs, random API calls against NumPy,
+# hostile calls of every public function (tests/fuzz/test_fuzz.py; long run documented there).
+echo "== pytest (fuzz slice)"
+"$QUABLA_VENV/bin/python" -m pytest -q -p no:cacheprovider tests/fuzz
 # The StableHLO export, run on XLA (jaxlib) and IREE against quabla-opt --run.
 echo "== pytest (StableHLO export on XLA and IREE)"
 "$QUABLA_VENV/bin/python" -m pytest -q tests/stablehlo
+# The wheel (built from target/debug, installed in a fresh venv, run with the LLVM prefix
+# hidden) and the type stubs (stubtest, mypy on examples/).
+echo "== pytest (wheel and type stubs)"
+"$QUABLA_VENV/bin/python" -m pytest -q -p no:cacheprovider tests/wheel
 echo "== all tests passed"

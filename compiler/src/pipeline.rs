@@ -154,7 +154,12 @@ impl Default for CompileOptions {
 pub fn compile(m: &Module, entry: &str, device: &str, opts: &CompileOptions) -> Result<Arc<dyn Executable>, CompileError> {
     let executor = quabla_runtime::executor(device)?;
     record(opts.caller, opts.pipeline);
+    let (t, c) = (std::time::Instant::now(), quabla_runtime::cpu::cpu_ms());
     let optimized = optimize(m, opts.pipeline)?;
+    if std::env::var_os("QUABLA_LOG_COMPILES").is_some() {
+        let n: usize = optimized.funcs.iter().map(|f| f.ops.len()).sum();
+        eprintln!("[quabla] quabla passes {:.2} ms, cpu {:.2} ms ({n} ops after them)", t.elapsed().as_secs_f64() * 1e3, quabla_runtime::cpu::cpu_ms() - c);
+    }
     Ok(executor.compile(&optimized, entry, &opts.codegen)?)
 }
 

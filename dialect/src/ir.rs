@@ -290,6 +290,10 @@ impl Func {
             let _ = writeln!(s, "    return {} : {}", outs.join(", "), results.join(", "));
         }
         s.push_str("  }\n");
+        // The bodies of custom-derivative calls, outlined as private functions.
+        for g in std::mem::take(&mut names.outlined) {
+            g.write_mlir(s);
+        }
     }
 
     fn write_ops(&self, s: &mut String, ops: &[Op], depth: usize, names: &mut Names) {
@@ -328,6 +332,22 @@ impl Func {
                 let _ = write!(s, "{pad}{lhs}func.call @{}({}) : ({}) -> ({})", callee, operands.join(", "), self.types_of(&op.operands), self.types_of(&op.results));
                 loc(s);
             }
+            OpKind::Call(CallOp::CustomJvp { .. }) | OpKind::Call(CallOp::CustomVjp { .. }) => {
+                // A `func.call` of the primal body outlined as `@__qb_custom_<f>_<k>_primal`,
+                // naming its rule bodies (outlined the same way, printed after this
+                // function) in discardable attributes; the importer folds them back into
+                // regions (`mlir::resolve_custom`).
+                let stem = format!("{CUSTOM_PREFIX}{}_{}", self.name, names.fresh());
+                let jvp = matches!(op.kind, OpKind::Call(CallOp::CustomJvp { .. }));
+                let roles: &[&str] = if jvp { &["primal", "jvp"] } else { &["primal", "fwd", "bwd"] };
+                for (r, role) in op.regions.iter().zip(roles) {
+                    let g = Func { name: format!("{stem}_{role}"), public: false, params: r.params.clone(), ops: r.ops.clone(), outputs: r.outputs.clone(), types: self.types.clone(), loc: None, transform: None, outputs_decl: vec![] };
+                    names.outlined.push(g);
+                }
+                let attrs = if jvp { format!("{{quabla.custom_jvp = @{stem}_jvp}}") } else { format!("{{quabla.custom_vjp_bwd = @{stem}_bwd, quabla.custom_vjp_fwd = @{stem}_fwd}}") };
+                let _ = write!(s, "{pad}{lhs}func.call @{stem}_primal({}) {attrs} : ({}) -> ({})", operands.join(", "), self.types_of(&op.operands), self.types_of(&op.results));
+                loc(s);
+            }
             OpKind::Control(ControlOp::If { .. }) => {
                 // `scf.if` on an i1 extracted from the 0-d predicate; the bodies' parameters
                 // print as the captured operands (scf regions see enclosing values).
@@ -349,6 +369,39 @@ impl Func {
                 }
                 let _ = write!(s, "{pad}}}");
                 loc(s);
+            }
+            OpKind::Control(ControlOp::Case { .. }) => {
+                // `scf.index_switch` on the index extracted from the 0-d operand; cases
+                // 0..N-1 are the first bodies, `default` the last (StableHLO's clamping).
+                let it = self.ty(op.operands[0]).clone();
+                let i = format!("%i{}_{}", op.operands[0].0, names.fresh());
+                let _ = write!(s, "{pad}{i} = tensor.extract {}[] : {it}", operands[0]);
+                loc(s);
+                let ix = format!("%ix{}_{}", op.operands[0].0, names.fresh());
+                let _ = write!(s, "{pad}{ix} = arith.index_cast {i} : {} to index", it.dtype);
+                loc(s);
+                let rt = if op.results.is_empty() { String::new() } else { format!(" -> {}", self.types_of(&op.results)) };
+                let _ = writeln!(s, "{pad}{lhs}scf.index_switch {ix}{rt}");
+                let last = op.regions.len() - 1;
+                for (k, body) in op.regions.iter().enumerate() {
+                    if k == last {
+                        let _ = writeln!(s, "{pad}default {{");
+                    } else {
+                        let _ = writeln!(s, "{pad}case {k} {{");
+                    }
+                    for (bp, outer) in body.params.iter().zip(&op.operands[1..]) {
+                        let n = names.get(*outer);
+                        names.alias(*bp, n);
+                    }
+                    self.write_ops(s, &body.ops, depth + 1, names);
+                    self.write_yield(s, &pad, &body.outputs, names);
+                    let _ = write!(s, "{pad}}}");
+                    if k == last {
+                        loc(s);
+                    } else {
+                        s.push('\n');
+                    }
+                }
             }
             OpKind::Control(ControlOp::While {}) => {
                 // `scf.while`: the cond region's parameters are the loop's iteration
@@ -405,7 +458,14 @@ impl Func {
 struct Names {
     alias: HashMap<Value, String>,
     next: usize,
+    /// Bodies of custom-derivative calls to print as private functions after this one.
+    outlined: Vec<Func>,
 }
+
+/// The name prefix of the private functions that spell the bodies of custom-derivative calls
+/// in MLIR (`@__qb_custom_<f>_<k>_{primal,jvp,fwd,bwd}`); the importer turns them back into
+/// regions and drops them.
+pub const CUSTOM_PREFIX: &str = "__qb_custom_";
 
 impl Names {
     fn fresh(&mut self) -> usize {

@@ -16,7 +16,7 @@ use melior::utility::{load_irdl_dialects, register_all_dialects, register_all_ll
 use melior::Context;
 use mlir_sys::MlirLocation;
 
-use crate::ir::{Func, Module, Op, Value};
+use crate::ir::{Body, Func, Module, Op, Value};
 use crate::ops::{ConstantOp, ControlOp, Literal, OpKind};
 use crate::types::{DType, TensorType};
 
@@ -98,6 +98,7 @@ pub fn import_module(module: OperationRef) -> Result<Module, Diag> {
         }
         out.funcs.push(import_func(&op)?);
     }
+    resolve_custom(&mut out).map_err(|m| Diag::new(Some(module.location().to_raw()), m))?;
     let verified = out.verify();
     if let Err(e) = verified {
         // Call-graph errors (unknown callee, recursion, signature mismatch) are reported at the module.
@@ -145,6 +146,8 @@ fn import_func(fop: &OperationRef) -> Result<Func, Diag> {
 struct Scope {
     ids: HashMap<usize, Value>,
     preds: HashMap<usize, Value>,
+    /// `index`es cast from extracted 0-d integers (`arith.index_cast`), by the tensor.
+    indices: HashMap<usize, Value>,
 }
 
 fn ptr<'c>(v: impl ValueLike<'c>) -> usize {
@@ -164,12 +167,31 @@ fn import_block(f: &mut Func, block: BlockRef, scope: &mut Scope, name: &str, te
         if opname == "tensor.extract" {
             // Only the i1 of a 0-d predicate, consumed by scf.if.
             let src = op.operand(0).map_err(|_| Diag::new(Some(loc), "'tensor.extract' op without an operand"))?;
-            let v = scope.ids.get(&ptr(src)).copied().filter(|v| f.ty(*v).dtype == DType::I1 && f.ty(*v).rank() == 0 && op.operand_count() == 1);
+            let v = scope.ids.get(&ptr(src)).copied().filter(|v| matches!(f.ty(*v).dtype, DType::I1 | DType::I32 | DType::I64) && f.ty(*v).rank() == 0 && op.operand_count() == 1);
             let Some(v) = v else {
-                return Err(Diag::new(Some(loc), "'tensor.extract' op is allowed at the quabla level only to read the 0-d tensor<i1> predicate of an scf.if or scf.while condition"));
+                return Err(Diag::new(Some(loc), "'tensor.extract' op is allowed at the quabla level only to read the 0-d tensor<i1> predicate of an scf.if or scf.while condition, or the 0-d integer index of an scf.index_switch"));
             };
             let r = op.result(0).map_err(|_| Diag::new(Some(loc), "'tensor.extract' op without a result"))?;
             scope.preds.insert(ptr(r), v);
+            continue;
+        }
+        if opname == "arith.index_cast" {
+            // Only the index of an scf.index_switch, cast from an extracted 0-d integer.
+            let src = op.operand(0).map_err(|_| Diag::new(Some(loc), "'arith.index_cast' op without an operand"))?;
+            let v = scope.preds.get(&ptr(src)).copied().filter(|v| f.ty(*v).dtype != DType::I1);
+            let Some(v) = v else {
+                return Err(Diag::new(Some(loc), "'arith.index_cast' op is allowed at the quabla level only to cast the extracted 0-d integer index of an scf.index_switch"));
+            };
+            let r = op.result(0).map_err(|_| Diag::new(Some(loc), "'arith.index_cast' op without a result"))?;
+            scope.indices.insert(ptr(r), v);
+            continue;
+        }
+        if opname == "scf.index_switch" {
+            let o = import_case(f, &op, scope, name)?;
+            for (r, v) in op.results().zip(&o.results) {
+                scope.ids.insert(ptr(r), *v);
+            }
+            ops.push(o);
             continue;
         }
         if opname == "scf.if" || opname == "scf.while" {
@@ -216,6 +238,8 @@ fn import_block(f: &mut Func, block: BlockRef, scope: &mut Scope, name: &str, te
         let attrs: Vec<(String, String)> = op
             .attributes()
             .map(|(id, a)| (id.as_string_ref().as_str().unwrap_or("").to_string(), a.to_string()))
+            // The rule names of a custom-derivative call (resolved by `resolve_custom`).
+            .filter(|(k, _)| !(opname == "func.call" && k.starts_with("quabla.custom_")))
             .collect();
         let kind = if short == "constant" {
             import_constant(&op, &attrs, &results).map_err(|m| Diag::new(Some(loc), format!("'{opname}' op {m}")))?
@@ -396,6 +420,71 @@ fn import_if(f: &mut Func, op: &OperationRef, scope: &Scope, name: &str) -> Resu
     Ok(Op { kind, operands, results: rv, regions, loc: loc_text(op) })
 }
 
+/// `scf.index_switch %ix -> (...) case 0 {...} ... case N-2 {...} default {...}` with `%ix`
+/// cast from an extracted 0-d integer becomes `quabla.case` with N branches (the cases in
+/// order, then the default: StableHLO's out-of-range-selects-the-last semantics). The values
+/// its regions use from outside become captured operands, as for `scf.if`.
+fn import_case(f: &mut Func, op: &OperationRef, scope: &Scope, name: &str) -> Result<Op, Diag> {
+    let loc = op.location().to_raw();
+    let ix = op.operand(0).map_err(|_| Diag::new(Some(loc), "'scf.index_switch' op without an index"))?;
+    let index = scope.indices.get(&ptr(ix)).copied().ok_or_else(|| Diag::new(Some(loc), "'scf.index_switch' op: the index must be an arith.index_cast of a tensor.extract of a 0-d integer tensor (the quabla.case index)"))?;
+    let n = op.region_count();
+    let cases = op.attribute("cases").map(|a| a.to_string()).unwrap_or_default();
+    let want: Vec<i64> = (0..n as i64 - 1).collect();
+    let got = if cases == "array<i64>" { Some(vec![]) } else { crate::ops::parse_i64_array(&cases) };
+    if got.as_deref() != Some(&want[..]) {
+        return Err(Diag::new(Some(loc), format!("'scf.index_switch' op: quabla.case needs cases 0..{} in order (then the default), got {cases}", n as i64 - 2)));
+    }
+    let free = region_free_values(op)?;
+    let mut captures: Vec<Value> = Vec::new();
+    for p in &free {
+        let v = scope.ids.get(p).or_else(|| scope.preds.get(p)).or_else(|| scope.indices.get(p)).copied().ok_or_else(|| Diag::new(Some(loc), format!("'scf.index_switch' op: a region uses a value not defined in @{name}")))?;
+        if !captures.contains(&v) {
+            captures.push(v);
+        }
+    }
+    let mut results = Vec::new();
+    for (k, r) in op.results().enumerate() {
+        results.push(tensor_type(r.r#type(), loc, &format!("'scf.index_switch' op result {k}"))?);
+    }
+    let mut regions = Vec::new();
+    for k in 0..n {
+        // MLIR's region 0 is the default (the last branch); regions 1.. are the cases.
+        let i = if k + 1 == n { 0 } else { k + 1 };
+        let cap_tys: Vec<TensorType> = captures.iter().map(|v| f.ty(*v).clone()).collect();
+        let mut body = f.new_body(&cap_tys);
+        let mut inner = Scope::default();
+        for p in &free {
+            if let Some(v) = scope.ids.get(p) {
+                let j = captures.iter().position(|c| c == v).unwrap();
+                inner.ids.insert(*p, body.params[j]);
+            } else if let Some(v) = scope.preds.get(p) {
+                let j = captures.iter().position(|c| c == v).unwrap();
+                inner.preds.insert(*p, body.params[j]);
+            } else if let Some(v) = scope.indices.get(p) {
+                let j = captures.iter().position(|c| c == v).unwrap();
+                inner.indices.insert(*p, body.params[j]);
+            }
+        }
+        let block = op.region(i).ok().and_then(|r| r.first_block()).ok_or_else(|| Diag::new(Some(loc), "'scf.index_switch' op: a region has no block"))?;
+        if block.next_in_region().is_some() {
+            return Err(Diag::new(Some(loc), "'scf.index_switch' op: regions with several blocks are not supported at the quabla level"));
+        }
+        let (ops, outs) = import_block(f, block, &mut inner, name, "scf.yield")?;
+        body.ops = ops;
+        body.outputs = outs.ok_or_else(|| Diag::new(Some(loc), "'scf.index_switch' op: a region has no scf.yield"))?;
+        regions.push(body);
+    }
+    let kind = OpKind::Control(ControlOp::Case { results: results.clone() });
+    let mut operands = vec![index];
+    operands.extend(&captures);
+    let tys: Vec<&TensorType> = operands.iter().map(|v| f.ty(*v)).collect();
+    let want = kind.infer(&tys).map_err(|e| Diag::new(Some(loc), e.to_string()))?;
+    kind.check_regions(&tys, &want, &regions, &f.types).map_err(|e| Diag::new(Some(loc), e.to_string()))?;
+    let rv: Vec<Value> = want.into_iter().map(|t| f.new_value(t)).collect();
+    Ok(Op { kind, operands, results: rv, regions, loc: loc_text(op) })
+}
+
 /// A bodiless `func.func` must be a transform declaration (`quabla.transform`, `quabla.of`).
 fn import_declaration(fop: &OperationRef, name: String, public: bool) -> Result<Func, Diag> {
     let floc = fop.location().to_raw();
@@ -465,6 +554,8 @@ fn import_constant(op: &OperationRef, attrs: &[(String, String)], results: &[Ten
                 DType::I1 => bytes.push(mlir_sys::mlirDenseElementsAttrGetBoolValue(raw, idx(i)) as u8),
                 DType::I32 => bytes.extend(mlir_sys::mlirDenseElementsAttrGetInt32Value(raw, idx(i)).to_le_bytes()),
                 DType::I64 => bytes.extend(mlir_sys::mlirDenseElementsAttrGetInt64Value(raw, idx(i)).to_le_bytes()),
+                DType::U8 => bytes.push(mlir_sys::mlirDenseElementsAttrGetUInt8Value(raw, idx(i))),
+                DType::U32 => bytes.extend(mlir_sys::mlirDenseElementsAttrGetUInt32Value(raw, idx(i)).to_le_bytes()),
             }
         }
     }
@@ -494,4 +585,94 @@ pub fn replace_module_body(context: &Context, module: OperationRef, text: &str) 
 pub fn parse_and_import(context: &Context, text: &str) -> Result<Module, String> {
     let m = MlirModule::parse(context, text).ok_or_else(|| "the text does not parse as an MLIR module".to_string())?;
     import_module(m.as_operation()).map_err(|d| d.message)
+}
+
+/// Turns the `func.call`s of outlined custom-derivative bodies (`@__qb_custom_<stem>_primal`
+/// with `@<stem>_jvp`, or `@<stem>_fwd` and `@<stem>_bwd`; see `Func::write_mlir`) back into
+/// `custom_jvp_call` / `custom_vjp_call` ops with those bodies as regions, and drops the
+/// outlined functions.
+fn resolve_custom(m: &mut Module) -> Result<(), String> {
+    let reserved = |n: &str| n.starts_with(crate::ir::CUSTOM_PREFIX);
+    let lib: HashMap<String, Func> = m.funcs.iter().filter(|f| reserved(&f.name)).map(|f| (f.name.clone(), f.clone())).collect();
+    if lib.is_empty() {
+        return Ok(());
+    }
+    m.funcs.retain(|f| !reserved(&f.name));
+    for f in &mut m.funcs {
+        let ops = std::mem::take(&mut f.ops);
+        f.ops = resolve_ops(f, ops, &lib)?;
+    }
+    Ok(())
+}
+
+fn resolve_ops(f: &mut Func, ops: Vec<Op>, lib: &HashMap<String, Func>) -> Result<Vec<Op>, String> {
+    let mut out = Vec::with_capacity(ops.len());
+    for mut op in ops {
+        for r in &mut op.regions {
+            let body_ops = std::mem::take(&mut r.ops);
+            r.ops = resolve_ops(f, body_ops, lib)?;
+        }
+        let target = match &op.kind {
+            OpKind::Call(crate::ops::CallOp::Call { callee, results }) if callee.starts_with(crate::ir::CUSTOM_PREFIX) => callee.strip_suffix("_primal").map(|s| (s.to_string(), results.clone())),
+            _ => None,
+        };
+        if let Some((stem, results)) = target {
+            let get = |role: &str| lib.get(&format!("{stem}_{role}")).ok_or_else(|| format!("'func.call' op of @{stem}_primal: no function @{stem}_{role} for its rule"));
+            let primal = get("primal")?;
+            let (kind, fs) = match lib.get(&format!("{stem}_jvp")) {
+                Some(j) => (crate::ops::CallOp::CustomJvp { results: results.clone() }, vec![primal, j]),
+                None => (crate::ops::CallOp::CustomVjp { results: results.clone() }, vec![primal, get("fwd")?, get("bwd")?]),
+            };
+            let mut regions = Vec::with_capacity(fs.len());
+            for g in fs {
+                regions.push(adopt(g, f, lib)?);
+            }
+            op.kind = OpKind::Call(kind);
+            op.regions = regions;
+            let tys: Vec<&TensorType> = op.operands.iter().map(|v| f.ty(*v)).collect();
+            op.kind.check_regions(&tys, &results, &op.regions, &f.types).map_err(|e| e.to_string())?;
+        }
+        out.push(op);
+    }
+    Ok(out)
+}
+
+/// Function `g` copied into `dst` as a region body with fresh values (placeholders inside
+/// resolved too).
+fn adopt(g: &Func, dst: &mut Func, lib: &HashMap<String, Func>) -> Result<Body, String> {
+    let mut map: HashMap<Value, Value> = HashMap::new();
+    let params: Vec<Value> = g.params.iter().map(|p| {
+        let v = dst.new_value(g.ty(*p).clone());
+        map.insert(*p, v);
+        v
+    }).collect();
+    let ops = copy_into(&g.ops, g, dst, &mut map)?;
+    let ops = resolve_ops(dst, ops, lib)?;
+    let outputs = g.outputs.iter().map(|v| map.get(v).copied().ok_or_else(|| format!("@{} returns an undefined value", g.name))).collect::<Result<_, _>>()?;
+    Ok(Body { params, ops, outputs })
+}
+
+fn copy_into(ops: &[Op], g: &Func, dst: &mut Func, map: &mut HashMap<Value, Value>) -> Result<Vec<Op>, String> {
+    let mut out = Vec::with_capacity(ops.len());
+    for op in ops {
+        let operands = op.operands.iter().map(|v| map.get(v).copied().ok_or_else(|| format!("@{}: value %{} used before its definition", g.name, v.0))).collect::<Result<Vec<_>, _>>()?;
+        let mut regions = Vec::with_capacity(op.regions.len());
+        for r in &op.regions {
+            let params: Vec<Value> = r.params.iter().map(|p| {
+                let v = dst.new_value(g.ty(*p).clone());
+                map.insert(*p, v);
+                v
+            }).collect();
+            let body_ops = copy_into(&r.ops, g, dst, map)?;
+            let outputs = r.outputs.iter().map(|v| map.get(v).copied().ok_or_else(|| format!("@{}: a region yields an undefined value", g.name))).collect::<Result<_, _>>()?;
+            regions.push(Body { params, ops: body_ops, outputs });
+        }
+        let results = op.results.iter().map(|r| {
+            let v = dst.new_value(g.ty(*r).clone());
+            map.insert(*r, v);
+            v
+        }).collect();
+        out.push(Op { kind: op.kind.clone(), operands, results, regions, loc: op.loc.clone() });
+    }
+    Ok(out)
 }

@@ -28,12 +28,39 @@ pub enum DType {
     I1,
     I32,
     I64,
+    /// Unsigned 8-bit integer: `ui8` in the quabla dialect and StableHLO, signless `i8` with
+    /// unsigned arith ops in the linalg lowering.
+    U8,
+    /// Unsigned 32-bit integer: `ui32` in the quabla dialect and StableHLO, signless `i32`
+    /// with unsigned arith ops in the linalg lowering.
+    U32,
+}
+
+thread_local! {
+    /// Set while the linalg lowering writes its text: unsigned dtypes print signless there.
+    static SIGNLESS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with unsigned dtypes displayed in their signless spelling (`ui32` as `i32`, so
+/// `tensor<4xui32>` as `tensor<4xi32>`): the spelling of upstream arith/linalg/memref, which
+/// only admit signless integers. Only the text formatted inside `f` on this thread is
+/// affected; the linalg lowering chooses the unsigned arith ops (`divui`, `cmpi ult`, ...)
+/// itself from [`DType::is_unsigned`].
+pub fn with_signless_spelling<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            SIGNLESS.with(|c| c.set(self.0));
+        }
+    }
+    let _reset = Reset(SIGNLESS.with(|c| c.replace(true)));
+    f()
 }
 
 impl DType {
-    pub const ALL: [DType; 5] = [DType::F32, DType::F64, DType::I1, DType::I32, DType::I64];
+    pub const ALL: [DType; 7] = [DType::F32, DType::F64, DType::I1, DType::I32, DType::I64, DType::U8, DType::U32];
 
-    /// The MLIR spelling (`f32`, `i1`, ...).
+    /// The MLIR spelling (`f32`, `i1`, `ui32`, ...).
     pub fn mlir(self) -> &'static str {
         match self {
             DType::F32 => "f32",
@@ -41,6 +68,17 @@ impl DType {
             DType::I1 => "i1",
             DType::I32 => "i32",
             DType::I64 => "i64",
+            DType::U8 => "ui8",
+            DType::U32 => "ui32",
+        }
+    }
+
+    /// The signless MLIR spelling (`ui32` -> `i32`, `ui8` -> `i8`; the others as [`DType::mlir`]).
+    pub fn signless(self) -> &'static str {
+        match self {
+            DType::U8 => "i8",
+            DType::U32 => "i32",
+            d => d.mlir(),
         }
     }
 
@@ -48,12 +86,28 @@ impl DType {
         DType::ALL.into_iter().find(|d| d.mlir() == s)
     }
 
+    /// True for the unsigned integer types (u8, u32).
+    pub fn is_unsigned(self) -> bool {
+        matches!(self, DType::U8 | DType::U32)
+    }
+
+    /// The bit width of an integer type (1 for i1; floats: their width).
+    pub fn bits(self) -> u32 {
+        match self {
+            DType::I1 => 1,
+            DType::U8 => 8,
+            DType::F32 | DType::I32 | DType::U32 => 32,
+            DType::F64 | DType::I64 => 64,
+        }
+    }
+
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F64)
     }
 
+    /// Signed or unsigned integer (not i1).
     pub fn is_int(self) -> bool {
-        matches!(self, DType::I32 | DType::I64)
+        matches!(self, DType::I32 | DType::I64 | DType::U8 | DType::U32)
     }
 
     pub fn is_bool(self) -> bool {
@@ -68,16 +122,16 @@ impl DType {
     /// Bytes per element in host buffers (bool is one byte).
     pub fn size(self) -> usize {
         match self {
-            DType::F32 | DType::I32 => 4,
+            DType::F32 | DType::I32 | DType::U32 => 4,
             DType::F64 | DType::I64 => 8,
-            DType::I1 => 1,
+            DType::I1 | DType::U8 => 1,
         }
     }
 }
 
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.mlir())
+        f.write_str(if SIGNLESS.with(|c| c.get()) { self.signless() } else { self.mlir() })
     }
 }
 
@@ -89,16 +143,21 @@ pub fn decode_f64(dtype: DType, b: &[u8], i: usize) -> f64 {
         DType::I1 => b[i] as f64,
         DType::I32 => i32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap()) as f64,
         DType::I64 => i64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap()) as f64,
+        DType::U8 => b[i] as f64,
+        DType::U32 => u32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap()) as f64,
     }
 }
 
-/// Element `i` as i64: exact for integers and bools, truncating for floats.
+/// Element `i` as i64: exact for integers (unsigned ones zero-extended) and bools, truncating
+/// for floats.
 pub fn decode_i64(dtype: DType, b: &[u8], i: usize) -> i64 {
     match dtype {
         DType::I1 => b[i] as i64,
         DType::I32 => i32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap()) as i64,
         DType::I64 => i64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap()),
-        _ => decode_f64(dtype, b, i) as i64,
+        DType::U8 => b[i] as i64,
+        DType::U32 => u32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap()) as i64,
+        DType::F32 | DType::F64 => decode_f64(dtype, b, i) as i64,
     }
 }
 
@@ -190,7 +249,7 @@ impl TensorType {
         let mut parts: Vec<&str> = inner.split('x').collect();
         let elem = parts.pop().unwrap_or("");
         let dtype = DType::parse(elem)
-            .ok_or_else(|| format!("unsupported element type `{elem}` in `{s}` (expected f32, f64, i1, i32 or i64)"))?;
+            .ok_or_else(|| format!("unsupported element type `{elem}` in `{s}` (expected f32, f64, i1, i32, i64, ui8 or ui32)"))?;
         let mut shape = Vec::with_capacity(parts.len());
         for p in parts {
             let d: i64 = p.parse().map_err(|_| format!("dynamic or malformed extent `{p}` in `{s}`: quabla tensors are static"))?;

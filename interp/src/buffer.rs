@@ -1,4 +1,4 @@
-//! Buffers: immutable, reference-counted storage for one tensor of the five dtypes. i1 is
+//! Buffers: immutable, reference-counted storage for one tensor of the seven dtypes. i1 is
 //! stored as one byte per element (0 or 1). A buffer is written only while it is uniquely
 //! owned (by its creator, or by an executable filling an output).
 //!
@@ -159,6 +159,12 @@ impl Element for i32 {
 impl Element for i64 {
     const DTYPE: DType = DType::I64;
 }
+impl Element for u8 {
+    const DTYPE: DType = DType::U8;
+}
+impl Element for u32 {
+    const DTYPE: DType = DType::U32;
+}
 
 impl Buffer {
     /// A zero-filled buffer of type `ty`.
@@ -294,16 +300,8 @@ impl Buffer {
                 None => format!("{ty} is too big: its byte size overflows"),
             });
         }
-        let is_bool = ty.dtype == DType::I1;
         let mut b = Buffer::try_zeros(ty).map_err(|e| e.to_string())?;
-        let dst = b.bytes_mut().expect("fresh buffer is unique");
-        if is_bool {
-            for (d, s) in dst.iter_mut().zip(bytes) {
-                *d = (*s != 0) as u8;
-            }
-        } else {
-            dst.copy_from_slice(bytes);
-        }
+        b.fill_fresh(bytes);
         Ok(b)
     }
 
@@ -313,7 +311,7 @@ impl Buffer {
         if data.len() != ty.num_elements() {
             return Err(format!("{} has {} elements, got {}", ty, ty.num_elements(), data.len()));
         }
-        // SAFETY: T is one of the five plain element types; bool is one byte 0/1.
+        // SAFETY: T is one of the seven plain element types; bool is one byte 0/1.
         let bytes = unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) };
         Buffer::from_bytes(ty, bytes)
     }
@@ -328,9 +326,35 @@ impl Buffer {
 
     /// A host buffer holding a literal's elements. Panics when the host allocation of the
     /// copy fails (the literal's own bytes already exist); user-sized data goes through
-    /// [`Buffer::from_bytes`], which returns the error.
+    /// [`Buffer::from_bytes`] or [`Buffer::try_from_literal`], which return the error.
     pub fn from_literal(l: &Literal) -> Buffer {
         Buffer::from_bytes(l.ty.clone(), &l.bytes).unwrap_or_else(|e| panic!("a literal's host buffer: {e}"))
+    }
+
+    /// [`Buffer::from_literal`] with a typed error: [`BufferError::TooLarge`] or
+    /// [`BufferError::OutOfMemory`] when the copy cannot be allocated (the interpreter's
+    /// `constant`), `TooLarge` also for a literal whose bytes do not fit its type.
+    pub fn try_from_literal(l: &Literal) -> Result<Buffer, BufferError> {
+        if l.ty.checked_byte_size() != Some(l.bytes.len()) {
+            return Err(BufferError::TooLarge { ty: l.ty.clone(), message: format!("the literal holds {} bytes", l.bytes.len()) });
+        }
+        let mut b = Buffer::try_zeros(l.ty.clone())?;
+        b.fill_fresh(&l.bytes);
+        Ok(b)
+    }
+
+    /// Copies element bytes of the buffer's size into a fresh (unique) host buffer; i1
+    /// bytes become 0/1.
+    fn fill_fresh(&mut self, bytes: &[u8]) {
+        let is_bool = self.ty.dtype == DType::I1;
+        let dst = self.bytes_mut().expect("fresh buffer is unique");
+        if is_bool {
+            for (d, s) in dst.iter_mut().zip(bytes) {
+                *d = (*s != 0) as u8;
+            }
+        } else {
+            dst.copy_from_slice(bytes);
+        }
     }
 
     /// The elements as a literal. A device buffer has no host data: its literal is a splat of

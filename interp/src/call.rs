@@ -1,7 +1,8 @@
 //! Function evaluation: `run_func` walks a function's ops in order over an environment of
 //! buffers, and `quabla.call @f` evaluates `@f` of the same module. Input types are checked
 //! against the parameters, every op's computed result types against the IR's, and a call
-//! cycle is reported (`call_c3`) instead of recursing forever.
+//! cycle is reported (`call_c3`) instead of recursing forever. A custom-derivative call
+//! (`custom_jvp_call`, `custom_vjp_call`) evaluates its primal body (region 0).
 use quabla_dialect::{CallOp, ControlOp, Func, Module, Op, OpKind, TensorType, Value};
 
 use super::{run_op, InterpError, Result};
@@ -43,6 +44,11 @@ pub(super) fn eval_block<'m>(m: &'m Module, f: &'m Func, params: &[Value], ops: 
             OpKind::Call(CallOp::Call { callee, results }) => call(m, callee, results, &refs, stack)?,
             OpKind::Control(ControlOp::If { .. }) => super::control::eval_if(m, f, op, args, env, stack)?,
             OpKind::Control(ControlOp::While {}) => super::control::eval_while(m, f, op, args, env, stack)?,
+            OpKind::Control(ControlOp::Case { .. }) => super::control::eval_case(m, f, op, args, env, stack)?,
+            OpKind::Call(CallOp::CustomJvp { .. }) | OpKind::Call(CallOp::CustomVjp { .. }) => {
+                let body = &op.regions[0];
+                eval_block(m, f, &body.params, &body.ops, &body.outputs, args, env, stack)?
+            }
             _ => run_op(&op.kind, &refs)?,
         };
         if outs.len() != op.results.len() {

@@ -2,21 +2,21 @@
 //! converted to the result dtype; i1 is `index != 0`).
 use quabla_dialect::{ConstantOp, DType, Literal, TensorType};
 
-use super::{for_each_index, to_buffer, Result, Vals};
+use super::{for_each_index, to_buffer, try_capacity, InterpError, Result, Vals};
 use crate::buffer::Buffer;
 
-pub(super) fn constant(value: &Literal) -> Buffer {
-    Buffer::from_literal(value)
+pub(super) fn constant(value: &Literal) -> Result<Buffer> {
+    Buffer::try_from_literal(value).map_err(|source| InterpError::Buffer { op: "constant", source })
 }
 
 pub(super) fn iota(dim: i64, ty: &TensorType) -> Result<Buffer> {
-    let mut idx = Vec::with_capacity(ty.num_elements());
+    let mut idx = try_capacity("iota", ty, ty.num_elements())?;
     for_each_index(&ty.shape, |i| idx.push(i[dim as usize] as i64));
     let v = match ty.dtype {
         DType::F32 => Vals::F32(idx.iter().map(|&i| i as f32).collect()),
         DType::F64 => Vals::F64(idx.iter().map(|&i| i as f64).collect()),
         DType::I1 => Vals::I1(idx.iter().map(|&i| i != 0).collect()),
-        DType::I32 | DType::I64 => Vals::Int(idx),
+        DType::I32 | DType::I64 | DType::U8 | DType::U32 => Vals::Int(idx),
     };
     to_buffer("iota", ty, v)
 }
@@ -25,7 +25,7 @@ pub(super) fn iota(dim: i64, ty: &TensorType) -> Result<Buffer> {
 pub(super) fn eval(ty: &TensorType, op: &ConstantOp) -> super::Result<Vec<Buffer>> {
     let one = |b: super::Result<Buffer>| b.map(|b| vec![b]);
     match op {
-        ConstantOp::Constant { value } => one(Ok(constant(value))),
+        ConstantOp::Constant { value } => one(constant(value)),
         ConstantOp::Iota { dim, .. } => one(iota(*dim, ty)),
     }
 }

@@ -3,11 +3,11 @@
 //! their own width (an f32 product and each partial sum round to f32); integers wrap.
 use quabla_dialect::{DotDims, DotOp, TensorType};
 
-use super::{for_each_index, strides, to_buffer, vals, InterpError, Real, Result, Vals};
+use super::{for_each_index, strides, to_buffer, try_capacity, vals, InterpError, Real, Result, Vals};
 use crate::buffer::Buffer;
 
 /// The naive loop nest, generic over the element type (`acc(sum, l, r)` adds one product).
-fn dot<T: Copy>(l: &[T], ls: &[i64], r: &[T], rs: &[i64], d: &DotDims, zero: T, acc: impl Fn(T, T, T) -> T) -> Vec<T> {
+fn dot<T: Copy>(l: &[T], ls: &[i64], r: &[T], rs: &[i64], d: &DotDims, ty: &TensorType, zero: T, acc: impl Fn(T, T, T) -> T) -> Result<Vec<T>> {
     let (lst, rst) = (strides(ls), strides(rs));
     let lfree = DotDims::free(ls.len(), &d.lhs_batching_dimensions, &d.lhs_contracting_dimensions);
     let rfree = DotDims::free(rs.len(), &d.rhs_batching_dimensions, &d.rhs_contracting_dimensions);
@@ -16,7 +16,7 @@ fn dot<T: Copy>(l: &[T], ls: &[i64], r: &[T], rs: &[i64], d: &DotDims, zero: T, 
     out_shape.extend(lfree.iter().map(|&k| ls[k as usize]));
     out_shape.extend(rfree.iter().map(|&k| rs[k as usize]));
     let contract_shape: Vec<i64> = d.lhs_contracting_dimensions.iter().map(|&k| ls[k as usize]).collect();
-    let mut out = Vec::new();
+    let mut out = try_capacity("dot_general", ty, ty.num_elements())?;
     for_each_index(&out_shape, |o| {
         let (b, rest) = o.split_at(nb);
         let (lf, rf) = rest.split_at(nl);
@@ -32,19 +32,19 @@ fn dot<T: Copy>(l: &[T], ls: &[i64], r: &[T], rs: &[i64], d: &DotDims, zero: T, 
         });
         out.push(sum);
     });
-    out
+    Ok(out)
 }
 
-fn dot_real<T: Real>(l: &[T], ls: &[i64], r: &[T], rs: &[i64], d: &DotDims) -> Vec<T> {
-    dot(l, ls, r, rs, d, T::ZERO, |s, a, b| s + a * b)
+fn dot_real<T: Real>(l: &[T], ls: &[i64], r: &[T], rs: &[i64], d: &DotDims, ty: &TensorType) -> Result<Vec<T>> {
+    dot(l, ls, r, rs, d, ty, T::ZERO, |s, a, b| s + a * b)
 }
 
 pub(super) fn dot_general(l: &Buffer, r: &Buffer, d: &DotDims, ty: &TensorType) -> Result<Buffer> {
     let (ls, rs) = (l.shape(), r.shape());
     let out = match (vals(l), vals(r)) {
-        (Vals::F32(a), Vals::F32(b)) => Vals::F32(dot_real(&a, ls, &b, rs, d)),
-        (Vals::F64(a), Vals::F64(b)) => Vals::F64(dot_real(&a, ls, &b, rs, d)),
-        (Vals::Int(a), Vals::Int(b)) => Vals::Int(dot(&a, ls, &b, rs, d, 0i64, |s, x, y| s.wrapping_add(x.wrapping_mul(y)))),
+        (Vals::F32(a), Vals::F32(b)) => Vals::F32(dot_real(&a, ls, &b, rs, d, ty)?),
+        (Vals::F64(a), Vals::F64(b)) => Vals::F64(dot_real(&a, ls, &b, rs, d, ty)?),
+        (Vals::Int(a), Vals::Int(b)) => Vals::Int(dot(&a, ls, &b, rs, d, ty, 0i64, |s, x, y| s.wrapping_add(x.wrapping_mul(y)))?),
         _ => return Err(InterpError::Unsupported { op: "dot_general", dtype: l.dtype() }),
     };
     to_buffer("dot_general", ty, out)

@@ -59,7 +59,20 @@ fn unary_real<T: Real>(op: UnaryOp, x: T) -> Option<T> {
         UnaryOp::Ceil => x.ceil(),
         UnaryOp::Round => x.round_ties_even(),
         UnaryOp::Erf => x.erf(),
-        UnaryOp::Not | UnaryOp::IsFinite => return None,
+        UnaryOp::Sinh => x.sinh(),
+        UnaryOp::Cosh => x.cosh(),
+        UnaryOp::Asin => x.asin(),
+        UnaryOp::Acos => x.acos(),
+        UnaryOp::Atan => x.atan(),
+        UnaryOp::Asinh => x.asinh(),
+        UnaryOp::Acosh => x.acosh(),
+        UnaryOp::Atanh => x.atanh(),
+        UnaryOp::Cbrt => x.cbrt(),
+        UnaryOp::Erfc => x.erfc(),
+        UnaryOp::ErfInv => x.via_f64(crate::special::erf_inv_f64),
+        UnaryOp::Lgamma => x.via_f64(crate::special::lgamma_f64),
+        UnaryOp::Digamma => x.via_f64(crate::special::digamma_f64),
+        UnaryOp::Not | UnaryOp::IsFinite | UnaryOp::PopulationCount => return None,
     })
 }
 
@@ -78,6 +91,8 @@ fn unary_int(op: UnaryOp, x: i64) -> Option<i64> {
         UnaryOp::Abs => x.wrapping_abs(),
         UnaryOp::Sign => x.signum(),
         UnaryOp::Not => !x,
+        // The caller passes the bits of the dtype's width (zero-extended), see `unary`.
+        UnaryOp::PopulationCount => x.count_ones() as i64,
         UnaryOp::Exp
         | UnaryOp::Exp2
         | UnaryOp::IsFinite
@@ -94,7 +109,21 @@ fn unary_int(op: UnaryOp, x: i64) -> Option<i64> {
         | UnaryOp::Floor
         | UnaryOp::Ceil
         | UnaryOp::Round
-        | UnaryOp::Erf => return None,
+        | UnaryOp::Erf
+        | UnaryOp::Sinh
+        | UnaryOp::Cosh
+        | UnaryOp::Asin
+        | UnaryOp::Acos
+        | UnaryOp::Atan
+        | UnaryOp::Asinh
+        | UnaryOp::Acosh
+        | UnaryOp::Atanh
+        | UnaryOp::Cbrt
+        | UnaryOp::Erfc
+        | UnaryOp::ErfInv
+        | UnaryOp::Lgamma
+        | UnaryOp::Digamma
+        => return None,
     })
 }
 
@@ -102,7 +131,8 @@ fn unary_int(op: UnaryOp, x: i64) -> Option<i64> {
 fn unary_bool(op: UnaryOp, x: bool) -> Option<bool> {
     match op {
         UnaryOp::Not => Some(!x),
-        UnaryOp::Neg
+        UnaryOp::PopulationCount
+        | UnaryOp::Neg
         | UnaryOp::Abs
         | UnaryOp::Sign
         | UnaryOp::Exp
@@ -121,7 +151,21 @@ fn unary_bool(op: UnaryOp, x: bool) -> Option<bool> {
         | UnaryOp::Floor
         | UnaryOp::Ceil
         | UnaryOp::Round
-        | UnaryOp::Erf => None,
+        | UnaryOp::Erf
+        | UnaryOp::Sinh
+        | UnaryOp::Cosh
+        | UnaryOp::Asin
+        | UnaryOp::Acos
+        | UnaryOp::Atan
+        | UnaryOp::Asinh
+        | UnaryOp::Acosh
+        | UnaryOp::Atanh
+        | UnaryOp::Cbrt
+        | UnaryOp::Erfc
+        | UnaryOp::ErfInv
+        | UnaryOp::Lgamma
+        | UnaryOp::Digamma
+        => None,
     }
 }
 
@@ -139,7 +183,7 @@ pub(super) fn unary(op: UnaryOp, x: &Buffer, ty: &TensorType) -> Result<Buffer> 
         Vals::F32(v) => map(&v, |a| unary_real(op, a)).map(Vals::F32),
         Vals::F64(v) => map(&v, |a| unary_real(op, a)).map(Vals::F64),
         Vals::I1(v) => map(&v, |a| unary_bool(op, a)).map(Vals::I1),
-        Vals::Int(v) => map(&v, |a| unary_int(op, a).map(|r| wrap(dt, r))).map(Vals::Int),
+        Vals::Int(v) => map(&v, |a| unary_int(op, if op == UnaryOp::PopulationCount { bits_of(dt, a) as i64 } else { a }).map(|r| wrap(dt, r))).map(Vals::Int),
     };
     to_buffer(op.name(), ty, out.ok_or_else(|| undefined(op.name(), dt))?)
 }
@@ -168,7 +212,7 @@ fn binary_real<T: Real>(op: BinaryOp, a: T, b: T) -> Option<T> {
                 m + e.exp().ln_1p()
             }
         }
-        BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => return None,
+        BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::ShiftLeft | BinaryOp::ShiftRightLogical | BinaryOp::ShiftRightArithmetic => return None,
     })
 }
 
@@ -198,7 +242,7 @@ fn binary_int(op: BinaryOp, a: i64, b: i64) -> Option<i64> {
         BinaryOp::And => a & b,
         BinaryOp::Or => a | b,
         BinaryOp::Xor => a ^ b,
-        BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Logaddexp => return None,
+        BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Logaddexp | BinaryOp::ShiftLeft | BinaryOp::ShiftRightLogical | BinaryOp::ShiftRightArithmetic => return None,
     })
 }
 
@@ -207,12 +251,61 @@ fn binary_bool(op: BinaryOp, a: bool, b: bool) -> Option<bool> {
         BinaryOp::Max | BinaryOp::Or => a | b,
         BinaryOp::Min | BinaryOp::And => a & b,
         BinaryOp::Xor => a ^ b,
-        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem | BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Logaddexp => return None,
+        BinaryOp::Add
+        | BinaryOp::Sub
+        | BinaryOp::Mul
+        | BinaryOp::Div
+        | BinaryOp::Rem
+        | BinaryOp::Pow
+        | BinaryOp::Atan2
+        | BinaryOp::Logaddexp
+        | BinaryOp::ShiftLeft
+        | BinaryOp::ShiftRightLogical
+        | BinaryOp::ShiftRightArithmetic => return None,
     })
+}
+
+/// The bits of integer `v` of dtype `dt`, zero-extended to u64 (an i32 -1 is 0xFFFF_FFFF).
+fn bits_of(dt: DType, v: i64) -> u64 {
+    let w = dt.bits();
+    if w >= 64 {
+        v as u64
+    } else {
+        (v as u64) & ((1u64 << w) - 1)
+    }
+}
+
+/// The shifts, on the bits of the dtype's width (StableHLO semantics): the amount is read as
+/// unsigned, so a negative amount is a huge one; an amount >= the width gives 0 for the left
+/// and logical right shifts and the sign fill for the arithmetic one. Unsigned dtypes shift
+/// arithmetically on their bit pattern, as `lax.shift_right_arithmetic` does.
+fn shift(op: BinaryOp, dt: DType, a: i64, b: i64) -> Option<i64> {
+    let w = dt.bits();
+    let (x, n) = (bits_of(dt, a), bits_of(dt, b));
+    let r = match op {
+        BinaryOp::ShiftLeft if n >= w as u64 => 0,
+        BinaryOp::ShiftLeft => (x << n) as i64,
+        BinaryOp::ShiftRightLogical if n >= w as u64 => 0,
+        BinaryOp::ShiftRightLogical => (x >> n) as i64,
+        BinaryOp::ShiftRightArithmetic => {
+            // Sign-extend the w-bit pattern, then shift by at most w - 1.
+            let s = ((x << (64 - w)) as i64) >> (64 - w);
+            s >> n.min(w as u64 - 1)
+        }
+        _ => return None,
+    };
+    Some(wrap(dt, r))
 }
 
 pub(super) fn binary(op: BinaryOp, a: &Buffer, b: &Buffer, ty: &TensorType) -> Result<Buffer> {
     let dt = a.dtype();
+    if matches!(op, BinaryOp::ShiftLeft | BinaryOp::ShiftRightLogical | BinaryOp::ShiftRightArithmetic) {
+        let out = match (vals(a), vals(b)) {
+            (Vals::Int(x), Vals::Int(y)) => zip(&x, &y, |p, q| shift(op, dt, p, q)).map(Vals::Int),
+            _ => None,
+        };
+        return to_buffer(op.name(), ty, out.ok_or_else(|| undefined(op.name(), dt))?);
+    }
     let out = match (vals(a), vals(b)) {
         (Vals::F32(x), Vals::F32(y)) => zip(&x, &y, |p, q| binary_real(op, p, q)).map(Vals::F32),
         (Vals::F64(x), Vals::F64(y)) => zip(&x, &y, |p, q| binary_real(op, p, q)).map(Vals::F64),
@@ -297,10 +390,10 @@ pub(super) fn compare(dir: CmpDir, a: &Buffer, b: &Buffer, ty: &TensorType) -> R
     to_buffer("compare", ty, Vals::I1(out.ok_or_else(|| undefined("compare", a.dtype()))?))
 }
 
-pub(super) fn select(pred: &Buffer, on_true: &Buffer, on_false: &Buffer, ty: &TensorType) -> Buffer {
+pub(super) fn select(pred: &Buffer, on_true: &Buffer, on_false: &Buffer, ty: &TensorType) -> super::Result<Buffer> {
     let p = pred.bytes();
     let mut i = 0;
-    move_elems(ty, &[on_true, on_false], |_| {
+    move_elems("select", ty, &[on_true, on_false], |_| {
         let k = if p[i] != 0 { 0 } else { 1 };
         i += 1;
         (k, i - 1)
@@ -317,19 +410,23 @@ pub(super) fn convert(x: &Buffer, ty: &TensorType) -> Result<Buffer> {
         (Vals::F32(v), DType::I1) => Vals::I1(v.iter().map(|&a| a != 0.0).collect()),
         (Vals::F32(v), DType::I32) => Vals::Int(v.iter().map(|&a| a as i32 as i64).collect()),
         (Vals::F32(v), DType::I64) => Vals::Int(v.iter().map(|&a| a as i64).collect()),
+        (Vals::F32(v), DType::U8) => Vals::Int(v.iter().map(|&a| a as u8 as i64).collect()),
+        (Vals::F32(v), DType::U32) => Vals::Int(v.iter().map(|&a| a as u32 as i64).collect()),
         (Vals::F64(v), DType::F32) => Vals::F32(v.iter().map(|&a| a as f32).collect()),
         (Vals::F64(v), DType::F64) => Vals::F64(v),
         (Vals::F64(v), DType::I1) => Vals::I1(v.iter().map(|&a| a != 0.0).collect()),
         (Vals::F64(v), DType::I32) => Vals::Int(v.iter().map(|&a| a as i32 as i64).collect()),
         (Vals::F64(v), DType::I64) => Vals::Int(v.iter().map(|&a| a as i64).collect()),
+        (Vals::F64(v), DType::U8) => Vals::Int(v.iter().map(|&a| a as u8 as i64).collect()),
+        (Vals::F64(v), DType::U32) => Vals::Int(v.iter().map(|&a| a as u32 as i64).collect()),
         (Vals::I1(v), DType::F32) => Vals::F32(v.iter().map(|&a| a as u8 as f32).collect()),
         (Vals::I1(v), DType::F64) => Vals::F64(v.iter().map(|&a| a as u8 as f64).collect()),
         (Vals::I1(v), DType::I1) => Vals::I1(v),
-        (Vals::I1(v), DType::I32 | DType::I64) => Vals::Int(v.iter().map(|&a| a as i64).collect()),
+        (Vals::I1(v), DType::I32 | DType::I64 | DType::U8 | DType::U32) => Vals::Int(v.iter().map(|&a| a as i64).collect()),
         (Vals::Int(v), DType::F32) => Vals::F32(v.iter().map(|&a| a as f32).collect()),
         (Vals::Int(v), DType::F64) => Vals::F64(v.iter().map(|&a| a as f64).collect()),
         (Vals::Int(v), DType::I1) => Vals::I1(v.iter().map(|&a| a != 0).collect()),
-        (Vals::Int(v), DType::I32 | DType::I64) => Vals::Int(v.iter().map(|&a| wrap(to, a)).collect()),
+        (Vals::Int(v), DType::I32 | DType::I64 | DType::U8 | DType::U32) => Vals::Int(v.iter().map(|&a| wrap(to, a)).collect()),
     };
     to_buffer("convert", ty, out)
 }
@@ -403,7 +500,7 @@ pub(super) fn eval(operands: &[&Buffer], ty: &TensorType, op: &ElementwiseOp) ->
         ElementwiseOp::Binary { op: b } => one(binary(*b, operands[0], operands[1], ty)),
         ElementwiseOp::Powi { exponent } => one(powi(*exponent, operands[0], ty)),
         ElementwiseOp::Compare { direction: dir} => one(compare(*dir, operands[0], operands[1], ty)),
-        ElementwiseOp::Select {} => one(Ok(select(operands[0], operands[1], operands[2], ty))),
+        ElementwiseOp::Select {} => one(select(operands[0], operands[1], operands[2], ty)),
         ElementwiseOp::Convert { .. } => one(convert(operands[0], ty)),
     }
 }

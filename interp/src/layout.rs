@@ -6,37 +6,37 @@ use super::{flat, move_elems, strides};
 use crate::buffer::Buffer;
 
 /// Result dim `dims[i]` indexes operand dim `i`; an operand extent of 1 always reads index 0.
-pub(super) fn broadcast_in_dim(x: &Buffer, dims: &[i64], ty: &TensorType) -> Buffer {
+pub(super) fn broadcast_in_dim(x: &Buffer, dims: &[i64], ty: &TensorType) -> super::Result<Buffer> {
     let xs = strides(x.shape());
-    move_elems(ty, &[x], |idx| {
+    move_elems("broadcast_in_dim", ty, &[x], |idx| {
         let j = dims.iter().enumerate().map(|(i, &d)| if x.shape()[i] == 1 { 0 } else { idx[d as usize] * xs[i] }).sum();
         (0, j)
     })
 }
 
 /// Row-major order is unchanged: element `k` of the result is element `k` of the operand.
-pub(super) fn reshape(x: &Buffer, ty: &TensorType) -> Buffer {
+pub(super) fn reshape(x: &Buffer, ty: &TensorType) -> super::Result<Buffer> {
     let mut k = 0;
-    move_elems(ty, &[x], |_| {
+    move_elems("reshape", ty, &[x], |_| {
         k += 1;
         (0, k - 1)
     })
 }
 
 /// Result dim `i` is operand dim `perm[i]`.
-pub(super) fn transpose(x: &Buffer, perm: &[i64], ty: &TensorType) -> Buffer {
+pub(super) fn transpose(x: &Buffer, perm: &[i64], ty: &TensorType) -> super::Result<Buffer> {
     let xs = strides(x.shape());
     let src_strides: Vec<usize> = perm.iter().map(|&p| xs[p as usize]).collect();
-    move_elems(ty, &[x], |idx| (0, flat(idx, &src_strides)))
+    move_elems("transpose", ty, &[x], |idx| (0, flat(idx, &src_strides)))
 }
 
 /// Evaluates one op of this family (exhaustive over the family).
 pub(super) fn eval(operands: &[&Buffer], ty: &TensorType, op: &LayoutOp) -> super::Result<Vec<Buffer>> {
     let one = |b: super::Result<Buffer>| b.map(|b| vec![b]);
     match op {
-        LayoutOp::BroadcastInDim { dims, .. } => one(Ok(broadcast_in_dim(operands[0], dims, ty))),
-        LayoutOp::Reshape { .. } => one(Ok(reshape(operands[0], ty))),
-        LayoutOp::Transpose { perm } => one(Ok(transpose(operands[0], perm, ty))),
+        LayoutOp::BroadcastInDim { dims, .. } => one(broadcast_in_dim(operands[0], dims, ty)),
+        LayoutOp::Reshape { .. } => one(reshape(operands[0], ty)),
+        LayoutOp::Transpose { perm } => one(transpose(operands[0], perm, ty)),
         LayoutOp::StopGradient {} => one(Ok(operands[0].clone())),
     }
 }

@@ -13,13 +13,20 @@
 //! constants without the JIT runtime.
 pub mod buffer;
 mod call;
+pub mod callback;
 mod constant;
 mod control;
 mod dot;
 mod elementwise;
+mod special;
 mod layout;
+pub mod linalg;
 mod reduce;
 mod slicing;
+mod scatter;
+mod convolution;
+mod reduce_window;
+mod sort;
 
 use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
 
@@ -67,6 +74,10 @@ pub enum InterpError {
     /// An op has a different number of results in the IR than its evaluation produced.
     #[error("@{func}: 'quabla.{op}' op has {expected} results in the IR but computes {actual}")]
     ResultCount { func: String, op: &'static str, expected: usize, actual: usize },
+    /// A result buffer could not be allocated (`BufferError::TooLarge` or
+    /// `BufferError::OutOfMemory`): the interpreter never aborts on a failed allocation.
+    #[error("'quabla.{op}' op: {source}")]
+    Buffer { op: &'static str, source: BufferError },
     /// An op's result types in the IR differ from what the interpreter computed.
     #[error("@{func}: 'quabla.{op}' op result {index} has type {expected} in the IR but computes {actual}")]
     ResultType { func: String, op: &'static str, index: usize, expected: TensorType, actual: TensorType },
@@ -107,7 +118,13 @@ pub fn run_op(kind: &OpKind, operands: &[&Buffer]) -> Result<Vec<Buffer>> {
         OpKind::Reduce(x) => reduce::eval(operands, ty, x),
         OpKind::Dot(x) => dot::eval(operands, ty, x),
         OpKind::Call(CallOp::Call { callee, .. }) => Err(InterpError::CallOutsideModule(callee.clone())),
-        OpKind::Control(_) => Err(InterpError::RegionsOutsideFunction(kind.name())),
+        OpKind::Call(CallOp::CustomJvp { .. }) | OpKind::Call(CallOp::CustomVjp { .. }) | OpKind::Control(_) => Err(InterpError::RegionsOutsideFunction(kind.name())),
+        OpKind::Scatter(x) => scatter::eval(operands, ty, x),
+        OpKind::Convolution(x) => convolution::eval(operands, ty, x),
+        OpKind::ReduceWindow(x) => reduce_window::eval(operands, ty, x),
+        OpKind::Linalg(x) => linalg::eval(operands, &out, x),
+        OpKind::Sort(x) => sort::eval(operands, ty, x),
+        OpKind::Callback(x) => callback::eval(operands, ty, x),
     }
 }
 
@@ -137,35 +154,64 @@ pub(crate) fn vals(b: &Buffer) -> Vals {
         DType::I1 => Vals::I1(b.bytes().iter().take(b.len()).map(|&x| x != 0).collect()),
         DType::I32 => Vals::Int(typed::<i32>(b).iter().map(|&x| x as i64).collect()),
         DType::I64 => Vals::Int(typed::<i64>(b).to_vec()),
+        DType::U8 => Vals::Int(typed::<u8>(b).iter().map(|&x| x as i64).collect()),
+        DType::U32 => Vals::Int(typed::<u32>(b).iter().map(|&x| x as i64).collect()),
     }
 }
 
+/// A fresh (zeroed) result buffer of type `ty` for op `op`: a failed allocation is
+/// [`InterpError::Buffer`], never an abort.
+pub(crate) fn alloc(op: &'static str, ty: &TensorType) -> Result<Buffer> {
+    Buffer::try_zeros(ty.clone()).map_err(|source| InterpError::Buffer { op, source })
+}
+
+/// A vector of `n` copies of `v` (a result-sized temporary of op `op`): a failed allocation
+/// is [`InterpError::Buffer`] (`OutOfMemory` for the temporary's bytes), never an abort.
+pub(crate) fn try_vec<T: Clone>(op: &'static str, ty: &TensorType, n: usize, v: T) -> Result<Vec<T>> {
+    let mut out = try_capacity(op, ty, n)?;
+    out.resize(n, v);
+    Ok(out)
+}
+
+/// An empty vector with room for `n` elements (a result-sized temporary of op `op`, filled
+/// by pushes), with the failure of [`try_vec`].
+pub(crate) fn try_capacity<T>(op: &'static str, ty: &TensorType, n: usize) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(n).map_err(|_| InterpError::Buffer { op, source: BufferError::OutOfMemory { ty: ty.clone(), bytes: n.saturating_mul(std::mem::size_of::<T>()) } })?;
+    Ok(out)
+}
+
 /// A fresh buffer of type `ty` holding `data`.
-fn make<T: Element>(ty: &TensorType, data: &[T]) -> Buffer {
-    let mut b = Buffer::zeros(ty.clone());
+fn make<T: Element>(op: &'static str, ty: &TensorType, data: &[T]) -> Result<Buffer> {
+    let mut b = alloc(op, ty)?;
     if let Some(s) = b.as_mut_slice::<T>() {
         s.copy_from_slice(data);
     }
-    b
+    Ok(b)
 }
 
 /// Encodes `v` as a buffer of type `ty`. `v` must be the decoded form of `ty.dtype`
 /// (checked: a mismatch is [`InterpError::Unsupported`]); integers wrap to the dtype's width.
 pub(crate) fn to_buffer(op: &'static str, ty: &TensorType, v: Vals) -> Result<Buffer> {
-    Ok(match (ty.dtype, v) {
-        (DType::F32, Vals::F32(x)) => make(ty, &x),
-        (DType::F64, Vals::F64(x)) => make(ty, &x),
-        (DType::I1, Vals::I1(x)) => make(ty, &x),
-        (DType::I32, Vals::Int(x)) => make(ty, &x.iter().map(|&a| a as i32).collect::<Vec<_>>()),
-        (DType::I64, Vals::Int(x)) => make(ty, &x),
-        (dtype, _) => return Err(InterpError::Unsupported { op, dtype }),
-    })
+    match (ty.dtype, v) {
+        (DType::F32, Vals::F32(x)) => make(op, ty, &x),
+        (DType::F64, Vals::F64(x)) => make(op, ty, &x),
+        (DType::I1, Vals::I1(x)) => make(op, ty, &x),
+        (DType::I32, Vals::Int(x)) => make(op, ty, &x.iter().map(|&a| a as i32).collect::<Vec<_>>()),
+        (DType::I64, Vals::Int(x)) => make(op, ty, &x),
+        (DType::U8, Vals::Int(x)) => make(op, ty, &x.iter().map(|&a| a as u8).collect::<Vec<_>>()),
+        (DType::U32, Vals::Int(x)) => make(op, ty, &x.iter().map(|&a| a as u32).collect::<Vec<_>>()),
+        (dtype, _) => Err(InterpError::Unsupported { op, dtype }),
+    }
 }
 
-/// Wraps an i64 to the width of an integer dtype (i32 values are sign-extended back to i64).
+/// Wraps an i64 to the width of an integer dtype (i32 values are sign-extended back to i64,
+/// unsigned values zero-extended, so every decoded integer is its exact value).
 pub(crate) fn wrap(dtype: DType, v: i64) -> i64 {
     match dtype {
         DType::I32 => v as i32 as i64,
+        DType::U8 => v as u8 as i64,
+        DType::U32 => v as u32 as i64,
         DType::F32 | DType::F64 | DType::I1 | DType::I64 => v,
     }
 }
@@ -197,10 +243,22 @@ pub(crate) trait Real:
     fn erf(self) -> Self;
     fn powf(self, e: Self) -> Self;
     fn atan2(self, x: Self) -> Self;
+    fn sinh(self) -> Self;
+    fn cosh(self) -> Self;
+    fn asin(self) -> Self;
+    fn acos(self) -> Self;
+    fn atan(self) -> Self;
+    fn asinh(self) -> Self;
+    fn acosh(self) -> Self;
+    fn atanh(self) -> Self;
+    fn cbrt(self) -> Self;
+    fn erfc(self) -> Self;
+    /// `f` evaluated in f64 and rounded to this type (the special functions of special.rs).
+    fn via_f64(self, f: fn(f64) -> f64) -> Self;
 }
 
 macro_rules! impl_real {
-    ($t:ty, $erf:expr) => {
+    ($t:ty, $erf:expr, $erfc:expr, $ih:expr) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -225,12 +283,23 @@ macro_rules! impl_real {
             fn erf(self) -> Self { let f: fn($t) -> $t = $erf; f(self) }
             fn powf(self, e: Self) -> Self { <$t>::powf(self, e) }
             fn atan2(self, x: Self) -> Self { <$t>::atan2(self, x) }
+            fn sinh(self) -> Self { <$t>::sinh(self) }
+            fn cosh(self) -> Self { <$t>::cosh(self) }
+            fn asin(self) -> Self { <$t>::asin(self) }
+            fn acos(self) -> Self { <$t>::acos(self) }
+            fn atan(self) -> Self { <$t>::atan(self) }
+            fn asinh(self) -> Self { let f: fn(u8, $t) -> $t = $ih; f(0, self) }
+            fn acosh(self) -> Self { let f: fn(u8, $t) -> $t = $ih; f(1, self) }
+            fn atanh(self) -> Self { let f: fn(u8, $t) -> $t = $ih; f(2, self) }
+            fn cbrt(self) -> Self { <$t>::cbrt(self) }
+            fn erfc(self) -> Self { let f: fn($t) -> $t = $erfc; f(self) }
+            fn via_f64(self, f: fn(f64) -> f64) -> Self { f(self as f64) as $t }
         }
     };
 }
 
-impl_real!(f64, elementwise::erf_f64);
-impl_real!(f32, |x| elementwise::erf_f64(x as f64) as f32);
+impl_real!(f64, elementwise::erf_f64, special::erfc_f64, special::inverse_hyperbolic_f64);
+impl_real!(f32, |x| elementwise::erf_f64(x as f64) as f32, special::erfc_f32, special::inverse_hyperbolic_f32);
 
 /// max with NaN propagation; -0.0 counts as less than +0.0 (IEEE 754 `maximum`).
 pub(crate) fn max_real<T: Real>(a: T, b: T) -> T {
@@ -297,9 +366,9 @@ pub(crate) fn for_each_index(shape: &[i64], mut f: impl FnMut(&[usize])) {
 
 /// Builds a buffer of type `ty` by copying, for each result multi-index, the element that
 /// `src(idx)` names as `(k, j)`: element `j` (flat) of `srcs[k]`. All of `srcs` have `ty`'s dtype.
-pub(crate) fn move_elems(ty: &TensorType, srcs: &[&Buffer], mut src: impl FnMut(&[usize]) -> (usize, usize)) -> Buffer {
+pub(crate) fn move_elems(op: &'static str, ty: &TensorType, srcs: &[&Buffer], mut src: impl FnMut(&[usize]) -> (usize, usize)) -> Result<Buffer> {
     let es = ty.dtype.size();
-    let mut out = Buffer::zeros(ty.clone());
+    let mut out = alloc(op, ty)?;
     if let Some(dst) = out.bytes_mut() {
         let mut o = 0;
         for_each_index(&ty.shape, |idx| {
@@ -308,7 +377,7 @@ pub(crate) fn move_elems(ty: &TensorType, srcs: &[&Buffer], mut src: impl FnMut(
             o += 1;
         });
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -378,5 +447,24 @@ mod tests {
         let idx = Buffer::from_slice(&[1], &[0i32]).unwrap();
         let e = run_op(&OpKind::Slicing(SlicingOp::Gather { axis: 1 }), &[&x, &idx]).unwrap_err();
         assert!(matches!(e, InterpError::ZeroExtent { index: 0, .. }), "{e}");
+    }
+    #[test]
+    fn failed_result_allocations_are_errors_not_aborts() {
+        // 2**62 bytes: over the default QUABLA_MAX_BYTES (TooLarge), and under a raised one
+        // more than any allocator serves (OutOfMemory); temporaries are not size-checked.
+        let huge = TensorType::new(DType::F64, [1i64 << 59]);
+        let x = Buffer::from_slice(&[1], &[1.0f64]).unwrap();
+        let e = move_elems("broadcast_in_dim", &huge, &[&x], |_| (0, 0)).unwrap_err();
+        assert!(matches!(&e, InterpError::Buffer { op: "broadcast_in_dim", source: BufferError::TooLarge { .. } | BufferError::OutOfMemory { .. } }), "{e}");
+        assert!(e.to_string().starts_with("'quabla.broadcast_in_dim' op: "), "{e}");
+        let e = try_vec("reduce_window", &huge, 1 << 59, 0.0f64).unwrap_err();
+        assert!(matches!(e, InterpError::Buffer { op: "reduce_window", source: BufferError::OutOfMemory { bytes: 4611686018427387904, .. } }), "{e}");
+        let e = try_capacity::<i64>("iota", &huge, 1 << 59).unwrap_err();
+        assert!(matches!(e, InterpError::Buffer { op: "iota", .. }), "{e}");
+        let e = to_buffer("exp", &huge, Vals::F64(vec![1.0])).unwrap_err();
+        assert!(matches!(e, InterpError::Buffer { op: "exp", .. }), "{e}");
+        // The same paths still compute small results.
+        let small = TensorType::new(DType::F64, [3]);
+        assert_eq!(move_elems("broadcast_in_dim", &small, &[&x], |_| (0, 0)).unwrap().to_f64_vec(), vec![1.0; 3]);
     }
 }

@@ -38,7 +38,12 @@ pub(super) fn reduce(op: Reducer, x: &Buffer, dims: &[i64], ty: &TensorType) -> 
         Vals::F32(v) => Vals::F32(reduce_real(op, &v, shape, dims, n)),
         Vals::F64(v) => Vals::F64(reduce_real(op, &v, shape, dims, n)),
         Vals::Int(v) => {
-            let (lo, hi) = if x.dtype() == DType::I32 { (i32::MIN as i64, i32::MAX as i64) } else { (i64::MIN, i64::MAX) };
+            let (lo, hi) = match x.dtype() {
+                DType::I32 => (i32::MIN as i64, i32::MAX as i64),
+                DType::U8 => (0, u8::MAX as i64),
+                DType::U32 => (0, u32::MAX as i64),
+                _ => (i64::MIN, i64::MAX),
+            };
             let r = match op {
                 Reducer::Sum => fold(&v, shape, dims, n, 0, i64::wrapping_add),
                 Reducer::Prod => fold(&v, shape, dims, n, 1, i64::wrapping_mul),

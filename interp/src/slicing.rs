@@ -1,5 +1,5 @@
 //! Slicing ops: `slice`, `pad`, `concatenate`, `dynamic_slice`, `gather` (take along one
-//! axis). Elements are copied, never computed. Dynamic starts are clamped to
+//! axis), `dynamic_update_slice`. Elements are copied, never computed. Dynamic starts are clamped to
 //! `[0, extent - size]` and gather indices to `[0, n - 1]`, so nothing reads out of bounds.
 use quabla_dialect::{SlicingOp, TensorType};
 
@@ -7,9 +7,9 @@ use super::{flat, move_elems, strides};
 use crate::buffer::Buffer;
 
 /// `result[i] = x[start + i * strides]`.
-pub(super) fn slice(x: &Buffer, start: &[i64], step: &[i64], ty: &TensorType) -> Buffer {
+pub(super) fn slice(x: &Buffer, start: &[i64], step: &[i64], ty: &TensorType) -> super::Result<Buffer> {
     let xs = strides(x.shape());
-    move_elems(ty, &[x], |idx| {
+    move_elems("slice", ty, &[x], |idx| {
         let j = (0..idx.len()).map(|d| (start[d] as usize + idx[d] * step[d] as usize) * xs[d]).sum();
         (0, j)
     })
@@ -17,9 +17,9 @@ pub(super) fn slice(x: &Buffer, start: &[i64], step: &[i64], ty: &TensorType) ->
 
 /// Operand element `i` lands at `low + i * (interior + 1)`; everything else is the 0-d
 /// padding value.
-pub(super) fn pad(x: &Buffer, value: &Buffer, low: &[i64], interior: &[i64], ty: &TensorType) -> Buffer {
+pub(super) fn pad(x: &Buffer, value: &Buffer, low: &[i64], interior: &[i64], ty: &TensorType) -> super::Result<Buffer> {
     let xs = strides(x.shape());
-    move_elems(ty, &[x, value], |idx| {
+    move_elems("pad", ty, &[x, value], |idx| {
         let mut j = 0;
         for d in 0..idx.len() {
             let p = idx[d] as i64 - low[d];
@@ -34,10 +34,10 @@ pub(super) fn pad(x: &Buffer, value: &Buffer, low: &[i64], interior: &[i64], ty:
 }
 
 /// Operands follow each other along `dim`.
-pub(super) fn concatenate(xs: &[&Buffer], dim: i64, ty: &TensorType) -> Buffer {
+pub(super) fn concatenate(xs: &[&Buffer], dim: i64, ty: &TensorType) -> super::Result<Buffer> {
     let d = dim as usize;
     let all_strides: Vec<Vec<usize>> = xs.iter().map(|x| strides(x.shape())).collect();
-    move_elems(ty, xs, |idx| {
+    move_elems("concatenate", ty, xs, |idx| {
         let mut pos = idx[d];
         let mut k = 0;
         while pos >= xs[k].shape()[d] as usize {
@@ -51,25 +51,44 @@ pub(super) fn concatenate(xs: &[&Buffer], dim: i64, ty: &TensorType) -> Buffer {
 }
 
 /// A window of `ty.shape` at the 0-d integer `starts`, each clamped to `[0, extent - size]`.
-pub(super) fn dynamic_slice(x: &Buffer, starts: &[&Buffer], ty: &TensorType) -> Buffer {
+pub(super) fn dynamic_slice(x: &Buffer, starts: &[&Buffer], ty: &TensorType) -> super::Result<Buffer> {
     let start: Vec<usize> = starts
         .iter()
         .zip(x.shape().iter().zip(&ty.shape))
         .map(|(s, (&extent, &size))| s.get_i64(0).clamp(0, extent - size) as usize)
         .collect();
     let xs = strides(x.shape());
-    move_elems(ty, &[x], |idx| (0, idx.iter().zip(&start).zip(&xs).map(|((i, s), st)| (i + s) * st).sum()))
+    move_elems("dynamic_slice", ty, &[x], |idx| (0, idx.iter().zip(&start).zip(&xs).map(|((i, s), st)| (i + s) * st).sum()))
+}
+
+/// The operand with the window at the 0-d integer `starts` (each clamped to
+/// `[0, extent - update extent]`) replaced by `update`.
+pub(super) fn dynamic_update_slice(x: &Buffer, update: &Buffer, starts: &[&Buffer], ty: &TensorType) -> super::Result<Buffer> {
+    let start: Vec<usize> = starts
+        .iter()
+        .zip(x.shape().iter().zip(update.shape()))
+        .map(|(s, (&extent, &size))| s.get_i64(0).clamp(0, extent - size) as usize)
+        .collect();
+    let (xs, us) = (strides(x.shape()), strides(update.shape()));
+    move_elems("dynamic_update_slice", ty, &[x, update], |idx| {
+        let inside = idx.iter().zip(&start).zip(update.shape()).all(|((&i, &s), &n)| i >= s && i < s + n as usize);
+        if inside {
+            (1, idx.iter().zip(&start).zip(&us).map(|((i, s), st)| (i - s) * st).sum())
+        } else {
+            (0, flat(idx, &xs))
+        }
+    })
 }
 
 /// `result[a..., i..., b...] = x[a..., clamp(indices[i...], 0, n - 1), b...]` where `a` are
 /// the dims before `axis` and `n` is the extent of `axis`.
-pub(super) fn gather(x: &Buffer, indices: &Buffer, axis: i64, ty: &TensorType) -> Buffer {
+pub(super) fn gather(x: &Buffer, indices: &Buffer, axis: i64, ty: &TensorType) -> super::Result<Buffer> {
     let a = axis as usize;
     let n = x.shape()[a];
     let xs = strides(x.shape());
     let is = strides(indices.shape());
     let r = indices.shape().len();
-    move_elems(ty, &[x], |idx| {
+    move_elems("gather", ty, &[x], |idx| {
         let which = flat(&idx[a..a + r], &is);
         let taken = indices.get_i64(which).clamp(0, n - 1) as usize;
         let mut j = flat(&idx[..a], &xs[..a]) + taken * xs[a];
@@ -82,11 +101,12 @@ pub(super) fn gather(x: &Buffer, indices: &Buffer, axis: i64, ty: &TensorType) -
 pub(super) fn eval(operands: &[&Buffer], ty: &TensorType, op: &SlicingOp) -> super::Result<Vec<Buffer>> {
     let one = |b: super::Result<Buffer>| b.map(|b| vec![b]);
     match op {
-        SlicingOp::Concatenate { dim } => one(Ok(concatenate(operands, *dim, ty))),
-        SlicingOp::Slice { start_indices: start, strides, .. } => one(Ok(slice(operands[0], start, strides, ty))),
-        SlicingOp::Pad { edge_padding_low: low, interior_padding: interior, .. } => one(Ok(pad(operands[0], operands[1], low, interior, ty))),
-        SlicingOp::DynamicSlice { .. } => one(Ok(dynamic_slice(operands[0], &operands[1..], ty))),
-        SlicingOp::Gather { axis } => one(Ok(gather(operands[0], operands[1], *axis, ty))),
+        SlicingOp::Concatenate { dim } => one(concatenate(operands, *dim, ty)),
+        SlicingOp::Slice { start_indices: start, strides, .. } => one(slice(operands[0], start, strides, ty)),
+        SlicingOp::Pad { edge_padding_low: low, interior_padding: interior, .. } => one(pad(operands[0], operands[1], low, interior, ty)),
+        SlicingOp::DynamicSlice { .. } => one(dynamic_slice(operands[0], &operands[1..], ty)),
+        SlicingOp::Gather { axis } => one(gather(operands[0], operands[1], *axis, ty)),
+        SlicingOp::DynamicUpdateSlice {} => one(dynamic_update_slice(operands[0], operands[1], &operands[2..], ty)),
     }
 }
 
@@ -142,6 +162,19 @@ mod tests {
         assert_eq!(ds(1, 1), [5, 6, 9, 10]);
         assert_eq!(ds(5, 3), [6, 7, 10, 11]); // clamped to (1, 2)
         assert_eq!(ds(-4, -1), [0, 1, 4, 5]); // clamped to (0, 0)
+    }
+
+    #[test]
+    fn dynamic_update_slice_clamps() {
+        let x = i32s(&[3, 4], &(0..12).collect::<Vec<_>>());
+        let u = i32s(&[2, 2], &[-1, -2, -3, -4]);
+        let dus = |r: i64, c: i64| {
+            let (r, c) = (i64s(&[], &[r]), i64s(&[], &[c]));
+            run1(OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}), &[&x, &u, &r, &c]).as_slice::<i32>().unwrap().to_vec()
+        };
+        assert_eq!(dus(1, 1), [0, 1, 2, 3, 4, -1, -2, 7, 8, -3, -4, 11]);
+        assert_eq!(dus(5, 9), [0, 1, 2, 3, 4, 5, -1, -2, 8, 9, -3, -4]); // clamped to (1, 2)
+        assert_eq!(dus(-2, -7), [-1, -2, 2, 3, -3, -4, 6, 7, 8, 9, 10, 11]); // clamped to (0, 0)
     }
 
     #[test]

@@ -90,6 +90,21 @@ fn no_opts(opts: &PassOptions, pass: &'static str) -> Result<(), PassError> {
     }
 }
 
+/// The value of `key`, the one option `pass` takes (`None` when absent); any other key is an error.
+fn single_opt<'a>(opts: &'a PassOptions, pass: &'static str, key: &str) -> Result<Option<&'a str>, PassError> {
+    match opts.keys().find(|k| *k != key) {
+        Some(k) => Err(PassError::UnknownOption { pass, option: k.clone() }),
+        None => Ok(opts.get(key).map(String::as_str)),
+    }
+}
+
+/// `quabla-outline`'s `max-ops` (a positive integer; `outline::DEFAULT_MAX_OPS` when absent).
+fn outline_max_ops(opts: &PassOptions) -> Result<usize, PassError> {
+    const PASS: &str = "quabla-outline";
+    let Some(v) = single_opt(opts, PASS, "max-ops")? else { return Ok(crate::outline::DEFAULT_MAX_OPS) };
+    v.parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| PassError::BadOptionValue { pass: PASS, option: "max-ops", expected: "a positive integer", value: v.to_string() })
+}
+
 /// Every registered pass.
 pub fn passes() -> &'static [PassInfo] {
     static PASSES: &[PassInfo] = &[
@@ -173,19 +188,25 @@ pub fn passes() -> &'static [PassInfo] {
             }),
         },
         PassInfo {
+            name: "quabla-outline",
+            summary: "split functions longer than max-ops ops into private chunk functions called in sequence",
+            options: "max-ops=N",
+            action: Action::Transform(|m, o| {
+                crate::outline::outline(m, outline_max_ops(o)?);
+                Ok(())
+            }),
+        },
+        PassInfo {
             name: "convert-quabla-to-linalg",
             summary: "lower quabla ops to linalg/tensor/arith/math",
             options: "abi=tensor|dps",
             action: Action::Convert(|m, o| {
                 const PASS: &str = "convert-quabla-to-linalg";
-                let abi = match o.get("abi").map(String::as_str) {
+                let abi = match single_opt(o, PASS, "abi")? {
                     None | Some("tensor") => quabla_lowering::Abi::Tensor,
                     Some("dps") => quabla_lowering::Abi::Dps,
                     Some(v) => return Err(PassError::BadOptionValue { pass: PASS, option: "abi", expected: "`tensor` or `dps`", value: v.to_string() }),
                 };
-                if let Some(k) = o.keys().find(|k| *k != "abi") {
-                    return Err(PassError::UnknownOption { pass: PASS, option: k.clone() });
-                }
                 Ok(quabla_lowering::lower_module(m, abi)?)
             }),
         },

@@ -10,6 +10,7 @@ Example:
 from . import _quabla
 from . import dtypes as _dtypes_mod
 from .dtypes import DType, bool_, dtype, float32, float64, int32, int64
+from .dtypes import iinfo, uint8, uint32
 
 _quabla.register_dtypes(list(_dtypes_mod.BY_CODE))
 
@@ -121,16 +122,99 @@ from .errors import (  # noqa: E402
     TracerError,
     UnsupportedOperationError,
 )
-from .errors import ArgumentTypeError, ArraySizeError, OutOfMemoryError, ZeroStepError  # noqa: E402
+from .errors import ArgumentTypeError, ArraySizeError, InvalidArgumentError, InvalidIndexError, OutOfMemoryError, ScalarOverflowError, ZeroStepError  # noqa: E402
 from .jit import Compiled, Lowered, ShapeDtype, export, jit  # noqa: E402
 from ._control import cond, fori_loop, stop_gradient, switch, while_loop  # noqa: E402
+from ._control import scan  # noqa: E402
+from ._ops import dynamic_slice, dynamic_update_slice  # noqa: E402
+from ._custom import custom_jvp, custom_vjp  # noqa: E402
 from ._transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp, vmap  # noqa: E402
 from ._transforms import jacfwd, jacrev, linearize  # noqa: E402
 from ._staging import ArgumentError  # noqa: E402
 from . import optim  # noqa: E402
+from . import linalg  # noqa: E402
+from . import scipy  # noqa: E402
 from . import typing  # noqa: E402
 from .typing import Array  # noqa: E402
 from . import test_util  # noqa: E402
+from . import debug  # noqa: E402
+from ._bits import (  # noqa: E402
+    bitwise_count,
+    bitwise_invert,
+    bitwise_left_shift,
+    bitwise_not,
+    bitwise_right_shift,
+    left_shift,
+    population_count,
+    right_shift,
+    shift_left,
+    shift_right_arithmetic,
+    shift_right_logical,
+)
+from . import random  # noqa: E402
+from ._conv import avg_pool, conv, conv_general_dilated, convolve, correlate, cumlogsumexp, cummax, cummin, cumprod, cumsum, max_pool, reduce_window  # noqa: E402
+from ._numpy import (  # noqa: E402
+    acos,
+    acosh,
+    allclose,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    argsort,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    atleast_1d,
+    atleast_2d,
+    cbrt,
+    column_stack,
+    cosh,
+    diag,
+    diagonal,
+    diff,
+    flip,
+    fliplr,
+    flipud,
+    hstack,
+    hypot,
+    inner,
+    isclose,
+    isinf,
+    isnan,
+    isneginf,
+    isposinf,
+    kron,
+    log10,
+    log2,
+    meshgrid,
+    nan_to_num,
+    outer,
+    pad,
+    repeat,
+    roll,
+    sinh,
+    sort,
+    square,
+    tile,
+    top_k,
+    trace,
+    tri,
+    tril,
+    triu,
+    vdot,
+    vstack,
+)
+from . import nn  # noqa: E402
+from . import scipy  # noqa: E402
+from . import sharding  # noqa: E402
+from . import distributed  # noqa: E402
+from . import _xla  # noqa: E402,F401 - registers the xla executor with jit (imports no jax)
 
 _install()
 Tensor.__module__ = "quabla"
@@ -142,11 +226,13 @@ try:
 except Exception:  # pragma: no cover - running from a source tree without metadata
     __version__ = "0.0.0"
 
+from ._indexing import take_along_axis  # noqa: E402
+
 # Names that shadow builtins (abs, all, any, max, min, round, sum) are attributes of the
 # package but not in __all__, so `from quabla import *` does not shadow the builtins.
 _SHADOWING = {"abs", "all", "any", "max", "min", "round", "sum"}
 __all__ = sorted(
     n
     for n in dir()
-    if not n.startswith("_") and n not in _SHADOWING and n not in {"tree", "dtypes", "errors", "jit_module", "optim", "typing", "test_util"}
-) + ["tree", "optim", "typing", "test_util"]
+    if not n.startswith("_") and n not in _SHADOWING and n not in {"tree", "dtypes", "errors", "jit_module", "optim", "typing", "test_util", "random", "linalg", "nn", "scipy", "sharding", "distributed", "debug"}
+) + ["tree", "optim", "typing", "test_util", "random", "linalg", "nn", "scipy", "sharding", "distributed", "debug"]

@@ -17,6 +17,7 @@ from . import dtypes as _dt
 from ._trace import Tracer, bind, is_array
 from .dtypes import bool_, float64, int32, int64
 from .errors import ArgumentTypeError, ArraySizeError, DTypeError, ShapeError, TracerError, UnsupportedOperationError, ZeroStepError
+from . import errors as _errors
 
 Tensor = _q.Tensor
 
@@ -129,7 +130,7 @@ def broadcast_to(x, shape):
         (3, 2)
     """
     x = _to_array(x)
-    shape = (shape,) if isinstance(shape, int) else _t(shape)
+    shape = _ints_arg("broadcast_to", "shape", shape)
     xs = x.shape
     if xs == shape:
         return x
@@ -227,15 +228,29 @@ sigmoid.__name__ = sigmoid.__qualname__ = "sigmoid"
 sigmoid.__doc__ = sigmoid.__doc__.replace("qb.logistic(", "qb.sigmoid(")
 
 
-def round(x):  # noqa: A001 - NumPy's name
-    """Elementwise rounding half to even (integers and bools are returned unchanged).
+def round(x, decimals=0, out=None):  # noqa: A001 - NumPy's name
+    """Elementwise rounding half to even to ``decimals`` decimal places (JAX's signature;
+    ``round(x * 10**decimals) / 10**decimals`` as jax.numpy). Integers and bools are returned
+    unchanged for ``decimals >= 0``; negative ``decimals`` on integers raise
+    UnsupportedOperationError, as jax.numpy.
 
     Example:
         >>> qb.round(qb.array([0.5, 1.5, -2.5])).tolist()
         [0.0, 2.0, -2.0]
+        >>> qb.round(qb.array([1.2345]), decimals=2).tolist()
+        [1.23]
     """
+    _no_out("round", out)
     x = _to_array(x)
-    return x if not x.dtype.is_float else bind(_op("round"), x)
+    decimals = _int_arg("round", "decimals", decimals)
+    if not x.dtype.is_float:
+        if decimals >= 0:
+            return x
+        raise UnsupportedOperationError(f"round: integer rounding with decimals={decimals} < 0 is not supported (as jax.numpy)", op="round")
+    if decimals == 0:
+        return bind(_op("round"), x)
+    f = float(10.0 ** decimals)
+    return bind(_op("round"), x * f) / f
 
 
 def abs(x):  # noqa: A001
@@ -270,7 +285,7 @@ def negative(x):
     return bind(_op("neg"), _to_array(x))
 
 
-def logical_not(x):
+def invert(x):
     """Elementwise logical not of bools (bitwise not of integers): the ``~`` operator.
 
     Example:
@@ -280,7 +295,54 @@ def logical_not(x):
     return bind(_op("not"), _to_array(x))
 
 
-invert = logical_not
+def _truth(x):
+    """``x != 0`` as a bool array (bools unchanged): the operands of the logical ops."""
+    x = _to_array(x)
+    return x if x.dtype.is_bool else astype(x, bool_)
+
+
+def logical_not(x):
+    """Elementwise logical not: a bool array, ``x == 0`` for numbers (NumPy's ``logical_not``;
+    ``~`` is :func:`invert`, bitwise on integers).
+
+    Example:
+        >>> qb.logical_not(qb.array([0, 3])).tolist()
+        [True, False]
+    """
+    return invert(_truth(x))
+
+
+def logical_and(x, y):
+    """Elementwise logical and: a bool array, numbers are true where nonzero (NumPy's
+    ``logical_and``; ``&`` is :func:`bitwise_and`).
+
+    Example:
+        >>> qb.logical_and(qb.array([0, 2, 3]), 1).tolist()
+        [False, True, True]
+    """
+    return bitwise_and(_truth(x), _truth(y))
+
+
+def logical_or(x, y):
+    """Elementwise logical or: a bool array, numbers are true where nonzero (NumPy's
+    ``logical_or``; ``|`` is :func:`bitwise_or`).
+
+    Example:
+        >>> qb.logical_or(qb.array([0, 2]), 0).tolist()
+        [False, True]
+    """
+    return bitwise_or(_truth(x), _truth(y))
+
+
+def logical_xor(x, y):
+    """Elementwise logical xor: a bool array, numbers are true where nonzero (NumPy's
+    ``logical_xor``; ``^`` is :func:`bitwise_xor`).
+
+    Example:
+        >>> qb.logical_xor(qb.array([0, 2, 3]), qb.array([1, 1, 0])).tolist()
+        [True, False, True]
+    """
+    return bitwise_xor(_truth(x), _truth(y))
 
 
 def relu(x):
@@ -326,7 +388,6 @@ bitwise_or = _binary("or", "logical", "Elementwise logical or (bools) or bitwise
 bitwise_xor = _binary("xor", "logical", "Elementwise logical xor (bools) or bitwise xor (integers): the `^` operator.\n\n    Example:\n        >>> (qb.array([True, False]) ^ True).tolist()\n        [False, True]\n    ")
 sub = subtract
 mul = multiply
-logical_and, logical_or, logical_xor = bitwise_and, bitwise_or, bitwise_xor
 
 
 def divide(x, y):
@@ -361,12 +422,28 @@ def floor_divide(x, y):
     """
     x, y = _floor_parts("floor_divide", x, y)
     if x.dtype.is_float:
-        return floor(bind(_op("div"), x, y))
+        return _float_floor_divide(x, y)
     q = bind(_op("div"), x, y)
     r = bind(_op("rem"), x, y)
     zero = _fill(0, x.dtype, x.shape, x)
     fix = (r != zero) & ((r < zero) != (y < zero))
     return q - astype(fix, x.dtype)
+
+
+def _float_floor_divide(x, y):
+    """NumPy's float floor division (npy_divmod): ``(x - fmod(x, y)) / y`` moved down by one
+    where the remainder's sign differs from y's, then floored and rounded to the nearest
+    integer; ``x / y`` where ``y == 0``; a zero quotient keeps the sign of ``x / y``. So
+    ``floor_divide(1.0, 0.1) == 9.0`` (Python's ``1.0 // 0.1``) and ``floor_divide(-5., inf) == -1.``."""
+    zero = _fill(0, x.dtype, x.shape, x)
+    q = bind(_op("div"), x, y)
+    mod = bind(_op("rem"), x, y)
+    div = bind(_op("div"), x - mod, y)
+    div = where((mod != zero) & ((y < zero) != (mod < zero)), div - 1, div)
+    fl = floor(div)
+    fl = where(div - fl > 0.5, fl + 1, fl)
+    fl = where(div == zero, q * 0.0, fl)
+    return where(y == zero, q, fl)
 
 
 def remainder(x, y):
@@ -491,30 +568,48 @@ def where(condition, x, y):
     return bind(_op("select"), broadcast_to(c, s), broadcast_to(x, s), broadcast_to(y, s))
 
 
-def clip(x, a_min=None, a_max=None):
-    """Elementwise ``minimum(maximum(x, a_min), a_max)``; either bound may be None.
+# `where` under another name, for functions whose `where=` parameter shadows it.
+_where_fn = where
+
+
+def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):  # noqa: A002 - JAX's names
+    """Elementwise ``minimum(maximum(arr, min), max)``; either bound may be None (JAX's
+    signature: ``arr, min, max`` positional, the older ``a``/``a_min``/``a_max`` keywords
+    accepted).
 
     Example:
         >>> qb.clip(qb.array([-2.0, 0.5, 3.0]), 0.0, 1.0).tolist()
         [0.0, 0.5, 1.0]
+        >>> qb.clip(qb.array([5, -5]), max=3).tolist()
+        [3, -5]
     """
-    x = _to_array(x)
+    if a is not None:
+        if arr is not None:
+            raise ArgumentTypeError("clip: pass the array once (positionally or as a=)")
+        arr = a
+    if arr is None:
+        raise ArgumentTypeError("clip: missing the array argument")
     if a_min is not None:
-        x = maximum(x, a_min)
+        if min is not None:
+            raise ArgumentTypeError("clip: pass the lower bound once (min= or a_min=)")
+        min = a_min
     if a_max is not None:
-        x = minimum(x, a_max)
+        if max is not None:
+            raise ArgumentTypeError("clip: pass the upper bound once (max= or a_max=)")
+        max = a_max
+    x = _to_array(arr)
+    if min is not None:
+        x = maximum(x, min)
+    if max is not None:
+        x = minimum(x, max)
     return x
-
-
-# ---------------------------------------------------------------------------------------------
-# Axes and reductions
 
 
 def _norm_axis(op, ax, nd, shape):
     if isinstance(ax, bool) or not isinstance(ax, (int, np.integer)):
         if isinstance(ax, Tracer):
             raise TracerError(f"{op}: axis must be a static Python int, got a traced value")
-        raise TypeError(f"{op}: axis must be an int, got {type(ax).__name__}")
+        raise _errors.ArgumentTypeError(f"{op}: axis must be an int, got {type(ax).__name__}")
     a = int(ax)
     if not -nd <= a < nd:
         raise ShapeError(f"{op}: axis {a} is out of bounds for a tensor of shape {_shape_str(shape)} (rank {nd})")
@@ -546,51 +641,92 @@ def _reduce(name, opname, x, axis, keepdims):
     return _keep(r, axes, shape) if keepdims else r
 
 
-def sum(x, axis=None, keepdims=False):  # noqa: A001
-    """Sum over ``axis`` (None: all axes; an int or a tuple; negative counts from the end).
-    Bools are summed as int64.
+def _no_out(op, out):
+    if out is not None:
+        raise UnsupportedOperationError(f"{op}: out= is not supported (arrays are immutable)", op=op)
+
+
+def _masked(op, x, where_, fill):
+    """``x`` with the entries outside the ``where`` mask replaced by ``fill``."""
+    if where_ is None:
+        return x
+    m = _to_array(where_)
+    if not m.dtype.is_bool:
+        m = m != 0
+    return where(m, x, fill)
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):  # noqa: A001
+    """Sum over ``axis`` (None: all axes; an int or a tuple; negative counts from the end),
+    with JAX's signature: ``dtype`` (the accumulation and result dtype), ``initial`` (added),
+    ``where`` (a mask of the elements to include). Bools are summed as int64.
 
     Example:
         >>> qb.sum(qb.array([[1, 2], [3, 4]]), axis=0).tolist()
         [4, 6]
+        >>> qb.sum(qb.array([1, 2, 3]), where=qb.array([True, False, True])).item()
+        4
     """
-    x = _to_array(x)
+    _no_out("sum", out)
+    x = _to_array(a)
+    if dtype is not None:
+        x = astype(x, dtype)
     if x.dtype.is_bool:
         x = astype(x, int64)
-    return _reduce("sum", "reduce_sum", x, axis, keepdims)
+    x = _masked("sum", x, where, 0)
+    r = _reduce("sum", "reduce_sum", x, axis, keepdims)
+    return r if initial is None else r + initial
 
 
-def prod(x, axis=None, keepdims=False):
-    """Product over ``axis`` (bools as int64).
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
+    """Product over ``axis`` (bools as int64), with JAX's signature (``dtype``, ``initial``
+    multiplied in, ``where`` mask).
 
     Example:
         >>> qb.prod(qb.array([1.0, 2.0, 3.0])).item()
         6.0
     """
-    x = _to_array(x)
+    _no_out("prod", out)
+    x = _to_array(a)
+    if dtype is not None:
+        x = astype(x, dtype)
     if x.dtype.is_bool:
         x = astype(x, int64)
-    return _reduce("prod", "reduce_prod", x, axis, keepdims)
+    x = _masked("prod", x, where, 1)
+    r = _reduce("prod", "reduce_prod", x, axis, keepdims)
+    return r if initial is None else r * initial
 
 
-def max(x, axis=None, keepdims=False):  # noqa: A001
-    """Maximum over ``axis`` (NaN propagates).
+def _extremum(name, opname, comb, a, axis, out, keepdims, initial, where_):
+    _no_out(name, out)
+    x = _to_array(a)
+    if where_ is not None:
+        if initial is None:
+            raise _errors.InvalidArgumentError(f"{name}: where= needs initial= (the value of an empty reduction), as jax.numpy")
+        x = _masked(name, x, where_, initial)
+    r = _reduce(name, opname, x, axis, keepdims)
+    return r if initial is None else comb(r, initial)
+
+
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+    """Maximum over ``axis`` (NaN propagates), with JAX's signature (``initial`` joins the
+    reduction, ``where`` masks elements and needs ``initial``).
 
     Example:
         >>> qb.max(qb.array([[1, 5], [7, 2]]), axis=-1).tolist()
         [5, 7]
     """
-    return _reduce("max", "reduce_max", x, axis, keepdims)
+    return _extremum("max", "reduce_max", maximum, a, axis, out, keepdims, initial, where)
 
 
-def min(x, axis=None, keepdims=False):  # noqa: A001
-    """Minimum over ``axis`` (NaN propagates).
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
+    """Minimum over ``axis`` (NaN propagates), with JAX's signature.
 
     Example:
         >>> qb.min(qb.array([[1, 5], [7, 2]]), axis=1).tolist()
         [1, 2]
     """
-    return _reduce("min", "reduce_min", x, axis, keepdims)
+    return _extremum("min", "reduce_min", minimum, a, axis, out, keepdims, initial, where)
 
 
 def _count(shape, axes):
@@ -600,42 +736,67 @@ def _count(shape, axes):
     return n
 
 
-def mean(x, axis=None, keepdims=False):
-    """Arithmetic mean over ``axis`` (integers and bools give float64).
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    """Arithmetic mean over ``axis`` (integers and bools give float64), with JAX's signature
+    (``dtype``, ``where``: the mean of the selected elements).
 
     Example:
         >>> qb.mean(qb.array([1, 2, 3, 4])).item()
         2.5
     """
-    x = _floatify(_to_array(x))
+    _no_out("mean", out)
+    x = _to_array(a)
+    if dtype is not None:
+        x = astype(x, dtype)
+    x = _floatify(x)
+    if where is not None:
+        m = _to_array(where)
+        m = broadcast_to(m if m.dtype.is_bool else m != 0, x.shape)
+        s = _reduce("mean", "reduce_sum", _masked("mean", x, m, 0), axis, keepdims)
+        return s / _reduce("mean", "reduce_sum", astype(m, x.dtype), axis, keepdims)
     axes = _norm_axes("mean", axis, x.shape)
     s = _reduce("mean", "reduce_sum", x, axis, keepdims)
     return s / _count(x.shape, axes)
 
 
-def var(x, axis=None, keepdims=False, ddof=0):
-    """Variance over ``axis``: mean((x - mean(x))**2) * n / (n - ddof).
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
+    """Variance over ``axis``: sum((x - mean(x))**2) / (n - ddof), with JAX's signature
+    (``correction`` is a synonym of ``ddof``; ``where`` selects elements).
 
     Example:
         >>> qb.var(qb.array([1.0, 2.0, 3.0, 4.0])).item()
         1.25
     """
-    x = _floatify(_to_array(x))
-    axes = _norm_axes("var", axis, x.shape)
-    m = mean(x, axis, keepdims=True)
+    _no_out("var", out)
+    if correction is not None:
+        if ddof != 0:
+            raise ArgumentTypeError("var: pass ddof= or correction=, not both")
+        ddof = correction
+    x = _to_array(a)
+    if dtype is not None:
+        x = astype(x, dtype)
+    x = _floatify(x)
+    m = mean(x, axis, keepdims=True, where=where)
     d = x - m
+    if where is not None:
+        w = _to_array(where)
+        w = broadcast_to(w if w.dtype.is_bool else w != 0, x.shape)
+        s = _reduce("var", "reduce_sum", _masked("var", d * d, w, 0), axis, keepdims)
+        # NumPy's divisor max(n - ddof, 0): inf or nan when ddof >= n, never negative.
+        return s / maximum(_reduce("var", "reduce_sum", astype(w, x.dtype), axis, keepdims) - ddof, 0)
+    axes = _norm_axes("var", axis, x.shape)
     s = _reduce("var", "reduce_sum", d * d, axis, keepdims)
-    return s / (_count(x.shape, axes) - ddof)
+    return s / builtins.max(_count(x.shape, axes) - ddof, 0)
 
 
-def std(x, axis=None, keepdims=False, ddof=0):
-    """Standard deviation over ``axis``: sqrt(var(x)).
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
+    """Standard deviation over ``axis``: sqrt(var(x)), with JAX's signature.
 
     Example:
         >>> qb.std(qb.array([1.0, 3.0])).item()
         1.0
     """
-    return sqrt(var(x, axis, keepdims, ddof))
+    return sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction))
 
 
 def norm(x, axis=None, keepdims=False):
@@ -649,22 +810,42 @@ def norm(x, axis=None, keepdims=False):
     return sqrt(_reduce("norm", "reduce_sum", x * x, axis, keepdims))
 
 
-def logsumexp(x, axis=None, keepdims=False):
-    """log(sum(exp(x))) over ``axis``, computed stably around the maximum.
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    """log(sum(b * exp(a))) over ``axis``, computed stably around the maximum, with the
+    signature of jax.nn.logsumexp: ``b`` weights (broadcast against ``a``), ``return_sign``
+    returns ``(log|sum|, sign(sum))`` (otherwise a negative sum gives NaN), ``where`` masks.
 
     Example:
         >>> round(qb.logsumexp(qb.array([0.0, 0.0])).item(), 6)
         0.693147
+        >>> round(qb.logsumexp(qb.array([0.0, 0.0]), b=qb.array([1.0, 2.0])).item(), 6)
+        1.098612
     """
-    x = _floatify(_to_array(x))
+    x = _floatify(_to_array(a))
+    if b is not None:
+        x, bb = _binary_operands("logsumexp", x, b)
+        if not x.dtype.is_float:
+            x, bb = astype(x, float64), astype(bb, float64)
+    x = _masked("logsumexp", x, where, -math.inf)
     m = max(x, axis, keepdims=True)
-    m = where(abs(m) < math.inf, m, 0.0)
-    s = _reduce("logsumexp", "reduce_sum", exp(x - m), axis, True)
-    r = log(s) + m
+    m = bind(_op("stop_gradient"), _where_fn(abs(m) < math.inf, m, 0.0))
+    e = exp(x - m)
+    if b is not None:
+        e = e * bb
+    e = _masked("logsumexp", e, where, 0.0)
+    s = _reduce("logsumexp", "reduce_sum", e, axis, True)
+    if return_sign:
+        sg = sign(s)
+        r = log(abs(s)) + m
+    else:
+        r = log(s) + m
     if not keepdims:
         axes = _norm_axes("logsumexp", axis, x.shape)
-        r = reshape(r, tuple(d for i, d in enumerate(x.shape) if i not in axes))
-    return r
+        kept = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+        r = reshape(r, kept)
+        if return_sign:
+            sg = reshape(sg, kept)
+    return (r, sg) if return_sign else r
 
 
 def softmax(x, axis=-1):
@@ -752,9 +933,9 @@ def reshape(x, *shape):
         (2, 3)
     """
     x = _to_array(x)
-    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+    if len(shape) == 1:
         shape = shape[0]
-    shape = _t(shape)
+    shape = _ints_arg("reshape", "shape", shape)
     n = x.size
     if shape.count(-1) > 1:
         raise ShapeError(f"reshape: can only specify one unknown dimension, got shape {_shape_str(shape)}")
@@ -796,7 +977,7 @@ def transpose(x, axes=None):
     if axes is None:
         perm = tuple(range(nd - 1, -1, -1))
     else:
-        perm = tuple(_norm_axis("transpose", a, nd, x.shape) for a in axes)
+        perm = tuple(_norm_axis("transpose", a, nd, x.shape) for a in _ints_arg("transpose", "axes", axes))
         if sorted(perm) != list(range(nd)):
             raise ShapeError(f"transpose: axes {tuple(axes)} are not a permutation of the axes of a tensor of shape {_shape_str(x.shape)}")
     if perm == tuple(range(nd)):
@@ -854,9 +1035,9 @@ def squeeze(x, axis=None):
 
 
 def _common(op, xs):
-    xs = [_to_array(x) for x in xs]
+    xs = [_to_array(x) for x in _arrays_arg(op, "arrays", xs)]
     if not xs:
-        raise ValueError(f"{op}: needs at least one array")
+        raise _errors.InvalidArgumentError(f"{op}: needs at least one array")
     dt = xs[0].dtype
     for x in xs[1:]:
         dt = _dt.result_type(op, dt, x.dtype)
@@ -1035,9 +1216,9 @@ def tensordot(a, b, axes=2):
             raise ShapeError(f"tensordot: axes={n} does not fit shapes {_shape_str(a.shape)} and {_shape_str(b.shape)}")
         la, lb = tuple(range(a.ndim - n, a.ndim)), tuple(range(n))
     else:
-        la, lb = axes
-        la = (la,) if isinstance(la, (int, np.integer)) else tuple(la)
-        lb = (lb,) if isinstance(lb, (int, np.integer)) else tuple(lb)
+        if not isinstance(axes, (tuple, list)) or len(axes) != 2:
+            raise ArgumentTypeError(f"tensordot: axes must be an int or a pair (a_axes, b_axes), got {type(axes).__name__} {_short_repr(axes)}")
+        la, lb = (_ints_arg("tensordot", "axes", v) for v in axes)
         if len(la) != len(lb):
             raise ShapeError(f"tensordot: axes lists {la} and {lb} differ in length")
         la = tuple(_norm_axis("tensordot", x, a.ndim, a.shape) for x in la)
@@ -1048,18 +1229,87 @@ def tensordot(a, b, axes=2):
     return _dot_general(a, b, (), (), la, lb)
 
 
+def _einsum_ellipsis(s, operands):
+    """Rewrites ``...`` in einsum subscripts as fresh letters (right-aligned across operands,
+    NumPy's broadcasting: extent-1 axes are broadcast first); returns the subscripts and the
+    operands."""
+    ins, arrow, out = s.partition("->")
+    specs = ins.split(",")
+    if len(specs) != len(operands):
+        raise _errors.InvalidArgumentError(f"einsum: {s!r} names {len(specs)} operands, got {len(operands)}")
+    xs = [_to_array(x) for x in operands]
+    used = set(s)
+    free = [c for c in string.ascii_letters if c not in used]
+    ranks = []
+    for k, (sp, x) in enumerate(zip(specs, xs)):
+        if sp.count("...") > 1 or sp.replace("...", "").count(".") or (sp.count(".") and "..." not in sp):
+            raise _errors.InvalidArgumentError(f"einsum: invalid subscripts {sp!r}")
+        if "..." in sp:
+            r = x.ndim - (len(sp) - 3)
+            if r < 0:
+                raise ShapeError(f"einsum: operand {k} has shape {_shape_str(x.shape)} but subscripts {sp!r} name more axes")
+            ranks.append(r)
+        else:
+            ranks.append(0)
+    nell = builtins.max(ranks) if ranks else 0
+    if nell > len(free):
+        raise _errors.InvalidArgumentError("einsum: too many axes under '...'")
+    ell = "".join(free[:nell])
+    extents = [1] * nell
+    for sp, x, r in zip(specs, xs, ranks):
+        if "..." in sp:
+            i = sp.index("...")
+            for j, d in enumerate(x.shape[i:i + r]):
+                e = nell - r + j
+                if d != 1:
+                    if extents[e] not in (1, d):
+                        raise ShapeError(f"einsum: axes under '...' do not broadcast: extents {extents[e]} and {d}")
+                    extents[e] = d
+    new_specs, new_xs = [], []
+    for sp, x, r in zip(specs, xs, ranks):
+        if "..." not in sp:
+            new_specs.append(sp)
+            new_xs.append(x)
+            continue
+        i = sp.index("...")
+        letters = ell[nell - r:]
+        target = list(x.shape)
+        for j in range(r):
+            if x.shape[i + j] == 1 and extents[nell - r + j] != 1:
+                target[i + j] = extents[nell - r + j]
+        if tuple(target) != x.shape:
+            x = bind(_op("broadcast_in_dim", dims=tuple(range(x.ndim)), shape=tuple(target)), x)
+        new_specs.append(sp[:i] + letters + sp[i + 3:])
+        new_xs.append(x)
+    if arrow:
+        if out.count("...") > 1 or out.replace("...", "").count("."):
+            raise _errors.InvalidArgumentError(f"einsum: invalid output subscripts {out!r}")
+        out = out.replace("...", ell)
+    else:
+        counts = {}
+        for c in "".join(new_specs):
+            counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
+    return ",".join(new_specs) + "->" + out, new_xs
+
+
 def einsum(subscripts, *operands):
     """Einstein summation over explicit subscripts (``"ij,jk->ik"``; implicit output when
-    ``->`` is omitted). Products become ``dot_general``, other sums ``reduce_sum``.
-    Ellipses and repeated indices within one operand (diagonals) are not supported.
+    ``->`` is omitted; ``...`` stands for broadcast leading axes, as NumPy). Products become
+    ``dot_general``, other sums ``reduce_sum``. Repeated indices within one operand
+    (diagonals) are not supported.
 
     Example:
         >>> qb.einsum("bij,bjk->bik", qb.ones((2, 3, 4)), qb.ones((2, 4, 5))).shape
         (2, 3, 5)
+        >>> qb.einsum("...ij,jk->...ik", qb.ones((2, 3, 4)), qb.ones((4, 5))).shape
+        (2, 3, 5)
     """
-    if "." in subscripts:
-        raise UnsupportedOperationError("einsum: ellipsis ('...') is not supported", op="einsum")
+    if not isinstance(subscripts, str):
+        raise ArgumentTypeError(f"einsum: subscripts must be a string such as 'ij,jk->ik', got {type(subscripts).__name__} {_short_repr(subscripts)}")
     s = subscripts.replace(" ", "")
+    if "." in s:
+        s, operands = _einsum_ellipsis(s, operands)
     if "->" in s:
         ins, out = s.split("->")
     else:
@@ -1070,14 +1320,14 @@ def einsum(subscripts, *operands):
         out = "".join(sorted(c for c, k in counts.items() if k == 1))
     specs = ins.split(",")
     if len(specs) != len(operands):
-        raise ValueError(f"einsum: {subscripts!r} names {len(specs)} operands, got {len(operands)}")
+        raise _errors.InvalidArgumentError(f"einsum: {subscripts!r} names {len(specs)} operands, got {len(operands)}")
     xs = _common("einsum", operands)
     if xs[0].dtype.is_bool:
         raise DTypeError("einsum: bool_ operands are not supported; convert with astype")
     sizes = {}
     for k, (sp, x) in enumerate(zip(specs, xs)):
         if builtins.any(c not in string.ascii_letters for c in sp):
-            raise ValueError(f"einsum: invalid subscripts {sp!r}")
+            raise _errors.InvalidArgumentError(f"einsum: invalid subscripts {sp!r}")
         if len(sp) != x.ndim:
             raise ShapeError(f"einsum: operand {k} has shape {_shape_str(x.shape)} but subscripts {sp!r} name {len(sp)} axes")
         if len(set(sp)) != len(sp):
@@ -1087,7 +1337,7 @@ def einsum(subscripts, *operands):
                 raise ShapeError(f"einsum: index {c!r} has extent {sizes[c]} and {d} (operand {k} of shape {_shape_str(x.shape)})")
     for c in out:
         if c not in sizes:
-            raise ValueError(f"einsum: output index {c!r} does not appear in the inputs")
+            raise _errors.InvalidArgumentError(f"einsum: output index {c!r} does not appear in the inputs")
     # Sum out indices that appear in a single operand and not in the output.
     terms = []
     for k, (sp, x) in enumerate(zip(specs, xs)):
@@ -1150,7 +1400,7 @@ def take(x, indices, axis=None):
         if arr.size == 0:
             raise ShapeError("take: empty index arrays are not supported (zero-extent result)")
         if (arr >= n).any() or (arr < -n).any():
-            raise IndexError(f"take: index out of range for axis {a} of extent {n} (shape {_shape_str(x.shape)})")
+            raise _errors.InvalidIndexError(f"take: index out of range for axis {a} of extent {n} (shape {_shape_str(x.shape)})")
         idx = _from_numpy(np.where(arr < 0, arr + n, arr).astype(np.int64))
     if idx.ndim == 0:
         r = bind(_op("gather", axis=a), x, reshape(idx, (1,)))
@@ -1158,8 +1408,30 @@ def take(x, indices, axis=None):
     return bind(_op("gather", axis=a), x, idx)
 
 
+def _expand_index(key, shape):
+    """`key` (a tuple of index items) with its ellipsis, or the missing trailing axes, spelled
+    as full slices: one item per axis of `shape` (plus the `None`s)."""
+    nd = len(shape)
+    n_real = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
+    if builtins.sum(1 for k in key if k is Ellipsis) > 1:
+        raise _errors.InvalidIndexError("an index can only have a single ellipsis ('...')")
+    if n_real > nd:
+        raise _errors.InvalidIndexError(f"too many indices for a tensor of shape {_shape_str(shape)}: {n_real} were given")
+    out = []
+    for k in key:
+        if k is Ellipsis:
+            out.extend([slice(None)] * (nd - n_real))
+        else:
+            out.append(k)
+    if not builtins.any(k is Ellipsis for k in key):
+        out.extend([slice(None)] * (nd - n_real))
+    return out
+
+
 def getitem(x, key):
-    """``x[key]`` for ints, slices (any step), ``None``, ``...`` and one integer array."""
+    """``x[key]`` for ints, slices (any step), ``None``, ``...`` and one concrete integer
+    array (basic indexing; ``Tensor.__getitem__`` sends keys with integer arrays or traced
+    indices to :func:`quabla._indexing.getitem`)."""
     if not isinstance(key, tuple):
         key = (key,)
     for k in key:
@@ -1170,19 +1442,7 @@ def getitem(x, key):
             )
     shape = x.shape
     nd = len(shape)
-    n_real = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
-    if builtins.sum(1 for k in key if k is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    if n_real > nd:
-        raise IndexError(f"too many indices for a tensor of shape {_shape_str(shape)}: {n_real} were given")
-    exp = []
-    for k in key:
-        if k is Ellipsis:
-            exp.extend([slice(None)] * (nd - n_real))
-        else:
-            exp.append(k)
-    if not builtins.any(k is Ellipsis for k in key):
-        exp.extend([slice(None)] * (nd - n_real))
+    exp = _expand_index(key, shape)
     start, limit, strides = [0] * nd, list(shape), [1] * nd
     out_shape = []
     gathers = []  # (input axis, numpy index array)
@@ -1206,7 +1466,7 @@ def getitem(x, key):
         elif isinstance(k, (int, np.integer)) and not isinstance(k, bool):
             i = int(k)
             if not -n <= i < n:
-                raise IndexError(f"index {i} is out of bounds for axis {d} with extent {n} (shape {_shape_str(shape)})")
+                raise _errors.InvalidIndexError(f"index {i} is out of bounds for axis {d} with extent {n} (shape {_shape_str(shape)})")
             i = i + n if i < 0 else i
             start[d], limit[d] = i, i + 1
         else:
@@ -1214,7 +1474,7 @@ def getitem(x, key):
             if arr.dtype == np.bool_:
                 raise UnsupportedOperationError("boolean mask indexing gives a data-dependent shape; use qb.where", op="getitem")
             if arr.dtype.kind not in "iu":
-                raise IndexError(f"only integers, slices, None, ... and integer arrays are valid indices, got {type(k).__name__}")
+                raise _errors.InvalidIndexError(f"only integers, slices, None, ... and integer arrays are valid indices, got {type(k).__name__}")
             if array_at is not None:
                 raise UnsupportedOperationError("indexing with more than one integer array is not supported; use qb.take", op="getitem")
             array_at = d
@@ -1269,6 +1529,8 @@ def array(obj, dtype=None):
         raise ShapeError(f"array: cannot build a tensor from {type(obj).__name__}: {e}") from None
     if a.dtype == object:
         raise DTypeError(f"array: cannot build a tensor from {type(obj).__name__} (elements are not numbers of one kind)")
+    if a.dtype.kind in "USV":
+        raise DTypeError(f"array: cannot build a tensor from {type(obj).__name__} {_short_repr(obj)} (strings and raw bytes are not numbers)")
     if a.size == 0:
         raise ShapeError(f"array: zero-extent shape {_shape_str(a.shape)} is not supported (quabla tensors have positive extents)")
     if isinstance(obj, (list, tuple)) and dtype is None and a.dtype.kind == "i" and a.dtype != np.int64:
@@ -1302,20 +1564,60 @@ def _int_arg(op, name, v):
     """``v`` as a Python int (ints and NumPy integers; bools and floats are rejected, as NumPy does)."""
     if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
         return int(v)
-    raise ArgumentTypeError(f"{op}: {name} must be an integer, got {type(v).__name__} {v!r}")
+    if isinstance(v, Tracer):
+        raise TracerError(f"{op}: {name} must be a static Python int, got a traced value")
+    if type(v) is Tensor and v.ndim == 0 and v.dtype.is_int:
+        return int(v.item())
+    raise ArgumentTypeError(f"{op}: {name} must be an integer, got {type(v).__name__} {_short_repr(v)}")
+
+
+def _np_alloc(op, fn, *args, **kw):
+    """``fn(*args, **kw)``, a NumPy constructor whose size the user chose: its allocation
+    failure is an OutOfMemoryError naming ``op``."""
+    try:
+        return fn(*args, **kw)
+    except MemoryError as e:
+        raise _errors.OutOfMemoryError(f"{op}: the host allocator could not provide the result ({e})") from None
+
+
+def _short_repr(v):
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _ints_arg(op, name, v):
+    """``v`` (an int or a sequence of ints) as a tuple of Python ints; anything else (bools,
+    floats, strings, nested sequences, tensors of other kinds) is an ArgumentTypeError naming
+    ``op`` and the argument ``name``."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        return (int(v),)
+    if isinstance(v, Tracer):
+        raise TracerError(f"{op}: {name} must be static Python ints, got a traced value")
+    if isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "iu":
+        return tuple(int(d) for d in v)
+    if type(v) is Tensor and v.ndim == 1 and v.dtype.is_int:
+        return tuple(v.tolist())
+    # Any other iterable of ints (a tuple, list, range, generator); not strings, mappings,
+    # sets or arrays of other kinds.
+    if isinstance(v, (str, bytes, bytearray, dict, set, frozenset, np.ndarray, Tensor)) or not hasattr(v, "__iter__"):
+        raise ArgumentTypeError(f"{op}: {name} must be an int or a sequence of ints, got {type(v).__name__} {_short_repr(v)}")
+    return tuple(_int_arg(op, f"each entry of {name}", d) for d in v)
+
+
+def _arrays_arg(op, name, v):
+    """``v``, a sequence of arrays (a list or tuple, or an array of rank >= 1 split along
+    its first axis, as NumPy), as a list; ArgumentTypeError otherwise."""
+    if isinstance(v, (tuple, list)):
+        return list(v)
+    if (is_array(v) or isinstance(v, np.ndarray)) and v.ndim >= 1:
+        return list(v)
+    raise ArgumentTypeError(f"{op}: {name} must be a sequence of arrays, got {type(v).__name__} {_short_repr(v)}")
 
 
 def _shape_arg(op, shape, dtype=None):
     """A shape tuple of Python ints; with ``dtype``, also checks that the tensor can exist
     (a byte size that neither overflows nor exceeds QUABLA_MAX_BYTES: ArraySizeError)."""
-    if isinstance(shape, (int, np.integer)):
-        shape = (_int_arg(op, "shape", shape),)
-    else:
-        try:
-            items = tuple(shape)
-        except TypeError:
-            raise ArgumentTypeError(f"{op}: shape must be an int or a sequence of ints, got {type(shape).__name__}") from None
-        shape = tuple(_int_arg(op, "each extent of shape", d) for d in items)
+    shape = _ints_arg(op, "shape", shape)
     if builtins.any(d <= 0 for d in shape):
         raise ShapeError(f"{op}: shape {_shape_str(shape)} has a zero or negative extent (quabla tensors have positive extents)")
     if builtins.any(d >= 2**63 for d in shape):
@@ -1357,11 +1659,12 @@ def full(shape, fill_value, dtype=None):
 
 
 def _like(op, x, value, dtype):
+    if type(x) is not Tracer:
+        x = _to_array(x)
     d = _dt.dtype(dtype) if dtype is not None else x.dtype
     if type(x) is Tracer:
         return _fill(value, d, x.shape, x)
-    x = _to_array(x)
-    return _q.full(list(x.shape), value, d.code)
+    return _q.full(list(x.shape), value, d.code, op)
 
 
 def zeros_like(x, dtype=None):
@@ -1402,7 +1705,7 @@ def arange(start, stop=None, step=1, dtype=None):
         [0, 1, 2]
     """
     for name, v in (("start", start), ("stop", stop), ("step", step)):
-        if v is not None and not isinstance(v, (int, float, np.integer, np.floating)):
+        if (v is not None or name != "stop") and not isinstance(v, (int, float, np.integer, np.floating)):
             raise ArgumentTypeError(f"arange: {name} must be a real number, got {type(v).__name__}")
     if step == 0:
         raise ZeroStepError(f"arange: step must not be zero (start={start}, stop={stop})")
@@ -1417,24 +1720,60 @@ def arange(start, stop=None, step=1, dtype=None):
     if count > 0:
         d = _dt.dtype(dtype) if dtype is not None else (float64 if builtins.any(isinstance(v, (float, np.floating)) for v in (start, stop, step)) else int64)
         _shape_arg("arange", (count,), d)
-    a = np.arange(start, stop, step) if stop is not None else np.arange(start, step=step) if step != 1 else np.arange(start)
+    a = _np_alloc("arange", np.arange, start, stop, step) if count > 0 and stop is not None else _np_alloc("arange", np.arange, start, step=step) if count > 0 else np.zeros(0)
     if a.size == 0:
         raise ShapeError(f"arange: the range (start={start}, stop={stop}, step={step}) is empty (zero-extent tensors are not supported)")
     return _from_numpy(a, dtype)
 
 
-def linspace(start, stop, num=50, endpoint=True, dtype=None):
-    """``num`` evenly spaced values from start to stop (default dtype float64).
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """``num`` evenly spaced values from start to stop (default dtype float64), with JAX's
+    signature: ``endpoint`` (include stop), ``retstep`` (also return the step), array or
+    traced ``start``/``stop`` (the samples go along ``axis`` of the broadcast shape).
 
     Example:
         >>> qb.linspace(0.0, 1.0, 3).tolist()
         [0.0, 0.5, 1.0]
+        >>> qb.linspace(0.0, 1.0, 4, endpoint=False, retstep=True)[1]
+        0.25
     """
     num = _int_arg("linspace", "num", num)
     if num <= 0:
         raise ShapeError(f"linspace: num={num} gives an empty tensor (zero-extent tensors are not supported)")
-    _shape_arg("linspace", (num,), _dt.dtype(dtype) if dtype is not None else float64)
-    return _from_numpy(np.linspace(start, stop, int(num), endpoint=endpoint), dtype)
+    div = (num - 1) if endpoint else num
+    static = builtins.all(isinstance(v, (int, float, np.integer, np.floating)) for v in (start, stop))
+    if static:
+        _shape_arg("linspace", (num,), _dt.dtype(dtype) if dtype is not None else float64)
+        # Python ints beyond int64 would make NumPy compute on objects: as floats, like JAX.
+        start, stop = (float(v) if isinstance(v, int) and not -(2**63) <= v < 2**63 else v for v in (start, stop))
+        r = _from_numpy(_np_alloc("linspace", np.linspace, start, stop, num, endpoint=endpoint), dtype)
+        if retstep:
+            step = (float(stop) - float(start)) / div if div > 0 else math.nan
+            return r, step
+        return r
+    s0 = _to_array(start)
+    s1 = _to_array(stop)
+    dt = _dt.dtype(dtype) if dtype is not None else (s0.dtype if s0.dtype.is_float else float64)
+    s0, s1 = _binary_operands("linspace", astype(s0, dt), astype(s1, dt))
+    shape = s0.shape
+    nd = len(shape) + 1
+    ax = _norm_axis("linspace", axis, nd, shape + (num,))
+    _shape_arg("linspace", shape + (num,), dt)
+    t = _from_numpy(_np_alloc("linspace", np.arange, num, dtype=dt.np) / (div if div > 0 else 1))
+    bshape = shape + (num,)
+    s0e = broadcast_to(reshape(s0, shape + (1,)), bshape)
+    s1e = broadcast_to(reshape(s1, shape + (1,)), bshape)
+    r = s0e + (s1e - s0e) * broadcast_to(t, bshape)
+    if endpoint and num > 1:
+        last = _from_numpy(np.arange(num) == num - 1)
+        r = where(broadcast_to(last, bshape), s1e, r)
+    if ax != nd - 1:
+        perm = list(range(nd - 1))
+        perm.insert(ax, nd - 1)
+        r = transpose(r, perm)
+    if retstep:
+        return r, (s1 - s0) / div if div > 0 else (s1 - s0) * math.nan
+    return r
 
 
 def eye(n, m=None, k=0, dtype=None):
@@ -1448,14 +1787,101 @@ def eye(n, m=None, k=0, dtype=None):
     m = n if m is None else _int_arg("eye", "M", m)
     k = _int_arg("eye", "k", k)
     _shape_arg("eye", (n, m), _dt.dtype(dtype) if dtype is not None else float64)
-    return _from_numpy(np.eye(n, m, k), dtype)
+    return _from_numpy(_np_alloc("eye", np.eye, n, m, k), dtype)
 
 
 def devices():
-    """The device names this build compiles for (``["cpu"]``).
+    """The device names this build compiles for: ``"cpu"``, and ``"xla"`` where jax and
+    jaxlib are installed (the XLA executor, python/quabla/_xla.py).
 
     Example:
-        >>> qb.devices()
-        ['cpu']
+        >>> qb.devices()[0]
+        'cpu'
     """
-    return list(_q.devices())
+    from .sharding import available
+
+    return list(_q.devices()) + (["xla"] if available() else [])
+
+
+# ---------------------------------------------------------------------------------------------
+# Dynamic slicing (JAX's lax.dynamic_slice / lax.dynamic_update_slice)
+
+
+def _start_indices(what, start_indices, shape, allow_negative_indices=True):
+    """The start indices as 0-d integer arrays of one dtype (int64 if any is int64); with
+    ``allow_negative_indices`` (a bool or one per dim) a negative start counts from the end
+    (``start + extent``), as in JAX, before the op clamps it."""
+    rank = len(shape)
+    if is_array(start_indices):
+        s = start_indices
+        if s.ndim != 1:
+            raise ShapeError(f"{what}: start_indices must be a sequence of scalars or a 1-d array, got shape {_shape_str(s.shape)}")
+        starts = [s[i] for i in range(s.shape[0])]
+    else:
+        try:
+            starts = list(start_indices)
+        except TypeError:
+            raise ArgumentTypeError(f"{what}: start_indices must be a sequence of integer scalars, got {type(start_indices).__name__}") from None
+    if len(starts) != rank:
+        raise ShapeError(f"{what}: needs one start index per dimension of the operand (rank {rank}), got {len(starts)}")
+    arrs = []
+    for k, s in enumerate(starts):
+        a = _to_array(s) if is_array(s) else _to_array(int(s) if isinstance(s, (int, np.integer)) and not isinstance(s, bool) else s)
+        if a.shape != () or not a.dtype.is_int:
+            raise DTypeError(f"{what}: start index {k} must be an integer scalar, got {a.dtype.name}{list(a.shape)}")
+        arrs.append(a)
+    wide = int64 if builtins.any(a.dtype is int64 for a in arrs) else (arrs[0].dtype if arrs else int64)
+    arrs = [a if a.dtype is wide else astype(a, wide) for a in arrs]
+    neg = [bool(allow_negative_indices)] * rank if isinstance(allow_negative_indices, (bool, np.bool_)) else [bool(v) for v in allow_negative_indices]
+    if len(neg) != rank:
+        raise ShapeError(f"{what}: allow_negative_indices needs one entry per dimension (rank {rank}), got {len(neg)}")
+    out = []
+    for a, e, wrap in zip(arrs, shape, neg):
+        if wrap and type(a) is Tracer:
+            a = where(a < 0, a + e, a)
+        elif wrap and int(a.item()) < 0:
+            a = _to_array(int(a.item()) + e, wide)
+        out.append(a)
+    return out
+
+
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
+    """The window of shape ``slice_sizes`` of ``operand`` at ``start_indices`` (JAX's
+    ``lax.dynamic_slice``): the starts may be traced integers; a negative start counts from
+    the end (unless ``allow_negative_indices`` is False for its dim), then starts are clamped
+    to ``[0, extent - size]`` so the window stays inside the operand.
+
+    Example:
+        >>> qb.dynamic_slice(qb.arange(6), (4,), (3,)).tolist()
+        [3, 4, 5]
+    """
+    x = _to_array(operand)
+    sizes = _ints_arg("dynamic_slice", "slice_sizes", slice_sizes)
+    if len(sizes) != x.ndim or builtins.any(s < 1 or s > e for s, e in zip(sizes, x.shape)):
+        raise ShapeError(f"dynamic_slice: slice_sizes {sizes} must have one entry per dimension with 1 <= size <= extent of operand shape {_shape_str(x.shape)}")
+    starts = _start_indices("dynamic_slice", start_indices, x.shape, allow_negative_indices)
+    if x.ndim == 0:
+        return x
+    return bind(_op("dynamic_slice", slice_sizes=sizes), x, *starts)
+
+
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
+    """``operand`` with the window at ``start_indices`` replaced by ``update`` (JAX's
+    ``lax.dynamic_update_slice``): the starts may be traced integers; a negative start counts
+    from the end (unless ``allow_negative_indices`` is False for its dim), then starts are
+    clamped to ``[0, extent - update extent]``. ``update`` must have the operand's rank and dtype.
+
+    Example:
+        >>> qb.dynamic_update_slice(qb.zeros(4), qb.ones(2), (1,)).tolist()
+        [0.0, 1.0, 1.0, 0.0]
+    """
+    x = _to_array(operand)
+    u = _to_array(update)
+    if u.ndim != x.ndim or builtins.any(a > b for a, b in zip(u.shape, x.shape)):
+        raise ShapeError(f"dynamic_update_slice: update shape {_shape_str(u.shape)} must have the rank of operand shape {_shape_str(x.shape)} and fit inside it")
+    if u.dtype is not x.dtype:
+        raise DTypeError(f"dynamic_update_slice: update dtype {u.dtype.name} must equal operand dtype {x.dtype.name}")
+    starts = _start_indices("dynamic_update_slice", start_indices, x.shape, allow_negative_indices)
+    if x.ndim == 0:
+        return u
+    return bind(_op("dynamic_update_slice"), x, u, *starts)

@@ -5,6 +5,8 @@ and to :class:`Tracer` alike, so eager and traced code read the same.
 
 import numpy as np
 
+from . import _indexing
+from . import _bits
 from . import _ops as o
 from . import _quabla as _q
 from ._trace import Tracer, is_array
@@ -25,7 +27,7 @@ def _array(self, dtype=None, copy=None):
     a = np.asarray(memoryview(self))
     if dtype is not None and np.dtype(dtype) != a.dtype:
         if copy is False:
-            raise ValueError(f"converting a {self.dtype.name} tensor to {np.dtype(dtype)} requires a copy, but copy=False")
+            raise _errors.InvalidArgumentError(f"converting a {self.dtype.name} tensor to {np.dtype(dtype)} requires a copy, but copy=False")
         return a.astype(dtype)
     if copy:
         return a.copy()
@@ -44,7 +46,7 @@ def _str(self):
 
 def _iter(self):
     if self.ndim == 0:
-        raise TypeError("iteration over a 0-d tensor")
+        raise _errors.ArgumentTypeError("iteration over a 0-d tensor")
     for i in range(self.shape[0]):
         yield self[i]
 
@@ -76,6 +78,9 @@ def _foreign(y):
     return not (is_array(y) or isinstance(y, (bool, int, float, complex, np.ndarray, np.generic, list, tuple)))
 
 
+from . import _numpy as _np_mod  # noqa: E402
+from . import errors as _errors
+
 _METHODS = {
     "__add__": o.add,
     "__radd__": _swap(o.add),
@@ -96,20 +101,25 @@ _METHODS = {
     "__neg__": o.negative,
     "__pos__": lambda x: x,
     "__abs__": o.abs,
-    "__invert__": o.logical_not,
+    "__invert__": o.invert,
     "__and__": o.bitwise_and,
     "__rand__": _swap(o.bitwise_and),
     "__or__": o.bitwise_or,
     "__ror__": _swap(o.bitwise_or),
     "__xor__": o.bitwise_xor,
     "__rxor__": _swap(o.bitwise_xor),
+    "__lshift__": _bits.left_shift,
+    "__rlshift__": _swap(_bits.left_shift),
+    "__rshift__": _bits.right_shift,
+    "__rrshift__": _swap(_bits.right_shift),
     "__lt__": o.less,
     "__le__": o.less_equal,
     "__gt__": o.greater,
     "__ge__": o.greater_equal,
     "__eq__": lambda x, y: NotImplemented if _foreign(y) else o.equal(x, y),
     "__ne__": lambda x, y: NotImplemented if _foreign(y) else o.not_equal(x, y),
-    "__getitem__": o.getitem,
+    "__getitem__": _indexing.getitem,
+    "at": property(lambda x: _indexing.at(x)),
     "__iter__": _iter,
     "astype": o.astype,
     "reshape": _reshape,
@@ -154,6 +164,11 @@ _METHODS = {
     "ceil": o.ceil,
     "round": o.round,
     "erf": o.erf,
+    "sort": _np_mod.sort,
+    "argsort": _np_mod.argsort,
+    "diagonal": _np_mod.diagonal,
+    "trace": _np_mod.trace,
+    "repeat": _np_mod.repeat,
     "__hash__": None,
     "__array_priority__": 1000,
     "__array_ufunc__": None,

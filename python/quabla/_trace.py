@@ -13,6 +13,7 @@ import threading
 from . import _quabla as _q
 from .dtypes import BY_CODE
 from .errors import TracerError
+from . import errors as _errors
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 Tensor = _q.Tensor
@@ -134,10 +135,14 @@ class Trace:
             return x._id
         if isinstance(x, Tensor):
             return self.const(x)._id
-        raise TypeError(f"expected a Tensor or a Tracer, got {type(x).__name__}")
+        raise _errors.ArgumentTypeError(f"expected a Tensor or a Tracer, got {type(x).__name__}")
 
 
-_CONTROL_HINT = "use qb.cond(pred, true_fun, false_fun, *operands) to branch on a traced value, or qb.where for elementwise selection"
+_CONTROL_HINT = (
+    "for a Python `if` on a traced value use qb.cond(pred, true_fun, false_fun, *operands) (or qb.switch(index, branches, *operands)), "
+    "for a `while` use qb.while_loop(cond_fun, body_fun, init_val) (or qb.fori_loop(lower, upper, body_fun, init_val)), "
+    "and for elementwise selection qb.where(condition, x, y)"
+)
 
 
 class Tracer:
@@ -183,7 +188,7 @@ class Tracer:
         )
 
     def __bool__(self):
-        self._concrete("bool() / Python control flow on a tensor")
+        self._concrete("bool() / a Python `if` or `while` on a tensor")
 
     def __float__(self):
         self._concrete("float()")
@@ -211,7 +216,7 @@ class Tracer:
 
     def __len__(self):
         if not self.shape:
-            raise TypeError("len() of a 0-d tensor")
+            raise _errors.ArgumentTypeError("len() of a 0-d tensor")
         return self.shape[0]
 
 

@@ -36,8 +36,9 @@ from ._staging import float_args as _float_args
 from ._staging import is_pyscalar as _is_pyscalar
 from ._trace import Trace, Tracer, bind, current, user_loc
 from ._staging import ArgumentError
-from .errors import BatchingError, DTypeError, ShapeError, TracerError, UnsupportedOperationError
+from .errors import ArgumentTypeError, BatchingError, DTypeError, ShapeError, TracerError, UnsupportedOperationError
 from .jit import jit
+from . import errors as _errors
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "jacfwd", "jacrev", "hessian", "linearize", "vmap"]
 
@@ -106,7 +107,7 @@ def _arrayish(x, fname, path):
         return _to_array(np.asarray(x))
     if isinstance(x, (bool, int, float)):
         return None
-    raise TypeError(
+    raise _errors.ArgumentTypeError(
         f"{fname}: argument {path} is a {type(x).__name__}; arguments must be pytrees (tuple, list, dict, None, "
         "namedtuples, registered nodes) of arrays and Python numbers"
     )
@@ -203,7 +204,7 @@ def _out_leaf(x, fname):
         return x
     if isinstance(x, (bool, int, float, np.ndarray, np.generic)):
         return _to_array(x)
-    raise TypeError(f"{fname}: outputs must be pytrees of arrays or Python numbers, got a {type(x).__name__}")
+    raise _errors.ArgumentTypeError(f"{fname}: outputs must be pytrees of arrays or Python numbers, got a {type(x).__name__}")
 
 
 def _stage(fun, parent, a, shapes=None, name=None, inside=None):
@@ -400,7 +401,7 @@ def _split_aux(fname, st, has_aux):
     else:
         main, aux_leaves, aux_tree = pos, [], None
     if not isinstance(main, int):
-        raise TypeError(f"{fname}: the function must return a single array, got a {type(main).__name__} of arrays")
+        raise _errors.ArgumentTypeError(f"{fname}: the function must return a single array, got a {type(main).__name__} of arrays")
     return main, aux_leaves, aux_tree
 
 
@@ -408,11 +409,11 @@ class _Grad(_Transformed):
     kind = "grad"
 
     def __init__(self, fun, argnums, has_aux, with_value, allow_int=False):
-        super().__init__(fun, (argnums, bool(has_aux), bool(with_value), bool(allow_int)))
-        self.allow_int = bool(allow_int)
+        super().__init__(fun, (argnums, _flag("has_aux", has_aux), _flag("with_value", with_value), _flag("allow_int", allow_int)))
+        self.allow_int = _flag("allow_int", allow_int)
         self.kind = "value_and_grad" if with_value else "grad"
         self.__name__ = self.__qualname__ = f"{self.kind}({_name(fun)})"
-        self.argnums, self.has_aux, self.with_value = argnums, bool(has_aux), bool(with_value)
+        self.argnums, self.has_aux, self.with_value = argnums, _flag("has_aux", has_aux), _flag("with_value", with_value)
 
     def _diff(self, nargs):
         return _norm_argnums(self.__name__, self.argnums, nargs)[1]
@@ -507,7 +508,7 @@ def _tangent(fname, what, t, primal, path):
     if isinstance(t, (np.ndarray, np.generic)):
         t = _to_array(np.asarray(t))
     if not (type(t) is Tracer or isinstance(t, Tensor)):
-        raise TypeError(f"{fname}: {what} {path} must be an array or a Python number, got a {type(t).__name__}")
+        raise _errors.ArgumentTypeError(f"{fname}: {what} {path} must be an array or a Python number, got a {type(t).__name__}")
     if tuple(t.shape) != tuple(primal.shape) or t.dtype is not primal.dtype:
         raise ShapeError(
             f"{fname}: {what} {path} has shape {_shape_str(t.shape)} and dtype {t.dtype.name}, but its primal has "
@@ -522,8 +523,8 @@ class _JvpApply(_Transformed):
     kind = "jvp"
 
     def __init__(self, fun, has_aux=False):
-        super().__init__(fun, (bool(has_aux),))
-        self.has_aux = bool(has_aux)
+        super().__init__(fun, (_flag("has_aux", has_aux),))
+        self.has_aux = _flag("has_aux", has_aux)
 
     def _diff(self, nargs):
         return (0,)
@@ -617,8 +618,8 @@ class _VjpApply(_Transformed):
     kind = "vjp"
 
     def __init__(self, fun, has_aux):
-        super().__init__(fun, (bool(has_aux),))
-        self.has_aux = bool(has_aux)
+        super().__init__(fun, (_flag("has_aux", has_aux),))
+        self.has_aux = _flag("has_aux", has_aux)
 
     def _diff(self, nargs):
         return (0,)
@@ -634,7 +635,7 @@ class _VjpApply(_Transformed):
         main_idx, main_tree = _tree.flatten(main)
         ct_leaves, ct_tree = _tree.flatten(ct)
         if ct_tree != main_tree:
-            raise ValueError(f"{fname}: the cotangent has structure {ct_tree!r} but the output {main_tree!r}")
+            raise _errors.InvalidArgumentError(f"{fname}: the cotangent has structure {ct_tree!r} but the output {main_tree!r}")
         target = st.name if not self.has_aux else _wrapper(parent, st, main_idx)
         cts = []
         for k, (i, c) in enumerate(zip(main_idx, ct_leaves)):
@@ -736,8 +737,8 @@ class _Jacobian(_Transformed):
     kind = "jacobian"
 
     def __init__(self, fun, argnums, mode, has_aux=False, allow_int=False, kind="jacobian", base=None):
-        super().__init__(fun, (argnums, mode, bool(has_aux), bool(allow_int), kind))
-        self.argnums, self.mode, self.has_aux, self.allow_int = argnums, mode, bool(has_aux), bool(allow_int)
+        super().__init__(fun, (argnums, mode, _flag("has_aux", has_aux), _flag("allow_int", allow_int), kind))
+        self.argnums, self.mode, self.has_aux, self.allow_int = argnums, mode, _flag("has_aux", has_aux), _flag("allow_int", allow_int)
         self.kind = kind
         self.__name__ = self.__qualname__ = f"{kind}({_name(fun if base is None else base)})"
 
@@ -852,8 +853,16 @@ class _Jacobian(_Transformed):
         return jac
 
 
+def _flag(name, value):
+    """A transform's bool option: bools and integers (NumPy's included), else a typed error
+    (``bool()`` of an array would raise NumPy's ValueError or read an element)."""
+    if isinstance(value, (bool, int, np.bool_, np.integer)):
+        return bool(value)
+    raise ArgumentTypeError(f"{name} must be a bool, got {type(value).__name__}")
+
+
 def _holomorphic(fname, holomorphic):
-    if holomorphic:
+    if _flag("holomorphic", holomorphic):
         raise UnsupportedOperationError(
             f"{fname}: holomorphic=True needs complex dtypes, which Quabla does not have", op=fname.split("(")[0]
         )
@@ -974,7 +983,7 @@ def linearize(fun, *primals, has_aux=False):
         _tree.map(lambda x: _q.full((), float(x), float64.code) if _is_pyscalar(x) else x, p) for p in primals
     )
     out = _Fwd(fun)(*primals) if top else fun(*primals)
-    f_jvp = _Linearized(fun, primals, bool(has_aux))
+    f_jvp = _Linearized(fun, primals, _flag("has_aux", has_aux))
     if has_aux:
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise ArgumentError(f"{fname}: with has_aux=True the function must return a pair (output, aux)")

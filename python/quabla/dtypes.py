@@ -1,22 +1,27 @@
 """Quabla's dtypes and the dtype rules of the Python front.
 
-Five dtypes: ``float32``, ``float64``, ``bool_``, ``int32``, ``int64``. Rules:
+Seven dtypes: ``float32``, ``float64``, ``bool_``, ``int32``, ``int64``, ``uint8``,
+``uint32``. Rules:
 
 * Python ``float`` -> float64, ``int`` -> int64, ``bool`` -> bool_ when they make a new array;
-  NumPy dtypes are kept; float16 and other NumPy dtypes raise :class:`DTypeError` (int8/int16/
-  uint8/uint16 widen losslessly to int32, uint32 to int64).
+  NumPy dtypes are kept (uint32 included); float16 and other NumPy dtypes raise
+  :class:`DTypeError` (int8/int16/uint16 widen losslessly to int32; a NumPy uint8 array imported
+  without ``dtype=`` widens to int32 as before, ``dtype=qb.uint8`` or ``astype`` keeps uint8).
 * Python scalars are *weak* in ops with arrays: they adopt the array's dtype (an int scalar
-  with a bool array gives int64, a float scalar with an integer or bool array gives float64).
-* Array with array: equal dtypes are kept; bool_ joins the other dtype; int32 with int64 gives
-  int64; an integer with a float gives the float; float32 with float64 is an error that asks
-  for an explicit ``astype``.
+  with a bool array gives int64, a float scalar with an integer or bool array gives float64);
+  an int scalar outside an unsigned array's range is a :class:`DTypeError` (JAX raises
+  OverflowError).
+* Array with array (JAX's lattice, x64): equal dtypes are kept; bool_ joins the other dtype;
+  uint8 with uint32 gives uint32; signed with signed gives the wider; unsigned with a wider
+  signed gives the signed type, uint32 with int32 gives int64; an integer with a float gives
+  the float; float32 with float64 is an error that asks for an explicit ``astype``.
 """
 
 import numpy as np
 
-from .errors import DTypeError
+from .errors import DTypeError, ScalarOverflowError
 
-__all__ = ["DType", "float32", "float64", "bool_", "int32", "int64", "dtype", "result_type"]
+__all__ = ["DType", "float32", "float64", "bool_", "int32", "int64", "uint8", "uint32", "dtype", "result_type", "iinfo"]
 
 
 class DType:
@@ -29,7 +34,7 @@ class DType:
         self.code = code
         self.np = np.dtype(np_type)
         self.mlir = mlir
-        self.kind = kind  # "f", "i" or "b"
+        self.kind = kind  # "f", "i", "u" or "b"
         self.itemsize = self.np.itemsize
 
     @property
@@ -43,7 +48,16 @@ class DType:
 
     @property
     def is_int(self):
+        """Signed or unsigned integer."""
+        return self.kind in ("i", "u")
+
+    @property
+    def is_signed_int(self):
         return self.kind == "i"
+
+    @property
+    def is_unsigned(self):
+        return self.kind == "u"
 
     @property
     def is_bool(self):
@@ -74,15 +88,19 @@ float64 = DType("float64", 1, np.float64, "f64", "f")
 bool_ = DType("bool_", 2, np.bool_, "i1", "b")
 int32 = DType("int32", 3, np.int32, "i32", "i")
 int64 = DType("int64", 4, np.int64, "i64", "i")
+uint8 = DType("uint8", 5, np.uint8, "ui8", "u")
+uint32 = DType("uint32", 6, np.uint32, "ui32", "u")
 
-BY_CODE = (float32, float64, bool_, int32, int64)
+BY_CODE = (float32, float64, bool_, int32, int64, uint8, uint32)
 _BY_NP = {d.np: d for d in BY_CODE}
 _BY_NAME = {d.name: d for d in BY_CODE}
-_BY_NAME.update({"bool": bool_, "f32": float32, "f64": float64, "i1": bool_, "i32": int32, "i64": int64})
+_BY_NAME.update({"bool": bool_, "f32": float32, "f64": float64, "i1": bool_, "i32": int32, "i64": int64,
+                 "ui8": uint8, "ui32": uint32, "u8": uint8, "u32": uint32})
 _PY_TYPES = {float: float64, int: int64, bool: bool_}
 # NumPy dtypes that widen losslessly into a Quabla dtype on import.
 WIDEN = {np.dtype(np.int8): int32, np.dtype(np.int16): int32, np.dtype(np.uint8): int32,
-         np.dtype(np.uint16): int32, np.dtype(np.uint32): int64}
+         np.dtype(np.uint16): int32}
+_NAMES = "float32, float64, bool_, int32, int64, uint8 and uint32"
 
 
 def dtype(d):
@@ -102,15 +120,50 @@ def dtype(d):
         return _PY_TYPES[d]
     if isinstance(d, str) and d in _BY_NAME:
         return _BY_NAME[d]
+    if isinstance(getattr(d, "dtype", None), DType):
+        return d.dtype  # an array or a ShapeDtype, as np.dtype(array)
     try:
         nd = np.dtype(d)
-    except TypeError:
-        raise DTypeError(f"not a dtype: {d!r} (quabla dtypes are float32, float64, bool_, int32, int64)") from None
+    except (TypeError, ValueError):
+        r = repr(d)
+        raise DTypeError(f"not a dtype: {r if len(r) <= 40 else r[:37] + '...'} (quabla dtypes are {_NAMES})") from None
     if nd in _BY_NP:
         return _BY_NP[nd]
     if nd == np.float16:
-        raise DTypeError("float16 is not supported: quabla dtypes are float32, float64, bool_, int32 and int64 (use astype(float32))")
-    raise DTypeError(f"dtype {nd} is not supported: quabla dtypes are float32, float64, bool_, int32 and int64")
+        raise DTypeError(f"float16 is not supported: quabla dtypes are {_NAMES} (use astype(float32))")
+    raise DTypeError(f"dtype {nd} is not supported: quabla dtypes are {_NAMES}")
+
+
+class iinfo:
+    """Machine limits of an integer dtype (as ``numpy.iinfo``): ``bits``, ``min``, ``max``,
+    ``dtype``.
+
+    Example:
+        >>> qb.iinfo(qb.uint32).max
+        4294967295
+    """
+
+    def __init__(self, d):
+        d = dtype(d)
+        if not d.is_int:
+            raise DTypeError(f"iinfo: {d.name} is not an integer dtype")
+        info = np.iinfo(d.np)
+        self.dtype = d
+        self.bits = info.bits
+        self.min = int(info.min)
+        self.max = int(info.max)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype.name})"
+
+
+def _int_join(a, b):
+    """JAX's join of two distinct integer dtypes (x64 lattice)."""
+    if a.kind == b.kind:
+        return a if a.itemsize >= b.itemsize else b
+    u, s = (a, b) if a.is_unsigned else (b, a)
+    # A signed type strictly wider than the unsigned one holds it; else int64.
+    return s if s.itemsize > u.itemsize else int64
 
 
 def result_type(op, a, b):
@@ -122,7 +175,7 @@ def result_type(op, a, b):
     if b.is_bool:
         return a
     if a.is_int and b.is_int:
-        return int64
+        return _int_join(a, b)
     if a.is_int:
         return b
     if b.is_int:
@@ -133,12 +186,26 @@ def result_type(op, a, b):
 
 
 def weak_result(a, scalar):
-    """The dtype of an op between an array of dtype ``a`` and a Python scalar (weak)."""
+    """The dtype of an op between an array of dtype ``a`` and a Python scalar (weak). An int
+    outside the range of that dtype is a ScalarOverflowError (an OverflowError, as NumPy 2
+    and JAX raise), never a wrapped value."""
     if isinstance(scalar, bool):
         return a
     if isinstance(scalar, int):
-        return int64 if a.is_bool else a
+        d = int64 if a.is_bool else a
+        if d.is_int:
+            check_int_range(scalar, d)
+        elif abs(scalar) >= 2**1024:
+            raise ScalarOverflowError(f"the Python int {str(scalar)[:12]}... ({scalar.bit_length()} bits) is too large to convert to {d.name}")
+        return d
     return a if a.is_float else float64
+
+
+def check_int_range(value, d):
+    """Raises ScalarOverflowError when the Python int ``value`` is outside integer dtype ``d``."""
+    info = np.iinfo(d.np)
+    if not info.min <= value <= info.max:
+        raise ScalarOverflowError(f"the Python int {value} is out of bounds for {d.name} ({info.min} to {info.max}); use an explicit array of a wider dtype")
 
 
 def scalar_dtype(x):

@@ -11,6 +11,9 @@ Every exception subclasses :class:`QuablaError` and the builtin exception that c
     ├── OutOfMemoryError(QuablaError, MemoryError)  a failed host allocation
     ├── ArgumentTypeError(QuablaError, TypeError)   an argument of the wrong Python type
     ├── ZeroStepError(QuablaError, ZeroDivisionError, ValueError)  a range with step 0
+    ├── ScalarOverflowError(QuablaError, OverflowError)  a Python int outside a dtype's range
+    ├── InvalidIndexError(QuablaError, IndexError)  an index out of bounds or of a bad form
+    ├── InvalidArgumentError(QuablaError, ValueError)  an argument value a function rejects
     ├── ShapeError(QuablaError, ValueError)     shapes that do not fit an op
     │   └── BatchingError(ShapeError)           vmap axes/sizes/structures that do not fit
     └── DTypeError(QuablaError, TypeError)      dtypes an op does not accept or cannot mix
@@ -37,6 +40,9 @@ __all__ = [
     "OutOfMemoryError",
     "ArgumentTypeError",
     "ZeroStepError",
+    "ScalarOverflowError",
+    "InvalidIndexError",
+    "InvalidArgumentError",
     "BatchingError",
 ]
 
@@ -138,14 +144,33 @@ class ArraySizeError(QuablaError, ValueError, MemoryError):
 
 class OutOfMemoryError(QuablaError, MemoryError):
     """The host allocator could not provide a tensor's bytes (the size was valid and under
-    ``QUABLA_MAX_BYTES``). Raised for the Rust variant ``BufferError::OutOfMemory``; the
-    process keeps running."""
+    ``QUABLA_MAX_BYTES``), or compiled code could not allocate a temporary. Raised for the
+    Rust variants ``BufferError::OutOfMemory`` and ``RuntimeError::OutOfMemory``; the process
+    keeps running."""
 
 
 class ArgumentTypeError(QuablaError, TypeError):
     """An argument of a Python type the function does not accept (``qb.eye(2.5)``, a float
     extent, an object that is not array-like), ``len()`` of a 0-d tensor, or a tensor used as
     an index that is not a one-element integer or bool tensor; NumPy raises TypeError."""
+
+
+class InvalidIndexError(QuablaError, IndexError):
+    """An index NumPy rejects with IndexError: out of bounds for a concrete extent, too many
+    indices, several ellipses, or an index object of an unsupported type."""
+
+
+class InvalidArgumentError(QuablaError, ValueError):
+    """An argument value a function rejects where NumPy raises ValueError (an empty sequence
+    to concatenate, an einsum spec that names the wrong number of operands, a mode or option
+    name it does not know)."""
+
+
+class ScalarOverflowError(QuablaError, OverflowError):
+    """A Python int outside the range of the dtype it becomes (``int32_array + 2**32``,
+    ``qb.array(2**70)``, ``qb.full((2,), 2**40, dtype=qb.int32)``, ``qb.uint8(-1)``), or too
+    large for a float (``x + 2**2000``): NumPy 2 and JAX raise OverflowError instead of
+    wrapping, and so does Quabla."""
 
 
 class ZeroStepError(QuablaError, ZeroDivisionError, ValueError):

@@ -28,12 +28,14 @@ from ._ops import _to_array
 from ._staging import ArgumentError, TransformedFunction, float_args
 from ._trace import Trace, Tracer, is_array
 from ._trace import current as _current
-from .errors import RetraceLimitError, UnsupportedOperationError
+from .errors import ArgumentTypeError, RetraceLimitError, UnsupportedOperationError
+from . import errors as _errors
 
 __all__ = ["jit", "ShapeDtype", "Lowered", "Compiled"]
 
 Tensor = _q.Tensor
 _LOG = bool(os.environ.get("QUABLA_LOG_COMPILES"))
+_EXPLAIN = os.environ.get("QUABLA_EXPLAIN_CACHE_MISSES", "") not in ("", "0")
 
 
 class ShapeDtype:
@@ -69,7 +71,7 @@ def _device_name(device):
     if device is None:
         return "cpu"
     if not isinstance(device, str):
-        raise TypeError(f"jit: device must be a string such as 'cpu', got {type(device).__name__}")
+        raise _errors.ArgumentTypeError(f"jit: device must be a string such as 'cpu', got {type(device).__name__}")
     return device
 
 
@@ -88,8 +90,43 @@ def _leaf_key(x):
     if isinstance(x, Tensor) or type(x) is ShapeDtype:
         return (x.shape, x.dtype.code)
     if isinstance(x, (bool, int, float)):
-        return ("static", type(x).__name__, x)
-    raise TypeError(x)
+        return ("static", type(x).__name__, _Exact(x))
+    raise _errors.ArgumentTypeError(x)
+
+
+class _Exact:
+    """A static value as a cache key: equal when the values are equal and floats also have the
+    same bits, so ``0.0`` and ``-0.0`` differ and every NaN equals itself (a NaN argument hits
+    the cache instead of retracing), recursively through tuples, lists and dicts; other values
+    compare by their own ``__eq__``/``__hash__``. Shows as the value it wraps."""
+
+    __slots__ = ("value", "_key")
+
+    def __init__(self, value):
+        self.value = value
+        self._key = _bits(value)
+
+    def __eq__(self, other):
+        return type(other) is _Exact and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return repr(self.value)
+
+
+def _bits(v):
+    t = type(v)
+    if t is float:
+        return (float, v.hex())
+    if t is complex:
+        return (complex, v.real.hex(), v.imag.hex())
+    if t is tuple or t is list:
+        return (t, tuple(_bits(e) for e in v))
+    if t is dict:
+        return (dict, tuple((k, _bits(e)) for k, e in v.items()))
+    return (t, v)
 
 
 def _prepare_leaves(fname, leaves):
@@ -105,7 +142,7 @@ def _prepare_leaves(fname, leaves):
         elif type(x) is Tracer:
             out.append(x)
         else:
-            raise TypeError(
+            raise _errors.ArgumentTypeError(
                 f"jit({fname}): argument leaves must be Tensors, NumPy arrays or Python numbers, got {type(x).__name__}; "
                 "mark non-array arguments with static_argnums"
             )
@@ -139,7 +176,7 @@ def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs, static_kw=()):
                 if isinstance(leaf, (bool, int, float, np.ndarray, np.generic)):
                     leaf = _to_array(leaf)
                 else:
-                    raise TypeError(f"jit({_name(fun)}): outputs must be arrays or Python numbers, got {type(leaf).__name__}")
+                    raise _errors.ArgumentTypeError(f"jit({_name(fun)}): outputs must be arrays or Python numbers, got {type(leaf).__name__}")
             ids.append(trace.id_of(leaf))
         program = builder.finish(ids)
     except BaseException:
@@ -172,15 +209,7 @@ def _slow(self, args, kwargs):
     for x in _tree.flatten((args, kwargs))[0]:
         if type(x) is Tracer:
             return fun(*args, **kwargs)
-    sa = self._normalize_static(len(args))
-    if isinstance(fun, TransformedFunction):
-        # Python numbers in the differentiated positions of a transform are float64 arrays:
-        # dynamic arguments, not static values in the key.
-        diff = tuple(i for i in fun._diff(len(args)) if i not in sa)
-        if diff:
-            args = float_args(args, diff)
-    static = tuple(args[i] for i in sa)
-    kwargs, static_kw = self._split_kwargs(kwargs)
+    sa, args, static, kwargs, static_kw = _split_static(self, args, kwargs)
     for i, s in zip(sa, static):
         _check_hashable(fun, f"static argument {i}", s)
     for k, s in static_kw:
@@ -192,7 +221,7 @@ def _slow(self, args, kwargs):
         hash(dyn_tree)
     except _tree.PyTreeError as e:
         raise ArgumentError(f"jit({_name(fun)}): the arguments' structure is not hashable: {e}") from None
-    key = (dyn_tree, tuple(_leaf_key(x) for x in leaves), static, static_kw, self._device)
+    key = (dyn_tree, tuple(_leaf_key(x) for x in leaves), tuple(map(_Exact, static)), tuple((k, _Exact(v)) for k, v in static_kw), self._device)
     entry = self._cache.get(key)
     if entry is None:
         entry = self._compile(key, dyn_tree, leaves, static, sa, len(args), static_kw)
@@ -210,6 +239,22 @@ def _slow(self, args, kwargs):
         rebuild = None if single or flat_tuple else functools.partial(_tree.unflatten, entry.out_tree)
         self._register([(list(t.shape), t.dtype.code) for t in tensors], entry.compiled, rebuild, flat_tuple)
     return _tree.unflatten(entry.out_tree, outs)
+
+
+def _split_static(self, args, kwargs):
+    """(static positions, the arguments, static values, dynamic keyword arguments, static
+    keyword pairs) of a call of the jitted function ``self``."""
+    fun = self.__wrapped__
+    sa = self._normalize_static(len(args))
+    if isinstance(fun, TransformedFunction):
+        # Python numbers in the differentiated positions of a transform are float64 arrays:
+        # dynamic arguments, not static values in the key.
+        diff = tuple(i for i in fun._diff(len(args)) if i not in sa)
+        if diff:
+            args = float_args(args, diff)
+    static = tuple(args[i] for i in sa)
+    kwargs, static_kw = self._split_kwargs(kwargs)
+    return sa, args, static, kwargs, static_kw
 
 
 def _check_hashable(fun, what, value):
@@ -338,6 +383,8 @@ class Jitted(_q.JitFunction):
                     "Pass varying Python scalars as qb.array(v), or raise max_traces.",
                     keys=keys,
                 )
+            if _EXPLAIN:
+                print(f"quabla: jit({_name(self.__wrapped__)}) traces: {explain_miss(key, list(self._cache), sa)}", file=sys.stderr)
             program, out_tree = _trace(self.__wrapped__, dyn_tree, leaves, static, sa, nargs, static_kw)
             compiled = program.compile(device=self._device)
             if _LOG:
@@ -365,10 +412,10 @@ class Jitted(_q.JitFunction):
         return Lowered(self, program, out_tree, dyn_tree, sa, static, len(args))
 
     def clear_cache(self):
-        """Drops every traced signature (the Rust fast path keeps serving the old ones
-        until the function object is released)."""
+        """Drops every traced signature and its compiled code (the next call traces again)."""
         with self._lock:
             self._cache.clear()
+            self._fast_clear()
 
     @property
     def _cache_size(self):
@@ -397,6 +444,56 @@ def _show_key(key):
     if static_kw:
         s += f" static_kw={dict(static_kw)!r}"
     return s + f" device={device!r}"
+
+
+def _leaf_str(lk):
+    if lk[0] == "static":
+        return f"{lk[1]} {lk[2]!r}"
+    return f"{_dt.BY_CODE[lk[1]].name}{list(lk[0])}"
+
+
+def explain_miss(key, cached, static_argnums=()):
+    """Why ``key`` missed the trace cache, against the closest of the ``cached`` keys (the
+    one differing in the fewest places): the changed argument paths with their old and new
+    shapes/dtypes, static values, tree structure or device (``QUABLA_EXPLAIN_CACHE_MISSES``)."""
+    if not cached:
+        return "first call (no earlier trace of this function)"
+
+    def diffs(old):
+        out = []
+        tree, leaves, static, static_kw, device = key
+        otree, oleaves, ostatic, ostatic_kw, odevice = old
+        if tree != otree:
+            out.append(f"the arguments' structure changed: {otree!r} -> {tree!r}")
+        elif leaves != oleaves:
+            try:
+                paths = [_tree.keystr(p) for p, _ in _tree.flatten_with_path(_tree.unflatten(tree, list(range(len(leaves)))))[0]]
+            except Exception:  # noqa: BLE001 - a description, never an error
+                paths = [f"leaf {i}" for i in range(len(leaves))]
+            for path, a, b in zip(paths, oleaves, leaves):
+                if a != b:
+                    out.append(f"argument {_arg_path(path)}: {_leaf_str(a)} -> {_leaf_str(b)}")
+        for i, (a, b) in enumerate(zip(ostatic, static)):
+            if a != b:
+                pos = static_argnums[i] if i < len(static_argnums) else i
+                out.append(f"static argument {pos}: {a!r} -> {b!r}")
+        if ostatic_kw != static_kw:
+            out.append(f"static keyword arguments: {dict(ostatic_kw)!r} -> {dict(static_kw)!r}")
+        if device != odevice:
+            out.append(f"device: {odevice!r} -> {device!r}")
+        return out or ["a new signature"]
+
+    best = min((diffs(k) for k in cached), key=len)
+    return f"cache miss ({len(cached)} earlier trace{'s' if len(cached) != 1 else ''}); closest differs in: " + "; ".join(best)
+
+
+def _arg_path(path):
+    """``[0][1]['w']`` (a path in ``(args, kwargs)``) as ``args[1]['w']`` / ``kwargs['w']``."""
+    if path.startswith("[0]"):
+        return "args" + path[3:]
+    if path.startswith("[1]"):
+        return "kwargs" + path[3:]
+    return path
 
 
 class Lowered:
@@ -465,25 +562,32 @@ class Compiled:
         dyn_args = tuple(a for i, a in enumerate(args) if i not in sa)
         leaves, tree = _tree.flatten((dyn_args, kwargs))
         if tree != low.in_tree:
-            raise TypeError(f"compiled function: argument structure {tree!r} differs from the lowered {low.in_tree!r}")
+            raise _errors.ArgumentTypeError(f"compiled function: argument structure {tree!r} differs from the lowered {low.in_tree!r}")
         tensors = [_to_array(np.asarray(x)) if isinstance(x, (np.ndarray, np.generic)) else x for x in leaves]
         tensors = [x for x in tensors if isinstance(x, Tensor)]
         return _tree.unflatten(low.out_tree, self._compiled(tensors))
 
 
-def jit(fun=None, *, device=None, static_argnums=None, static_argnames=None, max_traces=8):
+def jit(fun=None, *, device=None, static_argnums=None, static_argnames=None, max_traces=8, in_shardings=None, out_shardings=None, resident=False):
     """Compiles ``fun`` with Quabla: traced once per signature, then run as a compiled
     program.
 
     Args:
         fun: a function of pytrees of arrays (Tensors, NumPy arrays) and Python numbers.
-        device: None or "cpu" (the devices of :func:`qb.devices`).
+        device: None or "cpu" (the devices of :func:`qb.devices`), or "xla": compiled and
+            run by XLA (through jaxlib), partitioned over the mesh of the shardings.
         static_argnums: positional arguments passed by value (hashable, part of the key).
         static_argnames: parameters passed by value when given by keyword. As in JAX, when
             only one of ``static_argnums``/``static_argnames`` is given the other is
             inferred from ``fun``'s signature, so a static parameter is static whether it is
             passed by position or by keyword.
         max_traces: the most signatures traced before :class:`RetraceLimitError`.
+        in_shardings: as in JAX: a :class:`qb.sharding.NamedSharding` (or None: replicated)
+            for every argument, or a tuple with one per positional argument, each a pytree
+            prefix of that argument. Implies ``device="xla"`` (docs/distributed.md).
+        out_shardings: likewise for the results (None: XLA chooses).
+        resident: on the xla device, return the results as XLA arrays that stay on the
+            devices (pass them to the next call: no host round trip) instead of Tensors.
 
     Returns:
         A callable with ``.lower(*args)``.
@@ -498,13 +602,37 @@ def jit(fun=None, *, device=None, static_argnums=None, static_argnames=None, max
     """
     if fun is None:
         return lambda f: jit(
-            f, device=device, static_argnums=static_argnums, static_argnames=static_argnames, max_traces=max_traces
+            f, device=device, static_argnums=static_argnums, static_argnames=static_argnames, max_traces=max_traces,
+            in_shardings=in_shardings, out_shardings=out_shardings, resident=resident,
         )
     if not callable(fun):
-        raise TypeError(f"jit: expected a callable, got {type(fun).__name__}")
+        raise ArgumentTypeError(f"jit: expected a callable, got {type(fun).__name__}")
     if isinstance(fun, Jitted):
         fun = fun.__wrapped__
+    if device == "xla" or in_shardings is not None or out_shardings is not None or resident:
+        return _xla_jit(fun, device, static_argnums, static_argnames, max_traces, in_shardings, out_shardings, resident)
     return Jitted(_slow, fun, device=device, static_argnums=static_argnums, max_traces=max_traces, static_argnames=static_argnames)
+
+
+# Executors written in Python, by device name: the jitted-function class of each. Filled by
+# their modules when the package loads (python/quabla/_xla.py registers "xla"), so that this
+# module does not import them (they build on it).
+PYTHON_EXECUTORS = {}
+
+
+def _xla_jit(fun, device, static_argnums, static_argnames, max_traces, in_shardings, out_shardings, resident):
+    """The ``xla`` executor's jit (python/quabla/_xla.py)."""
+    if device not in (None, "xla"):
+        raise UnsupportedOperationError(
+            f"jit({_name(fun)}): in_shardings, out_shardings and resident need device='xla', got device={device!r}", op="jit", device=device
+        )
+    from .sharding import available
+
+    if not available():
+        raise UnsupportedOperationError(
+            f"jit({_name(fun)}): device 'xla' needs jax and jaxlib (pip install 'quabla[xla]')", op="jit", device="xla"
+        )
+    return PYTHON_EXECUTORS["xla"](fun, in_shardings, out_shardings, static_argnums, static_argnames, max_traces, resident)
 
 
 def export(fun, *args, static_argnums=None, **kwargs):
@@ -526,4 +654,6 @@ def export(fun, *args, static_argnums=None, **kwargs):
       >>> text.count("func.func @main")
       1
     """
+    if not callable(fun):
+        raise ArgumentTypeError(f"export: expected a callable, got {type(fun).__name__}")
     return jit(fun, static_argnums=static_argnums).lower(*args, **kwargs).as_text(dialect="stablehlo")

@@ -153,3 +153,29 @@ pub fn error_variants(py: Python<'_>) -> Vec<(String, &'static str, Py<PyAny>)> 
     }
     out
 }
+
+/// Runs the body of a Python entry point (every `#[pyfunction]` and `#[pymethods]` entry
+/// that runs Rust code), turning a Rust panic into a `QuablaError` "internal error, please
+/// report: <panic message>" instead of pyo3's `PanicException` (which is not even an
+/// `Exception`). The last line of defence: panics are bugs, fixed at their cause. Free on
+/// the path that does not panic (an unwinding landing pad), so the jit hot path uses it too.
+pub fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => Err(Python::attach(|py| internal(py, &*payload))),
+    }
+}
+
+/// The `QuablaError` for a caught panic with payload `payload`.
+fn internal(py: Python<'_>, payload: &(dyn std::any::Any + Send)) -> PyErr {
+    let msg = payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned()).unwrap_or_else(|| "a panic without a message".to_string());
+    new(py, "QuablaError", format!("internal error, please report: {msg}"))
+}
+
+/// Panics with `message` inside a guarded entry point: the test hook of [`guard`]
+/// (`quabla._quabla._panic_for_test`; tests/python/test_reliability.py checks that the panic
+/// arrives as a QuablaError).
+#[pyfunction]
+pub fn _panic_for_test(message: &str) -> PyResult<()> {
+    guard(|| -> PyResult<()> { panic!("{message}") })
+}

@@ -35,10 +35,13 @@ fn run_error(py: Python<'_>, e: &RuntimeError) -> PyErr {
         | RuntimeError::NoEntry(_)
         | RuntimeError::Lower(_)
         | RuntimeError::Compile(_)
-        | RuntimeError::Interp(_)
-        | RuntimeError::Buffer { .. }
         | RuntimeError::UnknownDevice { .. }
         | RuntimeError::UnavailableDevice { .. } => "QuablaError",
+        RuntimeError::Buffer { source, .. } => errors::buffer_class_of(source),
+        // The interpreter's own allocations: ArraySizeError / OutOfMemoryError as the host's.
+        RuntimeError::Interp(quabla_runtime::interp::InterpError::Buffer { source, .. }) => errors::buffer_class_of(source),
+        RuntimeError::Interp(_) => "QuablaError",
+        RuntimeError::OutOfMemory { .. } => "OutOfMemoryError",
     };
     errors::new(py, class, format!("execution failed: {e}"))
 }
@@ -53,7 +56,7 @@ pub fn run_py(py: Python<'_>, exe: &dyn Executable, inputs: &[&Buffer]) -> PyRes
 /// The Python exception for a failed compile (optimization, export or code generation).
 pub fn compile_error(py: Python<'_>, e: &CompileError) -> PyErr {
     let (class, msg) = match e {
-        CompileError::Pass { source: PassError::Autodiff(AutodiffError::Rule { source: RuleError::Unsupported { .. }, .. }), .. } => ("UnsupportedOperationError", e.to_string()),
+        CompileError::Pass { source: PassError::Autodiff(AutodiffError::Rule { source: RuleError::Unsupported { .. } | RuleError::DynamicTripCount(_), .. }), .. } => ("UnsupportedOperationError", e.to_string()),
         CompileError::Pass { .. } => ("QuablaError", e.to_string()),
         CompileError::Runtime(RuntimeError::UnknownDevice { .. } | RuntimeError::UnavailableDevice { .. }) => ("UnsupportedOperationError", e.to_string()),
         CompileError::Runtime(RuntimeError::Lower(quabla_lowering::LowerError::Unsupported { .. } | quabla_lowering::LowerError::UnexpandedTransform { .. })) => ("UnsupportedOperationError", format!("compilation failed: {e}")),
@@ -91,7 +94,14 @@ pub fn compile_module(py: Python<'_>, m: &Module, device: &str, caller: Caller) 
 type EagerKey = (OpKind, Vec<TensorType>);
 fn global_eager() -> &'static ExecutableCache<EagerKey> {
     static G: OnceLock<ExecutableCache<EagerKey>> = OnceLock::new();
-    G.get_or_init(ExecutableCache::new)
+    G.get_or_init(|| ExecutableCache::with_capacity(eager_cache_capacity()))
+}
+
+/// The eager cache's bound: `QUABLA_EAGER_CACHE_SIZE` executables (default 256; each compiled
+/// op program holds its JIT'ed code, ~0.1-1 MB), read once per process.
+#[pyfunction]
+pub fn eager_cache_capacity() -> usize {
+    std::env::var("QUABLA_EAGER_CACHE_SIZE").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
 }
 
 /// The eager executable of `op` on operands of types `tys`.
@@ -122,19 +132,21 @@ fn eager_exec(py: Python<'_>, op: &Op, tys: &[TensorType]) -> PyResult<Arc<dyn E
 #[pyfunction]
 #[pyo3(signature = (op, *operands))]
 pub fn apply(py: Python<'_>, op: &Op, operands: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
-    let mut refs: Vec<Bound<'_, Tensor>> = Vec::with_capacity(operands.len());
-    for o in operands.iter() {
-        refs.push(o.cast_into::<Tensor>().map_err(|e| PyTypeError::new_err(format!("{}: operands must be Tensors ({})", op.kind.name(), PyErr::from(e))))?);
-    }
-    let bufs: Vec<&Buffer> = refs.iter().map(|t| &t.get().buf).collect();
-    let tys: Vec<TensorType> = bufs.iter().map(|b| b.ty().clone()).collect();
-    let exe = eager_exec(py, op, &tys)?;
-    let mut outs = run_py(py, &*exe, &bufs)?;
-    if outs.len() == 1 {
-        return Ok(wrap(py, outs.pop().expect("one output"))?.into_any());
-    }
-    let items = outs.into_iter().map(|b| wrap(py, b)).collect::<PyResult<Vec<_>>>()?;
-    Ok(PyList::new(py, items)?.into_any().unbind())
+    errors::guard(|| {
+        let mut refs: Vec<Bound<'_, Tensor>> = Vec::with_capacity(operands.len());
+        for o in operands.iter() {
+            refs.push(o.cast_into::<Tensor>().map_err(|e| PyTypeError::new_err(format!("{}: operands must be Tensors ({})", op.kind.name(), PyErr::from(e))))?);
+        }
+        let bufs: Vec<&Buffer> = refs.iter().map(|t| &t.get().buf).collect();
+        let tys: Vec<TensorType> = bufs.iter().map(|b| b.ty().clone()).collect();
+        let exe = eager_exec(py, op, &tys)?;
+        let mut outs = run_py(py, &*exe, &bufs)?;
+        if outs.len() == 1 {
+            return Ok(wrap(py, outs.pop().expect("one output"))?.into_any());
+        }
+        let items = outs.into_iter().map(|b| wrap(py, b)).collect::<PyResult<Vec<_>>>()?;
+        Ok(PyList::new(py, items)?.into_any().unbind())
+    })
 }
 
 /// The registry name of the device eager ops run on (`cpu`, or `interp` with
@@ -163,31 +175,37 @@ pub struct Compiled {
 impl Compiled {
     /// Runs on a sequence of Tensors; returns a list of Tensors.
     fn __call__(&self, py: Python<'_>, args: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
-        let items: Vec<Bound<'_, Tensor>> = args.try_iter()?.map(|a| a.and_then(|a| a.cast_into::<Tensor>().map_err(PyErr::from))).collect::<PyResult<_>>()?;
-        if items.len() != self.inputs.len() {
-            return Err(PyTypeError::new_err(format!("compiled program expects {} inputs, got {}", self.inputs.len(), items.len())));
-        }
-        let bufs: Vec<&Buffer> = items.iter().map(|t| &t.get().buf).collect();
-        for (i, (b, t)) in bufs.iter().zip(&self.inputs).enumerate() {
-            if b.ty() != t {
-                return Err(errors::new(py, "ShapeError", format!("compiled program: input {i} has type {}, expected {t}", b.ty())));
+        errors::guard(|| {
+            let items: Vec<Bound<'_, Tensor>> = args.try_iter()?.map(|a| a.and_then(|a| a.cast_into::<Tensor>().map_err(PyErr::from))).collect::<PyResult<_>>()?;
+            if items.len() != self.inputs.len() {
+                return Err(PyTypeError::new_err(format!("compiled program expects {} inputs, got {}", self.inputs.len(), items.len())));
             }
-        }
-        let outs = run_py(py, &*self.exe, &bufs)?;
-        let items = outs.into_iter().map(|b| wrap(py, b)).collect::<PyResult<Vec<_>>>()?;
-        Ok(PyList::new(py, items)?.unbind())
+            let bufs: Vec<&Buffer> = items.iter().map(|t| &t.get().buf).collect();
+            for (i, (b, t)) in bufs.iter().zip(&self.inputs).enumerate() {
+                if b.ty() != t {
+                    return Err(errors::new(py, "ShapeError", format!("compiled program: input {i} has type {}, expected {t}", b.ty())));
+                }
+            }
+            let outs = run_py(py, &*self.exe, &bufs)?;
+            let items = outs.into_iter().map(|b| wrap(py, b)).collect::<PyResult<Vec<_>>>()?;
+            Ok(PyList::new(py, items)?.unbind())
+        })
     }
 
     /// Input (shape, dtype) pairs.
     #[getter]
     fn in_avals<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyTuple>, Py<PyAny>)>> {
-        self.inputs.iter().map(|t| Ok((shape_tuple(py, &t.shape)?, py_dtype(py, t.dtype)))).collect()
+        errors::guard(|| {
+            self.inputs.iter().map(|t| Ok((shape_tuple(py, &t.shape)?, py_dtype(py, t.dtype)))).collect()
+        })
     }
 
     /// Output (shape, dtype) pairs.
     #[getter]
     fn out_avals<'py>(&self, py: Python<'py>) -> PyResult<Vec<(Bound<'py, PyTuple>, Py<PyAny>)>> {
-        self.outputs.iter().map(|t| Ok((shape_tuple(py, &t.shape)?, py_dtype(py, t.dtype)))).collect()
+        errors::guard(|| {
+            self.outputs.iter().map(|t| Ok((shape_tuple(py, &t.shape)?, py_dtype(py, t.dtype)))).collect()
+        })
     }
 
     /// The engine: the device name (`cpu`), or "interpreter" for the reference interpreter.
@@ -236,57 +254,61 @@ pub struct JitFunction {
 impl JitFunction {
     #[new]
     #[pyo3(signature = (slow, *_args, **_kwargs))]
-    fn py_new(slow: Py<PyAny>, _args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
-        JitFunction { fast: RwLock::new(HashMap::new()), slow }
+    fn py_new(slow: Py<PyAny>, _args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        errors::guard(|| Ok({
+            JitFunction { fast: RwLock::new(HashMap::new()), slow }
+        }))
     }
 
     #[pyo3(signature = (*args, **kwargs))]
     fn __call__(slf: &Bound<'_, Self>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
-        let py = slf.py();
-        let this = slf.get();
-        if kwargs.is_none_or(|k| k.is_empty()) {
-            let mut refs: Vec<Bound<'_, Tensor>> = Vec::with_capacity(args.len());
-            let mut all = true;
-            for a in args.iter() {
-                match a.cast_into::<Tensor>() {
-                    Ok(t) => refs.push(t),
-                    Err(_) => {
-                        all = false;
-                        break;
+        errors::guard(|| {
+            let py = slf.py();
+            let this = slf.get();
+            if kwargs.is_none_or(|k| k.is_empty()) {
+                let mut refs: Vec<Bound<'_, Tensor>> = Vec::with_capacity(args.len());
+                let mut all = true;
+                for a in args.iter() {
+                    match a.cast_into::<Tensor>() {
+                        Ok(t) => refs.push(t),
+                        Err(_) => {
+                            all = false;
+                            break;
+                        }
+                    }
+                }
+                if all {
+                    let bufs: Vec<&Buffer> = refs.iter().map(|t| &t.get().buf).collect();
+                    let key: Vec<TensorType> = bufs.iter().map(|b| b.ty().clone()).collect();
+                    let found = {
+                        let map = this.fast.read().unwrap_or_else(|e| e.into_inner());
+                        map.get(&key).map(|e| {
+                            let r = match &e.rebuild {
+                                Rebuild::Single => Rebuild::Single,
+                                Rebuild::Tuple => Rebuild::Tuple,
+                                Rebuild::Call(r) => Rebuild::Call(r.clone_ref(py)),
+                            };
+                            (e.exe.clone(), r)
+                        })
+                    };
+                    if let Some((exe, rebuild)) = found {
+                        let mut outs = run_py(py, &*exe, &bufs)?;
+                        return match rebuild {
+                            Rebuild::Single => Ok(wrap(py, outs.pop().ok_or_else(|| PyRuntimeError::new_err("program has no output"))?)?.into_any()),
+                            Rebuild::Tuple => {
+                                let items = outs.into_iter().map(|b| wrap(py, b)).collect::<PyResult<Vec<_>>>()?;
+                                Ok(PyTuple::new(py, items)?.into_any().unbind())
+                            }
+                            Rebuild::Call(r) => {
+                                let items = outs.into_iter().map(|b| wrap(py, b)).collect::<PyResult<Vec<_>>>()?;
+                                r.call1(py, (PyList::new(py, items)?,))
+                            }
+                        };
                     }
                 }
             }
-            if all {
-                let bufs: Vec<&Buffer> = refs.iter().map(|t| &t.get().buf).collect();
-                let key: Vec<TensorType> = bufs.iter().map(|b| b.ty().clone()).collect();
-                let found = {
-                    let map = this.fast.read().unwrap_or_else(|e| e.into_inner());
-                    map.get(&key).map(|e| {
-                        let r = match &e.rebuild {
-                            Rebuild::Single => Rebuild::Single,
-                            Rebuild::Tuple => Rebuild::Tuple,
-                            Rebuild::Call(r) => Rebuild::Call(r.clone_ref(py)),
-                        };
-                        (e.exe.clone(), r)
-                    })
-                };
-                if let Some((exe, rebuild)) = found {
-                    let mut outs = run_py(py, &*exe, &bufs)?;
-                    return match rebuild {
-                        Rebuild::Single => Ok(wrap(py, outs.pop().ok_or_else(|| PyRuntimeError::new_err("program has no output"))?)?.into_any()),
-                        Rebuild::Tuple => {
-                            let items = outs.into_iter().map(|b| wrap(py, b)).collect::<PyResult<Vec<_>>>()?;
-                            Ok(PyTuple::new(py, items)?.into_any().unbind())
-                        }
-                        Rebuild::Call(r) => {
-                            let items = outs.into_iter().map(|b| wrap(py, b)).collect::<PyResult<Vec<_>>>()?;
-                            r.call1(py, (PyList::new(py, items)?,))
-                        }
-                    };
-                }
-            }
-        }
-        this.slow.call1(py, (slf, args, kwargs))
+            this.slow.call1(py, (slf, args, kwargs))
+        })
     }
 
     /// Registers a compiled signature for positional Tensor arguments of types `key`. The
@@ -294,18 +316,28 @@ impl JitFunction {
     /// `rebuild(outputs)`.
     #[pyo3(signature = (key, compiled, rebuild=None, as_tuple=false))]
     fn _register(&self, key: Vec<(Vec<i64>, usize)>, compiled: &Compiled, rebuild: Option<Py<PyAny>>, as_tuple: bool) -> PyResult<()> {
-        let key: Vec<TensorType> = key.into_iter().map(|(s, c)| Ok(TensorType::new(crate::tensor::dtype_of(c)?, s))).collect::<PyResult<_>>()?;
-        if key != compiled.inputs {
-            return Err(PyValueError::new_err("fast-path key differs from the program's input types"));
-        }
-        let rebuild = match (rebuild, as_tuple) {
-            (_, true) => Rebuild::Tuple,
-            (Some(r), false) => Rebuild::Call(r),
-            (None, false) if compiled.outputs.len() == 1 => Rebuild::Single,
-            (None, false) => return Err(PyValueError::new_err("a program without a rebuild function must have exactly one output")),
-        };
-        self.fast.write().unwrap_or_else(|e| e.into_inner()).insert(key, FastEntry { exe: compiled.exe.clone(), rebuild });
-        Ok(())
+        errors::guard(|| {
+            let key: Vec<TensorType> = key.into_iter().map(|(s, c)| Ok(TensorType::new(crate::tensor::dtype_of(c)?, s))).collect::<PyResult<_>>()?;
+            if key != compiled.inputs {
+                return Err(PyValueError::new_err("fast-path key differs from the program's input types"));
+            }
+            let rebuild = match (rebuild, as_tuple) {
+                (_, true) => Rebuild::Tuple,
+                (Some(r), false) => Rebuild::Call(r),
+                (None, false) if compiled.outputs.len() == 1 => Rebuild::Single,
+                (None, false) => return Err(PyValueError::new_err("a program without a rebuild function must have exactly one output")),
+            };
+            self.fast.write().unwrap_or_else(|e| e.into_inner()).insert(key, FastEntry { exe: compiled.exe.clone(), rebuild });
+            Ok(())
+        })
+    }
+
+    /// Drops every fast-path signature (their executables are freed once no call runs them).
+    fn _fast_clear(&self) -> PyResult<()> {
+        errors::guard(|| {
+            self.fast.write().unwrap_or_else(|e| e.into_inner()).clear();
+            Ok(())
+        })
     }
 
     /// Number of signatures in the fast-path cache.
@@ -329,13 +361,17 @@ impl JitFunction {
 /// pipeline object: equal addresses mean the same object.
 #[pyfunction]
 pub fn pipeline_used(kind: &str) -> PyResult<Option<(String, usize)>> {
-    let caller = quabla_compiler::Caller::from_name(kind).ok_or_else(|| PyValueError::new_err(format!("pipeline_used: unknown kind {kind:?} (expected jit, eager, opt or api)")))?;
-    Ok(quabla_compiler::pipeline_used(caller).map(|p| (p.text(), p as *const quabla_compiler::Pipeline as usize)))
+    errors::guard(|| {
+        let caller = quabla_compiler::Caller::from_name(kind).ok_or_else(|| PyValueError::new_err(format!("pipeline_used: unknown kind {kind:?} (expected jit, eager, opt or api)")))?;
+        Ok(quabla_compiler::pipeline_used(caller).map(|p| (p.text(), p as *const quabla_compiler::Pipeline as usize)))
+    })
 }
 
 /// The process-wide default compile pipeline as (description, address).
 #[pyfunction]
-pub fn default_pipeline() -> (String, usize) {
-    let p = quabla_compiler::default_pipeline();
-    (p.text(), p as *const quabla_compiler::Pipeline as usize)
+pub fn default_pipeline() -> PyResult<(String, usize)> {
+    errors::guard(|| Ok({
+        let p = quabla_compiler::default_pipeline();
+        (p.text(), p as *const quabla_compiler::Pipeline as usize)
+    }))
 }

@@ -2,10 +2,13 @@
 //! Rust crates: `tensor` (runtime buffers as `quabla.Tensor`, NumPy interop), `ops` (dialect
 //! op kinds), `trace` (the traced function and its program), `exec` (compiling through
 //! `quabla_compiler` for a registry device, eager execution, the jit hot path), `errors` (the
-//! Python exception hierarchy).
+//! Python exception hierarchy), `callback` (host callbacks of `qb.debug`), `opt` (the
+//! `quabla-opt` driver for the console script).
+mod callback;
 mod errors;
 mod exec;
 mod ops;
+mod opt;
 mod tensor;
 mod trace;
 
@@ -15,15 +18,19 @@ use pyo3::prelude::*;
 /// without the reference interpreter (`interp`, an oracle selected with `QUABLA_EAGER=interp`
 /// or `Program.compile(interpret=True)`; see `device_table`).
 #[pyfunction]
-fn devices() -> Vec<&'static str> {
-    quabla_runtime::devices().into_iter().filter(|d| d.available && d.kind != quabla_runtime::DeviceKind::Reference).map(|d| d.name).collect()
+fn devices() -> PyResult<Vec<&'static str>> {
+    errors::guard(|| Ok({
+        quabla_runtime::devices().into_iter().filter(|d| d.available && d.kind != quabla_runtime::DeviceKind::Reference).map(|d| d.name).collect()
+    }))
 }
 
 /// Every registered device as (name, kind, description, available), unavailable ones and
 /// the reference interpreter included.
 #[pyfunction]
-fn device_table() -> Vec<(&'static str, &'static str, &'static str, bool)> {
-    quabla_runtime::devices().into_iter().map(|d| (d.name, d.kind.name(), d.description, d.available)).collect()
+fn device_table() -> PyResult<Vec<(&'static str, &'static str, &'static str, bool)>> {
+    errors::guard(|| Ok({
+        quabla_runtime::devices().into_iter().map(|d| (d.name, d.kind.name(), d.description, d.available)).collect()
+    }))
 }
 
 #[pymodule]
@@ -41,11 +48,15 @@ fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tensor::share, m)?)?;
     m.add_function(wrap_pyfunction!(exec::apply, m)?)?;
     m.add_function(wrap_pyfunction!(exec::eager_cache_size, m)?)?;
+    m.add_function(wrap_pyfunction!(exec::eager_cache_capacity, m)?)?;
     m.add_function(wrap_pyfunction!(exec::eager_device_name, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(errors::error_variants, m)?)?;
+    m.add_function(wrap_pyfunction!(errors::_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(device_table, m)?)?;
     m.add_function(wrap_pyfunction!(exec::pipeline_used, m)?)?;
     m.add_function(wrap_pyfunction!(exec::default_pipeline, m)?)?;
+    m.add_function(wrap_pyfunction!(callback::register_host_callback, m)?)?;
+    m.add_function(wrap_pyfunction!(opt::opt_main, m)?)?;
     Ok(())
 }

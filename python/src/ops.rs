@@ -9,7 +9,12 @@ use quabla_dialect::ops::table::attr_err;
 use quabla_dialect::{AttrSource, DType, DialectError, OpKind, Result as DResult, TensorType};
 use quabla_runtime::ExecutableCache;
 
+use crate::errors;
 use crate::tensor::dtype_of;
+
+/// Eager executables one `Op` keeps (by operand types); the process-wide eager cache behind
+/// it has its own bound (`QUABLA_EAGER_CACHE_SIZE`).
+const OP_CACHE_ENTRIES: usize = 16;
 
 /// A dialect op with its attributes.
 #[pyclass(module = "quabla._quabla", frozen)]
@@ -72,7 +77,9 @@ impl Op {
     #[new]
     #[pyo3(signature = (name, **attrs))]
     fn py_new(name: &str, attrs: Option<&Bound<'_, PyDict>>) -> PyResult<Op> {
-        Ok(Op { kind: kind_from(name, attrs)?, cache: ExecutableCache::new() })
+        errors::guard(|| {
+            Ok(Op { kind: kind_from(name, attrs)?, cache: ExecutableCache::with_capacity(OP_CACHE_ENTRIES) })
+        })
     }
 
     /// The op name without the dialect prefix.

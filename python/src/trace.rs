@@ -124,20 +124,24 @@ impl TraceBuilder {
     /// (shape, dtype code).
     #[new]
     fn py_new(params: Vec<Spec>) -> PyResult<Self> {
-        let tys = types(params)?;
-        let mut shared = Shared::default();
-        shared.names.insert("main".into());
-        Ok(TraceBuilder { shared: Arc::new(Mutex::new(shared)), state: Mutex::new(State { func: Func::new("main", &tys), closed: false }), top: true, region: false })
+        errors::guard(|| {
+            let tys = types(params)?;
+            let mut shared = Shared::default();
+            shared.names.insert("main".into());
+            Ok(TraceBuilder { shared: Arc::new(Mutex::new(shared)), state: Mutex::new(State { func: Func::new("main", &tys), closed: false }), top: true, region: false })
+        })
     }
 
     /// A builder for a new private function of the same module (named after `name`), with
     /// parameters given as (shape, dtype code).
     fn child(&self, params: Vec<Spec>, name: &str) -> PyResult<TraceBuilder> {
-        let tys = types(params)?;
-        let fname = lock(&self.shared).fresh(name);
-        let mut func = Func::new(fname, &tys);
-        func.public = false;
-        Ok(TraceBuilder { shared: self.shared.clone(), state: Mutex::new(State { func, closed: false }), top: false, region: false })
+        errors::guard(|| {
+            let tys = types(params)?;
+            let fname = lock(&self.shared).fresh(name);
+            let mut func = Func::new(fname, &tys);
+            func.public = false;
+            Ok(TraceBuilder { shared: self.shared.clone(), state: Mutex::new(State { func, closed: false }), top: false, region: false })
+        })
     }
 
     /// A builder for one branch of a region op of this function (`quabla.if`), with
@@ -145,10 +149,12 @@ impl TraceBuilder {
     /// `add_param`, transforms inside it open children of the module) but `finish` keeps its
     /// function out of the module: `push_if` on this builder adopts it as a body.
     fn region(&self, params: Vec<Spec>, name: &str) -> PyResult<TraceBuilder> {
-        let tys = types(params)?;
-        let mut func = Func::new(format!("{name}_region"), &tys);
-        func.public = false;
-        Ok(TraceBuilder { shared: self.shared.clone(), state: Mutex::new(State { func, closed: false }), top: false, region: true })
+        errors::guard(|| {
+            let tys = types(params)?;
+            let mut func = Func::new(format!("{name}_region"), &tys);
+            func.public = false;
+            Ok(TraceBuilder { shared: self.shared.clone(), state: Mutex::new(State { func, closed: false }), top: false, region: true })
+        })
     }
 
     /// Appends `quabla.if` on `pred` (a 0-d bool value) and `operands` (its captures), with
@@ -158,26 +164,28 @@ impl TraceBuilder {
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (pred, operands, then_b, then_map, else_b, else_map, loc=None))]
     fn push_if(&self, py: Python<'_>, pred: u32, operands: Vec<u32>, then_b: &TraceBuilder, then_map: Vec<usize>, else_b: &TraceBuilder, else_map: Vec<usize>, loc: Option<String>) -> PyResult<Vec<Aval>> {
-        let branch = |b: &TraceBuilder| -> PyResult<Func> {
-            let st = lock(&b.state);
-            if !b.region || !st.closed {
-                return Err(PyValueError::new_err("push_if: branches must be finished region builders"));
-            }
-            Ok(st.func.clone())
-        };
-        let (tf, ef) = (branch(then_b)?, branch(else_b)?);
-        self.with(py, |f| {
-            let mut ids = vec![pred];
-            ids.extend(&operands);
-            let vs = check_ids(f, &ids)?;
-            let ptys: Vec<TensorType> = vs[1..].iter().map(|v| f.ty(*v).clone()).collect();
-            let adopt = |f: &mut Func, g: &Func, map: &[usize]| quabla_passes::rules::control::adopt_body(g, f, &ptys, map).map_err(|e| PyValueError::new_err(format!("push_if: {e}")));
-            let tb = adopt(f, &tf, &then_map)?;
-            let eb = adopt(f, &ef, &else_map)?;
-            let results = tf.result_types();
-            let l = loc.as_deref().map(Arc::<str>::from);
-            let res = f.push_with_regions(OpKind::Control(ControlOp::If { results }), &vs, vec![tb, eb], l).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
-            Ok(res.into_iter().map(|v| aval(f, v)).collect())
+        errors::guard(|| {
+            let branch = |b: &TraceBuilder| -> PyResult<Func> {
+                let st = lock(&b.state);
+                if !b.region || !st.closed {
+                    return Err(PyValueError::new_err("push_if: branches must be finished region builders"));
+                }
+                Ok(st.func.clone())
+            };
+            let (tf, ef) = (branch(then_b)?, branch(else_b)?);
+            self.with(py, |f| {
+                let mut ids = vec![pred];
+                ids.extend(&operands);
+                let vs = check_ids(f, &ids)?;
+                let ptys: Vec<TensorType> = vs[1..].iter().map(|v| f.ty(*v).clone()).collect();
+                let adopt = |f: &mut Func, g: &Func, map: &[usize]| quabla_passes::rules::control::adopt_body(g, f, &ptys, map).map_err(|e| PyValueError::new_err(format!("push_if: {e}")));
+                let tb = adopt(f, &tf, &then_map)?;
+                let eb = adopt(f, &ef, &else_map)?;
+                let results = tf.result_types();
+                let l = loc.as_deref().map(Arc::<str>::from);
+                let res = f.push_with_regions(OpKind::Control(ControlOp::If { results }), &vs, vec![tb, eb], l).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
+                Ok(res.into_iter().map(|v| aval(f, v)).collect())
+            })
         })
     }
 
@@ -189,29 +197,128 @@ impl TraceBuilder {
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (operands, cond_b, cond_map, body_b, body_map, n, loc=None))]
     fn push_while(&self, py: Python<'_>, operands: Vec<u32>, cond_b: &TraceBuilder, cond_map: Vec<usize>, body_b: &TraceBuilder, body_map: Vec<usize>, n: usize, loc: Option<String>) -> PyResult<Vec<Aval>> {
-        let region = |b: &TraceBuilder| -> PyResult<Func> {
-            let st = lock(&b.state);
-            if !b.region || !st.closed {
-                return Err(PyValueError::new_err("push_while: cond and body must be finished region builders"));
+        errors::guard(|| {
+            let region = |b: &TraceBuilder| -> PyResult<Func> {
+                let st = lock(&b.state);
+                if !b.region || !st.closed {
+                    return Err(PyValueError::new_err("push_while: cond and body must be finished region builders"));
+                }
+                Ok(st.func.clone())
+            };
+            let (cf, bf) = (region(cond_b)?, region(body_b)?);
+            self.with(py, |f| {
+                let vs = check_ids(f, &operands)?;
+                if n > vs.len() || bf.outputs.len() != n {
+                    return Err(PyValueError::new_err(format!("push_while: the body yields {} values for {n} loop carries", bf.outputs.len())));
+                }
+                let ptys: Vec<TensorType> = vs.iter().map(|v| f.ty(*v).clone()).collect();
+                let adopt = |f: &mut Func, g: &Func, map: &[usize]| quabla_passes::rules::control::adopt_body(g, f, &ptys, map).map_err(|e| PyValueError::new_err(format!("push_while: {e}")));
+                let cb = adopt(f, &cf, &cond_map)?;
+                let mut bb = adopt(f, &bf, &body_map)?;
+                // Captured values are carried through unchanged.
+                let pass: Vec<Value> = bb.params[n..].to_vec();
+                bb.outputs.extend(pass);
+                let l = loc.as_deref().map(Arc::<str>::from);
+                let res = f.push_with_regions(OpKind::Control(ControlOp::While {}), &vs, vec![cb, bb], l).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
+                Ok(res.into_iter().map(|v| aval(f, v)).collect())
+            })
+        })
+    }
+
+    /// Appends `quabla.case` on `index` (a 0-d int32/int64 value) and `operands` (its
+    /// captures), with the finished region builders `branches` as bodies: parameter k of
+    /// branch j is bound to `operands[maps[j][k]]`. Returns the results' avals; raises
+    /// ShapeError/DTypeError (with `loc`) when the branches' results differ.
+    #[pyo3(signature = (index, operands, branches, maps, loc=None))]
+    fn push_case(&self, py: Python<'_>, index: u32, operands: Vec<u32>, branches: Vec<PyRef<'_, TraceBuilder>>, maps: Vec<Vec<usize>>, loc: Option<String>) -> PyResult<Vec<Aval>> {
+        errors::guard(|| {
+            if branches.is_empty() || branches.len() != maps.len() {
+                return Err(PyValueError::new_err(format!("push_case: {} branches with {} parameter maps", branches.len(), maps.len())));
             }
-            Ok(st.func.clone())
-        };
-        let (cf, bf) = (region(cond_b)?, region(body_b)?);
-        self.with(py, |f| {
-            let vs = check_ids(f, &operands)?;
-            if n > vs.len() || bf.outputs.len() != n {
-                return Err(PyValueError::new_err(format!("push_while: the body yields {} values for {n} loop carries", bf.outputs.len())));
+            let mut gs = Vec::with_capacity(branches.len());
+            for b in &branches {
+                let st = lock(&b.state);
+                if !b.region || !st.closed {
+                    return Err(PyValueError::new_err("push_case: branches must be finished region builders"));
+                }
+                gs.push(st.func.clone());
             }
-            let ptys: Vec<TensorType> = vs.iter().map(|v| f.ty(*v).clone()).collect();
-            let adopt = |f: &mut Func, g: &Func, map: &[usize]| quabla_passes::rules::control::adopt_body(g, f, &ptys, map).map_err(|e| PyValueError::new_err(format!("push_while: {e}")));
-            let cb = adopt(f, &cf, &cond_map)?;
-            let mut bb = adopt(f, &bf, &body_map)?;
-            // Captured values are carried through unchanged.
-            let pass: Vec<Value> = bb.params[n..].to_vec();
-            bb.outputs.extend(pass);
-            let l = loc.as_deref().map(Arc::<str>::from);
-            let res = f.push_with_regions(OpKind::Control(ControlOp::While {}), &vs, vec![cb, bb], l).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
-            Ok(res.into_iter().map(|v| aval(f, v)).collect())
+            self.with(py, |f| {
+                let mut ids = vec![index];
+                ids.extend(&operands);
+                let vs = check_ids(f, &ids)?;
+                let ptys: Vec<TensorType> = vs[1..].iter().map(|v| f.ty(*v).clone()).collect();
+                let mut bodies = Vec::with_capacity(gs.len());
+                for (g, map) in gs.iter().zip(&maps) {
+                    bodies.push(quabla_passes::rules::control::adopt_body(g, f, &ptys, map).map_err(|e| PyValueError::new_err(format!("push_case: {e}")))?);
+                }
+                let results = gs[0].result_types();
+                let l = loc.as_deref().map(Arc::<str>::from);
+                let res = f.push_with_regions(OpKind::Control(ControlOp::Case { results }), &vs, bodies, l).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
+                Ok(res.into_iter().map(|v| aval(f, v)).collect())
+            })
+        })
+    }
+
+    /// Appends a custom-derivative call (`kind` "custom_jvp_call" or "custom_vjp_call") on
+    /// `operands` with finished region builders as its bodies: `bodies[0]` the primal (its
+    /// parameters are operands), then for custom_jvp the jvp rule (parameters: operands, then
+    /// one tangent per operand; yields results then their tangents), for custom_vjp fwd
+    /// (parameters: operands; yields results then residuals) and bwd (parameters: residuals,
+    /// then the values of `fwd_extra` (operand positions fwd forwards as extra residuals),
+    /// then one cotangent per result; yields the cotangents of the first `n_ct` operands, the
+    /// other operands getting zeros). Parameter k of body j is body parameter `maps[j][k]`.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (kind, operands, bodies, maps, fwd_extra=Vec::new(), n_ct=0, loc=None))]
+    fn push_custom(&self, py: Python<'_>, kind: &str, operands: Vec<u32>, bodies: Vec<PyRef<'_, TraceBuilder>>, maps: Vec<Vec<usize>>, fwd_extra: Vec<usize>, n_ct: usize, loc: Option<String>) -> PyResult<Vec<Aval>> {
+        errors::guard(|| {
+            let want = match kind {
+                "custom_jvp_call" => 2,
+                "custom_vjp_call" => 3,
+                _ => return Err(PyValueError::new_err(format!("push_custom: unknown kind {kind}"))),
+            };
+            if bodies.len() != want || maps.len() != want {
+                return Err(PyValueError::new_err(format!("push_custom: {kind} takes {want} bodies and maps")));
+            }
+            let mut gs = Vec::with_capacity(want);
+            for b in &bodies {
+                let st = lock(&b.state);
+                if !b.region || !st.closed {
+                    return Err(PyValueError::new_err("push_custom: bodies must be finished region builders"));
+                }
+                gs.push(st.func.clone());
+            }
+            self.with(py, |f| {
+                let vs = check_ids(f, &operands)?;
+                let ptys: Vec<TensorType> = vs.iter().map(|v| f.ty(*v).clone()).collect();
+                let err = |e: quabla_passes::rules::RuleError| PyValueError::new_err(format!("push_custom: {e}"));
+                let adopt = quabla_passes::rules::control::adopt_body;
+                let results = gs[0].result_types();
+                let primal = adopt(&gs[0], f, &ptys, &maps[0]).map_err(err)?;
+                let l = loc.as_deref().map(Arc::<str>::from);
+                let (op, regions) = if want == 2 {
+                    let twice: Vec<TensorType> = ptys.iter().chain(&ptys).cloned().collect();
+                    let jvp = adopt(&gs[1], f, &twice, &maps[1]).map_err(err)?;
+                    (CallOp::CustomJvp { results }, vec![primal, jvp])
+                } else {
+                    let mut fwd = adopt(&gs[1], f, &ptys, &maps[1]).map_err(err)?;
+                    let extra = fwd_extra.iter().map(|&k| fwd.params.get(k).copied().ok_or_else(|| PyValueError::new_err("push_custom: fwd_extra out of range"))).collect::<PyResult<Vec<_>>>()?;
+                    fwd.outputs.extend(extra);
+                    let mut btys: Vec<TensorType> = fwd.outputs.iter().skip(results.len()).map(|v| f.ty(*v).clone()).collect();
+                    btys.extend(results.iter().cloned());
+                    let mut bwd = adopt(&gs[2], f, &btys, &maps[2]).map_err(err)?;
+                    if bwd.outputs.len() != n_ct {
+                        return Err(PyValueError::new_err(format!("push_custom: bwd yields {} cotangents, expected {n_ct}", bwd.outputs.len())));
+                    }
+                    for t in &ptys[n_ct.min(ptys.len())..] {
+                        let z = f.push_into(&mut bwd, OpKind::Constant(ConstantOp::Constant { value: Literal::splat(t.clone(), 0.0) }), &[], vec![], None).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
+                        bwd.outputs.push(z[0]);
+                    }
+                    (CallOp::CustomVjp { results }, vec![primal, fwd, bwd])
+                };
+                let res = f.push_with_regions(OpKind::Call(op), &vs, regions, l).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
+                Ok(res.into_iter().map(|v| aval(f, v)).collect())
+            })
         })
     }
 
@@ -223,16 +330,20 @@ impl TraceBuilder {
 
     /// The parameters as avals.
     fn params(&self, py: Python<'_>) -> PyResult<Vec<Aval>> {
-        self.with(py, |f| Ok(f.params.iter().map(|&v| aval(f, v)).collect()))
+        errors::guard(|| {
+            self.with(py, |f| Ok(f.params.iter().map(|&v| aval(f, v)).collect()))
+        })
     }
 
     /// Appends a parameter (a value captured from an enclosing trace); returns its aval.
     fn add_param(&self, py: Python<'_>, shape: Vec<i64>, dtype: usize) -> PyResult<Aval> {
-        let ty = TensorType::new(dtype_of(dtype)?, shape);
-        self.with(py, |f| {
-            let v = f.new_value(ty);
-            f.params.push(v);
-            Ok(aval(f, v))
+        errors::guard(|| {
+            let ty = TensorType::new(dtype_of(dtype)?, shape);
+            self.with(py, |f| {
+                let v = f.new_value(ty);
+                f.params.push(v);
+                Ok(aval(f, v))
+            })
         })
     }
 
@@ -240,48 +351,56 @@ impl TraceBuilder {
     /// DTypeError (with `loc`) when the op's shape rule rejects the operands.
     #[pyo3(signature = (op, operands, loc=None))]
     fn push(&self, py: Python<'_>, op: &Op, operands: Vec<u32>, loc: Option<String>) -> PyResult<Vec<Aval>> {
-        self.with(py, |f| {
-            let vs = check_ids(f, &operands)?;
-            let l = loc.as_deref().map(Arc::<str>::from);
-            let res = f.push(op.kind.clone(), &vs, l).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
-            Ok(res.into_iter().map(|v| aval(f, v)).collect())
+        errors::guard(|| {
+            self.with(py, |f| {
+                let vs = check_ids(f, &operands)?;
+                let l = loc.as_deref().map(Arc::<str>::from);
+                let res = f.push(op.kind.clone(), &vs, l).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
+                Ok(res.into_iter().map(|v| aval(f, v)).collect())
+            })
         })
     }
 
     /// Appends a `constant` holding a concrete tensor's value.
     #[pyo3(signature = (tensor, loc=None))]
     fn constant(&self, py: Python<'_>, tensor: &Tensor, loc: Option<String>) -> PyResult<Aval> {
-        self.with(py, |f| {
-            let lit: Literal = tensor.buf.to_literal();
-            let v = f.push1(OpKind::Constant(ConstantOp::Constant { value: lit }), &[], loc.as_deref().map(Arc::<str>::from)).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
-            Ok(aval(f, v))
+        errors::guard(|| {
+            self.with(py, |f| {
+                let lit: Literal = tensor.buf.to_literal();
+                let v = f.push1(OpKind::Constant(ConstantOp::Constant { value: lit }), &[], loc.as_deref().map(Arc::<str>::from)).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
+                Ok(aval(f, v))
+            })
         })
     }
 
     /// Appends `iota {dim}` of the given shape and dtype code.
     fn iota(&self, py: Python<'_>, shape: Vec<i64>, dtype: usize, dim: i64) -> PyResult<Aval> {
-        let ty = TensorType::new(dtype_of(dtype)?, shape);
-        self.with(py, |f| {
-            let v = f.push1(OpKind::Constant(ConstantOp::Iota { dim, ty }), &[], None).map_err(|e| errors::dialect(py, &e, None))?;
-            Ok(aval(f, v))
+        errors::guard(|| {
+            let ty = TensorType::new(dtype_of(dtype)?, shape);
+            self.with(py, |f| {
+                let v = f.push1(OpKind::Constant(ConstantOp::Iota { dim, ty }), &[], None).map_err(|e| errors::dialect(py, &e, None))?;
+                Ok(aval(f, v))
+            })
         })
     }
 
     /// Appends a call of function (or transform declaration) `callee` of the module.
     #[pyo3(signature = (callee, operands, loc=None))]
     fn call(&self, py: Python<'_>, callee: &str, operands: Vec<u32>, loc: Option<String>) -> PyResult<Vec<Aval>> {
-        let (params, results) = {
-            let sh = lock(&self.shared);
-            let g = sh.func(callee).ok_or_else(|| PyValueError::new_err(format!("call: unknown function @{callee}")))?;
-            (g.param_types(), g.result_types())
-        };
-        self.with(py, |f| {
-            let vs = check_ids(f, &operands)?;
-            let tys: Vec<&TensorType> = vs.iter().map(|v| f.ty(*v)).collect();
-            quabla_dialect::ops::call::check_call(callee, &tys, &results, &params, &results).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
-            let l = loc.as_deref().map(Arc::<str>::from);
-            let res = f.push(OpKind::Call(CallOp::Call { callee: callee.to_string(), results }), &vs, l).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
-            Ok(res.into_iter().map(|v| aval(f, v)).collect())
+        errors::guard(|| {
+            let (params, results) = {
+                let sh = lock(&self.shared);
+                let g = sh.func(callee).ok_or_else(|| PyValueError::new_err(format!("call: unknown function @{callee}")))?;
+                (g.param_types(), g.result_types())
+            };
+            self.with(py, |f| {
+                let vs = check_ids(f, &operands)?;
+                let tys: Vec<&TensorType> = vs.iter().map(|v| f.ty(*v)).collect();
+                quabla_dialect::ops::call::check_call(callee, &tys, &results, &params, &results).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
+                let l = loc.as_deref().map(Arc::<str>::from);
+                let res = f.push(OpKind::Call(CallOp::Call { callee: callee.to_string(), results }), &vs, l).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
+                Ok(res.into_iter().map(|v| aval(f, v)).collect())
+            })
         })
     }
 
@@ -290,37 +409,41 @@ impl TraceBuilder {
     /// and its (parameter, result) types.
     #[pyo3(signature = (kind, of, in_axes=None, out_axes=None, size=0))]
     fn declare(&self, kind: &str, of: &str, in_axes: Option<Vec<i64>>, out_axes: Option<Vec<i64>>, size: i64) -> PyResult<(String, Vec<Spec>, Vec<Spec>)> {
-        let kind = match kind {
-            "jvp" => TransformKind::Jvp,
-            "vjp" => TransformKind::Vjp,
-            "vmap" => TransformKind::Vmap { in_axes: axes(in_axes.unwrap_or_default()), out_axes: axes(out_axes.unwrap_or_default()), size },
-            other => return Err(PyValueError::new_err(format!("declare: unknown transform {other:?}"))),
-        };
-        let mut sh = lock(&self.shared);
-        let g = sh.func(of).ok_or_else(|| PyValueError::new_err(format!("declare: unknown function @{of}")))?;
-        let (gp, gr) = (g.param_types(), g.result_types());
-        if let TransformKind::Vmap { in_axes, out_axes, size } = &kind {
-            let bad = in_axes.len() != gp.len() || out_axes.len() != gr.len() || *size < 1 || in_axes.iter().zip(&gp).chain(out_axes.iter().zip(&gr)).any(|(a, t)| a.is_some_and(|a| a as usize > t.rank()));
-            if bad {
-                return Err(PyValueError::new_err(format!("declare: vmap axes {in_axes:?} / {out_axes:?} (size {size}) do not fit @{of}")));
+        errors::guard(|| {
+            let kind = match kind {
+                "jvp" => TransformKind::Jvp,
+                "vjp" => TransformKind::Vjp,
+                "vmap" => TransformKind::Vmap { in_axes: axes(in_axes.unwrap_or_default()), out_axes: axes(out_axes.unwrap_or_default()), size },
+                other => return Err(PyValueError::new_err(format!("declare: unknown transform {other:?}"))),
+            };
+            let mut sh = lock(&self.shared);
+            let g = sh.func(of).ok_or_else(|| PyValueError::new_err(format!("declare: unknown function @{of}")))?;
+            let (gp, gr) = (g.param_types(), g.result_types());
+            if let TransformKind::Vmap { in_axes, out_axes, size } = &kind {
+                let bad = in_axes.len() != gp.len() || out_axes.len() != gr.len() || *size < 1 || in_axes.iter().zip(&gp).chain(out_axes.iter().zip(&gr)).any(|(a, t)| a.is_some_and(|a| a as usize > t.rank()));
+                if bad {
+                    return Err(PyValueError::new_err(format!("declare: vmap axes {in_axes:?} / {out_axes:?} (size {size}) do not fit @{of}")));
+                }
             }
-        }
-        let name = sh.fresh(&format!("{of}_{}", kind.name()));
-        let t = Transform { kind, of: of.to_string() };
-        let (p, r) = t.signature(&gp, &gr);
-        sh.funcs.push(Func::declaration(name.clone(), &p, &r, t));
-        Ok((name, p.iter().map(spec).collect(), r.iter().map(spec).collect()))
+            let name = sh.fresh(&format!("{of}_{}", kind.name()));
+            let t = Transform { kind, of: of.to_string() };
+            let (p, r) = t.signature(&gp, &gr);
+            sh.funcs.push(Func::declaration(name.clone(), &p, &r, t));
+            Ok((name, p.iter().map(spec).collect(), r.iter().map(spec).collect()))
+        })
     }
 
     /// Expands the transform declaration `name` (and what it depends on) on a copy of the
     /// module; returns the error message when the expansion fails (e.g. a mapped result
     /// with out_axes None), else None.
-    fn check_transform(&self, name: &str) -> Option<String> {
-        let sh = lock(&self.shared);
-        let all = Module { funcs: sh.funcs.clone() };
-        let keep = all.reachable([name]);
-        let mut m = Module { funcs: all.funcs.into_iter().filter(|f| keep.contains(&f.name)).collect() };
-        quabla_passes::autodiff::autodiff(&mut m).err().map(|e| e.to_string())
+    fn check_transform(&self, name: &str) -> PyResult<Option<String>> {
+        errors::guard(|| Ok({
+            let sh = lock(&self.shared);
+            let all = Module { funcs: sh.funcs.clone() };
+            let keep = all.reachable([name]);
+            let mut m = Module { funcs: all.funcs.into_iter().filter(|f| keep.contains(&f.name)).collect() };
+            quabla_passes::autodiff::autodiff(&mut m).err().map(|e| e.to_string())
+        }))
     }
 
     /// True once `finish` or `abandon` was called.
@@ -332,34 +455,38 @@ impl TraceBuilder {
     /// Sets the outputs and closes the trace. The top-level builder returns the traced
     /// program; a child adds its function to the module and returns its name and result avals.
     fn finish(&self, py: Python<'_>, outputs: Vec<u32>) -> PyResult<Py<PyAny>> {
-        let mut st = lock(&self.state);
-        if st.closed {
-            return Err(leaked(py));
-        }
-        let outs = check_ids(&st.func, &outputs)?;
-        st.func.outputs = outs;
-        st.closed = true;
-        let func = st.func.clone();
-        drop(st);
-        if self.top {
-            let mut funcs = vec![func];
-            funcs.extend(lock(&self.shared).funcs.iter().cloned());
-            let m = Module { funcs };
-            m.verify().map_err(|e| errors::dialect(py, &e, None))?;
-            return Ok(Py::new(py, Program { module: m })?.into_any());
-        }
-        let results: Vec<Aval> = func.outputs.iter().map(|&v| aval(&func, v)).collect();
-        let name = func.name.clone();
-        if self.region {
-            return Ok((name, results).into_pyobject(py)?.into_any().unbind());
-        }
-        lock(&self.shared).funcs.push(func);
-        Ok((name, results).into_pyobject(py)?.into_any().unbind())
+        errors::guard(|| {
+            let mut st = lock(&self.state);
+            if st.closed {
+                return Err(leaked(py));
+            }
+            let outs = check_ids(&st.func, &outputs)?;
+            st.func.outputs = outs;
+            st.closed = true;
+            let func = st.func.clone();
+            drop(st);
+            if self.top {
+                let mut funcs = vec![func];
+                funcs.extend(lock(&self.shared).funcs.iter().cloned());
+                let m = Module { funcs };
+                m.verify().map_err(|e| errors::dialect(py, &e, None))?;
+                return Ok(Py::new(py, Program { module: m })?.into_any());
+            }
+            let results: Vec<Aval> = func.outputs.iter().map(|&v| aval(&func, v)).collect();
+            let name = func.name.clone();
+            if self.region {
+                return Ok((name, results).into_pyobject(py)?.into_any().unbind());
+            }
+            lock(&self.shared).funcs.push(func);
+            Ok((name, results).into_pyobject(py)?.into_any().unbind())
+        })
     }
 
     /// Closes the trace without a program (the traced function raised).
-    fn abandon(&self) {
-        lock(&self.state).closed = true;
+    fn abandon(&self) -> PyResult<()> {
+        errors::guard(|| Ok({
+            lock(&self.state).closed = true;
+        }))
     }
 }
 
@@ -378,25 +505,31 @@ impl Program {
     /// The traced module as MLIR (quabla dialect, generic form, with the user's locations):
     /// `@main` and, for programs with transforms, the traced private functions and the
     /// transform declarations.
-    fn as_text(&self) -> String {
-        self.module.to_mlir()
+    fn as_text(&self) -> PyResult<String> {
+        errors::guard(|| Ok({
+            self.module.to_mlir()
+        }))
     }
 
     /// The module after quabla-autodiff, quabla-inline, quabla-canonicalize and
     /// quabla-symbol-dce (what is compiled).
     fn optimized_text(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(optimize(py, &self.module)?.to_mlir())
+        errors::guard(|| {
+            Ok(optimize(py, &self.module)?.to_mlir())
+        })
     }
 
     /// The optimized module exported to StableHLO (generic form, public `@main`), for XLA,
     /// IREE and other StableHLO consumers (docs/stablehlo.md).
     fn stablehlo_text(&self, py: Python<'_>) -> PyResult<String> {
-        let m = optimize(py, &self.module)?;
-        let emitter = quabla_compiler::emitter("stablehlo").map_err(|e| compile_error(py, &e))?;
-        match emitter.kind {
-            EmitKind::Text(export) => export(&m, &Default::default()).map_err(|e| compile_error(py, &e)),
-            EmitKind::Mlir { .. } => Err(errors::new(py, "QuablaError", "internal error: the stablehlo emitter is not a text emitter")),
-        }
+        errors::guard(|| {
+            let m = optimize(py, &self.module)?;
+            let emitter = quabla_compiler::emitter("stablehlo").map_err(|e| compile_error(py, &e))?;
+            match emitter.kind {
+                EmitKind::Text(export) => export(&m, &Default::default()).map_err(|e| compile_error(py, &e)),
+                EmitKind::Mlir { .. } => Err(errors::new(py, "QuablaError", "internal error: the stablehlo emitter is not a text emitter")),
+            }
+        })
     }
 
     /// Number of ops in `@main` before optimization.
@@ -407,7 +540,9 @@ impl Program {
 
     /// Number of ops in `@main` after optimization (the compiled graph).
     fn optimized_num_ops(&self, py: Python<'_>) -> PyResult<usize> {
-        Ok(main_of(&optimize(py, &self.module)?).ops.len())
+        errors::guard(|| {
+            Ok(main_of(&optimize(py, &self.module)?).ops.len())
+        })
     }
 
     /// Number of functions of the traced module (declarations included).
@@ -420,10 +555,12 @@ impl Program {
     /// or for the reference interpreter with `interpret=True`.
     #[pyo3(signature = (interpret=false, device=None))]
     fn compile(&self, py: Python<'_>, interpret: bool, device: Option<&str>) -> PyResult<Compiled> {
-        let device = if interpret { "interp" } else { device.unwrap_or(quabla_runtime::DEFAULT_DEVICE) };
-        let (exe, device) = compile_module(py, &self.module, device, Caller::Jit)?;
-        let (inputs, outputs) = (exe.input_types().to_vec(), exe.output_types().to_vec());
-        Ok(Compiled { exe, device, inputs, outputs })
+        errors::guard(|| {
+            let device = if interpret { "interp" } else { device.unwrap_or(quabla_runtime::DEFAULT_DEVICE) };
+            let (exe, device) = compile_module(py, &self.module, device, Caller::Jit)?;
+            let (inputs, outputs) = (exe.input_types().to_vec(), exe.output_types().to_vec());
+            Ok(Compiled { exe, device, inputs, outputs })
+        })
     }
 }
 

@@ -26,15 +26,33 @@ GROUPS = [
                     "logsumexp", "softmax"]),
     ("Products", ["matmul", "dot", "einsum", "tensordot"]),
     ("Shapes and indexing", ["reshape", "ravel", "transpose", "swapaxes", "expand_dims", "squeeze", "broadcast_to",
-                             "concatenate", "concat", "stack", "split", "take"]),
+                             "concatenate", "concat", "stack", "split", "take", "take_along_axis"]),
     ("Transforms", ["jit", "export", "grad", "value_and_grad", "jvp", "vjp", "jacobian", "hessian", "vmap", "ShapeDtype",
                     "Lowered", "Compiled", "Tracer",
                     "jacfwd", "jacrev", "linearize"]),
     ("Control flow", ["cond", "switch", "while_loop", "fori_loop", "stop_gradient"]),
+    ("Loops and dynamic slicing", ["scan", "dynamic_slice", "dynamic_update_slice"]),
+    ("Custom derivatives", ["custom_jvp", "custom_vjp"]),
+    ("Convolutions, windows and cumulative reductions", ["conv_general_dilated", "conv", "convolve", "correlate",
+                                                        "reduce_window", "max_pool", "avg_pool", "cumsum", "cumprod",
+                                                        "cummax", "cummin", "cumlogsumexp"]),
     ("quabla.optim", ["optim.Adam", "optim.SGD"]),
+    ("quabla.sharding and quabla.distributed (the xla executor)", ["sharding.Mesh", "sharding.make_mesh", "sharding.PartitionSpec",
+                                                                   "sharding.NamedSharding", "sharding.device_put",
+                                                                   "sharding.make_array_from_process_local_data", "sharding.devices",
+                                                                   "sharding.local_devices", "sharding.device_count",
+                                                                   "sharding.process_index", "sharding.process_count",
+                                                                   "sharding.available", "distributed.value_and_grad",
+                                                                   "distributed.initialize", "distributed.shutdown"]),
+    ("quabla.linalg", ["linalg.cholesky", "linalg.solve", "linalg.solve_triangular", "linalg.inv", "linalg.det",
+                       "linalg.slogdet", "linalg.lu_factor", "linalg.qr", "linalg.eigh", "linalg.eigvalsh", "linalg.svd",
+                       "linalg.svdvals", "linalg.norm", "linalg.pinv", "linalg.lstsq", "linalg.matrix_power"]),
+    ("quabla.scipy.linalg", ["scipy.linalg.cholesky", "scipy.linalg.cho_factor", "scipy.linalg.cho_solve",
+                             "scipy.linalg.solve_triangular", "scipy.linalg.lu_factor"]),
     ("Errors", ["QuablaError", "UnsupportedOperationError", "TracerError", "RetraceLimitError", "ShapeError",
                 "DTypeError", "BatchingError",
-                "ArgumentError", "tree.PyTreeError", "ArraySizeError", "OutOfMemoryError", "ArgumentTypeError", "ZeroStepError"]),
+                "ArgumentError", "tree.PyTreeError", "ArraySizeError", "OutOfMemoryError", "ArgumentTypeError", "ZeroStepError",
+                "InvalidIndexError", "InvalidArgumentError", "ScalarOverflowError"]),
     ("quabla.tree", ["tree.flatten", "tree.unflatten", "tree.map", "tree.TreeDef",
                      "tree.leaves", "tree.structure", "tree.reduce", "tree.all", "tree.flatten_with_path",
                      "tree.leaves_with_path", "tree.map_with_path", "tree.keystr", "tree.SequenceKey", "tree.DictKey",
@@ -42,6 +60,24 @@ GROUPS = [
                      "tree.register_pytree_with_keys", "tree.register_dataclass"]),
     ("quabla.typing", ["Array", "typing.ArrayLike", "typing.DTypeLike"]),
     ("quabla.test_util", ["test_util.check_grads"]),
+    ("quabla.debug", ["debug.print", "debug.callback"]),
+    ("Unsigned integers and bit operations", ["uint8", "uint32", "iinfo", "shift_left", "shift_right_logical",
+                                               "shift_right_arithmetic", "left_shift", "right_shift",
+                                               "bitwise_left_shift", "bitwise_right_shift", "bitwise_not",
+                                               "bitwise_invert", "population_count", "bitwise_count"]),
+    ("quabla.random", ["random.key", "random.PRNGKey", "random.key_data", "random.wrap_key_data", "random.split",
+                       "random.fold_in", "random.bits", "random.uniform", "random.normal", "random.randint",
+                       "random.bernoulli", "random.categorical", "random.choice", "random.permutation",
+                       "random.truncated_normal", "random.gumbel", "random.exponential", "random.threefry_2x32"]),
+    ("NumPy breadth", ["square", "cbrt", "log2", "log10", "sinh", "cosh", "arcsin", "arccos", "arctan", "arctan2",
+                       "arcsinh", "arccosh", "arctanh", "asin", "acos", "atan", "atan2", "asinh", "acosh", "atanh",
+                       "hypot", "isnan", "isinf", "isposinf", "isneginf", "nan_to_num", "isclose", "allclose",
+                       "outer", "inner", "vdot", "kron", "diag", "diagonal", "trace", "tril", "triu", "tri",
+                       "meshgrid", "atleast_1d", "atleast_2d", "vstack", "hstack", "column_stack", "pad", "roll",
+                       "flip", "fliplr", "flipud", "repeat", "tile", "diff", "sort", "argsort", "top_k"]),
+    ("quabla.nn", ["nn." + n for n in qb.nn.__all__]),
+    ("quabla.scipy", ["scipy.special." + n for n in qb.scipy.special.__all__]
+     + ["scipy.stats.norm." + n for n in ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")]),
 ]
 
 # Type aliases (no docstring of their own): the text documenting them.
@@ -86,7 +122,7 @@ def reference():
             sig = _sig(obj) if not inspect.isclass(obj) or n in ("ShapeDtype",) else ""
             doc = inspect.getdoc(obj) or ""
             out += [f"#### {kind}`qb.{n}{sig}`", "", doc, ""]
-    missing = [n for n in qb.__all__ if n not in documented and n not in ("tree", "optim", "typing", "test_util")]
+    missing = [n for n in qb.__all__ if n not in documented and n not in ("tree", "optim", "typing", "test_util", "random", "linalg", "nn", "scipy", "sharding", "distributed", "debug")]
     missing += [n for n in ("abs", "all", "any", "max", "min", "round", "sum") if n not in documented]
     if missing:
         raise SystemExit(f"undocumented public names: {missing}")

@@ -17,7 +17,10 @@ use melior::utility::parse_pass_pipeline;
 use melior::Context;
 use quabla_dialect::mlir::new_context;
 use quabla_dialect::{DotOp, Module, TensorType};
-use quabla_lowering::{lower_for_cpu, CpuOptions};
+use quabla_lowering::{lower_for_cpu, CpuModule, CpuOptions};
+
+use crate::objcache;
+use crate::parallel::{tag_loops, threads_for};
 
 use crate::buffer::Buffer;
 use crate::executor::{check_inputs, CompileOptions, Executable, Executor, RuntimeError};
@@ -78,32 +81,118 @@ fn verify_each() -> bool {
     *ON.get_or_init(|| std::env::var_os("QUABLA_VERIFY_EACH").is_some())
 }
 
+/// The CPU time of the process so far, in ms (all threads: MLIR may run passes on a pool), for
+/// the phase log of `QUABLA_LOG_COMPILES` (wall times mislead on a loaded machine).
+pub fn cpu_ms() -> f64 {
+    #[repr(C)]
+    struct Timespec {
+        sec: i64,
+        nsec: i64,
+    }
+    unsafe extern "C" {
+        fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+    }
+    const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: a plain out-parameter.
+    unsafe { clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.sec as f64 * 1e3 + ts.nsec as f64 * 1e-6
+}
+
 /// `QUABLA_DUMP_IR`: the directory that receives every stage of a compile.
 fn dump_dir() -> Option<std::ffi::OsString> {
     std::env::var_os("QUABLA_DUMP_IR")
 }
 
-fn lower_in<'c>(ctx: &'c Context, m: &Module, opts: &CompileOptions) -> Result<MlirModule<'c>, RuntimeError> {
-    let t0 = std::time::Instant::now();
-    let cm = lower_for_cpu(m, &CpuOptions { vectorize: opts.vectorize, transform: false })?;
-    let text = &cm.text;
+/// The chunk size of long functions: functions of more than this many quabla ops (nested
+/// ops included) are outlined into private functions of at most this many ops, called in
+/// sequence (`quabla_passes::outline`), before the linalg lowering. Empty-tensor
+/// elimination, one-shot bufferization and LLVM's optimizer and code generator grow faster
+/// than linearly in the size of one function; bounded functions keep the compile time of
+/// long programs linear in their length (bench/compile_time.py). `QUABLA_OUTLINE_OPS=N`
+/// sets the size (0: never outline).
+fn outline_ops() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| std::env::var("QUABLA_OUTLINE_OPS").ok().and_then(|v| v.parse().ok()).unwrap_or(quabla_passes::outline::DEFAULT_MAX_OPS))
+}
+
+/// `m` with its long functions outlined into chunks (see [`outline_ops`]), and the chunks' names.
+fn outline_long(m: &Module) -> (std::borrow::Cow<'_, Module>, Vec<String>) {
+    let n = outline_ops();
+    if n == 0 || m.funcs.iter().all(|f| quabla_passes::outline::func_weight(f) <= n) {
+        return (std::borrow::Cow::Borrowed(m), vec![]);
+    }
+    let mut o = m.clone();
+    let names = quabla_passes::outline::outline(&mut o, n);
+    (std::borrow::Cow::Owned(o), names)
+}
+
+/// Marks the outlined chunks `noinline`: LLVM's inliner would otherwise put each single-call
+/// chunk back into its caller and rebuild the long function.
+fn keep_outlined(ctx: &Context, module: &mut MlirModule, chunks: &[String]) {
+    if chunks.is_empty() {
+        return;
+    }
+    let names: std::collections::HashSet<&str> = chunks.iter().map(String::as_str).collect();
+    let Some(noinline) = melior::ir::Attribute::parse(ctx, "[\"noinline\"]") else { return };
+    let body = module.body();
+    let mut op = body.first_operation_mut();
+    while let Some(mut o) = op {
+        let named = o.attribute("sym_name").ok().and_then(|a| melior::ir::attribute::StringAttribute::try_from(a).ok()).is_some_and(|s| names.contains(s.value()));
+        if named && o.name().as_string_ref().as_str() == Ok("llvm.func") {
+            o.set_attribute("passthrough", noinline);
+        }
+        op = o.next_in_block_mut();
+    }
+}
+
+/// The linalg-level text and upstream pipeline of `m` (Quabla's own lowering; no MLIR yet),
+/// and the names of the chunks long functions were outlined into.
+fn lower_text(m: &Module, opts: &CompileOptions) -> Result<(CpuModule, Vec<String>), RuntimeError> {
+    let (t0, c0) = (std::time::Instant::now(), cpu_ms());
+    let (m, chunks) = outline_long(m);
+    let m = m.as_ref();
+    let cm = lower_for_cpu(m, &CpuOptions { vectorize: opts.vectorize, transform: false, threads: threads_for(opts) as i64 })?;
     if let Some(dir) = dump_dir() {
         let _ = std::fs::create_dir_all(&dir);
         let _ = std::fs::write(std::path::Path::new(&dir).join("quabla.mlir"), m.to_mlir());
-        let _ = std::fs::write(std::path::Path::new(&dir).join("linalg.mlir"), text);
+        let _ = std::fs::write(std::path::Path::new(&dir).join("linalg.mlir"), &cm.text);
         let _ = std::fs::write(std::path::Path::new(&dir).join("pipeline.txt"), &cm.pipeline);
     }
-    let t1 = std::time::Instant::now();
-    let mut t2 = t1;
+    if log_compiles() {
+        eprintln!("[quabla] lower to linalg text {:.2} ms, cpu {:.2} ms ({} chunk functions)", t0.elapsed().as_secs_f64() * 1e3, cpu_ms() - c0, chunks.len());
+    }
+    Ok((cm, chunks))
+}
+
+fn lower_in<'c>(ctx: &'c Context, m: &Module, opts: &CompileOptions) -> Result<MlirModule<'c>, RuntimeError> {
+    let (cm, chunks) = lower_text(m, opts)?;
+    let mut module = to_llvm(ctx, &cm)?;
+    keep_outlined(ctx, &mut module, &chunks);
+    Ok(module)
+}
+
+/// Parses the linalg text and runs the upstream pipeline to the LLVM dialect.
+fn to_llvm<'c>(ctx: &'c Context, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeError> {
+    let (t1, c1) = (std::time::Instant::now(), cpu_ms());
+    let (mut t2, mut c2) = (t1, c1);
     let r = with_diagnostics(ctx, || {
-        let mut module = MlirModule::parse(ctx, text)?;
-        t2 = std::time::Instant::now();
+        let mut module = MlirModule::parse(ctx, &cm.text)?;
+        (t2, c2) = (std::time::Instant::now(), cpu_ms());
         let pm = PassManager::new(ctx);
         // The input was verified by the parser; upstream passes are not re-verified after
         // each step unless asked (QUABLA_VERIFY_EACH).
         pm.enable_verifier(verify_each());
         if std::env::var("QUABLA_LOG_COMPILES").is_ok_and(|v| v == "passes") {
             unsafe { mlir_sys::mlirPassManagerEnableTiming(pm.to_raw()) };
+        }
+        if let Some(pre) = &cm.tag_pipeline {
+            // Fusion first, then the large generics it left are tagged for the script.
+            let first = PassManager::new(ctx);
+            first.enable_verifier(verify_each());
+            parse_pass_pipeline(first.as_operation_pass_manager(), pre).ok()?;
+            first.run(&mut module).ok()?;
+            tag_loops(ctx, &mut module, cm.threads);
         }
         parse_pass_pipeline(pm.as_operation_pass_manager(), &cm.pipeline).ok()?;
         if log_compiles() {
@@ -115,9 +204,21 @@ fn lower_in<'c>(ctx: &'c Context, m: &Module, opts: &CompileOptions) -> Result<M
     .map_err(RuntimeError::Compile);
     if log_compiles() {
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-        eprintln!("[quabla] lower to linalg text {:.2} ms, parse {:.2} ms, upstream pipeline {:.2} ms", ms(t1 - t0), ms(t2 - t1), ms(t2.elapsed()));
+        eprintln!("[quabla] parse {:.2} ms (cpu {:.2}), upstream pipeline {:.2} ms (cpu {:.2})", ms(t2 - t1), c2 - c1, ms(t2.elapsed()), cpu_ms() - c2);
     }
     r
+}
+
+/// The persistent cache's key of a compile: everything the object code depends on (see
+/// `objcache`).
+fn cache_key(cm: &CpuModule, entry: &str, level: usize, host: bool) -> String {
+    let (mut major, mut minor, mut patch) = (0u32, 0u32, 0u32);
+    // SAFETY: plain out-parameters.
+    unsafe { LLVMGetVersion(&mut major, &mut minor, &mut patch) };
+    let llvm = format!("{major}.{minor}.{patch}");
+    let (cpu, features) = if host { host_target().clone() } else { (String::new(), String::new()) };
+    let level = level.to_string();
+    objcache::key(&[cm.text.as_bytes(), cm.pipeline.as_bytes(), entry.as_bytes(), level.as_bytes(), cpu.as_bytes(), features.as_bytes(), llvm.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes()])
 }
 
 impl Executor for CpuExecutor {
@@ -128,13 +229,44 @@ impl Executor for CpuExecutor {
     fn compile(&self, m: &Module, entry: &str, opts: &CompileOptions) -> Result<Arc<dyn Executable>, RuntimeError> {
         let f = m.func(entry).filter(|f| f.public).ok_or_else(|| RuntimeError::NoEntry(entry.to_string()))?;
         let (inputs, outputs) = (f.param_types(), f.result_types());
+        let template = DescTemplate::new(&inputs, &outputs);
+        let (cm, chunks) = lower_text(m, opts)?;
+        let level = effective_opt_level(m, opts.opt_level.min(3));
+        let host = level > 0 && std::env::var_os("QUABLA_NO_HOST_TARGET").is_none();
+        let name = format!("_mlir__mlir_ciface_{entry}");
+        // The persistent cache: a hit loads the object without MLIR or LLVM code generation.
+        // QUABLA_DUMP_IR wants every stage of a real compile: no cache then.
+        let cache = objcache::dir().filter(|_| dump_dir().is_none()).map(|d| {
+            let key = cache_key(&cm, entry, level, host);
+            (d, key)
+        });
+        if let Some((dir, key)) = &cache {
+            if let Some((flags, obj)) = objcache::load(dir, key) {
+                let t = std::time::Instant::now();
+                match load_object(&obj, &name) {
+                    Ok((jit, sym)) => {
+                        if log_compiles() {
+                            eprintln!("[quabla] compile cache hit for @{entry}: object loaded in {:.2} ms ({})", t.elapsed().as_secs_f64() * 1e3, dir.display());
+                        }
+                        let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
+                        return Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, guarded: flags.guarded, engine: Engine::Orc(jit) }));
+                    }
+                    Err(e) => {
+                        objcache::warn(&format!("the loader rejected an entry ({e}); it is rebuilt"));
+                        objcache::remove(dir, key);
+                    }
+                }
+            } else if log_compiles() {
+                eprintln!("[quabla] compile cache miss for @{entry} ({})", dir.display());
+            }
+        }
         let guard = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
         let ctx = &guard.0;
-        let module = lower_in(ctx, m, opts)?;
-        let t_jit = std::time::Instant::now();
-        let level = effective_opt_level(m, opts.opt_level.min(3));
-        let mut module = module;
-        if level > 0 && std::env::var_os("QUABLA_NO_HOST_TARGET").is_none() {
+        let mut module = to_llvm(ctx, &cm)?;
+        keep_outlined(ctx, &mut module, &chunks);
+        let guarded = guard_allocations(ctx, &mut module);
+        let (t_jit, c_jit) = (std::time::Instant::now(), cpu_ms());
+        if host {
             set_host_target(ctx, &mut module);
         }
         if let Some(dir) = dump_dir() {
@@ -142,15 +274,26 @@ impl Executor for CpuExecutor {
         }
         // The runner utilities are only loaded when the code calls into them.
         let needs_utils = calls_runtime(&module);
+        // The object is kept (for the cache or a dump) only when asked; cached objects are
+        // position-independent so any later process can link them anywhere.
+        let keep_object = cache.is_some() || dump_dir().is_some();
         let engine = with_diagnostics(ctx, || {
-            let utils = if needs_utils { runner_utils() } else { &[] };
-            let libs: Vec<mlir_sys::MlirStringRef> = utils.iter().map(|p| melior::StringRef::new(&p[..p.len() - 1]).to_raw()).collect();
-            let raw = unsafe { mlir_sys::mlirExecutionEngineCreate(module.to_raw(), level as i32, libs.len() as i32, libs.as_ptr(), dump_dir().is_some(), false) };
+            let raw = unsafe { mlir_sys::mlirExecutionEngineCreate(module.to_raw(), level as i32, 0, std::ptr::null(), keep_object, cache.is_some()) };
             (!raw.ptr.is_null()).then_some(raw)
         })
         .map_err(|e| RuntimeError::Compile(format!("the JIT rejected the module: {e}")))?;
-        let t_created = std::time::Instant::now();
-        let name = format!("_mlir__mlir_ciface_{entry}");
+        // The linear-algebra kernels the lowering calls (before the first lookup links them).
+        unsafe { crate::linalg_kernels::register(engine) };
+        unsafe { crate::callback::register(engine) };
+        let (t_created, c_created) = (std::time::Instant::now(), cpu_ms());
+        // SAFETY: the engine is alive; the symbols are C functions of the signatures the
+        // module declares (`(i64) -> !llvm.ptr`; `(i64, ptr, ptr) -> ()`).
+        if guarded {
+            unsafe { mlir_sys::mlirExecutionEngineRegisterSymbol(engine, melior::StringRef::new(GUARDED_MALLOC).to_raw(), quabla_rt_malloc as *mut c_void) };
+        }
+        if needs_utils {
+            unsafe { mlir_sys::mlirExecutionEngineRegisterSymbol(engine, melior::StringRef::new("memrefCopy").to_raw(), memrefCopy as *mut c_void) };
+        }
         let sym = unsafe { mlir_sys::mlirExecutionEngineLookup(engine, melior::StringRef::new(&name).to_raw()) };
         if sym.is_null() {
             unsafe { mlir_sys::mlirExecutionEngineDestroy(engine) };
@@ -162,21 +305,69 @@ impl Executor for CpuExecutor {
             let path = path.to_string_lossy();
             unsafe { mlir_sys::mlirExecutionEngineDumpToObjectFile(engine, melior::StringRef::new(&path).to_raw()) };
         }
+        if let Some((dir, key)) = &cache {
+            save_object(engine, dir, key, objcache::Flags { guarded, needs_utils });
+        }
         if log_compiles() {
             let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
             eprintln!(
-                "[quabla] LLVM JIT (O{level}) {:.2} ms for @{entry} (translate + optimize {:.2} ms, codegen + link {:.2} ms{})",
+                "[quabla] LLVM JIT (O{level}) {:.2} ms for @{entry} (translate + optimize {:.2} ms, cpu {:.2}; codegen + link {:.2} ms, cpu {:.2}{})",
                 ms(t_jit.elapsed()),
                 ms(t_created - t_jit),
+                c_created - c_jit,
                 ms(t_created.elapsed()),
-                if needs_utils { ", with runner utils" } else { "" }
+                cpu_ms() - c_created,
+                if needs_utils { ", with memrefCopy" } else { "" }
             );
         }
         // SAFETY: the packed interface has signature void(void**).
         let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
-        let template = DescTemplate::new(&inputs, &outputs);
-        Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, engine: Engine(engine) }))
+        Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, guarded, engine: Engine::Mlir(engine) }))
     }
+}
+
+/// Writes the engine's object into the cache under `key`.
+fn save_object(engine: mlir_sys::MlirExecutionEngine, dir: &std::path::Path, key: &str, flags: objcache::Flags) {
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        objcache::warn(&format!("cannot create {}: {e}", dir.display()));
+        return;
+    }
+    let tmp = objcache::temp_path(dir, "o");
+    let path = tmp.to_string_lossy();
+    // SAFETY: the engine is alive and was created with object dumping enabled.
+    unsafe { mlir_sys::mlirExecutionEngineDumpToObjectFile(engine, melior::StringRef::new(&path).to_raw()) };
+    match std::fs::read(&tmp) {
+        Ok(obj) if !obj.is_empty() => objcache::store(dir, key, flags, &obj),
+        Ok(_) => objcache::warn("the JIT produced no object to cache"),
+        Err(e) => objcache::warn(&format!("cannot read the object the JIT wrote to {}: {e}", tmp.display())),
+    }
+    let _ = std::fs::remove_file(&tmp);
+}
+
+/// Links a cached object in a fresh ORC JIT (csrc/objload.c): the JIT and the entry's address.
+fn load_object(obj: &[u8], name: &str) -> Result<(*mut c_void, *mut c_void), String> {
+    let entry = std::ffi::CString::new(name).map_err(|e| e.to_string())?;
+    // The linear-algebra kernels, defined in the JIT like the MLIR engine's registered symbols.
+    let mut extra = crate::linalg_kernels::symbols();
+    extra.extend(crate::callback::symbols());
+    let names: Vec<std::ffi::CString> = extra.iter().map(|(n, _)| std::ffi::CString::new(*n).expect("no NUL in a symbol")).collect();
+    let name_ptrs: Vec<*const std::ffi::c_char> = names.iter().map(|n| n.as_ptr()).collect();
+    let addrs: Vec<*mut c_void> = extra.iter().map(|(_, p)| *p as *mut c_void).collect();
+    let (mut func, mut err): (*mut c_void, *mut std::ffi::c_char) = (std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: the buffers outlive the call (the loader copies the object and the names);
+    // out-parameters.
+    let jit = unsafe { quabla_orc_load(obj.as_ptr(), obj.len(), entry.as_ptr(), name_ptrs.as_ptr(), addrs.as_ptr(), addrs.len(), &mut func, &mut err) };
+    if jit.is_null() || func.is_null() {
+        let msg = if err.is_null() { "unknown error".to_string() } else { unsafe { std::ffi::CStr::from_ptr(err) }.to_string_lossy().into_owned() };
+        if !err.is_null() {
+            unsafe { quabla_orc_free(err) };
+        }
+        if !jit.is_null() {
+            unsafe { quabla_orc_dispose(jit) };
+        }
+        return Err(msg);
+    }
+    Ok((jit, func))
 }
 
 /// Programs whose estimated work per call is at most this many element operations are
@@ -189,18 +380,7 @@ const SMALL_WORK: i64 = 4096;
 
 /// The LLVM level for `m`: `requested`, or 0 for programs below [`SMALL_WORK`].
 fn effective_opt_level(m: &Module, requested: usize) -> usize {
-    let mut work = 0i64;
-    for f in &m.funcs {
-        for o in &f.ops {
-            let out: i64 = o.results.iter().map(|r| f.ty(*r).num_elements() as i64).sum();
-            // A contraction does K multiply-adds per result element.
-            let k = match &o.kind {
-                quabla_dialect::OpKind::Dot(DotOp::DotGeneral { dims }) => dims.lhs_contracting_dimensions.iter().map(|&d| f.ty(o.operands[0]).shape[d as usize]).product(),
-                _ => 1,
-            };
-            work = work.saturating_add(out.saturating_mul(k));
-        }
-    }
+    let work = m.funcs.iter().fold(0i64, |w, f| w.saturating_add(ops_work(f, &f.ops)));
     if work <= SMALL_WORK {
         0
     } else {
@@ -208,7 +388,36 @@ fn effective_opt_level(m: &Module, requested: usize) -> usize {
     }
 }
 
+/// The element operations of `ops` (of function `f`), for [`effective_opt_level`]: per op
+/// the larger of its result elements (times K for a contraction) and its operand elements (a
+/// reduction of a large input has a small result), plus the work of its regions; a loop counts
+/// as large work (its trip count multiplies its body, and is not known in general).
+fn ops_work(f: &quabla_dialect::Func, ops: &[quabla_dialect::Op]) -> i64 {
+    let mut work = 0i64;
+    for o in ops {
+        if matches!(o.kind, quabla_dialect::OpKind::Control(quabla_dialect::ControlOp::While {})) {
+            return i64::MAX;
+        }
+        let elems = |vs: &[quabla_dialect::Value]| vs.iter().map(|v| f.ty(*v).num_elements() as i64).fold(0i64, i64::saturating_add);
+        // A contraction does K multiply-adds per result element.
+        let k: i64 = match &o.kind {
+            quabla_dialect::OpKind::Dot(DotOp::DotGeneral { dims }) => dims.lhs_contracting_dimensions.iter().map(|&d| f.ty(o.operands[0]).shape[d as usize]).product(),
+            _ => 1,
+        };
+        work = work.saturating_add(elems(&o.results).saturating_mul(k).max(elems(&o.operands)));
+        for r in &o.regions {
+            work = work.saturating_add(ops_work(f, &r.ops));
+        }
+    }
+    work
+}
+
 unsafe extern "C" {
+    fn LLVMGetVersion(major: *mut u32, minor: *mut u32, patch: *mut u32);
+    /// csrc/objload.c: links a cached object in a fresh ORC LLJIT.
+    fn quabla_orc_load(obj: *const u8, len: usize, entry: *const std::ffi::c_char, names: *const *const std::ffi::c_char, addrs: *const *mut c_void, n_extra: usize, func: *mut *mut c_void, err: *mut *mut std::ffi::c_char) -> *mut c_void;
+    fn quabla_orc_dispose(jit: *mut c_void);
+    fn quabla_orc_free(msg: *mut std::ffi::c_char);
     fn LLVMGetHostCPUName() -> *mut std::ffi::c_char;
     fn LLVMGetHostCPUFeatures() -> *mut std::ffi::c_char;
     fn LLVMDisposeMessage(message: *mut std::ffi::c_char);
@@ -278,30 +487,58 @@ fn calls_runtime(module: &MlirModule) -> bool {
     false
 }
 
-/// MLIR's C runner utilities (`memrefCopy` for strided copies), loaded into the JIT.
-fn runner_utils() -> &'static [String] {
-    static LIBS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    LIBS.get_or_init(|| {
-        let prefix = std::env::var("QUABLA_LLVM_PREFIX").unwrap_or_else(|_| option_env!("MLIR_SYS_220_PREFIX").unwrap_or("/usr/lib/llvm-22").to_string());
-        let p = format!("{prefix}/lib/libmlir_c_runner_utils.so");
-        if std::path::Path::new(&p).exists() {
-            // The C API reads each path's `data` as a C string: keep a NUL after it.
-            vec![p + "\0"]
-        } else {
-            vec![]
-        }
-    })
-}
-
 type PackedFn = unsafe extern "C" fn(*mut *mut c_void);
 
-struct Engine(mlir_sys::MlirExecutionEngine);
+/// The name compiled code calls instead of `malloc` (see [`guard_allocations`]).
+const GUARDED_MALLOC: &str = "quabla_rt_malloc";
+
+unsafe extern "C" {
+    /// `malloc` that, on failure inside [`quabla_rt_call`], unwinds to it (csrc/alloc_guard.c).
+    fn quabla_rt_malloc(bytes: u64) -> *mut c_void;
+    /// Calls `f(args)` under the allocation guard: 0, or the byte count of the allocation
+    /// that failed (the call was abandoned; its earlier temporaries are leaked).
+    fn quabla_rt_call(f: PackedFn, args: *mut *mut c_void) -> u64;
+    /// csrc/memref_copy.c: the strided copy MLIR's memref lowering calls.
+    fn memrefCopy(elem_size: i64, src: *mut c_void, dst: *mut c_void);
+}
+
+/// Points the module's heap allocations at [`quabla_rt_malloc`]: renames the `llvm.func
+/// @malloc` declaration that the memref lowering emits, and every call of it. Returns whether
+/// the module allocates at all (programs whose temporaries all fused away call no `malloc`
+/// and skip the guard on the per-call path).
+fn guard_allocations(ctx: &Context, module: &mut MlirModule) -> bool {
+    let body = module.body();
+    let mut op = body.first_operation_mut();
+    while let Some(mut o) = op {
+        let is_malloc = o.name().as_string_ref().as_str() == Ok("llvm.func")
+            && o.attribute("sym_name").ok().and_then(|a| melior::ir::attribute::StringAttribute::try_from(a).ok()).is_some_and(|s| s.value() == "malloc");
+        if is_malloc {
+            // SAFETY: the module operation outlives the call; both names are valid symbols.
+            let r = unsafe { mlir_sys::mlirSymbolTableReplaceAllSymbolUses(melior::StringRef::new("malloc").to_raw(), melior::StringRef::new(GUARDED_MALLOC).to_raw(), module.as_operation().to_raw()) };
+            debug_assert!(r.value != 0, "renaming malloc's uses failed");
+            o.set_attribute("sym_name", melior::ir::attribute::StringAttribute::new(ctx, GUARDED_MALLOC).into());
+            return true;
+        }
+        op = o.next_in_block_mut();
+    }
+    false
+}
+
+/// What keeps a program's code alive: the MLIR ExecutionEngine that compiled it, or the ORC
+/// JIT that linked its cached object.
+enum Engine {
+    Mlir(mlir_sys::MlirExecutionEngine),
+    Orc(*mut c_void),
+}
 // SAFETY: the engine is only destroyed (in Drop); its compiled code is immutable and reentrant.
 unsafe impl Send for Engine {}
 unsafe impl Sync for Engine {}
 impl Drop for Engine {
     fn drop(&mut self) {
-        unsafe { mlir_sys::mlirExecutionEngineDestroy(self.0) }
+        match *self {
+            Engine::Mlir(e) => unsafe { mlir_sys::mlirExecutionEngineDestroy(e) },
+            Engine::Orc(j) => unsafe { quabla_orc_dispose(j) },
+        }
     }
 }
 
@@ -332,6 +569,8 @@ struct CpuExecutable {
     outputs: Vec<TensorType>,
     func: PackedFn,
     template: DescTemplate,
+    /// The code allocates temporaries: calls go through the allocation guard.
+    guarded: bool,
     // Keeps the JIT'ed code alive; dropped after `func` is last usable.
     #[allow(dead_code)]
     engine: Engine,
@@ -359,7 +598,7 @@ impl Executable for CpuExecutable {
 
     fn run(&self, inputs: &[&Buffer]) -> Result<Vec<Buffer>, RuntimeError> {
         check_inputs(&self.entry, &self.inputs, inputs)?;
-        let mut outs: Vec<Buffer> = self.outputs.iter().map(|t| Buffer::zeros(t.clone())).collect();
+        let mut outs: Vec<Buffer> = self.outputs.iter().map(|t| Buffer::try_zeros(t.clone())).collect::<Result<_, _>>().map_err(|source| RuntimeError::Buffer { entry: self.entry.clone(), source })?;
         let mut words = self.template.words.clone();
         let n_in = inputs.len();
         for (k, &start) in self.template.starts.iter().enumerate() {
@@ -377,7 +616,15 @@ impl Executable for CpuExecutable {
         // SAFETY: each argument points at a pointer to a descriptor matching the compiled
         // signature (types checked above); inputs are only read (bufferization.writable =
         // false) and outputs are unique, correctly sized buffers.
-        unsafe { (self.func)(args.as_mut_ptr()) };
+        if self.guarded {
+            // SAFETY: as above; the guard only adds a setjmp around the call.
+            let failed = unsafe { quabla_rt_call(self.func, args.as_mut_ptr()) };
+            if failed != 0 {
+                return Err(RuntimeError::OutOfMemory { entry: self.entry.clone(), bytes: failed });
+            }
+        } else {
+            unsafe { (self.func)(args.as_mut_ptr()) };
+        }
         drop(desc_ptrs);
         Ok(outs)
     }

@@ -29,6 +29,9 @@ pub enum RuntimeError {
     /// buffer).
     #[error("{entry}: {source}")]
     Buffer { entry: String, source: crate::buffer::BufferError },
+    /// Compiled code could not allocate a temporary of `bytes` bytes (the call was abandoned).
+    #[error("{entry}: out of memory: the compiled code could not allocate a temporary of {bytes} bytes")]
+    OutOfMemory { entry: String, bytes: u64 },
     /// No device of that name is registered.
     #[error("unknown device `{name}` (registered devices: {known})")]
     UnknownDevice { name: String, known: String },
@@ -44,11 +47,14 @@ pub struct CompileOptions {
     pub opt_level: usize,
     /// Vectorise elementwise code and use the tiled matmul path.
     pub vectorize: bool,
+    /// Threads the compiled code may use for its large matmuls and loops (CPU executor);
+    /// 0: the process default, `QUABLA_NUM_THREADS` or the cores the process may run on.
+    pub threads: usize,
 }
 
 impl Default for CompileOptions {
     fn default() -> Self {
-        CompileOptions { opt_level: 2, vectorize: true }
+        CompileOptions { opt_level: 2, vectorize: true, threads: 0 }
     }
 }
 
@@ -79,37 +85,89 @@ pub fn check_inputs(entry: &str, want: &[TensorType], inputs: &[&Buffer]) -> Res
     Ok(())
 }
 
-/// Executables by key (e.g. an eager op's operand types): a map that only grows, readable
-/// from any thread. Lookups take a read lock; a poisoned lock is recovered (entries are
-/// immutable, so no half-written state can be observed).
+/// Executables by key (e.g. an eager op's operand types), readable from any thread and
+/// bounded: past its capacity, an insert evicts the least recently used eighth of the entries
+/// (their compiled code is freed once no caller holds it) and returns the freed heap to the
+/// OS. Lookups take a read lock and stamp the entry's last use atomically; a poisoned lock is
+/// recovered (entries are immutable, so no half-written state can be observed).
 pub struct ExecutableCache<K> {
-    map: std::sync::RwLock<std::collections::HashMap<K, Arc<dyn Executable>>>,
+    map: std::sync::RwLock<std::collections::HashMap<K, CacheEntry>>,
+    capacity: usize,
+    clock: std::sync::atomic::AtomicU64,
+}
+
+struct CacheEntry {
+    exe: Arc<dyn Executable>,
+    last_use: std::sync::atomic::AtomicU64,
 }
 
 impl<K> Default for ExecutableCache<K> {
     fn default() -> Self {
-        ExecutableCache { map: Default::default() }
+        ExecutableCache::with_capacity(usize::MAX)
     }
 }
 
+impl<K> ExecutableCache<K> {
+    /// An empty cache holding at most `capacity` executables (at least one).
+    pub fn with_capacity(capacity: usize) -> Self {
+        ExecutableCache { map: Default::default(), capacity: capacity.max(1), clock: Default::default() }
+    }
+
+    /// The most entries the cache keeps.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    fn tick(&self) -> u64 {
+        self.clock.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+unsafe extern "C" {
+    /// glibc: returns free heap pages to the OS.
+    fn malloc_trim(pad: usize) -> i32;
+}
+
 impl<K: Eq + std::hash::Hash> ExecutableCache<K> {
-    /// An empty cache.
+    /// An empty, unbounded cache.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// The executable cached under `key`.
+    /// The executable cached under `key` (marking it used).
     pub fn get<Q>(&self, key: &Q) -> Option<Arc<dyn Executable>>
     where
         K: std::borrow::Borrow<Q>,
         Q: Eq + std::hash::Hash + ?Sized,
     {
-        self.map.read().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+        let map = self.map.read().unwrap_or_else(|e| e.into_inner());
+        let entry = map.get(key)?;
+        entry.last_use.store(self.tick(), std::sync::atomic::Ordering::Relaxed);
+        Some(entry.exe.clone())
     }
 
-    /// Caches `exe` under `key` (replacing an entry of the same key).
+    /// Caches `exe` under `key` (replacing an entry of the same key), first evicting the least
+    /// recently used eighth of the entries when the cache is full.
     pub fn insert(&self, key: K, exe: Arc<dyn Executable>) {
-        self.map.write().unwrap_or_else(|e| e.into_inner()).insert(key, exe);
+        let evicted: Vec<CacheEntry> = {
+            let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+            let mut evicted = Vec::new();
+            if map.len() >= self.capacity && !map.contains_key(&key) {
+                let mut stamps: Vec<u64> = map.values().map(|e| e.last_use.load(std::sync::atomic::Ordering::Relaxed)).collect();
+                let n = (self.capacity / 8).max(1).min(stamps.len());
+                stamps.select_nth_unstable(n - 1);
+                let cut = stamps[n - 1];
+                // Stamps are unique (one clock tick each), so exactly `n` entries go.
+                evicted.extend(map.extract_if(|_, e| e.last_use.load(std::sync::atomic::Ordering::Relaxed) <= cut).map(|(_, e)| e));
+            }
+            map.insert(key, CacheEntry { exe, last_use: self.tick().into() });
+            evicted
+        };
+        if !evicted.is_empty() {
+            drop(evicted);
+            // SAFETY: glibc's malloc_trim only releases free pages.
+            unsafe { malloc_trim(0) };
+        }
     }
 
     /// Number of entries.
@@ -120,5 +178,52 @@ impl<K: Eq + std::hash::Hash> ExecutableCache<K> {
     /// True when nothing is cached.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interp_exec::InterpExecutor;
+    use quabla_dialect::{DType, ElementwiseOp, Func, Module, OpKind, UnaryOp};
+
+    /// A real (interpreted) executable of `neg` on an f64 vector of length `n`.
+    fn neg(n: i64) -> Arc<dyn Executable> {
+        let t = TensorType::new(DType::F64, [n]);
+        let mut f = Func::new("main", &[t]);
+        let x = f.params[0];
+        f.outputs = vec![f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Neg }), &[x], None).unwrap()];
+        InterpExecutor.compile(&Module { funcs: vec![f] }, "main", &CompileOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn cache_evicts_the_least_recently_used_eighth_past_its_capacity() {
+        let cache = ExecutableCache::with_capacity(16);
+        let held = neg(3);
+        for n in 0..16 {
+            cache.insert(n, if n == 2 { held.clone() } else { neg(n + 1) });
+        }
+        // Touch the oldest two: they are now the most recently used.
+        assert!(cache.get(&0).is_some() && cache.get(&1).is_some());
+        cache.insert(16, neg(17));
+        // 16 / 8 = 2 entries went: the least recently used, 2 and 3 (not the touched 0, 1).
+        assert_eq!(cache.len(), 15);
+        assert!(cache.get(&2).is_none() && cache.get(&3).is_none());
+        assert!((0..2).chain(4..17).all(|k| cache.get(&k).is_some()));
+        // An evicted executable a caller still holds stays usable.
+        assert_eq!(held.input_types()[0].shape, vec![3]);
+        // Replacing an existing key never evicts.
+        cache.insert(16, neg(17));
+        assert_eq!(cache.len(), 15);
+    }
+
+    #[test]
+    fn cache_bound_holds_under_many_inserts() {
+        let cache = ExecutableCache::with_capacity(8);
+        for n in 0..100 {
+            cache.insert(n, neg(1 + n % 4));
+            assert!(cache.len() <= 8);
+        }
+        assert!(cache.get(&99).is_some());
     }
 }

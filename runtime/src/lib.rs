@@ -2,11 +2,16 @@
 //! (MLIR ExecutionEngine). Buffers and the reference interpreter are re-exported from
 //! `quabla-interp` under their old paths.
 pub use quabla_interp::buffer;
+pub mod callback;
 pub mod cpu;
 pub mod device;
 pub mod executor;
 pub use quabla_interp as interp;
 pub mod interp_exec;
+mod objcache;
+pub mod parallel;
+pub mod linalg_kernels;
+mod sort_kernels;
 pub mod registry;
 
 pub use buffer::{Buffer, BufferError, DeviceStorage, Element, Storage};

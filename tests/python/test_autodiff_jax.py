@@ -15,27 +15,11 @@ jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_platforms", "cpu")
 import jax.numpy as jnp  # noqa: E402
+from treecmp import close  # noqa: E402
 from jax.scipy.special import erf as jerf  # noqa: E402
 from jax.scipy.special import logsumexp as jlogsumexp  # noqa: E402
 
 TOL = 1e-12
-
-
-def close(got, want, tol=TOL, what=""):
-    """|got - want| <= tol * (1 + max|want|), leafwise over pytrees (None leaves must match)."""
-    gl = jax.tree_util.tree_leaves(got, is_leaf=lambda x: x is None or isinstance(x, qb.Tensor))
-    wl = jax.tree_util.tree_leaves(want, is_leaf=lambda x: x is None)
-    assert len(gl) == len(wl), (what, len(gl), len(wl))
-    for g, w in zip(gl, wl):
-        if w is None:
-            assert g is None, what
-            continue
-        g = np.asarray(g.numpy() if isinstance(g, qb.Tensor) else g)
-        w = np.asarray(w)
-        assert g.shape == w.shape, (what, g.shape, w.shape)
-        scale = 1.0 + (float(np.max(np.abs(w))) if w.size else 0.0)
-        err = float(np.max(np.abs(g - w))) if w.size else 0.0
-        assert err <= tol * scale, f"{what}: max error {err:.3e} (scale {scale:.3e})"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,21 +13,9 @@ jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_platforms", "cpu")
 import jax.numpy as jnp  # noqa: E402
+from treecmp import close  # noqa: E402
 
 TOL = 1e-12
-
-
-def close(got, want, tol=TOL):
-    gl = jax.tree_util.tree_leaves(got, is_leaf=lambda x: isinstance(x, qb.Tensor))
-    wl = jax.tree_util.tree_leaves(want)
-    assert len(gl) == len(wl)
-    for g, w in zip(gl, wl):
-        g = np.asarray(g.numpy() if isinstance(g, qb.Tensor) else g)
-        w = np.asarray(w)
-        assert g.shape == w.shape, (g.shape, w.shape)
-        scale = 1.0 + (float(np.max(np.abs(w))) if w.size else 0.0)
-        err = float(np.max(np.abs(g - w))) if w.size else 0.0
-        assert err <= tol * scale, f"max error {err:.3e}"
 
 
 # Each program is written once against a namespace: (numpy-like module, cond).

@@ -121,4 +121,4 @@ def test_class_rule_raises_dtype_error_with_fields():
         qb.ones((2, 3)) & qb.ones((2, 3))
     v = e.value
     assert (v.op, v.constraint, v.operand, v.actual) == ("and", "binary_c2", 0, "tensor<2x3xf64>")
-    assert v.expected == "one of i1, i32, i64"
+    assert v.expected == "one of i1, i32, i64, ui8, ui32"

@@ -4,6 +4,7 @@ MLIR text (checked by stock mlir-opt when it is installed), tree utilities."""
 import os
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -186,3 +187,47 @@ def test_quabla_opt_console_script(tmp_path):
         pytest.skip("quabla-opt binary not built")
     assert r.returncode == 0, r.stderr
     assert "func.func @main" in r.stdout
+
+
+def test_static_floats_are_keyed_by_their_bits():
+    # 0.0 == -0.0 in Python, but x / s differs: each sign gets its own trace.
+    traces = []
+
+    def div(x, s):
+        traces.append(s)
+        return x / s
+
+    f = qb.jit(div, static_argnums=1)
+    one = qb.ones(1)
+    assert np.asarray(f(one, 0.0))[0] == np.inf
+    assert np.asarray(f(one, -0.0))[0] == -np.inf
+    assert len(traces) == 2
+    # A NaN static argument is traced once, not on every call (nan != nan).
+    for _ in range(3):
+        assert np.isnan(np.asarray(f(one, float("nan")))[0])
+    assert len(traces) == 3
+    # Inside containers and keyword arguments too.
+    g = qb.jit(lambda x, s: x / s[0], static_argnames="s")
+    assert np.asarray(g(one, s=(0.0,)))[0] == np.inf
+    assert np.asarray(g(one, s=(-0.0,)))[0] == -np.inf
+
+
+def test_explain_cache_misses_names_what_changed():
+    code = (
+        "import quabla as qb\n"
+        "f = qb.jit(lambda x, s, p: qb.sum(x['w'] * s) + p[1], static_argnums=1)\n"
+        "f({'w': qb.ones(3)}, 2.0, (qb.ones(1), qb.ones(2)))\n"
+        "f({'w': qb.ones(4)}, 2.0, (qb.ones(1), qb.ones(2)))\n"
+        "f({'w': qb.ones(4)}, 3.0, (qb.ones(1), qb.ones(2)))\n"
+        "f({'w': qb.ones(4)}, 3.0, [qb.ones(1), qb.ones(2)])\n"
+        "f({'w': qb.ones(4)}, 3.0, [qb.ones(1), qb.ones(2)])\n"
+    )
+    env = dict(os.environ, QUABLA_EXPLAIN_CACHE_MISSES="1")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = [l for l in r.stderr.splitlines() if l.startswith("quabla: jit(")]
+    assert len(lines) == 4, r.stderr  # the last call hits
+    assert "first call" in lines[0]
+    assert "argument args[0]['w']: float64[3] -> float64[4]" in lines[1]
+    assert "static argument 1: 2.0 -> 3.0" in lines[2]
+    assert "the arguments' structure changed" in lines[3]

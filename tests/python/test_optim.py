@@ -79,3 +79,23 @@ def test_training_loop_converges():
     assert v.item() < 1e-6
     np.testing.assert_allclose(p["w"].numpy(), w_true, atol=1e-3)
     assert math.isclose(p["b"].item(), 0.3, abs_tol=1e-3)
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_compiled_updates_equal_the_host_path(momentum):
+    # Float Tensors take the compiled update (one program per signature, reused across
+    # steps); NumPy leaves take the host path. Both compute the same formula in float32.
+    rng = np.random.default_rng(2)
+    shapes = {"w": (64, 32), "b": (32,), "s": ()}
+    p0 = {k: rng.normal(size=s).astype(np.float32) for k, s in shapes.items()}
+    for opt in (qb.optim.Adam(learning_rate=0.01), qb.optim.SGD(learning_rate=0.1, momentum=momentum)):
+        qp, hp = qb.tree.map(qb.array, p0), p0
+        qs, hs = opt.init(qp), opt.init(hp)
+        for _ in range(3):
+            g = {k: rng.normal(size=s).astype(np.float32) for k, s in shapes.items()}
+            qp, qs = opt.update(qp, qb.tree.map(qb.array, g), qs)
+            hp, hs = opt.update(hp, g, hs)
+        assert opt._step is not None  # the compiled path ran
+        for k in shapes:
+            assert qp[k].dtype == qb.float32
+            np.testing.assert_allclose(qp[k].numpy(), hp[k].numpy(), rtol=2e-6, atol=1e-7, err_msg=f"{opt} {k}")

@@ -19,23 +19,9 @@ jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_platforms", "cpu")
 import jax.numpy as jnp  # noqa: E402
+from treecmp import close  # noqa: E402
 
 TOL = 1e-12
-
-
-def close(got, want, tol=TOL):
-    gl = jax.tree_util.tree_leaves(got, is_leaf=lambda x: x is None or isinstance(x, qb.Tensor))
-    wl = jax.tree_util.tree_leaves(want, is_leaf=lambda x: x is None)
-    assert len(gl) == len(wl), (len(gl), len(wl))
-    for g, w in zip(gl, wl):
-        if w is None:
-            assert g is None
-            continue
-        g = np.asarray(g.numpy() if isinstance(g, qb.Tensor) else g)
-        w = np.asarray(w)
-        assert g.shape == w.shape, (g.shape, w.shape)
-        scale = 1.0 + (float(np.max(np.abs(w))) if w.size else 0.0)
-        assert float(np.max(np.abs(g - w))) <= tol * scale if w.size else True
 
 
 RNG = np.random.default_rng(7)

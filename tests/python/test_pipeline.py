@@ -63,7 +63,9 @@ def test_devices_come_from_the_registry():
     assert table["cpu"] == ("cpu", True)
     assert table["interp"] == ("reference", True)
     assert table["cuda"] == ("gpu", False)
-    assert qb.devices() == [n for n, (k, avail) in table.items() if avail and k != "reference"]
+    # plus the Python-side XLA executor (python/quabla/_xla.py) where jax is installed
+    xla = ["xla"] if qb.sharding.available() else []
+    assert qb.devices() == [n for n, (k, avail) in table.items() if avail and k != "reference"] + xla
     assert _q.device_table()[0][0] == qb.devices()[0] == "cpu"
 
 

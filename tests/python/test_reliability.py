@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import quabla as qb
@@ -81,9 +82,9 @@ def test_over_the_default_limit():
     _size_error(info, "needs 2199023255552 bytes", "more than the limit of 1099511627776 bytes", "(size_limit)")
 
 
-def _run_with_limit(limit, stmt):
-    """Runs ``stmt`` in a fresh interpreter with QUABLA_MAX_BYTES=limit; returns the
-    exception's class names (MRO) and message, or 'no error'."""
+def _run_with_limit(limit, stmt, **env):
+    """Runs ``stmt`` in a fresh interpreter with QUABLA_MAX_BYTES=limit (and the variables
+    ``env``); returns the exception's class names (MRO) and message, or 'no error'."""
     code = (
         "import quabla as qb\n"
         "try:\n"
@@ -92,7 +93,7 @@ def _run_with_limit(limit, stmt):
         "except BaseException as e:\n"
         "    print(' '.join(c.__name__ for c in type(e).__mro__), '|', e)\n"
     )
-    env = dict(os.environ, QUABLA_MAX_BYTES=str(limit))
+    env = dict(os.environ, QUABLA_MAX_BYTES=str(limit), **env)
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     return r.stdout
@@ -112,6 +113,43 @@ def test_a_failed_allocation_is_out_of_memory_not_an_abort():
     assert "out of memory: cannot allocate 4611686018427387904 bytes" in out, out
     out = _run_with_limit(2**63 - 1, "qb.full((2**60,), 1.5, dtype=qb.float32)")
     assert out.startswith("OutOfMemoryError"), out
+
+
+def test_a_failed_allocation_in_compiled_code_is_out_of_memory_not_a_segfault():
+    # The broadcast's 2**62-byte temporary passes a raised limit; the compiled code's own
+    # malloc fails, and the allocation guard turns that into an error return.
+    stmt = "qb.jit(lambda a: qb.sum(qb.sin(qb.broadcast_to(a, (2**59,)))))(qb.ones(1))"
+    out = _run_with_limit(2**63 - 1, stmt)
+    assert out.startswith("OutOfMemoryError QuablaError MemoryError"), out
+    assert "the compiled code could not allocate a temporary of 46116860184273879" in out, out
+    # The process goes on: after the failure, programs with temporaries run and agree with
+    # NumPy, the failing one raises again.
+    code = (
+        "import numpy as np, quabla as qb\n"
+        "big = qb.jit(lambda a: qb.sum(qb.sin(qb.broadcast_to(a, (2**59,)))))\n"
+        "for _ in range(3):\n"
+        "    try:\n"
+        "        big(qb.ones(1))\n"
+        "    except MemoryError:\n"
+        "        pass\n"
+        "f = qb.jit(lambda a: qb.sum(qb.sin(qb.broadcast_to(a, (1000,))) * qb.cos(a)))\n"
+        "print(float(f(qb.ones(1))), 1000 * np.sin(1.0) * np.cos(1.0))\n"
+    )
+    env = dict(os.environ, QUABLA_MAX_BYTES=str(2**63 - 1))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    got, want = map(float, r.stdout.split())
+    assert abs(got - want) < 1e-9, r.stdout
+
+
+def test_a_failed_allocation_in_the_interpreter_is_out_of_memory_not_an_abort():
+    # Eager ops on the reference interpreter: the result buffer (broadcast_in_dim's) and the
+    # result-sized temporaries (iota's) are fallible allocations.
+    out = _run_with_limit(2**63 - 1, "qb.broadcast_to(qb.ones(1), (2**59,))", QUABLA_EAGER="interp")
+    assert out.startswith("OutOfMemoryError QuablaError MemoryError"), out
+    assert "'quabla.broadcast_in_dim' op: out of memory: cannot allocate 4611686018427387904 bytes" in out, out
+    out = _run_with_limit(2**40, "qb.broadcast_to(qb.ones(1), (2**59,))", QUABLA_EAGER="interp")
+    assert out.startswith("ArraySizeError"), out
 
 
 def test_shape_dtype_sizes_are_checked():
@@ -160,7 +198,7 @@ def test_eye_with_a_float_is_a_type_error():
 
 
 def test_constructor_argument_types():
-    with raises(errors.ArgumentTypeError, "zeros: each extent of shape must be an integer"):
+    with raises(errors.ArgumentTypeError, "zeros: each entry of shape must be an integer"):
         qb.zeros((2.5,))
     with raises(errors.ArgumentTypeError, "ones: shape must be an int or a sequence of ints"):
         qb.ones(None)
@@ -204,3 +242,204 @@ def test_tensor_protocol_errors_are_in_the_hierarchy():
     assert [1, 2][qb.array(1)] == 2
     with raises(errors.ShapeError, "does not match the exported shape"):
         qb._quabla.from_buffer(qb.ones(4).numpy(), [3])
+
+
+def test_eager_cache_is_bounded():
+    # 200 operand shapes of one op through a 16-entry cache: the cache stays within its
+    # bound, evicted programs are freed, and every result is right (recompiled on a miss).
+    code = (
+        "import numpy as np, quabla as qb, quabla._quabla as q\n"
+        "assert q.eager_cache_capacity() == 16, q.eager_cache_capacity()\n"
+        "for n in list(range(1, 201)) + list(range(1, 21)):\n"
+        "    x = np.linspace(0.0, 1.0, n)\n"
+        "    np.testing.assert_allclose(np.asarray(qb.sin(qb.array(x))), np.sin(x), rtol=1e-15)\n"
+        "    assert q.eager_cache_size() <= 16, q.eager_cache_size()\n"
+        "print('ok')\n"
+    )
+    env = dict(os.environ, QUABLA_EAGER_CACHE_SIZE="16")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_a_rust_panic_is_a_quabla_error():
+    # The debug hook panics inside a guarded entry point: never pyo3's PanicException (a
+    # BaseException), always "internal error, please report" with the panic message.
+    with pytest.raises(errors.QuablaError) as info:
+        qb._quabla._panic_for_test("hook message 42")
+    assert type(info.value) is errors.QuablaError
+    assert str(info.value) == "internal error, please report: hook message 42"
+    # The process and the extension keep working.
+    assert qb.jit(lambda x: x * 2.0)(qb.ones(2)).tolist() == [2.0, 2.0]
+
+
+# Python entry points of the extension that only read a field of their object (no Rust code
+# that could panic), and the GC/buffer-release slots, which cannot raise.
+UNGUARDED = {"__traverse__", "__releasebuffer__", "_code", "ndim", "size", "itemsize", "_data_ptr", "_shares_storage",
+             "engine", "device", "name", "closed", "num_ops", "num_funcs", "_fast_size", "eager_device_name", "dtype",
+             "__repr__", "eager_cache_size", "eager_cache_capacity", "error_variants"}
+
+
+def _entry_points():
+    """(file, fn name, first body line) of every #[pyfunction] and #[pymethods] fn of python/src."""
+    import pathlib
+    import re
+
+    src = pathlib.Path(__file__).resolve().parents[2] / "python" / "src"
+    out = []
+    for path in sorted(src.glob("*.rs")):
+        lines = path.read_text().split("\n")
+        in_methods = pending = False
+        for i, line in enumerate(lines):
+            if line.strip() == "#[pymethods]":
+                in_methods = True
+            elif line.strip() == "#[pyfunction]":
+                pending = True
+            elif in_methods and line == "}":
+                in_methods = False
+            m = re.match(r"^(\s*)(pub )?(unsafe )?fn (\w+)", line)
+            if m and (pending or (in_methods and m.group(1) == "    ")):
+                pending = False
+                out.append((path.name, m.group(4), lines[i + 1].strip()))
+    return out
+
+
+def test_every_extension_entry_point_catches_panics():
+    entries = _entry_points()
+    assert len(entries) > 40, entries
+    unguarded = [(f, n) for f, n, first in entries if n not in UNGUARDED and not first.startswith(("errors::guard(", "guard("))]
+    assert not unguarded, f"entry points without errors::guard: {unguarded}"
+    assert {n for _, n, _ in entries} >= UNGUARDED, "stale names in UNGUARDED"
+
+
+# --- wrong answers of issue 18, against NumPy (JAX where NumPy has none) ----------------
+
+
+def test_logical_ops_on_numbers_return_bools():
+    import numpy as np
+
+    a = np.array([0, 3, -2, 0], dtype=np.int32)
+    b = np.array([1, 0, 5, 0], dtype=np.int64)
+    f = np.array([0.0, 2.5, -0.0, float("nan")])
+    for name in ["logical_and", "logical_or", "logical_xor"]:
+        for x, y in [(a, b), (f, a), (a, 1), (0, b), (f, f)]:
+            want = getattr(np, name)(x, y)
+            got = getattr(qb, name)(*(qb.array(v) if isinstance(v, np.ndarray) else v for v in (x, y)))
+            assert got.dtype is qb.bool_ and got.tolist() == want.tolist(), (name, x, y)
+    # The issue's reproducer: logical_not([0, 3]) gave [-1, -4].
+    assert qb.logical_not(qb.array([0, 3])).tolist() == [True, False]
+    assert qb.logical_not(qb.array(f)).tolist() == np.logical_not(f).tolist()
+    # Under jit too; `~` stays bitwise on integers (NumPy's invert).
+    assert qb.jit(qb.logical_not)(qb.array(a)).tolist() == np.logical_not(a).tolist()
+    assert (~qb.array(a)).tolist() == (~a).tolist()
+    assert qb.invert(qb.array([True, False])).tolist() == [False, True]
+
+
+def test_python_ints_outside_the_dtype_raise_overflow_errors():
+    i32 = qb.ones(2, dtype=qb.int32)
+    # NumPy 2 raises OverflowError where Quabla used to wrap (returning the input).
+    with raises(errors.ScalarOverflowError, "the Python int 4294967296 is out of bounds for int32"):
+        i32 + 2**32
+    with pytest.raises(OverflowError):
+        2**31 + i32
+    with raises(errors.ScalarOverflowError, "out of bounds for int64"):
+        qb.array(2**70)  # used to saturate to 2**63 - 1
+    with pytest.raises(OverflowError):
+        qb.array(2**63)
+    with raises(errors.ScalarOverflowError, "full: the Python int 1099511627776 is out of bounds for int32"):
+        qb.full((2,), 2**40, dtype=qb.int32)
+    with pytest.raises(OverflowError):
+        qb.int32(2**40)
+    with pytest.raises(OverflowError):
+        qb.uint8(-1)
+    with raises(errors.ScalarOverflowError, "too large"):
+        qb.ones(2) + 2**2000
+    assert issubclass(errors.ScalarOverflowError, errors.QuablaError) and issubclass(errors.ScalarOverflowError, OverflowError)
+    # The edges of each range are exact, as in NumPy.
+    assert (i32 + (2**31 - 2)).tolist() == [2**31 - 1] * 2
+    assert (i32 + (-(2**31))).tolist() == [-(2**31) + 1] * 2
+    assert qb.array(2**63 - 1).item() == 2**63 - 1 and qb.array(-(2**63)).item() == -(2**63)
+    assert qb.full((1,), 255, dtype=qb.uint8).tolist() == [255]
+    assert qb.full((1,), 2**70, dtype=qb.bool_).tolist() == [True]
+    assert (qb.ones(1, dtype=qb.float32) + 2**200).tolist() == [float("inf")]  # NumPy: inf too
+
+
+def test_var_and_std_with_ddof_at_least_n_are_inf_or_nan():
+    import numpy as np
+
+    x = np.array([[1.0, 2.0, 4.0], [3.0, 3.0, 3.0]])
+    with np.errstate(divide="ignore", invalid="ignore"), pytest.warns(RuntimeWarning):
+        for ddof in [2, 3, 5]:
+            for axis in [None, 0, 1]:
+                np.testing.assert_array_equal(qb.var(qb.array(x), axis=axis, ddof=ddof).numpy(), np.var(x, axis=axis, ddof=ddof))
+                np.testing.assert_array_equal(qb.std(qb.array(x), axis=axis, ddof=ddof).numpy(), np.std(x, axis=axis, ddof=ddof))
+    # Never negative (used to be var([1., 2.], ddof=3) == -0.5).
+    assert float(qb.var(qb.array([1.0, 2.0]), ddof=3)) == float("inf")
+    w = np.array([[True, True, False], [True, False, False]])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = np.var(x, axis=1, ddof=2, where=w)
+    np.testing.assert_array_equal(qb.var(qb.array(x), axis=1, ddof=2, where=qb.array(w)).numpy(), want)
+
+
+def test_float_floor_divide_is_numpys():
+    import numpy as np
+
+    assert float(qb.floor_divide(-5.0, float("inf"))) == -1.0
+    assert float(qb.floor_divide(1.0, 0.1)) == 9.0 == 1.0 // 0.1
+    v = [-5.0, 5.0, 1.0, -1.0, 0.0, -0.0, 7.0, 0.3, -7.5, 1e300, 1e-300, float("inf"), -float("inf"), float("nan"), 2.5, 0.1]
+    x, y = (a.ravel() for a in np.meshgrid(np.array(v), np.array(v)))
+    for dt in (np.float64, np.float32):
+        with np.errstate(all="ignore"):
+            xd, yd = x.astype(dt), y.astype(dt)
+            want = np.floor_divide(xd, yd)
+        for got in (qb.floor_divide(qb.array(xd), qb.array(yd)), qb.jit(qb.floor_divide)(qb.array(xd), qb.array(yd))):
+            got = got.numpy()
+            np.testing.assert_array_equal(got, want)
+            assert (np.signbit(got) == np.signbit(want)).all()
+    # The // operator is the same function.
+    assert (qb.array([1.0, -5.0]) // qb.array([0.1, float("inf")])).tolist() == [9.0, -1.0]
+
+
+def test_static_arguments_are_keyed_by_their_exact_bits():
+    # 0.0 == -0.0 and nan != nan in Python: the cache key must not use ==.
+    f = qb.jit(lambda x, s: x / s, static_argnums=1)
+    one = qb.ones(1)
+    assert f(one, 0.0).tolist() == [float("inf")]
+    assert f(one, -0.0).tolist() == [-float("inf")]  # was inf: -0.0 hit 0.0's trace
+    assert f._cache_size == 2
+    for _ in range(5):
+        assert str(f(one, float("nan")).numpy()[0]) == "nan"
+    assert f._cache_size == 3  # one trace for NaN, not one per call
+
+
+def test_clear_cache_drops_the_fast_path_too():
+    # Repeated clear_cache must not accumulate compiled signatures in the Rust fast path.
+    f = qb.jit(lambda x: x * 2.0)
+    for n in range(1, 6):
+        assert f(qb.ones(n)).tolist() == [2.0] * n
+    assert f._fast_size() == 5 and f._cache_size == 5
+    f.clear_cache()
+    assert f._fast_size() == 0 and f._cache_size == 0
+    assert f(qb.ones(2)).tolist() == [2.0, 2.0]  # traced again
+    assert f._fast_size() == 1 and f._cache_size == 1
+
+
+def test_reshape_to_a_wrapping_shape_is_a_shape_error():
+    # The issue's infer_reshape multiply-with-overflow, from Python: eager and traced.
+    for f in (lambda a: qb.reshape(a, (2**62, 4, -1)), qb.jit(lambda a: qb.reshape(a, (2**31, 2**31)))):
+        with raises(errors.ShapeError, "cannot reshape a tensor of shape (4,)"):
+            f(qb.ones(4))
+    with raises(errors.ArgumentTypeError, "reshape: each entry of shape must be an integer"):
+        qb.reshape(qb.ones(4), (2, "2"))
+
+
+def test_diag_with_a_huge_offset_is_a_size_error():
+    # Found by the hostile-call fuzzer: the index grid was built by NumPy without a size check.
+    with raises(errors.ArraySizeError, "iota:", "overflows"):
+        qb.diag(qb.ones(3), 2**31)
+    assert qb.diag(qb.array([1, 2]), -1).tolist() == [[0, 0, 0], [1, 0, 0], [0, 2, 0]]
+
+
+def test_reduce_window_rejects_a_non_scalar_init_value():
+    for bad in (None, np.array([], np.float32), np.ones(2), "0"):
+        with pytest.raises(qb.ArgumentTypeError, match="reduce_window: init_value"):
+            qb.reduce_window(qb.ones(4), bad, qb.add, (2,), (1,), "VALID")

@@ -1,5 +1,6 @@
 """Thread safety: Python threads calling the same jitted function (including its first,
-tracing call), different jitted functions, and eager ops concurrently get correct results."""
+tracing call), different jitted functions, and eager ops concurrently get correct results;
+compiled code on one and two OpenMP threads (QUABLA_NUM_THREADS) matches NumPy and itself."""
 
 import threading
 
@@ -78,3 +79,48 @@ def test_large_inputs_release_the_gil():
             np.testing.assert_allclose(f(x).item(), want, rtol=1e-10)
 
     _run([w] * 4)
+
+
+_PARALLEL_PROGRAM = r"""
+import numpy as np, quabla as qb
+rng = np.random.default_rng(5)
+a = rng.standard_normal((300, 520)).astype(np.float32)
+b = rng.standard_normal((520, 270)).astype(np.float32)
+x = rng.standard_normal((1100, 1000)).astype(np.float32)
+mm = qb.jit(lambda a, b: a @ b)(qb.array(a), qb.array(b)).numpy()
+np.testing.assert_allclose(mm, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+ew, rows = qb.jit(lambda x: (qb.tanh(2 * x + 1) * qb.exp(-x), qb.sum(qb.exp(x) * x, axis=1)))(qb.array(x))
+np.testing.assert_allclose(ew.numpy(), np.tanh(2 * x + 1) * np.exp(-x), rtol=2e-6, atol=1e-6)
+np.testing.assert_allclose(rows.numpy(), (np.exp(x.astype(np.float64)) * x).sum(1), rtol=1e-4, atol=1e-3)
+np.save(OUT, np.concatenate([mm.ravel(), ew.numpy().ravel()]))
+"""
+
+
+def test_large_programs_on_one_and_two_compiled_threads(tmp_path):
+    # QUABLA_NUM_THREADS is read once per process: one subprocess per thread count. Large
+    # matmuls and loops run as OpenMP loops on two threads; every result matches NumPy and
+    # the matmul and elementwise results are the same bytes on one and two threads.
+    import os
+    import subprocess
+    import sys
+
+    outs = []
+    for n in ("1", "2"):
+        out = tmp_path / f"t{n}.npy"
+        env = dict(os.environ, QUABLA_NUM_THREADS=n, QUABLA_CACHE="0")
+        r = subprocess.run([sys.executable, "-c", f"OUT = {str(out)!r}\n" + _PARALLEL_PROGRAM], env=env, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        outs.append(np.load(out))
+    assert outs[0].tobytes() == outs[1].tobytes()
+
+
+def test_bad_thread_count_warns_and_uses_the_default():
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, QUABLA_NUM_THREADS="zero")
+    code = "import quabla as qb, numpy as np; print(qb.jit(lambda x: x @ x)(qb.array(np.eye(300, dtype=np.float32))).numpy().trace())"
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "QUABLA_NUM_THREADS" in r.stderr and float(r.stdout) == 300.0

@@ -54,7 +54,7 @@ fn close(a: f64, b: f64, tol: f64) -> bool {
 }
 
 /// Checks the derivatives of `kind` at `inputs` (float inputs are differentiated).
-fn check(what: &str, kind: OpKind, params: &[TensorType], inputs: &[Buffer], rng: &mut Rng) {
+pub(crate) fn check(what: &str, kind: OpKind, params: &[TensorType], inputs: &[Buffer], rng: &mut Rng) {
     let m = derivative_module(&kind, params);
     let f = m.func("f").unwrap();
     let float_in: Vec<usize> = (0..params.len()).filter(|&i| params[i].dtype.is_float()).collect();
@@ -117,6 +117,9 @@ fn unary_and_binary_ops() {
         let (lo, hi) = match u {
             UnaryOp::Log | UnaryOp::Sqrt | UnaryOp::Rsqrt | UnaryOp::Log1p => (0.2, 3.0),
             UnaryOp::Tan => (-1.2, 1.2),
+            UnaryOp::Asin | UnaryOp::Acos | UnaryOp::Atanh | UnaryOp::ErfInv => (-0.8, 0.8),
+            UnaryOp::Acosh => (1.2, 3.0),
+            UnaryOp::Lgamma | UnaryOp::Digamma => (0.2, 3.0),
             UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round => (0.1, 0.4),
             _ => (-2.0, 2.0),
         };

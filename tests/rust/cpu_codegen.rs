@@ -43,6 +43,9 @@ fn ranges(u: UnaryOp, d: DType) -> Vec<(f64, f64)> {
         // quabla-lowering's unit tests.
         UnaryOp::Logistic => vec![(-15.0, 800.0), (-3.0, 3.0)],
         UnaryOp::Sin | UnaryOp::Cos => vec![(-big, big), (-1.0e6, 1.0e6), (-10.0, 10.0)],
+        // Out of [-1, 1] both give NaN (the tails near +-1, where the branches change, are
+        // checked against JAX in tests/python/test_random.py).
+        UnaryOp::ErfInv => vec![(-1.5, 1.5), (-1.0, 1.0)],
         _ => vec![],
     }
 }
@@ -103,6 +106,10 @@ fn tiled_matmuls_match_the_interpreter() {
         (vec![2, 64, 48], vec![2, 48, 64], batched(), true),
         // lhs contracted over its first dim: transposed before the product.
         (vec![72, 64], vec![72, 64], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, true),
+        // rhs contracted over its second dim (`x @ W.T`): packed from its [n, k] layout,
+        // divisible and ragged (rows of W padded).
+        (vec![64, 64], vec![256, 64], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1], rhs_contracting_dimensions: vec![1] }, true),
+        (vec![100, 96], vec![70, 96], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1], rhs_contracting_dimensions: vec![1] }, true),
         // Ragged M, N: zero-padded to whole blocks and panels on the tiled path.
         (vec![100, 60], vec![60, 70], mm(), true),
         (vec![9, 300], vec![300, 33], mm(), true),
@@ -112,6 +119,24 @@ fn tiled_matmuls_match_the_interpreter() {
         // Too small to pay: the loop path.
         (vec![8, 8], vec![8, 16], mm(), false),
     ];
+    // Integer products take the same vectorised path (wrapping i32/i64/u32 arithmetic, so
+    // the results are exact); bool and u8 products stay on the loop path.
+    for d in [DType::I32, DType::I64, DType::U32, DType::U8] {
+        for (ls, rs, dims, tiled) in &cases {
+            let (lt, rt) = (TensorType::new(d, ls.clone()), TensorType::new(d, rs.clone()));
+            let m = dot_module(&lt, &rt, dims.clone());
+            let what = format!("{d} {ls:?} x {rs:?}");
+            let cm = lower_for_cpu(&m, &CpuOptions::default()).unwrap();
+            assert_eq!(cm.tiled_matmuls > 0, *tiled && d != DType::U8, "{what}: tiled path chosen?");
+            let (lo, hi) = if d == DType::I32 || d == DType::I64 { (-1e4, 1e4) } else { (0.0, 200.0) };
+            let inputs = [rng.buffer(&lt, lo, hi), rng.buffer(&rt, lo, hi)];
+            let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
+            let got = &executor().compile(&m, "main", &CompileOptions::default()).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap()[0];
+            if let Err(e) = compare(got, want, Tol::Exact, 1.0) {
+                panic!("{what}: JIT vs interpreter: {e}");
+            }
+        }
+    }
     for d in [DType::F32, DType::F64] {
         for (ls, rs, dims, tiled) in &cases {
             let (lt, rt) = (TensorType::new(d, ls.clone()), TensorType::new(d, rs.clone()));
@@ -150,6 +175,104 @@ fn tiled_matmul_inside_a_program() {
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
         if let Err(e) = compare(g, w, Tol::Rel(1e-4), 1.0) {
             panic!("output {k}: {e}");
+        }
+    }
+}
+
+/// The executor with `threads` threads for the compiled code.
+fn with_threads(threads: usize) -> CompileOptions {
+    CompileOptions { threads, ..CompileOptions::default() }
+}
+
+#[test]
+fn parallel_matmuls_match_the_interpreter_on_one_and_two_threads() {
+    // Large enough for the parallel path (quabla_lowering::tiling::PAR_MATMUL_WORK): divisible,
+    // ragged (padded) and several-K-block products, a batched product with the batch split
+    // and one whose single batch element splits its blocks; f32 and f64.
+    let mut rng = Rng(80);
+    let mm = DotDims::matmul;
+    let batched = || DotDims { lhs_batching_dimensions: vec![0], rhs_batching_dimensions: vec![0], lhs_contracting_dimensions: vec![2], rhs_contracting_dimensions: vec![1] };
+    let cases: Vec<(Vec<i64>, Vec<i64>, DotDims)> = vec![
+        (vec![256, 272], vec![272, 256], mm()),
+        (vec![260, 300], vec![300, 230], mm()),
+        (vec![64, 1024], vec![1024, 272], mm()),
+        (vec![4, 128, 256], vec![4, 256, 136], batched()),
+        (vec![300, 256], vec![230, 256], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1], rhs_contracting_dimensions: vec![1] }),
+        (vec![1, 256, 256], vec![1, 256, 272], batched()),
+    ];
+    for d in [DType::F32, DType::F64] {
+        for (ls, rs, dims) in &cases {
+            let (lt, rt) = (TensorType::new(d, ls.clone()), TensorType::new(d, rs.clone()));
+            let m = dot_module(&lt, &rt, dims.clone());
+            let what = format!("{d} {ls:?} x {rs:?}");
+            let cm = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
+            assert!(cm.parallel && cm.text.contains("scf.forall"), "{what}: parallel path chosen?");
+            assert!(!lower_for_cpu(&m, &CpuOptions::default()).unwrap().parallel, "{what}: one thread is serial");
+            let inputs = [rng.buffer(&lt, -1.0, 1.0), rng.buffer(&rt, -1.0, 1.0)];
+            let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
+            let k: i64 = dims.lhs_contracting_dimensions.iter().map(|&c| ls[c as usize]).product();
+            let tol = if d == DType::F32 { Tol::Rel(1e-6 * k as f64) } else { Tol::Rel(1e-14 * k as f64) };
+            let mut outs = vec![];
+            for threads in [1, 2] {
+                let got = executor().compile(&m, "main", &with_threads(threads)).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap().remove(0);
+                if let Err(e) = compare(&got, want, tol, 1.0) {
+                    panic!("{what}, {threads} threads: JIT vs interpreter: {e}");
+                }
+                outs.push(got);
+            }
+            // The blocks are the same on any thread count: the results are identical.
+            assert!(outs[0].bytes() == outs[1].bytes(), "{what}: one and two threads differ");
+        }
+    }
+}
+
+#[test]
+fn parallel_loops_match_the_interpreter_on_one_and_two_threads() {
+    // Large elementwise chains (fused with a broadcast scalar), a row reduction fused with
+    // its elementwise producer, a column reduction, and a full reduction (serial), with two
+    // results; each generic left after fusion is split across threads or not.
+    use quabla_dialect::{BinaryOp, LayoutOp, ReduceOp, Reducer};
+    let mut rng = Rng(81);
+    for (rows, cols) in [(1024usize, 1024usize), (3, 400_000), (1, 1_100_001)] {
+        let ty = TensorType::new(DType::F32, [rows as i64, cols as i64]);
+        let mut f = Func::new("main", &[ty.clone(), ty.clone()]);
+        let (a, b) = (f.params[0], f.params[1]);
+        let ew = |f: &mut Func, k, xs: &[quabla_dialect::Value]| f.push1(OpKind::Elementwise(k), xs, None).unwrap();
+        let two = f.push1(OpKind::Constant(quabla_dialect::ConstantOp::Constant { value: quabla_dialect::Literal::from_f64s(TensorType::new(DType::F32, [] as [i64; 0]), &[2.0]) }), &[], None).unwrap();
+        let twob = f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: ty.shape.clone() }), &[two], None).unwrap();
+        let m = ew(&mut f, ElementwiseOp::Binary { op: BinaryOp::Mul }, &[a, twob]);
+        let t = ew(&mut f, ElementwiseOp::Unary { op: UnaryOp::Tanh }, &[m]);
+        let s = ew(&mut f, ElementwiseOp::Binary { op: BinaryOp::Add }, &[t, b]);
+        let e = ew(&mut f, ElementwiseOp::Unary { op: UnaryOp::Exp }, &[b]);
+        let p = ew(&mut f, ElementwiseOp::Binary { op: BinaryOp::Mul }, &[e, a]);
+        let rs = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![1] }), &[p], None).unwrap();
+        let cs = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max, dims: vec![0] }), &[s], None).unwrap();
+        let all = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![0, 1] }), &[a], None).unwrap();
+        f.outputs = vec![s, rs, cs, all];
+        let module = Module { funcs: vec![f] };
+        let cm = lower_for_cpu(&module, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
+        assert!(cm.tag_pipeline.is_some(), "{rows}x{cols}: loops may run on two threads");
+        // At least the elementwise result and the column maxima run on two threads.
+        let llvm = executor().lower_to_llvm(&module, &with_threads(2)).unwrap();
+        assert!(llvm.matches("omp.parallel").count() >= 2, "{rows}x{cols}: parallel loops:\n{llvm}");
+        assert!(!executor().lower_to_llvm(&module, &with_threads(1)).unwrap().contains("omp."), "{rows}x{cols}: one thread is serial");
+        let inputs = [rng.buffer(&ty, -1.0, 1.0), rng.buffer(&ty, -1.0, 1.0)];
+        let want = interp::run_func(&module, "main", &inputs).unwrap();
+        let mut runs = vec![];
+        for threads in [1, 2] {
+            let got = executor().compile(&module, "main", &with_threads(threads)).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap();
+            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                // Sums reassociate (vectorised partial sums): relative to their length.
+                let scale = if k == 1 || k == 3 { cols as f64 } else { 1.0 };
+                if let Err(e) = compare(g, w, Tol::Rel(1e-5), scale) {
+                    panic!("{rows}x{cols}, {threads} threads, output {k}: {e}");
+                }
+            }
+            runs.push(got);
+        }
+        // Elementwise results and the column maxima do not depend on the thread count.
+        for k in [0, 2] {
+            assert!(runs[0][k].bytes() == runs[1][k].bytes(), "{rows}x{cols}: output {k} differs between one and two threads");
         }
     }
 }

@@ -4,15 +4,22 @@
 
 mod autodiff;
 mod bad_ir;
+mod case_custom;
 mod control;
+mod convolution;
 mod cpu_codegen;
 mod differential;
 mod leak;
+mod loops;
 mod op_status;
+mod outline;
 mod pinn;
 mod regions;
+mod sort;
 mod stock_mlir_opt;
+mod uint;
 mod vmap;
+mod scatter;
 
 use std::sync::OnceLock;
 

@@ -73,6 +73,9 @@ fn render() -> String {
         f
     }));
     samples.extend(while_module().funcs);
+    samples.extend(crate::case_custom::case_module().funcs);
+    samples.extend(crate::case_custom::custom_jvp_module().funcs);
+    samples.extend(crate::case_custom::custom_vjp_module().funcs);
     // Every named variant of the reduce family (the shared sample has one of each kind).
     let x = TensorType::new(DType::F32, [2, 3]);
     for r in Reducer::ALL {
@@ -81,13 +84,18 @@ fn render() -> String {
     for a in ArgOp::ALL {
         samples.push(one_op_module(OpKind::Reduce(ReduceOp::ArgReduce { op: a, dim: 1, index: DType::I64 }), std::slice::from_ref(&x)).funcs.remove(0));
     }
+    // Every named variant of the reduce_window family.
+    for r in quabla_dialect::WindowReducer::ALL {
+        let w = quabla_dialect::Window::simple(vec![1, 2], vec![1, 1]);
+        samples.push(one_op_module(OpKind::ReduceWindow(quabla_dialect::ReduceWindowOp::ReduceWindow { op: r, window: Box::new(w) }), std::slice::from_ref(&x)).funcs.remove(0));
+    }
     let mut rng = Rng(7);
     let mut rows: Vec<(Family, &'static str, Vec<String>)> = Vec::new();
     for f in &samples {
         // The op under test: the one with regions if there is one, else the first non-call.
         let op = f.ops.iter().find(|o| !o.regions.is_empty()).or_else(|| f.ops.iter().find(|o| !matches!(o.kind, OpKind::Call(_)))).map(|o| &o.kind);
         let Some(kind) = op.or_else(|| sample_op(f)) else { continue };
-        if kind.family() == Family::Call || rows.iter().any(|(_, n, _)| *n == kind.name()) {
+        if matches!(kind, OpKind::Call(quabla_dialect::CallOp::Call { .. })) || rows.iter().any(|(_, n, _)| *n == kind.name()) {
             continue;
         }
         rows.push((kind.family(), kind.name(), probe(f, &mut rng)));

@@ -235,7 +235,7 @@ fn autodiff_of_regions_expands() {
 fn irdl_generator_declares_regions() {
     // An IRDL op with a region (fixed arity, so IRDL can type it): the generated definition
     // declares it and stock mlir-opt accepts an op with a one-block region.
-    let sig = quabla_dialect::ops::OpSig { name: "with_region", operands: Some(1), results: Some(1), regions: 1, attrs: vec![] };
+    let sig = quabla_dialect::ops::OpSig { name: "with_region", operands: Some(1), leading: 0, results: Some(1), regions: 1, attrs: vec![] };
     let irdl = quabla_dialect::ops::irdl_text_of(&[sig]);
     assert!(irdl.contains("irdl.region with size 1") && irdl.contains("irdl.regions(r0: %r0)"), "{irdl}");
     let dir = std::env::temp_dir().join(format!("quabla-irdl-region-{}", std::process::id()));

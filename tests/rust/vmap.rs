@@ -79,7 +79,7 @@ fn one_op(kind: &OpKind, params: &[TensorType]) -> Func {
 }
 
 /// vmap(f) on batched inputs equals stacking f over examples.
-fn check(what: &str, kind: OpKind, params: &[TensorType], inputs: &[Buffer], rng: &mut Rng) {
+pub(crate) fn check(what: &str, kind: OpKind, params: &[TensorType], inputs: &[Buffer], rng: &mut Rng) {
     let size = 3i64;
     let n = params.len();
     for mask in 0..(1u32 << n) {

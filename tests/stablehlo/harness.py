@@ -16,7 +16,7 @@ import numpy as np
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 QOPT = os.environ.get("QUABLA_OPT", os.path.join(ROOT, "target", os.environ.get("QUABLA_PROFILE", "debug"), "quabla-opt"))
 
-DTYPES = {"f32": np.float32, "f64": np.float64, "i1": np.bool_, "i32": np.int32, "i64": np.int64}
+DTYPES = {"f32": np.float32, "f64": np.float64, "i1": np.bool_, "i32": np.int32, "i64": np.int64, "ui8": np.uint8, "ui32": np.uint32}
 RTOL = {"f32": 1e-5, "f64": 1e-12}
 # f64 needs no demotion; f64 transcendental functions link against the host's libm.
 IREE_FLAGS = ["--iree-llvmcpu-target-cpu=host", "--iree-input-demote-f64-to-f32=false", "--iree-llvmcpu-link-embedded=false"]
@@ -40,7 +40,7 @@ def type_of(a):
 def _elem(x, dt):
     if dt == "i1":
         return "true" if x else "false"
-    if dt in ("i32", "i64"):
+    if dt in ("i32", "i64", "ui8", "ui32"):
         return str(int(x))
     if not np.isfinite(x):
         bits = np.array(x, DTYPES[dt]).view(np.uint32 if dt == "f32" else np.uint64)
@@ -64,7 +64,7 @@ def literal(a):
 def parse_literal(line):
     """The NumPy array of a printed `dense<...> : tensor<...>` literal (splats included)."""
     body, ty = line.strip().rsplit(" : ", 1)
-    m = re.fullmatch(r"tensor<((?:\d+x)*)(f32|f64|i1|i32|i64)>", ty.strip())
+    m = re.fullmatch(r"tensor<((?:\d+x)*)(f32|f64|i1|i32|i64|ui8|ui32)>", ty.strip())
     assert m, f"cannot parse type {ty!r}"
     shape = tuple(int(d) for d in m.group(1).split("x") if d)
     dt = m.group(2)
@@ -247,3 +247,23 @@ class Program:
 
     def check(self, **kw):
         return check(self.text(), self.inputs, self.labels, **kw)
+
+
+def check_fn(fun, *args, iree=True, eager=False, compare=None):
+    """Exports the Python function `fun` at `args` with `qb.export`, verifies the export with
+    jaxlib, runs it on XLA (and IREE) and compares every output leaf with Quabla's `qb.jit(fun)`
+    (`eager=True`: with the plain call) using `compare(got, want, what)` (default
+    `assert_same`). Returns the StableHLO text."""
+    import quabla as qb
+
+    compare = compare or assert_same
+    text = qb.export(fun, *args)
+    verify(text)
+    want = [np.asarray(w) for w in qb.tree.leaves((fun if eager else qb.jit(fun))(*args))]
+    inputs = [np.asarray(a) for a in args]
+    for run in [xla_run] + ([iree_run] if iree else []):
+        got = run(text, inputs)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            compare(np.asarray(g), w, run.__name__)
+    return text

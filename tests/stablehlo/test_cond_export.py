@@ -7,19 +7,7 @@ import quabla as qb
 
 import harness as h
 
-
-def _check(fun, *args):
-    text = qb.export(fun, *args)
-    h.verify(text)
-    want = qb.jit(fun)(*args)
-    want = [np.asarray(w) for w in (want if isinstance(want, (tuple, list)) else [want])]
-    inputs = [np.asarray(a) for a in args]
-    for run in (h.xla_run, h.iree_run):
-        got = run(text, inputs)
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            h.assert_same(np.asarray(g), w, run.__name__)
-    return text
+_check = h.check_fn
 
 
 def _f(x, w):

@@ -41,6 +41,19 @@ UNARY_FLOAT = {
     "ceil": [-2.5, -0.5, -0.0, 0.5, 1.5, 2.7],
     "round": [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5],
     "erf": [-3.0, -0.7, -1e-3, 0.0, 0.25, 1.8],
+    "sinh": [-5.0, -0.5, -1e-4, 0.0, 0.75, 3.0],
+    "cosh": [-5.0, -0.5, -1e-4, 0.0, 0.75, 3.0],
+    "asin": [-0.99, -0.5, -1e-4, 0.0, 0.3, 1.0],
+    "acos": [-0.99, -0.5, -1e-4, 0.0, 0.3, 1.0],
+    "atan": [-30.0, -1.0, -1e-4, 0.0, 0.3, 5.0],
+    "asinh": [-30.0, -1.0, -1e-4, 0.0, 0.3, 5.0],
+    "acosh": [1.0, 1.001, 1.5, 2.0, 10.0, 1e4],
+    "atanh": [-0.99, -0.5, -1e-4, 0.0, 0.3, 0.9],
+    "cbrt": [-27.0, -0.5, -1e-4, 0.0, 8.0, 1e6],
+    "erfc": [-3.0, -0.7, 0.0, 0.25, 1.8, 5.0],
+    "erf_inv": [-0.99, -0.5, -1e-4, 0.0, 0.3, 0.9],
+    "lgamma": [-2.5, -0.5, 0.5, 3.0, 7.5, 30.0],
+    "digamma": [-2.5, -0.5, 0.5, 3.0, 7.5, 30.0],
 }
 
 
@@ -246,6 +259,19 @@ def test_slicing(dt):
     p.check()
 
 
+@pytest.mark.parametrize("dt", ["f32", "i64"])
+def test_dynamic_update_slice(dt):
+    rng = np.random.default_rng(7)
+    p = Program()
+    x = p.arg(rand(rng, (4, 5), dt))
+    u = p.arg(rand(rng, (2, 3), dt))
+    for it in ["i32", "i64"]:
+        for starts in [(1, 2), (-3, 9), (3, 0)]:
+            ss = [p.arg(np.array(s, NP[it])) for s in starts]
+            p.out(p.op("dynamic_update_slice", [x, u, *ss], tensor_type((4, 5), dt)), f"dynamic_update_slice {it} starts {starts}")
+    p.check()
+
+
 @pytest.mark.parametrize("it", ["i32", "i64"])
 def test_gather(it):
     rng = np.random.default_rng(3)
@@ -331,3 +357,126 @@ def test_every_op_is_covered():
         used = set(re.findall(r'"(\w+)"', f.read())) | set(UNARY_FLOAT)
     assert len(ops) > 40
     assert [o for o in ops if o not in used] == []
+
+
+@pytest.mark.parametrize("dt", ["f64", "i32"])
+def test_scatter(dt):
+    # Take-along-axis form; duplicates accumulate, out-of-bounds updates are dropped. More in
+    # test_scatter_export.py (general dimension numbers).
+    rng = np.random.default_rng(9)
+    p = Program()
+    x = p.arg(rand(rng, (5, 2), dt))
+    dn = "update_window_dims = array<i64: 1>, inserted_window_dims = array<i64: 0>, scatter_dims_to_operand_dims = array<i64: 0>, index_vector_dim = 1 : i64"
+    for op in ["scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max"]:
+        idx = [3, 0, 8] if op == "scatter" else [1, 4, 1, -2]
+        i = p.arg(np.array(idx, np.int64))
+        u = p.arg(rand(rng, (len(idx), 2), dt))
+        p.out(p.op(op, [x, i, u], tensor_type((5, 2), dt), dn), f"{op} {dt}")
+@pytest.mark.parametrize("dt", ["i32", "i64", "ui32"])
+def test_shifts_and_population_count(dt):
+    # Amounts at and beyond the width: StableHLO's results (0, or the sign fill) are quabla's.
+    npd = {"i32": np.int32, "i64": np.int64, "ui32": np.uint32}[dt]
+    w = np.iinfo(npd).bits
+    p = Program()
+    x = p.arg(np.array([1, 3, -1 if dt != "ui32" else 0xFFFFFFFF, 12345, 7, 0], npd))
+    n = p.arg(np.array([0, 1, 5, w - 1, w, w + 2], npd))
+    for name in ("shift_left", "shift_right_logical", "shift_right_arithmetic"):
+        p.out(p.op(name, [x, n], x[1]), name)
+    p.out(p.op("population_count", [x], x[1]), "population_count")
+@pytest.mark.parametrize("dt", FLOATS)
+def test_convolution_and_windows(dt):
+    """The convolution and window families (quabla-opt text, not the Python front): strides,
+    negative padding, dilations, groups; every window op with padding and dilation."""
+    rng = np.random.default_rng(6)
+    p = Program()
+
+    def conv_attrs(strides, pad, ld, rd, fg, bg):
+        a = lambda v: "array<i64: " + ", ".join(map(str, v)) + ">"  # noqa: E731
+        return (f"window_strides = {a(strides)}, padding = {a(pad)}, lhs_dilation = {a(ld)}, rhs_dilation = {a(rd)}, "
+                "input_batch_dimension = 0 : i64, input_feature_dimension = 1 : i64, input_spatial_dimensions = array<i64: 2, 3>, "
+                "kernel_input_feature_dimension = 1 : i64, kernel_output_feature_dimension = 0 : i64, kernel_spatial_dimensions = array<i64: 2, 3>, "
+                "output_batch_dimension = 0 : i64, output_feature_dimension = 1 : i64, output_spatial_dimensions = array<i64: 2, 3>, "
+                f"feature_group_count = {fg} : i64, batch_group_count = {bg} : i64")
+
+    x = p.arg(rand(rng, (2, 4, 7, 6), dt))
+    w = p.arg(rand(rng, (6, 2, 3, 2), dt))
+    p.out(p.op("convolution", [x, w], tensor_type((2, 6, 4, 10), dt), conv_attrs((2, 1), (1, 1, -1, 2), (1, 2), (1, 2), 2, 1)), "convolution groups")
+    wb = p.arg(rand(rng, (4, 4, 2, 2), dt))
+    p.out(p.op("convolution", [x, wb], tensor_type((1, 4, 6, 5), dt), conv_attrs((1, 1), (0, 0, 0, 0), (1, 1), (1, 1), 1, 2)), "convolution batch groups")
+
+    def win(dims, strides, base, wdil, pad):
+        a = lambda v: "array<i64: " + ", ".join(map(str, v)) + ">"  # noqa: E731
+        return f"window_dimensions = {a(dims)}, window_strides = {a(strides)}, base_dilations = {a(base)}, window_dilations = {a(wdil)}, padding = {a(pad)}"
+
+    y = p.arg(rand(rng, (3, 8), dt))
+    wa = win((2, 3), (1, 2), (1, 1), (1, 2), (1, 0, 1, 1))
+    for name in ["reduce_window_sum", "reduce_window_max", "reduce_window_min"]:
+        p.out(p.op(name, [y], tensor_type((3, 3), dt), wa), name)
+    src = p.arg(rand(rng, (3, 3), dt))
+    t = p.arg(rand(rng, (3, 8), dt))
+    p.out(p.op("select_and_scatter_add", [src, y], tensor_type((3, 8), dt), 'select = "ge", ' + wa), "select_and_scatter_add")
+    p.out(p.op("select_and_gather_add", [t, y], tensor_type((3, 3), dt), 'select = "le", ' + wa), "select_and_gather_add")
+    p.check()
+@pytest.mark.parametrize("dt", FLOATS)
+def test_linalg(dt):
+    """`cholesky` and `triangular_solve` (stablehlo.cholesky / stablehlo.triangular_solve; XLA
+    only: the installed IREE does not legalize them, see test_linalg_export.py)."""
+    rng = np.random.default_rng(6)
+    m = rng.standard_normal((2, 3, 3))
+    p = Program()
+    a = p.arg((m @ np.swapaxes(m, -1, -2) + 3 * np.eye(3)).astype(np.float32 if dt == "f32" else np.float64))
+    t = p.arg((rng.standard_normal((3, 3)) + 3 * np.eye(3)).astype(np.float32 if dt == "f32" else np.float64))
+    b = p.arg(rand(rng, (3, 2), dt))
+    p.out(p.op("cholesky", [a], tensor_type((2, 3, 3), dt), "lower = true"), "cholesky lower")
+    p.out(p.op("cholesky", [a], tensor_type((2, 3, 3), dt), "lower = false"), "cholesky upper")
+    p.out(p.op("triangular_solve", [t, b], tensor_type((3, 2), dt), "left_side = true, lower = true, transpose_a = false, unit_diagonal = false"), "trsm left lower")
+    p.out(p.op("triangular_solve", [t, b], tensor_type((3, 2), dt), "left_side = true, lower = false, transpose_a = true, unit_diagonal = true"), "trsm left upper transposed unit")
+    p.check(iree=False)
+
+
+@pytest.mark.parametrize("name,results", [("lu", "(tensor<3x3xf64>, tensor<3xi32>, tensor<3xi32>)"), ("qr", "(tensor<3x3xf64>, tensor<3x3xf64>)"), ("eigh", "(tensor<3x3xf64>, tensor<3xf64>)"), ("svd", "(tensor<3x3xf64>, tensor<3xf64>, tensor<3x3xf64>)")])
+def test_linalg_decompositions_have_no_stablehlo_form(name, results, tmp_path):
+    """StableHLO has no `lu`, `qr`, `eigh`, `svd`: their export is a typed error naming the op."""
+    attrs = {"lu": "", "qr": " {full_matrices = false}", "eigh": " {lower = true}", "svd": " {full_matrices = false}"}[name]
+    n = results.count("tensor")
+    names = ", ".join(f"%r{i}" for i in range(n))
+    text = f'func.func @main(%a: tensor<3x3xf64>) -> {results} {{\n  {names} = "quabla.{name}"(%a){attrs} : (tensor<3x3xf64>) -> {results}\n  return {names} : {results[1:-1]}\n}}\n'
+    path = tmp_path / "m.mlir"
+    path.write_text(text)
+    r = subprocess.run([QOPT, str(path), f"--pass-pipeline=builtin.module({EXPORT_ONLY})"], capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0
+    assert f"'quabla.{name}' op cannot be lowered: no stablehlo rule" in r.stderr
+@pytest.mark.parametrize("dt", FLOATS + INTS + ["i1"])
+def test_sort(dt):
+    # Stable, NaN last ascending / first descending, ties in their original order. One op per
+    # program: IREE merges sorts of the same operands whose comparators differ.
+    if dt in FLOATS:
+        x = arr([[3.0, NAN, 1.0, 3.0, -0.5], [0.0, 2.0, -INF, 2.0, NAN], [1.0, 1.0, 1.0, 1.0, 1.0], [INF, -2.0, 5.0, NAN, 0.25]], dt)
+    elif dt == "i1":
+        x = arr([[True, False, True, False, False], [False, True, True, True, False], [True, True, True, True, True], [False, False, True, False, True]], dt)
+    else:
+        x = arr([[3, -7, 1, 3, 0], [2, 2, 2, -1, 9], [1, 1, 1, 1, 1], [-5, 4, 4, 0, -5]], dt)
+    for dim in [0, 1]:
+        for d in ["lt", "gt"]:
+            for name, rt in [("sort", dt), ("argsort", "i64")]:
+                p = Program()
+                xa = p.arg(x)
+                p.out(p.op(name, [xa], tensor_type((4, 5), rt), f'dimension = {dim} : i64, direction = "{d}"'), f"{name} dim {dim} {d}")
+                p.check()
+
+
+def test_host_callback_is_a_host_only_custom_call():
+    # The export keeps the callback as a side-effecting custom call (docs/stablehlo.md): the
+    # text verifies with jaxlib's StableHLO dialect, the value passes through, and XLA, which
+    # has no `quabla.host_callback` target, rejects the program when it compiles it.
+    from harness import export, verify, xla_run
+
+    p = Program()
+    x = p.arg(np.array([1.5, -2.0]))
+    y = p.op("host_callback", [x], tensor_type((2,), "f64"), "callback = 0 : i64, index = 0 : i64, count = 1 : i64, batched = array<i64>")
+    p.out(p.op("add", [y, y], tensor_type((2,), "f64")), "passes through")
+    hlo = export(p.text())
+    assert hlo.count('"stablehlo.custom_call"') == 1 and 'call_target_name = "quabla.host_callback"' in hlo and "has_side_effect = true" in hlo
+    verify(hlo)
+    with pytest.raises(Exception, match="quabla.host_callback"):
+        xla_run(hlo, p.inputs)

@@ -1,6 +1,8 @@
 """The Python entry points of the export: `qb.export(f, *args)` and
 `jit(f).lower(...).as_text(dialect="stablehlo")` give StableHLO that verifies with jaxlib,
 runs on XLA and IREE, and equals Quabla's own result (including a grad and a vmap)."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -8,19 +10,7 @@ import quabla as qb
 
 import harness as h
 
-
-def _check(fun, *args, iree=True):
-    text = qb.export(fun, *args)
-    h.verify(text)
-    want = fun(*args)
-    want = [np.asarray(w) for w in (want if isinstance(want, (tuple, list)) else [want])]
-    inputs = [np.asarray(a) for a in args]
-    for run in [h.xla_run] + ([h.iree_run] if iree else []):
-        got = run(text, inputs)
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            h.assert_same(np.asarray(g), w, f"{run.__name__}")
-    return text
+_check = functools.partial(h.check_fn, eager=True)
 
 
 def test_export_mlp_loss_grad():

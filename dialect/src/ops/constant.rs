@@ -21,6 +21,8 @@ impl Literal {
                 DType::I1 => bytes.push((v != 0.0) as u8),
                 DType::I32 => bytes.extend((v as i32).to_le_bytes()),
                 DType::I64 => bytes.extend((v as i64).to_le_bytes()),
+                DType::U8 => bytes.push(v as u8),
+                DType::U32 => bytes.extend((v as u32).to_le_bytes()),
             }
         }
         Literal { ty, bytes }
@@ -35,6 +37,8 @@ impl Literal {
                 DType::I1 => bytes.push((v != 0) as u8),
                 DType::I32 => bytes.extend((v as i32).to_le_bytes()),
                 DType::I64 => bytes.extend(v.to_le_bytes()),
+                DType::U8 => bytes.push(v as u8),
+                DType::U32 => bytes.extend((v as u32).to_le_bytes()),
             }
         }
         Literal { ty, bytes }

@@ -8,6 +8,10 @@
 //! region maps the carries to a 0-d `tensor<i1>`, the body region maps them to the next
 //! carries, and the results are the carries when cond is false. Spelled `scf.while` (the cond
 //! region ends in `scf.condition` forwarding its parameters, the body in `scf.yield`).
+//! `quabla.case` runs one of N bodies chosen by a 0-d integer index (`case (index, x...)
+//! {^(x...) ...} ...`), StableHLO's semantics: an index outside `[0, N)` selects the last
+//! body. Spelled `scf.index_switch` on the index cast to `index`, its last body being the
+//! `default` region (the cases are `0..N-1`).
 use crate::error::{shape_err, Expected, Result, Violation};
 use crate::ir::Body;
 use crate::ops::table::op_family;
@@ -18,6 +22,8 @@ op_family! {
     pub enum ControlOp : Control {
         If = "if", operands var, regions 2, upstream { results: Vec<TensorType> [types] },
         While = "while", operands var, regions 2, upstream {},
+        // The region count is the number of branches (at least one; `case_c2`).
+        Case = "case", operands var, regions 1, upstream { results: Vec<TensorType> [types] },
     }
 }
 
@@ -27,6 +33,7 @@ impl ControlOp {
         match self {
             ControlOp::If { results } => infer_if(xs, results),
             ControlOp::While {} => Ok(xs.iter().map(|t| (*t).clone()).collect()),
+            ControlOp::Case { results } => infer_case(xs, results),
         }
     }
 
@@ -35,6 +42,7 @@ impl ControlOp {
         match self {
             ControlOp::If { .. } => check_if(xs, results, regions, types),
             ControlOp::While {} => check_while(xs, regions, types),
+            ControlOp::Case { results } => check_case(xs, results, regions, types),
         }
     }
 }
@@ -100,6 +108,44 @@ pub fn check_while(xs: &[&TensorType], regions: &[Body], types: &[TensorType]) -
     let outs: Vec<TensorType> = regions[1].outputs.iter().map(ty).collect::<Result<_>>()?;
     if outs != carries {
         return shape_err("while", "while_c4", format!("the body region yields ({}) but the carries are ({})", join(outs.iter()), join(carries.iter())));
+    }
+    Ok(())
+}
+
+/// `case_c1`: the index is a 0-d `tensor<i32>` or `tensor<i64>`. The results are carried by
+/// the op.
+pub fn infer_case(xs: &[&TensorType], results: &[TensorType]) -> Result<Vec<TensorType>> {
+    match xs.first() {
+        Some(p) if matches!(p.dtype, DType::I32 | DType::I64) && p.rank() == 0 => Ok(results.to_vec()),
+        Some(p) => {
+            let v = Violation::new("case", "case_c1", format!("the index must be a 0-d tensor<i32> or tensor<i64>, got {p}")).types(0, Expected::Type(TensorType::scalar(DType::I32)), p);
+            if matches!(p.dtype, DType::I32 | DType::I64) {
+                v.shape_err()
+            } else {
+                v.dtype_err()
+            }
+        }
+        None => shape_err("case", "case_c1", "needs an index operand"),
+    }
+}
+
+/// `case_c2`: at least one region; `case_c3`: each body's parameters have the types of the
+/// operands after the index; `case_c4`: each body yields the op's result types.
+pub fn check_case(xs: &[&TensorType], results: &[TensorType], regions: &[Body], types: &[TensorType]) -> Result<()> {
+    if regions.is_empty() {
+        return shape_err("case", "case_c2", "expects at least one region (branch)");
+    }
+    let captured: Vec<&TensorType> = xs.iter().skip(1).copied().collect();
+    let ty = |v: &crate::ir::Value| types.get(v.0 as usize).cloned().ok_or_else(|| crate::error::DialectError::Structure(format!("value %{} has no type", v.0)));
+    for (k, body) in regions.iter().enumerate() {
+        let params: Vec<TensorType> = body.params.iter().map(ty).collect::<Result<_>>()?;
+        if params.len() != captured.len() || params.iter().zip(&captured).any(|(p, c)| p != *c) {
+            return shape_err("case", "case_c3", format!("branch {k}'s parameters ({}) must have the types of the captured operands ({})", join(params.iter()), join(captured.iter().copied())));
+        }
+        let outs: Vec<TensorType> = body.outputs.iter().map(ty).collect::<Result<_>>()?;
+        if outs != results {
+            return shape_err("case", "case_c4", format!("branch {k} yields ({}) but the op's results are ({})", join(outs.iter()), join(results.iter())));
+        }
     }
     Ok(())
 }

@@ -37,10 +37,12 @@ impl ElementwiseOp {
 pub enum DClass {
     /// f32, f64
     Float,
-    /// f32, f64, i32, i64
+    /// f32, f64, i32, i64, ui8, ui32
     Numeric,
-    /// i1, i32, i64
+    /// i1, i32, i64, ui8, ui32
     Logical,
+    /// i32, i64, ui8, ui32 (shifts, population_count)
+    Integer,
     /// everything
     Any,
 }
@@ -51,6 +53,7 @@ impl DClass {
             DClass::Float => d.is_float(),
             DClass::Numeric => d.is_numeric(),
             DClass::Logical => !d.is_float(),
+            DClass::Integer => d.is_int(),
             DClass::Any => true,
         }
     }
@@ -58,16 +61,18 @@ impl DClass {
     pub fn dtypes(self) -> &'static [DType] {
         match self {
             DClass::Float => &[DType::F32, DType::F64],
-            DClass::Numeric => &[DType::F32, DType::F64, DType::I32, DType::I64],
-            DClass::Logical => &[DType::I1, DType::I32, DType::I64],
+            DClass::Numeric => &[DType::F32, DType::F64, DType::I32, DType::I64, DType::U8, DType::U32],
+            DClass::Logical => &[DType::I1, DType::I32, DType::I64, DType::U8, DType::U32],
+            DClass::Integer => &[DType::I32, DType::I64, DType::U8, DType::U32],
             DClass::Any => &DType::ALL,
         }
     }
     pub fn describe(self) -> &'static str {
         match self {
             DClass::Float => "a float type (f32, f64)",
-            DClass::Numeric => "a numeric type (f32, f64, i32, i64)",
-            DClass::Logical => "a bool or integer type (i1, i32, i64)",
+            DClass::Numeric => "a numeric type (f32, f64, i32, i64, ui8, ui32)",
+            DClass::Logical => "a bool or integer type (i1, i32, i64, ui8, ui32)",
+            DClass::Integer => "an integer type (i32, i64, ui8, ui32)",
             DClass::Any => "any type",
         }
     }
@@ -114,6 +119,20 @@ elementwise_table!(UnaryOp {
     Erf => "erf", Float;
     Not => "not", Logical;
     IsFinite => "is_finite", Float -> Bool;
+    PopulationCount => "population_count", Integer;
+    Sinh => "sinh", Float;
+    Cosh => "cosh", Float;
+    Asin => "asin", Float;
+    Acos => "acos", Float;
+    Atan => "atan", Float;
+    Asinh => "asinh", Float;
+    Acosh => "acosh", Float;
+    Atanh => "atanh", Float;
+    Cbrt => "cbrt", Float;
+    Erfc => "erfc", Float;
+    ErfInv => "erf_inv", Float;
+    Lgamma => "lgamma", Float;
+    Digamma => "digamma", Float;
 });
 
 elementwise_table!(BinaryOp {
@@ -130,6 +149,9 @@ elementwise_table!(BinaryOp {
     And => "and", Logical;
     Or => "or", Logical;
     Xor => "xor", Logical;
+    ShiftLeft => "shift_left", Integer;
+    ShiftRightLogical => "shift_right_logical", Integer;
+    ShiftRightArithmetic => "shift_right_arithmetic", Integer;
 });
 
 /// Comparison direction of `quabla.compare`. Float comparisons are ordered (false on NaN)
@@ -254,7 +276,7 @@ mod tests {
     fn class_violations_are_dtype_errors() {
         let f = t(DType::F64, &[2, 3]);
         let DialectError::DType(v) = infer_binary(BinaryOp::And, &f, &f).unwrap_err() else { panic!("expected a dtype error") };
-        assert_eq!((v.constraint, v.operand, v.expected), ("binary_c2", Some(0), Some(Expected::DTypes(&[DType::I1, DType::I32, DType::I64]))));
+        assert_eq!((v.constraint, v.operand, v.expected), ("binary_c2", Some(0), Some(Expected::DTypes(&[DType::I1, DType::I32, DType::I64, DType::U8, DType::U32]))));
         assert!(matches!(infer_unary(UnaryOp::Exp, &t(DType::I32, &[2])), Err(DialectError::DType(v)) if v.constraint == "unary_c1"));
         assert!(matches!(infer_powi(&t(DType::I1, &[2])), Err(DialectError::DType(_))));
         let p = t(DType::I1, &[2]);

@@ -4,26 +4,38 @@
 //! per family, so every layer matches exhaustively on families, and each family file on its
 //! own sub-enum. A new op fails to compile exactly where it must be handled.
 pub mod call;
+pub mod callback;
 pub mod constant;
 pub mod control;
 pub mod dot;
 pub mod elementwise;
 pub mod layout;
+pub mod linalg;
 pub mod reduce;
+pub mod sort;
 pub mod slicing;
 pub mod table;
+pub mod scatter;
+pub mod convolution;
+pub mod reduce_window;
 
 use crate::error::{DialectError, Result};
 use crate::types::{DType, TensorType};
 pub use call::CallOp;
+pub use callback::CallbackOp;
 pub use constant::{ConstantOp, Literal};
 pub use control::ControlOp;
 pub use dot::{DotDims, DotOp};
 pub use elementwise::{BinaryOp, CmpDir, DClass, ElementwiseOp, UnaryOp};
 pub use layout::LayoutOp;
+pub use linalg::LinalgOp;
 pub use reduce::{ArgOp, ReduceOp, Reducer};
+pub use sort::SortOp;
 pub use slicing::SlicingOp;
+pub use scatter::{Combiner, ScatterDims, ScatterOp};
 pub use table::{AttrSource, OpSig};
+pub use convolution::{ConvAttrs, ConvDims, ConvWindow, ConvolutionOp};
+pub use reduce_window::{ReduceWindowOp, Window, WindowReducer};
 
 /// An op of the dialect with its attributes, by family. Types that MLIR carries on the result
 /// (reshape/broadcast target shapes, convert target dtype, iota type, arg index dtype) are
@@ -38,6 +50,12 @@ pub enum OpKind {
     Dot(DotOp),
     Call(CallOp),
     Control(ControlOp),
+    Scatter(ScatterOp),
+    Convolution(ConvolutionOp),
+    ReduceWindow(ReduceWindowOp),
+    Linalg(LinalgOp),
+    Sort(SortOp),
+    Callback(CallbackOp),
 }
 
 /// Runs `$e` with `$x` bound to the family sub-enum of `$k`.
@@ -52,6 +70,12 @@ macro_rules! each_family {
             OpKind::Dot($x) => $e,
             OpKind::Call($x) => $e,
             OpKind::Control($x) => $e,
+            OpKind::Scatter($x) => $e,
+            OpKind::Convolution($x) => $e,
+            OpKind::ReduceWindow($x) => $e,
+            OpKind::Linalg($x) => $e,
+            OpKind::Sort($x) => $e,
+            OpKind::Callback($x) => $e,
         }
     };
 }
@@ -67,10 +91,16 @@ pub enum Family {
     Dot,
     Call,
     Control,
+    Scatter,
+    Convolution,
+    ReduceWindow,
+    Linalg,
+    Sort,
+    Callback,
 }
 
 impl Family {
-    pub const ALL: [Family; 8] = [Family::Elementwise, Family::Constant, Family::Layout, Family::Slicing, Family::Reduce, Family::Dot, Family::Call, Family::Control];
+    pub const ALL: [Family; 14] = [Family::Elementwise, Family::Constant, Family::Layout, Family::Slicing, Family::Reduce, Family::Dot, Family::Call, Family::Control, Family::Scatter, Family::Convolution, Family::ReduceWindow, Family::Linalg, Family::Sort, Family::Callback];
 
     /// The family's file name in every layer (`reduce` for reduce.rs).
     pub fn name(self) -> &'static str {
@@ -83,6 +113,12 @@ impl Family {
             Family::Dot => "dot",
             Family::Call => "call",
             Family::Control => "control",
+            Family::Scatter => "scatter",
+            Family::Convolution => "convolution",
+            Family::ReduceWindow => "reduce_window",
+            Family::Linalg => "linalg",
+            Family::Sort => "sort",
+            Family::Callback => "callback",
         }
     }
 
@@ -97,6 +133,12 @@ impl Family {
             Family::Dot => DotOp::names(),
             Family::Call => CallOp::names(),
             Family::Control => ControlOp::names(),
+            Family::Scatter => ScatterOp::names(),
+            Family::Convolution => ConvolutionOp::names(),
+            Family::ReduceWindow => ReduceWindowOp::names(),
+            Family::Linalg => LinalgOp::names(),
+            Family::Sort => SortOp::names(),
+            Family::Callback => CallbackOp::names(),
         }
     }
 }
@@ -111,6 +153,12 @@ pub fn all_sigs() -> Vec<OpSig> {
     v.extend(DotOp::sigs());
     v.extend(CallOp::sigs());
     v.extend(ControlOp::sigs());
+    v.extend(ScatterOp::sigs());
+    v.extend(ConvolutionOp::sigs());
+    v.extend(ReduceWindowOp::sigs());
+    v.extend(LinalgOp::sigs_with_results());
+    v.extend(SortOp::sigs());
+    v.extend(CallbackOp::sigs());
     v
 }
 
@@ -135,9 +183,14 @@ pub fn irdl_text_of(sigs: &[OpSig]) -> String {
         // so the only variadic group, dynamic_slice's start indices, must share one type.
         let ops: Vec<String> = match sig.operands {
             Some(k) => (0..k).map(|i| format!("x{i}: %{}", var(&mut s, "!builtin.tensor"))).collect(),
-            None => vec![format!("x0: %{}", var(&mut s, "!builtin.tensor")), format!("starts: variadic %{}", var(&mut s, "!builtin.tensor"))],
+            None => {
+                let mut v: Vec<String> = (0..sig.leading).map(|i| format!("x{i}: %{}", var(&mut s, "!builtin.tensor"))).collect();
+                v.push(format!("starts: variadic %{}", var(&mut s, "!builtin.tensor")));
+                v
+            }
         };
         let res = match sig.results {
+            Some(k) if k > 1 => (0..k).map(|i| format!("y{i}: %{}", var(&mut s, "!builtin.tensor"))).collect::<Vec<_>>().join(", "),
             Some(_) => format!("y: %{}", var(&mut s, "!builtin.tensor")),
             None => format!("ys: variadic %{}", var(&mut s, "!builtin.tensor")),
         };
@@ -179,6 +232,12 @@ pub fn keywords(name: &str) -> Option<Vec<(&'static str, &'static str)>> {
         .or_else(|| DotOp::keywords(name))
         .or_else(|| CallOp::keywords(name))
         .or_else(|| ControlOp::keywords(name))
+        .or_else(|| ScatterOp::keywords(name))
+        .or_else(|| ConvolutionOp::keywords(name))
+        .or_else(|| ReduceWindowOp::keywords(name))
+        .or_else(|| LinalgOp::keywords(name))
+        .or_else(|| SortOp::keywords(name))
+        .or_else(|| CallbackOp::keywords(name))
 }
 
 /// Ops that the Python op builder (`quabla._quabla.Op`) cannot make: constants, calls and
@@ -187,9 +246,10 @@ fn tracer_built(name: &str) -> bool {
     name == "constant" || CallOp::names().contains(&name) || ControlOp::names().contains(&name)
 }
 
-/// The type stubs of `quabla._quabla` generated from the op table: `Op(name, **keywords)`
-/// overloads, one per distinct keyword list. The checked-in `python/quabla/_quabla.pyi`
-/// equals this text (a test checks it); the rest of the extension is untyped (`__getattr__`).
+/// The stub of the extension's op builder `quabla._quabla.Op`, generated from the op table:
+/// `Op(name, **keywords)` overloads, one per distinct keyword list. `quabla-opt --print-pyi`
+/// puts it after the rest of the extension's stubs (`quabla_opt::pyi_text`) into
+/// `python/quabla/_quabla.pyi`.
 pub fn pyi_text() -> String {
     type Keywords = Vec<(&'static str, &'static str)>;
     let mut groups: Vec<(Keywords, Vec<&'static str>)> = Vec::new();
@@ -200,17 +260,7 @@ pub fn pyi_text() -> String {
             None => groups.push((kw, vec![name])),
         }
     }
-    let mut s = String::from(
-        "# Generated by quabla-dialect (ops::pyi_text); do not edit. Regenerate with\n\
-         # `cargo run -p quabla-opt -- --print-pyi > python/quabla/_quabla.pyi`.\n\
-         \"\"\"Type stubs of the extension module: the op builder ``Op`` is typed from the op table\n\
-         (one overload per keyword list; keywords are the ops' MLIR attribute names). The rest of the\n\
-         extension is not described here.\"\"\"\n\n\
-         from typing import Any, Literal, Sequence, overload\n\n\
-         def __getattr__(name: str) -> Any: ...\n\n\
-         class Op:\n\
-         \x20   \"\"\"One dialect op with its attributes.\"\"\"\n\n",
-    );
+    let mut s = String::from("@final\nclass Op:\n    \"\"\"One dialect op with its attributes.\"\"\"\n\n");
     for (kw, names) in &groups {
         let lit: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
         let mut params = format!("cls, name: Literal[{}]", lit.join(", "));
@@ -242,12 +292,24 @@ impl OpKind {
             OpKind::Dot(_) => Family::Dot,
             OpKind::Call(_) => Family::Call,
             OpKind::Control(_) => Family::Control,
+            OpKind::Scatter(_) => Family::Scatter,
+            OpKind::Convolution(_) => Family::Convolution,
+            OpKind::ReduceWindow(_) => Family::ReduceWindow,
+            OpKind::Linalg(_) => Family::Linalg,
+            OpKind::Sort(_) => Family::Sort,
+            OpKind::Callback(_) => Family::Callback,
         }
     }
 
     /// Expected operand count (`None` when variadic).
     pub fn arity(&self) -> Option<usize> {
         each_family!(self, x => x.arity())
+    }
+
+    /// True for ops with an effect on the host (`host_callback`): passes keep them, in
+    /// program order, even when their results are unused, and never fold or merge them.
+    pub fn has_effect(&self) -> bool {
+        matches!(self, OpKind::Callback(_))
     }
 
     /// How many regions the op has (`regions_c1`).
@@ -272,6 +334,12 @@ impl OpKind {
             OpKind::Dot(x) => x.infer(xs).map(|t| vec![t]),
             OpKind::Call(x) => x.infer(xs),
             OpKind::Control(x) => x.infer(xs),
+            OpKind::Scatter(x) => x.infer(xs).map(|t| vec![t]),
+            OpKind::Convolution(x) => x.infer(xs).map(|t| vec![t]),
+            OpKind::ReduceWindow(x) => x.infer(xs).map(|t| vec![t]),
+            OpKind::Linalg(x) => x.infer(xs),
+            OpKind::Sort(x) => x.infer(xs).map(|t| vec![t]),
+            OpKind::Callback(x) => x.infer(xs).map(|t| vec![t]),
         }?;
         // No result may be too big to exist (a wrapped element count is a memory-safety hole).
         for t in &results {
@@ -285,6 +353,7 @@ impl OpKind {
     pub fn check_regions(&self, xs: &[&TensorType], results: &[TensorType], regions: &[crate::ir::Body], types: &[TensorType]) -> Result<()> {
         match self {
             OpKind::Control(c) => c.check_regions(xs, results, regions, types),
+            OpKind::Call(c) => c.check_regions(xs, results, regions, types),
             _ if regions.is_empty() => Ok(()),
             _ => crate::error::shape_err(self.name(), "regions_c1", format!("expects no regions, got {}", regions.len())),
         }
@@ -307,7 +376,13 @@ impl OpKind {
             .or_else(|| ReduceOp::build(name, src).map(|r| r.map(OpKind::Reduce)))
             .or_else(|| DotOp::build(name, src).map(|r| r.map(OpKind::Dot)))
             .or_else(|| CallOp::build(name, src).map(|r| r.map(OpKind::Call)))
-            .or_else(|| ControlOp::build(name, src).map(|r| r.map(OpKind::Control)));
+            .or_else(|| ControlOp::build(name, src).map(|r| r.map(OpKind::Control)))
+            .or_else(|| ScatterOp::build(name, src).map(|r| r.map(OpKind::Scatter)))
+            .or_else(|| ConvolutionOp::build(name, src).map(|r| r.map(OpKind::Convolution)))
+            .or_else(|| ReduceWindowOp::build(name, src).map(|r| r.map(OpKind::ReduceWindow)))
+            .or_else(|| LinalgOp::build(name, src).map(|r| r.map(OpKind::Linalg)))
+            .or_else(|| SortOp::build(name, src).map(|r| r.map(OpKind::Sort)))
+            .or_else(|| CallbackOp::build(name, src).map(|r| r.map(OpKind::Callback)));
         r.unwrap_or_else(|| Err(DialectError::UnknownOp(format!("quabla.{name}"))))
     }
 
@@ -317,8 +392,15 @@ impl OpKind {
     pub fn from_parts(name: &str, attrs: &[(String, String)], results: &[TensorType]) -> Result<OpKind> {
         let kind = OpKind::build(name, &MlirAttrs { attrs, results })?;
         // Every `quabla.*` op has one result; calls and control flow carry their result types.
-        if !matches!(kind, OpKind::Call(_) | OpKind::Control(_)) && results.len() != 1 {
+        if !matches!(kind, OpKind::Call(_) | OpKind::Control(_) | OpKind::Linalg(_)) && results.len() != 1 {
             return Err(DialectError::Structure(format!("'quabla.{name}' op: expects one result, got {}", results.len())));
+        }
+        // Linear-algebra decompositions have a fixed number of results.
+        if let OpKind::Linalg(_) = &kind {
+            let want = LinalgOp::result_count(name);
+            if results.len() != want {
+                return Err(DialectError::Structure(format!("'quabla.{name}' op: expects {want} results, got {}", results.len())));
+            }
         }
         Ok(kind)
     }
@@ -387,12 +469,6 @@ mod tests {
         assert_eq!(parse_i64_array("array<i64: 1, 2>"), Some(vec![1, 2]));
         assert_eq!(parse_i64_array("array<i64>"), Some(vec![]));
         assert_eq!(parse_i64("-3 : i64"), Some(-3));
-    }
-    #[test]
-    fn pyi_file_is_current() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../python/quabla/_quabla.pyi");
-        let on_disk = std::fs::read_to_string(path).unwrap_or_default();
-        assert!(on_disk == pyi_text(), "python/quabla/_quabla.pyi is stale: regenerate with `cargo run -p quabla-opt -- --print-pyi > python/quabla/_quabla.pyi`");
     }
     #[test]
     fn irdl_file_is_current() {

@@ -93,7 +93,7 @@ pub fn infer_argreduce(op: ArgOp, x: &TensorType, dim: i64, index: DType) -> Res
     if x.dtype == DType::I1 {
         return Violation::new(op.name(), "argreduce_c2", format!("operand type {x} is not numeric")).types(0, Expected::DTypes(NUMERIC), x).dtype_err();
     }
-    if !index.is_int() {
+    if !matches!(index, DType::I32 | DType::I64) {
         return Violation::new(op.name(), "argreduce_c3", format!("index type {index} must be i32 or i64")).expected(Expected::DTypes(&[DType::I32, DType::I64])).dtype_err();
     }
     let mut shape = x.shape.clone();

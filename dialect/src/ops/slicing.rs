@@ -1,4 +1,5 @@
-//! Slicing ops: `slice`, `pad`, `concatenate`, `dynamic_slice`, `gather` (take along one axis).
+//! Slicing ops: `slice`, `pad`, `concatenate`, `dynamic_slice`, `gather` (take along one axis),
+//! `dynamic_update_slice` (an operand with a window overwritten by an update).
 //! Out-of-range dynamic starts and gather indices are clamped, as in StableHLO.
 use crate::error::{shape_err, Expected, Result, Violation};
 use crate::ops::table::op_family;
@@ -12,6 +13,7 @@ op_family! {
         Pad = "pad", operands 2, regions 0, irdl { edge_padding_low: Vec<i64> [attr], edge_padding_high: Vec<i64> [attr], interior_padding: Vec<i64> [attr] },
         DynamicSlice = "dynamic_slice", operands var, regions 0, irdl { slice_sizes: Vec<i64> [attr] },
         Gather = "gather", operands 2, regions 0, irdl { axis: i64 [attr] },
+        DynamicUpdateSlice = "dynamic_update_slice", operands var2, regions 0, irdl {},
     }
 }
 
@@ -27,6 +29,10 @@ impl SlicingOp {
                 infer_dynamic_slice(x, starts, slice_sizes)
             }
             SlicingOp::Gather { axis } => infer_gather(xs[0], xs[1], *axis),
+            SlicingOp::DynamicUpdateSlice {} => match xs {
+                [x, u, starts @ ..] => infer_dynamic_update_slice(x, u, starts),
+                _ => shape_err("dynamic_update_slice", "dynamic_update_slice_c1", format!("needs an operand and an update, got {} operands", xs.len())),
+            },
         }
     }
 }
@@ -99,33 +105,56 @@ pub fn infer_concatenate(xs: &[&TensorType], dim: i64) -> Result<TensorType> {
     Ok(TensorType::new(first.dtype, shape))
 }
 
+/// The start indices of `dynamic_slice` / `dynamic_update_slice` (operands `first..`): one 0-d
+/// integer start per dim of the operand `x`, all of one type (constraint `label`).
+fn check_starts(op: &'static str, label: &'static str, x: &TensorType, starts: &[&TensorType], first: usize) -> Result<()> {
+    if starts.len() == x.rank() && starts.iter().all(|s| s.rank() == 0 && matches!(s.dtype, DType::I32 | DType::I64) && *s == starts[0]) {
+        return Ok(());
+    }
+    let v = Violation::new(op, label, format!("needs {} start indices, all of type tensor<i32> or all of type tensor<i64>, for operand {x}, got {}", x.rank(), starts.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")));
+    // The right number of 0-d starts: the fault is an element type (not an integer, or not that of the first start).
+    if starts.len() == x.rank() && starts.iter().all(|s| s.rank() == 0) {
+        let want: &'static [DType] = match starts[0].dtype {
+            DType::I32 => &[DType::I32],
+            DType::I64 => &[DType::I64],
+            DType::F32 | DType::F64 | DType::I1 | DType::U8 | DType::U32 => &[DType::I32, DType::I64],
+        };
+        if let Some(k) = starts.iter().position(|s| !want.contains(&s.dtype)) {
+            return v.types(k + first, Expected::DTypes(want), starts[k]).dtype_err();
+        }
+    }
+    let v = match starts.iter().position(|s| s.rank() != 0) {
+        Some(k) => v.types(k + first, Expected::Shape(vec![]), starts[k]),
+        None => v.operand(0).actual(x),
+    };
+    v.shape_err()
+}
+
 /// `dynamic_slice`: c1: one 0-d integer start index per dim, all of one type; c2: sizes has rank entries with
 /// 1 <= size <= extent. Starts are clamped to [0, extent - size].
 pub fn infer_dynamic_slice(x: &TensorType, starts: &[&TensorType], sizes: &[i64]) -> Result<TensorType> {
     const OP: &str = "dynamic_slice";
-    if starts.len() != x.rank() || starts.iter().any(|s| s.rank() != 0 || !s.dtype.is_int() || *s != starts[0]) {
-        let v = Violation::new(OP, "dynamic_slice_c1", format!("needs {} start indices, all of type tensor<i32> or all of type tensor<i64>, for operand {x}, got {}", x.rank(), starts.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")));
-        // The right number of 0-d starts: the fault is an element type (not an integer, or not that of the first start).
-        if starts.len() == x.rank() && starts.iter().all(|s| s.rank() == 0) {
-            let want: &'static [DType] = match starts[0].dtype {
-                DType::I32 => &[DType::I32],
-                DType::I64 => &[DType::I64],
-                DType::F32 | DType::F64 | DType::I1 => &[DType::I32, DType::I64],
-            };
-            if let Some(k) = starts.iter().position(|s| !want.contains(&s.dtype)) {
-                return v.types(k + 1, Expected::DTypes(want), starts[k]).dtype_err();
-            }
-        }
-        let v = match starts.iter().position(|s| s.rank() != 0) {
-            Some(k) => v.types(k + 1, Expected::Shape(vec![]), starts[k]),
-            None => v.operand(0).actual(x),
-        };
-        return v.shape_err();
-    }
+    check_starts(OP, "dynamic_slice_c1", x, starts, 1)?;
     if sizes.len() != x.rank() || sizes.iter().zip(&x.shape).any(|(&s, &e)| s < 1 || s > e) {
         return Violation::new(OP, "dynamic_slice_c2", format!("sizes {sizes:?} must have one entry per dim with 1 <= size <= extent of operand {x}")).operand(0).actual(x).shape_err();
     }
     Ok(TensorType::new(x.dtype, sizes))
+}
+
+/// `dynamic_update_slice`: c1: the update has the operand's dtype and rank; c2: each update
+/// extent is <= the operand's; c3: one 0-d integer start per dim, all of one type. The result
+/// has the operand's type; starts are clamped to `[0, extent - update extent]`.
+pub fn infer_dynamic_update_slice(x: &TensorType, u: &TensorType, starts: &[&TensorType]) -> Result<TensorType> {
+    const OP: &str = "dynamic_update_slice";
+    if u.dtype != x.dtype || u.rank() != x.rank() {
+        let v = Violation::new(OP, "dynamic_update_slice_c1", format!("the update {u} must have the dtype and rank of the operand {x}")).types(1, Expected::Type(x.clone()), u);
+        return if u.dtype != x.dtype { v.dtype_err() } else { v.shape_err() };
+    }
+    if u.shape.iter().zip(&x.shape).any(|(a, b)| a > b) {
+        return Violation::new(OP, "dynamic_update_slice_c2", format!("the update {u} does not fit in the operand {x}")).types(1, Expected::Type(x.clone()), u).shape_err();
+    }
+    check_starts(OP, "dynamic_update_slice_c3", x, starts, 2)?;
+    Ok(x.clone())
 }
 
 /// `gather` (take along `axis`): c1: 0 <= axis < rank(operand); c2: indices are i32 or i64.
@@ -163,5 +192,20 @@ mod tests {
         assert!(matches!(infer_concatenate(&[&x, &y], 0), Err(DialectError::DType(v)) if v.operand == Some(1)));
         let z = TensorType::new(DType::F32, [4, 2]);
         assert!(matches!(infer_concatenate(&[&x, &z], 0), Err(DialectError::Shape(v)) if v.constraint == "concatenate_c4" && v.actual == Some(z.clone())));
+    }
+
+    #[test]
+    fn dynamic_update_slice_rule() {
+        let x = TensorType::new(DType::F32, [4, 3]);
+        let (i32s, i64s) = (TensorType::scalar(DType::I32), TensorType::scalar(DType::I64));
+        let u = TensorType::new(DType::F32, [1, 3]);
+        assert_eq!(infer_dynamic_update_slice(&x, &u, &[&i64s, &i64s]).unwrap(), x);
+        let e = infer_dynamic_update_slice(&x, &TensorType::new(DType::F64, [1, 3]), &[&i64s, &i64s]).unwrap_err();
+        assert!(matches!(&e, DialectError::DType(v) if v.constraint == "dynamic_update_slice_c1" && v.operand == Some(1)), "{e:?}");
+        assert!(matches!(infer_dynamic_update_slice(&x, &TensorType::new(DType::F32, [3]), &[&i64s, &i64s]), Err(DialectError::Shape(v)) if v.constraint == "dynamic_update_slice_c1"));
+        assert!(matches!(infer_dynamic_update_slice(&x, &TensorType::new(DType::F32, [5, 1]), &[&i64s, &i64s]), Err(DialectError::Shape(v)) if v.constraint == "dynamic_update_slice_c2"));
+        assert!(matches!(infer_dynamic_update_slice(&x, &u, &[&i64s]), Err(DialectError::Shape(v)) if v.constraint == "dynamic_update_slice_c3"));
+        let e = infer_dynamic_update_slice(&x, &u, &[&i32s, &i64s]).unwrap_err();
+        assert!(matches!(&e, DialectError::DType(v) if v.operand == Some(3)), "{e:?}");
     }
 }

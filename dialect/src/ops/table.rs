@@ -229,11 +229,14 @@ pub fn check_keys(src: &dyn AttrSource, op: &str, allowed: &[&str]) -> Result<()
     Ok(())
 }
 
-/// Signature of an IRDL op: name, operand count (`None`: one operand and a variadic group),
-/// result count and attributes with their IRDL base constraints.
+/// Signature of an IRDL op: name, operand count (`None`: `leading` operands and a variadic
+/// group), result count and attributes with their IRDL base constraints.
 pub struct OpSig {
     pub name: &'static str,
     pub operands: Option<usize>,
+    /// Operands before the variadic group when `operands` is `None` (`dynamic_slice`: 1,
+    /// `dynamic_update_slice`: 2).
+    pub leading: usize,
     pub results: Option<usize>,
     /// Number of regions (each declared `irdl.region`, one block).
     pub regions: usize,
@@ -253,7 +256,11 @@ macro_rules! op_family {
     (@matches _, $n:expr; $f:ident : $t:ty [name] $(, $($rest:tt)*)?) => { <$t>::from_name($n) };
     (@matches _, $n:expr; $f:ident : $t:ty [$m:ident] $(, $($rest:tt)*)?) => { op_family!(@matches _, $n; $($($rest)*)?) };
     (@arity var) => { None };
+    (@arity var2) => { None };
     (@arity $n:literal) => { Some($n) };
+    (@leading var) => { 1 };
+    (@leading var2) => { 2 };
+    (@leading $n:literal) => { 0 };
     (@irdl irdl) => { true };
     (@irdl upstream) => { false };
     (@print $f:ident : $t:ty [attr], $out:ident) => { <$t as $crate::ops::table::AttrType>::print($f, stringify!($f), &mut $out) };
@@ -328,7 +335,7 @@ macro_rules! op_family {
                         for name in op_family!(@names $name; $($f : $t [$m]),*) {
                             let mut attrs: Vec<(&'static str, &'static str)> = Vec::new();
                             $( op_family!(@sig $f : $t [$m], attrs); )*
-                            v.push($crate::ops::table::OpSig { name, operands: op_family!(@arity $arity), results: Some(1), regions: $regions, attrs });
+                            v.push($crate::ops::table::OpSig { name, operands: op_family!(@arity $arity), leading: op_family!(@leading $arity), results: Some(1), regions: $regions, attrs });
                         }
                     }
                 )*

@@ -1,9 +1,10 @@
 //! Lowering of `quabla.call @f` to `func.call` of the callee's tensor form: the callee itself,
 //! or, under `Abi::Dps` when the callee is public (and so has a memref signature), its private
-//! tensor twin emitted by `lower_module`.
+//! tensor twin emitted by `lower_module`. A custom-derivative call (`custom_jvp_call`,
+//! `custom_vjp_call`; its rules are used by autodiff only) lowers to its primal body in place.
 use quabla_dialect::{Func, Op, TensorType};
 
-use super::{sym, Ctx, Emitter};
+use super::{lower_block, sym, Ctx, Emitter};
 use crate::LowerError;
 
 /// `quabla.call`: returns the names of the results.
@@ -21,4 +22,18 @@ pub fn lower_call(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, callee: &str, res
     let lhs = if results.len() == 1 { n.clone() } else { format!("{n}:{}", results.len()) };
     e.line(format!("{lhs} = {call}"));
     Ok(if results.len() == 1 { vec![n] } else { (0..results.len()).map(|i| format!("{n}#{i}")).collect() })
+}
+
+/// `custom_jvp_call` / `custom_vjp_call`: the primal body (region 0) lowered in place, its
+/// parameters bound to the operands; returns the names of its outputs.
+pub fn lower_custom(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<Vec<String>, LowerError> {
+    let loc = e.loc.clone();
+    let body = &o.regions[0];
+    for (bp, outer) in body.params.iter().zip(&o.operands) {
+        let name = e.name(*outer);
+        e.alias(*bp, name);
+    }
+    lower_block(e, cx, f, &body.ops, &body.outputs)?;
+    e.loc = loc;
+    Ok(body.outputs.iter().map(|v| e.name(*v)).collect())
 }

@@ -2,7 +2,26 @@
 //! predicate; each body is lowered in place with its parameters bound to the captured operands
 //! (scf regions see the enclosing values), and yields with `scf.yield`. One-shot
 //! bufferization turns the tensor results into buffers without copies of the untaken branch.
-use quabla_dialect::{ControlOp, Func, Op, TensorType};
+//! `quabla.case` becomes `scf.index_switch` on its index cast to `index`: cases `0..N-1`
+//! are the first bodies and `default` the last, which gives StableHLO's clamping.
+//!
+//! Counted loops. A `quabla.while` whose cond is `counter < bound` (the counter a 0-d
+//! integer carry, the bound a constant of the cond region or a carry the body passes through
+//! unchanged) and whose body steps the counter by a positive constant (of the body, or an
+//! unchanged carry whose initial value is a constant) lowers to `scf.for` on the counter's
+//! integer type: loop-invariant carries are not iteration arguments (the body reads their
+//! outer values), the counter is rebuilt from the induction variable each iteration, and its
+//! final value is `lb + max(0, ceildiv(ub - lb, step)) * step`. Each iteration's carry is
+//! yielded through `bufferization.materialize_in_destination` into its iteration argument,
+//! so empty-tensor elimination makes the op computing it write into the carry's buffer:
+//! one-shot bufferization then keeps the loop state in place (no allocation or copy of a
+//! carry per iteration; a copy remains only where the body still reads the old carry after
+//! overwriting it, as tensor semantics require). Each carried init is copied once into a
+//! fresh buffer before the loop (`bufferization.alloc_tensor() copy(...)`): the loop writes
+//! its state in place, which a read-only init (a parameter, a constant) or one still read
+//! after the loop would not allow; a carry yielded as or read through a view (reshape,
+//! slice) is yielded without forcing. Other whiles stay `scf.while`.
+use quabla_dialect::{BinaryOp, CmpDir, ConstantOp, ControlOp, DType, ElementwiseOp, Func, Op, OpKind, SlicingOp, TensorType, Value};
 
 use super::{lower_block, Ctx, Emitter};
 use crate::LowerError;
@@ -52,9 +71,204 @@ pub fn lower_if(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorTy
     })
 }
 
-/// `quabla.while`: `scf.while` over the carries; the cond region's ops run in the before
-/// region, whose `scf.condition` forwards the carries to the body (the after region).
+/// Where a counted loop's bound comes from.
+enum Bound {
+    /// A carry the body passes through unchanged.
+    Carry(usize),
+    /// A constant of the cond region.
+    Const(i64),
+}
+
+/// A `quabla.while` recognised as a counted loop: carry `k` runs from its initial value
+/// while `< bound`, stepping by `step > 0`.
+struct Counted {
+    k: usize,
+    step: i64,
+    bound: Bound,
+}
+
+/// The value of a 0-d integer constant op among `ops` defining `v`.
+fn const_in(ops: &[Op], v: Value) -> Option<i64> {
+    ops.iter().find(|op| op.results == [v]).and_then(|op| match &op.kind {
+        OpKind::Constant(ConstantOp::Constant { value }) if value.ty.rank() == 0 && matches!(value.ty.dtype, DType::I32 | DType::I64) => Some(value.get_i64(0)),
+        _ => None,
+    })
+}
+
+/// The value of a 0-d integer constant of `f` (at any depth) defining `v`.
+fn const_of(f: &Func, v: Value) -> Option<i64> {
+    let mut found = None;
+    f.walk(&mut |op| {
+        if found.is_none() && op.results == [v] {
+            found = const_in(std::slice::from_ref(op), v);
+        }
+    });
+    found
+}
+
+/// Recognises the counted-loop form of `o` (see the file header).
+fn counted(f: &Func, o: &Op) -> Option<Counted> {
+    let [cond, body] = o.regions.as_slice() else { return None };
+    let invariant = |j: usize| body.outputs.get(j).is_some() && body.outputs.get(j) == body.params.get(j);
+    let out = *cond.outputs.first()?;
+    let cmp = cond.ops.iter().find(|op| op.results == [out])?;
+    if !matches!(cmp.kind, OpKind::Elementwise(ElementwiseOp::Compare { direction: CmpDir::Lt })) {
+        return None;
+    }
+    if cond.ops.iter().any(|op| !std::ptr::eq(op, cmp) && !matches!(op.kind, OpKind::Constant(ConstantOp::Constant { .. }))) {
+        return None;
+    }
+    let k = cond.params.iter().position(|p| *p == cmp.operands[0])?;
+    let ty = f.ty(o.operands[k]);
+    if ty.rank() != 0 || !matches!(ty.dtype, DType::I32 | DType::I64) || invariant(k) {
+        return None;
+    }
+    let b = cmp.operands[1];
+    let bound = match cond.params.iter().position(|p| *p == b) {
+        Some(j) if j != k && invariant(j) => Bound::Carry(j),
+        Some(_) => return None,
+        None => Bound::Const(const_in(&cond.ops, b)?),
+    };
+    let next = body.outputs[k];
+    let add = body.ops.iter().find(|op| op.results == [next])?;
+    if !matches!(add.kind, OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add })) {
+        return None;
+    }
+    let pk = body.params[k];
+    let other = match (add.operands[0] == pk, add.operands[1] == pk) {
+        (true, false) => add.operands[1],
+        (false, true) => add.operands[0],
+        _ => return None,
+    };
+    let step = match body.params.iter().position(|p| *p == other) {
+        Some(j) if invariant(j) => const_of(f, o.operands[j])?,
+        Some(_) => return None,
+        None => const_in(&body.ops, other)?,
+    };
+    (step > 0).then_some(Counted { k, step, bound })
+}
+
+/// Whether every read of carry `j` of a loop body through views comes before the op
+/// computing its next value (which may read the carry itself): the values that may share its buffer (the parameter, views of
+/// it, a `dynamic_update_slice` that replaces a whole view, which lowers to the update
+/// itself) are all used by earlier ops only, and none is yielded.
+fn read_before_update(f: &Func, body: &quabla_dialect::Body, j: usize) -> bool {
+    let Some(def) = body.ops.iter().position(|p| p.results.contains(&body.outputs[j])) else { return false };
+    let aliasing = |p: &Op| match p.kind {
+        OpKind::Layout(_) | OpKind::Slicing(SlicingOp::Slice { .. }) => true,
+        OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}) => f.ty(p.operands[0]) == f.ty(p.operands[1]),
+        _ => false,
+    };
+    let mut alias = vec![body.params[j]];
+    for (k, p) in body.ops.iter().enumerate() {
+        if p.operands.iter().any(|v| alias.contains(v)) {
+            // The op computing the next value may read the parameter itself (an elementwise
+            // update in place), not a view of it.
+            if k > def || (k == def && p.operands.iter().any(|v| alias[1..].contains(v))) {
+                return false;
+            }
+            if aliasing(p) {
+                alias.extend(&p.results);
+            }
+        }
+    }
+    !body.outputs.iter().any(|v| alias.contains(v))
+}
+
+/// A counted `quabla.while` as `scf.for` with its loop state yielded in place.
+fn lower_for(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, c: &Counted) -> Result<Vec<String>, LowerError> {
+    let loc = e.loc.clone();
+    let body = &o.regions[1];
+    let n = o.operands.len();
+    let ty = f.ty(o.operands[c.k]).clone();
+    let it = ty.dtype;
+    let lb = e.op(format!("tensor.extract {}[] : {ty}", e.name(o.operands[c.k])));
+    let ub = match c.bound {
+        Bound::Carry(j) => e.op(format!("tensor.extract {}[] : {}", e.name(o.operands[j]), f.ty(o.operands[j]))),
+        Bound::Const(v) => e.op(format!("arith.constant {v} : {it}")),
+    };
+    let st = e.op(format!("arith.constant {} : {it}", c.step));
+    let invariant = |j: usize| body.outputs[j] == body.params[j];
+    let carried: Vec<usize> = (0..n).filter(|&j| j != c.k && !invariant(j)).collect();
+    let iv = e.fresh();
+    let args: Vec<String> = carried.iter().map(|_| e.fresh()).collect();
+    // Each carried init is copied once into a fresh buffer before the loop: the loop writes
+    // its state in place (materialize_in_destination into the iteration argument), which is
+    // not allowed on a read-only buffer (a function argument, a constant) or on a value still
+    // read after the loop.
+    let fresh_inits: Vec<String> = carried.iter().map(|&j| e.op(format!("bufferization.alloc_tensor() copy({}) : {}", e.name(o.operands[j]), f.ty(o.operands[j])))).collect();
+    let inits: Vec<String> = args.iter().zip(&fresh_inits).map(|(a, init)| format!("{a} = {init}")).collect();
+    let tys: Vec<String> = carried.iter().map(|&j| f.ty(o.operands[j]).to_string()).collect();
+    let r = e.fresh();
+    let lhs = match carried.len() {
+        0 => String::new(),
+        1 => format!("{r} = "),
+        m => format!("{r}:{m} = "),
+    };
+    let iter = if carried.is_empty() { String::new() } else { format!(" iter_args({}) -> ({})", inits.join(", "), tys.join(", ")) };
+    e.raw_line(format!("{lhs}scf.for {iv} = {lb} to {ub} step {st}{iter} : {it} {{"));
+    e.depth += 1;
+    let cnt = e.op(format!("tensor.from_elements {iv} : {ty}"));
+    e.alias(body.params[c.k], cnt);
+    for j in (0..n).filter(|&j| invariant(j)) {
+        let name = e.name(o.operands[j]);
+        e.alias(body.params[j], name);
+    }
+    for (a, &j) in args.iter().zip(&carried) {
+        e.alias(body.params[j], a.clone());
+    }
+    lower_block(e, cx, f, &body.ops, &body.outputs)?;
+    e.loc = loc.clone();
+    let mut ys = Vec::with_capacity(carried.len());
+    for (a, &j) in args.iter().zip(&carried) {
+        let v = e.name(body.outputs[j]);
+        let t = f.ty(body.outputs[j]);
+        // A carry yielded as a view (reshape, slice) of another value, or read through a view
+        // in the body after (or by) the op computing its next value, cannot be forced into its
+        // buffer without a read-after-write conflict: it is yielded as is (bufferization
+        // copies where it must). A view read and consumed before that op (a reverse-mode
+        // forward loop stacks the carry first) leaves the update in place.
+        let is_view = |p: &Op| matches!(p.kind, OpKind::Layout(_) | OpKind::Slicing(SlicingOp::Slice { .. }));
+        let view = body.ops.iter().any(|p| is_view(p) && (p.results.contains(&body.outputs[j]) || (p.operands.contains(&body.params[j]) && !read_before_update(f, body, j))));
+        ys.push(if v == *a || view { v } else { e.op(format!("bufferization.materialize_in_destination {v} in {a} : ({t}, {t}) -> {t}")) });
+    }
+    if ys.is_empty() {
+        e.line("scf.yield");
+    } else {
+        e.line(format!("scf.yield {} : {}", ys.join(", "), tys.join(", ")));
+    }
+    e.depth -= 1;
+    e.line("}");
+    // The counter's final value: lb + max(0, ceildiv(ub - lb, step)) * step.
+    let d = e.op(format!("arith.subi {ub}, {lb} : {it}"));
+    let q = e.op(format!("arith.ceildivsi {d}, {st} : {it}"));
+    let z = e.op(format!("arith.constant 0 : {it}"));
+    let trips = e.op(format!("arith.maxsi {q}, {z} : {it}"));
+    let span = e.op(format!("arith.muli {trips}, {st} : {it}"));
+    let last = e.op(format!("arith.addi {lb}, {span} : {it}"));
+    let fin = e.op(format!("tensor.from_elements {last} : {ty}"));
+    let mut out = Vec::with_capacity(n);
+    let mut next = 0;
+    for j in 0..n {
+        out.push(if j == c.k {
+            fin.clone()
+        } else if invariant(j) {
+            e.name(o.operands[j])
+        } else {
+            next += 1;
+            if carried.len() == 1 { r.clone() } else { format!("{r}#{}", next - 1) }
+        });
+    }
+    Ok(out)
+}
+
+/// `quabla.while`: `scf.for` when it is a counted loop (see the file header), else
+/// `scf.while` over the carries; the cond region's ops run in the before region, whose
+/// `scf.condition` forwards the carries to the body (the after region).
 pub fn lower_while(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<Vec<String>, LowerError> {
+    if let Some(c) = counted(f, o) {
+        return lower_for(e, cx, f, o, &c);
+    }
     let loc = e.loc.clone();
     let (cond, body) = (&o.regions[0], &o.regions[1]);
     let ts = o.operands.iter().map(|v| f.ty(*v).to_string()).collect::<Vec<_>>().join(", ");
@@ -99,10 +313,50 @@ pub fn lower_while(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<Vec<St
     })
 }
 
+/// `quabla.case`: `scf.index_switch` over the branches; returns the names of the results.
+pub fn lower_case(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorType]) -> Result<Vec<String>, LowerError> {
+    let loc = e.loc.clone();
+    let p = o.operands[0];
+    let it = f.ty(p).clone();
+    let i = e.op(format!("tensor.extract {}[] : {it}", e.name(p)));
+    let ix = e.op(format!("arith.index_cast {i} : {} to index", it.dtype));
+    let n = e.fresh();
+    let rt: Vec<String> = results.iter().map(|t| t.to_string()).collect();
+    let (lhs, ty) = match results.len() {
+        0 => (String::new(), String::new()),
+        1 => (format!("{n} = "), format!(" -> {}", rt[0])),
+        k => (format!("{n}:{k} = "), format!(" -> {}", rt.join(", "))),
+    };
+    e.raw_line(format!("{lhs}scf.index_switch {ix}{ty}"));
+    let last = o.regions.len() - 1;
+    for (k, body) in o.regions.iter().enumerate() {
+        if k == last {
+            e.raw_line("default {");
+        } else {
+            e.raw_line(format!("case {k} {{"));
+        }
+        for (bp, outer) in body.params.iter().zip(&o.operands[1..]) {
+            let name = e.name(*outer);
+            e.alias(*bp, name);
+        }
+        e.depth += 1;
+        lower_block(e, cx, f, &body.ops, &body.outputs)?;
+        e.loc = loc.clone();
+        scf_yield(e, f, &body.outputs);
+        e.depth -= 1;
+        e.raw_line("}");
+    }
+    Ok(match results.len() {
+        1 => vec![n],
+        k => (0..k).map(|i| format!("{n}#{i}")).collect(),
+    })
+}
+
 /// Lowers one op of this family, returning its results' names (exhaustive over the family).
 pub fn lower(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, op: &ControlOp) -> Result<Vec<String>, LowerError> {
     match op {
         ControlOp::If { results } => lower_if(e, cx, f, o, results),
         ControlOp::While {} => lower_while(e, cx, f, o),
+        ControlOp::Case { results } => lower_case(e, cx, f, o, results),
     }
 }

@@ -3,10 +3,12 @@
 //! collapsed); the product is a `linalg.batch_matmul`, or a `linalg.matmul` on [M, K] x [K, N]
 //! when there is no batch dim (the form the tiled CPU matmul path matches), into a zero-filled
 //! init; the result is reshaped back to [batch..., lhs free..., rhs free...]. Integer products
-//! wrap (`arith.muli`/`arith.addi`). With `Codegen::tile_matmuls`, float products whose
+//! wrap (`arith.muli`/`arith.addi`). With `Codegen::tile_matmuls`, products whose
 //! shapes suit the tiled path carry a `quabla.tile` tag for the transform script
 //! (crate::tiling); they are computed over B packed into column panels (`packed_matmul`),
-//! batched ones in a loop over the batch (`batch_loop`).
+//! batched ones in a loop over the batch (`batch_loop`). A tiled matrix rhs contracted over
+//! its second dim (`x @ W.T`, the VJP's `dz @ W.T`) skips the transpose: its panels are
+//! packed from the `[n, k]` layout directly (one copy instead of two).
 use quabla_dialect::{DType, DotDims, DotOp, Func, Op, TensorType};
 
 use super::{layout::reshape, layout::transpose, zero_lit, Emitter};
@@ -31,9 +33,21 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let (b, m, k, n) = (prod(lt, &dims.lhs_batching_dimensions), prod(lt, &lfree), prod(lt, &dims.lhs_contracting_dimensions), prod(rt, &rfree));
     let lperm: Vec<i64> = dims.lhs_batching_dimensions.iter().chain(&lfree).chain(&dims.lhs_contracting_dimensions).copied().collect();
     let rperm: Vec<i64> = dims.rhs_batching_dimensions.iter().chain(&dims.rhs_contracting_dimensions).chain(&rfree).copied().collect();
+    let batched = !dims.lhs_batching_dimensions.is_empty();
+    let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k) } else { None };
+    // A matrix rhs contracted over its second dim (`x @ W.T`) is packed from its own [n, k]
+    // layout: no transposed copy before the packing copy.
+    if let (Some(plan), false, [1, 0]) = (&plan, batched, rperm.as_slice()) {
+        let l1 = transpose(e, &l, lt, &lperm);
+        let l2 = reshape(e, &l1, &permuted(lt, &lperm), &TensorType::new(d, [m, k]));
+        let ct = TensorType::new(d, [m, n]);
+        let z = e.scalar(d, zero_lit(d));
+        let init = e.filled(&ct, &z);
+        let p = tiled(e, d, [&l2, &r, &init], [b, m, n, k], Layout { batched, b_nk: true }, plan);
+        return Ok(reshape(e, &p, &ct, out));
+    }
     let l1 = transpose(e, &l, lt, &lperm);
     let r1 = transpose(e, &r, rt, &rperm);
-    let batched = !dims.lhs_batching_dimensions.is_empty();
     let (l3t, r3t, o3t) = if batched {
         (TensorType::new(d, [b, m, k]), TensorType::new(d, [b, k, n]), TensorType::new(d, [b, m, n]))
     } else {
@@ -45,20 +59,37 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let init = e.filled(&o3t, &z);
     let name = if batched { "linalg.batch_matmul" } else { "linalg.matmul" };
     // Tiled: packed B panels (per batch element for batched products).
-    let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k) } else { None };
     let p = match plan {
-        Some(plan) => {
-            let tag = e.tiles.len();
-            e.tiles.push(MatmulTile { tag, kb: plan.kb, nr: plan.nr });
-            if batched {
-                batch_loop(e, d, [&l3, &r3, &init], [b, m, n, k], |e, ops| packed_matmul(e, d, ops, [m, n, k], &plan, tag))
-            } else {
-                packed_matmul(e, d, [&l3, &r3, &init], [m, n, k], &plan, tag)
-            }
-        }
+        Some(plan) => tiled(e, d, [&l3, &r3, &init], [b, m, n, k], Layout { batched, b_nk: false }, &plan),
         None => e.op(format!("{name} ins({l3}, {r3} : {l3t}, {r3t}) outs({init} : {o3t}) -> {o3t}")),
     };
     Ok(reshape(e, &p, &o3t, out))
+}
+
+/// The operand layouts of a tiled product.
+#[derive(Clone, Copy)]
+struct Layout {
+    /// `[b, m, k] x [b, k, n]` in a loop over the batch (else `[m, k] x [k, n]`).
+    batched: bool,
+    /// B is given as `[n, k]` (not batched).
+    b_nk: bool,
+}
+
+/// The tiled product of `plan` (tagged for the transform script): packed panels, in a loop
+/// over the batch when batched. On several threads (Target::parallel_matmul) the batch
+/// loop is an `scf.forall` when there are at least as many batch elements as threads, else
+/// the blocks of each product are.
+fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], Layout { batched, b_nk }: Layout, plan: &Plan) -> String {
+    let tag = e.tiles.len();
+    e.tiles.push(MatmulTile { tag, kb: plan.kb, nr: plan.nr });
+    let threads = e.threads();
+    let par = threads > 1 && e.cg.target.parallel_matmul(plan.mp, plan.np, k.saturating_mul(b), threads);
+    if batched {
+        let outer = par && b >= threads;
+        batch_loop(e, d, ops, [b, m, n, k], outer, |e, ops| packed_matmul(e, d, ops, [m, n, k], plan, tag, par && !outer, false))
+    } else {
+        packed_matmul(e, d, ops, [m, n, k], plan, tag, par, b_nk)
+    }
 }
 
 /// `C = A B` (A `m x k`, B `k x n`, C zero-initialized) with B packed into contiguous panels
@@ -67,8 +98,12 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
 /// transform script blocks over K and vectorizes. A panel slice stays in L1 while the
 /// register blocks of the row block pass over it (crate::tiling::choose). Ragged shapes run
 /// on zero-padded copies (`plan.mp x k` for A, `k x plan.np` for B, packed from the padded
-/// copy) into a zero `mp x np` product whose leading `m x n` block is the result.
-fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [i64; 3], plan: &Plan, tag: usize) -> String {
+/// copy) into a zero `mp x np` product whose leading `m x n` block is the result. With `par`
+/// the (row block, panel) pairs are the iterations of one `scf.forall` (row-major, so a
+/// thread's contiguous share keeps the row-block-outer order). With `b_nk` B is given as
+/// `[n, k]` and packed from that layout (`[n/nr, nr, k]` transposed to `[n/nr, k, nr]`).
+#[allow(clippy::too_many_arguments)]
+fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [i64; 3], plan: &Plan, tag: usize, par: bool, b_nk: bool) -> String {
     let (mp, np, mb, nr) = (plan.mp, plan.np, plan.mb, plan.nr);
     if (mp, np) != (m, n) {
         let z = e.scalar(d, zero_lit(d));
@@ -80,32 +115,57 @@ fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: 
             e.op(format!("tensor.insert_slice {x} into {big}[0, 0] [{r}, {c}] [1, 1] : {} into {}", TensorType::new(d, [r, c]), TensorType::new(d, [rp, cp])))
         };
         let ap = pad(e, a, [m, k], [mp, k]);
-        let bp = pad(e, b, [k, n], [k, np]);
+        let bp = if b_nk { pad(e, b, [n, k], [np, k]) } else { pad(e, b, [k, n], [k, np]) };
         let cp = e.filled(&TensorType::new(d, [mp, np]), &z);
         let padded = Plan { mp, np, ..*plan };
-        let r = packed_matmul(e, d, [&ap, &bp, &cp], [mp, np, k], &padded, tag);
+        let r = packed_matmul(e, d, [&ap, &bp, &cp], [mp, np, k], &padded, tag, par, b_nk);
         return e.op(format!("tensor.extract_slice {r}[0, 0] [{m}, {n}] [1, 1] : {} to {}", TensorType::new(d, [mp, np]), TensorType::new(d, [m, n])));
     }
     let no = n / nr;
     let (at, bt, ct) = (TensorType::new(d, [m, k]), TensorType::new(d, [k, n]), TensorType::new(d, [m, n]));
     let (b3t, bpt) = (TensorType::new(d, [k, no, nr]), TensorType::new(d, [no, k, nr]));
     let (abt, pant, cst) = (TensorType::new(d, [mb, k]), TensorType::new(d, [k, nr]), TensorType::new(d, [mb, nr]));
-    let b3 = e.op(format!("tensor.expand_shape {b} [[0], [1, 2]] output_shape [{k}, {no}, {nr}] : {bt} into {b3t}"));
     let bpe = e.empty(&bpt);
-    let bp = e.op(format!("linalg.transpose ins({b3} : {b3t}) outs({bpe} : {bpt}) permutation = [1, 0, 2]"));
-    let (c0, c1, cmb, cm, cno, cnr) = (e.index(0), e.index(1), e.index(mb), e.index(m), e.index(no), e.index(nr));
+    let bp = if b_nk {
+        let (bnk, b3t) = (TensorType::new(d, [n, k]), TensorType::new(d, [no, nr, k]));
+        let b3 = e.op(format!("tensor.expand_shape {b} [[0, 1], [2]] output_shape [{no}, {nr}, {k}] : {bnk} into {b3t}"));
+        e.op(format!("linalg.transpose ins({b3} : {b3t}) outs({bpe} : {bpt}) permutation = [0, 2, 1]"))
+    } else {
+        let b3 = e.op(format!("tensor.expand_shape {b} [[0], [1, 2]] output_shape [{k}, {no}, {nr}] : {bt} into {b3t}"));
+        e.op(format!("linalg.transpose ins({b3} : {b3t}) outs({bpe} : {bpt}) permutation = [1, 0, 2]"))
+    };
+    // One step: the (mb x nr) block of C at row `io`, panel `jo` of the accumulator `acc`;
+    // returns the `<block> into <acc>[...]` text of the (parallel) insert.
+    let step = |e: &mut Emitter, ablk: &str, io: &str, jo: &str, acc: &str| -> String {
+        let cnr = e.index(nr);
+        let pan = e.op(format!("tensor.extract_slice {bp}[{jo}, 0, 0] [1, {k}, {nr}] [1, 1, 1] : {bpt} to {pant}"));
+        let j = e.op(format!("arith.muli {jo}, {cnr} : index"));
+        let cs = e.op(format!("tensor.extract_slice {acc}[{io}, {j}] [{mb}, {nr}] [1, 1] : {ct} to {cst}"));
+        let p = e.op(format!("linalg.matmul {{quabla.tile = {tag} : i64}} ins({ablk}, {pan} : {abt}, {pant}) outs({cs} : {cst}) -> {cst}"));
+        format!("{p} into {acc}[{io}, {j}] [{mb}, {nr}] [1, 1] : {cst} into {ct}")
+    };
+    let a_block = |e: &mut Emitter, io: &str| e.op(format!("tensor.extract_slice {a}[{io}, 0] [{mb}, {k}] [1, 1] : {at} to {abt}"));
+    if par && (m / mb) * no >= 2 {
+        let cmb = e.index(mb);
+        let (ib, jo, acc, res) = (e.fresh(), e.fresh(), e.fresh(), e.fresh());
+        e.raw_line(format!("{res} = scf.forall ({ib}, {jo}) in ({}, {no}) shared_outs({acc} = {init}) -> ({ct}) {{", m / mb));
+        e.depth += 1;
+        let io = e.op(format!("arith.muli {ib}, {cmb} : index"));
+        let ablk = a_block(e, &io);
+        let into = step(e, &ablk, &io, &jo, &acc);
+        end_forall(e, &into);
+        return res;
+    }
+    let (c0, c1, cmb, cm, cno) = (e.index(0), e.index(1), e.index(mb), e.index(m), e.index(no));
     let (io, acc1, res) = (e.fresh(), e.fresh(), e.fresh());
     e.raw_line(format!("{res} = scf.for {io} = {c0} to {cm} step {cmb} iter_args({acc1} = {init}) -> ({ct}) {{"));
     e.depth += 1;
-    let ablk = e.op(format!("tensor.extract_slice {a}[{io}, 0] [{mb}, {k}] [1, 1] : {at} to {abt}"));
+    let ablk = a_block(e, &io);
     let (jo, acc2, res2) = (e.fresh(), e.fresh(), e.fresh());
     e.raw_line(format!("{res2} = scf.for {jo} = {c0} to {cno} step {c1} iter_args({acc2} = {acc1}) -> ({ct}) {{"));
     e.depth += 1;
-    let pan = e.op(format!("tensor.extract_slice {bp}[{jo}, 0, 0] [1, {k}, {nr}] [1, 1, 1] : {bpt} to {pant}"));
-    let j = e.op(format!("arith.muli {jo}, {cnr} : index"));
-    let cs = e.op(format!("tensor.extract_slice {acc2}[{io}, {j}] [{mb}, {nr}] [1, 1] : {ct} to {cst}"));
-    let p = e.op(format!("linalg.matmul {{quabla.tile = {tag} : i64}} ins({ablk}, {pan} : {abt}, {pant}) outs({cs} : {cst}) -> {cst}"));
-    let ins = e.op(format!("tensor.insert_slice {p} into {acc2}[{io}, {j}] [{mb}, {nr}] [1, 1] : {cst} into {ct}"));
+    let into = step(e, &ablk, &io, &jo, &acc2);
+    let ins = e.op(format!("tensor.insert_slice {into}"));
     e.line(format!("scf.yield {ins} : {ct}"));
     e.depth -= 1;
     e.line("}");
@@ -115,20 +175,41 @@ fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: 
     res
 }
 
+/// Ends an `scf.forall` body whose one result is `tensor.parallel_insert_slice {into}`.
+fn end_forall(e: &mut Emitter, into: &str) {
+    e.raw_line("scf.forall.in_parallel {");
+    e.depth += 1;
+    e.line(format!("tensor.parallel_insert_slice {into}"));
+    e.depth -= 1;
+    e.raw_line("}");
+    e.depth -= 1;
+    e.raw_line("}");
+}
+
 /// A loop over the batch of `[b, m, k] x [b, k, n] -> [b, m, n]` (init given) that computes
-/// each `m x k` by `k x n` product with `body` on rank-reduced slices.
-fn batch_loop(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k]: [i64; 4], body: impl FnOnce(&mut Emitter, [&str; 3]) -> String) -> String {
+/// each `m x k` by `k x n` product with `body` on rank-reduced slices; an `scf.forall` with
+/// `par`.
+fn batch_loop(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k]: [i64; 4], par: bool, body: impl FnOnce(&mut Emitter, [&str; 3]) -> String) -> String {
     let (at, bt, ct) = (TensorType::new(d, [b, m, k]), TensorType::new(d, [b, k, n]), TensorType::new(d, [b, m, n]));
     let (a2, b2, c2) = (TensorType::new(d, [m, k]), TensorType::new(d, [k, n]), TensorType::new(d, [m, n]));
-    let (c0, c1, cb) = (e.index(0), e.index(1), e.index(b));
     let (bi, acc, res) = (e.fresh(), e.fresh(), e.fresh());
-    e.raw_line(format!("{res} = scf.for {bi} = {c0} to {cb} step {c1} iter_args({acc} = {init}) -> ({ct}) {{"));
+    if par {
+        e.raw_line(format!("{res} = scf.forall ({bi}) in ({b}) shared_outs({acc} = {init}) -> ({ct}) {{"));
+    } else {
+        let (c0, c1, cb) = (e.index(0), e.index(1), e.index(b));
+        e.raw_line(format!("{res} = scf.for {bi} = {c0} to {cb} step {c1} iter_args({acc} = {init}) -> ({ct}) {{"));
+    }
     e.depth += 1;
     let x = e.op(format!("tensor.extract_slice {a}[{bi}, 0, 0] [1, {m}, {k}] [1, 1, 1] : {at} to {a2}"));
     let y = e.op(format!("tensor.extract_slice {bb}[{bi}, 0, 0] [1, {k}, {n}] [1, 1, 1] : {bt} to {b2}"));
     let z = e.op(format!("tensor.extract_slice {acc}[{bi}, 0, 0] [1, {m}, {n}] [1, 1, 1] : {ct} to {c2}"));
     let p = body(e, [&x, &y, &z]);
-    let ins = e.op(format!("tensor.insert_slice {p} into {acc}[{bi}, 0, 0] [1, {m}, {n}] [1, 1, 1] : {c2} into {ct}"));
+    let into = format!("{p} into {acc}[{bi}, 0, 0] [1, {m}, {n}] [1, 1, 1] : {c2} into {ct}");
+    if par {
+        end_forall(e, &into);
+        return res;
+    }
+    let ins = e.op(format!("tensor.insert_slice {into}"));
     e.line(format!("scf.yield {ins} : {ct}"));
     e.depth -= 1;
     e.line("}");
@@ -139,5 +220,26 @@ fn batch_loop(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k]:
 pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &DotOp) -> Result<String, LowerError> {
     match op {
         DotOp::DotGeneral { dims } => lower_dot_general(e, f, o, dims),
+    }
+}
+
+/// A product `[m, k] x [k, n] -> [m, n]` (or `[b, m, k] x [b, k, n] -> [b, m, n]` when
+/// `batched`) of operands already in that form, for other lowerings (convolution's im2col),
+/// through the same tiled path as `dot_general`.
+pub fn matmul_of(e: &mut Emitter, d: DType, l3: &str, r3: &str, [b, m, n, k]: [i64; 4], batched: bool) -> String {
+    let (l3t, r3t, o3t) = if batched {
+        (TensorType::new(d, [b, m, k]), TensorType::new(d, [b, k, n]), TensorType::new(d, [b, m, n]))
+    } else {
+        (TensorType::new(d, [m, k]), TensorType::new(d, [k, n]), TensorType::new(d, [m, n]))
+    };
+    let z = e.scalar(d, zero_lit(d));
+    let init = e.filled(&o3t, &z);
+    let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k) } else { None };
+    match plan {
+        Some(plan) => tiled(e, d, [l3, r3, &init], [b, m, n, k], Layout { batched, b_nk: false }, &plan),
+        None => {
+            let name = if batched { "linalg.batch_matmul" } else { "linalg.matmul" };
+            e.op(format!("{name} ins({l3}, {r3} : {l3t}, {r3t}) outs({init} : {o3t}) -> {o3t}"))
+        }
     }
 }

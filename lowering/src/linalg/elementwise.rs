@@ -56,6 +56,8 @@ impl Builder for Text<'_> {
             FUn::Neg => "arith.negf",
             FUn::Abs => "math.absf",
             FUn::RoundEven => "math.roundeven",
+            FUn::Sqrt => "math.sqrt",
+            FUn::LibmLog => "math.log",
         };
         (self.e.op(format!("{name} {} : {}", a.0, a.1)), a.1)
     }
@@ -171,6 +173,7 @@ pub fn unary(e: &mut Emitter, u: UnaryOp, d: DType, a: &str) -> String {
             e.op(format!("arith.subi {z}, {a} : {d}"))
         }
         UnaryOp::Abs if f => math(e, "absf"),
+        UnaryOp::Abs if d.is_unsigned() => a.to_string(),
         UnaryOp::Abs => math(e, "absi"),
         UnaryOp::Sign if f => {
             // ±1 with a's sign, except that ±0 and NaN map to themselves.
@@ -179,6 +182,11 @@ pub fn unary(e: &mut Emitter, u: UnaryOp, d: DType, a: &str) -> String {
             let s = e.op(format!("math.copysign {o}, {a} : {d}"));
             let keep = e.op(format!("arith.cmpf ueq, {a}, {z} : {d}"));
             e.op(format!("arith.select {keep}, {a}, {s} : {d}"))
+        }
+        UnaryOp::Sign if d.is_unsigned() => {
+            let z = zero(e, d);
+            let nz = e.op(format!("arith.cmpi ne, {a}, {z} : {d}"));
+            e.op(format!("arith.extui {nz} : i1 to {d}"))
         }
         UnaryOp::Sign => {
             let z = zero(e, d);
@@ -214,10 +222,24 @@ pub fn unary(e: &mut Emitter, u: UnaryOp, d: DType, a: &str) -> String {
         UnaryOp::Ceil => math(e, "ceil"),
         UnaryOp::Round => math(e, "roundeven"),
         UnaryOp::Erf => math(e, "erf"),
+        UnaryOp::Sinh => math(e, "sinh"),
+        UnaryOp::Cosh => math(e, "cosh"),
+        UnaryOp::Asin => math(e, "asin"),
+        UnaryOp::Acos => math(e, "acos"),
+        UnaryOp::Atan => math(e, "atan"),
+        UnaryOp::Asinh => math(e, "asinh"),
+        UnaryOp::Acosh => math(e, "acosh"),
+        UnaryOp::Atanh => math(e, "atanh"),
+        UnaryOp::Cbrt => math(e, "cbrt"),
+        UnaryOp::Erfc => math(e, "erfc"),
+        UnaryOp::ErfInv => super::special::special(e, super::special::Special::ErfInv, d, a),
+        UnaryOp::Lgamma => super::special::special(e, super::special::Special::Lgamma, d, a),
+        UnaryOp::Digamma => super::special::special(e, super::special::Special::Digamma, d, a),
         UnaryOp::Not => {
             let m = if d == DType::I1 { e.scalar(d, "true") } else { e.scalar(d, "-1") };
             e.op(format!("arith.xori {a}, {m} : {d}"))
         }
+        UnaryOp::PopulationCount => math(e, "ctpop"),
         UnaryOp::IsFinite => {
             // |x| < inf is false for ±inf and (ordered) for NaN.
             let inf = e.scalar(d, &float_lit(d, f64::INFINITY));
@@ -265,6 +287,43 @@ fn int_divrem(e: &mut Emitter, div: bool, d: DType, a: &str, b: &str) -> String 
     }
 }
 
+/// Unsigned integer division or remainder that never traps (x / 0 = all ones, x % 0 = x).
+fn uint_divrem(e: &mut Emitter, div: bool, d: DType, a: &str, b: &str) -> String {
+    let z = zero(e, d);
+    let o = one(e, d);
+    let bz = e.op(format!("arith.cmpi eq, {b}, {z} : {d}"));
+    let bs = e.op(format!("arith.select {bz}, {o}, {b} : {d}"));
+    if div {
+        let q = e.op(format!("arith.divui {a}, {bs} : {d}"));
+        let m = e.scalar(d, int_max(d));
+        e.op(format!("arith.select {bz}, {m}, {q} : {d}"))
+    } else {
+        let r = e.op(format!("arith.remui {a}, {bs} : {d}"));
+        e.op(format!("arith.select {bz}, {a}, {r} : {d}"))
+    }
+}
+
+/// A shift with StableHLO's semantics (the amount read as unsigned; an amount >= the width
+/// gives 0, or the sign fill for the arithmetic shift), where arith's shifts are poison.
+fn shift(e: &mut Emitter, b: BinaryOp, d: DType, x: &str, y: &str) -> String {
+    let w = e.scalar(d, &d.bits().to_string());
+    let ok = e.op(format!("arith.cmpi ult, {y}, {w} : {d}"));
+    match b {
+        BinaryOp::ShiftRightArithmetic => {
+            let wm1 = e.scalar(d, &(d.bits() - 1).to_string());
+            let n = e.op(format!("arith.select {ok}, {y}, {wm1} : {d}"));
+            e.op(format!("arith.shrsi {x}, {n} : {d}"))
+        }
+        _ => {
+            let name = if b == BinaryOp::ShiftLeft { "arith.shli" } else { "arith.shrui" };
+            let z = zero(e, d);
+            let n = e.op(format!("arith.select {ok}, {y}, {z} : {d}"));
+            let r = e.op(format!("{name} {x}, {n} : {d}"));
+            e.op(format!("arith.select {ok}, {r}, {z} : {d}"))
+        }
+    }
+}
+
 /// The scalar formula of a binary op on `x`, `y` of dtype `d`.
 pub fn binary(e: &mut Emitter, b: BinaryOp, d: DType, x: &str, y: &str) -> String {
     let f = d.is_float();
@@ -274,14 +333,18 @@ pub fn binary(e: &mut Emitter, b: BinaryOp, d: DType, x: &str, y: &str) -> Strin
         BinaryOp::Sub => bin(e, if f { "arith.subf" } else { "arith.subi" }),
         BinaryOp::Mul => bin(e, if f { "arith.mulf" } else { "arith.muli" }),
         BinaryOp::Div if f => bin(e, "arith.divf"),
+        BinaryOp::Div if d.is_unsigned() => uint_divrem(e, true, d, x, y),
         BinaryOp::Div => int_divrem(e, true, d, x, y),
         BinaryOp::Rem if f => bin(e, "arith.remf"),
+        BinaryOp::Rem if d.is_unsigned() => uint_divrem(e, false, d, x, y),
         BinaryOp::Rem => int_divrem(e, false, d, x, y),
         BinaryOp::Max if f => bin(e, "arith.maximumf"),
         BinaryOp::Max if d == DType::I1 => bin(e, "arith.ori"),
+        BinaryOp::Max if d.is_unsigned() => bin(e, "arith.maxui"),
         BinaryOp::Max => bin(e, "arith.maxsi"),
         BinaryOp::Min if f => bin(e, "arith.minimumf"),
         BinaryOp::Min if d == DType::I1 => bin(e, "arith.andi"),
+        BinaryOp::Min if d.is_unsigned() => bin(e, "arith.minui"),
         BinaryOp::Min => bin(e, "arith.minsi"),
         BinaryOp::Pow => bin(e, "math.powf"),
         BinaryOp::Atan2 => bin(e, "math.atan2"),
@@ -289,6 +352,7 @@ pub fn binary(e: &mut Emitter, b: BinaryOp, d: DType, x: &str, y: &str) -> Strin
         BinaryOp::And => bin(e, "arith.andi"),
         BinaryOp::Or => bin(e, "arith.ori"),
         BinaryOp::Xor => bin(e, "arith.xori"),
+        BinaryOp::ShiftLeft | BinaryOp::ShiftRightLogical | BinaryOp::ShiftRightArithmetic => shift(e, b, d, x, y),
     }
 }
 
@@ -323,8 +387,13 @@ pub fn powi(e: &mut Emitter, d: DType, x: &str, n: i64) -> String {
         let o = one(e, d);
         return e.op(format!("arith.divf {o}, {p} : {d}"));
     }
-    // Integers: 1 -> 1, -1 -> (-1)^n, anything else -> 0.
+    // Integers: 1 -> 1, -1 -> (-1)^n, anything else -> 0 (unsigned: no -1).
     let o = one(e, d);
+    if d.is_unsigned() {
+        let z = zero(e, d);
+        let is1 = e.op(format!("arith.cmpi eq, {x}, {o} : {d}"));
+        return e.op(format!("arith.select {is1}, {o}, {z} : {d}"));
+    }
     let m1 = e.scalar(d, "-1");
     let z = zero(e, d);
     let is1 = e.op(format!("arith.cmpi eq, {x}, {o} : {d}"));
@@ -336,7 +405,8 @@ pub fn powi(e: &mut Emitter, d: DType, x: &str, n: i64) -> String {
 
 /// The `arith.cmpf`/`arith.cmpi` predicate of a comparison on dtype `d`.
 pub fn cmp_pred(dir: CmpDir, d: DType) -> &'static str {
-    match (d.is_float(), d == DType::I1, dir) {
+    // i1 and the unsigned types compare unsigned.
+    match (d.is_float(), d == DType::I1 || d.is_unsigned(), dir) {
         (true, _, CmpDir::Eq) => "oeq",
         (true, _, CmpDir::Ne) => "une",
         (true, _, CmpDir::Lt) => "olt",
@@ -381,11 +451,46 @@ fn float_to_int(e: &mut Emitter, from: DType, to: DType, x: &str) -> String {
     e.op(format!("arith.select {nan}, {z}, {r2} : {to}"))
 }
 
+/// Float -> unsigned integer, truncating, saturating at [0, max], NaN -> 0.
+fn float_to_uint(e: &mut Emitter, from: DType, to: DType, x: &str) -> String {
+    let lim = float_lit(from, 2f64.powi(to.bits() as i32));
+    let r = e.op(format!("arith.fptoui {x} : {from} to {to}"));
+    let hi = e.scalar(from, &lim);
+    let fz = zero(e, from);
+    let max = e.scalar(to, int_max(to));
+    let z = zero(e, to);
+    let over = e.op(format!("arith.cmpf oge, {x}, {hi} : {from}"));
+    // Negative values and NaN (unordered) give 0.
+    let under = e.op(format!("arith.cmpf ult, {x}, {fz} : {from}"));
+    let r1 = e.op(format!("arith.select {over}, {max}, {r} : {to}"));
+    e.op(format!("arith.select {under}, {z}, {r1} : {to}"))
+}
+
+/// Integer -> integer of another width or signedness: truncation, sign extension from a
+/// signed source, zero extension from an unsigned one; same width is the same bits.
+fn int_to_int(e: &mut Emitter, from: DType, to: DType, x: &str) -> String {
+    use std::cmp::Ordering;
+    match from.bits().cmp(&to.bits()) {
+        Ordering::Equal => x.to_string(),
+        Ordering::Greater => e.op(format!("arith.trunci {x} : {from} to {to}")),
+        Ordering::Less if from.is_unsigned() => e.op(format!("arith.extui {x} : {from} to {to}")),
+        Ordering::Less => e.op(format!("arith.extsi {x} : {from} to {to}")),
+    }
+}
+
 /// The scalar conversion of `x` from `from` to `to`.
 pub fn convert(e: &mut Emitter, from: DType, to: DType, x: &str) -> String {
     use DType::*;
     match (from, to) {
-        (F32, F32) | (F64, F64) | (I1, I1) | (I32, I32) | (I64, I64) => x.to_string(),
+        (F32, F32) | (F64, F64) | (I1, I1) | (I32, I32) | (I64, I64) | (U8, U8) | (U32, U32) => x.to_string(),
+        (U8 | U32, I1) => {
+            let z = zero(e, from);
+            e.op(format!("arith.cmpi ne, {x}, {z} : {from}"))
+        }
+        (I1, U8 | U32) => e.op(format!("arith.extui {x} : i1 to {to}")),
+        (U8 | U32, F32 | F64) => e.op(format!("arith.uitofp {x} : {from} to {to}")),
+        (F32 | F64, U8 | U32) => float_to_uint(e, from, to, x),
+        (U8 | U32, I32 | I64 | U8 | U32) | (I32 | I64, U8 | U32) => int_to_int(e, from, to, x),
         (F32, F64) => e.op(format!("arith.extf {x} : f32 to f64")),
         (F64, F32) => e.op(format!("arith.truncf {x} : f64 to f32")),
         (F32 | F64, I1) => {
@@ -485,7 +590,7 @@ pub fn splat_scalars(ops: &[Op]) -> HashMap<Value, String> {
                 let text = match d {
                     DType::F32 | DType::F64 => float_lit(d, value.get_f64(0)),
                     DType::I1 => (if value.get_i64(0) != 0 { "true" } else { "false" }).to_string(),
-                    DType::I32 | DType::I64 => value.get_i64(0).to_string(),
+                    DType::I32 | DType::I64 | DType::U8 | DType::U32 => value.get_i64(0).to_string(),
                 };
                 Some((op.results[0], text))
             }

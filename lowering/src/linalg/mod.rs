@@ -9,13 +9,21 @@
 //! code never returns a buffer; private functions stay tensor functions, and a public
 //! function that is also called gets a private tensor twin that the calls use.
 pub mod call;
+pub mod callback;
 pub mod constant;
 pub mod control;
 pub mod dot;
 pub mod elementwise;
 pub mod layout;
+#[allow(clippy::module_inception)]
+pub mod linalg;
 pub mod reduce;
 pub mod slicing;
+pub mod scatter;
+pub mod convolution;
+pub mod reduce_window;
+pub mod special;
+pub mod sort;
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
@@ -39,11 +47,22 @@ pub struct Emitter {
     pub cg: Codegen,
     /// Matmuls tagged for the tiled path so far (tags are unique in the module).
     pub tiles: Vec<MatmulTile>,
+    /// Some generic so far is large enough to run on several threads.
+    pub par: bool,
 }
 
 impl Emitter {
-    fn new(f: &Func, cg: Codegen, tiles: Vec<MatmulTile>) -> Self {
-        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None, depth: 0, cg, tiles }
+    fn new(f: &Func, cg: Codegen, (tiles, par): Tagged) -> Self {
+        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None, depth: 0, cg, tiles, par }
+    }
+
+    /// Threads the code may use, when the target splits work across them (1 otherwise).
+    pub fn threads(&self) -> i64 {
+        if self.cg.tile_matmuls {
+            self.cg.threads.max(1)
+        } else {
+            1
+        }
     }
 
     /// A fresh SSA name.
@@ -162,6 +181,7 @@ pub enum Iter {
 pub fn generic(e: &mut Emitter, iters: &[Iter], ins: &[Operand], outs: &[Operand], body: impl FnOnce(&mut Emitter, &[String]) -> Vec<String>) -> Vec<String> {
     let maps: Vec<&str> = ins.iter().chain(outs).map(|o| o.map.as_str()).collect();
     let it: Vec<&str> = iters.iter().map(|i| if *i == Iter::Parallel { "\"parallel\"" } else { "\"reduction\"" }).collect();
+    parallel_candidate(e, iters, ins, outs);
     let res = e.fresh();
     let lhs = if outs.len() == 1 { res.clone() } else { format!("{res}:{}", outs.len()) };
     let names = |v: &[Operand]| v.iter().map(|o| o.name.clone()).collect::<Vec<_>>().join(", ");
@@ -190,9 +210,37 @@ pub fn generic(e: &mut Emitter, iters: &[Iter], ins: &[Operand], outs: &[Operand
     }
 }
 
+/// Records in `e.par` whether a generic over `iters` is one the target would split across
+/// threads ([`crate::target::Target::parallel_loop`]; its loop extents are the shape of an
+/// operand with the identity map: elementwise ops, reductions over their input's dims). The
+/// generic is not tagged here: upstream fusion replaces generics (and drops their
+/// attributes), so the CPU executor tags the generics left after fusion itself
+/// (quabla_runtime's `parallel::tag_loops`); this only tells whether any can be.
+fn parallel_candidate(e: &mut Emitter, iters: &[Iter], ins: &[Operand], outs: &[Operand]) {
+    let threads = e.threads();
+    if threads <= 1 || e.par {
+        return;
+    }
+    let id = identity(iters.len());
+    if let Some(full) = ins.iter().chain(outs).find(|o| o.map == id && o.ty.rank() == iters.len()) {
+        let parallel: Vec<bool> = iters.iter().map(|i| *i == Iter::Parallel).collect();
+        e.par = e.cg.target.parallel_loop(&parallel, &full.ty.shape, threads).is_some();
+    }
+}
+
 /// An elementwise `linalg.generic` (identity maps) over same-shaped operands, producing `out`.
+/// At rank 0 the body runs on the extracted scalars and its result is inserted into an empty
+/// tensor: canonicalization folds `tensor.extract` of that insert, so chains of 0-d ops
+/// (a loop's counter arithmetic, scalar carries) stay in registers instead of a buffer per
+/// op, and empty-tensor elimination makes the insert of a yielded carry store in place.
 pub fn elementwise(e: &mut Emitter, operands: &[(String, TensorType)], out: &TensorType, body: impl FnOnce(&mut Emitter, &[String]) -> String) -> String {
     let r = out.rank();
+    if r == 0 {
+        let xs: Vec<String> = operands.iter().map(|(n, t)| e.op(format!("tensor.extract {n}[] : {t}"))).collect();
+        let y = body(e, &xs);
+        let init = e.empty(out);
+        return e.op(format!("tensor.insert {y} into {init}[] : {out}"));
+    }
     let ins: Vec<Operand> = operands.iter().map(|(n, t)| Operand::new(n.clone(), t, identity(r))).collect();
     let init = e.empty(out);
     generic(e, &vec![Iter::Parallel; r], &ins, &[Operand::new(init, out, identity(r))], |e, a| vec![body(e, a)]).remove(0)
@@ -252,7 +300,14 @@ fn lower_op(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<(), LowerErro
         OpKind::Reduce(x) => one(reduce::lower(e, f, o, x)),
         OpKind::Dot(x) => one(dot::lower(e, f, o, x)),
         OpKind::Call(CallOp::Call { callee, results }) => call::lower_call(e, cx, f, o, callee, results),
+        OpKind::Call(CallOp::CustomJvp { .. }) | OpKind::Call(CallOp::CustomVjp { .. }) => call::lower_custom(e, cx, f, o),
         OpKind::Control(x) => control::lower(e, cx, f, o, x),
+        OpKind::Scatter(x) => one(scatter::lower(e, f, o, x)),
+        OpKind::Convolution(x) => one(convolution::lower(e, f, o, x)),
+        OpKind::ReduceWindow(x) => one(reduce_window::lower(e, f, o, x)),
+        OpKind::Linalg(x) => linalg::lower(e, f, o, x),
+        OpKind::Sort(x) => one(sort::lower(e, f, o, x)),
+        OpKind::Callback(x) => one(callback::lower(e, f, o, x)),
     }?;
     for (v, n) in o.results.iter().zip(names) {
         e.alias(*v, n);
@@ -282,9 +337,9 @@ pub fn memref(t: &TensorType) -> String {
 }
 
 /// Writes `f` as a func.func named `name`; `dps` selects the destination-passing signature.
-/// `tiles` carries the module's tagged matmuls through the functions.
-fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dps: bool, tiles: &mut Vec<MatmulTile>) -> Result<(), LowerError> {
-    let mut e = Emitter::new(f, cx.cg, std::mem::take(tiles));
+/// `tagged` carries the module's tagged matmuls and parallel loops through the functions.
+fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dps: bool, tagged: &mut Tagged) -> Result<(), LowerError> {
+    let mut e = Emitter::new(f, cx.cg, std::mem::take(tagged));
     let mut params: Vec<String> = f
         .params
         .iter()
@@ -316,9 +371,13 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
         }
         let _ = writeln!(out, "  }}{loc}");
     }
-    *tiles = e.tiles;
+    *tagged = (e.tiles, e.par);
     Ok(())
 }
+
+/// What the target's transform script is for: the tagged matmuls, and whether any loop may
+/// run on several threads.
+pub type Tagged = (Vec<MatmulTile>, bool);
 
 /// Lowers every function of `m` (verified first) to upstream MLIR text.
 ///
@@ -338,7 +397,18 @@ pub fn lower_module_with(m: &Module, abi: Abi, cg: Codegen) -> Result<String, Lo
 }
 
 /// [`lower_module_with`], also returning the tagged matmuls.
+/// Unsigned dtypes are written signless (`tensor<4xi32>` for `tensor<4xui32>`, see
+/// [`quabla_dialect::types::with_signless_spelling`]); their ops are the unsigned arith ops.
 pub fn lower_module_tiles(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, Vec<MatmulTile>), LowerError> {
+    lower_module_tagged(m, abi, cg).map(|(text, (tiles, _))| (text, tiles))
+}
+
+/// [`lower_module_tiles`], also returning whether some loop may run on several threads.
+pub fn lower_module_tagged(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, Tagged), LowerError> {
+    quabla_dialect::types::with_signless_spelling(|| lower_module_signless(m, abi, cg))
+}
+
+fn lower_module_signless(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, Tagged), LowerError> {
     m.verify()?;
     if let Some((f, t)) = m.funcs.iter().find_map(|f| f.transform.as_ref().map(|t| (f, t))) {
         return Err(LowerError::UnexpandedTransform { func: f.name.clone(), kind: t.kind.name(), of: t.of.clone(), by: crate::Lowering::Linalg });
@@ -365,19 +435,23 @@ pub fn lower_module_tiles(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, 
     }
     let cx = Ctx { module: m, abi, callee, cg };
     let mut body = String::new();
-    let mut tiles = Vec::new();
+    let mut tagged = Tagged::default();
     for f in &m.funcs {
-        lower_func(&mut body, &cx, f, &f.name, f.public, abi == Abi::Dps && f.public, &mut tiles)?;
+        lower_func(&mut body, &cx, f, &f.name, f.public, abi == Abi::Dps && f.public, &mut tagged)?;
     }
     for (f, name) in twins {
-        lower_func(&mut body, &cx, f, &name, false, false, &mut tiles)?;
+        lower_func(&mut body, &cx, f, &name, false, false, &mut tagged)?;
     }
-    let out = if tiles.is_empty() {
+    body.push_str(&linalg::declarations(m));
+    body.push_str(&callback::declarations(m));
+    body.push_str(&sort::declarations(m));
+    let threads = if tagged.1 { cg.threads } else { 1 };
+    let out = if tagged.0.is_empty() && threads <= 1 {
         format!("module {{\n{body}}}\n")
     } else {
-        format!("module attributes {{transform.with_named_sequence}} {{\n{body}{}}}\n", cg.target.matmul_script(&tiles))
+        format!("module attributes {{transform.with_named_sequence}} {{\n{body}{}}}\n", cg.target.matmul_script(&tagged.0, threads))
     };
-    Ok((out, tiles))
+    Ok((out, tagged))
 }
 
 /// The MLIR spelling of a float constant of `dtype` for `v` (hex for non-finite values).
@@ -400,7 +474,7 @@ pub fn zero_lit(d: DType) -> &'static str {
     match d {
         DType::F32 | DType::F64 => "0.0",
         DType::I1 => "false",
-        DType::I32 | DType::I64 => "0",
+        DType::I32 | DType::I64 | DType::U8 | DType::U32 => "0",
     }
 }
 
@@ -409,7 +483,7 @@ pub fn one_lit(d: DType) -> &'static str {
     match d {
         DType::F32 | DType::F64 => "1.0",
         DType::I1 => "true",
-        DType::I32 | DType::I64 => "1",
+        DType::I32 | DType::I64 | DType::U8 | DType::U32 => "1",
     }
 }
 
@@ -418,6 +492,7 @@ pub fn int_min(d: DType) -> &'static str {
     match d {
         DType::I32 => "-2147483648",
         DType::I64 => "-9223372036854775808",
+        DType::U8 | DType::U32 => "0",
         DType::I1 | DType::F32 | DType::F64 => "false",
     }
 }
@@ -427,6 +502,8 @@ pub fn int_max(d: DType) -> &'static str {
     match d {
         DType::I32 => "2147483647",
         DType::I64 => "9223372036854775807",
+        DType::U8 => "255",
+        DType::U32 => "4294967295",
         DType::I1 | DType::F32 | DType::F64 => "true",
     }
 }

@@ -88,7 +88,12 @@ pub fn lower_argreduce(e: &mut Emitter, f: &Func, o: &Op, op: ArgOp, dim: i64, i
             let nan_wins = e.op(format!("arith.andi {vnan}, {bnum} : i1"));
             e.op(format!("arith.ori {strict}, {nan_wins} : i1"))
         } else {
-            let pred = if op == ArgOp::Max { "sgt" } else { "slt" };
+            let pred = match (op == ArgOp::Max, d.is_unsigned()) {
+                (true, false) => "sgt",
+                (false, false) => "slt",
+                (true, true) => "ugt",
+                (false, true) => "ult",
+            };
             e.op(format!("arith.cmpi {pred}, {v}, {best} : {d}"))
         };
         let k = e.op(format!("linalg.index {dim} : index"));

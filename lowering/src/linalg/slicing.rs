@@ -2,7 +2,9 @@
 //! the padding value, then a strided `tensor.insert_slice`: interior padding is the stride),
 //! `concatenate` (`tensor.insert_slice`s into an empty tensor), `dynamic_slice` (start indices
 //! clamped to [0, extent - size], then a dynamic-offset `tensor.extract_slice`) and `gather`
-//! (a generic that `tensor.extract`s with the index clamped to [0, n - 1]).
+//! (a generic that `tensor.extract`s with the index clamped to [0, n - 1]) and
+//! `dynamic_update_slice` (clamped starts, then a dynamic-offset `tensor.insert_slice` of the
+//! update into the operand, which bufferization can do in place).
 use quabla_dialect::{Func, Op, SlicingOp, TensorType};
 
 use super::{generic, identity, list, map, Emitter, Iter, Operand};
@@ -74,6 +76,60 @@ pub fn lower_dynamic_slice(e: &mut Emitter, f: &Func, o: &Op, sizes: &[i64]) -> 
     Ok(e.op(format!("tensor.extract_slice {x}[{}] [{}] [{}] : {xt} to {out}", offs.join(", "), list(sizes), list(&vec![1; sizes.len()]))))
 }
 
+/// Whether `v` is used after the op whose first result is `r`: by a later op of the block
+/// holding that op (regions included) or by the block's outputs (the function's, or a
+/// region body's yield).
+fn used_after(f: &Func, r: quabla_dialect::Value, v: quabla_dialect::Value) -> bool {
+    fn uses_in(ops: &[Op], v: quabla_dialect::Value) -> bool {
+        let mut hit = false;
+        quabla_dialect::walk_ops(ops, &mut |op: &Op| {
+            hit |= op.operands.contains(&v) || op.regions.iter().any(|b| b.outputs.contains(&v));
+        });
+        hit
+    }
+    fn find(ops: &[Op], outputs: &[quabla_dialect::Value], r: quabla_dialect::Value, v: quabla_dialect::Value) -> Option<bool> {
+        for (k, op) in ops.iter().enumerate() {
+            if op.results.first() == Some(&r) {
+                return Some(outputs.contains(&v) || uses_in(&ops[k + 1..], v));
+            }
+            for b in &op.regions {
+                if let Some(x) = find(&b.ops, &b.outputs, r, v) {
+                    return Some(x);
+                }
+            }
+        }
+        None
+    }
+    find(&f.ops, &f.outputs, r, v).unwrap_or(true)
+}
+
+/// `quabla.dynamic_update_slice`. The insert writes into the operand's buffer unless the
+/// operand is still used after the update (later ops of its block, or the block's outputs):
+/// then it is copied first. One-shot bufferization would copy it too, but after
+/// `eliminate-empty-tensors` has placed the operand in the destination of the result, the
+/// operand's own output would be read after the update (an upstream ordering hazard of
+/// `materialize_in_destination`). Reads before the update (a loop's stacked outputs, a
+/// cotangent accumulated into a window) leave it in place.
+pub fn lower_dynamic_update_slice(e: &mut Emitter, f: &Func, o: &Op) -> Result<String, LowerError> {
+    let (mut x, xt) = (e.name(o.operands[0]), f.ty(o.operands[0]));
+    let (u, ut) = (e.name(o.operands[1]), f.ty(o.operands[1]));
+    if xt == ut {
+        return Ok(u);
+    }
+    if used_after(f, o.results[0], o.operands[0]) {
+        let init = e.empty(xt);
+        x = e.op(format!("linalg.copy ins({x} : {xt}) outs({init} : {xt}) -> {xt}"));
+    }
+    let mut offs = Vec::new();
+    for (k, v) in o.operands[2..].iter().enumerate() {
+        let t = f.ty(*v);
+        let s = e.op(format!("tensor.extract {}[] : {t}", e.name(*v)));
+        let i = e.op(format!("arith.index_cast {s} : {} to index", t.dtype));
+        offs.push(clamp_index(e, &i, xt.shape[k] - ut.shape[k]));
+    }
+    Ok(e.op(format!("tensor.insert_slice {u} into {x}[{}] [{}] [{}] : {ut} into {xt}", offs.join(", "), list(&ut.shape), list(&vec![1; ut.rank()]))))
+}
+
 /// `quabla.gather`: result[p..., q..., s...] = x[p..., clamp(idx[q...]), s...].
 pub fn lower_gather(e: &mut Emitter, f: &Func, o: &Op, axis: i64) -> Result<String, LowerError> {
     let (x, xt, out): (String, TensorType, &TensorType) = (e.name(o.operands[0]), f.ty(o.operands[0]).clone(), f.ty(o.results[0]));
@@ -106,5 +162,6 @@ pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &SlicingOp) -> Result<String
         SlicingOp::Pad { edge_padding_low: low, interior_padding: interior, .. } => lower_pad(e, f, o, low, interior),
         SlicingOp::DynamicSlice { slice_sizes: sizes} => lower_dynamic_slice(e, f, o, sizes),
         SlicingOp::Gather { axis } => lower_gather(e, f, o, *axis),
+        SlicingOp::DynamicUpdateSlice {} => lower_dynamic_update_slice(e, f, o),
     }
 }

@@ -15,7 +15,11 @@
 //!   negative base with a non-integer y, and 1 for y = ±0, x = 1 and (-1)^±inf;
 //! - `max`/`min` on i1 are `or`/`and`; on floats `stablehlo.maximum`/`minimum`, which
 //!   propagate NaN as quabla's do;
-//! - `erf` is `chlo.erf` (CHLO ships with StableHLO; XLA and IREE both legalize it).
+//! - `erf` is `chlo.erf` (CHLO ships with StableHLO; XLA and IREE both legalize it);
+//! - unsigned types (`ui8`, `ui32`) compare UNSIGNED; their div/rem guard only x/0 (all ones)
+//!   and x%0 = x; `abs` is the identity and `sign` is x != 0 (StableHLO's abs/sign take
+//!   signed operands only); shifts and `popcnt` are StableHLO's own, whose out-of-range
+//!   amounts (0, or the sign fill) are quabla's semantics.
 //!
 //! The others are direct: StableHLO's float compare is IEEE (ordered, except `NE`, which is
 //! true on NaN), `sign` keeps ±0 and NaN, `round_nearest_even` rounds half to even, `not`/
@@ -49,6 +53,20 @@ pub fn unary_name(u: UnaryOp) -> Option<&'static str> {
         UnaryOp::Erf => "chlo.erf",
         UnaryOp::Not => "stablehlo.not",
         UnaryOp::IsFinite => "stablehlo.is_finite",
+        UnaryOp::PopulationCount => "stablehlo.popcnt",
+        UnaryOp::Sinh => "chlo.sinh",
+        UnaryOp::Cosh => "chlo.cosh",
+        UnaryOp::Asin => "chlo.asin",
+        UnaryOp::Acos => "chlo.acos",
+        UnaryOp::Atan => "chlo.atan",
+        UnaryOp::Asinh => "chlo.asinh",
+        UnaryOp::Acosh => "chlo.acosh",
+        UnaryOp::Atanh => "chlo.atanh",
+        UnaryOp::Cbrt => "stablehlo.cbrt",
+        UnaryOp::Erfc => "chlo.erfc",
+        UnaryOp::ErfInv => "chlo.erf_inv",
+        UnaryOp::Lgamma => "chlo.lgamma",
+        UnaryOp::Digamma => "chlo.digamma",
         UnaryOp::Exp2 => return None,
     })
 }
@@ -74,6 +92,9 @@ pub fn binary_name(b: BinaryOp, d: DType) -> Option<&'static str> {
         BinaryOp::And => "stablehlo.and",
         BinaryOp::Or => "stablehlo.or",
         BinaryOp::Xor => "stablehlo.xor",
+        BinaryOp::ShiftLeft => "stablehlo.shift_left",
+        BinaryOp::ShiftRightLogical => "stablehlo.shift_right_logical",
+        BinaryOp::ShiftRightArithmetic => "stablehlo.shift_right_arithmetic",
     })
 }
 
@@ -94,7 +115,7 @@ fn direction(dir: CmpDir) -> &'static str {
 fn compare_type(d: DType) -> &'static str {
     match d {
         DType::F32 | DType::F64 => "FLOAT",
-        DType::I1 => "UNSIGNED",
+        DType::I1 | DType::U8 | DType::U32 => "UNSIGNED",
         DType::I32 | DType::I64 => "SIGNED",
     }
 }
@@ -118,9 +139,29 @@ pub fn bin(e: &mut Emitter, name: &str, a: &Tv, b: &Tv) -> Tv {
     e.op(name, &[a, b], &[], &a.ty)
 }
 
+/// Unsigned integer division or remainder that never traps: x/0 = all ones, x%0 = x.
+fn uint_divrem(e: &mut Emitter, div: bool, a: &Tv, b: &Tv) -> Tv {
+    let t = &a.ty;
+    let z = e.splat_num(t, 0.0);
+    let o = e.splat_num(t, 1.0);
+    let bz = compare(e, CmpDir::Eq, b, &z);
+    let safe = select(e, &bz, &o, b);
+    if div {
+        let q = bin(e, "stablehlo.divide", a, &safe);
+        let m = e.splat(t, &super::int_max_text(t.dtype));
+        select(e, &bz, &m, &q)
+    } else {
+        let r = bin(e, "stablehlo.remainder", a, &safe);
+        select(e, &bz, a, &r)
+    }
+}
+
 /// Signed integer division or remainder that never traps (see the file header).
 fn int_divrem(e: &mut Emitter, div: bool, a: &Tv, b: &Tv) -> Tv {
     let t = &a.ty;
+    if t.dtype.is_unsigned() {
+        return uint_divrem(e, div, a, b);
+    }
     let z = e.splat_num(t, 0.0);
     let o = e.splat_num(t, 1.0);
     let m1 = e.splat_num(t, -1.0);
@@ -217,9 +258,12 @@ pub fn powi(e: &mut Emitter, x: &Tv, n: i64) -> Tv {
         return bin(e, "stablehlo.divide", &o, &p);
     }
     let o = e.splat_num(t, 1.0);
-    let m1 = e.splat_num(t, -1.0);
     let z = e.splat_num(t, 0.0);
     let is1 = compare(e, CmpDir::Eq, x, &o);
+    if t.dtype.is_unsigned() {
+        return select(e, &is1, &o, &z);
+    }
+    let m1 = e.splat_num(t, -1.0);
     let ism1 = compare(e, CmpDir::Eq, x, &m1);
     let sgn = if n % 2 == 0 { o.clone() } else { m1.clone() };
     let r = select(e, &ism1, &sgn, &z);
@@ -230,6 +274,24 @@ pub fn powi(e: &mut Emitter, x: &Tv, n: i64) -> Tv {
 pub fn lower_unary(e: &mut Emitter, f: &Func, o: &Op, u: UnaryOp) -> Result<Tv, LowerError> {
     let x = e.get(f, o.operands[0]);
     let out = f.ty(o.results[0]).clone();
+    if x.ty.dtype.is_unsigned() && matches!(u, UnaryOp::Abs | UnaryOp::Sign) {
+        if u == UnaryOp::Abs {
+            return Ok(x);
+        }
+        let z = e.splat_num(&x.ty, 0.0);
+        let o = e.splat_num(&x.ty, 1.0);
+        let nz = compare(e, CmpDir::Ne, &x, &z);
+        return Ok(select(e, &nz, &o, &z));
+    }
+    if u == UnaryOp::Cbrt && out.dtype == DType::F64 {
+        // sign(x) * |x|^(1/3): IREE's llvm-cpu backend cannot lower an f64 `math.cbrt`
+        // (relative error about 1e-14 from the rounded exponent; signs of zeros and infinities kept).
+        let a = e.op("stablehlo.abs", &[&x], &[], &out);
+        let third = e.splat_num(&x.ty, 1.0 / 3.0);
+        let p = bin(e, "stablehlo.power", &a, &third);
+        let s = e.op("stablehlo.sign", &[&x], &[], &out);
+        return Ok(bin(e, "stablehlo.multiply", &s, &p));
+    }
     Ok(match unary_name(u) {
         Some(name) => e.op(name, &[&x], &[], &out),
         None => {

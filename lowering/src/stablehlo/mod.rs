@@ -17,13 +17,19 @@
 //! (identity reshapes/converts, reductions over no dims) only rename. Every emitted op carries
 //! the quabla op's location.
 pub mod call;
+pub mod callback;
 pub mod constant;
 pub mod control;
 pub mod dot;
 pub mod elementwise;
 pub mod layout;
+pub mod linalg;
 pub mod reduce;
 pub mod slicing;
+pub mod scatter;
+pub mod convolution;
+pub mod reduce_window;
+pub mod sort;
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -219,7 +225,7 @@ pub fn scalar_text(d: DType, v: f64) -> String {
     match d {
         DType::F32 | DType::F64 => float_lit(d, v),
         DType::I1 => (if v != 0.0 { "true" } else { "false" }).into(),
-        DType::I32 | DType::I64 => format!("{}", v as i64),
+        DType::I32 | DType::I64 | DType::U8 | DType::U32 => format!("{}", v as i64),
     }
 }
 
@@ -227,6 +233,7 @@ pub fn scalar_text(d: DType, v: f64) -> String {
 pub fn int_min_text(d: DType) -> String {
     match d {
         DType::I32 => i32::MIN.to_string(),
+        DType::U8 | DType::U32 => "0".to_string(),
         _ => i64::MIN.to_string(),
     }
 }
@@ -235,6 +242,8 @@ pub fn int_min_text(d: DType) -> String {
 pub fn int_max_text(d: DType) -> String {
     match d {
         DType::I32 => i32::MAX.to_string(),
+        DType::U8 => u8::MAX.to_string(),
+        DType::U32 => u32::MAX.to_string(),
         _ => i64::MAX.to_string(),
     }
 }
@@ -251,7 +260,14 @@ fn export_op(e: &mut Emitter, names: &HashMap<String, String>, f: &Func, o: &Op)
         OpKind::Reduce(x) => one(reduce::lower(e, f, o, x)),
         OpKind::Dot(x) => one(dot::lower(e, f, o, x)),
         OpKind::Call(CallOp::Call { callee, results }) => call::lower_call(e, names, f, o, callee, results),
+        OpKind::Call(CallOp::CustomJvp { .. }) | OpKind::Call(CallOp::CustomVjp { .. }) => call::lower_custom(e, names, f, o),
         OpKind::Control(x) => control::lower(e, names, f, o, x),
+        OpKind::Scatter(x) => one(scatter::lower(e, f, o, x)),
+        OpKind::Convolution(x) => one(convolution::lower(e, f, o, x)),
+        OpKind::ReduceWindow(x) => one(reduce_window::lower(e, f, o, x)),
+        OpKind::Linalg(x) => linalg::lower(e, f, o, x),
+        OpKind::Sort(x) => one(sort::lower(e, f, o, x)),
+        OpKind::Callback(x) => one(callback::lower(e, f, o, x)),
     }?;
     for (v, r) in o.results.iter().zip(rs) {
         e.alias(*v, r.name);

@@ -21,10 +21,10 @@ fn identity_text(op: Reducer, d: DType) -> String {
     match (op, d) {
         (Reducer::Sum, _) => scalar_text(d, 0.0),
         (Reducer::Prod, _) => scalar_text(d, 1.0),
-        (Reducer::Max, DType::I32 | DType::I64) => int_min_text(d),
+        (Reducer::Max, DType::I32 | DType::I64 | DType::U8 | DType::U32) => int_min_text(d),
         (Reducer::Max, DType::I1) => scalar_text(d, 0.0),
         (Reducer::Max, _) => scalar_text(d, f64::NEG_INFINITY),
-        (Reducer::Min, DType::I32 | DType::I64) => int_max_text(d),
+        (Reducer::Min, DType::I32 | DType::I64 | DType::U8 | DType::U32) => int_max_text(d),
         (Reducer::Min, DType::I1) => scalar_text(d, 1.0),
         (Reducer::Min, _) => scalar_text(d, f64::INFINITY),
     }

@@ -1,6 +1,6 @@
-//! Export of slicing ops: `concatenate`, `slice`, `pad` and `dynamic_slice` map to the
-//! StableHLO ops of the same name with the same attributes (StableHLO clamps dynamic_slice
-//! starts to [0, extent - size] as quabla does); `gather {axis}` (take along axis) is a
+//! Export of slicing ops: `concatenate`, `slice`, `pad`, `dynamic_slice` and
+//! `dynamic_update_slice` map to the StableHLO ops of the same name with the same attributes
+//! (StableHLO clamps dynamic starts to [0, extent - size] as quabla does); `gather {axis}` (take along axis) is a
 //! `stablehlo.gather` whose index vector is implicit (`index_vector_dim` = rank of the
 //! indices) and addresses `axis` alone, with slices of extent 1 on `axis` (collapsed) and the
 //! full extent elsewhere. StableHLO clamps each start so the slice fits, i.e. to
@@ -38,6 +38,13 @@ pub fn lower_dynamic_slice(e: &mut Emitter, f: &Func, o: &Op, sizes: &[i64]) -> 
     Ok(e.op("stablehlo.dynamic_slice", &refs, &[("slice_sizes", array(sizes))], f.ty(o.results[0])))
 }
 
+/// `quabla.dynamic_update_slice`.
+pub fn lower_dynamic_update_slice(e: &mut Emitter, f: &Func, o: &Op) -> Result<Tv, LowerError> {
+    let xs: Vec<Tv> = o.operands.iter().map(|v| e.get(f, *v)).collect();
+    let refs: Vec<&Tv> = xs.iter().collect();
+    Ok(e.op("stablehlo.dynamic_update_slice", &refs, &[], f.ty(o.results[0])))
+}
+
 /// The gather dimension numbers and slice sizes of take-along-`axis` on an operand of
 /// `shape` with indices of rank `k`.
 pub fn gather_attrs(shape: &[i64], k: usize, axis: i64) -> [(&'static str, String); 3] {
@@ -66,6 +73,7 @@ pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &SlicingOp) -> Result<Tv, Lo
         SlicingOp::Pad { edge_padding_low: low, edge_padding_high: high, interior_padding: interior} => lower_pad(e, f, o, low, high, interior),
         SlicingOp::DynamicSlice { slice_sizes: sizes} => lower_dynamic_slice(e, f, o, sizes),
         SlicingOp::Gather { axis } => lower_gather(e, f, o, *axis),
+        SlicingOp::DynamicUpdateSlice {} => lower_dynamic_update_slice(e, f, o),
     }
 }
 

@@ -27,8 +27,22 @@ pub trait Target: Send + Sync + std::fmt::Debug {
     fn matmul_plan(&self, d: DType, m: i64, n: i64, k: i64) -> Option<Plan>;
 
     /// The transform sequences, embedded in the lowered module, that tile the matmuls
-    /// tagged with `tiles` (only asked when there is at least one).
-    fn matmul_script(&self, tiles: &[MatmulTile]) -> String;
+    /// tagged with `tiles` and, with `threads` > 1, split the generics tagged
+    /// `quabla.par = <PAR_CODE>` into `threads` tiles (only asked when there is work for it).
+    fn matmul_script(&self, tiles: &[MatmulTile], threads: i64) -> String;
+
+    /// Whether the tiled `m x n x k` product runs its blocks on `threads` threads (an
+    /// `scf.forall`, OpenMP after bufferization). Never asked with one thread.
+    fn parallel_matmul(&self, _m: i64, _n: i64, _k: i64, _threads: i64) -> bool {
+        false
+    }
+
+    /// The loop along which a `linalg.generic` over `extents` (its loop extents; `parallel`
+    /// tells its parallel loops) is split into one `scf.forall` tile per thread, or `None` to
+    /// keep it on one thread. Never asked with one thread.
+    fn parallel_loop(&self, _parallel: &[bool], _extents: &[i64], _threads: i64) -> Option<usize> {
+        None
+    }
 
     /// Writes `u` applied to `x` (of element type `d`) as the target's kernel through `b` and
     /// returns its result, or `None` when the target has no kernel for it (the lowering then
@@ -65,6 +79,15 @@ pub struct MatmulTile {
     pub nr: i64,
 }
 
+/// The `quabla.par` tag of a generic of `rank` loops split along loop `dim` (rank at most
+/// [`PAR_MAX_RANK`]); the transform script has one `tile_using_forall` per code.
+pub fn par_code(rank: usize, dim: usize) -> i64 {
+    (rank * 16 + dim) as i64
+}
+
+/// Generics with more loops stay on one thread.
+pub const PAR_MAX_RANK: usize = 6;
+
 /// Code-generation choices of the linalg lowering beyond the ABI (both flags off for the
 /// plain `convert-quabla-to-linalg`, both on for the CPU executor's vectorizing path), and
 /// the target that makes them.
@@ -78,18 +101,22 @@ pub struct Codegen {
     pub tile_matmuls: bool,
     /// The target asked for kernels and matmul plans.
     pub target: &'static dyn Target,
+    /// Threads the compiled code may use (1: single-threaded code). With more, the target
+    /// chooses which large matmuls and loops become `scf.forall`s ([`Target::parallel_matmul`],
+    /// [`Target::parallel_tiles`]).
+    pub threads: i64,
 }
 
 impl Default for Codegen {
     /// Both flags off, for the CPU target.
     fn default() -> Self {
-        Codegen { approx_math: false, tile_matmuls: false, target: &cpu::CPU }
+        Codegen { approx_math: false, tile_matmuls: false, target: &cpu::CPU, threads: 1 }
     }
 }
 
 impl PartialEq for Codegen {
     fn eq(&self, other: &Self) -> bool {
-        self.approx_math == other.approx_math && self.tile_matmuls == other.tile_matmuls && self.target.name() == other.target.name()
+        self.approx_math == other.approx_math && self.tile_matmuls == other.tile_matmuls && self.target.name() == other.target.name() && self.threads == other.threads
     }
 }
 
@@ -114,7 +141,7 @@ mod tests {
         fn matmul_plan(&self, _: DType, _: i64, _: i64, _: i64) -> Option<Plan> {
             None
         }
-        fn matmul_script(&self, _: &[MatmulTile]) -> String {
+        fn matmul_script(&self, _: &[MatmulTile], _: i64) -> String {
             unreachable!("no matmul is tagged without a plan")
         }
         fn unary_kernel(&self, _: &mut Text<'_>, _: UnaryOp, _: DType, _: &(String, DType)) -> Option<(String, DType)> {
@@ -136,7 +163,7 @@ mod tests {
 
     #[test]
     fn the_lowering_asks_the_target() {
-        let on = |target| Codegen { approx_math: true, tile_matmuls: true, target };
+        let on = |target| Codegen { approx_math: true, tile_matmuls: true, target, threads: 1 };
         let (cpu, tiles) = lower_module_tiles(&module(), Abi::Dps, on(&cpu::CPU)).unwrap();
         assert_eq!(tiles.len(), 1);
         assert!(cpu.contains("quabla.tile = 0") && cpu.contains("transform.with_named_sequence"), "{cpu}");
@@ -146,13 +173,13 @@ mod tests {
         assert!(plain.contains("math.tanh") && plain.contains("linalg.matmul"), "{plain}");
         assert!(!plain.contains("quabla.tile") && !plain.contains("transform."), "{plain}");
         // With both flags off no target is asked: the output is the same for every target.
-        let off = |target| Codegen { approx_math: false, tile_matmuls: false, target };
+        let off = |target| Codegen { approx_math: false, tile_matmuls: false, target, threads: 1 };
         assert_eq!(lower_module_tiles(&module(), Abi::Dps, off(&PLAIN)).unwrap().0, lower_module_tiles(&module(), Abi::Dps, off(&cpu::CPU)).unwrap().0);
     }
 
     #[test]
     fn codegen_compares_targets_by_name() {
-        assert_eq!(Codegen::default(), Codegen { approx_math: false, tile_matmuls: false, target: &cpu::CPU });
+        assert_eq!(Codegen::default(), Codegen { approx_math: false, tile_matmuls: false, target: &cpu::CPU, threads: 1 });
         assert_ne!(Codegen::default(), Codegen { target: &PLAIN, ..Codegen::default() });
         assert_eq!(Codegen::default().target.name(), "cpu");
     }

@@ -63,7 +63,7 @@ pub fn to_llvm(text: &str, opts: &CpuOptions) -> Result<String, String> {
 pub fn check_pipeline(what: &str, m: &Module, abi: Abi) {
     for vectorize in [false, true] {
         let (text, tiles) = lower_module_tiles(m, abi, Codegen { approx_math: vectorize, tile_matmuls: vectorize, ..Codegen::default() }).unwrap_or_else(|e| panic!("{what}: lowering failed: {e}"));
-        if let Err(e) = to_llvm(&text, &CpuOptions { vectorize, transform: !tiles.is_empty() }) {
+        if let Err(e) = to_llvm(&text, &CpuOptions { vectorize, transform: !tiles.is_empty(), ..CpuOptions::default() }) {
             panic!("{what} ({abi:?}, vectorize={vectorize}): pipeline failed:\n{e}\n--- input ---\n{text}");
         }
     }
@@ -179,6 +179,8 @@ fn driver(cases: &[Case]) -> String {
                 DType::I1 => "      %w = arith.extui %x : i1 to i64\n",
                 DType::I32 => "      %w = arith.extsi %x : i32 to i64\n",
                 DType::I64 => "      %w = arith.maxsi %x, %x : i64\n",
+                DType::U8 => "      %w = arith.extui %x : i8 to i64\n",
+                DType::U32 => "      %w = arith.extui %x : i32 to i64\n",
             };
             s += "      func.call @printI64(%w) : (i64) -> ()\n      func.call @printNewline() : () -> ()\n    }\n";
         }
@@ -196,9 +198,10 @@ pub fn jit(cases: &[Case], helpers: &[Func], opt_level: u8) -> Vec<Vec<Vals>> {
     let (mut text, tiles) = lower_module_tiles(&m, Abi::Dps, Codegen { approx_math: true, tile_matmuls: true, ..Codegen::default() }).unwrap_or_else(|e| panic!("lowering failed: {e}"));
     let end = text.rfind('}').expect("module end");
     text.truncate(end);
-    text += &driver(cases);
+    // The driver prints memref types as the lowering does: unsigned types signless.
+    text += &quabla_dialect::types::with_signless_spelling(|| driver(cases));
     text += "}\n";
-    let llvm = to_llvm(&text, &CpuOptions { vectorize: true, transform: !tiles.is_empty() }).unwrap_or_else(|e| panic!("pipeline failed:\n{e}\n--- input ---\n{text}"));
+    let llvm = to_llvm(&text, &CpuOptions { vectorize: true, transform: !tiles.is_empty(), ..CpuOptions::default() }).unwrap_or_else(|e| panic!("pipeline failed:\n{e}\n--- input ---\n{text}"));
     let lib = llvm_lib().join("libmlir_c_runner_utils.so");
     let args = [format!("-O{opt_level}"), "-e".into(), "main".into(), "-entry-point-result=void".into(), format!("-shared-libs={}", lib.display())];
     let out = run_tool("mlir-runner", &args, &llvm).unwrap_or_else(|e| panic!("mlir-runner failed:\n{e}\n--- input ---\n{text}"));
@@ -211,7 +214,7 @@ pub fn jit(cases: &[Case], helpers: &[Func], opt_level: u8) -> Vec<Vec<Vals>> {
             outs.push(match t.dtype {
                 DType::F32 => Vals::F(raw.iter().map(|&w| f32::from_bits(w as u32) as f64).collect()),
                 DType::F64 => Vals::F(raw.iter().map(|&w| f64::from_bits(w as u64)).collect()),
-                DType::I1 | DType::I32 | DType::I64 => Vals::I(raw),
+                DType::I1 | DType::I32 | DType::I64 | DType::U8 | DType::U32 => Vals::I(raw),
             });
         }
         res.push(outs);

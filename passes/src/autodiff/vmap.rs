@@ -55,7 +55,8 @@ pub(crate) fn vmap_core(g: &Func, name: &str, in_axes: &[Option<i64>], size: i64
         let xs: Vec<Value> = op.operands.iter().map(|v| map[v].0).collect();
         let batched: Vec<bool> = op.operands.iter().map(|v| map[v].1).collect();
         let mut b = B { f: &mut f, loc: op.loc.clone() };
-        let outs = if batched.iter().any(|&x| x) {
+        // Host callbacks record every vmap, mapped or not (rules::callback).
+        let outs = if batched.iter().any(|&x| x) || op.kind.has_effect() {
             rules::batch(&mut b, op, &xs, &batched, size)?
         } else {
             let rs = b.f.push_with_regions(op.kind.clone(), &xs, op.regions.clone(), op.loc.clone()).map_err(|e| RuleError::Internal(e.to_string()))?;

@@ -1,6 +1,8 @@
 //! Differentiation and batching rules of control flow (`quabla.if`; for `quabla.while` the JVP,
 //! a while over the carries and the tangents of the active carries, and batching, both with
-//! activity / batchedness closed over the body to a fixed point; its VJP is an explicit gap).
+//! activity / batchedness closed over the body to a fixed point; the VJP of a counted while,
+//! see `vjp_while`: a forward loop that stacks the carries and a reversed loop of the body's
+//! VJP; a while without a static trip count is `RuleError::DynamicTripCount`).
 //! Each rule turns a
 //! branch body into a standalone function (`body_func`), runs the expander's own sweep on it
 //! (`autodiff::jvp_core`, `vjp_core`, `vmap::vmap_core`, so nested region ops recurse
@@ -18,11 +20,17 @@
 //!   in one branch is lifted in the other); with a batched predicate, both batched branches
 //!   inlined and each result chosen with `select` on the predicate broadcast to its shape.
 //!
+//! `quabla.case` (N branches on an integer index) has the same three rules over all its
+//! branches: JVP and VJP are `case`s of the branches' JVPs / VJPs on the same index;
+//! batching with an unbatched index is a `case` of the batched branches, with a batched index
+//! every branch runs and each result is a chain of `select`s on `index == k` (an index that
+//! equals no k < N-1 takes the last branch, StableHLO's clamping).
+//!
 //! Because the derivative programs are again `if`s of ordinary bodies, they differentiate
 //! again (second order).
 use std::collections::HashMap;
 
-use quabla_dialect::{Body, ControlOp, Func, Op, OpKind, TensorType, Value};
+use quabla_dialect::{BinaryOp, Body, CmpDir, ConstantOp, ControlOp, ElementwiseOp, Func, Literal, Op, OpKind, SlicingOp, TensorType, Value};
 
 use super::{differentiable, lift, RuleError, Tangents, B};
 use crate::autodiff::{jvp_core, vjp_core, vmap::vmap_core};
@@ -33,7 +41,7 @@ fn internal(e: impl std::fmt::Display) -> RuleError {
 
 /// Copies `ops` (regions included) into `dst` with fresh values for everything they define;
 /// `map` sends source values to `dst` values and must already hold the values `ops` use.
-fn copy_ops(ops: &[Op], src: &[TensorType], dst: &mut Func, map: &mut HashMap<Value, Value>) -> Result<Vec<Op>, RuleError> {
+pub(crate) fn copy_ops(ops: &[Op], src: &[TensorType], dst: &mut Func, map: &mut HashMap<Value, Value>) -> Result<Vec<Op>, RuleError> {
     let mut out = Vec::with_capacity(ops.len());
     for op in ops {
         let operands = op.operands.iter().map(|v| map.get(v).copied().ok_or_else(|| internal(format!("body value %{} used before its definition", v.0)))).collect::<Result<Vec<_>, _>>()?;
@@ -66,7 +74,7 @@ fn copy_body(body: &Body, src: &[TensorType], dst: &mut Func, map: &mut HashMap<
 }
 
 /// A branch body as a standalone private function (its own value numbering).
-fn body_func(body: &Body, types: &[TensorType], name: &str) -> Result<Func, RuleError> {
+pub(crate) fn body_func(body: &Body, types: &[TensorType], name: &str) -> Result<Func, RuleError> {
     let ptys: Vec<TensorType> = body.params.iter().map(|p| types[p.0 as usize].clone()).collect();
     let mut g = Func::new(name, &ptys);
     g.public = false;
@@ -77,7 +85,7 @@ fn body_func(body: &Body, types: &[TensorType], name: &str) -> Result<Func, Rule
 }
 
 /// The function `g` as a region body of `dst` (its parameters become the body's).
-fn func_body(g: &Func, dst: &mut Func) -> Result<Body, RuleError> {
+pub(crate) fn func_body(g: &Func, dst: &mut Func) -> Result<Body, RuleError> {
     let body = Body { params: g.params.clone(), ops: g.ops.clone(), outputs: g.outputs.clone() };
     copy_body(&body, &g.types, dst, &mut HashMap::new())
 }
@@ -125,6 +133,7 @@ pub fn jvp(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, R
     match &op.kind {
         OpKind::Control(ControlOp::If { .. }) => jvp_if(b, op, tangents),
         OpKind::Control(ControlOp::While {}) => jvp_while(b, op, tangents),
+        OpKind::Control(ControlOp::Case { .. }) => jvp_case(b, op, tangents),
         _ => Err(RuleError::Unsupported { op: op.kind.name(), rule: "jvp" }),
     }
 }
@@ -153,6 +162,7 @@ fn jvp_while(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents,
         return Ok(vec![None; n]);
     }
     let (mut fb, ts) = jvp_core(&body, "body_jvp", &active)?;
+    super::callback::strip_effects(&mut fb);
     let prim = fb.outputs.clone();
     for i in (0..n).filter(|&i| active[i]) {
         let mut bb = B { f: &mut fb, loc: b.loc.clone() };
@@ -183,6 +193,7 @@ fn jvp_if(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, Ru
     let mut swept = Vec::new();
     for g in branches(b, op)? {
         swept.push(jvp_core(&g, &g.name, &active)?);
+        super::callback::strip_effects(&mut swept.last_mut().unwrap().0);
     }
     let out_active: Vec<bool> = (0..rtys.len()).map(|j| differentiable(&rtys[j]) && swept.iter().any(|(_, ts)| ts[j].is_some())).collect();
     if !out_active.iter().any(|&a| a) {
@@ -214,6 +225,8 @@ fn jvp_if(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, Ru
 pub fn vjp(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, RuleError> {
     match &op.kind {
         OpKind::Control(ControlOp::If { .. }) => {}
+        OpKind::Control(ControlOp::While {}) => return vjp_while(b, op, cts),
+        OpKind::Control(ControlOp::Case { .. }) => return vjp_case(b, op, cts),
         _ => return Err(RuleError::Unsupported { op: op.kind.name(), rule: "vjp" }),
     }
     let rtys = result_types(op).to_vec();
@@ -222,6 +235,7 @@ pub fn vjp(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, RuleEr
     let mut swept = Vec::new();
     for g in branches(b, op)? {
         swept.push(vjp_core(&g, &g.name, &active)?);
+        super::callback::strip_effects(&mut swept.last_mut().unwrap().0);
     }
     let cap_active: Vec<bool> = (0..caps.len()).map(|i| differentiable(b.f.ty(caps[i])) && swept.iter().any(|(_, cs)| cs[i].is_some())).collect();
     let mut out = vec![None; op.operands.len()];
@@ -259,6 +273,7 @@ pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> R
     match &op.kind {
         OpKind::Control(ControlOp::If { .. }) => batch_if(b, op, xs, batched, size),
         OpKind::Control(ControlOp::While {}) => batch_while(b, op, xs, batched, size),
+        OpKind::Control(ControlOp::Case { .. }) => batch_case(b, op, xs, batched, size),
         _ => Err(RuleError::Unsupported { op: op.kind.name(), rule: "batch" }),
     }
 }
@@ -383,6 +398,493 @@ fn batch_if(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> Re
         let shape = b.ty(t).shape;
         let p = b.broadcast(pred, vec![0], shape);
         res.push((b.select(p, t, e), true));
+    }
+    Ok(res)
+}
+
+/// A counted `quabla.while`: carry `counter` starts at `start`, the body adds `step` (> 0) to
+/// it, and the predicate compares it against a constant bound, so the loop runs `trips` times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counted {
+    pub counter: usize,
+    pub start: i64,
+    pub step: i64,
+    pub trips: i64,
+}
+
+/// The value of `v` when a top-level op of `ops` defines it as a 0-d integer constant.
+fn const_int(ops: &[Op], v: Value) -> Option<i64> {
+    ops.iter().find(|o| o.results.first() == Some(&v)).and_then(|o| match &o.kind {
+        OpKind::Constant(ConstantOp::Constant { value }) if value.ty.rank() == 0 && value.ty.dtype.is_int() => Some(value.get_i64(0)),
+        _ => None,
+    })
+}
+
+/// Recognises a counted loop: the cond region yields `compare(counter, bound)` (or the mirrored
+/// comparison) with direction `lt`, `le` or `ne`; the body yields `counter + step` with a
+/// constant `step > 0`; the counter's initial value is a constant of `outer` (the enclosing
+/// function's top-level ops); the bound is a constant of the cond region or a loop-invariant
+/// carry whose initial value is a constant of `outer`. Errors say what is dynamic.
+pub fn counted_loop(outer: &[Op], operands: &[Value], cond: &Func, body: &Func) -> Result<Counted, String> {
+    let out = *cond.outputs.first().ok_or("the cond region yields nothing")?;
+    let cmp = cond.ops.iter().find(|o| o.results.contains(&out)).ok_or("the predicate is a carry, not a comparison of a counter")?;
+    let OpKind::Elementwise(ElementwiseOp::Compare { direction }) = &cmp.kind else {
+        return Err(format!("the predicate is a '{}', not a comparison of a counter with a constant", cmp.kind.name()));
+    };
+    let step_of = |k: usize| -> Option<i64> {
+        let bo = body.outputs[k];
+        let add = body.ops.iter().find(|o| o.results.contains(&bo))?;
+        match (&add.kind, add.operands.as_slice()) {
+            (OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), [x, y]) if *x == body.params[k] => const_int(&body.ops, *y),
+            (OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), [x, y]) if *y == body.params[k] => const_int(&body.ops, *x),
+            _ => None,
+        }
+        .filter(|&s| s > 0)
+    };
+    let param = |v: Value| cond.params.iter().position(|p| *p == v);
+    let mirrored = |d: &CmpDir| match d {
+        CmpDir::Lt => CmpDir::Gt,
+        CmpDir::Le => CmpDir::Ge,
+        CmpDir::Gt => CmpDir::Lt,
+        CmpDir::Ge => CmpDir::Le,
+        CmpDir::Eq => CmpDir::Eq,
+        CmpDir::Ne => CmpDir::Ne,
+    };
+    let (a, c) = (cmp.operands[0], cmp.operands[1]);
+    let (k, step, bound, dir) = match (param(a).and_then(|k| step_of(k).map(|s| (k, s))), param(c).and_then(|k| step_of(k).map(|s| (k, s)))) {
+        (Some((k, s)), _) => (k, s, c, *direction),
+        (None, Some((k, s))) => (k, s, a, mirrored(direction)),
+        (None, None) => return Err("no carry compared by the predicate is stepped by a positive constant".into()),
+    };
+    let start = const_int(outer, operands[k]).ok_or("the counter's initial value is not a constant")?;
+    let n = match const_int(&cond.ops, bound) {
+        Some(n) => n,
+        None => match param(bound) {
+            Some(j) if body.outputs[j] == body.params[j] => const_int(outer, operands[j]).ok_or("the loop bound is a runtime value")?,
+            _ => return Err("the loop bound is not a constant".into()),
+        },
+    };
+    let (start128, n128, step128) = (start as i128, n as i128, step as i128);
+    let trips = match dir {
+        CmpDir::Lt if n128 <= start128 => 0,
+        CmpDir::Lt => (n128 - start128 + step128 - 1) / step128,
+        CmpDir::Le if n128 < start128 => 0,
+        CmpDir::Le => (n128 - start128) / step128 + 1,
+        CmpDir::Ne if n128 >= start128 && (n128 - start128) % step128 == 0 => (n128 - start128) / step128,
+        _ => return Err(format!("the predicate '{}' of a counter stepping up does not bound the loop", dir.name())),
+    };
+    let trips = i64::try_from(trips).map_err(|_| "the trip count overflows".to_string())?;
+    Ok(Counted { counter: k, start, step, trips })
+}
+
+/// True when the body needs the value of carry `i` at the start of an iteration: anything but
+/// the one pattern of a stacked output (`dynamic_update_slice(carry, ...)` yielded as the next
+/// value of that carry and used nowhere else), whose cotangent never reads the carry.
+fn carry_value_needed(body: &Func, i: usize) -> bool {
+    let p = body.params[i];
+    let uses: Vec<(usize, usize)> = body.ops.iter().enumerate().flat_map(|(j, o)| o.operands.iter().enumerate().filter(|(_, v)| **v == p).map(move |(pos, _)| (j, pos))).collect();
+    let in_outputs = body.outputs.contains(&p);
+    if in_outputs {
+        return true;
+    }
+    match uses.as_slice() {
+        [] => false,
+        [(j, 0)] => {
+            let o = &body.ops[*j];
+            let r = o.results[0];
+            let used_by_ops = body.ops.iter().any(|x| x.operands.contains(&r));
+            let out_uses = body.outputs.iter().filter(|v| **v == r).count();
+            !(matches!(o.kind, OpKind::Slicing(SlicingOp::DynamicUpdateSlice {})) && !used_by_ops && out_uses == 1 && body.outputs[i] == r)
+        }
+        _ => true,
+    }
+}
+
+fn int_const(b: &mut B, ty: &TensorType, v: i64) -> Value {
+    b.op(OpKind::Constant(ConstantOp::Constant { value: Literal::from_i64s(ty.clone(), &[v]) }), &[])
+}
+
+/// VJP of a counted `quabla.while` (JAX's scan transpose with carries as residuals).
+///
+/// Forward: the primal loop is replaced in place by a loop that also stacks, at iteration `t`,
+/// the value at the start of the iteration of every carry the body's VJP needs (not the
+/// counter, which is `start + step * t`, nor loop-invariant carries, whose value is their
+/// initial one, nor stacked outputs; see `carry_value_needed`) into a `[trips, ...]` buffer with
+/// `dynamic_update_slice`, first in the body (read before it overwrites them, so they are
+/// updated in place). Backward: a loop over `j = 0..trips` that rebuilds the carries of
+/// iteration `t = trips - 1 - j` (a `dynamic_slice` of each stack) and runs the body's VJP on
+/// them, carrying the cotangents of the active carries (the result cotangents closed over the
+/// body to a fixed point). Both loops are counted loops again (constant start, step 1,
+/// constant bound), so the derivative differentiates again (second order).
+fn vjp_while(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, RuleError> {
+    let [cond_r, body_r] = op.regions.as_slice() else {
+        return Err(internal(format!("'quabla.while' op has {} regions, expected 2", op.regions.len())));
+    };
+    let n = op.operands.len();
+    let (cond, body) = (body_func(cond_r, &b.f.types, "cond")?, body_func(body_r, &b.f.types, "body")?);
+    let diff: Vec<bool> = (0..n).map(|i| differentiable(b.f.ty(op.operands[i]))).collect();
+    let mut active: Vec<bool> = (0..n).map(|i| cts[i].is_some() && diff[i]).collect();
+    if !active.iter().any(|&a| a) {
+        return Ok(vec![None; n]);
+    }
+    let cl = counted_loop(&b.f.ops, &op.operands, &cond, &body).map_err(RuleError::DynamicTripCount)?;
+    loop {
+        let (_, cs) = vjp_core(&body, "body", &active)?;
+        let next: Vec<bool> = (0..n).map(|i| active[i] || (cs[i].is_some() && diff[i])).collect();
+        if next == active {
+            break;
+        }
+        active = next;
+    }
+    if cl.trips == 0 {
+        return Ok((0..n).map(|i| if diff[i] { cts[i] } else { None }).collect());
+    }
+    let k = cl.counter;
+    let ctr_ty = b.f.ty(op.operands[k]).clone();
+    let tys: Vec<TensorType> = op.operands.iter().map(|v| b.f.ty(*v).clone()).collect();
+    let invariant: Vec<bool> = (0..n).map(|i| body.outputs[i] == body.params[i]).collect();
+    let stacked: Vec<usize> = (0..n).filter(|&i| i != k && !invariant[i] && carry_value_needed(&body, i)).collect();
+    let stack_ty = |i: usize| TensorType::new(tys[i].dtype, std::iter::once(cl.trips).chain(tys[i].shape.iter().copied()).collect::<Vec<_>>());
+    for &i in &stacked {
+        stack_ty(i).check_size("while").map_err(|e| internal(format!("the stack of carry {i} of a loop of {} iterations: {e}", cl.trips)))?;
+    }
+
+    // Forward: the loop with its stacks, in place of the primal loop.
+    let mut fc = cond.clone();
+    let mut fb = body.clone();
+    for &i in &stacked {
+        let v = fc.new_value(stack_ty(i));
+        fc.params.push(v);
+    }
+    let sp: Vec<Value> = stacked.iter().map(|&i| {
+        let v = fb.new_value(stack_ty(i));
+        fb.params.push(v);
+        v
+    }).collect();
+    // The pushes go first in the body: the carries are read (stacked) before the body
+    // overwrites them, so the lowering updates them in place.
+    let body_ops = std::mem::take(&mut fb.ops);
+    {
+        let mut bb = B { f: &mut fb, loc: b.loc.clone() };
+        let pk = bb.f.params[k];
+        let t = if cl.start == 0 && cl.step == 1 {
+            pk
+        } else {
+            let s0 = int_const(&mut bb, &ctr_ty, cl.start);
+            let st = int_const(&mut bb, &ctr_ty, cl.step);
+            let d = bb.sub(pk, s0);
+            bb.div(d, st)
+        };
+        let z = int_const(&mut bb, &ctr_ty, 0);
+        for (j, &i) in stacked.iter().enumerate() {
+            let x = bb.f.params[i];
+            let upd = bb.reshape(x, stack_ty(i).shape.iter().enumerate().map(|(d, &e)| if d == 0 { 1 } else { e }).collect());
+            let mut xs = vec![sp[j], upd, t];
+            xs.extend(std::iter::repeat_n(z, tys[i].rank()));
+            let y = bb.op(OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}), &xs);
+            bb.f.outputs.push(y);
+        }
+    }
+    fb.ops.extend(body_ops);
+    let len0 = b.f.ops.len();
+    let zs: Vec<Value> = stacked.iter().map(|&i| b.zeros(&stack_ty(i))).collect();
+    let mut operands = op.operands.clone();
+    operands.extend(&zs);
+    let bodies = vec![func_body(&fc, b.f)?, func_body(&fb, b.f)?];
+    let res = b.f.push_with_regions(OpKind::Control(ControlOp::While {}), &operands, bodies, b.loc.clone()).map_err(internal)?;
+    let stacks: Vec<Value> = res[n..].to_vec();
+    if let Some(p) = b.f.ops[..len0].iter().position(|o| o.results == op.results) {
+        let mut moved: Vec<Op> = b.f.ops.drain(len0..).collect();
+        if let Some(w) = moved.last_mut() {
+            w.results[..n].copy_from_slice(&op.results);
+        }
+        b.f.ops.splice(p..p + 1, moved);
+    }
+
+    // Backward: j = 0..trips over (j, cotangents of the active carries, stacks, invariant carries).
+    let act: Vec<usize> = (0..n).filter(|&i| active[i]).collect();
+    let inv: Vec<usize> = (0..n).filter(|&i| invariant[i]).collect();
+    let mut ptys = vec![ctr_ty.clone()];
+    ptys.extend(act.iter().map(|&i| tys[i].clone()));
+    ptys.extend(stacked.iter().map(|&i| stack_ty(i)));
+    ptys.extend(inv.iter().map(|&i| tys[i].clone()));
+    let mut g = Func::new("while_vjp", &ptys);
+    g.public = false;
+    let gp = g.params.clone();
+    let (jj, ct_p, st_p, inv_p) = (gp[0], &gp[1..1 + act.len()], &gp[1 + act.len()..1 + act.len() + stacked.len()], &gp[1 + act.len() + stacked.len()..]);
+    let (mut vf, vcs) = vjp_core(&body, "body_vjp", &active)?;
+    super::callback::strip_effects(&mut vf);
+    let mut map: HashMap<Value, Value> = HashMap::new();
+    {
+        let mut bb = B { f: &mut g, loc: b.loc.clone() };
+        let last = int_const(&mut bb, &ctr_ty, cl.trips - 1);
+        let t = bb.sub(last, jj);
+        let xk = if cl.start == 0 && cl.step == 1 {
+            t
+        } else {
+            let st = int_const(&mut bb, &ctr_ty, cl.step);
+            let s0 = int_const(&mut bb, &ctr_ty, cl.start);
+            let m = bb.mul(t, st);
+            bb.add(m, s0)
+        };
+        let z = int_const(&mut bb, &ctr_ty, 0);
+        #[allow(clippy::needless_range_loop)]
+        for i in 0..n {
+            let x = if i == k {
+                xk
+            } else if let Some(q) = inv.iter().position(|&v| v == i) {
+                inv_p[q]
+            } else if let Some(q) = stacked.iter().position(|&v| v == i) {
+                let mut xs = vec![st_p[q], t];
+                xs.extend(std::iter::repeat_n(z, tys[i].rank()));
+                let sizes: Vec<i64> = std::iter::once(1).chain(tys[i].shape.iter().copied()).collect();
+                let w = bb.op(OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: sizes }), &xs);
+                bb.reshape(w, tys[i].shape.clone())
+            } else {
+                // Not read by the body's VJP (a stacked output): any value of its type.
+                bb.zeros(&tys[i])
+            };
+            map.insert(vf.params[i], x);
+        }
+        for (a, &c) in ct_p.iter().enumerate() {
+            map.insert(vf.params[n + a], c);
+        }
+    }
+    let ops = copy_ops(&vf.ops, &vf.types, &mut g, &mut map)?;
+    g.ops.extend(ops);
+    accumulate_windows(&mut g, &b.loc);
+    let mut outs = Vec::new();
+    {
+        let mut bb = B { f: &mut g, loc: b.loc.clone() };
+        let one = int_const(&mut bb, &ctr_ty, 1);
+        outs.push(bb.add(jj, one));
+        for &i in &act {
+            let c = match vcs[i] {
+                Some(c) => *map.get(&c).ok_or_else(|| internal("a loop body cotangent was not copied"))?,
+                None => bb.zeros(&tys[i]),
+            };
+            outs.push(c);
+        }
+    }
+    outs.extend(st_p);
+    outs.extend(inv_p);
+    g.outputs = outs;
+    let mut gc = Func::new("while_vjp_cond", &ptys);
+    gc.public = false;
+    {
+        let mut bb = B { f: &mut gc, loc: b.loc.clone() };
+        let p0 = bb.f.params[0];
+        let nt = int_const(&mut bb, &ctr_ty, cl.trips);
+        let c = bb.cmp(CmpDir::Lt, p0, nt);
+        gc.outputs = vec![c];
+    }
+    let mut operands = vec![int_const(b, &ctr_ty, 0)];
+    for &i in &act {
+        let c = b.or_zero(cts[i], op.results[i]);
+        operands.push(c);
+    }
+    operands.extend(&stacks);
+    operands.extend(inv.iter().map(|&i| op.operands[i]));
+    let bodies = vec![func_body(&gc, b.f)?, func_body(&g, b.f)?];
+    let res = b.f.push_with_regions(OpKind::Control(ControlOp::While {}), &operands, bodies, b.loc.clone()).map_err(internal)?;
+    let mut out = vec![None; n];
+    for (q, &i) in act.iter().enumerate() {
+        out[i] = Some(res[1 + q]);
+    }
+    Ok(out)
+}
+
+/// In a backward loop body, rewrites `add(acc, dynamic_update_slice(zeros, u, s...))` (either
+/// order; the update used only there), a window's cotangent added into a carried cotangent
+/// (the VJP of `dynamic_slice` of a loop-invariant carry such as a scan's `xs`), into
+/// `dynamic_update_slice(acc, dynamic_slice(acc, s...) + u, s...)`: the same value (both
+/// clamp the window alike) at the cost of the window instead of the whole buffer, which the
+/// linalg lowering updates in place.
+fn accumulate_windows(g: &mut Func, loc: &quabla_dialect::Loc) {
+    let is_zero = |g: &Func, v: Value| g.ops.iter().any(|o| o.results.first() == Some(&v) && matches!(&o.kind, OpKind::Constant(ConstantOp::Constant { value }) if value.is_splat_of(0.0)));
+    let uses = |g: &Func, v: Value| {
+        let mut n = g.outputs.iter().filter(|w| **w == v).count();
+        quabla_dialect::walk_ops(&g.ops, &mut |o: &Op| {
+            n += o.operands.iter().filter(|w| **w == v).count() + o.regions.iter().map(|b| b.outputs.iter().filter(|w| **w == v).count()).sum::<usize>();
+        });
+        n
+    };
+    let mut k = 0;
+    while k < g.ops.len() {
+        let op = g.ops[k].clone();
+        k += 1;
+        if !matches!(op.kind, OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add })) {
+            continue;
+        }
+        for (acc, d) in [(op.operands[0], op.operands[1]), (op.operands[1], op.operands[0])] {
+            let Some(dus) = g.ops[..k - 1].iter().find(|o| o.results.first() == Some(&d) && matches!(o.kind, OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}))).cloned() else { continue };
+            if !is_zero(g, dus.operands[0]) || uses(g, d) != 1 {
+                continue;
+            }
+            let (u, starts) = (dus.operands[1], dus.operands[2..].to_vec());
+            let len0 = g.ops.len();
+            let mut bb = B { f: g, loc: loc.clone() };
+            let sizes = bb.ty(u).shape;
+            let mut xs = vec![acc];
+            xs.extend(&starts);
+            let w = bb.op(OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: sizes }), &xs);
+            let sum = bb.add(w, u);
+            let mut ys = vec![acc, sum];
+            ys.extend(&starts);
+            bb.op(OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}), &ys);
+            let mut new_ops: Vec<Op> = g.ops.drain(len0..).collect();
+            if let Some(last) = new_ops.last_mut() {
+                last.results[0] = op.results[0];
+            }
+            let n_new = new_ops.len();
+            g.ops.splice(k - 1..k, new_ops);
+            k += n_new - 1;
+            break;
+        }
+    }
+}
+
+/// The branch bodies of a `case` as functions.
+fn case_branches(b: &B, op: &Op) -> Result<Vec<Func>, RuleError> {
+    op.regions.iter().enumerate().map(|(k, r)| body_func(r, &b.f.types, &format!("branch{k}"))).collect()
+}
+
+fn case_results(op: &Op) -> Vec<TensorType> {
+    match &op.kind {
+        OpKind::Control(ControlOp::Case { results }) => results.clone(),
+        _ => vec![],
+    }
+}
+
+/// JVP of `quabla.case`: a `case` on the same index of the branches' JVPs over the captures
+/// and their tangents, yielding the result tangents nonzero in some branch.
+fn jvp_case(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, RuleError> {
+    let rtys = case_results(op);
+    let caps = &op.operands[1..];
+    let active: Vec<bool> = caps.iter().zip(&tangents[1..]).map(|(c, t)| t.is_some() && differentiable(b.f.ty(*c))).collect();
+    let mut swept = Vec::new();
+    for g in case_branches(b, op)? {
+        swept.push(jvp_core(&g, &g.name, &active)?);
+        super::callback::strip_effects(&mut swept.last_mut().unwrap().0);
+    }
+    let out_active: Vec<bool> = (0..rtys.len()).map(|j| differentiable(&rtys[j]) && swept.iter().any(|(_, ts)| ts[j].is_some())).collect();
+    if !out_active.iter().any(|&a| a) {
+        return Ok(vec![None; rtys.len()]);
+    }
+    let mut bodies = Vec::new();
+    for (mut f, ts) in swept {
+        let prim = f.outputs.clone();
+        f.outputs = vec![];
+        for j in (0..rtys.len()).filter(|&j| out_active[j]) {
+            let mut bb = B { f: &mut f, loc: b.loc.clone() };
+            let t = bb.or_zero(ts[j], prim[j]);
+            f.outputs.push(t);
+        }
+        bodies.push(func_body(&f, b.f)?);
+    }
+    let mut operands = op.operands.clone();
+    operands.extend(tangents[1..].iter().zip(&active).filter(|(_, a)| **a).map(|(t, _)| t.unwrap()));
+    let tys: Vec<TensorType> = rtys.iter().zip(&out_active).filter(|(_, a)| **a).map(|(t, _)| t.clone()).collect();
+    let res = b.f.push_with_regions(OpKind::Control(ControlOp::Case { results: tys }), &operands, bodies, b.loc.clone()).map_err(internal)?;
+    let mut it = res.into_iter();
+    Ok(out_active.iter().map(|&a| if a { it.next() } else { None }).collect())
+}
+
+/// VJP of `quabla.case`: a `case` on the same index of the branches' VJPs over the captures
+/// and the result cotangents (the taken branch recomputes its forward values); returns the
+/// captures' cotangents (the index gets none).
+fn vjp_case(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, RuleError> {
+    let rtys = case_results(op);
+    let caps = op.operands[1..].to_vec();
+    let active: Vec<bool> = rtys.iter().zip(cts).map(|(t, c)| c.is_some() && differentiable(t)).collect();
+    let mut swept = Vec::new();
+    for g in case_branches(b, op)? {
+        swept.push(vjp_core(&g, &g.name, &active)?);
+        super::callback::strip_effects(&mut swept.last_mut().unwrap().0);
+    }
+    let cap_active: Vec<bool> = (0..caps.len()).map(|i| differentiable(b.f.ty(caps[i])) && swept.iter().any(|(_, cs)| cs[i].is_some())).collect();
+    let mut out = vec![None; op.operands.len()];
+    if !cap_active.iter().any(|&a| a) {
+        return Ok(out);
+    }
+    let mut bodies = Vec::new();
+    for (mut f, cs) in swept {
+        f.outputs = vec![];
+        for i in (0..caps.len()).filter(|&i| cap_active[i]) {
+            let p = f.params[i];
+            let mut bb = B { f: &mut f, loc: b.loc.clone() };
+            let c = bb.or_zero(cs[i], p);
+            f.outputs.push(c);
+        }
+        bodies.push(func_body(&f, b.f)?);
+    }
+    let mut operands = op.operands.clone();
+    operands.extend(cts.iter().zip(&active).filter(|(_, a)| **a).map(|(c, _)| c.unwrap()));
+    let tys: Vec<TensorType> = caps.iter().zip(&cap_active).filter(|(_, a)| **a).map(|(c, _)| b.f.ty(*c).clone()).collect();
+    let res = b.f.push_with_regions(OpKind::Control(ControlOp::Case { results: tys }), &operands, bodies, b.loc.clone()).map_err(internal)?;
+    let mut it = res.into_iter();
+    for (i, a) in cap_active.iter().enumerate() {
+        if *a {
+            out[i + 1] = it.next();
+        }
+    }
+    Ok(out)
+}
+
+/// Batching of `quabla.case`: with an unbatched index a `case` of the batched branches (a
+/// result batched in one branch is lifted in the others); with a batched index every batched
+/// branch inlined and each result `select(index == 0, r0, select(index == 1, r1, ... rN-1))`
+/// per example.
+fn batch_case(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> Result<Vec<(Value, bool)>, RuleError> {
+    let rtys = case_results(op);
+    let in_axes: Vec<Option<i64>> = batched[1..].iter().map(|&x| if x { Some(0) } else { None }).collect();
+    let mut swept = Vec::new();
+    for g in case_branches(b, op)? {
+        swept.push(vmap_core(&g, &g.name, &in_axes, size)?);
+    }
+    if !batched[0] {
+        let out_b: Vec<bool> = (0..rtys.len()).map(|j| swept.iter().any(|(_, o)| o[j].1)).collect();
+        let mut bodies = Vec::new();
+        for (mut f, outs) in swept {
+            f.outputs = vec![];
+            for (j, (v, bt)) in outs.into_iter().enumerate() {
+                let mut bb = B { f: &mut f, loc: b.loc.clone() };
+                let v = if out_b[j] && !bt { lift(&mut bb, v, size) } else { v };
+                f.outputs.push(v);
+            }
+            bodies.push(func_body(&f, b.f)?);
+        }
+        let tys: Vec<TensorType> = rtys.iter().zip(&out_b).map(|(t, bt)| if *bt { quabla_dialect::insert_axis(t, Some(0), size) } else { t.clone() }).collect();
+        let res = b.f.push_with_regions(OpKind::Control(ControlOp::Case { results: tys }), xs, bodies, b.loc.clone()).map_err(internal)?;
+        return Ok(res.into_iter().zip(out_b).collect());
+    }
+    let mut outs_by_branch = Vec::new();
+    for (f, outs) in swept {
+        let mut map: HashMap<Value, Value> = f.params.iter().copied().zip(xs[1..].iter().copied()).collect();
+        let ops = copy_ops(&f.ops, &f.types, b.f, &mut map)?;
+        b.f.ops.extend(ops);
+        let vals = outs.into_iter().map(|(v, bt)| map.get(&v).map(|&v| (v, bt)).ok_or_else(|| internal(format!("batched branch yields undefined value %{}", v.0))));
+        outs_by_branch.push(vals.collect::<Result<Vec<(Value, bool)>, _>>()?);
+    }
+    let index = xs[0];
+    let ity = b.ty(index);
+    let n = outs_by_branch.len();
+    let mut eqs = Vec::with_capacity(n.saturating_sub(1));
+    for k in 0..n.saturating_sub(1) {
+        let kc = b.splat(&ity, k as f64);
+        eqs.push(b.cmp(quabla_dialect::CmpDir::Eq, index, kc));
+    }
+    let mut res = Vec::new();
+    for (j, &(v, bt)) in outs_by_branch[n - 1].iter().enumerate() {
+        let mut acc = if bt { v } else { lift(b, v, size) };
+        for k in (0..n - 1).rev() {
+            let (v, bt) = outs_by_branch[k][j];
+            let v = if bt { v } else { lift(b, v, size) };
+            let shape = b.ty(v).shape;
+            let p = b.broadcast(eqs[k], vec![0], shape);
+            acc = b.select(p, v, acc);
+        }
+        res.push((acc, true));
     }
     Ok(res)
 }

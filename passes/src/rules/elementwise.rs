@@ -22,6 +22,61 @@ fn balanced(b: &mut B, x: Value, z: Value, y: Value) -> Value {
     b.select(xe, w, zero)
 }
 
+/// Trigamma psi'(x) from elementwise ops (so that it differentiates again): reflection
+/// `pi^2 / sin^2(pi x) - psi'(1 - x)` below 1/2, `psi'(w) = psi'(w + 8) + sum_k 1/(w + k)^2`
+/// below 8.5 and the asymptotic series `1/z + 1/(2z^2) + sum B_2k / z^(2k+1)` (seven terms).
+fn trigamma(b: &mut B, x: Value) -> Value {
+    const BERN: [f64; 7] = [1.0 / 6.0, -1.0 / 30.0, 1.0 / 42.0, -1.0 / 30.0, 5.0 / 66.0, -691.0 / 2730.0, 7.0 / 6.0];
+    let one = b.like(x, 1.0);
+    let half = b.like(x, 0.5);
+    let lt = b.cmp(CmpDir::Lt, x, half);
+    let omx = b.sub(one, x);
+    let w = b.select(lt, omx, x);
+    let lim = b.like(x, 8.5);
+    let small = b.cmp(CmpDir::Lt, w, lim);
+    let ws = b.select(small, w, lim);
+    let mut acc = b.like(x, 0.0);
+    for k in 0..8 {
+        let kk = b.like(x, k as f64);
+        let t = b.add(ws, kk);
+        let t2 = b.mul(t, t);
+        let r = b.div(one, t2);
+        acc = b.add(acc, r);
+    }
+    let eight = b.like(x, 8.0);
+    let w8 = b.add(w, eight);
+    let z = b.select(small, w8, w);
+    let zero = b.like(x, 0.0);
+    let corr = b.select(small, acc, zero);
+    let zz = b.mul(z, z);
+    let u = b.div(one, zz);
+    let mut h = b.like(x, 0.0);
+    for &c in BERN.iter().rev() {
+        let m = b.mul(h, u);
+        let k = b.like(x, c);
+        h = b.add(m, k);
+    }
+    let uz = b.div(u, z);
+    let tail = b.mul(uz, h);
+    let iz = b.div(one, z);
+    let hu = b.mul(half, u);
+    let s1 = b.add(iz, hu);
+    let s2 = b.add(s1, tail);
+    let pos = b.add(s2, corr);
+    let r = b.un(UnaryOp::Round, x);
+    let fr = b.sub(x, r);
+    let pi = b.like(x, std::f64::consts::PI);
+    let px = b.mul(pi, fr);
+    let sn = b.un(UnaryOp::Sin, px);
+    let sn2 = b.mul(sn, sn);
+    let pi2 = b.like(x, std::f64::consts::PI * std::f64::consts::PI);
+    // The reflection branch sees 1 where it is not taken, so no inf reaches the derivative.
+    let sn2 = b.select(lt, sn2, one);
+    let q = b.div(pi2, sn2);
+    let refl = b.sub(q, pos);
+    b.select(lt, refl, pos)
+}
+
 /// Elementwise partial derivatives dy/dx_i of a non-linear op (None = identically zero or
 /// not differentiable).
 fn partials(b: &mut B, op: &Op) -> Result<Vec<Option<Value>>, RuleError> {
@@ -30,7 +85,7 @@ fn partials(b: &mut B, op: &Op) -> Result<Vec<Option<Value>>, RuleError> {
     Ok(match &op.kind {
         OpKind::Elementwise(ElementwiseOp::Unary { op: u }) => vec![match u {
             UnaryOp::Abs => Some(b.un(UnaryOp::Sign, x)),
-            UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Not | UnaryOp::IsFinite => None,
+            UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Not | UnaryOp::IsFinite | UnaryOp::PopulationCount => None,
             UnaryOp::Neg => Some(b.like(x, -1.0)),
             UnaryOp::Exp => Some(y),
             UnaryOp::Exp2 => {
@@ -86,6 +141,66 @@ fn partials(b: &mut B, op: &Op) -> Result<Vec<Option<Value>>, RuleError> {
                 let e = b.un(UnaryOp::Exp, n);
                 Some(b.mul(c, e))
             }
+            UnaryOp::Sinh => Some(b.un(UnaryOp::Cosh, x)),
+            UnaryOp::Cosh => Some(b.un(UnaryOp::Sinh, x)),
+            UnaryOp::Asin | UnaryOp::Acos => {
+                // ±1/sqrt(1 - x^2)
+                let one = b.like(x, 1.0);
+                let x2 = b.mul(x, x);
+                let d = b.sub(one, x2);
+                let r = b.un(UnaryOp::Rsqrt, d);
+                Some(if *u == UnaryOp::Asin { r } else { b.neg(r) })
+            }
+            UnaryOp::Atan => {
+                let one = b.like(x, 1.0);
+                let x2 = b.mul(x, x);
+                let d = b.add(one, x2);
+                Some(b.div(one, d))
+            }
+            UnaryOp::Asinh => {
+                let one = b.like(x, 1.0);
+                let x2 = b.mul(x, x);
+                let d = b.add(x2, one);
+                Some(b.un(UnaryOp::Rsqrt, d))
+            }
+            UnaryOp::Acosh => {
+                // 1/sqrt((x - 1)(x + 1)), accurate near 1.
+                let one = b.like(x, 1.0);
+                let xm = b.sub(x, one);
+                let xp = b.add(x, one);
+                let d = b.mul(xm, xp);
+                Some(b.un(UnaryOp::Rsqrt, d))
+            }
+            UnaryOp::Atanh => {
+                let one = b.like(x, 1.0);
+                let x2 = b.mul(x, x);
+                let d = b.sub(one, x2);
+                Some(b.div(one, d))
+            }
+            UnaryOp::Cbrt => {
+                // 1 / (3 y^2)
+                let three = b.like(x, 3.0);
+                let y2 = b.mul(y, y);
+                let d = b.mul(three, y2);
+                let one = b.like(x, 1.0);
+                Some(b.div(one, d))
+            }
+            UnaryOp::Erfc => {
+                let c = b.like(x, -TWO_OVER_SQRT_PI);
+                let x2 = b.mul(x, x);
+                let n = b.neg(x2);
+                let e = b.un(UnaryOp::Exp, n);
+                Some(b.mul(c, e))
+            }
+            UnaryOp::ErfInv => {
+                // sqrt(pi)/2 exp(y^2)
+                let c = b.like(x, 1.0 / TWO_OVER_SQRT_PI);
+                let y2 = b.mul(y, y);
+                let e = b.un(UnaryOp::Exp, y2);
+                Some(b.mul(c, e))
+            }
+            UnaryOp::Lgamma => Some(b.un(UnaryOp::Digamma, x)),
+            UnaryOp::Digamma => Some(trigamma(b, x)),
         }],
         OpKind::Elementwise(ElementwiseOp::Binary { op: bo }) => {
             let z = op.operands[1];
@@ -157,7 +272,7 @@ fn partials(b: &mut B, op: &Op) -> Result<Vec<Option<Value>>, RuleError> {
                     let dz = b.sub(zf, yf);
                     vec![Some(b.un(UnaryOp::Exp, dx)), Some(b.un(UnaryOp::Exp, dz))]
                 }
-                BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => vec![None, None],
+                BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::ShiftLeft | BinaryOp::ShiftRightLogical | BinaryOp::ShiftRightArithmetic => vec![None, None],
             }
         }
         OpKind::Elementwise(ElementwiseOp::Powi { exponent }) => {

@@ -2,13 +2,20 @@
 //! JVP rule (tangents in, tangents out) and VJP rule (result cotangent in, operand
 //! cotangents out) sit side by side. `None` is a symbolic zero: rules skip work for it and
 //! the autodiff pass materialises zeros only where a value is required.
+pub mod call;
+pub mod callback;
 pub mod constant;
 pub mod control;
 pub mod dot;
 pub mod elementwise;
 pub mod layout;
+pub mod linalg;
 pub mod reduce;
 pub mod slicing;
+pub mod scatter;
+pub mod convolution;
+pub mod reduce_window;
+pub mod sort;
 
 use quabla_dialect::{BinaryOp, CallOp, CmpDir, ConstantOp, DType, DotOp, ElementwiseOp, Func, LayoutOp, Literal, Loc, Op, OpKind, ReduceOp, Reducer, SlicingOp, TensorType, UnaryOp, Value};
 
@@ -18,6 +25,9 @@ pub enum RuleError {
     /// The op has no derivative rule (explicit gap, listed in docs/op_status.md).
     #[error("'quabla.{op}' op has no {rule} rule")]
     Unsupported { op: &'static str, rule: &'static str },
+    /// Reverse mode of a `quabla.while` whose trip count is not static (JAX rejects it too).
+    #[error("'quabla.while' op has no vjp rule without a static trip count (reverse mode needs a counter from a constant, stepped by a constant, compared against a constant, as qb.fori_loop with concrete bounds and qb.scan build); {0}; use those, or forward mode (qb.jvp, qb.jacfwd)")]
+    DynamicTripCount(String),
     #[error("internal autodiff error: {0}")]
     Internal(String),
     /// A vmap that cannot be expressed (e.g. out_axes=None on a mapped result).
@@ -166,10 +176,18 @@ pub fn jvp(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, R
         OpKind::Constant(ConstantOp::Constant { .. }) | OpKind::Constant(ConstantOp::Iota { .. }) => constant::jvp(b, op, tangents),
         OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) | OpKind::Layout(LayoutOp::StopGradient {}) => layout::jvp(b, op, tangents),
         OpKind::Slicing(SlicingOp::Concatenate { .. }) | OpKind::Slicing(SlicingOp::Slice { .. }) | OpKind::Slicing(SlicingOp::Pad { .. }) | OpKind::Slicing(SlicingOp::DynamicSlice { .. }) | OpKind::Slicing(SlicingOp::Gather { .. }) => slicing::jvp(b, op, tangents),
+        OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}) => slicing::jvp(b, op, tangents),
         OpKind::Reduce(ReduceOp::Reduce { .. }) | OpKind::Reduce(ReduceOp::ArgReduce { .. }) => reduce::jvp(b, op, tangents),
         OpKind::Dot(DotOp::DotGeneral { .. }) => dot::jvp(b, op, tangents),
         OpKind::Call(CallOp::Call { .. }) => Err(RuleError::Internal("calls are inlined before differentiation".into())),
+        OpKind::Call(CallOp::CustomJvp { .. }) | OpKind::Call(CallOp::CustomVjp { .. }) => call::jvp(b, op, tangents),
         OpKind::Control(_) => control::jvp(b, op, tangents),
+        OpKind::Scatter(_) => scatter::jvp(b, op, tangents),
+        OpKind::Convolution(_) => convolution::jvp(b, op, tangents),
+        OpKind::ReduceWindow(_) => reduce_window::jvp(b, op, tangents),
+        OpKind::Linalg(_) => linalg::jvp(b, op, tangents),
+        OpKind::Sort(_) => sort::jvp(b, op, tangents),
+        OpKind::Callback(_) => callback::jvp(b, op, tangents),
     }
 }
 
@@ -181,6 +199,14 @@ pub fn vjp(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, RuleEr
         // Region ops (several results): every cotangent goes to the rule, none is dropped.
         return control::vjp(b, op, cts);
     }
+    if let OpKind::Call(CallOp::CustomJvp { .. }) | OpKind::Call(CallOp::CustomVjp { .. }) = &op.kind {
+        // Custom-derivative calls may have several results: every cotangent goes to the rule.
+        return call::vjp(b, op, cts);
+    }
+    if let OpKind::Linalg(_) = &op.kind {
+        // Decompositions have several results: every cotangent goes to the rule.
+        return linalg::vjp(b, op, cts);
+    }
     let Some(ct) = cts.first().copied().flatten() else {
         return Ok(vec![None; op.operands.len()]);
     };
@@ -189,10 +215,18 @@ pub fn vjp(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, RuleEr
         OpKind::Constant(ConstantOp::Constant { .. }) | OpKind::Constant(ConstantOp::Iota { .. }) => constant::vjp(b, op, ct),
         OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) | OpKind::Layout(LayoutOp::StopGradient {}) => layout::vjp(b, op, ct),
         OpKind::Slicing(SlicingOp::Concatenate { .. }) | OpKind::Slicing(SlicingOp::Slice { .. }) | OpKind::Slicing(SlicingOp::Pad { .. }) | OpKind::Slicing(SlicingOp::DynamicSlice { .. }) | OpKind::Slicing(SlicingOp::Gather { .. }) => slicing::vjp(b, op, ct),
+        OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}) => slicing::vjp(b, op, ct),
         OpKind::Reduce(ReduceOp::Reduce { .. }) | OpKind::Reduce(ReduceOp::ArgReduce { .. }) => reduce::vjp(b, op, ct),
         OpKind::Dot(DotOp::DotGeneral { .. }) => dot::vjp(b, op, ct),
         OpKind::Call(CallOp::Call { .. }) => Err(RuleError::Internal("calls are inlined before differentiation".into())),
+        OpKind::Call(CallOp::CustomJvp { .. }) | OpKind::Call(CallOp::CustomVjp { .. }) => call::vjp(b, op, cts),
         OpKind::Control(_) => control::vjp(b, op, cts),
+        OpKind::Scatter(_) => scatter::vjp(b, op, ct),
+        OpKind::Convolution(_) => convolution::vjp(b, op, ct),
+        OpKind::ReduceWindow(_) => reduce_window::vjp(b, op, ct),
+        OpKind::Linalg(_) => linalg::vjp(b, op, cts),
+        OpKind::Sort(_) => sort::vjp(b, op, ct),
+        OpKind::Callback(_) => callback::vjp(b, op, ct),
     }
 }
 
@@ -230,9 +264,17 @@ pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> R
         OpKind::Constant(ConstantOp::Constant { .. }) | OpKind::Constant(ConstantOp::Iota { .. }) => constant::batch(b, op, xs, batched, size),
         OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }) | OpKind::Layout(LayoutOp::StopGradient {}) => layout::batch(b, op, xs, batched, size),
         OpKind::Slicing(SlicingOp::Concatenate { .. }) | OpKind::Slicing(SlicingOp::Slice { .. }) | OpKind::Slicing(SlicingOp::Pad { .. }) | OpKind::Slicing(SlicingOp::DynamicSlice { .. }) | OpKind::Slicing(SlicingOp::Gather { .. }) => slicing::batch(b, op, xs, batched, size),
+        OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}) => slicing::batch(b, op, xs, batched, size),
         OpKind::Reduce(ReduceOp::Reduce { .. }) | OpKind::Reduce(ReduceOp::ArgReduce { .. }) => reduce::batch(b, op, xs, batched, size),
         OpKind::Dot(DotOp::DotGeneral { .. }) => dot::batch(b, op, xs, batched, size),
         OpKind::Call(CallOp::Call { .. }) => Err(RuleError::Internal("calls are inlined before batching".into())),
+        OpKind::Call(CallOp::CustomJvp { .. }) | OpKind::Call(CallOp::CustomVjp { .. }) => call::batch(b, op, xs, batched, size),
         OpKind::Control(_) => control::batch(b, op, xs, batched, size),
+        OpKind::Scatter(_) => scatter::batch(b, op, xs, batched, size),
+        OpKind::Convolution(_) => convolution::batch(b, op, xs, batched, size),
+        OpKind::ReduceWindow(_) => reduce_window::batch(b, op, xs, batched, size),
+        OpKind::Linalg(_) => linalg::batch(b, op, xs, batched, size),
+        OpKind::Sort(_) => sort::batch(b, op, xs, batched, size),
+        OpKind::Callback(_) => callback::batch(b, op, xs, batched, size),
     }
 }

@@ -2,10 +2,12 @@
 //! their data operands; index operands get no tangent). VJPs are the transposes written with
 //! existing ops: slice -> pad with zeros; pad -> strided slice (and the padding value gets the
 //! sum of the cotangent outside the operand); concatenate -> slices; dynamic_slice -> a
-//! masked gather per dim (the clamped start is recomputed from the start operands);
-//! gather -> a one-hot contraction (`dot_general` with `compare(iota, clamp(indices))`),
-//! which adds the cotangents of repeated indices.
-use quabla_dialect::{BinaryOp, CmpDir, ConstantOp, DType, DotDims, DotOp, Literal, Op, OpKind, SlicingOp, TensorType, Value};
+//! dynamic_update_slice of the cotangent into zeros (the same clamped window);
+//! gather -> a `scatter_add` of the cotangent at the clamped indices, which adds the
+//! cotangents of repeated indices; dynamic_update_slice -> the cotangent with
+//! the window zeroed (a dynamic_update_slice of zeros) for the operand and the window
+//! (a dynamic_slice) for the update.
+use quabla_dialect::{BinaryOp, CmpDir, Combiner, ConstantOp, DType, Literal, Op, OpKind, ScatterOp, SlicingOp, TensorType, Value};
 
 use super::{RuleError, Tangents, B};
 
@@ -26,6 +28,16 @@ pub fn jvp(b: &mut B, op: &Op, t: &[Option<Value>]) -> Result<Tangents, RuleErro
             xs[0] = t;
             b.op(op.kind.clone(), &xs)
         }),
+        OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}) => {
+            if t[0].is_none() && t[1].is_none() {
+                None
+            } else {
+                let mut xs = op.operands.clone();
+                xs[0] = b.or_zero(t[0], op.operands[0]);
+                xs[1] = b.or_zero(t[1], op.operands[1]);
+                Some(b.op(op.kind.clone(), &xs))
+            }
+        }
         other => return Err(RuleError::Internal(format!("slicing jvp got {}", other.name()))),
     }])
 }
@@ -82,55 +94,46 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
             }
             outs
         }
-        OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: sizes}) => {
-            let mut cur = ct;
-            #[allow(clippy::needless_range_loop)]
-            for k in 0..xt.rank() {
-                let (n, s) = (xt.shape[k], sizes[k]);
-                if n == s {
-                    continue;
-                }
-                let start = op.operands[1 + k];
-                let it = b.ty(start).dtype;
-                let zero = int_scalar(b, it, 0);
-                let hi = int_scalar(b, it, n - s);
-                let c0 = b.bin(BinaryOp::Max, start, zero);
-                let c = b.bin(BinaryOp::Min, c0, hi);
-                let iota = b.op(OpKind::Constant(ConstantOp::Iota { dim: 0, ty: TensorType::new(it, [n]) }), &[]);
-                let cb = b.broadcast(c, vec![], vec![n]);
-                let idx = b.sub(iota, cb);
-                let z = b.broadcast(zero, vec![], vec![n]);
-                let sz = b.op(OpKind::Constant(ConstantOp::Constant { value: Literal::from_i64s(TensorType::new(it, [n]), &vec![s; n as usize]) }), &[]);
-                let ge = b.cmp(CmpDir::Ge, idx, z);
-                let lt = b.cmp(CmpDir::Lt, idx, sz);
-                let valid = b.bin(BinaryOp::And, ge, lt);
-                let g = b.op(OpKind::Slicing(SlicingOp::Gather { axis: k as i64 }), &[cur, idx]);
-                let gt = b.ty(g);
-                let mask = b.broadcast(valid, vec![k as i64], gt.shape.clone());
-                let zeros = b.zeros(&gt);
-                cur = b.select(mask, g, zeros);
-            }
-            let mut v = vec![Some(cur)];
+        OpKind::Slicing(SlicingOp::DynamicSlice { .. }) => {
+            // The cotangent placed in the (clamped) window of a zero operand: the transpose
+            // of dynamic_slice is dynamic_update_slice (same clamping).
+            let z = b.zeros(&xt);
+            let mut xs = vec![z, ct];
+            xs.extend(&op.operands[1..]);
+            let mut v = vec![Some(b.op(OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}), &xs))];
             v.extend(std::iter::repeat_n(None, op.operands.len() - 1));
             v
         }
         OpKind::Slicing(SlicingOp::Gather { axis }) => {
+            // A scatter-add of the cotangent at the clamped indices (the indices the gather
+            // read): one pass over the cotangent, no one-hot.
             let a = *axis as usize;
             let idx = op.operands[1];
             let it = b.ty(idx);
-            let (n, q, r) = (xt.shape[a], it.rank(), xt.rank());
-            let ic = clamp_indices(b, idx, n - 1);
-            let mut oh_shape = it.shape.clone();
-            oh_shape.push(n);
-            let iota = b.op(OpKind::Constant(ConstantOp::Iota { dim: q as i64, ty: TensorType::new(it.dtype, oh_shape.clone()) }), &[]);
-            let icb = b.broadcast(ic, (0..q as i64).collect(), oh_shape);
-            let eq = b.cmp(CmpDir::Eq, icb, iota);
-            let oh = b.convert(eq, xt.dtype);
-            let dims = DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: (a as i64..(a + q) as i64).collect(), rhs_contracting_dimensions: (0..q as i64).collect() };
-            let d = b.op(OpKind::Dot(DotOp::DotGeneral { dims }), &[ct, oh]);
-            // d has dims x[:a] ++ x[a+1:] ++ [n]; move the last dim to position a.
-            let perm: Vec<i64> = (0..r).map(|k| if k < a { k as i64 } else if k == a { (r - 1) as i64 } else { (k - 1) as i64 }).collect();
-            vec![Some(b.transpose(d, perm)), None]
+            let ic = clamp_indices(b, idx, xt.shape[a] - 1);
+            let z = b.zeros(&xt);
+            let add = OpKind::Scatter(ScatterOp::along_axis(Combiner::Add, xt.rank(), it.rank(), a));
+            vec![Some(b.op(add, &[z, ic, ct])), None]
+        }
+        OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}) => {
+            // The window's read first, then the zeroing update: the update then writes into
+            // the cotangent's buffer in place (the lowering copies an operand read after its
+            // update; in a backward loop that is a copy of the whole stack per iteration).
+            let ut = b.ty(op.operands[1]);
+            let cu = if ut.shape.contains(&0) {
+                b.zeros(&ut)
+            } else {
+                let mut ys = vec![ct];
+                ys.extend(&op.operands[2..]);
+                b.op(OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: ut.shape.clone() }), &ys)
+            };
+            let zu = b.zeros(&ut);
+            let mut xs = vec![ct, zu];
+            xs.extend(&op.operands[2..]);
+            let cx = b.op(OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}), &xs);
+            let mut v = vec![Some(cx), Some(cu)];
+            v.extend(std::iter::repeat_n(None, op.operands.len() - 2));
+            v
         }
         other => return Err(RuleError::Internal(format!("slicing vjp got {}", other.name()))),
     })
@@ -239,7 +242,61 @@ pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> R
                 _ => batched_take(b, xs[0], a + 1, xs[1]),
             }
         }
+        OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}) => batch_dynamic_update_slice(b, xs, batched, size),
         other => return Err(RuleError::Internal(format!("slicing batch got {}", other.name()))),
     };
     Ok(vec![(y, true)])
+}
+
+/// Batching of `dynamic_update_slice` (operand, update, starts...). Unbatched starts: one
+/// `dynamic_update_slice` of the batched operand and update at `(0, starts...)`. Per-example
+/// starts: the update is moved to each example's clamped window one dim at a time (a batched
+/// take of `r - start_b` over the operand's positions `r`), and the result selects it inside
+/// the window and the operand outside.
+fn batch_dynamic_update_slice(b: &mut B, xs: &[Value], batched: &[bool], size: i64) -> Value {
+    let x = if batched[0] { xs[0] } else { super::lift(b, xs[0], size) };
+    let u = if batched[1] { xs[1] } else { super::lift(b, xs[1], size) };
+    let starts = &xs[2..];
+    if !batched[2..].iter().any(|&v| v) {
+        let st = b.ty(starts[0]).dtype;
+        let z = int_scalar(b, st, 0);
+        let mut ops = vec![x, u, z];
+        ops.extend(starts);
+        return b.op(OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}), &ops);
+    }
+    let (xt, ut) = (b.ty(x), b.ty(u));
+    let mut cur = u;
+    let mut mask: Option<Value> = None;
+    for (k, &s) in starts.iter().enumerate() {
+        let (n, sk) = (xt.shape[k + 1], ut.shape[k + 1]);
+        if n == sk {
+            continue;
+        }
+        let it = b.ty(s).dtype;
+        let zero = int_scalar(b, it, 0);
+        let hi = int_scalar(b, it, n - sk);
+        let (zero, hi) = if batched[2 + k] { (b.broadcast(zero, vec![], vec![size]), b.broadcast(hi, vec![], vec![size])) } else { (zero, hi) };
+        let c0 = b.bin(BinaryOp::Max, s, zero);
+        let c = b.bin(BinaryOp::Min, c0, hi);
+        let cb = if batched[2 + k] { b.broadcast(c, vec![0], vec![size, n]) } else { b.broadcast(c, vec![], vec![size, n]) };
+        let io = b.op(OpKind::Constant(ConstantOp::Iota { dim: 1, ty: TensorType::new(it, [size, n]) }), &[]);
+        let idx = b.sub(io, cb);
+        let z2 = int_scalar(b, it, 0);
+        let zb = b.broadcast(z2, vec![], vec![size, n]);
+        let skc = int_scalar(b, it, sk);
+        let sb = b.broadcast(skc, vec![], vec![size, n]);
+        let ge = b.cmp(CmpDir::Ge, idx, zb);
+        let lt = b.cmp(CmpDir::Lt, idx, sb);
+        let valid = b.bin(BinaryOp::And, ge, lt);
+        let vb = b.broadcast(valid, vec![0, k as i64 + 1], xt.shape.clone());
+        mask = Some(match mask {
+            Some(m) => b.bin(BinaryOp::And, m, vb),
+            None => vb,
+        });
+        cur = batched_take(b, cur, k + 1, idx);
+    }
+    match mask {
+        Some(m) => b.select(m, cur, x),
+        None => cur,
+    }
 }

@@ -1,6 +1,7 @@
 //! `quabla-cse`: common subexpression elimination. Two ops with the same kind (attributes
 //! included, constants compared by value), the same operands and the same regions compute the
-//! same values; the later one is replaced by the earlier. Calls are pure too and are merged.
+//! same values; the later one is replaced by the earlier. Calls are pure too and are merged;
+//! ops with an effect (`host_callback`) never are.
 //! Each region body is a scope of its own (bodies are isolated from above), simplified with
 //! the same rule before its op is compared.
 use std::collections::HashMap;
@@ -30,6 +31,11 @@ fn cse_block(subst: &mut Subst, ops: Vec<Op>, changed: &mut bool) -> Vec<Op> {
             let body_ops = std::mem::take(&mut r.ops);
             r.ops = cse_block(subst, body_ops, changed);
             r.outputs = r.outputs.iter().map(|v| subst.get(*v)).collect();
+        }
+        // Each host callback runs once per op: two of them are never one.
+        if op.kind.has_effect() {
+            out.push(op);
+            continue;
         }
         let key = (op.kind.clone(), op.operands.clone(), op.regions.clone());
         if let Some(prev) = seen.get(&key) {

@@ -51,7 +51,8 @@ fn fold_func(f: &mut Func) -> bool {
 
 /// Folds one block in a forward sweep. Region bodies are folded as blocks of their own (they
 /// are isolated from above, so they start with no known constants); a `quabla.if` whose
-/// predicate is a constant is replaced by the ops of the branch it takes.
+/// predicate is a constant (a `quabla.case` whose index is) is replaced by the ops of the
+/// branch it takes.
 fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, changed: &mut bool) -> Vec<Op> {
     let mut consts: HashMap<Value, Literal> = constants(&ops);
     let mut defs: HashMap<Value, Op> = HashMap::new();
@@ -59,9 +60,21 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, changed: &mut bool)
     let mut queue: std::collections::VecDeque<Op> = ops.into();
     while let Some(mut op) = queue.pop_front() {
         subst.apply(&mut op);
-        let const_pred = if matches!(op.kind, OpKind::Control(ControlOp::If { .. })) { consts.get(&op.operands[0]) } else { None };
+        let const_pred = if matches!(op.kind, OpKind::Control(ControlOp::If { .. }) | OpKind::Control(ControlOp::Case { .. })) { consts.get(&op.operands[0]) } else { None };
         if let Some(p) = const_pred {
-            let taken = if p.bytes.first().is_some_and(|&b| b != 0) { 0 } else { 1 };
+            let taken = match op.kind {
+                // A `case` with a constant index: that branch, or the last when out of range.
+                OpKind::Control(ControlOp::Case { .. }) => {
+                    let mut le = [0u8; 8];
+                    let w = p.bytes.len().min(8);
+                    le[..w].copy_from_slice(&p.bytes[..w]);
+                    let i = if w == 4 { i32::from_le_bytes([le[0], le[1], le[2], le[3]]) as i64 } else { i64::from_le_bytes(le) };
+                    let n = op.regions.len();
+                    if i >= 0 && (i as u64) < n as u64 { i as usize } else { n - 1 }
+                }
+                _ if p.bytes.first().is_some_and(|&b| b != 0) => 0,
+                _ => 1,
+            };
             let body = op.regions.swap_remove(taken);
             for (bp, x) in body.params.iter().zip(&op.operands[1..]) {
                 subst.set(*bp, *x);
@@ -126,7 +139,9 @@ fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Va
     let out_ty = op.results.first().map(|r| f.ty(*r).clone());
     // Constant folding through the reference interpreter.
     // Ops without operands (iota) are not materialised: a dense constant is larger IR.
+    // Effects (host callbacks) run when the program runs, never at compile time.
     let foldable = !op.operands.is_empty()
+        && !op.kind.has_effect()
         && op.regions.is_empty()
         && !matches!(op.kind, OpKind::Constant(ConstantOp::Constant { .. }) | OpKind::Call(CallOp::Call { .. }))
         && op.results.len() == 1

@@ -6,7 +6,7 @@
 //! canonicalization, one-shot bufferization across function boundaries with identity
 //! layouts, ownership-based deallocation, loops, and the LLVM conversions. [`lower_for_cpu`]
 //! is what the CPU executor uses: with `vectorize` it lowers transcendental functions to the
-//! polynomial kernels of crate::approx and tags large float matmuls for crate::tiling, whose
+//! polynomial kernels of crate::approx and tags large matmuls for crate::tiling, whose
 //! embedded transform sequences the pipeline then runs (`CpuOptions::transform`).
 //!
 //! Math (what remains as math ops): `convert-math-to-llvm` (with `approximate-log1p=false`) turns math ops into LLVM
@@ -32,7 +32,7 @@ pub mod tiling;
 use quabla_dialect::{DType, Module, UnaryOp};
 
 use crate::linalg::elementwise::Text;
-use crate::linalg::lower_module_tiles;
+use crate::linalg::lower_module_tagged;
 use crate::target::{Codegen, MatmulTile, Plan, Target};
 use crate::{Abi, LowerError};
 
@@ -54,8 +54,16 @@ impl Target for CpuTarget {
         tiling::choose(d, m, n, k)
     }
 
-    fn matmul_script(&self, tiles: &[MatmulTile]) -> String {
-        tiling::script(tiles)
+    fn matmul_script(&self, tiles: &[MatmulTile], threads: i64) -> String {
+        tiling::script(tiles, threads)
+    }
+
+    fn parallel_matmul(&self, m: i64, n: i64, k: i64, threads: i64) -> bool {
+        tiling::parallel_matmul(m, n, k, threads)
+    }
+
+    fn parallel_loop(&self, parallel: &[bool], extents: &[i64], threads: i64) -> Option<usize> {
+        tiling::parallel_loop(parallel, extents, threads)
     }
 
     fn unary_kernel(&self, b: &mut Text<'_>, u: UnaryOp, d: DType, x: &(String, DType)) -> Option<(String, DType)> {
@@ -77,11 +85,16 @@ pub struct CpuOptions {
     /// The module embeds the transform sequences of crate::tiling: run them
     /// (`transform-interpreter`), drop them (`symbol-dce`) and lower the vector ops.
     pub transform: bool,
+    /// Threads the code may use. With more than one (and `vectorize`), large matmuls and
+    /// loops become `scf.forall`s (crate::tiling::parallel_matmul, parallel_tiles) that the
+    /// pipeline lowers to OpenMP (`convert-scf-to-openmp`, `num_threads` of this count):
+    /// the process must have the OpenMP runtime (libomp) loaded when it links the code.
+    pub threads: i64,
 }
 
 impl Default for CpuOptions {
     fn default() -> Self {
-        CpuOptions { vectorize: true, transform: false }
+        CpuOptions { vectorize: true, transform: false, threads: 1 }
     }
 }
 
@@ -92,21 +105,45 @@ pub struct CpuModule {
     pub pipeline: String,
     /// How many matmuls take the tiled path.
     pub tiled_matmuls: usize,
+    /// The code has parallel loops (OpenMP): it calls the OpenMP runtime.
+    pub parallel: bool,
+    /// Set when some generic may run on several threads: run this pipeline first (fusion,
+    /// empty-tensor elimination, canonicalization, CSE), then tag the large generics left
+    /// with `quabla.par = par_code(rank, dim)` (crate::tiling::parallel_loop; quabla_runtime
+    /// does it on the MLIR module), then `pipeline`, whose transform script tiles them.
+    pub tag_pipeline: Option<String>,
+    /// Threads the parallel loops use (1 when there are none).
+    pub threads: i64,
 }
 
 /// Lowers `m` with the destination-passing ABI for the CPU executor, with the code
 /// generation `opts` selects, and returns it with its pipeline.
 pub fn lower_for_cpu(m: &Module, opts: &CpuOptions) -> Result<CpuModule, LowerError> {
-    let cg = Codegen { approx_math: opts.vectorize, tile_matmuls: opts.vectorize, target: &CPU };
-    let (text, tiles) = lower_module_tiles(m, Abi::Dps, cg)?;
-    let pipeline = cpu_pipeline(&CpuOptions { vectorize: opts.vectorize, transform: !tiles.is_empty() });
-    Ok(CpuModule { text, pipeline, tiled_matmuls: tiles.len() })
+    let cg = Codegen { approx_math: opts.vectorize, tile_matmuls: opts.vectorize, target: &CPU, threads: opts.threads };
+    let (text, (tiles, loops)) = lower_module_tagged(m, Abi::Dps, cg)?;
+    // Parallel matmuls are emitted as scf.forall; parallel loops become one in the script.
+    let loops = loops && opts.threads > 1;
+    let parallel = opts.threads > 1 && (loops || text.contains("scf.forall"));
+    let threads = if parallel { opts.threads } else { 1 };
+    let (pre, rest) = cpu_passes(&CpuOptions { vectorize: opts.vectorize, transform: !tiles.is_empty() || loops, threads });
+    let module = |p: &[String]| format!("builtin.module({})", p.join(","));
+    let (pipeline, tag_pipeline) = if loops { (module(&rest), Some(module(&pre))) } else { (module(&[pre, rest].concat()), None) };
+    Ok(CpuModule { text, pipeline, tiled_matmuls: tiles.len(), parallel, tag_pipeline, threads })
 }
 
 /// The pass pipeline, as a `builtin.module(...)` string for MLIR's pass-pipeline parser.
 pub fn cpu_pipeline(opts: &CpuOptions) -> String {
+    let (pre, rest) = cpu_passes(opts);
+    format!("builtin.module({})", [pre, rest].concat().join(","))
+}
+
+/// The passes of [`cpu_pipeline`], split where the CPU executor tags parallel loops
+/// (`CpuModule::tag_pipeline`): after fusion and CSE, before the transform script.
+fn cpu_passes(opts: &CpuOptions) -> (Vec<String>, Vec<String>) {
     let t = opts.transform;
-    let passes: Vec<&str> = [
+    let par = opts.threads > 1;
+    let omp = format!("convert-scf-to-openmp{{num-threads={}}}", opts.threads);
+    let passes: Vec<String> = [
         (true, "func.func(linalg-fuse-elementwise-ops)"),
         // Before CSE: otherwise identical inits (fill of an empty) of two results merge and
         // one-shot bufferization with eliminated empties copies a result buffer after it was
@@ -124,6 +161,10 @@ pub fn cpu_pipeline(opts: &CpuOptions) -> String {
         (t, "symbol-dce"),
         (true, "convert-linalg-to-loops"),
         (t, "convert-vector-to-scf"),
+        // scf.forall (parallel matmul blocks, tiled loops) -> scf.parallel -> omp.parallel +
+        // omp.wsloop (static schedule: one contiguous range of tiles per thread).
+        (par, "scf-forall-to-parallel"),
+        (par, omp.as_str()),
         (true, "expand-strided-metadata"),
         (true, "lower-affine"),
         (true, "convert-scf-to-cf"),
@@ -134,12 +175,14 @@ pub fn cpu_pipeline(opts: &CpuOptions) -> String {
         (true, "convert-arith-to-llvm"),
         (true, "convert-index-to-llvm"),
         (true, "convert-ub-to-llvm"),
+        (par, "convert-openmp-to-llvm"),
         (true, "convert-func-to-llvm"),
         (true, "convert-cf-to-llvm"),
         (true, "reconcile-unrealized-casts"),
     ]
     .into_iter()
-    .filter_map(|(on, p)| on.then_some(p))
+    .filter_map(|(on, p)| on.then(|| p.to_string()))
     .collect();
-    format!("builtin.module({})", passes.join(","))
+    let split = passes.iter().position(|p| p.starts_with("transform-interpreter") || p.starts_with("one-shot-bufferize")).unwrap_or(passes.len());
+    (passes[..split].to_vec(), passes[split..].to_vec())
 }

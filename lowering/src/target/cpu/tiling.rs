@@ -18,18 +18,20 @@
 //! notes/mlir-cpu/td_mm.mlir, split around the pipeline's own bufferization. Every tile is full:
 //! ragged M and N are padded with zeros to multiples of 8 and NR (A into a zero-filled copy, B
 //! while it is packed), blocks divide the padded extents, and the result is the leading
-//! `m x n` block; only integer and very small products stay on the loop path.
+//! `m x n` block; only bool, u8 and very small products stay on the loop path. Integer
+//! products (i32/u32 in 16-lane, i64 in 8-lane vectors) run the same script: the contraction
+//! becomes wrapping `muli`/`addi` outer products, exact like the loop path.
 use std::fmt::Write;
 
 use quabla_dialect::DType;
 
-pub use crate::target::{MatmulTile, Plan};
+pub use crate::target::{par_code, MatmulTile, Plan, PAR_MAX_RANK};
 
 /// Rows of the register block.
 pub const MR: i64 = 8;
 
 /// The plan for an `m x k` by `k x n` product of `d`, or None when the loop path should be
-/// kept (integer types, small products). Ragged M and N are padded (`Plan::mp`, `Plan::np`):
+/// kept (bool and u8 products, small products). Ragged M and N are padded (`Plan::mp`, `Plan::np`):
 /// the padding costs at most 7 rows and NR - 1 columns of work, far less than the ~50x of the
 /// loop path.
 ///
@@ -39,9 +41,9 @@ pub const MR: i64 = 8;
 /// slice stays in L1 while 16 register blocks pass over it), ~130-140 GFLOP/s.
 pub fn choose(d: DType, m: i64, n: i64, k: i64) -> Option<Plan> {
     let nr = match d {
-        DType::F32 => 32,
-        DType::F64 => 16,
-        DType::I1 | DType::I32 | DType::I64 => return None,
+        DType::F32 | DType::I32 | DType::U32 => 32,
+        DType::F64 | DType::I64 => 16,
+        DType::I1 | DType::U8 => return None,
     };
     // Below ~32^3 multiply-adds the loop path is as fast and compiles faster.
     if k < 4 || m * n * k < 32 * 32 * 32 {
@@ -52,6 +54,39 @@ pub fn choose(d: DType, m: i64, n: i64, k: i64) -> Option<Plan> {
     let mb = (1..=16).rev().map(|q| q * MR).find(|mb| mp % mb == 0)?;
     let kb = if k <= 256 { 0 } else { (16..=256).rev().find(|kb| k % kb == 0).unwrap_or(0) };
     Some(Plan { mp, np, mb, kb, nr })
+}
+
+/// Multiply-adds from which a tiled product runs its blocks on several threads (256^3, about
+/// 0.1 ms on one core): below, the OpenMP fork and join is not reliably repaid. It costs a
+/// few microseconds when the workers are awake, tens when they sleep, and milliseconds when
+/// the machine is oversubscribed (a worker without a core stalls the whole loop): measured on
+/// the shared 2-core machine at load 14, `x @ y` at 128^3 took 105-236 us on two threads
+/// against 175 us on one, elementwise chains of 65536 elements 450 us against 81-124 us.
+pub const PAR_MATMUL_WORK: i64 = 1 << 24;
+
+/// Loop iterations from which a `linalg.generic` (elementwise or reduction) is split across
+/// threads (about 0.3-1 ms of elementwise work on one core; see [`PAR_MATMUL_WORK`]).
+pub const PAR_LOOP_WORK: i64 = 1 << 20;
+
+/// Whether a tiled `m x n x k` product (padded extents) runs on `threads` threads: large
+/// enough ([`PAR_MATMUL_WORK`]) and at least `threads` blocks of `plan`.
+pub fn parallel_matmul(m: i64, n: i64, k: i64, threads: i64) -> bool {
+    threads > 1 && m.saturating_mul(n).saturating_mul(k) >= PAR_MATMUL_WORK
+}
+
+/// The loop along which a generic over `extents` is split into `threads` tiles (the
+/// script's `tile_using_forall ... num_threads`): the outermost parallel loop whose extent
+/// divides evenly or is large against `threads` (else the outermost with at least `threads`
+/// iterations); None for small loop nests ([`PAR_LOOP_WORK`]), more than [`PAR_MAX_RANK`]
+/// loops and nests without such a loop (full reductions stay on one thread).
+pub fn parallel_loop(parallel: &[bool], extents: &[i64], threads: i64) -> Option<usize> {
+    let work = extents.iter().try_fold(1i64, |a, &x| a.checked_mul(x))?;
+    if threads <= 1 || work < PAR_LOOP_WORK || parallel.len() != extents.len() || extents.len() > PAR_MAX_RANK {
+        return None;
+    }
+    let ok = |i: usize| parallel[i] && extents[i] >= threads;
+    let even = (0..extents.len()).find(|&i| ok(i) && (extents[i] % threads == 0 || extents[i] >= 8 * threads));
+    even.or_else(|| (0..extents.len()).find(|&i| ok(i)))
 }
 
 /// The smallest multiple of `q` that is at least `x`.
@@ -76,11 +111,29 @@ fn tile(out: &mut String, h: &str, name: &str, sizes: &[i64]) -> String {
     format!("%{name}")
 }
 
-/// The two named sequences for the tagged matmuls (module-level text, to be placed inside
-/// a module with `transform.with_named_sequence`).
-pub fn script(tiles: &[MatmulTile]) -> String {
+/// The two named sequences for the tagged matmuls and, with `threads` > 1, the parallel
+/// loops (module-level text, to be placed inside a module with
+/// `transform.with_named_sequence`). A generic tagged `quabla.par = par_code(rank, dim)` is
+/// tiled into an `scf.forall` of `threads` tiles along `dim` (the pipeline makes it an
+/// OpenMP loop after bufferization); codes no generic carries match nothing.
+pub fn script(tiles: &[MatmulTile], threads: i64) -> String {
     let mut s = String::new();
     s.push_str("  transform.named_sequence private @__quabla_tile(%module: !transform.any_op {transform.readonly}) {\n");
+    for rank in (1..=PAR_MAX_RANK).filter(|_| threads > 1) {
+        for dim in 0..rank {
+            let code = par_code(rank, dim);
+            let _ = writeln!(
+                s,
+                "    %par{code} = transform.structured.match ops{{[\"linalg.generic\"]}} attributes {{quabla.par = {code} : i64}} in %module : (!transform.any_op) -> !transform.any_op"
+            );
+            let n: Vec<String> = (0..rank).map(|i| if i == dim { threads.to_string() } else { "0".into() }).collect();
+            let _ = writeln!(
+                s,
+                "    %par{code}_t, %par{code}_l = transform.structured.tile_using_forall %par{code} num_threads [{}] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)",
+                n.join(", ")
+            );
+        }
+    }
     for t in tiles {
         let _ = writeln!(
             s,
@@ -150,12 +203,34 @@ mod tests {
         assert_eq!(choose(DType::F32, 256, 784, 512), plan(256, 800, 128, 256, 32));
         assert_eq!(choose(DType::F32, 64, 10, 512), plan(64, 32, 64, 256, 32));
         assert_eq!(choose(DType::F32, 8, 16, 16), None);
-        assert_eq!(choose(DType::I32, 1024, 1024, 1024), None);
+        // Integers: i32/u32 in f32's panels, i64 in f64's; bool and u8 products stay on loops.
+        assert_eq!(choose(DType::I32, 1024, 1024, 1024), plan(1024, 1024, 128, 256, 32));
+        assert_eq!(choose(DType::I64, 1024, 1024, 1024), plan(1024, 1024, 128, 256, 16));
+        assert_eq!(choose(DType::U8, 1024, 1024, 1024), None);
+    }
+
+    #[test]
+    fn parallel_choice() {
+        // Elementwise over 1e6: the only loop.
+        assert_eq!(parallel_loop(&[true], &[1 << 20], 2), Some(0));
+        // The outermost parallel loop that splits evenly: 3 rows split unevenly, so columns.
+        assert_eq!(parallel_loop(&[true, true], &[3, 400_000], 2), Some(1));
+        // Row sums: rows split; the reduction loop never.
+        assert_eq!(parallel_loop(&[true, false], &[1024, 1024], 2), Some(0));
+        assert_eq!(parallel_loop(&[false, true], &[1024, 1024], 2), Some(1));
+        // A full reduction, small loops and one thread stay serial.
+        assert_eq!(parallel_loop(&[false], &[1 << 20], 2), None);
+        assert_eq!(parallel_loop(&[true], &[1_000_000], 2), None);
+        assert_eq!(parallel_loop(&[true], &[1 << 20], 1), None);
+        assert!(parallel_matmul(1024, 1024, 1024, 2) && parallel_matmul(256, 256, 256, 2) && !parallel_matmul(128, 128, 128, 2) && !parallel_matmul(1024, 1024, 1024, 1));
     }
 
     #[test]
     fn script_per_tag() {
-        let s = script(&[MatmulTile { tag: 0, kb: 256, nr: 32 }, MatmulTile { tag: 1, kb: 0, nr: 16 }]);
+        let s = script(&[MatmulTile { tag: 0, kb: 256, nr: 32 }, MatmulTile { tag: 1, kb: 0, nr: 16 }], 1);
+        assert!(!s.contains("quabla.par"), "{s}");
+        let p = script(&[], 2);
+        assert!(p.contains("attributes {quabla.par = 33 : i64}") && p.contains("tile_using_forall %par33 num_threads [0, 2]"), "{p}");
         assert!(s.contains("attributes {quabla.tile = 0 : i64}") && s.contains("tile_sizes [0, 0, 256]") && s.contains("tile_sizes [8, 32, 1]"), "{s}");
         assert!(s.contains("attributes {quabla.tile = 1 : i64}") && s.contains("tile_sizes [8, 16, 1]") && !s.contains("%blk1"), "{s}");
     }

@@ -1,0 +1,243 @@
+//! Lowering of the windowed ops. The operand is padded and base-dilated with the reduction's
+//! init value (`convolution::pad_dilate`); each op is then a `linalg.generic` over
+//! (output dims, window dims) reading the padded operand at `o * stride + k * dilation`, with
+//! a window-shaped `tensor.empty` operand that gives the window loops their extents.
+//! * `reduce_window_*`: a reduction over the window loops (addf/maximumf/minimumf; integer
+//!   addi/maxsi/minsi).
+//! * `select_and_gather_add`: a reduction carrying (value, tangent, found) with the select
+//!   rule of the interpreter; a padded i1 mask excludes padding and holes.
+//! * `select_and_scatter_add`: the same reduction yields each window's selected padded
+//!   position; then a generic over (operand dims, window dims) sums, for each operand element,
+//!   the source values of the windows that contain it and selected it (index arithmetic on
+//!   `linalg.index`, `tensor.extract` of the source and the positions), so no scatter loop.
+use quabla_dialect::{CmpDir, DType, Func, Op, ReduceWindowOp, TensorType, Window, WindowReducer};
+
+use super::convolution::pad_dilate;
+use super::{float_lit, generic, int_max, int_min, map, zero_lit, Emitter, Iter, Operand};
+use crate::LowerError;
+
+fn init_text(op: WindowReducer, d: DType) -> String {
+    match (op, d.is_float()) {
+        (WindowReducer::Sum, _) => zero_lit(d).to_string(),
+        (WindowReducer::Max, true) => float_lit(d, f64::NEG_INFINITY),
+        (WindowReducer::Min, true) => float_lit(d, f64::INFINITY),
+        (WindowReducer::Max, false) => int_min(d).to_string(),
+        (WindowReducer::Min, false) => int_max(d).to_string(),
+    }
+}
+
+/// Pads `x` for window `w` with `fill`.
+fn padded(e: &mut Emitter, x: &str, xt: &TensorType, w: &Window, fill: &str) -> (String, TensorType) {
+    let r = xt.rank();
+    let lo: Vec<i64> = (0..r).map(|i| w.padding[2 * i]).collect();
+    let hi: Vec<i64> = (0..r).map(|i| w.padding[2 * i + 1]).collect();
+    pad_dilate(e, x, xt, &lo, &hi, &w.base_dilations, fill)
+}
+
+/// The map of the padded operand over loops (o..., k...).
+fn window_map(w: &Window, r: usize) -> String {
+    let ex: Vec<String> = (0..r).map(|i| format!("d{i} * {} + d{} * {}", w.window_strides[i], r + i, w.window_dilations[i])).collect();
+    map(2 * r, &ex)
+}
+
+/// The window-shaped operand and its map over loops (o..., k...).
+fn window_operand(e: &mut Emitter, d: DType, w: &Window, r: usize) -> Operand {
+    let wt = TensorType::new(d, w.window_dimensions.clone());
+    let we = e.empty(&wt);
+    let ex: Vec<String> = (r..2 * r).map(|i| format!("d{i}")).collect();
+    Operand::new(we, &wt, map(2 * r, &ex))
+}
+
+/// Row-major strides of `shape`.
+fn row_strides(shape: &[i64]) -> Vec<i64> {
+    let mut s = vec![1i64; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * shape[i + 1];
+    }
+    s
+}
+
+fn out_map(r: usize) -> String {
+    let ex: Vec<String> = (0..r).map(|i| format!("d{i}")).collect();
+    map(2 * r, &ex)
+}
+
+fn iters(r: usize) -> Vec<Iter> {
+    let mut v = vec![Iter::Parallel; r];
+    v.extend(vec![Iter::Reduction; r]);
+    v
+}
+
+/// `quabla.reduce_window_*`.
+pub fn lower_reduce_window(e: &mut Emitter, f: &Func, o: &Op, op: WindowReducer, w: &Window) -> Result<String, LowerError> {
+    let x = e.name(o.operands[0]);
+    let (xt, out) = (f.ty(o.operands[0]).clone(), f.ty(o.results[0]).clone());
+    let (d, r) = (xt.dtype, xt.rank());
+    let init = e.scalar(d, &init_text(op, d));
+    let (p, pt) = padded(e, &x, &xt, w, &init);
+    let wop = window_operand(e, d, w, r);
+    let acc = e.filled(&out, &init);
+    let comb = match (op, d.is_float()) {
+        (WindowReducer::Sum, true) => "arith.addf",
+        (WindowReducer::Max, true) => "arith.maximumf",
+        (WindowReducer::Min, true) => "arith.minimumf",
+        (WindowReducer::Sum, false) => "arith.addi",
+        (WindowReducer::Max, false) => "arith.maxsi",
+        (WindowReducer::Min, false) => "arith.minsi",
+    };
+    let res = generic(e, &iters(r), &[Operand::new(p, &pt, window_map(w, r)), wop], &[Operand::new(acc, &out, out_map(r))], |e, a| vec![e.op(format!("{comb} {}, {} : {d}", a[2], a[0]))]);
+    Ok(res[0].clone())
+}
+
+/// The select reduction over windows of the padded operand: per output element the
+/// (value, payload, found) of the selected element, where the payload is read from `payload`
+/// (padded like the operand) or, with `None`, is the flat padded position (i64).
+#[allow(clippy::needless_range_loop)]
+fn select_reduce(e: &mut Emitter, x: &str, xt: &TensorType, w: &Window, select: CmpDir, out: &[i64], payload: Option<&str>) -> (String, String) {
+    let (d, r) = (xt.dtype, xt.rank());
+    let ext = if select == CmpDir::Ge { f64::NEG_INFINITY } else { f64::INFINITY };
+    let fill = e.scalar(d, &float_lit(d, ext));
+    let (p, pt) = padded(e, x, xt, w, &fill);
+    let mask_t = xt.with_dtype(DType::I1);
+    let t = e.scalar(DType::I1, "true");
+    let ff = e.scalar(DType::I1, "false");
+    let ones = e.filled(&mask_t, &t);
+    let (mk, mkt) = padded(e, &ones, &mask_t, w, &ff);
+    let wm = window_map(w, r);
+    let mut ins = vec![Operand::new(p, &pt, wm.clone()), Operand::new(mk, &mkt, wm.clone())];
+    let pd = match payload {
+        Some(tn) => {
+            let z = e.scalar(d, zero_lit(d));
+            let (tp, tpt) = padded(e, tn, xt, w, &z);
+            ins.push(Operand::new(tp, &tpt, wm));
+            d
+        }
+        None => DType::I64,
+    };
+    ins.push(window_operand(e, d, w, r));
+    let vt = TensorType::new(d, out.to_vec());
+    let pt_out = TensorType::new(pd, out.to_vec());
+    let ft = TensorType::new(DType::I1, out.to_vec());
+    let v0 = e.filled(&vt, &fill);
+    let pz = e.scalar(pd, zero_lit(pd));
+    let p0 = e.filled(&pt_out, &pz);
+    let f0 = e.filled(&ft, &ff);
+    let om = out_map(r);
+    let pstrides = row_strides(&pt.shape);
+    let win = w.clone();
+    let pred = if select == CmpDir::Ge { "oge" } else { "ole" };
+    let res = generic(e, &iters(r), &ins, &[Operand::new(v0, &vt, om.clone()), Operand::new(p0, &pt_out, om.clone()), Operand::new(f0, &ft, om)], |e, a| {
+        let n_in = a.len() - 3;
+        let (xv, mv) = (a[0].clone(), a[1].clone());
+        let (cv, cp, cf) = (a[n_in].clone(), a[n_in + 1].clone(), a[n_in + 2].clone());
+        let pv = match payload {
+            Some(_) => a[2].clone(),
+            None => {
+                // Flat padded position of (o * stride + k * dilation).
+                let mut flat = e.op("arith.constant 0 : index");
+                for i in 0..r {
+                    let oi = e.op(format!("linalg.index {i} : index"));
+                    let ki = e.op(format!("linalg.index {} : index", r + i));
+                    let s = e.op(format!("arith.constant {} : index", win.window_strides[i]));
+                    let wd = e.op(format!("arith.constant {} : index", win.window_dilations[i]));
+                    let ps = e.op(format!("arith.constant {} : index", pstrides[i]));
+                    let a1 = e.op(format!("arith.muli {oi}, {s} : index"));
+                    let a2 = e.op(format!("arith.muli {ki}, {wd} : index"));
+                    let pos = e.op(format!("arith.addi {a1}, {a2} : index"));
+                    let c = e.op(format!("arith.muli {pos}, {ps} : index"));
+                    flat = e.op(format!("arith.addi {flat}, {c} : index"));
+                }
+                e.op(format!("arith.index_cast {flat} : index to i64"))
+            }
+        };
+        let cmp = e.op(format!("arith.cmpf {pred}, {cv}, {xv} : {d}"));
+        let keep = e.op(format!("arith.andi {cf}, {cmp} : i1"));
+        let tr = e.op("arith.constant true");
+        let nkeep = e.op(format!("arith.xori {keep}, {tr} : i1"));
+        let take = e.op(format!("arith.andi {mv}, {nkeep} : i1"));
+        let nv = e.op(format!("arith.select {take}, {xv}, {cv} : {d}"));
+        let np = e.op(format!("arith.select {take}, {pv}, {cp} : {pd}"));
+        let nf = e.op(format!("arith.ori {cf}, {mv} : i1"));
+        vec![nv, np, nf]
+    });
+    (res[1].clone(), res[2].clone())
+}
+
+/// `quabla.select_and_gather_add`.
+pub fn lower_gather(e: &mut Emitter, f: &Func, o: &Op, select: CmpDir, w: &Window) -> Result<String, LowerError> {
+    let (t, x) = (e.name(o.operands[0]), e.name(o.operands[1]));
+    let (xt, out) = (f.ty(o.operands[1]).clone(), f.ty(o.results[0]).clone());
+    Ok(select_reduce(e, &x, &xt, w, select, &out.shape, Some(&t)).0)
+}
+
+/// `quabla.select_and_scatter_add`.
+#[allow(clippy::needless_range_loop)]
+pub fn lower_scatter(e: &mut Emitter, f: &Func, o: &Op, select: CmpDir, w: &Window) -> Result<String, LowerError> {
+    let (src, x) = (e.name(o.operands[0]), e.name(o.operands[1]));
+    let (st, xt) = (f.ty(o.operands[0]).clone(), f.ty(o.operands[1]).clone());
+    let (d, r) = (xt.dtype, xt.rank());
+    let (pos, found) = select_reduce(e, &x, &xt, w, select, &st.shape, None);
+    let pshape: Vec<i64> = (0..r).map(|i| (xt.shape[i] - 1) * w.base_dilations[i] + 1 + w.padding[2 * i] + w.padding[2 * i + 1]).collect();
+    let pstrides = row_strides(&pshape);
+    let wop = window_operand(e, d, w, r);
+    let z = e.scalar(d, zero_lit(d));
+    let acc = e.filled(&xt, &z);
+    let pt_i = st.with_dtype(DType::I64);
+    let ft = st.with_dtype(DType::I1);
+    let win = w.clone();
+    let res = generic(e, &iters(r), &[wop], &[Operand::new(acc, &xt, out_map(r))], |e, a| {
+        let c0 = e.op("arith.constant 0 : index");
+        let mut valid = e.op("arith.constant true");
+        let mut flat = c0.clone();
+        let mut idx = Vec::with_capacity(r);
+        for i in 0..r {
+            let pi = e.op(format!("linalg.index {i} : index"));
+            let ki = e.op(format!("linalg.index {} : index", r + i));
+            let bd = e.op(format!("arith.constant {} : index", win.base_dilations[i]));
+            let lo = e.op(format!("arith.constant {} : index", win.padding[2 * i]));
+            let wd = e.op(format!("arith.constant {} : index", win.window_dilations[i]));
+            let s = e.op(format!("arith.constant {} : index", win.window_strides[i]));
+            let n_out = e.op(format!("arith.constant {} : index", st.shape[i]));
+            let ps = e.op(format!("arith.constant {} : index", pstrides[i]));
+            // pp = lo + p * bd (padded position of this element); q = pp - k * wd.
+            let pb = e.op(format!("arith.muli {pi}, {bd} : index"));
+            let pp = e.op(format!("arith.addi {pb}, {lo} : index"));
+            let kw = e.op(format!("arith.muli {ki}, {wd} : index"));
+            let q = e.op(format!("arith.subi {pp}, {kw} : index"));
+            let nonneg = e.op(format!("arith.cmpi sge, {q}, {c0} : index"));
+            let rem = e.op(format!("arith.remsi {q}, {s} : index"));
+            let exact = e.op(format!("arith.cmpi eq, {rem}, {c0} : index"));
+            let oi = e.op(format!("arith.divsi {q}, {s} : index"));
+            let inr = e.op(format!("arith.cmpi slt, {oi}, {n_out} : index"));
+            let v1 = e.op(format!("arith.andi {nonneg}, {exact} : i1"));
+            let v2 = e.op(format!("arith.andi {v1}, {inr} : i1"));
+            valid = e.op(format!("arith.andi {valid}, {v2} : i1"));
+            idx.push(oi);
+            let c = e.op(format!("arith.muli {pp}, {ps} : index"));
+            flat = e.op(format!("arith.addi {flat}, {c} : index"));
+        }
+        // Clamp the window index so the reads stay in bounds (their value is unused when invalid).
+        let safe: Vec<String> = idx.iter().map(|oi| e.op(format!("arith.select {valid}, {oi}, {c0} : index"))).collect();
+        let ix = safe.join(", ");
+        let sv = e.op(format!("tensor.extract {src}[{ix}] : {st}"));
+        let sp = e.op(format!("tensor.extract {pos}[{ix}] : {pt_i}"));
+        let sf = e.op(format!("tensor.extract {found}[{ix}] : {ft}"));
+        let fl = e.op(format!("arith.index_cast {flat} : index to i64"));
+        let same = e.op(format!("arith.cmpi eq, {sp}, {fl} : i64"));
+        let m1 = e.op(format!("arith.andi {valid}, {sf} : i1"));
+        let m2 = e.op(format!("arith.andi {m1}, {same} : i1"));
+        let zz = e.op(format!("arith.constant {} : {d}", zero_lit(d)));
+        let add = e.op(format!("arith.select {m2}, {sv}, {zz} : {d}"));
+        vec![e.op(format!("arith.addf {}, {add} : {d}", a[1]))]
+    });
+    Ok(res[0].clone())
+}
+
+/// Lowers one op of this family, returning its result's name (exhaustive over the family).
+pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &ReduceWindowOp) -> Result<String, LowerError> {
+    match op {
+        ReduceWindowOp::ReduceWindow { op, window } => lower_reduce_window(e, f, o, *op, window),
+        ReduceWindowOp::SelectAndScatterAdd { select, window } => lower_scatter(e, f, o, *select, window),
+        ReduceWindowOp::SelectAndGatherAdd { select, window } => lower_gather(e, f, o, *select, window),
+    }
+}

@@ -1,0 +1,39 @@
+/* The CPU executor's allocation guard. Generated code allocates its temporaries through
+ * quabla_rt_malloc (the lowering renames the `malloc` that MLIR's memref lowering calls). When
+ * malloc fails, quabla_rt_malloc records the request and longjmps back to the
+ * quabla_rt_call that entered the compiled code on this thread, which returns the byte count
+ * instead of letting the code write through a null pointer. The compiled code holds no locks
+ * and runs no destructors, so unwinding it this way only leaks the temporaries it had
+ * already allocated in that call. Called outside quabla_rt_call (never, by construction) a
+ * failure aborts rather than returning null. */
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+static _Thread_local jmp_buf *quabla_jmp;
+static _Thread_local uint64_t quabla_failed_bytes;
+
+void *quabla_rt_malloc(uint64_t bytes) {
+  void *p = malloc((size_t)bytes);
+  if (p == NULL && bytes != 0) {
+    quabla_failed_bytes = bytes;
+    if (quabla_jmp != NULL) longjmp(*quabla_jmp, 1);
+    abort();
+  }
+  return p;
+}
+
+/* Calls the packed interface `f(args)`; returns 0, or the size of the allocation that failed. */
+uint64_t quabla_rt_call(void (*f)(void **), void **args) {
+  jmp_buf env;
+  jmp_buf *volatile prev = quabla_jmp;
+  if (setjmp(env) != 0) {
+    quabla_jmp = prev;
+    return quabla_failed_bytes == 0 ? 1 : quabla_failed_bytes;
+  }
+  quabla_jmp = &env;
+  f(args);
+  quabla_jmp = prev;
+  return 0;
+}

@@ -1,0 +1,118 @@
+//! Threads for the CPU executor's compiled code: how many ([`threads_for`],
+//! `QUABLA_NUM_THREADS`), the OpenMP runtime they run on (libomp, loaded into the process by
+//! csrc/openmp.c so that the JIT links the `__kmpc_*` calls of OpenMP-lowered loops), and the
+//! tagging of the large `linalg.generic`s that upstream fusion left ([`tag_loops`]), which the
+//! transform script of quabla_lowering::tiling then tiles into `scf.forall`s.
+//!
+//! Policy (quabla_lowering::tiling): matmuls of at least `PAR_MATMUL_WORK` multiply-adds run
+//! their (row block, panel) pairs, or batch elements, on all threads; generics of at least
+//! `PAR_LOOP_WORK` iterations are split along one parallel loop into one tile per thread;
+//! smaller programs contain no OpenMP call at all, so their per-call path is unchanged.
+use melior::ir::attribute::ArrayAttribute;
+use melior::ir::operation::{OperationLike, OperationMutLike, WalkOrder, WalkResult};
+use melior::ir::r#type::{DimSize, RankedTensorType, ShapedTypeLike, TypeLike};
+use melior::ir::{Module as MlirModule, Type, ValueLike};
+use melior::Context;
+use quabla_lowering::target::{par_code, PAR_MAX_RANK};
+
+use crate::executor::CompileOptions;
+
+unsafe extern "C" {
+    /// csrc/openmp.c: opens libomp with global symbols; 1 when loaded.
+    fn quabla_omp_load() -> i32;
+}
+
+/// Threads the code compiled with `opts` may use: `opts.threads`, or when 0
+/// [`default_threads`]; 1 when the OpenMP runtime cannot be loaded (the code is then
+/// single-threaded).
+pub fn threads_for(opts: &CompileOptions) -> usize {
+    let want = if opts.threads == 0 { default_threads() } else { opts.threads };
+    if want > 1 && openmp_loaded() {
+        want
+    } else {
+        1
+    }
+}
+
+/// The process default for [`CompileOptions::threads`]: `QUABLA_NUM_THREADS` when it is a
+/// positive integer, else the cores this process may run on
+/// (`std::thread::available_parallelism`, which follows affinity masks and cgroup quotas).
+pub fn default_threads() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        match std::env::var("QUABLA_NUM_THREADS") {
+            Ok(v) => match v.trim().parse::<usize>() {
+                Ok(n) if n > 0 => n,
+                _ => {
+                    eprintln!("quabla: QUABLA_NUM_THREADS={v:?} is not a positive integer; using {cores} threads");
+                    cores
+                }
+            },
+            Err(_) => cores,
+        }
+    })
+}
+
+/// Whether the OpenMP runtime (libomp) is loaded into the process, loading it on first use.
+pub fn openmp_loaded() -> bool {
+    static LOADED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    // SAFETY: dlopen of a system library; no arguments.
+    *LOADED.get_or_init(|| unsafe { quabla_omp_load() } != 0)
+}
+
+/// Tags each `linalg.generic` of `module` (tensor form, after fusion) that
+/// quabla_lowering::tiling::parallel_loop splits across `threads` with
+/// `quabla.par = par_code(rank, dim)`. Its loop extents are the shape of an operand with the
+/// identity indexing map (elementwise ops, reductions over their input's dims); generics
+/// without one stay untagged (serial).
+pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) {
+    let i64t = Type::parse(ctx, "i64").expect("i64 parses").to_raw();
+    let name = melior::StringRef::new("quabla.par");
+    let mut body = module.as_operation_mut();
+    body.walk_mut(WalkOrder::PreOrder, |op| {
+        if op.name().as_string_ref().as_str() != Ok("linalg.generic") {
+            return WalkResult::Advance;
+        }
+        if let Some(dim) = split_of(&op, threads) {
+            let rank = loop_count(&op).unwrap_or(0);
+            if rank <= PAR_MAX_RANK {
+                // SAFETY: a live operation of the module; an i64 attribute of its context (the
+                // walk's callback lifetimes are higher-ranked, so the raw API sets it).
+                unsafe { mlir_sys::mlirOperationSetAttributeByName(op.to_raw(), name.to_raw(), mlir_sys::mlirIntegerAttrGet(i64t, par_code(rank, dim))) };
+            }
+        }
+        WalkResult::Skip
+    });
+}
+
+fn loop_count<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<usize> {
+    let it = ArrayAttribute::try_from(op.attribute("iterator_types").ok()?).ok()?;
+    Some(it.len())
+}
+
+/// The loop a generic is split along, if any.
+fn split_of<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, threads: i64) -> Option<usize> {
+    let it = ArrayAttribute::try_from(op.attribute("iterator_types").ok()?).ok()?;
+    let maps = ArrayAttribute::try_from(op.attribute("indexing_maps").ok()?).ok()?;
+    let rank = it.len();
+    let parallel: Vec<bool> = (0..rank).map(|i| it.element(i).is_ok_and(|a| a.to_string().contains("parallel"))).collect();
+    let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
+    let identity = format!("affine_map<({0}) -> ({0})>", dims.join(", "));
+    let extents = (0..maps.len().min(op.operand_count())).find_map(|i| {
+        if maps.element(i).ok()?.to_string() != identity {
+            return None;
+        }
+        let t = RankedTensorType::try_from(op.operand(i).ok()?.r#type()).ok()?;
+        if t.rank() != rank {
+            return None;
+        }
+        (0..rank)
+            .map(|d| match t.dim_size(d) {
+                Ok(DimSize::Static(s)) => i64::try_from(s).ok(),
+                _ => None,
+            })
+            .collect::<Option<Vec<i64>>>()
+    })?;
+    quabla_lowering::tiling::parallel_loop(&parallel, &extents, threads)
+}

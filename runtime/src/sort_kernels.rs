@@ -1,0 +1,206 @@
+//! The sort kernels the CPU lowering calls (`quabla_sort_<dtype>`,
+//! `quabla_argsort_<dtype>_<index dtype>`, see `quabla_lowering::linalg::sort`), registered
+//! with each JIT'ed module beside the linear-algebra kernels (crate::linalg_kernels, whose
+//! memref access they share). Each takes the operand and result descriptors, the sorted
+//! dimension and 1 for descending.
+//!
+//! Every lane along the dimension is sorted in O(n log n): each element becomes the pair
+//! (order key, index in the lane), where the key is an unsigned integer in the op's order
+//! (floats: sign-magnitude bits flipped to two's-complement order, -0.0 as 0.0, every NaN
+//! the largest key; signed integers: the sign bit flipped; descending: the complemented key),
+//! and the pairs are sorted by an unstable sort. The index breaks ties, so the result is the
+//! stable sort of docs/spec.md (NumPy's total order: NaN last ascending, first descending).
+//! The interpreter's sort (interp/src/sort.rs, a comparison sort) is the independent oracle.
+use crate::linalg_kernels::{read, write, Unranked};
+
+/// An element's order key: `a.key() < b.key()` iff a sorts before b ascending.
+trait Key: Copy {
+    fn key(self) -> u64;
+}
+
+impl Key for f32 {
+    fn key(self) -> u64 {
+        if self.is_nan() {
+            return u64::MAX;
+        }
+        let b = if self == 0.0 { 0 } else { self.to_bits() };
+        u64::from(if b >> 31 == 1 { !b } else { b | 1 << 31 })
+    }
+}
+
+impl Key for f64 {
+    fn key(self) -> u64 {
+        if self.is_nan() {
+            return u64::MAX;
+        }
+        let b = if self == 0.0 { 0 } else { self.to_bits() };
+        if b >> 63 == 1 {
+            !b
+        } else {
+            b | 1 << 63
+        }
+    }
+}
+
+impl Key for i32 {
+    fn key(self) -> u64 {
+        (self as i64 as u64) ^ (1 << 63)
+    }
+}
+
+impl Key for i64 {
+    fn key(self) -> u64 {
+        (self as u64) ^ (1 << 63)
+    }
+}
+
+/// u8 and i1 (a byte 0/1 in memory).
+impl Key for u8 {
+    fn key(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+impl Key for u32 {
+    fn key(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+/// An argsort index type.
+trait Index: Copy {
+    fn from_index(k: usize) -> Self;
+}
+
+macro_rules! index_types {
+    ($($t:ty),*) => {$(
+        impl Index for $t {
+            fn from_index(k: usize) -> Self {
+                k as $t
+            }
+        }
+    )*};
+}
+index_types!(i32, i64, u8, u32);
+
+/// Calls `f(destination, source, source index along dim)` (flat row-major positions) for
+/// every element of the stable sort of every lane of `x` (shape `shape`) along `dim`.
+fn sorted_lanes<T: Key>(x: &[T], shape: &[i64], dim: usize, desc: bool, mut f: impl FnMut(usize, usize, usize)) {
+    let n = shape[dim] as usize;
+    let outer: usize = shape[..dim].iter().map(|&d| d as usize).product();
+    let inner: usize = shape[dim + 1..].iter().map(|&d| d as usize).product();
+    let flip = if desc { u64::MAX } else { 0 };
+    let mut pairs: Vec<(u64, usize)> = Vec::with_capacity(n);
+    for o in 0..outer {
+        for i in 0..inner {
+            let base = o * n * inner + i;
+            pairs.clear();
+            pairs.extend((0..n).map(|k| (x[base + k * inner].key() ^ flip, k)));
+            pairs.sort_unstable();
+            for (pos, &(_, k)) in pairs.iter().enumerate() {
+                f(base + pos * inner, base + k * inner, k);
+            }
+        }
+    }
+}
+
+unsafe fn sort_call<T: Key>(x: *const Unranked, out: *const Unranked, dim: i64, desc: i64) {
+    let (v, shape) = read::<T>(x);
+    if v.is_empty() {
+        return;
+    }
+    let mut res = vec![v[0]; v.len()];
+    sorted_lanes(&v, &shape, dim as usize, desc != 0, |to, from, _| res[to] = v[from]);
+    write(out, &res);
+}
+
+unsafe fn argsort_call<T: Key, I: Index>(x: *const Unranked, out: *const Unranked, dim: i64, desc: i64) {
+    let (v, shape) = read::<T>(x);
+    let mut res = vec![I::from_index(0); v.len()];
+    sorted_lanes(&v, &shape, dim as usize, desc != 0, |to, _, k| res[to] = I::from_index(k));
+    write(out, &res);
+}
+
+/// The kernels (one C function each) and their C interface symbols.
+macro_rules! kernels {
+    ($($name:literal => $f:ident = $call:ident::<$($g:ty),+>;)*) => {
+        $(
+            unsafe extern "C" fn $f(x: *const Unranked, out: *const Unranked, dim: i64, desc: i64) {
+                $call::<$($g),+>(x, out, dim, desc)
+            }
+        )*
+        /// Every kernel: (C interface symbol, address).
+        pub(crate) fn symbols() -> Vec<(&'static str, *mut ())> {
+            vec![$((concat!("_mlir_ciface_", $name), $f as *mut ())),*]
+        }
+    };
+}
+
+kernels! {
+    "quabla_sort_f32" => sort_f32 = sort_call::<f32>;
+    "quabla_sort_f64" => sort_f64 = sort_call::<f64>;
+    "quabla_sort_i1" => sort_i1 = sort_call::<u8>;
+    "quabla_sort_i32" => sort_i32 = sort_call::<i32>;
+    "quabla_sort_i64" => sort_i64 = sort_call::<i64>;
+    "quabla_sort_ui8" => sort_u8 = sort_call::<u8>;
+    "quabla_sort_ui32" => sort_u32 = sort_call::<u32>;
+    "quabla_argsort_f32_i32" => argsort_f32_i32 = argsort_call::<f32, i32>;
+    "quabla_argsort_f32_i64" => argsort_f32_i64 = argsort_call::<f32, i64>;
+    "quabla_argsort_f32_ui8" => argsort_f32_u8 = argsort_call::<f32, u8>;
+    "quabla_argsort_f32_ui32" => argsort_f32_u32 = argsort_call::<f32, u32>;
+    "quabla_argsort_f64_i32" => argsort_f64_i32 = argsort_call::<f64, i32>;
+    "quabla_argsort_f64_i64" => argsort_f64_i64 = argsort_call::<f64, i64>;
+    "quabla_argsort_f64_ui8" => argsort_f64_u8 = argsort_call::<f64, u8>;
+    "quabla_argsort_f64_ui32" => argsort_f64_u32 = argsort_call::<f64, u32>;
+    "quabla_argsort_i1_i32" => argsort_i1_i32 = argsort_call::<u8, i32>;
+    "quabla_argsort_i1_i64" => argsort_i1_i64 = argsort_call::<u8, i64>;
+    "quabla_argsort_i1_ui8" => argsort_i1_u8 = argsort_call::<u8, u8>;
+    "quabla_argsort_i1_ui32" => argsort_i1_u32 = argsort_call::<u8, u32>;
+    "quabla_argsort_i32_i32" => argsort_i32_i32 = argsort_call::<i32, i32>;
+    "quabla_argsort_i32_i64" => argsort_i32_i64 = argsort_call::<i32, i64>;
+    "quabla_argsort_i32_ui8" => argsort_i32_u8 = argsort_call::<i32, u8>;
+    "quabla_argsort_i32_ui32" => argsort_i32_u32 = argsort_call::<i32, u32>;
+    "quabla_argsort_i64_i32" => argsort_i64_i32 = argsort_call::<i64, i32>;
+    "quabla_argsort_i64_i64" => argsort_i64_i64 = argsort_call::<i64, i64>;
+    "quabla_argsort_i64_ui8" => argsort_i64_u8 = argsort_call::<i64, u8>;
+    "quabla_argsort_i64_ui32" => argsort_i64_u32 = argsort_call::<i64, u32>;
+    "quabla_argsort_ui8_i32" => argsort_u8_i32 = argsort_call::<u8, i32>;
+    "quabla_argsort_ui8_i64" => argsort_u8_i64 = argsort_call::<u8, i64>;
+    "quabla_argsort_ui8_ui8" => argsort_u8_u8 = argsort_call::<u8, u8>;
+    "quabla_argsort_ui8_ui32" => argsort_u8_u32 = argsort_call::<u8, u32>;
+    "quabla_argsort_ui32_i32" => argsort_u32_i32 = argsort_call::<u32, i32>;
+    "quabla_argsort_ui32_i64" => argsort_u32_i64 = argsort_call::<u32, i64>;
+    "quabla_argsort_ui32_ui8" => argsort_u32_u8 = argsort_call::<u32, u8>;
+    "quabla_argsort_ui32_ui32" => argsort_u32_u32 = argsort_call::<u32, u32>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_follow_numpys_total_order() {
+        let xs = [f64::NEG_INFINITY, -1e300, -1.0, -f64::MIN_POSITIVE, -5e-324, 0.0, 5e-324, 1.0, f64::INFINITY, f64::NAN];
+        for w in xs.windows(2) {
+            assert!(w[0].key() < w[1].key(), "{} before {}", w[0], w[1]);
+            assert!((w[0] as f32).key() <= (w[1] as f32).key(), "{} before {} (f32)", w[0], w[1]);
+        }
+        assert_eq!((-0.0f64).key(), 0.0f64.key());
+        assert_eq!((-f64::NAN).key(), f64::NAN.key());
+        assert!(i32::MIN.key() < (-1i32).key() && (-1i32).key() < 0i32.key() && 0i32.key() < i32::MAX.key());
+        assert!(i64::MIN.key() < (-1i64).key() && (-1i64).key() < 0i64.key());
+    }
+
+    #[test]
+    fn lanes_are_stable_in_both_directions() {
+        // Shape (2, 3) sorted along dim 0 and dim 1; ties keep their order.
+        let x = [3.0, f64::NAN, 1.0, 1.0, 2.0, 1.0];
+        let mut perm = vec![0; 6];
+        sorted_lanes(&x, &[2, 3], 1, false, |to, _, k| perm[to] = k);
+        assert_eq!(perm, [2, 0, 1, 0, 2, 1]);
+        sorted_lanes(&x, &[2, 3], 1, true, |to, _, k| perm[to] = k);
+        assert_eq!(perm, [1, 0, 2, 1, 0, 2]);
+        sorted_lanes(&x, &[2, 3], 0, false, |to, _, k| perm[to] = k);
+        assert_eq!(perm, [1, 1, 0, 0, 0, 1]);
+    }
+}

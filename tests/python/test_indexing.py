@@ -1,0 +1,125 @@
+"""Advanced and mixed indexing, .at[].get and take_along_axis against JAX 0.10.2 (x64) and
+NumPy: several integer arrays, ints, slices, None, negative and out-of-bounds indices
+(clamped, as JAX's gathers; mode="fill"), traced indices under jit and vmap, gradients."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import quabla as qb
+
+jax.config.update("jax_enable_x64", True)
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((4, 5, 6))
+I2 = np.array([[0, 3], [1, -1]])
+KEYS = [
+    (np.array([0, 2, -1]),),
+    (slice(None), np.array([4, 0, 0])),
+    (np.array([0, 3]), slice(1, 4), np.array([5, -6])),
+    (np.array([1, 0]), np.array([2, 2]), np.array([0, 5])),
+    (I2, slice(None), 1),
+    (slice(None), I2, None),
+    (np.array([0, 3]), None, slice(None), np.array([1, 2])),
+    (Ellipsis, np.array([1, 2])),
+    (2, np.array([[1], [3]]), slice(None, None, -2)),
+    (np.array([7, -9, 2]),),  # out of bounds: clamped (after one wrap)
+    (slice(None), np.array([5, 11]), np.array([-7, 0])),
+]
+
+
+@pytest.mark.parametrize("key", KEYS, ids=[str(i) for i in range(len(KEYS))])
+def test_getitem_matches_jax(key):
+    got = np.asarray(qb.array(X)[key])
+    want = np.asarray(jnp.asarray(X)[key])
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("key", KEYS[:9], ids=[str(i) for i in range(9)])
+def test_getitem_in_bounds_matches_numpy(key):
+    np.testing.assert_array_equal(np.asarray(qb.array(X)[key]), X[key])
+
+
+def test_fill_mode():
+    i = np.array([1, 6, -1, -7])
+    got = np.asarray(qb.array(X).at[:, i].get(mode="fill"))
+    want = np.asarray(jnp.asarray(X).at[:, i].get(mode="fill"))
+    np.testing.assert_array_equal(got, want)
+    got = np.asarray(qb.array(np.arange(5)).at[np.array([2, 9])].get(mode="fill"))
+    np.testing.assert_array_equal(got, np.asarray(jnp.arange(5).at[jnp.array([2, 9])].get(mode="fill")))
+    got = np.asarray(qb.array(X).at[np.array([0, 9])].get(mode="fill", fill_value=-3.0))
+    np.testing.assert_array_equal(got, np.asarray(jnp.asarray(X).at[jnp.array([0, 9])].get(mode="fill", fill_value=-3.0)))
+
+
+def test_traced_indices_under_jit():
+    f = qb.jit(lambda x, i, j: x[i, :, j])
+    g = jax.jit(lambda x, i, j: x[i, :, j])
+    i, j = np.array([0, 3, -1]), np.array([[5], [2]])
+    np.testing.assert_allclose(np.asarray(f(X, i, j)), np.asarray(g(X, i, j)), rtol=0, atol=0)
+    h = qb.jit(lambda x, k: x[k])
+    np.testing.assert_array_equal(np.asarray(h(X, np.int64(2))), X[2])
+    np.testing.assert_array_equal(np.asarray(h(X, np.int64(9))), np.asarray(jnp.asarray(X)[9]))
+
+
+def test_vmap_of_traced_index():
+    xs, ks = RNG.standard_normal((3, 7)), np.array([0, 6, 2])
+    got = qb.vmap(lambda x, i: x[i])(xs, ks)
+    np.testing.assert_array_equal(np.asarray(got), xs[np.arange(3), ks])
+    got = qb.vmap(lambda i: qb.array(X)[:, i], in_axes=0)(np.array([[1, 2], [4, 0]]))
+    want = jax.vmap(lambda i: jnp.asarray(X)[:, i])(jnp.array([[1, 2], [4, 0]]))
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_grad_of_advanced_indexing_matches_jax():
+    i, j = np.array([0, 3, 3, -1]), np.array([5, 0, 0, 2])
+
+    def f(m):
+        return lambda x: m.sum(m.sin(x[i, 1:4, j]) ** 2)
+
+    g = qb.grad(f(qb))(X)
+    w = jax.grad(f(jnp))(X)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12, atol=1e-12)
+    gg = qb.grad(lambda x: qb.sum(qb.grad(f(qb))(x) * x))(X)
+    ww = jax.grad(lambda x: jnp.sum(jax.grad(f(jnp))(x) * x))(X)
+    np.testing.assert_allclose(np.asarray(gg), np.asarray(ww), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, None])
+def test_take_along_axis(axis):
+    a = X
+    if axis is None:
+        idx = np.array([3, 0, 119, 200, -1])
+    else:
+        shape = list(a.shape)
+        shape[axis] = 3
+        idx = RNG.integers(-7, 8, size=shape)
+    got = np.asarray(qb.take_along_axis(a, idx, axis=axis))
+    want = np.asarray(jnp.take_along_axis(jnp.asarray(a), jnp.asarray(idx), axis=axis))
+    np.testing.assert_array_equal(got, want)
+    got = np.asarray(qb.take_along_axis(a, idx, axis=axis, mode="clip"))
+    want = np.asarray(jnp.take_along_axis(jnp.asarray(a), jnp.asarray(idx), axis=axis, mode="clip"))
+    np.testing.assert_array_equal(got, want)
+
+
+def test_take_along_axis_broadcasts_and_differentiates():
+    a = RNG.standard_normal((4, 6))
+    idx = np.array([[1, 5]])
+    np.testing.assert_array_equal(np.asarray(qb.take_along_axis(a, idx, axis=1)), np.asarray(jnp.take_along_axis(a, idx, axis=1)))
+    lab = np.array([[0], [5], [5], [2]])
+    g = qb.grad(lambda z: qb.sum(qb.take_along_axis(z - qb.logsumexp(z, axis=1, keepdims=True), lab, axis=1)))(a)
+    w = jax.grad(lambda z: jnp.sum(jnp.take_along_axis(z - jax.scipy.special.logsumexp(z, axis=1, keepdims=True), lab, axis=1)))(a)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12, atol=1e-12)
+
+
+def test_errors():
+    x = qb.array(X)
+    with pytest.raises(qb.UnsupportedOperationError, match="mask"):
+        x[np.array([True, False, True, True])]
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[np.array([0]), 9]
+    with pytest.raises(qb.DTypeError, match="integers"):
+        x[qb.array([0.5])]
+    with pytest.raises(ValueError, match="mode"):
+        x.at[np.array([0])].get(mode="wrap")

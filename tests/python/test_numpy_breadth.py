@@ -1,0 +1,335 @@
+"""The NumPy breadth of issue 11 against jax.numpy (x64) and NumPy: each function eagerly and
+under jit, check_grads to second order where it is differentiable, vmap against a loop; the
+reductions' JAX signatures (dtype=, where=, initial=, var/std order, logsumexp(b=,
+return_sign=), round(decimals=), linspace(endpoint=, retstep=), clip keywords), einsum with
+'...', dtype objects as constructors, and typed errors."""
+
+import numpy as np
+import pytest
+
+import quabla as qb
+from breadth_util import assert_close, check_all
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_platforms", "cpu")
+import jax.numpy as jnp  # noqa: E402
+
+RNG = np.random.default_rng(7)
+
+
+def U(shape, lo=-2.0, hi=2.0):
+    return RNG.uniform(lo, hi, size=shape)
+
+
+UNARY = [
+    ("sinh", qb.sinh, jnp.sinh, U((3, 4))),
+    ("cosh", qb.cosh, jnp.cosh, U((3, 4))),
+    ("arcsin", qb.arcsin, jnp.arcsin, U((3, 4), -0.9, 0.9)),
+    ("arccos", qb.arccos, jnp.arccos, U((3, 4), -0.9, 0.9)),
+    ("arctan", qb.arctan, jnp.arctan, U((3, 4), -3, 3)),
+    ("arcsinh", qb.arcsinh, jnp.arcsinh, U((3, 4), -3, 3)),
+    ("arccosh", qb.arccosh, jnp.arccosh, U((3, 4), 1.2, 4)),
+    ("arctanh", qb.arctanh, jnp.arctanh, U((3, 4), -0.9, 0.9)),
+    ("cbrt", qb.cbrt, jnp.cbrt, U((3, 4), 0.3, 8) * RNG.choice([-1.0, 1.0], (3, 4))),
+    ("square", qb.square, jnp.square, U((3, 4))),
+    ("log2", qb.log2, jnp.log2, U((3, 4), 0.1, 9)),
+    ("log10", qb.log10, jnp.log10, U((3, 4), 0.1, 9)),
+    ("nan_to_num", qb.nan_to_num, jnp.nan_to_num, U((3, 4))),
+]
+
+
+@pytest.mark.parametrize("name,f,j,x", UNARY, ids=[u[0] for u in UNARY])
+def test_unary(name, f, j, x):
+    check_all(f, lambda a: np.asarray(j(a)), [x], rtol=1e-13, atol=1e-14)
+
+
+def test_unary_f32_and_aliases():
+    x = U((5,), -0.9, 0.9).astype(np.float32)
+    for f, j in [(qb.asin, jnp.arcsin), (qb.acos, jnp.arccos), (qb.atan, jnp.arctan), (qb.asinh, jnp.arcsinh), (qb.atanh, jnp.arctanh), (qb.cbrt, jnp.cbrt), (qb.sinh, jnp.sinh), (qb.cosh, jnp.cosh)]:
+        r = f(qb.array(x))
+        assert r.dtype == qb.float32
+        assert_close(r, np.asarray(j(x)), rtol=3e-7, atol=1e-7, what=f.__name__)
+    assert qb.arccosh(qb.array([1.5], dtype=qb.float32)).dtype == qb.float32
+    # Integers are promoted to float64, as jax.numpy with x64.
+    assert_close(qb.sinh(qb.array([1, 2])), np.sinh([1.0, 2.0]), rtol=1e-15)
+
+
+def test_unary_special_values():
+    x = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 2.0])
+    for f, n in [(qb.arcsin, np.arcsin), (qb.arccos, np.arccos), (qb.arctanh, np.arctanh), (qb.arccosh, np.arccosh), (qb.arcsinh, np.arcsinh), (qb.arctan, np.arctan), (qb.cbrt, np.cbrt), (qb.sinh, np.sinh), (qb.cosh, np.cosh)]:
+        with np.errstate(all="ignore"):
+            want = n(x)
+        assert_close(f(qb.array(x)), want, rtol=1e-15, atol=0, what=f.__name__)
+        assert_close(qb.jit(f)(qb.array(x)), want, rtol=1e-15, atol=0, what=f.__name__)
+
+
+BINARY = [
+    ("arctan2", qb.arctan2, jnp.arctan2, U((3, 4)), U((4,), 0.5, 2)),
+    ("hypot", qb.hypot, jnp.hypot, U((3, 4)), U((3, 4), 0.5, 2)),
+    ("outer", qb.outer, jnp.outer, U((3,)), U((4,))),
+    ("inner", qb.inner, jnp.inner, U((2, 3)), U((4, 3))),
+    ("vdot", qb.vdot, jnp.vdot, U((2, 3)), U((6,))),
+    ("kron", qb.kron, jnp.kron, U((2, 3)), U((3, 2))),
+]
+
+
+@pytest.mark.parametrize("name,f,j,x,y", BINARY, ids=[b[0] for b in BINARY])
+def test_binary(name, f, j, x, y):
+    check_all(f, lambda a, b: np.asarray(j(a, b)), [x, y])
+
+
+def test_hypot_extremes():
+    a = np.array([1e300, 0.0, np.inf, np.nan, 3.0])
+    b = np.array([1e300, 0.0, np.nan, np.inf, 4.0])
+    assert_close(qb.hypot(qb.array(a), qb.array(b)), np.hypot(a, b), rtol=1e-15)
+
+
+LAYOUT = [
+    ("diag-1d", lambda x: qb.diag(x), lambda x: jnp.diag(x), U((4,))),
+    ("diag-k", lambda x: qb.diag(x, 2), lambda x: jnp.diag(x, 2), U((3,))),
+    ("diag-k-neg", lambda x: qb.diag(x, -1), lambda x: jnp.diag(x, -1), U((3,))),
+    ("diag-2d", lambda x: qb.diag(x, 1), lambda x: jnp.diag(x, 1), U((4, 5))),
+    ("diagonal", lambda x: qb.diagonal(x, -1, 0, 2), lambda x: jnp.diagonal(x, -1, 0, 2), U((4, 2, 3))),
+    ("trace", lambda x: qb.trace(x, 1), lambda x: jnp.trace(x, 1), U((4, 4))),
+    ("tril", lambda x: qb.tril(x, -1), lambda x: jnp.tril(x, -1), U((2, 4, 3))),
+    ("triu", lambda x: qb.triu(x, 1), lambda x: jnp.triu(x, 1), U((4, 3))),
+    ("roll", lambda x: qb.roll(x, 2, 1), lambda x: jnp.roll(x, 2, 1), U((3, 5))),
+    ("roll-flat", lambda x: qb.roll(x, -4), lambda x: jnp.roll(x, -4), U((3, 5))),
+    ("roll-multi", lambda x: qb.roll(x, (1, -2), (0, 1)), lambda x: jnp.roll(x, (1, -2), (0, 1)), U((3, 5))),
+    ("flip", lambda x: qb.flip(x, 1), lambda x: jnp.flip(x, 1), U((3, 5))),
+    ("flip-all", qb.flip, jnp.flip, U((3, 5))),
+    ("fliplr", qb.fliplr, jnp.fliplr, U((3, 5))),
+    ("flipud", qb.flipud, jnp.flipud, U((3, 5))),
+    ("repeat", lambda x: qb.repeat(x, 2, axis=0), lambda x: jnp.repeat(x, 2, axis=0), U((3, 2))),
+    ("repeat-seq", lambda x: qb.repeat(x, [1, 3, 2], axis=0), lambda x: jnp.repeat(x, np.array([1, 3, 2]), axis=0), U((3, 2))),
+    ("repeat-flat", lambda x: qb.repeat(x, 2), lambda x: jnp.repeat(x, 2), U((2, 2))),
+    ("tile", lambda x: qb.tile(x, (2, 1, 3)), lambda x: jnp.tile(x, (2, 1, 3)), U((2, 3))),
+    ("diff", lambda x: qb.diff(x, axis=0), lambda x: jnp.diff(x, axis=0), U((4, 3))),
+    ("diff-n2", lambda x: qb.diff(x, n=2), lambda x: jnp.diff(x, n=2), U((3, 5))),
+    ("diff-prepend", lambda x: qb.diff(x, prepend=0.0, append=1.0), lambda x: jnp.diff(x, prepend=0.0, append=1.0), U((3, 5))),
+    ("pad-const", lambda x: qb.pad(x, ((1, 2), (0, 1)), constant_values=3.0), lambda x: jnp.pad(x, ((1, 2), (0, 1)), constant_values=3.0), U((2, 3))),
+    ("pad-edge", lambda x: qb.pad(x, 2, mode="edge"), lambda x: jnp.pad(x, 2, mode="edge"), U((2, 3))),
+    ("pad-wrap", lambda x: qb.pad(x, (1, 3), mode="wrap"), lambda x: jnp.pad(x, (1, 3), mode="wrap"), U((2, 3))),
+    ("pad-reflect", lambda x: qb.pad(x, 2, mode="reflect"), lambda x: jnp.pad(x, 2, mode="reflect"), U((3, 4))),
+    ("pad-symmetric", lambda x: qb.pad(x, ((2, 1), (3, 0)), mode="symmetric"), lambda x: jnp.pad(x, ((2, 1), (3, 0)), mode="symmetric"), U((3, 4))),
+    ("vstack", lambda x: qb.vstack([x, x[0], 2 * x]), lambda x: jnp.vstack([x, x[0], 2 * x]), U((2, 3))),
+    ("hstack", lambda x: qb.hstack([x, 2 * x]), lambda x: jnp.hstack([x, 2 * x]), U((2, 3))),
+    ("hstack-1d", lambda x: qb.hstack([x[0], x[1]]), lambda x: jnp.hstack([x[0], x[1]]), U((2, 3))),
+    ("column_stack", lambda x: qb.column_stack([x[0], x[1], x[1]]), lambda x: jnp.column_stack([x[0], x[1], x[1]]), U((2, 3))),
+    ("atleast_2d", lambda x: qb.atleast_2d(x[0]), lambda x: jnp.atleast_2d(x[0]), U((2, 3))),
+    ("sort", lambda x: qb.sort(x, axis=0), lambda x: jnp.sort(x, axis=0), U((5, 3))),
+    ("sort-desc", lambda x: qb.sort(x, descending=True), lambda x: jnp.sort(x, descending=True), U((3, 6))),
+    ("sort-flat", lambda x: qb.sort(x, axis=None), lambda x: jnp.sort(x, axis=None), U((3, 4))),
+    ("top_k-values", lambda x: qb.top_k(x, 3)[0], lambda x: jax.lax.top_k(x, 3)[0], U((2, 6))),
+]
+
+
+@pytest.mark.parametrize("name,f,j,x", LAYOUT, ids=[c[0] for c in LAYOUT])
+def test_layout(name, f, j, x):
+    check_all(f, lambda a: np.asarray(j(a)), [x])
+
+
+def test_meshgrid_and_tri():
+    x, y, z = U((3,)), U((4,)), U((2,))
+    for kw in [{}, {"indexing": "ij"}, {"sparse": True}, {"indexing": "ij", "sparse": True}]:
+        got = qb.meshgrid(qb.array(x), qb.array(y), qb.array(z), **kw)
+        want = jnp.meshgrid(x, y, z, **kw)
+        for g, w in zip(got, want):
+            assert_close(g, np.asarray(w))
+    assert_close(qb.tri(3, 4, 1), np.tri(3, 4, 1))
+    assert_close(qb.tri(3, dtype=qb.int32), np.tri(3, dtype=np.int32))
+    assert_close(qb.eye(3, 4, k=-1), np.eye(3, 4, k=-1))
+
+
+def test_isnan_isinf_isclose():
+    a = np.array([1.0, np.nan, np.inf, -np.inf, 1.0 + 1e-9, 2.0, np.nan])
+    b = np.array([1.0, np.nan, np.inf, np.inf, 1.0, 2.1, 1.0])
+    for f, n in [(qb.isnan, np.isnan), (qb.isinf, np.isinf), (qb.isposinf, np.isposinf), (qb.isneginf, np.isneginf)]:
+        assert_close(f(qb.array(a)), n(a))
+        assert_close(qb.jit(f)(qb.array(a)), n(a))
+    assert_close(qb.isnan(qb.array([1, 2])), np.array([False, False]))
+    assert_close(qb.isinf(qb.array([True])), np.array([False]))
+    for kw in [{}, {"equal_nan": True}, {"rtol": 0.1}, {"atol": 0.2, "rtol": 0.0}]:
+        assert_close(qb.isclose(qb.array(a), qb.array(b), **kw), np.asarray(jnp.isclose(a, b, **kw)), what=str(kw))
+        assert qb.allclose(qb.array(a), qb.array(b), **kw).item() == bool(jnp.allclose(a, b, **kw))
+    assert qb.allclose(qb.array([1.0, 2.0]), 2 * qb.array([0.5, 1.0])).item()
+    x = np.array([np.nan, np.inf, -np.inf, 1.0])
+    assert_close(qb.nan_to_num(qb.array(x), nan=-1.0, posinf=9.0), np.nan_to_num(x, nan=-1.0, posinf=9.0))
+    assert_close(qb.nan_to_num(qb.array(x.astype(np.float32))), np.nan_to_num(x.astype(np.float32)))
+
+
+def test_sort_argsort_against_numpy():
+    x = np.array([[3.0, 1.0, np.nan, 2.0, 1.0, -np.inf], [0.0, -0.5, 0.0, 7.0, np.nan, np.nan]])
+    for axis in [-1, 0, None]:
+        assert_close(qb.sort(qb.array(x), axis=axis), np.sort(x, axis=axis), what=f"sort {axis}")
+        assert_close(qb.argsort(qb.array(x), axis=axis), np.argsort(x, axis=axis, kind="stable"), what=f"argsort {axis}")
+        assert_close(qb.argsort(qb.array(x), axis=axis, descending=True), np.asarray(jnp.argsort(x, axis=axis, descending=True)), what=f"argsort desc {axis}")
+        assert_close(qb.sort(qb.array(x), axis=axis, descending=True), np.asarray(jnp.sort(x, axis=axis, descending=True)), what=f"sort desc {axis}")
+    i = np.array([4, -2, 4, 0, 9, -2], dtype=np.int64)
+    assert_close(qb.sort(qb.array(i)), np.sort(i))
+    assert_close(qb.argsort(qb.array(i)), np.argsort(i, kind="stable"))
+    assert_close(qb.jit(qb.argsort)(qb.array(i)), np.argsort(i, kind="stable"))
+    bo = np.array([True, False, True, False])
+    assert_close(qb.sort(qb.array(bo)), np.sort(bo))
+    assert_close(qb.array(x).argsort(), np.argsort(x, kind="stable"))
+    v, k = qb.top_k(qb.array(x[:, [0, 1, 3, 4]]), 2)
+    jv, jk = jax.lax.top_k(x[:, [0, 1, 3, 4]], 2)
+    assert_close(v, np.asarray(jv))
+    assert_close(k, np.asarray(jk).astype(np.int64))
+    # vmap of argsort and top_k against loops.
+    X = U((3, 5))
+    assert_close(qb.vmap(qb.argsort)(qb.array(X)), np.argsort(X, axis=1, kind="stable"))
+    vv, kk = qb.vmap(lambda r: qb.top_k(r, 2))(qb.array(X))
+    assert_close(kk, np.argsort(-X, axis=1, kind="stable")[:, :2])
+
+
+def test_sort_gradient_goes_to_the_selected_elements():
+    x = np.array([0.3, -1.0, 2.0, 0.5])
+    w = np.array([1.0, 2.0, 3.0, 4.0])
+    g = qb.grad(lambda a: qb.sum(qb.sort(a) * qb.array(w)))(qb.array(x))
+    gj = jax.grad(lambda a: jnp.sum(jnp.sort(a) * w))(x)
+    assert_close(g, np.asarray(gj))
+
+
+def test_reduction_signatures():
+    x = U((3, 4))
+    m = RNG.uniform(size=(3, 4)) > 0.3
+    ix = RNG.integers(-5, 5, size=(3, 4))
+    X = qb.array(x)
+    for name in ["sum", "prod", "mean"]:
+        f, j = getattr(qb, name), getattr(jnp, name)
+        assert_close(f(X, 1, qb.float32), np.asarray(j(x, 1, jnp.float32)), rtol=1e-6, what=name)
+        assert f(X, 1, qb.float32).dtype == qb.float32
+        assert_close(f(X, 0, None, None, True), np.asarray(j(x, 0, None, None, True)), what=name)
+        assert_close(f(X, axis=1, where=qb.array(m)), np.asarray(j(x, axis=1, where=m)), what=name)
+    assert_close(qb.sum(X, initial=2.5), np.asarray(jnp.sum(x, initial=2.5)))
+    assert_close(qb.prod(X, axis=0, initial=2.0), np.asarray(jnp.prod(x, axis=0, initial=2.0)))
+    assert_close(qb.sum(qb.array(ix), dtype=qb.float64), np.asarray(jnp.sum(ix, dtype=jnp.float64)))
+    for name in ["max", "min"]:
+        f, j = getattr(qb, name), getattr(jnp, name)
+        assert_close(f(X, 1, None, True), np.asarray(j(x, 1, None, True)), what=name)
+        assert_close(f(X, axis=0, initial=0.5), np.asarray(j(x, axis=0, initial=0.5)), what=name)
+        assert_close(f(X, axis=1, where=qb.array(m), initial=-9.0), np.asarray(j(x, axis=1, where=m, initial=-9.0)), what=name)
+        with pytest.raises(ValueError):
+            f(X, where=qb.array(m))
+    for name in ["var", "std"]:
+        f, j = getattr(qb, name), getattr(jnp, name)
+        assert_close(f(X, 0, None, None, 1), np.asarray(j(x, 0, None, None, 1)), what=name)
+        assert_close(f(X, 1, None, None, 0, True), np.asarray(j(x, 1, None, None, 0, True)), what=name)
+        assert_close(f(X, axis=1, correction=1), np.asarray(j(x, axis=1, correction=1)), what=name)
+        assert_close(f(X, axis=1, where=qb.array(m)), np.asarray(j(x, axis=1, where=m)), what=name)
+    assert_close(X.sum(0, qb.float32), x.sum(0).astype(np.float32), rtol=1e-6)
+    assert_close(X.var(1, ddof=1), x.var(1, ddof=1))
+    with pytest.raises(qb.UnsupportedOperationError):
+        qb.sum(X, out=X)
+    qb.test_util.check_grads(lambda a: qb.var(a, axis=1, where=qb.array(m)), (X,), order=2)
+    qb.test_util.check_grads(lambda a: qb.max(a, axis=1, where=qb.array(m), initial=-9.0), (X,), order=2)
+
+
+def test_logsumexp_b_and_sign():
+    x = U((3, 4))
+    b = U((4,))
+    X, B = qb.qb if False else qb.array(x), qb.array(b)
+    from jax.nn import logsumexp as jlse
+
+    assert_close(qb.logsumexp(X, 1, qb.abs(B)), np.asarray(jlse(x, 1, np.abs(b))))
+    r, s = qb.logsumexp(X, 1, B, return_sign=True)
+    jr, js = jlse(x, 1, b, return_sign=True)
+    assert_close(r, np.asarray(jr))
+    assert_close(s, np.asarray(js))
+    assert_close(qb.logsumexp(X, axis=0, keepdims=True), np.asarray(jlse(x, axis=0, keepdims=True)))
+    m = RNG.uniform(size=(3, 4)) > 0.3
+    m[:, 0] = True
+    assert_close(qb.logsumexp(X, axis=1, where=qb.array(m)), np.asarray(jlse(x, axis=1, where=m)))
+    qb.test_util.check_grads(lambda a, w: qb.logsumexp(a, 1, qb.exp(w)), (X, B), order=2)
+    g = qb.grad(lambda a: qb.sum(qb.logsumexp(a, 0, B, return_sign=True)[0]))(qb.array(x + 5.0))
+    gj = jax.grad(lambda a: jnp.sum(jlse(a, 0, b, return_sign=True)[0]))(x + 5.0)
+    assert_close(g, np.asarray(gj))
+
+
+def test_round_linspace_clip():
+    x = np.array([1.2345, -2.5551, 0.125, 1234.5678])
+    for d in [0, 1, 2, 3, -1, -2]:
+        assert_close(qb.round(qb.array(x), d), np.asarray(jnp.round(x, d)), rtol=1e-15, what=f"round {d}")
+        assert_close(qb.array(x).round(decimals=d), np.asarray(jnp.round(x, d)), rtol=1e-15)
+    i = np.array([1234, -1250, 15])
+    assert_close(qb.round(qb.array(i), 1), np.asarray(jnp.round(i, 1)))
+    with pytest.raises(qb.UnsupportedOperationError):  # jax.numpy raises NotImplementedError
+        qb.round(qb.array(i), -2)
+    for kw in [{}, {"endpoint": False}, {"num": 1}, {"num": 7, "endpoint": False}]:
+        num = kw.pop("num", 5)
+        assert_close(qb.linspace(-1.0, 2.0, num, **kw), np.asarray(jnp.linspace(-1.0, 2.0, num, **kw)), rtol=1e-15, atol=1e-15)
+        r, s = qb.linspace(-1.0, 2.0, num, retstep=True, **kw)
+        jr, js = jnp.linspace(-1.0, 2.0, num, retstep=True, **kw)
+        assert_close(r, np.asarray(jr), rtol=1e-15, atol=1e-15)
+        if num > 1 or not kw.get("endpoint", True):
+            assert abs(float(s) - float(js)) < 1e-15
+    a0, a1 = U((3,)), U((3,))
+    for axis in [0, 1, -1]:
+        got = qb.linspace(qb.array(a0), qb.array(a1), 4, axis=axis)
+        assert_close(got, np.asarray(jnp.linspace(a0, a1, 4, axis=axis)), rtol=1e-14, atol=1e-15)
+    f = qb.jit(lambda lo, hi: qb.linspace(lo, hi, 6, endpoint=False))
+    assert_close(f(qb.array(0.5), qb.array(3.0)), np.linspace(0.5, 3.0, 6, endpoint=False), rtol=1e-15)
+    g = qb.grad(lambda hi: qb.sum(qb.linspace(0.0, hi, 5) ** 2))(qb.array(2.0))
+    gj = jax.grad(lambda hi: jnp.sum(jnp.linspace(0.0, hi, 5) ** 2))(2.0)
+    assert_close(g, np.asarray(gj))
+    y = U((5,))
+    Y = qb.array(y)
+    assert_close(qb.clip(Y, -0.5, 0.5), np.asarray(jnp.clip(y, -0.5, 0.5)))
+    assert_close(qb.clip(Y, max=0.1), np.asarray(jnp.clip(y, max=0.1)))
+    assert_close(qb.clip(Y, min=qb.array(y[::-1].copy())), np.asarray(jnp.clip(y, min=y[::-1])))
+    assert_close(qb.clip(a=Y, a_min=0.0), np.clip(y, 0.0, None))
+    assert_close(Y.clip(0.0, 1.0), np.clip(y, 0.0, 1.0))
+    with pytest.raises(qb.ArgumentTypeError):
+        qb.clip(Y, min=0.0, a_min=0.0)
+
+
+def test_einsum_ellipsis():
+    a, b, c = U((2, 3, 4)), U((4, 5)), U((3, 1, 4, 5))
+    for sub, ops in [
+        ("...ij,jk->...ik", (a, b)),
+        ("...ij,...jk", (a, c)),
+        ("i...->...", (a,)),
+        ("...j,j", (a, U((4,)))),
+        ("...,...", (U((2, 3)), U((3,)))),
+        ("ij...,jk->ik...", (U((2, 3, 6)), U((3, 4)))),
+        ("b...i,bi->b...", (U((2, 3, 4)), U((2, 4)))),
+    ]:
+        qops = [qb.array(o) for o in ops]
+        assert_close(qb.einsum(sub, *qops), np.einsum(sub, *ops), rtol=1e-13, atol=1e-13, what=sub)
+        assert_close(qb.jit(lambda *xs, s=sub: qb.einsum(s, *xs))(*qops), np.einsum(sub, *ops), rtol=1e-13, atol=1e-13, what=sub)
+    qb.test_util.check_grads(lambda x, y: qb.einsum("...ij,jk->...ik", x, y), (qb.array(a), qb.array(b)), order=2)
+    with pytest.raises(qb.ShapeError):
+        qb.einsum("...i,...i", qb.ones((2, 3)), qb.ones((4, 3)))
+    with pytest.raises(ValueError):
+        qb.einsum("..i", qb.ones(3))
+
+
+def test_dtype_objects_are_constructors():
+    assert qb.float32(1.5).dtype == qb.float32 and qb.float32(1.5).item() == 1.5
+    assert qb.int32([1, 2]).dtype == qb.int32
+    assert qb.float64(qb.array([1, 2])).tolist() == [1.0, 2.0]
+    assert qb.bool_(np.array([0, 2])).tolist() == [False, True]
+    f = qb.jit(lambda x: qb.float32(x) * 2)
+    assert f(qb.array(1.5)).dtype == qb.float32
+    assert jnp.float32(1.5).dtype == np.float32  # the oracle behaves the same
+
+
+def test_errors_are_typed():
+    with pytest.raises(qb.ShapeError):
+        qb.diagonal(qb.ones(3))
+    with pytest.raises(qb.ShapeError):
+        qb.tril(qb.ones(3))
+    with pytest.raises(qb.ShapeError):
+        qb.inner(qb.ones(3), qb.ones(4))
+    with pytest.raises(qb.ShapeError):
+        qb.top_k(qb.ones(3), 4)
+    with pytest.raises(qb.UnsupportedOperationError):
+        qb.pad(qb.ones(3), 1, mode="maximum")
+    with pytest.raises(qb.UnsupportedOperationError):
+        qb.sort(qb.ones(3), order="x")
+    with pytest.raises(qb.ShapeError):
+        qb.repeat(qb.ones(3), [1, 2])
+    with pytest.raises(qb.DTypeError):
+        qb.arcsin(qb.array([True])) if False else qb.bitwise_and(qb.ones(2), qb.ones(2))

@@ -1,0 +1,153 @@
+"""x.at[idx].set/add/multiply/min/max against JAX 0.10.2 (x64) and NumPy: every combiner,
+duplicate indices, out-of-bounds modes (drop by default, clip), mixed keys, jit, vmap vs a
+loop, and gradients (first and second order) at 1e-12 in float64. Gradients of multiply
+with respect to the values (JAX has none for non-unique indices) are checked against
+central finite differences."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import quabla as qb
+
+jax.config.update("jax_enable_x64", True)
+
+RNG = np.random.default_rng(1)
+COMBINERS = ["set", "add", "multiply", "min", "max"]
+X = RNG.standard_normal((5, 4))
+# Duplicates (1 twice), a negative index, out-of-bounds ones (7, -8).
+IDX = np.array([1, 3, 1, -1, 7, -8])
+V = RNG.standard_normal((6, 4))
+KEYS = [
+    ((IDX,), V),
+    ((slice(None), np.array([0, 2, 2, 5])), RNG.standard_normal((5, 4))),
+    ((np.array([0, 4, 0]), np.array([1, 1, 1])), np.array([2.0, -1.0, 3.0])),
+    ((2,), 0.5),
+    ((slice(1, 4), 2), np.array([1.0, 2.0, 3.0])),
+    ((np.array([[0, 1], [1, 9]]), None), RNG.standard_normal((2, 2, 1, 4))),
+]
+
+
+def _ref(x, key, v, c, mode=None):
+    return np.asarray(getattr(jnp.asarray(x).at[key], c)(jnp.asarray(v), mode=mode))
+
+
+@pytest.mark.parametrize("c", COMBINERS)
+@pytest.mark.parametrize("k", range(len(KEYS)))
+def test_combiners_match_jax(c, k):
+    key, v = KEYS[k]
+    got = np.asarray(getattr(qb.array(X).at[key], c)(v))
+    np.testing.assert_allclose(got, _ref(X, key, v, c), rtol=1e-12, atol=0)
+    jitted = qb.jit(lambda x, v: getattr(x.at[key], c)(v))(X, np.asarray(v, dtype=np.float64))
+    np.testing.assert_allclose(np.asarray(jitted), _ref(X, key, v, c), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("c", COMBINERS)
+def test_modes(c):
+    for mode in [None, "drop", "promise_in_bounds", "clip"]:
+        if mode == "promise_in_bounds":
+            key, v = (np.array([1, 3, 1]),), V[:3]  # in bounds, as promised
+        else:
+            key, v = (IDX,), V
+        got = np.asarray(getattr(qb.array(X).at[key], c)(v, mode=mode))
+        np.testing.assert_allclose(got, _ref(X, key, v, c, mode), rtol=1e-12, atol=0)
+
+
+def test_integer_and_numpy_semantics():
+    x = np.arange(10, dtype=np.int64)
+    i = np.array([2, 2, 5, 9])
+    got = np.asarray(qb.array(x).at[i].add(np.array([1, 2, 3, 4])))
+    want = x.copy()
+    np.add.at(want, i, np.array([1, 2, 3, 4]))
+    np.testing.assert_array_equal(got, want)
+    got = np.asarray(qb.array(x).at[i].min(np.array([0, 1, 9, -3])))
+    want = x.copy()
+    np.minimum.at(want, i, np.array([0, 1, 9, -3]))
+    np.testing.assert_array_equal(got, want)
+    got = np.asarray(qb.array(np.zeros(3, np.int32)).at[1].set(7))
+    assert got.dtype == np.int32 and got.tolist() == [0, 7, 0]
+
+
+def _fd_grad(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for k in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[k] = eps
+        g[k] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
+
+
+@pytest.mark.parametrize("c", COMBINERS)
+def test_grads_match_jax(c):
+    key = (IDX,)
+    w = RNG.standard_normal((5, 4))
+    # Ties for min/max: some values equal the operand elements they land on.
+    v = V.copy()
+    v[0] = X[1]
+
+    def loss(m):
+        return lambda x, v: m.sum(w * m.sin(getattr(m.array(x).at[key], c)(v)))
+
+    gx = qb.grad(loss(qb), argnums=0)(X, v)
+    np.testing.assert_allclose(np.asarray(gx), np.asarray(jax.grad(loss(jnp), argnums=0)(X, v)), rtol=1e-12, atol=1e-12)
+    gv = np.asarray(qb.grad(loss(qb), argnums=1)(X, v))
+    if c == "multiply":
+        # JAX raises for non-unique indices; check against finite differences.
+        fd = _fd_grad(lambda vv: float(np.asarray(loss(qb)(qb.array(X), qb.array(vv)))), v)
+        np.testing.assert_allclose(gv, fd, rtol=1e-6, atol=1e-8)
+    else:
+        np.testing.assert_allclose(gv, np.asarray(jax.grad(loss(jnp), argnums=1)(X, v)), rtol=1e-12, atol=1e-12)
+    # Forward mode agrees with reverse mode (the dot-product identity).
+    tx, tv = RNG.standard_normal(X.shape), RNG.standard_normal(v.shape)
+    _, jv = qb.jvp(loss(qb), (X, v), (tx, tv))
+    np.testing.assert_allclose(float(np.asarray(jv)), float(np.sum(np.asarray(gx) * tx) + np.sum(gv * tv)), rtol=1e-10)
+
+
+@pytest.mark.parametrize("c", ["set", "add", "min", "max"])
+def test_second_order_matches_jax(c):
+    key = (IDX,)
+
+    def loss(m):
+        return lambda x, v: m.sum(getattr(m.array(x).at[key], c)(v) ** 3)
+
+    hx = qb.grad(lambda x: qb.sum(qb.grad(loss(qb))(x, V) ** 2))(X)
+    jx = jax.grad(lambda x: jnp.sum(jax.grad(loss(jnp))(x, V) ** 2))(X)
+    np.testing.assert_allclose(np.asarray(hx), np.asarray(jx), rtol=1e-12, atol=1e-12)
+    hv = qb.grad(lambda v: qb.sum(qb.grad(loss(qb), argnums=1)(X, v) ** 2))(V)
+    jv = jax.grad(lambda v: jnp.sum(jax.grad(loss(jnp), argnums=1)(X, v) ** 2))(V)
+    np.testing.assert_allclose(np.asarray(hv), np.asarray(jv), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("c", COMBINERS)
+def test_vmap_matches_loop(c):
+    xs = RNG.standard_normal((3, 5, 4))
+    idx = np.array([[1, 1, 7], [0, -1, 4], [2, 2, 2]])
+    vs = RNG.standard_normal((3, 3, 4))
+
+    def f(m):
+        return lambda x, i, v: getattr(m.array(x).at[i], c)(v)
+
+    # Everything batched (per-example indices), then only the operand and values.
+    got = np.asarray(qb.vmap(f(qb))(xs, idx, vs))
+    want = np.stack([_ref(xs[b], idx[b], vs[b], c) for b in range(3)])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    got = np.asarray(qb.vmap(f(qb), in_axes=(0, None, 0))(xs, idx[0], vs))
+    want = np.stack([_ref(xs[b], idx[0], vs[b], c) for b in range(3)])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    got = np.asarray(qb.vmap(f(qb), in_axes=(None, 0, None))(xs[0], idx, vs[0]))
+    want = np.stack([_ref(xs[0], idx[b], vs[0], c) for b in range(3)])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    # vmap of grad against JAX (multiply: wrt the operand only).
+    loss = lambda m: (lambda x, i, v: m.sum(m.sin(getattr(m.array(x).at[i], c)(v))))  # noqa: E731
+    g = qb.vmap(qb.grad(loss(qb)))(xs, idx, vs)
+    w = jax.vmap(jax.grad(loss(jnp)))(xs, idx, vs)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12, atol=1e-12)
+
+
+def test_errors():
+    x = qb.array(X)
+    with pytest.raises(ValueError, match="mode"):
+        x.at[IDX].add(1.0, mode="wrap")
+    with pytest.raises(qb.ShapeError):
+        x.at[IDX].set(np.ones((2, 2)))
