@@ -179,14 +179,17 @@ class _Optimizer:
                 for j in range(len(slots)):
                     new_s[j][i] = out_s[j][k]
         else:
-            consts = self._consts(step)
+            consts = {}
             for i in live:
                 pa, ga = _np(leaves[i], "params"), _np(gs[i], "grads")
                 if ga.shape != pa.shape:
                     raise _errors.InvalidArgumentError(f"optim: a gradient of shape {ga.shape} for a parameter of shape {pa.shape}")
                 dt = pa.dtype if pa.dtype.kind == "f" else np.float64
                 sa = [_np(s[i], name).astype(dt, copy=False) for s, name in zip(slots, self._slots)]
-                np_, ns = self._leaf(pa.astype(dt, copy=False), ga.astype(dt, copy=False), sa, consts, np.sqrt, True if flags is None else flags[i])
+                if dt not in consts:
+                    # The count in the parameters' dtype, as the compiled path's.
+                    consts[dt] = self._consts(np.asarray(step, dtype=dt)[()])
+                np_, ns = self._leaf(pa.astype(dt, copy=False), ga.astype(dt, copy=False), sa, consts[dt], np.sqrt, True if flags is None else flags[i])
                 new_p[i] = _tensor(np.asarray(np_, dtype=dt))
                 for j, x in enumerate(ns):
                     new_s[j][i] = _tensor(np.asarray(x, dtype=dt))

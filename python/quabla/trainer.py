@@ -124,37 +124,27 @@ class Trainer(_q.ResidentStep):
         state = [array(0, dtype=_count_dtype(conv))] + conv + [x for s in slots for x in s]
         self._state_names = ["opt_state['step']"] + p_names + [f"opt_state[{s!r}]" + name[len("params"):] for s in self._slots for name in p_names]
 
-        # Data: fixed leaves (Tensors or static numbers) and batch leaves (Tensors).
-        self._data_trees, fixed, batch, batch_names, self._batch_trees = [], [], [], [], []
-        direct = True
+        # Data: per position its structure and leaves; arrays become inputs (fixed ones in
+        # data order, batch ones in batch_argnums order), Python numbers stay constants.
+        batch_set = set(self._batch_argnums)
+        self._data_trees, fixed = [], []
         for i, d in enumerate(data):
             leaves, td = _tree.flatten(d)
-            names = _paths(f"data[{i}]", d)
-            slots_i = []
-            for name, leaf in zip(names, leaves):
+            consts = []
+            for name, leaf in zip(_paths(f"data[{i}]", d), leaves):
                 t = _as_tensor(leaf)
-                if t is None and not (isinstance(leaf, (bool, int, float)) and i not in self._batch_argnums):
+                if t is None and not (isinstance(leaf, (bool, int, float)) and i not in batch_set):
                     raise _errors.ArgumentTypeError(
                         f"Trainer: data leaves must be arrays or Python numbers (batch leaves arrays), got {type(leaf).__name__} at {name}"
                     )
-                slots_i.append(leaf if t is None else None)
-                if t is not None:
-                    (batch if i in self._batch_argnums else fixed).append(t)
-                    if i in self._batch_argnums:
-                        batch_names.append(name)
-            if i in self._batch_argnums:
-                self._batch_trees.append(td)
-                direct = direct and td.num_leaves == 1 and isinstance(leaves[0], Tensor) and td == _tree.structure(leaves[0])
-            self._data_trees.append((td, slots_i))
-        # order batch trees by position in batch_argnums
+                consts.append(leaf if t is None else None)
+                if t is not None and i not in batch_set:
+                    fixed.append(t)
+            self._data_trees.append((td, consts))
         self._batch_trees = [self._data_trees[i][0] for i in self._batch_argnums]
-        batch_set = set(self._batch_argnums)
-        # The batch inputs follow batch_argnums' order.
-        by_pos = {}
-        for i in self._batch_argnums:
-            by_pos[i] = [t for t in _tree.flatten(data[i])[0]]
-        batch = [_as_tensor(x) for i in self._batch_argnums for x in by_pos[i]]
+        batch = [_as_tensor(x) for i in self._batch_argnums for x in _tree.leaves(data[i])]
         batch_names = [nm for i in self._batch_argnums for nm in _paths(f"data[{i}]", data[i])]
+        direct = all(td.is_leaf() for td in self._batch_trees)
         data_trees, ptree, nslots = self._data_trees, self._ptree, len(self._slots)
         order = self._batch_argnums
 
