@@ -24,7 +24,7 @@ _Aval = tuple[int, list[int], int]
 _Spec = tuple[Sequence[int], int]
 
 __all__ = [
-    "Tensor", "Op", "TraceBuilder", "Program", "Compiled", "JitFunction", "register_dtypes", "from_buffer", "full",
+    "Tensor", "Op", "TraceBuilder", "Program", "Compiled", "JitFunction", "ResidentStep", "register_dtypes", "from_buffer", "full",
     "check_shape", "share", "apply", "eager_cache_size", "eager_cache_capacity", "eager_device_name", "devices",
     "error_variants", "device_table", "pipeline_used", "default_pipeline", "opt_main",
     "register_host_callback", "_panic_for_test",
