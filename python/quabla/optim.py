@@ -325,5 +325,5 @@ class AdamW(Adam):
         return super().__repr__()[:-1] + f", mask={self.mask!r})"
 
 
-from . import schedules  # noqa: E402
-from .trainer import Trainer  # noqa: E402
+from . import _schedules as schedules  # noqa: E402
+from ._trainer import Trainer  # noqa: E402

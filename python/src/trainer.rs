@@ -1,4 +1,4 @@
-//! Device-resident training (`qb.optim.Trainer`, python/quabla/trainer.py): a compiled step
+//! Device-resident training (`qb.optim.Trainer`, python/quabla/_trainer.py): a compiled step
 //! program `(state..., fixed data..., batch...) -> (loss, new state...)` whose state buffers
 //! (parameters, optimizer state, step counter) and data buffers stay here between steps.
 //!
@@ -41,7 +41,7 @@ struct Resident {
     steps: u64,
 }
 
-/// The Rust half of `quabla.trainer.Trainer` (subclassed there): holds the step program and
+/// The Rust half of `quabla.optim.Trainer` (subclassed there): holds the step program and
 /// its resident buffers.
 #[pyclass(module = "quabla._quabla", subclass)]
 pub struct ResidentStep {

@@ -235,7 +235,7 @@ class JitFunction:
 
 @disjoint_base
 class ResidentStep:
-    """The Rust half of `quabla.trainer.Trainer` (subclassed there): holds the step program and
+    """The Rust half of `quabla.optim.Trainer` (subclassed there): holds the step program and
     its resident buffers."""
 
     def __new__(cls, *_args: Any, **_kwargs: Any) -> ResidentStep: ...

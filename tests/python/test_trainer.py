@@ -422,3 +422,25 @@ def test_schedules_equal_optax():
     }
     for n, s in theirs.items():
         np.testing.assert_allclose([ours[n](c) for c in COUNTS], [float(s(c)) for c in COUNTS], rtol=1e-6, err_msg=n)
+
+
+# --- the docstring examples of quabla.optim (tests/python/test_docs.py covers other modules) --
+
+def _doctests():
+    import doctest
+
+    from quabla import _schedules, _trainer, optim
+
+    return [t for m in (optim, _schedules, _trainer) for t in doctest.DocTestFinder().find(m) if t.examples]
+
+
+@pytest.mark.parametrize("test", _doctests(), ids=lambda t: t.name)
+def test_docstring_example(test):
+    import builtins
+    import doctest
+
+    test.globs = {"qb": qb, "round": builtins.round}
+    out = []
+    r = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    r.run(test, out=out.append)
+    assert r.failures == 0, "".join(out)
