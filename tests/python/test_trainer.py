@@ -210,6 +210,16 @@ def test_params_and_opt_state_setters():
         tr.params = dict(saved_p, b1=qb.zeros(16, dtype=qb.float32))
 
 
+def test_pinn_example_with_trainer():
+    import os
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    r = subprocess.run([sys.executable, os.path.join(root, "examples", "pinn.py"), "--trainer"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("w = 3.141593"), r.stdout
+
+
 # --- errors ----------------------------------------------------------------------------------
 
 
