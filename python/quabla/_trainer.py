@@ -86,7 +86,7 @@ class Trainer(_q.ResidentStep):
 
     def __init__(self, loss, params, optimizer, *data, device="cpu", batch_argnums=()):
         from .jit import _trace, _device_name
-        from .optim import _Optimizer, _count_dtype, _flatten_keep_none
+        from ._optimizers import _Optimizer, _count_dtype, _flatten_keep_none
         from ._transforms import value_and_grad
         from ._ops import array
 

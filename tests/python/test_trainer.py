@@ -439,9 +439,9 @@ def test_schedules_equal_optax():
 def _doctests():
     import doctest
 
-    from quabla import _schedules, _trainer, optim
+    from quabla import _optimizers, _schedules, _trainer
 
-    return [t for m in (optim, _schedules, _trainer) for t in doctest.DocTestFinder().find(m) if t.examples]
+    return [t for m in (_optimizers, _schedules, _trainer) for t in doctest.DocTestFinder().find(m) if t.examples]
 
 
 @pytest.mark.parametrize("test", _doctests(), ids=lambda t: t.name)
