@@ -6,8 +6,9 @@
 //! its state outputs into the state slots (the buffers themselves, no copy; on an executor
 //! whose buffers live on a device they stay there). `step(*batch)` first replaces the batch
 //! buffers: directly when every batch position is one Tensor, else through the Python
-//! function given at bind time that flattens the batch pytrees. Readback (`_state`, `loss`)
-//! wraps the held buffers as Tensors.
+//! function given at bind time that flattens the batch pytrees. Readback (`_state`, `_loss`)
+//! wraps the held buffers as host Tensors (`Buffer::to_host`: the same buffer on the host, a
+//! copy from a device).
 //!
 //! Invariants: after `_bind`, `state` has the types of outputs `1..` and `batch` the types of
 //! the last inputs; a failed step (bad batch, failed run) leaves every slot as it was.
@@ -56,6 +57,12 @@ impl ResidentStep {
 
 fn buffers(items: Vec<PyRef<'_, Tensor>>) -> Vec<Buffer> {
     items.iter().map(|t| t.buf.clone()).collect()
+}
+
+/// A held buffer as a host Tensor: a handle for a host buffer, a copy of a device buffer.
+fn readback(py: Python<'_>, b: &Buffer) -> PyResult<Py<Tensor>> {
+    let h = b.to_host().map_err(|e| errors::new(py, errors::buffer_class_of(&e), format!("Trainer: reading back a {} buffer failed: {e}", b.ty())))?;
+    wrap(py, h)
 }
 
 /// Checks that `bufs` have the types `want`, naming the mismatched leaf by `names`.
@@ -168,15 +175,16 @@ impl ResidentStep {
         })
     }
 
-    /// The loss of the last step, as a Tensor (read back from the executor), or None before
-    /// the first step.
+    /// The loss of the last step, as a host Tensor (read back from the executor), or None
+    /// before the first step.
     fn _loss(&self, py: Python<'_>) -> PyResult<Option<Py<Tensor>>> {
-        errors::guard(|| self.inner()?.loss.clone().map(|b| wrap(py, b)).transpose())
+        errors::guard(|| self.inner()?.loss.as_ref().map(|b| readback(py, b)).transpose())
     }
 
-    /// The resident state (step counter, parameters, optimizer slots) as Tensors.
+    /// The resident state (step counter, parameters, optimizer slots) as host Tensors (the
+    /// held buffers themselves when they are host buffers).
     fn _state(&self, py: Python<'_>) -> PyResult<Vec<Py<Tensor>>> {
-        errors::guard(|| self.inner()?.state.iter().map(|b| wrap(py, b.clone())).collect())
+        errors::guard(|| self.inner()?.state.iter().map(|b| readback(py, b)).collect())
     }
 
     /// Replaces the resident state (same count, shapes and dtypes; `names` name the leaves in
