@@ -155,16 +155,20 @@ impl ResidentStep {
             };
             let mut this = slf.borrow_mut();
             let inner = this.inner.as_mut().ok_or_else(|| PyTypeError::new_err("Trainer: not initialised (its __init__ did not run)"))?;
-            if let Some(bufs) = new_batch {
+            if let Some(bufs) = &new_batch {
                 let n_in = inner.exe.input_types().len();
                 let want = &inner.exe.input_types()[n_in - inner.batch.len()..];
-                check_types(py, "step", &inner.batch_names, want, &bufs)?;
-                inner.batch = bufs;
+                check_types(py, "step", &inner.batch_names, want, bufs)?;
             }
             let outs = {
-                let inputs: Vec<&Buffer> = inner.state.iter().chain(&inner.fixed).chain(&inner.batch).collect();
+                let batch = new_batch.as_ref().unwrap_or(&inner.batch);
+                let inputs: Vec<&Buffer> = inner.state.iter().chain(&inner.fixed).chain(batch).collect();
                 run_py(py, &*inner.exe, &inputs)?
             };
+            // The run succeeded: only now does anything change.
+            if let Some(bufs) = new_batch {
+                inner.batch = bufs;
+            }
             let mut outs = outs.into_iter();
             inner.loss = outs.next();
             for (s, o) in inner.state.iter_mut().zip(outs) {
