@@ -240,7 +240,9 @@ class Trainer(_q.ResidentStep):
 
     def fit(self, steps=None, batches=None, progress=True):
         """Runs ``steps`` steps (``step()``, or ``step(*b)`` for each ``b`` of ``batches``,
-        stopping early when ``batches`` ends; all of ``batches`` when ``steps`` is None).
+        stopping early when ``batches`` ends; all of ``batches`` when ``steps`` is None). Each
+        ``b`` is a tuple with one argument per ``batch_argnums`` position; with one position it
+        may also be the argument itself (any pytree that is not a 1-tuple).
         ``progress`` shows a tqdm bar with the loss and steps/s when tqdm is importable, else
         a line on stderr every second. Returns None (read ``loss()`` and ``params``).
         """
@@ -253,6 +255,7 @@ class Trainer(_q.ResidentStep):
         it = None if batches is None else iter(batches)
         bar = _Progress(self, steps) if progress else None
         step = self.step
+        single = len(self._batch_argnums) == 1
         done = 0
         try:
             while steps is None or done < steps:
@@ -262,7 +265,7 @@ class Trainer(_q.ResidentStep):
                     b = next(it, _END)
                     if b is _END:
                         break
-                    step(*b) if isinstance(b, tuple) else step(b)
+                    step(b) if single and not (type(b) is tuple and len(b) == 1) else step(*b)
                 done += 1
                 if bar is not None:
                     bar.tick(done)

@@ -173,6 +173,13 @@ def test_fit_with_batches_and_progress(monkeypatch, capsys):
     assert tr.loss().item() == ref.loss().item()
     tr.fit(5, batches=iter(batches), progress=False)  # stops after 5 of the 10
     assert tr.steps == 15
+    # One batch position: the elements are the argument itself (here a pytree) or a 1-tuple.
+    one = qb.optim.Trainer(lambda p, b: mlp_loss(p, *b), p0, qb.optim.Adam(0.01), (xs[0], ys[0]), batch_argnums=0)
+    one_ref = qb.optim.Trainer(lambda p, b: mlp_loss(p, *b), p0, qb.optim.Adam(0.01), (xs[0], ys[0]), batch_argnums=0)
+    one.fit(batches=[(xs[1], ys[1]), ((xs[2], ys[2]),)], progress=False)
+    one_ref.step((xs[1], ys[1]))
+    one_ref.step((xs[2], ys[2]))
+    assert one.steps == 2 and one.loss().item() == one_ref.loss().item()
     # Without tqdm: a plain line on stderr.
     monkeypatch.setitem(sys.modules, "tqdm", None)
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)
