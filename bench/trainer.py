@@ -7,11 +7,13 @@
 * ``JAX``: ``jax.jit`` of one step function, JAX's ``value_and_grad`` of the same loss plus
   Adam written in ``jax.numpy`` (no optax), float64 (x64) like Quabla's program.
 
+The same three for a float32 MLP (8 -> 64 -> 1, batch 256) follow, unless ``--no-mlp``.
+
 Each is timed in blocks of ``--steps`` consecutive steps (JAX blocks on the result at the end
 of each block), ``--repeat`` blocks; printed: min and median microseconds per step. The
 final ``w`` of each (300 steps from 2.5) is printed too: all three train to 3.141593.
 
-    python bench/trainer.py [--steps 2000] [--repeat 25] [--quick]
+    python bench/trainer.py [--steps 2000] [--repeat 25] [--quick] [--no-mlp]
 """
 
 import argparse
@@ -99,11 +101,87 @@ def jax_step():
     return step
 
 
+def mlp_loss(p, x, y):
+    h = qb.tanh(x @ p["w1"] + p["b1"])
+    return qb.mean((h @ p["w2"] + p["b2"] - y) ** 2)
+
+
+def mlp_data(hidden, batch):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    p = {
+        "w1": (rng.normal(size=(8, hidden)) * 0.3).astype(np.float32),
+        "b1": np.zeros(hidden, np.float32),
+        "w2": (rng.normal(size=(hidden, 1)) * 0.3).astype(np.float32),
+        "b2": np.zeros(1, np.float32),
+    }
+    x = rng.normal(size=(batch, 8)).astype(np.float32)
+    y = np.sin(x.sum(axis=1, keepdims=True)).astype(np.float32)
+    return p, x, y
+
+
+def mlp_rows(steps, repeat, hidden=64, batch=256):
+    """The same three ways for a float32 MLP 8 -> hidden -> 1 on one batch."""
+    p, x, y = mlp_data(hidden, batch)
+    qp = qb.tree.map(qb.array, p)
+    qx, qy = qb.array(x), qb.array(y)
+    rows = []
+    tr = qb.optim.Trainer(mlp_loss, qp, qb.optim.Adam(1e-3), qx, qy)
+    rows.append(("Quabla Trainer.step()", blocks(tr.step, steps, repeat)))
+    opt = qb.optim.Adam(1e-3)
+    vg = qb.jit(qb.value_and_grad(mlp_loss))
+    box = [qp, opt.init(qp)]
+
+    def lstep():
+        v, g = vg(box[0], qx, qy)
+        box[0], box[1] = opt.update(box[0], g, box[1])
+
+    rows.append(("Quabla jit(value_and_grad) + opt.update", blocks(lstep, max(steps // 10, 20), repeat)))
+    if jax is not None:
+
+        def lj(p, x, y):
+            h = jnp.tanh(x @ p["w1"] + p["b1"])
+            return jnp.mean((h @ p["w2"] + p["b2"] - y) ** 2)
+
+        @jax.jit
+        def jstep(state, x, y):
+            p, m, v, t = state
+            value, g = jax.value_and_grad(lj)(p, x, y)
+            t = t + 1.0
+            m = jax.tree.map(lambda m, g: B1 * m + (1 - B1) * g, m, g)
+            v = jax.tree.map(lambda v, g: B2 * v + (1 - B2) * g * g, v, g)
+            p = jax.tree.map(lambda p, m, v: p - 1e-3 * (m / (1 - B1**t)) / (jnp.sqrt(v / (1 - B2**t)) + EPS), p, m, v)
+            return (p, m, v, t), value
+
+        jp = jax.tree.map(jnp.asarray, p)
+        z = jax.tree.map(jnp.zeros_like, jp)
+        s = [(jp, z, z, jnp.zeros((), jnp.float32))]
+        xj, yj = jnp.asarray(x), jnp.asarray(y)
+
+        def jrun():
+            s[0], _ = jstep(s[0], xj, yj)
+
+        rows.append(("JAX jit(value_and_grad + Adam)", blocks(jrun, steps, repeat, lambda: jax.block_until_ready(s[0]))))
+    return rows
+
+
+def show(title, rows):
+    print(title)
+    print(f"{'':44s} {'min':>9s} {'median':>9s}")
+    for name, (mn, md) in rows:
+        print(f"{name:44s} {mn:9.2f} {md:9.2f}")
+    base = rows[0][1]
+    for name, (mn, md) in rows[1:]:
+        print(f"  {name} / Trainer: min {mn / base[0]:.1f}x, median {md / base[1]:.1f}x")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=2000, help="steps per timed block")
     ap.add_argument("--repeat", type=int, default=25, help="timed blocks")
     ap.add_argument("--quick", action="store_true", help="200 steps x 5 blocks")
+    ap.add_argument("--no-mlp", action="store_true", help="only the PINN")
     args = ap.parse_args()
     steps, repeat = (200, 5) if args.quick else (args.steps, args.repeat)
     x, w0 = qb.linspace(0.05, 0.95, 8), qb.array(2.5)
@@ -138,14 +216,10 @@ def main():
     else:
         print("(JAX not importable: its row is skipped)", file=sys.stderr)
 
-    print(f"README PINN training step, 8 points, float64, Adam(lr={LR}); {repeat} blocks of steps; us/step")
-    print(f"{'':44s} {'min':>9s} {'median':>9s}")
-    for name, (mn, md) in rows:
-        print(f"{name:44s} {mn:9.2f} {md:9.2f}")
-    base = rows[0][1]
-    for name, (mn, md) in rows[1:]:
-        print(f"  {name} / Trainer: min {mn / base[0]:.1f}x, median {md / base[1]:.1f}x")
+    show(f"README PINN training step, 8 points, float64, Adam(lr={LR}); {repeat} blocks of {steps} steps; us/step", rows)
     print("w after 300 steps: " + ", ".join(f"{k} {v:.6f}" for k, v in finals.items()))
+    if not args.no_mlp:
+        show(f"\nMLP 8 -> 64 -> 1, tanh, batch 256, float32, Adam(1e-3); us/step", mlp_rows(max(steps // 4, 50), repeat))
 
 
 if __name__ == "__main__":
