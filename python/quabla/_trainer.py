@@ -85,7 +85,7 @@ class Trainer(_q.ResidentStep):
     """
 
     def __init__(self, loss, params, optimizer, *data, device="cpu", batch_argnums=()):
-        from .jit import _trace, _device_name
+        from .jit import PYTHON_EXECUTORS, _device_name, _trace
         from ._optimizers import _Optimizer, _count_dtype, _flatten_keep_none
         from ._transforms import value_and_grad
         from ._ops import array
@@ -95,6 +95,11 @@ class Trainer(_q.ResidentStep):
         if not isinstance(optimizer, _Optimizer):
             raise _errors.ArgumentTypeError(f"Trainer: optimizer must be qb.optim.SGD, Adam or AdamW, got {type(optimizer).__name__}")
         device = _device_name(device)
+        if device in PYTHON_EXECUTORS:
+            raise _errors.UnsupportedOperationError(
+                f"Trainer: device {device!r} is an executor written in Python (qb.jit(device={device!r})); the Trainer runs on the "
+                f"executors of the Rust registry: {', '.join(_q.devices())}", op="Trainer", device=device
+            )
         if device not in _q.devices():
             raise _errors.UnsupportedOperationError(
                 f"Trainer: device {device!r} is not available in this build (available: {', '.join(_q.devices())})", op="Trainer", device=device

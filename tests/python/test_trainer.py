@@ -250,6 +250,9 @@ def test_errors():
         qb.optim.Trainer(lambda w, x: (w * x) ** 2, qb.array(1.0), qb.optim.SGD(0.1), x)
     with pytest.raises(qb.errors.UnsupportedOperationError, match="nosuch"):
         qb.optim.Trainer(pinn_loss, qb.array(2.5), qb.optim.Adam(0.05), x, device="nosuch")
+    if "xla" in qb.devices():
+        with pytest.raises(qb.errors.UnsupportedOperationError, match="Python"):
+            qb.optim.Trainer(pinn_loss, qb.array(2.5), qb.optim.Adam(0.05), x, device="xla")
     with pytest.raises(qb.errors.InvalidArgumentError, match="out of range"):
         qb.optim.Trainer(pinn_loss, qb.array(2.5), qb.optim.Adam(0.05), x, batch_argnums=1)
     with pytest.raises(qb.errors.DTypeError, match="float"):
