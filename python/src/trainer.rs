@@ -65,6 +65,12 @@ fn readback(py: Python<'_>, b: &Buffer) -> PyResult<Py<Tensor>> {
     wrap(py, h)
 }
 
+/// The error of a step called while another call on the same Trainer runs (another thread,
+/// or the batch-flattening callback re-entering).
+fn busy(py: Python<'_>) -> PyErr {
+    errors::new(py, "InvalidArgumentError", "Trainer.step: another call on this Trainer is running (a Trainer is not shared between threads; build one per thread)")
+}
+
 /// Checks that `bufs` have the types `want`, naming the mismatched leaf by `names`.
 fn check_types(py: Python<'_>, what: &str, names: &[String], want: &[TensorType], bufs: &[Buffer]) -> PyResult<()> {
     if want.len() != bufs.len() {
@@ -125,7 +131,7 @@ impl ResidentStep {
                 None
             } else {
                 let (direct, positions, flatten) = {
-                    let this = slf.borrow();
+                    let this = slf.try_borrow().map_err(|_| busy(py))?;
                     let inner = this.inner()?;
                     (inner.direct, inner.positions, inner.flatten.as_ref().map(|f| f.clone_ref(py)))
                 };
@@ -153,7 +159,7 @@ impl ResidentStep {
                 }
                 Some(bufs)
             };
-            let mut this = slf.borrow_mut();
+            let mut this = slf.try_borrow_mut().map_err(|_| busy(py))?;
             let inner = this.inner.as_mut().ok_or_else(|| PyTypeError::new_err("Trainer: not initialised (its __init__ did not run)"))?;
             if let Some(bufs) = &new_batch {
                 let n_in = inner.exe.input_types().len();
