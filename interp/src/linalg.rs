@@ -574,7 +574,7 @@ pub(super) fn eval(operands: &[&Buffer], tys: &[TensorType], op: &LinalgOp) -> R
     let name = op.name();
     let at = operands[0].ty();
     let bt = operands.get(1).map(|b| b.ty());
-    let outs: Vec<Vals> = match (vals(operands[0]), operands.get(1).map(|b| vals(b))) {
+    let outs: Vec<Vals> = match (vals(name, operands[0])?, operands.get(1).map(|b| vals(name, b)).transpose()?) {
         (Vals::F32(a), b) => {
             let b = match b {
                 Some(Vals::F32(b)) => Some(b),

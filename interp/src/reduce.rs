@@ -34,7 +34,7 @@ fn reduce_real<T: Real>(op: Reducer, xs: &[T], shape: &[i64], dims: &[i64], n: u
 
 pub(super) fn reduce(op: Reducer, x: &Buffer, dims: &[i64], ty: &TensorType) -> Result<Buffer> {
     let (shape, n) = (x.shape(), ty.num_elements());
-    let out = match vals(x) {
+    let out = match vals(op.name(), x)? {
         Vals::F32(v) => Vals::F32(reduce_real(op, &v, shape, dims, n)),
         Vals::F64(v) => Vals::F64(reduce_real(op, &v, shape, dims, n)),
         Vals::Int(v) => {
@@ -88,7 +88,7 @@ fn better_real<T: Real>(op: ArgOp) -> impl Fn(T, T) -> bool {
 
 pub(super) fn arg_reduce(op: ArgOp, x: &Buffer, dim: i64, ty: &TensorType) -> Result<Buffer> {
     let (shape, d) = (x.shape(), dim as usize);
-    let idx = match vals(x) {
+    let idx = match vals(op.name(), x)? {
         Vals::F32(v) => arg(&v, shape, d, better_real(op)),
         Vals::F64(v) => arg(&v, shape, d, better_real(op)),
         Vals::Int(v) => arg(&v, shape, d, |c, b| if op == ArgOp::Max { c > b } else { c < b }),

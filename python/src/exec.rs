@@ -162,6 +162,23 @@ pub fn eager_cache_size() -> usize {
     global_eager().len()
 }
 
+/// Number of compiled CPU programs whose code is loaded in this process (every cache's
+/// entries and every live `Compiled`): evicting or dropping compiled code lowers it.
+#[pyfunction]
+pub fn live_programs() -> usize {
+    quabla_runtime::cpu::live_programs()
+}
+
+/// Returns free heap pages to the OS (`malloc_trim(0)`): the trace caches call it after
+/// evicting compiled programs.
+#[pyfunction]
+pub fn release_memory() -> PyResult<()> {
+    errors::guard(|| {
+        quabla_runtime::cpu::release_memory();
+        Ok(())
+    })
+}
+
 /// A compiled program: input and output types, its executable and the device it runs on.
 #[pyclass(module = "quabla._quabla", frozen)]
 pub struct Compiled {
@@ -337,6 +354,17 @@ impl JitFunction {
         errors::guard(|| {
             self.fast.write().unwrap_or_else(|e| e.into_inner()).clear();
             Ok(())
+        })
+    }
+
+    /// Drops the fast-path signature for positional Tensor arguments of types `key` (an LRU
+    /// eviction of the Python trace cache); true when it was registered.
+    fn _fast_remove(&self, key: Vec<(Vec<i64>, usize)>) -> PyResult<bool> {
+        errors::guard(|| {
+            let key: Vec<TensorType> = key.into_iter().map(|(s, c)| Ok(TensorType::new(crate::tensor::dtype_of(c)?, s))).collect::<PyResult<_>>()?;
+            let removed = self.fast.write().unwrap_or_else(|e| e.into_inner()).remove(&key);
+            // The executable is freed here unless a running call still holds it.
+            Ok(removed.is_some())
         })
     }
 

@@ -54,7 +54,8 @@ fn contiguous(sizes: &[i64], strides: &[i64]) -> bool {
 /// hands the kernels private contiguous copies), else gathered through the strides.
 pub(crate) unsafe fn read<'a, T: Copy>(u: *const Unranked) -> (Cow<'a, [T]>, Vec<i64>) {
     let (p, sizes, strides) = view::<T>(u);
-    let n: i64 = sizes.iter().product();
+    // The sizes of a memref of a program type (checked when the program was built).
+    let n = quabla_dialect::size::saturating_product(sizes.iter().copied());
     if contiguous(&sizes, &strides) {
         return (Cow::Borrowed(std::slice::from_raw_parts(p, n as usize)), sizes);
     }
