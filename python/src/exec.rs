@@ -255,6 +255,8 @@ enum Rebuild {
 struct FastEntry {
     exe: Arc<dyn Executable>,
     rebuild: Rebuild,
+    /// Calls served (read by the Python LRU when it chooses what to evict).
+    hits: std::sync::atomic::AtomicU64,
 }
 
 /// The object `qb.jit` returns (subclassed in Python by `quabla.jit.Jitted`). Calls with
@@ -300,6 +302,7 @@ impl JitFunction {
                     let found = {
                         let map = this.fast.read().unwrap_or_else(|e| e.into_inner());
                         map.get(&key).map(|e| {
+                            e.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             let r = match &e.rebuild {
                                 Rebuild::Single => Rebuild::Single,
                                 Rebuild::Tuple => Rebuild::Tuple,
@@ -344,7 +347,7 @@ impl JitFunction {
                 (None, false) if compiled.outputs.len() == 1 => Rebuild::Single,
                 (None, false) => return Err(PyValueError::new_err("a program without a rebuild function must have exactly one output")),
             };
-            self.fast.write().unwrap_or_else(|e| e.into_inner()).insert(key, FastEntry { exe: compiled.exe.clone(), rebuild });
+            self.fast.write().unwrap_or_else(|e| e.into_inner()).insert(key, FastEntry { exe: compiled.exe.clone(), rebuild, hits: 0.into() });
             Ok(())
         })
     }
@@ -365,6 +368,15 @@ impl JitFunction {
             let removed = self.fast.write().unwrap_or_else(|e| e.into_inner()).remove(&key);
             // The executable is freed here unless a running call still holds it.
             Ok(removed.is_some())
+        })
+    }
+
+    /// Calls the fast path served for positional Tensor arguments of types `key` (None when
+    /// not registered): the Python trace cache folds them into its LRU order.
+    fn _fast_hits(&self, key: Vec<(Vec<i64>, usize)>) -> PyResult<Option<u64>> {
+        errors::guard(|| {
+            let key: Vec<TensorType> = key.into_iter().map(|(s, c)| Ok(TensorType::new(crate::tensor::dtype_of(c)?, s))).collect::<PyResult<_>>()?;
+            Ok(self.fast.read().unwrap_or_else(|e| e.into_inner()).get(&key).map(|e| e.hits.load(std::sync::atomic::Ordering::Relaxed)))
         })
     }
 
