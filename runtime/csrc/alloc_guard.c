@@ -32,6 +32,14 @@ void *quabla_rt_malloc(uint64_t bytes) {
   return p;
 }
 
+/* Abandons the guarded call in progress as a failed allocation of `bytes` (the runtime's
+ * kernels call it when their own fallible allocation fails, with no destructor pending). */
+void quabla_rt_fail(uint64_t bytes) {
+  quabla_failed_bytes = bytes == 0 ? 1 : bytes;
+  if (quabla_jmp != NULL) longjmp(*quabla_jmp, 1);
+  abort();
+}
+
 /* Calls the packed interface `f(args)`; returns 0, or the size of the allocation that failed. */
 uint64_t quabla_rt_call(void (*f)(void **), void **args) {
   jmp_buf env;

@@ -511,24 +511,34 @@ unsafe extern "C" {
 
 /// Points the module's heap allocations at [`quabla_rt_malloc`]: renames the `llvm.func
 /// @malloc` declaration that the memref lowering emits, and every call of it. Returns whether
-/// the module allocates at all (programs whose temporaries all fused away call no `malloc`
-/// and skip the guard on the per-call path).
+/// calls must run under the allocation guard: the module allocates, or calls a runtime kernel
+/// (`linalg`, `sort`: their fallible allocations fail through `quabla_rt_fail`). Programs
+/// whose temporaries all fused away and that call no kernel skip the guard on the per-call
+/// path.
 fn guard_allocations(ctx: &Context, module: &mut MlirModule) -> bool {
     let body = module.body();
+    let mut guarded = false;
+    let mut malloc = None;
     let mut op = body.first_operation_mut();
-    while let Some(mut o) = op {
-        let is_malloc = o.name().as_string_ref().as_str() == Ok("llvm.func")
-            && o.attribute("sym_name").ok().and_then(|a| melior::ir::attribute::StringAttribute::try_from(a).ok()).is_some_and(|s| s.value() == "malloc");
-        if is_malloc {
-            // SAFETY: the module operation outlives the call; both names are valid symbols.
-            let r = unsafe { mlir_sys::mlirSymbolTableReplaceAllSymbolUses(melior::StringRef::new("malloc").to_raw(), melior::StringRef::new(GUARDED_MALLOC).to_raw(), module.as_operation().to_raw()) };
-            debug_assert!(r.value != 0, "renaming malloc's uses failed");
-            o.set_attribute("sym_name", melior::ir::attribute::StringAttribute::new(ctx, GUARDED_MALLOC).into());
-            return true;
+    while let Some(o) = op {
+        let name = (o.name().as_string_ref().as_str() == Ok("llvm.func"))
+            .then(|| o.attribute("sym_name").ok().and_then(|a| melior::ir::attribute::StringAttribute::try_from(a).ok()).map(|s| s.value().to_string()))
+            .flatten();
+        match name.as_deref() {
+            Some("malloc") => malloc = Some(o),
+            Some(n) if n.starts_with("_mlir_ciface_quabla_") => guarded = true,
+            _ => {}
         }
         op = o.next_in_block_mut();
     }
-    false
+    if let Some(mut o) = malloc {
+        // SAFETY: the module operation outlives the call; both names are valid symbols.
+        let r = unsafe { mlir_sys::mlirSymbolTableReplaceAllSymbolUses(melior::StringRef::new("malloc").to_raw(), melior::StringRef::new(GUARDED_MALLOC).to_raw(), module.as_operation().to_raw()) };
+        debug_assert!(r.value != 0, "renaming malloc's uses failed");
+        o.set_attribute("sym_name", melior::ir::attribute::StringAttribute::new(ctx, GUARDED_MALLOC).into());
+        guarded = true;
+    }
+    guarded
 }
 
 /// Engines alive in this process (one per compiled CPU program): [`live_programs`].
