@@ -10,6 +10,19 @@ unsafe extern "C" {
     fn quabla_rt_malloc(bytes: u64) -> *mut c_void;
     fn quabla_rt_set_limit(bytes: u64);
     fn quabla_rt_call(f: unsafe extern "C" fn(*mut *mut c_void), args: *mut *mut c_void) -> u64;
+    fn quabla_rt_fail(bytes: u64) -> !;
+}
+
+/// A stand-in for a runtime kernel whose fallible allocation failed.
+unsafe extern "C" fn kernel_fails(_args: *mut *mut c_void) {
+    unsafe { quabla_rt_fail(123) }
+}
+
+#[test]
+fn a_kernel_failure_abandons_the_guarded_call() {
+    let mut args: [*mut c_void; 0] = [];
+    assert_eq!(unsafe { quabla_rt_call(kernel_fails, args.as_mut_ptr()) }, 123);
+    assert_eq!(guarded(64), 0);
 }
 
 /// A stand-in for compiled code: allocates `*args[0]` bytes through the guard and frees them.
