@@ -1,6 +1,6 @@
 """RSS of jitted functions (issue 18: bounded resources), two measurements in one run.
 
-    python bench/jit_rss.py [--calls 1000000] [--functions 2000]
+    python bench/jit_rss.py [--calls 1000000] [--functions 2000] [--signatures 1000]
 
 * ``calls``: one jitted function called ``--calls`` times on the fast path; prints RSS every
   tenth of the run. Flat means the per-call path allocates nothing that outlives a call.
@@ -10,6 +10,10 @@
   included), so RSS ends within 50 MB of its value after the first few functions
   (allocator and MLIR context warm-up). glibc keeps freed heap in its arenas unless
   ``malloc_trim`` runs; the script prints RSS before and after a trim so both are visible.
+* ``signatures``: one jitted function (``max_traces=8``) called with ``--signatures``
+  distinct shapes: its LRU trace cache evicts all but 8, and each eviction frees the program
+  (``_quabla.live_programs()`` stays bounded) and trims the heap, so RSS ends within 50 MB of
+  its value after the warm-up.
 
 The persistent compile cache is off (``QUABLA_CACHE=0``) so that every function really
 compiles. Measured numbers are in docs/debugging.md ("Resource use").
@@ -101,16 +105,38 @@ def functions(n):
     return after - r0
 
 
+def signatures(n):
+    q = qb._quabla
+    f = qb.jit(lambda x: qb.sin(x) * 2.0 + 1.0, max_traces=8)
+    warm = 16
+    for k in range(1, warm + 1):
+        f(qb.ones(k))
+    gc.collect()
+    r0, p0, t = rss_mib(), q.live_programs(), time.time()
+    for k in range(warm + 1, warm + n + 1):
+        f(qb.ones(k))
+        if (k - warm) % max(1, n // 10) == 0:
+            print(f"signatures: {k - warm} -> RSS {rss_mib():.1f} MiB, {q.live_programs()} programs loaded, {f._cache_size} cached")
+    gc.collect()
+    after = rss_mib()
+    print(f"signatures: {n} shapes through max_traces=8: RSS {r0:.1f} -> {after:.1f} MiB ({after - r0:+.1f} MiB), "
+          f"programs loaded {p0} -> {q.live_programs()} in {time.time() - t:.1f} s")
+    return after - r0 if q.live_programs() <= p0 else float("inf")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--calls", type=int, default=1_000_000)
     p.add_argument("--functions", type=int, default=2000)
+    p.add_argument("--signatures", type=int, default=1000)
     a = p.parse_args()
     ok = True
     if a.calls:
         ok &= calls(a.calls) < 5.0
     if a.functions:
         ok &= functions(a.functions) < 50.0
+    if a.signatures:
+        ok &= signatures(a.signatures) < 50.0
     print("bounded" if ok else "NOT bounded")
     return 0 if ok else 1
 

@@ -5,6 +5,7 @@ pub mod error;
 pub mod ir;
 pub mod mlir;
 pub mod ops;
+pub mod size;
 pub mod types;
 
 pub use error::{DialectError, Result};

@@ -1,24 +1,10 @@
 //! Element types and ranked, statically shaped tensor types: the only types the `quabla`
 //! dialect admits. Text forms follow MLIR's builtin syntax (`tensor<2x3xf32>`).
 use std::fmt;
-use std::sync::OnceLock;
 
 use crate::error::{DialectError, Violation};
 
-/// Default bound on the byte size of one tensor (1 TiB), see [`max_bytes`].
-pub const DEFAULT_MAX_BYTES: u64 = 1 << 40;
-
-/// The largest byte size a tensor may have: `QUABLA_MAX_BYTES` (a decimal byte count) when set
-/// to a positive integer, else [`DEFAULT_MAX_BYTES`]. Read once per process. Every boundary
-/// that creates a tensor type from user input ([`TensorType::check_size`], the shape rules,
-/// the importer, host buffers) rejects larger tensors with a typed error instead of wrapping
-/// the element count or attempting the allocation.
-pub fn max_bytes() -> u64 {
-    static MAX: OnceLock<u64> = OnceLock::new();
-    *MAX.get_or_init(|| {
-        std::env::var("QUABLA_MAX_BYTES").ok().and_then(|v| v.trim().parse::<u64>().ok()).filter(|&v| v > 0).unwrap_or(DEFAULT_MAX_BYTES)
-    })
-}
+pub use crate::size::{max_bytes, DEFAULT_MAX_BYTES};
 
 /// An element type of a quabla tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -190,12 +176,12 @@ impl TensorType {
 
     /// The element count, or `None` when an extent is negative or the product overflows.
     pub fn checked_num_elements(&self) -> Option<usize> {
-        self.shape.iter().try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))
+        crate::size::checked_product(&self.shape).ok()
     }
 
     /// The byte size in host buffers, or `None` when an extent is negative or it overflows.
     pub fn checked_byte_size(&self) -> Option<usize> {
-        self.checked_num_elements()?.checked_mul(self.dtype.size())
+        crate::size::byte_len(&self.shape, self.dtype.size()).ok()
     }
 
     /// Checks that the type can exist: every extent positive (`extent_positive`), the byte size

@@ -167,9 +167,11 @@ impl Element for u32 {
 }
 
 impl Buffer {
-    /// A zero-filled buffer of type `ty`.
+    /// A zero-filled buffer of type `ty`, a type of an existing value (tests build them from
+    /// buffers they hold); sizes from the user go through [`Buffer::try_zeros`]. A byte size
+    /// that does not fit saturates, so the allocation fails instead of under-allocating.
     pub fn zeros(ty: TensorType) -> Buffer {
-        let n = ty.num_elements() * ty.dtype.size();
+        let n = ty.checked_byte_size().unwrap_or(usize::MAX);
         Buffer { ty, storage: Storage::Host(Arc::new(AlignedBytes::zeroed(n))) }
     }
 

@@ -31,7 +31,7 @@ pub(super) fn eval_while<'m>(m: &'m Module, f: &'m Func, op: &'m Op, args: Vec<B
 /// `quabla.case (index, x...)`: body `index`, or the last body when `index` is outside
 /// `[0, N)`.
 pub(super) fn eval_case<'m>(m: &'m Module, f: &'m Func, op: &'m Op, args: Vec<Buffer>, env: &mut Vec<Option<Buffer>>, stack: &mut Vec<&'m str>) -> Result<Vec<Buffer>> {
-    let i = match crate::vals(&args[0]) {
+    let i = match crate::vals("case", &args[0])? {
         crate::Vals::Int(v) => v.first().copied().unwrap_or(-1),
         _ => -1,
     };

@@ -61,7 +61,7 @@ fn conv_real<T: Real>(l: &[T], ls: &[i64], r: &[T], rs: &[i64], a: &ConvAttrs, t
 /// `quabla.convolution`.
 pub(super) fn convolution(l: &Buffer, r: &Buffer, a: &ConvAttrs, ty: &TensorType) -> Result<Buffer> {
     let (ls, rs) = (l.shape(), r.shape());
-    let out = match (vals(l), vals(r)) {
+    let out = match (vals("convolution", l)?, vals("convolution", r)?) {
         (Vals::F32(x), Vals::F32(y)) => Vals::F32(conv_real(&x, ls, &y, rs, a, ty)?),
         (Vals::F64(x), Vals::F64(y)) => Vals::F64(conv_real(&x, ls, &y, rs, a, ty)?),
         (Vals::Int(x), Vals::Int(y)) => Vals::Int(conv(&x, ls, &y, rs, a, ty, 0i64, |s, p, q| s.wrapping_add(p.wrapping_mul(q)))?),

@@ -41,7 +41,7 @@ fn dot_real<T: Real>(l: &[T], ls: &[i64], r: &[T], rs: &[i64], d: &DotDims, ty: 
 
 pub(super) fn dot_general(l: &Buffer, r: &Buffer, d: &DotDims, ty: &TensorType) -> Result<Buffer> {
     let (ls, rs) = (l.shape(), r.shape());
-    let out = match (vals(l), vals(r)) {
+    let out = match (vals("dot_general", l)?, vals("dot_general", r)?) {
         (Vals::F32(a), Vals::F32(b)) => Vals::F32(dot_real(&a, ls, &b, rs, d, ty)?),
         (Vals::F64(a), Vals::F64(b)) => Vals::F64(dot_real(&a, ls, &b, rs, d, ty)?),
         (Vals::Int(a), Vals::Int(b)) => Vals::Int(dot(&a, ls, &b, rs, d, ty, 0i64, |s, x, y| s.wrapping_add(x.wrapping_mul(y)))?),

@@ -3,17 +3,27 @@
 //! as bool). Also owns `erf`, which Rust's std lacks. Semantics: docs/spec.md, elementwise.
 use quabla_dialect::{BinaryOp, CmpDir, DType, ElementwiseOp, TensorType, UnaryOp};
 
-use super::{max_real, min_real, move_elems, to_buffer, vals, wrap, InterpError, Real, Result, Vals};
+use super::{max_real, min_real, move_elems, to_buffer, try_capacity, try_collect, vals, wrap, InterpError, Real, Result, Vals};
 use crate::buffer::Buffer;
 
-/// Maps `f` over `xs`; `None` from `f` (op not defined for the dtype) aborts the map.
-fn map<T: Copy, U>(xs: &[T], f: impl Fn(T) -> Option<U>) -> Option<Vec<U>> {
-    xs.iter().map(|&x| f(x)).collect()
+/// Maps `f` over `xs` (operands of dtype `dt` of op `op`, result type `ty`) into a fallibly
+/// allocated vector; `None` from `f` (op not defined for the dtype) is
+/// [`InterpError::Unsupported`].
+fn map<T: Copy, U>(op: &'static str, dt: DType, ty: &TensorType, xs: &[T], f: impl Fn(T) -> Option<U>) -> Result<Vec<U>> {
+    let mut out = try_capacity(op, ty, xs.len())?;
+    for &x in xs {
+        out.push(f(x).ok_or_else(|| undefined(op, dt))?);
+    }
+    Ok(out)
 }
 
-/// Maps `f` over pairs of `xs` and `ys`.
-fn zip<T: Copy, U>(xs: &[T], ys: &[T], f: impl Fn(T, T) -> Option<U>) -> Option<Vec<U>> {
-    xs.iter().zip(ys).map(|(&x, &y)| f(x, y)).collect()
+/// Maps `f` over pairs of `xs` and `ys`, as [`map`].
+fn zip<T: Copy, U>(op: &'static str, dt: DType, ty: &TensorType, xs: &[T], ys: &[T], f: impl Fn(T, T) -> Option<U>) -> Result<Vec<U>> {
+    let mut out = try_capacity(op, ty, xs.len())?;
+    for (&x, &y) in xs.iter().zip(ys) {
+        out.push(f(x, y).ok_or_else(|| undefined(op, dt))?);
+    }
+    Ok(out)
 }
 
 fn undefined(op: &'static str, dtype: DType) -> InterpError {
@@ -172,20 +182,20 @@ fn unary_bool(op: UnaryOp, x: bool) -> Option<bool> {
 pub(super) fn unary(op: UnaryOp, x: &Buffer, ty: &TensorType) -> Result<Buffer> {
     let dt = x.dtype();
     if op.bool_result() {
-        let out = match vals(x) {
-            Vals::F32(v) => map(&v, |a| unary_pred_real(op, a)),
-            Vals::F64(v) => map(&v, |a| unary_pred_real(op, a)),
-            Vals::I1(_) | Vals::Int(_) => None,
+        let out = match vals(op.name(), x)? {
+            Vals::F32(v) => map(op.name(), dt, ty, &v, |a| unary_pred_real(op, a)),
+            Vals::F64(v) => map(op.name(), dt, ty, &v, |a| unary_pred_real(op, a)),
+            Vals::I1(_) | Vals::Int(_) => Err(undefined(op.name(), dt)),
         };
-        return to_buffer(op.name(), ty, Vals::I1(out.ok_or_else(|| undefined(op.name(), dt))?));
+        return to_buffer(op.name(), ty, Vals::I1(out?));
     }
-    let out = match vals(x) {
-        Vals::F32(v) => map(&v, |a| unary_real(op, a)).map(Vals::F32),
-        Vals::F64(v) => map(&v, |a| unary_real(op, a)).map(Vals::F64),
-        Vals::I1(v) => map(&v, |a| unary_bool(op, a)).map(Vals::I1),
-        Vals::Int(v) => map(&v, |a| unary_int(op, if op == UnaryOp::PopulationCount { bits_of(dt, a) as i64 } else { a }).map(|r| wrap(dt, r))).map(Vals::Int),
+    let out = match vals(op.name(), x)? {
+        Vals::F32(v) => map(op.name(), dt, ty, &v, |a| unary_real(op, a)).map(Vals::F32),
+        Vals::F64(v) => map(op.name(), dt, ty, &v, |a| unary_real(op, a)).map(Vals::F64),
+        Vals::I1(v) => map(op.name(), dt, ty, &v, |a| unary_bool(op, a)).map(Vals::I1),
+        Vals::Int(v) => map(op.name(), dt, ty, &v, |a| unary_int(op, if op == UnaryOp::PopulationCount { bits_of(dt, a) as i64 } else { a }).map(|r| wrap(dt, r))).map(Vals::Int),
     };
-    to_buffer(op.name(), ty, out.ok_or_else(|| undefined(op.name(), dt))?)
+    to_buffer(op.name(), ty, out?)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -300,20 +310,20 @@ fn shift(op: BinaryOp, dt: DType, a: i64, b: i64) -> Option<i64> {
 pub(super) fn binary(op: BinaryOp, a: &Buffer, b: &Buffer, ty: &TensorType) -> Result<Buffer> {
     let dt = a.dtype();
     if matches!(op, BinaryOp::ShiftLeft | BinaryOp::ShiftRightLogical | BinaryOp::ShiftRightArithmetic) {
-        let out = match (vals(a), vals(b)) {
-            (Vals::Int(x), Vals::Int(y)) => zip(&x, &y, |p, q| shift(op, dt, p, q)).map(Vals::Int),
-            _ => None,
+        let out = match (vals(op.name(), a)?, vals(op.name(), b)?) {
+            (Vals::Int(x), Vals::Int(y)) => zip(op.name(), dt, ty, &x, &y, |p, q| shift(op, dt, p, q)).map(Vals::Int),
+            _ => Err(undefined(op.name(), dt)),
         };
-        return to_buffer(op.name(), ty, out.ok_or_else(|| undefined(op.name(), dt))?);
+        return to_buffer(op.name(), ty, out?);
     }
-    let out = match (vals(a), vals(b)) {
-        (Vals::F32(x), Vals::F32(y)) => zip(&x, &y, |p, q| binary_real(op, p, q)).map(Vals::F32),
-        (Vals::F64(x), Vals::F64(y)) => zip(&x, &y, |p, q| binary_real(op, p, q)).map(Vals::F64),
-        (Vals::I1(x), Vals::I1(y)) => zip(&x, &y, |p, q| binary_bool(op, p, q)).map(Vals::I1),
-        (Vals::Int(x), Vals::Int(y)) => zip(&x, &y, |p, q| binary_int(op, p, q).map(|r| wrap(dt, r))).map(Vals::Int),
-        _ => None,
+    let out = match (vals(op.name(), a)?, vals(op.name(), b)?) {
+        (Vals::F32(x), Vals::F32(y)) => zip(op.name(), dt, ty, &x, &y, |p, q| binary_real(op, p, q)).map(Vals::F32),
+        (Vals::F64(x), Vals::F64(y)) => zip(op.name(), dt, ty, &x, &y, |p, q| binary_real(op, p, q)).map(Vals::F64),
+        (Vals::I1(x), Vals::I1(y)) => zip(op.name(), dt, ty, &x, &y, |p, q| binary_bool(op, p, q)).map(Vals::I1),
+        (Vals::Int(x), Vals::Int(y)) => zip(op.name(), dt, ty, &x, &y, |p, q| binary_int(op, p, q).map(|r| wrap(dt, r))).map(Vals::Int),
+        _ => Err(undefined(op.name(), dt)),
     };
-    to_buffer(op.name(), ty, out.ok_or_else(|| undefined(op.name(), dt))?)
+    to_buffer(op.name(), ty, out?)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -358,10 +368,10 @@ fn powi_int(x: i64, n: i64, dt: DType) -> i64 {
 
 pub(super) fn powi(n: i64, x: &Buffer, ty: &TensorType) -> Result<Buffer> {
     let dt = x.dtype();
-    let out = match vals(x) {
-        Vals::F32(v) => Vals::F32(v.iter().map(|&a| powi_real(a, n)).collect()),
-        Vals::F64(v) => Vals::F64(v.iter().map(|&a| powi_real(a, n)).collect()),
-        Vals::Int(v) => Vals::Int(v.iter().map(|&a| powi_int(a, n, dt)).collect()),
+    let out = match vals("powi", x)? {
+        Vals::F32(v) => Vals::F32(try_collect("powi", ty, v.len(), v.iter().map(|&a| powi_real(a, n)))?),
+        Vals::F64(v) => Vals::F64(try_collect("powi", ty, v.len(), v.iter().map(|&a| powi_real(a, n)))?),
+        Vals::Int(v) => Vals::Int(try_collect("powi", ty, v.len(), v.iter().map(|&a| powi_int(a, n, dt)))?),
         Vals::I1(_) => return Err(undefined("powi", dt)),
     };
     to_buffer("powi", ty, out)
@@ -380,14 +390,15 @@ fn cmp<T: PartialOrd>(dir: CmpDir, a: T, b: T) -> bool {
 }
 
 pub(super) fn compare(dir: CmpDir, a: &Buffer, b: &Buffer, ty: &TensorType) -> Result<Buffer> {
-    let out = match (vals(a), vals(b)) {
-        (Vals::F32(x), Vals::F32(y)) => zip(&x, &y, |p, q| Some(cmp(dir, p, q))),
-        (Vals::F64(x), Vals::F64(y)) => zip(&x, &y, |p, q| Some(cmp(dir, p, q))),
-        (Vals::I1(x), Vals::I1(y)) => zip(&x, &y, |p, q| Some(cmp(dir, p, q))),
-        (Vals::Int(x), Vals::Int(y)) => zip(&x, &y, |p, q| Some(cmp(dir, p, q))),
-        _ => None,
+    let dt = a.dtype();
+    let out = match (vals("compare", a)?, vals("compare", b)?) {
+        (Vals::F32(x), Vals::F32(y)) => zip("compare", dt, ty, &x, &y, |p, q| Some(cmp(dir, p, q))),
+        (Vals::F64(x), Vals::F64(y)) => zip("compare", dt, ty, &x, &y, |p, q| Some(cmp(dir, p, q))),
+        (Vals::I1(x), Vals::I1(y)) => zip("compare", dt, ty, &x, &y, |p, q| Some(cmp(dir, p, q))),
+        (Vals::Int(x), Vals::Int(y)) => zip("compare", dt, ty, &x, &y, |p, q| Some(cmp(dir, p, q))),
+        _ => Err(undefined("compare", dt)),
     };
-    to_buffer("compare", ty, Vals::I1(out.ok_or_else(|| undefined("compare", a.dtype()))?))
+    to_buffer("compare", ty, Vals::I1(out?))
 }
 
 pub(super) fn select(pred: &Buffer, on_true: &Buffer, on_false: &Buffer, ty: &TensorType) -> super::Result<Buffer> {
@@ -404,29 +415,29 @@ pub(super) fn select(pred: &Buffer, on_true: &Buffer, on_false: &Buffer, ty: &Te
 /// Rust's `as`), anything -> i1 is `x != 0`, i1 -> number is 0/1, int -> int wraps.
 pub(super) fn convert(x: &Buffer, ty: &TensorType) -> Result<Buffer> {
     let to = ty.dtype;
-    let out = match (vals(x), to) {
+    let out = match (vals("convert", x)?, to) {
         (Vals::F32(v), DType::F32) => Vals::F32(v),
-        (Vals::F32(v), DType::F64) => Vals::F64(v.iter().map(|&a| a as f64).collect()),
-        (Vals::F32(v), DType::I1) => Vals::I1(v.iter().map(|&a| a != 0.0).collect()),
-        (Vals::F32(v), DType::I32) => Vals::Int(v.iter().map(|&a| a as i32 as i64).collect()),
-        (Vals::F32(v), DType::I64) => Vals::Int(v.iter().map(|&a| a as i64).collect()),
-        (Vals::F32(v), DType::U8) => Vals::Int(v.iter().map(|&a| a as u8 as i64).collect()),
-        (Vals::F32(v), DType::U32) => Vals::Int(v.iter().map(|&a| a as u32 as i64).collect()),
-        (Vals::F64(v), DType::F32) => Vals::F32(v.iter().map(|&a| a as f32).collect()),
+        (Vals::F32(v), DType::F64) => Vals::F64(try_collect("convert", ty, v.len(), v.iter().map(|&a| a as f64))?),
+        (Vals::F32(v), DType::I1) => Vals::I1(try_collect("convert", ty, v.len(), v.iter().map(|&a| a != 0.0))?),
+        (Vals::F32(v), DType::I32) => Vals::Int(try_collect("convert", ty, v.len(), v.iter().map(|&a| a as i32 as i64))?),
+        (Vals::F32(v), DType::I64) => Vals::Int(try_collect("convert", ty, v.len(), v.iter().map(|&a| a as i64))?),
+        (Vals::F32(v), DType::U8) => Vals::Int(try_collect("convert", ty, v.len(), v.iter().map(|&a| a as u8 as i64))?),
+        (Vals::F32(v), DType::U32) => Vals::Int(try_collect("convert", ty, v.len(), v.iter().map(|&a| a as u32 as i64))?),
+        (Vals::F64(v), DType::F32) => Vals::F32(try_collect("convert", ty, v.len(), v.iter().map(|&a| a as f32))?),
         (Vals::F64(v), DType::F64) => Vals::F64(v),
-        (Vals::F64(v), DType::I1) => Vals::I1(v.iter().map(|&a| a != 0.0).collect()),
-        (Vals::F64(v), DType::I32) => Vals::Int(v.iter().map(|&a| a as i32 as i64).collect()),
-        (Vals::F64(v), DType::I64) => Vals::Int(v.iter().map(|&a| a as i64).collect()),
-        (Vals::F64(v), DType::U8) => Vals::Int(v.iter().map(|&a| a as u8 as i64).collect()),
-        (Vals::F64(v), DType::U32) => Vals::Int(v.iter().map(|&a| a as u32 as i64).collect()),
-        (Vals::I1(v), DType::F32) => Vals::F32(v.iter().map(|&a| a as u8 as f32).collect()),
-        (Vals::I1(v), DType::F64) => Vals::F64(v.iter().map(|&a| a as u8 as f64).collect()),
+        (Vals::F64(v), DType::I1) => Vals::I1(try_collect("convert", ty, v.len(), v.iter().map(|&a| a != 0.0))?),
+        (Vals::F64(v), DType::I32) => Vals::Int(try_collect("convert", ty, v.len(), v.iter().map(|&a| a as i32 as i64))?),
+        (Vals::F64(v), DType::I64) => Vals::Int(try_collect("convert", ty, v.len(), v.iter().map(|&a| a as i64))?),
+        (Vals::F64(v), DType::U8) => Vals::Int(try_collect("convert", ty, v.len(), v.iter().map(|&a| a as u8 as i64))?),
+        (Vals::F64(v), DType::U32) => Vals::Int(try_collect("convert", ty, v.len(), v.iter().map(|&a| a as u32 as i64))?),
+        (Vals::I1(v), DType::F32) => Vals::F32(try_collect("convert", ty, v.len(), v.iter().map(|&a| a as u8 as f32))?),
+        (Vals::I1(v), DType::F64) => Vals::F64(try_collect("convert", ty, v.len(), v.iter().map(|&a| a as u8 as f64))?),
         (Vals::I1(v), DType::I1) => Vals::I1(v),
-        (Vals::I1(v), DType::I32 | DType::I64 | DType::U8 | DType::U32) => Vals::Int(v.iter().map(|&a| a as i64).collect()),
-        (Vals::Int(v), DType::F32) => Vals::F32(v.iter().map(|&a| a as f32).collect()),
-        (Vals::Int(v), DType::F64) => Vals::F64(v.iter().map(|&a| a as f64).collect()),
-        (Vals::Int(v), DType::I1) => Vals::I1(v.iter().map(|&a| a != 0).collect()),
-        (Vals::Int(v), DType::I32 | DType::I64 | DType::U8 | DType::U32) => Vals::Int(v.iter().map(|&a| wrap(to, a)).collect()),
+        (Vals::I1(v), DType::I32 | DType::I64 | DType::U8 | DType::U32) => Vals::Int(try_collect("convert", ty, v.len(), v.iter().map(|&a| a as i64))?),
+        (Vals::Int(v), DType::F32) => Vals::F32(try_collect("convert", ty, v.len(), v.iter().map(|&a| a as f32))?),
+        (Vals::Int(v), DType::F64) => Vals::F64(try_collect("convert", ty, v.len(), v.iter().map(|&a| a as f64))?),
+        (Vals::Int(v), DType::I1) => Vals::I1(try_collect("convert", ty, v.len(), v.iter().map(|&a| a != 0))?),
+        (Vals::Int(v), DType::I32 | DType::I64 | DType::U8 | DType::U32) => Vals::Int(try_collect("convert", ty, v.len(), v.iter().map(|&a| wrap(to, a)))?),
     };
     to_buffer("convert", ty, out)
 }

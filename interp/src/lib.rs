@@ -146,17 +146,19 @@ fn typed<T: Element>(b: &Buffer) -> &[T] {
     b.as_slice::<T>().unwrap_or_default()
 }
 
-/// Decodes the elements of `b`.
-pub(crate) fn vals(b: &Buffer) -> Vals {
-    match b.dtype() {
-        DType::F32 => Vals::F32(typed::<f32>(b).to_vec()),
-        DType::F64 => Vals::F64(typed::<f64>(b).to_vec()),
-        DType::I1 => Vals::I1(b.bytes().iter().take(b.len()).map(|&x| x != 0).collect()),
-        DType::I32 => Vals::Int(typed::<i32>(b).iter().map(|&x| x as i64).collect()),
-        DType::I64 => Vals::Int(typed::<i64>(b).to_vec()),
-        DType::U8 => Vals::Int(typed::<u8>(b).iter().map(|&x| x as i64).collect()),
-        DType::U32 => Vals::Int(typed::<u32>(b).iter().map(|&x| x as i64).collect()),
-    }
+/// Decodes the elements of `b` (an operand of op `op`) into a fallibly allocated temporary:
+/// a failed allocation is [`InterpError::Buffer`] (`OutOfMemory`), never an abort.
+pub(crate) fn vals(op: &'static str, b: &Buffer) -> Result<Vals> {
+    let (ty, n) = (b.ty(), b.len());
+    Ok(match b.dtype() {
+        DType::F32 => Vals::F32(try_collect(op, ty, n, typed::<f32>(b).iter().copied())?),
+        DType::F64 => Vals::F64(try_collect(op, ty, n, typed::<f64>(b).iter().copied())?),
+        DType::I1 => Vals::I1(try_collect(op, ty, n, b.bytes().iter().take(n).map(|&x| x != 0))?),
+        DType::I32 => Vals::Int(try_collect(op, ty, n, typed::<i32>(b).iter().map(|&x| x as i64))?),
+        DType::I64 => Vals::Int(try_collect(op, ty, n, typed::<i64>(b).iter().copied())?),
+        DType::U8 => Vals::Int(try_collect(op, ty, n, typed::<u8>(b).iter().map(|&x| x as i64))?),
+        DType::U32 => Vals::Int(try_collect(op, ty, n, typed::<u32>(b).iter().map(|&x| x as i64))?),
+    })
 }
 
 /// A fresh (zeroed) result buffer of type `ty` for op `op`: a failed allocation is
@@ -181,6 +183,14 @@ pub(crate) fn try_capacity<T>(op: &'static str, ty: &TensorType, n: usize) -> Re
     Ok(out)
 }
 
+/// The `n` items of `items` (a result- or operand-sized temporary of op `op`) in a vector
+/// allocated up front with the failure of [`try_vec`]: the fallible `collect()`.
+pub(crate) fn try_collect<U>(op: &'static str, ty: &TensorType, n: usize, items: impl IntoIterator<Item = U>) -> Result<Vec<U>> {
+    let mut out = try_capacity(op, ty, n)?;
+    out.extend(items.into_iter().take(n));
+    Ok(out)
+}
+
 /// A fresh buffer of type `ty` holding `data`.
 fn make<T: Element>(op: &'static str, ty: &TensorType, data: &[T]) -> Result<Buffer> {
     let mut b = alloc(op, ty)?;
@@ -197,10 +207,10 @@ pub(crate) fn to_buffer(op: &'static str, ty: &TensorType, v: Vals) -> Result<Bu
         (DType::F32, Vals::F32(x)) => make(op, ty, &x),
         (DType::F64, Vals::F64(x)) => make(op, ty, &x),
         (DType::I1, Vals::I1(x)) => make(op, ty, &x),
-        (DType::I32, Vals::Int(x)) => make(op, ty, &x.iter().map(|&a| a as i32).collect::<Vec<_>>()),
+        (DType::I32, Vals::Int(x)) => make(op, ty, &try_collect(op, ty, x.len(), x.iter().map(|&a| a as i32))?),
         (DType::I64, Vals::Int(x)) => make(op, ty, &x),
-        (DType::U8, Vals::Int(x)) => make(op, ty, &x.iter().map(|&a| a as u8).collect::<Vec<_>>()),
-        (DType::U32, Vals::Int(x)) => make(op, ty, &x.iter().map(|&a| a as u32).collect::<Vec<_>>()),
+        (DType::U8, Vals::Int(x)) => make(op, ty, &try_collect(op, ty, x.len(), x.iter().map(|&a| a as u8))?),
+        (DType::U32, Vals::Int(x)) => make(op, ty, &try_collect(op, ty, x.len(), x.iter().map(|&a| a as u32))?),
         (dtype, _) => Err(InterpError::Unsupported { op, dtype }),
     }
 }

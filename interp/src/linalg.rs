@@ -16,7 +16,7 @@
 use quabla_dialect::{LinalgOp, TensorType};
 
 use super::{to_buffer, vals, InterpError, Result, Vals};
-use crate::buffer::Buffer;
+use crate::buffer::{Buffer, BufferError};
 
 pub mod kernels {
     //! The per-matrix kernels (row-major slices), shared with the CPU runtime.
@@ -512,59 +512,83 @@ pub enum Out<T> {
     I(Vec<i32>),
 }
 
+/// A batch-sized allocation of [`run`] failed: `bytes` were requested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutOfMemory {
+    pub bytes: usize,
+}
+
+/// `n` copies of `v` (a batch-sized result or copy), allocated fallibly.
+fn filled<T: Clone>(n: usize, v: T) -> std::result::Result<Vec<T>, OutOfMemory> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(n).map_err(|_| OutOfMemory { bytes: n.saturating_mul(std::mem::size_of::<T>()) })?;
+    out.resize(n, v);
+    Ok(out)
+}
+
+/// A copy of `a`, allocated fallibly.
+fn copied<T: Clone>(a: &[T]) -> std::result::Result<Vec<T>, OutOfMemory> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(a.len()).map_err(|_| OutOfMemory { bytes: std::mem::size_of_val(a) })?;
+    out.extend_from_slice(a);
+    Ok(out)
+}
+
 /// Runs `op` on row-major data: `a` of type `at` and, for `triangular_solve`, `b` of type
-/// `bt` (types already checked by the shape rule). Returns one [`Out`] per result.
-pub fn run<T: Scalar>(op: &LinalgOp, a: &[T], at: &TensorType, b: Option<&[T]>, bt: Option<&TensorType>) -> Vec<Out<T>> {
+/// `bt` (types already checked by the shape rule). Returns one [`Out`] per result. The
+/// batch-sized results are allocated fallibly ([`OutOfMemory`]); the kernels' scratch is at
+/// most a few matrices of one batch element.
+pub fn run<T: Scalar>(op: &LinalgOp, a: &[T], at: &TensorType, b: Option<&[T]>, bt: Option<&TensorType>) -> std::result::Result<Vec<Out<T>>, OutOfMemory> {
     let (nb, m, n) = dims(at);
     match op {
         LinalgOp::Cholesky { lower } => {
-            let mut out = vec![T::ZERO; a.len()];
+            let mut out = filled(a.len(), T::ZERO)?;
             for (x, y) in a.chunks_exact(m * n).zip(out.chunks_exact_mut(m * n)) {
                 kernels::cholesky(x, n, *lower, y);
             }
-            vec![Out::F(out)]
+            Ok(vec![Out::F(out)])
         }
         LinalgOp::TriangularSolve { left_side, lower, transpose_a, unit_diagonal } => {
             let (b, bt) = (b.unwrap_or_default(), bt.unwrap_or(at));
             let r = bt.rank();
             let k = if *left_side { bt.shape[r - 1] } else { bt.shape[r - 2] } as usize;
-            let mut x = b.to_vec();
+            let mut x = copied(b)?;
             for (aa, xx) in a.chunks_exact(m * m).zip(x.chunks_exact_mut(m * k)) {
                 kernels::triangular_solve(aa, m, xx, k, *left_side, *lower, *transpose_a, *unit_diagonal);
             }
-            vec![Out::F(x)]
+            Ok(vec![Out::F(x)])
         }
         LinalgOp::Lu {} => {
             let k = m.min(n);
-            let (mut lu, mut piv, mut perm) = (a.to_vec(), vec![0i32; nb * k], vec![0i32; nb * m]);
+            let (mut lu, mut piv, mut perm) = (copied(a)?, filled(nb * k, 0i32)?, filled(nb * m, 0i32)?);
             for ((x, p), q) in lu.chunks_exact_mut(m * n).zip(piv.chunks_exact_mut(k)).zip(perm.chunks_exact_mut(m)) {
                 kernels::lu(x, m, n, p, q);
             }
-            vec![Out::F(lu), Out::I(piv), Out::I(perm)]
+            Ok(vec![Out::F(lu), Out::I(piv), Out::I(perm)])
         }
         LinalgOp::Qr { full_matrices } => {
             let c = if *full_matrices { m } else { m.min(n) };
-            let (mut q, mut r) = (vec![T::ZERO; nb * m * c], vec![T::ZERO; nb * c * n]);
+            let (mut q, mut r) = (filled(nb * m * c, T::ZERO)?, filled(nb * c * n, T::ZERO)?);
             for ((x, qq), rr) in a.chunks_exact(m * n).zip(q.chunks_exact_mut(m * c)).zip(r.chunks_exact_mut(c * n)) {
                 kernels::qr(x, m, n, *full_matrices, qq, rr);
             }
-            vec![Out::F(q), Out::F(r)]
+            Ok(vec![Out::F(q), Out::F(r)])
         }
         LinalgOp::Eigh { lower } => {
-            let (mut v, mut w) = (vec![T::ZERO; nb * n * n], vec![T::ZERO; nb * n]);
+            let (mut v, mut w) = (filled(nb * n * n, T::ZERO)?, filled(nb * n, T::ZERO)?);
             for ((x, vv), ww) in a.chunks_exact(n * n).zip(v.chunks_exact_mut(n * n)).zip(w.chunks_exact_mut(n)) {
                 kernels::eigh(x, n, *lower, vv, ww);
             }
-            vec![Out::F(v), Out::F(w)]
+            Ok(vec![Out::F(v), Out::F(w)])
         }
         LinalgOp::Svd { full_matrices } => {
             let k = m.min(n);
             let (cu, rv) = if *full_matrices { (m, n) } else { (k, k) };
-            let (mut u, mut s, mut vt) = (vec![T::ZERO; nb * m * cu], vec![T::ZERO; nb * k], vec![T::ZERO; nb * rv * n]);
+            let (mut u, mut s, mut vt) = (filled(nb * m * cu, T::ZERO)?, filled(nb * k, T::ZERO)?, filled(nb * rv * n, T::ZERO)?);
             for (((x, uu), ss), vv) in a.chunks_exact(m * n).zip(u.chunks_exact_mut(m * cu)).zip(s.chunks_exact_mut(k)).zip(vt.chunks_exact_mut(rv * n)) {
                 kernels::svd(x, m, n, *full_matrices, uu, ss, vv);
             }
-            vec![Out::F(u), Out::F(s), Out::F(vt)]
+            Ok(vec![Out::F(u), Out::F(s), Out::F(vt)])
         }
     }
 }
@@ -574,14 +598,15 @@ pub(super) fn eval(operands: &[&Buffer], tys: &[TensorType], op: &LinalgOp) -> R
     let name = op.name();
     let at = operands[0].ty();
     let bt = operands.get(1).map(|b| b.ty());
-    let outs: Vec<Vals> = match (vals(operands[0]), operands.get(1).map(|b| vals(b))) {
+    let oom = |e: OutOfMemory| InterpError::Buffer { op: name, source: BufferError::OutOfMemory { ty: at.clone(), bytes: e.bytes } };
+    let outs: Vec<Vals> = match (vals(name, operands[0])?, operands.get(1).map(|b| vals(name, b)).transpose()?) {
         (Vals::F32(a), b) => {
             let b = match b {
                 Some(Vals::F32(b)) => Some(b),
                 None => None,
                 Some(_) => return Err(InterpError::Unsupported { op: name, dtype: operands[1].dtype() }),
             };
-            run(op, &a, at, b.as_deref(), bt).into_iter().map(|o| match o { Out::F(v) => Vals::F32(v), Out::I(v) => Vals::Int(v.into_iter().map(i64::from).collect()) }).collect()
+            run(op, &a, at, b.as_deref(), bt).map_err(oom)?.into_iter().map(|o| match o { Out::F(v) => Vals::F32(v), Out::I(v) => Vals::Int(v.into_iter().map(i64::from).collect()) }).collect()
         }
         (Vals::F64(a), b) => {
             let b = match b {
@@ -589,7 +614,7 @@ pub(super) fn eval(operands: &[&Buffer], tys: &[TensorType], op: &LinalgOp) -> R
                 None => None,
                 Some(_) => return Err(InterpError::Unsupported { op: name, dtype: operands[1].dtype() }),
             };
-            run(op, &a, at, b.as_deref(), bt).into_iter().map(|o| match o { Out::F(v) => Vals::F64(v), Out::I(v) => Vals::Int(v.into_iter().map(i64::from).collect()) }).collect()
+            run(op, &a, at, b.as_deref(), bt).map_err(oom)?.into_iter().map(|o| match o { Out::F(v) => Vals::F64(v), Out::I(v) => Vals::Int(v.into_iter().map(i64::from).collect()) }).collect()
         }
         _ => return Err(InterpError::Unsupported { op: name, dtype: operands[0].dtype() }),
     };
@@ -600,7 +625,19 @@ pub(super) fn eval(operands: &[&Buffer], tys: &[TensorType], op: &LinalgOp) -> R
 mod tests {
     use super::super::run_op;
     use super::super::test_util::*;
-    use quabla_dialect::{LinalgOp, OpKind};
+    use quabla_dialect::{DType, LinalgOp, OpKind, TensorType};
+
+    #[test]
+    fn batch_sized_results_fail_as_out_of_memory() {
+        // 2**58 batches of 2x2: the q result alone needs 2**63 bytes; no allocator serves it,
+        // and `run` says so instead of aborting (the runtime's kernels turn it into the
+        // executor's OutOfMemory through the allocation guard).
+        let at = TensorType::new(DType::F64, [1i64 << 58, 2, 2]);
+        let e = super::run(&LinalgOp::Qr { full_matrices: false }, &[0.0f64; 4], &at, None, None).err();
+        assert_eq!(e, Some(super::OutOfMemory { bytes: 1usize << 63 }));
+        let e = super::run(&LinalgOp::Cholesky { lower: true }, &[0.0f64; 4], &TensorType::new(DType::F64, [2, 2]), None, None);
+        assert!(e.is_ok());
+    }
 
     fn close(a: &[f64], b: &[f64], tol: f64) {
         assert_eq!(a.len(), b.len());

@@ -5,38 +5,38 @@
 //! maximal for argmax and minimal for argmin, so the first NaN wins.
 use quabla_dialect::{ArgOp, DType, ReduceOp, Reducer, TensorType};
 
-use super::{for_each_index, max_real, min_real, strides, to_buffer, vals, InterpError, Real, Result, Vals};
+use super::{for_each_index, max_real, min_real, strides, to_buffer, try_vec, vals, InterpError, Real, Result, Vals};
 use crate::buffer::Buffer;
 
 /// Folds every operand element into the result element it reduces to.
-fn fold<T: Copy>(xs: &[T], shape: &[i64], dims: &[i64], n_out: usize, init: T, f: impl Fn(T, T) -> T) -> Vec<T> {
+fn fold<T: Copy>(name: &'static str, ty: &TensorType, xs: &[T], shape: &[i64], dims: &[i64], init: T, f: impl Fn(T, T) -> T) -> Result<Vec<T>> {
     let kept: Vec<usize> = (0..shape.len()).filter(|d| !dims.contains(&(*d as i64))).collect();
     let kept_shape: Vec<i64> = kept.iter().map(|&d| shape[d]).collect();
     let os = strides(&kept_shape);
-    let mut out = vec![init; n_out];
+    let mut out = try_vec(name, ty, ty.num_elements(), init)?;
     let mut k = 0;
     for_each_index(shape, |idx| {
         let o: usize = kept.iter().zip(&os).map(|(&d, s)| idx[d] * s).sum();
         out[o] = f(out[o], xs[k]);
         k += 1;
     });
-    out
+    Ok(out)
 }
 
-fn reduce_real<T: Real>(op: Reducer, xs: &[T], shape: &[i64], dims: &[i64], n: usize) -> Vec<T> {
+fn reduce_real<T: Real>(op: Reducer, xs: &[T], shape: &[i64], dims: &[i64], ty: &TensorType) -> Result<Vec<T>> {
     match op {
-        Reducer::Sum => fold(xs, shape, dims, n, T::ZERO, |a, b| a + b),
-        Reducer::Prod => fold(xs, shape, dims, n, T::ONE, |a, b| a * b),
-        Reducer::Max => fold(xs, shape, dims, n, -T::INFINITY, max_real),
-        Reducer::Min => fold(xs, shape, dims, n, T::INFINITY, min_real),
+        Reducer::Sum => fold(op.name(), ty, xs, shape, dims, T::ZERO, |a, b| a + b),
+        Reducer::Prod => fold(op.name(), ty, xs, shape, dims, T::ONE, |a, b| a * b),
+        Reducer::Max => fold(op.name(), ty, xs, shape, dims, -T::INFINITY, max_real),
+        Reducer::Min => fold(op.name(), ty, xs, shape, dims, T::INFINITY, min_real),
     }
 }
 
 pub(super) fn reduce(op: Reducer, x: &Buffer, dims: &[i64], ty: &TensorType) -> Result<Buffer> {
-    let (shape, n) = (x.shape(), ty.num_elements());
-    let out = match vals(x) {
-        Vals::F32(v) => Vals::F32(reduce_real(op, &v, shape, dims, n)),
-        Vals::F64(v) => Vals::F64(reduce_real(op, &v, shape, dims, n)),
+    let shape = x.shape();
+    let out = match vals(op.name(), x)? {
+        Vals::F32(v) => Vals::F32(reduce_real(op, &v, shape, dims, ty)?),
+        Vals::F64(v) => Vals::F64(reduce_real(op, &v, shape, dims, ty)?),
         Vals::Int(v) => {
             let (lo, hi) = match x.dtype() {
                 DType::I32 => (i32::MIN as i64, i32::MAX as i64),
@@ -45,16 +45,16 @@ pub(super) fn reduce(op: Reducer, x: &Buffer, dims: &[i64], ty: &TensorType) -> 
                 _ => (i64::MIN, i64::MAX),
             };
             let r = match op {
-                Reducer::Sum => fold(&v, shape, dims, n, 0, i64::wrapping_add),
-                Reducer::Prod => fold(&v, shape, dims, n, 1, i64::wrapping_mul),
-                Reducer::Max => fold(&v, shape, dims, n, lo, i64::max),
-                Reducer::Min => fold(&v, shape, dims, n, hi, i64::min),
+                Reducer::Sum => fold(op.name(), ty, &v, shape, dims, 0, i64::wrapping_add),
+                Reducer::Prod => fold(op.name(), ty, &v, shape, dims, 1, i64::wrapping_mul),
+                Reducer::Max => fold(op.name(), ty, &v, shape, dims, lo, i64::max),
+                Reducer::Min => fold(op.name(), ty, &v, shape, dims, hi, i64::min),
             };
-            Vals::Int(r)
+            Vals::Int(r?)
         }
         Vals::I1(v) => Vals::I1(match op {
-            Reducer::Max => fold(&v, shape, dims, n, false, |a, b| a | b),
-            Reducer::Min => fold(&v, shape, dims, n, true, |a, b| a & b),
+            Reducer::Max => fold(op.name(), ty, &v, shape, dims, false, |a, b| a | b)?,
+            Reducer::Min => fold(op.name(), ty, &v, shape, dims, true, |a, b| a & b)?,
             Reducer::Sum | Reducer::Prod => return Err(InterpError::Unsupported { op: op.name(), dtype: DType::I1 }),
         }),
     };
@@ -88,7 +88,7 @@ fn better_real<T: Real>(op: ArgOp) -> impl Fn(T, T) -> bool {
 
 pub(super) fn arg_reduce(op: ArgOp, x: &Buffer, dim: i64, ty: &TensorType) -> Result<Buffer> {
     let (shape, d) = (x.shape(), dim as usize);
-    let idx = match vals(x) {
+    let idx = match vals(op.name(), x)? {
         Vals::F32(v) => arg(&v, shape, d, better_real(op)),
         Vals::F64(v) => arg(&v, shape, d, better_real(op)),
         Vals::Int(v) => arg(&v, shape, d, |c, b| if op == ArgOp::Max { c > b } else { c < b }),

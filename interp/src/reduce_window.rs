@@ -9,7 +9,8 @@
 //! only).
 use quabla_dialect::{CmpDir, DType, ReduceWindowOp, TensorType, Window, WindowReducer};
 
-use super::{for_each_index, max_real, min_real, strides, to_buffer, try_vec, vals, InterpError, Real, Result, Vals};
+use super::{for_each_index, max_real, min_real, strides, to_buffer, try_collect, try_vec, vals, InterpError, Real, Result, Vals};
+use crate::buffer::BufferError;
 use crate::buffer::Buffer;
 
 /// Calls `f(o_flat, x_flat)` for every output element and each operand element of its window,
@@ -52,7 +53,7 @@ fn reduce_real<T: Real>(op: WindowReducer, xs: &[T], shape: &[i64], w: &Window, 
 /// `quabla.reduce_window_*`.
 pub(super) fn reduce_window(op: WindowReducer, x: &Buffer, w: &Window, ty: &TensorType) -> Result<Buffer> {
     let (shape, out) = (x.shape(), ty);
-    let v = match vals(x) {
+    let v = match vals(op.name(), x)? {
         Vals::F32(v) => Vals::F32(reduce_real(op, &v, shape, w, out)?),
         Vals::F64(v) => Vals::F64(reduce_real(op, &v, shape, w, out)?),
         Vals::Int(v) => {
@@ -69,8 +70,9 @@ pub(super) fn reduce_window(op: WindowReducer, x: &Buffer, w: &Window, ty: &Tens
 }
 
 /// The selected operand element of each window (`None`: the window holds no element).
-fn selected<T: Real>(xs: &[T], shape: &[i64], w: &Window, out: &[i64], select: CmpDir) -> Vec<Option<usize>> {
-    let mut sel: Vec<Option<usize>> = vec![None; out.iter().product::<i64>() as usize];
+fn selected<T: Real>(op: &'static str, ty: &TensorType, xs: &[T], shape: &[i64], w: &Window, out: &[i64], select: CmpDir) -> Result<Vec<Option<usize>>> {
+    let n = quabla_dialect::size::checked_product(out).map_err(|e| InterpError::Buffer { op, source: BufferError::TooLarge { ty: ty.clone(), message: e.to_string() } })?;
+    let mut sel: Vec<Option<usize>> = try_vec(op, ty, n, None)?;
     each_window(shape, w, out, |o, x| {
         let keep = match sel[o] {
             None => false,
@@ -86,21 +88,24 @@ fn selected<T: Real>(xs: &[T], shape: &[i64], w: &Window, out: &[i64], select: C
             sel[o] = Some(x);
         }
     });
-    sel
+    Ok(sel)
 }
 
-fn scatter<T: Real>(src: &[T], xs: &[T], shape: &[i64], w: &Window, out: &[i64], select: CmpDir) -> Vec<T> {
-    let mut res = vec![T::ZERO; xs.len()];
-    for (o, s) in selected(xs, shape, w, out, select).into_iter().enumerate() {
+fn scatter<T: Real>(ty: &TensorType, src: &[T], xs: &[T], shape: &[i64], w: &Window, out: &[i64], select: CmpDir) -> Result<Vec<T>> {
+    const OP: &str = "select_and_scatter_add";
+    let mut res = try_vec(OP, ty, xs.len(), T::ZERO)?;
+    for (o, s) in selected(OP, ty, xs, shape, w, out, select)?.into_iter().enumerate() {
         if let Some(i) = s {
             res[i] = res[i] + src[o];
         }
     }
-    res
+    Ok(res)
 }
 
-fn gather<T: Real>(t: &[T], xs: &[T], shape: &[i64], w: &Window, out: &[i64], select: CmpDir) -> Vec<T> {
-    selected(xs, shape, w, out, select).into_iter().map(|s| s.map_or(T::ZERO, |i| t[i])).collect()
+fn gather<T: Real>(ty: &TensorType, t: &[T], xs: &[T], shape: &[i64], w: &Window, out: &[i64], select: CmpDir) -> Result<Vec<T>> {
+    const OP: &str = "select_and_gather_add";
+    let sel = selected(OP, ty, xs, shape, w, out, select)?;
+    try_collect(OP, ty, sel.len(), sel.into_iter().map(|s| s.map_or(T::ZERO, |i| t[i])))
 }
 
 /// Evaluates one op of this family (exhaustive over the family).
@@ -110,18 +115,18 @@ pub(super) fn eval(operands: &[&Buffer], ty: &TensorType, op: &ReduceWindowOp) -
         ReduceWindowOp::SelectAndScatterAdd { select, window } => {
             let x = operands[1];
             let out = operands[0].shape().to_vec();
-            let v = match (vals(operands[0]), vals(x)) {
-                (Vals::F32(s), Vals::F32(v)) => Vals::F32(scatter(&s, &v, x.shape(), window, &out, *select)),
-                (Vals::F64(s), Vals::F64(v)) => Vals::F64(scatter(&s, &v, x.shape(), window, &out, *select)),
+            let v = match (vals("select_and_scatter_add", operands[0])?, vals("select_and_scatter_add", x)?) {
+                (Vals::F32(s), Vals::F32(v)) => Vals::F32(scatter(ty, &s, &v, x.shape(), window, &out, *select)?),
+                (Vals::F64(s), Vals::F64(v)) => Vals::F64(scatter(ty, &s, &v, x.shape(), window, &out, *select)?),
                 _ => return Err(InterpError::Unsupported { op: "select_and_scatter_add", dtype: x.dtype() }),
             };
             to_buffer("select_and_scatter_add", ty, v)?
         }
         ReduceWindowOp::SelectAndGatherAdd { select, window } => {
             let x = operands[1];
-            let v = match (vals(operands[0]), vals(x)) {
-                (Vals::F32(t), Vals::F32(v)) => Vals::F32(gather(&t, &v, x.shape(), window, &ty.shape, *select)),
-                (Vals::F64(t), Vals::F64(v)) => Vals::F64(gather(&t, &v, x.shape(), window, &ty.shape, *select)),
+            let v = match (vals("select_and_gather_add", operands[0])?, vals("select_and_gather_add", x)?) {
+                (Vals::F32(t), Vals::F32(v)) => Vals::F32(gather(ty, &t, &v, x.shape(), window, &ty.shape, *select)?),
+                (Vals::F64(t), Vals::F64(v)) => Vals::F64(gather(ty, &t, &v, x.shape(), window, &ty.shape, *select)?),
                 _ => return Err(InterpError::Unsupported { op: "select_and_gather_add", dtype: x.dtype() }),
             };
             to_buffer("select_and_gather_add", ty, v)?

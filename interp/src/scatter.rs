@@ -37,13 +37,13 @@ fn combine_bool(c: Combiner, a: bool, b: bool) -> bool {
 }
 
 /// The flat operand position of each update element (`None`: dropped), in update order.
-fn targets(op: &ScatterOp, x: &Buffer, indices: &Buffer, updates: &Buffer) -> Vec<Option<usize>> {
+fn targets(op: &ScatterOp, x: &Buffer, indices: &Buffer, updates: &Buffer) -> super::Result<Vec<Option<usize>>> {
     let d = op.dims();
     let (xs, is) = (strides(x.shape()), strides(indices.shape()));
     let (xshape, ushape) = (x.shape().to_vec(), updates.shape().to_vec());
     let sdims = d.update_scatter_dims(ushape.len());
     let q = indices.shape().len();
-    let mut out = Vec::with_capacity(updates.len());
+    let mut out = super::try_capacity(op.name(), updates.ty(), updates.len())?;
     for_each_index(&ushape, |u| {
         let mut start = vec![0i64; xshape.len()];
         for (k, &od) in d.scatter_dims_to_operand_dims.iter().enumerate() {
@@ -53,14 +53,14 @@ fn targets(op: &ScatterOp, x: &Buffer, indices: &Buffer, updates: &Buffer) -> Ve
         }
         out.push(d.target(u, &start, &xshape, &ushape).map(|t| t.iter().zip(&xs).map(|(a, s)| a * s).sum()));
     });
-    out
+    Ok(out)
 }
 
 /// `scatter*`.
 pub(super) fn scatter(op: &ScatterOp, x: &Buffer, indices: &Buffer, updates: &Buffer, ty: &TensorType) -> super::Result<Buffer> {
     let c = op.combiner();
-    let t = targets(op, x, indices, updates);
-    let v = match (vals(x), vals(updates)) {
+    let t = targets(op, x, indices, updates)?;
+    let v = match (vals(op.name(), x)?, vals(op.name(), updates)?) {
         (Vals::F32(mut a), Vals::F32(u)) => {
             for (j, p) in t.iter().enumerate() {
                 if let Some(p) = *p {

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use quabla_dialect::{CmpDir, SortOp, TensorType};
 
-use super::{for_each_index, move_elems, strides, to_buffer, vals, Result, Vals};
+use super::{for_each_index, move_elems, strides, to_buffer, try_collect, try_vec, vals, Result, Vals};
 use crate::buffer::Buffer;
 
 /// Ascending total order of floats: NaN last, NaNs tie, -0.0 == 0.0.
@@ -20,11 +20,11 @@ fn cmp_float(a: f64, b: f64) -> Ordering {
 
 /// The sorting permutation of every lane along `dim`: `perm[flat position]` = index along
 /// `dim` of the source element.
-fn permutation(shape: &[i64], dim: usize, desc: bool, cmp: impl Fn(usize, usize) -> Ordering) -> Vec<usize> {
+fn permutation(op: &'static str, ty: &TensorType, dim: usize, desc: bool, cmp: impl Fn(usize, usize) -> Ordering) -> Result<Vec<usize>> {
+    let shape = &ty.shape[..];
     let s = strides(shape);
     let n = shape[dim] as usize;
-    let total: usize = shape.iter().map(|&d| d as usize).product();
-    let mut out = vec![0usize; total];
+    let mut out = try_vec(op, ty, ty.num_elements(), 0usize)?;
     let mut lanes = shape.to_vec();
     lanes[dim] = 1;
     for_each_index(&lanes, |idx| {
@@ -43,16 +43,16 @@ fn permutation(shape: &[i64], dim: usize, desc: bool, cmp: impl Fn(usize, usize)
             out[base + k * s[dim]] = i;
         }
     });
-    out
+    Ok(out)
 }
 
-fn perm_of(x: &Buffer, dim: usize, desc: bool) -> Vec<usize> {
-    let shape = x.shape();
-    match vals(x) {
-        Vals::F32(v) => permutation(shape, dim, desc, |i, j| cmp_float(v[i] as f64, v[j] as f64)),
-        Vals::F64(v) => permutation(shape, dim, desc, |i, j| cmp_float(v[i], v[j])),
-        Vals::I1(v) => permutation(shape, dim, desc, |i, j| v[i].cmp(&v[j])),
-        Vals::Int(v) => permutation(shape, dim, desc, |i, j| v[i].cmp(&v[j])),
+fn perm_of(op: &'static str, x: &Buffer, dim: usize, desc: bool) -> Result<Vec<usize>> {
+    let ty = x.ty();
+    match vals(op, x)? {
+        Vals::F32(v) => permutation(op, ty, dim, desc, |i, j| cmp_float(v[i] as f64, v[j] as f64)),
+        Vals::F64(v) => permutation(op, ty, dim, desc, |i, j| cmp_float(v[i], v[j])),
+        Vals::I1(v) => permutation(op, ty, dim, desc, |i, j| v[i].cmp(&v[j])),
+        Vals::Int(v) => permutation(op, ty, dim, desc, |i, j| v[i].cmp(&v[j])),
     }
 }
 
@@ -62,7 +62,7 @@ pub(super) fn eval(operands: &[&Buffer], ty: &TensorType, op: &SortOp) -> Result
     match op {
         SortOp::Sort { dimension, direction } => {
             let d = *dimension as usize;
-            let perm = perm_of(x, d, *direction == CmpDir::Gt);
+            let perm = perm_of("sort", x, d, *direction == CmpDir::Gt)?;
             let st = strides(x.shape())[d];
             let mut o = 0;
             let out = move_elems("sort", ty, &[x], |idx| {
@@ -74,8 +74,8 @@ pub(super) fn eval(operands: &[&Buffer], ty: &TensorType, op: &SortOp) -> Result
             Ok(vec![out])
         }
         SortOp::Argsort { dimension, direction, .. } => {
-            let perm = perm_of(x, *dimension as usize, *direction == CmpDir::Gt);
-            to_buffer("argsort", ty, Vals::Int(perm.into_iter().map(|p| p as i64).collect())).map(|b| vec![b])
+            let perm = perm_of("argsort", x, *dimension as usize, *direction == CmpDir::Gt)?;
+            to_buffer("argsort", ty, Vals::Int(try_collect("argsort", ty, perm.len(), perm.iter().map(|&p| p as i64))?)).map(|b| vec![b])
         }
     }
 }

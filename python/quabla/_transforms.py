@@ -12,7 +12,7 @@ the declarations their bodies, innermost first, so transforms compose in any ord
 Called at top level with concrete arguments, a transformed function is compiled like
 ``jit(transformed)`` (traced into a public ``@main`` that calls the declaration) and cached
 per signature; the cache lives on the base function, so ``qb.grad(f)(x)`` re-created in a
-loop reuses it. ``max_traces`` is 8 (:class:`RetraceLimitError` beyond).
+loop reuses it. It keeps ``QUABLA_MAX_TRACES`` signatures (8), least recently used out, as ``jit``.
 
 Closures: a function staged inside another trace may close over that trace's tracers (and
 those of traces further out); they are lifted into capture parameters of the staged

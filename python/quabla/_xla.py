@@ -35,7 +35,7 @@ from . import _quabla as _q
 from ._ops import _to_array
 from ._trace import Tracer
 from ._trace import current as _current
-from .errors import ArgumentTypeError, InvalidArgumentError, QuablaError, RetraceLimitError, UnsupportedOperationError
+from .errors import ArgumentTypeError, InvalidArgumentError, QuablaError, UnsupportedOperationError
 from .sharding import Mesh, NamedSharding, _jax, _put as put, available
 
 _jit = importlib.import_module(".jit", __package__)  # the module (the package attribute `jit` is the function)
@@ -207,15 +207,15 @@ class XlaJitted:
     _normalize_static = _jit.Jitted._normalize_static
     _split_kwargs = _jit.Jitted._split_kwargs
 
-    def __init__(self, fun, in_shardings=None, out_shardings=None, static_argnums=None, static_argnames=None, max_traces=8, resident=False):
+    def __init__(self, fun, in_shardings=None, out_shardings=None, static_argnums=None, static_argnames=None, max_traces=None, resident=False):
         self.__wrapped__ = fun
         functools.update_wrapper(self, fun, updated=())
         self._static_argnums, self._static_argnames, self._npos = _jit._static_options(fun, static_argnums, static_argnames)
         self._in_shardings = in_shardings
         self._out_shardings = out_shardings
-        self._max_traces = int(max_traces)
+        self._max_traces = _jit._max_traces(_jit._name(fun), max_traces)
         self._resident = bool(resident)
-        self._cache = {}
+        self._cache = _jit._TraceCache(self._max_traces, self)
         self._lock = threading.Lock()
         meshes = {s.mesh for s in _tree.leaves((in_shardings, out_shardings), is_leaf=_is_sharding) if isinstance(s, NamedSharding)}
         bad = [s for s in _tree.leaves((in_shardings, out_shardings), is_leaf=_is_sharding) if not _is_sharding(s)]
@@ -264,12 +264,8 @@ class XlaJitted:
             with self._lock:
                 entry = self._cache.get(key)
                 if entry is None:
-                    if len(self._cache) >= self._max_traces:
-                        raise RetraceLimitError(
-                            f"jit({fname}): more than max_traces={self._max_traces} signatures traced", keys=[*self._cache, key]
-                        )
                     entry = self._build(fname, dyn_tree, leaves, dyn_args, kwargs, static, sa, len(args), static_kw)
-                    self._cache[key] = entry
+                    self._cache.insert(key, entry)
         return entry, arrays, fname
 
     def _build(self, fname, dyn_tree, leaves, dyn_args, kwargs, static, sa, nargs, static_kw):

@@ -95,6 +95,9 @@ class TracerError(QuablaError, TypeError):
 class RetraceLimitError(QuablaError, ValueError):
     """A jitted function was called with more distinct signatures than ``max_traces``.
 
+    No longer raised: trace caches are LRU-bounded (past ``max_traces`` the least recently
+    used signature is evicted). The class stays so that code catching it keeps working.
+
     Attributes:
         keys: the cache keys traced so far, plus the rejected one (last).
     """

@@ -5,14 +5,16 @@ Cache key = (treedef of the arguments, per-leaf (shape, dtype), static values, s
 keyword values, device). The treedef includes namedtuple and registered node types and
 their auxiliary data (a registered dataclass's meta fields), so a change of any of them
 retraces. Python numbers among the arguments are static (their value is part of the key and they stay
-weak scalars in the trace); pass ``qb.array(v)`` to vary a scalar without retracing. More
-than ``max_traces`` signatures raise :class:`RetraceLimitError` (nothing is evicted).
+weak scalars in the trace); pass ``qb.array(v)`` to vary a scalar without retracing. The
+cache is LRU-bounded (:class:`_TraceCache`): past ``max_traces`` signatures (default
+``QUABLA_MAX_TRACES``, 8) the least recently used one is evicted and its compiled code freed.
 
 The per-call path for positional Tensor arguments runs in Rust (``_quabla.JitFunction``):
 look up the argument types, run the executable, wrap the outputs. Everything else goes
 through :func:`_slow` here.
 """
 
+import collections
 import functools
 import inspect
 import os
@@ -28,7 +30,7 @@ from ._ops import _to_array
 from ._staging import ArgumentError, TransformedFunction, float_args
 from ._trace import Trace, Tracer, is_array
 from ._trace import current as _current
-from .errors import ArgumentTypeError, RetraceLimitError, UnsupportedOperationError
+from .errors import ArgumentTypeError, InvalidArgumentError, UnsupportedOperationError
 from . import errors as _errors
 
 __all__ = ["jit", "ShapeDtype", "Lowered", "Compiled"]
@@ -36,6 +38,109 @@ __all__ = ["jit", "ShapeDtype", "Lowered", "Compiled"]
 Tensor = _q.Tensor
 _LOG = bool(os.environ.get("QUABLA_LOG_COMPILES"))
 _EXPLAIN = os.environ.get("QUABLA_EXPLAIN_CACHE_MISSES", "") not in ("", "0")
+
+
+def _default_max_traces():
+    v = os.environ.get("QUABLA_MAX_TRACES", "").strip()
+    try:
+        n = int(v) if v else 8
+    except ValueError:
+        n = 0
+    if n < 1:
+        print(f"quabla: QUABLA_MAX_TRACES={v!r} is not a positive integer; using 8", file=sys.stderr)
+        n = 8
+    return n
+
+
+#: The process-wide default of ``jit(..., max_traces=None)``: ``QUABLA_MAX_TRACES`` (read at
+#: import), else 8.
+DEFAULT_MAX_TRACES = _default_max_traces()
+
+
+def _max_traces(fname, max_traces):
+    if max_traces is None:
+        return DEFAULT_MAX_TRACES
+    if isinstance(max_traces, bool) or not isinstance(max_traces, (int, np.integer)) or max_traces < 1:
+        raise InvalidArgumentError(f"jit({fname}): max_traces must be a positive integer or None, got {max_traces!r}")
+    return int(max_traces)
+
+
+class _TraceCache:
+    """A jitted function's traced signatures, bounded and least recently used first.
+
+    ``get`` marks a hit; ``insert`` first evicts the least recently used entries until there
+    is room for one more. Calls served by the Rust fast path (``JitFunction``) never reach
+    Python, so each entry registered there remembers its fast-path key and hit count: when
+    choosing a victim, an entry whose count moved since it was last looked at was used in the
+    meantime and goes to the most recent end instead (second chance), so a signature called
+    only through the fast path is not evicted as if idle. An evicted entry leaves the fast path
+    too, so its compiled program is freed (``_quabla.live_programs()`` drops) and the heap is
+    trimmed (``_quabla.release_memory()``)."""
+
+    __slots__ = ("capacity", "_entries", "_fast", "_owner", "_lock")
+
+    def __init__(self, capacity, owner=None):
+        self.capacity = capacity
+        self._entries = collections.OrderedDict()
+        self._fast = {}  # key -> [fast-path key, hit count last seen]
+        self._owner = owner
+        self._lock = threading.RLock()
+
+    def get(self, key):
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+            return entry
+
+    def __len__(self):
+        return len(self._entries)
+
+    def __iter__(self):
+        with self._lock:
+            return iter(list(self._entries))
+
+    def register_fast(self, key, entry, fast_key, rebuild, as_tuple):
+        """Serves ``key`` (still cached as ``entry``) from the fast path under ``fast_key``."""
+        with self._lock:
+            if self._entries.get(key) is entry and key not in self._fast:
+                self._owner._register(fast_key, entry.compiled, rebuild, as_tuple)
+                self._fast[key] = [fast_key, self._owner._fast_hits(fast_key) or 0]
+
+    def _victim(self):
+        for _ in range(len(self._entries)):
+            key = next(iter(self._entries))
+            fast = self._fast.get(key)
+            if fast is not None:
+                hits = self._owner._fast_hits(fast[0]) or 0
+                if hits != fast[1]:
+                    fast[1] = hits
+                    self._entries.move_to_end(key)
+                    continue
+            return key
+        return next(iter(self._entries))
+
+    def insert(self, key, entry):
+        """Caches ``entry``; returns the evicted keys (least recently used first)."""
+        evicted, dropped = [], []
+        with self._lock:
+            while len(self._entries) >= self.capacity:
+                victim = self._victim()
+                dropped.append(self._entries.pop(victim))
+                fast = self._fast.pop(victim, None)
+                if fast is not None:
+                    self._owner._fast_remove(fast[0])
+                evicted.append(victim)
+            self._entries[key] = entry
+        if dropped:
+            del dropped  # the last references to the evicted programs
+            _q.release_memory()
+        return evicted
+
+    def clear(self):
+        with self._lock:
+            self._entries.clear()
+            self._fast.clear()
 
 
 class ShapeDtype:
@@ -237,7 +342,7 @@ def _slow(self, args, kwargs):
         single = entry.out_tree.is_leaf()
         flat_tuple = entry.out_tree.is_flat_tuple()
         rebuild = None if single or flat_tuple else functools.partial(_tree.unflatten, entry.out_tree)
-        self._register([(list(t.shape), t.dtype.code) for t in tensors], entry.compiled, rebuild, flat_tuple)
+        self._cache.register_fast(key, entry, [(list(t.shape), t.dtype.code) for t in tensors], rebuild, flat_tuple)
     return _tree.unflatten(entry.out_tree, outs)
 
 
@@ -328,13 +433,13 @@ class Jitted(_q.JitFunction):
     """A jitted function: call it like the original; ``.lower(*args)`` gives a
     :class:`Lowered`."""
 
-    def __init__(self, slow, fun, device=None, static_argnums=None, max_traces=8, static_argnames=None):
+    def __init__(self, slow, fun, device=None, static_argnums=None, max_traces=None, static_argnames=None):
         self.__wrapped__ = fun
         functools.update_wrapper(self, fun, updated=())
         self._static_argnums, self._static_argnames, self._npos = _static_options(fun, static_argnums, static_argnames)
         self._device = _device_name(device)
-        self._max_traces = int(max_traces)
-        self._cache = {}
+        self._max_traces = _max_traces(_name(fun), max_traces)
+        self._cache = _TraceCache(self._max_traces, self)
         self._lock = threading.Lock()
 
     def _normalize_static(self, nargs):
@@ -374,15 +479,6 @@ class Jitted(_q.JitFunction):
             if entry is not None:
                 return entry
             self._check_device()
-            if len(self._cache) >= self._max_traces:
-                keys = list(self._cache) + [key]
-                listing = "\n".join(f"  {_show_key(k)}" for k in keys)
-                raise RetraceLimitError(
-                    f"jit({_name(self.__wrapped__)}): more than max_traces={self._max_traces} signatures; "
-                    f"traced keys (the last one was rejected):\n{listing}\n"
-                    "Pass varying Python scalars as qb.array(v), or raise max_traces.",
-                    keys=keys,
-                )
             if _EXPLAIN:
                 print(f"quabla: jit({_name(self.__wrapped__)}) traces: {explain_miss(key, list(self._cache), sa)}", file=sys.stderr)
             program, out_tree = _trace(self.__wrapped__, dyn_tree, leaves, static, sa, nargs, static_kw)
@@ -390,7 +486,10 @@ class Jitted(_q.JitFunction):
             if _LOG:
                 print(f"quabla: compiled jit({_name(self.__wrapped__)}) for {_show_key(key)}", file=sys.stderr)
             entry = _Entry(program, compiled, out_tree)
-            self._cache[key] = entry
+            evicted = self._cache.insert(key, entry)
+            if evicted and (_LOG or _EXPLAIN):
+                print(f"quabla: jit({_name(self.__wrapped__)}) evicted {len(evicted)} least recently used signature(s) "
+                      f"(max_traces={self._max_traces}): {', '.join(_show_key(k) for k in evicted)}", file=sys.stderr)
             return entry
 
     def lower(self, *args, **kwargs):
@@ -568,7 +667,7 @@ class Compiled:
         return _tree.unflatten(low.out_tree, self._compiled(tensors))
 
 
-def jit(fun=None, *, device=None, static_argnums=None, static_argnames=None, max_traces=8, in_shardings=None, out_shardings=None, resident=False):
+def jit(fun=None, *, device=None, static_argnums=None, static_argnames=None, max_traces=None, in_shardings=None, out_shardings=None, resident=False):
     """Compiles ``fun`` with Quabla: traced once per signature, then run as a compiled
     program.
 
@@ -581,7 +680,9 @@ def jit(fun=None, *, device=None, static_argnums=None, static_argnames=None, max
             only one of ``static_argnums``/``static_argnames`` is given the other is
             inferred from ``fun``'s signature, so a static parameter is static whether it is
             passed by position or by keyword.
-        max_traces: the most signatures traced before :class:`RetraceLimitError`.
+        max_traces: the most signatures kept compiled (LRU: a new signature past it evicts the
+            least recently used one and frees its code); None means ``QUABLA_MAX_TRACES``
+            (default 8).
         in_shardings: as in JAX: a :class:`qb.sharding.NamedSharding` (or None: replicated)
             for every argument, or a tuple with one per positional argument, each a pytree
             prefix of that argument. Implies ``device="xla"`` (docs/distributed.md).

@@ -162,6 +162,23 @@ pub fn eager_cache_size() -> usize {
     global_eager().len()
 }
 
+/// Number of compiled CPU programs whose code is loaded in this process (every cache's
+/// entries and every live `Compiled`): evicting or dropping compiled code lowers it.
+#[pyfunction]
+pub fn live_programs() -> usize {
+    quabla_runtime::cpu::live_programs()
+}
+
+/// Returns free heap pages to the OS (`malloc_trim(0)`): the trace caches call it after
+/// evicting compiled programs.
+#[pyfunction]
+pub fn release_memory() -> PyResult<()> {
+    errors::guard(|| {
+        quabla_runtime::cpu::release_memory();
+        Ok(())
+    })
+}
+
 /// A compiled program: input and output types, its executable and the device it runs on.
 #[pyclass(module = "quabla._quabla", frozen)]
 pub struct Compiled {
@@ -238,6 +255,8 @@ enum Rebuild {
 struct FastEntry {
     exe: Arc<dyn Executable>,
     rebuild: Rebuild,
+    /// Calls served (read by the Python LRU when it chooses what to evict).
+    hits: std::sync::atomic::AtomicU64,
 }
 
 /// The object `qb.jit` returns (subclassed in Python by `quabla.jit.Jitted`). Calls with
@@ -283,6 +302,7 @@ impl JitFunction {
                     let found = {
                         let map = this.fast.read().unwrap_or_else(|e| e.into_inner());
                         map.get(&key).map(|e| {
+                            e.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             let r = match &e.rebuild {
                                 Rebuild::Single => Rebuild::Single,
                                 Rebuild::Tuple => Rebuild::Tuple,
@@ -327,7 +347,7 @@ impl JitFunction {
                 (None, false) if compiled.outputs.len() == 1 => Rebuild::Single,
                 (None, false) => return Err(PyValueError::new_err("a program without a rebuild function must have exactly one output")),
             };
-            self.fast.write().unwrap_or_else(|e| e.into_inner()).insert(key, FastEntry { exe: compiled.exe.clone(), rebuild });
+            self.fast.write().unwrap_or_else(|e| e.into_inner()).insert(key, FastEntry { exe: compiled.exe.clone(), rebuild, hits: 0.into() });
             Ok(())
         })
     }
@@ -337,6 +357,26 @@ impl JitFunction {
         errors::guard(|| {
             self.fast.write().unwrap_or_else(|e| e.into_inner()).clear();
             Ok(())
+        })
+    }
+
+    /// Drops the fast-path signature for positional Tensor arguments of types `key` (an LRU
+    /// eviction of the Python trace cache); true when it was registered.
+    fn _fast_remove(&self, key: Vec<(Vec<i64>, usize)>) -> PyResult<bool> {
+        errors::guard(|| {
+            let key: Vec<TensorType> = key.into_iter().map(|(s, c)| Ok(TensorType::new(crate::tensor::dtype_of(c)?, s))).collect::<PyResult<_>>()?;
+            let removed = self.fast.write().unwrap_or_else(|e| e.into_inner()).remove(&key);
+            // The executable is freed here unless a running call still holds it.
+            Ok(removed.is_some())
+        })
+    }
+
+    /// Calls the fast path served for positional Tensor arguments of types `key` (None when
+    /// not registered): the Python trace cache folds them into its LRU order.
+    fn _fast_hits(&self, key: Vec<(Vec<i64>, usize)>) -> PyResult<Option<u64>> {
+        errors::guard(|| {
+            let key: Vec<TensorType> = key.into_iter().map(|(s, c)| Ok(TensorType::new(crate::tensor::dtype_of(c)?, s))).collect::<PyResult<_>>()?;
+            Ok(self.fast.read().unwrap_or_else(|e| e.into_inner()).get(&key).map(|e| e.hits.load(std::sync::atomic::Ordering::Relaxed)))
         })
     }
 

@@ -258,7 +258,7 @@ impl Tensor {
             // reference to this immutable Tensor) and the shape/strides by `internal`.
             unsafe {
                 (*view).buf = b.as_ptr() as *mut c_void;
-                (*view).len = (b.len() * b.dtype().size()) as isize;
+                (*view).len = b.ty().checked_byte_size().unwrap_or(0) as isize;
                 (*view).readonly = 1;
                 (*view).itemsize = item;
                 (*view).format = if (flags & ffi::PyBUF_FORMAT) == ffi::PyBUF_FORMAT { format_of(b.dtype()).as_ptr() as *mut _ } else { std::ptr::null_mut() };

@@ -5,7 +5,10 @@
  * instead of letting the code write through a null pointer. The compiled code holds no locks
  * and runs no destructors, so unwinding it this way only leaks the temporaries it had
  * already allocated in that call. Called outside quabla_rt_call (never, by construction) a
- * failure aborts rather than returning null. */
+ * failure aborts rather than returning null. A request over the byte limit (QUABLA_MAX_BYTES,
+ * set by quabla_rt_set_limit; default the machine's memory) fails the same way without
+ * calling malloc: Linux overcommits, so a malloc larger than the memory would succeed and the
+ * OOM killer would end the process when the code touched the pages. */
 #include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,15 +16,28 @@
 
 static _Thread_local jmp_buf *quabla_jmp;
 static _Thread_local uint64_t quabla_failed_bytes;
+static uint64_t quabla_limit = UINT64_MAX;
+
+/* Sets the largest allocation compiled code may make (the tensor byte limit plus slack for
+ * the memref lowering's alignment padding). */
+void quabla_rt_set_limit(uint64_t bytes) { quabla_limit = bytes; }
 
 void *quabla_rt_malloc(uint64_t bytes) {
-  void *p = malloc((size_t)bytes);
+  void *p = bytes > quabla_limit ? NULL : malloc((size_t)bytes);
   if (p == NULL && bytes != 0) {
     quabla_failed_bytes = bytes;
     if (quabla_jmp != NULL) longjmp(*quabla_jmp, 1);
     abort();
   }
   return p;
+}
+
+/* Abandons the guarded call in progress as a failed allocation of `bytes` (the runtime's
+ * kernels call it when their own fallible allocation fails, with no destructor pending). */
+void quabla_rt_fail(uint64_t bytes) {
+  quabla_failed_bytes = bytes == 0 ? 1 : bytes;
+  if (quabla_jmp != NULL) longjmp(*quabla_jmp, 1);
+  abort();
 }
 
 /* Calls the packed interface `f(args)`; returns 0, or the size of the allocation that failed. */

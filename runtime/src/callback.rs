@@ -15,7 +15,8 @@ use crate::linalg_kernels::{view, Unranked};
 /// Reads the contiguous value behind `u` (elements of Rust type `T`, dtype `d`) and delivers it.
 unsafe fn run<T>(d: DType, u: *const Unranked, callback: i64, index: i64, count: i64, levels: i64, mask: i64) {
     let (p, sizes, _strides) = view::<T>(u);
-    let n: i64 = sizes.iter().product();
+    // The sizes of a memref of a program type (checked when the program was built).
+    let n = quabla_dialect::size::saturating_product(sizes.iter().copied());
     let bytes = std::slice::from_raw_parts(p as *const u8, n.max(0) as usize * std::mem::size_of::<T>());
     let batched = (0..levels.clamp(0, 63)).map(|l| (mask >> l) & 1).collect();
     match Buffer::from_bytes(TensorType::new(d, sizes), bytes) {

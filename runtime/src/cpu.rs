@@ -44,6 +44,11 @@ impl Default for CpuExecutor {
 
 impl CpuExecutor {
     pub fn new() -> Self {
+        static LIMIT: std::sync::Once = std::sync::Once::new();
+        // Compiled code allocates only temporaries of program types (each within the tensor
+        // byte limit); 64 KiB of slack covers the memref lowering's alignment padding.
+        // SAFETY: sets a plain global read by quabla_rt_malloc.
+        LIMIT.call_once(|| unsafe { quabla_rt_set_limit(quabla_dialect::size::max_bytes().saturating_add(1 << 16)) });
         CpuExecutor { ctx: Mutex::new(Ctx(new_context())) }
     }
 
@@ -249,7 +254,7 @@ impl Executor for CpuExecutor {
                             eprintln!("[quabla] compile cache hit for @{entry}: object loaded in {:.2} ms ({})", t.elapsed().as_secs_f64() * 1e3, dir.display());
                         }
                         let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
-                        return Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, guarded: flags.guarded, engine: Engine::Orc(jit) }));
+                        return Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, guarded: flags.guarded, engine: Engine::Orc(jit).counted() }));
                     }
                     Err(e) => {
                         objcache::warn(&format!("the loader rejected an entry ({e}); it is rebuilt"));
@@ -322,7 +327,7 @@ impl Executor for CpuExecutor {
         }
         // SAFETY: the packed interface has signature void(void**).
         let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
-        Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, guarded, engine: Engine::Mlir(engine) }))
+        Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, guarded, engine: Engine::Mlir(engine).counted() }))
     }
 }
 
@@ -401,7 +406,7 @@ fn ops_work(f: &quabla_dialect::Func, ops: &[quabla_dialect::Op]) -> i64 {
         let elems = |vs: &[quabla_dialect::Value]| vs.iter().map(|v| f.ty(*v).num_elements() as i64).fold(0i64, i64::saturating_add);
         // A contraction does K multiply-adds per result element.
         let k: i64 = match &o.kind {
-            quabla_dialect::OpKind::Dot(DotOp::DotGeneral { dims }) => dims.lhs_contracting_dimensions.iter().map(|&d| f.ty(o.operands[0]).shape[d as usize]).product(),
+            quabla_dialect::OpKind::Dot(DotOp::DotGeneral { dims }) => quabla_dialect::size::saturating_product(dims.lhs_contracting_dimensions.iter().map(|&d| f.ty(o.operands[0]).shape[d as usize])),
             _ => 1,
         };
         work = work.saturating_add(elems(&o.results).saturating_mul(k).max(elems(&o.operands)));
@@ -495,6 +500,8 @@ const GUARDED_MALLOC: &str = "quabla_rt_malloc";
 unsafe extern "C" {
     /// `malloc` that, on failure inside [`quabla_rt_call`], unwinds to it (csrc/alloc_guard.c).
     fn quabla_rt_malloc(bytes: u64) -> *mut c_void;
+    /// Sets the largest allocation compiled code may make (csrc/alloc_guard.c).
+    fn quabla_rt_set_limit(bytes: u64);
     /// Calls `f(args)` under the allocation guard: 0, or the byte count of the allocation
     /// that failed (the call was abandoned; its earlier temporaries are leaked).
     fn quabla_rt_call(f: PackedFn, args: *mut *mut c_void) -> u64;
@@ -504,31 +511,68 @@ unsafe extern "C" {
 
 /// Points the module's heap allocations at [`quabla_rt_malloc`]: renames the `llvm.func
 /// @malloc` declaration that the memref lowering emits, and every call of it. Returns whether
-/// the module allocates at all (programs whose temporaries all fused away call no `malloc`
-/// and skip the guard on the per-call path).
+/// calls must run under the allocation guard: the module allocates, or calls a runtime kernel
+/// (`linalg`, `sort`: their fallible allocations fail through `quabla_rt_fail`). Programs
+/// whose temporaries all fused away and that call no kernel skip the guard on the per-call
+/// path.
 fn guard_allocations(ctx: &Context, module: &mut MlirModule) -> bool {
     let body = module.body();
+    let mut guarded = false;
+    let mut malloc = None;
     let mut op = body.first_operation_mut();
-    while let Some(mut o) = op {
-        let is_malloc = o.name().as_string_ref().as_str() == Ok("llvm.func")
-            && o.attribute("sym_name").ok().and_then(|a| melior::ir::attribute::StringAttribute::try_from(a).ok()).is_some_and(|s| s.value() == "malloc");
-        if is_malloc {
-            // SAFETY: the module operation outlives the call; both names are valid symbols.
-            let r = unsafe { mlir_sys::mlirSymbolTableReplaceAllSymbolUses(melior::StringRef::new("malloc").to_raw(), melior::StringRef::new(GUARDED_MALLOC).to_raw(), module.as_operation().to_raw()) };
-            debug_assert!(r.value != 0, "renaming malloc's uses failed");
-            o.set_attribute("sym_name", melior::ir::attribute::StringAttribute::new(ctx, GUARDED_MALLOC).into());
-            return true;
+    while let Some(o) = op {
+        let name = (o.name().as_string_ref().as_str() == Ok("llvm.func"))
+            .then(|| o.attribute("sym_name").ok().and_then(|a| melior::ir::attribute::StringAttribute::try_from(a).ok()).map(|s| s.value().to_string()))
+            .flatten();
+        match name.as_deref() {
+            Some("malloc") => malloc = Some(o),
+            Some(n) if n.starts_with("_mlir_ciface_quabla_") => guarded = true,
+            _ => {}
         }
         op = o.next_in_block_mut();
     }
-    false
+    if let Some(mut o) = malloc {
+        // SAFETY: the module operation outlives the call; both names are valid symbols.
+        let r = unsafe { mlir_sys::mlirSymbolTableReplaceAllSymbolUses(melior::StringRef::new("malloc").to_raw(), melior::StringRef::new(GUARDED_MALLOC).to_raw(), module.as_operation().to_raw()) };
+        debug_assert!(r.value != 0, "renaming malloc's uses failed");
+        o.set_attribute("sym_name", melior::ir::attribute::StringAttribute::new(ctx, GUARDED_MALLOC).into());
+        guarded = true;
+    }
+    guarded
+}
+
+/// Engines alive in this process (one per compiled CPU program): [`live_programs`].
+static LIVE_ENGINES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The number of compiled CPU programs whose code is still loaded in this process: every
+/// executable [`CpuExecutor::compile`] returned and that is not yet dropped. Caches that evict
+/// (the eager op cache, jitted functions' trace caches) are tested against it.
+pub fn live_programs() -> usize {
+    LIVE_ENGINES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Returns the heap's free pages to the OS (glibc `malloc_trim(0)`): called after a cache drops
+/// compiled programs, whose code and temporaries otherwise stay in malloc's arenas.
+pub fn release_memory() {
+    unsafe extern "C" {
+        fn malloc_trim(pad: usize) -> i32;
+    }
+    // SAFETY: malloc_trim only releases free pages.
+    unsafe { malloc_trim(0) };
 }
 
 /// What keeps a program's code alive: the MLIR ExecutionEngine that compiled it, or the ORC
-/// JIT that linked its cached object.
+/// JIT that linked its cached object. Counted in [`live_programs`].
 enum Engine {
     Mlir(mlir_sys::MlirExecutionEngine),
     Orc(*mut c_void),
+}
+
+impl Engine {
+    fn counted(self) -> Self {
+        LIVE_ENGINES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self
+    }
 }
 // SAFETY: the engine is only destroyed (in Drop); its compiled code is immutable and reentrant.
 unsafe impl Send for Engine {}
@@ -539,6 +583,7 @@ impl Drop for Engine {
             Engine::Mlir(e) => unsafe { mlir_sys::mlirExecutionEngineDestroy(e) },
             Engine::Orc(j) => unsafe { quabla_orc_dispose(j) },
         }
+        LIVE_ENGINES.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

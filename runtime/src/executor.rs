@@ -123,11 +123,6 @@ impl<K> ExecutableCache<K> {
     }
 }
 
-unsafe extern "C" {
-    /// glibc: returns free heap pages to the OS.
-    fn malloc_trim(pad: usize) -> i32;
-}
-
 impl<K: Eq + std::hash::Hash> ExecutableCache<K> {
     /// An empty, unbounded cache.
     pub fn new() -> Self {
@@ -165,8 +160,7 @@ impl<K: Eq + std::hash::Hash> ExecutableCache<K> {
         };
         if !evicted.is_empty() {
             drop(evicted);
-            // SAFETY: glibc's malloc_trim only releases free pages.
-            unsafe { malloc_trim(0) };
+            crate::cpu::release_memory();
         }
     }
 

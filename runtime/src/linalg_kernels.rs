@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 
 use quabla_dialect::{DType, LinalgOp, TensorType};
-use quabla_interp::linalg::{kernels::Scalar, run, Out};
+use quabla_interp::linalg::{kernels::Scalar, run, Out, OutOfMemory};
 
 /// An unranked memref as the C interface passes it: rank and a pointer to the ranked
 /// descriptor `{allocated, aligned, offset, sizes[rank], strides[rank]}`.
@@ -54,7 +54,8 @@ fn contiguous(sizes: &[i64], strides: &[i64]) -> bool {
 /// hands the kernels private contiguous copies), else gathered through the strides.
 pub(crate) unsafe fn read<'a, T: Copy>(u: *const Unranked) -> (Cow<'a, [T]>, Vec<i64>) {
     let (p, sizes, strides) = view::<T>(u);
-    let n: i64 = sizes.iter().product();
+    // The sizes of a memref of a program type (checked when the program was built).
+    let n = quabla_dialect::size::saturating_product(sizes.iter().copied());
     if contiguous(&sizes, &strides) {
         return (Cow::Borrowed(std::slice::from_raw_parts(p, n as usize)), sizes);
     }
@@ -74,19 +75,36 @@ pub(crate) unsafe fn write<T: Copy>(u: *const Unranked, v: &[T]) {
     }
 }
 
-/// Runs `op` on the operand descriptors `ins` (element type `T`, dtype `d`) into `outs`.
+unsafe extern "C" {
+    /// Abandons the compiled call in progress as a failed allocation of `bytes`
+    /// (csrc/alloc_guard.c); aborts outside a guarded call.
+    fn quabla_rt_fail(bytes: u64) -> !;
+}
+
+/// Runs `op` on the operand descriptors `ins` (element type `T`, dtype `d`) into `outs`. A
+/// failed batch-sized allocation abandons the compiled call through the allocation guard, as a
+/// failed malloc of the compiled code would: the executor reports `OutOfMemory`.
 unsafe fn call<T: Scalar>(op: &LinalgOp, d: DType, ins: &[*const Unranked], outs: &[*const Unranked]) {
+    // Everything with a destructor lives in `compute`'s frame, gone before the longjmp.
+    let failed = compute::<T>(op, d, ins, outs).err();
+    if let Some(e) = failed {
+        quabla_rt_fail(e.bytes as u64);
+    }
+}
+
+unsafe fn compute<T: Scalar>(op: &LinalgOp, d: DType, ins: &[*const Unranked], outs: &[*const Unranked]) -> Result<(), OutOfMemory> {
     let (a, ash) = read::<T>(ins[0]);
     let at = TensorType::new(d, ash);
     let b = ins.get(1).map(|u| read::<T>(*u));
     let bt = b.as_ref().map(|(_, s)| TensorType::new(d, s.clone()));
-    let res = run(op, &a, &at, b.as_ref().map(|(v, _)| &v[..]), bt.as_ref());
+    let res = run(op, &a, &at, b.as_ref().map(|(v, _)| &v[..]), bt.as_ref())?;
     for (r, u) in res.iter().zip(outs) {
         match r {
             Out::F(v) => write(*u, v),
             Out::I(v) => write(*u, v),
         }
     }
+    Ok(())
 }
 
 macro_rules! kernels {

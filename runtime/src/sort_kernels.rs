@@ -87,8 +87,9 @@ index_types!(i32, i64, u8, u32);
 /// every element of the stable sort of every lane of `x` (shape `shape`) along `dim`.
 fn sorted_lanes<T: Key>(x: &[T], shape: &[i64], dim: usize, desc: bool, mut f: impl FnMut(usize, usize, usize)) {
     let n = shape[dim] as usize;
-    let outer: usize = shape[..dim].iter().map(|&d| d as usize).product();
-    let inner: usize = shape[dim + 1..].iter().map(|&d| d as usize).product();
+    // Sub-products of the extents of a program type (checked when the program was built).
+    let outer = quabla_dialect::size::saturating_product(shape[..dim].iter().copied()) as usize;
+    let inner = quabla_dialect::size::saturating_product(shape[dim + 1..].iter().copied()) as usize;
     let flip = if desc { u64::MAX } else { 0 };
     let mut pairs: Vec<(u64, usize)> = Vec::with_capacity(n);
     for o in 0..outer {

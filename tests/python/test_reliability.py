@@ -76,10 +76,12 @@ def test_zeros_2_31_squared_is_not_a_panic():
 
 
 def test_over_the_default_limit():
-    # 2**41 bytes: representable, but over the default QUABLA_MAX_BYTES of 2**40.
+    # 2**41 bytes: representable, but over the default QUABLA_MAX_BYTES (the machine's memory).
+    if "QUABLA_MAX_BYTES" in os.environ or _machine_memory() >= 2**41:
+        pytest.skip("a QUABLA_MAX_BYTES is set, or the machine has 2 TiB")
     with pytest.raises(errors.ArraySizeError) as info:
         qb.zeros((2**38,))
-    _size_error(info, "needs 2199023255552 bytes", "more than the limit of 1099511627776 bytes", "(size_limit)")
+    _size_error(info, "needs 2199023255552 bytes", f"more than the limit of {_machine_memory()} bytes", "(size_limit)")
 
 
 def _run_with_limit(limit, stmt, **env):
@@ -276,7 +278,7 @@ def test_a_rust_panic_is_a_quabla_error():
 # that could panic), and the GC/buffer-release slots, which cannot raise.
 UNGUARDED = {"__traverse__", "__releasebuffer__", "_code", "ndim", "size", "itemsize", "_data_ptr", "_shares_storage",
              "engine", "device", "name", "closed", "num_ops", "num_funcs", "_fast_size", "eager_device_name", "dtype",
-             "__repr__", "eager_cache_size", "eager_cache_capacity", "error_variants"}
+             "__repr__", "eager_cache_size", "eager_cache_capacity", "error_variants", "live_programs"}
 
 
 def _entry_points():
@@ -443,3 +445,78 @@ def test_reduce_window_rejects_a_non_scalar_init_value():
     for bad in (None, np.array([], np.float32), np.ones(2), "0"):
         with pytest.raises(qb.ArgumentTypeError, match="reduce_window: init_value"):
             qb.reduce_window(qb.ones(4), bad, qb.add, (2,), (1,), "VALID")
+
+
+# --- bounded trace caches, checked sizes and the byte limit (issue 18, second part) -------
+
+
+def test_evicted_traces_free_their_compiled_code():
+    # 40 signatures through an 8-entry trace cache: the cache and the fast path stay bounded,
+    # every result is right, and the evicted programs' code is unloaded (the runtime's count
+    # of loaded CPU programs does not grow past the bound).
+    import gc
+
+    import numpy as np
+
+    q = qb._quabla
+    f = qb.jit(lambda x: qb.sin(x) * 2.0 + 1.0, max_traces=8)
+    f(qb.ones(1))
+    gc.collect()
+    base = q.live_programs()
+    for n in range(2, 41):
+        x = np.linspace(0.0, 1.0, n)
+        np.testing.assert_allclose(f(qb.array(x)).numpy(), np.sin(x) * 2.0 + 1.0, rtol=1e-15)
+        assert f._cache_size <= 8 and f._fast_size() <= 8
+    gc.collect()
+    assert q.live_programs() <= base + 7, (base, q.live_programs())
+    del f
+    gc.collect()
+    assert q.live_programs() <= base - 1, (base, q.live_programs())
+
+
+def test_max_traces_default_comes_from_the_environment():
+    code = (
+        "import quabla as qb\n"
+        "f = qb.jit(lambda x: x + 1)\n"
+        "for n in range(1, 6):\n"
+        "    assert f(qb.ones(n)).tolist() == [2.0] * n\n"
+        "print(f._cache_size, qb.jit(lambda x: x, max_traces=5)._max_traces)\n"
+    )
+    env = dict(os.environ, QUABLA_MAX_TRACES="3")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.split() == ["3", "5"], r.stdout + r.stderr
+
+
+def test_the_default_byte_limit_is_the_machine_memory():
+    # Linux overcommits: without a limit, a tensor larger than the memory would be "allocated"
+    # and the OOM killer would end the process on first touch. The default limit is MemTotal
+    # (or the cgroup's limit when smaller).
+    total = _machine_memory()
+    n = total // 8 + 1  # one float64 element more than the memory holds
+    env = {k: v for k, v in os.environ.items() if k != "QUABLA_MAX_BYTES"}
+    code = (
+        "import quabla as qb\n"
+        "try:\n"
+        f"    qb.zeros(({n},))\n"
+        "    print('no error')\n"
+        "except MemoryError as e:\n"
+        "    print(type(e).__name__, '|', e)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("ArraySizeError"), r.stdout
+    assert f"more than the limit of {total} bytes" in r.stdout, r.stdout
+
+
+
+def _machine_memory():
+    """MemTotal, lowered to the cgroup's memory limit: the default QUABLA_MAX_BYTES."""
+    import pathlib
+
+    total = int(next(l for l in pathlib.Path("/proc/meminfo").read_text().splitlines() if l.startswith("MemTotal:")).split()[1]) * 1024
+    for cg in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            total = min(total, int(pathlib.Path(cg).read_text().strip()))
+        except (OSError, ValueError):
+            pass
+    return total

@@ -13,7 +13,8 @@ pub struct Literal {
 
 impl Literal {
     pub fn from_f64s(ty: TensorType, vals: &[f64]) -> Literal {
-        let mut bytes = Vec::with_capacity(vals.len() * ty.dtype.size());
+        // `vals` exists, so its length times an item size of at most 8 cannot overflow.
+        let mut bytes = Vec::with_capacity(vals.len().saturating_mul(ty.dtype.size()));
         for &v in vals {
             match ty.dtype {
                 DType::F32 => bytes.extend((v as f32).to_le_bytes()),
@@ -29,7 +30,7 @@ impl Literal {
     }
 
     pub fn from_i64s(ty: TensorType, vals: &[i64]) -> Literal {
-        let mut bytes = Vec::with_capacity(vals.len() * ty.dtype.size());
+        let mut bytes = Vec::with_capacity(vals.len().saturating_mul(ty.dtype.size()));
         for &v in vals {
             match ty.dtype {
                 DType::F32 => bytes.extend((v as f32).to_le_bytes()),
@@ -108,7 +109,7 @@ impl Literal {
             s.push_str(&self.fmt_elem(offset));
             return;
         }
-        let stride: i64 = self.ty.shape[dim + 1..].iter().product();
+        let stride = crate::size::saturating_product(self.ty.shape[dim + 1..].iter().copied());
         s.push('[');
         for i in 0..self.ty.shape[dim] as usize {
             if i > 0 {

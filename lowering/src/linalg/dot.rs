@@ -16,7 +16,7 @@ use crate::target::{MatmulTile, Plan};
 use crate::LowerError;
 
 fn prod(t: &TensorType, dims: &[i64]) -> i64 {
-    dims.iter().map(|&d| t.shape[d as usize]).product()
+    quabla_dialect::size::saturating_product(dims.iter().map(|&d| t.shape[d as usize]))
 }
 
 fn permuted(t: &TensorType, perm: &[i64]) -> TensorType {

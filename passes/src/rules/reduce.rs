@@ -28,8 +28,8 @@ fn prod_others(b: &mut B, x: Value, dims: &[i64]) -> (Vec<i64>, Value) {
     let xt = b.ty(x);
     let keep = kept(xt.rank(), dims);
     let perm: Vec<i64> = dims.iter().copied().chain(keep.iter().copied()).collect();
-    let n: i64 = dims.iter().map(|&d| xt.shape[d as usize]).product();
-    let m: i64 = keep.iter().map(|&d| xt.shape[d as usize]).product();
+    let n = quabla_dialect::size::saturating_product(dims.iter().map(|&d| xt.shape[d as usize]));
+    let m = quabla_dialect::size::saturating_product(keep.iter().map(|&d| xt.shape[d as usize]));
     let xtp = b.transpose(x, perm.clone());
     let x2 = b.reshape(xtp, vec![n, m]);
     let big = vec![n, n, m];

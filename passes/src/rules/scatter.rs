@@ -22,7 +22,7 @@ use quabla_dialect::{BinaryOp, CmpDir, Combiner, ConstantOp, DType, Literal, Op,
 use super::{RuleError, Tangents, B};
 
 fn int_splat(b: &mut B, d: DType, shape: &[i64], v: i64) -> Value {
-    let n: usize = shape.iter().product::<i64>() as usize;
+    let n = quabla_dialect::size::saturating_product(shape.iter().copied()) as usize;
     b.op(OpKind::Constant(ConstantOp::Constant { value: Literal::from_i64s(TensorType::new(d, shape.to_vec()), &vec![v; n]) }), &[])
 }
 
@@ -149,7 +149,7 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
             let n = xt.shape[a];
             // The winner of each element: scatter update ids (row-major over the indices) on
             // [n], gather them back, compare.
-            let count: i64 = it.shape.iter().product();
+            let count = it.num_elements() as i64;
             let ids = b.op(OpKind::Constant(ConstantOp::Iota { dim: 0, ty: TensorType::new(DType::I64, [count]) }), &[]);
             let ids = b.reshape(ids, it.shape.clone());
             let none = int_splat(b, DType::I64, &[n], -1);

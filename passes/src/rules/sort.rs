@@ -18,8 +18,8 @@ fn take_along(b: &mut B, v: Value, idx: Value, dim: usize) -> Value {
     let vt = b.transpose(v, perm.clone());
     let it = b.transpose(idx, perm.clone());
     let moved = b.ty(vt).shape;
-    let lanes: i64 = moved[..r - 1].iter().product();
-    let total = lanes * n;
+    let lanes = quabla_dialect::size::saturating_product(moved[..r - 1].iter().copied());
+    let total = lanes.saturating_mul(n);
     let lane_ty = TensorType::new(DType::I64, vec![lanes, n]);
     let lane = b.op(OpKind::Constant(ConstantOp::Iota { dim: 0, ty: lane_ty }), &[]);
     let nn = b.splat(&TensorType::new(DType::I64, vec![lanes, n]), n as f64);
