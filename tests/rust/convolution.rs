@@ -47,6 +47,18 @@ fn cases() -> Vec<Case> {
         Case { name: "3d", lhs: vec![1, 2, 6, 5, 7], rhs: vec![3, 2, 2, 3, 2], strides: vec![1, 2, 1], padding: vec![0, 0, 1, 0, 0, 1], ld: vec![1, 1, 1], rd: vec![1, 1, 2], dims: ConvDims::nchw(3), fg: 1, bg: 1 },
         // Large enough for the tiled matmul path (M = 2 * 30 * 30, K = 8 * 9, N = 16).
         Case { name: "2d tiled", lhs: vec![2, 8, 32, 32], rhs: vec![16, 8, 3, 3], strides: vec![1, 1], padding: vec![0, 0, 0, 0], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 1, bg: 1 },
+        // Each formulation of the lowering (lowering/src/linalg/convolution.rs, `Form`) on the
+        // tiled path: patches as columns (NCHW, output wider than the kernel), with groups and
+        // strides; patches as rows with the features innermost (NHWC); patches as rows for a
+        // kernel gradient's layout (batch and feature dims swapped, a kernel wider than the
+        // output); narrow outputs (N = 10 < 16) and ragged extents.
+        Case { name: "2d tiled cols strided", lhs: vec![3, 6, 33, 30], rhs: vec![10, 6, 3, 2], strides: vec![2, 1], padding: vec![1, 1, 0, 1], ld: vec![1, 1], rd: vec![1, 2], dims: ConvDims::nchw(2), fg: 1, bg: 1 },
+        Case { name: "2d tiled cols feature groups", lhs: vec![2, 8, 20, 24], rhs: vec![16, 4, 3, 3], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 2, bg: 1 },
+        Case { name: "2d tiled cols batch groups", lhs: vec![4, 8, 20, 24], rhs: vec![16, 8, 3, 3], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 1, bg: 2 },
+        Case { name: "2d tiled cols lhs dilation", lhs: vec![2, 8, 12, 12], rhs: vec![16, 8, 3, 3], strides: vec![1, 1], padding: vec![2, 2, 2, 2], ld: vec![2, 2], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 1, bg: 1 },
+        Case { name: "2d tiled nhwc", lhs: vec![2, 20, 18, 8], rhs: vec![3, 3, 8, 24], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc, fg: 1, bg: 1 },
+        Case { name: "2d tiled kernel-gradient layout", lhs: vec![6, 5, 20, 20], rhs: vec![6, 10, 18, 18], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::from_specs(&[1, 0, 2, 3], &[1, 0, 2, 3], &[1, 0, 2, 3]), fg: 1, bg: 1 },
+        Case { name: "1d tiled cols", lhs: vec![4, 8, 200], rhs: vec![12, 8, 5], strides: vec![1], padding: vec![2, 2], ld: vec![1], rd: vec![1], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
     ]
 }
 

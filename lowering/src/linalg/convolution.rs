@@ -3,15 +3,21 @@
 //! 1. the input is padded and dilated in its own layout (`pad_dilate`: a fill of the padded
 //!    shape and one strided `tensor.insert_slice` of the part of the input that lands in it;
 //!    negative padding crops first);
-//! 2. one `linalg.generic` copies the patches, `[G, N', O..., Cg, K...]` (N' the output batch,
-//!    O the output spatial extents, Cg the kernel's input features, K the kernel extents),
-//!    reading the padded input through an affine map (`o * stride + k * rhs_dilation`, the
-//!    group folded into the batch or feature index);
-//! 3. one generic arranges the kernel as `[G, Cg, K..., Og]`;
-//! 4. `[G, N'*O, Cg*K] x [G, Cg*K, Og]` through `dot::matmul_of` (a `linalg.matmul` on the
-//!    tiled path when G = 1);
-//! 5. the product, expanded to `[G, N', O..., Og]`, is transposed into the output layout with
-//!    the feature dim split as (G, Og) and collapsed.
+//! 2. one `linalg.generic` copies the patches (N' the output batch, O the output spatial
+//!    extents, Cg the kernel's input features, K the kernel extents), reading the padded input
+//!    through an affine map (`o * stride + k * rhs_dilation`, the group folded into the batch
+//!    or feature index), in one of two formulations ([`Form`], chosen by the input's layout so
+//!    that the copy's inner loop reads the input's innermost dim):
+//!    * `PatchRows`: patches `[G, N', O..., Cg, K...]` (or `[G, N', O..., K..., Cg]` when the
+//!      features are the input's innermost dim, NHWC) are the product's rows;
+//!    * `PatchCols`: patches `[G, Cg, K..., N', O...]` are its columns (NCHW: the inner loop
+//!      runs over output positions, unit-stride reads and writes);
+//! 3. one generic arranges the kernel as `[G, <patch order>, Og]` or `[G, Og, Cg, K...]`;
+//! 4. `[G, N'*O, Cg*K] x [G, Cg*K, Og]` or `[G, Og, Cg*K] x [G, Cg*K, N'*O]` through
+//!    `dot::matmul_of` (the tiled path, batched over G);
+//! 5. the product, expanded to `[G, N', O..., Og]` or `[G, Og, N', O...]`, is transposed into
+//!    the output layout with the feature dim split as (G, Og) and collapsed (no copy when it
+//!    is already in the output's order).
 use quabla_dialect::{ConvAttrs, ConvolutionOp, DType, Func, Op, TensorType};
 
 use super::{dot::matmul_of, generic, identity, layout::reshape, layout::transpose, list, map, zero_lit, Emitter, Iter, Operand};
@@ -57,6 +63,43 @@ pub fn pad_dilate(e: &mut Emitter, x: &str, xt: &TensorType, lo: &[i64], hi: &[i
     (ins, pt)
 }
 
+/// A loop (or tensor) dim of the lowering: the group, the output batch, output spatial dim
+/// `i`, the kernel's input feature, kernel spatial dim `i`, the output feature within a group.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Role {
+    G,
+    B,
+    O(usize),
+    C,
+    K(usize),
+    F,
+}
+
+/// Which operand of the product the patches are (module doc): `[G, N'*O, Cg*K] x [G, Cg*K, Og]`
+/// (`PatchRows`, patch index order `c, k...` or, with `feature_last`, `k..., c`) or
+/// `[G, Og, Cg*K] x [G, Cg*K, N'*O]` (`PatchCols`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Form {
+    PatchRows { feature_last: bool },
+    PatchCols,
+}
+
+/// The formulation whose patch copy reads the input along its innermost dim: `PatchCols`
+/// when that dim is spatial and the output is at least as wide as the kernel along it (the
+/// copy's inner loop runs over output positions: unit-stride reads and writes for stride 1,
+/// e.g. NCHW layers and their input gradients), else `PatchRows` (the inner loop runs over
+/// the kernel's extent, or over the input features when they are innermost, e.g. NHWC layers
+/// and kernel gradients, whose "kernel" is the large output cotangent).
+fn form(lt: &TensorType, a: &ConvAttrs, os: &[i64], ks: &[i64]) -> Form {
+    let d = a.dims;
+    let last = lt.rank() as i64 - 1;
+    let n = d.input_spatial_dimensions.len();
+    match d.input_spatial_dimensions.iter().position(|&s| s == last) {
+        Some(i) if i == n - 1 && os[i] >= ks[i] => Form::PatchCols,
+        _ => Form::PatchRows { feature_last: d.input_feature_dimension == last },
+    }
+}
+
 /// `quabla.convolution`.
 pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Result<String, LowerError> {
     let (x, w) = (e.name(o.operands[0]), e.name(o.operands[1]));
@@ -71,6 +114,14 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
     let og = rt.shape[d.kernel_output_feature_dimension as usize] / g;
     let os: Vec<i64> = d.output_spatial_dimensions.iter().map(|&k| out.shape[k as usize]).collect();
     let ks: Vec<i64> = d.kernel_spatial_dimensions.iter().map(|&k| rt.shape[k as usize]).collect();
+    let extent = |r: Role| match r {
+        Role::G => g,
+        Role::B => nb,
+        Role::O(i) => os[i],
+        Role::C => cg,
+        Role::K(i) => ks[i],
+        Role::F => og,
+    };
     // 1. Padding and lhs dilation on the spatial dims of the input.
     let (mut lo, mut hi, mut dil) = (vec![0i64; n + 2], vec![0i64; n + 2], vec![1i64; n + 2]);
     for (i, &sd) in d.input_spatial_dimensions.iter().enumerate() {
@@ -80,55 +131,84 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
     }
     let z = e.scalar(dt, zero_lit(dt));
     let (p, pt) = pad_dilate(e, &x, &lt, &lo, &hi, &dil, &z);
-    // 2. Patches [G, N', O..., Cg, K...]: loops d0 = g, d1 = b, d2.. = o, d(n+2) = c, d(n+3).. = k.
-    let rank = 2 * n + 3;
+    let fm = form(&lt, a, &os, &ks);
+    let spatial = |r: fn(usize) -> Role| (0..n).map(r).collect::<Vec<_>>();
+    let ck: Vec<Role> = match fm {
+        Form::PatchRows { feature_last: true } => spatial(Role::K).into_iter().chain([Role::C]).collect(),
+        _ => [Role::C].into_iter().chain(spatial(Role::K)).collect(),
+    };
+    let bo: Vec<Role> = [Role::B].into_iter().chain(spatial(Role::O)).collect();
+    // 2. Patches: [G, N', O..., <ck>] or [G, <ck>, N', O...], read from the padded input
+    //    through an affine map (`o * stride + k * rhs_dilation`, the group folded into the
+    //    batch or feature index).
+    let prole: Vec<Role> = match fm {
+        Form::PatchRows { .. } => [Role::G].into_iter().chain(bo.iter().copied()).chain(ck.iter().copied()).collect(),
+        Form::PatchCols => [Role::G].into_iter().chain(ck.iter().copied()).chain(bo.iter().copied()).collect(),
+    };
+    let at = |roles: &[Role], r: Role| format!("d{}", roles.iter().position(|&x| x == r).unwrap_or(0));
+    let rank = prole.len();
     let mut in_exprs = vec![String::new(); n + 2];
-    in_exprs[d.input_batch_dimension as usize] = if bg > 1 { format!("d0 * {nb} + d1") } else { "d1".into() };
-    in_exprs[d.input_feature_dimension as usize] = if fg > 1 { format!("d0 * {cg} + d{}", n + 2) } else { format!("d{}", n + 2) };
+    in_exprs[d.input_batch_dimension as usize] = if bg > 1 { format!("{} * {nb} + {}", at(&prole, Role::G), at(&prole, Role::B)) } else { at(&prole, Role::B) };
+    in_exprs[d.input_feature_dimension as usize] = if fg > 1 { format!("{} * {cg} + {}", at(&prole, Role::G), at(&prole, Role::C)) } else { at(&prole, Role::C) };
     for i in 0..n {
-        in_exprs[d.input_spatial_dimensions[i] as usize] = format!("d{} * {} + d{} * {}", 2 + i, a.window_strides[i], n + 3 + i, a.rhs_dilation[i]);
+        in_exprs[d.input_spatial_dimensions[i] as usize] = format!("{} * {} + {} * {}", at(&prole, Role::O(i)), a.window_strides[i], at(&prole, Role::K(i)), a.rhs_dilation[i]);
     }
-    let patches_shape: Vec<i64> = [g, nb].into_iter().chain(os.iter().copied()).chain([cg]).chain(ks.iter().copied()).collect();
-    let patches_t = TensorType::new(dt, patches_shape);
+    let patches_t = TensorType::new(dt, prole.iter().map(|&r| extent(r)).collect::<Vec<_>>());
     let pinit = e.empty(&patches_t);
     let patches = generic(e, &vec![Iter::Parallel; rank], &[Operand::new(p, &pt, map(rank, &in_exprs))], &[Operand::new(pinit, &patches_t, identity(rank))], |_, a| vec![a[0].clone()]).remove(0);
-    // 3. Kernel [G, Cg, K..., Og]: loops d0 = g, d1 = c, d2.. = k, d(n+2) = o.
-    let krank = n + 3;
+    // 3. Kernel: [G, <ck>, Og] (PatchRows) or [G, Og, <ck>] (PatchCols).
+    let krole: Vec<Role> = match fm {
+        Form::PatchRows { .. } => [Role::G].into_iter().chain(ck.iter().copied()).chain([Role::F]).collect(),
+        Form::PatchCols => [Role::G, Role::F].into_iter().chain(ck.iter().copied()).collect(),
+    };
+    let krank = krole.len();
     let mut k_exprs = vec![String::new(); n + 2];
-    k_exprs[d.kernel_output_feature_dimension as usize] = if g > 1 { format!("d0 * {og} + d{}", n + 2) } else { format!("d{}", n + 2) };
-    k_exprs[d.kernel_input_feature_dimension as usize] = "d1".into();
+    k_exprs[d.kernel_output_feature_dimension as usize] = if g > 1 { format!("{} * {og} + {}", at(&krole, Role::G), at(&krole, Role::F)) } else { at(&krole, Role::F) };
+    k_exprs[d.kernel_input_feature_dimension as usize] = at(&krole, Role::C);
     for i in 0..n {
-        k_exprs[d.kernel_spatial_dimensions[i] as usize] = format!("d{}", 2 + i);
+        k_exprs[d.kernel_spatial_dimensions[i] as usize] = at(&krole, Role::K(i));
     }
-    let kshape: Vec<i64> = [g, cg].into_iter().chain(ks.iter().copied()).chain([og]).collect();
-    let kt = TensorType::new(dt, kshape);
+    let kt = TensorType::new(dt, krole.iter().map(|&r| extent(r)).collect::<Vec<_>>());
     let kinit = e.empty(&kt);
     let kern = generic(e, &vec![Iter::Parallel; krank], &[Operand::new(w, &rt, map(krank, &k_exprs))], &[Operand::new(kinit, &kt, identity(krank))], |_, a| vec![a[0].clone()]).remove(0);
     // 4. The product.
     let m = nb * os.iter().product::<i64>();
     let kk = cg * ks.iter().product::<i64>();
     let batched = g > 1;
-    let (a3t, b3t, c3t) = if batched {
-        (TensorType::new(dt, [g, m, kk]), TensorType::new(dt, [g, kk, og]), TensorType::new(dt, [g, m, og]))
-    } else {
-        (TensorType::new(dt, [m, kk]), TensorType::new(dt, [kk, og]), TensorType::new(dt, [m, og]))
+    let mat = |r: i64, c: i64| if batched { TensorType::new(dt, [g, r, c]) } else { TensorType::new(dt, [r, c]) };
+    let (c3, c3t, crole) = match fm {
+        Form::PatchRows { .. } => {
+            let a3 = reshape(e, &patches, &patches_t, &mat(m, kk));
+            let b3 = reshape(e, &kern, &kt, &mat(kk, og));
+            let c3 = matmul_of(e, dt, &a3, &b3, [g, m, og, kk], batched);
+            (c3, mat(m, og), [Role::G].into_iter().chain(bo.iter().copied()).chain([Role::F]).collect::<Vec<_>>())
+        }
+        Form::PatchCols => {
+            let a3 = reshape(e, &kern, &kt, &mat(og, kk));
+            let b3 = reshape(e, &patches, &patches_t, &mat(kk, m));
+            let c3 = matmul_of(e, dt, &a3, &b3, [g, og, m, kk], batched);
+            (c3, mat(og, m), [Role::G, Role::F].into_iter().chain(bo.iter().copied()).collect::<Vec<_>>())
+        }
     };
-    let a3 = reshape(e, &patches, &patches_t, &a3t);
-    let b3 = reshape(e, &kern, &kt, &b3t);
-    let c3 = matmul_of(e, dt, &a3, &b3, [g, m, og, kk], batched);
-    // 5. [G, N', O..., Og] -> output layout with the feature dim as (G, Og).
-    let ex_t = TensorType::new(dt, [g, nb].into_iter().chain(os.iter().copied()).chain([og]).collect::<Vec<_>>());
+    // 5. The product, expanded to its roles, transposed into the output layout with the
+    //    feature dim split as (G, Og) and collapsed (the group dim dropped first when G = 1,
+    //    so that a product already in the output's order is not copied).
+    let crole: Vec<Role> = crole.into_iter().filter(|&r| r != Role::G || g > 1).collect();
+    let ex_t = TensorType::new(dt, crole.iter().map(|&r| extent(r)).collect::<Vec<_>>());
     let ex = reshape(e, &c3, &c3t, &ex_t);
-    let mut perm: Vec<i64> = Vec::with_capacity(n + 3);
+    let pos = |r: Role| crole.iter().position(|&x| x == r).unwrap_or(0) as i64;
+    let mut perm: Vec<i64> = Vec::with_capacity(crole.len());
     for j in 0..(n + 2) as i64 {
         if j == d.output_batch_dimension {
-            perm.push(1);
+            perm.push(pos(Role::B));
         } else if j == d.output_feature_dimension {
-            perm.push(0);
-            perm.push(n as i64 + 2);
+            if g > 1 {
+                perm.push(pos(Role::G));
+            }
+            perm.push(pos(Role::F));
         } else {
             let i = d.output_spatial_dimensions.iter().position(|&s| s == j).unwrap_or(0);
-            perm.push(2 + i as i64);
+            perm.push(pos(Role::O(i)));
         }
     }
     let tr = transpose(e, &ex, &ex_t, &perm);

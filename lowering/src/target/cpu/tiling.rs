@@ -40,8 +40,13 @@ pub const MR: i64 = 8;
 /// packed in 32-column panels with 128-row blocks of A and K blocks of 256 (a 32 KB panel
 /// slice stays in L1 while 16 register blocks pass over it), ~130-140 GFLOP/s.
 pub fn choose(d: DType, m: i64, n: i64, k: i64) -> Option<Plan> {
+    // Narrow products (N up to half a panel: a convolution's 16 output features, a
+    // classifier's 10 classes) use one-vector panels instead of padding N to two vectors,
+    // which would double their work.
     let nr = match d {
+        DType::F32 | DType::I32 | DType::U32 if n <= 16 => 16,
         DType::F32 | DType::I32 | DType::U32 => 32,
+        DType::F64 | DType::I64 if n <= 8 => 8,
         DType::F64 | DType::I64 => 16,
         DType::I1 | DType::U8 => return None,
     };
