@@ -20,7 +20,7 @@
 //!    is already in the output's order).
 use quabla_dialect::{ConvAttrs, ConvolutionOp, DType, Func, Op, TensorType};
 
-use super::{dot::matmul_of, generic, identity, layout::reshape, layout::transpose, list, map, zero_lit, Emitter, Iter, Operand};
+use super::{dot::end_forall, dot::matmul_of, generic, identity, layout::reshape, layout::transpose, list, map, zero_lit, Emitter, Iter, Operand};
 use crate::LowerError;
 
 /// Pads `x` (type `xt`) by `lo`/`hi` per dim and spreads its elements `dil` apart, filling the
@@ -154,8 +154,15 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
         in_exprs[d.input_spatial_dimensions[i] as usize] = format!("{} * {} + {} * {}", at(&prole, Role::O(i)), a.window_strides[i], at(&prole, Role::K(i)), a.rhs_dilation[i]);
     }
     let patches_t = TensorType::new(dt, prole.iter().map(|&r| extent(r)).collect::<Vec<_>>());
-    let pinit = e.empty(&patches_t);
-    let patches = generic(e, &vec![Iter::Parallel; rank], &[Operand::new(p, &pt, map(rank, &in_exprs))], &[Operand::new(pinit, &patches_t, identity(rank))], |_, a| vec![a[0].clone()]).remove(0);
+    let m = nb * os.iter().product::<i64>();
+    let kk = cg * ks.iter().product::<i64>();
+    let per_image = per_image_loop(e, dt, fm, g, nb, og, m / nb.max(1), kk);
+    let patches = if per_image.is_some() {
+        String::new()
+    } else {
+        let pinit = e.empty(&patches_t);
+        generic(e, &vec![Iter::Parallel; rank], &[Operand::new(p.clone(), &pt, map(rank, &in_exprs))], &[Operand::new(pinit, &patches_t, identity(rank))], |_, a| vec![a[0].clone()]).remove(0)
+    };
     // 3. Kernel: [G, <ck>, Og] (PatchRows) or [G, Og, <ck>] (PatchCols).
     let krole: Vec<Role> = match fm {
         Form::PatchRows { .. } => [Role::G].into_iter().chain(ck.iter().copied()).chain([Role::F]).collect(),
@@ -172,11 +179,15 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
     let kinit = e.empty(&kt);
     let kern = generic(e, &vec![Iter::Parallel; krank], &[Operand::new(w, &rt, map(krank, &k_exprs))], &[Operand::new(kinit, &kt, identity(krank))], |_, a| vec![a[0].clone()]).remove(0);
     // 4. The product.
-    let m = nb * os.iter().product::<i64>();
-    let kk = cg * ks.iter().product::<i64>();
     let batched = g > 1;
     let mat = |r: i64, c: i64| if batched { TensorType::new(dt, [g, r, c]) } else { TensorType::new(dt, [r, c]) };
     let (c3, c3t, crole) = match fm {
+        Form::PatchCols if per_image.is_some() => {
+            let par = per_image.unwrap_or(false);
+            let a2 = reshape(e, &kern, &kt, &TensorType::new(dt, [og, kk]));
+            let (c, ct) = image_loop(e, dt, a, (&p, &pt), &a2, [nb, og, m / nb, kk], (&os, &ks), par);
+            (c, ct, [Role::B, Role::F].into_iter().chain(spatial(Role::O)).collect::<Vec<_>>())
+        }
         Form::PatchRows { .. } => {
             let a3 = reshape(e, &patches, &patches_t, &mat(m, kk));
             let b3 = reshape(e, &kern, &kt, &mat(kk, og));
@@ -214,6 +225,75 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
     let tr = transpose(e, &ex, &ex_t, &perm);
     let tr_t = TensorType::new(dt, perm.iter().map(|&p| ex_t.shape[p as usize]).collect::<Vec<_>>());
     Ok(reshape(e, &tr, &tr_t, &out))
+}
+
+/// With `PatchCols` and no groups, whether the product runs per image of the batch (its
+/// patches, `Cg*K x O`, then stay in cache between their copy, packing and product instead
+/// of one patch matrix for the whole batch going through memory twice): when there is more
+/// than one image and each image's product is on the tiled path with at least 128 output
+/// positions. `Some(par)`: the loop over the images is an `scf.forall` (`par`) when the
+/// whole product is worth threads and no image's product or patch copy is threaded itself.
+#[allow(clippy::too_many_arguments)]
+fn per_image_loop(e: &Emitter, dt: DType, fm: Form, g: i64, nb: i64, og: i64, s: i64, kk: i64) -> Option<bool> {
+    if fm != Form::PatchCols || g != 1 || nb < 2 || s < 128 || !e.cg.tile_matmuls {
+        return None;
+    }
+    let target = e.cg.target;
+    target.matmul_plan(dt, og, s, kk)?;
+    let threads = e.threads();
+    let inner = target.parallel_matmul(og, s, kk, threads) || target.parallel_loop(&[true, true], &[kk, s], threads).is_some();
+    Some(threads > 1 && nb >= threads && !inner && target.parallel_matmul(og, s.saturating_mul(nb), kk, threads))
+}
+
+/// The per-image `PatchCols` product (see [`per_image_loop`]): for each image `b` of the
+/// padded input `p`, its patches `[Cg, K..., O...]` (one generic on the image's slice) and
+/// the product `a2 [Og, Cg*K] x [Cg*K, O]` into `[N', Og, O]` (loop over the images an
+/// `scf.forall` with `par`). Returns the result and its type.
+#[allow(clippy::too_many_arguments)]
+fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, (p, pt): (&str, &TensorType), a2: &str, [nb, og, s, kk]: [i64; 4], (os, ks): (&[i64], &[i64]), par: bool) -> (String, TensorType) {
+    let d = a.dims;
+    let n = os.len();
+    let bdim = d.input_batch_dimension as usize;
+    let rt = TensorType::new(dt, [nb, og, s]);
+    let init = e.empty(&rt);
+    let (bi, acc, res) = (e.fresh(), e.fresh(), e.fresh());
+    if par {
+        e.raw_line(format!("{res} = scf.forall ({bi}) in ({nb}) shared_outs({acc} = {init}) -> ({rt}) {{"));
+    } else {
+        let (c0, c1, cb) = (e.index(0), e.index(1), e.index(nb));
+        e.raw_line(format!("{res} = scf.for {bi} = {c0} to {cb} step {c1} iter_args({acc} = {init}) -> ({rt}) {{"));
+    }
+    e.depth += 1;
+    // The image: the padded input's slice at `bi`, its batch dim dropped.
+    let r = pt.rank();
+    let xt = TensorType::new(dt, (0..r).filter(|&i| i != bdim).map(|i| pt.shape[i]).collect::<Vec<_>>());
+    let offs: Vec<String> = (0..r).map(|i| if i == bdim { bi.clone() } else { "0".into() }).collect();
+    let sizes: Vec<i64> = (0..r).map(|i| if i == bdim { 1 } else { pt.shape[i] }).collect();
+    let x = e.op(format!("tensor.extract_slice {p}[{}] [{}] [{}] : {pt} to {xt}", offs.join(", "), list(&sizes), list(&vec![1; r])));
+    // Patches [Cg, K..., O...]: loops d0 = c, d1.. = k, d(n+1).. = o.
+    let rank = 2 * n + 1;
+    let at = |i: usize| if i > bdim { i - 1 } else { i };
+    let mut exprs = vec![String::new(); r - 1];
+    exprs[at(d.input_feature_dimension as usize)] = "d0".into();
+    for i in 0..n {
+        exprs[at(d.input_spatial_dimensions[i] as usize)] = format!("d{} * {} + d{} * {}", n + 1 + i, a.window_strides[i], 1 + i, a.rhs_dilation[i]);
+    }
+    let cg = kk / ks.iter().product::<i64>();
+    let ptt = TensorType::new(dt, [cg].into_iter().chain(ks.iter().copied()).chain(os.iter().copied()).collect::<Vec<_>>());
+    let pinit = e.empty(&ptt);
+    let patches = generic(e, &vec![Iter::Parallel; rank], &[Operand::new(x, &xt, map(rank, &exprs))], &[Operand::new(pinit, &ptt, identity(rank))], |_, a| vec![a[0].clone()]).remove(0);
+    let b2 = reshape(e, &patches, &ptt, &TensorType::new(dt, [kk, s]));
+    let c = matmul_of(e, dt, a2, &b2, [1, og, s, kk], false);
+    let into = format!("{c} into {acc}[{bi}, 0, 0] [1, {og}, {s}] [1, 1, 1] : {} into {rt}", TensorType::new(dt, [og, s]));
+    if par {
+        end_forall(e, &into);
+    } else {
+        let ins = e.op(format!("tensor.insert_slice {into}"));
+        e.line(format!("scf.yield {ins} : {rt}"));
+        e.depth -= 1;
+        e.line("}");
+    }
+    (res, rt)
 }
 
 /// Lowers one op of this family, returning its result's name (exhaustive over the family).

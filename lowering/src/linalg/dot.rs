@@ -176,7 +176,7 @@ fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: 
 }
 
 /// Ends an `scf.forall` body whose one result is `tensor.parallel_insert_slice {into}`.
-fn end_forall(e: &mut Emitter, into: &str) {
+pub(super) fn end_forall(e: &mut Emitter, into: &str) {
     e.raw_line("scf.forall.in_parallel {");
     e.depth += 1;
     e.line(format!("tensor.parallel_insert_slice {into}"));

@@ -206,7 +206,11 @@ mod tests {
         assert_eq!(choose(DType::F32, 1024, 1000, 1024), plan(1024, 1024, 128, 256, 32));
         assert_eq!(choose(DType::F64, 512, 784, 256), plan(512, 784, 128, 0, 16));
         assert_eq!(choose(DType::F32, 256, 784, 512), plan(256, 800, 128, 256, 32));
-        assert_eq!(choose(DType::F32, 64, 10, 512), plan(64, 32, 64, 256, 32));
+        // Narrow products: one-vector panels (16 f32, 8 f64 columns).
+        assert_eq!(choose(DType::F32, 64, 10, 512), plan(64, 16, 64, 256, 16));
+        assert_eq!(choose(DType::F32, 32768, 16, 144), plan(32768, 16, 128, 0, 16));
+        assert_eq!(choose(DType::F64, 256, 8, 256), plan(256, 8, 128, 0, 8));
+        assert_eq!(choose(DType::F32, 64, 17, 512), plan(64, 32, 64, 256, 32));
         assert_eq!(choose(DType::F32, 8, 16, 16), None);
         // Integers: i32/u32 in f32's panels, i64 in f64's; bool and u8 products stay on loops.
         assert_eq!(choose(DType::I32, 1024, 1024, 1024), plan(1024, 1024, 128, 256, 32));
