@@ -55,21 +55,30 @@ pub mod kernels {
     scalar!(f32);
     scalar!(f64);
 
-    /// Dot product of two equal-length slices with four independent accumulators (the order
-    /// of additions is fixed, so results are deterministic).
+    /// Dot product of two equal-length slices with sixteen independent accumulators (four
+    /// AVX2 vectors of f64 in flight; the order of additions is fixed, so results are
+    /// deterministic and the same on every CPU).
+    #[inline(always)]
     pub fn dot<T: Scalar>(x: &[T], y: &[T]) -> T {
+        const L: usize = 16;
         let n = x.len().min(y.len());
         let (x, y) = (&x[..n], &y[..n]);
-        let mut acc = [T::ZERO; 4];
-        let mut xc = x.chunks_exact(4);
-        let mut yc = y.chunks_exact(4);
+        let mut acc = [T::ZERO; L];
+        let mut xc = x.chunks_exact(L);
+        let mut yc = y.chunks_exact(L);
         for (a, b) in (&mut xc).zip(&mut yc) {
-            acc[0] = acc[0] + a[0] * b[0];
-            acc[1] = acc[1] + a[1] * b[1];
-            acc[2] = acc[2] + a[2] * b[2];
-            acc[3] = acc[3] + a[3] * b[3];
+            for l in 0..L {
+                acc[l] = acc[l] + a[l] * b[l];
+            }
         }
-        let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+        let mut w = L / 2;
+        while w > 0 {
+            for l in 0..w {
+                acc[l] = acc[l] + acc[l + w];
+            }
+            w /= 2;
+        }
+        let mut s = acc[0];
         for (a, b) in xc.remainder().iter().zip(yc.remainder()) {
             s = s + *a * *b;
         }
@@ -77,6 +86,7 @@ pub mod kernels {
     }
 
     /// `y -= alpha * x` elementwise.
+    #[inline(always)]
     fn axpy<T: Scalar>(y: &mut [T], alpha: T, x: &[T]) {
         for (a, b) in y.iter_mut().zip(x) {
             *a = *a - alpha * *b;
@@ -84,6 +94,7 @@ pub mod kernels {
     }
 
     /// Transposes an `r x c` matrix.
+    #[inline(always)]
     pub fn transpose<T: Scalar>(a: &[T], r: usize, c: usize) -> Vec<T> {
         let mut t = vec![T::ZERO; r * c];
         for i in 0..r {
@@ -97,6 +108,7 @@ pub mod kernels {
     /// Cholesky factor of the `n x n` matrix `a` (its `lower` triangle, else its upper one)
     /// into `out`: `l` with `a = l lᵀ` (or `u` with `a = uᵀ u`), zeros in the other
     /// triangle; NaN in the factor's triangle when `a` is not positive definite (as JAX).
+    #[inline(always)]
     pub fn cholesky<T: Scalar>(a: &[T], n: usize, lower: bool, out: &mut [T]) {
         // Row-blocked Cholesky-Banachiewicz: l[i, j] = (a[i, j] - l[i, :j] . l[j, :j]) / l[j, j].
         // Rows are computed in blocks of B: for each earlier column j, the B dots of the block
@@ -153,14 +165,21 @@ pub mod kernels {
 
     /// Solves `op(a) x = b` (left side; `b` is `m x k`) or `x op(a) = b` (`b` is `k x m`)
     /// for the `m x m` triangular `a`; `x` overwrites `b`.
+    #[inline(always)]
     pub fn triangular_solve<T: Scalar>(a: &[T], m: usize, b: &mut [T], k: usize, left_side: bool, lower: bool, transpose_a: bool, unit_diagonal: bool) {
         if !left_side {
             // x op(a) = b  <=>  op(a)ᵀ xᵀ = bᵀ.
             let mut bt = transpose(b, k, m);
-            triangular_solve(a, m, &mut bt, k, true, lower, !transpose_a, unit_diagonal);
+            solve_left(a, m, &mut bt, k, lower, !transpose_a, unit_diagonal);
             b.copy_from_slice(&transpose(&bt, m, k));
             return;
         }
+        solve_left(a, m, b, k, lower, transpose_a, unit_diagonal)
+    }
+
+    /// `op(a) x = b` (`b` is `m x k`, overwritten by `x`).
+    #[inline(always)]
+    fn solve_left<T: Scalar>(a: &[T], m: usize, b: &mut [T], k: usize, lower: bool, transpose_a: bool, unit_diagonal: bool) {
         let eff_lower = lower != transpose_a;
         let order: Vec<usize> = if eff_lower { (0..m).collect() } else { (0..m).rev().collect() };
         if transpose_a {
@@ -514,7 +533,28 @@ pub enum Out<T> {
 
 /// Runs `op` on row-major data: `a` of type `at` and, for `triangular_solve`, `b` of type
 /// `bt` (types already checked by the shape rule). Returns one [`Out`] per result.
+///
+/// On x86-64 CPUs with AVX2 the kernels run compiled for it (twice the vector width of the
+/// baseline build; no FMA contraction or reassociation, so the results are the same bits).
 pub fn run<T: Scalar>(op: &LinalgOp, a: &[T], at: &TensorType, b: Option<&[T]>, bt: Option<&TensorType>) -> Vec<Out<T>> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { run_avx2(op, a, at, b, bt) };
+        }
+    }
+    run_any(op, a, at, b, bt)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn run_avx2<T: Scalar>(op: &LinalgOp, a: &[T], at: &TensorType, b: Option<&[T]>, bt: Option<&TensorType>) -> Vec<Out<T>> {
+    run_any(op, a, at, b, bt)
+}
+
+#[inline(always)]
+fn run_any<T: Scalar>(op: &LinalgOp, a: &[T], at: &TensorType, b: Option<&[T]>, bt: Option<&TensorType>) -> Vec<Out<T>> {
     let (nb, m, n) = dims(at);
     match op {
         LinalgOp::Cholesky { lower } => {
