@@ -14,7 +14,11 @@
 //!      runs over output positions, unit-stride reads and writes);
 //! 3. one generic arranges the kernel as `[G, <patch order>, Og]` or `[G, Og, Cg, K...]`;
 //! 4. `[G, N'*O, Cg*K] x [G, Cg*K, Og]` or `[G, Og, Cg*K] x [G, Cg*K, N'*O]` through
-//!    `dot::matmul_of` (the tiled path, batched over G);
+//!    `dot::matmul_of` (the tiled path, batched over G); without groups and with at least
+//!    128 output positions per image, `PatchCols` runs steps 2 and 4 per image instead
+//!    ([`per_image_loop`]: `[Og, Cg*K] x [Cg*K, O]` into `[N', Og, O...]`, the image's patches
+//!    copied, packed and multiplied while they are in cache; an `scf.forall` over the images
+//!    on several threads);
 //! 5. the product, expanded to `[G, N', O..., Og]` or `[G, Og, N', O...]`, is transposed into
 //!    the output layout with the feature dim split as (G, Og) and collapsed (no copy when it
 //!    is already in the output's order).
