@@ -85,6 +85,34 @@ pub mod kernels {
         s
     }
 
+    /// The dots of the first `y.len()` entries of `R` rows of `block` (row stride `n`) with
+    /// `y`, four accumulators per row (summed pairwise, then the tail in order).
+    #[inline(always)]
+    fn dot_rows<T: Scalar, const R: usize>(block: &[T], n: usize, y: &[T]) -> [T; R] {
+        const L: usize = 4;
+        let len = y.len();
+        let chunks = len / L;
+        let mut acc = [[T::ZERO; L]; R];
+        for c in 0..chunks {
+            let yc = &y[c * L..c * L + L];
+            for (r, a) in acc.iter_mut().enumerate() {
+                let x = &block[r * n + c * L..r * n + c * L + L];
+                for l in 0..L {
+                    a[l] = a[l] + x[l] * yc[l];
+                }
+            }
+        }
+        let mut out = [T::ZERO; R];
+        for (r, a) in acc.iter().enumerate() {
+            let mut s = (a[0] + a[1]) + (a[2] + a[3]);
+            for t in chunks * L..len {
+                s = s + block[r * n + t] * y[t];
+            }
+            out[r] = s;
+        }
+        out
+    }
+
     /// `y -= alpha * x` elementwise.
     #[inline(always)]
     fn axpy<T: Scalar>(y: &mut [T], alpha: T, x: &[T]) {
@@ -129,6 +157,15 @@ pub mod kernels {
                 let (head, block) = l.split_at_mut(i0 * n);
                 let lj = &head[j * n..j * n + j];
                 let d = head[j * n + j];
+                if rows == B {
+                    // The block's B dots at once: lj's chunk loaded once for all of them, B
+                    // independent accumulators in flight.
+                    let s = dot_rows::<T, B>(block, n, lj);
+                    for r in 0..B {
+                        block[r * n + j] = (src[(i0 + r) * n + j] - s[r]) / d;
+                    }
+                    continue;
+                }
                 for r in 0..rows {
                     let row = &mut block[r * n..r * n + n];
                     row[j] = (src[(i0 + r) * n + j] - dot(&row[..j], lj)) / d;
