@@ -55,66 +55,28 @@ pub mod kernels {
     scalar!(f32);
     scalar!(f64);
 
-    /// Dot product of two equal-length slices with sixteen independent accumulators (four
-    /// AVX2 vectors of f64 in flight; the order of additions is fixed, so results are
-    /// deterministic and the same on every CPU).
-    #[inline(always)]
+    /// Dot product of two equal-length slices with four independent accumulators (the order
+    /// of additions is fixed, so results are deterministic).
     pub fn dot<T: Scalar>(x: &[T], y: &[T]) -> T {
-        const L: usize = 16;
         let n = x.len().min(y.len());
         let (x, y) = (&x[..n], &y[..n]);
-        let mut acc = [T::ZERO; L];
-        let mut xc = x.chunks_exact(L);
-        let mut yc = y.chunks_exact(L);
+        let mut acc = [T::ZERO; 4];
+        let mut xc = x.chunks_exact(4);
+        let mut yc = y.chunks_exact(4);
         for (a, b) in (&mut xc).zip(&mut yc) {
-            for l in 0..L {
-                acc[l] = acc[l] + a[l] * b[l];
-            }
+            acc[0] = acc[0] + a[0] * b[0];
+            acc[1] = acc[1] + a[1] * b[1];
+            acc[2] = acc[2] + a[2] * b[2];
+            acc[3] = acc[3] + a[3] * b[3];
         }
-        let mut w = L / 2;
-        while w > 0 {
-            for l in 0..w {
-                acc[l] = acc[l] + acc[l + w];
-            }
-            w /= 2;
-        }
-        let mut s = acc[0];
+        let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
         for (a, b) in xc.remainder().iter().zip(yc.remainder()) {
             s = s + *a * *b;
         }
         s
     }
 
-    /// The dots of the first `y.len()` entries of `R` rows of `block` (row stride `n`) with
-    /// `y`, four accumulators per row (summed pairwise, then the tail in order).
-    #[inline(always)]
-    fn dot_rows<T: Scalar, const R: usize>(block: &[T], n: usize, y: &[T]) -> [T; R] {
-        const L: usize = 4;
-        let len = y.len();
-        let chunks = len / L;
-        let mut acc = [[T::ZERO; L]; R];
-        for c in 0..chunks {
-            let yc = &y[c * L..c * L + L];
-            for (r, a) in acc.iter_mut().enumerate() {
-                let x = &block[r * n + c * L..r * n + c * L + L];
-                for l in 0..L {
-                    a[l] = a[l] + x[l] * yc[l];
-                }
-            }
-        }
-        let mut out = [T::ZERO; R];
-        for (r, a) in acc.iter().enumerate() {
-            let mut s = (a[0] + a[1]) + (a[2] + a[3]);
-            for t in chunks * L..len {
-                s = s + block[r * n + t] * y[t];
-            }
-            out[r] = s;
-        }
-        out
-    }
-
     /// `y -= alpha * x` elementwise.
-    #[inline(always)]
     fn axpy<T: Scalar>(y: &mut [T], alpha: T, x: &[T]) {
         for (a, b) in y.iter_mut().zip(x) {
             *a = *a - alpha * *b;
@@ -122,7 +84,6 @@ pub mod kernels {
     }
 
     /// Transposes an `r x c` matrix.
-    #[inline(always)]
     pub fn transpose<T: Scalar>(a: &[T], r: usize, c: usize) -> Vec<T> {
         let mut t = vec![T::ZERO; r * c];
         for i in 0..r {
@@ -136,7 +97,6 @@ pub mod kernels {
     /// Cholesky factor of the `n x n` matrix `a` (its `lower` triangle, else its upper one)
     /// into `out`: `l` with `a = l lᵀ` (or `u` with `a = uᵀ u`), zeros in the other
     /// triangle; NaN in the factor's triangle when `a` is not positive definite (as JAX).
-    #[inline(always)]
     pub fn cholesky<T: Scalar>(a: &[T], n: usize, lower: bool, out: &mut [T]) {
         // Row-blocked Cholesky-Banachiewicz: l[i, j] = (a[i, j] - l[i, :j] . l[j, :j]) / l[j, j].
         // Rows are computed in blocks of B: for each earlier column j, the B dots of the block
@@ -157,15 +117,6 @@ pub mod kernels {
                 let (head, block) = l.split_at_mut(i0 * n);
                 let lj = &head[j * n..j * n + j];
                 let d = head[j * n + j];
-                if rows == B {
-                    // The block's B dots at once: lj's chunk loaded once for all of them, B
-                    // independent accumulators in flight.
-                    let s = dot_rows::<T, B>(block, n, lj);
-                    for r in 0..B {
-                        block[r * n + j] = (src[(i0 + r) * n + j] - s[r]) / d;
-                    }
-                    continue;
-                }
                 for r in 0..rows {
                     let row = &mut block[r * n..r * n + n];
                     row[j] = (src[(i0 + r) * n + j] - dot(&row[..j], lj)) / d;
@@ -202,27 +153,16 @@ pub mod kernels {
 
     /// Solves `op(a) x = b` (left side; `b` is `m x k`) or `x op(a) = b` (`b` is `k x m`)
     /// for the `m x m` triangular `a`; `x` overwrites `b`.
-    #[inline(always)]
     pub fn triangular_solve<T: Scalar>(a: &[T], m: usize, b: &mut [T], k: usize, left_side: bool, lower: bool, transpose_a: bool, unit_diagonal: bool) {
         if !left_side {
             // x op(a) = b  <=>  op(a)ᵀ xᵀ = bᵀ.
             let mut bt = transpose(b, k, m);
-            solve_left(a, m, &mut bt, k, lower, !transpose_a, unit_diagonal);
+            triangular_solve(a, m, &mut bt, k, true, lower, !transpose_a, unit_diagonal);
             b.copy_from_slice(&transpose(&bt, m, k));
             return;
         }
-        solve_left(a, m, b, k, lower, transpose_a, unit_diagonal)
-    }
-
-    /// `op(a) x = b` (`b` is `m x k`, overwritten by `x`).
-    #[inline(always)]
-    fn solve_left<T: Scalar>(a: &[T], m: usize, b: &mut [T], k: usize, lower: bool, transpose_a: bool, unit_diagonal: bool) {
         let eff_lower = lower != transpose_a;
         let order: Vec<usize> = if eff_lower { (0..m).collect() } else { (0..m).rev().collect() };
-        if k >= SOLVE_COLS && m >= 2 * SOLVE_ROWS {
-            solve_blocked(a, m, b, k, &order, transpose_a, unit_diagonal);
-            return;
-        }
         if transpose_a {
             // aᵀ x = b by columns of aᵀ (rows of a, contiguous): once row i of x is final,
             // every later row j loses aᵀ[j, i] x[i] = a[i, j] x[i].
@@ -261,70 +201,6 @@ pub mod kernels {
             if !unit_diagonal {
                 for x in &mut b[i * k..i * k + k] {
                     *x = *x / d;
-                }
-            }
-        }
-    }
-
-    /// Rows and columns of the register tile of [`solve_blocked`] (4 x 8: eight AVX2 vectors
-    /// of f64 accumulated in registers).
-    const SOLVE_ROWS: usize = 4;
-    const SOLVE_COLS: usize = 8;
-
-    /// `op(a) x = b` for `k >= SOLVE_COLS` right-hand sides, in blocks of `SOLVE_ROWS` rows
-    /// of x in the solve's `order`: first every earlier row's contribution, as a register-tiled
-    /// product (each `SOLVE_ROWS x SOLVE_COLS` tile of x accumulated over all earlier rows,
-    /// each earlier row's chunk loaded once for the whole tile, instead of one pass over the
-    /// row per (row, earlier row) pair), then the block's own triangle row by row. Row `i`
-    /// subtracts its terms in the same order as the unblocked loop (earlier rows in `order`).
-    #[inline(always)]
-    fn solve_blocked<T: Scalar>(a: &[T], m: usize, b: &mut [T], k: usize, order: &[usize], transpose_a: bool, unit_diagonal: bool) {
-        const R: usize = SOLVE_ROWS;
-        const C: usize = SOLVE_COLS;
-        let coef = |i: usize, j: usize| if transpose_a { a[j * m + i] } else { a[i * m + j] };
-        let full = k / C * C;
-        for s0 in (0..m).step_by(R) {
-            let rows = &order[s0..(s0 + R).min(m)];
-            let prior = &order[..s0];
-            if rows.len() == R {
-                for c0 in (0..full).step_by(C) {
-                    let mut acc = [[T::ZERO; C]; R];
-                    for (r, &i) in rows.iter().enumerate() {
-                        acc[r].copy_from_slice(&b[i * k + c0..i * k + c0 + C]);
-                    }
-                    for &j in prior {
-                        let mut xj = [T::ZERO; C];
-                        xj.copy_from_slice(&b[j * k + c0..j * k + c0 + C]);
-                        for (r, &i) in rows.iter().enumerate() {
-                            let cf = coef(i, j);
-                            for c in 0..C {
-                                acc[r][c] = acc[r][c] - cf * xj[c];
-                            }
-                        }
-                    }
-                    for (r, &i) in rows.iter().enumerate() {
-                        b[i * k + c0..i * k + c0 + C].copy_from_slice(&acc[r]);
-                    }
-                }
-            }
-            let done = if rows.len() == R { full } else { 0 };
-            for (r, &i) in rows.iter().enumerate() {
-                // The columns the tiles did not cover: every earlier row; then the block's own.
-                let earlier = prior.iter().chain(&rows[..r]);
-                for (n, &j) in earlier.enumerate() {
-                    let cf = coef(i, j);
-                    let lo = if n < prior.len() { done } else { 0 };
-                    if cf != T::ZERO && lo < k {
-                        let (first, second) = b.split_at_mut(i.max(j) * k);
-                        let (xi, xj) = if i < j { (&mut first[i * k + lo..i * k + k], &second[lo..k]) } else { (&mut second[lo..k], &first[j * k + lo..j * k + k]) };
-                        axpy(xi, cf, xj);
-                    }
-                }
-                if !unit_diagonal {
-                    let d = coef(i, i);
-                    for x in &mut b[i * k..i * k + k] {
-                        *x = *x / d;
-                    }
                 }
             }
         }
@@ -638,28 +514,7 @@ pub enum Out<T> {
 
 /// Runs `op` on row-major data: `a` of type `at` and, for `triangular_solve`, `b` of type
 /// `bt` (types already checked by the shape rule). Returns one [`Out`] per result.
-///
-/// On x86-64 CPUs with AVX2 the kernels run compiled for it (twice the vector width of the
-/// baseline build; no FMA contraction or reassociation, so the results are the same bits).
 pub fn run<T: Scalar>(op: &LinalgOp, a: &[T], at: &TensorType, b: Option<&[T]>, bt: Option<&TensorType>) -> Vec<Out<T>> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { run_avx2(op, a, at, b, bt) };
-        }
-    }
-    run_any(op, a, at, b, bt)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn run_avx2<T: Scalar>(op: &LinalgOp, a: &[T], at: &TensorType, b: Option<&[T]>, bt: Option<&TensorType>) -> Vec<Out<T>> {
-    run_any(op, a, at, b, bt)
-}
-
-#[inline(always)]
-fn run_any<T: Scalar>(op: &LinalgOp, a: &[T], at: &TensorType, b: Option<&[T]>, bt: Option<&TensorType>) -> Vec<Out<T>> {
     let (nb, m, n) = dims(at);
     match op {
         LinalgOp::Cholesky { lower } => {
@@ -774,10 +629,9 @@ mod tests {
     }
 
     #[test]
-    fn blocked_triangular_solve_residuals() {
-        // The register-tiled path (k >= 8 right-hand sides, m >= 8) on ragged sizes (row
-        // blocks and column tiles with remainders), every flag: op(a) x = b (or x op(a) = b)
-        // to rounding, checked by the residual against the dense op(a).
+    fn triangular_solve_residuals() {
+        // Many right-hand sides, every flag: op(a) x = b (or x op(a) = b) to rounding,
+        // checked by the residual against the dense op(a).
         let (m, k) = (13usize, 19usize);
         let mut seed = 7u64;
         let mut rnd = || {
