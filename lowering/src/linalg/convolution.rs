@@ -18,13 +18,15 @@
 //!    128 output positions per image, `PatchCols` runs steps 2 and 4 per image instead
 //!    ([`per_image_loop`]: `[Og, Cg*K] x [Cg*K, O]` into `[N', Og, O...]`, the image's patches
 //!    copied, packed and multiplied while they are in cache; an `scf.forall` over the images
-//!    on several threads);
+//!    on several threads), and `PatchRows` of a large patch matrix in `(Cg, K...)` order (kernel
+//!    gradients) runs as a loop over the input features accumulating `[N'*O, K] x [K, Og]`
+//!    ([`feature_loop_fits`]);
 //! 5. the product, expanded to `[G, N', O..., Og]` or `[G, Og, N', O...]`, is transposed into
 //!    the output layout with the feature dim split as (G, Og) and collapsed (no copy when it
 //!    is already in the output's order).
 use quabla_dialect::{ConvAttrs, ConvolutionOp, DType, Func, Op, TensorType};
 
-use super::{dot::end_forall, dot::matmul_of, generic, identity, layout::reshape, layout::transpose, list, map, zero_lit, Emitter, Iter, Operand};
+use super::{dot::end_forall, dot::matmul_into, dot::matmul_of, generic, identity, layout::reshape, layout::transpose, list, map, zero_lit, Emitter, Iter, Operand};
 use crate::LowerError;
 
 /// Pads `x` (type `xt`) by `lo`/`hi` per dim and spreads its elements `dil` apart, filling the
@@ -161,7 +163,8 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
     let m = nb * os.iter().product::<i64>();
     let kk = cg * ks.iter().product::<i64>();
     let per_image = per_image_loop(e, dt, fm, g, nb, og, m / nb.max(1), kk);
-    let patches = if per_image.is_some() {
+    let by_feature = per_image.is_none() && feature_loop_fits(e, dt, fm, g, cg, m, og, kk);
+    let patches = if per_image.is_some() || by_feature {
         String::new()
     } else {
         let pinit = e.empty(&patches_t);
@@ -184,6 +187,7 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
     let kern = generic(e, &vec![Iter::Parallel; krank], &[Operand::new(w, &rt, map(krank, &k_exprs))], &[Operand::new(kinit, &kt, identity(krank))], |_, a| vec![a[0].clone()]).remove(0);
     // 4. The product.
     let batched = g > 1;
+    let per_feature = if per_image.is_none() { feature_loop(e, dt, a, fm, (&p, &pt), (&kern, &kt), [g, nb, og, cg, m, kk], (&os, &ks)) } else { None };
     let mat = |r: i64, c: i64| if batched { TensorType::new(dt, [g, r, c]) } else { TensorType::new(dt, [r, c]) };
     let (c3, c3t, crole) = match fm {
         Form::PatchCols if per_image.is_some() => {
@@ -191,6 +195,10 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
             let a2 = reshape(e, &kern, &kt, &TensorType::new(dt, [og, kk]));
             let (c, ct) = image_loop(e, dt, a, (&p, &pt), &a2, [nb, og, m / nb, kk], (&os, &ks), par);
             (c, ct, [Role::B, Role::F].into_iter().chain(spatial(Role::O)).collect::<Vec<_>>())
+        }
+        Form::PatchRows { feature_last: false } if per_feature.is_some() => {
+            let c = per_feature.unwrap_or_default();
+            (c, mat(m, og), [Role::G].into_iter().chain(bo.iter().copied()).chain([Role::F]).collect::<Vec<_>>())
         }
         Form::PatchRows { .. } => {
             let a3 = reshape(e, &patches, &patches_t, &mat(m, kk));
@@ -298,6 +306,67 @@ fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, (p, pt): (&str, &Tensor
         e.line("}");
     }
     (res, rt)
+}
+
+/// With `PatchRows` in `(Cg, K...)` order and no groups, whether the product runs as a loop
+/// over the kernel's input features accumulating `[N'*O, K] x [K, Og]` products (the
+/// features' patches then stay in cache instead of one `[N'*O, Cg*K]` matrix going through
+/// memory): for kernel gradients, whose input features are the batch and whose window is the
+/// cotangent, when the whole patch matrix is large (at least 2^20 elements), there are
+/// several features and each product is on the tiled path unpadded.
+#[allow(clippy::too_many_arguments)]
+fn feature_loop_fits(e: &Emitter, dt: DType, fm: Form, g: i64, cg: i64, m: i64, og: i64, kk: i64) -> bool {
+    if fm != (Form::PatchRows { feature_last: false }) || g != 1 || cg < 2 || !e.cg.tile_matmuls || m.saturating_mul(kk) < 1 << 20 {
+        return false;
+    }
+    matches!(e.cg.target.matmul_plan(dt, m, og, kk / cg), Some(p) if (p.mp, p.np) == (m, og))
+}
+
+/// The loop of [`feature_loop_fits`]: for each input feature `c`, the patches `[N', O...,
+/// K...]` of the padded input's slice at `c` and `acc += patches x kern[c]` (the kernel
+/// arranged `[1, Cg, K..., Og]`), from a zero `[N'*O, Og]`. Returns the product.
+#[allow(clippy::too_many_arguments)]
+fn feature_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (p, pt): (&str, &TensorType), (kern, kt): (&str, &TensorType), [g, nb, og, cg, m, kk]: [i64; 6], (os, ks): (&[i64], &[i64])) -> Option<String> {
+    if !feature_loop_fits(e, dt, fm, g, cg, m, og, kk) {
+        return None;
+    }
+    let d = a.dims;
+    let n = os.len();
+    let kc = kk / cg;
+    let fdim = d.input_feature_dimension as usize;
+    let ct = TensorType::new(dt, [m, og]);
+    let z = e.scalar(dt, zero_lit(dt));
+    let init = e.filled(&ct, &z);
+    let k3t = TensorType::new(dt, [cg, kc, og]);
+    let k3 = reshape(e, kern, kt, &k3t);
+    let (ci, acc, res) = (e.fresh(), e.fresh(), e.fresh());
+    let (c0, c1, cc) = (e.index(0), e.index(1), e.index(cg));
+    e.raw_line(format!("{res} = scf.for {ci} = {c0} to {cc} step {c1} iter_args({acc} = {init}) -> ({ct}) {{"));
+    e.depth += 1;
+    let r = pt.rank();
+    let xt = TensorType::new(dt, (0..r).filter(|&i| i != fdim).map(|i| pt.shape[i]).collect::<Vec<_>>());
+    let offs: Vec<String> = (0..r).map(|i| if i == fdim { ci.clone() } else { "0".into() }).collect();
+    let sizes: Vec<i64> = (0..r).map(|i| if i == fdim { 1 } else { pt.shape[i] }).collect();
+    let x = e.op(format!("tensor.extract_slice {p}[{}] [{}] [{}] : {pt} to {xt}", offs.join(", "), list(&sizes), list(&vec![1; r])));
+    // Patches [N', O..., K...]: loops d0 = b, d1.. = o, d(n+1).. = k.
+    let rank = 2 * n + 1;
+    let at = |i: usize| if i > fdim { i - 1 } else { i };
+    let mut exprs = vec![String::new(); r - 1];
+    exprs[at(d.input_batch_dimension as usize)] = "d0".into();
+    for i in 0..n {
+        exprs[at(d.input_spatial_dimensions[i] as usize)] = format!("d{} * {} + d{} * {}", 1 + i, a.window_strides[i], n + 1 + i, a.rhs_dilation[i]);
+    }
+    let ptt = TensorType::new(dt, [nb].into_iter().chain(os.iter().copied()).chain(ks.iter().copied()).collect::<Vec<_>>());
+    let pinit = e.empty(&ptt);
+    let patches = generic(e, &vec![Iter::Parallel; rank], &[Operand::new(x, &xt, map(rank, &exprs))], &[Operand::new(pinit, &ptt, identity(rank))], |_, a| vec![a[0].clone()]).remove(0);
+    let a2 = reshape(e, &patches, &ptt, &TensorType::new(dt, [m, kc]));
+    let w2t = TensorType::new(dt, [kc, og]);
+    let w2 = e.op(format!("tensor.extract_slice {k3}[{ci}, 0, 0] [1, {kc}, {og}] [1, 1, 1] : {k3t} to {w2t}"));
+    let c = matmul_into(e, dt, &a2, &w2, &acc, [m, og, kc])?;
+    e.line(format!("scf.yield {c} : {ct}"));
+    e.depth -= 1;
+    e.line("}");
+    Some(res)
 }
 
 /// Lowers one op of this family, returning its result's name (exhaustive over the family).

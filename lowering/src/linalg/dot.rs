@@ -223,6 +223,20 @@ pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &DotOp) -> Result<String, Lo
     }
 }
 
+/// `init + l r` for `l` `[m, k]`, `r` `[k, n]` and `init` `[m, n]` on the tiled path, or None
+/// when the plan pads the shape or there is no plan (the padded path computes into a zero
+/// product, not into `init`). For other lowerings' accumulating loops (convolution's).
+pub fn matmul_into(e: &mut Emitter, d: DType, l: &str, r: &str, init: &str, [m, n, k]: [i64; 3]) -> Option<String> {
+    if !e.cg.tile_matmuls {
+        return None;
+    }
+    let plan = e.cg.target.matmul_plan(d, m, n, k)?;
+    if (plan.mp, plan.np) != (m, n) {
+        return None;
+    }
+    Some(tiled(e, d, [l, r, init], [1, m, n, k], Layout { batched: false, b_nk: false }, &plan))
+}
+
 /// A product `[m, k] x [k, n] -> [m, n]` (or `[b, m, k] x [b, k, n] -> [b, m, n]` when
 /// `batched`) of operands already in that form, for other lowerings (convolution's im2col),
 /// through the same tiled path as `dot_general`.
