@@ -665,6 +665,51 @@ mod tests {
         close(&run1(ts(false, false), &[&l, &f64s(&[1, 2], &[4.0, 6.0])]).to_f64_vec(), &[1.0, 2.0], 1e-15);
     }
 
+    #[test]
+    fn triangular_solve_residuals() {
+        // Many right-hand sides, every flag: op(a) x = b (or x op(a) = b) to rounding,
+        // checked by the residual against the dense op(a).
+        let (m, k) = (13usize, 19usize);
+        let mut seed = 7u64;
+        let mut rnd = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((seed >> 11) as f64 / (1u64 << 53) as f64) - 0.5
+        };
+        let mut a: Vec<f64> = (0..m * m).map(|_| rnd()).collect();
+        for i in 0..m {
+            a[i * m + i] = 2.0 + a[i * m + i];
+        }
+        let b: Vec<f64> = (0..m * k).map(|_| rnd()).collect();
+        for flags in 0..16 {
+            let (left, lower, trans, unit) = (flags & 1 != 0, flags & 2 != 0, flags & 4 != 0, flags & 8 != 0);
+            // op(a) dense: the triangle read, the diagonal as ones with `unit`, transposed.
+            let t = |i: usize, j: usize| {
+                let inside = if lower { j <= i } else { j >= i };
+                if i == j && unit { 1.0 } else if inside { a[i * m + j] } else { 0.0 }
+            };
+            let op = |i: usize, j: usize| if trans { t(j, i) } else { t(i, j) };
+            let mut x = b.clone();
+            super::kernels::triangular_solve(&a, m, &mut x, k, left, lower, trans, unit);
+            let mut worst = 0.0f64;
+            if left {
+                for i in 0..m {
+                    for c in 0..k {
+                        let s: f64 = (0..m).map(|j| op(i, j) * x[j * k + c]).sum();
+                        worst = worst.max((s - b[i * k + c]).abs());
+                    }
+                }
+            } else {
+                for r in 0..k {
+                    for j in 0..m {
+                        let s: f64 = (0..m).map(|i| x[r * m + i] * op(i, j)).sum();
+                        worst = worst.max((s - b[r * m + j]).abs());
+                    }
+                }
+            }
+            assert!(worst < 1e-12, "flags {flags:04b}: residual {worst}");
+        }
+    }
+
     /// Timing of the kernels on 256 x 256 (run with `--ignored --nocapture`).
     #[test]
     #[ignore]

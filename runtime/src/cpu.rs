@@ -49,6 +49,7 @@ impl CpuExecutor {
         // byte limit); 64 KiB of slack covers the memref lowering's alignment padding.
         // SAFETY: sets a plain global read by quabla_rt_malloc.
         LIMIT.call_once(|| unsafe { quabla_rt_set_limit(quabla_dialect::size::max_bytes().saturating_add(1 << 16)) });
+        tune_malloc();
         CpuExecutor { ctx: Mutex::new(Ctx(new_context())) }
     }
 
@@ -494,6 +495,19 @@ fn calls_runtime(module: &MlirModule) -> bool {
 
 type PackedFn = unsafe extern "C" fn(*mut *mut c_void);
 
+/// Once per process, unless `QUABLA_MALLOC_TUNE=0`: blocks up to 32 MiB from the heap and
+/// its free top kept, so that compiled code's large temporaries are not page-faulted and
+/// zero-filled again on every call (csrc/alloc_guard.c, `quabla_rt_tune_malloc`).
+fn tune_malloc() {
+    static DONE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        if std::env::var("QUABLA_MALLOC_TUNE").map_or(true, |v| v != "0") {
+            // SAFETY: mallopt on the process allocator, before or between allocations.
+            unsafe { quabla_rt_tune_malloc() };
+        }
+    });
+}
+
 /// The name compiled code calls instead of `malloc` (see [`guard_allocations`]).
 const GUARDED_MALLOC: &str = "quabla_rt_malloc";
 
@@ -505,6 +519,8 @@ unsafe extern "C" {
     /// Calls `f(args)` under the allocation guard: 0, or the byte count of the allocation
     /// that failed (the call was abandoned; its earlier temporaries are leaked).
     fn quabla_rt_call(f: PackedFn, args: *mut *mut c_void) -> u64;
+    /// Keeps large freed temporaries in the heap (csrc/alloc_guard.c).
+    fn quabla_rt_tune_malloc();
     /// csrc/memref_copy.c: the strided copy MLIR's memref lowering calls.
     fn memrefCopy(elem_size: i64, src: *mut c_void, dst: *mut c_void);
 }

@@ -41,12 +41,26 @@ fn cases() -> Vec<Case> {
         Case { name: "1d strided dilated", lhs: vec![2, 3, 13], rhs: vec![4, 3, 3], strides: vec![2], padding: vec![2, 1], ld: vec![1], rd: vec![2], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
         Case { name: "1d lhs dilation", lhs: vec![1, 2, 6], rhs: vec![3, 2, 4], strides: vec![1], padding: vec![2, 1], ld: vec![3], rd: vec![1], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
         Case { name: "2d negative padding", lhs: vec![2, 2, 10, 9], rhs: vec![3, 2, 3, 3], strides: vec![1, 2], padding: vec![-1, 0, 2, -2], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 1, bg: 1 },
-        Case { name: "2d nhwc", lhs: vec![2, 9, 7, 3], rhs: vec![3, 3, 3, 4], strides: vec![2, 2], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc, fg: 1, bg: 1 },
+        Case { name: "2d nhwc", lhs: vec![2, 9, 7, 3], rhs: vec![3, 3, 3, 4], strides: vec![2, 2], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc.clone(), fg: 1, bg: 1 },
         Case { name: "2d feature groups", lhs: vec![2, 4, 7, 7], rhs: vec![6, 2, 3, 3], strides: vec![1, 2], padding: vec![1, 1, 1, 0], ld: vec![1, 2], rd: vec![2, 1], dims: ConvDims::nchw(2), fg: 2, bg: 1 },
         Case { name: "2d batch groups", lhs: vec![4, 3, 7, 6], rhs: vec![6, 3, 2, 3], strides: vec![1, 1], padding: vec![0, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 1, bg: 2 },
         Case { name: "3d", lhs: vec![1, 2, 6, 5, 7], rhs: vec![3, 2, 2, 3, 2], strides: vec![1, 2, 1], padding: vec![0, 0, 1, 0, 0, 1], ld: vec![1, 1, 1], rd: vec![1, 1, 2], dims: ConvDims::nchw(3), fg: 1, bg: 1 },
         // Large enough for the tiled matmul path (M = 2 * 30 * 30, K = 8 * 9, N = 16).
         Case { name: "2d tiled", lhs: vec![2, 8, 32, 32], rhs: vec![16, 8, 3, 3], strides: vec![1, 1], padding: vec![0, 0, 0, 0], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 1, bg: 1 },
+        // Each formulation of the lowering (lowering/src/linalg/convolution.rs, `Form`) on the
+        // tiled path: patches as columns (NCHW, output wider than the kernel), with groups and
+        // strides; patches as rows with the features innermost (NHWC); patches as rows for a
+        // kernel gradient's layout (batch and feature dims swapped, a kernel wider than the
+        // output); narrow outputs (N = 10 < 16) and ragged extents.
+        Case { name: "2d tiled cols strided", lhs: vec![3, 6, 33, 30], rhs: vec![10, 6, 3, 2], strides: vec![2, 1], padding: vec![1, 1, 0, 1], ld: vec![1, 1], rd: vec![1, 2], dims: ConvDims::nchw(2), fg: 1, bg: 1 },
+        Case { name: "2d tiled cols feature groups", lhs: vec![2, 8, 20, 24], rhs: vec![16, 4, 3, 3], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 2, bg: 1 },
+        Case { name: "2d tiled cols batch groups", lhs: vec![4, 8, 20, 24], rhs: vec![16, 8, 3, 3], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 1, bg: 2 },
+        Case { name: "2d tiled cols lhs dilation", lhs: vec![2, 8, 12, 12], rhs: vec![16, 8, 3, 3], strides: vec![1, 1], padding: vec![2, 2, 2, 2], ld: vec![2, 2], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 1, bg: 1 },
+        Case { name: "2d tiled nhwc", lhs: vec![2, 20, 18, 8], rhs: vec![3, 3, 8, 24], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc, fg: 1, bg: 1 },
+        Case { name: "2d tiled kernel-gradient layout", lhs: vec![6, 5, 20, 20], rhs: vec![6, 10, 18, 18], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::from_specs(&[1, 0, 2, 3], &[1, 0, 2, 3], &[1, 0, 2, 3]), fg: 1, bg: 1 },
+        // Large enough for the loop over input features (kernel gradients: M = 8 * 4 * 4, Og = 16).
+        Case { name: "2d kernel-gradient feature loop", lhs: vec![10, 8, 32, 32], rhs: vec![10, 16, 29, 29], strides: vec![1, 1], padding: vec![0, 0, 0, 0], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::from_specs(&[1, 0, 2, 3], &[1, 0, 2, 3], &[1, 0, 2, 3]), fg: 1, bg: 1 },
+        Case { name: "1d tiled cols", lhs: vec![4, 8, 200], rhs: vec![12, 8, 5], strides: vec![1], padding: vec![2, 2], ld: vec![1], rd: vec![1], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
     ]
 }
 
@@ -90,5 +104,35 @@ fn window_ops_jit_equal_interpreter() {
         for r in WindowReducer::ALL {
             check(&format!("{} {shape:?} i64", r.name()), OpKind::ReduceWindow(ReduceWindowOp::ReduceWindow { op: r, window: Box::new(w.clone()) }), std::slice::from_ref(&xi), Tol::Exact, &mut rng);
         }
+    }
+}
+
+#[test]
+fn per_image_convolution_on_one_and_two_threads() {
+    // NCHW, large enough that the loop over the images is an scf.forall on two threads
+    // (lowering/src/linalg/convolution.rs, per_image_loop): equal to the interpreter on one
+    // and two threads, and the same bits on both (each image's product is computed alike).
+    use quabla_lowering::{lower_for_cpu, CpuOptions};
+    let mut rng = Rng(12);
+    let (strides, padding, one) = (vec![1, 1], vec![1, 1, 1, 1], vec![1, 1]);
+    let dims = ConvDims::nchw(2);
+    let kind = OpKind::Convolution(ConvAttrs { window_strides: &strides, padding: &padding, lhs_dilation: &one, rhs_dilation: &one, dims: &dims, feature_group_count: 1, batch_group_count: 1 }.to_op());
+    for d in [DType::F32, DType::F64] {
+        let params = [TensorType::new(d, [8, 16, 30, 30]), TensorType::new(d, [32, 16, 3, 3])];
+        let m = one_op_module(kind.clone(), &params);
+        let cm = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
+        assert!(cm.parallel && cm.text.contains("scf.forall"), "{d}: parallel loop over the images");
+        let inputs: Vec<_> = params.iter().map(|t| rng.buffer(t, -2.0, 2.0)).collect();
+        let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
+        let tol = if d == DType::F32 { Tol::Rel(1e-5) } else { Tol::Rel(1e-12) };
+        let mut outs = vec![];
+        for threads in [1, 2] {
+            let got = executor().compile(&m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap().remove(0);
+            if let Err(e) = compare(&got, want, tol, 50.0) {
+                panic!("{d}, {threads} threads: JIT differs from the interpreter: {e}");
+            }
+            outs.push(got);
+        }
+        assert!(outs[0].bytes() == outs[1].bytes(), "{d}: one and two threads differ");
     }
 }

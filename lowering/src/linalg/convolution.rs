@@ -3,18 +3,31 @@
 //! 1. the input is padded and dilated in its own layout (`pad_dilate`: a fill of the padded
 //!    shape and one strided `tensor.insert_slice` of the part of the input that lands in it;
 //!    negative padding crops first);
-//! 2. one `linalg.generic` copies the patches, `[G, N', O..., Cg, K...]` (N' the output batch,
-//!    O the output spatial extents, Cg the kernel's input features, K the kernel extents),
-//!    reading the padded input through an affine map (`o * stride + k * rhs_dilation`, the
-//!    group folded into the batch or feature index);
-//! 3. one generic arranges the kernel as `[G, Cg, K..., Og]`;
-//! 4. `[G, N'*O, Cg*K] x [G, Cg*K, Og]` through `dot::matmul_of` (a `linalg.matmul` on the
-//!    tiled path when G = 1);
-//! 5. the product, expanded to `[G, N', O..., Og]`, is transposed into the output layout with
-//!    the feature dim split as (G, Og) and collapsed.
+//! 2. one `linalg.generic` copies the patches (N' the output batch, O the output spatial
+//!    extents, Cg the kernel's input features, K the kernel extents), reading the padded input
+//!    through an affine map (`o * stride + k * rhs_dilation`, the group folded into the batch
+//!    or feature index), in one of two formulations ([`Form`], chosen by the input's layout so
+//!    that the copy's inner loop reads the input's innermost dim):
+//!    * `PatchRows`: patches `[G, N', O..., Cg, K...]` (or `[G, N', O..., K..., Cg]` when the
+//!      features are the input's innermost dim, NHWC) are the product's rows;
+//!    * `PatchCols`: patches `[G, Cg, K..., N', O...]` are its columns (NCHW: the inner loop
+//!      runs over output positions, unit-stride reads and writes);
+//! 3. one generic arranges the kernel as `[G, <patch order>, Og]` or `[G, Og, Cg, K...]`;
+//! 4. `[G, N'*O, Cg*K] x [G, Cg*K, Og]` or `[G, Og, Cg*K] x [G, Cg*K, N'*O]` through
+//!    `dot::matmul_of` (the tiled path, batched over G); without groups and with at least
+//!    128 output positions per image, `PatchCols` runs steps 2 and 4 per image instead
+//!    ([`per_image_loop`]: `[Og, Cg*K] x [Cg*K, O]` into `[N', Og, O...]`, the image's patches
+//!    copied, packed and multiplied while they are in cache; an `scf.forall` over the images
+//!    on several threads), and `PatchRows` of a large patch matrix in `(Cg, K...)` order (kernel
+//!    gradients) runs as a loop over the input features accumulating `[N'*O, K] x [K, Og]`
+//!    ([`feature_loop_fits`]);
+//! 5. the product, expanded to `[G, N', O..., Og]` or `[G, Og, N', O...]`, is transposed into
+//!    the output layout with the feature dim split as (G, Og) and collapsed (no copy when it
+//!    is already in the output's order).
+use quabla_dialect::size::saturating_product;
 use quabla_dialect::{ConvAttrs, ConvolutionOp, DType, Func, Op, TensorType};
 
-use super::{dot::matmul_of, generic, identity, layout::reshape, layout::transpose, list, map, zero_lit, Emitter, Iter, Operand};
+use super::{dot::end_forall, dot::matmul_into, dot::matmul_of, generic, identity, layout::reshape, layout::transpose, list, map, zero_lit, Emitter, Iter, Operand};
 use crate::LowerError;
 
 /// Pads `x` (type `xt`) by `lo`/`hi` per dim and spreads its elements `dil` apart, filling the
@@ -57,6 +70,43 @@ pub fn pad_dilate(e: &mut Emitter, x: &str, xt: &TensorType, lo: &[i64], hi: &[i
     (ins, pt)
 }
 
+/// A loop (or tensor) dim of the lowering: the group, the output batch, output spatial dim
+/// `i`, the kernel's input feature, kernel spatial dim `i`, the output feature within a group.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Role {
+    G,
+    B,
+    O(usize),
+    C,
+    K(usize),
+    F,
+}
+
+/// Which operand of the product the patches are (module doc): `[G, N'*O, Cg*K] x [G, Cg*K, Og]`
+/// (`PatchRows`, patch index order `c, k...` or, with `feature_last`, `k..., c`) or
+/// `[G, Og, Cg*K] x [G, Cg*K, N'*O]` (`PatchCols`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Form {
+    PatchRows { feature_last: bool },
+    PatchCols,
+}
+
+/// The formulation whose patch copy reads the input along its innermost dim: `PatchCols`
+/// when that dim is spatial and the output is at least as wide as the kernel along it (the
+/// copy's inner loop runs over output positions: unit-stride reads and writes for stride 1,
+/// e.g. NCHW layers and their input gradients), else `PatchRows` (the inner loop runs over
+/// the kernel's extent, or over the input features when they are innermost, e.g. NHWC layers
+/// and kernel gradients, whose "kernel" is the large output cotangent).
+fn form(lt: &TensorType, a: &ConvAttrs, os: &[i64], ks: &[i64]) -> Form {
+    let d = a.dims;
+    let last = lt.rank() as i64 - 1;
+    let n = d.input_spatial_dimensions.len();
+    match d.input_spatial_dimensions.iter().position(|&s| s == last) {
+        Some(i) if i == n - 1 && os[i] >= ks[i] => Form::PatchCols,
+        _ => Form::PatchRows { feature_last: d.input_feature_dimension == last },
+    }
+}
+
 /// `quabla.convolution`.
 pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Result<String, LowerError> {
     let (x, w) = (e.name(o.operands[0]), e.name(o.operands[1]));
@@ -71,6 +121,14 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
     let og = rt.shape[d.kernel_output_feature_dimension as usize] / g;
     let os: Vec<i64> = d.output_spatial_dimensions.iter().map(|&k| out.shape[k as usize]).collect();
     let ks: Vec<i64> = d.kernel_spatial_dimensions.iter().map(|&k| rt.shape[k as usize]).collect();
+    let extent = |r: Role| match r {
+        Role::G => g,
+        Role::B => nb,
+        Role::O(i) => os[i],
+        Role::C => cg,
+        Role::K(i) => ks[i],
+        Role::F => og,
+    };
     // 1. Padding and lhs dilation on the spatial dims of the input.
     let (mut lo, mut hi, mut dil) = (vec![0i64; n + 2], vec![0i64; n + 2], vec![1i64; n + 2]);
     for (i, &sd) in d.input_spatial_dimensions.iter().enumerate() {
@@ -80,60 +138,236 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
     }
     let z = e.scalar(dt, zero_lit(dt));
     let (p, pt) = pad_dilate(e, &x, &lt, &lo, &hi, &dil, &z);
-    // 2. Patches [G, N', O..., Cg, K...]: loops d0 = g, d1 = b, d2.. = o, d(n+2) = c, d(n+3).. = k.
-    let rank = 2 * n + 3;
+    let fm = form(&lt, a, &os, &ks);
+    let spatial = |r: fn(usize) -> Role| (0..n).map(r).collect::<Vec<_>>();
+    let ck: Vec<Role> = match fm {
+        Form::PatchRows { feature_last: true } => spatial(Role::K).into_iter().chain([Role::C]).collect(),
+        _ => [Role::C].into_iter().chain(spatial(Role::K)).collect(),
+    };
+    let bo: Vec<Role> = [Role::B].into_iter().chain(spatial(Role::O)).collect();
+    // 2. Patches: [G, N', O..., <ck>] or [G, <ck>, N', O...], read from the padded input
+    //    through an affine map (`o * stride + k * rhs_dilation`, the group folded into the
+    //    batch or feature index).
+    let prole: Vec<Role> = match fm {
+        Form::PatchRows { .. } => [Role::G].into_iter().chain(bo.iter().copied()).chain(ck.iter().copied()).collect(),
+        Form::PatchCols => [Role::G].into_iter().chain(ck.iter().copied()).chain(bo.iter().copied()).collect(),
+    };
+    let at = |roles: &[Role], r: Role| format!("d{}", roles.iter().position(|&x| x == r).unwrap_or(0));
+    let rank = prole.len();
     let mut in_exprs = vec![String::new(); n + 2];
-    in_exprs[d.input_batch_dimension as usize] = if bg > 1 { format!("d0 * {nb} + d1") } else { "d1".into() };
-    in_exprs[d.input_feature_dimension as usize] = if fg > 1 { format!("d0 * {cg} + d{}", n + 2) } else { format!("d{}", n + 2) };
+    in_exprs[d.input_batch_dimension as usize] = if bg > 1 { format!("{} * {nb} + {}", at(&prole, Role::G), at(&prole, Role::B)) } else { at(&prole, Role::B) };
+    in_exprs[d.input_feature_dimension as usize] = if fg > 1 { format!("{} * {cg} + {}", at(&prole, Role::G), at(&prole, Role::C)) } else { at(&prole, Role::C) };
     for i in 0..n {
-        in_exprs[d.input_spatial_dimensions[i] as usize] = format!("d{} * {} + d{} * {}", 2 + i, a.window_strides[i], n + 3 + i, a.rhs_dilation[i]);
+        in_exprs[d.input_spatial_dimensions[i] as usize] = format!("{} * {} + {} * {}", at(&prole, Role::O(i)), a.window_strides[i], at(&prole, Role::K(i)), a.rhs_dilation[i]);
     }
-    let patches_shape: Vec<i64> = [g, nb].into_iter().chain(os.iter().copied()).chain([cg]).chain(ks.iter().copied()).collect();
-    let patches_t = TensorType::new(dt, patches_shape);
-    let pinit = e.empty(&patches_t);
-    let patches = generic(e, &vec![Iter::Parallel; rank], &[Operand::new(p, &pt, map(rank, &in_exprs))], &[Operand::new(pinit, &patches_t, identity(rank))], |_, a| vec![a[0].clone()]).remove(0);
-    // 3. Kernel [G, Cg, K..., Og]: loops d0 = g, d1 = c, d2.. = k, d(n+2) = o.
-    let krank = n + 3;
+    let patches_t = TensorType::new(dt, prole.iter().map(|&r| extent(r)).collect::<Vec<_>>());
+    let m = nb.saturating_mul(saturating_product(os.iter().copied()));
+    let kk = cg.saturating_mul(saturating_product(ks.iter().copied()));
+    let per_image = per_image_loop(e, dt, fm, g, nb, og, m / nb.max(1), kk);
+    let by_feature = per_image.is_none() && feature_loop_fits(e, dt, fm, g, cg, m, og, kk);
+    let patches = if per_image.is_some() || by_feature {
+        String::new()
+    } else {
+        let pinit = e.empty(&patches_t);
+        generic(e, &vec![Iter::Parallel; rank], &[Operand::new(p.clone(), &pt, map(rank, &in_exprs))], &[Operand::new(pinit, &patches_t, identity(rank))], |_, a| vec![a[0].clone()]).remove(0)
+    };
+    // 3. Kernel: [G, <ck>, Og] (PatchRows) or [G, Og, <ck>] (PatchCols).
+    let krole: Vec<Role> = match fm {
+        Form::PatchRows { .. } => [Role::G].into_iter().chain(ck.iter().copied()).chain([Role::F]).collect(),
+        Form::PatchCols => [Role::G, Role::F].into_iter().chain(ck.iter().copied()).collect(),
+    };
+    let krank = krole.len();
     let mut k_exprs = vec![String::new(); n + 2];
-    k_exprs[d.kernel_output_feature_dimension as usize] = if g > 1 { format!("d0 * {og} + d{}", n + 2) } else { format!("d{}", n + 2) };
-    k_exprs[d.kernel_input_feature_dimension as usize] = "d1".into();
+    k_exprs[d.kernel_output_feature_dimension as usize] = if g > 1 { format!("{} * {og} + {}", at(&krole, Role::G), at(&krole, Role::F)) } else { at(&krole, Role::F) };
+    k_exprs[d.kernel_input_feature_dimension as usize] = at(&krole, Role::C);
     for i in 0..n {
-        k_exprs[d.kernel_spatial_dimensions[i] as usize] = format!("d{}", 2 + i);
+        k_exprs[d.kernel_spatial_dimensions[i] as usize] = at(&krole, Role::K(i));
     }
-    let kshape: Vec<i64> = [g, cg].into_iter().chain(ks.iter().copied()).chain([og]).collect();
-    let kt = TensorType::new(dt, kshape);
+    let kt = TensorType::new(dt, krole.iter().map(|&r| extent(r)).collect::<Vec<_>>());
     let kinit = e.empty(&kt);
     let kern = generic(e, &vec![Iter::Parallel; krank], &[Operand::new(w, &rt, map(krank, &k_exprs))], &[Operand::new(kinit, &kt, identity(krank))], |_, a| vec![a[0].clone()]).remove(0);
     // 4. The product.
-    let m = nb * os.iter().product::<i64>();
-    let kk = cg * ks.iter().product::<i64>();
     let batched = g > 1;
-    let (a3t, b3t, c3t) = if batched {
-        (TensorType::new(dt, [g, m, kk]), TensorType::new(dt, [g, kk, og]), TensorType::new(dt, [g, m, og]))
-    } else {
-        (TensorType::new(dt, [m, kk]), TensorType::new(dt, [kk, og]), TensorType::new(dt, [m, og]))
+    let per_feature = if per_image.is_none() { feature_loop(e, dt, a, fm, (&p, &pt), (&kern, &kt), [g, nb, og, cg, m, kk], (&os, &ks)) } else { None };
+    let mat = |r: i64, c: i64| if batched { TensorType::new(dt, [g, r, c]) } else { TensorType::new(dt, [r, c]) };
+    let (c3, c3t, crole) = match fm {
+        Form::PatchCols if per_image.is_some() => {
+            let par = per_image.unwrap_or(false);
+            let a2 = reshape(e, &kern, &kt, &TensorType::new(dt, [og, kk]));
+            let (c, ct) = image_loop(e, dt, a, (&p, &pt), &a2, [nb, og, m / nb, kk], (&os, &ks), par);
+            (c, ct, [Role::B, Role::F].into_iter().chain(spatial(Role::O)).collect::<Vec<_>>())
+        }
+        Form::PatchRows { feature_last: false } if per_feature.is_some() => {
+            let c = per_feature.unwrap_or_default();
+            (c, mat(m, og), [Role::G].into_iter().chain(bo.iter().copied()).chain([Role::F]).collect::<Vec<_>>())
+        }
+        Form::PatchRows { .. } => {
+            let a3 = reshape(e, &patches, &patches_t, &mat(m, kk));
+            let b3 = reshape(e, &kern, &kt, &mat(kk, og));
+            let c3 = matmul_of(e, dt, &a3, &b3, [g, m, og, kk], batched);
+            (c3, mat(m, og), [Role::G].into_iter().chain(bo.iter().copied()).chain([Role::F]).collect::<Vec<_>>())
+        }
+        Form::PatchCols => {
+            let a3 = reshape(e, &kern, &kt, &mat(og, kk));
+            let b3 = reshape(e, &patches, &patches_t, &mat(kk, m));
+            let c3 = matmul_of(e, dt, &a3, &b3, [g, og, m, kk], batched);
+            (c3, mat(og, m), [Role::G, Role::F].into_iter().chain(bo.iter().copied()).collect::<Vec<_>>())
+        }
     };
-    let a3 = reshape(e, &patches, &patches_t, &a3t);
-    let b3 = reshape(e, &kern, &kt, &b3t);
-    let c3 = matmul_of(e, dt, &a3, &b3, [g, m, og, kk], batched);
-    // 5. [G, N', O..., Og] -> output layout with the feature dim as (G, Og).
-    let ex_t = TensorType::new(dt, [g, nb].into_iter().chain(os.iter().copied()).chain([og]).collect::<Vec<_>>());
+    // 5. The product, expanded to its roles, transposed into the output layout with the
+    //    feature dim split as (G, Og) and collapsed (the group dim dropped first when G = 1,
+    //    so that a product already in the output's order is not copied).
+    let crole: Vec<Role> = crole.into_iter().filter(|&r| r != Role::G || g > 1).collect();
+    let ex_t = TensorType::new(dt, crole.iter().map(|&r| extent(r)).collect::<Vec<_>>());
     let ex = reshape(e, &c3, &c3t, &ex_t);
-    let mut perm: Vec<i64> = Vec::with_capacity(n + 3);
+    let pos = |r: Role| crole.iter().position(|&x| x == r).unwrap_or(0) as i64;
+    let mut perm: Vec<i64> = Vec::with_capacity(crole.len());
     for j in 0..(n + 2) as i64 {
         if j == d.output_batch_dimension {
-            perm.push(1);
+            perm.push(pos(Role::B));
         } else if j == d.output_feature_dimension {
-            perm.push(0);
-            perm.push(n as i64 + 2);
+            if g > 1 {
+                perm.push(pos(Role::G));
+            }
+            perm.push(pos(Role::F));
         } else {
             let i = d.output_spatial_dimensions.iter().position(|&s| s == j).unwrap_or(0);
-            perm.push(2 + i as i64);
+            perm.push(pos(Role::O(i)));
         }
     }
     let tr = transpose(e, &ex, &ex_t, &perm);
     let tr_t = TensorType::new(dt, perm.iter().map(|&p| ex_t.shape[p as usize]).collect::<Vec<_>>());
     Ok(reshape(e, &tr, &tr_t, &out))
+}
+
+/// With `PatchCols` and no groups, whether the product runs per image of the batch (its
+/// patches, `Cg*K x O`, then stay in cache between their copy, packing and product instead
+/// of one patch matrix for the whole batch going through memory twice): when there is more
+/// than one image and each image's product is on the tiled path with at least 128 output
+/// positions. `Some(par)`: the loop over the images is an `scf.forall` (`par`) when the
+/// whole product is worth threads and no image's product or patch copy is threaded itself.
+#[allow(clippy::too_many_arguments)]
+fn per_image_loop(e: &Emitter, dt: DType, fm: Form, g: i64, nb: i64, og: i64, s: i64, kk: i64) -> Option<bool> {
+    if fm != Form::PatchCols || g != 1 || nb < 2 || s < 128 || !e.cg.tile_matmuls {
+        return None;
+    }
+    let target = e.cg.target;
+    target.matmul_plan(dt, og, s, kk)?;
+    let threads = e.threads();
+    let inner = target.parallel_matmul(og, s, kk, threads) || target.parallel_loop(&[true, true], &[kk, s], threads).is_some();
+    Some(threads > 1 && nb >= threads && !inner && target.parallel_matmul(og, s.saturating_mul(nb), kk, threads))
+}
+
+/// The per-image `PatchCols` product (see [`per_image_loop`]): for each image `b` of the
+/// padded input `p`, its patches `[Cg, K..., O...]` (one generic on the image's slice) and
+/// the product `a2 [Og, Cg*K] x [Cg*K, O]` into `[N', Og, O]` (loop over the images an
+/// `scf.forall` with `par`). Returns the result and its type.
+#[allow(clippy::too_many_arguments)]
+fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, (p, pt): (&str, &TensorType), a2: &str, [nb, og, s, kk]: [i64; 4], (os, ks): (&[i64], &[i64]), par: bool) -> (String, TensorType) {
+    let d = a.dims;
+    let n = os.len();
+    let bdim = d.input_batch_dimension as usize;
+    let rt = TensorType::new(dt, [nb, og, s]);
+    let init = e.empty(&rt);
+    let (bi, acc, res) = (e.fresh(), e.fresh(), e.fresh());
+    if par {
+        e.raw_line(format!("{res} = scf.forall ({bi}) in ({nb}) shared_outs({acc} = {init}) -> ({rt}) {{"));
+    } else {
+        let (c0, c1, cb) = (e.index(0), e.index(1), e.index(nb));
+        e.raw_line(format!("{res} = scf.for {bi} = {c0} to {cb} step {c1} iter_args({acc} = {init}) -> ({rt}) {{"));
+    }
+    e.depth += 1;
+    // The image: the padded input's slice at `bi`, its batch dim dropped.
+    let r = pt.rank();
+    let xt = TensorType::new(dt, (0..r).filter(|&i| i != bdim).map(|i| pt.shape[i]).collect::<Vec<_>>());
+    let offs: Vec<String> = (0..r).map(|i| if i == bdim { bi.clone() } else { "0".into() }).collect();
+    let sizes: Vec<i64> = (0..r).map(|i| if i == bdim { 1 } else { pt.shape[i] }).collect();
+    let x = e.op(format!("tensor.extract_slice {p}[{}] [{}] [{}] : {pt} to {xt}", offs.join(", "), list(&sizes), list(&vec![1; r])));
+    // Patches [Cg, K..., O...]: loops d0 = c, d1.. = k, d(n+1).. = o.
+    let rank = 2 * n + 1;
+    let at = |i: usize| if i > bdim { i - 1 } else { i };
+    let mut exprs = vec![String::new(); r - 1];
+    exprs[at(d.input_feature_dimension as usize)] = "d0".into();
+    for i in 0..n {
+        exprs[at(d.input_spatial_dimensions[i] as usize)] = format!("d{} * {} + d{} * {}", n + 1 + i, a.window_strides[i], 1 + i, a.rhs_dilation[i]);
+    }
+    let cg = kk / saturating_product(ks.iter().copied()).max(1);
+    let ptt = TensorType::new(dt, [cg].into_iter().chain(ks.iter().copied()).chain(os.iter().copied()).collect::<Vec<_>>());
+    let pinit = e.empty(&ptt);
+    let patches = generic(e, &vec![Iter::Parallel; rank], &[Operand::new(x, &xt, map(rank, &exprs))], &[Operand::new(pinit, &ptt, identity(rank))], |_, a| vec![a[0].clone()]).remove(0);
+    let b2 = reshape(e, &patches, &ptt, &TensorType::new(dt, [kk, s]));
+    let c = matmul_of(e, dt, a2, &b2, [1, og, s, kk], false);
+    let into = format!("{c} into {acc}[{bi}, 0, 0] [1, {og}, {s}] [1, 1, 1] : {} into {rt}", TensorType::new(dt, [og, s]));
+    if par {
+        end_forall(e, &into);
+    } else {
+        let ins = e.op(format!("tensor.insert_slice {into}"));
+        e.line(format!("scf.yield {ins} : {rt}"));
+        e.depth -= 1;
+        e.line("}");
+    }
+    (res, rt)
+}
+
+/// With `PatchRows` in `(Cg, K...)` order and no groups, whether the product runs as a loop
+/// over the kernel's input features accumulating `[N'*O, K] x [K, Og]` products (the
+/// features' patches then stay in cache instead of one `[N'*O, Cg*K]` matrix going through
+/// memory): for kernel gradients, whose input features are the batch and whose window is the
+/// cotangent, when the whole patch matrix is large (at least 2^20 elements), there are
+/// several features and each product is on the tiled path unpadded.
+#[allow(clippy::too_many_arguments)]
+fn feature_loop_fits(e: &Emitter, dt: DType, fm: Form, g: i64, cg: i64, m: i64, og: i64, kk: i64) -> bool {
+    if fm != (Form::PatchRows { feature_last: false }) || g != 1 || cg < 2 || !e.cg.tile_matmuls || m.saturating_mul(kk) < 1 << 20 {
+        return false;
+    }
+    matches!(e.cg.target.matmul_plan(dt, m, og, kk / cg), Some(p) if (p.mp, p.np) == (m, og))
+}
+
+/// The loop of [`feature_loop_fits`]: for each input feature `c`, the patches `[N', O...,
+/// K...]` of the padded input's slice at `c` and `acc += patches x kern[c]` (the kernel
+/// arranged `[1, Cg, K..., Og]`), from a zero `[N'*O, Og]`. Returns the product.
+#[allow(clippy::too_many_arguments)]
+fn feature_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (p, pt): (&str, &TensorType), (kern, kt): (&str, &TensorType), [g, nb, og, cg, m, kk]: [i64; 6], (os, ks): (&[i64], &[i64])) -> Option<String> {
+    if !feature_loop_fits(e, dt, fm, g, cg, m, og, kk) {
+        return None;
+    }
+    let d = a.dims;
+    let n = os.len();
+    let kc = kk / cg;
+    let fdim = d.input_feature_dimension as usize;
+    let ct = TensorType::new(dt, [m, og]);
+    let z = e.scalar(dt, zero_lit(dt));
+    let init = e.filled(&ct, &z);
+    let k3t = TensorType::new(dt, [cg, kc, og]);
+    let k3 = reshape(e, kern, kt, &k3t);
+    let (ci, acc, res) = (e.fresh(), e.fresh(), e.fresh());
+    let (c0, c1, cc) = (e.index(0), e.index(1), e.index(cg));
+    e.raw_line(format!("{res} = scf.for {ci} = {c0} to {cc} step {c1} iter_args({acc} = {init}) -> ({ct}) {{"));
+    e.depth += 1;
+    let r = pt.rank();
+    let xt = TensorType::new(dt, (0..r).filter(|&i| i != fdim).map(|i| pt.shape[i]).collect::<Vec<_>>());
+    let offs: Vec<String> = (0..r).map(|i| if i == fdim { ci.clone() } else { "0".into() }).collect();
+    let sizes: Vec<i64> = (0..r).map(|i| if i == fdim { 1 } else { pt.shape[i] }).collect();
+    let x = e.op(format!("tensor.extract_slice {p}[{}] [{}] [{}] : {pt} to {xt}", offs.join(", "), list(&sizes), list(&vec![1; r])));
+    // Patches [N', O..., K...]: loops d0 = b, d1.. = o, d(n+1).. = k.
+    let rank = 2 * n + 1;
+    let at = |i: usize| if i > fdim { i - 1 } else { i };
+    let mut exprs = vec![String::new(); r - 1];
+    exprs[at(d.input_batch_dimension as usize)] = "d0".into();
+    for i in 0..n {
+        exprs[at(d.input_spatial_dimensions[i] as usize)] = format!("d{} * {} + d{} * {}", 1 + i, a.window_strides[i], n + 1 + i, a.rhs_dilation[i]);
+    }
+    let ptt = TensorType::new(dt, [nb].into_iter().chain(os.iter().copied()).chain(ks.iter().copied()).collect::<Vec<_>>());
+    let pinit = e.empty(&ptt);
+    let patches = generic(e, &vec![Iter::Parallel; rank], &[Operand::new(x, &xt, map(rank, &exprs))], &[Operand::new(pinit, &ptt, identity(rank))], |_, a| vec![a[0].clone()]).remove(0);
+    let a2 = reshape(e, &patches, &ptt, &TensorType::new(dt, [m, kc]));
+    let w2t = TensorType::new(dt, [kc, og]);
+    let w2 = e.op(format!("tensor.extract_slice {k3}[{ci}, 0, 0] [1, {kc}, {og}] [1, 1, 1] : {k3t} to {w2t}"));
+    let c = matmul_into(e, dt, &a2, &w2, &acc, [m, og, kc])?;
+    e.line(format!("scf.yield {c} : {ct}"));
+    e.depth -= 1;
+    e.line("}");
+    Some(res)
 }
 
 /// Lowers one op of this family, returning its result's name (exhaustive over the family).

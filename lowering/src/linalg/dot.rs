@@ -176,7 +176,7 @@ fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: 
 }
 
 /// Ends an `scf.forall` body whose one result is `tensor.parallel_insert_slice {into}`.
-fn end_forall(e: &mut Emitter, into: &str) {
+pub(super) fn end_forall(e: &mut Emitter, into: &str) {
     e.raw_line("scf.forall.in_parallel {");
     e.depth += 1;
     e.line(format!("tensor.parallel_insert_slice {into}"));
@@ -221,6 +221,20 @@ pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &DotOp) -> Result<String, Lo
     match op {
         DotOp::DotGeneral { dims } => lower_dot_general(e, f, o, dims),
     }
+}
+
+/// `init + l r` for `l` `[m, k]`, `r` `[k, n]` and `init` `[m, n]` on the tiled path, or None
+/// when the plan pads the shape or there is no plan (the padded path computes into a zero
+/// product, not into `init`). For other lowerings' accumulating loops (convolution's).
+pub fn matmul_into(e: &mut Emitter, d: DType, l: &str, r: &str, init: &str, [m, n, k]: [i64; 3]) -> Option<String> {
+    if !e.cg.tile_matmuls {
+        return None;
+    }
+    let plan = e.cg.target.matmul_plan(d, m, n, k)?;
+    if (plan.mp, plan.np) != (m, n) {
+        return None;
+    }
+    Some(tiled(e, d, [l, r, init], [1, m, n, k], Layout { batched: false, b_nk: false }, &plan))
 }
 
 /// A product `[m, k] x [k, n] -> [m, n]` (or `[b, m, k] x [b, k, n] -> [b, m, n]` when

@@ -40,8 +40,13 @@ pub const MR: i64 = 8;
 /// packed in 32-column panels with 128-row blocks of A and K blocks of 256 (a 32 KB panel
 /// slice stays in L1 while 16 register blocks pass over it), ~130-140 GFLOP/s.
 pub fn choose(d: DType, m: i64, n: i64, k: i64) -> Option<Plan> {
+    // Narrow products (N up to half a panel: a convolution's 16 output features, a
+    // classifier's 10 classes) use one-vector panels instead of padding N to two vectors,
+    // which would double their work.
     let nr = match d {
+        DType::F32 | DType::I32 | DType::U32 if n <= 16 => 16,
         DType::F32 | DType::I32 | DType::U32 => 32,
+        DType::F64 | DType::I64 if n <= 8 => 8,
         DType::F64 | DType::I64 => 16,
         DType::I1 | DType::U8 => return None,
     };
@@ -201,7 +206,11 @@ mod tests {
         assert_eq!(choose(DType::F32, 1024, 1000, 1024), plan(1024, 1024, 128, 256, 32));
         assert_eq!(choose(DType::F64, 512, 784, 256), plan(512, 784, 128, 0, 16));
         assert_eq!(choose(DType::F32, 256, 784, 512), plan(256, 800, 128, 256, 32));
-        assert_eq!(choose(DType::F32, 64, 10, 512), plan(64, 32, 64, 256, 32));
+        // Narrow products: one-vector panels (16 f32, 8 f64 columns).
+        assert_eq!(choose(DType::F32, 64, 10, 512), plan(64, 16, 64, 256, 16));
+        assert_eq!(choose(DType::F32, 32768, 16, 144), plan(32768, 16, 128, 0, 16));
+        assert_eq!(choose(DType::F64, 256, 8, 256), plan(256, 8, 128, 0, 8));
+        assert_eq!(choose(DType::F32, 64, 17, 512), plan(64, 32, 64, 256, 32));
         assert_eq!(choose(DType::F32, 8, 16, 16), None);
         // Integers: i32/u32 in f32's panels, i64 in f64's; bool and u8 products stay on loops.
         assert_eq!(choose(DType::I32, 1024, 1024, 1024), plan(1024, 1024, 128, 256, 32));
