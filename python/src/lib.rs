@@ -3,10 +3,12 @@
 //! op kinds), `trace` (the traced function and its program), `exec` (compiling through
 //! `quabla_compiler` for a registry device, eager execution, the jit hot path), `errors` (the
 //! Python exception hierarchy), `callback` (host callbacks of `qb.debug`), `opt` (the
-//! `quabla-opt` driver for the console script).
+//! `quabla-opt` driver for the console script), `mlx` (the `mlx` executor over MLX's Python
+//! API, registered with the runtime's registry when the module loads).
 mod callback;
 mod errors;
 mod exec;
+mod mlx;
 mod ops;
 mod opt;
 mod tensor;
@@ -35,6 +37,7 @@ fn device_table() -> PyResult<Vec<(&'static str, &'static str, &'static str, boo
 
 #[pymodule]
 fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    mlx::register();
     m.add_class::<tensor::Tensor>()?;
     m.add_class::<ops::Op>()?;
     m.add_class::<trace::TraceBuilder>()?;
