@@ -1,9 +1,10 @@
 //! Elementwise ops as `mx` calls: one table arm per unary/binary op. Where MLX's own op
 //! differs from docs/spec.md (integer division and remainder, C `fmod`, shifts past the
 //! width, `sign` of NaN and -0.0, max/min of signed zeros, saturating float -> int converts,
-//! `logaddexp`'s NaN rule, `powi`) the expression calls a `q.*` helper of quabla/_mlx.py that
-//! writes quabla's semantics with `mx` ops. Ops with no faithful MLX form (`cbrt`, `erfc`,
-//! `lgamma`, `digamma`, `population_count`) are `Unsupported`.
+//! `logaddexp`'s NaN rule, `powi`; float64 `exp`, `sin`, `cos`, `logistic`, whose MLX CPU
+//! kernels are only float32-accurate) the expression calls a `q.*` helper of quabla/_mlx.py
+//! that writes quabla's semantics with `mx` ops. Ops with no faithful MLX form (`cbrt`, `erfc`,
+//! `lgamma`, `digamma`, `population_count`) (and float64 `erf`) are `Unsupported`.
 use quabla_dialect::{BinaryOp, CmpDir, DType, ElementwiseOp, Func, Op, UnaryOp};
 
 use super::{dtype, name, unsupported, Emitter};
@@ -12,7 +13,17 @@ use crate::LowerError;
 /// `unary(a)` for an operand of dtype `d`.
 fn unary(op: UnaryOp, a: &str, d: DType) -> Option<String> {
     let f = |n: &str| Some(format!("mx.{n}({a})"));
+    // MLX's CPU float64 exp, sin, cos and sigmoid are float32-accurate approximations (relative
+    // errors 3e-7 to 5e-6, measured): float64 uses q.*64 formulas over MLX's accurate float64
+    // sinh/cosh/tan; its erf has no accurate form and is a gap.
+    let f64 = d == DType::F64;
+    let q64 = |n: &str| Some(format!("q.{n}64({a})"));
     match op {
+        UnaryOp::Exp if f64 => q64("exp"),
+        UnaryOp::Sin if f64 => q64("sin"),
+        UnaryOp::Cos if f64 => q64("cos"),
+        UnaryOp::Logistic if f64 => q64("sigmoid"),
+        UnaryOp::Erf if f64 => None,
         UnaryOp::Neg => if d.is_unsigned() { Some(format!("mx.subtract(mx.zeros_like({a}), {a})")) } else { f("negative") },
         UnaryOp::Abs => if d.is_unsigned() { Some(a.to_string()) } else { f("abs") },
         UnaryOp::Sign => Some(format!("q.sign({a})")),
