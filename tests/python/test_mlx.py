@@ -4,9 +4,10 @@ UnsupportedOperationError at compile time; results stay resident in MLX and go b
 a copy. Skipped as a whole when ``mlx`` does not import.
 
 ``mx.compile`` builds every fused kernel with g++ on first use (0.1-3 s each, cached under
-/tmp/mlx), so the ~800 op-table rows run with MLX's compilation switched off
-(``mx.disable_compile()``: the same emitted functions, run op by op) unless
-``QUABLA_MLX_TEST_COMPILE=1``; every other test runs compiled."""
+/tmp/mlx), so the ~800 op-table rows and the semantics, slicing, scatter/sort and autodiff tests run with
+MLX's compilation switched off (``mx.disable_compile()``: the same emitted functions, run op by
+op) unless ``QUABLA_MLX_TEST_COMPILE=1``; the control-flow, MLP, PINN and residency tests run
+compiled."""
 
 import math
 import os
@@ -70,7 +71,7 @@ GAPS = {"erf-float64": "erf"}
 
 
 @pytest.fixture
-def op_table_compile():
+def uncompiled():
     if os.environ.get("QUABLA_MLX_TEST_COMPILE") == "1":
         yield
         return
@@ -83,7 +84,7 @@ def op_table_compile():
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("qf,nf,builders,tol", test_ops.CASES)
-def test_op_table(request, op_table_compile, qf, nf, builders, tol):
+def test_op_table(request, uncompiled, qf, nf, builders, tol):
     args = [test_ops._to_qb(b()) for b in builders]
     gap = GAPS.get(request.node.callspec.id)
     if gap is not None:
@@ -93,7 +94,7 @@ def test_op_table(request, op_table_compile, qf, nf, builders, tol):
     both(lambda *xs: qf(*xs), *args, rtol=tol)
 
 
-def test_integer_division_remainder_shifts_and_converts_follow_the_spec():
+def test_integer_division_remainder_shifts_and_converts_follow_the_spec(uncompiled):
     a = np.array([7, -7, 7, -7, 5, -2**31, -2**31, 3], np.int32)
     b = np.array([2, 2, -2, -2, 0, -1, 1, 0], np.int32)
     both(lambda a, b: (bind(_op("div"), a, b), bind(_op("rem"), a, b), qb.floor_divide(a, b)), qb.array(a), qb.array(b))
@@ -106,7 +107,7 @@ def test_integer_division_remainder_shifts_and_converts_follow_the_spec():
     both(lambda f, g: (bind(_op("rem"), f, g), qb.sign(f - 5.5), qb.maximum(f * 0.0, -(f * 0.0))), qb.array(f), qb.array(g))
 
 
-def test_slicing_gather_pad_dynamic_slices():
+def test_slicing_gather_pad_dynamic_slices(uncompiled):
     x = qb.array(RNG.standard_normal((5, 6)).astype(np.float32))
     i = qb.array(np.array(3, np.int64))
     both(lambda x, i: (qb.dynamic_slice(x, (i, i), (2, 4)), qb.dynamic_update_slice(x, x[:2, :3] * 0.0, (i, i))), x, i)
@@ -137,7 +138,7 @@ def test_control_flow_derivatives():
     both(qb.grad(lambda w: qb.sum(qb.scan(lambda c, xi: (c * w + xi, c), qb.array(0.0, dtype=qb.float32), x)[1])), qb.array(np.float32(1.3)))
 
 
-def test_scatter_and_sort():
+def test_scatter_and_sort(uncompiled):
     x = qb.array(RNG.standard_normal((4, 5)).astype(np.float32))
     idx = np.array([3, 0, 3, -1, 7])
     both(lambda x: (x.at[idx].set(1.0), x.at[idx].add(2.0), x.at[:, [1, 1, 4]].multiply(3.0)), x)
@@ -148,7 +149,7 @@ def test_scatter_and_sort():
     both(lambda t: (qb.argsort(t, axis=1), qb.argsort(-t, axis=1)), t)
 
 
-def test_autodiff_and_vmap_slice():
+def test_autodiff_and_vmap_slice(uncompiled):
     x = qb.array(RNG.standard_normal((3, 4)).astype(np.float32))
     f = lambda x: qb.sum(qb.tanh(x) * qb.exp(-x * x) + qb.sin(x) ** 3)  # noqa: E731
     both(qb.grad(f), x)
