@@ -466,6 +466,10 @@ def while_loop(cond_fn, body_fn, *carries):
 
 _programs = {}
 
+#: Counters of the executor's host traffic: ``host_inputs`` counts inputs copied from host
+#: memory into MLX (resident MLX inputs are not counted: they go in without a copy).
+stats = {"host_inputs": 0}
+
 
 class _Helpers:
     """The namespace the emitted source calls as ``q``."""
@@ -520,6 +524,7 @@ def to_mx(view, dtype, shape):
     """An ``mx.array`` of host bytes (a read-only memoryview over a quabla host buffer). MLX
     copies host data into its own allocation here (``mx.array`` of a NumPy view copies)."""
     mx = _state["mx"]
+    stats["host_inputs"] += 1
     a = np.frombuffer(view, dtype=_NP[dtype]).reshape(shape)
     # The dtype is explicit: mx.array of a float64 NumPy array would otherwise be float32.
     return mx.array(a, dtype=_MX[dtype]())

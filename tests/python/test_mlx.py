@@ -57,9 +57,15 @@ def test_device_is_listed_and_results_are_resident():
     np.testing.assert_array_equal(np.asarray(y), np.arange(6).reshape(2, 3) * 2.0 + 1.0)
     assert y.tolist() == (np.arange(6).reshape(2, 3) * 2.0 + 1.0).tolist()
     assert float(y[1, 2]) == 11.0 and "11" in repr(y)
-    # A resident result goes back in as an MLX array; eager ops read it through the host.
+    # A resident result goes back in as an MLX array (no host copy); eager ops read it
+    # through the host.
+    from quabla import _mlx
+
+    before = _mlx.stats["host_inputs"]
     z = f(y)
-    assert z._device == "mlx"
+    assert z._device == "mlx" and _mlx.stats["host_inputs"] == before
+    f(x)
+    assert _mlx.stats["host_inputs"] == before + 1
     np.testing.assert_array_equal(np.asarray(z), (np.arange(6).reshape(2, 3) * 2.0 + 1.0) * 2.0 + 1.0)
     np.testing.assert_array_equal(np.asarray(y + 1.0), np.asarray(y) + 1.0)
     # ... and into a CPU program (copied to the host there).
