@@ -108,6 +108,8 @@ def test_integer_division_remainder_shifts_and_converts_follow_the_spec(uncompil
     both(lambda a, s: (qb.shift_left(a, s), qb.shift_right_logical(a, s), qb.shift_right_arithmetic(a, s)), qb.array(a), qb.array(s))
     x = np.array([np.nan, 3.7, -3.7, 1e20, -1e20, 2.5, -0.5, 255.9], np.float32)
     both(lambda x: (x.astype(qb.int32), x.astype(qb.uint8), x.astype(qb.int64), x.astype(qb.bool_)), qb.array(x))
+    u, k = qb.array(np.array([1, 200, 255, 7], np.uint8)), qb.array(np.array([1, 3, 8, 0], np.uint8))
+    both(lambda u, k: (qb.shift_left(u, k), qb.shift_right_arithmetic(u, k), -u, qb.sign(u), u // k, u % k, (u.astype(qb.float32) * 1.7).astype(qb.uint8)), u, k)
     f = np.array([5.5, -5.5, 5.5, -5.5, 0.0, np.inf, 1.0], np.float64)
     g = np.array([2.0, 2.0, -2.0, -2.0, 3.0, 2.0, np.inf], np.float64)
     both(lambda f, g: (bind(_op("rem"), f, g), qb.sign(f - 5.5), qb.maximum(f * 0.0, -(f * 0.0))), qb.array(f), qb.array(g))
@@ -152,7 +154,10 @@ def test_scatter_and_sort(uncompiled):
     v = qb.array(np.array([3.0, np.nan, 1.0, 1.0, -0.0, 0.0, 2.0], np.float32))
     both(lambda v: (qb.sort(v), qb.argsort(v), qb.argsort(-v), qb.sort(x, axis=0), qb.argsort(x, axis=0)), v)
     t = qb.array(np.array([[1, 2, 1, 2, 1], [0, 0, 1, 1, 0]], np.int32))
-    both(lambda t: (qb.argsort(t, axis=1), qb.argsort(-t, axis=1)), t)
+    both(lambda t: (qb.argsort(t, axis=1), qb.argsort(-t, axis=1), qb.argsort(t, axis=0, descending=True)), t)
+    for dt in ("bool", "uint8", "uint32"):
+        a = qb.array(RNG.integers(0, 3, (3, 7)).astype(dt))
+        both(lambda a: (qb.sort(a, axis=1), qb.argsort(a, axis=1)), a)
 
 
 def test_autodiff_and_vmap_slice(uncompiled):
