@@ -1,6 +1,6 @@
-"""The MLP loss+grad step on Quabla's ``mlx`` executor against MLX's own
-``mx.compile(mx.value_and_grad(loss))`` of the same model, and against Quabla's ``cpu``
-executor, in the same run.
+"""The MLP loss+grad step (and the README PINN step) on Quabla's ``mlx`` executor against
+MLX's own ``mx.compile(mx.value_and_grad(loss))`` of the same model, and against Quabla's
+``cpu`` executor, in the same run.
 
     python bench/mlx.py [--batch 32] [--repeat 15] [--json out.json]
 
@@ -111,6 +111,44 @@ def main():
     for name, (lo, med) in rows.items():
         print(f"  {name:32s} min {lo * 1e6:9.1f} us  median {med * 1e6:9.1f} us  ratio to MLX (min) {lo / base[0]:5.2f}")
         out.append({"bench": "mlx_mlp_step", "variant": name, "batch": args.batch, "min_us": lo * 1e6, "median_us": med * 1e6, "ratio_min_vs_mlx": lo / base[0]})
+    # The README PINN step (float64, 8 points): qb.value_and_grad of the loss on mlx and cpu,
+    # and MLX's own mx.compile(mx.value_and_grad) of the same loss (u_xx by
+    # mx.vmap(mx.grad(mx.grad(u)))).
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("pinn", os.path.join(os.path.dirname(_here), "examples", "pinn.py"))
+    pinn = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pinn)
+    px, pw = qb.linspace(0.05, 0.95, 8), qb.array(2.5)
+    p_mlx, p_cpu = qb.jit(qb.value_and_grad(pinn.loss), device="mlx"), qb.jit(qb.value_and_grad(pinn.loss))
+    pw_res = qb.jit(lambda w: w, device="mlx")(pw)
+
+    def mx_u(x, w):
+        return mx.sin(x * w)
+
+    mx_uxx = mx.vmap(mx.grad(mx.grad(mx_u)), in_axes=(0, None))
+
+    def mx_pinn_loss(w, x):
+        return mx.mean((mx_uxx(x, w) + math.pi**2 * mx.sin(math.pi * x)) ** 2)
+
+    mx_pstep = mx.compile(mx.value_and_grad(mx_pinn_loss))
+    mpx, mpw = mx.array(np.asarray(px), dtype=mx.float64), mx.array(2.5, dtype=mx.float64)
+
+    def run_mx_pinn():
+        v, g = mx_pstep(mpw, mpx)
+        mx.eval(v, g)
+
+    np.testing.assert_allclose(float(p_mlx(pw_res, px)[0]), float(p_cpu(pw, px)[0]), rtol=1e-10)
+    prow = {
+        "quabla mlx (resident w)": per_call(lambda: p_mlx(pw_res, px), args.repeat),
+        "mlx mx.compile(value_and_grad)": per_call(run_mx_pinn, args.repeat),
+        "quabla cpu": per_call(lambda: p_cpu(pw, px), args.repeat),
+    }
+    pbase = prow["mlx mx.compile(value_and_grad)"]
+    print("README PINN loss+grad (float64, 8 points)")
+    for name, (lo, med) in prow.items():
+        print(f"  {name:32s} min {lo * 1e6:9.1f} us  median {med * 1e6:9.1f} us  ratio to MLX (min) {lo / pbase[0]:5.2f}")
+        out.append({"bench": "mlx_pinn_step", "variant": name, "min_us": lo * 1e6, "median_us": med * 1e6, "ratio_min_vs_mlx": lo / pbase[0]})
     if args.json:
         with open(args.json, "w") as f:
             for r in out:
