@@ -353,3 +353,54 @@ pub fn emit_module(m: &Module, entry: &str) -> Result<MlxProgram, LowerError> {
     let _ = writeln!(out, "\nCOMPILED = {list}\nENTRY = \"{py}\"");
     Ok(MlxProgram { source: out, entry: py })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quabla_dialect::{BinaryOp, ControlOp, ElementwiseOp, TensorType, UnaryOp};
+
+    fn t(shape: &[i64]) -> TensorType {
+        TensorType::new(DType::F32, shape)
+    }
+
+    #[test]
+    fn straight_line_is_one_compiled_function() {
+        let mut f = Func::new("main", &[t(&[3]), t(&[3])]);
+        let (x, y) = (f.params[0], f.params[1]);
+        let s = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[x, y], None).unwrap();
+        f.outputs = vec![f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Tanh }), &[s], None).unwrap()];
+        let p = emit_entry(&Module { funcs: vec![f] }).unwrap();
+        assert_eq!(p.entry, "f_main");
+        assert!(p.source.contains("def f_main(v0, v1):\n    v2 = mx.add(v0, v1)\n    v3 = mx.tanh(v2)\n    return (v3,)\n"), "{}", p.source);
+        assert!(p.source.contains("COMPILED = (\"f_main\",)"), "{}", p.source);
+    }
+
+    #[test]
+    fn control_flow_splits_into_compiled_segments_and_regions() {
+        let (pt, xt) = (TensorType::new(DType::I1, []), t(&[2]));
+        let mut f = Func::new("main", &[pt, xt.clone()]);
+        let (p, x) = (f.params[0], f.params[1]);
+        let a = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Sin }), &[x], None).unwrap();
+        let mut then_b = f.new_body(std::slice::from_ref(&xt));
+        let tp = then_b.params[0];
+        let n = f.push_into(&mut then_b, OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Neg }), &[tp], vec![], None).unwrap()[0];
+        then_b.outputs = vec![n];
+        let mut else_b = f.new_body(std::slice::from_ref(&xt));
+        else_b.outputs = vec![else_b.params[0]];
+        let r = f.push_with_regions(OpKind::Control(ControlOp::If { results: vec![xt] }), &[p, a], vec![then_b, else_b], None).unwrap()[0];
+        f.outputs = vec![f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[r, a], None).unwrap()];
+        let src = emit_entry(&Module { funcs: vec![f] }).unwrap().source;
+        // The entry is Python (not compiled); the ops before and after the if are segments.
+        assert!(src.contains("def f_main(v0, v1):\n    v2, = f_main_seg_1(v1)\n    v6, = q.cond(v0, f_main_then_2, f_main_else_3, v2)\n    v7, = f_main_seg_4(v6, v2)\n    return (v7,)\n"), "{src}");
+        assert!(src.contains("COMPILED = (\"f_main_seg_1\", \"f_main_then_2\", \"f_main_else_3\", \"f_main_seg_4\")"), "{src}");
+    }
+
+    #[test]
+    fn gaps_name_the_op_and_the_mlx_rule() {
+        let mut f = Func::new("main", &[t(&[3])]);
+        f.outputs = vec![f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Cbrt }), &[f.params[0]], None).unwrap()];
+        let e = emit_entry(&Module { funcs: vec![f] }).unwrap_err();
+        assert_eq!(e, LowerError::Unsupported { op: "cbrt", rule: RULE });
+        assert_eq!(e.to_string(), "'quabla.cbrt' op cannot be lowered: no mlx rule");
+    }
+}
