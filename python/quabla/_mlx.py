@@ -15,6 +15,7 @@ stream here (``mx.set_default_device(mx.cpu)`` when no GPU backend exists); floa
 that stream only.
 """
 
+import math
 import threading
 
 import numpy as np
@@ -54,9 +55,6 @@ def _mx():
 # ---------------------------------------------------------------------------------------------
 # Helpers called by the emitted source (`q.<name>`). They run while mx.compile traces, so they
 # branch on dtypes and static attributes only, never on values.
-
-_INT_INFO = {}
-
 
 def _bits(dt):
     mx = _state["mx"]
@@ -307,20 +305,16 @@ def convert(x, dt):
 
 
 def pad(x, value, lo, hi, interior):
-    """quabla.pad: interior padding, then edges (negative edges crop)."""
+    """quabla.pad (edges and interior padding non-negative, pad_c3): interior padding
+    interleaves ``value``, then ``mx.pad`` adds the edges."""
     mx = _state["mx"]
     value = value.astype(x.dtype)
     if any(interior):
-        shape = tuple(0 if n == 0 else n + (n - 1) * p for n, p in zip(x.shape, interior))
-        out = mx.broadcast_to(value, shape)
-        out = mx.array(out)
-        idx = tuple(slice(None, None, p + 1) for p in interior)
-        out[idx] = x
+        shape = tuple(n + (n - 1) * p for n, p in zip(x.shape, interior))
+        out = mx.array(mx.broadcast_to(value, shape))
+        out[tuple(slice(None, None, p + 1) for p in interior)] = x
         x = out
-    crop = tuple(slice(max(-l, 0), n - max(-h, 0)) for l, h, n in zip(lo, hi, x.shape))
-    if crop:
-        x = x[crop]
-    widths = [(max(l, 0), max(h, 0)) for l, h in zip(lo, hi)]
+    widths = list(zip(lo, hi))
     if any(w != (0, 0) for w in widths):
         x = mx.pad(x, widths, constant_values=value)
     return x
@@ -361,10 +355,8 @@ def dot_general(a, b, lb, rb, lc, rc):
     bshape = [a.shape[d] for d in lb]
     lfs = [a.shape[d] for d in lf]
     rfs = [b.shape[d] for d in rf]
-    import math
-
-    B, M, N = math.prod(bshape), math.prod(lfs), math.prod(rfs)
-    K = math.prod(a.shape[d] for d in lc)
+    B, M, N = math.prod(bshape), math.prod(lfs), math.prod(rfs)  # noqa: N806
+    K = math.prod(a.shape[d] for d in lc)  # noqa: N806
     at = mx.reshape(mx.transpose(a, list(lb) + lf + list(lc)), (B, M, K))
     bt = mx.reshape(mx.transpose(b, list(rb) + list(rc) + rf), (B, K, N))
     if a.dtype in (mx.float32, mx.float64):

@@ -1,5 +1,5 @@
 //! Slicing ops. `slice` is Python slicing; `concatenate` `mx.concatenate`; `pad` `q.pad`
-//! (negative edges crop, interior padding interleaves); `dynamic_slice` and
+//! (interior padding interleaves, then `mx.pad` adds the edges); `dynamic_slice` and
 //! `dynamic_update_slice` clamp their starts (`q.dynamic_slice`, `q.dynamic_update_slice`:
 //! `mx.slice` / `mx.slice_update` with array starts, so they stay inside `mx.compile`);
 //! `gather` is `mx.take` of the clamped indices.
