@@ -1,9 +1,10 @@
 //! Emitters: what `quabla-opt --emit=LEVEL` prints after the pass pipeline, one table row
-//! per level (quabla, linalg, llvm, stablehlo), and [`opt_plan`], which assembles
+//! per level (quabla, linalg, llvm, stablehlo, mlx), and [`opt_plan`], which assembles
 //! `quabla-opt`'s pass pipeline around them. An emitter either prints the MLIR module after
 //! appending its passes to the pipeline (quabla, linalg), or imports the module and
-//! translates it to text (llvm through the CPU executor, the StableHLO export). An emitter
-//! whose text is not MLIR of quabla's contexts (StableHLO) is *terminal*: its pass name may
+//! translates it to text (llvm through the CPU executor, the StableHLO export, the MLX
+//! emitter's Python source). An emitter whose text is not MLIR of quabla's contexts
+//! (StableHLO, MLX) is *terminal*: its pass name may
 //! end a `--pass-pipeline`, where it selects the emitter, and nothing may follow it.
 //!
 //! Invariants: emitters that want optimized IR (`runs_default_pipeline`) get the
@@ -67,6 +68,16 @@ pub fn emitters() -> &'static [Emitter] {
             output: "StableHLO",
             runs_default_pipeline: true,
             kind: EmitKind::Text(|m, _| quabla_lowering::export_module(m).map_err(|source| CompileError::Emit { emitter: "stablehlo", source })),
+        },
+        Emitter {
+            name: "mlx",
+            summary: "Python source calling mlx.core, what the mlx executor runs (terminal: quabla-opt --emit=mlx, or last in --pass-pipeline)",
+            pass: Some("convert-quabla-to-mlx"),
+            output: "MLX",
+            runs_default_pipeline: true,
+            kind: EmitKind::Text(|m, _| {
+                quabla_lowering::mlx::emit_entry(m).map(|p| p.source).map_err(|source| CompileError::Emit { emitter: "mlx", source })
+            }),
         },
     ];
     EMITTERS
@@ -162,6 +173,6 @@ mod tests {
         assert_eq!(opt_plan(None, "linalg").unwrap().pipeline, "quabla-verify,convert-quabla-to-linalg");
         assert!(opt_plan(None, "llvm").unwrap().compile_pipeline.is_none());
         let e = opt_plan(None, "ptx").err().expect("no ptx emitter");
-        assert_eq!(e.to_string(), "--emit: unknown level `ptx` (expected quabla, linalg, llvm or stablehlo)");
+        assert_eq!(e.to_string(), "--emit: unknown level `ptx` (expected quabla, linalg, llvm, stablehlo or mlx)");
     }
 }

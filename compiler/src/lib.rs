@@ -7,7 +7,7 @@
 //! * [`compile`] optimizes, then compiles for a device of the executor registry
 //!   (`quabla_runtime::registry`), recording which pipeline object each caller used
 //!   ([`pipeline_used`]), so a test can check that every entry point shares one;
-//! * [`emit`] holds the emitters of `quabla-opt --emit` (quabla, linalg, llvm, stablehlo),
+//! * [`emit`] holds the emitters of `quabla-opt --emit` (quabla, linalg, llvm, stablehlo, mlx),
 //!   and [`opt_plan`] assembles `quabla-opt`'s pass pipeline around them.
 pub mod emit;
 pub mod error;

@@ -54,6 +54,11 @@ pub trait DeviceStorage: Send + Sync {
     /// failure is the device's message (wrapped into [`BufferError::Transfer`] by
     /// [`Buffer::to_host`]).
     fn copy_to_host(&self, dst: &mut [u8]) -> Result<(), String>;
+    /// The storage as `Any`, for the executor that owns it to recognise its own storage
+    /// (and take inputs without a copy); `None` unless the implementation opts in.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }
 
 /// Where a buffer's bytes live.

@@ -4,8 +4,10 @@
 //! kernels for transcendental functions ([`approx`]) and tiled, vectorized matmuls through
 //! embedded transform sequences ([`tiling`]): the CPU target's choices, under [`target`]);
 //! and the StableHLO export
-//! (`convert-quabla-to-stablehlo`, [`export_module`]).
+//! (`convert-quabla-to-stablehlo`, [`export_module`]); and the MLX emitter (Python source for
+//! `mlx.core`, [`mlx::emit_module`]).
 pub mod linalg;
+pub mod mlx;
 pub mod stablehlo;
 pub mod target;
 
@@ -54,6 +56,8 @@ pub enum Lowering {
     Linalg,
     /// `convert-quabla-to-stablehlo` ([`export_module`]).
     StableHlo,
+    /// The MLX emitter ([`mlx::emit_module`]).
+    Mlx,
 }
 
 impl Lowering {
@@ -62,6 +66,7 @@ impl Lowering {
         match self {
             Lowering::Linalg => "a declaration without a body: run quabla-autodiff before lowering",
             Lowering::StableHlo => "a transform function without a body: run quabla-autodiff before the StableHLO export (quabla-opt --emit=stablehlo does)",
+            Lowering::Mlx => "a transform function without a body: run quabla-autodiff before the MLX emitter (quabla-opt --emit=mlx does)",
         }
     }
 }

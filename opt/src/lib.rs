@@ -22,13 +22,16 @@ Reads MLIR (quabla dialect in generic form, func.func, func.return) from FILE or
 options:
   --pass-pipeline=PIPE     run PIPE: quabla passes and upstream passes mixed, e.g.
                            'builtin.module(quabla-inline,quabla-canonicalize)'
-  --emit=quabla|linalg|llvm|stablehlo
+  --emit=quabla|linalg|llvm|stablehlo|mlx
                            print the module after the pipeline (quabla, default), lowered to
                            linalg (convert-quabla-to-linalg), or to the LLVM dialect (CPU pipeline),
                            or exported to StableHLO (runs quabla-autodiff, quabla-inline,
                            quabla-canonicalize and quabla-symbol-dce after the pipeline, then
                            convert-quabla-to-stablehlo; a --pass-pipeline that ends with
-                           convert-quabla-to-stablehlo selects the export and runs as written)
+                           convert-quabla-to-stablehlo selects the export and runs as written);
+                           mlx prints the Python source (mlx.core calls) that the mlx executor
+                           runs, after the same default pipeline (terminal pass name
+                           convert-quabla-to-mlx)
   --print-ir-after-all     print the IR after every pass (to stderr); consecutive quabla
                            passes run as one pass, so the dump follows each such group
   --print-pipeline         print the pass pipeline run and the compile pipeline object used

@@ -1791,8 +1791,9 @@ def eye(n, m=None, k=0, dtype=None):
 
 
 def devices():
-    """The device names this build compiles for: ``"cpu"``, and ``"xla"`` where jax and
-    jaxlib are installed (the XLA executor, python/quabla/_xla.py).
+    """The device names this build compiles for: ``"cpu"``, ``"mlx"`` where ``mlx.core``
+    imports (the MLX executor, python/src/mlx.rs and python/quabla/_mlx.py; checked once), and
+    ``"xla"`` where jax and jaxlib are installed (the XLA executor, python/quabla/_xla.py).
 
     Example:
         >>> qb.devices()[0]

@@ -673,8 +673,10 @@ def jit(fun=None, *, device=None, static_argnums=None, static_argnames=None, max
 
     Args:
         fun: a function of pytrees of arrays (Tensors, NumPy arrays) and Python numbers.
-        device: None or "cpu" (the devices of :func:`qb.devices`), or "xla": compiled and
-            run by XLA (through jaxlib), partitioned over the mesh of the shardings.
+        device: None or "cpu" (the devices of :func:`qb.devices`); "mlx": run by MLX
+            (``mx.compile`` of the emitted ``mlx.core`` calls; results stay MLX arrays until
+            read); or "xla": compiled and run by XLA (through jaxlib), partitioned over the
+            mesh of the shardings.
         static_argnums: positional arguments passed by value (hashable, part of the key).
         static_argnames: parameters passed by value when given by keyword. As in JAX, when
             only one of ``static_argnums``/``static_argnames`` is given the other is

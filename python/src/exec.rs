@@ -72,7 +72,20 @@ pub fn compile_error(py: Python<'_>, e: &CompileError) -> PyErr {
         }
         CompileError::Pipeline(_) | CompileError::NotATransform(_) | CompileError::Terminal { .. } | CompileError::UnknownEmitter { .. } => ("QuablaError", e.to_string()),
     };
-    errors::new(py, class, msg)
+    let err = errors::new(py, class, msg);
+    // An explicit gap names its op, and the device for an executor's own lowering.
+    let gap = match e {
+        CompileError::Runtime(RuntimeError::Lower(quabla_lowering::LowerError::Unsupported { op, rule })) => Some((*op, *rule)),
+        CompileError::Emit { source: quabla_lowering::LowerError::Unsupported { op, rule }, .. } => Some((*op, *rule)),
+        _ => None,
+    };
+    if let Some((op, rule)) = gap {
+        let _ = err.value(py).setattr("op", op);
+        if rule == crate::mlx::DEVICE {
+            let _ = err.value(py).setattr("device", rule);
+        }
+    }
+    err
 }
 
 /// The device eager ops run on: `cpu` (per-op JIT programs, default) or `interp` (the
@@ -137,7 +150,8 @@ pub fn apply(py: Python<'_>, op: &Op, operands: &Bound<'_, PyTuple>) -> PyResult
         for o in operands.iter() {
             refs.push(o.cast_into::<Tensor>().map_err(|e| PyTypeError::new_err(format!("{}: operands must be Tensors ({})", op.kind.name(), PyErr::from(e))))?);
         }
-        let bufs: Vec<&Buffer> = refs.iter().map(|t| &t.get().buf).collect();
+        // Eager ops run on the host: a device-resident operand is read through its host copy.
+        let bufs: Vec<&Buffer> = refs.iter().map(|t| t.get().host(py)).collect::<PyResult<_>>()?;
         let tys: Vec<TensorType> = bufs.iter().map(|b| b.ty().clone()).collect();
         let exe = eager_exec(py, op, &tys)?;
         let mut outs = run_py(py, &*exe, &bufs)?;

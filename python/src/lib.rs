@@ -4,10 +4,12 @@
 //! `quabla_compiler` for a registry device, eager execution, the jit hot path), `errors` (the
 //! Python exception hierarchy), `callback` (host callbacks of `qb.debug`), `opt` (the
 //! `quabla-opt` driver for the console script), `trainer` (the resident step program of
-//! `qb.optim.Trainer`).
+//! `qb.optim.Trainer`), `mlx` (the `mlx` executor over MLX's Python API, registered with the
+//! runtime's registry when the module loads).
 mod callback;
 mod errors;
 mod exec;
+mod mlx;
 mod ops;
 mod opt;
 mod tensor;
@@ -37,6 +39,7 @@ fn device_table() -> PyResult<Vec<(&'static str, &'static str, &'static str, boo
 
 #[pymodule]
 fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    mlx::register();
     m.add_class::<tensor::Tensor>()?;
     m.add_class::<ops::Op>()?;
     m.add_class::<trace::TraceBuilder>()?;

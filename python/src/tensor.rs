@@ -68,15 +68,30 @@ pub fn shape_tuple<'py>(py: Python<'py>, shape: &[i64]) -> PyResult<Bound<'py, P
     PyTuple::new(py, shape)
 }
 
-/// An immutable tensor on the host.
+/// An immutable tensor: its buffer on the host, or on a device (an executor's resident
+/// result, e.g. an `mlx` output), read through a host copy made once on first read.
 #[pyclass(module = "quabla", name = "Tensor", frozen, weakref, subclass)]
 pub struct Tensor {
     pub buf: Buffer,
+    /// The host copy of a device buffer (made on the first host read).
+    host_copy: std::sync::OnceLock<Buffer>,
 }
 
 impl Tensor {
     pub fn new(buf: Buffer) -> Tensor {
-        Tensor { buf }
+        Tensor { buf, host_copy: std::sync::OnceLock::new() }
+    }
+
+    /// The buffer in host memory: the buffer itself, or the (cached) copy of a device buffer.
+    pub fn host(&self, py: Python<'_>) -> PyResult<&Buffer> {
+        if self.buf.is_host() {
+            return Ok(&self.buf);
+        }
+        if let Some(b) = self.host_copy.get() {
+            return Ok(b);
+        }
+        let b = self.buf.to_host().map_err(|e| errors::buffer(py, &e, "Tensor"))?;
+        Ok(self.host_copy.get_or_init(|| b))
     }
 }
 
@@ -163,8 +178,8 @@ impl Tensor {
     /// The elements as (nested) Python lists of floats, ints or bools.
     fn tolist(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         errors::guard(|| {
-            let strides = self.buf.ty().strides();
-            nested_list(py, &self.buf, 0, 0, &strides)
+            let b = self.host(py)?;
+            nested_list(py, b, 0, 0, &b.ty().strides())
         })
     }
 
@@ -174,7 +189,7 @@ impl Tensor {
             if self.buf.len() != 1 {
                 return Err(errors::new(py, "ShapeError", format!("item(): only one-element tensors can be converted to Python scalars, got shape {:?}", self.buf.shape())));
             }
-            scalar_to_py(py, &self.buf, 0)
+            scalar_to_py(py, self.host(py)?, 0)
         })
     }
 
@@ -183,7 +198,7 @@ impl Tensor {
             if self.buf.len() != 1 {
                 return Err(errors::new(py, "ShapeError", format!("float(): only one-element tensors can be converted to Python scalars, got shape {:?}", self.buf.shape())));
             }
-            Ok(self.buf.get_f64(0))
+            Ok(self.host(py)?.get_f64(0))
         })
     }
 
@@ -192,7 +207,7 @@ impl Tensor {
             if self.buf.len() != 1 {
                 return Err(errors::new(py, "ShapeError", format!("int(): only one-element tensors can be converted to Python scalars, got shape {:?}", self.buf.shape())));
             }
-            Ok(self.buf.get_i64(0))
+            Ok(self.host(py)?.get_i64(0))
         })
     }
 
@@ -201,7 +216,7 @@ impl Tensor {
             if self.buf.len() != 1 || self.buf.dtype().is_float() {
                 return Err(errors::new(py, "ArgumentTypeError", format!("only one-element integer or bool tensors can be used as an index, got {}", self.buf.ty())));
             }
-            Ok(self.buf.get_i64(0))
+            Ok(self.host(py)?.get_i64(0))
         })
     }
 
@@ -214,7 +229,7 @@ impl Tensor {
                     format!("bool(): the truth value of a tensor of shape {:?} is ambiguous; use qb.any or qb.all", self.buf.shape()),
                 ));
             }
-            Ok(self.buf.get_f64(0) != 0.0)
+            Ok(self.host(py)?.get_f64(0) != 0.0)
         })
     }
 
@@ -232,10 +247,17 @@ impl Tensor {
         self.buf.same_storage(&other.buf)
     }
 
-    /// The address of the tensor's storage (for zero-copy checks).
+    /// The address of the tensor's storage (for zero-copy checks); 0 for a device buffer.
     #[getter]
     fn _data_ptr(&self) -> usize {
         self.buf.as_ptr() as usize
+    }
+
+    /// Where the tensor's buffer lives: `host`, or the device name of an executor's resident
+    /// result (`mlx`).
+    #[getter]
+    fn _device(&self) -> PyResult<String> {
+        errors::guard(|| Ok(self.buf.device().to_string()))
     }
 
     /// Read-only, C-contiguous export of the tensor's storage.
@@ -248,7 +270,7 @@ impl Tensor {
                 return Err(PyBufferError::new_err("quabla tensors are immutable: the buffer is read-only"));
             }
             let t = slf.get();
-            let b = &t.buf;
+            let b = t.host(slf.py())?;
             let item = b.dtype().size() as isize;
             let shape: Vec<isize> = b.shape().iter().map(|&d| d as isize).collect();
             let strides: Vec<isize> = b.ty().strides().iter().map(|&s| s as isize * item).collect();

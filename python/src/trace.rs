@@ -366,7 +366,7 @@ impl TraceBuilder {
     fn constant(&self, py: Python<'_>, tensor: &Tensor, loc: Option<String>) -> PyResult<Aval> {
         errors::guard(|| {
             self.with(py, |f| {
-                let lit: Literal = tensor.buf.to_literal();
+                let lit: Literal = tensor.host(py)?.to_literal();
                 let v = f.push1(OpKind::Constant(ConstantOp::Constant { value: lit }), &[], loc.as_deref().map(Arc::<str>::from)).map_err(|e| errors::dialect(py, &e, loc.as_deref()))?;
                 Ok(aval(f, v))
             })

@@ -5,10 +5,14 @@
 //! with no constructor: [`devices`] lists them as unavailable and [`executor`] answers
 //! [`RuntimeError::UnavailableDevice`]; a name not in the table is
 //! [`RuntimeError::UnknownDevice`]. Adding an executor is one row (and its module).
+//! A row's executor may also be registered at run time by a crate above the runtime
+//! ([`register_executor`]): the Python extension registers `mlx`, whose executor runs MLX's
+//! Python API (the runtime crate does not link Python). A registered getter answers `None`
+//! while its device cannot run (e.g. `mlx.core` does not import), and the row stays unavailable.
 //!
 //! Invariants: each executor is created at most once per process and lives for the whole
 //! process (`&'static`); the table order is the listing order, `cpu` first (the default).
-use std::sync::OnceLock;
+use std::sync::{OnceLock, RwLock};
 
 use crate::cpu::CpuExecutor;
 use crate::device::{Device, DeviceKind};
@@ -36,8 +40,35 @@ static TABLE: &[Entry] = &[
         executor: Ok(|| interp() as &dyn Executor),
     },
     Entry { name: "cuda", kind: DeviceKind::Gpu, description: "NVIDIA GPUs: gpu -> NVVM -> PTX, launched through cudarc", executor: Err("the CUDA executor is not part of this build") },
-    Entry { name: "mlx", kind: DeviceKind::Gpu, description: "Apple GPUs through MLX graph calls", executor: Err("the MLX executor is not part of this build") },
+    Entry {
+        name: "mlx",
+        kind: DeviceKind::Gpu,
+        description: "MLX through its Python API (mlx.core, mx.compile); the CPU stream where MLX has no GPU backend",
+        executor: Err("the MLX executor is registered by the Python extension (quabla._quabla) and needs mlx.core (pip install 'mlx[cpu]')"),
+    },
 ];
+
+/// A run-time registered executor getter: the process-wide executor, or `None` while the
+/// device cannot run.
+pub type Registered = fn() -> Option<&'static dyn Executor>;
+
+static REGISTERED: RwLock<Vec<(&'static str, Registered)>> = RwLock::new(Vec::new());
+
+/// Registers `get` as the executor of the table row `name` (replacing an earlier
+/// registration); `UnknownDevice` for a name not in the table.
+pub fn register_executor(name: &'static str, get: Registered) -> Result<(), RuntimeError> {
+    if !TABLE.iter().any(|e| e.name == name) {
+        return Err(unknown(name));
+    }
+    let mut r = REGISTERED.write().unwrap_or_else(|e| e.into_inner());
+    r.retain(|(n, _)| *n != name);
+    r.push((name, get));
+    Ok(())
+}
+
+fn registered(name: &str) -> Option<Registered> {
+    REGISTERED.read().unwrap_or_else(|e| e.into_inner()).iter().find(|(n, _)| *n == name).map(|(_, g)| *g)
+}
 
 /// The process-wide CPU executor (created on first use).
 pub fn cpu() -> &'static CpuExecutor {
@@ -53,7 +84,13 @@ pub fn interp() -> &'static InterpExecutor {
 
 /// Every registered device, available or not, in table order (`cpu` first).
 pub fn devices() -> Vec<Device> {
-    TABLE.iter().map(|e| Device { name: e.name, kind: e.kind, description: e.description, available: e.executor.is_ok() }).collect()
+    TABLE
+        .iter()
+        .map(|e| {
+            let available = e.executor.is_ok() || registered(e.name).is_some_and(|get| get().is_some());
+            Device { name: e.name, kind: e.kind, description: e.description, available }
+        })
+        .collect()
 }
 
 /// The device named `name`.
@@ -70,6 +107,9 @@ fn unknown(name: &str) -> RuntimeError {
 /// whose executor this build lacks.
 pub fn executor(name: &str) -> Result<&'static dyn Executor, RuntimeError> {
     let e = TABLE.iter().find(|e| e.name == name).ok_or_else(|| unknown(name))?;
+    if let Some(x) = registered(name).and_then(|get| get()) {
+        return Ok(x);
+    }
     match e.executor {
         Ok(get) => Ok(get()),
         Err(reason) => Err(RuntimeError::UnavailableDevice { name: name.to_string(), reason }),
@@ -109,6 +149,28 @@ mod tests {
             Ok(_) => panic!("tpu is not a device"),
         }
         assert!(matches!(device("tpu"), Err(RuntimeError::UnknownDevice { .. })));
+    }
+
+    struct Fake;
+    impl Executor for Fake {
+        fn name(&self) -> &str {
+            "mlx"
+        }
+        fn compile(&self, _: &quabla_dialect::Module, _: &str, _: &crate::executor::CompileOptions) -> Result<std::sync::Arc<dyn crate::executor::Executable>, RuntimeError> {
+            Err(RuntimeError::Compile("not a real executor".into()))
+        }
+    }
+
+    #[test]
+    fn registered_executors_follow_their_getter() {
+        static FAKE: Fake = Fake;
+        assert!(matches!(register_executor("tpu", || None), Err(RuntimeError::UnknownDevice { .. })));
+        register_executor("mlx", || None).unwrap();
+        assert!(!device("mlx").unwrap().available);
+        assert!(matches!(executor("mlx"), Err(RuntimeError::UnavailableDevice { .. })));
+        register_executor("mlx", || Some(&FAKE as &dyn Executor)).unwrap();
+        assert!(device("mlx").unwrap().available);
+        assert_eq!(executor("mlx").unwrap().name(), "mlx");
     }
 
     #[test]

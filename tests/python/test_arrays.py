@@ -55,7 +55,7 @@ def test_factories():
     x = qb.ones((2, 2), dtype=qb.int32)
     assert qb.zeros_like(x).dtype == qb.int32 and qb.ones_like(x, dtype=qb.float32).dtype == qb.float32
     assert qb.full_like(x, 3).tolist() == [[3, 3], [3, 3]]
-    assert qb.devices() == ["cpu"] + (["xla"] if qb.sharding.available() else [])
+    assert qb.devices() == ["cpu"] + (["mlx"] if qb._mlx.available() else []) + (["xla"] if qb.sharding.available() else [])
 
 
 def test_array_of_tensor_shares_storage_and_asarray_identity():
