@@ -181,6 +181,14 @@ class Trainer(_q.ResidentStep):
         program, _ = _trace(step, dyn_tree, leaves, (), (), 3)
         compiled = program.compile(device=device)
         self._program = program
+        if device != "cpu" and (state or fixed):
+            # Executors that keep data on a device (mlx): move the state and the fixed data
+            # there once (an identity program's outputs are device buffers), so that no step
+            # copies them from the host again.
+            from .jit import jit
+
+            moved = jit(lambda *a: list(a), device=device)(*state, *fixed)
+            state, fixed = list(moved[: len(state)]), list(moved[len(state) :])
         self._bind(compiled, state, fixed, batch, batch_names, len(self._batch_argnums), direct, _flatten_batch)
 
     # --- readback -------------------------------------------------------------------------

@@ -464,3 +464,57 @@ def test_docstring_example(test):
     r = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     r.run(test, out=out.append)
     assert r.failures == 0, "".join(out)
+
+
+# --- on the mlx executor ---------------------------------------------------------------------
+
+needs_mlx = pytest.mark.skipif("mlx" not in qb.devices(), reason="mlx is not installed (pip install 'mlx[cpu]')")
+
+
+@needs_mlx
+def test_pinn_on_mlx_trains_to_pi_with_the_loop_curve():
+    """The step program runs on MLX with its state resident there (MLX arrays fed back each
+    step); the loss curve is the CPU loop's to float64 rounding of MLX's kernels."""
+    x, w0 = qb.linspace(0.05, 0.95, 8), qb.array(2.5)
+    tr = qb.optim.Trainer(pinn_loss, w0, qb.optim.Adam(learning_rate=0.05), x, device="mlx")
+    opt = qb.optim.Adam(learning_rate=0.05)
+    w, st = w0, opt.init(w0)
+    vg = qb.jit(qb.value_and_grad(pinn_loss))
+    from quabla import _mlx
+
+    for i in range(300):
+        v, g = vg(w, x)
+        w, st = opt.update(w, g, st)
+        before = _mlx.stats["host_inputs"]
+        tr.step()
+        # The parameters, the Adam state and the fixed data live in MLX: no step copies
+        # anything from the host.
+        assert _mlx.stats["host_inputs"] == before, f"step {i} copied host inputs into MLX"
+        np.testing.assert_allclose(tr.loss().item(), v.item(), rtol=1e-6, atol=1e-12, err_msg=f"step {i}")
+    assert f"{tr.params.item():.6f}" == "3.141593"
+    np.testing.assert_allclose(tr.params.item(), w.item(), rtol=1e-12)
+
+
+@needs_mlx
+@pytest.mark.parametrize("make_opt", [OPTIMIZERS[0], OPTIMIZERS[3]], ids=["adam", "sgd-nesterov-exp"])
+def test_mlp_on_mlx_with_batch_replacement_equals_the_loop(make_opt):
+    p0, xs, ys = _mlp(np.float32)
+    tr = qb.optim.Trainer(mlp_loss, p0, make_opt(), qb.array(xs[0]), qb.array(ys[0]), batch_argnums=(0, 1), device="mlx")
+    fixed = qb.optim.Trainer(mlp_loss, p0, make_opt(), qb.array(xs[0]), qb.array(ys[0]), device="mlx")
+    opt = make_opt()
+    p, st = p0, opt.init(p0)
+    q, sq = p0, opt.init(p0)
+    vg = qb.jit(qb.value_and_grad(mlp_loss))
+    for i in range(24):
+        b = i % 4
+        v, g = vg(p, qb.array(xs[b]), qb.array(ys[b]))
+        p, st = opt.update(p, g, st)
+        vq, gq = vg(q, qb.array(xs[0]), qb.array(ys[0]))
+        q, sq = opt.update(q, gq, sq)
+        tr.step(qb.array(xs[b]), qb.array(ys[b]))
+        fixed.step()
+        np.testing.assert_allclose(tr.loss().item(), v.item(), rtol=1e-5, err_msg=f"step {i}")
+        np.testing.assert_allclose(fixed.loss().item(), vq.item(), rtol=1e-5, err_msg=f"step {i}")
+    for k in p:
+        np.testing.assert_allclose(tr.params[k].numpy(), p[k].numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(fixed.params[k].numpy(), q[k].numpy(), rtol=1e-5, atol=1e-6)
