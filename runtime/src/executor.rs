@@ -50,11 +50,14 @@ pub struct CompileOptions {
     /// Threads the compiled code may use for its large matmuls and loops (CPU executor);
     /// 0: the process default, `QUABLA_NUM_THREADS` or the cores the process may run on.
     pub threads: usize,
+    /// The GPU architecture (`sm_90`) the CUDA executor and `--emit=ptx` compile for; `None`:
+    /// the device's own (the executor) or `sm_90` (`--emit=ptx`).
+    pub cuda_arch: Option<String>,
 }
 
 impl Default for CompileOptions {
     fn default() -> Self {
-        CompileOptions { opt_level: 2, vectorize: true, threads: 0 }
+        CompileOptions { opt_level: 2, vectorize: true, threads: 0, cuda_arch: None }
     }
 }
 
