@@ -30,7 +30,7 @@ use crate::linalg::lower_module_tagged;
 use crate::target::{Codegen, MatmulTile, Plan, Target};
 use crate::{Abi, LowerError};
 
-pub use plan::{compile, Arg, CudaProgram, HostBuffer, HostPlan, Kernel, Launch};
+pub use plan::{compile, compile_with, Arg, CudaProgram, HostBuffer, HostPlan, Kernel, Launch};
 
 /// The CUDA target's choices: no tiled matmul path, no polynomial kernels (libdevice has the
 /// math functions), and loop nests parallel outermost ([`Target::parallel_outer`]).
@@ -244,8 +244,12 @@ pub fn pipelines(tk: &Toolkit, opts: &CudaOptions) -> (String, String, String) {
     let to_gpu = "builtin.module(func.func(convert-linalg-to-parallel-loops,scf-parallel-loop-tiling{parallel-loop-tile-sizes=8,32 no-min-max-bounds=true},\
          gpu-map-parallel-loops,convert-parallel-loops-to-gpu),canonicalize,cse,gpu-kernel-outlining,canonicalize)"
         .to_string();
+    // convert-gpu-to-nvvm runs once before the generic arith/func lowerings, so that math and
+    // arith ops with a libdevice or NVVM form (`arith.remf` as `__nv_fmod`, ...) get it
+    // before convert-arith-to-llvm turns them into LLVM ops NVPTX cannot select (`llvm.frem`
+    // on f64), and again after them for what they produced.
     let to_ptx = format!(
-        "builtin.module(nvvm-attach-target{{chip={arch} features=+ptx80 O=3 l={lib}}},convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-scf-to-cf,\
+        "builtin.module(nvvm-attach-target{{chip={arch} features=+ptx80 O=3 l={lib}}},gpu.module(convert-gpu-to-nvvm{{use-bare-ptr-memref-call-conv=true}}),convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-scf-to-cf,\
          convert-nvvm-to-llvm,convert-func-to-llvm,expand-strided-metadata,lower-affine,convert-arith-to-llvm,convert-index-to-llvm,canonicalize,cse,\
          gpu.module(convert-gpu-to-nvvm{{use-bare-ptr-memref-call-conv=true}},canonicalize,cse,reconcile-unrealized-casts),\
          gpu-to-llvm{{use-bare-pointers-for-kernels=true}},finalize-memref-to-llvm,reconcile-unrealized-casts,gpu-module-to-binary{{format=isa toolkit={root}}})",
