@@ -54,6 +54,11 @@ pub trait DeviceStorage: Send + Sync {
     /// failure is the device's message (wrapped into [`BufferError::Transfer`] by
     /// [`Buffer::to_host`]).
     fn copy_to_host(&self, dst: &mut [u8]) -> Result<(), String>;
+    /// The storage as `Any`, so its executor can recognise its own buffers (and use them
+    /// in place instead of copying through the host); `None` by default.
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }
 
 /// Where a buffer's bytes live.

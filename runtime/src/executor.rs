@@ -35,9 +35,13 @@ pub enum RuntimeError {
     /// No device of that name is registered.
     #[error("unknown device `{name}` (registered devices: {known})")]
     UnknownDevice { name: String, known: String },
-    /// The device is registered but its executor is not part of this build.
+    /// The device is registered but not usable here: its executor is not part of this
+    /// build, or its driver or hardware is missing.
     #[error("device `{name}` is not available: {reason}")]
     UnavailableDevice { name: String, reason: &'static str },
+    /// The device's driver failed (`device` as named by the registry, e.g. `cuda:0`).
+    #[error("device `{device}`: {message}")]
+    Device { device: String, message: String },
 }
 
 /// Compile options shared by executors.
