@@ -5,6 +5,7 @@ the points; the loss is differentiated in w by one compiled program per step.
     python examples/pinn.py                  # prints w = 3.141593, loss = ...
     python examples/pinn.py --plot pinn.png  # also draws the trained u against the exact one
     python examples/pinn.py --smoke          # a few seconds: fewer steps, the loss as it falls
+    python examples/pinn.py --device cuda    # the same on a GPU (tests/gpu/run.sh)
 """
 import argparse
 import math
@@ -49,13 +50,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--plot", metavar="PNG", help="write a picture of the solution to this file")
     ap.add_argument("--smoke", action="store_true", help="a few seconds: 60 steps, printing the loss")
+    ap.add_argument("--device", default=None, help="compile the step for this device (qb.devices(); default the CPU)")
     args = ap.parse_args()
     steps = 60 if args.smoke else 300
     w0 = 2.5
     x, w = qb.linspace(0.05, 0.95, 8), qb.array(w0)
     opt = qb.optim.Adam(learning_rate=0.05)
     state = opt.init(w)
-    step = qb.jit(qb.value_and_grad(loss))  # traced and compiled on first call
+    step = qb.jit(qb.value_and_grad(loss), device=args.device)  # traced and compiled on first call
     for i in range(steps):
         value, g = step(w, x)
         w, state = opt.update(w, g, state)

@@ -51,7 +51,12 @@ fn run_error(py: Python<'_>, e: &RuntimeError) -> PyErr {
 pub fn run_py(py: Python<'_>, exe: &dyn Executable, inputs: &[&Buffer]) -> PyResult<Vec<Buffer>> {
     let n: usize = inputs.iter().map(|b| b.len()).sum();
     let r = if n >= DETACH_ELEMENTS { py.detach(|| exe.run(inputs)) } else { exe.run(inputs) };
-    r.map_err(|e| run_error(py, &e))
+    let outs = r.map_err(|e| run_error(py, &e))?;
+    // Device results (the CUDA executor's) come to the host at the program boundary: Tensors
+    // hold host buffers (device-resident Tensors are not implemented yet).
+    outs.into_iter()
+        .map(|b| if b.is_host() { Ok(b) } else { b.to_host().map_err(|source| errors::new(py, errors::buffer_class_of(&source), format!("execution failed: {source}"))) })
+        .collect()
 }
 
 /// The Python exception for a failed compile (optimization, export or code generation).

@@ -266,6 +266,8 @@ mod tests {
     fn probe_and_compile_without_a_driver() {
         let m = quabla_dialect::mlir::parse_and_import(&new_context(), "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n %0 = \"quabla.neg\"(%a) : (tensor<4xf32>) -> tensor<4xf32>\n return %0 : tensor<4xf32>\n}").unwrap();
         let e = CudaExecutor::new();
+        // tests/gpu/run.sh sets QUABLA_REQUIRE_GPU: there a missing GPU is a failure.
+        assert!(std::env::var_os("QUABLA_REQUIRE_GPU").is_none() || probe().is_ok(), "QUABLA_REQUIRE_GPU: {:?}", probe());
         match probe() {
             Err(reason) => {
                 assert!(!driver_present() || reason.contains("GPU"), "{reason}");
