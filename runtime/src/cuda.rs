@@ -19,7 +19,7 @@ use cudarc::nvrtc::Ptx;
 use melior::Context;
 use quabla_dialect::mlir::new_context;
 use quabla_dialect::{Module, TensorType};
-use quabla_lowering::cuda::{self as target, Arg, CudaOptions, CudaProgram, HostBuffer};
+use quabla_lowering::cuda::{self as target, Arg, CudaOptions, CudaProgram, Gemm, HostBuffer, Step};
 
 use crate::buffer::{Buffer, DeviceStorage, Storage};
 use crate::executor::{check_inputs, CompileOptions, Executable, Executor, RuntimeError};
@@ -109,9 +109,13 @@ impl Executor for CudaExecutor {
         let f = m.func(entry).filter(|f| f.public).ok_or_else(|| RuntimeError::NoEntry(entry.to_string()))?;
         let gpu = self.gpu()?;
         let arch = opts.cuda_arch.clone().unwrap_or_else(|| gpu.arch.clone());
+        let mut copts = CudaOptions::for_arch(arch);
+        // Products go to cuBLAS only where libcublas loads (else loop kernels).
+        // SAFETY: only tries to dlopen libcublas.
+        copts.cublas &= unsafe { cudarc::cublas::sys::is_culib_present() };
         let program = {
             let guard = self.mlir.lock().unwrap_or_else(|e| e.into_inner());
-            target::compile(&guard.0, m, entry, &CudaOptions { arch })?
+            target::compile(&guard.0, m, entry, &copts)?
         };
         CudaExecutable::load(gpu, program, f.param_types(), f.result_types()).map(|e| Arc::new(e) as Arc<dyn Executable>)
     }
@@ -120,6 +124,8 @@ impl Executor for CudaExecutor {
 /// A compiled program loaded on the GPU.
 struct CudaExecutable {
     stream: Arc<CudaStream>,
+    /// cuBLAS on `stream`, when the plan has products (TF32 off: cuBLAS's default math mode).
+    blas: Option<Mutex<cudarc::cublas::CudaBlas>>,
     plan: CudaProgram,
     functions: Vec<CudaFunction>,
     /// Device copies of the plan's constant buffers (by buffer index).
@@ -145,13 +151,20 @@ impl CudaExecutable {
         if plan.plan.params != inputs.len() + outputs.len() {
             return Err(RuntimeError::Compile(format!("the CUDA host plan takes {} buffers, the function {} inputs and {} outputs", plan.plan.params, inputs.len(), outputs.len())));
         }
-        Ok(CudaExecutable { stream: gpu.stream.clone(), plan, functions, consts, inputs, outputs })
+        let blas = match plan.plan.gemms().next() {
+            Some(_) => Some(Mutex::new(cudarc::cublas::CudaBlas::new(gpu.stream.clone()).map_err(device_error)?)),
+            None => None,
+        };
+        Ok(CudaExecutable { stream: gpu.stream.clone(), blas, plan, functions, consts, inputs, outputs })
     }
 }
 
 /// A device buffer of the CUDA executor.
 pub struct CudaStorage {
+    /// At least one byte (a zero-size tensor still gets an allocation).
     slice: Arc<CudaSlice<u8>>,
+    /// The tensor's byte size.
+    len: usize,
     stream: Arc<CudaStream>,
 }
 
@@ -160,10 +173,13 @@ impl DeviceStorage for CudaStorage {
         DEVICE
     }
     fn byte_len(&self) -> usize {
-        self.slice.len()
+        self.len
     }
     fn copy_to_host(&self, dst: &mut [u8]) -> Result<(), String> {
-        self.stream.memcpy_dtoh(self.slice.as_ref(), dst).map_err(|e| e.to_string())?;
+        if self.len == 0 {
+            return Ok(());
+        }
+        self.stream.memcpy_dtoh(&self.slice.slice(..self.len), dst).map_err(|e| e.to_string())?;
         self.stream.synchronize().map_err(|e| e.to_string())
     }
     fn as_any(&self) -> Option<&dyn std::any::Any> {
@@ -185,6 +201,32 @@ fn scalar(bytes: &[u8]) -> Result<Val, RuntimeError> {
         8 => Val::B8(u64::from_le_bytes(bytes.try_into().expect("8 bytes"))),
         n => return Err(RuntimeError::Compile(format!("a kernel scalar of {n} bytes"))),
     })
+}
+
+impl CudaExecutable {
+    /// `c += a @ b` for row-major operands: in cuBLAS's column-major terms `c^T = b^T a^T`,
+    /// i.e. gemm(N, N, n, m, k, b, ldb = n, a, lda = k, beta = 1, c, ldc = n).
+    fn gemm(&self, g: &Gemm, ptrs: &[u64]) -> Result<(), RuntimeError> {
+        use cudarc::cublas::{result, sys};
+        let blas = self.blas.as_ref().expect("a plan with products has a cuBLAS handle").lock().unwrap_or_else(|e| e.into_inner());
+        let h = *blas.handle();
+        let int = |x: usize| i32::try_from(x).map_err(|_| RuntimeError::Compile(format!("a cuBLAS extent {x} over i32")));
+        let (m, n, k, batch) = (int(g.m)?, int(g.n)?, int(g.k)?, int(g.batch)?);
+        let (sa, sb, sc) = ((g.m * g.k) as i64, (g.k * g.n) as i64, (g.m * g.n) as i64);
+        let nn = sys::cublasOperation_t::CUBLAS_OP_N;
+        // SAFETY: the pointers are live device buffers of this call holding the plan's shapes;
+        // the handle runs on the executable's stream, ordered with the kernels.
+        let r = unsafe {
+            if g.f64 {
+                let (one, beta) = (1.0f64, 1.0f64);
+                result::dgemm_strided_batched(h, nn, nn, n, m, k, &one, ptrs[g.b] as *const f64, n, sb, ptrs[g.a] as *const f64, k, sa, &beta, ptrs[g.c] as *mut f64, n, sc, batch)
+            } else {
+                let (one, beta) = (1.0f32, 1.0f32);
+                result::sgemm_strided_batched(h, nn, nn, n, m, k, &one, ptrs[g.b] as *const f32, n, sb, ptrs[g.a] as *const f32, k, sa, &beta, ptrs[g.c] as *mut f32, n, sc, batch)
+            }
+        };
+        r.map_err(|e| device_error(format!("cuBLAS gemm: {e:?}")))
+    }
 }
 
 impl Executable for CudaExecutable {
@@ -220,7 +262,7 @@ impl Executable for CudaExecutable {
                 }
                 HostBuffer::Param(k) => {
                     let ty = &self.outputs[*k - n_in];
-                    Arc::new(stream.alloc_zeros::<u8>(ty.num_elements() * ty.dtype.size()).map_err(device_error)?)
+                    Arc::new(stream.alloc_zeros::<u8>((ty.num_elements() * ty.dtype.size()).max(1)).map_err(device_error)?)
                 }
                 HostBuffer::Temp { bytes } => Arc::new(stream.alloc_zeros::<u8>((*bytes).max(1)).map_err(device_error)?),
                 HostBuffer::Const { .. } => self.consts[i].clone().expect("constants are uploaded at load"),
@@ -228,7 +270,14 @@ impl Executable for CudaExecutable {
             slices.push(s);
         }
         let ptrs: Vec<u64> = slices.iter().map(|s| s.device_ptr(stream).0).collect();
-        for l in &self.plan.plan.launches {
+        for step in &self.plan.plan.steps {
+            let l = match step {
+                Step::Launch(l) => l,
+                Step::Gemm(g) => {
+                    self.gemm(g, &ptrs)?;
+                    continue;
+                }
+            };
             let vals: Vec<Val> = l.args.iter().map(|a| match a {
                 Arg::Buffer(b) => Ok(Val::B8(ptrs[*b])),
                 Arg::Scalar(bytes) => scalar(bytes),
@@ -249,7 +298,7 @@ impl Executable for CudaExecutable {
         let mut outs = Vec::with_capacity(self.outputs.len());
         for (j, ty) in self.outputs.iter().enumerate() {
             let s = slices[n_in + j].clone();
-            let storage = Arc::new(CudaStorage { slice: s, stream: stream.clone() });
+            let storage = Arc::new(CudaStorage { slice: s, len: ty.num_elements() * ty.dtype.size(), stream: stream.clone() });
             outs.push(Buffer::from_device(ty.clone(), storage).map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?);
         }
         Ok(outs)

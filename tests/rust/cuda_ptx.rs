@@ -84,11 +84,18 @@ fn every_op_lowers_to_ptx_that_ptxas_assembles() {
     let mut assembled = 0;
     for (op, m, entry) in cases() {
         for arch in ["sm_80", "sm_90"] {
-            match cuda::compile_with(&ctx, &m, &entry, &tk, &CudaOptions { arch: arch.into() }) {
+            match cuda::compile_with(&ctx, &m, &entry, &tk, &CudaOptions { arch: arch.into(), cublas: arch == "sm_90" }) {
                 Ok(p) => {
                     assert_eq!(p.arch, arch);
-                    assert!(!p.plan.launches.is_empty() || op == "stop_gradient" || op == "reshape", "{op}: no launches");
-                    for l in &p.plan.launches {
+                    assert!(p.plan.steps.len() > 0 || op == "stop_gradient" || op == "reshape", "{op}: no steps");
+                    if op == "dot_general" {
+                        // sm_90 with cuBLAS: the product is a gemm step; sm_80 without: a loop kernel.
+                        assert_eq!(p.plan.gemms().count(), (arch == "sm_90") as usize, "{op} {arch}: {:?}", p.plan.steps);
+                    }
+                    for g in p.plan.gemms() {
+                        assert!(g.a.max(g.b).max(g.c) < p.plan.buffers.len() && g.m * g.n * g.k * g.batch > 0, "{op}: {g:?}");
+                    }
+                    for l in p.plan.launches() {
                         assert!(l.kernel < p.kernels.len() && l.grid.iter().chain(&l.block).all(|&d| d >= 1), "{op}: {l:?}");
                         assert!(l.args.iter().all(|a| !matches!(*a, Arg::Buffer(b) if b >= p.plan.buffers.len())), "{op}: {l:?}");
                     }
@@ -136,7 +143,7 @@ func.func @main(%a: tensor<64x128xf32>, %s: tensor<f32>) -> (tensor<128xf32>, te
     let p = cuda::compile_with(&ctx, &m, "main", &tk, &CudaOptions::default()).unwrap();
     // column sum: 128 outputs over grid x block threads; row max: 64; full sum: a unit loop.
     let threads = |l: &cuda::Launch| l.grid.iter().chain(&l.block).map(|&d| d as u64).product::<u64>();
-    assert!(p.plan.launches.iter().any(|l| threads(l) >= 128), "{:?}", p.plan.launches);
+    assert!(p.plan.launches().any(|l| threads(l) >= 128), "{:?}", p.plan.steps);
     for k in &p.kernels {
         ptxas(&tk, &k.ptx, "sm_90", &format!("red_{}", k.module)).unwrap();
     }
@@ -147,6 +154,6 @@ func.func @main(%a: tensor<64x128xf32>, %s: tensor<f32>) -> (tensor<128xf32>, te
 fn missing_wheel_is_a_typed_error() {
     let e = LowerError::Toolkit { looked: vec!["/nowhere/nvidia/cuda_nvcc".into()] };
     assert!(e.to_string().contains("nvidia-cuda-nvcc-cu12") && e.to_string().contains("QUABLA_CUDA_NVCC"), "{e}");
-    let bad = CudaOptions { arch: "gfx90a".into() }.check().unwrap_err();
+    let bad = CudaOptions { arch: "gfx90a".into(), cublas: true }.check().unwrap_err();
     assert!(bad.to_string().contains("gfx90a"), "{bad}");
 }

@@ -30,7 +30,7 @@ use crate::linalg::lower_module_tagged;
 use crate::target::{Codegen, MatmulTile, Plan, Target};
 use crate::{Abi, LowerError};
 
-pub use plan::{compile, compile_with, Arg, CudaProgram, HostBuffer, HostPlan, Kernel, Launch};
+pub use plan::{compile, compile_with, Arg, CudaProgram, Gemm, HostBuffer, HostPlan, Kernel, Launch, Step};
 
 /// The CUDA target's choices: no tiled matmul path, no polynomial kernels (libdevice has the
 /// math functions), and loop nests parallel outermost ([`Target::parallel_outer`]).
@@ -70,15 +70,23 @@ pub const DEFAULT_ARCH: &str = "sm_90";
 pub struct CudaOptions {
     /// The `sm_XY` architecture the PTX targets.
     pub arch: String,
+    /// Matmuls on contiguous f32/f64 buffers run through cuBLAS (`plan::Gemm` steps) instead
+    /// of loop kernels.
+    pub cublas: bool,
 }
 
 impl Default for CudaOptions {
     fn default() -> Self {
-        CudaOptions { arch: DEFAULT_ARCH.to_string() }
+        CudaOptions { arch: DEFAULT_ARCH.to_string(), cublas: true }
     }
 }
 
 impl CudaOptions {
+    /// Options for `arch`, with cuBLAS products unless `QUABLA_CUDA_CUBLAS=0` (loop kernels).
+    pub fn for_arch(arch: impl Into<String>) -> Self {
+        CudaOptions { arch: arch.into(), cublas: std::env::var("QUABLA_CUDA_CUBLAS").map_or(true, |v| v != "0") }
+    }
+
     /// Checks the architecture name (`sm_` followed by digits, at least sm_50).
     pub fn check(&self) -> Result<(), LowerError> {
         let ok = self.arch.strip_prefix("sm_").and_then(|n| n.trim_end_matches('a').parse::<u32>().ok()).is_some_and(|n| n >= 50);

@@ -52,15 +52,50 @@ pub struct Launch {
     pub args: Vec<Arg>,
 }
 
+/// A matrix product through cuBLAS (`gemm_strided_batched`): `c[i] += a[i] @ b[i]` for each
+/// of `batch` row-major `m x k` and `k x n` matrices of buffers `a`, `b` into `m x n` `c`
+/// (`linalg.matmul`/`batch_matmul` semantics: C accumulates, after its fill kernel).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gemm {
+    pub a: usize,
+    pub b: usize,
+    pub c: usize,
+    pub batch: usize,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    /// f64 (else f32).
+    pub f64: bool,
+}
+
+/// One step of a call, in program order on one stream.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    Launch(Launch),
+    Gemm(Gemm),
+}
+
 /// What the host does per call.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HostPlan {
-    /// Every buffer the launches use; the first `params` are the entry's arguments.
+    /// Every buffer the steps use; the first `params` are the entry's arguments.
     pub buffers: Vec<HostBuffer>,
     /// Arguments of the entry function (inputs + outputs).
     pub params: usize,
-    /// Launches in program order (one stream).
-    pub launches: Vec<Launch>,
+    /// Kernel launches and cuBLAS products in program order.
+    pub steps: Vec<Step>,
+}
+
+impl HostPlan {
+    /// The kernel launches, in order.
+    pub fn launches(&self) -> impl Iterator<Item = &Launch> {
+        self.steps.iter().filter_map(|s| if let Step::Launch(l) = s { Some(l) } else { None })
+    }
+
+    /// The cuBLAS products, in order.
+    pub fn gemms(&self) -> impl Iterator<Item = &Gemm> {
+        self.steps.iter().filter_map(|s| if let Step::Gemm(g) = s { Some(g) } else { None })
+    }
 }
 
 /// One outlined kernel: its `gpu.module`, its function and its PTX.
@@ -141,6 +176,52 @@ fn copies_to_linalg(text: &str) -> String {
     out
 }
 
+/// Prefix of the functions standing for cuBLAS products between stage one's passes.
+const GEMM: &str = "__quabla_cublas_gemm_";
+
+/// `linalg.matmul` / `linalg.batch_matmul` lines on contiguous f32/f64 memrefs as calls of
+/// `@__quabla_cublas_gemm_<n>` (declared after the `module` line), which the host plan reads
+/// as [`Gemm`] steps; other products stay loops (kernels).
+fn matmuls_to_calls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut decls: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        let indent = &line[..line.len() - t.len()];
+        let parsed = ["linalg.matmul ins(", "linalg.batch_matmul ins("].iter().find_map(|p| t.strip_prefix(p)).and_then(|rest| {
+            let (ins, rest) = rest.split_once(") outs(")?;
+            let outs = rest.strip_suffix(')')?;
+            let (vals, tys) = ins.split_once(" : ")?;
+            let (a, b) = vals.split_once(", ")?;
+            let (ta, tb) = tys.split_once(", ")?;
+            let (c, tc) = outs.split_once(" : ")?;
+            let plain = |ty: &str| ty.starts_with("memref<") && !ty.contains(',') && (ty.ends_with("xf32>") || ty.ends_with("xf64>"));
+            let same = ta.rsplit('x').next() == tb.rsplit('x').next() && tb.rsplit('x').next() == tc.rsplit('x').next();
+            (plain(ta) && plain(tb) && plain(tc) && same).then(|| (a.to_string(), b.to_string(), c.to_string(), ta.to_string(), tb.to_string(), tc.to_string()))
+        });
+        match parsed {
+            Some((a, b, c, ta, tb, tc)) => {
+                let name = format!("{GEMM}{}", decls.len());
+                decls.push(format!("  func.func private @{name}({ta}, {tb}, {tc})"));
+                out.push_str(&format!("{indent}func.call @{name}({a}, {b}, {c}) : ({ta}, {tb}, {tc}) -> ()"));
+            }
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    if decls.is_empty() {
+        return out;
+    }
+    let at = out.find("\nmodule").map(|i| i + 1).or_else(|| out.starts_with("module").then_some(0));
+    match at.and_then(|i| out[i..].find('\n').map(|j| i + j + 1)) {
+        Some(pos) => {
+            out.insert_str(pos, &(decls.join("\n") + "\n"));
+            out
+        }
+        None => text.to_string(),
+    }
+}
+
 /// For a 0-d identity-layout memref type `memref<E>`, the unit type `memref<1xE>`.
 fn unit_type(t: &str) -> Option<String> {
     let e = t.strip_prefix("memref<")?.strip_suffix('>')?;
@@ -168,7 +249,10 @@ pub fn compile_with(ctx: &Context, m: &Module, entry: &str, tk: &Toolkit, opts: 
     dump("cuda-linalg.mlir", &cm.text);
     let mut module = parse(ctx, &cm.text, "parse")?;
     run_stage(ctx, &mut module, &cm.bufferize, "bufferize")?;
-    let text = copies_to_linalg(&module.as_operation().to_string());
+    let mut text = copies_to_linalg(&module.as_operation().to_string());
+    if opts.cublas {
+        text = matmuls_to_calls(&text);
+    }
     dump("cuda-bufferized.mlir", &text);
     let mut module = parse(ctx, &text, "copies")?;
     run_stage(ctx, &mut module, &cm.to_gpu, "to-gpu")?;
@@ -428,7 +512,23 @@ fn host_plan(module: &MlirModule, entry: &str) -> Result<(HostPlan, Vec<(String,
                         kernels.len() - 1
                     }
                 };
-                plan.launches.push(Launch { kernel, grid, block, args });
+                plan.steps.push(Step::Launch(Launch { kernel, grid, block, args }));
+            }
+            "func.call" if attr(op, "callee").map(flat_symbol).is_some_and(|c| c.starts_with(GEMM)) => {
+                let ty = |i: isize| unsafe { sys::mlirValueGetType(sys::mlirOperationGetOperand(op, i)) };
+                let shape = |i: isize| -> Vec<usize> { unsafe { (0..sys::mlirShapedTypeGetRank(ty(i))).map(|d| sys::mlirShapedTypeGetDimSize(ty(i), d as isize) as usize).collect() } };
+                let buf = |i: isize| match vals.get(&operand(i)) {
+                    Some(Host::Buffer(k)) => Ok(*k),
+                    _ => Err(host_code(op)),
+                };
+                let (sa, sb) = (shape(0), shape(1));
+                let (batch, m, k, n) = match (sa.as_slice(), sb.as_slice()) {
+                    ([m, k], [_, n]) => (1, *m, *k, *n),
+                    ([bt, m, k], [_, _, n]) => (*bt, *m, *k, *n),
+                    _ => return Err(host_code(op)),
+                };
+                let f64 = unsafe { sys::mlirTypeIsAF64(sys::mlirShapedTypeGetElementType(ty(0))) };
+                plan.steps.push(Step::Gemm(Gemm { a: buf(0)?, b: buf(1)?, c: buf(2)?, batch, m, n, k, f64 }));
             }
             "func.return" => {}
             _ => return Err(host_code(op)),
@@ -462,6 +562,16 @@ fn binaries(module: &MlirModule) -> HashMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn contiguous_matmuls_become_gemm_calls() {
+        let t = "module {\n  func.func @f() {\n    linalg.matmul ins(%a, %b : memref<4x3xf32>, memref<3x2xf32>) outs(%c : memref<4x2xf32>)\n    linalg.matmul ins(%a, %b : memref<4x3xf32, strided<[6, 1]>>, memref<3x2xf32>) outs(%c : memref<4x2xf32>)\n  }\n}\n";
+        let r = matmuls_to_calls(t);
+        assert!(r.contains("func.func private @__quabla_cublas_gemm_0(memref<4x3xf32>, memref<3x2xf32>, memref<4x2xf32>)"), "{r}");
+        assert!(r.contains("func.call @__quabla_cublas_gemm_0(%a, %b, %c) : (memref<4x3xf32>, memref<3x2xf32>, memref<4x2xf32>) -> ()"), "{r}");
+        assert!(r.contains("linalg.matmul ins(%a, %b : memref<4x3xf32, strided<[6, 1]>>"), "a strided operand stays a kernel: {r}");
+        assert!(!r.contains("__quabla_cublas_gemm_1"), "{r}");
+    }
 
     #[test]
     fn copies_become_linalg_copies() {
