@@ -236,11 +236,17 @@ pub struct CudaModule {
 /// Lowers `m` with the destination-passing ABI for CUDA and returns its text and pipelines.
 pub fn lower_for_cuda(m: &Module, tk: &Toolkit, opts: &CudaOptions) -> Result<CudaModule, LowerError> {
     opts.check()?;
-    check_gaps(m)?;
-    let cg = Codegen { approx_math: false, tile_matmuls: false, target: &CUDA, threads: 1 };
-    let (text, _) = lower_module_tagged(m, Abi::Dps, cg)?;
+    let text = lower_text(m)?;
     let (bufferize, to_gpu, to_ptx) = pipelines(tk, opts);
     Ok(CudaModule { text, bufferize, to_gpu, to_ptx })
+}
+
+/// The gap check and the `convert-quabla-to-linalg{abi=dps}` text written for [`CUDA`] (no
+/// MLIR, no toolkit: what docs/op_status.md probes).
+pub fn lower_text(m: &Module) -> Result<String, LowerError> {
+    check_gaps(m)?;
+    let cg = Codegen { approx_math: false, tile_matmuls: false, target: &CUDA, threads: 1 };
+    Ok(lower_module_tagged(m, Abi::Dps, cg)?.0)
 }
 
 /// The pipeline stages (see [`CudaModule`]); notes/executors/cuda/stage1.pipe, stage2.pipe.
