@@ -18,7 +18,7 @@
 //! libdevice (math functions as `__nv_*` calls) and `ptxas` come from the PyPI wheel
 //! `nvidia-cuda-nvcc-cu12` ([`Toolkit::locate`]): `$QUABLA_CUDA_NVCC`, else
 //! `nvidia/cuda_nvcc` in the site-packages of `$VIRTUAL_ENV`, of the loaded extension, or of
-//! the workspace's `.venv`; missing, it is `LowerError::Toolkit`.
+//! the workspace's `.venv`, else an installed CUDA toolkit; missing, it is `LowerError::Toolkit`.
 pub mod plan;
 
 use std::path::{Path, PathBuf};
@@ -118,8 +118,9 @@ impl Toolkit {
 
     /// Finds the wheel: `$QUABLA_CUDA_NVCC`, else `nvidia/cuda_nvcc` under the site-packages
     /// of `$VIRTUAL_ENV`, of the library this code was loaded from (the Python extension sits
-    /// in site-packages), or of the workspace's `.venv`. A folder without libdevice is
-    /// skipped; none found is [`LowerError::Toolkit`] listing where it looked.
+    /// in site-packages), or of the workspace's `.venv`, else a CUDA toolkit (`$CUDA_HOME`,
+    /// `$CUDA_PATH`, `/usr/local/cuda`: same layout). A folder without libdevice is skipped;
+    /// none found is [`LowerError::Toolkit`] listing where it looked.
     pub fn locate() -> Result<Toolkit, LowerError> {
         let mut tried: Vec<PathBuf> = Vec::new();
         if let Some(p) = std::env::var_os("QUABLA_CUDA_NVCC") {
@@ -130,6 +131,9 @@ impl Toolkit {
             }
             return Err(LowerError::Toolkit { looked: vec![format!("$QUABLA_CUDA_NVCC={}", root.display())] });
         }
+        // A CUDA toolkit has the same layout (nvvm/libdevice, bin/ptxas).
+        let mut toolkits: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"].iter().filter_map(std::env::var_os).map(PathBuf::from).collect();
+        toolkits.push(PathBuf::from("/usr/local/cuda"));
         let mut sites: Vec<PathBuf> = Vec::new();
         if let Some(v) = std::env::var_os("VIRTUAL_ENV") {
             sites.extend(site_packages(Path::new(&v)));
@@ -141,8 +145,7 @@ impl Toolkit {
             }
         }
         sites.extend(site_packages(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv")));
-        for s in sites {
-            let root = s.join("nvidia/cuda_nvcc");
+        for root in sites.iter().map(|s| s.join("nvidia/cuda_nvcc")).chain(toolkits) {
             let tk = Toolkit { root: root.clone() };
             if tk.libdevice().is_file() {
                 return Ok(tk);
