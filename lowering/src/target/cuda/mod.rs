@@ -230,7 +230,9 @@ pub struct CudaModule {
     /// Stage one, part one: fusion, empty-tensor elimination, one-shot bufferization (no
     /// deallocation: the executor owns temporaries for one call).
     pub bufferize: String,
-    /// Stage one, part two: loops, tiling, mapping to the GPU, kernel outlining.
+    /// Stage one, part two: parallel loops, tiling, the mapping to blocks and threads.
+    pub to_loops: String,
+    /// Stage one, part three (after [`plan::coalesce`]): `gpu.launch`, kernel outlining.
     pub to_gpu: String,
     /// Stage two: NVVM and PTX.
     pub to_ptx: String,
@@ -240,8 +242,8 @@ pub struct CudaModule {
 pub fn lower_for_cuda(m: &Module, tk: &Toolkit, opts: &CudaOptions) -> Result<CudaModule, LowerError> {
     opts.check()?;
     let text = lower_text(m)?;
-    let (bufferize, to_gpu, to_ptx) = pipelines(tk, opts);
-    Ok(CudaModule { text, bufferize, to_gpu, to_ptx })
+    let (bufferize, to_loops, to_gpu, to_ptx) = pipelines(tk, opts);
+    Ok(CudaModule { text, bufferize, to_loops, to_gpu, to_ptx })
 }
 
 /// The gap check and the `convert-quabla-to-linalg{abi=dps}` text written for [`CUDA`] (no
@@ -253,14 +255,17 @@ pub fn lower_text(m: &Module) -> Result<String, LowerError> {
 }
 
 /// The pipeline stages (see [`CudaModule`]); notes/executors/cuda/stage1.pipe, stage2.pipe.
-pub fn pipelines(tk: &Toolkit, opts: &CudaOptions) -> (String, String, String) {
+pub fn pipelines(tk: &Toolkit, opts: &CudaOptions) -> (String, String, String, String) {
     let bufferize = "builtin.module(inline,func.func(linalg-fuse-elementwise-ops),eliminate-empty-tensors,canonicalize,cse,\
          one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},convert-bufferization-to-memref)"
         .to_string();
-    // Without no-min-max-bounds, loops the tile does not divide stay on the host.
-    let to_gpu = "builtin.module(func.func(convert-linalg-to-parallel-loops,scf-parallel-loop-tiling{parallel-loop-tile-sizes=8,32 no-min-max-bounds=true},\
-         gpu-map-parallel-loops,convert-parallel-loops-to-gpu),canonicalize,cse,gpu-kernel-outlining,canonicalize)"
+    // Without no-min-max-bounds, loops the tile does not divide stay on the host. Tiles of
+    // 32 x 8: a 1-D loop gets a warp per block; a 2-D one 256 threads, whose x runs along
+    // the second (contiguous) dim once plan::coalesce has swapped the mapping.
+    let to_loops = "builtin.module(func.func(convert-linalg-to-parallel-loops,scf-parallel-loop-tiling{parallel-loop-tile-sizes=32,8 no-min-max-bounds=true},\
+         gpu-map-parallel-loops))"
         .to_string();
+    let to_gpu = "builtin.module(func.func(convert-parallel-loops-to-gpu),canonicalize,cse,gpu-kernel-outlining,canonicalize)".to_string();
     // convert-gpu-to-nvvm runs once before the generic arith/func lowerings, so that math and
     // arith ops with a libdevice or NVVM form (`arith.remf` as `__nv_fmod`, ...) get it
     // before convert-arith-to-llvm turns them into LLVM ops NVPTX cannot select (`llvm.frem`
@@ -274,5 +279,5 @@ pub fn pipelines(tk: &Toolkit, opts: &CudaOptions) -> (String, String, String) {
         lib = tk.libdevice().display(),
         root = tk.root.display()
     );
-    (bufferize, to_gpu, to_ptx)
+    (bufferize, to_loops, to_gpu, to_ptx)
 }

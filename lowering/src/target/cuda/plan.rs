@@ -176,6 +176,21 @@ fn copies_to_linalg(text: &str) -> String {
     out
 }
 
+/// The mapping `gpu-map-parallel-loops` gives a 2-D loop nest (its first dim to x, the second
+/// to y, for blocks and threads) with x and y swapped, so that consecutive threads of a warp
+/// walk the second, contiguous dim of row-major buffers (coalesced loads and stores).
+/// Semantics-preserving: only which hardware id enumerates which loop changes.
+pub fn coalesce(text: &str) -> String {
+    let m = "map = (d0) -> (d0), bound = (d0) -> (d0)>";
+    let mut out = text.to_string();
+    for (x, y) in [("block_x", "block_y"), ("thread_x", "thread_y")] {
+        let from = format!("mapping = [#gpu.loop_dim_map<processor = {x}, {m}, #gpu.loop_dim_map<processor = {y}, {m}]");
+        let to = format!("mapping = [#gpu.loop_dim_map<processor = {y}, {m}, #gpu.loop_dim_map<processor = {x}, {m}]");
+        out = out.replace(&from, &to);
+    }
+    out
+}
+
 /// Prefix of the functions standing for cuBLAS products between stage one's passes.
 const GEMM: &str = "__quabla_cublas_gemm_";
 
@@ -255,6 +270,9 @@ pub fn compile_with(ctx: &Context, m: &Module, entry: &str, tk: &Toolkit, opts: 
     }
     dump("cuda-bufferized.mlir", &text);
     let mut module = parse(ctx, &text, "copies")?;
+    run_stage(ctx, &mut module, &cm.to_loops, "to-loops")?;
+    let text = coalesce(&module.as_operation().to_string());
+    let mut module = parse(ctx, &text, "coalesce")?;
     run_stage(ctx, &mut module, &cm.to_gpu, "to-gpu")?;
     dump("cuda-gpu.mlir", &module.as_operation().to_string());
     let (plan, modules) = host_plan(&module, entry)?;
@@ -571,6 +589,15 @@ mod tests {
         assert!(r.contains("func.call @__quabla_cublas_gemm_0(%a, %b, %c) : (memref<4x3xf32>, memref<3x2xf32>, memref<4x2xf32>) -> ()"), "{r}");
         assert!(r.contains("linalg.matmul ins(%a, %b : memref<4x3xf32, strided<[6, 1]>>"), "a strided operand stays a kernel: {r}");
         assert!(!r.contains("__quabla_cublas_gemm_1"), "{r}");
+    }
+
+    #[test]
+    fn two_dim_mappings_swap_x_and_y() {
+        let m = "map = (d0) -> (d0), bound = (d0) -> (d0)>";
+        let two = format!("}} {{mapping = [#gpu.loop_dim_map<processor = thread_x, {m}, #gpu.loop_dim_map<processor = thread_y, {m}]}}");
+        let one = format!("}} {{mapping = [#gpu.loop_dim_map<processor = block_x, {m}]}}");
+        assert_eq!(coalesce(&two), format!("}} {{mapping = [#gpu.loop_dim_map<processor = thread_y, {m}, #gpu.loop_dim_map<processor = thread_x, {m}]}}"));
+        assert_eq!(coalesce(&one), one);
     }
 
     #[test]
