@@ -1,4 +1,4 @@
-//! The CUDA target: linalg on tensors -> bufferized memrefs -> `scf.parallel` (tiled 8 x 32,
+//! The CUDA target: linalg on tensors -> bufferized memrefs -> `scf.parallel` (tiled 32 x 8,
 //! no min/max bounds) -> `gpu.launch` -> outlined `gpu.module`s -> NVVM -> PTX text
 //! (`gpu-module-to-binary{format=isa}`), with no CUDA toolkit beyond libdevice. The input is
 //! the destination-passing `convert-quabla-to-linalg` output the CPU executor also starts
