@@ -6,6 +6,7 @@ the points; the loss is differentiated in w by one compiled program per step.
     python examples/pinn.py --plot pinn.png  # also draws the trained u against the exact one
     python examples/pinn.py --smoke          # a few seconds: fewer steps, the loss as it falls
     python examples/pinn.py --device cuda    # the same on a GPU (tests/gpu/run.sh)
+    python examples/pinn.py --trainer        # the same training through qb.optim.Trainer
 """
 import argparse
 import math
@@ -51,10 +52,22 @@ def main():
     ap.add_argument("--plot", metavar="PNG", help="write a picture of the solution to this file")
     ap.add_argument("--smoke", action="store_true", help="a few seconds: 60 steps, printing the loss")
     ap.add_argument("--device", default=None, help="compile the step for this device (qb.devices(); default the CPU)")
+    ap.add_argument("--trainer", action="store_true", help="train with qb.optim.Trainer (one resident step program)")
     args = ap.parse_args()
     steps = 60 if args.smoke else 300
     w0 = 2.5
     x, w = qb.linspace(0.05, 0.95, 8), qb.array(w0)
+    if args.trainer:
+        # Loss, gradient and Adam update compiled into one program; w and the moments stay
+        # in it between steps (fit shows a tqdm bar when tqdm is installed).
+        trainer = qb.optim.Trainer(loss, w, qb.optim.Adam(learning_rate=0.05), x)
+        trainer.fit(steps, progress=args.smoke)
+        w, value = trainer.params, trainer.loss()
+        print(f"w = {w.item():.6f}, loss = {value.item():.1e}")
+        if args.plot:
+            plot(args.plot, w.item(), w0)
+            print(f"wrote {args.plot}")
+        return
     opt = qb.optim.Adam(learning_rate=0.05)
     state = opt.init(w)
     step = qb.jit(qb.value_and_grad(loss), device=args.device)  # traced and compiled on first call

@@ -3,7 +3,8 @@
 //! op kinds), `trace` (the traced function and its program), `exec` (compiling through
 //! `quabla_compiler` for a registry device, eager execution, the jit hot path), `errors` (the
 //! Python exception hierarchy), `callback` (host callbacks of `qb.debug`), `opt` (the
-//! `quabla-opt` driver for the console script).
+//! `quabla-opt` driver for the console script), `trainer` (the resident step program of
+//! `qb.optim.Trainer`).
 mod callback;
 mod errors;
 mod exec;
@@ -11,6 +12,7 @@ mod ops;
 mod opt;
 mod tensor;
 mod trace;
+mod trainer;
 
 use pyo3::prelude::*;
 
@@ -41,6 +43,7 @@ fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<trace::Program>()?;
     m.add_class::<exec::Compiled>()?;
     m.add_class::<exec::JitFunction>()?;
+    m.add_class::<trainer::ResidentStep>()?;
     m.add_function(wrap_pyfunction!(tensor::register_dtypes, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::from_buffer, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::full, m)?)?;
