@@ -5,6 +5,7 @@ the points; the loss is differentiated in w by one compiled program per step.
     python examples/pinn.py                  # prints w = 3.141593, loss = ...
     python examples/pinn.py --plot pinn.png  # also draws the trained u against the exact one
     python examples/pinn.py --smoke          # a few seconds: fewer steps, the loss as it falls
+    python examples/pinn.py --device cuda    # the same on a GPU (tests/gpu/run.sh)
     python examples/pinn.py --trainer        # the same training through qb.optim.Trainer
 """
 import argparse
@@ -50,6 +51,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--plot", metavar="PNG", help="write a picture of the solution to this file")
     ap.add_argument("--smoke", action="store_true", help="a few seconds: 60 steps, printing the loss")
+    ap.add_argument("--device", default=None, help="compile the step for this device (qb.devices(); default the CPU)")
     ap.add_argument("--trainer", action="store_true", help="train with qb.optim.Trainer (one resident step program)")
     args = ap.parse_args()
     steps = 60 if args.smoke else 300
@@ -68,7 +70,7 @@ def main():
         return
     opt = qb.optim.Adam(learning_rate=0.05)
     state = opt.init(w)
-    step = qb.jit(qb.value_and_grad(loss))  # traced and compiled on first call
+    step = qb.jit(qb.value_and_grad(loss), device=args.device)  # traced and compiled on first call
     for i in range(steps):
         value, g = step(w, x)
         w, state = opt.update(w, g, state)

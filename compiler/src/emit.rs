@@ -62,6 +62,14 @@ pub fn emitters() -> &'static [Emitter] {
             kind: EmitKind::Text(|m, o| Ok(quabla_runtime::registry::cpu().lower_to_llvm(m, o)?)),
         },
         Emitter {
+            name: "ptx",
+            summary: "lowered for CUDA: the host plan (launches in order) and each kernel's PTX (--cuda-arch=sm_XY, default sm_90)",
+            pass: None,
+            output: "PTX",
+            runs_default_pipeline: false,
+            kind: EmitKind::Text(|m, o| ptx_text(m, o).map_err(|source| CompileError::Emit { emitter: "ptx", source })),
+        },
+        Emitter {
             name: "stablehlo",
             summary: "export to StableHLO text (terminal: quabla-opt --emit=stablehlo, or last in --pass-pipeline)",
             pass: Some("convert-quabla-to-stablehlo"),
@@ -81,6 +89,54 @@ pub fn emitters() -> &'static [Emitter] {
         },
     ];
     EMITTERS
+}
+
+/// `--emit=ptx`: the CUDA program of `m`'s `@main` (or its one public function) as text: a
+/// comment per launch (kernel, grid, block, arguments: `bN` the plan's buffers), then each
+/// kernel's `gpu.module` name and PTX.
+pub fn ptx_text(m: &Module, o: &quabla_runtime::CompileOptions) -> Result<String, quabla_lowering::LowerError> {
+    use quabla_lowering::cuda::{self, Arg, CudaOptions, HostBuffer, Step};
+    use std::fmt::Write;
+    let entry = match m.func("main") {
+        Some(f) => f.name.clone(),
+        None => {
+            let public: Vec<String> = m.funcs.iter().filter(|f| f.public && f.transform.is_none()).map(|f| f.name.clone()).collect();
+            match public.as_slice() {
+                [one] => one.clone(),
+                _ => return Err(quabla_lowering::LowerError::NoEntryPoint { public }),
+            }
+        }
+    };
+    let opts = CudaOptions::for_arch(o.cuda_arch.clone().unwrap_or_else(|| cuda::DEFAULT_ARCH.to_string()));
+    let ctx = quabla_dialect::mlir::new_context();
+    let p = cuda::compile(&ctx, m, &entry, &opts)?;
+    let mut s = String::new();
+    let _ = writeln!(s, "// CUDA program @{entry} for {}: {} kernels, {} launches, {} cuBLAS products", p.arch, p.kernels.len(), p.plan.launches().count(), p.plan.gemms().count());
+    for (i, b) in p.plan.buffers.iter().enumerate() {
+        let _ = match b {
+            HostBuffer::Param(k) => writeln!(s, "// b{i}: argument {k}"),
+            HostBuffer::Temp { bytes } => writeln!(s, "// b{i}: temporary of {bytes} bytes"),
+            HostBuffer::Const { name, bytes } => writeln!(s, "// b{i}: constant @{name} of {} bytes", bytes.len()),
+        };
+    }
+    for step in &p.plan.steps {
+        let _ = match step {
+            Step::Launch(l) => {
+                let k = &p.kernels[l.kernel];
+                let args: Vec<String> = l.args.iter().map(|a| match a { Arg::Buffer(b) => format!("b{b}"), Arg::Scalar(v) => format!("0x{}", v.iter().rev().map(|x| format!("{x:02x}")).collect::<String>()) }).collect();
+                writeln!(s, "// launch @{}::@{} grid {:?} block {:?} args ({})", k.module, k.func, l.grid, l.block, args.join(", "))
+            }
+            Step::Gemm(g) => writeln!(s, "// cublas gemm {} batch {} m {} n {} k {}: b{} += b{} @ b{}", if g.f64 { "f64" } else { "f32" }, g.batch, g.m, g.n, g.k, g.c, g.a, g.b),
+        };
+    }
+    for k in &p.kernels {
+        let _ = writeln!(s, "// gpu.module @{} kernel @{}", k.module, k.func);
+        s.push_str(&k.ptx);
+        if !k.ptx.ends_with('\n') {
+            s.push('\n');
+        }
+    }
+    Ok(s)
 }
 
 /// The emitter for `--emit=name`.
@@ -172,7 +228,8 @@ mod tests {
         assert_eq!(opt_plan(None, "quabla").unwrap().pipeline, "quabla-verify");
         assert_eq!(opt_plan(None, "linalg").unwrap().pipeline, "quabla-verify,convert-quabla-to-linalg");
         assert!(opt_plan(None, "llvm").unwrap().compile_pipeline.is_none());
-        let e = opt_plan(None, "ptx").err().expect("no ptx emitter");
-        assert_eq!(e.to_string(), "--emit: unknown level `ptx` (expected quabla, linalg, llvm, stablehlo or mlx)");
+        assert!(opt_plan(None, "ptx").unwrap().compile_pipeline.is_none());
+        let e = opt_plan(None, "sass").err().expect("no sass emitter");
+        assert_eq!(e.to_string(), "--emit: unknown level `sass` (expected quabla, linalg, llvm, ptx, stablehlo or mlx)");
     }
 }

@@ -12,6 +12,7 @@ pub mod stablehlo;
 pub mod target;
 
 pub use target::cpu;
+pub use target::cuda;
 pub use target::cpu::{approx, tiling};
 pub use cpu::{cpu_pipeline, lower_for_cpu, CpuModule, CpuOptions};
 pub use linalg::{lower_module, lower_module_with, Codegen};
@@ -44,6 +45,17 @@ pub enum LowerError {
     /// The StableHLO export needs one entry point: a public `@main`, or exactly one public function.
     #[error("invalid module: the StableHLO export needs one entry point, a public func.func @main (public functions: {})", list_or_none(public))]
     NoEntryPoint { public: Vec<String> },
+    /// The CUDA target needs libdevice from the PyPI wheel `nvidia-cuda-nvcc-cu12`, found in
+    /// none of the places `looked`.
+    #[error("the CUDA target needs the nvidia-cuda-nvcc-cu12 wheel (pip install nvidia-cuda-nvcc-cu12, or set QUABLA_CUDA_NVCC to its nvidia/cuda_nvcc folder); looked in: {}", looked.join(", "))]
+    Toolkit { looked: Vec<String> },
+    /// After the GPU lowering, op `op` (an MLIR op at `loc`) would run on the host and touch
+    /// device memory (a loop, a load, a call outside any kernel).
+    #[error("'{op}' op cannot be lowered for {device}: it stays on the host outside any kernel (at {loc})")]
+    HostCode { op: String, loc: String, device: &'static str },
+    /// An upstream pass pipeline of `target` failed at `stage`; `message` holds MLIR's diagnostics.
+    #[error("the {target} pipeline failed ({stage}): {message}")]
+    Pipeline { target: &'static str, stage: &'static str, message: String },
     /// The module does not verify (shape rules, structure, calls).
     #[error("invalid module: {0}")]
     Invalid(#[from] quabla_dialect::DialectError),
@@ -87,6 +99,9 @@ impl LowerError {
             LowerError::UnexpandedTransform { .. } => "UnexpandedTransform",
             LowerError::UnknownCallee { .. } => "UnknownCallee",
             LowerError::NoEntryPoint { .. } => "NoEntryPoint",
+            LowerError::Toolkit { .. } => "Toolkit",
+            LowerError::HostCode { .. } => "HostCode",
+            LowerError::Pipeline { .. } => "Pipeline",
             LowerError::Invalid(_) => "Invalid",
         }
     }
@@ -99,6 +114,9 @@ impl LowerError {
             LowerError::UnexpandedTransform { func: "f_vjp".into(), kind: "vjp", of: "f".into(), by: Lowering::Linalg },
             LowerError::UnknownCallee { callee: "g".into() },
             LowerError::NoEntryPoint { public: vec!["a".into(), "b".into()] },
+            LowerError::Toolkit { looked: vec!["/venv/lib/python3.11/site-packages/nvidia/cuda_nvcc".into()] },
+            LowerError::HostCode { op: "scf.for".into(), loc: "f.py:3".into(), device: "cuda" },
+            LowerError::Pipeline { target: "cuda", stage: "to-ptx", message: "error: ...".into() },
         ];
         v.extend(quabla_dialect::DialectError::samples().into_iter().map(LowerError::Invalid));
         v
@@ -119,7 +137,7 @@ mod tests {
             .filter(|l| l.starts_with(|c: char| c.is_ascii_uppercase()))
             .map(|l| l.split(|c: char| !c.is_ascii_alphanumeric()).next().unwrap_or_default())
             .collect();
-        assert_eq!(declared, ["Unsupported", "UnexpandedTransform", "UnknownCallee", "NoEntryPoint", "Invalid"]);
+        assert_eq!(declared, ["Unsupported", "UnexpandedTransform", "UnknownCallee", "NoEntryPoint", "Toolkit", "HostCode", "Pipeline", "Invalid"]);
         let mut sampled: Vec<&str> = LowerError::samples().iter().map(|e| e.variant()).collect();
         sampled.dedup();
         assert_eq!(sampled, declared, "LowerError::samples() must hold every variant, in declaration order");

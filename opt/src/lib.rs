@@ -22,9 +22,10 @@ Reads MLIR (quabla dialect in generic form, func.func, func.return) from FILE or
 options:
   --pass-pipeline=PIPE     run PIPE: quabla passes and upstream passes mixed, e.g.
                            'builtin.module(quabla-inline,quabla-canonicalize)'
-  --emit=quabla|linalg|llvm|stablehlo|mlx
+  --emit=quabla|linalg|llvm|ptx|stablehlo|mlx
                            print the module after the pipeline (quabla, default), lowered to
                            linalg (convert-quabla-to-linalg), or to the LLVM dialect (CPU pipeline),
+                           or for CUDA (ptx: the launches of @main and each kernel's PTX),
                            or exported to StableHLO (runs quabla-autodiff, quabla-inline,
                            quabla-canonicalize and quabla-symbol-dce after the pipeline, then
                            convert-quabla-to-stablehlo; a --pass-pipeline that ends with
@@ -45,6 +46,7 @@ options:
                            --arg='dense<[1.0, 2.0]> : tensor<2xf32>'
   --random-args[=SEED]     fill every --run input with pseudo-random values
   --opt-level=N            LLVM optimisation level for --run (0-3, default 2)
+  --cuda-arch=sm_XY        GPU architecture of --emit=ptx (default sm_90)
   --list-passes            list quabla's passes
   --print-irdl             print the IRDL definition of the dialect
   --print-pyi              print the type stubs of the extension module quabla._quabla";
@@ -64,6 +66,7 @@ struct Opts {
     args: Vec<String>,
     random: Option<u64>,
     opt_level: usize,
+    cuda_arch: Option<String>,
 }
 
 /// The options of `args`, or `None` when an informational option (`--help`, `--list-passes`,
@@ -95,6 +98,7 @@ fn parse_args(args: &[String]) -> Result<Option<Opts>, String> {
             "--arg" => o.args.push(v.ok_or("--arg needs a value")?),
             "--random-args" => o.random = Some(v.map(|s| s.parse().map_err(|_| format!("--random-args: bad seed `{s}`"))).transpose()?.unwrap_or(0)),
             "--opt-level" => o.opt_level = v.and_then(|s| s.parse().ok()).filter(|n| *n <= 3).ok_or("--opt-level needs 0..3")?,
+            "--cuda-arch" => o.cuda_arch = Some(v.ok_or("--cuda-arch needs a value (sm_80, sm_90, ...)")?),
             "--list-passes" => {
                 for p in quabla_passes::passes() {
                     let opts = if p.options.is_empty() { String::new() } else { format!(" {{{}}}", p.options) };
@@ -357,7 +361,7 @@ fn process(ctx: &Context, o: &Opts, name: &str, text: &str) -> Result<(), String
     }
     quabla_passes::add_pipeline(&pm, &plan.pipeline).map_err(|e| e.to_string())?;
     pm.run(&mut module).map_err(|_| String::new())?;
-    let copts = CompileOptions { opt_level: o.opt_level, ..Default::default() };
+    let copts = CompileOptions { opt_level: o.opt_level, cuda_arch: o.cuda_arch.clone(), ..Default::default() };
     let text = match plan.emitter.kind {
         EmitKind::Mlir { .. } if !o.run => {
             println!("{}", module.as_operation());

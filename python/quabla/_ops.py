@@ -1791,9 +1791,11 @@ def eye(n, m=None, k=0, dtype=None):
 
 
 def devices():
-    """The device names this build compiles for: ``"cpu"``, ``"mlx"`` where ``mlx.core``
-    imports (the MLX executor, python/src/mlx.rs and python/quabla/_mlx.py; checked once), and
-    ``"xla"`` where jax and jaxlib are installed (the XLA executor, python/quabla/_xla.py).
+    """The device names this build compiles for: ``"cpu"``, ``"cuda"`` where the CUDA driver
+    and a GPU are present (the CUDA executor, runtime/src/cuda.rs), ``"mlx"`` where
+    ``mlx.core`` imports (the MLX executor, python/src/mlx.rs and python/quabla/_mlx.py; checked
+    once), and ``"xla"`` where jax and jaxlib are installed (the XLA executor,
+    python/quabla/_xla.py).
 
     Example:
         >>> qb.devices()[0]

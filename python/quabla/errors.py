@@ -53,7 +53,9 @@ class QuablaError(Exception):
     Raised as such for IR that Quabla itself built wrongly (an internal error, please report
     it): ``DialectError::UnknownOp``, ``DialectError::Structure``, ``LowerError::UnknownCallee``,
     ``LowerError::NoEntryPoint``, ``LowerError::Invalid(DialectError::UnknownOp)``,
-    ``LowerError::Invalid(DialectError::Structure)``.
+    ``LowerError::Invalid(DialectError::Structure)``, ``LowerError::Toolkit`` (the CUDA
+    target without the nvidia-cuda-nvcc-cu12 wheel), ``LowerError::Pipeline`` (an upstream
+    pass pipeline of a target failed).
 
     Attributes (rule violations of the Rust core; None otherwise):
         op: the op's name (``dot_general``).
@@ -74,7 +76,8 @@ class UnsupportedOperationError(QuablaError, ValueError, NotImplementedError):
     """An operation that the selected device (or Quabla) does not support.
 
     Raised for the Rust variants ``LowerError::Unsupported`` (a lowering without a rule for
-    the op) and ``LowerError::UnexpandedTransform`` (a transform not yet differentiated).
+    the op), ``LowerError::UnexpandedTransform`` (a transform not yet differentiated) and
+    ``LowerError::HostCode`` (the GPU lowering would leave the op on the host).
 
     Attributes:
         op: the operation's name.

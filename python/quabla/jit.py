@@ -467,7 +467,7 @@ class Jitted(_q.JitFunction):
     def _check_device(self):
         if self._device not in _q.devices():
             raise UnsupportedOperationError(
-                f"jit({_name(self.__wrapped__)}): device {self._device!r} is not available in this build "
+                f"jit({_name(self.__wrapped__)}): device {self._device!r} is not available in this build or on this machine "
                 f"(available: {', '.join(_q.devices())})",
                 op="jit",
                 device=self._device,

@@ -47,6 +47,9 @@ pub fn lowering_class_of(e: &LowerError) -> &'static str {
         LowerError::UnexpandedTransform { .. } => "UnsupportedOperationError",
         LowerError::UnknownCallee { .. } => "QuablaError",
         LowerError::NoEntryPoint { .. } => "QuablaError",
+        LowerError::Toolkit { .. } => "QuablaError",
+        LowerError::HostCode { .. } => "UnsupportedOperationError",
+        LowerError::Pipeline { .. } => "QuablaError",
         LowerError::Invalid(d) => class_of(d),
     }
 }
@@ -127,7 +130,10 @@ pub fn lowering(py: Python<'_>, e: &LowerError, context: &str) -> PyErr {
             let _ = err.value(py).setattr("op", "call");
         }
         LowerError::Invalid(DialectError::Shape(v) | DialectError::DType(v) | DialectError::Size(v)) => set_violation(py, &err, v),
-        LowerError::NoEntryPoint { .. } | LowerError::Invalid(_) => {}
+        LowerError::HostCode { op, .. } => {
+            let _ = err.value(py).setattr("op", op.as_str());
+        }
+        LowerError::NoEntryPoint { .. } | LowerError::Toolkit { .. } | LowerError::Pipeline { .. } | LowerError::Invalid(_) => {}
     }
     err
 }

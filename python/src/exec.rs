@@ -36,7 +36,8 @@ fn run_error(py: Python<'_>, e: &RuntimeError) -> PyErr {
         | RuntimeError::Lower(_)
         | RuntimeError::Compile(_)
         | RuntimeError::UnknownDevice { .. }
-        | RuntimeError::UnavailableDevice { .. } => "QuablaError",
+        | RuntimeError::UnavailableDevice { .. }
+        | RuntimeError::Device { .. } => "QuablaError",
         RuntimeError::Buffer { source, .. } => errors::buffer_class_of(source),
         // The interpreter's own allocations: ArraySizeError / OutOfMemoryError as the host's.
         RuntimeError::Interp(quabla_runtime::interp::InterpError::Buffer { source, .. }) => errors::buffer_class_of(source),
@@ -50,6 +51,9 @@ fn run_error(py: Python<'_>, e: &RuntimeError) -> PyErr {
 pub fn run_py(py: Python<'_>, exe: &dyn Executable, inputs: &[&Buffer]) -> PyResult<Vec<Buffer>> {
     let n: usize = inputs.iter().map(|b| b.len()).sum();
     let r = if n >= DETACH_ELEMENTS { py.detach(|| exe.run(inputs)) } else { exe.run(inputs) };
+    // Device results (MLX arrays, CUDA buffers) stay on their device: Tensors over them read
+    // through a host copy made once (`Tensor::host`), and passed back to their executor they
+    // go in without a copy.
     r.map_err(|e| run_error(py, &e))
 }
 
@@ -59,11 +63,11 @@ pub fn compile_error(py: Python<'_>, e: &CompileError) -> PyErr {
         CompileError::Pass { source: PassError::Autodiff(AutodiffError::Rule { source: RuleError::Unsupported { .. } | RuleError::DynamicTripCount(_), .. }), .. } => ("UnsupportedOperationError", e.to_string()),
         CompileError::Pass { .. } => ("QuablaError", e.to_string()),
         CompileError::Runtime(RuntimeError::UnknownDevice { .. } | RuntimeError::UnavailableDevice { .. }) => ("UnsupportedOperationError", e.to_string()),
-        CompileError::Runtime(RuntimeError::Lower(quabla_lowering::LowerError::Unsupported { .. } | quabla_lowering::LowerError::UnexpandedTransform { .. })) => ("UnsupportedOperationError", format!("compilation failed: {e}")),
+        CompileError::Runtime(RuntimeError::Lower(quabla_lowering::LowerError::Unsupported { .. } | quabla_lowering::LowerError::UnexpandedTransform { .. } | quabla_lowering::LowerError::HostCode { .. })) => ("UnsupportedOperationError", format!("compilation failed: {e}")),
         CompileError::Runtime(_) => ("QuablaError", format!("compilation failed: {e}")),
         CompileError::Emit { source, emitter } => {
             let class = match source {
-                quabla_lowering::LowerError::Unsupported { .. } => "UnsupportedOperationError",
+                quabla_lowering::LowerError::Unsupported { .. } | quabla_lowering::LowerError::HostCode { .. } => "UnsupportedOperationError",
                 _ => "QuablaError",
             };
             // "StableHLO export: ...", named by what the emitter produces.

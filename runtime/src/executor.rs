@@ -35,9 +35,13 @@ pub enum RuntimeError {
     /// No device of that name is registered.
     #[error("unknown device `{name}` (registered devices: {known})")]
     UnknownDevice { name: String, known: String },
-    /// The device is registered but its executor is not part of this build.
+    /// The device is registered but not usable here: its executor is not part of this
+    /// build, or its driver or hardware is missing.
     #[error("device `{name}` is not available: {reason}")]
     UnavailableDevice { name: String, reason: &'static str },
+    /// The device's driver failed (`device` as named by the registry, e.g. `cuda:0`).
+    #[error("device `{device}`: {message}")]
+    Device { device: String, message: String },
 }
 
 /// Compile options shared by executors.
@@ -50,11 +54,14 @@ pub struct CompileOptions {
     /// Threads the compiled code may use for its large matmuls and loops (CPU executor);
     /// 0: the process default, `QUABLA_NUM_THREADS` or the cores the process may run on.
     pub threads: usize,
+    /// The GPU architecture (`sm_90`) the CUDA executor and `--emit=ptx` compile for; `None`:
+    /// the device's own (the executor) or `sm_90` (`--emit=ptx`).
+    pub cuda_arch: Option<String>,
 }
 
 impl Default for CompileOptions {
     fn default() -> Self {
-        CompileOptions { opt_level: 2, vectorize: true, threads: 0 }
+        CompileOptions { opt_level: 2, vectorize: true, threads: 0, cuda_arch: None }
     }
 }
 

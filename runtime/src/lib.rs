@@ -4,6 +4,8 @@
 pub use quabla_interp::buffer;
 pub mod callback;
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod device;
 pub mod executor;
 pub use quabla_interp as interp;

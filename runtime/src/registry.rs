@@ -26,25 +26,30 @@ struct Entry {
     description: &'static str,
     /// The process-wide executor, or why this build has none.
     executor: Result<fn() -> &'static dyn Executor, &'static str>,
+    /// Whether this machine can run it (driver, hardware), checked before the executor is
+    /// created; `None`: always.
+    probe: Option<fn() -> Result<(), &'static str>>,
 }
 
 /// The name of the default device.
 pub const DEFAULT_DEVICE: &str = "cpu";
 
 static TABLE: &[Entry] = &[
-    Entry { name: "cpu", kind: DeviceKind::Cpu, description: "host CPU: linalg -> LLVM, JIT-compiled with MLIR's ExecutionEngine", executor: Ok(|| cpu() as &dyn Executor) },
+    Entry { name: "cpu", kind: DeviceKind::Cpu, description: "host CPU: linalg -> LLVM, JIT-compiled with MLIR's ExecutionEngine", executor: Ok(|| cpu() as &dyn Executor), probe: None },
     Entry {
         name: "interp",
         kind: DeviceKind::Reference,
         description: "the reference interpreter (naive loops over host buffers; the oracle lowerings are checked against)",
         executor: Ok(|| interp() as &dyn Executor),
+        probe: None,
     },
-    Entry { name: "cuda", kind: DeviceKind::Gpu, description: "NVIDIA GPUs: gpu -> NVVM -> PTX, launched through cudarc", executor: Err("the CUDA executor is not part of this build") },
+    Entry { name: "cuda", kind: DeviceKind::Gpu, description: "NVIDIA GPUs: gpu -> NVVM -> PTX, launched through cudarc", executor: CUDA_EXECUTOR, probe: CUDA_PROBE },
     Entry {
         name: "mlx",
         kind: DeviceKind::Gpu,
         description: "MLX through its Python API (mlx.core, mx.compile); the CPU stream where MLX has no GPU backend",
         executor: Err("the MLX executor is registered by the Python extension (quabla._quabla) and needs mlx.core (pip install 'mlx[cpu]')"),
+        probe: None,
     },
 ];
 
@@ -70,6 +75,22 @@ fn registered(name: &str) -> Option<Registered> {
     REGISTERED.read().unwrap_or_else(|e| e.into_inner()).iter().find(|(n, _)| *n == name).map(|(_, g)| *g)
 }
 
+#[cfg(feature = "cuda")]
+const CUDA_EXECUTOR: Result<fn() -> &'static dyn Executor, &'static str> = Ok(|| cuda() as &dyn Executor);
+#[cfg(feature = "cuda")]
+const CUDA_PROBE: Option<fn() -> Result<(), &'static str>> = Some(crate::cuda::probe);
+#[cfg(not(feature = "cuda"))]
+const CUDA_EXECUTOR: Result<fn() -> &'static dyn Executor, &'static str> = Err("the CUDA executor is not part of this build (cargo feature `cuda`)");
+#[cfg(not(feature = "cuda"))]
+const CUDA_PROBE: Option<fn() -> Result<(), &'static str>> = None;
+
+/// The process-wide CUDA executor (created on first use, after its probe passed).
+#[cfg(feature = "cuda")]
+pub fn cuda() -> &'static crate::cuda::CudaExecutor {
+    static CUDA: OnceLock<crate::cuda::CudaExecutor> = OnceLock::new();
+    CUDA.get_or_init(crate::cuda::CudaExecutor::new)
+}
+
 /// The process-wide CPU executor (created on first use).
 pub fn cpu() -> &'static CpuExecutor {
     static CPU: OnceLock<CpuExecutor> = OnceLock::new();
@@ -87,7 +108,8 @@ pub fn devices() -> Vec<Device> {
     TABLE
         .iter()
         .map(|e| {
-            let available = e.executor.is_ok() || registered(e.name).is_some_and(|get| get().is_some());
+            let built = e.executor.is_ok() && e.probe.is_none_or(|p| p().is_ok());
+            let available = built || registered(e.name).is_some_and(|get| get().is_some());
             Device { name: e.name, kind: e.kind, description: e.description, available }
         })
         .collect()
@@ -110,10 +132,12 @@ pub fn executor(name: &str) -> Result<&'static dyn Executor, RuntimeError> {
     if let Some(x) = registered(name).and_then(|get| get()) {
         return Ok(x);
     }
-    match e.executor {
-        Ok(get) => Ok(get()),
-        Err(reason) => Err(RuntimeError::UnavailableDevice { name: name.to_string(), reason }),
+    let unavailable = |reason| RuntimeError::UnavailableDevice { name: name.to_string(), reason };
+    let get = e.executor.map_err(unavailable)?;
+    if let Some(probe) = e.probe {
+        probe().map_err(unavailable)?;
     }
+    Ok(get())
 }
 
 #[cfg(test)]
@@ -173,17 +197,29 @@ mod tests {
         assert_eq!(executor("mlx").unwrap().name(), "mlx");
     }
 
+    /// Without a CUDA driver (this machine, CI) `cuda` is listed unavailable and asking for
+    /// its executor is a typed error naming the driver, before any cudarc call; built without
+    /// the feature, it names the feature. With a driver and a GPU it is available.
     #[test]
-    fn unbuilt_device_is_listed_unavailable() {
+    fn cuda_is_available_only_with_a_driver_and_a_gpu() {
         let cuda = device("cuda").unwrap();
-        assert!(!cuda.available && cuda.kind == DeviceKind::Gpu);
+        assert_eq!(cuda.kind, DeviceKind::Gpu);
+        #[cfg(feature = "cuda")]
+        let usable = crate::cuda::probe().is_ok();
+        #[cfg(not(feature = "cuda"))]
+        let usable = false;
+        assert_eq!(cuda.available, usable);
         match executor("cuda") {
+            Ok(e) => {
+                assert!(usable);
+                assert_eq!(e.name(), "cuda");
+            }
             Err(RuntimeError::UnavailableDevice { name, reason }) => {
+                assert!(!usable);
                 assert_eq!(name, "cuda");
-                assert!(reason.contains("not part of this build"));
+                assert!(reason.contains("CUDA driver") || reason.contains("cargo feature `cuda`"), "{reason}");
             }
             Err(e) => panic!("wrong error: {e}"),
-            Ok(_) => panic!("cuda is not built"),
         }
     }
 }

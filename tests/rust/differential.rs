@@ -25,14 +25,47 @@ fn rel(d: DType) -> Tol {
     }
 }
 
-/// Runs `m` with both engines on `inputs` and compares every output.
+/// The device the suite checks against the interpreter: `QUABLA_TEST_DEVICE` (tests/gpu/run.sh
+/// sets `cuda`), else the CPU JIT.
+fn device() -> Option<String> {
+    std::env::var("QUABLA_TEST_DEVICE").ok().filter(|d| d != "cpu")
+}
+
+/// The executor of [`device`].
+fn device_executor() -> &'static dyn Executor {
+    match device() {
+        Some(d) => quabla_runtime::executor(&d).unwrap_or_else(|e| panic!("QUABLA_TEST_DEVICE={d}: {e}")),
+        None => executor(),
+    }
+}
+
+/// Runs `m` with both engines on `inputs` and compares every output. On a GPU device
+/// (`QUABLA_TEST_DEVICE`) inexact float results are compared within 1e-5 (f32) / 1e-12 (f64)
+/// relative to `scale` (libdevice is not libm), and the CUDA target's typed gaps are skipped
+/// with a message.
 fn check(what: &str, m: &Module, inputs: &[Buffer], tol: Tol, scale: f64) {
     let want = interp::run_func(m, "main", inputs).unwrap_or_else(|e| panic!("{what}: interpreter failed: {e}"));
-    let exe = executor().compile(m, "main", &CompileOptions::default()).unwrap_or_else(|e| panic!("{what}: compile failed: {e}\n{}", m.to_mlir()));
+    let gpu = device().is_some();
+    let exe = match device_executor().compile(m, "main", &CompileOptions::default()) {
+        Ok(exe) => exe,
+        Err(quabla_runtime::RuntimeError::Lower(quabla_lowering::LowerError::Unsupported { op, rule: "cuda" })) if gpu => {
+            eprintln!("{what}: skipped on cuda: quabla.{op} has no cuda rule");
+            return;
+        }
+        Err(e) => panic!("{what}: compile failed: {e}\n{}", m.to_mlir()),
+    };
+    let tol = match tol {
+        Tol::Ulps(_) if gpu => {
+            let f32 = want.iter().any(|b| b.ty().dtype == DType::F32);
+            Tol::Rel(if f32 { 1e-5 } else { 1e-12 })
+        }
+        t => t,
+    };
     let refs: Vec<&Buffer> = inputs.iter().collect();
     let got = exe.run(&refs).unwrap_or_else(|e| panic!("{what}: run failed: {e}"));
     assert_eq!(got.len(), want.len(), "{what}: output count");
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        let g = &g.to_host().unwrap_or_else(|e| panic!("{what}: output {k}: {e}"));
         if let Err(e) = compare(g, w, tol, scale) {
             panic!("{what}: output {k} differs (JIT vs interpreter): {e}\ninputs: {inputs:?}\nJIT: {g:?}\ninterp: {w:?}\n{}", m.to_mlir());
         }

@@ -8,6 +8,7 @@ mod case_custom;
 mod control;
 mod convolution;
 mod cpu_codegen;
+mod cuda_ptx;
 mod differential;
 mod leak;
 mod loops;

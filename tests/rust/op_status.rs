@@ -49,13 +49,14 @@ fn probe(f: &Func, rng: &mut Rng) -> Vec<String> {
     let linalg = quabla_lowering::lower_module(&m, quabla_lowering::Abi::Dps).map(|_| ()).map_err(|e| e.to_string());
     let shlo = quabla_lowering::export_module(&m).map(|_| ()).map_err(|e| e.to_string());
     let mlx = quabla_lowering::mlx::emit_module(&m, "main").map(|_| ()).map_err(|e| e.to_string());
+    let cuda = quabla_lowering::cuda::lower_text(&m).map(|_| ()).map_err(|e| e.to_string());
     let jvp = probe_transform(f, TransformKind::Jvp);
     let vjp = probe_transform(f, TransformKind::Vjp);
     let n_in = f.params.len();
     let n_out = f.outputs.len();
     let out = if n_in == 0 { None } else { Some(0) };
     let vmap = probe_transform(f, TransformKind::Vmap { in_axes: vec![Some(0); n_in], out_axes: vec![out; n_out], size: 2 });
-    [Ok(()), interp, linalg, shlo, mlx, jvp, vjp, vmap].into_iter().map(cell).collect()
+    [Ok(()), interp, linalg, shlo, mlx, cuda, jvp, vjp, vmap].into_iter().map(cell).collect()
 }
 
 /// The op of a sample function, if it is a one-op sample.
@@ -110,7 +111,8 @@ fn render() -> String {
         let interp = interp::run_func(&m, "caller", &inputs).map(|_| ()).map_err(|e| e.to_string());
         let linalg = quabla_lowering::lower_module(&m, quabla_lowering::Abi::Dps).map(|_| ()).map_err(|e| e.to_string());
         let mlx = quabla_lowering::mlx::emit_module(&m, "caller").map(|_| ()).map_err(|e| e.to_string());
-        let cells = vec![cell(Ok(())), cell(interp), cell(linalg), "yes (func.call; inlined by --emit=stablehlo)".into(), cell(mlx), "inlined first".into(), "inlined first".into(), "inlined first".into()];
+        let cuda = quabla_lowering::cuda::lower_text(&m).map(|_| ()).map_err(|e| e.to_string());
+        let cells = vec![cell(Ok(())), cell(interp), cell(linalg), "yes (func.call; inlined by --emit=stablehlo)".into(), cell(mlx), cell(cuda), "inlined first".into(), "inlined first".into(), "inlined first".into()];
         rows.push((Family::Call, "call", cells));
     }
     let names = all_op_names();
@@ -122,8 +124,8 @@ fn render() -> String {
          every op of the op table is probed in every layer on a sample program. \"yes\" means the layer\n\
          handles it (and the differential, autodiff, vmap and StableHLO suites check the numbers);\n\
          \"gap\" quotes the explicit `Unsupported` error the layer gave instead.\n\n\
-         | family | ops | shape rule | interpreter | linalg lowering (CPU JIT) | StableHLO | MLX | JVP | VJP | vmap |\n\
-         |---|---|---|---|---|---|---|---|---|---|\n",
+         | family | ops | shape rule | interpreter | linalg lowering (CPU JIT) | StableHLO | MLX | CUDA (PTX) | JVP | VJP | vmap |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for fam in Family::ALL {
         // Group the family's ops by identical status rows, in table order.
@@ -144,7 +146,9 @@ fn render() -> String {
           (tests/rust/autodiff.rs). Integer and bool values carry no tangent. vmap: every family with every\n\
           mapped/unmapped operand combination equals a loop over examples (tests/rust/vmap.rs).\n\
           StableHLO: tests/stablehlo runs each export on XLA (jaxlib) and IREE llvm-cpu and compares with\n\
-          the CPU JIT (docs/stablehlo.md).\n";
+          the CPU JIT (docs/stablehlo.md).\n\
+          CUDA: every sample lowers to PTX that ptxas assembles for sm_80 and sm_90 (tests/rust/cuda_ptx.rs);\n\
+          not yet run on a GPU (tests/gpu/run.sh).\n";
     s
 }
 

@@ -235,6 +235,14 @@ fn parallel_candidate(e: &mut Emitter, iters: &[Iter], ins: &[Operand], outs: &[
 /// op, and empty-tensor elimination makes the insert of a yielded carry store in place.
 pub fn elementwise(e: &mut Emitter, operands: &[(String, TensorType)], out: &TensorType, body: impl FnOnce(&mut Emitter, &[String]) -> String) -> String {
     let r = out.rank();
+    if r == 0 && e.cg.target.parallel_outer() {
+        // A unit parallel loop, so the op is a kernel, not host code reading device memory.
+        let one = TensorType::new(out.dtype, [1]);
+        let ins: Vec<Operand> = operands.iter().map(|(n, t)| Operand::new(n.clone(), t, map(1, &[]))).collect();
+        let init = e.empty(&one);
+        let y = generic(e, &[Iter::Parallel], &ins, &[Operand::new(init, &one, identity(1))], |e, a| vec![body(e, a)]).remove(0);
+        return e.op(format!("tensor.collapse_shape {y} [] : {one} into {out}"));
+    }
     if r == 0 {
         let xs: Vec<String> = operands.iter().map(|(n, t)| e.op(format!("tensor.extract {n}[] : {t}"))).collect();
         let y = body(e, &xs);

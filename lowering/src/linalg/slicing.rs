@@ -26,8 +26,14 @@ pub fn lower_pad(e: &mut Emitter, f: &Func, o: &Op, low: &[i64], interior: &[i64
         return Ok(x);
     }
     let (pv, pt) = (e.name(o.operands[1]), f.ty(o.operands[1]));
-    let s = e.op(format!("tensor.extract {pv}[] : {pt}"));
-    let filled = e.filled(out, &s);
+    let filled = if e.cg.target.parallel_outer() {
+        // The padding value broadcast by a kernel (not read on the host).
+        let init = e.empty(out);
+        generic(e, &vec![Iter::Parallel; out.rank()], &[Operand::new(pv, pt, map(out.rank(), &[]))], &[Operand::new(init, out, identity(out.rank()))], |_, a| vec![a[0].clone()]).remove(0)
+    } else {
+        let s = e.op(format!("tensor.extract {pv}[] : {pt}"));
+        e.filled(out, &s)
+    };
     let st: Vec<i64> = interior.iter().map(|i| i + 1).collect();
     Ok(e.op(format!("tensor.insert_slice {x} into {filled}[{}] [{}] [{}] : {xt} into {out}", list(low), list(&xt.shape), list(&st))))
 }

@@ -4,12 +4,14 @@
 //! tagged ops) and which unary functions are written as polynomial kernels instead of `math.*`
 //! ops; everything else it emits is target-independent.
 //!
-//! The CPU target ([`cpu::CpuTarget`], with its pipeline, tiling and polynomial kernels) is
-//! the one implementation today; a CUDA target is a sibling module implementing [`Target`].
+//! The CPU target ([`cpu::CpuTarget`], with its pipeline, tiling and polynomial kernels) and
+//! the CUDA target ([`cuda::CudaTarget`]: its gpu -> NVVM -> PTX pipeline and host plan).
 //!
-//! Invariant: with both [`Codegen`] flags off the lowering never consults the target, so the
-//! plain `convert-quabla-to-linalg` output is the same for every target.
+//! Invariant: with both [`Codegen`] flags off the lowering consults the target only for
+//! [`Target::parallel_outer`] (false for the CPU), so the plain `convert-quabla-to-linalg`
+//! output is the same for every CPU-like target.
 pub mod cpu;
+pub mod cuda;
 
 use quabla_dialect::{DType, UnaryOp};
 
@@ -48,6 +50,15 @@ pub trait Target: Send + Sync + std::fmt::Debug {
     /// returns its result, or `None` when the target has no kernel for it (the lowering then
     /// emits the `math.*` op).
     fn unary_kernel(&self, b: &mut Text<'_>, u: UnaryOp, d: DType, x: &(String, DType)) -> Option<(String, DType)>;
+
+    /// Whether every computation must be a loop nest whose outermost loop is parallel (a GPU
+    /// target maps each nest to one kernel and its parallel loops to threads): reductions
+    /// order their loops kept dims first, and full reductions and 0-d elementwise ops get a
+    /// unit parallel loop (their result is computed as `[1]` and collapsed). The CPU keeps
+    /// the operand's loop order (contiguous inner loops) and 0-d chains in registers.
+    fn parallel_outer(&self) -> bool {
+        false
+    }
 }
 
 /// How one `m x k` by `k x n` product takes the tiled path: the lowering packs B into

@@ -1,0 +1,56 @@
+// REQUIRES: cuda-nvcc
+// RUN: quabla-opt %s --split-input-file --emit=ptx | FileCheck %s
+// RUN: quabla-opt %s --split-input-file --emit=ptx --cuda-arch=sm_80 | FileCheck %s --check-prefix=SM80
+// RUN: env QUABLA_CUDA_CUBLAS=0 quabla-opt %s --split-input-file --emit=ptx | FileCheck %s --check-prefix=LOOPS
+// The CUDA lowering (lowering/src/target/cuda): the host plan (buffers, launches in order with
+// grid and block sizes) and each outlined gpu.module's PTX.
+
+// A fused elementwise chain is one kernel over 32 x 8 tiles, threads' x along the contiguous
+// dim (grid [128/8, 64/32]); tanh goes through libdevice.
+// CHECK-LABEL: // CUDA program @elementwise for sm_90: 1 kernels, 1 launches, 0 cuBLAS products
+// CHECK: // b0: argument 0
+// CHECK: // b2: argument 2
+// CHECK: // launch @elementwise_kernel::@elementwise_kernel grid [16, 2, 1] block [8, 32, 1] args (b1, b0, b2)
+// CHECK: // gpu.module @elementwise_kernel kernel @elementwise_kernel
+// CHECK: .target sm_90
+// CHECK: .visible .entry elementwise_kernel(
+// CHECK-COUNT-3: .param .u64 .ptr
+// CHECK: ld.global
+// CHECK: st.global
+// SM80: .target sm_80
+func.func @elementwise(%a: tensor<64x128xf32>, %b: tensor<64x128xf32>) -> tensor<64x128xf32> {
+  %0 = "quabla.add"(%a, %b) : (tensor<64x128xf32>, tensor<64x128xf32>) -> tensor<64x128xf32>
+  %1 = "quabla.tanh"(%0) : (tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %1 : tensor<64x128xf32>
+}
+
+// -----
+
+// A column sum is a kernel parallel over the 128 outputs (each thread reduces one column):
+// fill, then the reduction, both launched (nothing left on the host).
+// CHECK-LABEL: // CUDA program @column_sum for sm_90: 2 kernels, 2 launches, 0 cuBLAS products
+// CHECK: // launch @column_sum_kernel::@column_sum_kernel grid [4, 1, 1] block [32, 1, 1] args (0x00000000, b1)
+// CHECK: // launch @column_sum_kernel_0::@column_sum_kernel grid [4, 1, 1] block [32, 1, 1] args (b0, b1,
+// CHECK: .visible .entry column_sum_kernel(
+// CHECK: ld.global
+// CHECK: add.rn.f32
+func.func @column_sum(%a: tensor<64x128xf32>) -> tensor<128xf32> {
+  %0 = "quabla.reduce_sum"(%a) {dims = array<i64: 0>} : (tensor<64x128xf32>) -> tensor<128xf32>
+  return %0 : tensor<128xf32>
+}
+
+// -----
+
+// A contiguous matmul is a cuBLAS product after the fill kernel of its result (row-major
+// c += a @ b); with QUABLA_CUDA_CUBLAS=0 a loop kernel, one thread per output element.
+// CHECK-LABEL: // CUDA program @matmul for sm_90: 1 kernels, 1 launches, 1 cuBLAS products
+// CHECK: // launch @matmul_kernel::@matmul_kernel grid [4, 1, 1] block [8, 32, 1] args ({{.*}}b2)
+// CHECK-NEXT: // cublas gemm f64 batch 1 m 16 n 32 k 8: b2 += b0 @ b1
+// LOOPS-LABEL: // CUDA program @matmul for sm_90: 2 kernels, 2 launches, 0 cuBLAS products
+// LOOPS: // launch @matmul_kernel_0::@matmul_kernel grid [4, 1, 1] block [8, 32, 1] args ({{.*}}b0, b1, b2,
+// LOOPS: mul.rn.f64
+// LOOPS: add.rn.f64
+func.func @matmul(%a: tensor<16x8xf64>, %b: tensor<8x32xf64>) -> tensor<16x32xf64> {
+  %0 = "quabla.dot_general"(%a, %b) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>, lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>} : (tensor<16x8xf64>, tensor<8x32xf64>) -> tensor<16x32xf64>
+  return %0 : tensor<16x32xf64>
+}

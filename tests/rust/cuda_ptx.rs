@@ -1,0 +1,159 @@
+//! The CUDA lowering without a GPU: every op of `every_op_module` (one function per op kind)
+//! lowers to PTX that the `ptxas` of the nvidia-cuda-nvcc-cu12 wheel assembles for sm_80 and
+//! sm_90, or is one of the explicit gaps below (a typed `LowerError::Unsupported` with rule
+//! `cuda`). The host plans are checked too: every launch names a kernel with PTX, grids and
+//! blocks are non-empty, every buffer argument exists. Skipped, with a message, only when the
+//! wheel is absent (CI installs it from requirements-dev.txt).
+use std::process::Command;
+
+use quabla_dialect::mlir::new_context;
+use quabla_dialect::Module;
+use quabla_lowering::cuda::{self, Arg, CudaOptions, Toolkit};
+use quabla_lowering::LowerError;
+
+use crate::stock_mlir_opt::every_op_module;
+
+/// Ops whose linalg form needs the host; each must be refused with `Unsupported { rule: "cuda" }`.
+const EXPECTED_GAPS: &[&str] = &[
+    "dynamic_slice",
+    "dynamic_update_slice",
+    "scatter",
+    "scatter_add",
+    "scatter_mul",
+    "scatter_min",
+    "scatter_max",
+    "cholesky",
+    "triangular_solve",
+    "lu",
+    "qr",
+    "eigh",
+    "svd",
+    "sort",
+    "argsort",
+    "host_callback",
+];
+
+fn toolkit() -> Option<Toolkit> {
+    match Toolkit::locate() {
+        Ok(t) => Some(t),
+        Err(e) => {
+            eprintln!("SKIPPED: the CUDA PTX tests need the nvidia-cuda-nvcc-cu12 wheel: {e}");
+            None
+        }
+    }
+}
+
+/// Assembles `ptx` with the wheel's ptxas for `arch`; Err with ptxas's message.
+fn ptxas(tk: &Toolkit, ptx: &str, arch: &str, tag: &str) -> Result<(), String> {
+    let dir = std::env::temp_dir().join(format!("quabla-ptxas-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join(format!("{tag}.ptx"));
+    std::fs::write(&src, ptx).unwrap();
+    let out = Command::new(tk.ptxas()).arg(format!("-arch={arch}")).arg(&src).arg("-o").arg(dir.join(format!("{tag}.cubin"))).output().map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// The one op of each `every_op_module` function, and the function as a module of its own
+/// (with its callees).
+fn cases() -> Vec<(String, Module, String)> {
+    let m = every_op_module();
+    let mut v = Vec::new();
+    for f in m.funcs.iter().filter(|f| f.transform.is_none()) {
+        let op = f.ops.first().map(|o| o.kind.name().to_string()).unwrap_or_default();
+        let mut funcs = vec![f.clone()];
+        if f.name == "caller" {
+            let mut callee = m.funcs[0].clone();
+            callee.public = false;
+            funcs.insert(0, callee);
+        }
+        v.push((op, Module { funcs }, f.name.clone()));
+    }
+    v
+}
+
+#[test]
+fn every_op_lowers_to_ptx_that_ptxas_assembles() {
+    let Some(tk) = toolkit() else { return };
+    let ctx = new_context();
+    let mut gaps: Vec<String> = Vec::new();
+    let mut failures: Vec<String> = Vec::new();
+    let mut assembled = 0;
+    for (op, m, entry) in cases() {
+        for arch in ["sm_80", "sm_90"] {
+            match cuda::compile_with(&ctx, &m, &entry, &tk, &CudaOptions { arch: arch.into(), cublas: arch == "sm_90" }) {
+                Ok(p) => {
+                    assert_eq!(p.arch, arch);
+                    assert!(p.plan.steps.len() > 0 || op == "stop_gradient" || op == "reshape", "{op}: no steps");
+                    if op == "dot_general" {
+                        // sm_90 with cuBLAS: the product is a gemm step; sm_80 without: a loop kernel.
+                        assert_eq!(p.plan.gemms().count(), (arch == "sm_90") as usize, "{op} {arch}: {:?}", p.plan.steps);
+                    }
+                    for g in p.plan.gemms() {
+                        assert!(g.a.max(g.b).max(g.c) < p.plan.buffers.len() && g.m * g.n * g.k * g.batch > 0, "{op}: {g:?}");
+                    }
+                    for l in p.plan.launches() {
+                        assert!(l.kernel < p.kernels.len() && l.grid.iter().chain(&l.block).all(|&d| d >= 1), "{op}: {l:?}");
+                        assert!(l.args.iter().all(|a| !matches!(*a, Arg::Buffer(b) if b >= p.plan.buffers.len())), "{op}: {l:?}");
+                    }
+                    for (k, kernel) in p.kernels.iter().enumerate() {
+                        assert!(kernel.ptx.contains(".entry"), "{op}: {}", kernel.ptx);
+                        match ptxas(&tk, &kernel.ptx, arch, &format!("{entry}_{k}_{arch}")) {
+                            Ok(()) => assembled += 1,
+                            Err(e) => failures.push(format!("{op} ({entry}, {arch}, kernel {k}): ptxas: {e}")),
+                        }
+                    }
+                }
+                Err(LowerError::Unsupported { op: gap, rule: "cuda" }) => {
+                    if arch == "sm_80" {
+                        gaps.push(gap.to_string());
+                    }
+                }
+                Err(e) => failures.push(format!("{op} ({entry}, {arch}): {e}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    gaps.sort();
+    let mut want: Vec<String> = EXPECTED_GAPS.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    assert_eq!(gaps, want, "the CUDA gaps changed: update EXPECTED_GAPS (and docs/ARCHITECTURE.md)");
+    assert!(assembled > 100, "only {assembled} kernels assembled");
+}
+
+#[test]
+fn reductions_and_scalars_run_in_kernels() {
+    // Full, column and row reductions and a 0-d chain: all in kernels (the host plan is only
+    // launches), each reduction thread owning output elements.
+    let Some(tk) = toolkit() else { return };
+    let text = r#"
+func.func @main(%a: tensor<64x128xf32>, %s: tensor<f32>) -> (tensor<128xf32>, tensor<64xf32>, tensor<f32>, tensor<f32>) {
+  %0 = "quabla.reduce_sum"(%a) {dims = array<i64: 0>} : (tensor<64x128xf32>) -> tensor<128xf32>
+  %1 = "quabla.reduce_max"(%a) {dims = array<i64: 1>} : (tensor<64x128xf32>) -> tensor<64xf32>
+  %2 = "quabla.reduce_sum"(%a) {dims = array<i64: 0, 1>} : (tensor<64x128xf32>) -> tensor<f32>
+  %3 = "quabla.mul"(%s, %s) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %4 = "quabla.exp"(%3) : (tensor<f32>) -> tensor<f32>
+  return %0, %1, %2, %4 : tensor<128xf32>, tensor<64xf32>, tensor<f32>, tensor<f32>
+}"#;
+    let ctx = new_context();
+    let m = quabla_dialect::mlir::parse_and_import(&ctx, text).unwrap();
+    let p = cuda::compile_with(&ctx, &m, "main", &tk, &CudaOptions::default()).unwrap();
+    // column sum: 128 outputs over grid x block threads; row max: 64; full sum: a unit loop.
+    let threads = |l: &cuda::Launch| l.grid.iter().chain(&l.block).map(|&d| d as u64).product::<u64>();
+    assert!(p.plan.launches().any(|l| threads(l) >= 128), "{:?}", p.plan.steps);
+    for k in &p.kernels {
+        ptxas(&tk, &k.ptx, "sm_90", &format!("red_{}", k.module)).unwrap();
+    }
+    assert!(p.kernels.iter().any(|k| k.ptx.contains("__nv_expf") || k.ptx.contains("ex2.approx")), "exp through libdevice");
+}
+
+#[test]
+fn missing_wheel_is_a_typed_error() {
+    let e = LowerError::Toolkit { looked: vec!["/nowhere/nvidia/cuda_nvcc".into()] };
+    assert!(e.to_string().contains("nvidia-cuda-nvcc-cu12") && e.to_string().contains("QUABLA_CUDA_NVCC"), "{e}");
+    let bad = CudaOptions { arch: "gfx90a".into(), cublas: true }.check().unwrap_err();
+    assert!(bad.to_string().contains("gfx90a"), "{bad}");
+}
