@@ -4,6 +4,7 @@
   (one compiled program: loss, gradient and Adam update; parameters and moments resident);
 * ``loop``: ``v, g = qb.jit(qb.value_and_grad(loss))(w, x)`` then ``opt.update(w, g, state)``
   (the pure-pytree loop of examples/pinn.py: two programs and the pytree update per step);
+* ``Trainer`` on ``mlx`` (when ``mlx`` is installed): the same step program on the MLX executor;
 * ``JAX``: ``jax.jit`` of one step function, JAX's ``value_and_grad`` of the same loss plus
   Adam written in ``jax.numpy`` (no optax), float64 (x64) like Quabla's program.
 
@@ -62,8 +63,8 @@ def blocks(run, steps, repeat, sync=lambda: None):
     return min(out), statistics.median(out)
 
 
-def quabla_trainer(x, w0):
-    tr = qb.optim.Trainer(loss, w0, qb.optim.Adam(learning_rate=LR, b1=B1, b2=B2, eps=EPS), x)
+def quabla_trainer(x, w0, device="cpu"):
+    tr = qb.optim.Trainer(loss, w0, qb.optim.Adam(learning_rate=LR, b1=B1, b2=B2, eps=EPS), x, device=device)
     return tr, tr.step
 
 
@@ -199,6 +200,14 @@ def main():
     rows.append(("Quabla Trainer.step()", blocks(step, steps, repeat)))
     _, lstep = quabla_loop(x, w0)
     rows.append(("Quabla jit(value_and_grad) + opt.update", blocks(lstep, max(steps // 10, 20), repeat)))
+    if "mlx" in qb.devices():
+        # The same step program on the mlx executor (state resident in MLX; the loss is read
+        # back once per block, which evaluates MLX's lazy graph).
+        tr_m, _ = quabla_trainer(x, w0, "mlx")
+        tr_m.fit(300, progress=False)
+        finals["Trainer (mlx)"] = tr_m.params.item()
+        tr_m, mstep = quabla_trainer(x, w0, "mlx")
+        rows.append(("Quabla Trainer.step() on mlx", blocks(mstep, max(steps // 10, 20), repeat, lambda: tr_m.loss())))
     if jax is not None:
         jstep = jax_step()
         xj = jnp.linspace(0.05, 0.95, 8)

@@ -2,7 +2,7 @@
 MLX's own ``mx.compile(mx.value_and_grad(loss))`` of the same model, and against Quabla's
 ``cpu`` executor, in the same run.
 
-    python bench/mlx.py [--batch 32] [--repeat 15] [--json out.json]
+    python bench/mlx_step.py [--batch 32] [--repeat 15] [--json out.json]
 
 Model: 784-512-512-10, tanh hidden layers, softmax cross-entropy, float32. Every variant
 computes the loss and the gradients of all six parameter arrays and waits for them
