@@ -262,7 +262,7 @@ impl Executable for CudaExecutable {
                 }
                 HostBuffer::Param(k) => {
                     let ty = &self.outputs[*k - n_in];
-                    Arc::new(stream.alloc_zeros::<u8>((ty.num_elements() * ty.dtype.size()).max(1)).map_err(device_error)?)
+                    Arc::new(stream.alloc_zeros::<u8>(quabla_dialect::size::byte_len(&ty.shape, ty.dtype.size()).map_err(device_error)?.max(1)).map_err(device_error)?)
                 }
                 HostBuffer::Temp { bytes } => Arc::new(stream.alloc_zeros::<u8>((*bytes).max(1)).map_err(device_error)?),
                 HostBuffer::Const { .. } => self.consts[i].clone().expect("constants are uploaded at load"),
@@ -298,7 +298,8 @@ impl Executable for CudaExecutable {
         let mut outs = Vec::with_capacity(self.outputs.len());
         for (j, ty) in self.outputs.iter().enumerate() {
             let s = slices[n_in + j].clone();
-            let storage = Arc::new(CudaStorage { slice: s, len: ty.num_elements() * ty.dtype.size(), stream: stream.clone() });
+            let len = quabla_dialect::size::byte_len(&ty.shape, ty.dtype.size()).map_err(device_error)?;
+            let storage = Arc::new(CudaStorage { slice: s, len, stream: stream.clone() });
             outs.push(Buffer::from_device(ty.clone(), storage).map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?);
         }
         Ok(outs)

@@ -346,8 +346,8 @@ fn memref_bytes(t: sys::MlirType) -> Option<usize> {
         if !sys::mlirTypeIsAMemRef(t) || !sys::mlirShapedTypeHasStaticShape(t) {
             return None;
         }
-        let n: i64 = (0..sys::mlirShapedTypeGetRank(t)).map(|i| sys::mlirShapedTypeGetDimSize(t, i as isize)).product();
-        Some(n as usize * elem_bytes(sys::mlirShapedTypeGetElementType(t))?)
+        let dims: Vec<i64> = (0..sys::mlirShapedTypeGetRank(t)).map(|i| sys::mlirShapedTypeGetDimSize(t, i as isize)).collect();
+        quabla_dialect::size::byte_len(&dims, elem_bytes(sys::mlirShapedTypeGetElementType(t))?).ok()
     }
 }
 
