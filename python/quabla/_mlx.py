@@ -185,20 +185,22 @@ def _as_signed(dt):
     return {mx.int32: mx.int32, mx.int64: mx.int64, mx.uint8: mx.int8, mx.uint32: mx.int32}[dt]
 
 
-def shift_left(a, b):
+def _logical_shift(shift, a, b):
+    """``shift`` (mx.left_shift or mx.right_shift) on the bits of ``a`` as unsigned, 0 where
+    the amount is negative or at least the width."""
     mx = _state["mx"]
     s, big = _shift_amount(a, b)
     ut = _as_unsigned(a.dtype)
-    r = mx.left_shift(a.view(ut), s.astype(ut)).view(a.dtype)
+    r = shift(a.view(ut), s.astype(ut)).view(a.dtype)
     return mx.where(big, mx.zeros_like(a), r)
+
+
+def shift_left(a, b):
+    return _logical_shift(_state["mx"].left_shift, a, b)
 
 
 def shift_right_logical(a, b):
-    mx = _state["mx"]
-    s, big = _shift_amount(a, b)
-    ut = _as_unsigned(a.dtype)
-    r = mx.right_shift(a.view(ut), s.astype(ut)).view(a.dtype)
-    return mx.where(big, mx.zeros_like(a), r)
+    return _logical_shift(_state["mx"].right_shift, a, b)
 
 
 def shift_right_arithmetic(a, b):

@@ -94,18 +94,9 @@ pub struct MlxExecutable {
     host: Arc<Py<PyAny>>,
 }
 
-/// The MLX spelling of a dtype for `quabla._mlx.to_mx`.
-fn dtype_name(t: &TensorType) -> &'static str {
-    use quabla_dialect::DType;
-    match t.dtype {
-        DType::F32 => "f32",
-        DType::F64 => "f64",
-        DType::I1 => "i1",
-        DType::I32 => "i32",
-        DType::I64 => "i64",
-        DType::U8 => "ui8",
-        DType::U32 => "ui32",
-    }
+/// The dtype's MLIR spelling (`f32`, `ui8`, ...), as `quabla._mlx.to_mx` reads it.
+fn dtype_mlir(t: &TensorType) -> &'static str {
+    t.dtype.mlir()
 }
 
 impl MlxExecutable {
@@ -127,7 +118,7 @@ impl MlxExecutable {
         }
         .map_err(|e| py_error(py, "input view", e))?;
         let shape = PyTuple::new(py, b.shape()).map_err(|e| py_error(py, "input shape", e))?;
-        let arr = self.to_mx.bind(py).call1((view.clone(), dtype_name(b.ty()), shape)).map_err(|e| py_error(py, "input conversion", e))?;
+        let arr = self.to_mx.bind(py).call1((view.clone(), dtype_mlir(b.ty()), shape)).map_err(|e| py_error(py, "input conversion", e))?;
         let _ = view.call_method0("release");
         Ok(arr)
     }

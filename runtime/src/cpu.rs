@@ -17,6 +17,7 @@ use melior::utility::parse_pass_pipeline;
 use melior::Context;
 use quabla_dialect::mlir::new_context;
 use quabla_dialect::{DotOp, Module, TensorType};
+use quabla_lowering::target::with_diagnostics;
 use quabla_lowering::{lower_for_cpu, CpuModule, CpuOptions};
 
 use crate::objcache;
@@ -61,19 +62,6 @@ impl CpuExecutor {
     }
 }
 
-/// Runs a closure collecting the context's error diagnostics.
-fn with_diagnostics<T>(ctx: &Context, f: impl FnOnce() -> Option<T>) -> Result<T, String> {
-    let msgs = std::rc::Rc::new(std::cell::RefCell::new(Vec::<String>::new()));
-    let sink = msgs.clone();
-    let id = ctx.attach_diagnostic_handler(move |d| {
-        sink.borrow_mut().push(format!("{}: {}", d.location(), d));
-        true
-    });
-    let r = f();
-    ctx.detach_diagnostic_handler(id);
-    let m = msgs.borrow().join("\n");
-    r.ok_or(m)
-}
 
 /// True when `QUABLA_LOG_COMPILES` is set: each compile prints its phase times to stderr.
 fn log_compiles() -> bool {

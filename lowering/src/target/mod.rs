@@ -19,6 +19,22 @@ pub use cpu::approx::{Builder, Cast, FBin, FCmp, FUn, IBin, ICmp};
 
 use crate::linalg::elementwise::Text;
 
+/// Runs `f` collecting the context's error diagnostics: its value, or the diagnostics (one per
+/// line, with their locations) when it gives `None`. Shared by the CPU executor and the CUDA
+/// target's pass pipelines.
+pub fn with_diagnostics<T>(ctx: &melior::Context, f: impl FnOnce() -> Option<T>) -> Result<T, String> {
+    let msgs = std::rc::Rc::new(std::cell::RefCell::new(Vec::<String>::new()));
+    let sink = msgs.clone();
+    let id = ctx.attach_diagnostic_handler(move |d| {
+        sink.borrow_mut().push(format!("{}: {}", d.location(), d));
+        true
+    });
+    let r = f();
+    ctx.detach_diagnostic_handler(id);
+    let m = msgs.borrow().join("\n");
+    r.ok_or(if m.is_empty() { "no diagnostic".to_string() } else { m })
+}
+
 /// The choices a target makes for the linalg lowering.
 pub trait Target: Send + Sync + std::fmt::Debug {
     /// The target's name (`cpu`).

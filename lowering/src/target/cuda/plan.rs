@@ -20,6 +20,7 @@ use mlir_sys as sys;
 use quabla_dialect::Module;
 
 use super::{lower_for_cuda, CudaOptions, Toolkit};
+use crate::target::with_diagnostics;
 use crate::LowerError;
 
 /// One buffer of a [`HostPlan`].
@@ -115,19 +116,6 @@ pub struct CudaProgram {
     pub arch: String,
 }
 
-/// Runs `f` collecting the context's error diagnostics.
-fn with_diagnostics<T>(ctx: &Context, f: impl FnOnce() -> Option<T>) -> Result<T, String> {
-    let msgs = std::rc::Rc::new(std::cell::RefCell::new(Vec::<String>::new()));
-    let sink = msgs.clone();
-    let id = ctx.attach_diagnostic_handler(move |d| {
-        sink.borrow_mut().push(format!("{}: {}", d.location(), d));
-        true
-    });
-    let r = f();
-    ctx.detach_diagnostic_handler(id);
-    let m = msgs.borrow().join("\n");
-    r.ok_or(if m.is_empty() { "no diagnostic".to_string() } else { m })
-}
 
 fn run_stage(ctx: &Context, module: &mut MlirModule, pipeline: &str, stage: &'static str) -> Result<(), LowerError> {
     with_diagnostics(ctx, || {
