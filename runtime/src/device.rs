@@ -8,7 +8,7 @@ use std::fmt;
 pub enum DeviceKind {
     /// The host CPU (JIT-compiled native code).
     Cpu,
-    /// A GPU (CUDA, Apple GPUs through MLX).
+    /// A GPU, or an engine that may run on one (CUDA; MLX, whose Linux wheel runs on the CPU).
     Gpu,
     /// The reference interpreter: an oracle for checking, not a performance target.
     Reference,

@@ -1,10 +1,10 @@
 //! The executor registry: one table row per device name, each with its lazily created,
 //! process-wide executor. `cpu` is the [`CpuExecutor`] (created once, on first use: it owns an
-//! MLIR context), `interp` the [`InterpExecutor`] over the reference interpreter. Rows for
-//! devices whose executor is not part of this build (`cuda`, `mlx` today) stay in the table
-//! with no constructor: [`devices`] lists them as unavailable and [`executor`] answers
-//! [`RuntimeError::UnavailableDevice`]; a name not in the table is
-//! [`RuntimeError::UnknownDevice`]. Adding an executor is one row (and its module).
+//! MLIR context), `interp` the [`InterpExecutor`] over the reference interpreter, `cuda` the
+//! CUDA executor (cargo feature `cuda`) behind a probe: where the machine has no CUDA driver or
+//! GPU (or the build lacks the feature) [`devices`] lists it as unavailable and [`executor`]
+//! answers [`RuntimeError::UnavailableDevice`] before any driver call; a name not in the table
+//! is [`RuntimeError::UnknownDevice`]. Adding an executor is one row (and its module).
 //! A row's executor may also be registered at run time by a crate above the runtime
 //! ([`register_executor`]): the Python extension registers `mlx`, whose executor runs MLX's
 //! Python API (the runtime crate does not link Python). A registered getter answers `None`
