@@ -38,6 +38,21 @@ fn scf_yield(e: &mut Emitter, f: &Func, outputs: &[quabla_dialect::Value]) {
 }
 
 /// `quabla.if`: returns the names of the results.
+/// One branch of an `if`/`case` (`body`, a region of `o`): its parameters bound to the op's
+/// captured operands (`o.operands[1..]`), its ops lowered one level deeper, its `scf.yield`.
+fn branch(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, body: &quabla_dialect::Body, loc: &Option<String>) -> Result<(), LowerError> {
+    for (bp, outer) in body.params.iter().zip(&o.operands[1..]) {
+        let name = e.name(*outer);
+        e.alias(*bp, name);
+    }
+    e.depth += 1;
+    lower_block(e, cx, f, &body.ops, &body.outputs)?;
+    e.loc = loc.clone();
+    scf_yield(e, f, &body.outputs);
+    e.depth -= 1;
+    Ok(())
+}
+
 pub fn lower_if(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorType]) -> Result<Vec<String>, LowerError> {
     let loc = e.loc.clone();
     let p = o.operands[0];
@@ -54,15 +69,7 @@ pub fn lower_if(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorTy
         if i == 1 {
             e.raw_line("} else {");
         }
-        for (bp, outer) in body.params.iter().zip(&o.operands[1..]) {
-            let name = e.name(*outer);
-            e.alias(*bp, name);
-        }
-        e.depth += 1;
-        lower_block(e, cx, f, &body.ops, &body.outputs)?;
-        e.loc = loc.clone();
-        scf_yield(e, f, &body.outputs);
-        e.depth -= 1;
+        branch(e, cx, f, o, body, &loc)?;
     }
     e.line("}");
     Ok(match results.len() {
@@ -335,15 +342,7 @@ pub fn lower_case(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[Tensor
         } else {
             e.raw_line(format!("case {k} {{"));
         }
-        for (bp, outer) in body.params.iter().zip(&o.operands[1..]) {
-            let name = e.name(*outer);
-            e.alias(*bp, name);
-        }
-        e.depth += 1;
-        lower_block(e, cx, f, &body.ops, &body.outputs)?;
-        e.loc = loc.clone();
-        scf_yield(e, f, &body.outputs);
-        e.depth -= 1;
+        branch(e, cx, f, o, body, &loc)?;
         e.raw_line("}");
     }
     Ok(match results.len() {

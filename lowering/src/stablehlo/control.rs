@@ -14,15 +14,22 @@ use crate::LowerError;
 pub fn lower_if(e: &mut Emitter, names: &HashMap<String, String>, f: &Func, o: &Op, results: &[TensorType]) -> Result<Vec<Tv>, LowerError> {
     let loc = e.loc.clone();
     let p = e.get(f, o.operands[0]);
+    branch_op(e, names, f, o, results, "stablehlo.if", &p, &loc)
+}
+
+/// `stablehlo.if` / `stablehlo.case` (`name`) on `selector` with `o`'s regions exported in
+/// place, each region's parameters bound to the op's captured operands (`o.operands[1..]`).
+#[allow(clippy::too_many_arguments)]
+fn branch_op(e: &mut Emitter, names: &HashMap<String, String>, f: &Func, o: &Op, results: &[TensorType], name: &str, selector: &Tv, loc: &Option<String>) -> Result<Vec<Tv>, LowerError> {
     let r = e.fresh();
     let lhs = match results.len() {
         0 => String::new(),
         1 => format!("{r} = "),
         k => format!("{r}:{k} = "),
     };
-    e.raw_line(format!("{lhs}\"stablehlo.if\"({}) ({{", p.name));
+    e.raw_line(format!("{lhs}\"{name}\"({}) ({{", selector.name));
     for (i, body) in o.regions.iter().enumerate() {
-        if i == 1 {
+        if i > 0 {
             e.raw_line("}, {");
         }
         for (bp, outer) in body.params.iter().zip(&o.operands[1..]) {
@@ -40,7 +47,7 @@ pub fn lower_if(e: &mut Emitter, names: &HashMap<String, String>, f: &Func, o: &
         e.depth -= 1;
     }
     let rt: Vec<String> = results.iter().map(|t| t.to_string()).collect();
-    e.line(format!("}}) : ({}) -> ({})", p.ty, rt.join(", ")));
+    e.line(format!("}}) : ({}) -> ({})", selector.ty, rt.join(", ")));
     Ok(match results.len() {
         1 => vec![Tv::new(r, &results[0])],
         _ => results.iter().enumerate().map(|(i, t)| Tv::new(format!("{r}#{i}"), t)).collect(),
@@ -106,37 +113,7 @@ pub fn lower_case(e: &mut Emitter, names: &HashMap<String, String>, f: &Func, o:
         let q = select(e, &bad, &last, &p);
         p = convert(e, &q, DType::I32);
     }
-    let r = e.fresh();
-    let lhs = match results.len() {
-        0 => String::new(),
-        1 => format!("{r} = "),
-        k => format!("{r}:{k} = "),
-    };
-    e.raw_line(format!("{lhs}\"stablehlo.case\"({}) ({{", p.name));
-    for (i, body) in o.regions.iter().enumerate() {
-        if i > 0 {
-            e.raw_line("}, {");
-        }
-        for (bp, outer) in body.params.iter().zip(&o.operands[1..]) {
-            let name = e.name(*outer);
-            e.alias(*bp, name);
-        }
-        e.depth += 1;
-        for op in &body.ops {
-            export_op(e, names, f, op)?;
-        }
-        e.loc = loc.clone();
-        let ys: Vec<String> = body.outputs.iter().map(|v| e.name(*v)).collect();
-        let yt: Vec<String> = body.outputs.iter().map(|v| f.ty(*v).to_string()).collect();
-        e.line(format!("\"stablehlo.return\"({}) : ({}) -> ()", ys.join(", "), yt.join(", ")));
-        e.depth -= 1;
-    }
-    let rt: Vec<String> = results.iter().map(|t| t.to_string()).collect();
-    e.line(format!("}}) : ({}) -> ({})", p.ty, rt.join(", ")));
-    Ok(match results.len() {
-        1 => vec![Tv::new(r, &results[0])],
-        _ => results.iter().enumerate().map(|(i, t)| Tv::new(format!("{r}#{i}"), t)).collect(),
-    })
+    branch_op(e, names, f, o, results, "stablehlo.case", &p, &loc)
 }
 
 /// Lowers one op of this family, returning its results' names (exhaustive over the family).

@@ -355,38 +355,11 @@ fn batch_while(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) ->
 
 /// Batching of `quabla.if`.
 fn batch_if(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> Result<Vec<(Value, bool)>, RuleError> {
-    let rtys = result_types(op).to_vec();
-    let in_axes: Vec<Option<i64>> = batched[1..].iter().map(|&x| if x { Some(0) } else { None }).collect();
-    let mut swept = Vec::new();
-    for g in branches(b, op)? {
-        swept.push(vmap_core(&g, &g.name, &in_axes, size)?);
-    }
-    if !batched[0] {
-        // Unbatched predicate: one `if` of the batched branches.
-        let out_b: Vec<bool> = (0..rtys.len()).map(|j| swept.iter().any(|(_, o)| o[j].1)).collect();
-        let mut bodies = Vec::new();
-        for (mut f, outs) in swept {
-            f.outputs = vec![];
-            for (j, (v, bt)) in outs.into_iter().enumerate() {
-                let mut bb = B { f: &mut f, loc: b.loc.clone() };
-                let v = if out_b[j] && !bt { lift(&mut bb, v, size) } else { v };
-                f.outputs.push(v);
-            }
-            bodies.push(func_body(&f, b.f)?);
-        }
-        let tys: Vec<TensorType> = rtys.iter().zip(&out_b).map(|(t, bt)| if *bt { quabla_dialect::insert_axis(t, Some(0), size) } else { t.clone() }).collect();
-        let res = b.f.push_with_regions(OpKind::Control(ControlOp::If { results: tys }), xs, bodies, b.loc.clone()).map_err(internal)?;
-        return Ok(res.into_iter().zip(out_b).collect());
-    }
-    // Batched predicate: both branches inlined, results selected per example.
-    let mut outs_by_branch = Vec::new();
-    for (f, outs) in swept {
-        let mut map: HashMap<Value, Value> = f.params.iter().copied().zip(xs[1..].iter().copied()).collect();
-        let ops = copy_ops(&f.ops, &f.types, b.f, &mut map)?;
-        b.f.ops.extend(ops);
-        let vals = outs.into_iter().map(|(v, bt)| map.get(&v).map(|&v| (v, bt)).ok_or_else(|| internal(format!("batched branch yields undefined value %{}", v.0))));
-        outs_by_branch.push(vals.collect::<Result<Vec<(Value, bool)>, _>>()?);
-    }
+    let outs_by_branch = match batch_branches(b, xs, batched, size, result_types(op), branches(b, op)?.into(), |results| OpKind::Control(ControlOp::If { results }))? {
+        Swept::Op(res) => return Ok(res),
+        Swept::Inlined(outs) => outs,
+    };
+    // Batched predicate: results selected per example.
     let pred = xs[0];
     let mut res = Vec::new();
     let [then_outs, else_outs] = outs_by_branch.as_slice() else {
@@ -400,6 +373,52 @@ fn batch_if(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> Re
         res.push((b.select(p, t, e), true));
     }
     Ok(res)
+}
+
+/// How [`batch_branches`] batched a region op with branches.
+enum Swept {
+    /// Unbatched selector: one op of the same kind over the batched branches; its results.
+    Op(Vec<(Value, bool)>),
+    /// Batched selector: every branch inlined; per branch its results, for the caller to
+    /// select per example.
+    Inlined(Vec<Vec<(Value, bool)>>),
+}
+
+/// Batching shared by `quabla.if` and `quabla.case` (`xs[0]` the selector, `xs[1..]` the
+/// branches' operands): each branch is swept over the batch; with an unbatched selector the
+/// branches become the regions of one op (`kind` of its result types; results batched in any
+/// branch are batched in all), else every branch is inlined.
+fn batch_branches(b: &mut B, xs: &[Value], batched: &[bool], size: i64, rtys: &[TensorType], branches: Vec<Func>, kind: impl FnOnce(Vec<TensorType>) -> OpKind) -> Result<Swept, RuleError> {
+    let in_axes: Vec<Option<i64>> = batched[1..].iter().map(|&x| if x { Some(0) } else { None }).collect();
+    let mut swept = Vec::new();
+    for g in branches {
+        swept.push(vmap_core(&g, &g.name, &in_axes, size)?);
+    }
+    if !batched[0] {
+        let out_b: Vec<bool> = (0..rtys.len()).map(|j| swept.iter().any(|(_, o)| o[j].1)).collect();
+        let mut bodies = Vec::new();
+        for (mut f, outs) in swept {
+            f.outputs = vec![];
+            for (j, (v, bt)) in outs.into_iter().enumerate() {
+                let mut bb = B { f: &mut f, loc: b.loc.clone() };
+                let v = if out_b[j] && !bt { lift(&mut bb, v, size) } else { v };
+                f.outputs.push(v);
+            }
+            bodies.push(func_body(&f, b.f)?);
+        }
+        let tys: Vec<TensorType> = rtys.iter().zip(&out_b).map(|(t, bt)| if *bt { quabla_dialect::insert_axis(t, Some(0), size) } else { t.clone() }).collect();
+        let res = b.f.push_with_regions(kind(tys), xs, bodies, b.loc.clone()).map_err(internal)?;
+        return Ok(Swept::Op(res.into_iter().zip(out_b).collect()));
+    }
+    let mut outs_by_branch = Vec::new();
+    for (f, outs) in swept {
+        let mut map: HashMap<Value, Value> = f.params.iter().copied().zip(xs[1..].iter().copied()).collect();
+        let ops = copy_ops(&f.ops, &f.types, b.f, &mut map)?;
+        b.f.ops.extend(ops);
+        let vals = outs.into_iter().map(|(v, bt)| map.get(&v).map(|&v| (v, bt)).ok_or_else(|| internal(format!("batched branch yields undefined value %{}", v.0))));
+        outs_by_branch.push(vals.collect::<Result<Vec<(Value, bool)>, _>>()?);
+    }
+    Ok(Swept::Inlined(outs_by_branch))
 }
 
 /// A counted `quabla.while`: carry `counter` starts at `start`, the body adds `step` (> 0) to
@@ -836,36 +855,10 @@ fn vjp_case(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, RuleE
 /// branch inlined and each result `select(index == 0, r0, select(index == 1, r1, ... rN-1))`
 /// per example.
 fn batch_case(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> Result<Vec<(Value, bool)>, RuleError> {
-    let rtys = case_results(op);
-    let in_axes: Vec<Option<i64>> = batched[1..].iter().map(|&x| if x { Some(0) } else { None }).collect();
-    let mut swept = Vec::new();
-    for g in case_branches(b, op)? {
-        swept.push(vmap_core(&g, &g.name, &in_axes, size)?);
-    }
-    if !batched[0] {
-        let out_b: Vec<bool> = (0..rtys.len()).map(|j| swept.iter().any(|(_, o)| o[j].1)).collect();
-        let mut bodies = Vec::new();
-        for (mut f, outs) in swept {
-            f.outputs = vec![];
-            for (j, (v, bt)) in outs.into_iter().enumerate() {
-                let mut bb = B { f: &mut f, loc: b.loc.clone() };
-                let v = if out_b[j] && !bt { lift(&mut bb, v, size) } else { v };
-                f.outputs.push(v);
-            }
-            bodies.push(func_body(&f, b.f)?);
-        }
-        let tys: Vec<TensorType> = rtys.iter().zip(&out_b).map(|(t, bt)| if *bt { quabla_dialect::insert_axis(t, Some(0), size) } else { t.clone() }).collect();
-        let res = b.f.push_with_regions(OpKind::Control(ControlOp::Case { results: tys }), xs, bodies, b.loc.clone()).map_err(internal)?;
-        return Ok(res.into_iter().zip(out_b).collect());
-    }
-    let mut outs_by_branch = Vec::new();
-    for (f, outs) in swept {
-        let mut map: HashMap<Value, Value> = f.params.iter().copied().zip(xs[1..].iter().copied()).collect();
-        let ops = copy_ops(&f.ops, &f.types, b.f, &mut map)?;
-        b.f.ops.extend(ops);
-        let vals = outs.into_iter().map(|(v, bt)| map.get(&v).map(|&v| (v, bt)).ok_or_else(|| internal(format!("batched branch yields undefined value %{}", v.0))));
-        outs_by_branch.push(vals.collect::<Result<Vec<(Value, bool)>, _>>()?);
-    }
+    let outs_by_branch = match batch_branches(b, xs, batched, size, &case_results(op), case_branches(b, op)?, |results| OpKind::Control(ControlOp::Case { results }))? {
+        Swept::Op(res) => return Ok(res),
+        Swept::Inlined(outs) => outs,
+    };
     let index = xs[0];
     let ity = b.ty(index);
     let n = outs_by_branch.len();
