@@ -187,85 +187,22 @@ fn jvp_while(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents,
 
 /// JVP of `quabla.if`: an `if` of the branches' JVPs over the captures and their tangents.
 fn jvp_if(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, RuleError> {
-    let rtys = result_types(op).to_vec();
-    let caps = &op.operands[1..];
-    let active: Vec<bool> = caps.iter().zip(&tangents[1..]).map(|(c, t)| t.is_some() && differentiable(b.f.ty(*c))).collect();
-    let mut swept = Vec::new();
-    for g in branches(b, op)? {
-        swept.push(jvp_core(&g, &g.name, &active)?);
-        super::callback::strip_effects(&mut swept.last_mut().unwrap().0);
-    }
-    let out_active: Vec<bool> = (0..rtys.len()).map(|j| differentiable(&rtys[j]) && swept.iter().any(|(_, ts)| ts[j].is_some())).collect();
-    if !out_active.iter().any(|&a| a) {
-        return Ok(vec![None; rtys.len()]);
-    }
-    let mut bodies = Vec::new();
-    for (mut f, ts) in swept {
-        let prim = f.outputs.clone();
-        f.outputs = vec![];
-        for j in 0..rtys.len() {
-            if out_active[j] {
-                let mut bb = B { f: &mut f, loc: b.loc.clone() };
-                let t = bb.or_zero(ts[j], prim[j]);
-                f.outputs.push(t);
-            }
-        }
-        bodies.push(func_body(&f, b.f)?);
-    }
-    let mut operands = op.operands.clone();
-    operands.extend(tangents[1..].iter().zip(&active).filter(|(_, a)| **a).map(|(t, _)| t.unwrap()));
-    let tys: Vec<TensorType> = rtys.iter().zip(&out_active).filter(|(_, a)| **a).map(|(t, _)| t.clone()).collect();
-    let res = b.f.push_with_regions(OpKind::Control(ControlOp::If { results: tys }), &operands, bodies, b.loc.clone()).map_err(internal)?;
-    let mut it = res.into_iter();
-    Ok(out_active.iter().map(|&a| if a { it.next() } else { None }).collect())
+    let gs = branches(b, op)?.into();
+    jvp_branches(b, op, tangents, gs)
 }
 
 /// VJP of `quabla.if`: an `if` of the branches' VJPs over the captures and the result
 /// cotangents; returns the captures' cotangents (the predicate gets none).
 pub fn vjp(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, RuleError> {
     match &op.kind {
-        OpKind::Control(ControlOp::If { .. }) => {}
-        OpKind::Control(ControlOp::While {}) => return vjp_while(b, op, cts),
-        OpKind::Control(ControlOp::Case { .. }) => return vjp_case(b, op, cts),
-        _ => return Err(RuleError::Unsupported { op: op.kind.name(), rule: "vjp" }),
-    }
-    let rtys = result_types(op).to_vec();
-    let caps = op.operands[1..].to_vec();
-    let active: Vec<bool> = rtys.iter().zip(cts).map(|(t, c)| c.is_some() && differentiable(t)).collect();
-    let mut swept = Vec::new();
-    for g in branches(b, op)? {
-        swept.push(vjp_core(&g, &g.name, &active)?);
-        super::callback::strip_effects(&mut swept.last_mut().unwrap().0);
-    }
-    let cap_active: Vec<bool> = (0..caps.len()).map(|i| differentiable(b.f.ty(caps[i])) && swept.iter().any(|(_, cs)| cs[i].is_some())).collect();
-    let mut out = vec![None; op.operands.len()];
-    if !cap_active.iter().any(|&a| a) {
-        return Ok(out);
-    }
-    let mut bodies = Vec::new();
-    for (mut f, cs) in swept {
-        f.outputs = vec![];
-        for i in 0..caps.len() {
-            if cap_active[i] {
-                let p = f.params[i];
-                let mut bb = B { f: &mut f, loc: b.loc.clone() };
-                let c = bb.or_zero(cs[i], p);
-                f.outputs.push(c);
-            }
+        OpKind::Control(ControlOp::If { .. }) => {
+            let gs = branches(b, op)?.into();
+            vjp_branches(b, op, cts, gs)
         }
-        bodies.push(func_body(&f, b.f)?);
+        OpKind::Control(ControlOp::While {}) => vjp_while(b, op, cts),
+        OpKind::Control(ControlOp::Case { .. }) => vjp_case(b, op, cts),
+        _ => Err(RuleError::Unsupported { op: op.kind.name(), rule: "vjp" }),
     }
-    let mut operands = op.operands.clone();
-    operands.extend(cts.iter().zip(&active).filter(|(_, a)| **a).map(|(c, _)| c.unwrap()));
-    let tys: Vec<TensorType> = caps.iter().zip(&cap_active).filter(|(_, a)| **a).map(|(c, _)| b.f.ty(*c).clone()).collect();
-    let res = b.f.push_with_regions(OpKind::Control(ControlOp::If { results: tys }), &operands, bodies, b.loc.clone()).map_err(internal)?;
-    let mut it = res.into_iter();
-    for (i, a) in cap_active.iter().enumerate() {
-        if *a {
-            out[i + 1] = it.next();
-        }
-    }
-    Ok(out)
 }
 
 /// Batching rule of `quabla.if`; batched operands have their batch dim first.
@@ -775,14 +712,38 @@ fn case_results(op: &Op) -> Vec<TensorType> {
     }
 }
 
+/// The result types of an `if` or a `case`.
+fn branch_results(op: &Op) -> Vec<TensorType> {
+    match &op.kind {
+        OpKind::Control(ControlOp::Case { .. }) => case_results(op),
+        _ => result_types(op).to_vec(),
+    }
+}
+
+/// An op of `op`'s kind (`if` or `case`) with results `results`.
+fn branch_kind(op: &Op, results: Vec<TensorType>) -> Result<OpKind, RuleError> {
+    match &op.kind {
+        OpKind::Control(ControlOp::If { .. }) => Ok(OpKind::Control(ControlOp::If { results })),
+        OpKind::Control(ControlOp::Case { .. }) => Ok(OpKind::Control(ControlOp::Case { results })),
+        k => Err(internal(format!("'quabla.{}' has no branches", k.name()))),
+    }
+}
+
 /// JVP of `quabla.case`: a `case` on the same index of the branches' JVPs over the captures
 /// and their tangents, yielding the result tangents nonzero in some branch.
 fn jvp_case(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, RuleError> {
-    let rtys = case_results(op);
+    let gs = case_branches(b, op)?;
+    jvp_branches(b, op, tangents, gs)
+}
+
+/// JVP of an op with branches (`if`, `case`; `gs` its regions as functions): an op of the same
+/// kind on the same selector whose branches return the active results' tangents.
+fn jvp_branches(b: &mut B, op: &Op, tangents: &[Option<Value>], gs: Vec<Func>) -> Result<Tangents, RuleError> {
+    let rtys = branch_results(op);
     let caps = &op.operands[1..];
     let active: Vec<bool> = caps.iter().zip(&tangents[1..]).map(|(c, t)| t.is_some() && differentiable(b.f.ty(*c))).collect();
     let mut swept = Vec::new();
-    for g in case_branches(b, op)? {
+    for g in gs {
         swept.push(jvp_core(&g, &g.name, &active)?);
         super::callback::strip_effects(&mut swept.last_mut().unwrap().0);
     }
@@ -804,7 +765,7 @@ fn jvp_case(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, 
     let mut operands = op.operands.clone();
     operands.extend(tangents[1..].iter().zip(&active).filter(|(_, a)| **a).map(|(t, _)| t.unwrap()));
     let tys: Vec<TensorType> = rtys.iter().zip(&out_active).filter(|(_, a)| **a).map(|(t, _)| t.clone()).collect();
-    let res = b.f.push_with_regions(OpKind::Control(ControlOp::Case { results: tys }), &operands, bodies, b.loc.clone()).map_err(internal)?;
+    let res = b.f.push_with_regions(branch_kind(op, tys)?, &operands, bodies, b.loc.clone()).map_err(internal)?;
     let mut it = res.into_iter();
     Ok(out_active.iter().map(|&a| if a { it.next() } else { None }).collect())
 }
@@ -813,11 +774,18 @@ fn jvp_case(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, 
 /// and the result cotangents (the taken branch recomputes its forward values); returns the
 /// captures' cotangents (the index gets none).
 fn vjp_case(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, RuleError> {
-    let rtys = case_results(op);
+    let gs = case_branches(b, op)?;
+    vjp_branches(b, op, cts, gs)
+}
+
+/// VJP of an op with branches (`if`, `case`; `gs` its regions as functions): an op of the same
+/// kind on the same selector whose branches return the captures' cotangents.
+fn vjp_branches(b: &mut B, op: &Op, cts: &[Option<Value>], gs: Vec<Func>) -> Result<Tangents, RuleError> {
+    let rtys = branch_results(op);
     let caps = op.operands[1..].to_vec();
     let active: Vec<bool> = rtys.iter().zip(cts).map(|(t, c)| c.is_some() && differentiable(t)).collect();
     let mut swept = Vec::new();
-    for g in case_branches(b, op)? {
+    for g in gs {
         swept.push(vjp_core(&g, &g.name, &active)?);
         super::callback::strip_effects(&mut swept.last_mut().unwrap().0);
     }
@@ -840,7 +808,7 @@ fn vjp_case(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, RuleE
     let mut operands = op.operands.clone();
     operands.extend(cts.iter().zip(&active).filter(|(_, a)| **a).map(|(c, _)| c.unwrap()));
     let tys: Vec<TensorType> = caps.iter().zip(&cap_active).filter(|(_, a)| **a).map(|(c, _)| b.f.ty(*c).clone()).collect();
-    let res = b.f.push_with_regions(OpKind::Control(ControlOp::Case { results: tys }), &operands, bodies, b.loc.clone()).map_err(internal)?;
+    let res = b.f.push_with_regions(branch_kind(op, tys)?, &operands, bodies, b.loc.clone()).map_err(internal)?;
     let mut it = res.into_iter();
     for (i, a) in cap_active.iter().enumerate() {
         if *a {
