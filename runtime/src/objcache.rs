@@ -149,7 +149,39 @@ pub(crate) fn store(dir: &Path, key: &str, flags: Flags, obj: &[u8]) {
         warn(&format!("cannot write an entry in {}: {e}", dir.display()));
         return;
     }
-    evict(dir, max_bytes());
+    keep_bounded(dir, bytes.len() as u64);
+}
+
+/// Keeps the directory under its byte bound without making a compile pay for it: the
+/// eviction walk stats every entry (a cache of tens of thousands of programs costs ~100 ms and
+/// disk waits), so it runs on a background thread, once when a process first stores and then
+/// whenever this process has written another eighth of the bound since the last walk. One
+/// walk at a time per process; an entry written meanwhile is counted towards the next one.
+fn keep_bounded(dir: &Path, written: u64) {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    static WALKED: AtomicBool = AtomicBool::new(false);
+    static WALKING: AtomicBool = AtomicBool::new(false);
+    static SINCE: AtomicU64 = AtomicU64::new(0);
+    let bound = max_bytes();
+    let since = SINCE.fetch_add(written, Ordering::Relaxed) + written;
+    if WALKED.load(Ordering::Relaxed) && since < bound / 8 {
+        return;
+    }
+    if WALKING.swap(true, Ordering::Acquire) {
+        return;
+    }
+    WALKED.store(true, Ordering::Relaxed);
+    SINCE.store(0, Ordering::Relaxed);
+    let owned = dir.to_path_buf();
+    let walk = move || {
+        evict(&owned, bound);
+        WALKING.store(false, Ordering::Release);
+    };
+    if std::thread::Builder::new().name("quabla-cache-evict".into()).spawn(walk).is_err() {
+        // No thread to be had: walk here (slower, still correct).
+        evict(dir, bound);
+        WALKING.store(false, Ordering::Release);
+    }
 }
 
 /// A fresh temporary file name in `dir` (unique per process, thread and call).
