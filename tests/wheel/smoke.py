@@ -76,6 +76,19 @@ check(r.returncode == 0 and r.stdout.strip() == "['quabla._quabla']", f"quabla-o
 r = subprocess.run([opt, "--no-such-option"], capture_output=True, text=True, timeout=60)
 check(r.returncode == 1 and "unknown option" in r.stderr, "quabla-opt reports a bad option with exit code 1")
 
+# Threads: a product large enough for the parallel path runs on the OpenMP runtime the wheel
+# ships (quabla/libomp.so.5, found beside the extension before any system copy), and equals
+# NumPy's.
+a = np.random.default_rng(0).standard_normal((384, 384)).astype(np.float32)
+mm = qb.jit(lambda a: a @ a)
+check(np.allclose(np.asarray(mm(qb.array(a))), a @ a, rtol=1e-4, atol=1e-3), "a parallel matmul")
+with open("/proc/self/maps") as fh:
+    omp = {line.split()[-1] for line in fh if line.rstrip().endswith("libomp.so.5")}
+if len(os.sched_getaffinity(0)) > 1:
+    check(omp == {os.path.join(here, "libomp.so.5")}, f"compiled code's threads run on the wheel's libomp (mapped: {sorted(omp)})")
+else:
+    print("--  one core: compiled code is single-threaded and loads no libomp (not checked)")
+
 # Nothing from the LLVM prefix (or any LLVM/MLIR shared library) is mapped.
 with open("/proc/self/maps") as fh:
     maps = {line.split()[-1] for line in fh if "/" in line}

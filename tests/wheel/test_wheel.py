@@ -52,6 +52,10 @@ def test_wheel_contents_and_tag(wheel):
     # MLIR and LLVM are linked into the extension.
     assert all(n.startswith(("libz-", "libzstd-")) for n in libs), libs
     assert not any("LLVM" in n or "MLIR" in n or n.startswith("quabla/bin/") for n in names), names
+    # The OpenMP runtime compiled code dlopens for threads, with its licence.
+    assert "quabla/libomp.so.5" in names and "quabla/libomp.LICENSE" in names, names
+    record = zipfile.ZipFile(path).read(next(n for n in names if n.endswith(".dist-info/RECORD"))).decode()
+    assert re.search(r"^quabla/libomp\.so\.5,sha256=[-_A-Za-z0-9]{43},\d+$", record, re.M), record
     assert any(n.endswith("entry_points.txt") for n in names)
     ep = next(n for n in names if n.endswith("entry_points.txt"))
     assert re.search(r"^quabla-opt\s*=\s*_quabla_opt:main$", zipfile.ZipFile(path).read(ep).decode(), re.M)
@@ -74,9 +78,9 @@ def test_installed_wheel_without_llvm(wheel, tmp_path):
     # directory outside the checkout so only the installed package can be imported.
     env = {"PATH": f"{env_dir / 'bin'}:/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path), "QUABLA_SMOKE_REPO": ROOT, "QUABLA_SMOKE_HIDDEN": "1" if hide else "0"}
     smoke = os.path.join(ROOT, "tests", "wheel", "smoke.py")
-    # Every LLVM prefix is hidden, not only LLVM 22's: Debian's libomp.so.5 (which compiled
-    # code loads for threads when it can) lives in /usr/lib/llvm-19; a machine without LLVM
-    # has none, and compiled code runs on one thread.
+    # Every LLVM prefix is hidden, not only LLVM 22's: Debian's libomp.so.5 lives in
+    # /usr/lib/llvm-19, and a machine without LLVM has none, so the threads smoke.py checks
+    # must run on the copy the wheel ships.
     mounts = "".join(f"mount -t tmpfs tmpfs {d} && " for d in sorted(glob.glob("/usr/lib/llvm-*")) if os.path.isdir(d) and not os.path.islink(d))
     script = f"{mounts}exec {py} {smoke}" if hide else f"exec {py} {smoke}"
     r = subprocess.run(hide + ["sh", "-c", script], capture_output=True, text=True, timeout=900, cwd=tmp_path, env=env)
