@@ -66,7 +66,7 @@ class Trainer(_q.ResidentStep):
     structure, shapes and dtypes given here.
 
     Args:
-        loss: ``loss(params, *data) -> scalar``.
+        loss: ``loss(params, *data) -> scalar``, or ``-> (scalar, aux)`` with ``has_aux``.
         params: a pytree of float arrays (Tensors or NumPy arrays): the initial parameters.
         optimizer: ``qb.optim.SGD``, ``Adam`` or ``AdamW`` (any schedule as learning rate).
         *data: the other arguments of ``loss``: pytrees of arrays (Python numbers among the
@@ -74,6 +74,8 @@ class Trainer(_q.ResidentStep):
         device: a device of :func:`qb.devices` (``"cpu"``; ``"mlx"`` where built).
         batch_argnums: the positions in ``data`` that ``step(*batch)`` replaces (an int or
             a sequence); the others are fixed at construction.
+        has_aux: ``loss`` returns ``(value, aux)`` with ``aux`` a pytree of arrays (as
+            ``value_and_grad(has_aux=True)``); the last step's ``aux`` is :meth:`aux`.
 
     Example:
         >>> def loss(w, x):
@@ -84,7 +86,7 @@ class Trainer(_q.ResidentStep):
         0.6
     """
 
-    def __init__(self, loss, params, optimizer, *data, device="cpu", batch_argnums=()):
+    def __init__(self, loss, params, optimizer, *data, device="cpu", batch_argnums=(), has_aux=False):
         from .jit import PYTHON_EXECUTORS, _device_name, _trace
         from ._optimizers import _Optimizer, _count_dtype, _flatten_keep_none
         from ._transforms import value_and_grad
@@ -104,6 +106,9 @@ class Trainer(_q.ResidentStep):
             raise _errors.UnsupportedOperationError(
                 f"Trainer: device {device!r} is not available in this build (available: {', '.join(_q.devices())})", op="Trainer", device=device
             )
+        if not isinstance(has_aux, bool):
+            raise _errors.ArgumentTypeError(f"Trainer: has_aux must be a bool, got {type(has_aux).__name__}")
+        self._has_aux, self._aux_tree = has_aux, None
         self._batch_argnums = _batch_positions(batch_argnums, len(data))
         self._loss_fn, self._optimizer, self._device = loss, optimizer, device
 
@@ -167,13 +172,21 @@ class Trainer(_q.ResidentStep):
                     args.append(_tree.unflatten(td, bi[i]))
                 else:
                     args.append(_tree.unflatten(td, [next(fi) if c is None else c for c in consts]))
-            value, grads = value_and_grad(loss)(_tree.unflatten(ptree, ps), *args)
+            head = []
+            if has_aux:
+                (value, aux), grads = value_and_grad(loss, has_aux=True)(_tree.unflatten(ptree, ps), *args)
+                head, self._aux_tree = _tree.flatten(aux)
+                for name, leaf in zip(_paths("aux", aux), head):
+                    if not is_array(leaf):
+                        raise _errors.ArgumentTypeError(f"Trainer: with has_aux=True the aux leaves must be arrays, got {type(leaf).__name__} at {name}")
+            else:
+                value, grads = value_and_grad(loss)(_tree.unflatten(ptree, ps), *args)
             if not is_array(value) or tuple(value.shape) != ():
                 shape = tuple(value.shape) if is_array(value) else type(value).__name__
                 raise _errors.ShapeError(f"Trainer: loss must return a scalar, got {shape}")
             gs = _flatten_keep_none(grads, _tree.unflatten(ptree, ps))
             new_p, new_s = optimizer._body(ps, gs, sl, count, flags)
-            return [value, count + 1] + list(new_p) + [x for s in new_s for x in s]
+            return [value] + list(head) + [count + 1] + list(new_p) + [x for s in new_s for x in s]
 
         step.__name__ = f"Trainer({getattr(loss, '__name__', 'loss')})"
         inputs = (state, fixed, batch)
@@ -189,7 +202,8 @@ class Trainer(_q.ResidentStep):
 
             moved = jit(lambda *a: list(a), device=device)(*state, *fixed)
             state, fixed = list(moved[: len(state)]), list(moved[len(state) :])
-        self._bind(compiled, state, fixed, batch, batch_names, len(self._batch_argnums), direct, _flatten_batch)
+        n_aux = self._aux_tree.num_leaves if self._aux_tree is not None else 0
+        self._bind(compiled, state, fixed, batch, batch_names, len(self._batch_argnums), direct, _flatten_batch, n_aux)
 
     # --- readback -------------------------------------------------------------------------
 
@@ -199,6 +213,15 @@ class Trainer(_q.ResidentStep):
         if v is None:
             raise _errors.InvalidArgumentError("Trainer.loss: no step has run yet")
         return v
+
+    def aux(self):
+        """The last step's ``aux`` (``has_aux=True``), read back as a pytree of Tensors."""
+        if not self._has_aux:
+            raise _errors.InvalidArgumentError("Trainer.aux: this Trainer was built without has_aux=True")
+        leaves = self._aux()
+        if leaves is None:
+            raise _errors.InvalidArgumentError("Trainer.aux: no step has run yet")
+        return _tree.unflatten(self._aux_tree, leaves)
 
     @property
     def params(self):

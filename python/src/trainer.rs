@@ -1,16 +1,16 @@
 //! Device-resident training (`qb.optim.Trainer`, python/quabla/_trainer.py): a compiled step
-//! program `(state..., fixed data..., batch...) -> (loss, new state...)` whose state buffers
+//! program `(state..., fixed data..., batch...) -> (loss, aux..., new state...)` whose state buffers
 //! (parameters, optimizer state, step counter) and data buffers stay here between steps.
 //!
 //! `step()` with no arguments is one call: run the executable on the held buffers and move
 //! its state outputs into the state slots (the buffers themselves, no copy; on an executor
 //! whose buffers live on a device they stay there). `step(*batch)` first replaces the batch
 //! buffers: directly when every batch position is one Tensor, else through the Python
-//! function given at bind time that flattens the batch pytrees. Readback (`_state`, `_loss`)
+//! function given at bind time that flattens the batch pytrees. Readback (`_state`, `_loss`, `_aux`)
 //! wraps the held buffers as host Tensors (`Buffer::to_host`: the same buffer on the host, a
 //! copy from a device).
 //!
-//! Invariants: after `_bind`, `state` has the types of outputs `1..` and `batch` the types of
+//! Invariants: after `_bind`, `state` has the types of outputs `1 + n_aux..` and `batch` the types of
 //! the last inputs; a failed step (bad batch, failed run) leaves every slot as it was.
 use std::sync::Arc;
 
@@ -38,7 +38,10 @@ struct Resident {
     positions: usize,
     /// Every batch position is one Tensor leaf (no flattening needed).
     direct: bool,
-    loss: Option<Buffer>,
+    /// Outputs before the new state: the loss, then `has_aux`'s auxiliary leaves.
+    n_head: usize,
+    /// The last step's head outputs (empty before the first step).
+    head: Vec<Buffer>,
     steps: u64,
 }
 
@@ -97,32 +100,33 @@ impl ResidentStep {
     }
 
     /// Sets the step program and its initial buffers. `compiled` takes `state + fixed +
-    /// batch` and returns `[loss] + new state`.
-    #[pyo3(signature = (compiled, state, fixed, batch, batch_names, positions, direct, flatten=None))]
+    /// batch` and returns `[loss] + n_aux auxiliary leaves + new state`.
+    #[pyo3(signature = (compiled, state, fixed, batch, batch_names, positions, direct, flatten=None, n_aux=0))]
     #[allow(clippy::too_many_arguments)]
-    fn _bind(&mut self, py: Python<'_>, compiled: &Compiled, state: Vec<PyRef<'_, Tensor>>, fixed: Vec<PyRef<'_, Tensor>>, batch: Vec<PyRef<'_, Tensor>>, batch_names: Vec<String>, positions: usize, direct: bool, flatten: Option<Py<PyAny>>) -> PyResult<()> {
+    fn _bind(&mut self, py: Python<'_>, compiled: &Compiled, state: Vec<PyRef<'_, Tensor>>, fixed: Vec<PyRef<'_, Tensor>>, batch: Vec<PyRef<'_, Tensor>>, batch_names: Vec<String>, positions: usize, direct: bool, flatten: Option<Py<PyAny>>, n_aux: usize) -> PyResult<()> {
         errors::guard(|| {
             let (state, fixed, batch) = (buffers(state), buffers(fixed), buffers(batch));
             let n_in = state.len() + fixed.len() + batch.len();
-            if compiled.inputs.len() != n_in || compiled.outputs.len() != state.len() + 1 {
-                return Err(errors::new(py, "QuablaError", format!("Trainer: the step program has {} inputs and {} outputs, expected {n_in} and {}", compiled.inputs.len(), compiled.outputs.len(), state.len() + 1)));
+            let n_head = 1 + n_aux;
+            if compiled.inputs.len() != n_in || compiled.outputs.len() != state.len() + n_head {
+                return Err(errors::new(py, "QuablaError", format!("Trainer: the step program has {} inputs and {} outputs, expected {n_in} and {}", compiled.inputs.len(), compiled.outputs.len(), state.len() + n_head)));
             }
             let all: Vec<Buffer> = state.iter().chain(&fixed).chain(&batch).cloned().collect();
             check_types(py, "__init__", &[], &compiled.inputs, &all)?;
-            if compiled.outputs[1..] != compiled.inputs[..state.len()] {
+            if compiled.outputs[n_head..] != compiled.inputs[..state.len()] {
                 return Err(errors::new(py, "QuablaError", "Trainer: the step program's new state has other types than its state inputs"));
             }
             if !compiled.outputs[0].shape.is_empty() {
                 return Err(errors::new(py, "ShapeError", format!("Trainer: the loss must be a scalar, got {}", compiled.outputs[0])));
             }
-            self.inner = Some(Resident { exe: compiled.exe.clone(), state, fixed, batch, batch_names, flatten, positions, direct, loss: None, steps: 0 });
+            self.inner = Some(Resident { exe: compiled.exe.clone(), state, fixed, batch, batch_names, flatten, positions, direct, n_head, head: Vec::new(), steps: 0 });
             Ok(())
         })
     }
 
     /// One training step: replaces the batch leaves when `batch` is given (one argument per
     /// position of `batch_argnums`), runs the step program on the resident buffers and keeps
-    /// its outputs as the new state. Returns None; the loss stays resident (`loss()`).
+    /// its outputs as the new state. Returns None; the loss (and aux) stay resident (`loss()`).
     #[pyo3(signature = (*batch))]
     fn step(slf: &Bound<'_, Self>, batch: &Bound<'_, PyTuple>) -> PyResult<()> {
         errors::guard(|| {
@@ -176,7 +180,7 @@ impl ResidentStep {
                 inner.batch = bufs;
             }
             let mut outs = outs.into_iter();
-            inner.loss = outs.next();
+            inner.head = outs.by_ref().take(inner.n_head).collect();
             for (s, o) in inner.state.iter_mut().zip(outs) {
                 *s = o;
             }
@@ -188,7 +192,19 @@ impl ResidentStep {
     /// The loss of the last step, as a host Tensor (read back from the executor), or None
     /// before the first step.
     fn _loss(&self, py: Python<'_>) -> PyResult<Option<Py<Tensor>>> {
-        errors::guard(|| self.inner()?.loss.as_ref().map(|b| readback(py, b)).transpose())
+        errors::guard(|| self.inner()?.head.first().map(|b| readback(py, b)).transpose())
+    }
+
+    /// The last step's auxiliary leaves (`has_aux`) as host Tensors, or None before the first
+    /// step.
+    fn _aux(&self, py: Python<'_>) -> PyResult<Option<Vec<Py<Tensor>>>> {
+        errors::guard(|| {
+            let inner = self.inner()?;
+            if inner.head.is_empty() {
+                return Ok(None);
+            }
+            inner.head[1..].iter().map(|b| readback(py, b)).collect::<PyResult<Vec<_>>>().map(Some)
+        })
     }
 
     /// The resident state (step counter, parameters, optimizer slots) as host Tensors (the

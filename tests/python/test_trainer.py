@@ -140,6 +140,44 @@ def test_mlp_batch_replacement_equals_the_loop():
     _close(tr.loss().item(), v.item(), np.float32)
 
 
+def test_has_aux_returns_the_last_steps_aux_and_trains_as_without():
+    """has_aux=True: the same curve as the plain Trainer and as value_and_grad(has_aux=True)
+    + update; aux() is the last step's aux pytree, read back as Tensors."""
+    p0, xs, ys = _mlp(np.float64)
+    x, y = qb.array(xs[0]), qb.array(ys[0])
+
+    def loss_aux(p, x, y):
+        pred = qb.tanh(x @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"]
+        err = pred - y
+        return mlp_loss(p, x, y), {"max_err": qb.max(qb.abs(err)), "pred": pred}
+
+    make = OPTIMIZERS[0]
+    tr = qb.optim.Trainer(loss_aux, p0, make(), x, y, has_aux=True)
+    plain = qb.optim.Trainer(mlp_loss, p0, make(), x, y)
+    opt = make()
+    p, st = p0, opt.init(p0)
+    vg = qb.jit(qb.value_and_grad(loss_aux, has_aux=True))
+    with pytest.raises(qb.errors.InvalidArgumentError, match="no step has run yet"):
+        tr.aux()
+    for i in range(10):
+        (v, aux), g = vg(p, x, y)
+        p, st = opt.update(p, g, st)
+        tr.step()
+        plain.step()
+        _close(tr.loss().item(), v.item(), np.float64)
+        _close(tr.loss().item(), plain.loss().item(), np.float64)
+        got = tr.aux()
+        assert sorted(got) == ["max_err", "pred"]
+        _close(got["max_err"].item(), aux["max_err"].item(), np.float64)
+        _close(got["pred"].numpy(), aux["pred"].numpy(), np.float64, scale=0.1)
+    with pytest.raises(qb.errors.InvalidArgumentError, match="without has_aux"):
+        plain.aux()
+    with pytest.raises(qb.errors.ArgumentTypeError, match="has_aux must be a bool"):
+        qb.optim.Trainer(loss_aux, p0, make(), x, y, has_aux=1)
+    with pytest.raises(qb.errors.QuablaError, match="pair"):
+        qb.optim.Trainer(mlp_loss, p0, make(), x, y, has_aux=True)
+
+
 def test_no_argument_step_runs_no_python():
     tr = qb.optim.Trainer(pinn_loss, qb.array(2.5), qb.optim.Adam(0.05), qb.linspace(0.05, 0.95, 8))
     tr.step()
