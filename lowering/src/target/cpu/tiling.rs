@@ -56,8 +56,10 @@ pub fn choose(d: DType, m: i64, n: i64, k: i64) -> Option<Plan> {
     }
     let (mp, np) = (round_up(m, MR), round_up(n, nr));
     // The largest multiple of 8 up to 128 that divides M; K blocks up to 256 (0: one block).
-    let mb = (1..=16).rev().map(|q| q * MR).find(|mb| mp % mb == 0)?;
-    let kb = if k <= 256 { 0 } else { (16..=256).rev().find(|kb| k % kb == 0).unwrap_or(0) };
+    let knob = |n: &str, dflt: i64| std::env::var(n).ok().and_then(|v| v.parse().ok()).unwrap_or(dflt);
+    let (mbmax, kbmax) = (knob("QMM_MB", 128), knob("QMM_KB", 256));
+    let mb = (1..=mbmax / MR).rev().map(|q| q * MR).find(|mb| mp % mb == 0)?;
+    let kb = if k <= kbmax { 0 } else { (16..=kbmax).rev().find(|kb| k % kb == 0).unwrap_or(0) };
     Some(Plan { mp, np, mb, kb, nr })
 }
 
