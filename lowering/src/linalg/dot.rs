@@ -8,7 +8,9 @@
 //! (crate::tiling); they are computed over B packed into column panels (`packed_matmul`),
 //! batched ones in a loop over the batch (`batch_loop`). A tiled matrix rhs contracted over
 //! its second dim (`x @ W.T`, the VJP's `dz @ W.T`) skips the transpose: its panels are
-//! packed from the `[n, k]` layout directly (one copy instead of two).
+//! packed from the `[n, k]` layout directly (one copy instead of two). Ragged N peels the
+//! last panel (`pack_b`, `packed_matmul`); the output is never filled whole (each block is
+//! zeroed where it is computed).
 use quabla_dialect::{DType, DotDims, DotOp, Func, Op, TensorType};
 
 use super::{layout::reshape, layout::transpose, zero_lit, Emitter};
@@ -104,9 +106,9 @@ fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], Layo
 /// vectorizes, its output block zeroed where it is computed (no pass over the whole C before
 /// the product). A panel slice stays in L1 while the register blocks of the row block pass
 /// over it (crate::tiling::choose). Ragged N (`n % nr = w > 0`) peels the last panel: B's
-/// last `w` columns are packed into a zero-padded panel, its steps compute an `mb x nr`
-/// block of which the leading `mb x w` is inserted into C, so neither B nor C is copied
-/// whole for padding. Ragged M runs on a zero-padded copy of A (`plan.mp` rows) into an
+/// last `w` columns are packed into a zero-padded panel, its steps compute the `mb x nr`
+/// blocks of an `m x nr` edge product whose leading `m x w` is inserted into C, so neither B
+/// nor C is copied whole for padding. Ragged M runs on a zero-padded copy of A (`plan.mp` rows) into an
 /// `mp x n` product whose leading `m` rows are the result. With `par` the (row block, panel)
 /// pairs are the iterations of one `scf.forall` (row-major, so a thread's contiguous share
 /// keeps the row-block-outer order), and the peeled panel's row blocks another. With `b_nk`
@@ -126,7 +128,7 @@ fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: 
     let (full, w) = (n / nr, n % nr);
     debug_assert!(zero || w == 0, "a peeled panel is computed into a zero block");
     let no = full + i64::from(w > 0);
-    let bp = pack_b(e, d, b, [n, k], nr, b_nk);
+    let bp = pack_b(e, d, b, [n, k], nr, b_nk, par);
     let (at, ct, bpt) = (TensorType::new(d, [m, k]), TensorType::new(d, [m, n]), TensorType::new(d, [no, k, nr]));
     let (abt, pant, cst) = (TensorType::new(d, [mb, k]), TensorType::new(d, [k, nr]), TensorType::new(d, [mb, nr]));
     let rows = m / mb;
@@ -150,22 +152,30 @@ fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: 
         });
     }
     if w > 0 {
-        acc = block_loop(e, par && rows >= 2, [a, &acc], [rows, 1], [mb, k], &at, &ct, |e, ablk, io, _, acc| {
+        // The peeled panel's whole `mb x nr` blocks go to an `m x nr` edge product (full,
+        // in-bounds vector writes like the other blocks), whose leading `w` columns are then
+        // inserted into C.
+        let et = TensorType::new(d, [m, nr]);
+        let e0 = e.empty(&et);
+        let ev = block_loop(e, par && rows >= 2, [a, &e0], [rows, 1], [mb, k], &at, &et, |e, ablk, io, _, acc| {
+            let cs = e.op(format!("tensor.extract_slice {acc}[{io}, 0] [{mb}, {nr}] [1, 1] : {et} to {cst}"));
             let z = e.scalar(d, zero_lit(d));
-            let blk = e.filled(&cst, &z);
+            let cs = e.op(format!("linalg.fill ins({z} : {d}) outs({cs} : {cst}) -> {cst}"));
             let jo = e.index(full);
-            let p = product(e, ablk, &jo, &blk);
-            let et = TensorType::new(d, [mb, w]);
-            let pe = e.op(format!("tensor.extract_slice {p}[0, 0] [{mb}, {w}] [1, 1] : {cst} to {et}"));
-            format!("{pe} into {acc}[{io}, {}] [{mb}, {w}] [1, 1] : {et} into {ct}", full * nr)
+            let p = product(e, ablk, &jo, &cs);
+            format!("{p} into {acc}[{io}, 0] [{mb}, {nr}] [1, 1] : {cst} into {et}")
         });
+        let wt = TensorType::new(d, [m, w]);
+        let pe = e.op(format!("tensor.extract_slice {ev}[0, 0] [{m}, {w}] [1, 1] : {et} to {wt}"));
+        acc = e.op(format!("tensor.insert_slice {pe} into {acc}[0, {}] [{m}, {w}] [1, 1] : {wt} into {ct}", full * nr));
     }
     acc
 }
 
 /// B (`[k, n]`, or `[n, k]` with `b_nk`) packed into `[ceil(n/nr), k, nr]` panels: the full
-/// panels by one `linalg.transpose`, a ragged last panel (`n % nr` columns) zero-padded.
-fn pack_b(e: &mut Emitter, d: DType, b: &str, [n, k]: [i64; 2], nr: i64, b_nk: bool) -> String {
+/// panels by one `linalg.transpose` (with `par`, one copy per panel in an `scf.forall`), a
+/// ragged last panel (`n % nr` columns) zero-padded.
+fn pack_b(e: &mut Emitter, d: DType, b: &str, [n, k]: [i64; 2], nr: i64, b_nk: bool, par: bool) -> String {
     let (full, w) = (n / nr, n % nr);
     let no = full + i64::from(w > 0);
     let bt = if b_nk { TensorType::new(d, [n, k]) } else { TensorType::new(d, [k, n]) };
@@ -174,6 +184,27 @@ fn pack_b(e: &mut Emitter, d: DType, b: &str, [n, k]: [i64; 2], nr: i64, b_nk: b
     let pack_full = |e: &mut Emitter, x: &str, xt: &TensorType| -> String {
         let ft = TensorType::new(d, [full, k, nr]);
         let fe = e.empty(&ft);
+        if par && full >= 2 {
+            // One panel per iteration of an `scf.forall`: the copy is split across threads
+            // like the product that follows it.
+            let pant = TensorType::new(d, [k, nr]);
+            let (jo, acc, res) = (e.fresh(), e.fresh(), e.fresh());
+            e.raw_line(format!("{res} = scf.forall ({jo}) in ({full}) shared_outs({acc} = {fe}) -> ({ft}) {{"));
+            e.depth += 1;
+            let cnr = e.index(nr);
+            let j = e.op(format!("arith.muli {jo}, {cnr} : index"));
+            let out = e.op(format!("tensor.extract_slice {acc}[{jo}, 0, 0] [1, {k}, {nr}] [1, 1, 1] : {ft} to {pant}"));
+            let pan = if b_nk {
+                let src = TensorType::new(d, [nr, k]);
+                let y = e.op(format!("tensor.extract_slice {x}[{j}, 0] [{nr}, {k}] [1, 1] : {xt} to {src}"));
+                e.op(format!("linalg.transpose ins({y} : {src}) outs({out} : {pant}) permutation = [1, 0]"))
+            } else {
+                let y = e.op(format!("tensor.extract_slice {x}[0, {j}] [{k}, {nr}] [1, 1] : {xt} to {pant}"));
+                e.op(format!("linalg.copy ins({y} : {pant}) outs({out} : {pant}) -> {pant}"))
+            };
+            end_forall(e, &format!("{pan} into {acc}[{jo}, 0, 0] [1, {k}, {nr}] [1, 1, 1] : {pant} into {ft}"));
+            return res;
+        }
         if b_nk {
             let b3t = TensorType::new(d, [full, nr, k]);
             let b3 = e.op(format!("tensor.expand_shape {x} [[0, 1], [2]] output_shape [{full}, {nr}, {k}] : {xt} into {b3t}"));

@@ -16,9 +16,11 @@
 //! loops over row blocks of A and over the panels (and over the batch for batched ones), so
 //! the tagged op is one `MB x NR x K` `linalg.matmul` ([`Plan`]). The script derives from
 //! notes/mlir-cpu/td_mm.mlir, split around the pipeline's own bufferization. Every tile is full:
-//! ragged M and N are padded with zeros to multiples of 8 and NR (A into a zero-filled copy, B
-//! while it is packed), blocks divide the padded extents, and the result is the leading
-//! `m x n` block; only bool, u8 and very small products stay on the loop path. Integer
+//! ragged M is padded with zeros to a multiple of 8 (A into a zero-filled copy, the result the
+//! leading `m` rows), a ragged N peels the last panel (B's last columns packed into a
+//! zero-padded panel, whose blocks are computed apart and their leading columns inserted into
+//! C: no padded copy of B or C), blocks divide the padded extents; only bool, u8 and very
+//! small products stay on the loop path. Each output block is zeroed where it is computed. Integer
 //! products (i32/u32 in 16-lane, i64 in 8-lane vectors) run the same script: the contraction
 //! becomes wrapping `muli`/`addi` outer products, exact like the loop path.
 use std::fmt::Write;
@@ -56,10 +58,8 @@ pub fn choose(d: DType, m: i64, n: i64, k: i64) -> Option<Plan> {
     }
     let (mp, np) = (round_up(m, MR), round_up(n, nr));
     // The largest multiple of 8 up to 128 that divides M; K blocks up to 256 (0: one block).
-    let knob = |n: &str, dflt: i64| std::env::var(n).ok().and_then(|v| v.parse().ok()).unwrap_or(dflt);
-    let (mbmax, kbmax) = (knob("QMM_MB", 128), knob("QMM_KB", 256));
-    let mb = (1..=mbmax / MR).rev().map(|q| q * MR).find(|mb| mp % mb == 0)?;
-    let kb = if k <= kbmax { 0 } else { (16..=kbmax).rev().find(|kb| k % kb == 0).unwrap_or(0) };
+    let mb = (1..=16).rev().map(|q| q * MR).find(|mb| mp % mb == 0)?;
+    let kb = if k <= 256 { 0 } else { (16..=256).rev().find(|kb| k % kb == 0).unwrap_or(0) };
     Some(Plan { mp, np, mb, kb, nr })
 }
 
