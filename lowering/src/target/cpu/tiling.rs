@@ -33,9 +33,10 @@ pub use crate::target::{par_code, MatmulTile, Plan, PAR_MAX_RANK};
 pub const MR: i64 = 8;
 
 /// The plan for an `m x k` by `k x n` product of `d`, or None when the loop path should be
-/// kept (bool and u8 products, small products). Ragged M and N are padded (`Plan::mp`, `Plan::np`):
-/// the padding costs at most 7 rows and NR - 1 columns of work, far less than the ~50x of the
-/// loop path.
+/// kept (bool and u8 products, small products). Ragged M and N are padded (`Plan::mp`, `Plan::np`:
+/// A's rows copied into a zero-padded A, N's last panel peeled by the lowering, see
+/// `linalg::dot`): the padding costs at most 7 rows and NR - 1 columns of work, far less than
+/// the ~50x of the loop path.
 ///
 /// Measured (1024^3 f32, one core of this machine, FMA peak ~205-225 GFLOP/s): blocks
 /// 64 x 256 x 128 on the operands in place (notes/mlir-cpu/td_mm.mlir), ~108 GFLOP/s; B
