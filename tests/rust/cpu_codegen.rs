@@ -116,6 +116,14 @@ fn tiled_matmuls_match_the_interpreter() {
         (vec![64, 512], vec![512, 10], mm(), true),
         (vec![3, 30, 50], vec![3, 50, 41], batched(), true),
         (vec![130, 270], vec![270, 17], mm(), true),
+        // Ragged N with whole row blocks: the last panel peeled (zero-padded panel, its
+        // blocks inserted into C), with full panels before it or none (N < NR), in both
+        // layouts of B.
+        (vec![16, 64], vec![64, 784], mm(), true),
+        (vec![64, 96], vec![20, 96], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1], rhs_contracting_dimensions: vec![1] }, true),
+        (vec![40, 64], vec![300, 64], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1], rhs_contracting_dimensions: vec![1] }, true),
+        // lhs contracted over its first dim with ragged N (the MLP's dW = dh^T x).
+        (vec![64, 40], vec![64, 70], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, true),
         // Too small to pay: the loop path.
         (vec![8, 8], vec![8, 16], mm(), false),
     ];
@@ -199,6 +207,11 @@ fn parallel_matmuls_match_the_interpreter_on_one_and_two_threads() {
         (vec![4, 128, 256], vec![4, 256, 136], batched()),
         (vec![300, 256], vec![230, 256], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1], rhs_contracting_dimensions: vec![1] }),
         (vec![1, 256, 256], vec![1, 256, 272], batched()),
+        // Ragged N only: full panels and the peeled last panel, each its own parallel loop;
+        // B as [n, k]; and N below one panel (only the peeled panel's row blocks split).
+        (vec![256, 512], vec![512, 784], mm()),
+        (vec![256, 512], vec![784, 512], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1], rhs_contracting_dimensions: vec![1] }),
+        (vec![2048, 1024], vec![1024, 10], mm()),
     ];
     for d in [DType::F32, DType::F64] {
         for (ls, rs, dims) in &cases {

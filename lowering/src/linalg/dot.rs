@@ -8,7 +8,9 @@
 //! (crate::tiling); they are computed over B packed into column panels (`packed_matmul`),
 //! batched ones in a loop over the batch (`batch_loop`). A tiled matrix rhs contracted over
 //! its second dim (`x @ W.T`, the VJP's `dz @ W.T`) skips the transpose: its panels are
-//! packed from the `[n, k]` layout directly (one copy instead of two).
+//! packed from the `[n, k]` layout directly (one copy instead of two). Ragged N peels the
+//! last panel (`pack_b`, `packed_matmul`); the output is never filled whole (each block is
+//! zeroed where it is computed).
 use quabla_dialect::{DType, DotDims, DotOp, Func, Op, TensorType};
 
 use super::{layout::reshape, layout::transpose, zero_lit, Emitter};
@@ -41,9 +43,8 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
         let l1 = transpose(e, &l, lt, &lperm);
         let l2 = reshape(e, &l1, &permuted(lt, &lperm), &TensorType::new(d, [m, k]));
         let ct = TensorType::new(d, [m, n]);
-        let z = e.scalar(d, zero_lit(d));
-        let init = e.filled(&ct, &z);
-        let p = tiled(e, d, [&l2, &r, &init], [b, m, n, k], Layout { batched, b_nk: true }, plan);
+        let init = e.empty(&ct);
+        let p = tiled(e, d, [&l2, &r, &init], [b, m, n, k], Layout { batched, b_nk: true }, plan, true);
         return Ok(reshape(e, &p, &ct, out));
     }
     let l1 = transpose(e, &l, lt, &lperm);
@@ -55,13 +56,19 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     };
     let l3 = reshape(e, &l1, &permuted(lt, &lperm), &l3t);
     let r3 = reshape(e, &r1, &permuted(rt, &rperm), &r3t);
-    let z = e.scalar(d, zero_lit(d));
-    let init = e.filled(&o3t, &z);
     let name = if batched { "linalg.batch_matmul" } else { "linalg.matmul" };
-    // Tiled: packed B panels (per batch element for batched products).
+    // Tiled: packed B panels (per batch element for batched products), each block zeroed
+    // where it is computed.
     let p = match plan {
-        Some(plan) => tiled(e, d, [&l3, &r3, &init], [b, m, n, k], Layout { batched, b_nk: false }, &plan),
-        None => e.op(format!("{name} ins({l3}, {r3} : {l3t}, {r3t}) outs({init} : {o3t}) -> {o3t}")),
+        Some(plan) => {
+            let init = e.empty(&o3t);
+            tiled(e, d, [&l3, &r3, &init], [b, m, n, k], Layout { batched, b_nk: false }, &plan, true)
+        }
+        None => {
+            let z = e.scalar(d, zero_lit(d));
+            let init = e.filled(&o3t, &z);
+            e.op(format!("{name} ins({l3}, {r3} : {l3t}, {r3t}) outs({init} : {o3t}) -> {o3t}"))
+        }
     };
     Ok(reshape(e, &p, &o3t, out))
 }
@@ -79,84 +86,194 @@ struct Layout {
 /// over the batch when batched. On several threads (Target::parallel_matmul) the batch
 /// loop is an `scf.forall` when there are at least as many batch elements as threads, else
 /// the blocks of each product are.
-fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], Layout { batched, b_nk }: Layout, plan: &Plan) -> String {
+fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], Layout { batched, b_nk }: Layout, plan: &Plan, zero: bool) -> String {
     let tag = e.tiles.len();
     e.tiles.push(MatmulTile { tag, kb: plan.kb, nr: plan.nr });
     let threads = e.threads();
     let par = threads > 1 && e.cg.target.parallel_matmul(plan.mp, plan.np, k.saturating_mul(b), threads);
     if batched {
         let outer = par && b >= threads;
-        batch_loop(e, d, ops, [b, m, n, k], outer, |e, ops| packed_matmul(e, d, ops, [m, n, k], plan, tag, par && !outer, false))
+        batch_loop(e, d, ops, [b, m, n, k], outer, |e, ops| packed_matmul(e, d, ops, [m, n, k], plan, tag, par && !outer, false, zero))
     } else {
-        packed_matmul(e, d, ops, [m, n, k], plan, tag, par, b_nk)
+        packed_matmul(e, d, ops, [m, n, k], plan, tag, par, b_nk, zero)
     }
 }
 
-/// `C = A B` (A `m x k`, B `k x n`, C zero-initialized) with B packed into contiguous panels
-/// of `nr` columns (`[n/nr, k, nr]`, one `linalg.transpose`), looping over blocks of `mb` rows
-/// of A and over the panels; each step is one tagged `mb x nr x k` `linalg.matmul` that the
-/// transform script blocks over K and vectorizes. A panel slice stays in L1 while the
-/// register blocks of the row block pass over it (crate::tiling::choose). Ragged shapes run
-/// on zero-padded copies (`plan.mp x k` for A, `k x plan.np` for B, packed from the padded
-/// copy) into a zero `mp x np` product whose leading `m x n` block is the result. With `par`
-/// the (row block, panel) pairs are the iterations of one `scf.forall` (row-major, so a
-/// thread's contiguous share keeps the row-block-outer order). With `b_nk` B is given as
-/// `[n, k]` and packed from that layout (`[n/nr, nr, k]` transposed to `[n/nr, k, nr]`).
+/// `C = A B` (A `m x k`, B `k x n`; C zero-initialized, or `init` accumulated into when not
+/// `zero`) with B packed into contiguous panels of `nr` columns (`[n/nr, k, nr]`,
+/// [`pack_b`]), looping over blocks of `mb` rows of A and over the panels; each step is one
+/// tagged `mb x nr x k` `linalg.matmul` that the transform script blocks over K and
+/// vectorizes, its output block zeroed where it is computed (no pass over the whole C before
+/// the product). A panel slice stays in L1 while the register blocks of the row block pass
+/// over it (crate::tiling::choose). Ragged N (`n % nr = w > 0`) peels the last panel: B's
+/// last `w` columns are packed into a zero-padded panel, its steps compute the `mb x nr`
+/// blocks of an `m x nr` edge product whose leading `m x w` is inserted into C, so neither B
+/// nor C is copied whole for padding. Ragged M runs on a zero-padded copy of A (`plan.mp` rows) into an
+/// `mp x n` product whose leading `m` rows are the result. With `par` the (row block, panel)
+/// pairs are the iterations of one `scf.forall` (row-major, so a thread's contiguous share
+/// keeps the row-block-outer order), and the peeled panel's row blocks another. With `b_nk`
+/// B is given as `[n, k]` and packed from that layout.
 #[allow(clippy::too_many_arguments)]
-fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [i64; 3], plan: &Plan, tag: usize, par: bool, b_nk: bool) -> String {
-    let (mp, np, mb, nr) = (plan.mp, plan.np, plan.mb, plan.nr);
-    if (mp, np) != (m, n) {
+fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [i64; 3], plan: &Plan, tag: usize, par: bool, b_nk: bool, zero: bool) -> String {
+    let (mp, mb, nr) = (plan.mp, plan.mb, plan.nr);
+    if mp != m {
+        debug_assert!(zero, "a padded product is computed into a zero product");
         let z = e.scalar(d, zero_lit(d));
-        let pad = |e: &mut Emitter, x: &str, [r, c]: [i64; 2], [rp, cp]: [i64; 2]| -> String {
-            if (r, c) == (rp, cp) {
-                return x.to_string();
-            }
-            let big = e.filled(&TensorType::new(d, [rp, cp]), &z);
-            e.op(format!("tensor.insert_slice {x} into {big}[0, 0] [{r}, {c}] [1, 1] : {} into {}", TensorType::new(d, [r, c]), TensorType::new(d, [rp, cp])))
-        };
-        let ap = pad(e, a, [m, k], [mp, k]);
-        let bp = if b_nk { pad(e, b, [n, k], [np, k]) } else { pad(e, b, [k, n], [k, np]) };
-        let cp = e.filled(&TensorType::new(d, [mp, np]), &z);
-        let padded = Plan { mp, np, ..*plan };
-        let r = packed_matmul(e, d, [&ap, &bp, &cp], [mp, np, k], &padded, tag, par, b_nk);
-        return e.op(format!("tensor.extract_slice {r}[0, 0] [{m}, {n}] [1, 1] : {} to {}", TensorType::new(d, [mp, np]), TensorType::new(d, [m, n])));
+        let big = e.filled(&TensorType::new(d, [mp, k]), &z);
+        let ap = insert_by_copy(e, a, &TensorType::new(d, [m, k]), &big, &TensorType::new(d, [mp, k]), "0, 0");
+        let cp = e.empty(&TensorType::new(d, [mp, n]));
+        let r = packed_matmul(e, d, [&ap, b, &cp], [mp, n, k], &Plan { mp, ..*plan }, tag, par, b_nk, true);
+        return e.op(format!("tensor.extract_slice {r}[0, 0] [{m}, {n}] [1, 1] : {} to {}", TensorType::new(d, [mp, n]), TensorType::new(d, [m, n])));
     }
-    let no = n / nr;
-    let (at, bt, ct) = (TensorType::new(d, [m, k]), TensorType::new(d, [k, n]), TensorType::new(d, [m, n]));
-    let (b3t, bpt) = (TensorType::new(d, [k, no, nr]), TensorType::new(d, [no, k, nr]));
+    let (full, w) = (n / nr, n % nr);
+    debug_assert!(zero || w == 0, "a peeled panel is computed into a zero block");
+    let no = full + i64::from(w > 0);
+    let bp = pack_b(e, d, b, [n, k], nr, b_nk, par);
+    let (at, ct, bpt) = (TensorType::new(d, [m, k]), TensorType::new(d, [m, n]), TensorType::new(d, [no, k, nr]));
     let (abt, pant, cst) = (TensorType::new(d, [mb, k]), TensorType::new(d, [k, nr]), TensorType::new(d, [mb, nr]));
-    let bpe = e.empty(&bpt);
-    let bp = if b_nk {
-        let (bnk, b3t) = (TensorType::new(d, [n, k]), TensorType::new(d, [no, nr, k]));
-        let b3 = e.op(format!("tensor.expand_shape {b} [[0, 1], [2]] output_shape [{no}, {nr}, {k}] : {bnk} into {b3t}"));
-        e.op(format!("linalg.transpose ins({b3} : {b3t}) outs({bpe} : {bpt}) permutation = [0, 2, 1]"))
-    } else {
-        let b3 = e.op(format!("tensor.expand_shape {b} [[0], [1, 2]] output_shape [{k}, {no}, {nr}] : {bt} into {b3t}"));
-        e.op(format!("linalg.transpose ins({b3} : {b3t}) outs({bpe} : {bpt}) permutation = [1, 0, 2]"))
-    };
-    // One step: the (mb x nr) block of C at row `io`, panel `jo` of the accumulator `acc`;
-    // returns the `<block> into <acc>[...]` text of the (parallel) insert.
-    let step = |e: &mut Emitter, ablk: &str, io: &str, jo: &str, acc: &str| -> String {
-        let cnr = e.index(nr);
+    let rows = m / mb;
+    // One step: the (mb x nr) product of row block `ablk` and panel `jo` into `out`.
+    let product = |e: &mut Emitter, ablk: &str, jo: &str, out: &str| -> String {
         let pan = e.op(format!("tensor.extract_slice {bp}[{jo}, 0, 0] [1, {k}, {nr}] [1, 1, 1] : {bpt} to {pant}"));
-        let j = e.op(format!("arith.muli {jo}, {cnr} : index"));
-        let cs = e.op(format!("tensor.extract_slice {acc}[{io}, {j}] [{mb}, {nr}] [1, 1] : {ct} to {cst}"));
-        let p = e.op(format!("linalg.matmul {{quabla.tile = {tag} : i64}} ins({ablk}, {pan} : {abt}, {pant}) outs({cs} : {cst}) -> {cst}"));
-        format!("{p} into {acc}[{io}, {j}] [{mb}, {nr}] [1, 1] : {cst} into {ct}")
+        e.op(format!("linalg.matmul {{quabla.tile = {tag} : i64}} ins({ablk}, {pan} : {abt}, {pant}) outs({out} : {cst}) -> {cst}"))
     };
+    let mut acc = init.to_string();
+    if full > 0 {
+        acc = block_loop(e, par && rows * full >= 2, [a, &acc], [rows, full], [mb, k], &at, &ct, |e, ablk, io, jo, acc| {
+            let cnr = e.index(nr);
+            let j = e.op(format!("arith.muli {jo}, {cnr} : index"));
+            let mut cs = e.op(format!("tensor.extract_slice {acc}[{io}, {j}] [{mb}, {nr}] [1, 1] : {ct} to {cst}"));
+            if zero {
+                let z = e.scalar(d, zero_lit(d));
+                cs = e.op(format!("linalg.fill ins({z} : {d}) outs({cs} : {cst}) -> {cst}"));
+            }
+            let p = product(e, ablk, jo, &cs);
+            format!("{p} into {acc}[{io}, {j}] [{mb}, {nr}] [1, 1] : {cst} into {ct}")
+        });
+    }
+    if w > 0 {
+        // The peeled panel's whole `mb x nr` blocks go to an `m x nr` edge product (full,
+        // in-bounds vector writes like the other blocks), whose leading `w` columns are then
+        // inserted into C.
+        let et = TensorType::new(d, [m, nr]);
+        let e0 = e.empty(&et);
+        let ev = block_loop(e, par && rows >= 2, [a, &e0], [rows, 1], [mb, k], &at, &et, |e, ablk, io, _, acc| {
+            let cs = e.op(format!("tensor.extract_slice {acc}[{io}, 0] [{mb}, {nr}] [1, 1] : {et} to {cst}"));
+            let z = e.scalar(d, zero_lit(d));
+            let cs = e.op(format!("linalg.fill ins({z} : {d}) outs({cs} : {cst}) -> {cst}"));
+            let jo = e.index(full);
+            let p = product(e, ablk, &jo, &cs);
+            format!("{p} into {acc}[{io}, 0] [{mb}, {nr}] [1, 1] : {cst} into {et}")
+        });
+        let wt = TensorType::new(d, [m, w]);
+        let pe = e.op(format!("tensor.extract_slice {ev}[0, 0] [{m}, {w}] [1, 1] : {et} to {wt}"));
+        acc = insert_by_copy(e, &pe, &wt, &acc, &ct, &format!("0, {}", full * nr));
+    }
+    acc
+}
+
+/// B (`[k, n]`, or `[n, k]` with `b_nk`) packed into `[ceil(n/nr), k, nr]` panels: the full
+/// panels by one `linalg.transpose` (with `par`, one copy per panel in an `scf.forall`), a
+/// ragged last panel (`n % nr` columns) zero-padded.
+fn pack_b(e: &mut Emitter, d: DType, b: &str, [n, k]: [i64; 2], nr: i64, b_nk: bool, par: bool) -> String {
+    let (full, w) = (n / nr, n % nr);
+    let no = full + i64::from(w > 0);
+    let bt = if b_nk { TensorType::new(d, [n, k]) } else { TensorType::new(d, [k, n]) };
+    let bpt = TensorType::new(d, [no, k, nr]);
+    // The full panels of `x` (B itself, or its leading `full * nr` columns/rows).
+    let pack_full = |e: &mut Emitter, x: &str, xt: &TensorType| -> String {
+        let ft = TensorType::new(d, [full, k, nr]);
+        let fe = e.empty(&ft);
+        if par && full >= 2 {
+            // One panel per iteration of an `scf.forall`: the copy is split across threads
+            // like the product that follows it.
+            let pant = TensorType::new(d, [k, nr]);
+            let (jo, acc, res) = (e.fresh(), e.fresh(), e.fresh());
+            e.raw_line(format!("{res} = scf.forall ({jo}) in ({full}) shared_outs({acc} = {fe}) -> ({ft}) {{"));
+            e.depth += 1;
+            let cnr = e.index(nr);
+            let j = e.op(format!("arith.muli {jo}, {cnr} : index"));
+            let out = e.op(format!("tensor.extract_slice {acc}[{jo}, 0, 0] [1, {k}, {nr}] [1, 1, 1] : {ft} to {pant}"));
+            let pan = if b_nk {
+                let src = TensorType::new(d, [nr, k]);
+                let y = e.op(format!("tensor.extract_slice {x}[{j}, 0] [{nr}, {k}] [1, 1] : {xt} to {src}"));
+                e.op(format!("linalg.transpose ins({y} : {src}) outs({out} : {pant}) permutation = [1, 0]"))
+            } else {
+                let y = e.op(format!("tensor.extract_slice {x}[0, {j}] [{k}, {nr}] [1, 1] : {xt} to {pant}"));
+                e.op(format!("linalg.copy ins({y} : {pant}) outs({out} : {pant}) -> {pant}"))
+            };
+            end_forall(e, &format!("{pan} into {acc}[{jo}, 0, 0] [1, {k}, {nr}] [1, 1, 1] : {pant} into {ft}"));
+            return res;
+        }
+        if b_nk {
+            let b3t = TensorType::new(d, [full, nr, k]);
+            let b3 = e.op(format!("tensor.expand_shape {x} [[0, 1], [2]] output_shape [{full}, {nr}, {k}] : {xt} into {b3t}"));
+            e.op(format!("linalg.transpose ins({b3} : {b3t}) outs({fe} : {ft}) permutation = [0, 2, 1]"))
+        } else {
+            let b3t = TensorType::new(d, [k, full, nr]);
+            let b3 = e.op(format!("tensor.expand_shape {x} [[0], [1, 2]] output_shape [{k}, {full}, {nr}] : {xt} into {b3t}"));
+            e.op(format!("linalg.transpose ins({b3} : {b3t}) outs({fe} : {ft}) permutation = [1, 0, 2]"))
+        }
+    };
+    if w == 0 {
+        return pack_full(e, b, &bt);
+    }
+    let mut bp = e.empty(&bpt);
+    if full > 0 {
+        let xt = if b_nk { TensorType::new(d, [full * nr, k]) } else { TensorType::new(d, [k, full * nr]) };
+        let x = e.op(format!("tensor.extract_slice {b}[0, 0] [{}, {}] [1, 1] : {bt} to {xt}", xt.shape[0], xt.shape[1]));
+        let f = pack_full(e, &x, &xt);
+        bp = e.op(format!("tensor.insert_slice {f} into {bp}[0, 0, 0] [{full}, {k}, {nr}] [1, 1, 1] : {} into {bpt}", TensorType::new(d, [full, k, nr])));
+    }
+    // The last `w` columns as a `[k, w]` tile.
+    let kw = TensorType::new(d, [k, w]);
+    let last = if b_nk {
+        let wk = TensorType::new(d, [w, k]);
+        let x = e.op(format!("tensor.extract_slice {b}[{}, 0] [{w}, {k}] [1, 1] : {bt} to {wk}", full * nr));
+        let te = e.empty(&kw);
+        e.op(format!("linalg.transpose ins({x} : {wk}) outs({te} : {kw}) permutation = [1, 0]"))
+    } else {
+        e.op(format!("tensor.extract_slice {b}[0, {}] [{k}, {w}] [1, 1] : {bt} to {kw}", full * nr))
+    };
+    let z = e.scalar(d, zero_lit(d));
+    let pant = TensorType::new(d, [k, nr]);
+    let pz = e.filled(&pant, &z);
+    let pl = insert_by_copy(e, &last, &kw, &pz, &pant, "0, 0");
+    e.op(format!("tensor.insert_slice {pl} into {bp}[{full}, 0, 0] [1, {k}, {nr}] [1, 1, 1] : {pant} into {bpt}"))
+}
+
+/// `tensor.insert_slice` of `src` (`st`) into `dst` (`dt`) at `offsets` with unit strides,
+/// written as a `linalg.copy` into the destination's slice: the copy bufferizes to a loop
+/// over the subviews (vectorised by LLVM) instead of a strided `memrefCopy` call.
+fn insert_by_copy(e: &mut Emitter, src: &str, st: &TensorType, dst: &str, dt: &TensorType, offsets: &str) -> String {
+    let sizes: Vec<String> = st.shape.iter().map(|x| x.to_string()).collect();
+    let ones = vec!["1"; st.shape.len()].join(", ");
+    let sizes = sizes.join(", ");
+    let slot = e.op(format!("tensor.extract_slice {dst}[{offsets}] [{sizes}] [{ones}] : {dt} to {st}"));
+    let c = e.op(format!("linalg.copy ins({src} : {st}) outs({slot} : {st}) -> {st}"));
+    e.op(format!("tensor.insert_slice {c} into {dst}[{offsets}] [{sizes}] [{ones}] : {st} into {dt}"))
+}
+
+/// A loop over `rows` row blocks (`mb x k` slices of `a`) and `cols` panels accumulating into
+/// `init` (`ct`): `body(e, a_block, io, jo, acc)` returns the `<block> into <acc>[...]` text
+/// of one step's insert. One `scf.forall` over the (row block, panel) pairs with `par`, else
+/// two nested `scf.for` (the row block sliced once per row).
+#[allow(clippy::too_many_arguments)]
+fn block_loop(e: &mut Emitter, par: bool, [a, init]: [&str; 2], [rows, cols]: [i64; 2], [mb, k]: [i64; 2], at: &TensorType, ct: &TensorType, mut body: impl FnMut(&mut Emitter, &str, &str, &str, &str) -> String) -> String {
+    let abt = TensorType::new(at.dtype, [mb, k]);
     let a_block = |e: &mut Emitter, io: &str| e.op(format!("tensor.extract_slice {a}[{io}, 0] [{mb}, {k}] [1, 1] : {at} to {abt}"));
-    if par && (m / mb) * no >= 2 {
+    if par {
         let cmb = e.index(mb);
         let (ib, jo, acc, res) = (e.fresh(), e.fresh(), e.fresh(), e.fresh());
-        e.raw_line(format!("{res} = scf.forall ({ib}, {jo}) in ({}, {no}) shared_outs({acc} = {init}) -> ({ct}) {{", m / mb));
+        e.raw_line(format!("{res} = scf.forall ({ib}, {jo}) in ({rows}, {cols}) shared_outs({acc} = {init}) -> ({ct}) {{"));
         e.depth += 1;
         let io = e.op(format!("arith.muli {ib}, {cmb} : index"));
         let ablk = a_block(e, &io);
-        let into = step(e, &ablk, &io, &jo, &acc);
+        let into = body(e, &ablk, &io, &jo, &acc);
         end_forall(e, &into);
         return res;
     }
-    let (c0, c1, cmb, cm, cno) = (e.index(0), e.index(1), e.index(mb), e.index(m), e.index(no));
+    let (c0, c1, cmb, cm, cno) = (e.index(0), e.index(1), e.index(mb), e.index(rows * mb), e.index(cols));
     let (io, acc1, res) = (e.fresh(), e.fresh(), e.fresh());
     e.raw_line(format!("{res} = scf.for {io} = {c0} to {cm} step {cmb} iter_args({acc1} = {init}) -> ({ct}) {{"));
     e.depth += 1;
@@ -164,7 +281,7 @@ fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: 
     let (jo, acc2, res2) = (e.fresh(), e.fresh(), e.fresh());
     e.raw_line(format!("{res2} = scf.for {jo} = {c0} to {cno} step {c1} iter_args({acc2} = {acc1}) -> ({ct}) {{"));
     e.depth += 1;
-    let into = step(e, &ablk, &io, &jo, &acc2);
+    let into = body(e, &ablk, &io, &jo, &acc2);
     let ins = e.op(format!("tensor.insert_slice {into}"));
     e.line(format!("scf.yield {ins} : {ct}"));
     e.depth -= 1;
@@ -234,7 +351,7 @@ pub fn matmul_into(e: &mut Emitter, d: DType, l: &str, r: &str, init: &str, [m, 
     if (plan.mp, plan.np) != (m, n) {
         return None;
     }
-    Some(tiled(e, d, [l, r, init], [1, m, n, k], Layout { batched: false, b_nk: false }, &plan))
+    Some(tiled(e, d, [l, r, init], [1, m, n, k], Layout { batched: false, b_nk: false }, &plan, false))
 }
 
 /// A product `[m, k] x [k, n] -> [m, n]` (or `[b, m, k] x [b, k, n] -> [b, m, n]` when
@@ -246,12 +363,15 @@ pub fn matmul_of(e: &mut Emitter, d: DType, l3: &str, r3: &str, [b, m, n, k]: [i
     } else {
         (TensorType::new(d, [m, k]), TensorType::new(d, [k, n]), TensorType::new(d, [m, n]))
     };
-    let z = e.scalar(d, zero_lit(d));
-    let init = e.filled(&o3t, &z);
     let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k) } else { None };
     match plan {
-        Some(plan) => tiled(e, d, [l3, r3, &init], [b, m, n, k], Layout { batched, b_nk: false }, &plan),
+        Some(plan) => {
+            let init = e.empty(&o3t);
+            tiled(e, d, [l3, r3, &init], [b, m, n, k], Layout { batched, b_nk: false }, &plan, true)
+        }
         None => {
+            let z = e.scalar(d, zero_lit(d));
+            let init = e.filled(&o3t, &z);
             let name = if batched { "linalg.batch_matmul" } else { "linalg.matmul" };
             e.op(format!("{name} ins({l3}, {r3} : {l3t}, {r3t}) outs({init} : {o3t}) -> {o3t}"))
         }

@@ -16,9 +16,11 @@
 //! loops over row blocks of A and over the panels (and over the batch for batched ones), so
 //! the tagged op is one `MB x NR x K` `linalg.matmul` ([`Plan`]). The script derives from
 //! notes/mlir-cpu/td_mm.mlir, split around the pipeline's own bufferization. Every tile is full:
-//! ragged M and N are padded with zeros to multiples of 8 and NR (A into a zero-filled copy, B
-//! while it is packed), blocks divide the padded extents, and the result is the leading
-//! `m x n` block; only bool, u8 and very small products stay on the loop path. Integer
+//! ragged M is padded with zeros to a multiple of 8 (A into a zero-filled copy, the result the
+//! leading `m` rows), a ragged N peels the last panel (B's last columns packed into a
+//! zero-padded panel, whose blocks are computed apart and their leading columns inserted into
+//! C: no padded copy of B or C), blocks divide the padded extents; only bool, u8 and very
+//! small products stay on the loop path. Each output block is zeroed where it is computed. Integer
 //! products (i32/u32 in 16-lane, i64 in 8-lane vectors) run the same script: the contraction
 //! becomes wrapping `muli`/`addi` outer products, exact like the loop path.
 use std::fmt::Write;
@@ -31,9 +33,10 @@ pub use crate::target::{par_code, MatmulTile, Plan, PAR_MAX_RANK};
 pub const MR: i64 = 8;
 
 /// The plan for an `m x k` by `k x n` product of `d`, or None when the loop path should be
-/// kept (bool and u8 products, small products). Ragged M and N are padded (`Plan::mp`, `Plan::np`):
-/// the padding costs at most 7 rows and NR - 1 columns of work, far less than the ~50x of the
-/// loop path.
+/// kept (bool and u8 products, small products). Ragged M and N are padded (`Plan::mp`, `Plan::np`:
+/// A's rows copied into a zero-padded A, N's last panel peeled by the lowering, see
+/// `linalg::dot`): the padding costs at most 7 rows and NR - 1 columns of work, far less than
+/// the ~50x of the loop path.
 ///
 /// Measured (1024^3 f32, one core of this machine, FMA peak ~205-225 GFLOP/s): blocks
 /// 64 x 256 x 128 on the operands in place (notes/mlir-cpu/td_mm.mlir), ~108 GFLOP/s; B
