@@ -99,6 +99,9 @@ const MIN_REPEAT: usize = 8;
 /// the search on very long programs).
 const MAX_CANDIDATES: usize = 32;
 
+/// The signatures of up to four consecutive ops (the key of the repeat search).
+type Pattern = (u64, Option<u64>, Option<u64>, Option<u64>);
+
 /// A hash of what makes two ops interchangeable in a chunk: kind (with attributes), operand
 /// and result types, regions.
 fn signature(f: &Func, op: &Op) -> u64 {
@@ -129,7 +132,7 @@ fn segments(f: &Func, ops: &[Op], max_ops: usize) -> Vec<std::ops::Range<usize>>
     let sig: Vec<u64> = ops.iter().map(|o| signature(f, o)).collect();
     // Start positions of each 4-op pattern, for the repeat search.
     let key = |i: usize| (sig[i], sig.get(i + 1).copied(), sig.get(i + 2).copied(), sig.get(i + 3).copied());
-    let mut starts: HashMap<(u64, Option<u64>, Option<u64>, Option<u64>), Vec<usize>> = HashMap::new();
+    let mut starts: HashMap<Pattern, Vec<usize>> = HashMap::new();
     for i in 0..n {
         starts.entry(key(i)).or_default().push(i);
     }
@@ -245,8 +248,8 @@ fn outline_func(f: &mut Func, max_ops: usize, taken: &mut HashSet<String>) -> Ve
     // Segments with the same ops (signatures) return the same results: a value live after
     // one of them is returned by each, so that repeated blocks give identical chunks.
     let mut groups: HashMap<Vec<u64>, Vec<usize>> = HashMap::new();
-    for k in 0..segs.len() {
-        groups.entry(core_segs[k].clone().map(|c| signature(f, &f.ops[core[c]])).collect()).or_default().push(k);
+    for (k, r) in core_segs.iter().enumerate() {
+        groups.entry(r.clone().map(|c| signature(f, &f.ops[core[c]])).collect()).or_default().push(k);
     }
     for members in groups.values().filter(|m| m.len() > 1) {
         let len = core_segs[members[0]].len();
