@@ -6,7 +6,12 @@ Each workload is built twice (qb and jnp spell the same program), checked agains
 once, then timed timeit-style (``compare_jax.timeit_call``: a repeat runs enough calls for
 >= 25 ms; min and median over repeats), `--rounds` times alternating Quabla and JAX so both
 see the same machine load; the table keeps the best min and the median of the medians.
-First calls: a fresh jit of each side (trace + compile + run), once. CPU: the minimum process
+First calls: a fresh jit of each side (trace + compile + run), once, with a cold compile
+cache: the process points ``QUABLA_CACHE_DIR`` at a fresh temporary directory (removed at
+exit; ``--cache-dir DIR`` to reuse one, e.g. to measure warm first calls), and before the
+table each side compiles and runs one tiny program, so that one-time process costs (MLIR
+context and dialects, LLVM's target; XLA's client) are printed on their own line and not
+charged to the first row. CPU: the minimum process
 CPU time of one call (all threads), the work a call costs whatever the machine's load. Ratios are Quabla / JAX
 (below 1: Quabla faster). JAX runs as users run it (XLA's thread pool on all cores); Quabla
 with its default threads (``QUABLA_NUM_THREADS``, default the cores this process may use).
@@ -37,6 +42,19 @@ import time
 
 for _k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
     os.environ.pop(_k, None)
+
+# A cold compile cache for honest first calls (see the docstring), set before quabla loads.
+if "--cache-dir" in sys.argv[1:-1]:
+    os.environ["QUABLA_CACHE_DIR"] = sys.argv[sys.argv.index("--cache-dir") + 1]
+else:
+    import atexit
+    import shutil
+    import tempfile
+
+    _cold = tempfile.mkdtemp(prefix="quabla-cpu-table-cache-")
+    os.environ["QUABLA_CACHE_DIR"] = _cold
+    atexit.register(shutil.rmtree, _cold, ignore_errors=True)
+os.environ.pop("QUABLA_CACHE", None)
 
 import numpy as np  # noqa: E402
 
@@ -291,6 +309,13 @@ def run(name, build, rounds):
     return r
 
 
+def warm_up(s):
+    """Seconds to jit and run a tiny program: what the first compile of a process pays once."""
+    t0 = time.perf_counter()
+    s.block(s.jit(lambda x: x * 2.0 + 1.0)(s.array(np.ones(3, np.float32))))
+    return time.perf_counter() - t0
+
+
 def cpu_time(call, reps=10):
     """Minimum process CPU time of one call (all threads; user + system): the work a call
     costs, which on an oversubscribed machine says more than its wall time."""
@@ -311,10 +336,13 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--json")
+    ap.add_argument("--cache-dir", help="compile cache directory (default: a fresh temporary one: cold first calls)")
     args = ap.parse_args()
     groups = set(filter(None, args.only.split(",")))
     rows = []
-    print(f"threads: QUABLA_NUM_THREADS={os.environ.get('QUABLA_NUM_THREADS', '(default)')}, cores {os.cpu_count()}, load {os.getloadavg()[0]:.1f}")
+    print(f"threads: QUABLA_NUM_THREADS={os.environ.get('QUABLA_NUM_THREADS', '(default)')}, cores {os.cpu_count()}, load {os.getloadavg()[0]:.1f}; "
+          f"compile cache {os.environ['QUABLA_CACHE_DIR']}")
+    print(f"one-time process costs (first tiny program): quabla {warm_up(Q):.2f} s, jax {warm_up(J):.2f} s")
     print(f"{'workload':28} {'quabla min':>12} {'jax min':>12} {'ratio':>6} {'q median':>12} {'j median':>12} {'ratio':>6} {'q first':>9} {'j first':>9} {'ratio':>6} {'q cpu':>12} {'j cpu':>12}")
     for name, (group, build) in WORKLOADS.items():
         if groups and group not in groups:

@@ -5,6 +5,12 @@
 //! so the top-level operands are all a chunk needs from outside); an op heavier than `N` is a
 //! chunk of its own.
 //!
+//! Repeated stretches (the blocks of a deep network, forward and backward) are cut alike:
+//! where the ops from a cut point on (same kinds, attributes and types) occur again later, the
+//! chunk is that repeated stretch and a cut is planned at each later occurrence
+//! ([`segments`]). Chunks that come out identical (same ops, wiring and types) are one
+//! function called several times, so code generation compiles each distinct chunk once.
+//!
 //! Why: upstream MLIR passes (empty-tensor elimination, one-shot bufferization) and LLVM's
 //! optimizer and code generator grow faster than linearly in the size of one function or block;
 //! the CPU executor outlines long programs so that compile time stays linear in program length
@@ -12,7 +18,7 @@
 //! that cross them, one copy of the ops.
 use std::collections::{HashMap, HashSet};
 
-use quabla_dialect::{CallOp, Func, Module, Op, OpKind, Value};
+use quabla_dialect::{CallOp, ConstantOp, Func, Module, Op, OpKind, Value};
 
 use crate::rewrite::clone_ops_into;
 
@@ -42,24 +48,138 @@ pub fn outline(m: &mut Module, max_ops: usize) -> Vec<String> {
             chunks.extend(outline_func(f, max_ops, &mut taken));
         }
     }
+    let chunks = dedupe(m, chunks);
     let names = chunks.iter().map(|g: &Func| g.name.clone()).collect();
     m.funcs.extend(chunks);
     names
 }
 
-/// The cut points of `ops`: consecutive ranges of at most `max_ops` ops (a heavier op alone).
-fn segments(ops: &[Op], max_ops: usize) -> Vec<std::ops::Range<usize>> {
-    let (mut segs, mut start, mut acc) = (Vec::new(), 0, 0);
-    for (i, op) in ops.iter().enumerate() {
-        let w = weight(op);
-        if acc > 0 && acc + w > max_ops {
-            segs.push(start..i);
-            (start, acc) = (i, 0);
+/// `g` without what does not change its code: its name and source locations.
+fn normalized(g: &Func) -> Func {
+    let mut n = g.clone();
+    n.name.clear();
+    n.loc = None;
+    quabla_dialect::walk_ops_mut(&mut n.ops, &mut |o| o.loc = None);
+    n
+}
+
+/// Keeps one of each set of identical chunks (same ops, wiring and types: [`normalized`]) and
+/// points the calls of the others at it.
+fn dedupe(m: &mut Module, chunks: Vec<Func>) -> Vec<Func> {
+    let mut kept: Vec<(Func, Func)> = Vec::new();
+    let mut rename: HashMap<String, String> = HashMap::new();
+    for g in chunks {
+        let n = normalized(&g);
+        match kept.iter().find(|(_, k)| k.ops.len() == n.ops.len() && k.types == n.types && *k == n) {
+            Some((first, _)) => {
+                rename.insert(g.name, first.name.clone());
+            }
+            None => kept.push((g, n)),
         }
-        acc += w;
     }
-    if start < ops.len() {
-        segs.push(start..ops.len());
+    if !rename.is_empty() {
+        for f in &mut m.funcs {
+            for op in &mut f.ops {
+                if let OpKind::Call(CallOp::Call { callee, .. }) = &mut op.kind {
+                    if let Some(to) = rename.get(callee.as_str()) {
+                        *callee = to.clone();
+                    }
+                }
+            }
+        }
+    }
+    kept.into_iter().map(|(g, _)| g).collect()
+}
+
+/// Constants of at most this many bytes (or splats) are copied into the chunks that use them.
+const SMALL_CONSTANT_BYTES: usize = 256;
+/// Shortest repeated stretch worth aligning the cut points for.
+const MIN_REPEAT: usize = 8;
+/// Earlier occurrences of a 4-op pattern compared against when looking for repeats (bounds
+/// the search on very long programs).
+const MAX_CANDIDATES: usize = 32;
+
+/// The signatures of up to four consecutive ops (the key of the repeat search).
+type Pattern = (u64, Option<u64>, Option<u64>, Option<u64>);
+
+/// A hash of what makes two ops interchangeable in a chunk: kind (with attributes), operand
+/// and result types, regions.
+fn signature(f: &Func, op: &Op) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    op.kind.hash(&mut h);
+    for v in op.operands.iter().chain(&op.results) {
+        f.ty(*v).hash(&mut h);
+    }
+    op.regions.len().hash(&mut h);
+    for r in &op.regions {
+        r.ops.len().hash(&mut h);
+        for o in &r.ops {
+            o.kind.hash(&mut h);
+        }
+    }
+    h.finish()
+}
+
+/// The cut points of `ops` (of `f`): consecutive ranges of at most `max_ops` ops (a heavier op
+/// alone). From each cut point, the longest stretch of at most `max_ops` that occurs again
+/// later (by [`signature`], at least [`MIN_REPEAT`] ops, not overlapping) becomes the segment
+/// and a cut is planned at its later occurrences, so that repeated blocks give equal chunks;
+/// elsewhere segments are filled greedily up to the next planned cut.
+fn segments(f: &Func, ops: &[Op], max_ops: usize) -> Vec<std::ops::Range<usize>> {
+    let n = ops.len();
+    let w: Vec<usize> = ops.iter().map(weight).collect();
+    let sig: Vec<u64> = ops.iter().map(|o| signature(f, o)).collect();
+    // Start positions of each 4-op pattern, for the repeat search.
+    let key = |i: usize| (sig[i], sig.get(i + 1).copied(), sig.get(i + 2).copied(), sig.get(i + 3).copied());
+    let mut starts: HashMap<Pattern, Vec<usize>> = HashMap::new();
+    for i in 0..n {
+        starts.entry(key(i)).or_default().push(i);
+    }
+    // planned[j]: a segment of that many ops is to start at j.
+    let mut planned: HashMap<usize, usize> = HashMap::new();
+    let (mut segs, mut i) = (Vec::new(), 0);
+    while i < n {
+        if let Some(&len) = planned.get(&i) {
+            segs.push(i..i + len);
+            i += len;
+            continue;
+        }
+        let next_plan = planned.keys().copied().filter(|&j| j > i).min().unwrap_or(n);
+        // The longest stretch from i (within the weight bound and before the next planned
+        // cut) that repeats later.
+        let (mut best, mut at) = (0usize, Vec::new());
+        if let Some(cands) = starts.get(&key(i)) {
+            for &j in cands.iter().filter(|&&j| j > i).take(MAX_CANDIDATES) {
+                let (mut len, mut acc) = (0usize, 0usize);
+                while i + len < next_plan.min(j) && j + len < n && sig[i + len] == sig[j + len] && acc + w[i + len] <= max_ops && !planned.contains_key(&(j + len)) {
+                    acc += w[i + len];
+                    len += 1;
+                }
+                if len > best {
+                    (best, at) = (len, vec![j]);
+                } else if len == best && len > 0 {
+                    at.push(j);
+                }
+            }
+        }
+        if best >= MIN_REPEAT {
+            segs.push(i..i + best);
+            for j in at {
+                // Only where the stretch at j does not overlap one already planned.
+                if (j..j + best).all(|k| !planned.contains_key(&k)) && planned.iter().all(|(&p, &l)| p + l <= j || j + best <= p) {
+                    planned.insert(j, best);
+                }
+            }
+            i += best;
+            continue;
+        }
+        let (start, mut acc) = (i, 0);
+        while i < next_plan && (i == start || acc + w[i] <= max_ops) {
+            acc += w[i];
+            i += 1;
+        }
+        segs.push(start..i);
     }
     segs
 }
@@ -70,7 +190,32 @@ fn outline_func(f: &mut Func, max_ops: usize, taken: &mut HashSet<String>) -> Ve
     if func_weight(f) <= max_ops {
         return vec![];
     }
-    let segs = segments(&f.ops, max_ops);
+    // Small constants used across chunks are copied into each chunk that uses them (not
+    // passed): the chunks of repeated blocks then do not depend on which block first made a
+    // shared constant (CSE merges equal constants program-wide).
+    let mut small_const: HashMap<Value, usize> = HashMap::new();
+    for (i, op) in f.ops.iter().enumerate() {
+        if let OpKind::Constant(ConstantOp::Constant { value }) = &op.kind {
+            if value.is_splat() || value.bytes.len() <= SMALL_CONSTANT_BYTES {
+                small_const.extend(op.results.iter().map(|v| (*v, i)));
+            }
+        }
+    }
+    // Cut points are chosen among the other ops (`core`): where shared constants sit does not
+    // change how blocks repeat. A segment of `core` covers the ops up to its last core op.
+    let core: Vec<usize> = (0..f.ops.len()).filter(|&i| !f.ops[i].results.first().is_some_and(|v| small_const.contains_key(v))).collect();
+    if core.is_empty() {
+        return vec![];
+    }
+    let core_ops: Vec<Op> = core.iter().map(|&i| f.ops[i].clone()).collect();
+    let core_segs = segments(f, &core_ops, max_ops);
+    let mut segs = Vec::with_capacity(core_segs.len());
+    let mut start = 0;
+    for (k, r) in core_segs.iter().enumerate() {
+        let end = if k + 1 == core_segs.len() { f.ops.len() } else { core[r.end - 1] + 1 };
+        segs.push(start..end);
+        start = end;
+    }
     if segs.len() < 2 {
         return vec![];
     }
@@ -89,7 +234,7 @@ fn outline_func(f: &mut Func, max_ops: usize, taken: &mut HashSet<String>) -> Ve
         for op in &f.ops[r.clone()] {
             for v in &op.operands {
                 let d = def[v.0 as usize];
-                if d != OUTSIDE && d != s {
+                if d != OUTSIDE && d != s && !small_const.contains_key(v) {
                     live_out[v.0 as usize] = true;
                 }
             }
@@ -100,12 +245,41 @@ fn outline_func(f: &mut Func, max_ops: usize, taken: &mut HashSet<String>) -> Ve
             live_out[v.0 as usize] = true;
         }
     }
+    // Segments with the same ops (signatures) return the same results: a value live after
+    // one of them is returned by each, so that repeated blocks give identical chunks.
+    let mut groups: HashMap<Vec<u64>, Vec<usize>> = HashMap::new();
+    for (k, r) in core_segs.iter().enumerate() {
+        groups.entry(r.clone().map(|c| signature(f, &f.ops[core[c]])).collect()).or_default().push(k);
+    }
+    for members in groups.values().filter(|m| m.len() > 1) {
+        let len = core_segs[members[0]].len();
+        for off in 0..len {
+            let at = |k: usize| core[core_segs[k].start + off];
+            let nres = f.ops[at(members[0])].results.len();
+            for r in 0..nres {
+                if members.iter().any(|&k| live_out[f.ops[at(k)].results[r].0 as usize]) {
+                    for &k in members {
+                        live_out[f.ops[at(k)].results[r].0 as usize] = true;
+                    }
+                }
+            }
+        }
+    }
     let ops = std::mem::take(&mut f.ops);
     let mut calls = Vec::with_capacity(segs.len());
     let mut chunks = Vec::with_capacity(segs.len());
     for (s, r) in segs.into_iter().enumerate() {
         let seg = &ops[r];
         let mut seen: HashSet<Value> = HashSet::new();
+        // The small constants the chunk uses (its own or another chunk's) come first, in order
+        // of first use; the chunk's own small constants that it does not use are left to the
+        // chunks that do (unless they are results of `f`).
+        let copied: Vec<usize> = seg.iter().flat_map(|o| o.operands.iter().copied()).filter_map(|v| small_const.get(&v).copied()).filter(|&i| seen.insert(ops[i].results[0])).collect();
+        let rest: Vec<Op> = seg
+            .iter()
+            .filter(|o| !(small_const.contains_key(&o.results.first().copied().unwrap_or(Value(u32::MAX))) && (seen.contains(&o.results[0]) || !live_out[o.results[0].0 as usize])))
+            .cloned()
+            .collect();
         let inputs: Vec<Value> = seg.iter().flat_map(|o| o.operands.iter().copied()).filter(|v| def[v.0 as usize] != s && seen.insert(*v)).collect();
         let outputs: Vec<Value> = seg.iter().flat_map(|o| o.results.iter().copied()).filter(|v| live_out[v.0 as usize]).collect();
         let base = format!("{}_chunk{s}", f.name);
@@ -116,8 +290,11 @@ fn outline_func(f: &mut Func, max_ops: usize, taken: &mut HashSet<String>) -> Ve
         g.public = false;
         g.loc = f.loc.clone();
         let mut map: HashMap<Value, Value> = inputs.iter().copied().zip(g.params.iter().copied()).collect();
-        let mut body = Vec::with_capacity(seg.len());
-        clone_ops_into(&mut g, f, seg, &mut map, &None, &mut body);
+        let mut body = Vec::with_capacity(copied.len() + seg.len());
+        for &i in &copied {
+            clone_ops_into(&mut g, f, std::slice::from_ref(&ops[i]), &mut map, &None, &mut body);
+        }
+        clone_ops_into(&mut g, f, &rest, &mut map, &None, &mut body);
         g.ops = body;
         g.outputs = outputs.iter().map(|v| map[v]).collect();
         let results = outputs.iter().map(|v| f.ty(*v).clone()).collect();
@@ -161,7 +338,8 @@ mod tests {
         let m = chain(25);
         let mut o = m.clone();
         let names = outline(&mut o, 4);
-        assert_eq!(names.len(), 7);
+        // Seven chunks of the repeating sin / mul pattern; equal ones are one function.
+        assert!(names.len() < 7, "{}", o.to_mlir());
         o.verify().unwrap();
         for g in &o.funcs {
             assert!(func_weight(g) <= 7, "{}", o.to_mlir());
@@ -174,6 +352,46 @@ mod tests {
         let got = quabla_interp::run_func(&o, "main", &[x, y]).unwrap();
         let bits = |bs: &[Buffer]| bs.iter().map(|b| b.to_f64_vec()).collect::<Vec<_>>();
         assert_eq!(bits(&got), bits(&want));
+    }
+
+    /// `blocks` repetitions of a 12-op block (sin, then x * y + c with one shared constant c,
+    /// as CSE leaves it), then a tail of different ops.
+    fn blocks(n: usize) -> Module {
+        let t = TensorType::new(DType::F64, [3]);
+        let mut f = Func::new("main", &[t.clone(), t.clone()]);
+        let (mut x, y) = (f.params[0], f.params[1]);
+        let c = f.push1(OpKind::Constant(ConstantOp::Constant { value: quabla_dialect::Literal::splat(t, 0.25) }), &[], None).unwrap();
+        for _ in 0..n {
+            for _ in 0..4 {
+                x = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Sin }), &[x], None).unwrap();
+                x = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, y], None).unwrap();
+                x = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[x, c], None).unwrap();
+            }
+        }
+        for _ in 0..5 {
+            x = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Cos }), &[x], None).unwrap();
+        }
+        f.outputs = vec![x];
+        Module { funcs: vec![f] }
+    }
+
+    #[test]
+    fn repeated_blocks_become_one_chunk() {
+        let m = blocks(6);
+        let mut o = m.clone();
+        let names = outline(&mut o, 12);
+        o.verify().unwrap();
+        // Six equal 12-op blocks and the tail: two distinct chunks, the first called six times.
+        assert_eq!(names.len(), 2, "{}", o.to_mlir());
+        let calls: Vec<&str> = o.funcs[0].ops.iter().filter_map(|op| if let OpKind::Call(CallOp::Call { callee, .. }) = &op.kind { Some(callee.as_str()) } else { None }).collect();
+        assert_eq!(calls.len(), 7);
+        assert!(calls[..6].iter().all(|c| *c == names[0]) && calls[6] == names[1], "{calls:?}");
+        let t = TensorType::new(DType::F64, [3]);
+        let x = Buffer::from_f64s(t.clone(), &[0.5, -1.0, 2.0]).unwrap();
+        let y = Buffer::from_f64s(t, &[1.5, 0.25, -3.0]).unwrap();
+        let want = quabla_interp::run_func(&m, "main", &[x.clone(), y.clone()]).unwrap();
+        let got = quabla_interp::run_func(&o, "main", &[x, y]).unwrap();
+        assert_eq!(got[0].to_f64_vec(), want[0].to_f64_vec());
     }
 
     #[test]

@@ -1,6 +1,7 @@
-/* Loads a cached object file (one the CPU executor's JIT produced earlier, see
- * runtime/src/objcache.rs) into a fresh LLVM ORC LLJIT without MLIR and without LLVM code
- * generation: the object is linked against the process's symbols (libc, libm), the
+/* Loads object files (a cached program the CPU executor's JIT produced earlier, see
+ * runtime/src/objcache.rs, or the partitions of a program compiled on several threads) into one
+ * fresh LLVM ORC LLJIT without MLIR and without LLVM code generation: the objects are linked
+ * against each other, the process's symbols (libc, libm), the
  * runtime's own quabla_rt_malloc (allocation guard) and memrefCopy (csrc/memref_copy.c), and
  * the extra symbols the caller passes (the linear-algebra kernels). */
 #include <llvm-c/Core.h>
@@ -28,9 +29,10 @@ static char *take_error(LLVMErrorRef e, const char *what) {
   return out;
 }
 
-/* Returns the LLJIT (dispose with quabla_orc_dispose) and sets *fn to the address of `entry`;
- * on failure returns NULL and sets *err to a malloc'd message (free with quabla_orc_free). */
-void *quabla_orc_load(const char *obj, size_t len, const char *entry, const char *const *names, void *const *addrs, size_t n_extra,
+/* Links the `n_objs` objects `objs[i]` (of `lens[i]` bytes) in one LLJIT. Returns the LLJIT
+ * (dispose with quabla_orc_dispose) and sets *fn to the address of `entry`; on failure returns
+ * NULL and sets *err to a malloc'd message (free with quabla_orc_free). */
+void *quabla_orc_load(const char *const *objs, const size_t *lens, size_t n_objs, const char *entry, const char *const *names, void *const *addrs, size_t n_extra,
                       void **fn, char **err) {
   static int initialized = 0;
   if (!initialized) {
@@ -72,9 +74,11 @@ void *quabla_orc_load(const char *obj, size_t len, const char *entry, const char
   e = LLVMOrcJITDylibDefine(lib, LLVMOrcAbsoluteSymbols(syms, n));
   free(syms);
   if (e) goto fail_define;
-  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(obj, len, "quabla-cached-object");
-  e = LLVMOrcLLJITAddObjectFile(jit, lib, buf);
-  if (e) goto fail_add;
+  for (size_t i = 0; i < n_objs; i++) {
+    LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(objs[i], lens[i], "quabla-object");
+    e = LLVMOrcLLJITAddObjectFile(jit, lib, buf);
+    if (e) goto fail_add;
+  }
   LLVMOrcExecutorAddress addr = 0;
   e = LLVMOrcLLJITLookup(jit, &addr, entry);
   if (e) goto fail_lookup;

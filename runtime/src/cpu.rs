@@ -11,7 +11,7 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 use melior::ir::operation::{OperationLike, OperationMutLike};
-use melior::ir::{BlockLike, Module as MlirModule};
+use melior::ir::{BlockLike, Module as MlirModule, RegionLike};
 use melior::pass::PassManager;
 use melior::utility::parse_pass_pipeline;
 use melior::Context;
@@ -61,7 +61,6 @@ impl CpuExecutor {
         Ok(module.as_operation().to_string())
     }
 }
-
 
 /// True when `QUABLA_LOG_COMPILES` is set: each compile prints its phase times to stderr.
 fn log_compiles() -> bool {
@@ -128,7 +127,9 @@ fn keep_outlined(ctx: &Context, module: &mut MlirModule, chunks: &[String]) {
         return;
     }
     let names: std::collections::HashSet<&str> = chunks.iter().map(String::as_str).collect();
-    let Some(noinline) = melior::ir::Attribute::parse(ctx, "[\"noinline\"]") else { return };
+    let Some(noinline) = melior::ir::Attribute::parse(ctx, "[\"noinline\"]") else {
+        return;
+    };
     let body = module.body();
     let mut op = body.first_operation_mut();
     while let Some(mut o) = op {
@@ -235,9 +236,9 @@ impl Executor for CpuExecutor {
             (d, key)
         });
         if let Some((dir, key)) = &cache {
-            if let Some((flags, obj)) = objcache::load(dir, key) {
+            if let Some((flags, objs)) = objcache::load(dir, key) {
                 let t = std::time::Instant::now();
-                match load_object(&obj, &name) {
+                match load_objects(&objs, &name) {
                     Ok((jit, sym)) => {
                         if log_compiles() {
                             eprintln!("[quabla] compile cache hit for @{entry}: object loaded in {:.2} ms ({})", t.elapsed().as_secs_f64() * 1e3, dir.display());
@@ -268,6 +269,28 @@ impl Executor for CpuExecutor {
         }
         // The runner utilities are only loaded when the code calls into them.
         let needs_utils = calls_runtime(&module);
+        let flags = objcache::Flags { guarded, needs_utils };
+        let threads = compile_threads().min(chunks.len());
+        if threads >= 2 {
+            let objs = compile_partitioned(ctx, &module, &chunks, threads, level)?;
+            let t_link = std::time::Instant::now();
+            let (jit, sym) = load_objects(&objs, &name).map_err(|e| RuntimeError::Compile(format!("linking the compiled partitions: {e}")))?;
+            if let Some(dir) = dump_dir() {
+                for (k, o) in objs.iter().enumerate() {
+                    let file = if k == 0 { format!("{entry}.o") } else { format!("{entry}.part{k}.o") };
+                    let _ = std::fs::write(std::path::Path::new(&dir).join(file), o);
+                }
+            }
+            if let Some((dir, key)) = &cache {
+                objcache::store(dir, key, flags, &objs);
+            }
+            if log_compiles() {
+                let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+                eprintln!("[quabla] LLVM JIT (O{level}) {:.2} ms for @{entry} on {threads} threads, cpu {:.2} ms (link {:.2} ms)", ms(t_jit.elapsed()), cpu_ms() - c_jit, ms(t_link.elapsed()));
+            }
+            let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
+            return Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, guarded, engine: Engine::Orc(jit).counted() }));
+        }
         // The object is kept (for the cache or a dump) only when asked; cached objects are
         // position-independent so any later process can link them anywhere.
         let keep_object = cache.is_some() || dump_dir().is_some();
@@ -276,18 +299,9 @@ impl Executor for CpuExecutor {
             (!raw.ptr.is_null()).then_some(raw)
         })
         .map_err(|e| RuntimeError::Compile(format!("the JIT rejected the module: {e}")))?;
-        // The linear-algebra kernels the lowering calls (before the first lookup links them).
-        unsafe { crate::linalg_kernels::register(engine) };
-        unsafe { crate::callback::register(engine) };
         let (t_created, c_created) = (std::time::Instant::now(), cpu_ms());
-        // SAFETY: the engine is alive; the symbols are C functions of the signatures the
-        // module declares (`(i64) -> !llvm.ptr`; `(i64, ptr, ptr) -> ()`).
-        if guarded {
-            unsafe { mlir_sys::mlirExecutionEngineRegisterSymbol(engine, melior::StringRef::new(GUARDED_MALLOC).to_raw(), quabla_rt_malloc as *mut c_void) };
-        }
-        if needs_utils {
-            unsafe { mlir_sys::mlirExecutionEngineRegisterSymbol(engine, melior::StringRef::new("memrefCopy").to_raw(), memrefCopy as *mut c_void) };
-        }
+        // SAFETY: the engine is alive and not yet looked up.
+        unsafe { register_runtime(engine, flags) };
         let sym = unsafe { mlir_sys::mlirExecutionEngineLookup(engine, melior::StringRef::new(&name).to_raw()) };
         if sym.is_null() {
             unsafe { mlir_sys::mlirExecutionEngineDestroy(engine) };
@@ -300,7 +314,9 @@ impl Executor for CpuExecutor {
             unsafe { mlir_sys::mlirExecutionEngineDumpToObjectFile(engine, melior::StringRef::new(&path).to_raw()) };
         }
         if let Some((dir, key)) = &cache {
-            save_object(engine, dir, key, objcache::Flags { guarded, needs_utils });
+            if let Some(obj) = engine_object(engine) {
+                objcache::store(dir, key, flags, &[obj]);
+            }
         }
         if log_compiles() {
             let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
@@ -320,26 +336,213 @@ impl Executor for CpuExecutor {
     }
 }
 
-/// Writes the engine's object into the cache under `key`.
-fn save_object(engine: mlir_sys::MlirExecutionEngine, dir: &std::path::Path, key: &str, flags: objcache::Flags) {
-    if let Err(e) = std::fs::create_dir_all(dir) {
-        objcache::warn(&format!("cannot create {}: {e}", dir.display()));
-        return;
+/// Defines the runtime's symbols in `engine` before its first lookup links the code: the
+/// linear-algebra kernels and host callbacks the lowering calls, the guarded `malloc` and
+/// `memrefCopy` when the code uses them.
+///
+/// # Safety
+/// `engine` is alive and not yet looked up.
+unsafe fn register_runtime(engine: mlir_sys::MlirExecutionEngine, flags: objcache::Flags) {
+    unsafe {
+        crate::linalg_kernels::register(engine);
+        crate::callback::register(engine);
+        // The symbols are C functions of the signatures the module declares
+        // (`(i64) -> !llvm.ptr`; `(i64, ptr, ptr) -> ()`).
+        if flags.guarded {
+            mlir_sys::mlirExecutionEngineRegisterSymbol(engine, melior::StringRef::new(GUARDED_MALLOC).to_raw(), quabla_rt_malloc as *mut c_void);
+        }
+        if flags.needs_utils {
+            mlir_sys::mlirExecutionEngineRegisterSymbol(engine, melior::StringRef::new("memrefCopy").to_raw(), memrefCopy as *mut c_void);
+        }
     }
-    let tmp = objcache::temp_path(dir, "o");
+}
+
+/// The object code of an engine created with object dumping enabled and already looked up
+/// (so compiled), or None (reported once) when it cannot be had.
+fn engine_object(engine: mlir_sys::MlirExecutionEngine) -> Option<Vec<u8>> {
+    let tmp = objcache::temp_path(&std::env::temp_dir(), "o");
     let path = tmp.to_string_lossy();
     // SAFETY: the engine is alive and was created with object dumping enabled.
     unsafe { mlir_sys::mlirExecutionEngineDumpToObjectFile(engine, melior::StringRef::new(&path).to_raw()) };
-    match std::fs::read(&tmp) {
-        Ok(obj) if !obj.is_empty() => objcache::store(dir, key, flags, &obj),
-        Ok(_) => objcache::warn("the JIT produced no object to cache"),
-        Err(e) => objcache::warn(&format!("cannot read the object the JIT wrote to {}: {e}", tmp.display())),
-    }
+    let r = std::fs::read(&tmp);
     let _ = std::fs::remove_file(&tmp);
+    match r {
+        Ok(obj) if !obj.is_empty() => Some(obj),
+        Ok(_) => {
+            objcache::warn("the JIT produced no object to cache");
+            None
+        }
+        Err(e) => {
+            objcache::warn(&format!("cannot read the object the JIT wrote to {}: {e}", tmp.display()));
+            None
+        }
+    }
 }
 
-/// Links a cached object in a fresh ORC JIT (csrc/objload.c): the JIT and the entry's address.
-fn load_object(obj: &[u8], name: &str) -> Result<(*mut c_void, *mut c_void), String> {
+/// Threads that compile one program's partitions (`QUABLA_COMPILE_THREADS`; default: the
+/// cores this process may use, at most 4). 1 compiles every program as one LLVM module.
+fn compile_threads() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| std::env::var("QUABLA_COMPILE_THREADS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(4))).max(1))
+}
+
+/// The `llvm.func`s of a module: (name, has a body, private visibility, operation count).
+fn llvm_funcs(module: &MlirModule) -> Vec<(String, bool, bool, usize)> {
+    let mut out = Vec::new();
+    let mut op = module.body().first_operation();
+    while let Some(o) = op {
+        if o.name().as_string_ref().as_str() == Ok("llvm.func") {
+            let name = o.attribute("sym_name").ok().and_then(|a| melior::ir::attribute::StringAttribute::try_from(a).ok()).map(|s| s.value().to_string()).unwrap_or_default();
+            let private = o.attribute("sym_visibility").ok().and_then(|a| melior::ir::attribute::StringAttribute::try_from(a).ok()).is_some_and(|s| s.value() == "private");
+            let (mut body, mut n) = (false, 0usize);
+            if let Ok(r) = o.region(0) {
+                let mut b = r.first_block();
+                while let Some(block) = b {
+                    body = true;
+                    let mut i = block.first_operation();
+                    while let Some(x) = i {
+                        n += 1;
+                        i = x.next_in_block();
+                    }
+                    b = block.next_in_region();
+                }
+            }
+            out.push((name, body, private, n));
+        }
+        op = o.next_in_block();
+    }
+    out
+}
+
+/// Splits the LLVM-dialect `module` into `parts` modules that compile independently: the
+/// outlined `chunks` are dealt out by size (largest first, to the lightest part; part 0 also
+/// holds every other function, the entry point's included); in each part the chunks of other
+/// parts are declarations, and in parts 1.. the private helpers part 0 defines (deallocation
+/// helpers) are local copies (internal linkage) and the public functions declarations, so that
+/// the parts' objects link together without a duplicate symbol. Returns each part with the
+/// chunks it declares but does not define.
+fn split_module<'c>(ctx: &'c Context, module: &MlirModule<'c>, chunks: &[String], parts: usize) -> Result<Vec<(MlirModule<'c>, Vec<String>)>, RuntimeError> {
+    let funcs = llvm_funcs(module);
+    let is_chunk: std::collections::HashSet<&str> = chunks.iter().map(String::as_str).collect();
+    let mut load = vec![0usize; parts];
+    load[0] = funcs.iter().filter(|f| !is_chunk.contains(f.0.as_str())).map(|f| f.3).sum();
+    let mut sized: Vec<(&str, usize)> = funcs.iter().filter(|f| f.1 && is_chunk.contains(f.0.as_str())).map(|f| (f.0.as_str(), f.3)).collect();
+    sized.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let mut owner: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (name, n) in sized {
+        let p = (0..parts).min_by_key(|&p| (load[p], p)).expect("at least one part");
+        load[p] += n;
+        owner.insert(name, p);
+    }
+    let internal = melior::ir::Attribute::parse(ctx, "#llvm.linkage<internal>").ok_or_else(|| RuntimeError::Compile("cannot build the internal linkage attribute".into()))?;
+    let mut out = Vec::with_capacity(parts);
+    for p in 0..parts {
+        // SAFETY: a clone of a live module operation, owned by the new module.
+        let op = unsafe { melior::ir::Operation::from_raw(mlir_sys::mlirOperationClone(module.as_operation().to_raw())) };
+        let mut m = MlirModule::from_operation(op).ok_or_else(|| RuntimeError::Compile("cloning the module failed".into()))?;
+        let mut declared = Vec::new();
+        let body = m.body();
+        let mut op = body.first_operation_mut();
+        while let Some(mut o) = op {
+            if o.name().as_string_ref().as_str() == Ok("llvm.func") {
+                let name = o.attribute("sym_name").ok().and_then(|a| melior::ir::attribute::StringAttribute::try_from(a).ok()).map(|s| s.value().to_string()).unwrap_or_default();
+                let f = funcs.iter().find(|f| f.0 == name);
+                let (has_body, private) = f.map_or((false, false), |f| (f.1, f.2));
+                let strip = match owner.get(name.as_str()) {
+                    Some(&q) => q != p,
+                    None => p != 0 && has_body && !private,
+                };
+                if strip && has_body {
+                    let region = o.region(0).map_err(|e| RuntimeError::Compile(e.to_string()))?;
+                    let dropped = melior::ir::Region::new();
+                    // SAFETY: moves the function's blocks into a fresh region, destroyed at
+                    // once (dropping the blocks' references first): the function becomes a
+                    // declaration.
+                    unsafe { mlir_sys::mlirRegionTakeBody(dropped.to_raw(), region.to_raw()) };
+                    drop(dropped);
+                    if owner.contains_key(name.as_str()) {
+                        declared.push(name.clone());
+                    }
+                } else if owner.get(name.as_str()) == Some(&p) {
+                    // Defined here for the other parts: public, so that symbol-dce keeps it.
+                    let _ = o.remove_attribute("sym_visibility");
+                } else if p != 0 && has_body && private {
+                    o.set_attribute("linkage", internal);
+                }
+            }
+            op = o.next_in_block_mut();
+        }
+        // Unused copies (constants, helpers, declarations) go before translation.
+        let pm = PassManager::new(ctx);
+        pm.enable_verifier(verify_each());
+        parse_pass_pipeline(pm.as_operation_pass_manager(), "builtin.module(symbol-dce)").map_err(|e| RuntimeError::Compile(e.to_string()))?;
+        pm.run(&mut m).map_err(|e| RuntimeError::Compile(format!("splitting the module: {e}")))?;
+        out.push((m, declared));
+    }
+    Ok(out)
+}
+
+/// A raw module handle sent to a compile thread (see [`compile_partitioned`]).
+struct SendModule(mlir_sys::MlirModule);
+// SAFETY: each handle is used by one thread only, and the threads only translate their own
+// module (MLIR's context uniques attributes and types under its own locks).
+unsafe impl Send for SendModule {}
+
+/// Compiles one part of [`split_module`] to object code: an ExecutionEngine with object
+/// dumping, its runtime symbols and placeholders for the chunks of other parts (resolved when
+/// the objects are linked together), looked up once so that LLVM generates the code.
+fn compile_part(m: SendModule, level: usize, lookup: &str, declared: &[String], k: usize) -> Result<Vec<u8>, String> {
+    extern "C" fn unresolved() {}
+    // SAFETY: the module is alive and used by this thread only (see SendModule).
+    let engine = unsafe { mlir_sys::mlirExecutionEngineCreate(m.0, level as i32, 0, std::ptr::null(), true, true) };
+    if engine.ptr.is_null() {
+        return Err(format!("the JIT rejected part {k}"));
+    }
+    let flags = objcache::Flags { guarded: true, needs_utils: true };
+    // SAFETY: the engine is alive and not yet looked up.
+    unsafe { register_runtime(engine, flags) };
+    for d in declared {
+        unsafe { mlir_sys::mlirExecutionEngineRegisterSymbol(engine, melior::StringRef::new(d).to_raw(), unresolved as *mut c_void) };
+    }
+    let sym = unsafe { mlir_sys::mlirExecutionEngineLookup(engine, melior::StringRef::new(lookup).to_raw()) };
+    let obj = if sym.is_null() { Err(format!("symbol {lookup} not found in part {k}")) } else { engine_object(engine).ok_or_else(|| format!("no object for part {k}")) };
+    unsafe { mlir_sys::mlirExecutionEngineDestroy(engine) };
+    obj
+}
+
+/// Compiles `module`, whose long functions were outlined into `chunks`, on `threads` threads:
+/// split into as many parts ([`split_module`]), each translated, optimised and compiled by
+/// its own ExecutionEngine (LLVM contexts are independent), returning the parts' objects
+/// (part 0, with the entry point, first) for [`load_objects`] to link into one program.
+fn compile_partitioned<'c>(ctx: &'c Context, module: &MlirModule<'c>, chunks: &[String], threads: usize, level: usize) -> Result<Vec<Vec<u8>>, RuntimeError> {
+    let t = std::time::Instant::now();
+    let parts = split_module(ctx, module, chunks, threads)?;
+    if log_compiles() {
+        eprintln!("[quabla] split into {threads} LLVM modules in {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
+    }
+    let lookups: Vec<String> = parts.iter().map(|(m, _)| llvm_funcs(m).into_iter().find(|f| f.1 && !f.0.starts_with("_mlir_")).map(|f| f.0).unwrap_or_default()).collect();
+    // A part left without a function (more parts than chunks) is not compiled.
+    let (parts, lookups): (Vec<_>, Vec<_>) = parts.into_iter().zip(lookups).enumerate().filter(|(k, (_, l))| *k == 0 || !l.is_empty()).map(|(_, p)| p).unzip();
+    let results: Vec<Result<Vec<u8>, String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = parts
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(k, (m, declared))| {
+                let (handle, lookup) = (SendModule(m.to_raw()), lookups[k].as_str());
+                s.spawn(move || compile_part(handle, level, lookup, declared, k))
+            })
+            .collect();
+        let first = compile_part(SendModule(parts[0].0.to_raw()), level, &lookups[0], &parts[0].1, 0);
+        std::iter::once(first).chain(handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a compile thread panicked".into())))).collect()
+    });
+    drop(parts);
+    results.into_iter().collect::<Result<Vec<_>, _>>().map_err(RuntimeError::Compile)
+}
+
+/// Links objects (a cached program, or the parts of a partitioned compile) in a fresh ORC JIT
+/// (csrc/objload.c): the JIT and the entry's address.
+fn load_objects(objs: &[Vec<u8>], name: &str) -> Result<(*mut c_void, *mut c_void), String> {
     let entry = std::ffi::CString::new(name).map_err(|e| e.to_string())?;
     // The linear-algebra kernels, defined in the JIT like the MLIR engine's registered symbols.
     let mut extra = crate::linalg_kernels::symbols();
@@ -347,10 +550,12 @@ fn load_object(obj: &[u8], name: &str) -> Result<(*mut c_void, *mut c_void), Str
     let names: Vec<std::ffi::CString> = extra.iter().map(|(n, _)| std::ffi::CString::new(*n).expect("no NUL in a symbol")).collect();
     let name_ptrs: Vec<*const std::ffi::c_char> = names.iter().map(|n| n.as_ptr()).collect();
     let addrs: Vec<*mut c_void> = extra.iter().map(|(_, p)| *p as *mut c_void).collect();
+    let obj_ptrs: Vec<*const std::ffi::c_char> = objs.iter().map(|o| o.as_ptr() as *const std::ffi::c_char).collect();
+    let lens: Vec<usize> = objs.iter().map(Vec::len).collect();
     let (mut func, mut err): (*mut c_void, *mut std::ffi::c_char) = (std::ptr::null_mut(), std::ptr::null_mut());
-    // SAFETY: the buffers outlive the call (the loader copies the object and the names);
+    // SAFETY: the buffers outlive the call (the loader copies the objects and the names);
     // out-parameters.
-    let jit = unsafe { quabla_orc_load(obj.as_ptr(), obj.len(), entry.as_ptr(), name_ptrs.as_ptr(), addrs.as_ptr(), addrs.len(), &mut func, &mut err) };
+    let jit = unsafe { quabla_orc_load(obj_ptrs.as_ptr(), lens.as_ptr(), objs.len(), entry.as_ptr(), name_ptrs.as_ptr(), addrs.as_ptr(), addrs.len(), &mut func, &mut err) };
     if jit.is_null() || func.is_null() {
         let msg = if err.is_null() { "unknown error".to_string() } else { unsafe { std::ffi::CStr::from_ptr(err) }.to_string_lossy().into_owned() };
         if !err.is_null() {
@@ -408,8 +613,18 @@ fn ops_work(f: &quabla_dialect::Func, ops: &[quabla_dialect::Op]) -> i64 {
 
 unsafe extern "C" {
     fn LLVMGetVersion(major: *mut u32, minor: *mut u32, patch: *mut u32);
-    /// csrc/objload.c: links a cached object in a fresh ORC LLJIT.
-    fn quabla_orc_load(obj: *const u8, len: usize, entry: *const std::ffi::c_char, names: *const *const std::ffi::c_char, addrs: *const *mut c_void, n_extra: usize, func: *mut *mut c_void, err: *mut *mut std::ffi::c_char) -> *mut c_void;
+    /// csrc/objload.c: links objects in a fresh ORC LLJIT.
+    fn quabla_orc_load(
+        objs: *const *const std::ffi::c_char,
+        lens: *const usize,
+        n_objs: usize,
+        entry: *const std::ffi::c_char,
+        names: *const *const std::ffi::c_char,
+        addrs: *const *mut c_void,
+        n_extra: usize,
+        func: *mut *mut c_void,
+        err: *mut *mut std::ffi::c_char,
+    ) -> *mut c_void;
     fn quabla_orc_dispose(jit: *mut c_void);
     fn quabla_orc_free(msg: *mut std::ffi::c_char);
     fn LLVMGetHostCPUName() -> *mut std::ffi::c_char;
@@ -703,6 +918,62 @@ mod tests {
             dst.copy_from_slice(&self.0);
             Ok(())
         }
+    }
+
+    /// A chain long enough to be outlined (sin, x * y, x + 0.25 repeated, then cos): the
+    /// reference interpreter's result.
+    fn long_chain() -> Module {
+        let t = TensorType::new(DType::F64, [5]);
+        let mut f = Func::new("main", &[t.clone(), t.clone()]);
+        let (mut x, y) = (f.params[0], f.params[1]);
+        let c = f.push1(OpKind::Constant(quabla_dialect::ConstantOp::Constant { value: quabla_dialect::Literal::splat(t, 0.25) }), &[], None).unwrap();
+        for i in 0..240 {
+            x = match i % 3 {
+                0 => f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: quabla_dialect::UnaryOp::Sin }), &[x], None).unwrap(),
+                1 => f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, y], None).unwrap(),
+                _ => f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[x, c], None).unwrap(),
+            };
+        }
+        for _ in 0..20 {
+            x = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: quabla_dialect::UnaryOp::Cos }), &[x], None).unwrap();
+        }
+        f.outputs = vec![x, y];
+        Module { funcs: vec![f] }
+    }
+
+    #[test]
+    fn programs_compiled_in_parts_match_the_interpreter() {
+        let m = long_chain();
+        let t = TensorType::new(DType::F64, [5]);
+        let x = Buffer::from_f64s(t.clone(), &[0.5, -1.0, 2.0, 0.0, 3.5]).unwrap();
+        let y = Buffer::from_f64s(t.clone(), &[1.5, 0.25, -3.0, 1.0, -0.5]).unwrap();
+        let want = quabla_interp::run_func(&m, "main", &[x.clone(), y.clone()]).unwrap();
+        let close = |got: &[Buffer]| {
+            for (g, w) in got.iter().zip(&want) {
+                for (a, b) in g.to_f64_vec().iter().zip(w.to_f64_vec()) {
+                    assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} vs {b}");
+                }
+            }
+        };
+        // Through the executor (parts when this machine has several cores).
+        let exe = CpuExecutor::new().compile(&m, "main", &CompileOptions::default()).unwrap();
+        close(&exe.run(&[&x, &y]).unwrap());
+        // Split into three parts whatever the machine, linked from their objects.
+        let opts = CompileOptions::default();
+        let (cm, chunks) = lower_text(&m, &opts).unwrap();
+        assert!(chunks.len() >= 2, "{chunks:?}");
+        let ctx = new_context();
+        let mut module = to_llvm(&ctx, &cm).unwrap();
+        keep_outlined(&ctx, &mut module, &chunks);
+        let guarded = guard_allocations(&ctx, &mut module);
+        let objs = compile_partitioned(&ctx, &module, &chunks, 3, 2).unwrap();
+        assert!(objs.len() >= 2);
+        let (jit, sym) = load_objects(&objs, "_mlir__mlir_ciface_main").unwrap();
+        let (inputs, outputs) = (vec![t.clone(), t.clone()], vec![t.clone(), t.clone()]);
+        let template = DescTemplate::new(&inputs, &outputs);
+        let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
+        let parts = CpuExecutable { entry: "main".into(), inputs, outputs, func, template, guarded, engine: Engine::Orc(jit).counted() };
+        close(&parts.run(&[&x, &y]).unwrap());
     }
 
     #[test]

@@ -9,8 +9,10 @@
 //!   and upstream pipeline the lowering produced (so any change of Quabla's lowering misses),
 //!   the entry point, the LLVM optimisation level, the host CPU name and features, the LLVM
 //!   version and this crate's version.
-//! * Entry: one file `<key>.qobj`: a header (magic, format version, flags, object length and
-//!   an FNV-1a checksum of the object) and the object. Written to a temporary file and
+//! * Entry: one file `<key>.qobj`: a header (magic, format version, flags, payload length and
+//!   an FNV-1a checksum of the payload) and the payload: the object count, each object's
+//!   length and the objects (one, or one per partition of a program whose chunks were
+//!   compiled on several threads, linked together when loaded). Written to a temporary file and
 //!   renamed, so concurrent processes never see half an entry. An entry that fails its checks
 //!   (truncated, foreign, corrupt, or one the loader rejects) is reported once on stderr,
 //!   deleted and rebuilt.
@@ -19,6 +21,8 @@ use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"QUABLAO1";
 const HEADER: usize = 8 + 4 + 4 + 8 + 8;
+/// The entry format: 2 holds a list of objects (1 held one object).
+const VERSION: u32 = 2;
 
 /// Flags stored with an object: what the executor must provide when loading it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,17 +93,17 @@ pub(crate) fn warn(what: &str) {
     }
 }
 
-/// The object and flags cached under `key`, refreshing its modification time; None on a miss.
-/// A damaged entry is deleted (and reported) and counts as a miss.
-pub(crate) fn load(dir: &Path, key: &str) -> Option<(Flags, Vec<u8>)> {
+/// The objects and flags cached under `key`, refreshing its modification time; None on a
+/// miss. A damaged entry is deleted (and reported) and counts as a miss.
+pub(crate) fn load(dir: &Path, key: &str) -> Option<(Flags, Vec<Vec<u8>>)> {
     let path = entry_path(dir, key);
     let bytes = std::fs::read(&path).ok()?;
     match parse(&bytes) {
-        Some((flags, obj)) => {
+        Some((flags, objs)) => {
             if let Ok(f) = std::fs::File::options().append(true).open(&path) {
                 let _ = f.set_modified(std::time::SystemTime::now());
             }
-            Some((flags, obj.to_vec()))
+            Some((flags, objs))
         }
         None => {
             warn(&format!("ignoring a damaged entry {}", path.display()));
@@ -109,18 +113,27 @@ pub(crate) fn load(dir: &Path, key: &str) -> Option<(Flags, Vec<u8>)> {
     }
 }
 
-fn parse(bytes: &[u8]) -> Option<(Flags, &[u8])> {
+fn parse(bytes: &[u8]) -> Option<(Flags, Vec<Vec<u8>>)> {
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         return None;
     }
-    let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
-    let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("8 bytes"));
-    let (version, flags, len, sum) = (u32_at(8), u32_at(12), u64_at(16), u64_at(24));
-    let obj = &bytes[HEADER..];
-    if version != 1 || obj.len() as u64 != len || fnv1a(obj) != sum {
+    let u32_at = |b: &[u8], i: usize| b.get(i..i + 4).map(|w| u32::from_le_bytes(w.try_into().expect("4 bytes")));
+    let u64_at = |b: &[u8], i: usize| b.get(i..i + 8).map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")));
+    let (version, flags, len, sum) = (u32_at(bytes, 8)?, u32_at(bytes, 12)?, u64_at(bytes, 16)?, u64_at(bytes, 24)?);
+    let payload = &bytes[HEADER..];
+    if version != VERSION || payload.len() as u64 != len || fnv1a(payload) != sum {
         return None;
     }
-    Some((Flags::from_bits(flags)?, obj))
+    let n = u32_at(payload, 0)? as usize;
+    let mut at = 4 + 8 * n;
+    let mut objs = Vec::with_capacity(n);
+    for i in 0..n {
+        let l = usize::try_from(u64_at(payload, 4 + 8 * i)?).ok()?;
+        objs.push(payload.get(at..at.checked_add(l)?)?.to_vec());
+        at += l;
+    }
+    (at == payload.len() && n > 0).then_some(())?;
+    Some((Flags::from_bits(flags)?, objs))
 }
 
 /// Deletes the entry of `key` (one the loader rejected).
@@ -128,20 +141,28 @@ pub(crate) fn remove(dir: &Path, key: &str) {
     let _ = std::fs::remove_file(entry_path(dir, key));
 }
 
-/// Stores `obj` under `key` (write to a temporary file, then rename), then keeps the
+/// Stores `objs` under `key` (write to a temporary file, then rename), then keeps the
 /// directory under its byte bound.
-pub(crate) fn store(dir: &Path, key: &str, flags: Flags, obj: &[u8]) {
+pub(crate) fn store(dir: &Path, key: &str, flags: Flags, objs: &[Vec<u8>]) {
     if let Err(e) = std::fs::create_dir_all(dir) {
         warn(&format!("cannot create {}: {e}", dir.display()));
         return;
     }
-    let mut bytes = Vec::with_capacity(HEADER + obj.len());
+    let mut payload = Vec::with_capacity(4 + 8 * objs.len() + objs.iter().map(Vec::len).sum::<usize>());
+    payload.extend_from_slice(&(objs.len() as u32).to_le_bytes());
+    for o in objs {
+        payload.extend_from_slice(&(o.len() as u64).to_le_bytes());
+    }
+    for o in objs {
+        payload.extend_from_slice(o);
+    }
+    let mut bytes = Vec::with_capacity(HEADER + payload.len());
     bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&1u32.to_le_bytes());
+    bytes.extend_from_slice(&VERSION.to_le_bytes());
     bytes.extend_from_slice(&flags.bits().to_le_bytes());
-    bytes.extend_from_slice(&(obj.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&fnv1a(obj).to_le_bytes());
-    bytes.extend_from_slice(obj);
+    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&fnv1a(&payload).to_le_bytes());
+    bytes.extend_from_slice(&payload);
     let tmp = temp_path(dir, "qobj");
     let r = std::fs::write(&tmp, &bytes).and_then(|_| std::fs::rename(&tmp, entry_path(dir, key)));
     if let Err(e) = r {
@@ -193,7 +214,9 @@ pub(crate) fn temp_path(dir: &Path, ext: &str) -> PathBuf {
 
 /// Deletes the least recently used entries until the directory's entries fit `bound` bytes.
 fn evict(dir: &Path, bound: u64) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<(std::time::SystemTime, u64, PathBuf)> = rd
         .filter_map(|e| e.ok())
         .filter(|e| e.path().extension().is_some_and(|x| x == "qobj"))
@@ -235,8 +258,13 @@ mod tests {
         assert_ne!(key(&[b"ab", b"c"]), key(&[b"a", b"bc"]));
         assert!(load(&d, &k).is_none());
         let flags = Flags { guarded: true, needs_utils: false };
-        store(&d, &k, flags, b"\x7fELF object bytes");
-        assert_eq!(load(&d, &k), Some((flags, b"\x7fELF object bytes".to_vec())));
+        store(&d, &k, flags, &[b"\x7fELF object bytes".to_vec()]);
+        assert_eq!(load(&d, &k), Some((flags, vec![b"\x7fELF object bytes".to_vec()])));
+        // Several objects (the partitions of one program) come back in order.
+        let parts = vec![b"first".to_vec(), vec![], b"third object".to_vec()];
+        let k3 = key(&[b"program", b"parts"]);
+        store(&d, &k3, flags, &parts);
+        assert_eq!(load(&d, &k3), Some((flags, parts)));
         // Flip one byte of the object: the checksum rejects it and the entry is deleted.
         let p = entry_path(&d, &k);
         let mut bytes = std::fs::read(&p).unwrap();
@@ -257,13 +285,14 @@ mod tests {
         let d = scratch("evict");
         let flags = Flags { guarded: false, needs_utils: true };
         for i in 0..6u8 {
-            store(&d, &key(&[&[i]]), flags, &[i; 1000]);
+            store(&d, &key(&[&[i]]), flags, &[vec![i; 988]]);
             // Distinct modification times, oldest first.
             let p = entry_path(&d, &key(&[&[i]]));
             let t = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000 + i as u64);
             std::fs::File::options().append(true).open(&p).unwrap().set_modified(t).unwrap();
         }
         evict(&d, 3 * (1000 + HEADER as u64));
+        // (each entry: the header, 4 + 8 bytes of object table and 988 bytes of object)
         let left: Vec<bool> = (0..6u8).map(|i| entry_path(&d, &key(&[&[i]])).exists()).collect();
         assert_eq!(left, [false, false, false, true, true, true]);
         let _ = std::fs::remove_dir_all(&d);
