@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use quabla_dialect::{BinaryOp, CmpDir, DType, ElementwiseOp, Func, Op, OpKind, TensorType, UnaryOp, Value};
 
-use super::{elementwise, float_lit, int_max, int_min, one_lit, operands, zero_lit, Emitter};
+use super::{elementwise, float_lit, generic, identity, int_max, int_min, map, one_lit, operands, zero_lit, Emitter, Iter, Operand};
 use crate::target::{Builder, Cast, FBin, FCmp, FUn, IBin, ICmp};
 use crate::LowerError;
 
@@ -599,6 +599,55 @@ pub fn splat_scalars(ops: &[Op]) -> HashMap<Value, String> {
         .collect()
 }
 
+/// Work units of one execution of the loop-body op `name`, the thread policy's estimate of
+/// what an iteration costs (crate::tiling::parallel_loop: a loop is split across threads
+/// when its iterations times its per-iteration cost are large). Constants and the yield are
+/// free, a vector-friendly arith/math op costs 1, a division or square root 4, a `math.*` op
+/// that stays a libm call 16; [`MEMORY_COST`] per element read or written.
+pub fn op_cost(name: &str) -> i64 {
+    match name {
+        "arith.constant" | "linalg.yield" | "linalg.index" => 0,
+        "arith.divf" | "arith.divsi" | "arith.divui" | "arith.remf" | "arith.remsi" | "arith.remui" | "math.sqrt" | "math.rsqrt" => 4,
+        "math.fma" | "math.absf" | "math.absi" | "math.copysign" | "math.roundeven" | "math.round" | "math.floor" | "math.ceil" | "math.trunc" | "math.ctpop" => 1,
+        n if n.starts_with("math.") => 16,
+        _ => 1,
+    }
+}
+
+/// Work units per element a loop reads or writes through an identity map (see [`op_cost`]).
+pub const MEMORY_COST: i64 = 2;
+
+/// The summed [`op_cost`] of the ops of a loop body written as text (`%x = name ...` lines).
+pub fn text_body_cost(body: &str) -> i64 {
+    body.lines()
+        .filter_map(|l| {
+            let rest = &l[l.find(" = ")? + 3..];
+            rest.split([' ', '(', '"', '<']).find(|t| !t.is_empty())
+        })
+        .map(op_cost)
+        .sum()
+}
+
+/// The broadcasts of `ops` of a rank-0 value (`broadcast_in_dim` of a scalar), by result:
+/// their source. An elementwise generic that uses one reads the 0-d source through a `()`
+/// map instead (a splat constant's literal is a scalar of the body), so the full-size tensor
+/// is not materialised: upstream fusion leaves a broadcast with several uses (the same
+/// hyperparameter scaling several arrays) as a separate generic, a whole extra write and
+/// read of the array per use.
+pub fn scalar_broadcasts(f: &Func, ops: &[Op]) -> HashMap<Value, Value> {
+    ops.iter()
+        .filter(|op| matches!(op.kind, OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { .. })) && op.operands.len() == 1 && op.results.len() == 1)
+        .filter(|op| f.ty(op.operands[0]).rank() == 0)
+        .map(|op| (op.results[0], op.operands[0]))
+        .collect()
+}
+
+/// Whether elementwise op `op` is lowered by [`lower_fused`]: it consumes a pending producer
+/// or a scalar broadcast.
+pub fn takes_fused(op: &Op, pending: &HashMap<Value, &Op>, scalars: &HashMap<Value, Value>) -> bool {
+    matches!(op.kind, OpKind::Elementwise(_)) && op.operands.iter().any(|v| pending.contains_key(v) || scalars.contains_key(v))
+}
+
 /// The scalar formula of elementwise op `op` on operand scalars `a` (operand dtypes from `f`).
 fn scalar(e: &mut Emitter, f: &Func, op: &Op, a: &[String]) -> Result<String, LowerError> {
     let OpKind::Elementwise(k) = &op.kind else { return Err(LowerError::Unsupported { op: op.kind.name(), rule: "fused elementwise" }) };
@@ -618,8 +667,10 @@ fn scalar(e: &mut Emitter, f: &Func, op: &Op, a: &[String]) -> Result<String, Lo
 
 /// `root` with the chain of `pending` producers that feed it, as one elementwise generic over
 /// the chain's leaves (the values it uses that are not pending). The chain is a tree (each
-/// pending value has one use); it is evaluated in post order without recursion.
-pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value, &Op>, splats: &HashMap<Value, String>) -> Result<String, LowerError> {
+/// pending value has one use); it is evaluated in post order without recursion. A leaf that
+/// is a broadcast of a scalar (`scalars`, [`scalar_broadcasts`]) is read from its 0-d
+/// source (or is the source's literal when that is a splat constant).
+pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value, &Op>, splats: &HashMap<Value, String>, scalars: &HashMap<Value, Value>) -> Result<String, LowerError> {
     // Post order of the tree and its leaves, iteratively.
     let mut order: Vec<&Op> = Vec::new();
     let mut leaves: Vec<Value> = Vec::new();
@@ -641,11 +692,45 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
             }
         }
     }
-    let ins: Vec<(String, TensorType)> = leaves.iter().map(|v| (e.name(*v), f.ty(*v).clone())).collect();
     let out = f.ty(root.results[0]).clone();
+    // Broadcast scalars: a splat source is a literal (no operand), another one an operand.
+    let mut literal: HashMap<Value, String> = HashMap::new();
+    let mut ins_of: Vec<Value> = Vec::new();
+    if out.rank() > 0 {
+        leaves.retain(|v| match scalars.get(v) {
+            Some(src) => {
+                match splats.get(src) {
+                    Some(text) => {
+                        literal.insert(*v, text.clone());
+                    }
+                    None => ins_of.push(*v),
+                }
+                false
+            }
+            None => true,
+        });
+    }
+    let n_full = leaves.len();
+    let mut srcs: Vec<Value> = Vec::new();
+    for v in &ins_of {
+        let s = scalars[v];
+        if !srcs.contains(&s) {
+            srcs.push(s);
+        }
+    }
+    let mut ins: Vec<(String, TensorType)> = leaves.iter().map(|v| (e.name(*v), f.ty(*v).clone())).collect();
+    ins.extend(srcs.iter().map(|v| (e.name(*v), f.ty(*v).clone())));
     let mut err = None;
-    let r = elementwise(e, &ins, &out, |e, args| {
+    let mut body = |e: &mut Emitter, args: &[String]| {
         let mut vals: HashMap<Value, String> = leaves.iter().copied().zip(args.iter().cloned()).collect();
+        for v in &ins_of {
+            let k = srcs.iter().position(|s| *s == scalars[v]).unwrap_or(0);
+            vals.insert(*v, args[n_full + k].clone());
+        }
+        for (v, text) in &literal {
+            let s = e.scalar(f.ty(*v).dtype, text);
+            vals.insert(*v, s);
+        }
         // Splat constants become scalars of the body (not operands of the generic).
         for op in &order {
             for v in &op.operands {
@@ -668,7 +753,16 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
             }
         }
         vals.remove(&root.results[0]).unwrap_or_default()
-    });
+    };
+    let r = if srcs.is_empty() {
+        elementwise(e, &ins, &out, body)
+    } else {
+        // Full-size leaves through the identity map, scalar sources through `()`.
+        let r = out.rank();
+        let ops: Vec<Operand> = ins.iter().enumerate().map(|(i, (n, t))| Operand::new(n.clone(), t, if i < n_full { identity(r) } else { map(r, &[]) })).collect();
+        let init = e.empty(&out);
+        generic(e, &vec![Iter::Parallel; r], &ops, &[Operand::new(init, &out, identity(r))], |e, a| vec![body(e, a)]).remove(0)
+    };
     match err {
         Some(x) => Err(x),
         None => Ok(r),
