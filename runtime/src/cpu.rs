@@ -212,7 +212,9 @@ fn cache_key(cm: &CpuModule, entry: &str, level: usize, host: bool) -> String {
     let llvm = format!("{major}.{minor}.{patch}");
     let (cpu, features) = if host { host_target().clone() } else { (String::new(), String::new()) };
     let level = level.to_string();
-    objcache::key(&[cm.text.as_bytes(), cm.pipeline.as_bytes(), entry.as_bytes(), level.as_bytes(), cpu.as_bytes(), features.as_bytes(), llvm.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes()])
+    // The loops tag_loops splits follow the thread policy, which the text does not show.
+    let par = crate::parallel::policy_key(cm);
+    objcache::key(&[cm.text.as_bytes(), cm.pipeline.as_bytes(), entry.as_bytes(), level.as_bytes(), cpu.as_bytes(), features.as_bytes(), llvm.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes(), par.as_bytes()])
 }
 
 impl Executor for CpuExecutor {

@@ -64,6 +64,19 @@ pub fn openmp_loaded() -> bool {
     *LOADED.get_or_init(|| unsafe { quabla_omp_load() } != 0)
 }
 
+/// Bumped when the cost model (`op_cost`) changes, so cached objects tagged by the old one miss.
+const POLICY_VERSION: u32 = 1;
+
+/// What the persistent compile cache's key adds for the loops [`tag_loops`] splits: the tag
+/// pipeline and the policy's constants (the program text does not change with them).
+pub fn policy_key(cm: &quabla_lowering::CpuModule) -> String {
+    use quabla_lowering::tiling::{PAR_LOOP_MIN_COST, PAR_LOOP_MIN_ITERS, PAR_LOOP_WORK};
+    match &cm.tag_pipeline {
+        Some(p) => format!("{p};{}:{PAR_LOOP_WORK}/{PAR_LOOP_MIN_COST}/{PAR_LOOP_MIN_ITERS}/{}/v{POLICY_VERSION}", cm.threads, quabla_lowering::linalg::elementwise::MEMORY_COST),
+        None => String::new(),
+    }
+}
+
 /// Tags each `linalg.generic` of `module` (tensor form, after fusion) that
 /// quabla_lowering::tiling::parallel_loop splits across `threads` with
 /// `quabla.par = par_code(rank, dim)`. Its loop extents are the shape of an operand with the

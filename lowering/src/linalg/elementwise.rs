@@ -599,6 +599,64 @@ pub fn splat_scalars(ops: &[Op]) -> HashMap<Value, String> {
         .collect()
 }
 
+/// Elementwise values of `ops` with several uses that are computed inside a later fused
+/// generic and yielded as extra results of it (one pass writes them and their consumer's
+/// result instead of a write, then a read back): by value, the op and the result of the
+/// root op whose generic computes it. A value qualifies when every use is an elementwise op
+/// of its shape or a block output, its first user's chain of single-use producers
+/// (`pending`) ends in root R, and each other user is in R's chain or in the chain of a later root (so it reads
+/// the yielded value). A root that takes such a value is not itself deferred. Example: Adam's
+/// new moments m, v (outputs, and read by the parameter update) are yielded by the
+/// parameter update's generic, which reads p, g, m, v once and writes p, m, v once.
+pub fn deferred_values<'a>(f: &Func, ops: &'a [Op], outputs: &[Value], pending: &HashMap<Value, &'a Op>) -> HashMap<Value, (&'a Op, Value)> {
+    let mut at: HashMap<Value, usize> = HashMap::new();
+    let mut users: HashMap<Value, Vec<usize>> = HashMap::new();
+    for (i, op) in ops.iter().enumerate() {
+        for r in &op.results {
+            at.insert(*r, i);
+        }
+        for v in &op.operands {
+            users.entry(*v).or_default().push(i);
+        }
+    }
+    // The root whose generic computes op i: follow single-use producers to their consumer.
+    let root_of = |mut i: usize| {
+        while ops[i].results.len() == 1 && pending.contains_key(&ops[i].results[0]) {
+            match users.get(&ops[i].results[0]).and_then(|u| u.first()) {
+                Some(&j) => i = j,
+                None => break,
+            }
+        }
+        i
+    };
+    let mut out: HashMap<Value, (&Op, Value)> = HashMap::new();
+    let mut absorbed: std::collections::HashSet<usize> = std::collections::HashSet::new();
+    for (i, op) in ops.iter().enumerate() {
+        if !matches!(op.kind, OpKind::Elementwise(_)) || op.results.len() != 1 || !op.regions.is_empty() || absorbed.contains(&i) {
+            continue;
+        }
+        let v = op.results[0];
+        let ty = f.ty(v);
+        if pending.contains_key(&v) || ty.rank() == 0 || op.operands.iter().any(|x| f.ty(*x).shape != ty.shape) {
+            continue;
+        }
+        let Some(us) = users.get(&v) else { continue };
+        let fusible = |j: &usize| matches!(ops[*j].kind, OpKind::Elementwise(_)) && ops[*j].results.len() == 1 && ops[*j].regions.is_empty() && f.ty(ops[*j].results[0]).shape == ty.shape;
+        if us.len() + outputs.iter().filter(|o| **o == v).count() < 2 || !us.iter().all(fusible) {
+            continue;
+        }
+        let r = root_of(us[0]);
+        if r <= i || !matches!(ops[r].kind, OpKind::Elementwise(_)) || out.contains_key(&ops[r].results[0]) {
+            continue;
+        }
+        if us.iter().all(|&w| root_of(w) >= r) {
+            out.insert(v, (op, ops[r].results[0]));
+            absorbed.insert(r);
+        }
+    }
+    out
+}
+
 /// Work units of one execution of the loop-body op `name`, the thread policy's estimate of
 /// what an iteration costs (crate::tiling::parallel_loop: a loop is split across threads
 /// when its iterations times its per-iteration cost are large). Constants and the yield are
@@ -644,8 +702,8 @@ pub fn scalar_broadcasts(f: &Func, ops: &[Op]) -> HashMap<Value, Value> {
 
 /// Whether elementwise op `op` is lowered by [`lower_fused`]: it consumes a pending producer
 /// or a scalar broadcast.
-pub fn takes_fused(op: &Op, pending: &HashMap<Value, &Op>, scalars: &HashMap<Value, Value>) -> bool {
-    matches!(op.kind, OpKind::Elementwise(_)) && op.operands.iter().any(|v| pending.contains_key(v) || scalars.contains_key(v))
+pub fn takes_fused(op: &Op, pending: &HashMap<Value, &Op>, scalars: &HashMap<Value, Value>, deferred: &HashMap<Value, (&Op, Value)>) -> bool {
+    matches!(op.kind, OpKind::Elementwise(_)) && op.operands.iter().any(|v| pending.contains_key(v) || scalars.contains_key(v) || deferred.contains_key(v))
 }
 
 /// The scalar formula of elementwise op `op` on operand scalars `a` (operand dtypes from `f`).
@@ -670,19 +728,28 @@ fn scalar(e: &mut Emitter, f: &Func, op: &Op, a: &[String]) -> Result<String, Lo
 /// pending value has one use); it is evaluated in post order without recursion. A leaf that
 /// is a broadcast of a scalar (`scalars`, [`scalar_broadcasts`]) is read from its 0-d
 /// source (or is the source's literal when that is a splat constant).
-pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value, &Op>, splats: &HashMap<Value, String>, scalars: &HashMap<Value, Value>) -> Result<String, LowerError> {
-    // Post order of the tree and its leaves, iteratively.
+///
+/// The [`deferred_values`] whose root is `root` are computed in the same generic (the tree is
+/// then a DAG: each op is evaluated once) and yielded as extra results, which their values
+/// then name.
+pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value, &Op>, splats: &HashMap<Value, String>, scalars: &HashMap<Value, Value>, deferred: &HashMap<Value, (&Op, Value)>) -> Result<String, LowerError> {
+    let mine: HashMap<Value, &Op> = deferred.iter().filter(|(_, (_, r))| *r == root.results[0]).map(|(v, (op, _))| (*v, *op)).collect();
+    // Post order of the DAG and its leaves, iteratively.
     let mut order: Vec<&Op> = Vec::new();
     let mut leaves: Vec<Value> = Vec::new();
+    let mut seen: std::collections::HashSet<Value> = std::collections::HashSet::new();
     let mut stack: Vec<(&Op, bool)> = vec![(root, false)];
     while let Some((op, expanded)) = stack.pop() {
         if expanded {
             order.push(op);
             continue;
         }
+        if !seen.insert(op.results[0]) {
+            continue;
+        }
         stack.push((op, true));
         for v in op.operands.iter().rev() {
-            match pending.get(v) {
+            match pending.get(v).or_else(|| mine.get(v)) {
                 Some(p) => stack.push((p, false)),
                 None => {
                     if !leaves.contains(v) && !splats.contains_key(v) {
@@ -693,6 +760,8 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
         }
     }
     let out = f.ty(root.results[0]).clone();
+    // The deferred values this generic yields, in evaluation order (rank > 0: see deferred_values).
+    let extra: Vec<Value> = order.iter().map(|op| op.results[0]).filter(|v| mine.contains_key(v)).collect();
     // Broadcast scalars: a splat source is a literal (no operand), another one an operand.
     let mut literal: HashMap<Value, String> = HashMap::new();
     let mut ins_of: Vec<Value> = Vec::new();
@@ -748,20 +817,31 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
                 }
                 Err(x) => {
                     err = Some(x);
-                    return String::new();
+                    return vec![String::new(); 1 + extra.len()];
                 }
             }
         }
-        vals.remove(&root.results[0]).unwrap_or_default()
+        let mut ys = vec![vals.remove(&root.results[0]).unwrap_or_default()];
+        ys.extend(extra.iter().map(|v| vals.get(v).cloned().unwrap_or_default()));
+        ys
     };
-    let r = if srcs.is_empty() {
-        elementwise(e, &ins, &out, body)
+    let r = if srcs.is_empty() && extra.is_empty() {
+        elementwise(e, &ins, &out, |e, a| body(e, a).remove(0))
     } else {
-        // Full-size leaves through the identity map, scalar sources through `()`.
+        // Full-size leaves through the identity map, scalar sources through `()`; the root's
+        // result, then the deferred values.
         let r = out.rank();
         let ops: Vec<Operand> = ins.iter().enumerate().map(|(i, (n, t))| Operand::new(n.clone(), t, if i < n_full { identity(r) } else { map(r, &[]) })).collect();
-        let init = e.empty(&out);
-        generic(e, &vec![Iter::Parallel; r], &ops, &[Operand::new(init, &out, identity(r))], |e, a| vec![body(e, a)]).remove(0)
+        let mut outs = vec![];
+        for t in std::iter::once(&out).chain(extra.iter().map(|v| f.ty(*v))) {
+            let init = e.empty(t);
+            outs.push(Operand::new(init, t, identity(r)));
+        }
+        let mut names = generic(e, &vec![Iter::Parallel; r], &ops, &outs, |e, a| body(e, a));
+        for (v, n) in extra.iter().zip(names.drain(1..)) {
+            e.alias(*v, n);
+        }
+        names.remove(0)
     };
     match err {
         Some(x) => Err(x),

@@ -290,13 +290,14 @@ pub(crate) fn lower_block(e: &mut Emitter, cx: &Ctx, f: &Func, ops: &[Op], outpu
     let pending = elementwise::fusible_producers(f, ops, outputs);
     let splats = elementwise::splat_scalars(ops);
     let scalars = elementwise::scalar_broadcasts(f, ops);
+    let deferred = elementwise::deferred_values(f, ops, outputs, &pending);
     for op in ops {
-        if op.results.len() == 1 && pending.contains_key(&op.results[0]) {
+        if op.results.len() == 1 && (pending.contains_key(&op.results[0]) || deferred.contains_key(&op.results[0])) {
             continue;
         }
-        if elementwise::takes_fused(op, &pending, &scalars) {
+        if elementwise::takes_fused(op, &pending, &scalars, &deferred) {
             e.loc = op.loc.as_ref().map(|l| l.to_string());
-            let r = elementwise::lower_fused(e, f, op, &pending, &splats, &scalars)?;
+            let r = elementwise::lower_fused(e, f, op, &pending, &splats, &scalars, &deferred)?;
             e.alias(op.results[0], r);
             e.loc = None;
             continue;
