@@ -695,9 +695,23 @@ pub fn text_body_cost(body: &str) -> i64 {
 pub fn scalar_broadcasts(f: &Func, ops: &[Op]) -> HashMap<Value, Value> {
     ops.iter()
         .filter(|op| matches!(op.kind, OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { .. })) && op.operands.len() == 1 && op.results.len() == 1)
-        .filter(|op| f.ty(op.operands[0]).rank() == 0)
+        .filter(|op| f.ty(op.operands[0]).rank() == 0 && f.ty(op.results[0]).rank() > 0)
         .map(|op| (op.results[0], op.operands[0]))
         .collect()
+}
+
+/// The [`scalar_broadcasts`] that need no tensor at all: every use is an elementwise op (which
+/// reads the source instead, [`lower_fused`]) and none is a block output.
+pub fn unmaterialised(scalars: &HashMap<Value, Value>, ops: &[Op], outputs: &[Value]) -> std::collections::HashSet<Value> {
+    let mut out: std::collections::HashSet<Value> = scalars.keys().copied().filter(|v| !outputs.contains(v)).collect();
+    for op in ops {
+        if !matches!(op.kind, OpKind::Elementwise(_)) {
+            for v in &op.operands {
+                out.remove(v);
+            }
+        }
+    }
+    out
 }
 
 /// Whether elementwise op `op` is lowered by [`lower_fused`]: it consumes a pending producer

@@ -291,8 +291,9 @@ pub(crate) fn lower_block(e: &mut Emitter, cx: &Ctx, f: &Func, ops: &[Op], outpu
     let splats = elementwise::splat_scalars(ops);
     let scalars = elementwise::scalar_broadcasts(f, ops);
     let deferred = elementwise::deferred_values(f, ops, outputs, &pending);
+    let unused = elementwise::unmaterialised(&scalars, ops, outputs);
     for op in ops {
-        if op.results.len() == 1 && (pending.contains_key(&op.results[0]) || deferred.contains_key(&op.results[0])) {
+        if op.results.len() == 1 && (pending.contains_key(&op.results[0]) || deferred.contains_key(&op.results[0]) || unused.contains(&op.results[0])) {
             continue;
         }
         if elementwise::takes_fused(op, &pending, &scalars, &deferred) {
