@@ -72,17 +72,18 @@ pub const PAR_MATMUL_WORK: i64 = 1 << 24;
 /// Work from which a `linalg.generic` (elementwise or reduction) is split across threads:
 /// iterations times the work units of one (crate::linalg::elementwise::op_cost, at least
 /// [`PAR_LOOP_MIN_COST`]). A unit is 10-12 ps of one core's time (a compute-bound body at
-/// 0.74 ns for 76 units, a memory-bound one at 0.49 ns for 40), so the threshold is 80-100 us
-/// of work. Every loop of 2^20 iterations qualifies, as before costs were counted; a loop
-/// whose body is dear qualifies earlier: `tanh(2x + 1) * exp(-x)` (76 units) from 110k
-/// iterations, an Adam update (p, m, v in one loop, 40 units) from 210k, the exp generic of
-/// a 256x1024 softmax gradient (37 units) at its 262k. At 2^22 generics of 30-60 us split
-/// too, which at load 6 on the 2-core machine was slower than one thread.
-pub const PAR_LOOP_WORK: i64 = 1 << 23;
+/// 0.74 ns for 76 units, a memory-bound one at 0.49 ns for 40), so the threshold is about
+/// 0.35-0.4 ms of work. Every loop of 2^20 iterations qualifies, as before costs were
+/// counted; a loop whose body is dear qualifies earlier: `tanh(2x + 1) * exp(-x)` (76 units)
+/// from 440k iterations. Measured at load 7 on the 2-core machine: that loop over 1e6
+/// elements took 429 us on two threads against 721 us on one, while the Adam update of an MLP
+/// (three loops of 16M units, 0.2 ms each) took 2.8 ms on two threads against 0.6 ms on one
+/// (a worker without a core stalls each loop), so loops of that size stay on one thread.
+pub const PAR_LOOP_WORK: i64 = 1 << 25;
 
 /// The least work units an iteration counts for (so that every loop of 2^20 iterations is
 /// split).
-pub const PAR_LOOP_MIN_COST: i64 = 8;
+pub const PAR_LOOP_MIN_COST: i64 = 32;
 
 /// Iterations below which a generic stays on one thread whatever its body costs (about 50 us
 /// of the dearest elementwise bodies: the fork and join is not reliably repaid below).
@@ -250,9 +251,9 @@ mod tests {
         assert_eq!(parallel_loop(&[true], &[1 << 20], 1, 4), None);
         // Dear bodies split earlier, not below 2^16 iterations.
         assert_eq!(parallel_loop(&[true], &[1_000_000], 2, 110), Some(0));
-        assert_eq!(parallel_loop(&[true], &[100_000], 2, 110), Some(0));
-        assert_eq!(parallel_loop(&[true, true], &[256, 1024], 2, 25), None);
-        assert_eq!(parallel_loop(&[true, true], &[256, 1024], 2, 37), Some(0));
+        assert_eq!(parallel_loop(&[true], &[500_000], 2, 76), Some(0));
+        assert_eq!(parallel_loop(&[true, true], &[784, 512], 2, 40), None);
+        assert_eq!(parallel_loop(&[true], &[100_000], 2, 400), Some(0));
         assert_eq!(parallel_loop(&[true], &[60_000], 2, 1000), None);
         assert!(parallel_matmul(1024, 1024, 1024, 2) && parallel_matmul(256, 256, 256, 2) && !parallel_matmul(128, 128, 128, 2) && !parallel_matmul(1024, 1024, 1024, 1));
     }
