@@ -9,7 +9,7 @@
 //! return [`BufferError::NotOnHost`] for a device buffer, [`Buffer::to_host`] copies it, and the
 //! infallible accessors kept for host code see no host data on a device buffer (documented on
 //! each: `None`, an empty slice, a null pointer), so nothing here panics on a device buffer.
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::alloc::{alloc, alloc_zeroed, dealloc, Layout};
 use std::sync::Arc;
 
 use quabla_dialect::{DType, Literal, TensorType};
@@ -107,6 +107,19 @@ impl AlignedBytes {
         (!ptr.is_null()).then_some(AlignedBytes { ptr, len })
     }
 
+    /// Storage of `len` bytes whose contents are not initialised (no zero-filling pass), or
+    /// `None` as [`AlignedBytes::try_zeroed`].
+    ///
+    /// # Safety
+    /// The caller writes every byte before anything reads them (compiled code writing an
+    /// output it defines completely).
+    pub unsafe fn try_uninit(len: usize) -> Option<Self> {
+        let layout = Layout::from_size_align(len.max(1), ALIGN).ok()?;
+        // SAFETY: layout has non-zero size; the contents are written before use (contract).
+        let ptr = unsafe { alloc(layout) };
+        (!ptr.is_null()).then_some(AlignedBytes { ptr, len })
+    }
+
     /// The bytes.
     #[inline]
     pub fn as_slice(&self) -> &[u8] {
@@ -124,7 +137,7 @@ impl AlignedBytes {
 
 impl Drop for AlignedBytes {
     fn drop(&mut self) {
-        // SAFETY: allocated in `zeroed` with this layout.
+        // SAFETY: allocated in `try_zeroed` / `try_uninit` with this layout.
         unsafe { dealloc(self.ptr, Layout::from_size_align(self.len.max(1), ALIGN).unwrap()) }
     }
 }
@@ -186,6 +199,21 @@ impl Buffer {
     pub fn try_zeros(ty: TensorType) -> Result<Buffer, BufferError> {
         let bytes = ty.check_bytes("buffer").map_err(|e| BufferError::TooLarge { ty: ty.clone(), message: e.violation().map_or_else(|| e.to_string(), |v| format!("({}) {}", v.constraint, v.message)) })?;
         match AlignedBytes::try_zeroed(bytes) {
+            Some(b) => Ok(Buffer { ty, storage: Storage::Host(Arc::new(b)) }),
+            None => Err(BufferError::OutOfMemory { ty, bytes }),
+        }
+    }
+
+    /// A buffer of type `ty` with the checks and errors of [`Buffer::try_zeros`] but no
+    /// zero-filling pass: for the outputs of compiled code, which writes all of them (a
+    /// multi-megabyte output was otherwise written twice per call).
+    ///
+    /// # Safety
+    /// Every byte is written before the buffer is read ([`AlignedBytes::try_uninit`]).
+    pub unsafe fn try_uninit(ty: TensorType) -> Result<Buffer, BufferError> {
+        let bytes = ty.check_bytes("buffer").map_err(|e| BufferError::TooLarge { ty: ty.clone(), message: e.violation().map_or_else(|| e.to_string(), |v| format!("({}) {}", v.constraint, v.message)) })?;
+        // SAFETY: forwarded to the caller.
+        match unsafe { AlignedBytes::try_uninit(bytes) } {
             Some(b) => Ok(Buffer { ty, storage: Storage::Host(Arc::new(b)) }),
             None => Err(BufferError::OutOfMemory { ty, bytes }),
         }

@@ -213,7 +213,9 @@ fn cache_key(cm: &CpuModule, entry: &str, level: usize, host: bool) -> String {
     let llvm = format!("{major}.{minor}.{patch}");
     let (cpu, features) = if host { host_target().clone() } else { (String::new(), String::new()) };
     let level = level.to_string();
-    objcache::key(&[cm.text.as_bytes(), cm.pipeline.as_bytes(), entry.as_bytes(), level.as_bytes(), cpu.as_bytes(), features.as_bytes(), llvm.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes()])
+    // The loops tag_loops splits follow the thread policy, which the text does not show.
+    let par = crate::parallel::policy_key(cm);
+    objcache::key(&[cm.text.as_bytes(), cm.pipeline.as_bytes(), entry.as_bytes(), level.as_bytes(), cpu.as_bytes(), features.as_bytes(), llvm.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes(), par.as_bytes()])
 }
 
 impl Executor for CpuExecutor {
@@ -862,7 +864,9 @@ impl Executable for CpuExecutable {
 
     fn run(&self, inputs: &[&Buffer]) -> Result<Vec<Buffer>, RuntimeError> {
         check_inputs(&self.entry, &self.inputs, inputs)?;
-        let mut outs: Vec<Buffer> = self.outputs.iter().map(|t| Buffer::try_zeros(t.clone())).collect::<Result<_, _>>().map_err(|source| RuntimeError::Buffer { entry: self.entry.clone(), source })?;
+        // SAFETY: the compiled function defines each output completely (every result tensor is
+        // written into its destination) before the buffers are returned.
+        let mut outs: Vec<Buffer> = self.outputs.iter().map(|t| unsafe { Buffer::try_uninit(t.clone()) }).collect::<Result<_, _>>().map_err(|source| RuntimeError::Buffer { entry: self.entry.clone(), source })?;
         let mut words = self.template.words.clone();
         let n_in = inputs.len();
         for (k, &start) in self.template.starts.iter().enumerate() {

@@ -6,12 +6,15 @@
 //!
 //! Policy (quabla_lowering::tiling): matmuls of at least `PAR_MATMUL_WORK` multiply-adds run
 //! their (row block, panel) pairs, or batch elements, on all threads; generics of at least
-//! `PAR_LOOP_WORK` iterations are split along one parallel loop into one tile per thread;
-//! smaller programs contain no OpenMP call at all, so their per-call path is unchanged.
+//! `PAR_LOOP_WORK` work (iterations times the cost of one: the body's ops by
+//! `quabla_lowering::linalg::elementwise::op_cost` plus the elements read and written; every
+//! loop of 2^20 iterations, and from 2^16 iterations loops with dear bodies) are split along
+//! one parallel loop into one tile per thread; smaller programs contain no OpenMP call at
+//! all, so their per-call path is unchanged.
 use melior::ir::attribute::ArrayAttribute;
 use melior::ir::operation::{OperationLike, OperationMutLike, WalkOrder, WalkResult};
 use melior::ir::r#type::{DimSize, RankedTensorType, ShapedTypeLike, TypeLike};
-use melior::ir::{Module as MlirModule, Type, ValueLike};
+use melior::ir::{BlockLike, Module as MlirModule, RegionLike, Type, ValueLike};
 use melior::Context;
 use quabla_lowering::target::{par_code, PAR_MAX_RANK};
 
@@ -59,6 +62,19 @@ pub fn openmp_loaded() -> bool {
     static LOADED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     // SAFETY: dlopen of a system library; no arguments.
     *LOADED.get_or_init(|| unsafe { quabla_omp_load() } != 0)
+}
+
+/// Bumped when the cost model (`op_cost`) changes, so cached objects tagged by the old one miss.
+const POLICY_VERSION: u32 = 1;
+
+/// What the persistent compile cache's key adds for the loops [`tag_loops`] splits: the tag
+/// pipeline and the policy's constants (the program text does not change with them).
+pub fn policy_key(cm: &quabla_lowering::CpuModule) -> String {
+    use quabla_lowering::tiling::{PAR_LOOP_MIN_COST, PAR_LOOP_MIN_ITERS, PAR_LOOP_WORK};
+    match &cm.tag_pipeline {
+        Some(p) => format!("{p};{}:{PAR_LOOP_WORK}/{PAR_LOOP_MIN_COST}/{PAR_LOOP_MIN_ITERS}/{}/v{POLICY_VERSION}", cm.threads, quabla_lowering::linalg::elementwise::MEMORY_COST),
+        None => String::new(),
+    }
 }
 
 /// Tags each `linalg.generic` of `module` (tensor form, after fusion) that
@@ -114,5 +130,22 @@ fn split_of<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, threads: i64) -> Option
             })
             .collect::<Option<Vec<i64>>>()
     })?;
-    quabla_lowering::tiling::parallel_loop(&parallel, &extents, threads)
+    let full = (0..maps.len()).filter(|&i| maps.element(i).is_ok_and(|m| m.to_string() == identity)).count() as i64;
+    let cost = body_cost(op) + quabla_lowering::linalg::elementwise::MEMORY_COST * full;
+    quabla_lowering::tiling::parallel_loop(&parallel, &extents, threads, cost)
+}
+
+/// The summed `op_cost` of the ops of a generic's body (its only block; nested regions, which
+/// elementwise bodies do not have, count as their op).
+fn body_cost<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> i64 {
+    let Some(block) = op.region(0).ok().and_then(|r| r.first_block()) else { return 0 };
+    let mut cost = 0;
+    let mut next = block.first_operation();
+    while let Some(o) = next {
+        if let Ok(name) = o.name().as_string_ref().as_str() {
+            cost += quabla_lowering::linalg::elementwise::op_cost(name);
+        }
+        next = o.next_in_block();
+    }
+    cost
 }

@@ -99,3 +99,25 @@ def test_compiled_updates_equal_the_host_path(momentum):
         for k in shapes:
             assert qp[k].dtype == qb.float32
             np.testing.assert_allclose(qp[k].numpy(), hp[k].numpy(), rtol=2e-6, atol=1e-7, err_msg=f"{opt} {k}")
+
+
+@pytest.mark.parametrize("opt", [qb.optim.Adam(learning_rate=0.01), qb.optim.AdamW(learning_rate=0.01, weight_decay=0.1, mask={"w": True, "v": False, "b": True, "s": False})])
+def test_large_leaves_update_in_programs_of_their_own(opt):
+    # Parameters of 2^16 elements or more get a compiled update each (no outlining of a
+    # whole model's update); the small ones share one. The result is the host path's.
+    from quabla._optimizers import _groups
+
+    rng = np.random.default_rng(3)
+    shapes = {"w": (300, 256), "v": (1 << 16,), "b": (32,), "s": ()}
+    p0 = {k: rng.normal(size=s).astype(np.float32) for k, s in shapes.items()}
+    qp = qb.tree.map(qb.array, p0)
+    leaves = qb.tree.leaves(qp)
+    assert sorted(len(g) for g in _groups(leaves)) == [1, 1, 2]
+    qs, hs, hp = opt.init(qp), opt.init(p0), p0
+    for _ in range(2):
+        g = {k: rng.normal(size=s).astype(np.float32) for k, s in shapes.items()}
+        qp, qs = opt.update(qp, qb.tree.map(qb.array, g), qs)
+        hp, hs = opt.update(hp, g, hs)
+    for k in shapes:
+        for a, b in ((qp[k], hp[k]), (qs["m"][k], hs["m"][k]), (qs["v"][k], hs["v"][k])):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=2e-6, atol=1e-7, err_msg=f"{opt} {k}")

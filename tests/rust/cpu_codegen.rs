@@ -289,3 +289,99 @@ fn parallel_loops_match_the_interpreter_on_one_and_two_threads() {
         }
     }
 }
+
+/// An Adam-shaped program over `n` f32 elements: m' = 0.9 m + 0.1 g, v' = 0.999 v + 0.001 g^2
+/// (outputs, each also read by the update), p' = p - lr (m'/c1) / (sqrt(v'/c2) + eps) with the
+/// bias corrections c1 = 1 - t, c2 = 1 - t/2 computed from a 0-d input t; the scalar
+/// broadcasts (0.001 twice) have several uses.
+fn adam_like(n: i64) -> Module {
+    use quabla_dialect::{BinaryOp, ConstantOp, LayoutOp, Literal};
+    let ty = TensorType::new(DType::F32, [n]);
+    let s = TensorType::new(DType::F32, [] as [i64; 0]);
+    let mut f = Func::new("main", &[ty.clone(), ty.clone(), ty.clone(), ty.clone(), s.clone()]);
+    let (p, g, m, v, t) = (f.params[0], f.params[1], f.params[2], f.params[3], f.params[4]);
+    let k = |f: &mut Func, x: f64| f.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::from_f64s(s.clone(), &[x]) }), &[], None).unwrap();
+    let bc = |f: &mut Func, x| f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: vec![n] }), &[x], None).unwrap();
+    let bin = |f: &mut Func, op, a, b| f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op }), &[a, b], None).unwrap();
+    let (b1, nb1, b2, small, one, two) = (k(&mut f, 0.9), k(&mut f, 0.1), k(&mut f, 0.999), k(&mut f, 0.001), k(&mut f, 1.0), k(&mut f, 2.0));
+    let c1 = bin(&mut f, BinaryOp::Sub, one, t);
+    let th = bin(&mut f, BinaryOp::Div, t, two);
+    let c2 = bin(&mut f, BinaryOp::Sub, one, th);
+    let (b1b, nb1b, b2b, smallb, c1b, c2b) = (bc(&mut f, b1), bc(&mut f, nb1), bc(&mut f, b2), bc(&mut f, small), bc(&mut f, c1), bc(&mut f, c2));
+    let m1 = bin(&mut f, BinaryOp::Mul, b1b, m);
+    let m2 = bin(&mut f, BinaryOp::Mul, nb1b, g);
+    let mn = bin(&mut f, BinaryOp::Add, m1, m2);
+    let v1 = bin(&mut f, BinaryOp::Mul, b2b, v);
+    let gg = bin(&mut f, BinaryOp::Mul, g, g);
+    let v2 = bin(&mut f, BinaryOp::Mul, smallb, gg);
+    let vn = bin(&mut f, BinaryOp::Add, v1, v2);
+    let mh = bin(&mut f, BinaryOp::Div, mn, c1b);
+    let vh = bin(&mut f, BinaryOp::Div, vn, c2b);
+    let sq = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Sqrt }), &[vh], None).unwrap();
+    let eps = k(&mut f, 1e-8);
+    let epsb = bc(&mut f, eps);
+    let den = bin(&mut f, BinaryOp::Add, sq, epsb);
+    let u = bin(&mut f, BinaryOp::Div, mh, den);
+    let lu = bin(&mut f, BinaryOp::Mul, smallb, u);
+    let pn = bin(&mut f, BinaryOp::Sub, p, lu);
+    f.outputs = vec![pn, mn, vn];
+    Module { funcs: vec![f] }
+}
+
+#[test]
+fn multi_use_values_and_scalar_broadcasts_fuse_into_one_loop() {
+    // The new moments (outputs read again by the update) are yielded by the update's generic
+    // and the broadcast scalars are read as scalars: one loop reads p, g, m, v once and
+    // writes p', m', v' once (no loop fills a broadcast); results equal the interpreter's.
+    let mut rng = Rng(97);
+    let n = 5000;
+    let module = adam_like(n);
+    let llvm = executor().lower_to_llvm(&module, &with_threads(1)).unwrap();
+    assert_eq!(llvm.matches("llvm.cond_br").count(), 1, "one loop:\n{llvm}");
+    let ty = TensorType::new(DType::F32, [n]);
+    let mut inputs: Vec<Buffer> = (0..4).map(|_| rng.buffer(&ty, -1.0, 1.0)).collect();
+    inputs[3] = rng.buffer(&ty, 0.0, 1.0);
+    inputs.push(Buffer::from_f64s(TensorType::new(DType::F32, [] as [i64; 0]), &[0.5]).unwrap());
+    let want = interp::run_func(&module, "main", &inputs).unwrap();
+    let got = executor().compile(&module, "main", &with_threads(1)).unwrap().run(&inputs.iter().collect::<Vec<_>>()).unwrap();
+    for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+        if let Err(e) = compare(g, w, Tol::Rel(1e-6), 1.0) {
+            panic!("output {k}: {e}");
+        }
+    }
+}
+
+#[test]
+fn dear_loops_split_from_fewer_iterations_than_cheap_ones() {
+    // The thread policy counts work (iterations x body cost): tanh(x) * exp(y) over 500k
+    // elements runs on two threads, x + y over 500k elements on one; both equal the
+    // interpreter, the same bits on one and two threads.
+    use quabla_dialect::BinaryOp;
+    let mut rng = Rng(98);
+    let ty = TensorType::new(DType::F32, [500_000]);
+    let dear = {
+        let mut f = Func::new("main", &[ty.clone(), ty.clone()]);
+        let (a, b) = (f.params[0], f.params[1]);
+        let t = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Tanh }), &[a], None).unwrap();
+        let e = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Exp }), &[b], None).unwrap();
+        let y = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[t, e], None).unwrap();
+        f.outputs = vec![y];
+        Module { funcs: vec![f] }
+    };
+    let cheap = one_op_module(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[ty.clone(), ty.clone()]);
+    assert!(executor().lower_to_llvm(&dear, &with_threads(2)).unwrap().contains("omp.parallel"), "tanh * exp over 500k: two threads");
+    assert!(!executor().lower_to_llvm(&cheap, &with_threads(2)).unwrap().contains("omp."), "x + y over 500k: one thread");
+    let inputs = [rng.buffer(&ty, -3.0, 3.0), rng.buffer(&ty, -3.0, 3.0)];
+    for module in [&dear, &cheap] {
+        let want = interp::run_func(module, "main", &inputs).unwrap().remove(0);
+        let mut outs = vec![];
+        for threads in [1, 2] {
+            let got = executor().compile(module, "main", &with_threads(threads)).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap().remove(0);
+            if let Err(e) = compare(&got, &want, Tol::Rel(1e-5), 1.0) {
+                panic!("{threads} threads: {e}");
+            }
+            outs.push(got);
+        }
+        assert!(outs[0].bytes() == outs[1].bytes(), "one and two threads differ");
+    }
+}

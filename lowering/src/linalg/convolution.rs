@@ -254,7 +254,7 @@ fn per_image_loop(e: &Emitter, dt: DType, fm: Form, g: i64, nb: i64, og: i64, s:
     let target = e.cg.target;
     target.matmul_plan(dt, og, s, kk)?;
     let threads = e.threads();
-    let inner = target.parallel_matmul(og, s, kk, threads) || target.parallel_loop(&[true, true], &[kk, s], threads).is_some();
+    let inner = target.parallel_matmul(og, s, kk, threads) || target.parallel_loop(&[true, true], &[kk, s], threads, 2 * super::elementwise::MEMORY_COST).is_some();
     Some(threads > 1 && nb >= threads && !inner && target.parallel_matmul(og, s.saturating_mul(nb), kk, threads))
 }
 

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use quabla_dialect::{BinaryOp, CmpDir, DType, ElementwiseOp, Func, Op, OpKind, TensorType, UnaryOp, Value};
 
-use super::{elementwise, float_lit, int_max, int_min, one_lit, operands, zero_lit, Emitter};
+use super::{elementwise, float_lit, generic, identity, int_max, int_min, map, one_lit, operands, zero_lit, Emitter, Iter, Operand};
 use crate::target::{Builder, Cast, FBin, FCmp, FUn, IBin, ICmp};
 use crate::LowerError;
 
@@ -599,6 +599,127 @@ pub fn splat_scalars(ops: &[Op]) -> HashMap<Value, String> {
         .collect()
 }
 
+/// Elementwise values of `ops` with several uses that are computed inside a later fused
+/// generic and yielded as extra results of it (one pass writes them and their consumer's
+/// result instead of a write, then a read back): by value, the op and the result of the
+/// root op whose generic computes it. A value qualifies when every use is an elementwise op
+/// of its shape or a block output, its first user's chain of single-use producers
+/// (`pending`) ends in root R, and each other user is in R's chain or in the chain of a later root (so it reads
+/// the yielded value). A root that takes such a value is not itself deferred. Example: Adam's
+/// new moments m, v (outputs, and read by the parameter update) are yielded by the
+/// parameter update's generic, which reads p, g, m, v once and writes p, m, v once.
+pub fn deferred_values<'a>(f: &Func, ops: &'a [Op], outputs: &[Value], pending: &HashMap<Value, &'a Op>) -> HashMap<Value, (&'a Op, Value)> {
+    let mut at: HashMap<Value, usize> = HashMap::new();
+    let mut users: HashMap<Value, Vec<usize>> = HashMap::new();
+    for (i, op) in ops.iter().enumerate() {
+        for r in &op.results {
+            at.insert(*r, i);
+        }
+        for v in &op.operands {
+            users.entry(*v).or_default().push(i);
+        }
+    }
+    // The root whose generic computes op i: follow single-use producers to their consumer.
+    let root_of = |mut i: usize| {
+        while ops[i].results.len() == 1 && pending.contains_key(&ops[i].results[0]) {
+            match users.get(&ops[i].results[0]).and_then(|u| u.first()) {
+                Some(&j) => i = j,
+                None => break,
+            }
+        }
+        i
+    };
+    let mut out: HashMap<Value, (&Op, Value)> = HashMap::new();
+    let mut absorbed: std::collections::HashSet<usize> = std::collections::HashSet::new();
+    for (i, op) in ops.iter().enumerate() {
+        if !matches!(op.kind, OpKind::Elementwise(_)) || op.results.len() != 1 || !op.regions.is_empty() || absorbed.contains(&i) {
+            continue;
+        }
+        let v = op.results[0];
+        let ty = f.ty(v);
+        if pending.contains_key(&v) || ty.rank() == 0 || op.operands.iter().any(|x| f.ty(*x).shape != ty.shape) {
+            continue;
+        }
+        let Some(us) = users.get(&v) else { continue };
+        let fusible = |j: &usize| matches!(ops[*j].kind, OpKind::Elementwise(_)) && ops[*j].results.len() == 1 && ops[*j].regions.is_empty() && f.ty(ops[*j].results[0]).shape == ty.shape;
+        if us.len() + outputs.iter().filter(|o| **o == v).count() < 2 || !us.iter().all(fusible) {
+            continue;
+        }
+        let r = root_of(us[0]);
+        if r <= i || !matches!(ops[r].kind, OpKind::Elementwise(_)) || out.contains_key(&ops[r].results[0]) {
+            continue;
+        }
+        if us.iter().all(|&w| root_of(w) >= r) {
+            out.insert(v, (op, ops[r].results[0]));
+            absorbed.insert(r);
+        }
+    }
+    out
+}
+
+/// Work units of one execution of the loop-body op `name`, the thread policy's estimate of
+/// what an iteration costs (crate::tiling::parallel_loop: a loop is split across threads
+/// when its iterations times its per-iteration cost are large). Constants and the yield are
+/// free, a vector-friendly arith/math op costs 1, a division or square root 4, a `math.*` op
+/// that stays a libm call 16; [`MEMORY_COST`] per element read or written.
+pub fn op_cost(name: &str) -> i64 {
+    match name {
+        "arith.constant" | "linalg.yield" | "linalg.index" => 0,
+        "arith.divf" | "arith.divsi" | "arith.divui" | "arith.remf" | "arith.remsi" | "arith.remui" | "math.sqrt" | "math.rsqrt" => 4,
+        "math.fma" | "math.absf" | "math.absi" | "math.copysign" | "math.roundeven" | "math.round" | "math.floor" | "math.ceil" | "math.trunc" | "math.ctpop" => 1,
+        n if n.starts_with("math.") => 16,
+        _ => 1,
+    }
+}
+
+/// Work units per element a loop reads or writes through an identity map (see [`op_cost`]).
+pub const MEMORY_COST: i64 = 2;
+
+/// The summed [`op_cost`] of the ops of a loop body written as text (`%x = name ...` lines).
+pub fn text_body_cost(body: &str) -> i64 {
+    body.lines()
+        .filter_map(|l| {
+            let rest = &l[l.find(" = ")? + 3..];
+            rest.split([' ', '(', '"', '<']).find(|t| !t.is_empty())
+        })
+        .map(op_cost)
+        .sum()
+}
+
+/// The broadcasts of `ops` of a rank-0 value (`broadcast_in_dim` of a scalar), by result:
+/// their source. An elementwise generic that uses one reads the 0-d source through a `()`
+/// map instead (a splat constant's literal is a scalar of the body), so the full-size tensor
+/// is not materialised: upstream fusion leaves a broadcast with several uses (the same
+/// hyperparameter scaling several arrays) as a separate generic, a whole extra write and
+/// read of the array per use.
+pub fn scalar_broadcasts(f: &Func, ops: &[Op]) -> HashMap<Value, Value> {
+    ops.iter()
+        .filter(|op| matches!(op.kind, OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { .. })) && op.operands.len() == 1 && op.results.len() == 1)
+        .filter(|op| f.ty(op.operands[0]).rank() == 0 && f.ty(op.results[0]).rank() > 0)
+        .map(|op| (op.results[0], op.operands[0]))
+        .collect()
+}
+
+/// The [`scalar_broadcasts`] that need no tensor at all: every use is an elementwise op (which
+/// reads the source instead, [`lower_fused`]) and none is a block output.
+pub fn unmaterialised(scalars: &HashMap<Value, Value>, ops: &[Op], outputs: &[Value]) -> std::collections::HashSet<Value> {
+    let mut out: std::collections::HashSet<Value> = scalars.keys().copied().filter(|v| !outputs.contains(v)).collect();
+    for op in ops {
+        if !matches!(op.kind, OpKind::Elementwise(_)) {
+            for v in &op.operands {
+                out.remove(v);
+            }
+        }
+    }
+    out
+}
+
+/// Whether elementwise op `op` is lowered by [`lower_fused`]: it consumes a pending producer
+/// or a scalar broadcast.
+pub fn takes_fused(op: &Op, pending: &HashMap<Value, &Op>, scalars: &HashMap<Value, Value>, deferred: &HashMap<Value, (&Op, Value)>) -> bool {
+    matches!(op.kind, OpKind::Elementwise(_)) && op.operands.iter().any(|v| pending.contains_key(v) || scalars.contains_key(v) || deferred.contains_key(v))
+}
+
 /// The scalar formula of elementwise op `op` on operand scalars `a` (operand dtypes from `f`).
 fn scalar(e: &mut Emitter, f: &Func, op: &Op, a: &[String]) -> Result<String, LowerError> {
     let OpKind::Elementwise(k) = &op.kind else { return Err(LowerError::Unsupported { op: op.kind.name(), rule: "fused elementwise" }) };
@@ -618,20 +739,31 @@ fn scalar(e: &mut Emitter, f: &Func, op: &Op, a: &[String]) -> Result<String, Lo
 
 /// `root` with the chain of `pending` producers that feed it, as one elementwise generic over
 /// the chain's leaves (the values it uses that are not pending). The chain is a tree (each
-/// pending value has one use); it is evaluated in post order without recursion.
-pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value, &Op>, splats: &HashMap<Value, String>) -> Result<String, LowerError> {
-    // Post order of the tree and its leaves, iteratively.
+/// pending value has one use); it is evaluated in post order without recursion. A leaf that
+/// is a broadcast of a scalar (`scalars`, [`scalar_broadcasts`]) is read from its 0-d
+/// source (or is the source's literal when that is a splat constant).
+///
+/// The [`deferred_values`] whose root is `root` are computed in the same generic (the tree is
+/// then a DAG: each op is evaluated once) and yielded as extra results, which their values
+/// then name.
+pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value, &Op>, splats: &HashMap<Value, String>, scalars: &HashMap<Value, Value>, deferred: &HashMap<Value, (&Op, Value)>) -> Result<String, LowerError> {
+    let mine: HashMap<Value, &Op> = deferred.iter().filter(|(_, (_, r))| *r == root.results[0]).map(|(v, (op, _))| (*v, *op)).collect();
+    // Post order of the DAG and its leaves, iteratively.
     let mut order: Vec<&Op> = Vec::new();
     let mut leaves: Vec<Value> = Vec::new();
+    let mut seen: std::collections::HashSet<Value> = std::collections::HashSet::new();
     let mut stack: Vec<(&Op, bool)> = vec![(root, false)];
     while let Some((op, expanded)) = stack.pop() {
         if expanded {
             order.push(op);
             continue;
         }
+        if !seen.insert(op.results[0]) {
+            continue;
+        }
         stack.push((op, true));
         for v in op.operands.iter().rev() {
-            match pending.get(v) {
+            match pending.get(v).or_else(|| mine.get(v)) {
                 Some(p) => stack.push((p, false)),
                 None => {
                     if !leaves.contains(v) && !splats.contains_key(v) {
@@ -641,11 +773,47 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
             }
         }
     }
-    let ins: Vec<(String, TensorType)> = leaves.iter().map(|v| (e.name(*v), f.ty(*v).clone())).collect();
     let out = f.ty(root.results[0]).clone();
+    // The deferred values this generic yields, in evaluation order (rank > 0: see deferred_values).
+    let extra: Vec<Value> = order.iter().map(|op| op.results[0]).filter(|v| mine.contains_key(v)).collect();
+    // Broadcast scalars: a splat source is a literal (no operand), another one an operand.
+    let mut literal: HashMap<Value, String> = HashMap::new();
+    let mut ins_of: Vec<Value> = Vec::new();
+    if out.rank() > 0 {
+        leaves.retain(|v| match scalars.get(v) {
+            Some(src) => {
+                match splats.get(src) {
+                    Some(text) => {
+                        literal.insert(*v, text.clone());
+                    }
+                    None => ins_of.push(*v),
+                }
+                false
+            }
+            None => true,
+        });
+    }
+    let n_full = leaves.len();
+    let mut srcs: Vec<Value> = Vec::new();
+    for v in &ins_of {
+        let s = scalars[v];
+        if !srcs.contains(&s) {
+            srcs.push(s);
+        }
+    }
+    let mut ins: Vec<(String, TensorType)> = leaves.iter().map(|v| (e.name(*v), f.ty(*v).clone())).collect();
+    ins.extend(srcs.iter().map(|v| (e.name(*v), f.ty(*v).clone())));
     let mut err = None;
-    let r = elementwise(e, &ins, &out, |e, args| {
+    let mut body = |e: &mut Emitter, args: &[String]| {
         let mut vals: HashMap<Value, String> = leaves.iter().copied().zip(args.iter().cloned()).collect();
+        for v in &ins_of {
+            let k = srcs.iter().position(|s| *s == scalars[v]).unwrap_or(0);
+            vals.insert(*v, args[n_full + k].clone());
+        }
+        for (v, text) in &literal {
+            let s = e.scalar(f.ty(*v).dtype, text);
+            vals.insert(*v, s);
+        }
         // Splat constants become scalars of the body (not operands of the generic).
         for op in &order {
             for v in &op.operands {
@@ -663,12 +831,32 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
                 }
                 Err(x) => {
                     err = Some(x);
-                    return String::new();
+                    return vec![String::new(); 1 + extra.len()];
                 }
             }
         }
-        vals.remove(&root.results[0]).unwrap_or_default()
-    });
+        let mut ys = vec![vals.remove(&root.results[0]).unwrap_or_default()];
+        ys.extend(extra.iter().map(|v| vals.get(v).cloned().unwrap_or_default()));
+        ys
+    };
+    let r = if srcs.is_empty() && extra.is_empty() {
+        elementwise(e, &ins, &out, |e, a| body(e, a).remove(0))
+    } else {
+        // Full-size leaves through the identity map, scalar sources through `()`; the root's
+        // result, then the deferred values.
+        let r = out.rank();
+        let ops: Vec<Operand> = ins.iter().enumerate().map(|(i, (n, t))| Operand::new(n.clone(), t, if i < n_full { identity(r) } else { map(r, &[]) })).collect();
+        let mut outs = vec![];
+        for t in std::iter::once(&out).chain(extra.iter().map(|v| f.ty(*v))) {
+            let init = e.empty(t);
+            outs.push(Operand::new(init, t, identity(r)));
+        }
+        let mut names = generic(e, &vec![Iter::Parallel; r], &ops, &outs, |e, a| body(e, a));
+        for (v, n) in extra.iter().zip(names.drain(1..)) {
+            e.alias(*v, n);
+        }
+        names.remove(0)
+    };
     match err {
         Some(x) => Err(x),
         None => Ok(r),

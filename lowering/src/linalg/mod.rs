@@ -181,7 +181,6 @@ pub enum Iter {
 pub fn generic(e: &mut Emitter, iters: &[Iter], ins: &[Operand], outs: &[Operand], body: impl FnOnce(&mut Emitter, &[String]) -> Vec<String>) -> Vec<String> {
     let maps: Vec<&str> = ins.iter().chain(outs).map(|o| o.map.as_str()).collect();
     let it: Vec<&str> = iters.iter().map(|i| if *i == Iter::Parallel { "\"parallel\"" } else { "\"reduction\"" }).collect();
-    parallel_candidate(e, iters, ins, outs);
     let res = e.fresh();
     let lhs = if outs.len() == 1 { res.clone() } else { format!("{res}:{}", outs.len()) };
     let names = |v: &[Operand]| v.iter().map(|o| o.name.clone()).collect::<Vec<_>>().join(", ");
@@ -198,7 +197,10 @@ pub fn generic(e: &mut Emitter, iters: &[Iter], ins: &[Operand], outs: &[Operand
     let decl: Vec<String> = args.iter().zip(ins.iter().chain(outs)).map(|(a, o)| format!("{a}: {}", o.ty.dtype)).collect();
     e.raw_line(format!("^bb0({}):", decl.join(", ")));
     e.depth += 1;
+    let start = e.out.len();
     let yields = body(e, &args);
+    let cost = elementwise::text_body_cost(&e.out[start..]);
+    parallel_candidate(e, iters, ins, outs, cost);
     let ytypes: Vec<String> = outs.iter().map(|o| o.ty.dtype.to_string()).collect();
     e.line(format!("linalg.yield {} : {}", yields.join(", "), ytypes.join(", ")));
     e.depth -= 1;
@@ -216,15 +218,20 @@ pub fn generic(e: &mut Emitter, iters: &[Iter], ins: &[Operand], outs: &[Operand
 /// generic is not tagged here: upstream fusion replaces generics (and drops their
 /// attributes), so the CPU executor tags the generics left after fusion itself
 /// (quabla_runtime's `parallel::tag_loops`); this only tells whether any can be.
-fn parallel_candidate(e: &mut Emitter, iters: &[Iter], ins: &[Operand], outs: &[Operand]) {
+///
+/// `body_cost` is the [`elementwise::op_cost`] of the body; with [`elementwise::MEMORY_COST`]
+/// per identity-mapped operand it is the work of one iteration.
+fn parallel_candidate(e: &mut Emitter, iters: &[Iter], ins: &[Operand], outs: &[Operand], body_cost: i64) {
     let threads = e.threads();
     if threads <= 1 || e.par {
         return;
     }
     let id = identity(iters.len());
-    if let Some(full) = ins.iter().chain(outs).find(|o| o.map == id && o.ty.rank() == iters.len()) {
+    let full: Vec<&Operand> = ins.iter().chain(outs).filter(|o| o.map == id && o.ty.rank() == iters.len()).collect();
+    if let Some(first) = full.first() {
         let parallel: Vec<bool> = iters.iter().map(|i| *i == Iter::Parallel).collect();
-        e.par = e.cg.target.parallel_loop(&parallel, &full.ty.shape, threads).is_some();
+        let cost = body_cost + elementwise::MEMORY_COST * full.len() as i64;
+        e.par = e.cg.target.parallel_loop(&parallel, &first.ty.shape, threads, cost).is_some();
     }
 }
 
@@ -276,17 +283,22 @@ pub fn operands(e: &Emitter, f: &Func, o: &Op) -> Vec<(String, TensorType)> {
 /// consumer's `linalg.generic` computes it in its body from the chain's leaves
 /// (`elementwise::lower_fused`). This keeps one generic per chain, so upstream
 /// `linalg-fuse-elementwise-ops` (quadratic in the length of a chain it has to fuse) has only
-/// broadcasts left to fuse.
+/// broadcasts left to fuse. Broadcasts of scalars are read by the generics that use them as
+/// 0-d operands or literals (`elementwise::scalar_broadcasts`), so one used several times is
+/// not materialised (upstream fusion keeps a producer with several uses).
 pub(crate) fn lower_block(e: &mut Emitter, cx: &Ctx, f: &Func, ops: &[Op], outputs: &[Value]) -> Result<(), LowerError> {
     let pending = elementwise::fusible_producers(f, ops, outputs);
     let splats = elementwise::splat_scalars(ops);
+    let scalars = elementwise::scalar_broadcasts(f, ops);
+    let deferred = elementwise::deferred_values(f, ops, outputs, &pending);
+    let unused = elementwise::unmaterialised(&scalars, ops, outputs);
     for op in ops {
-        if op.results.len() == 1 && pending.contains_key(&op.results[0]) {
+        if op.results.len() == 1 && (pending.contains_key(&op.results[0]) || deferred.contains_key(&op.results[0]) || unused.contains(&op.results[0])) {
             continue;
         }
-        if matches!(op.kind, OpKind::Elementwise(_)) && op.operands.iter().any(|v| pending.contains_key(v)) {
+        if elementwise::takes_fused(op, &pending, &scalars, &deferred) {
             e.loc = op.loc.as_ref().map(|l| l.to_string());
-            let r = elementwise::lower_fused(e, f, op, &pending, &splats)?;
+            let r = elementwise::lower_fused(e, f, op, &pending, &splats, &scalars, &deferred)?;
             e.alias(op.results[0], r);
             e.loc = None;
             continue;

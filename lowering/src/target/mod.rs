@@ -56,9 +56,10 @@ pub trait Target: Send + Sync + std::fmt::Debug {
     }
 
     /// The loop along which a `linalg.generic` over `extents` (its loop extents; `parallel`
-    /// tells its parallel loops) is split into one `scf.forall` tile per thread, or `None` to
-    /// keep it on one thread. Never asked with one thread.
-    fn parallel_loop(&self, _parallel: &[bool], _extents: &[i64], _threads: i64) -> Option<usize> {
+    /// tells its parallel loops; `cost` the work units of one iteration,
+    /// crate::linalg::elementwise::op_cost) is split into one `scf.forall` tile per thread,
+    /// or `None` to keep it on one thread. Never asked with one thread.
+    fn parallel_loop(&self, _parallel: &[bool], _extents: &[i64], _threads: i64, _cost: i64) -> Option<usize> {
         None
     }
 

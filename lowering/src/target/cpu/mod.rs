@@ -62,8 +62,8 @@ impl Target for CpuTarget {
         tiling::parallel_matmul(m, n, k, threads)
     }
 
-    fn parallel_loop(&self, parallel: &[bool], extents: &[i64], threads: i64) -> Option<usize> {
-        tiling::parallel_loop(parallel, extents, threads)
+    fn parallel_loop(&self, parallel: &[bool], extents: &[i64], threads: i64, cost: i64) -> Option<usize> {
+        tiling::parallel_loop(parallel, extents, threads, cost)
     }
 
     fn unary_kernel(&self, b: &mut Text<'_>, u: UnaryOp, d: DType, x: &(String, DType)) -> Option<(String, DType)> {

@@ -72,9 +72,25 @@ pub fn choose(d: DType, m: i64, n: i64, k: i64) -> Option<Plan> {
 /// against 175 us on one, elementwise chains of 65536 elements 450 us against 81-124 us.
 pub const PAR_MATMUL_WORK: i64 = 1 << 24;
 
-/// Loop iterations from which a `linalg.generic` (elementwise or reduction) is split across
-/// threads (about 0.3-1 ms of elementwise work on one core; see [`PAR_MATMUL_WORK`]).
-pub const PAR_LOOP_WORK: i64 = 1 << 20;
+/// Work from which a `linalg.generic` (elementwise or reduction) is split across threads:
+/// iterations times the work units of one (crate::linalg::elementwise::op_cost, at least
+/// [`PAR_LOOP_MIN_COST`]). A unit is 10-12 ps of one core's time (a compute-bound body at
+/// 0.74 ns for 76 units, a memory-bound one at 0.49 ns for 40), so the threshold is about
+/// 0.35-0.4 ms of work. Every loop of 2^20 iterations qualifies, as before costs were
+/// counted; a loop whose body is dear qualifies earlier: `tanh(2x + 1) * exp(-x)` (76 units)
+/// from 440k iterations. Measured at load 7 on the 2-core machine: that loop over 1e6
+/// elements took 429 us on two threads against 721 us on one, while the Adam update of an MLP
+/// (three loops of 16M units, 0.2 ms each) took 2.8 ms on two threads against 0.6 ms on one
+/// (a worker without a core stalls each loop), so loops of that size stay on one thread.
+pub const PAR_LOOP_WORK: i64 = 1 << 25;
+
+/// The least work units an iteration counts for (so that every loop of 2^20 iterations is
+/// split).
+pub const PAR_LOOP_MIN_COST: i64 = 32;
+
+/// Iterations below which a generic stays on one thread whatever its body costs (about 50 us
+/// of the dearest elementwise bodies: the fork and join is not reliably repaid below).
+pub const PAR_LOOP_MIN_ITERS: i64 = 1 << 16;
 
 /// Whether a tiled `m x n x k` product (padded extents) runs on `threads` threads: large
 /// enough ([`PAR_MATMUL_WORK`]) and at least `threads` blocks of `plan`.
@@ -86,10 +102,12 @@ pub fn parallel_matmul(m: i64, n: i64, k: i64, threads: i64) -> bool {
 /// script's `tile_using_forall ... num_threads`): the outermost parallel loop whose extent
 /// divides evenly or is large against `threads` (else the outermost with at least `threads`
 /// iterations); None for small loop nests ([`PAR_LOOP_WORK`]), more than [`PAR_MAX_RANK`]
-/// loops and nests without such a loop (full reductions stay on one thread).
-pub fn parallel_loop(parallel: &[bool], extents: &[i64], threads: i64) -> Option<usize> {
-    let work = extents.iter().try_fold(1i64, |a, &x| a.checked_mul(x))?;
-    if threads <= 1 || work < PAR_LOOP_WORK || parallel.len() != extents.len() || extents.len() > PAR_MAX_RANK {
+/// loops and nests without such a loop (full reductions stay on one thread). `cost`: the
+/// work units of one iteration.
+pub fn parallel_loop(parallel: &[bool], extents: &[i64], threads: i64, cost: i64) -> Option<usize> {
+    let iters = extents.iter().try_fold(1i64, |a, &x| a.checked_mul(x))?;
+    let work = iters.saturating_mul(cost.max(PAR_LOOP_MIN_COST));
+    if threads <= 1 || iters < PAR_LOOP_MIN_ITERS || work < PAR_LOOP_WORK || parallel.len() != extents.len() || extents.len() > PAR_MAX_RANK {
         return None;
     }
     let ok = |i: usize| parallel[i] && extents[i] >= threads;
@@ -223,17 +241,23 @@ mod tests {
 
     #[test]
     fn parallel_choice() {
-        // Elementwise over 1e6: the only loop.
-        assert_eq!(parallel_loop(&[true], &[1 << 20], 2), Some(0));
+        // Elementwise over 2^20: the only loop (any body).
+        assert_eq!(parallel_loop(&[true], &[1 << 20], 2, 1), Some(0));
         // The outermost parallel loop that splits evenly: 3 rows split unevenly, so columns.
-        assert_eq!(parallel_loop(&[true, true], &[3, 400_000], 2), Some(1));
+        assert_eq!(parallel_loop(&[true, true], &[3, 400_000], 2, 4), Some(1));
         // Row sums: rows split; the reduction loop never.
-        assert_eq!(parallel_loop(&[true, false], &[1024, 1024], 2), Some(0));
-        assert_eq!(parallel_loop(&[false, true], &[1024, 1024], 2), Some(1));
+        assert_eq!(parallel_loop(&[true, false], &[1024, 1024], 2, 3), Some(0));
+        assert_eq!(parallel_loop(&[false, true], &[1024, 1024], 2, 3), Some(1));
         // A full reduction, small loops and one thread stay serial.
-        assert_eq!(parallel_loop(&[false], &[1 << 20], 2), None);
-        assert_eq!(parallel_loop(&[true], &[1_000_000], 2), None);
-        assert_eq!(parallel_loop(&[true], &[1 << 20], 1), None);
+        assert_eq!(parallel_loop(&[false], &[1 << 20], 2, 100), None);
+        assert_eq!(parallel_loop(&[true], &[1_000_000], 2, 4), None);
+        assert_eq!(parallel_loop(&[true], &[1 << 20], 1, 4), None);
+        // Dear bodies split earlier, not below 2^16 iterations.
+        assert_eq!(parallel_loop(&[true], &[1_000_000], 2, 110), Some(0));
+        assert_eq!(parallel_loop(&[true], &[500_000], 2, 76), Some(0));
+        assert_eq!(parallel_loop(&[true, true], &[784, 512], 2, 40), None);
+        assert_eq!(parallel_loop(&[true], &[100_000], 2, 400), Some(0));
+        assert_eq!(parallel_loop(&[true], &[60_000], 2, 1000), None);
         assert!(parallel_matmul(1024, 1024, 1024, 2) && parallel_matmul(256, 256, 256, 2) && !parallel_matmul(128, 128, 128, 2) && !parallel_matmul(1024, 1024, 1024, 1));
     }
 
