@@ -60,6 +60,12 @@ fn cases() -> Vec<Case> {
         Case { name: "2d tiled kernel-gradient layout", lhs: vec![6, 5, 20, 20], rhs: vec![6, 10, 18, 18], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::from_specs(&[1, 0, 2, 3], &[1, 0, 2, 3], &[1, 0, 2, 3]), fg: 1, bg: 1 },
         // Large enough for the loop over input features (kernel gradients: M = 8 * 4 * 4, Og = 16).
         Case { name: "2d kernel-gradient feature loop", lhs: vec![10, 8, 32, 32], rhs: vec![10, 16, 29, 29], strides: vec![1, 1], padding: vec![0, 0, 0, 0], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::from_specs(&[1, 0, 2, 3], &[1, 0, 2, 3], &[1, 0, 2, 3]), fg: 1, bg: 1 },
+        // Patches written in the packed panel order (the last output extent a multiple of the
+        // 32-column panel): ragged output features (10, the kernel padded to 16 rows), strides
+        // with rhs dilation, lhs dilation, 1-D; per-image padding throughout.
+        Case { name: "2d packed panels", lhs: vec![3, 6, 9, 64], rhs: vec![10, 6, 3, 3], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 1, bg: 1 },
+        Case { name: "2d packed panels strided dilated", lhs: vec![2, 4, 10, 128], rhs: vec![16, 4, 2, 3], strides: vec![1, 2], padding: vec![0, 1, 1, 0], ld: vec![1, 1], rd: vec![2, 1], dims: ConvDims::nchw(2), fg: 1, bg: 1 },
+        Case { name: "1d packed panels lhs dilation", lhs: vec![2, 8, 48], rhs: vec![12, 8, 3], strides: vec![1], padding: vec![2, 1], ld: vec![2], rd: vec![1], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
         Case { name: "1d tiled cols", lhs: vec![4, 8, 200], rhs: vec![12, 8, 5], strides: vec![1], padding: vec![2, 2], ld: vec![1], rd: vec![1], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
     ]
 }
@@ -117,11 +123,14 @@ fn per_image_convolution_on_one_and_two_threads() {
     let (strides, padding, one) = (vec![1, 1], vec![1, 1, 1, 1], vec![1, 1]);
     let dims = ConvDims::nchw(2);
     let kind = OpKind::Convolution(ConvAttrs { window_strides: &strides, padding: &padding, lhs_dilation: &one, rhs_dilation: &one, dims: &dims, feature_group_count: 1, batch_group_count: 1 }.to_op());
-    for d in [DType::F32, DType::F64] {
-        let params = [TensorType::new(d, [8, 16, 30, 30]), TensorType::new(d, [32, 16, 3, 3])];
+    // 30 x 30: the patches packed by the product; 32 x 32: written in panel order (no packing
+    // transpose in the lowered text).
+    for (d, hw) in [(DType::F32, 30), (DType::F64, 30), (DType::F32, 32), (DType::F64, 32)] {
+        let params = [TensorType::new(d, [8, 16, hw, hw]), TensorType::new(d, [32, 16, 3, 3])];
         let m = one_op_module(kind.clone(), &params);
         let cm = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
         assert!(cm.parallel && cm.text.contains("scf.forall"), "{d}: parallel loop over the images");
+        assert_eq!(cm.text.contains("linalg.transpose"), hw == 30, "{d} {hw}x{hw}: packing transpose");
         let inputs: Vec<_> = params.iter().map(|t| rng.buffer(t, -2.0, 2.0)).collect();
         let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
         let tol = if d == DType::F32 { Tol::Rel(1e-5) } else { Tol::Rel(1e-12) };

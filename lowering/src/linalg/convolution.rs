@@ -136,9 +136,13 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
         hi[sd as usize] = a.padding[2 * i + 1];
         dil[sd as usize] = a.lhs_dilation[i];
     }
-    let z = e.scalar(dt, zero_lit(dt));
-    let (p, pt) = pad_dilate(e, &x, &lt, &lo, &hi, &dil, &z);
     let fm = form(&lt, a, &os, &ks);
+    let m = nb.saturating_mul(saturating_product(os.iter().copied()));
+    let kk = cg.saturating_mul(saturating_product(ks.iter().copied()));
+    let per_image = per_image_loop(e, dt, fm, g, nb, og, m / nb.max(1), kk);
+    // The per-image loop pads each image itself (in cache, not the whole batch through memory).
+    let z = e.scalar(dt, zero_lit(dt));
+    let (p, pt) = if per_image.is_some() { (x.clone(), lt.clone()) } else { pad_dilate(e, &x, &lt, &lo, &hi, &dil, &z) };
     let spatial = |r: fn(usize) -> Role| (0..n).map(r).collect::<Vec<_>>();
     let ck: Vec<Role> = match fm {
         Form::PatchRows { feature_last: true } => spatial(Role::K).into_iter().chain([Role::C]).collect(),
@@ -161,9 +165,6 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
         in_exprs[d.input_spatial_dimensions[i] as usize] = format!("{} * {} + {} * {}", at(&prole, Role::O(i)), a.window_strides[i], at(&prole, Role::K(i)), a.rhs_dilation[i]);
     }
     let patches_t = TensorType::new(dt, prole.iter().map(|&r| extent(r)).collect::<Vec<_>>());
-    let m = nb.saturating_mul(saturating_product(os.iter().copied()));
-    let kk = cg.saturating_mul(saturating_product(ks.iter().copied()));
-    let per_image = per_image_loop(e, dt, fm, g, nb, og, m / nb.max(1), kk);
     let by_feature = per_image.is_none() && feature_loop_fits(e, dt, fm, g, cg, m, og, kk);
     let patches = if per_image.is_some() || by_feature {
         String::new()
@@ -194,7 +195,7 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
         Form::PatchCols if per_image.is_some() => {
             let par = per_image.unwrap_or(false);
             let a2 = reshape(e, &kern, &kt, &TensorType::new(dt, [og, kk]));
-            let (c, ct) = image_loop(e, dt, a, (&p, &pt), &a2, [nb, og, m / nb, kk], (&os, &ks), par);
+            let (c, ct) = image_loop(e, dt, a, (&p, &pt), [&lo, &hi, &dil], &a2, [nb, og, m / nb, kk], (&os, &ks), par);
             (c, ct, [Role::B, Role::F].into_iter().chain(spatial(Role::O)).collect::<Vec<_>>())
         }
         Form::PatchRows { feature_last: false } if per_feature.is_some() => {
@@ -259,11 +260,15 @@ fn per_image_loop(e: &Emitter, dt: DType, fm: Form, g: i64, nb: i64, og: i64, s:
 }
 
 /// The per-image `PatchCols` product (see [`per_image_loop`]): for each image `b` of the
-/// padded input `p`, its patches `[Cg, K..., O...]` (one generic on the image's slice) and
-/// the product `a2 [Og, Cg*K] x [Cg*K, O]` into `[N', Og, O]` (loop over the images an
-/// `scf.forall` with `par`). Returns the result and its type.
+/// input `x`, the image padded and dilated (`lo`, `hi`, `dil` of the whole input; the batch
+/// dim has none), its patches and the product `a2 [Og, Cg*K] x [Cg*K, O]` into `[N', Og, O]`
+/// (loop over the images an `scf.forall` with `par`). When the tiled product's panels (nr
+/// columns) divide the last output extent, the patch copy writes them in the packed panel
+/// order the product reads (`[O..., O_last / nr, Cg, K..., nr]` = `[O / nr, Cg*K, nr]`,
+/// `dot::matmul_prepacked`): no second pass over the patches to pack them. Otherwise the
+/// patches are `[Cg, K..., O...]` and the product packs them. Returns the result and its type.
 #[allow(clippy::too_many_arguments)]
-fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, (p, pt): (&str, &TensorType), a2: &str, [nb, og, s, kk]: [i64; 4], (os, ks): (&[i64], &[i64]), par: bool) -> (String, TensorType) {
+fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, (x, xt): (&str, &TensorType), [lo, hi, dil]: [&[i64]; 3], a2: &str, [nb, og, s, kk]: [i64; 4], (os, ks): (&[i64], &[i64]), par: bool) -> (String, TensorType) {
     let d = a.dims;
     let n = os.len();
     let bdim = d.input_batch_dimension as usize;
@@ -277,26 +282,57 @@ fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, (p, pt): (&str, &Tensor
         e.raw_line(format!("{res} = scf.for {bi} = {c0} to {cb} step {c1} iter_args({acc} = {init}) -> ({rt}) {{"));
     }
     e.depth += 1;
-    // The image: the padded input's slice at `bi`, its batch dim dropped.
-    let r = pt.rank();
-    let xt = TensorType::new(dt, (0..r).filter(|&i| i != bdim).map(|i| pt.shape[i]).collect::<Vec<_>>());
+    // The image: the input's slice at `bi`, its batch dim dropped, then padded and dilated.
+    let r = xt.rank();
+    let drop = |v: &[i64]| (0..r).filter(|&i| i != bdim).map(|i| v[i]).collect::<Vec<_>>();
+    let it = TensorType::new(dt, drop(&xt.shape));
     let offs: Vec<String> = (0..r).map(|i| if i == bdim { bi.clone() } else { "0".into() }).collect();
-    let sizes: Vec<i64> = (0..r).map(|i| if i == bdim { 1 } else { pt.shape[i] }).collect();
-    let x = e.op(format!("tensor.extract_slice {p}[{}] [{}] [{}] : {pt} to {xt}", offs.join(", "), list(&sizes), list(&vec![1; r])));
-    // Patches [Cg, K..., O...]: loops d0 = c, d1.. = k, d(n+1).. = o.
-    let rank = 2 * n + 1;
+    let sizes: Vec<i64> = (0..r).map(|i| if i == bdim { 1 } else { xt.shape[i] }).collect();
+    let img = e.op(format!("tensor.extract_slice {x}[{}] [{}] [{}] : {xt} to {it}", offs.join(", "), list(&sizes), list(&vec![1; r])));
+    let z = e.scalar(dt, zero_lit(dt));
+    let (img, it) = pad_dilate(e, &img, &it, &drop(lo), &drop(hi), &drop(dil), &z);
     let at = |i: usize| if i > bdim { i - 1 } else { i };
-    let mut exprs = vec![String::new(); r - 1];
-    exprs[at(d.input_feature_dimension as usize)] = "d0".into();
-    for i in 0..n {
-        exprs[at(d.input_spatial_dimensions[i] as usize)] = format!("d{} * {} + d{} * {}", n + 1 + i, a.window_strides[i], 1 + i, a.rhs_dilation[i]);
-    }
     let cg = kk / saturating_product(ks.iter().copied()).max(1);
-    let ptt = TensorType::new(dt, [cg].into_iter().chain(ks.iter().copied()).chain(os.iter().copied()).collect::<Vec<_>>());
-    let pinit = e.empty(&ptt);
-    let patches = generic(e, &vec![Iter::Parallel; rank], &[Operand::new(x, &xt, map(rank, &exprs))], &[Operand::new(pinit, &ptt, identity(rank))], |_, a| vec![a[0].clone()]).remove(0);
-    let b2 = reshape(e, &patches, &ptt, &TensorType::new(dt, [kk, s]));
-    let c = matmul_of(e, dt, a2, &b2, [1, og, s, kk], false);
+    let mut exprs = vec![String::new(); r - 1];
+    let nr = super::dot::prepacked_nr(e, dt, [og, s, kk]).filter(|&nr| os[n - 1] % nr == 0);
+    let c = if let Some(nr) = nr {
+        // Packed patches [O_0, .., O_{n-2}, O_last / nr, Cg, K..., nr]: loops d0..d(n-2) = o
+        // (outer dims), d(n-1) = the panel along the last, dn = c, d(n+1).. = k, d(2n+1) = the
+        // column within the panel.
+        let rank = 2 * n + 2;
+        exprs[at(d.input_feature_dimension as usize)] = format!("d{n}");
+        for i in 0..n {
+            let o = if i + 1 == n { format!("(d{} * {nr} + d{})", n - 1, 2 * n + 1) } else { format!("d{i}") };
+            exprs[at(d.input_spatial_dimensions[i] as usize)] = format!("{o} * {} + d{} * {}", a.window_strides[i], n + 1 + i, a.rhs_dilation[i]);
+        }
+        let shape: Vec<i64> = os[..n - 1].iter().copied().chain([os[n - 1] / nr, cg]).chain(ks.iter().copied()).chain([nr]).collect();
+        let ptt = TensorType::new(dt, shape);
+        let pinit = e.empty(&ptt);
+        let packed = generic(e, &vec![Iter::Parallel; rank], &[Operand::new(img.clone(), &it, map(rank, &exprs))], &[Operand::new(pinit, &ptt, identity(rank))], |_, a| vec![a[0].clone()]).remove(0);
+        let groups = [(0..n).collect::<Vec<_>>(), (n..=2 * n).collect(), vec![2 * n + 1]];
+        let bpt = TensorType::new(dt, [s / nr, kk, nr]);
+        let reassoc: Vec<String> = groups.iter().map(|g| format!("[{}]", g.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "))).collect();
+        let bp = e.op(format!("tensor.collapse_shape {packed} [{}] : {ptt} into {bpt}", reassoc.join(", ")));
+        super::dot::matmul_prepacked(e, dt, a2, &bp, [og, s, kk])
+    } else {
+        None
+    };
+    let c = match c {
+        Some(c) => c,
+        None => {
+            // Patches [Cg, K..., O...]: loops d0 = c, d1.. = k, d(n+1).. = o.
+            let rank = 2 * n + 1;
+            exprs[at(d.input_feature_dimension as usize)] = "d0".into();
+            for i in 0..n {
+                exprs[at(d.input_spatial_dimensions[i] as usize)] = format!("d{} * {} + d{} * {}", n + 1 + i, a.window_strides[i], 1 + i, a.rhs_dilation[i]);
+            }
+            let ptt = TensorType::new(dt, [cg].into_iter().chain(ks.iter().copied()).chain(os.iter().copied()).collect::<Vec<_>>());
+            let pinit = e.empty(&ptt);
+            let patches = generic(e, &vec![Iter::Parallel; rank], &[Operand::new(img, &it, map(rank, &exprs))], &[Operand::new(pinit, &ptt, identity(rank))], |_, a| vec![a[0].clone()]).remove(0);
+            let b2 = reshape(e, &patches, &ptt, &TensorType::new(dt, [kk, s]));
+            matmul_of(e, dt, a2, &b2, [1, og, s, kk], false)
+        }
+    };
     let into = format!("{c} into {acc}[{bi}, 0, 0] [1, {og}, {s}] [1, 1, 1] : {} into {rt}", TensorType::new(dt, [og, s]));
     if par {
         end_forall(e, &into);
