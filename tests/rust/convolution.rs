@@ -56,7 +56,7 @@ fn cases() -> Vec<Case> {
         Case { name: "2d tiled cols feature groups", lhs: vec![2, 8, 20, 24], rhs: vec![16, 4, 3, 3], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 2, bg: 1 },
         Case { name: "2d tiled cols batch groups", lhs: vec![4, 8, 20, 24], rhs: vec![16, 8, 3, 3], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 1, bg: 2 },
         Case { name: "2d tiled cols lhs dilation", lhs: vec![2, 8, 12, 12], rhs: vec![16, 8, 3, 3], strides: vec![1, 1], padding: vec![2, 2, 2, 2], ld: vec![2, 2], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 1, bg: 1 },
-        Case { name: "2d tiled nhwc", lhs: vec![2, 20, 18, 8], rhs: vec![3, 3, 8, 24], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc, fg: 1, bg: 1 },
+        Case { name: "2d tiled nhwc", lhs: vec![2, 20, 18, 8], rhs: vec![3, 3, 8, 24], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc.clone(), fg: 1, bg: 1 },
         Case { name: "2d tiled kernel-gradient layout", lhs: vec![6, 5, 20, 20], rhs: vec![6, 10, 18, 18], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::from_specs(&[1, 0, 2, 3], &[1, 0, 2, 3], &[1, 0, 2, 3]), fg: 1, bg: 1 },
         // Large enough for the loop over input features (kernel gradients: M = 8 * 4 * 4, Og = 16).
         Case { name: "2d kernel-gradient feature loop", lhs: vec![10, 8, 32, 32], rhs: vec![10, 16, 29, 29], strides: vec![1, 1], padding: vec![0, 0, 0, 0], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::from_specs(&[1, 0, 2, 3], &[1, 0, 2, 3], &[1, 0, 2, 3]), fg: 1, bg: 1 },
@@ -66,6 +66,14 @@ fn cases() -> Vec<Case> {
         Case { name: "2d packed panels", lhs: vec![3, 6, 9, 64], rhs: vec![10, 6, 3, 3], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 1, bg: 1 },
         Case { name: "2d packed panels strided dilated", lhs: vec![2, 4, 10, 128], rhs: vec![16, 4, 2, 3], strides: vec![1, 2], padding: vec![0, 1, 1, 0], ld: vec![1, 1], rd: vec![2, 1], dims: ConvDims::nchw(2), fg: 1, bg: 1 },
         Case { name: "1d packed panels lhs dilation", lhs: vec![2, 8, 48], rhs: vec![12, 8, 3], strides: vec![1], padding: vec![2, 1], ld: vec![2], rd: vec![1], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
+        // lhs dilation by output phase (lowering/src/linalg/convolution.rs, by_phase): NHWC
+        // with rhs dilation, a kernel narrower than the dilation (a phase without taps: zeros),
+        // rhs dilation equal to the lhs dilation (taps of one parity per phase), a strided
+        // undilated dim beside a dilated one, negative padding.
+        Case { name: "2d lhs dilation nhwc", lhs: vec![2, 9, 8, 3], rhs: vec![3, 3, 3, 4], strides: vec![1, 1], padding: vec![2, 1, 3, 3], ld: vec![2, 2], rd: vec![2, 1], dims: nhwc.clone(), fg: 1, bg: 1 },
+        Case { name: "1d lhs dilation empty phase", lhs: vec![2, 3, 7], rhs: vec![4, 3, 2], strides: vec![1], padding: vec![0, -1], ld: vec![3], rd: vec![1], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
+        Case { name: "1d lhs and rhs dilation 2", lhs: vec![1, 2, 8], rhs: vec![3, 2, 3], strides: vec![1], padding: vec![1, 2], ld: vec![2], rd: vec![2], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
+        Case { name: "2d lhs dilation beside stride", lhs: vec![2, 4, 6, 9], rhs: vec![6, 2, 3, 3], strides: vec![1, 2], padding: vec![1, -1, 0, 2], ld: vec![2, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 2, bg: 1 },
         Case { name: "1d tiled cols", lhs: vec![4, 8, 200], rhs: vec![12, 8, 5], strides: vec![1], padding: vec![2, 2], ld: vec![1], rd: vec![1], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
     ]
 }

@@ -107,10 +107,141 @@ fn form(lt: &TensorType, a: &ConvAttrs, os: &[i64], ks: &[i64]) -> Form {
     }
 }
 
-/// `quabla.convolution`.
+/// `quabla.convolution`: by phase when the input is dilated ([`by_phase`]), else [`conv`].
 pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Result<String, LowerError> {
     let (x, w) = (e.name(o.operands[0]), e.name(o.operands[1]));
     let (lt, rt, out) = (f.ty(o.operands[0]).clone(), f.ty(o.operands[1]).clone(), f.ty(o.results[0]).clone());
+    if let Some(r) = by_phase(e, (&x, &lt), (&w, &rt), &out, a)? {
+        return Ok(r);
+    }
+    conv(e, (&x, &lt), (&w, &rt), &out, a)
+}
+
+/// One phase of one spatial dim of [`by_phase`]: the kernel taps `k0, k0 + step, ...` (`cnt`
+/// of them) that meet input elements (not the zeros between them), as a stride-1 convolution
+/// of the undilated input with rhs dilation `rd`, padding `lo`/`hi` and `q` outputs.
+#[derive(Clone, Copy, Debug)]
+struct Phase {
+    r: i64,
+    k0: i64,
+    cnt: i64,
+    step: i64,
+    rd: i64,
+    lo: i64,
+    hi: i64,
+    q: i64,
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The phases of spatial dim `i` (input extent `nx`, kernel extent `k`, output extent `o`):
+/// output positions `y = q * l + r` (l the lhs dilation) read the dilated input at
+/// `y + k * rd - lo`, an input element only for taps with `(r + k * rd - lo) % l == 0`: an
+/// arithmetic progression of taps reading the undilated input at `q + base + j * rd'`. A
+/// phase without taps (or outputs) is None: its outputs are zeros.
+fn phases(l: i64, rd: i64, lo: i64, nx: i64, k: i64, o: i64) -> Vec<Option<Phase>> {
+    let step = l / gcd(rd, l);
+    (0..l)
+        .map(|r| {
+            let k0 = (0..k.min(step)).find(|&k| (r + k * rd - lo).rem_euclid(l) == 0)?;
+            let q = if o > r { (o - r + l - 1) / l } else { 0 };
+            if q == 0 {
+                return None;
+            }
+            let cnt = (k - 1 - k0) / step + 1;
+            let rd2 = rd * step / l;
+            let base = (r + k0 * rd - lo).div_euclid(l);
+            Some(Phase { r, k0, cnt, step, rd: rd2, lo: -base, hi: (q - 1) + base + (cnt - 1) * rd2 - (nx - 1), q })
+        })
+        .collect()
+}
+
+/// A convolution with lhs dilation `l > 1` (an input gradient of a strided convolution) and
+/// stride 1 along those dims, as one stride-1 convolution of the undilated input per output
+/// phase (the `l` residues of each such dim; at most 16 phases in all), each with the kernel
+/// taps that meet input elements ([`phases`]: a strided slice of the kernel), its result
+/// inserted at stride `l` into the output: the zeros of the dilated input are neither copied
+/// into patches nor multiplied (about `1 / l` per dim of the work). None otherwise.
+fn by_phase(e: &mut Emitter, (x, lt): (&str, &TensorType), (w, rt): (&str, &TensorType), out: &TensorType, a: &ConvAttrs) -> Result<Option<String>, LowerError> {
+    let d = a.dims;
+    let n = d.input_spatial_dimensions.len();
+    let dilated: Vec<usize> = (0..n).filter(|&i| a.lhs_dilation[i] > 1).collect();
+    let count = dilated.iter().try_fold(1i64, |c, &i| c.checked_mul(a.lhs_dilation[i])).unwrap_or(i64::MAX);
+    let empty = [lt, rt, out].iter().any(|t| t.shape.contains(&0));
+    if dilated.is_empty() || count > 16 || empty || dilated.iter().any(|&i| a.window_strides[i] != 1) {
+        return Ok(None);
+    }
+    let dt = out.dtype;
+    let per_dim: Vec<Vec<Option<Phase>>> = (0..n)
+        .map(|i| {
+            let (nx, k, o) = (lt.shape[d.input_spatial_dimensions[i] as usize], rt.shape[d.kernel_spatial_dimensions[i] as usize], out.shape[d.output_spatial_dimensions[i] as usize]);
+            if a.lhs_dilation[i] == 1 {
+                let p = Phase { r: 0, k0: 0, cnt: k, step: 1, rd: a.rhs_dilation[i], lo: a.padding[2 * i], hi: a.padding[2 * i + 1], q: o };
+                vec![Some(p)]
+            } else {
+                phases(a.lhs_dilation[i], a.rhs_dilation[i], a.padding[2 * i], nx, k, o)
+            }
+        })
+        .collect();
+    let full = per_dim.iter().all(|ps| ps.iter().all(Option::is_some));
+    let mut acc = if full {
+        e.empty(out)
+    } else {
+        let z = e.scalar(dt, zero_lit(dt));
+        e.filled(out, &z)
+    };
+    let r = out.rank();
+    let ones = vec![1i64; n];
+    let mut idx = vec![0usize; n];
+    loop {
+        let ps: Option<Vec<Phase>> = (0..n).map(|i| per_dim[i][idx[i]]).collect();
+        if let Some(ps) = ps {
+            // The kernel's taps of this phase: a strided slice along its spatial dims.
+            let (mut ko, mut ks, mut kst) = (vec![0i64; r], rt.shape.clone(), vec![1i64; r]);
+            for (i, p) in ps.iter().enumerate() {
+                let kd = d.kernel_spatial_dimensions[i] as usize;
+                (ko[kd], ks[kd], kst[kd]) = (p.k0, p.cnt, p.step);
+            }
+            let kt = TensorType::new(dt, ks.clone());
+            let kw = if kt == *rt { w.to_string() } else { e.op(format!("tensor.extract_slice {w}[{}] [{}] [{}] : {rt} to {kt}", list(&ko), list(&ks), list(&kst))) };
+            let pad: Vec<i64> = ps.iter().flat_map(|p| [p.lo, p.hi]).collect();
+            let rdil: Vec<i64> = ps.iter().map(|p| p.rd).collect();
+            let t = ConvAttrs { window_strides: a.window_strides, padding: &pad, lhs_dilation: &ones, rhs_dilation: &rdil, dims: a.dims, feature_group_count: a.feature_group_count, batch_group_count: a.batch_group_count };
+            let (mut oo, mut os, mut ost) = (vec![0i64; r], out.shape.clone(), vec![1i64; r]);
+            for (i, p) in ps.iter().enumerate() {
+                let od = d.output_spatial_dimensions[i] as usize;
+                (oo[od], os[od], ost[od]) = (p.r, p.q, a.lhs_dilation[i]);
+            }
+            let pt = TensorType::new(dt, os.clone());
+            let c = conv(e, (x, lt), (&kw, &kt), &pt, &t)?;
+            acc = e.op(format!("tensor.insert_slice {c} into {acc}[{}] [{}] [{}] : {pt} into {out}", list(&oo), list(&os), list(&ost)));
+        }
+        // The next phase combination (the last dim fastest).
+        let mut i = n;
+        loop {
+            if i == 0 {
+                return Ok(Some(acc));
+            }
+            i -= 1;
+            idx[i] += 1;
+            if idx[i] < per_dim[i].len() {
+                break;
+            }
+            idx[i] = 0;
+        }
+    }
+}
+
+/// A convolution of `x` (type `lt`) and `w` (type `rt`) into `out` (module doc, steps 1-5).
+fn conv(e: &mut Emitter, (x, lt): (&str, &TensorType), (w, rt): (&str, &TensorType), out: &TensorType, a: &ConvAttrs) -> Result<String, LowerError> {
+    let (x, w) = (x.to_string(), w.to_string());
+    let (lt, rt, out) = (lt.clone(), rt.clone(), out.clone());
     let dt: DType = out.dtype;
     let d = a.dims;
     let n = d.input_spatial_dimensions.len();
