@@ -74,6 +74,10 @@ fn cases() -> Vec<Case> {
         Case { name: "1d lhs dilation empty phase", lhs: vec![2, 3, 7], rhs: vec![4, 3, 2], strides: vec![1], padding: vec![0, -1], ld: vec![3], rd: vec![1], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
         Case { name: "1d lhs and rhs dilation 2", lhs: vec![1, 2, 8], rhs: vec![3, 2, 3], strides: vec![1], padding: vec![1, 2], ld: vec![2], rd: vec![2], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
         Case { name: "2d lhs dilation beside stride", lhs: vec![2, 4, 6, 9], rhs: vec![6, 2, 3, 3], strides: vec![1, 2], padding: vec![1, -1, 0, 2], ld: vec![2, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 2, bg: 1 },
+        // NHWC per image (patches as rows, the kernel packed once): ragged output features,
+        // a strided 7x7 stem.
+        Case { name: "2d nhwc per image", lhs: vec![3, 32, 32, 16], rhs: vec![5, 5, 16, 6], strides: vec![1, 1], padding: vec![2, 2, 2, 2], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc.clone(), fg: 1, bg: 1 },
+        Case { name: "2d nhwc per image strided stem", lhs: vec![3, 64, 64, 8], rhs: vec![7, 7, 8, 10], strides: vec![2, 2], padding: vec![3, 3, 2, 4], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc.clone(), fg: 1, bg: 1 },
         Case { name: "1d tiled cols", lhs: vec![4, 8, 200], rhs: vec![12, 8, 5], strides: vec![1], padding: vec![2, 2], ld: vec![1], rd: vec![1], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
     ]
 }
@@ -152,4 +156,18 @@ fn per_image_convolution_on_one_and_two_threads() {
         }
         assert!(outs[0].bytes() == outs[1].bytes(), "{d}: one and two threads differ");
     }
+    // NHWC per image (patches as rows): the same on one and two threads.
+    let nhwc = ConvDims::from_specs(&[0, 3, 1, 2], &[3, 2, 0, 1], &[0, 3, 1, 2]);
+    let kind = OpKind::Convolution(ConvAttrs { window_strides: &strides, padding: &padding, lhs_dilation: &one, rhs_dilation: &one, dims: &nhwc, feature_group_count: 1, batch_group_count: 1 }.to_op());
+    let params = [TensorType::new(DType::F32, [8, 32, 32, 32]), TensorType::new(DType::F32, [3, 3, 32, 8])];
+    let m = one_op_module(kind, &params);
+    let cm = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
+    assert!(cm.parallel && cm.text.contains("scf.forall"), "nhwc: parallel loop over the images");
+    let inputs: Vec<_> = params.iter().map(|t| rng.buffer(t, -2.0, 2.0)).collect();
+    let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
+    let outs: Vec<_> = [1, 2].iter().map(|&threads| executor().compile(&m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap().remove(0)).collect();
+    for got in &outs {
+        compare(got, want, Tol::Rel(1e-5), 50.0).unwrap_or_else(|e| panic!("nhwc: JIT differs from the interpreter: {e}"));
+    }
+    assert!(outs[0].bytes() == outs[1].bytes(), "nhwc: one and two threads differ");
 }

@@ -326,8 +326,15 @@ fn conv(e: &mut Emitter, (x, lt): (&str, &TensorType), (w, rt): (&str, &TensorTy
         Form::PatchCols if per_image.is_some() => {
             let par = per_image.unwrap_or(false);
             let a2 = reshape(e, &kern, &kt, &TensorType::new(dt, [og, kk]));
-            let (c, ct) = image_loop(e, dt, a, (&p, &pt), [&lo, &hi, &dil], &a2, [nb, og, m / nb, kk], (&os, &ks), par);
+            let (c, ct) = image_loop(e, dt, a, fm, (&p, &pt), [&lo, &hi, &dil], (&a2, None), [nb, og, m / nb, kk], (&os, &ks), par);
             (c, ct, [Role::B, Role::F].into_iter().chain(spatial(Role::O)).collect::<Vec<_>>())
+        }
+        Form::PatchRows { feature_last: true } if per_image.is_some() => {
+            let par = per_image.unwrap_or(false);
+            let b2 = reshape(e, &kern, &kt, &TensorType::new(dt, [kk, og]));
+            let bp = pack_kernel(e, dt, &b2, [m / nb, og, kk]);
+            let (c, ct) = image_loop(e, dt, a, fm, (&p, &pt), [&lo, &hi, &dil], (&b2, Some(&bp)), [nb, og, m / nb, kk], (&os, &ks), par);
+            (c, ct, bo.iter().copied().chain([Role::F]).collect::<Vec<_>>())
         }
         Form::PatchRows { feature_last: false } if per_feature.is_some() => {
             let c = per_feature.unwrap_or_default();
@@ -372,21 +379,36 @@ fn conv(e: &mut Emitter, (x, lt): (&str, &TensorType), (w, rt): (&str, &TensorTy
     Ok(reshape(e, &tr, &tr_t, &out))
 }
 
-/// With `PatchCols` and no groups, whether the product runs per image of the batch (its
-/// patches, `Cg*K x O`, then stay in cache between their copy, packing and product instead
-/// of one patch matrix for the whole batch going through memory twice): when there is more
-/// than one image and each image's product is on the tiled path with at least 128 output
-/// positions. `Some(par)`: the loop over the images is an `scf.forall` (`par`) when the
+/// With `PatchCols`, or `PatchRows` with the features innermost (NHWC), and no groups,
+/// whether the product runs per image of the batch (its patches, `Cg*K x O` or `O x K*Cg`,
+/// then stay in cache between their copy and product instead of one patch matrix for the
+/// whole batch going through memory twice): when there is more than one image and each
+/// image's product is on the tiled path with at least 128 output positions. `Some(par)`: the loop over the images is an `scf.forall` (`par`) when the
 /// whole product is worth threads and no image's product or patch copy is threaded itself.
 #[allow(clippy::too_many_arguments)]
 fn per_image_loop(e: &Emitter, dt: DType, fm: Form, g: i64, nb: i64, og: i64, s: i64, kk: i64) -> Option<bool> {
-    if fm != Form::PatchCols || g != 1 || nb < 2 || s < 128 || !e.cg.tile_matmuls {
+    if g != 1 || nb < 2 || s < 128 || !e.cg.tile_matmuls {
         return None;
     }
     let target = e.cg.target;
-    target.matmul_plan(dt, og, s, kk)?;
+    let (pm, pn) = match fm {
+        Form::PatchCols => {
+            target.matmul_plan(dt, og, s, kk)?;
+            (og, s)
+        }
+        // Rows (NHWC): `[O, K...*Cg] x [K...*Cg, Og]` per image, the kernel packed once, when
+        // the whole patch matrix would not stay in cache and the rows are not padded.
+        Form::PatchRows { feature_last: true } => {
+            let p = target.matmul_plan(dt, s, og, kk)?;
+            if p.mp != s || nb.saturating_mul(s).saturating_mul(kk) < 1 << 20 || super::dot::prepacked_nr(e, dt, [s, p.np, kk]) != Some(p.nr) {
+                return None;
+            }
+            (s, og)
+        }
+        Form::PatchRows { feature_last: false } => return None,
+    };
     let threads = e.threads();
-    let inner = target.parallel_matmul(og, s, kk, threads) || target.parallel_loop(&[true, true], &[kk, s], threads).is_some();
+    let inner = target.parallel_matmul(pm, pn, kk, threads) || target.parallel_loop(&[true, true], &[kk, s], threads).is_some();
     Some(threads > 1 && nb >= threads && !inner && target.parallel_matmul(og, s.saturating_mul(nb), kk, threads))
 }
 
@@ -399,11 +421,13 @@ fn per_image_loop(e: &Emitter, dt: DType, fm: Form, g: i64, nb: i64, og: i64, s:
 /// `dot::matmul_prepacked`): no second pass over the patches to pack them. Otherwise the
 /// patches are `[Cg, K..., O...]` and the product packs them. Returns the result and its type.
 #[allow(clippy::too_many_arguments)]
-fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, (x, xt): (&str, &TensorType), [lo, hi, dil]: [&[i64]; 3], a2: &str, [nb, og, s, kk]: [i64; 4], (os, ks): (&[i64], &[i64]), par: bool) -> (String, TensorType) {
+fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (x, xt): (&str, &TensorType), [lo, hi, dil]: [&[i64]; 3], (a2, bp): (&str, Option<&str>), [nb, og, s, kk]: [i64; 4], (os, ks): (&[i64], &[i64]), par: bool) -> (String, TensorType) {
     let d = a.dims;
     let n = os.len();
     let bdim = d.input_batch_dimension as usize;
-    let rt = TensorType::new(dt, [nb, og, s]);
+    let rows = fm != Form::PatchCols;
+    let (r0, r1) = if rows { (s, og) } else { (og, s) };
+    let rt = TensorType::new(dt, [nb, r0, r1]);
     let init = e.empty(&rt);
     let (bi, acc, res) = (e.fresh(), e.fresh(), e.fresh());
     if par {
@@ -426,7 +450,27 @@ fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, (x, xt): (&str, &Tensor
     let cg = kk / saturating_product(ks.iter().copied()).max(1);
     let mut exprs = vec![String::new(); r - 1];
     let nr = super::dot::prepacked_nr(e, dt, [og, s, kk]).filter(|&nr| os[n - 1] % nr == 0);
-    let c = if let Some(nr) = nr {
+    let c = if rows {
+        // Patches [O..., K..., Cg]: loops d0.. = o, dn.. = k, d(2n) = c; times the kernel
+        // `a2` ([K*Cg, Og]) as packed once outside the loop (`bp`: [Og' / nr, K*Cg, nr], Og'
+        // the padded output features).
+        let rank = 2 * n + 1;
+        exprs[at(d.input_feature_dimension as usize)] = format!("d{}", 2 * n);
+        for i in 0..n {
+            exprs[at(d.input_spatial_dimensions[i] as usize)] = format!("d{i} * {} + d{} * {}", a.window_strides[i], n + i, a.rhs_dilation[i]);
+        }
+        let ptt = TensorType::new(dt, os.iter().chain(ks.iter()).copied().chain([cg]).collect::<Vec<_>>());
+        let pinit = e.empty(&ptt);
+        let patches = generic(e, &vec![Iter::Parallel; rank], &[Operand::new(img.clone(), &it, map(rank, &exprs))], &[Operand::new(pinit, &ptt, identity(rank))], |_, a| vec![a[0].clone()]).remove(0);
+        let a2d = reshape(e, &patches, &ptt, &TensorType::new(dt, [s, kk]));
+        let np = e.cg.target.matmul_plan(dt, s, og, kk).map_or(og, |p| p.np);
+        let c = match bp.and_then(|bp| super::dot::matmul_prepacked(e, dt, &a2d, bp, [s, np, kk])) {
+            Some(c) if np == og => c,
+            Some(c) => e.op(format!("tensor.extract_slice {c}[0, 0] [{s}, {og}] [1, 1] : {} to {}", TensorType::new(dt, [s, np]), TensorType::new(dt, [s, og]))),
+            None => matmul_of(e, dt, &a2d, a2, [1, s, og, kk], false),
+        };
+        Some(c)
+    } else if let Some(nr) = nr {
         // Packed patches [O_0, .., O_{n-2}, O_last / nr, Cg, K..., nr]: loops d0..d(n-2) = o
         // (outer dims), d(n-1) = the panel along the last, dn = c, d(n+1).. = k, d(2n+1) = the
         // column within the panel.
@@ -464,7 +508,7 @@ fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, (x, xt): (&str, &Tensor
             matmul_of(e, dt, a2, &b2, [1, og, s, kk], false)
         }
     };
-    let into = format!("{c} into {acc}[{bi}, 0, 0] [1, {og}, {s}] [1, 1, 1] : {} into {rt}", TensorType::new(dt, [og, s]));
+    let into = format!("{c} into {acc}[{bi}, 0, 0] [1, {r0}, {r1}] [1, 1, 1] : {} into {rt}", TensorType::new(dt, [r0, r1]));
     if par {
         end_forall(e, &into);
     } else {
@@ -474,6 +518,27 @@ fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, (x, xt): (&str, &Tensor
         e.line("}");
     }
     (res, rt)
+}
+
+/// The kernel `b2` (`[kk, og]`) of a per-image `PatchRows` product `[s, kk] x [kk, og]`,
+/// padded to the plan's `np` columns and packed once into its `[np / nr, kk, nr]` panels (the
+/// layout `dot::matmul_prepacked` reads).
+fn pack_kernel(e: &mut Emitter, dt: DType, b2: &str, [s, og, kk]: [i64; 3]) -> String {
+    let Some(p) = e.cg.target.matmul_plan(dt, s, og, kk) else { return b2.to_string() };
+    let (np, nr) = (p.np, p.nr);
+    let bt = TensorType::new(dt, [kk, np]);
+    let bpad = if np == og {
+        b2.to_string()
+    } else {
+        let z = e.scalar(dt, zero_lit(dt));
+        let big = e.filled(&bt, &z);
+        e.op(format!("tensor.insert_slice {b2} into {big}[0, 0] [{kk}, {og}] [1, 1] : {} into {bt}", TensorType::new(dt, [kk, og])))
+    };
+    let b3t = TensorType::new(dt, [kk, np / nr, nr]);
+    let b3 = e.op(format!("tensor.expand_shape {bpad} [[0], [1, 2]] output_shape [{kk}, {}, {nr}] : {bt} into {b3t}", np / nr));
+    let bpt = TensorType::new(dt, [np / nr, kk, nr]);
+    let init = e.empty(&bpt);
+    e.op(format!("linalg.transpose ins({b3} : {b3t}) outs({init} : {bpt}) permutation = [1, 0, 2]"))
 }
 
 /// With `PatchRows` in `(Cg, K...)` order and no groups, whether the product runs as a loop
