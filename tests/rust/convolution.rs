@@ -78,6 +78,11 @@ fn cases() -> Vec<Case> {
         // a strided 7x7 stem.
         Case { name: "2d nhwc per image", lhs: vec![3, 32, 32, 16], rhs: vec![5, 5, 16, 6], strides: vec![1, 1], padding: vec![2, 2, 2, 2], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc.clone(), fg: 1, bg: 1 },
         Case { name: "2d nhwc per image strided stem", lhs: vec![3, 64, 64, 8], rhs: vec![7, 7, 8, 10], strides: vec![2, 2], padding: vec![3, 3, 2, 4], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc.clone(), fg: 1, bg: 1 },
+        // Depthwise (one input and one output feature per group: one generic, no patches),
+        // NCHW strided with rhs dilation, NHWC, 1-D with lhs dilation.
+        Case { name: "2d depthwise", lhs: vec![2, 4, 9, 10], rhs: vec![4, 1, 3, 3], strides: vec![1, 2], padding: vec![1, 1, 2, 0], ld: vec![1, 1], rd: vec![2, 1], dims: ConvDims::nchw(2), fg: 4, bg: 1 },
+        Case { name: "2d depthwise nhwc", lhs: vec![2, 6, 5, 3], rhs: vec![3, 2, 1, 3], strides: vec![1, 1], padding: vec![1, 1, 0, 1], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc.clone(), fg: 3, bg: 1 },
+        Case { name: "1d depthwise lhs dilation", lhs: vec![3, 5, 9], rhs: vec![5, 1, 4], strides: vec![1], padding: vec![2, 3], ld: vec![2], rd: vec![1], dims: ConvDims::nchw(1), fg: 5, bg: 1 },
         Case { name: "1d tiled cols", lhs: vec![4, 8, 200], rhs: vec![12, 8, 5], strides: vec![1], padding: vec![2, 2], ld: vec![1], rd: vec![1], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
     ]
 }

@@ -274,6 +274,9 @@ fn conv(e: &mut Emitter, (x, lt): (&str, &TensorType), (w, rt): (&str, &TensorTy
     // The per-image loop pads each image itself (in cache, not the whole batch through memory).
     let z = e.scalar(dt, zero_lit(dt));
     let (p, pt) = if per_image.is_some() { (x.clone(), lt.clone()) } else { pad_dilate(e, &x, &lt, &lo, &hi, &dil, &z) };
+    if fg > 1 && bg == 1 && cg == 1 && og == 1 {
+        return Ok(depthwise(e, a, (&p, &pt), (&w, &rt), &out, n));
+    }
     let spatial = |r: fn(usize) -> Role| (0..n).map(r).collect::<Vec<_>>();
     let ck: Vec<Role> = match fm {
         Form::PatchRows { feature_last: true } => spatial(Role::K).into_iter().chain([Role::C]).collect(),
@@ -518,6 +521,37 @@ fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (x, xt): (&st
         e.line("}");
     }
     (res, rt)
+}
+
+/// A depthwise convolution (one input and one output feature per group: a product per
+/// feature would be a `1 x K` by `K x O` matrix-vector product, its patches `K` times the
+/// input): one generic over the padded input `p` accumulating `out[b, g, o...] += p[b, g,
+/// o * stride + k * rhs_dilation] * w[g, 0, k...]` with the loops ordered `b, g, k..., o...`
+/// (the kernel taps outside, the output positions innermost: unit-stride loads and stores
+/// for stride 1 in NCHW).
+fn depthwise(e: &mut Emitter, a: &ConvAttrs, (p, pt): (&str, &TensorType), (w, rt): (&str, &TensorType), out: &TensorType, n: usize) -> String {
+    let d = a.dims;
+    let dt = out.dtype;
+    let rank = 2 + 2 * n;
+    let (mut xe, mut we, mut oe) = (vec![String::new(); n + 2], vec![String::new(); n + 2], vec![String::new(); n + 2]);
+    (xe[d.input_batch_dimension as usize], xe[d.input_feature_dimension as usize]) = ("d0".into(), "d1".into());
+    (we[d.kernel_output_feature_dimension as usize], we[d.kernel_input_feature_dimension as usize]) = ("d1".into(), "0".into());
+    (oe[d.output_batch_dimension as usize], oe[d.output_feature_dimension as usize]) = ("d0".into(), "d1".into());
+    for i in 0..n {
+        xe[d.input_spatial_dimensions[i] as usize] = format!("d{} * {} + d{} * {}", 2 + n + i, a.window_strides[i], 2 + i, a.rhs_dilation[i]);
+        we[d.kernel_spatial_dimensions[i] as usize] = format!("d{}", 2 + i);
+        oe[d.output_spatial_dimensions[i] as usize] = format!("d{}", 2 + n + i);
+    }
+    let iters: Vec<Iter> = [Iter::Parallel, Iter::Parallel].into_iter().chain(vec![Iter::Reduction; n]).chain(vec![Iter::Parallel; n]).collect();
+    let z = e.scalar(dt, zero_lit(dt));
+    let init = e.filled(out, &z);
+    let (mul, add) = if dt.is_float() { ("arith.mulf", "arith.addf") } else { ("arith.muli", "arith.addi") };
+    let ins = [Operand::new(p.to_string(), pt, map(rank, &xe)), Operand::new(w.to_string(), rt, map(rank, &we))];
+    generic(e, &iters, &ins, &[Operand::new(init, out, map(rank, &oe))], |e, v| {
+        let t = e.op(format!("{mul} {}, {} : {dt}", v[0], v[1]));
+        vec![e.op(format!("{add} {}, {t} : {dt}", v[2]))]
+    })
+    .remove(0)
 }
 
 /// The kernel `b2` (`[kk, og]`) of a per-image `PatchRows` product `[s, kk] x [kk, og]`,
