@@ -1,5 +1,9 @@
-//! Lowering of `convolution` by im2col and the tiled matmul path. Steps (G = feature_group_count
-//! * batch_group_count, at most one of them > 1):
+//! Lowering of `convolution` by im2col and the tiled matmul path. With lhs dilation (and
+//! stride 1 along the dilated dims) the op first splits by output phase ([`by_phase`]: one
+//! stride-1 convolution of the undilated input per phase, with the kernel taps that meet
+//! input elements); a depthwise convolution (one input and one output feature per group) is
+//! one accumulating generic ([`depthwise`]). Otherwise, steps (G = feature_group_count *
+//! batch_group_count, at most one of them > 1):
 //! 1. the input is padded and dilated in its own layout (`pad_dilate`: a fill of the padded
 //!    shape and one strided `tensor.insert_slice` of the part of the input that lands in it;
 //!    negative padding crops first);
@@ -15,10 +19,13 @@
 //! 3. one generic arranges the kernel as `[G, <patch order>, Og]` or `[G, Og, Cg, K...]`;
 //! 4. `[G, N'*O, Cg*K] x [G, Cg*K, Og]` or `[G, Og, Cg*K] x [G, Cg*K, N'*O]` through
 //!    `dot::matmul_of` (the tiled path, batched over G); without groups and with at least
-//!    128 output positions per image, `PatchCols` runs steps 2 and 4 per image instead
-//!    ([`per_image_loop`]: `[Og, Cg*K] x [Cg*K, O]` into `[N', Og, O...]`, the image's patches
-//!    copied, packed and multiplied while they are in cache; an `scf.forall` over the images
-//!    on several threads), and `PatchRows` of a large patch matrix in `(Cg, K...)` order (kernel
+//!    128 output positions per image, `PatchCols` runs steps 1, 2 and 4 per image instead
+//!    ([`per_image_loop`]: `[Og, Cg*K] x [Cg*K, O]` into `[N', Og, O...]`, the image padded,
+//!    its patches copied and multiplied while they are in cache, written directly in the
+//!    product's packed panel order when the panels divide the last output extent; an
+//!    `scf.forall` over the images on several threads), so does `PatchRows` with the
+//!    features innermost (NHWC) for a large patch matrix (`[O, K*Cg] x [K*Cg, Og]` per image,
+//!    the kernel packed once), and `PatchRows` of a large patch matrix in `(Cg, K...)` order (kernel
 //!    gradients) runs as a loop over the input features accumulating `[N'*O, K] x [K, Og]`
 //!    ([`feature_loop_fits`]);
 //! 5. the product, expanded to `[G, N', O..., Og]` or `[G, Og, N', O...]`, is transposed into
