@@ -20,7 +20,8 @@ Workloads:
 Per call: timeit-style (each repeat runs ``number`` calls, min and median over repeats),
 blocking on every JAX result; ``--rounds`` rounds alternate Quabla and JAX (minimum over the
 rounds, median of the last), so that both see the same machine load; ``*_cpu_ms`` is the
-process CPU time per call in the last round (all threads). Ratios are Quabla / JAX (below 1: Quabla faster). Prints one
+process CPU time per call in the last round (all threads). ``--quabla-only SECONDS`` times
+Quabla alone (min, median, median process CPU time per call), to compare two builds. Ratios are Quabla / JAX (below 1: Quabla faster). Prints one
 JSON line per workload.
 """
 import argparse
@@ -126,12 +127,28 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", default=None)
     ap.add_argument("--only", default=None, help="comma-separated workload names")
+    ap.add_argument("--quabla-only", type=float, default=None, metavar="SECONDS", help="time Quabla alone, calling each workload for SECONDS (to compare two builds of Quabla run alternately)")
     args = ap.parse_args()
     ws = workloads()
     ws = ws[8:] + ws[4:8] + ws[:4]
     if args.only:
         ws = [w for w in ws if w[0] in args.only.split(",")]
     rows = []
+    if args.quabla_only:
+        for name, qf, _, inputs in ws:
+            qi = [qb.array(a) for a in inputs]
+            qf(*qi)
+            ts, cs = [], []
+            end = time.perf_counter() + args.quabla_only
+            while time.perf_counter() < end:
+                c, t = time.process_time(), time.perf_counter()
+                qf(*qi)
+                ts.append(time.perf_counter() - t)
+                cs.append(time.process_time() - c)
+            row = {"bench": name, "quabla_min_ms": min(ts) * 1e3, "quabla_median_ms": statistics.median(ts) * 1e3, "quabla_cpu_median_ms": statistics.median(cs) * 1e3, "calls": len(ts)}
+            rows.append(row)
+            print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}), flush=True)
+        ws = []
     for name, qf, jf, inputs in ws:
         qi = [qb.array(a) for a in inputs]
         ji = [jnp.asarray(a) for a in inputs]
