@@ -59,6 +59,8 @@ fn cases() -> Vec<Case> {
         Case { name: "2d tiled nhwc", lhs: vec![2, 20, 18, 8], rhs: vec![3, 3, 8, 24], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc.clone(), fg: 1, bg: 1 },
         Case { name: "2d tiled kernel-gradient layout", lhs: vec![6, 5, 20, 20], rhs: vec![6, 10, 18, 18], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::from_specs(&[1, 0, 2, 3], &[1, 0, 2, 3], &[1, 0, 2, 3]), fg: 1, bg: 1 },
         // Large enough for the loop over input features (kernel gradients: M = 8 * 4 * 4, Og = 16).
+        Case { name: "2d kernel-gradient feature loop padded", lhs: vec![10, 8, 32, 32], rhs: vec![10, 16, 31, 31], strides: vec![1, 1], padding: vec![1, 1, 2, 0], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::from_specs(&[1, 0, 2, 3], &[1, 0, 2, 3], &[1, 0, 2, 3]), fg: 1, bg: 1 },
+        Case { name: "2d kernel-gradient feature loop ragged", lhs: vec![10, 8, 32, 32], rhs: vec![10, 10, 31, 31], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::from_specs(&[1, 0, 2, 3], &[1, 0, 2, 3], &[1, 0, 2, 3]), fg: 1, bg: 1 },
         Case { name: "2d kernel-gradient feature loop", lhs: vec![10, 8, 32, 32], rhs: vec![10, 16, 29, 29], strides: vec![1, 1], padding: vec![0, 0, 0, 0], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::from_specs(&[1, 0, 2, 3], &[1, 0, 2, 3], &[1, 0, 2, 3]), fg: 1, bg: 1 },
         // Patches written in the packed panel order (the last output extent a multiple of the
         // 32-column panel): ragged output features (10, the kernel padded to 16 rows), strides

@@ -280,7 +280,10 @@ fn conv(e: &mut Emitter, (x, lt): (&str, &TensorType), (w, rt): (&str, &TensorTy
     let per_image = per_image_loop(e, dt, fm, g, nb, og, m / nb.max(1), kk);
     // The per-image loop pads each image itself (in cache, not the whole batch through memory).
     let z = e.scalar(dt, zero_lit(dt));
-    let (p, pt) = if per_image.is_some() { (x.clone(), lt.clone()) } else { pad_dilate(e, &x, &lt, &lo, &hi, &dil, &z) };
+    let by_feature = per_image.is_none() && feature_loop_fits(e, dt, fm, g, cg, m, og, kk);
+    // The per-image and per-feature loops pad each slice themselves (in cache, not the whole
+    // batch through memory).
+    let (p, pt) = if per_image.is_some() || by_feature { (x.clone(), lt.clone()) } else { pad_dilate(e, &x, &lt, &lo, &hi, &dil, &z) };
     if fg > 1 && bg == 1 && cg == 1 && og == 1 {
         return Ok(depthwise(e, a, (&p, &pt), (&w, &rt), &out, n));
     }
@@ -306,7 +309,6 @@ fn conv(e: &mut Emitter, (x, lt): (&str, &TensorType), (w, rt): (&str, &TensorTy
         in_exprs[d.input_spatial_dimensions[i] as usize] = format!("{} * {} + {} * {}", at(&prole, Role::O(i)), a.window_strides[i], at(&prole, Role::K(i)), a.rhs_dilation[i]);
     }
     let patches_t = TensorType::new(dt, prole.iter().map(|&r| extent(r)).collect::<Vec<_>>());
-    let by_feature = per_image.is_none() && feature_loop_fits(e, dt, fm, g, cg, m, og, kk);
     let patches = if per_image.is_some() || by_feature {
         String::new()
     } else {
@@ -330,7 +332,7 @@ fn conv(e: &mut Emitter, (x, lt): (&str, &TensorType), (w, rt): (&str, &TensorTy
     let kern = generic(e, &vec![Iter::Parallel; krank], &[Operand::new(w, &rt, map(krank, &k_exprs))], &[Operand::new(kinit, &kt, identity(krank))], |_, a| vec![a[0].clone()]).remove(0);
     // 4. The product.
     let batched = g > 1;
-    let per_feature = if per_image.is_none() { feature_loop(e, dt, a, fm, (&p, &pt), (&kern, &kt), [g, nb, og, cg, m, kk], (&os, &ks)) } else { None };
+    let per_feature = if per_image.is_none() { feature_loop(e, dt, a, fm, (&p, &pt), [&lo, &hi, &dil], (&kern, &kt), [g, nb, og, cg, m, kk], (&os, &ks)) } else { None };
     let mat = |r: i64, c: i64| if batched { TensorType::new(dt, [g, r, c]) } else { TensorType::new(dt, [r, c]) };
     let (c3, c3t, crole) = match fm {
         Form::PatchCols if per_image.is_some() => {
@@ -474,7 +476,7 @@ fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (x, xt): (&st
         let patches = generic(e, &vec![Iter::Parallel; rank], &[Operand::new(img.clone(), &it, map(rank, &exprs))], &[Operand::new(pinit, &ptt, identity(rank))], |_, a| vec![a[0].clone()]).remove(0);
         let a2d = reshape(e, &patches, &ptt, &TensorType::new(dt, [s, kk]));
         let np = e.cg.target.matmul_plan(dt, s, og, kk).map_or(og, |p| p.np);
-        let c = match bp.and_then(|bp| super::dot::matmul_prepacked(e, dt, &a2d, bp, [s, np, kk])) {
+        let c = match bp.and_then(|bp| super::dot::matmul_prepacked(e, dt, &a2d, bp, None, [s, np, kk])) {
             Some(c) if np == og => c,
             Some(c) => e.op(format!("tensor.extract_slice {c}[0, 0] [{s}, {og}] [1, 1] : {} to {}", TensorType::new(dt, [s, np]), TensorType::new(dt, [s, og]))),
             None => matmul_of(e, dt, &a2d, a2, [1, s, og, kk], false),
@@ -498,7 +500,7 @@ fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (x, xt): (&st
         let bpt = TensorType::new(dt, [s / nr, kk, nr]);
         let reassoc: Vec<String> = groups.iter().map(|g| format!("[{}]", g.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "))).collect();
         let bp = e.op(format!("tensor.collapse_shape {packed} [{}] : {ptt} into {bpt}", reassoc.join(", ")));
-        super::dot::matmul_prepacked(e, dt, a2, &bp, [og, s, kk])
+        super::dot::matmul_prepacked(e, dt, a2, &bp, None, [og, s, kk])
     } else {
         None
     };
@@ -597,10 +599,11 @@ fn feature_loop_fits(e: &Emitter, dt: DType, fm: Form, g: i64, cg: i64, m: i64, 
 }
 
 /// The loop of [`feature_loop_fits`]: for each input feature `c`, the patches `[N', O...,
-/// K...]` of the padded input's slice at `c` and `acc += patches x kern[c]` (the kernel
+/// K...]` of the input's slice at `c` (padded in the loop) and `acc += patches x kern[c]` (the
+/// kernel slice used as the product's one packed panel when `Og` is the panel width; the kernel
 /// arranged `[1, Cg, K..., Og]`), from a zero `[N'*O, Og]`. Returns the product.
 #[allow(clippy::too_many_arguments)]
-fn feature_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (p, pt): (&str, &TensorType), (kern, kt): (&str, &TensorType), [g, nb, og, cg, m, kk]: [i64; 6], (os, ks): (&[i64], &[i64])) -> Option<String> {
+fn feature_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (p, pt): (&str, &TensorType), [lo, hi, dil]: [&[i64]; 3], (kern, kt): (&str, &TensorType), [g, nb, og, cg, m, kk]: [i64; 6], (os, ks): (&[i64], &[i64])) -> Option<String> {
     if !feature_loop_fits(e, dt, fm, g, cg, m, og, kk) {
         return None;
     }
@@ -622,6 +625,9 @@ fn feature_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (p, pt): (&
     let offs: Vec<String> = (0..r).map(|i| if i == fdim { ci.clone() } else { "0".into() }).collect();
     let sizes: Vec<i64> = (0..r).map(|i| if i == fdim { 1 } else { pt.shape[i] }).collect();
     let x = e.op(format!("tensor.extract_slice {p}[{}] [{}] [{}] : {pt} to {xt}", offs.join(", "), list(&sizes), list(&vec![1; r])));
+    let drop = |v: &[i64]| (0..r).filter(|&i| i != fdim).map(|i| v[i]).collect::<Vec<_>>();
+    let z = e.scalar(dt, zero_lit(dt));
+    let (x, xt) = pad_dilate(e, &x, &xt, &drop(lo), &drop(hi), &drop(dil), &z);
     // Patches [N', O..., K...]: loops d0 = b, d1.. = o, d(n+1).. = k.
     let rank = 2 * n + 1;
     let at = |i: usize| if i > fdim { i - 1 } else { i };
@@ -636,7 +642,14 @@ fn feature_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (p, pt): (&
     let a2 = reshape(e, &patches, &ptt, &TensorType::new(dt, [m, kc]));
     let w2t = TensorType::new(dt, [kc, og]);
     let w2 = e.op(format!("tensor.extract_slice {k3}[{ci}, 0, 0] [1, {kc}, {og}] [1, 1, 1] : {k3t} to {w2t}"));
-    let c = matmul_into(e, dt, &a2, &w2, &acc, [m, og, kc])?;
+    // A one-panel kernel slice (`og` = the panel width) is already in packed order.
+    let c = if super::dot::prepacked_nr(e, dt, [m, og, kc]) == Some(og) {
+        let bpt = TensorType::new(dt, [1, kc, og]);
+        let bp = e.op(format!("tensor.expand_shape {w2} [[0, 1], [2]] output_shape [1, {kc}, {og}] : {w2t} into {bpt}"));
+        super::dot::matmul_prepacked(e, dt, &a2, &bp, Some(&acc), [m, og, kc])?
+    } else {
+        matmul_into(e, dt, &a2, &w2, &acc, [m, og, kc])?
+    };
     e.line(format!("scf.yield {c} : {ct}"));
     e.depth -= 1;
     e.line("}");

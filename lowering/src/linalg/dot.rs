@@ -248,14 +248,15 @@ pub fn prepacked_nr(e: &Emitter, d: DType, [m, n, k]: [i64; 3]) -> Option<i64> {
     (plan.np == n).then_some(plan.nr)
 }
 
-/// `A B` for `a` `[m, k]` and B given packed as `bp` `[n / nr, k, nr]` (nr from
-/// [`prepacked_nr`]), on the tiled path without the packing copy: the loops of
-/// `packed_matmul` (row blocks of A, then panels; one thread) over the caller's panels. A
-/// ragged M runs on a zero-padded copy of A. Self-contained (its own loops) so that the
-/// panel layout it reads is the one [`prepacked_nr`] promises.
-pub fn matmul_prepacked(e: &mut Emitter, d: DType, a: &str, bp: &str, [m, n, k]: [i64; 3]) -> Option<String> {
+/// `init + A B` (`init` `[m, n]`, zero when None) for `a` `[m, k]` and B given packed as `bp`
+/// `[n / nr, k, nr]` (nr from [`prepacked_nr`]), on the tiled path without the packing copy:
+/// the loops of `packed_matmul` (row blocks of A, then panels; one thread) over the caller's
+/// panels. A ragged M runs on a zero-padded copy of A (not with `init`: None then).
+/// Self-contained (its own loops) so that the panel layout it reads is the one
+/// [`prepacked_nr`] promises.
+pub fn matmul_prepacked(e: &mut Emitter, d: DType, a: &str, bp: &str, init: Option<&str>, [m, n, k]: [i64; 3]) -> Option<String> {
     let plan = e.cg.target.matmul_plan(d, m, n, k)?;
-    if !e.cg.tile_matmuls || plan.np != n {
+    if !e.cg.tile_matmuls || plan.np != n || (init.is_some() && plan.mp != m) {
         return None;
     }
     let (mp, mb, nr) = (plan.mp, plan.mb, plan.nr);
@@ -271,7 +272,10 @@ pub fn matmul_prepacked(e: &mut Emitter, d: DType, a: &str, bp: &str, [m, n, k]:
     let no = n / nr;
     let (at, ct, bpt) = (TensorType::new(d, [mp, k]), TensorType::new(d, [mp, n]), TensorType::new(d, [no, k, nr]));
     let (abt, pant, cst) = (TensorType::new(d, [mb, k]), TensorType::new(d, [k, nr]), TensorType::new(d, [mb, nr]));
-    let init = e.filled(&ct, &z);
+    let init = match init {
+        Some(i) => i.to_string(),
+        None => e.filled(&ct, &z),
+    };
     let (c0, c1, cmb, cm, cno, cnr) = (e.index(0), e.index(1), e.index(mb), e.index(mp), e.index(no), e.index(nr));
     let (io, acc1, res) = (e.fresh(), e.fresh(), e.fresh());
     e.raw_line(format!("{res} = scf.for {io} = {c0} to {cm} step {cmb} iter_args({acc1} = {init}) -> ({ct}) {{"));
