@@ -56,10 +56,35 @@ fn cases() -> Vec<Case> {
         Case { name: "2d tiled cols feature groups", lhs: vec![2, 8, 20, 24], rhs: vec![16, 4, 3, 3], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 2, bg: 1 },
         Case { name: "2d tiled cols batch groups", lhs: vec![4, 8, 20, 24], rhs: vec![16, 8, 3, 3], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 1, bg: 2 },
         Case { name: "2d tiled cols lhs dilation", lhs: vec![2, 8, 12, 12], rhs: vec![16, 8, 3, 3], strides: vec![1, 1], padding: vec![2, 2, 2, 2], ld: vec![2, 2], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 1, bg: 1 },
-        Case { name: "2d tiled nhwc", lhs: vec![2, 20, 18, 8], rhs: vec![3, 3, 8, 24], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc, fg: 1, bg: 1 },
+        Case { name: "2d tiled nhwc", lhs: vec![2, 20, 18, 8], rhs: vec![3, 3, 8, 24], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc.clone(), fg: 1, bg: 1 },
         Case { name: "2d tiled kernel-gradient layout", lhs: vec![6, 5, 20, 20], rhs: vec![6, 10, 18, 18], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::from_specs(&[1, 0, 2, 3], &[1, 0, 2, 3], &[1, 0, 2, 3]), fg: 1, bg: 1 },
         // Large enough for the loop over input features (kernel gradients: M = 8 * 4 * 4, Og = 16).
+        Case { name: "2d kernel-gradient feature loop padded", lhs: vec![10, 8, 32, 32], rhs: vec![10, 16, 31, 31], strides: vec![1, 1], padding: vec![1, 1, 2, 0], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::from_specs(&[1, 0, 2, 3], &[1, 0, 2, 3], &[1, 0, 2, 3]), fg: 1, bg: 1 },
+        Case { name: "2d kernel-gradient feature loop ragged", lhs: vec![10, 8, 32, 32], rhs: vec![10, 10, 31, 31], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::from_specs(&[1, 0, 2, 3], &[1, 0, 2, 3], &[1, 0, 2, 3]), fg: 1, bg: 1 },
         Case { name: "2d kernel-gradient feature loop", lhs: vec![10, 8, 32, 32], rhs: vec![10, 16, 29, 29], strides: vec![1, 1], padding: vec![0, 0, 0, 0], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::from_specs(&[1, 0, 2, 3], &[1, 0, 2, 3], &[1, 0, 2, 3]), fg: 1, bg: 1 },
+        // Patches written in the packed panel order (the last output extent a multiple of the
+        // 32-column panel): ragged output features (10, the kernel padded to 16 rows), strides
+        // with rhs dilation, lhs dilation, 1-D; per-image padding throughout.
+        Case { name: "2d packed panels", lhs: vec![3, 6, 9, 64], rhs: vec![10, 6, 3, 3], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 1, bg: 1 },
+        Case { name: "2d packed panels strided dilated", lhs: vec![2, 4, 10, 128], rhs: vec![16, 4, 2, 3], strides: vec![1, 2], padding: vec![0, 1, 1, 0], ld: vec![1, 1], rd: vec![2, 1], dims: ConvDims::nchw(2), fg: 1, bg: 1 },
+        Case { name: "1d packed panels lhs dilation", lhs: vec![2, 8, 48], rhs: vec![12, 8, 3], strides: vec![1], padding: vec![2, 1], ld: vec![2], rd: vec![1], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
+        // lhs dilation by output phase (lowering/src/linalg/convolution.rs, by_phase): NHWC
+        // with rhs dilation, a kernel narrower than the dilation (a phase without taps: zeros),
+        // rhs dilation equal to the lhs dilation (taps of one parity per phase), a strided
+        // undilated dim beside a dilated one, negative padding.
+        Case { name: "2d lhs dilation nhwc", lhs: vec![2, 9, 8, 3], rhs: vec![3, 3, 3, 4], strides: vec![1, 1], padding: vec![2, 1, 3, 3], ld: vec![2, 2], rd: vec![2, 1], dims: nhwc.clone(), fg: 1, bg: 1 },
+        Case { name: "1d lhs dilation empty phase", lhs: vec![2, 3, 7], rhs: vec![4, 3, 2], strides: vec![1], padding: vec![0, -1], ld: vec![3], rd: vec![1], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
+        Case { name: "1d lhs and rhs dilation 2", lhs: vec![1, 2, 8], rhs: vec![3, 2, 3], strides: vec![1], padding: vec![1, 2], ld: vec![2], rd: vec![2], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
+        Case { name: "2d lhs dilation beside stride", lhs: vec![2, 4, 6, 9], rhs: vec![6, 2, 3, 3], strides: vec![1, 2], padding: vec![1, -1, 0, 2], ld: vec![2, 1], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 2, bg: 1 },
+        // NHWC per image (patches as rows, the kernel packed once): ragged output features,
+        // a strided 7x7 stem.
+        Case { name: "2d nhwc per image", lhs: vec![3, 32, 32, 16], rhs: vec![5, 5, 16, 6], strides: vec![1, 1], padding: vec![2, 2, 2, 2], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc.clone(), fg: 1, bg: 1 },
+        Case { name: "2d nhwc per image strided stem", lhs: vec![3, 64, 64, 8], rhs: vec![7, 7, 8, 10], strides: vec![2, 2], padding: vec![3, 3, 2, 4], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc.clone(), fg: 1, bg: 1 },
+        // Depthwise (one input and one output feature per group: one generic, no patches),
+        // NCHW strided with rhs dilation, NHWC, 1-D with lhs dilation.
+        Case { name: "2d depthwise", lhs: vec![2, 4, 9, 10], rhs: vec![4, 1, 3, 3], strides: vec![1, 2], padding: vec![1, 1, 2, 0], ld: vec![1, 1], rd: vec![2, 1], dims: ConvDims::nchw(2), fg: 4, bg: 1 },
+        Case { name: "2d depthwise nhwc", lhs: vec![2, 6, 5, 3], rhs: vec![3, 2, 1, 3], strides: vec![1, 1], padding: vec![1, 1, 0, 1], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc.clone(), fg: 3, bg: 1 },
+        Case { name: "1d depthwise lhs dilation", lhs: vec![3, 5, 9], rhs: vec![5, 1, 4], strides: vec![1], padding: vec![2, 3], ld: vec![2], rd: vec![1], dims: ConvDims::nchw(1), fg: 5, bg: 1 },
         Case { name: "1d tiled cols", lhs: vec![4, 8, 200], rhs: vec![12, 8, 5], strides: vec![1], padding: vec![2, 2], ld: vec![1], rd: vec![1], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
     ]
 }
@@ -117,11 +142,14 @@ fn per_image_convolution_on_one_and_two_threads() {
     let (strides, padding, one) = (vec![1, 1], vec![1, 1, 1, 1], vec![1, 1]);
     let dims = ConvDims::nchw(2);
     let kind = OpKind::Convolution(ConvAttrs { window_strides: &strides, padding: &padding, lhs_dilation: &one, rhs_dilation: &one, dims: &dims, feature_group_count: 1, batch_group_count: 1 }.to_op());
-    for d in [DType::F32, DType::F64] {
-        let params = [TensorType::new(d, [8, 16, 30, 30]), TensorType::new(d, [32, 16, 3, 3])];
+    // 30 x 30: the patches packed by the product; 32 x 32: written in panel order (no packing
+    // transpose in the lowered text).
+    for (d, hw) in [(DType::F32, 30), (DType::F64, 30), (DType::F32, 32), (DType::F64, 32)] {
+        let params = [TensorType::new(d, [8, 16, hw, hw]), TensorType::new(d, [32, 16, 3, 3])];
         let m = one_op_module(kind.clone(), &params);
         let cm = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
         assert!(cm.parallel && cm.text.contains("scf.forall"), "{d}: parallel loop over the images");
+        assert_eq!(cm.text.contains("linalg.transpose"), hw == 30, "{d} {hw}x{hw}: packing transpose");
         let inputs: Vec<_> = params.iter().map(|t| rng.buffer(t, -2.0, 2.0)).collect();
         let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
         let tol = if d == DType::F32 { Tol::Rel(1e-5) } else { Tol::Rel(1e-12) };
@@ -135,4 +163,18 @@ fn per_image_convolution_on_one_and_two_threads() {
         }
         assert!(outs[0].bytes() == outs[1].bytes(), "{d}: one and two threads differ");
     }
+    // NHWC per image (patches as rows): the same on one and two threads.
+    let nhwc = ConvDims::from_specs(&[0, 3, 1, 2], &[3, 2, 0, 1], &[0, 3, 1, 2]);
+    let kind = OpKind::Convolution(ConvAttrs { window_strides: &strides, padding: &padding, lhs_dilation: &one, rhs_dilation: &one, dims: &nhwc, feature_group_count: 1, batch_group_count: 1 }.to_op());
+    let params = [TensorType::new(DType::F32, [8, 32, 32, 32]), TensorType::new(DType::F32, [3, 3, 32, 8])];
+    let m = one_op_module(kind, &params);
+    let cm = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
+    assert!(cm.parallel && cm.text.contains("scf.forall"), "nhwc: parallel loop over the images");
+    let inputs: Vec<_> = params.iter().map(|t| rng.buffer(t, -2.0, 2.0)).collect();
+    let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
+    let outs: Vec<_> = [1, 2].iter().map(|&threads| executor().compile(&m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap().remove(0)).collect();
+    for got in &outs {
+        compare(got, want, Tol::Rel(1e-5), 50.0).unwrap_or_else(|e| panic!("nhwc: JIT differs from the interpreter: {e}"));
+    }
+    assert!(outs[0].bytes() == outs[1].bytes(), "nhwc: one and two threads differ");
 }

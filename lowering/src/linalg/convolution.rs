@@ -1,5 +1,9 @@
-//! Lowering of `convolution` by im2col and the tiled matmul path. Steps (G = feature_group_count
-//! * batch_group_count, at most one of them > 1):
+//! Lowering of `convolution` by im2col and the tiled matmul path. With lhs dilation (and
+//! stride 1 along the dilated dims) the op first splits by output phase ([`by_phase`]: one
+//! stride-1 convolution of the undilated input per phase, with the kernel taps that meet
+//! input elements); a depthwise convolution (one input and one output feature per group) is
+//! one accumulating generic ([`depthwise`]). Otherwise, steps (G = feature_group_count *
+//! batch_group_count, at most one of them > 1):
 //! 1. the input is padded and dilated in its own layout (`pad_dilate`: a fill of the padded
 //!    shape and one strided `tensor.insert_slice` of the part of the input that lands in it;
 //!    negative padding crops first);
@@ -15,10 +19,13 @@
 //! 3. one generic arranges the kernel as `[G, <patch order>, Og]` or `[G, Og, Cg, K...]`;
 //! 4. `[G, N'*O, Cg*K] x [G, Cg*K, Og]` or `[G, Og, Cg*K] x [G, Cg*K, N'*O]` through
 //!    `dot::matmul_of` (the tiled path, batched over G); without groups and with at least
-//!    128 output positions per image, `PatchCols` runs steps 2 and 4 per image instead
-//!    ([`per_image_loop`]: `[Og, Cg*K] x [Cg*K, O]` into `[N', Og, O...]`, the image's patches
-//!    copied, packed and multiplied while they are in cache; an `scf.forall` over the images
-//!    on several threads), and `PatchRows` of a large patch matrix in `(Cg, K...)` order (kernel
+//!    128 output positions per image, `PatchCols` runs steps 1, 2 and 4 per image instead
+//!    ([`per_image_loop`]: `[Og, Cg*K] x [Cg*K, O]` into `[N', Og, O...]`, the image padded,
+//!    its patches copied and multiplied while they are in cache, written directly in the
+//!    product's packed panel order when the panels divide the last output extent; an
+//!    `scf.forall` over the images on several threads), so does `PatchRows` with the
+//!    features innermost (NHWC) for a large patch matrix (`[O, K*Cg] x [K*Cg, Og]` per image,
+//!    the kernel packed once), and `PatchRows` of a large patch matrix in `(Cg, K...)` order (kernel
 //!    gradients) runs as a loop over the input features accumulating `[N'*O, K] x [K, Og]`
 //!    ([`feature_loop_fits`]);
 //! 5. the product, expanded to `[G, N', O..., Og]` or `[G, Og, N', O...]`, is transposed into
@@ -107,10 +114,141 @@ fn form(lt: &TensorType, a: &ConvAttrs, os: &[i64], ks: &[i64]) -> Form {
     }
 }
 
-/// `quabla.convolution`.
+/// `quabla.convolution`: by phase when the input is dilated ([`by_phase`]), else [`conv`].
 pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Result<String, LowerError> {
     let (x, w) = (e.name(o.operands[0]), e.name(o.operands[1]));
     let (lt, rt, out) = (f.ty(o.operands[0]).clone(), f.ty(o.operands[1]).clone(), f.ty(o.results[0]).clone());
+    if let Some(r) = by_phase(e, (&x, &lt), (&w, &rt), &out, a)? {
+        return Ok(r);
+    }
+    conv(e, (&x, &lt), (&w, &rt), &out, a)
+}
+
+/// One phase of one spatial dim of [`by_phase`]: the kernel taps `k0, k0 + step, ...` (`cnt`
+/// of them) that meet input elements (not the zeros between them), as a stride-1 convolution
+/// of the undilated input with rhs dilation `rd`, padding `lo`/`hi` and `q` outputs.
+#[derive(Clone, Copy, Debug)]
+struct Phase {
+    r: i64,
+    k0: i64,
+    cnt: i64,
+    step: i64,
+    rd: i64,
+    lo: i64,
+    hi: i64,
+    q: i64,
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The phases of spatial dim `i` (input extent `nx`, kernel extent `k`, output extent `o`):
+/// output positions `y = q * l + r` (l the lhs dilation) read the dilated input at
+/// `y + k * rd - lo`, an input element only for taps with `(r + k * rd - lo) % l == 0`: an
+/// arithmetic progression of taps reading the undilated input at `q + base + j * rd'`. A
+/// phase without taps (or outputs) is None: its outputs are zeros.
+fn phases(l: i64, rd: i64, lo: i64, nx: i64, k: i64, o: i64) -> Vec<Option<Phase>> {
+    let step = l / gcd(rd, l);
+    (0..l)
+        .map(|r| {
+            let k0 = (0..k.min(step)).find(|&k| (r + k * rd - lo).rem_euclid(l) == 0)?;
+            let q = if o > r { (o - r + l - 1) / l } else { 0 };
+            if q == 0 {
+                return None;
+            }
+            let cnt = (k - 1 - k0) / step + 1;
+            let rd2 = rd * step / l;
+            let base = (r + k0 * rd - lo).div_euclid(l);
+            Some(Phase { r, k0, cnt, step, rd: rd2, lo: -base, hi: (q - 1) + base + (cnt - 1) * rd2 - (nx - 1), q })
+        })
+        .collect()
+}
+
+/// A convolution with lhs dilation `l > 1` (an input gradient of a strided convolution) and
+/// stride 1 along those dims, as one stride-1 convolution of the undilated input per output
+/// phase (the `l` residues of each such dim; at most 16 phases in all), each with the kernel
+/// taps that meet input elements ([`phases`]: a strided slice of the kernel), its result
+/// inserted at stride `l` into the output: the zeros of the dilated input are neither copied
+/// into patches nor multiplied (about `1 / l` per dim of the work). None otherwise.
+fn by_phase(e: &mut Emitter, (x, lt): (&str, &TensorType), (w, rt): (&str, &TensorType), out: &TensorType, a: &ConvAttrs) -> Result<Option<String>, LowerError> {
+    let d = a.dims;
+    let n = d.input_spatial_dimensions.len();
+    let dilated: Vec<usize> = (0..n).filter(|&i| a.lhs_dilation[i] > 1).collect();
+    let count = dilated.iter().try_fold(1i64, |c, &i| c.checked_mul(a.lhs_dilation[i])).unwrap_or(i64::MAX);
+    let empty = [lt, rt, out].iter().any(|t| t.shape.contains(&0));
+    if dilated.is_empty() || count > 16 || empty || dilated.iter().any(|&i| a.window_strides[i] != 1) {
+        return Ok(None);
+    }
+    let dt = out.dtype;
+    let per_dim: Vec<Vec<Option<Phase>>> = (0..n)
+        .map(|i| {
+            let (nx, k, o) = (lt.shape[d.input_spatial_dimensions[i] as usize], rt.shape[d.kernel_spatial_dimensions[i] as usize], out.shape[d.output_spatial_dimensions[i] as usize]);
+            if a.lhs_dilation[i] == 1 {
+                let p = Phase { r: 0, k0: 0, cnt: k, step: 1, rd: a.rhs_dilation[i], lo: a.padding[2 * i], hi: a.padding[2 * i + 1], q: o };
+                vec![Some(p)]
+            } else {
+                phases(a.lhs_dilation[i], a.rhs_dilation[i], a.padding[2 * i], nx, k, o)
+            }
+        })
+        .collect();
+    let full = per_dim.iter().all(|ps| ps.iter().all(Option::is_some));
+    let mut acc = if full {
+        e.empty(out)
+    } else {
+        let z = e.scalar(dt, zero_lit(dt));
+        e.filled(out, &z)
+    };
+    let r = out.rank();
+    let ones = vec![1i64; n];
+    let mut idx = vec![0usize; n];
+    loop {
+        let ps: Option<Vec<Phase>> = (0..n).map(|i| per_dim[i][idx[i]]).collect();
+        if let Some(ps) = ps {
+            // The kernel's taps of this phase: a strided slice along its spatial dims.
+            let (mut ko, mut ks, mut kst) = (vec![0i64; r], rt.shape.clone(), vec![1i64; r]);
+            for (i, p) in ps.iter().enumerate() {
+                let kd = d.kernel_spatial_dimensions[i] as usize;
+                (ko[kd], ks[kd], kst[kd]) = (p.k0, p.cnt, p.step);
+            }
+            let kt = TensorType::new(dt, ks.clone());
+            let kw = if kt == *rt { w.to_string() } else { e.op(format!("tensor.extract_slice {w}[{}] [{}] [{}] : {rt} to {kt}", list(&ko), list(&ks), list(&kst))) };
+            let pad: Vec<i64> = ps.iter().flat_map(|p| [p.lo, p.hi]).collect();
+            let rdil: Vec<i64> = ps.iter().map(|p| p.rd).collect();
+            let t = ConvAttrs { window_strides: a.window_strides, padding: &pad, lhs_dilation: &ones, rhs_dilation: &rdil, dims: a.dims, feature_group_count: a.feature_group_count, batch_group_count: a.batch_group_count };
+            let (mut oo, mut os, mut ost) = (vec![0i64; r], out.shape.clone(), vec![1i64; r]);
+            for (i, p) in ps.iter().enumerate() {
+                let od = d.output_spatial_dimensions[i] as usize;
+                (oo[od], os[od], ost[od]) = (p.r, p.q, a.lhs_dilation[i]);
+            }
+            let pt = TensorType::new(dt, os.clone());
+            let c = conv(e, (x, lt), (&kw, &kt), &pt, &t)?;
+            acc = e.op(format!("tensor.insert_slice {c} into {acc}[{}] [{}] [{}] : {pt} into {out}", list(&oo), list(&os), list(&ost)));
+        }
+        // The next phase combination (the last dim fastest).
+        let mut i = n;
+        loop {
+            if i == 0 {
+                return Ok(Some(acc));
+            }
+            i -= 1;
+            idx[i] += 1;
+            if idx[i] < per_dim[i].len() {
+                break;
+            }
+            idx[i] = 0;
+        }
+    }
+}
+
+/// A convolution of `x` (type `lt`) and `w` (type `rt`) into `out` (module doc, steps 1-5).
+fn conv(e: &mut Emitter, (x, lt): (&str, &TensorType), (w, rt): (&str, &TensorType), out: &TensorType, a: &ConvAttrs) -> Result<String, LowerError> {
+    let (x, w) = (x.to_string(), w.to_string());
+    let (lt, rt, out) = (lt.clone(), rt.clone(), out.clone());
     let dt: DType = out.dtype;
     let d = a.dims;
     let n = d.input_spatial_dimensions.len();
@@ -136,9 +274,19 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
         hi[sd as usize] = a.padding[2 * i + 1];
         dil[sd as usize] = a.lhs_dilation[i];
     }
-    let z = e.scalar(dt, zero_lit(dt));
-    let (p, pt) = pad_dilate(e, &x, &lt, &lo, &hi, &dil, &z);
     let fm = form(&lt, a, &os, &ks);
+    let m = nb.saturating_mul(saturating_product(os.iter().copied()));
+    let kk = cg.saturating_mul(saturating_product(ks.iter().copied()));
+    let per_image = per_image_loop(e, dt, fm, g, nb, og, m / nb.max(1), kk);
+    // The per-image loop pads each image itself (in cache, not the whole batch through memory).
+    let z = e.scalar(dt, zero_lit(dt));
+    let by_feature = per_image.is_none() && feature_loop_fits(e, dt, fm, g, cg, m, og, kk);
+    // The per-image and per-feature loops pad each slice themselves (in cache, not the whole
+    // batch through memory).
+    let (p, pt) = if per_image.is_some() || by_feature { (x.clone(), lt.clone()) } else { pad_dilate(e, &x, &lt, &lo, &hi, &dil, &z) };
+    if fg > 1 && bg == 1 && cg == 1 && og == 1 {
+        return Ok(depthwise(e, a, (&p, &pt), (&w, &rt), &out, n));
+    }
     let spatial = |r: fn(usize) -> Role| (0..n).map(r).collect::<Vec<_>>();
     let ck: Vec<Role> = match fm {
         Form::PatchRows { feature_last: true } => spatial(Role::K).into_iter().chain([Role::C]).collect(),
@@ -161,10 +309,6 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
         in_exprs[d.input_spatial_dimensions[i] as usize] = format!("{} * {} + {} * {}", at(&prole, Role::O(i)), a.window_strides[i], at(&prole, Role::K(i)), a.rhs_dilation[i]);
     }
     let patches_t = TensorType::new(dt, prole.iter().map(|&r| extent(r)).collect::<Vec<_>>());
-    let m = nb.saturating_mul(saturating_product(os.iter().copied()));
-    let kk = cg.saturating_mul(saturating_product(ks.iter().copied()));
-    let per_image = per_image_loop(e, dt, fm, g, nb, og, m / nb.max(1), kk);
-    let by_feature = per_image.is_none() && feature_loop_fits(e, dt, fm, g, cg, m, og, kk);
     let patches = if per_image.is_some() || by_feature {
         String::new()
     } else {
@@ -188,14 +332,21 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
     let kern = generic(e, &vec![Iter::Parallel; krank], &[Operand::new(w, &rt, map(krank, &k_exprs))], &[Operand::new(kinit, &kt, identity(krank))], |_, a| vec![a[0].clone()]).remove(0);
     // 4. The product.
     let batched = g > 1;
-    let per_feature = if per_image.is_none() { feature_loop(e, dt, a, fm, (&p, &pt), (&kern, &kt), [g, nb, og, cg, m, kk], (&os, &ks)) } else { None };
+    let per_feature = if per_image.is_none() { feature_loop(e, dt, a, fm, (&p, &pt), [&lo, &hi, &dil], (&kern, &kt), [g, nb, og, cg, m, kk], (&os, &ks)) } else { None };
     let mat = |r: i64, c: i64| if batched { TensorType::new(dt, [g, r, c]) } else { TensorType::new(dt, [r, c]) };
     let (c3, c3t, crole) = match fm {
         Form::PatchCols if per_image.is_some() => {
             let par = per_image.unwrap_or(false);
             let a2 = reshape(e, &kern, &kt, &TensorType::new(dt, [og, kk]));
-            let (c, ct) = image_loop(e, dt, a, (&p, &pt), &a2, [nb, og, m / nb, kk], (&os, &ks), par);
+            let (c, ct) = image_loop(e, dt, a, fm, (&p, &pt), [&lo, &hi, &dil], (&a2, None), [nb, og, m / nb, kk], (&os, &ks), par);
             (c, ct, [Role::B, Role::F].into_iter().chain(spatial(Role::O)).collect::<Vec<_>>())
+        }
+        Form::PatchRows { feature_last: true } if per_image.is_some() => {
+            let par = per_image.unwrap_or(false);
+            let b2 = reshape(e, &kern, &kt, &TensorType::new(dt, [kk, og]));
+            let bp = pack_kernel(e, dt, &b2, [m / nb, og, kk]);
+            let (c, ct) = image_loop(e, dt, a, fm, (&p, &pt), [&lo, &hi, &dil], (&b2, Some(&bp)), [nb, og, m / nb, kk], (&os, &ks), par);
+            (c, ct, bo.iter().copied().chain([Role::F]).collect::<Vec<_>>())
         }
         Form::PatchRows { feature_last: false } if per_feature.is_some() => {
             let c = per_feature.unwrap_or_default();
@@ -240,34 +391,55 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
     Ok(reshape(e, &tr, &tr_t, &out))
 }
 
-/// With `PatchCols` and no groups, whether the product runs per image of the batch (its
-/// patches, `Cg*K x O`, then stay in cache between their copy, packing and product instead
-/// of one patch matrix for the whole batch going through memory twice): when there is more
-/// than one image and each image's product is on the tiled path with at least 128 output
-/// positions. `Some(par)`: the loop over the images is an `scf.forall` (`par`) when the
+/// With `PatchCols`, or `PatchRows` with the features innermost (NHWC), and no groups,
+/// whether the product runs per image of the batch (its patches, `Cg*K x O` or `O x K*Cg`,
+/// then stay in cache between their copy and product instead of one patch matrix for the
+/// whole batch going through memory twice): when there is more than one image and each
+/// image's product is on the tiled path with at least 128 output positions. `Some(par)`: the loop over the images is an `scf.forall` (`par`) when the
 /// whole product is worth threads and no image's product or patch copy is threaded itself.
 #[allow(clippy::too_many_arguments)]
 fn per_image_loop(e: &Emitter, dt: DType, fm: Form, g: i64, nb: i64, og: i64, s: i64, kk: i64) -> Option<bool> {
-    if fm != Form::PatchCols || g != 1 || nb < 2 || s < 128 || !e.cg.tile_matmuls {
+    if g != 1 || nb < 2 || s < 128 || !e.cg.tile_matmuls {
         return None;
     }
     let target = e.cg.target;
-    target.matmul_plan(dt, og, s, kk)?;
+    let (pm, pn) = match fm {
+        Form::PatchCols => {
+            target.matmul_plan(dt, og, s, kk)?;
+            (og, s)
+        }
+        // Rows (NHWC): `[O, K...*Cg] x [K...*Cg, Og]` per image, the kernel packed once, when
+        // the whole patch matrix would not stay in cache and the rows are not padded.
+        Form::PatchRows { feature_last: true } => {
+            let p = target.matmul_plan(dt, s, og, kk)?;
+            if p.mp != s || nb.saturating_mul(s).saturating_mul(kk) < 1 << 20 || super::dot::prepacked_nr(e, dt, [s, p.np, kk]) != Some(p.nr) {
+                return None;
+            }
+            (s, og)
+        }
+        Form::PatchRows { feature_last: false } => return None,
+    };
     let threads = e.threads();
-    let inner = target.parallel_matmul(og, s, kk, threads) || target.parallel_loop(&[true, true], &[kk, s], threads, 2 * super::elementwise::MEMORY_COST).is_some();
+    let inner = target.parallel_matmul(pm, pn, kk, threads) || target.parallel_loop(&[true, true], &[kk, s], threads, 2 * super::elementwise::MEMORY_COST).is_some();
     Some(threads > 1 && nb >= threads && !inner && target.parallel_matmul(og, s.saturating_mul(nb), kk, threads))
 }
 
 /// The per-image `PatchCols` product (see [`per_image_loop`]): for each image `b` of the
-/// padded input `p`, its patches `[Cg, K..., O...]` (one generic on the image's slice) and
-/// the product `a2 [Og, Cg*K] x [Cg*K, O]` into `[N', Og, O]` (loop over the images an
-/// `scf.forall` with `par`). Returns the result and its type.
+/// input `x`, the image padded and dilated (`lo`, `hi`, `dil` of the whole input; the batch
+/// dim has none), its patches and the product `a2 [Og, Cg*K] x [Cg*K, O]` into `[N', Og, O]`
+/// (loop over the images an `scf.forall` with `par`). When the tiled product's panels (nr
+/// columns) divide the last output extent, the patch copy writes them in the packed panel
+/// order the product reads (`[O..., O_last / nr, Cg, K..., nr]` = `[O / nr, Cg*K, nr]`,
+/// `dot::matmul_prepacked`): no second pass over the patches to pack them. Otherwise the
+/// patches are `[Cg, K..., O...]` and the product packs them. Returns the result and its type.
 #[allow(clippy::too_many_arguments)]
-fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, (p, pt): (&str, &TensorType), a2: &str, [nb, og, s, kk]: [i64; 4], (os, ks): (&[i64], &[i64]), par: bool) -> (String, TensorType) {
+fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (x, xt): (&str, &TensorType), [lo, hi, dil]: [&[i64]; 3], (a2, bp): (&str, Option<&str>), [nb, og, s, kk]: [i64; 4], (os, ks): (&[i64], &[i64]), par: bool) -> (String, TensorType) {
     let d = a.dims;
     let n = os.len();
     let bdim = d.input_batch_dimension as usize;
-    let rt = TensorType::new(dt, [nb, og, s]);
+    let rows = fm != Form::PatchCols;
+    let (r0, r1) = if rows { (s, og) } else { (og, s) };
+    let rt = TensorType::new(dt, [nb, r0, r1]);
     let init = e.empty(&rt);
     let (bi, acc, res) = (e.fresh(), e.fresh(), e.fresh());
     if par {
@@ -277,27 +449,78 @@ fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, (p, pt): (&str, &Tensor
         e.raw_line(format!("{res} = scf.for {bi} = {c0} to {cb} step {c1} iter_args({acc} = {init}) -> ({rt}) {{"));
     }
     e.depth += 1;
-    // The image: the padded input's slice at `bi`, its batch dim dropped.
-    let r = pt.rank();
-    let xt = TensorType::new(dt, (0..r).filter(|&i| i != bdim).map(|i| pt.shape[i]).collect::<Vec<_>>());
+    // The image: the input's slice at `bi`, its batch dim dropped, then padded and dilated.
+    let r = xt.rank();
+    let drop = |v: &[i64]| (0..r).filter(|&i| i != bdim).map(|i| v[i]).collect::<Vec<_>>();
+    let it = TensorType::new(dt, drop(&xt.shape));
     let offs: Vec<String> = (0..r).map(|i| if i == bdim { bi.clone() } else { "0".into() }).collect();
-    let sizes: Vec<i64> = (0..r).map(|i| if i == bdim { 1 } else { pt.shape[i] }).collect();
-    let x = e.op(format!("tensor.extract_slice {p}[{}] [{}] [{}] : {pt} to {xt}", offs.join(", "), list(&sizes), list(&vec![1; r])));
-    // Patches [Cg, K..., O...]: loops d0 = c, d1.. = k, d(n+1).. = o.
-    let rank = 2 * n + 1;
+    let sizes: Vec<i64> = (0..r).map(|i| if i == bdim { 1 } else { xt.shape[i] }).collect();
+    let img = e.op(format!("tensor.extract_slice {x}[{}] [{}] [{}] : {xt} to {it}", offs.join(", "), list(&sizes), list(&vec![1; r])));
+    let z = e.scalar(dt, zero_lit(dt));
+    let (img, it) = pad_dilate(e, &img, &it, &drop(lo), &drop(hi), &drop(dil), &z);
     let at = |i: usize| if i > bdim { i - 1 } else { i };
-    let mut exprs = vec![String::new(); r - 1];
-    exprs[at(d.input_feature_dimension as usize)] = "d0".into();
-    for i in 0..n {
-        exprs[at(d.input_spatial_dimensions[i] as usize)] = format!("d{} * {} + d{} * {}", n + 1 + i, a.window_strides[i], 1 + i, a.rhs_dilation[i]);
-    }
     let cg = kk / saturating_product(ks.iter().copied()).max(1);
-    let ptt = TensorType::new(dt, [cg].into_iter().chain(ks.iter().copied()).chain(os.iter().copied()).collect::<Vec<_>>());
-    let pinit = e.empty(&ptt);
-    let patches = generic(e, &vec![Iter::Parallel; rank], &[Operand::new(x, &xt, map(rank, &exprs))], &[Operand::new(pinit, &ptt, identity(rank))], |_, a| vec![a[0].clone()]).remove(0);
-    let b2 = reshape(e, &patches, &ptt, &TensorType::new(dt, [kk, s]));
-    let c = matmul_of(e, dt, a2, &b2, [1, og, s, kk], false);
-    let into = format!("{c} into {acc}[{bi}, 0, 0] [1, {og}, {s}] [1, 1, 1] : {} into {rt}", TensorType::new(dt, [og, s]));
+    let mut exprs = vec![String::new(); r - 1];
+    let nr = super::dot::prepacked_nr(e, dt, [og, s, kk]).filter(|&nr| os[n - 1] % nr == 0);
+    let c = if rows {
+        // Patches [O..., K..., Cg]: loops d0.. = o, dn.. = k, d(2n) = c; times the kernel
+        // `a2` ([K*Cg, Og]) as packed once outside the loop (`bp`: [Og' / nr, K*Cg, nr], Og'
+        // the padded output features).
+        let rank = 2 * n + 1;
+        exprs[at(d.input_feature_dimension as usize)] = format!("d{}", 2 * n);
+        for i in 0..n {
+            exprs[at(d.input_spatial_dimensions[i] as usize)] = format!("d{i} * {} + d{} * {}", a.window_strides[i], n + i, a.rhs_dilation[i]);
+        }
+        let ptt = TensorType::new(dt, os.iter().chain(ks.iter()).copied().chain([cg]).collect::<Vec<_>>());
+        let pinit = e.empty(&ptt);
+        let patches = generic(e, &vec![Iter::Parallel; rank], &[Operand::new(img.clone(), &it, map(rank, &exprs))], &[Operand::new(pinit, &ptt, identity(rank))], |_, a| vec![a[0].clone()]).remove(0);
+        let a2d = reshape(e, &patches, &ptt, &TensorType::new(dt, [s, kk]));
+        let np = e.cg.target.matmul_plan(dt, s, og, kk).map_or(og, |p| p.np);
+        let c = match bp.and_then(|bp| super::dot::matmul_prepacked(e, dt, &a2d, bp, None, [s, np, kk])) {
+            Some(c) if np == og => c,
+            Some(c) => e.op(format!("tensor.extract_slice {c}[0, 0] [{s}, {og}] [1, 1] : {} to {}", TensorType::new(dt, [s, np]), TensorType::new(dt, [s, og]))),
+            None => matmul_of(e, dt, &a2d, a2, [1, s, og, kk], false),
+        };
+        Some(c)
+    } else if let Some(nr) = nr {
+        // Packed patches [O_0, .., O_{n-2}, O_last / nr, Cg, K..., nr]: loops d0..d(n-2) = o
+        // (outer dims), d(n-1) = the panel along the last, dn = c, d(n+1).. = k, d(2n+1) = the
+        // column within the panel.
+        let rank = 2 * n + 2;
+        exprs[at(d.input_feature_dimension as usize)] = format!("d{n}");
+        for i in 0..n {
+            let o = if i + 1 == n { format!("(d{} * {nr} + d{})", n - 1, 2 * n + 1) } else { format!("d{i}") };
+            exprs[at(d.input_spatial_dimensions[i] as usize)] = format!("{o} * {} + d{} * {}", a.window_strides[i], n + 1 + i, a.rhs_dilation[i]);
+        }
+        let shape: Vec<i64> = os[..n - 1].iter().copied().chain([os[n - 1] / nr, cg]).chain(ks.iter().copied()).chain([nr]).collect();
+        let ptt = TensorType::new(dt, shape);
+        let pinit = e.empty(&ptt);
+        let packed = generic(e, &vec![Iter::Parallel; rank], &[Operand::new(img.clone(), &it, map(rank, &exprs))], &[Operand::new(pinit, &ptt, identity(rank))], |_, a| vec![a[0].clone()]).remove(0);
+        let groups = [(0..n).collect::<Vec<_>>(), (n..=2 * n).collect(), vec![2 * n + 1]];
+        let bpt = TensorType::new(dt, [s / nr, kk, nr]);
+        let reassoc: Vec<String> = groups.iter().map(|g| format!("[{}]", g.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "))).collect();
+        let bp = e.op(format!("tensor.collapse_shape {packed} [{}] : {ptt} into {bpt}", reassoc.join(", ")));
+        super::dot::matmul_prepacked(e, dt, a2, &bp, None, [og, s, kk])
+    } else {
+        None
+    };
+    let c = match c {
+        Some(c) => c,
+        None => {
+            // Patches [Cg, K..., O...]: loops d0 = c, d1.. = k, d(n+1).. = o.
+            let rank = 2 * n + 1;
+            exprs[at(d.input_feature_dimension as usize)] = "d0".into();
+            for i in 0..n {
+                exprs[at(d.input_spatial_dimensions[i] as usize)] = format!("d{} * {} + d{} * {}", n + 1 + i, a.window_strides[i], 1 + i, a.rhs_dilation[i]);
+            }
+            let ptt = TensorType::new(dt, [cg].into_iter().chain(ks.iter().copied()).chain(os.iter().copied()).collect::<Vec<_>>());
+            let pinit = e.empty(&ptt);
+            let patches = generic(e, &vec![Iter::Parallel; rank], &[Operand::new(img, &it, map(rank, &exprs))], &[Operand::new(pinit, &ptt, identity(rank))], |_, a| vec![a[0].clone()]).remove(0);
+            let b2 = reshape(e, &patches, &ptt, &TensorType::new(dt, [kk, s]));
+            matmul_of(e, dt, a2, &b2, [1, og, s, kk], false)
+        }
+    };
+    let into = format!("{c} into {acc}[{bi}, 0, 0] [1, {r0}, {r1}] [1, 1, 1] : {} into {rt}", TensorType::new(dt, [r0, r1]));
     if par {
         end_forall(e, &into);
     } else {
@@ -307,6 +530,58 @@ fn image_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, (p, pt): (&str, &Tensor
         e.line("}");
     }
     (res, rt)
+}
+
+/// A depthwise convolution (one input and one output feature per group: a product per
+/// feature would be a `1 x K` by `K x O` matrix-vector product, its patches `K` times the
+/// input): one generic over the padded input `p` accumulating `out[b, g, o...] += p[b, g,
+/// o * stride + k * rhs_dilation] * w[g, 0, k...]` with the loops ordered `b, g, k..., o...`
+/// (the kernel taps outside, the output positions innermost: unit-stride loads and stores
+/// for stride 1 in NCHW).
+fn depthwise(e: &mut Emitter, a: &ConvAttrs, (p, pt): (&str, &TensorType), (w, rt): (&str, &TensorType), out: &TensorType, n: usize) -> String {
+    let d = a.dims;
+    let dt = out.dtype;
+    let rank = 2 + 2 * n;
+    let (mut xe, mut we, mut oe) = (vec![String::new(); n + 2], vec![String::new(); n + 2], vec![String::new(); n + 2]);
+    (xe[d.input_batch_dimension as usize], xe[d.input_feature_dimension as usize]) = ("d0".into(), "d1".into());
+    (we[d.kernel_output_feature_dimension as usize], we[d.kernel_input_feature_dimension as usize]) = ("d1".into(), "0".into());
+    (oe[d.output_batch_dimension as usize], oe[d.output_feature_dimension as usize]) = ("d0".into(), "d1".into());
+    for i in 0..n {
+        xe[d.input_spatial_dimensions[i] as usize] = format!("d{} * {} + d{} * {}", 2 + n + i, a.window_strides[i], 2 + i, a.rhs_dilation[i]);
+        we[d.kernel_spatial_dimensions[i] as usize] = format!("d{}", 2 + i);
+        oe[d.output_spatial_dimensions[i] as usize] = format!("d{}", 2 + n + i);
+    }
+    let iters: Vec<Iter> = [Iter::Parallel, Iter::Parallel].into_iter().chain(vec![Iter::Reduction; n]).chain(vec![Iter::Parallel; n]).collect();
+    let z = e.scalar(dt, zero_lit(dt));
+    let init = e.filled(out, &z);
+    let (mul, add) = if dt.is_float() { ("arith.mulf", "arith.addf") } else { ("arith.muli", "arith.addi") };
+    let ins = [Operand::new(p.to_string(), pt, map(rank, &xe)), Operand::new(w.to_string(), rt, map(rank, &we))];
+    generic(e, &iters, &ins, &[Operand::new(init, out, map(rank, &oe))], |e, v| {
+        let t = e.op(format!("{mul} {}, {} : {dt}", v[0], v[1]));
+        vec![e.op(format!("{add} {}, {t} : {dt}", v[2]))]
+    })
+    .remove(0)
+}
+
+/// The kernel `b2` (`[kk, og]`) of a per-image `PatchRows` product `[s, kk] x [kk, og]`,
+/// padded to the plan's `np` columns and packed once into its `[np / nr, kk, nr]` panels (the
+/// layout `dot::matmul_prepacked` reads).
+fn pack_kernel(e: &mut Emitter, dt: DType, b2: &str, [s, og, kk]: [i64; 3]) -> String {
+    let Some(p) = e.cg.target.matmul_plan(dt, s, og, kk) else { return b2.to_string() };
+    let (np, nr) = (p.np, p.nr);
+    let bt = TensorType::new(dt, [kk, np]);
+    let bpad = if np == og {
+        b2.to_string()
+    } else {
+        let z = e.scalar(dt, zero_lit(dt));
+        let big = e.filled(&bt, &z);
+        e.op(format!("tensor.insert_slice {b2} into {big}[0, 0] [{kk}, {og}] [1, 1] : {} into {bt}", TensorType::new(dt, [kk, og])))
+    };
+    let b3t = TensorType::new(dt, [kk, np / nr, nr]);
+    let b3 = e.op(format!("tensor.expand_shape {bpad} [[0], [1, 2]] output_shape [{kk}, {}, {nr}] : {bt} into {b3t}", np / nr));
+    let bpt = TensorType::new(dt, [np / nr, kk, nr]);
+    let init = e.empty(&bpt);
+    e.op(format!("linalg.transpose ins({b3} : {b3t}) outs({init} : {bpt}) permutation = [1, 0, 2]"))
 }
 
 /// With `PatchRows` in `(Cg, K...)` order and no groups, whether the product runs as a loop
@@ -324,10 +599,11 @@ fn feature_loop_fits(e: &Emitter, dt: DType, fm: Form, g: i64, cg: i64, m: i64, 
 }
 
 /// The loop of [`feature_loop_fits`]: for each input feature `c`, the patches `[N', O...,
-/// K...]` of the padded input's slice at `c` and `acc += patches x kern[c]` (the kernel
+/// K...]` of the input's slice at `c` (padded in the loop) and `acc += patches x kern[c]` (the
+/// kernel slice used as the product's one packed panel when `Og` is the panel width; the kernel
 /// arranged `[1, Cg, K..., Og]`), from a zero `[N'*O, Og]`. Returns the product.
 #[allow(clippy::too_many_arguments)]
-fn feature_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (p, pt): (&str, &TensorType), (kern, kt): (&str, &TensorType), [g, nb, og, cg, m, kk]: [i64; 6], (os, ks): (&[i64], &[i64])) -> Option<String> {
+fn feature_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (p, pt): (&str, &TensorType), [lo, hi, dil]: [&[i64]; 3], (kern, kt): (&str, &TensorType), [g, nb, og, cg, m, kk]: [i64; 6], (os, ks): (&[i64], &[i64])) -> Option<String> {
     if !feature_loop_fits(e, dt, fm, g, cg, m, og, kk) {
         return None;
     }
@@ -349,6 +625,9 @@ fn feature_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (p, pt): (&
     let offs: Vec<String> = (0..r).map(|i| if i == fdim { ci.clone() } else { "0".into() }).collect();
     let sizes: Vec<i64> = (0..r).map(|i| if i == fdim { 1 } else { pt.shape[i] }).collect();
     let x = e.op(format!("tensor.extract_slice {p}[{}] [{}] [{}] : {pt} to {xt}", offs.join(", "), list(&sizes), list(&vec![1; r])));
+    let drop = |v: &[i64]| (0..r).filter(|&i| i != fdim).map(|i| v[i]).collect::<Vec<_>>();
+    let z = e.scalar(dt, zero_lit(dt));
+    let (x, xt) = pad_dilate(e, &x, &xt, &drop(lo), &drop(hi), &drop(dil), &z);
     // Patches [N', O..., K...]: loops d0 = b, d1.. = o, d(n+1).. = k.
     let rank = 2 * n + 1;
     let at = |i: usize| if i > fdim { i - 1 } else { i };
@@ -363,7 +642,14 @@ fn feature_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (p, pt): (&
     let a2 = reshape(e, &patches, &ptt, &TensorType::new(dt, [m, kc]));
     let w2t = TensorType::new(dt, [kc, og]);
     let w2 = e.op(format!("tensor.extract_slice {k3}[{ci}, 0, 0] [1, {kc}, {og}] [1, 1, 1] : {k3t} to {w2t}"));
-    let c = matmul_into(e, dt, &a2, &w2, &acc, [m, og, kc])?;
+    // A one-panel kernel slice (`og` = the panel width) is already in packed order.
+    let c = if super::dot::prepacked_nr(e, dt, [m, og, kc]) == Some(og) {
+        let bpt = TensorType::new(dt, [1, kc, og]);
+        let bp = e.op(format!("tensor.expand_shape {w2} [[0, 1], [2]] output_shape [1, {kc}, {og}] : {w2t} into {bpt}"));
+        super::dot::matmul_prepacked(e, dt, &a2, &bp, Some(&acc), [m, og, kc])?
+    } else {
+        matmul_into(e, dt, &a2, &w2, &acc, [m, og, kc])?
+    };
     e.line(format!("scf.yield {c} : {ct}"));
     e.depth -= 1;
     e.line("}");

@@ -354,6 +354,70 @@ pub fn matmul_into(e: &mut Emitter, d: DType, l: &str, r: &str, init: &str, [m, 
     Some(tiled(e, d, [l, r, init], [1, m, n, k], Layout { batched: false, b_nk: false }, &plan, false))
 }
 
+/// The panel width of the tiled product `[m, k] x [k, n]` when it could take B already packed
+/// (`[n / nr, k, nr]`, see [`matmul_prepacked`]): None without a plan or when the plan pads N.
+/// For lowerings that can write B in panel order themselves (convolution's patches).
+pub fn prepacked_nr(e: &Emitter, d: DType, [m, n, k]: [i64; 3]) -> Option<i64> {
+    if !e.cg.tile_matmuls {
+        return None;
+    }
+    let plan = e.cg.target.matmul_plan(d, m, n, k)?;
+    (plan.np == n).then_some(plan.nr)
+}
+
+/// `init + A B` (`init` `[m, n]`, zero when None) for `a` `[m, k]` and B given packed as `bp`
+/// `[n / nr, k, nr]` (nr from [`prepacked_nr`]), on the tiled path without the packing copy:
+/// the loops of `packed_matmul` (row blocks of A, then panels; one thread) over the caller's
+/// panels. A ragged M runs on a zero-padded copy of A (not with `init`: None then).
+/// Self-contained (its own loops) so that the panel layout it reads is the one
+/// [`prepacked_nr`] promises.
+pub fn matmul_prepacked(e: &mut Emitter, d: DType, a: &str, bp: &str, init: Option<&str>, [m, n, k]: [i64; 3]) -> Option<String> {
+    let plan = e.cg.target.matmul_plan(d, m, n, k)?;
+    if !e.cg.tile_matmuls || plan.np != n || (init.is_some() && plan.mp != m) {
+        return None;
+    }
+    let (mp, mb, nr) = (plan.mp, plan.mb, plan.nr);
+    let tag = e.tiles.len();
+    e.tiles.push(MatmulTile { tag, kb: plan.kb, nr });
+    let z = e.scalar(d, zero_lit(d));
+    let ap = if mp == m {
+        a.to_string()
+    } else {
+        let big = e.filled(&TensorType::new(d, [mp, k]), &z);
+        e.op(format!("tensor.insert_slice {a} into {big}[0, 0] [{m}, {k}] [1, 1] : {} into {}", TensorType::new(d, [m, k]), TensorType::new(d, [mp, k])))
+    };
+    let no = n / nr;
+    let (at, ct, bpt) = (TensorType::new(d, [mp, k]), TensorType::new(d, [mp, n]), TensorType::new(d, [no, k, nr]));
+    let (abt, pant, cst) = (TensorType::new(d, [mb, k]), TensorType::new(d, [k, nr]), TensorType::new(d, [mb, nr]));
+    let init = match init {
+        Some(i) => i.to_string(),
+        None => e.filled(&ct, &z),
+    };
+    let (c0, c1, cmb, cm, cno, cnr) = (e.index(0), e.index(1), e.index(mb), e.index(mp), e.index(no), e.index(nr));
+    let (io, acc1, res) = (e.fresh(), e.fresh(), e.fresh());
+    e.raw_line(format!("{res} = scf.for {io} = {c0} to {cm} step {cmb} iter_args({acc1} = {init}) -> ({ct}) {{"));
+    e.depth += 1;
+    let ablk = e.op(format!("tensor.extract_slice {ap}[{io}, 0] [{mb}, {k}] [1, 1] : {at} to {abt}"));
+    let (jo, acc2, res2) = (e.fresh(), e.fresh(), e.fresh());
+    e.raw_line(format!("{res2} = scf.for {jo} = {c0} to {cno} step {c1} iter_args({acc2} = {acc1}) -> ({ct}) {{"));
+    e.depth += 1;
+    let pan = e.op(format!("tensor.extract_slice {bp}[{jo}, 0, 0] [1, {k}, {nr}] [1, 1, 1] : {bpt} to {pant}"));
+    let j = e.op(format!("arith.muli {jo}, {cnr} : index"));
+    let cs = e.op(format!("tensor.extract_slice {acc2}[{io}, {j}] [{mb}, {nr}] [1, 1] : {ct} to {cst}"));
+    let p = e.op(format!("linalg.matmul {{quabla.tile = {tag} : i64}} ins({ablk}, {pan} : {abt}, {pant}) outs({cs} : {cst}) -> {cst}"));
+    let ins = e.op(format!("tensor.insert_slice {p} into {acc2}[{io}, {j}] [{mb}, {nr}] [1, 1] : {cst} into {ct}"));
+    e.line(format!("scf.yield {ins} : {ct}"));
+    e.depth -= 1;
+    e.line("}");
+    e.line(format!("scf.yield {res2} : {ct}"));
+    e.depth -= 1;
+    e.line("}");
+    if mp == m {
+        return Some(res);
+    }
+    Some(e.op(format!("tensor.extract_slice {res}[0, 0] [{m}, {n}] [1, 1] : {ct} to {}", TensorType::new(d, [m, n]))))
+}
+
 /// A product `[m, k] x [k, n] -> [m, n]` (or `[b, m, k] x [b, k, n] -> [b, m, n]` when
 /// `batched`) of operands already in that form, for other lowerings (convolution's im2col),
 /// through the same tiled path as `dot_general`.
