@@ -4,7 +4,7 @@
 //! solved (`u11ᵀ x = a12`, the recursive triangular solve), the trailing half updated by
 //! `x ᵀ x` (recursive halves of [`Scalar::gemm`]s), then factored; blocks of `BASE`
 //! unblocked. The lower factor is its transpose.
-use super::kernels::{axpy, Scalar};
+use super::kernels::{axpy, load_tile_t, store_tile, transpose_into, Scalar, TILE};
 use super::triangular_solve::{solve_view, split};
 
 /// Cholesky factor of the `n x n` matrix `a` (its `lower` triangle, else its upper one)
@@ -15,7 +15,7 @@ pub fn cholesky<T: Scalar>(a: &[T], n: usize, lower: bool, out: &mut [T]) {
     let (a, out) = (&a[..n * n], &mut out[..n * n]);
     if lower {
         // u = the lower triangle of a, transposed (the other triangle comes along, unread).
-        transpose_into(a, out, n);
+        transpose_into(a, n, n, out);
         let ok = factor_upper(out, n);
         transpose_in_place(out, n);
         finish(out, n, true, ok);
@@ -38,39 +38,21 @@ fn finish<T: Scalar>(out: &mut [T], n: usize, lower: bool, ok: bool) {
     }
 }
 
-/// `dst = srcᵀ` for `n x n` row-major matrices, by 8 x 8 tiles.
-fn transpose_into<T: Scalar>(src: &[T], dst: &mut [T], n: usize) {
-    const TILE: usize = 8;
-    assert!(src.len() >= n * n && dst.len() >= n * n);
-    let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
-    for i0 in (0..n).step_by(TILE) {
-        let i1 = (i0 + TILE).min(n);
-        for j0 in (0..n).step_by(TILE) {
-            let j1 = (j0 + TILE).min(n);
-            for i in i0..i1 {
-                for j in j0..j1 {
-                    // SAFETY: i, j < n and both buffers hold n * n elements (asserted).
-                    unsafe { *d.add(j * n + i) = *s.add(i * n + j) };
-                }
-            }
-        }
-    }
-}
-
-/// Transposes the `n x n` row-major matrix `w` in place, by 8 x 8 tiles.
+/// Transposes the `n x n` row-major matrix `w` in place, swapping tiles across the diagonal.
 fn transpose_in_place<T: Scalar>(w: &mut [T], n: usize) {
-    const TILE: usize = 8;
     assert!(w.len() >= n * n);
     let p = w.as_mut_ptr();
     for i0 in (0..n).step_by(TILE) {
-        let i1 = (i0 + TILE).min(n);
+        let rows = TILE.min(n - i0);
         for j0 in (0..=i0).step_by(TILE) {
-            let j1 = (j0 + TILE).min(n);
-            for i in i0..i1 {
-                for j in j0..j1.min(i) {
-                    // SAFETY: i, j < n and `w` holds n * n elements (asserted).
-                    unsafe { std::ptr::swap(p.add(i * n + j), p.add(j * n + i)) };
-                }
+            let cols = TILE.min(n - j0);
+            // SAFETY: both tiles lie inside the n x n buffer (asserted); each is read whole
+            // before either is written.
+            unsafe {
+                let a = load_tile_t(p, n, i0, j0, rows, cols);
+                let b = load_tile_t(p, n, j0, i0, cols, rows);
+                store_tile(&a, p, n, j0, i0, cols, rows);
+                store_tile(&b, p, n, i0, j0, rows, cols);
             }
         }
     }

@@ -89,12 +89,70 @@ pub(super) fn axpy<T: Scalar>(y: &mut [T], alpha: T, x: &[T]) {
 /// Transposes an `r x c` matrix.
 pub fn transpose<T: Scalar>(a: &[T], r: usize, c: usize) -> Vec<T> {
     let mut t = vec![T::ZERO; r * c];
-    for i in 0..r {
-        for j in 0..c {
-            t[j * r + i] = a[i * c + j];
+    transpose_into(a, r, c, &mut t);
+    t
+}
+
+/// The tile of [`transpose_into`] and [`transpose_in_place`].
+pub(super) const TILE: usize = 8;
+
+/// Copies the `TILE x TILE` tile at `(i0, j0)` of the row-major `n`-wide `src`, transposed,
+/// into a local array (`rows x cols` of it valid).
+///
+/// # Safety
+/// The tile's elements must be valid.
+pub(super) unsafe fn load_tile_t<T: Scalar>(src: *const T, n: usize, i0: usize, j0: usize, rows: usize, cols: usize) -> [[T; TILE]; TILE] {
+    let mut t = [[T::ZERO; TILE]; TILE];
+    if rows == TILE && cols == TILE {
+        for i in 0..TILE {
+            let r = &*(src.add((i0 + i) * n + j0) as *const [T; TILE]);
+            for j in 0..TILE {
+                t[j][i] = r[j];
+            }
+        }
+        return t;
+    }
+    for i in 0..rows {
+        for j in 0..cols {
+            t[j][i] = *src.add((i0 + i) * n + j0 + j);
         }
     }
     t
+}
+
+/// Writes the local tile `t` (`rows x cols` of it) at `(i0, j0)` of the row-major `n`-wide
+/// `dst`.
+///
+/// # Safety
+/// The tile's elements must be valid for writes.
+pub(super) unsafe fn store_tile<T: Scalar>(t: &[[T; TILE]; TILE], dst: *mut T, n: usize, i0: usize, j0: usize, rows: usize, cols: usize) {
+    if rows == TILE && cols == TILE {
+        for (i, tr) in t.iter().enumerate() {
+            *(dst.add((i0 + i) * n + j0) as *mut [T; TILE]) = *tr;
+        }
+        return;
+    }
+    for (i, tr) in t.iter().enumerate().take(rows) {
+        for (j, e) in tr.iter().enumerate().take(cols) {
+            *dst.add((i0 + i) * n + j0 + j) = *e;
+        }
+    }
+}
+
+/// `dst = srcᵀ` for the row-major `r x c` matrix `src` (`dst` is `c x r`), by tiles.
+pub fn transpose_into<T: Scalar>(src: &[T], r: usize, c: usize, dst: &mut [T]) {
+    assert!(src.len() >= r * c && dst.len() >= r * c);
+    for i0 in (0..r).step_by(TILE) {
+        let rows = TILE.min(r - i0);
+        for j0 in (0..c).step_by(TILE) {
+            let cols = TILE.min(c - j0);
+            // SAFETY: both tiles lie inside the r x c buffers (asserted).
+            unsafe {
+                let t = load_tile_t(src.as_ptr(), c, i0, j0, rows, cols);
+                store_tile(&t, dst.as_mut_ptr(), r, j0, i0, cols, rows);
+            }
+        }
+    }
 }
 
 /// Householder QR of the `m x n` matrix `a`: `q` is `m x c`, `r` is `c x n` with

@@ -53,12 +53,25 @@ fn filled<T: Clone>(n: usize, v: T) -> std::result::Result<Vec<T>, OutOfMemory> 
     Ok(out)
 }
 
-/// A copy of `a`, allocated fallibly.
-fn copied<T: Clone>(a: &[T]) -> std::result::Result<Vec<T>, OutOfMemory> {
-    let mut out = Vec::new();
-    out.try_reserve_exact(a.len()).map_err(|_| OutOfMemory { bytes: std::mem::size_of_val(a) })?;
-    out.extend_from_slice(a);
-    Ok(out)
+/// The element counts of `op`'s results for operands of types `at` (and `bt` for
+/// `triangular_solve`): (float results, i32 results), in result order within each.
+pub fn result_sizes(op: &LinalgOp, at: &TensorType, bt: Option<&TensorType>) -> (Vec<usize>, Vec<usize>) {
+    let (nb, m, n) = dims(at);
+    let k = m.min(n);
+    match op {
+        LinalgOp::Cholesky { .. } => (vec![nb * m * n], vec![]),
+        LinalgOp::TriangularSolve { .. } => (vec![bt.unwrap_or(at).num_elements()], vec![]),
+        LinalgOp::Lu {} => (vec![nb * m * n], vec![nb * k, nb * m]),
+        LinalgOp::Qr { full_matrices } => {
+            let c = if *full_matrices { m } else { k };
+            (vec![nb * m * c, nb * c * n], vec![])
+        }
+        LinalgOp::Eigh { .. } => (vec![nb * n * n, nb * n], vec![]),
+        LinalgOp::Svd { full_matrices } => {
+            let (cu, rv) = if *full_matrices { (m, n) } else { (k, k) };
+            (vec![nb * m * cu, nb * k, nb * rv * n], vec![])
+        }
+    }
 }
 
 /// Runs `op` on row-major data: `a` of type `at` and, for `triangular_solve`, `b` of type
@@ -66,56 +79,87 @@ fn copied<T: Clone>(a: &[T]) -> std::result::Result<Vec<T>, OutOfMemory> {
 /// batch-sized results are allocated fallibly ([`OutOfMemory`]); the kernels' scratch is at
 /// most a few matrices of one batch element.
 pub fn run<T: Scalar>(op: &LinalgOp, a: &[T], at: &TensorType, b: Option<&[T]>, bt: Option<&TensorType>) -> std::result::Result<Vec<Out<T>>, OutOfMemory> {
-    let (nb, m, n) = dims(at);
+    let (fs, is) = result_sizes(op, at, bt);
+    let mut floats = fs.iter().map(|&n| filled(n, T::ZERO)).collect::<std::result::Result<Vec<_>, _>>()?;
+    let mut ints = is.iter().map(|&n| filled(n, 0i32)).collect::<std::result::Result<Vec<_>, _>>()?;
+    {
+        let mut fo: Vec<&mut [T]> = floats.iter_mut().map(|v| &mut v[..]).collect();
+        let mut io: Vec<&mut [i32]> = ints.iter_mut().map(|v| &mut v[..]).collect();
+        run_into(op, a, at, b, bt, &mut fo, &mut io);
+    }
+    let mut out: Vec<Out<T>> = floats.into_iter().map(Out::F).collect();
+    out.extend(ints.into_iter().map(Out::I));
+    Ok(out)
+}
+
+/// [`run`] into caller-provided results: `floats` and `ints` sized as [`result_sizes`] says
+/// (the runtime passes the compiled program's result buffers, saving a copy of each).
+pub fn run_into<T: Scalar>(op: &LinalgOp, a: &[T], at: &TensorType, b: Option<&[T]>, bt: Option<&TensorType>, floats: &mut [&mut [T]], ints: &mut [&mut [i32]]) {
+    let (_, m, n) = dims(at);
     match op {
-        LinalgOp::Cholesky { lower } => {
-            let mut out = filled(a.len(), T::ZERO)?;
-            for (x, y) in a.chunks_exact(m * n).zip(out.chunks_exact_mut(m * n)) {
+        LinalgOp::Cholesky { lower } if n > 0 => {
+            for (x, y) in a.chunks_exact(m * n).zip(floats[0].chunks_exact_mut(m * n)) {
                 kernels::cholesky(x, n, *lower, y);
             }
-            Ok(vec![Out::F(out)])
         }
+        LinalgOp::Cholesky { .. } => {}
         LinalgOp::TriangularSolve { left_side, lower, transpose_a, unit_diagonal } => {
             let (b, bt) = (b.unwrap_or_default(), bt.unwrap_or(at));
             let r = bt.rank();
             let k = if *left_side { bt.shape[r - 1] } else { bt.shape[r - 2] } as usize;
-            let mut x = copied(b)?;
-            for (aa, xx) in a.chunks_exact(m * m).zip(x.chunks_exact_mut(m * k)) {
-                kernels::triangular_solve(aa, m, xx, k, *left_side, *lower, *transpose_a, *unit_diagonal);
+            let x = &mut *floats[0];
+            x.copy_from_slice(b);
+            if m * k > 0 {
+                for (aa, xx) in a.chunks_exact(m * m).zip(x.chunks_exact_mut(m * k)) {
+                    kernels::triangular_solve(aa, m, xx, k, *left_side, *lower, *transpose_a, *unit_diagonal);
+                }
             }
-            Ok(vec![Out::F(x)])
         }
         LinalgOp::Lu {} => {
             let k = m.min(n);
-            let (mut lu, mut piv, mut perm) = (copied(a)?, filled(nb * k, 0i32)?, filled(nb * m, 0i32)?);
-            for ((x, p), q) in lu.chunks_exact_mut(m * n).zip(piv.chunks_exact_mut(k)).zip(perm.chunks_exact_mut(m)) {
-                kernels::lu(x, m, n, p, q);
+            let lu = &mut *floats[0];
+            lu.copy_from_slice(a);
+            let (piv, perm) = ints.split_at_mut(1);
+            if m * n > 0 {
+                for ((x, p), q) in lu.chunks_exact_mut(m * n).zip(piv[0].chunks_exact_mut(k.max(1))).zip(perm[0].chunks_exact_mut(m)) {
+                    kernels::lu(x, m, n, p, q);
+                }
+            } else if m > 0 {
+                // No columns: no pivots, and the permutation is the identity.
+                for q in perm[0].chunks_exact_mut(m) {
+                    for (i, e) in q.iter_mut().enumerate() {
+                        *e = i as i32;
+                    }
+                }
             }
-            Ok(vec![Out::F(lu), Out::I(piv), Out::I(perm)])
         }
         LinalgOp::Qr { full_matrices } => {
             let c = if *full_matrices { m } else { m.min(n) };
-            let (mut q, mut r) = (filled(nb * m * c, T::ZERO)?, filled(nb * c * n, T::ZERO)?);
+            let [q, r] = floats else { return };
+            q.fill(T::ZERO);
+            r.fill(T::ZERO);
             for ((x, qq), rr) in a.chunks_exact(m * n).zip(q.chunks_exact_mut(m * c)).zip(r.chunks_exact_mut(c * n)) {
                 kernels::qr(x, m, n, *full_matrices, qq, rr);
             }
-            Ok(vec![Out::F(q), Out::F(r)])
         }
         LinalgOp::Eigh { lower } => {
-            let (mut v, mut w) = (filled(nb * n * n, T::ZERO)?, filled(nb * n, T::ZERO)?);
+            let [v, w] = floats else { return };
+            v.fill(T::ZERO);
+            w.fill(T::ZERO);
             for ((x, vv), ww) in a.chunks_exact(n * n).zip(v.chunks_exact_mut(n * n)).zip(w.chunks_exact_mut(n)) {
                 kernels::eigh(x, n, *lower, vv, ww);
             }
-            Ok(vec![Out::F(v), Out::F(w)])
         }
         LinalgOp::Svd { full_matrices } => {
             let k = m.min(n);
             let (cu, rv) = if *full_matrices { (m, n) } else { (k, k) };
-            let (mut u, mut s, mut vt) = (filled(nb * m * cu, T::ZERO)?, filled(nb * k, T::ZERO)?, filled(nb * rv * n, T::ZERO)?);
+            let [u, s, vt] = floats else { return };
+            u.fill(T::ZERO);
+            s.fill(T::ZERO);
+            vt.fill(T::ZERO);
             for (((x, uu), ss), vv) in a.chunks_exact(m * n).zip(u.chunks_exact_mut(m * cu)).zip(s.chunks_exact_mut(k)).zip(vt.chunks_exact_mut(rv * n)) {
                 kernels::svd(x, m, n, *full_matrices, uu, ss, vv);
             }
-            Ok(vec![Out::F(u), Out::F(s), Out::F(vt)])
         }
     }
 }
@@ -332,4 +376,6 @@ mod tests {
         close(&sv, &[l1.sqrt(), (det / l1).sqrt()], 1e-13);
     }
 }
+
+
 

@@ -5,7 +5,7 @@
 //! are solved densely with register-blocked row updates. A few
 //! right-hand sides are solved one at a time instead (dots or axpys along `t`'s contiguous
 //! direction), where a GEMM would only pack.
-use super::kernels::{axpy, dot, Scalar};
+use super::kernels::{axpy, dot, transpose, transpose_into, Scalar};
 
 /// The largest diagonal block solved directly (below it, the recursion's GEMMs are too small).
 pub(super) const BASE: usize = 16;
@@ -18,16 +18,42 @@ const FEW: usize = 4;
 pub fn triangular_solve<T: Scalar>(a: &[T], m: usize, b: &mut [T], k: usize, left_side: bool, lower: bool, transpose_a: bool, unit_diagonal: bool) {
     assert!(a.len() >= m * m && b.len() >= m * k, "triangular_solve: a {} elements for m = {m}, b {} for k = {k}", a.len(), b.len());
     let mi = m as isize;
-    // op(a)[i, j] at i * rs + j * cs.
-    let (rs, cs) = if transpose_a { (1, mi) } else { (mi, 1) };
     let eff_lower = lower != transpose_a;
-    // SAFETY: the views address exactly the m x m elements of `a` and the m x k of `b`.
+    if k <= FEW || m <= BASE {
+        // op(a)[i, j] at i * rs + j * cs.
+        let (rs, cs) = if transpose_a { (1, mi) } else { (mi, 1) };
+        // SAFETY: the views address exactly the m x m elements of `a` and the m x k of `b`.
+        unsafe {
+            if left_side {
+                solve_view(a.as_ptr(), rs, cs, m, eff_lower, unit_diagonal, b.as_mut_ptr(), k as isize, 1, k);
+            } else {
+                // x op(a) = b  <=>  op(a)ᵀ xᵀ = bᵀ, xᵀ being b's k x m read by columns.
+                solve_view(a.as_ptr(), cs, rs, m, !eff_lower, unit_diagonal, b.as_mut_ptr(), 1, mi, k);
+            }
+        }
+        return;
+    }
+    // The GEMMs read their first operand (the triangle) fastest by columns and their second
+    // (solved rows of x) by rows: the triangle is copied column-major and a right side's x
+    // transposed when they are not already so (O(m² + mk) against the solve's O(m² k)).
+    // t = op(a) (left) or op(a)ᵀ (right), lower when `t_lower`; t[i, j] at j * m + i.
+    let (t_lower, t_transposed) = if left_side { (eff_lower, transpose_a) } else { (!eff_lower, !transpose_a) };
+    let owned;
+    let t: &[T] = if t_transposed {
+        // t = aᵀ: t[i, j] = a[j, i] at j * m + i already.
+        a
+    } else {
+        owned = transpose(a, m, m);
+        &owned
+    };
+    // SAFETY: the views address exactly the m x m elements of `t` and the m x k of `x`.
     unsafe {
         if left_side {
-            solve_view(a.as_ptr(), rs, cs, m, eff_lower, unit_diagonal, b.as_mut_ptr(), k as isize, 1, k);
+            solve_view(t.as_ptr(), 1, mi, m, t_lower, unit_diagonal, b.as_mut_ptr(), k as isize, 1, k);
         } else {
-            // x op(a) = b  <=>  op(a)ᵀ xᵀ = bᵀ, xᵀ being b's k x m read by columns.
-            solve_view(a.as_ptr(), cs, rs, m, !eff_lower, unit_diagonal, b.as_mut_ptr(), 1, mi, k);
+            let mut xt = transpose(b, k, m);
+            solve_view(t.as_ptr(), 1, mi, m, t_lower, unit_diagonal, xt.as_mut_ptr(), k as isize, 1, k);
+            transpose_into(&xt, m, k, b);
         }
     }
 }
@@ -129,53 +155,36 @@ unsafe fn solve_block<T: Scalar>(t: *const T, rs: isize, cs: isize, ib: usize, l
     }
 }
 
-/// Columns per register block of [`solve_rows`] (eight 4-wide vectors of accumulators).
-const CH: usize = 32;
-
 /// Solves `d y = y` in place for the dense row-major `ib x ib` triangular `d` (zeros outside
 /// its triangle) and the `ib x k` rows `y` (row `i` at `y + i ry`, contiguous): for each row
-/// in solve order, `CH` columns at a time held in registers while the solved rows are
-/// subtracted.
+/// in solve order, the solved rows subtracted four at a time (one pass over the row per
+/// four).
 ///
 /// # Safety
 /// `y`'s rows must be valid for reads and writes.
 unsafe fn solve_rows<T: Scalar>(d: &[T], ib: usize, lower: bool, unit: bool, y: *mut T, ry: isize, k: usize) {
+    let row = |i: usize| std::slice::from_raw_parts(y.offset(i as isize * ry), k);
     for s in 0..ib {
         let i = if lower { s } else { ib - 1 - s };
         let (lo, hi) = if lower { (0, i) } else { (i + 1, ib) };
-        let yi = y.offset(i as isize * ry);
-        let dii = d[i * ib + i];
-        let mut c0 = 0;
-        while c0 < k {
-            let w = CH.min(k - c0);
-            let mut acc = [T::ZERO; CH];
-            if w == CH {
-                for (l, e) in acc.iter_mut().enumerate() {
-                    *e = *yi.add(c0 + l);
-                }
-                for j in lo..hi {
-                    let dij = d[i * ib + j];
-                    let yj = std::slice::from_raw_parts(y.offset(j as isize * ry).add(c0), CH);
-                    for l in 0..CH {
-                        acc[l] = acc[l] - dij * yj[l];
-                    }
-                }
-            } else {
-                for (l, e) in acc[..w].iter_mut().enumerate() {
-                    *e = *yi.add(c0 + l);
-                }
-                for j in lo..hi {
-                    let dij = d[i * ib + j];
-                    let yj = std::slice::from_raw_parts(y.offset(j as isize * ry).add(c0), w);
-                    for l in 0..w {
-                        acc[l] = acc[l] - dij * yj[l];
-                    }
-                }
+        let yi = std::slice::from_raw_parts_mut(y.offset(i as isize * ry), k);
+        let di = &d[i * ib..i * ib + ib];
+        let mut j = lo;
+        while j + 4 <= hi {
+            let (c0, c1, c2, c3) = (di[j], di[j + 1], di[j + 2], di[j + 3]);
+            for ((((e, a0), a1), a2), a3) in yi.iter_mut().zip(row(j)).zip(row(j + 1)).zip(row(j + 2)).zip(row(j + 3)) {
+                *e = *e - ((c0 * *a0 + c1 * *a1) + (c2 * *a2 + c3 * *a3));
             }
-            for (l, e) in acc[..w].iter().enumerate() {
-                *yi.add(c0 + l) = if unit { *e } else { *e / dii };
+            j += 4;
+        }
+        for jj in j..hi {
+            axpy(yi, di[jj], row(jj));
+        }
+        if !unit {
+            let dii = di[i];
+            for e in yi.iter_mut() {
+                *e = *e / dii;
             }
-            c0 += w;
         }
     }
 }
