@@ -80,6 +80,7 @@ pub fn dot<T: Scalar>(x: &[T], y: &[T]) -> T {
 }
 
 /// `y -= alpha * x` elementwise.
+#[inline]
 pub(super) fn axpy<T: Scalar>(y: &mut [T], alpha: T, x: &[T]) {
     for (a, b) in y.iter_mut().zip(x) {
         *a = *a - alpha * *b;
@@ -141,10 +142,25 @@ pub(super) unsafe fn store_tile<T: Scalar>(t: &[[T; TILE]; TILE], dst: *mut T, n
 
 /// `dst = srcᵀ` for the row-major `r x c` matrix `src` (`dst` is `c x r`), by tiles.
 pub fn transpose_into<T: Scalar>(src: &[T], r: usize, c: usize, dst: &mut [T]) {
+    transpose_tiles(src, r, c, dst, None);
+}
+
+/// [`transpose_into`] for a square `src`, only the tiles that meet its `lower` (else upper)
+/// triangle (the rest of `dst` is left as it was).
+pub fn transpose_triangle_into<T: Scalar>(src: &[T], n: usize, lower: bool, dst: &mut [T]) {
+    transpose_tiles(src, n, n, dst, Some(lower));
+}
+
+fn transpose_tiles<T: Scalar>(src: &[T], r: usize, c: usize, dst: &mut [T], triangle: Option<bool>) {
     assert!(src.len() >= r * c && dst.len() >= r * c);
     for i0 in (0..r).step_by(TILE) {
         let rows = TILE.min(r - i0);
-        for j0 in (0..c).step_by(TILE) {
+        let (from, to) = match triangle {
+            None => (0, c),
+            Some(true) => (0, (i0 + rows).min(c)),
+            Some(false) => (i0 / TILE * TILE, c),
+        };
+        for j0 in (from..to).step_by(TILE) {
             let cols = TILE.min(c - j0);
             // SAFETY: both tiles lie inside the r x c buffers (asserted).
             unsafe {

@@ -317,6 +317,8 @@ mod tests {
             let tg = best(|| unsafe { f64::gemm(n, n, n, 1.0, m.as_ptr(), n as isize, 1, a.as_ptr(), n as isize, 1, 0.0, c.as_mut_ptr(), n as isize, 1) });
             eprintln!("n {n}: gemm {tg:.3} ms = {:.1} GFLOP/s", 2.0 * (n * n * n) as f64 / tg * 1e-6);
             let mut l = vec![0.0; n * n];
+            let tt = best(|| super::kernels::transpose_into(&a, n, n, &mut l));
+            eprintln!("n {n}: transpose {tt:.3} ms");
             let tc = best(|| super::kernels::cholesky(&a, n, true, &mut l));
             let tu = best(|| super::kernels::cholesky(&a, n, false, &mut l));
             super::kernels::cholesky(&a, n, true, &mut l);
@@ -376,6 +378,7 @@ mod tests {
         close(&sv, &[l1.sqrt(), (det / l1).sqrt()], 1e-13);
     }
 }
+
 
 
 

@@ -5,7 +5,7 @@
 //! are solved densely with register-blocked row updates. A few
 //! right-hand sides are solved one at a time instead (dots or axpys along `t`'s contiguous
 //! direction), where a GEMM would only pack.
-use super::kernels::{axpy, dot, transpose, transpose_into, Scalar};
+use super::kernels::{axpy, dot, transpose, transpose_into, transpose_triangle_into, Scalar};
 
 /// The largest diagonal block solved directly (below it, the recursion's GEMMs are too small).
 pub(super) const BASE: usize = 16;
@@ -43,7 +43,9 @@ pub fn triangular_solve<T: Scalar>(a: &[T], m: usize, b: &mut [T], k: usize, lef
         // t = aᵀ: t[i, j] = a[j, i] at j * m + i already.
         a
     } else {
-        owned = transpose(a, m, m);
+        let mut t = vec![T::ZERO; m * m];
+        transpose_triangle_into(a, m, lower, &mut t);
+        owned = t;
         &owned
     };
     // SAFETY: the views address exactly the m x m elements of `t` and the m x k of `x`.
@@ -163,6 +165,23 @@ unsafe fn solve_block<T: Scalar>(t: *const T, rs: isize, cs: isize, ib: usize, l
 /// # Safety
 /// `y`'s rows must be valid for reads and writes.
 unsafe fn solve_rows<T: Scalar>(d: &[T], ib: usize, lower: bool, unit: bool, y: *mut T, ry: isize, k: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        return solve_rows_avx2(d, ib, lower, unit, y, ry, k);
+    }
+    solve_rows_body(d, ib, lower, unit, y, ry, k)
+}
+
+/// [`solve_rows_body`] compiled for AVX2 (the same operations in the same order per element,
+/// four lanes wide: results equal to the baseline build's).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn solve_rows_avx2<T: Scalar>(d: &[T], ib: usize, lower: bool, unit: bool, y: *mut T, ry: isize, k: usize) {
+    solve_rows_body(d, ib, lower, unit, y, ry, k)
+}
+
+#[inline(always)]
+unsafe fn solve_rows_body<T: Scalar>(d: &[T], ib: usize, lower: bool, unit: bool, y: *mut T, ry: isize, k: usize) {
     let row = |i: usize| std::slice::from_raw_parts(y.offset(i as isize * ry), k);
     for s in 0..ib {
         let i = if lower { s } else { ib - 1 - s };
@@ -178,7 +197,10 @@ unsafe fn solve_rows<T: Scalar>(d: &[T], ib: usize, lower: bool, unit: bool, y: 
             j += 4;
         }
         for jj in j..hi {
-            axpy(yi, di[jj], row(jj));
+            let c = di[jj];
+            for (e, a) in yi.iter_mut().zip(row(jj)) {
+                *e = *e - c * *a;
+            }
         }
         if !unit {
             let dii = di[i];
