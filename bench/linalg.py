@@ -30,7 +30,7 @@ import quabla as qb  # noqa: E402
 
 
 def timeit_call(call, target=0.025, repeats=30, max_total=4.0):
-    """(min, median) seconds per call."""
+    """(min, median, min process CPU time) seconds per call (CPU time: all threads)."""
     for _ in range(3):
         call()
     number = 1
@@ -42,16 +42,17 @@ def timeit_call(call, target=0.025, repeats=30, max_total=4.0):
         if dt >= target or number >= 1 << 20:
             break
         number *= 2
-    times = []
+    times, cpus = [], []
     start = time.perf_counter()
     for _ in range(repeats):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         for _ in range(number):
             call()
         times.append((time.perf_counter() - t) / number)
+        cpus.append((time.process_time() - c) / number)
         if time.perf_counter() - start > max_total:
             break
-    return min(times), statistics.median(times)
+    return min(times), statistics.median(times), min(cpus)
 
 
 def workloads(n, k, more=False):
@@ -118,18 +119,18 @@ def main():
     cpu0 = time.process_time()
     for _ in range(args.rounds):
         for name, q, j in loads:
-            qm, qmed = timeit_call(q)
-            jm, jmed = timeit_call(j)
+            qm, qmed, qc = timeit_call(q)
+            jm, jmed, jc = timeit_call(j)
             old = res.get(name)
-            # Each side's best round (its min, with that round's median).
+            # Each side's best round (its min, with that round's median), and its least CPU time.
             if old is None:
-                res[name] = (qm, qmed, jm, jmed)
+                res[name] = (qm, qmed, jm, jmed, qc, jc)
             else:
-                res[name] = ((qm, qmed) if qm < old[0] else old[:2]) + ((jm, jmed) if jm < old[2] else old[2:])
+                res[name] = ((qm, qmed) if qm < old[0] else old[:2]) + ((jm, jmed) if jm < old[2] else old[2:4]) + (min(qc, old[4]), min(jc, old[5]))
     print(f"process CPU time {time.process_time() - cpu0:.1f} s, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    print(f"{'workload':36s} {'quabla min/med (ms)':>22s} {'jax min/med (ms)':>20s} {'ratio min':>10s} {'ratio med':>10s}")
-    for name, (qm, qmed, jm, jmed) in res.items():
-        print(f"{name:36s} {qm * 1e3:10.3f} {qmed * 1e3:10.3f} {jm * 1e3:9.3f} {jmed * 1e3:9.3f} {qm / jm:10.2f} {qmed / jmed:10.2f}")
+    print(f"{'workload':36s} {'quabla min/med (ms)':>22s} {'jax min/med (ms)':>20s} {'ratio min':>10s} {'ratio med':>10s} {'cpu q/jax (ms)':>16s} {'ratio cpu':>10s}")
+    for name, (qm, qmed, jm, jmed, qc, jc) in res.items():
+        print(f"{name:36s} {qm * 1e3:10.3f} {qmed * 1e3:10.3f} {jm * 1e3:9.3f} {jmed * 1e3:9.3f} {qm / jm:10.2f} {qmed / jmed:10.2f} {qc * 1e3:7.3f} {jc * 1e3:8.3f} {qc / max(jc, 1e-12):10.2f}")
     sys.stdout.flush()
 
 

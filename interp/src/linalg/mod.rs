@@ -378,8 +378,3 @@ mod tests {
         close(&sv, &[l1.sqrt(), (det / l1).sqrt()], 1e-13);
     }
 }
-
-
-
-
-
