@@ -102,6 +102,7 @@ pub(super) const TILE: usize = 8;
 ///
 /// # Safety
 /// The tile's elements must be valid.
+#[allow(clippy::needless_range_loop)]
 pub(super) unsafe fn load_tile_t<T: Scalar>(src: *const T, n: usize, i0: usize, j0: usize, rows: usize, cols: usize) -> [[T; TILE]; TILE] {
     let mut t = [[T::ZERO; TILE]; TILE];
     if rows == TILE && cols == TILE {
