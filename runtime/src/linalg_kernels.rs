@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 
 use quabla_dialect::{DType, LinalgOp, TensorType};
-use quabla_interp::linalg::{kernels::Scalar, run, Out, OutOfMemory};
+use quabla_interp::linalg::{kernels::Scalar, result_sizes, run, run_into, Out, OutOfMemory};
 
 /// An unranked memref as the C interface passes it: rank and a pointer to the ranked
 /// descriptor `{allocated, aligned, offset, sizes[rank], strides[rank]}`.
@@ -97,7 +97,22 @@ unsafe fn compute<T: Scalar>(op: &LinalgOp, d: DType, ins: &[*const Unranked], o
     let at = TensorType::new(d, ash);
     let b = ins.get(1).map(|u| read::<T>(*u));
     let bt = b.as_ref().map(|(_, s)| TensorType::new(d, s.clone()));
-    let res = run(op, &a, &at, b.as_ref().map(|(v, _)| &v[..]), bt.as_ref())?;
+    let b_vals = b.as_ref().map(|(v, _)| &v[..]);
+    // The results are the lowering's fresh (contiguous) buffers: the kernels write into them
+    // directly; anything else goes through `run`'s vectors and a strided write.
+    let (fs, is) = result_sizes(op, &at, bt.as_ref());
+    if outs.len() == fs.len() + is.len() {
+        let fv: Vec<_> = outs[..fs.len()].iter().map(|u| view::<T>(*u)).collect();
+        let iv: Vec<_> = outs[fs.len()..].iter().map(|u| view::<i32>(*u)).collect();
+        let fits = |sizes: &[i64], strides: &[i64], n: usize| contiguous(sizes, strides) && quabla_dialect::size::saturating_product(sizes.iter().copied()) as usize == n;
+        if fv.iter().zip(&fs).all(|((_, s, t), &n)| fits(s, t, n)) && iv.iter().zip(&is).all(|((_, s, t), &n)| fits(s, t, n)) {
+            let mut floats: Vec<&mut [T]> = fv.iter().zip(&fs).map(|((p, _, _), &n)| slice_mut(*p, n)).collect();
+            let mut ints: Vec<&mut [i32]> = iv.iter().zip(&is).map(|((p, _, _), &n)| slice_mut(*p, n)).collect();
+            run_into(op, &a, &at, b_vals, bt.as_ref(), &mut floats, &mut ints);
+            return Ok(());
+        }
+    }
+    let res = run(op, &a, &at, b_vals, bt.as_ref())?;
     for (r, u) in res.iter().zip(outs) {
         match r {
             Out::F(v) => write(*u, v),
@@ -105,6 +120,14 @@ unsafe fn compute<T: Scalar>(op: &LinalgOp, d: DType, ins: &[*const Unranked], o
         }
     }
     Ok(())
+}
+
+/// The `n` elements at `p` (a result buffer), or an empty slice without reading `p`.
+unsafe fn slice_mut<'a, T>(p: *mut T, n: usize) -> &'a mut [T] {
+    if n == 0 {
+        return &mut [];
+    }
+    std::slice::from_raw_parts_mut(p, n)
 }
 
 macro_rules! kernels {

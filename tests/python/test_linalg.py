@@ -252,6 +252,119 @@ def test_interpreter_agrees_with_the_jit():
 
 
 # ---------------------------------------------------------------------------------------------
+# The blocked kernels (interp/src/linalg/: recursive halves down to 16-row blocks, GEMM updates,
+# LU panels of 64): sizes on and across the block boundaries, many right-hand sides, every
+# triangular_solve variant, against SciPy / NumPy (not against the kernels).
+
+BLOCK_SIZES = [1, 31, 32, 33, 65, 130, 257]
+
+
+def _chol_op(a, lower):
+    from quabla.linalg import _o, bind
+
+    return bind(_o._op("cholesky", lower=lower), qb.asarray(a))
+
+
+@pytest.mark.parametrize("n", BLOCK_SIZES)
+def test_blocked_cholesky_across_block_sizes(n):
+    a = spd(n, seed=n)
+    want = np.linalg.cholesky(a)
+    close(qb.jit(qb.linalg.cholesky)(a), want, 1e-11, 1e-11)
+    # The kernel's own upper variant reads only the upper triangle: garbage below it.
+    junk = np.triu(a) + np.tril(np.full((n, n), 7.0), -1)
+    close(qb.jit(lambda x: _chol_op(x, False))(junk), want.T, 1e-11, 1e-11)
+    close(qb.jit(lambda x: _chol_op(x, True))(np.tril(a) + np.triu(np.full((n, n), np.nan), 1)), want, 1e-11, 1e-11)
+
+
+@pytest.mark.parametrize("n", [65, 130])
+def test_blocked_cholesky_ill_conditioned_and_late_failure(n):
+    a = spd(n, cond=1e10, seed=1)
+    l = np.asarray(qb.jit(qb.linalg.cholesky)(a))
+    close(l @ l.T, a, 1e-8, 1e-12)
+    close(l, np.linalg.cholesky(a), 1e-4, 1e-7)
+    # Positive definite except in the last direction: the failure shows only at the last
+    # pivot (past every block), and the whole triangle is NaN, as JAX.
+    q, _ = np.linalg.qr(np.random.RandomState(2).randn(n, n))
+    bad = (q * np.r_[np.ones(n - 1), -1.0]) @ q.T
+    got, want = np.asarray(qb.jit(qb.linalg.cholesky)(bad)), np.asarray(jnp.linalg.cholesky(bad))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(got[np.tril_indices(n)]).all() and (got[np.triu_indices(n, 1)] == 0).all()
+
+
+@pytest.mark.parametrize("m,k", [(1, 1), (33, 3), (65, 67), (130, 5), (257, 40)])
+@pytest.mark.parametrize("left_side", [True, False])
+def test_blocked_triangular_solve_every_variant(m, k, left_side):
+    from quabla.linalg import _trsm
+
+    r = np.random.RandomState(m * 7 + k)
+    a = r.randn(m, m) / np.sqrt(m) + 3 * np.eye(m)
+    b = r.randn(m, k) if left_side else r.randn(k, m)
+    f = qb.jit(_trsm, static_argnums=(2, 3, 4, 5))
+    for lower in (True, False):
+        for trans in (False, True):
+            for unit in (False, True):
+                t = np.tril(a) if lower else np.triu(a)
+                if unit:
+                    np.fill_diagonal(t, 1.0)
+                op = t.T if trans else t
+                # The other triangle of a is garbage the kernel must not read.
+                junk = t + (np.triu if lower else np.tril)(np.full((m, m), np.nan), 1 if lower else -1)
+                if unit:
+                    np.fill_diagonal(junk, np.nan)
+                want = np.linalg.solve(op, b) if left_side else np.linalg.solve(op.T, b.T).T
+                got = f(junk, b, left_side, lower, trans, unit)
+                close(got, want, 1e-10, 1e-10)
+
+
+@pytest.mark.parametrize("n", [33, 130, 257])
+def test_blocked_cho_solve_many_rhs_and_batches(n):
+    a = spd(n, batch=(2,), seed=n)
+    b = np.random.RandomState(n).randn(2, n, 70)
+    got = qb.jit(lambda a, b: qb.scipy.linalg.cho_solve(qb.scipy.linalg.cho_factor(a, lower=True), b))(a, b)
+    close(got, np.linalg.solve(a, b), 1e-9, 1e-9)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (65, 65), (130, 130), (257, 257), (130, 70), (70, 130), (3, 200)])
+def test_blocked_lu_matches_scipy(shape):
+    a = np.random.RandomState(sum(shape)).randn(*shape)
+    lu, piv = qb.jit(qb.scipy.linalg.lu_factor)(a) if shape[0] == shape[1] else (None, None)
+    if lu is not None:
+        wlu, wpiv = sl.lu_factor(a)
+        close(lu, wlu, 1e-9, 1e-9)
+        assert np.asarray(piv).tolist() == wpiv.tolist()
+    from quabla.linalg import _o, bind
+
+    lu, piv, perm = qb.jit(lambda x: bind(_o._op("lu"), x))(a)
+    lu, perm = np.asarray(lu), np.asarray(perm)
+    m, n = shape
+    k = min(m, n)
+    lo = np.tril(lu[:, :k], -1) + np.eye(m, k)
+    up = np.triu(lu[:k, :])
+    close(lo @ up, a[perm], 1e-10, 1e-10)
+    p, wl, wu = sl.lu(a)
+    close(lo, wl, 1e-9, 1e-9)
+    close(up, wu, 1e-9, 1e-9)
+
+
+def test_blocked_solve_inv_det_large():
+    a = np.random.RandomState(5).randn(130, 130)
+    b = np.random.RandomState(6).randn(130, 9)
+    close(qb.jit(qb.linalg.solve)(a, b), np.linalg.solve(a, b), 1e-9, 1e-9)
+    close(qb.jit(qb.linalg.inv)(a), np.linalg.inv(a), 1e-9, 1e-9)
+    close(qb.jit(qb.linalg.slogdet)(a)[1], np.linalg.slogdet(a)[1], 1e-10, 1e-10)
+
+
+def test_blocked_float32():
+    a = spd(130, seed=3).astype(np.float32)
+    l = qb.jit(qb.linalg.cholesky)(a)
+    assert l.dtype == qb.float32
+    close(l, np.linalg.cholesky(a.astype(np.float64)), 2e-4, 2e-4)
+    b = np.random.RandomState(4).randn(130, 40).astype(np.float32)
+    x = qb.jit(lambda a, b: qb.scipy.linalg.cho_solve(qb.scipy.linalg.cho_factor(a, lower=True), b))(a, b)
+    close(x, np.linalg.solve(a.astype(np.float64), b.astype(np.float64)), 1e-4, 1e-4)
+
+
+# ---------------------------------------------------------------------------------------------
 # Derivatives
 
 

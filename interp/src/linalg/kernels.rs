@@ -1,0 +1,424 @@
+//! The per-matrix kernels (row-major slices), shared with the CPU runtime. `cholesky`,
+//! `triangular_solve` and `lu` are blocked (LAPACK's potrf / trsm / getrf structure, their own
+//! modules beside this one) with their bulk in [`Scalar::gemm`]; `qr`, `eigh` and `svd` are
+//! the unblocked kernels below.
+use std::ops::{Add, Div, Mul, Neg, Sub};
+
+pub use super::cholesky::cholesky;
+pub use super::lu::lu;
+pub use super::triangular_solve::triangular_solve;
+
+/// A float element type the kernels compute at.
+pub trait Scalar: Copy + PartialOrd + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self> + Neg<Output = Self> + 'static {
+    const ZERO: Self;
+    const ONE: Self;
+    const NAN: Self;
+    const EPS: Self;
+    fn sqrt(self) -> Self;
+    fn abs(self) -> Self;
+    fn is_nan(self) -> bool;
+    /// `c = alpha a b + beta c` for the `m x k` matrix `a`, the `k x n` matrix `b` and the
+    /// `m x n` matrix `c`, each given by a pointer and its row and column strides (in
+    /// elements); `c` is not read when `beta` is zero. One thread, a fixed order of additions
+    /// for given extents (matrixmultiply's packed, register-blocked kernels; the SIMD kernel
+    /// is chosen at run time by the CPU's features).
+    ///
+    /// # Safety
+    /// Every element the strides address must be valid (`c` for writes), and `c` must not
+    /// overlap `a` or `b`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm(m: usize, k: usize, n: usize, alpha: Self, a: *const Self, rsa: isize, csa: isize, b: *const Self, rsb: isize, csb: isize, beta: Self, c: *mut Self, rsc: isize, csc: isize);
+}
+
+macro_rules! scalar {
+    ($t:ty, $gemm:path) => {
+        impl Scalar for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const NAN: Self = <$t>::NAN;
+            const EPS: Self = <$t>::EPSILON;
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            fn abs(self) -> Self {
+                <$t>::abs(self)
+            }
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            unsafe fn gemm(m: usize, k: usize, n: usize, alpha: Self, a: *const Self, rsa: isize, csa: isize, b: *const Self, rsb: isize, csb: isize, beta: Self, c: *mut Self, rsc: isize, csc: isize) {
+                if m == 0 || n == 0 {
+                    return;
+                }
+                $gemm(m, k, n, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc)
+            }
+        }
+    };
+}
+scalar!(f32, matrixmultiply::sgemm);
+scalar!(f64, matrixmultiply::dgemm);
+
+/// Dot product of two equal-length slices with four independent accumulators (the order
+/// of additions is fixed, so results are deterministic).
+pub fn dot<T: Scalar>(x: &[T], y: &[T]) -> T {
+    let n = x.len().min(y.len());
+    let (x, y) = (&x[..n], &y[..n]);
+    let mut acc = [T::ZERO; 4];
+    let mut xc = x.chunks_exact(4);
+    let mut yc = y.chunks_exact(4);
+    for (a, b) in (&mut xc).zip(&mut yc) {
+        acc[0] = acc[0] + a[0] * b[0];
+        acc[1] = acc[1] + a[1] * b[1];
+        acc[2] = acc[2] + a[2] * b[2];
+        acc[3] = acc[3] + a[3] * b[3];
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (a, b) in xc.remainder().iter().zip(yc.remainder()) {
+        s = s + *a * *b;
+    }
+    s
+}
+
+/// `y -= alpha * x` elementwise.
+#[inline]
+pub(super) fn axpy<T: Scalar>(y: &mut [T], alpha: T, x: &[T]) {
+    for (a, b) in y.iter_mut().zip(x) {
+        *a = *a - alpha * *b;
+    }
+}
+
+/// Transposes an `r x c` matrix.
+pub fn transpose<T: Scalar>(a: &[T], r: usize, c: usize) -> Vec<T> {
+    let mut t = vec![T::ZERO; r * c];
+    transpose_into(a, r, c, &mut t);
+    t
+}
+
+/// The tile of [`transpose_into`] and [`transpose_in_place`].
+pub(super) const TILE: usize = 8;
+
+/// Copies the `TILE x TILE` tile at `(i0, j0)` of the row-major `n`-wide `src`, transposed,
+/// into a local array (`rows x cols` of it valid).
+///
+/// # Safety
+/// The tile's elements must be valid.
+#[allow(clippy::needless_range_loop)]
+pub(super) unsafe fn load_tile_t<T: Scalar>(src: *const T, n: usize, i0: usize, j0: usize, rows: usize, cols: usize) -> [[T; TILE]; TILE] {
+    let mut t = [[T::ZERO; TILE]; TILE];
+    if rows == TILE && cols == TILE {
+        for i in 0..TILE {
+            let r = &*(src.add((i0 + i) * n + j0) as *const [T; TILE]);
+            for j in 0..TILE {
+                t[j][i] = r[j];
+            }
+        }
+        return t;
+    }
+    for i in 0..rows {
+        for j in 0..cols {
+            t[j][i] = *src.add((i0 + i) * n + j0 + j);
+        }
+    }
+    t
+}
+
+/// Writes the local tile `t` (`rows x cols` of it) at `(i0, j0)` of the row-major `n`-wide
+/// `dst`.
+///
+/// # Safety
+/// The tile's elements must be valid for writes.
+pub(super) unsafe fn store_tile<T: Scalar>(t: &[[T; TILE]; TILE], dst: *mut T, n: usize, i0: usize, j0: usize, rows: usize, cols: usize) {
+    if rows == TILE && cols == TILE {
+        for (i, tr) in t.iter().enumerate() {
+            *(dst.add((i0 + i) * n + j0) as *mut [T; TILE]) = *tr;
+        }
+        return;
+    }
+    for (i, tr) in t.iter().enumerate().take(rows) {
+        for (j, e) in tr.iter().enumerate().take(cols) {
+            *dst.add((i0 + i) * n + j0 + j) = *e;
+        }
+    }
+}
+
+/// `dst = srcᵀ` for the row-major `r x c` matrix `src` (`dst` is `c x r`), by tiles.
+pub fn transpose_into<T: Scalar>(src: &[T], r: usize, c: usize, dst: &mut [T]) {
+    transpose_tiles(src, r, c, dst, None);
+}
+
+/// [`transpose_into`] for a square `src`, only the tiles that meet its `lower` (else upper)
+/// triangle (the rest of `dst` is left as it was).
+pub fn transpose_triangle_into<T: Scalar>(src: &[T], n: usize, lower: bool, dst: &mut [T]) {
+    transpose_tiles(src, n, n, dst, Some(lower));
+}
+
+fn transpose_tiles<T: Scalar>(src: &[T], r: usize, c: usize, dst: &mut [T], triangle: Option<bool>) {
+    assert!(src.len() >= r * c && dst.len() >= r * c);
+    for i0 in (0..r).step_by(TILE) {
+        let rows = TILE.min(r - i0);
+        let (from, to) = match triangle {
+            None => (0, c),
+            Some(true) => (0, (i0 + rows).min(c)),
+            Some(false) => (i0 / TILE * TILE, c),
+        };
+        for j0 in (from..to).step_by(TILE) {
+            let cols = TILE.min(c - j0);
+            // SAFETY: both tiles lie inside the r x c buffers (asserted).
+            unsafe {
+                let t = load_tile_t(src.as_ptr(), c, i0, j0, rows, cols);
+                store_tile(&t, dst.as_mut_ptr(), r, j0, i0, cols, rows);
+            }
+        }
+    }
+}
+
+/// Householder QR of the `m x n` matrix `a`: `q` is `m x c`, `r` is `c x n` with
+/// `c = m` (`full`) or `min(m, n)`.
+pub fn qr<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, q: &mut [T], r: &mut [T]) {
+    let k = m.min(n);
+    let c = if full { m } else { k };
+    // Reflectors v_j (length m - j) are applied to a copy of a and stored aside.
+    let mut w = a.to_vec();
+    let mut vs: Vec<Option<Vec<T>>> = Vec::with_capacity(k);
+    for j in 0..k {
+        let x: Vec<T> = (j..m).map(|i| w[i * n + j]).collect();
+        let tail = dot(&x[1..], &x[1..]);
+        if !(tail > T::ZERO) {
+            vs.push(None);
+            continue;
+        }
+        let norm = (x[0] * x[0] + tail).sqrt();
+        let beta = if x[0] >= T::ZERO { -norm } else { norm };
+        let mut v = x.clone();
+        v[0] = x[0] - beta;
+        let vn = dot(&v, &v).sqrt();
+        for e in &mut v {
+            *e = *e / vn;
+        }
+        // w[j.., j..] -= 2 v (vᵀ w[j.., j..]).
+        let two = T::ONE + T::ONE;
+        let mut proj = vec![T::ZERO; n - j];
+        for (ii, vi) in v.iter().enumerate() {
+            let row = &w[(j + ii) * n + j..(j + ii) * n + n];
+            for (p, x) in proj.iter_mut().zip(row) {
+                *p = *p + *vi * *x;
+            }
+        }
+        for (ii, vi) in v.iter().enumerate() {
+            let row = &mut w[(j + ii) * n + j..(j + ii) * n + n];
+            axpy(row, two * *vi, &proj);
+        }
+        w[j * n + j] = beta;
+        for i in j + 1..m {
+            w[i * n + j] = T::ZERO;
+        }
+        vs.push(Some(v));
+    }
+    for i in 0..c {
+        for jj in 0..n {
+            r[i * n + jj] = if i < m && jj >= i { w[i * n + jj] } else { T::ZERO };
+        }
+    }
+    // q = H_0 ... H_{k-1} [I_m]_{:, :c}: apply the reflectors in reverse to the columns.
+    // Rows of qt (c x m) are the columns of q; each reflector updates every row of qt.
+    let mut qt = vec![T::ZERO; c * m];
+    for i in 0..c {
+        qt[i * m + i] = T::ONE;
+    }
+    let two = T::ONE + T::ONE;
+    for (j, v) in vs.iter().enumerate().rev() {
+        let Some(v) = v else { continue };
+        for row in qt.chunks_exact_mut(m) {
+            let s = dot(&row[j..], v);
+            axpy(&mut row[j..], two * s, v);
+        }
+    }
+    for i in 0..m {
+        for jj in 0..c {
+            q[i * c + jj] = qt[jj * m + i];
+        }
+    }
+}
+
+/// Symmetric eigendecomposition of the `n x n` matrix `a` (its `lower` triangle, else
+/// its upper one) by cyclic Jacobi: `v` (`n x n`, eigenvectors in columns) and `w`
+/// (ascending).
+pub fn eigh<T: Scalar>(a: &[T], n: usize, lower: bool, v: &mut [T], w: &mut [T]) {
+    let mut s = vec![T::ZERO; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            let (r, c) = if (i >= j) == lower { (i, j) } else { (j, i) };
+            s[i * n + j] = a[r * n + c];
+        }
+    }
+    // vt: rows are the eigenvectors.
+    let mut vt = vec![T::ZERO; n * n];
+    for i in 0..n {
+        vt[i * n + i] = T::ONE;
+    }
+    let total = dot(&s, &s);
+    // Rotations skip entries already negligible against their diagonal (or the whole
+    // matrix); the iteration stops after a sweep without a rotation.
+    let tiny = T::EPS * T::EPS * total;
+    for _sweep in 0..100 {
+        let mut rotated = false;
+        for p in 0..n {
+            for q in p + 1..n {
+                let apq = s[p * n + q];
+                let scale = (s[p * n + p] * s[q * n + q]).abs().sqrt();
+                if !(apq.abs() > T::EPS * scale) || !(apq * apq > tiny) {
+                    continue;
+                }
+                rotated = true;
+                let two = T::ONE + T::ONE;
+                let theta = (s[q * n + q] - s[p * n + p]) / (two * apq);
+                let t = {
+                    let r = T::ONE / (theta.abs() + (theta * theta + T::ONE).sqrt());
+                    if theta >= T::ZERO { r } else { -r }
+                };
+                let c = T::ONE / (t * t + T::ONE).sqrt();
+                let sn = t * c;
+                // s = Jᵀ s J with J the rotation in the (p, q) plane.
+                for k in 0..n {
+                    let (skp, skq) = (s[k * n + p], s[k * n + q]);
+                    s[k * n + p] = c * skp - sn * skq;
+                    s[k * n + q] = sn * skp + c * skq;
+                }
+                for k in 0..n {
+                    let (spk, sqk) = (s[p * n + k], s[q * n + k]);
+                    s[p * n + k] = c * spk - sn * sqk;
+                    s[q * n + k] = sn * spk + c * sqk;
+                }
+                for k in 0..n {
+                    let (vp, vq) = (vt[p * n + k], vt[q * n + k]);
+                    vt[p * n + k] = c * vp - sn * vq;
+                    vt[q * n + k] = sn * vp + c * vq;
+                }
+            }
+        }
+        if !rotated {
+            break;
+        }
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&x, &y| s[x * n + x].partial_cmp(&s[y * n + y]).unwrap_or(std::cmp::Ordering::Equal));
+    for (j, &o) in order.iter().enumerate() {
+        w[j] = s[o * n + o];
+        for i in 0..n {
+            v[i * n + j] = vt[o * n + i];
+        }
+    }
+}
+
+/// Orthonormal columns: completes the rows of `ut` (`c` rows of length `m`) marked
+/// missing with unit vectors orthogonal to the others (Gram-Schmidt on the standard
+/// basis, twice for stability).
+fn complete<T: Scalar>(ut: &mut [T], m: usize, missing: &[bool]) {
+    let c = missing.len();
+    let mut e = 0;
+    for j in 0..c {
+        if !missing[j] {
+            continue;
+        }
+        while e < m {
+            let mut x = vec![T::ZERO; m];
+            x[e] = T::ONE;
+            e += 1;
+            for _ in 0..2 {
+                for k in 0..c {
+                    if k != j && (!missing[k] || k < j) {
+                        let row = &ut[k * m..k * m + m];
+                        let d = dot(&x, row);
+                        axpy(&mut x, d, row);
+                    }
+                }
+            }
+            let nrm = dot(&x, &x).sqrt();
+            if nrm > (T::ONE + T::ONE).sqrt() / (T::ONE + T::ONE + T::ONE) {
+                for (dst, s) in ut[j * m..j * m + m].iter_mut().zip(&x) {
+                    *dst = *s / nrm;
+                }
+                break;
+            }
+        }
+    }
+}
+
+/// SVD of the `m x n` matrix `a` by one-sided Jacobi: `u` (`m x cu`), `s` (length
+/// min(m, n), descending), `vt` (`rv x n`), with `cu = m, rv = n` (`full`) or both
+/// min(m, n).
+pub fn svd<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, u: &mut [T], s: &mut [T], vt: &mut [T]) {
+    if m < n {
+        // aᵀ = v s uᵀ: the SVD of the transpose, with the factors swapped.
+        let at = transpose(a, m, n);
+        let k = m;
+        let (cu, rv) = if full { (n, m) } else { (k, k) };
+        let mut u2 = vec![T::ZERO; n * cu];
+        let mut vt2 = vec![T::ZERO; rv * m];
+        svd(&at, n, m, full, &mut u2, s, &mut vt2);
+        // u = vt2ᵀ (m x rv), vt = u2ᵀ (cu x n).
+        u.copy_from_slice(&transpose(&vt2, rv, m));
+        vt.copy_from_slice(&transpose(&u2, n, cu));
+        return;
+    }
+    // m >= n: columns of a are the rows of wt (n x m); zt rows are the columns of v.
+    let mut wt = transpose(a, m, n);
+    let mut zt = vec![T::ZERO; n * n];
+    for i in 0..n {
+        zt[i * n + i] = T::ONE;
+    }
+    for _sweep in 0..100 {
+        let mut rotated = false;
+        for p in 0..n {
+            for q in p + 1..n {
+                let (wp, wq) = (&wt[p * m..p * m + m], &wt[q * m..q * m + m]);
+                let (alpha, beta, gamma) = (dot(wp, wp), dot(wq, wq), dot(wp, wq));
+                if !(gamma.abs() > T::EPS * (alpha * beta).sqrt()) || gamma == T::ZERO {
+                    continue;
+                }
+                rotated = true;
+                let two = T::ONE + T::ONE;
+                let zeta = (beta - alpha) / (two * gamma);
+                let t = {
+                    let r = T::ONE / (zeta.abs() + (zeta * zeta + T::ONE).sqrt());
+                    if zeta >= T::ZERO { r } else { -r }
+                };
+                let c = T::ONE / (t * t + T::ONE).sqrt();
+                let sn = c * t;
+                for (mat, len) in [(&mut wt, m), (&mut zt, n)] {
+                    for k in 0..len {
+                        let (x, y) = (mat[p * len + k], mat[q * len + k]);
+                        mat[p * len + k] = c * x - sn * y;
+                        mat[q * len + k] = sn * x + c * y;
+                    }
+                }
+            }
+        }
+        if !rotated {
+            break;
+        }
+    }
+    let norms: Vec<T> = (0..n).map(|j| dot(&wt[j * m..j * m + m], &wt[j * m..j * m + m]).sqrt()).collect();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&x, &y| norms[y].partial_cmp(&norms[x]).unwrap_or(std::cmp::Ordering::Equal));
+    let cu = if full { m } else { n };
+    let mut ut = vec![T::ZERO; cu * m];
+    let mut missing = vec![true; cu];
+    let smax = norms.iter().copied().fold(T::ZERO, |a, b| if b > a { b } else { a });
+    for (j, &o) in order.iter().enumerate() {
+        s[j] = norms[o];
+        if norms[o] > smax * T::EPS && norms[o] > T::ZERO {
+            for i in 0..m {
+                ut[j * m + i] = wt[o * m + i] / norms[o];
+            }
+            missing[j] = false;
+        }
+        vt[j * n..j * n + n].copy_from_slice(&zt[o * n..o * n + n]);
+    }
+    complete(&mut ut, m, &missing);
+    for i in 0..m {
+        for j in 0..cu {
+            u[i * cu + j] = ut[j * m + i];
+        }
+    }
+}
