@@ -101,7 +101,12 @@ impl AlignedBytes {
     /// Zeroed storage of `len` bytes, or `None` when no layout of that size exists (over
     /// `isize::MAX`) or the allocator fails.
     pub fn try_zeroed(len: usize) -> Option<Self> {
-        let layout = Layout::from_size_align(len.max(1), ALIGN).ok()?;
+        if let Some(ptr) = large::take(len) {
+            // SAFETY: a pooled block of at least `len` bytes, owned from here on.
+            unsafe { std::ptr::write_bytes(ptr, 0, len) };
+            return Some(AlignedBytes { ptr, len });
+        }
+        let layout = large::layout(len)?;
         // SAFETY: layout has non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         (!ptr.is_null()).then_some(AlignedBytes { ptr, len })
@@ -114,7 +119,10 @@ impl AlignedBytes {
     /// The caller writes every byte before anything reads them (compiled code writing an
     /// output it defines completely).
     pub unsafe fn try_uninit(len: usize) -> Option<Self> {
-        let layout = Layout::from_size_align(len.max(1), ALIGN).ok()?;
+        if let Some(ptr) = large::take(len) {
+            return Some(AlignedBytes { ptr, len });
+        }
+        let layout = large::layout(len)?;
         // SAFETY: layout has non-zero size; the contents are written before use (contract).
         let ptr = unsafe { alloc(layout) };
         (!ptr.is_null()).then_some(AlignedBytes { ptr, len })
@@ -137,8 +145,105 @@ impl AlignedBytes {
 
 impl Drop for AlignedBytes {
     fn drop(&mut self) {
+        if large::give(self.ptr, self.len) {
+            return;
+        }
         // SAFETY: allocated in `try_zeroed` / `try_uninit` with this layout.
-        unsafe { dealloc(self.ptr, Layout::from_size_align(self.len.max(1), ALIGN).unwrap()) }
+        unsafe { dealloc(self.ptr, large::layout(self.len).expect("laid out when allocated")) }
+    }
+}
+
+/// Recycling of large host blocks. glibc serves blocks above its mmap threshold (32 MiB at
+/// most, where the CPU executor sets it) with a fresh mapping each time, so a program whose
+/// output or temporaries are larger pays page faults and the kernel's zeroing of every page
+/// on every call (a 4096x4096 f32 result: ~30 ms of a 50 ms matmul). Freed blocks of at least
+/// [`large::MIN`] bytes are kept here instead, up to [`large::bound`] bytes in all, and handed
+/// out again for a request of the same rounded size (XLA's CPU client keeps its buffers in a
+/// pool for the same reason). `release` (behind `cpu::release_memory`) frees them.
+pub mod large {
+    use std::alloc::{dealloc, Layout};
+    use std::sync::Mutex;
+
+    /// The smallest block kept (glibc keeps smaller ones in its heap already).
+    pub const MIN: usize = 32 << 20;
+    /// Sizes are rounded up to this granule, so that blocks are reused across nearby sizes.
+    const GRANULE: usize = 1 << 20;
+    /// The most blocks kept.
+    const SLOTS: usize = 16;
+
+    struct Pool {
+        blocks: Vec<(usize, usize)>,
+        bytes: usize,
+    }
+
+    static POOL: Mutex<Pool> = Mutex::new(Pool { blocks: Vec::new(), bytes: 0 });
+
+    /// The allocation size of a request of `len` bytes.
+    fn rounded(len: usize) -> usize {
+        if len >= MIN {
+            len.div_ceil(GRANULE).saturating_mul(GRANULE)
+        } else {
+            len.max(1)
+        }
+    }
+
+    /// The layout every host block of `len` bytes is allocated and freed with.
+    pub(super) fn layout(len: usize) -> Option<Layout> {
+        Layout::from_size_align(rounded(len), super::ALIGN).ok()
+    }
+
+    /// The most bytes kept: an eighth of the memory `QUABLA_MAX_BYTES` allows (the machine's),
+    /// at most 1 GiB.
+    pub fn bound() -> usize {
+        static B: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        *B.get_or_init(|| (quabla_dialect::size::max_bytes() / 8).min(1 << 30) as usize)
+    }
+
+    /// A kept block for a request of `len` bytes, if one of its rounded size is free.
+    pub(super) fn take(len: usize) -> Option<*mut u8> {
+        if len < MIN {
+            return None;
+        }
+        let want = rounded(len);
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        let i = pool.blocks.iter().position(|&(size, _)| size == want)?;
+        let (size, ptr) = pool.blocks.swap_remove(i);
+        pool.bytes -= size;
+        Some(ptr as *mut u8)
+    }
+
+    /// Keeps the block `ptr` of `len` bytes for reuse; false when it is not kept (small, or
+    /// the pool is full) and the caller frees it.
+    pub(super) fn give(ptr: *mut u8, len: usize) -> bool {
+        if len < MIN {
+            return false;
+        }
+        let size = rounded(len);
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        if pool.blocks.len() >= SLOTS || pool.bytes.saturating_add(size) > bound() {
+            return false;
+        }
+        pool.bytes += size;
+        pool.blocks.push((size, ptr as usize));
+        true
+    }
+
+    /// Frees every kept block.
+    pub fn release() {
+        let blocks = {
+            let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+            pool.bytes = 0;
+            std::mem::take(&mut pool.blocks)
+        };
+        for (size, ptr) in blocks {
+            // SAFETY: allocated with this layout (`layout` of a length rounding to `size`).
+            unsafe { dealloc(ptr as *mut u8, Layout::from_size_align(size, super::ALIGN).expect("kept blocks are laid out")) }
+        }
+    }
+
+    /// Bytes kept now.
+    pub fn kept_bytes() -> usize {
+        POOL.lock().unwrap_or_else(|e| e.into_inner()).bytes
     }
 }
 
@@ -507,6 +612,29 @@ impl Buffer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn large_blocks_are_reused_zeroed_and_released() {
+        // One test touches the pool, so no other test's blocks come and go meanwhile.
+        let len = large::MIN + 12345;
+        let mut a = unsafe { AlignedBytes::try_uninit(len) }.unwrap();
+        a.as_mut_slice().fill(7);
+        let ptr = a.ptr;
+        drop(a);
+        assert!(large::kept_bytes() >= len);
+        // A request of the same rounded size gets the block back, zeroed when asked.
+        let b = AlignedBytes::try_zeroed(len + 100).unwrap();
+        assert_eq!(b.ptr, ptr);
+        assert!(b.as_slice().iter().all(|&x| x == 0));
+        drop(b);
+        // Small blocks are never kept; release frees everything.
+        let before = large::kept_bytes();
+        drop(AlignedBytes::try_zeroed(1 << 20).unwrap());
+        assert_eq!(large::kept_bytes(), before);
+        large::release();
+        assert_eq!(large::kept_bytes(), 0);
+    }
+
     #[test]
     fn aligned_and_typed() {
         let b = Buffer::from_slice(&[2, 2], &[1.0f32, 2.0, 3.0, 4.0]).unwrap();

@@ -772,12 +772,14 @@ pub fn live_programs() -> usize {
     LIVE_ENGINES.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// Returns the heap's free pages to the OS (glibc `malloc_trim(0)`): called after a cache drops
-/// compiled programs, whose code and temporaries otherwise stay in malloc's arenas.
+/// Returns the heap's free pages to the OS (glibc `malloc_trim(0)`) and frees the large host
+/// blocks kept for reuse (`buffer::large`): called after a cache drops compiled programs,
+/// whose code and temporaries otherwise stay in malloc's arenas.
 pub fn release_memory() {
     unsafe extern "C" {
         fn malloc_trim(pad: usize) -> i32;
     }
+    crate::buffer::large::release();
     // SAFETY: malloc_trim only releases free pages.
     unsafe { malloc_trim(0) };
 }
