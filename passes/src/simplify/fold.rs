@@ -5,13 +5,15 @@
 //! interpreter and becomes a `quabla.constant`. Otherwise identities replace the op by one
 //! of its operands or by a cheaper op: x+0, 0+x, x-0, x*1, 1*x, x/1, neg(neg x), not(not x),
 //! powi(x, 1), convert/reshape/transpose/broadcast/slice that change nothing,
-//! reshape(reshape x), transpose(transpose x) (perms composed), broadcast of a splat
+//! reshape(reshape x), transpose(transpose x) (perms composed), the transpose of a
+//! dot_general's only use that swaps its lhs and rhs free dims (the product with its operands
+//! swapped: autodiff writes weight gradients as `(dz^T h)^T`), broadcast of a splat
 //! constant (a splat of the result shape), select with a splat predicate, and reductions
 //! over no dims. Float `x + 0.0 -> x` treats -0.0 + 0.0 as -0.0 (the sign of a zero may
 //! differ from IEEE), as XLA's simplifier does; every other rule is exact.
 use std::collections::HashMap;
 
-use quabla_dialect::{BinaryOp, CallOp, ConstantOp, ControlOp, ElementwiseOp, Func, LayoutOp, Literal, Module, Op, OpKind, ReduceOp, SlicingOp, UnaryOp, Value};
+use quabla_dialect::{BinaryOp, CallOp, ConstantOp, ControlOp, DotDims, DotOp, ElementwiseOp, Func, LayoutOp, Literal, Module, Op, OpKind, ReduceOp, SlicingOp, UnaryOp, Value};
 use quabla_interp as interp;
 use quabla_interp::Buffer;
 
@@ -44,7 +46,8 @@ fn fold_func(f: &mut Func) -> bool {
     let mut changed = false;
     let mut subst = Subst::new(f);
     let ops = std::mem::take(&mut f.ops);
-    f.ops = fold_block(f, &mut subst, ops, &mut changed);
+    let outputs = f.outputs.clone();
+    f.ops = fold_block(f, &mut subst, ops, &outputs, &mut changed);
     subst.apply_outputs(f);
     changed
 }
@@ -53,8 +56,14 @@ fn fold_func(f: &mut Func) -> bool {
 /// are isolated from above, so they start with no known constants); a `quabla.if` whose
 /// predicate is a constant (a `quabla.case` whose index is) is replaced by the ops of the
 /// branch it takes.
-fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, changed: &mut bool) -> Vec<Op> {
+fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], changed: &mut bool) -> Vec<Op> {
     let mut consts: HashMap<Value, Literal> = constants(&ops);
+    // Uses of each value in this block (regions are isolated: their captures are operands of
+    // the region op), for rewrites that must not duplicate an op with other users.
+    let mut uses: HashMap<Value, usize> = HashMap::new();
+    for v in ops.iter().flat_map(|o| o.operands.iter()).chain(outputs) {
+        *uses.entry(*v).or_default() += 1;
+    }
     let mut defs: HashMap<Value, Op> = HashMap::new();
     let mut out = Vec::with_capacity(ops.len());
     let mut queue: std::collections::VecDeque<Op> = ops.into();
@@ -90,11 +99,12 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, changed: &mut bool)
         }
         for r in &mut op.regions {
             let body_ops = std::mem::take(&mut r.ops);
-            r.ops = fold_block(f, subst, body_ops, changed);
+            let body_outputs = r.outputs.clone();
+            r.ops = fold_block(f, subst, body_ops, &body_outputs, changed);
             r.outputs = r.outputs.iter().map(|v| subst.get(*v)).collect();
         }
         let before = op.clone();
-        match fold_op(f, op, &consts, &defs) {
+        match fold_op(f, op, &consts, &defs, &uses) {
             Fold::Keep(op) => {
                 *changed |= op != before;
                 if let OpKind::Constant(ConstantOp::Constant { value }) = &op.kind {
@@ -112,6 +122,35 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, changed: &mut bool)
         }
     }
     out
+}
+
+/// `transpose(dot_general(a, b))` as `dot_general(b, a)` when the transpose is the product's
+/// only use and its `perm` keeps the batch dims first and swaps the lhs free dims with the rhs
+/// free dims (`[batch..., rhs free..., lhs free...]`): the same values in the same order, and
+/// no transposed copy of the result. Autodiff writes `dW = (dz^T h)^T` this way.
+fn swapped_dot(op: &Op, perm: &[i64], d: Option<&Op>, f: &Func, uses: &HashMap<Value, usize>) -> Option<Op> {
+    let d = d?;
+    let OpKind::Dot(DotOp::DotGeneral { dims }) = &d.kind else { return None };
+    if uses.get(&d.results[0]).copied() != Some(1) {
+        return None;
+    }
+    let nb = dims.lhs_batching_dimensions.len();
+    let nl = f.ty(d.operands[0]).rank() - nb - dims.lhs_contracting_dimensions.len();
+    let nr = f.ty(d.operands[1]).rank() - nb - dims.rhs_contracting_dimensions.len();
+    let want: Vec<i64> = (0..nb).chain(nb + nl..nb + nl + nr).chain(nb..nb + nl).map(|i| i as i64).collect();
+    if perm != want.as_slice() {
+        return None;
+    }
+    let swapped = DotDims {
+        lhs_batching_dimensions: dims.rhs_batching_dimensions.clone(),
+        rhs_batching_dimensions: dims.lhs_batching_dimensions.clone(),
+        lhs_contracting_dimensions: dims.rhs_contracting_dimensions.clone(),
+        rhs_contracting_dimensions: dims.lhs_contracting_dimensions.clone(),
+    };
+    let mut n = op.clone();
+    n.kind = OpKind::Dot(DotOp::DotGeneral { dims: swapped });
+    n.operands = vec![d.operands[1], d.operands[0]];
+    Some(n)
 }
 
 /// The splat constant `v` holds: a splat `quabla.constant`, or a layout op (broadcast,
@@ -135,7 +174,7 @@ fn constant_op(op: &Op, value: Literal) -> Op {
     Op::new(OpKind::Constant(ConstantOp::Constant { value }), vec![], op.results.clone(), op.loc.clone())
 }
 
-fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Value, Op>) -> Fold {
+fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usize>) -> Fold {
     let out_ty = op.results.first().map(|r| f.ty(*r).clone());
     // Constant folding through the reference interpreter.
     // Ops without operands (iota) are not materialised: a dense constant is larger IR.
@@ -196,6 +235,9 @@ fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Va
                 if composed.iter().enumerate().all(|(i, &p)| p == i as i64) {
                     return Fold::Alias(src);
                 }
+                return Fold::Keep(n);
+            }
+            if let Some(n) = swapped_dot(&op, perm, def(op.operands[0]), f, uses) {
                 return Fold::Keep(n);
             }
         }

@@ -66,3 +66,35 @@ func.func @large_splat(%x: tensor<1000x1000xf32>) -> tensor<1000x1000xf32> {
   %r = "quabla.add"(%m, %zb) : (tensor<1000x1000xf32>, tensor<1000x1000xf32>) -> tensor<1000x1000xf32>
   return %r : tensor<1000x1000xf32>
 }
+
+// -----
+
+// The transpose of a product's only use that swaps its free dims is the product with its
+// operands swapped (autodiff's weight gradients); a batched one keeps its batch dim first.
+// CHECK-LABEL: func.func @transposed_dot
+// CHECK-NOT: quabla.transpose
+// CHECK: %[[D:.*]] = "quabla.dot_general"(%arg1, %arg0) {lhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 0>, rhs_batching_dimensions = array<i64>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<4x5xf32>, tensor<4x3xf32>) -> tensor<5x3xf32>
+// CHECK: %[[B:.*]] = "quabla.dot_general"(%arg3, %arg2) {lhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 1>, rhs_batching_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 2>} : (tensor<2x4x6xf32>, tensor<2x3x4xf32>) -> tensor<2x6x3xf32>
+// CHECK: return %[[D]], %[[B]]
+func.func @transposed_dot(%a: tensor<4x3xf32>, %b: tensor<4x5xf32>, %c: tensor<2x3x4xf32>, %d: tensor<2x4x6xf32>) -> (tensor<5x3xf32>, tensor<2x6x3xf32>) {
+  %0 = "quabla.dot_general"(%a, %b) {lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<4x3xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  %1 = "quabla.transpose"(%0) {perm = array<i64: 1, 0>} : (tensor<3x5xf32>) -> tensor<5x3xf32>
+  %2 = "quabla.dot_general"(%c, %d) {lhs_batching_dimensions = array<i64: 0>, rhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<2x3x4xf32>, tensor<2x4x6xf32>) -> tensor<2x3x6xf32>
+  %3 = "quabla.transpose"(%2) {perm = array<i64: 0, 2, 1>} : (tensor<2x3x6xf32>) -> tensor<2x6x3xf32>
+  return %1, %3 : tensor<5x3xf32>, tensor<2x6x3xf32>
+}
+
+// -----
+
+// Not when the product has another use (that would compute it twice), nor for a perm that
+// moves the batch dim.
+// CHECK-LABEL: func.func @transposed_dot_kept
+// CHECK: "quabla.transpose"
+// CHECK: "quabla.transpose"
+func.func @transposed_dot_kept(%a: tensor<4x3xf32>, %b: tensor<4x5xf32>, %c: tensor<2x3x4xf32>, %d: tensor<2x4x6xf32>) -> (tensor<5x3xf32>, tensor<3x5xf32>, tensor<6x3x2xf32>) {
+  %0 = "quabla.dot_general"(%a, %b) {lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<4x3xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  %1 = "quabla.transpose"(%0) {perm = array<i64: 1, 0>} : (tensor<3x5xf32>) -> tensor<5x3xf32>
+  %2 = "quabla.dot_general"(%c, %d) {lhs_batching_dimensions = array<i64: 0>, rhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<2x3x4xf32>, tensor<2x4x6xf32>) -> tensor<2x3x6xf32>
+  %3 = "quabla.transpose"(%2) {perm = array<i64: 2, 1, 0>} : (tensor<2x3x6xf32>) -> tensor<6x3x2xf32>
+  return %1, %0, %3 : tensor<5x3xf32>, tensor<3x5xf32>, tensor<6x3x2xf32>
+}
