@@ -81,13 +81,20 @@ pub fn policy_key(cm: &quabla_lowering::CpuModule) -> String {
 /// quabla_lowering::tiling::parallel_loop splits across `threads` with
 /// `quabla.par = par_code(rank, dim)`. Its loop extents are the shape of an operand with the
 /// identity indexing map (elementwise ops, reductions over their input's dims); generics
-/// without one stay untagged (serial).
+/// without one stay untagged (serial), and so do generics inside an `scf.forall`.
 pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) {
     let i64t = Type::parse(ctx, "i64").expect("i64 parses").to_raw();
     let name = melior::StringRef::new("quabla.par");
     let mut body = module.as_operation_mut();
     body.walk_mut(WalkOrder::PreOrder, |op| {
-        if op.name().as_string_ref().as_str() != Ok("linalg.generic") {
+        let op_name = op.name();
+        let op_name = op_name.as_string_ref();
+        // The body of a loop the lowering already made parallel (a convolution's per-image
+        // scf.forall) runs on one thread per iteration: no nested teams.
+        if op_name.as_str() == Ok("scf.forall") {
+            return WalkResult::Skip;
+        }
+        if op_name.as_str() != Ok("linalg.generic") {
             return WalkResult::Advance;
         }
         if let Some(dim) = split_of(&op, threads) {

@@ -420,7 +420,9 @@ fn per_image_loop(e: &Emitter, dt: DType, fm: Form, g: i64, nb: i64, og: i64, s:
         Form::PatchRows { feature_last: false } => return None,
     };
     let threads = e.threads();
-    let inner = target.parallel_matmul(pm, pn, kk, threads) || target.parallel_loop(&[true, true], &[kk, s], threads, 2 * super::elementwise::MEMORY_COST).is_some();
+    // Parallel images unless the product is parallel by itself (the patch copy inside the
+    // image loop is never split: the CPU executor does not tag generics inside an scf.forall).
+    let inner = target.parallel_matmul(pm, pn, kk, threads);
     Some(threads > 1 && nb >= threads && !inner && target.parallel_matmul(og, s.saturating_mul(nb), kk, threads))
 }
 

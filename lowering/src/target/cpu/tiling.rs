@@ -76,13 +76,15 @@ pub const PAR_MATMUL_WORK: i64 = 1 << 24;
 /// iterations times the work units of one (crate::linalg::elementwise::op_cost, at least
 /// [`PAR_LOOP_MIN_COST`]). A unit is 10-12 ps of one core's time (a compute-bound body at
 /// 0.74 ns for 76 units, a memory-bound one at 0.49 ns for 40), so the threshold is about
-/// 0.35-0.4 ms of work. Every loop of 2^20 iterations qualifies, as before costs were
-/// counted; a loop whose body is dear qualifies earlier: `tanh(2x + 1) * exp(-x)` (76 units)
-/// from 440k iterations. Measured at load 7 on the 2-core machine: that loop over 1e6
-/// elements took 429 us on two threads against 721 us on one, while the Adam update of an MLP
-/// (three loops of 16M units, 0.2 ms each) took 2.8 ms on two threads against 0.6 ms on one
-/// (a worker without a core stalls each loop), so loops of that size stay on one thread.
-pub const PAR_LOOP_WORK: i64 = 1 << 25;
+/// 0.1 ms of work. Every loop of 2^18 iterations qualifies; a loop whose body is dear
+/// qualifies earlier: `tanh(2x + 1) * exp(-x)` (76 units) from 110k iterations. Tuned on a
+/// quiet machine (as users run): at 2^23 instead of 2^25 the Adam update of an MLP (loops of
+/// 10-16M units, 0.2 ms each) went 591 -> 417 us (JAX 408-457 us), the softmax and layernorm
+/// gradients of 256x1024 275 -> 158 us and 348 -> 210 us (bench/cpu_table.py, load 1.1-1.5).
+/// On an oversubscribed machine the same loops lose (at load 8 the Adam update took 2.8 ms on
+/// two threads against 0.6 ms on one: a worker without a core stalls each loop);
+/// `QUABLA_NUM_THREADS=1` is the remedy there.
+pub const PAR_LOOP_WORK: i64 = 1 << 23;
 
 /// The least work units an iteration counts for (so that every loop of 2^20 iterations is
 /// split).
@@ -250,13 +252,15 @@ mod tests {
         assert_eq!(parallel_loop(&[false, true], &[1024, 1024], 2, 3), Some(1));
         // A full reduction, small loops and one thread stay serial.
         assert_eq!(parallel_loop(&[false], &[1 << 20], 2, 100), None);
-        assert_eq!(parallel_loop(&[true], &[1_000_000], 2, 4), None);
+        assert_eq!(parallel_loop(&[true], &[200_000], 2, 4), None);
         assert_eq!(parallel_loop(&[true], &[1 << 20], 1, 4), None);
-        // Dear bodies split earlier, not below 2^16 iterations.
-        assert_eq!(parallel_loop(&[true], &[1_000_000], 2, 110), Some(0));
-        assert_eq!(parallel_loop(&[true], &[500_000], 2, 76), Some(0));
-        assert_eq!(parallel_loop(&[true, true], &[784, 512], 2, 40), None);
-        assert_eq!(parallel_loop(&[true], &[100_000], 2, 400), Some(0));
+        // Every loop of 2^18 iterations splits; dear bodies earlier, not below 2^16 iterations.
+        assert_eq!(parallel_loop(&[true], &[1 << 18], 2, 1), Some(0));
+        assert_eq!(parallel_loop(&[true], &[120_000], 2, 76), Some(0));
+        assert_eq!(parallel_loop(&[true], &[100_000], 2, 76), None);
+        assert_eq!(parallel_loop(&[true, true], &[784, 512], 2, 40), Some(0));
+        assert_eq!(parallel_loop(&[true, true], &[512, 10], 2, 40), None);
+        assert_eq!(parallel_loop(&[true], &[70_000], 2, 400), Some(0));
         assert_eq!(parallel_loop(&[true], &[60_000], 2, 1000), None);
         assert!(parallel_matmul(1024, 1024, 1024, 2) && parallel_matmul(256, 256, 256, 2) && !parallel_matmul(128, 128, 128, 2) && !parallel_matmul(1024, 1024, 1024, 1));
     }
