@@ -240,6 +240,16 @@ pub fn qr<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, q: &mut [T], r: &m
     }
 }
 
+/// Rotates rows `p` and `q` of the row-major matrix `mat` (rows of `len`) in their plane:
+/// `(x, y) -> (c x - s y, s x + c y)` element by element (a Jacobi / Givens step).
+fn rotate_rows<T: Scalar>(mat: &mut [T], len: usize, p: usize, q: usize, c: T, s: T) {
+    for k in 0..len {
+        let (x, y) = (mat[p * len + k], mat[q * len + k]);
+        mat[p * len + k] = c * x - s * y;
+        mat[q * len + k] = s * x + c * y;
+    }
+}
+
 /// Symmetric eigendecomposition of the `n x n` matrix `a` (its `lower` triangle, else
 /// its upper one) by cyclic Jacobi: `v` (`n x n`, eigenvectors in columns) and `w`
 /// (ascending).
@@ -284,16 +294,8 @@ pub fn eigh<T: Scalar>(a: &[T], n: usize, lower: bool, v: &mut [T], w: &mut [T])
                     s[k * n + p] = c * skp - sn * skq;
                     s[k * n + q] = sn * skp + c * skq;
                 }
-                for k in 0..n {
-                    let (spk, sqk) = (s[p * n + k], s[q * n + k]);
-                    s[p * n + k] = c * spk - sn * sqk;
-                    s[q * n + k] = sn * spk + c * sqk;
-                }
-                for k in 0..n {
-                    let (vp, vq) = (vt[p * n + k], vt[q * n + k]);
-                    vt[p * n + k] = c * vp - sn * vq;
-                    vt[q * n + k] = sn * vp + c * vq;
-                }
+                rotate_rows(&mut s, n, p, q, c, sn);
+                rotate_rows(&mut vt, n, p, q, c, sn);
             }
         }
         if !rotated {
@@ -385,13 +387,8 @@ pub fn svd<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, u: &mut [T], s: &
                 };
                 let c = T::ONE / (t * t + T::ONE).sqrt();
                 let sn = c * t;
-                for (mat, len) in [(&mut wt, m), (&mut zt, n)] {
-                    for k in 0..len {
-                        let (x, y) = (mat[p * len + k], mat[q * len + k]);
-                        mat[p * len + k] = c * x - sn * y;
-                        mat[q * len + k] = sn * x + c * y;
-                    }
-                }
+                rotate_rows(&mut wt, m, p, q, c, sn);
+                rotate_rows(&mut zt, n, p, q, c, sn);
             }
         }
         if !rotated {
