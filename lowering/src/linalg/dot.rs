@@ -283,13 +283,16 @@ fn block_loop(e: &mut Emitter, par: bool, [a, init]: [&str; 2], [rows, cols]: [i
     e.depth += 1;
     let into = body(e, &ablk, &io, &jo, &acc2);
     let ins = e.op(format!("tensor.insert_slice {into}"));
-    e.line(format!("scf.yield {ins} : {ct}"));
-    e.depth -= 1;
-    e.line("}");
-    e.line(format!("scf.yield {res2} : {ct}"));
-    e.depth -= 1;
-    e.line("}");
+    end_for(e, &ins, &ct);
+    end_for(e, &res2, &ct);
     res
+}
+
+/// Ends an `scf.for` body that yields `value` of type `ty`.
+fn end_for(e: &mut Emitter, value: &str, ty: impl std::fmt::Display) {
+    e.line(format!("scf.yield {value} : {ty}"));
+    e.depth -= 1;
+    e.line("}");
 }
 
 /// Ends an `scf.forall` body whose one result is `tensor.parallel_insert_slice {into}`.
@@ -327,9 +330,7 @@ fn batch_loop(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k]:
         return res;
     }
     let ins = e.op(format!("tensor.insert_slice {into}"));
-    e.line(format!("scf.yield {ins} : {ct}"));
-    e.depth -= 1;
-    e.line("}");
+    end_for(e, &ins, &ct);
     res
 }
 
@@ -406,12 +407,8 @@ pub fn matmul_prepacked(e: &mut Emitter, d: DType, a: &str, bp: &str, init: Opti
     let cs = e.op(format!("tensor.extract_slice {acc2}[{io}, {j}] [{mb}, {nr}] [1, 1] : {ct} to {cst}"));
     let p = e.op(format!("linalg.matmul {{quabla.tile = {tag} : i64}} ins({ablk}, {pan} : {abt}, {pant}) outs({cs} : {cst}) -> {cst}"));
     let ins = e.op(format!("tensor.insert_slice {p} into {acc2}[{io}, {j}] [{mb}, {nr}] [1, 1] : {cst} into {ct}"));
-    e.line(format!("scf.yield {ins} : {ct}"));
-    e.depth -= 1;
-    e.line("}");
-    e.line(format!("scf.yield {res2} : {ct}"));
-    e.depth -= 1;
-    e.line("}");
+    end_for(e, &ins, &ct);
+    end_for(e, &res2, &ct);
     if mp == m {
         return Some(res);
     }
