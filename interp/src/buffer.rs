@@ -171,12 +171,12 @@ pub mod large {
     /// The most blocks kept.
     const SLOTS: usize = 16;
 
-    struct Pool {
-        blocks: Vec<(usize, usize)>,
-        bytes: usize,
-    }
+    /// The kept blocks as (rounded size, address); at most [`SLOTS`] of them.
+    static POOL: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
 
-    static POOL: Mutex<Pool> = Mutex::new(Pool { blocks: Vec::new(), bytes: 0 });
+    fn kept(pool: &[(usize, usize)]) -> usize {
+        pool.iter().map(|&(size, _)| size).sum()
+    }
 
     /// The allocation size of a request of `len` bytes.
     fn rounded(len: usize) -> usize {
@@ -206,10 +206,8 @@ pub mod large {
         }
         let want = rounded(len);
         let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-        let i = pool.blocks.iter().position(|&(size, _)| size == want)?;
-        let (size, ptr) = pool.blocks.swap_remove(i);
-        pool.bytes -= size;
-        Some(ptr as *mut u8)
+        let i = pool.iter().position(|&(size, _)| size == want)?;
+        Some(pool.swap_remove(i).1 as *mut u8)
     }
 
     /// Keeps the block `ptr` of `len` bytes for reuse; false when it is not kept (small, or
@@ -220,30 +218,25 @@ pub mod large {
         }
         let size = rounded(len);
         let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-        if pool.blocks.len() >= SLOTS || pool.bytes.saturating_add(size) > bound() {
+        if pool.len() >= SLOTS || kept(&pool).saturating_add(size) > bound() {
             return false;
         }
-        pool.bytes += size;
-        pool.blocks.push((size, ptr as usize));
+        pool.push((size, ptr as usize));
         true
     }
 
     /// Frees every kept block.
     pub fn release() {
-        let blocks = {
-            let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-            pool.bytes = 0;
-            std::mem::take(&mut pool.blocks)
-        };
+        let blocks = std::mem::take(&mut *POOL.lock().unwrap_or_else(|e| e.into_inner()));
         for (size, ptr) in blocks {
-            // SAFETY: allocated with this layout (`layout` of a length rounding to `size`).
-            unsafe { dealloc(ptr as *mut u8, Layout::from_size_align(size, super::ALIGN).expect("kept blocks are laid out")) }
+            // SAFETY: allocated with `layout(size)` (sizes of kept blocks are already rounded).
+            unsafe { dealloc(ptr as *mut u8, layout(size).expect("kept blocks are laid out")) }
         }
     }
 
     /// Bytes kept now.
     pub fn kept_bytes() -> usize {
-        POOL.lock().unwrap_or_else(|e| e.into_inner()).bytes
+        kept(&POOL.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
