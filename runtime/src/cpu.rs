@@ -215,7 +215,12 @@ fn cache_key(cm: &CpuModule, entry: &str, level: usize, host: bool) -> String {
     let level = level.to_string();
     // The loops tag_loops splits follow the thread policy, which the text does not show.
     let par = crate::parallel::policy_key(cm);
-    objcache::key(&[cm.text.as_bytes(), cm.pipeline.as_bytes(), entry.as_bytes(), level.as_bytes(), cpu.as_bytes(), features.as_bytes(), llvm.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes(), par.as_bytes()])
+    let mut parts: Vec<&[u8]> = vec![cm.text.as_bytes(), cm.pipeline.as_bytes(), entry.as_bytes(), level.as_bytes(), cpu.as_bytes(), features.as_bytes(), llvm.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes(), par.as_bytes()];
+    // How LLVM compiles: levels, pipeline and options (crate::llvm_compile).
+    let levels = crate::llvm_compile::Levels::of(level.parse().unwrap_or(0));
+    let tuned = format!("{}/{}/{}/{}", levels.opt, levels.codegen, crate::llvm_compile::passes_override().unwrap_or(""), crate::llvm_compile::llvm_args());
+    parts.push(tuned.as_bytes());
+    objcache::key(&parts)
 }
 
 impl Executor for CpuExecutor {
@@ -274,7 +279,7 @@ impl Executor for CpuExecutor {
         let flags = objcache::Flags { guarded, needs_utils };
         let threads = compile_threads().min(chunks.len());
         if threads >= 2 {
-            let objs = compile_partitioned(ctx, &module, &chunks, threads, level)?;
+            let objs = compile_partitioned(ctx, &module, &chunks, threads, level, entry)?;
             let t_link = std::time::Instant::now();
             let (jit, sym) = load_objects(&objs, &name).map_err(|e| RuntimeError::Compile(format!("linking the compiled partitions: {e}")))?;
             if let Some(dir) = dump_dir() {
@@ -290,6 +295,33 @@ impl Executor for CpuExecutor {
                 let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
                 eprintln!("[quabla] LLVM JIT (O{level}) {:.2} ms for @{entry} on {threads} threads, cpu {:.2} ms (link {:.2} ms)", ms(t_jit.elapsed()), cpu_ms() - c_jit, ms(t_link.elapsed()));
             }
+            let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
+            return Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, guarded, engine: Engine::Orc(jit).counted() }));
+        }
+        if !engine_path() {
+            let ciface = format!("_mlir_ciface_{entry}");
+            let (obj, ph) = crate::llvm_compile::compile_object(module.as_operation().to_raw(), crate::llvm_compile::Levels::of(level), Some(&ciface)).map_err(|e| RuntimeError::Compile(format!("LLVM rejected the module: {e}")))?;
+            let t_link = std::time::Instant::now();
+            let (jit, sym) = load_objects(std::slice::from_ref(&obj), &name).map_err(|e| RuntimeError::Compile(format!("linking the compiled program: {e}")))?;
+            let link_ms = t_link.elapsed().as_secs_f64() * 1e3;
+            if let Some(dir) = dump_dir() {
+                let _ = std::fs::write(std::path::Path::new(&dir).join(format!("{entry}.o")), &obj);
+            }
+            if let Some((dir, key)) = &cache {
+                objcache::store(dir, key, flags, std::slice::from_ref(&obj));
+            }
+            if log_compiles() {
+                eprintln!(
+                    "[quabla] LLVM JIT (O{level}) {:.2} ms for @{entry}, cpu {:.2} ms (translate {:.2}, optimize {:.2}, codegen {:.2}, link {link_ms:.2} ms; object {} bytes)",
+                    t_jit.elapsed().as_secs_f64() * 1e3,
+                    cpu_ms() - c_jit,
+                    ph.translate,
+                    ph.optimize,
+                    ph.codegen,
+                    obj.len()
+                );
+            }
+            // SAFETY: the packed interface has signature void(void**).
             let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
             return Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, guarded, engine: Engine::Orc(jit).counted() }));
         }
@@ -379,6 +411,13 @@ fn engine_object(engine: mlir_sys::MlirExecutionEngine) -> Option<Vec<u8>> {
             None
         }
     }
+}
+
+/// `QUABLA_LLVM_ENGINE=1`: compile through MLIR's ExecutionEngine (the former path, kept for
+/// comparisons) instead of [`crate::llvm_compile`].
+fn engine_path() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("QUABLA_LLVM_ENGINE").is_some_and(|v| v != "0"))
 }
 
 /// Threads that compile one program's partitions (`QUABLA_COMPILE_THREADS`; default: the
@@ -493,8 +532,14 @@ unsafe impl Send for SendModule {}
 /// Compiles one part of [`split_module`] to object code: an ExecutionEngine with object
 /// dumping, its runtime symbols and placeholders for the chunks of other parts (resolved when
 /// the objects are linked together), looked up once so that LLVM generates the code.
-fn compile_part(m: SendModule, level: usize, lookup: &str, declared: &[String], k: usize) -> Result<Vec<u8>, String> {
+fn compile_part(m: SendModule, level: usize, lookup: &str, declared: &[String], k: usize, entry: &str) -> Result<Vec<u8>, String> {
     extern "C" fn unresolved() {}
+    if !engine_path() {
+        // SAFETY: the module is alive and used by this thread only (see SendModule).
+        let op = unsafe { mlir_sys::mlirModuleGetOperation(m.0) };
+        let wrap = (k == 0).then(|| format!("_mlir_ciface_{entry}"));
+        return crate::llvm_compile::compile_object(op, crate::llvm_compile::Levels::of(level), wrap.as_deref()).map(|(obj, _)| obj).map_err(|e| format!("part {k}: {e}"));
+    }
     // SAFETY: the module is alive and used by this thread only (see SendModule).
     let engine = unsafe { mlir_sys::mlirExecutionEngineCreate(m.0, level as i32, 0, std::ptr::null(), true, true) };
     if engine.ptr.is_null() {
@@ -516,7 +561,7 @@ fn compile_part(m: SendModule, level: usize, lookup: &str, declared: &[String], 
 /// split into as many parts ([`split_module`]), each translated, optimised and compiled by
 /// its own ExecutionEngine (LLVM contexts are independent), returning the parts' objects
 /// (part 0, with the entry point, first) for [`load_objects`] to link into one program.
-fn compile_partitioned<'c>(ctx: &'c Context, module: &MlirModule<'c>, chunks: &[String], threads: usize, level: usize) -> Result<Vec<Vec<u8>>, RuntimeError> {
+fn compile_partitioned<'c>(ctx: &'c Context, module: &MlirModule<'c>, chunks: &[String], threads: usize, level: usize, entry: &str) -> Result<Vec<Vec<u8>>, RuntimeError> {
     let t = std::time::Instant::now();
     let parts = split_module(ctx, module, chunks, threads)?;
     if log_compiles() {
@@ -532,10 +577,10 @@ fn compile_partitioned<'c>(ctx: &'c Context, module: &MlirModule<'c>, chunks: &[
             .skip(1)
             .map(|(k, (m, declared))| {
                 let (handle, lookup) = (SendModule(m.to_raw()), lookups[k].as_str());
-                s.spawn(move || compile_part(handle, level, lookup, declared, k))
+                s.spawn(move || compile_part(handle, level, lookup, declared, k, entry))
             })
             .collect();
-        let first = compile_part(SendModule(parts[0].0.to_raw()), level, &lookups[0], &parts[0].1, 0);
+        let first = compile_part(SendModule(parts[0].0.to_raw()), level, &lookups[0], &parts[0].1, 0, entry);
         std::iter::once(first).chain(handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a compile thread panicked".into())))).collect()
     });
     drop(parts);
@@ -972,7 +1017,7 @@ mod tests {
         let mut module = to_llvm(&ctx, &cm).unwrap();
         keep_outlined(&ctx, &mut module, &chunks);
         let guarded = guard_allocations(&ctx, &mut module);
-        let objs = compile_partitioned(&ctx, &module, &chunks, 3, 2).unwrap();
+        let objs = compile_partitioned(&ctx, &module, &chunks, 3, 2, "main").unwrap();
         assert!(objs.len() >= 2);
         let (jit, sym) = load_objects(&objs, "_mlir__mlir_ciface_main").unwrap();
         let (inputs, outputs) = (vec![t.clone(), t.clone()], vec![t.clone(), t.clone()]);

@@ -13,6 +13,7 @@ pub mod interp_exec;
 mod objcache;
 pub mod parallel;
 pub mod linalg_kernels;
+mod llvm_compile;
 mod sort_kernels;
 pub mod registry;
 

@@ -1,0 +1,230 @@
+/* Compiles an LLVM-dialect MLIR module to object code without MLIR's ExecutionEngine (see
+ * runtime/src/llvm_compile.rs): translation to LLVM IR (mlirTranslateModuleToLLVMIR, in a fresh
+ * LLVM context), the packed-arguments wrapper `_mlir_<f>` the executor calls, LLVM's new pass
+ * manager (LLVMRunPasses) and the code generator of a target machine taken from a process-wide
+ * pool. The ExecutionEngine built a JIT, two target machines (host CPU detection and feature
+ * parsing) and a pass builder per compile; a pooled machine keeps its parsed subtarget. The
+ * object is then linked by csrc/objload.c like a cached one. */
+#include <llvm-c/Core.h>
+#include <llvm-c/Support.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <mlir-c/Target/LLVMIR.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Target machines kept per LLVM level (0..3): a compile takes one and puts it back, so a
+ * machine is used by one thread at a time (LLVM target machines are not thread-safe). */
+#define POOL 8
+static LLVMTargetMachineRef pool[4][POOL];
+static int pooled[4];
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int init_failed;
+
+static void init_native(void) { init_failed = LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter(); }
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* A machine for the host CPU and its features at `level`, position-independent, with the JIT's
+ * default code model (the ExecutionEngine's choice, so objects are as before). */
+static LLVMTargetMachineRef take_machine(int level, char **err) {
+  pthread_mutex_lock(&pool_lock);
+  LLVMTargetMachineRef tm = pooled[level] > 0 ? pool[level][--pooled[level]] : NULL;
+  pthread_mutex_unlock(&pool_lock);
+  if (tm) return tm;
+  char *triple = LLVMGetDefaultTargetTriple();
+  LLVMTargetRef target;
+  char *msg = NULL;
+  if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
+    *err = strdup(msg ? msg : "no target for the host triple");
+    LLVMDisposeMessage(msg);
+    LLVMDisposeMessage(triple);
+    return NULL;
+  }
+  char *cpu = LLVMGetHostCPUName();
+  char *features = LLVMGetHostCPUFeatures();
+  static const LLVMCodeGenOptLevel levels[4] = {LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault, LLVMCodeGenLevelAggressive};
+  tm = LLVMCreateTargetMachine(target, triple, cpu, features, levels[level], LLVMRelocPIC, LLVMCodeModelJITDefault);
+  LLVMDisposeMessage(cpu);
+  LLVMDisposeMessage(features);
+  LLVMDisposeMessage(triple);
+  if (!tm) *err = strdup("cannot create a target machine for the host");
+  return tm;
+}
+
+static void give_machine(int level, LLVMTargetMachineRef tm) {
+  pthread_mutex_lock(&pool_lock);
+  if (pooled[level] < POOL) {
+    pool[level][pooled[level]++] = tm;
+    tm = NULL;
+  }
+  pthread_mutex_unlock(&pool_lock);
+  if (tm) LLVMDisposeTargetMachine(tm);
+}
+
+/* Adds `_mlir_<name>`: void(ptr args) calling `name` with *args[i] as its i-th argument and
+ * storing its result (if any) through args[n] — the wrapper MLIR's ExecutionEngine generates
+ * (packFunctionArguments), so the entry symbol and the calling convention stay the same.
+ * Returns 0 when `name` is not defined in `m`. */
+static int add_packed_wrapper(LLVMModuleRef m, LLVMContextRef ctx, const char *name) {
+  LLVMValueRef f = LLVMGetNamedFunction(m, name);
+  if (!f || LLVMIsDeclaration(f)) return 0;
+  LLVMTypeRef fty = LLVMGlobalGetValueType(f);
+  unsigned n = LLVMCountParamTypes(fty);
+  LLVMTypeRef *params = malloc((n ? n : 1) * sizeof *params);
+  LLVMValueRef *args = malloc((n ? n : 1) * sizeof *args);
+  if (!params || !args) {
+    free(params);
+    free(args);
+    return 0;
+  }
+  LLVMGetParamTypes(fty, params);
+  LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0), i64 = LLVMInt64TypeInContext(ctx);
+  LLVMTypeRef wty = LLVMFunctionType(LLVMVoidTypeInContext(ctx), &ptr, 1, 0);
+  size_t len = strlen(name);
+  char *wname = malloc(len + 7);
+  if (!wname) {
+    free(params);
+    free(args);
+    return 0;
+  }
+  memcpy(wname, "_mlir_", 6);
+  memcpy(wname + 6, name, len + 1);
+  LLVMValueRef w = LLVMAddFunction(m, wname, wty);
+  free(wname);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, w, "entry"));
+  LLVMValueRef packed = LLVMGetParam(w, 0);
+  for (unsigned i = 0; i < n; i++) {
+    LLVMValueRef idx = LLVMConstInt(i64, i, 0);
+    LLVMValueRef slot = LLVMBuildGEP2(b, ptr, packed, &idx, 1, "");
+    LLVMValueRef arg_ptr = LLVMBuildLoad2(b, ptr, slot, "");
+    args[i] = LLVMBuildLoad2(b, params[i], arg_ptr, "");
+  }
+  LLVMValueRef r = LLVMBuildCall2(b, fty, f, args, n, "");
+  LLVMTypeRef rty = LLVMGetReturnType(fty);
+  if (LLVMGetTypeKind(rty) != LLVMVoidTypeKind) {
+    LLVMValueRef idx = LLVMConstInt(i64, n, 0);
+    LLVMValueRef slot = LLVMBuildGEP2(b, ptr, packed, &idx, 1, "");
+    LLVMBuildStore(b, r, LLVMBuildLoad2(b, ptr, slot, ""));
+  }
+  LLVMBuildRetVoid(b);
+  LLVMDisposeBuilder(b);
+  free(params);
+  free(args);
+  return 1;
+}
+
+/* Passes `args` (space-separated LLVM command-line options, e.g. "-disable-lsr") to LLVM's
+ * option parser, once per process (QUABLA_LLVM_ARGS, for experiments). */
+void quabla_llvm_set_args(const char *args) {
+  static int done;
+  if (done || !args) return;
+  done = 1;
+  char *copy = strdup(args);
+  if (!copy) return;
+  const char *argv[64] = {"quabla"};
+  int argc = 1;
+  for (char *t = strtok(copy, " "); t && argc < 64; t = strtok(NULL, " ")) argv[argc++] = t;
+  LLVMParseCommandLineOptions(argc, argv, NULL);
+  /* The parsed options keep pointers into `copy`: it is never freed. */
+}
+
+/* Compiles the LLVM-dialect module `op` (an MlirOperation's pointer) to an object, optimised by
+ * `passes` (a new-pass-manager pipeline, NULL: default<O`opt`>) and compiled at code
+ * generation level `level` (0..3): on success returns 0 and sets *obj (malloc'd, free with
+ * quabla_llvm_free) and *len; on failure returns 1 and sets *err (malloc'd). `wrap` (or NULL)
+ * names the function that gets a packed wrapper (it must be defined in the module). `ms`
+ * receives the wall times of translation, optimisation and code generation. */
+int quabla_llvm_compile(void *op, int opt, const char *passes, int level, const char *wrap, char **obj, size_t *len, char **err, double ms[3]) {
+  pthread_once(&init_once, init_native);
+  if (init_failed) {
+    *err = strdup("the native target is not available");
+    return 1;
+  }
+  if (level < 0) level = 0;
+  if (level > 3) level = 3;
+  if (opt < 0) opt = 0;
+  if (opt > 3) opt = 3;
+  double t0 = now_ms();
+  LLVMContextRef ctx = LLVMContextCreate();
+  MlirOperation mop = {op};
+  LLVMModuleRef m = mlirTranslateModuleToLLVMIR(mop, ctx);
+  if (!m) {
+    LLVMContextDispose(ctx);
+    *err = strdup("the LLVM dialect module did not translate to LLVM IR");
+    return 1;
+  }
+  int rc = 1;
+  LLVMTargetMachineRef tm = take_machine(level, err);
+  if (!tm) goto done;
+  char *triple = LLVMGetTargetMachineTriple(tm);
+  LLVMSetTarget(m, triple);
+  LLVMDisposeMessage(triple);
+  LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
+  LLVMSetModuleDataLayout(m, layout);
+  LLVMDisposeTargetData(layout);
+  if (wrap && !add_packed_wrapper(m, ctx, wrap)) {
+    size_t n = strlen(wrap) + 64;
+    *err = malloc(n);
+    if (*err) strcat(strcat(strcpy(*err, "no function "), wrap), " to wrap in the LLVM module");
+    give_machine(level, tm);
+    goto done;
+  }
+  double t1 = now_ms();
+  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  /* As MLIR's ExecutionEngine (makeOptimizingTransformer): loop and SLP vectorisation,
+   * unrolling and interleaving on. */
+  LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
+  LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
+  LLVMPassBuilderOptionsSetLoopUnrolling(po, 1);
+  LLVMPassBuilderOptionsSetLoopInterleaving(po, 1);
+  static const char *pipelines[4] = {"default<O0>", "default<O1>", "default<O2>", "default<O3>"};
+  LLVMErrorRef e = LLVMRunPasses(m, passes ? passes : pipelines[opt], tm, po);
+  LLVMDisposePassBuilderOptions(po);
+  if (e) {
+    char *msg = LLVMGetErrorMessage(e);
+    *err = strdup(msg);
+    LLVMDisposeErrorMessage(msg);
+    give_machine(level, tm);
+    goto done;
+  }
+  double t2 = now_ms();
+  LLVMMemoryBufferRef buf = NULL;
+  char *msg = NULL;
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMObjectFile, &msg, &buf)) {
+    *err = strdup(msg ? msg : "code generation failed");
+    LLVMDisposeMessage(msg);
+    give_machine(level, tm);
+    goto done;
+  }
+  give_machine(level, tm);
+  *len = LLVMGetBufferSize(buf);
+  *obj = malloc(*len ? *len : 1);
+  if (!*obj) {
+    *err = strdup("out of memory");
+  } else {
+    memcpy(*obj, LLVMGetBufferStart(buf), *len);
+    rc = 0;
+  }
+  LLVMDisposeMemoryBuffer(buf);
+  ms[0] = t1 - t0;
+  ms[1] = t2 - t1;
+  ms[2] = now_ms() - t2;
+done:
+  LLVMDisposeModule(m);
+  LLVMContextDispose(ctx);
+  return rc;
+}
+
+void quabla_llvm_free(void *p) { free(p); }

@@ -1,0 +1,93 @@
+//! The CPU executor's LLVM half without MLIR's ExecutionEngine (csrc/llvm_compile.c): an
+//! LLVM-dialect module is translated to LLVM IR, given the packed-arguments wrapper of its
+//! entry (`_mlir_<f>`, as the ExecutionEngine's), optimised by LLVM's new pass manager and
+//! compiled to a position-independent object by a pooled host target machine. The object is
+//! linked like a cached one (csrc/objload.c).
+use std::ffi::{c_char, c_void, CStr, CString};
+
+unsafe extern "C" {
+    fn quabla_llvm_compile(op: *mut c_void, opt: i32, passes: *const c_char, level: i32, wrap: *const c_char, obj: *mut *mut c_char, len: *mut usize, err: *mut *mut c_char, ms: *mut f64) -> i32;
+    fn quabla_llvm_free(p: *mut c_void);
+    fn quabla_llvm_set_args(args: *const c_char);
+}
+
+/// How LLVM compiles a program: the optimisation level of the pass pipeline and the code
+/// generation level (0..3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Levels {
+    pub opt: usize,
+    pub codegen: usize,
+}
+
+impl Levels {
+    /// The levels of `level` (both), with the overrides of `QUABLA_LLVM_OPT` and
+    /// `QUABLA_LLVM_CODEGEN` (experiments).
+    pub(crate) fn of(level: usize) -> Levels {
+        let var = |k: &str| std::env::var(k).ok().and_then(|v| v.trim().parse::<usize>().ok()).map(|v| v.min(3));
+        Levels { opt: var("QUABLA_LLVM_OPT").unwrap_or(level), codegen: var("QUABLA_LLVM_CODEGEN").unwrap_or(level) }
+    }
+}
+
+/// `QUABLA_LLVM_PASSES`: a new-pass-manager pipeline replacing `default<On>` (experiments; part
+/// of the compile cache's key when set).
+pub(crate) fn passes_override() -> Option<&'static str> {
+    static P: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    P.get_or_init(|| std::env::var("QUABLA_LLVM_PASSES").ok().filter(|v| !v.is_empty())).as_deref()
+}
+
+/// LLVM's options for every compile: loops are unrolled up to a cost of 50 instructions
+/// instead of O2's 300. Measured on the GPT loss+grad (bench/cpu_table.py --only gpt): LLVM
+/// 6.9 -> 3.8 s of CPU (opt 2.9 -> 1.8 s, llc 4.0 -> 2.0 s, object 537 -> 363 KB), the
+/// steady state unchanged within the noise on every row (docs/performance.md, 2026-12-01).
+const DEFAULT_ARGS: &str = "-unroll-threshold=50";
+
+/// The LLVM options in force: `QUABLA_LLVM_ARGS` (e.g. `-disable-lsr`; empty: none) or
+/// [`DEFAULT_ARGS`]. Part of the compile cache's key.
+pub(crate) fn llvm_args() -> &'static str {
+    static A: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    A.get_or_init(|| std::env::var("QUABLA_LLVM_ARGS").unwrap_or_else(|_| DEFAULT_ARGS.to_string()))
+}
+
+/// Parses [`llvm_args`] once per process, before the first compile (LLVM's options are
+/// process-wide).
+fn set_args() {
+    static DONE: std::sync::Once = std::sync::Once::new();
+    DONE.call_once(|| {
+        if let Some(a) = Some(llvm_args()).filter(|a| !a.trim().is_empty()).and_then(|a| CString::new(a).ok()) {
+            // SAFETY: a NUL-terminated string, copied by the callee.
+            unsafe { quabla_llvm_set_args(a.as_ptr()) };
+        }
+    });
+}
+
+/// Wall times of one compile, in ms.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Phases {
+    pub translate: f64,
+    pub optimize: f64,
+    pub codegen: f64,
+}
+
+/// Compiles the module operation `module` (LLVM dialect) at `levels` to object code; `wrap` names
+/// the function (defined in the module) that gets the packed wrapper `_mlir_<wrap>`. The
+/// module is only read; it may be compiled on any thread while no other thread uses it.
+pub(crate) fn compile_object(module: mlir_sys::MlirOperation, levels: Levels, wrap: Option<&str>) -> Result<(Vec<u8>, Phases), String> {
+    set_args();
+    let passes = passes_override().map(CString::new).transpose().map_err(|e| e.to_string())?;
+    let wrap = wrap.map(CString::new).transpose().map_err(|e| e.to_string())?;
+    let (mut obj, mut len, mut err) = (std::ptr::null_mut(), 0usize, std::ptr::null_mut());
+    let mut ms = [0f64; 3];
+    // SAFETY: the caller keeps the module operation alive for the call; out-parameters; the C side copies
+    // nothing it keeps.
+    let rc = unsafe { quabla_llvm_compile(module.ptr, levels.opt.min(3) as i32, passes.as_ref().map_or(std::ptr::null(), |p| p.as_ptr()), levels.codegen.min(3) as i32, wrap.as_ref().map_or(std::ptr::null(), |w| w.as_ptr()), &mut obj, &mut len, &mut err, ms.as_mut_ptr()) };
+    if rc != 0 {
+        let msg = if err.is_null() { "LLVM compilation failed".to_string() } else { unsafe { CStr::from_ptr(err) }.to_string_lossy().into_owned() };
+        // SAFETY: malloc'd by the C side.
+        unsafe { quabla_llvm_free(err as *mut c_void) };
+        return Err(msg);
+    }
+    // SAFETY: `obj` holds `len` bytes, malloc'd by the C side and freed after the copy.
+    let bytes = unsafe { std::slice::from_raw_parts(obj as *const u8, len) }.to_vec();
+    unsafe { quabla_llvm_free(obj as *mut c_void) };
+    Ok((bytes, Phases { translate: ms[0], optimize: ms[1], codegen: ms[2] }))
+}
