@@ -1,6 +1,7 @@
 //! The CPU executor: lowers the module with the destination-passing ABI
 //! (`convert-quabla-to-linalg{abi=dps}`), runs the upstream pipeline to the LLVM dialect and
-//! JIT-compiles it with MLIR's ExecutionEngine. A call fills one memref descriptor per input
+//! compiles it to an object (`crate::llvm_compile`; MLIR's ExecutionEngine only behind
+//! `QUABLA_LLVM_ENGINE=1`), linked in an ORC JIT (csrc/objload.c). A call fills one memref descriptor per input
 //! and output and calls the packed C interface `_mlir__mlir_ciface_<entry>` directly through
 //! its function pointer: no symbol lookup, no MLIR on the per-call path.
 //!

@@ -1,5 +1,5 @@
 //! Execution of quabla programs: the `Executor`/`Executable` traits and the CPU executor
-//! (MLIR ExecutionEngine). Buffers and the reference interpreter are re-exported from
+//! (LLVM objects linked in an ORC JIT). Buffers and the reference interpreter are re-exported from
 //! `quabla-interp` under their old paths.
 pub use quabla_interp::buffer;
 pub mod callback;

@@ -35,7 +35,7 @@ struct Entry {
 pub const DEFAULT_DEVICE: &str = "cpu";
 
 static TABLE: &[Entry] = &[
-    Entry { name: "cpu", kind: DeviceKind::Cpu, description: "host CPU: linalg -> LLVM, JIT-compiled with MLIR's ExecutionEngine", executor: Ok(|| cpu() as &dyn Executor), probe: None },
+    Entry { name: "cpu", kind: DeviceKind::Cpu, description: "host CPU: linalg -> LLVM, compiled to objects and linked in an ORC JIT", executor: Ok(|| cpu() as &dyn Executor), probe: None },
     Entry {
         name: "interp",
         kind: DeviceKind::Reference,
