@@ -219,7 +219,7 @@ fn cache_key(cm: &CpuModule, entry: &str, level: usize, host: bool) -> String {
     let mut parts: Vec<&[u8]> = vec![cm.text.as_bytes(), cm.pipeline.as_bytes(), entry.as_bytes(), level.as_bytes(), cpu.as_bytes(), features.as_bytes(), llvm.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes(), par.as_bytes()];
     // How LLVM compiles: levels, pipeline and options (crate::llvm_compile).
     let levels = crate::llvm_compile::Levels::of(level.parse().unwrap_or(0));
-    let tuned = format!("{}/{}/{}/{}", levels.opt, levels.codegen, crate::llvm_compile::passes_override().unwrap_or(""), crate::llvm_compile::llvm_args());
+    let tuned = if engine_path() { "engine".to_string() } else { format!("{}/{}/{}/{}", levels.opt, levels.codegen, crate::llvm_compile::passes_override().unwrap_or(""), crate::llvm_compile::llvm_args()) };
     parts.push(tuned.as_bytes());
     objcache::key(&parts)
 }
