@@ -1028,6 +1028,28 @@ mod tests {
         close(&parts.run(&[&x, &y]).unwrap());
     }
 
+    /// The LLVM compile path on its own: the packed wrapper passes `*args[i]` as argument i and
+    /// stores a result through the last slot, at every level; a missing function to wrap is an
+    /// error, not a crash.
+    #[test]
+    fn packed_wrappers_of_compiled_objects() {
+        let ctx = new_context();
+        let text = "module { llvm.func @f(%a: i64, %b: f64) -> f64 { %c = llvm.sitofp %a : i64 to f64\n %d = llvm.fmul %c, %b : f64\n llvm.return %d : f64 } }";
+        let module = MlirModule::parse(&ctx, text).expect("parses");
+        for level in 0..=3 {
+            let (obj, _) = crate::llvm_compile::compile_object(module.as_operation().to_raw(), crate::llvm_compile::Levels { opt: level, codegen: level }, Some("f")).unwrap();
+            let (jit, sym) = load_objects(&[obj], "_mlir_f").unwrap();
+            let (mut a, mut b, mut r) = (-3i64, 2.5f64, 0f64);
+            let mut args: [*mut c_void; 3] = [&mut a as *mut i64 as *mut c_void, &mut b as *mut f64 as *mut c_void, &mut r as *mut f64 as *mut c_void];
+            let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
+            unsafe { func(args.as_mut_ptr()) };
+            assert_eq!(r, -7.5, "level {level}");
+            drop(Engine::Orc(jit).counted());
+        }
+        let e = crate::llvm_compile::compile_object(module.as_operation().to_raw(), crate::llvm_compile::Levels { opt: 2, codegen: 2 }, Some("g")).unwrap_err();
+        assert!(e.contains("no function g"), "{e}");
+    }
+
     #[test]
     fn device_inputs_are_copied_to_the_host() {
         let t = TensorType::new(DType::F32, [3]);
