@@ -48,6 +48,21 @@ def test_second_process_hits_and_agrees(tmp_path):
     assert out3 == out1 and "compile cache" not in err3 and not off.exists()
 
 
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_llvm_paths_agree_and_keep_apart(tmp_path, threads):
+    # The LLVM compile path (runtime/src/llvm_compile.rs) and MLIR's ExecutionEngine
+    # (QUABLA_LLVM_ENGINE=1) compute the same results, and their objects are keyed apart.
+    t = {"QUABLA_NUM_THREADS": threads}
+    out_new, err_new = _run(tmp_path, t)
+    assert "LLVM JIT (O2)" in err_new and "translate" in err_new and "codegen" in err_new, err_new
+    out_old, err_old = _run(tmp_path, dict(t, QUABLA_LLVM_ENGINE="1"))
+    assert "compile cache miss for @main" in err_old and "codegen + link" in err_old, err_old
+    # Same within float reassociation (the unroll threshold may split reductions differently).
+    assert [float(v) for v in out_old.split()] == pytest.approx([float(v) for v in out_new.split()], rel=1e-5)
+    out_hit, err_hit = _run(tmp_path, t)
+    assert out_hit == out_new and "compile cache hit for @main" in err_hit, err_hit
+
+
 def test_concurrent_writers(tmp_path):
     env = dict(os.environ, QUABLA_CACHE_DIR=str(tmp_path))
     procs = [subprocess.Popen([sys.executable, "-c", PROGRAM], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(4)]
