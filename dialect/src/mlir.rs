@@ -559,7 +559,7 @@ fn import_constant(op: &OperationRef, attrs: &[(String, String)], results: &[Ten
             }
         }
     }
-    Ok(OpKind::Constant(ConstantOp::Constant { value: Literal { ty, bytes } }))
+    Ok(OpKind::Constant(ConstantOp::Constant { value: Literal::from_bytes(ty, bytes) }))
 }
 
 /// Replaces the body of `module` (a `builtin.module` op) by the top-level ops of `text`,

@@ -34,7 +34,7 @@ fn every_inferred_result_is_size_checked() {
 #[test]
 fn a_constant_whose_size_wraps_is_rejected_not_multiplied() {
     // A literal claiming 2^62 x 4 elements with no bytes: `len * size` used to wrap to 0 = 0.
-    let value = Literal { ty: TensorType::new(DType::F32, [1 << 62, 4]), bytes: vec![] };
+    let value = Literal { ty: TensorType::new(DType::F32, [1 << 62, 4]), bytes: Vec::new().into() };
     let e = OpKind::Constant(ConstantOp::Constant { value }).infer(&[]).unwrap_err();
     assert_eq!(e.constraint(), Some("size_overflow"), "{e}");
 }

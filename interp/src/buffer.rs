@@ -403,7 +403,7 @@ impl Buffer {
 
     /// The elements as a literal; [`BufferError::NotOnHost`] for a device buffer.
     pub fn try_to_literal(&self) -> Result<Literal, BufferError> {
-        Ok(Literal { ty: self.ty.clone(), bytes: self.host_bytes()?.to_vec() })
+        Ok(Literal { ty: self.ty.clone(), bytes: self.host_bytes()?.into() })
     }
 
     /// The host storage, when there is one.
@@ -494,7 +494,7 @@ impl Buffer {
     /// NaN converted to the dtype; use [`Buffer::try_to_literal`] or [`Buffer::to_host`].
     pub fn to_literal(&self) -> Literal {
         match self.host() {
-            Some(h) => Literal { ty: self.ty.clone(), bytes: h.as_slice().to_vec() },
+            Some(h) => Literal { ty: self.ty.clone(), bytes: h.as_slice().into() },
             None => Literal::splat(self.ty.clone(), f64::NAN),
         }
     }

@@ -27,11 +27,68 @@ use crate::parallel::{tag_loops, threads_for};
 use crate::buffer::Buffer;
 use crate::executor::{check_inputs, CompileOptions, Executable, Executor, RuntimeError};
 
-/// Owns the MLIR context used for compilation.
-struct Ctx(Context);
-// SAFETY: the context is only touched while `CpuExecutor::ctx`'s mutex is held, so it is never
-// used from two threads at once; MLIR contexts have no thread affinity.
+/// Owns the MLIR context used for compilation and the pass managers parsed in it.
+struct Ctx(Context, PassManagers);
+// SAFETY: the context (and its pass managers) is only touched while `CpuExecutor::ctx`'s mutex
+// is held, so it is never used from two threads at once; MLIR contexts have no thread affinity.
 unsafe impl Send for Ctx {}
+
+impl Drop for Ctx {
+    fn drop(&mut self) {
+        // The pass managers before the context they were created in.
+        self.1 .0.borrow_mut().clear();
+    }
+}
+
+/// The pass managers of the pipelines compiled so far, by pipeline text: a compile reuses the
+/// one parsed for its text, so its passes are built once and MLIR initializes them once (the
+/// canonicalizers' pattern sets over all loaded dialects, the conversions' option parsing):
+/// `PassManager::run` re-initializes only when the pipeline or the context's dialects
+/// changed. Bounded: past [`PassManagers::MAX`] texts the oldest goes. Not used while
+/// `QUABLA_LOG_COMPILES=passes` times the passes (timing is set up per manager) nor with
+/// `QUABLA_NO_PASS_CACHE` set (every compile parses and initializes its pipeline afresh).
+#[derive(Default)]
+struct PassManagers(std::cell::RefCell<std::collections::VecDeque<(String, PassManager<'static>)>>);
+
+impl PassManagers {
+    const MAX: usize = 16;
+
+    /// Runs `pipeline` on `module`, with the cached manager of that text or a new one (cached
+    /// once it ran: a failed run leaves no manager behind).
+    fn run(&self, ctx: &Context, pipeline: &str, module: &mut MlirModule) -> Option<()> {
+        let timed = std::env::var("QUABLA_LOG_COMPILES").is_ok_and(|v| v == "passes");
+        let keep = !timed && std::env::var_os("QUABLA_NO_PASS_CACHE").is_none();
+        let cached = if keep { self.0.borrow().iter().position(|(t, _)| t == pipeline) } else { None };
+        let pm = match cached {
+            Some(k) => self.0.borrow_mut().remove(k).map(|(_, pm)| pm)?,
+            None => {
+                let (t, pm) = (std::time::Instant::now(), PassManager::new(ctx));
+                // The input was verified by the parser; upstream passes are not re-verified
+                // after each step unless asked (QUABLA_VERIFY_EACH).
+                pm.enable_verifier(verify_each());
+                if timed {
+                    unsafe { mlir_sys::mlirPassManagerEnableTiming(pm.to_raw()) };
+                }
+                parse_pass_pipeline(pm.as_operation_pass_manager(), pipeline).ok()?;
+                if log_compiles() {
+                    eprintln!("[quabla] pipeline parsed in {:.2} ms ({} bytes of text)", t.elapsed().as_secs_f64() * 1e3, pipeline.len());
+                }
+                // SAFETY: only the lifetime changes; the manager is dropped before the context
+                // (`Drop for Ctx`) and only used with it.
+                unsafe { std::mem::transmute::<PassManager<'_>, PassManager<'static>>(pm) }
+            }
+        };
+        pm.run(module).ok()?;
+        if keep {
+            let mut q = self.0.borrow_mut();
+            if q.len() >= Self::MAX {
+                q.pop_front();
+            }
+            q.push_back((pipeline.to_string(), pm));
+        }
+        Some(())
+    }
+}
 
 /// Compiles for the host CPU.
 pub struct CpuExecutor {
@@ -52,13 +109,13 @@ impl CpuExecutor {
         // SAFETY: sets a plain global read by quabla_rt_malloc.
         LIMIT.call_once(|| unsafe { quabla_rt_set_limit(quabla_dialect::size::max_bytes().saturating_add(1 << 16)) });
         tune_malloc();
-        CpuExecutor { ctx: Mutex::new(Ctx(new_context())) }
+        CpuExecutor { ctx: Mutex::new(Ctx(new_context(), PassManagers::default())) }
     }
 
     /// The LLVM-dialect module text the executor would JIT (for `--emit=llvm` and debugging).
     pub fn lower_to_llvm(&self, m: &Module, opts: &CompileOptions) -> Result<String, RuntimeError> {
         let guard = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
-        let module = lower_in(&guard.0, m, opts)?;
+        let module = lower_in(&guard, m, opts)?;
         Ok(module.as_operation().to_string())
     }
 }
@@ -161,40 +218,28 @@ fn lower_text(m: &Module, opts: &CompileOptions) -> Result<(CpuModule, Vec<Strin
     Ok((cm, chunks))
 }
 
-fn lower_in<'c>(ctx: &'c Context, m: &Module, opts: &CompileOptions) -> Result<MlirModule<'c>, RuntimeError> {
+fn lower_in<'c>(ctx: &'c Ctx, m: &Module, opts: &CompileOptions) -> Result<MlirModule<'c>, RuntimeError> {
     let (cm, chunks) = lower_text(m, opts)?;
     let mut module = to_llvm(ctx, &cm)?;
-    keep_outlined(ctx, &mut module, &chunks);
+    keep_outlined(&ctx.0, &mut module, &chunks);
     Ok(module)
 }
 
-/// Parses the linalg text and runs the upstream pipeline to the LLVM dialect.
-fn to_llvm<'c>(ctx: &'c Context, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeError> {
+/// Parses the linalg text and runs the upstream pipeline to the LLVM dialect, with the pass
+/// managers `c` keeps for its pipeline texts.
+fn to_llvm<'c>(c: &'c Ctx, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeError> {
+    let ctx = &c.0;
     let (t1, c1) = (std::time::Instant::now(), cpu_ms());
     let (mut t2, mut c2) = (t1, c1);
     let r = with_diagnostics(ctx, || {
         let mut module = MlirModule::parse(ctx, &cm.text)?;
         (t2, c2) = (std::time::Instant::now(), cpu_ms());
-        let pm = PassManager::new(ctx);
-        // The input was verified by the parser; upstream passes are not re-verified after
-        // each step unless asked (QUABLA_VERIFY_EACH).
-        pm.enable_verifier(verify_each());
-        if std::env::var("QUABLA_LOG_COMPILES").is_ok_and(|v| v == "passes") {
-            unsafe { mlir_sys::mlirPassManagerEnableTiming(pm.to_raw()) };
-        }
         if let Some(pre) = &cm.tag_pipeline {
             // Fusion first, then the large generics it left are tagged for the script.
-            let first = PassManager::new(ctx);
-            first.enable_verifier(verify_each());
-            parse_pass_pipeline(first.as_operation_pass_manager(), pre).ok()?;
-            first.run(&mut module).ok()?;
+            c.1.run(ctx, pre, &mut module)?;
             tag_loops(ctx, &mut module, cm.threads);
         }
-        parse_pass_pipeline(pm.as_operation_pass_manager(), &cm.pipeline).ok()?;
-        if log_compiles() {
-            eprintln!("[quabla] pipeline parsed in {:.2} ms", t2.elapsed().as_secs_f64() * 1e3);
-        }
-        pm.run(&mut module).ok()?;
+        c.1.run(ctx, &cm.pipeline, &mut module)?;
         Some(module)
     })
     .map_err(RuntimeError::Compile);
@@ -265,7 +310,7 @@ impl Executor for CpuExecutor {
         }
         let guard = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
         let ctx = &guard.0;
-        let mut module = to_llvm(ctx, &cm)?;
+        let mut module = to_llvm(&guard, &cm)?;
         keep_outlined(ctx, &mut module, &chunks);
         let guarded = guard_allocations(ctx, &mut module);
         let (t_jit, c_jit) = (std::time::Instant::now(), cpu_ms());
@@ -1014,8 +1059,9 @@ mod tests {
         let opts = CompileOptions::default();
         let (cm, chunks) = lower_text(&m, &opts).unwrap();
         assert!(chunks.len() >= 2, "{chunks:?}");
-        let ctx = new_context();
-        let mut module = to_llvm(&ctx, &cm).unwrap();
+        let c = Ctx(new_context(), PassManagers::default());
+        let ctx = &c.0;
+        let mut module = to_llvm(&c, &cm).unwrap();
         keep_outlined(&ctx, &mut module, &chunks);
         let guarded = guard_allocations(&ctx, &mut module);
         let objs = compile_partitioned(&ctx, &module, &chunks, 3, 2, "main").unwrap();
@@ -1066,5 +1112,37 @@ mod tests {
         let lost = Buffer::from_device(t, Arc::new(TestDevice(vec![0; 12], true))).unwrap();
         let e = exe.run(&[&lost, &h]).unwrap_err().to_string();
         assert!(e.contains("main") && e.contains("test:0") && e.contains("device lost"), "{e}");
+    }
+
+    /// `main(x, y) = x op y` on f64 of `n` elements.
+    fn binary(op: BinaryOp, n: i64) -> Module {
+        let t = TensorType::new(DType::F64, [n]);
+        let mut f = Func::new("main", &[t.clone(), t]);
+        let (x, y) = (f.params[0], f.params[1]);
+        f.outputs = vec![f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op }), &[x, y], None).unwrap()];
+        Module { funcs: vec![f] }
+    }
+
+    #[test]
+    fn cached_pass_managers_lower_like_fresh_ones() {
+        // Two programs of one pipeline text: the second runs on the manager the first left.
+        let opts = CompileOptions::default();
+        let (a, _) = lower_text(&binary(BinaryOp::Mul, 5), &opts).unwrap();
+        let (b, _) = lower_text(&binary(BinaryOp::Add, 7), &opts).unwrap();
+        assert_eq!(a.pipeline, b.pipeline);
+        let c = Ctx(new_context(), PassManagers::default());
+        let first = to_llvm(&c, &a).unwrap().as_operation().to_string();
+        let cached = to_llvm(&c, &b).unwrap().as_operation().to_string();
+        if std::env::var_os("QUABLA_NO_PASS_CACHE").is_none() && std::env::var_os("QUABLA_LOG_COMPILES").is_none() {
+            assert_eq!(c.1 .0.borrow().len(), 1, "one manager kept for the one pipeline text");
+        }
+        let fresh = |cm: &CpuModule| {
+            let c = Ctx(new_context(), PassManagers::default());
+            let text = to_llvm(&c, cm).unwrap().as_operation().to_string();
+            text
+        };
+        assert_eq!(cached, fresh(&b));
+        assert_eq!(first, fresh(&a));
+        assert!(cached.contains("llvm.fadd") && first.contains("llvm.fmul"), "{cached}\n{first}");
     }
 }

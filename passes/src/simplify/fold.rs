@@ -271,7 +271,7 @@ fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Va
             let ty = out_ty.clone().unwrap();
             let n = ty.num_elements();
             let bytes = l.elem_bytes(0).repeat(n);
-            return Fold::Keep(constant_op(&op, Literal { ty, bytes }));
+            return Fold::Keep(constant_op(&op, Literal::from_bytes(ty, bytes)));
         }
     }
     Fold::Keep(op)
