@@ -93,8 +93,6 @@ unsafe fn call<T: Element>(op: &LinalgOp, d: DType, ins: &[*const Unranked], out
 }
 
 unsafe fn compute<T: Element>(op: &LinalgOp, d: DType, ins: &[*const Unranked], outs: &[*const Unranked]) -> Result<(), OutOfMemory> {
-    static THREADS: std::sync::Once = std::sync::Once::new();
-    THREADS.call_once(|| quabla_interp::linalg::set_threads(crate::parallel::default_threads()));
     let (a, ash) = read::<T>(ins[0]);
     let at = TensorType::new(d, ash);
     let b = ins.get(1).map(|u| read::<T>(*u));

@@ -9,7 +9,7 @@ pub use super::lu::lu;
 pub use super::triangular_solve::triangular_solve;
 
 /// A float element type the kernels compute at.
-pub trait Scalar: Copy + Send + Sync + PartialOrd + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self> + Neg<Output = Self> + 'static {
+pub trait Scalar: Copy + PartialOrd + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self> + Neg<Output = Self> + 'static {
     const ZERO: Self;
     const ONE: Self;
     const NAN: Self;

@@ -74,19 +74,6 @@ pub fn result_sizes(op: &LinalgOp, at: &TensorType, bt: Option<&TensorType>) -> 
     }
 }
 
-static THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
-
-/// The threads a kernel may split its independent work over (1, the default: the interpreter
-/// computes on its own thread; the CPU runtime sets its process default). Results do not
-/// depend on it: a split never changes an element's order of operations.
-pub fn set_threads(n: usize) {
-    THREADS.store(n.max(1), std::sync::atomic::Ordering::Relaxed);
-}
-
-fn threads() -> usize {
-    THREADS.load(std::sync::atomic::Ordering::Relaxed)
-}
-
 /// The element types the CPU runtime calls the kernels at, with [`run`] and [`run_into`]
 /// instantiated here: a generic kernel is compiled in the crate that instantiates it, at that
 /// crate's optimisation level (the runtime's is the dev profile's 1, where the kernels' loops

@@ -48,57 +48,16 @@ pub fn triangular_solve<T: Scalar>(a: &[T], m: usize, b: &mut [T], k: usize, lef
         owned = t;
         &owned
     };
-    let parts = parts(m, k, super::threads());
-    if left_side {
-        solve_columns(t, m, t_lower, unit_diagonal, b, k, parts);
-    } else {
-        let mut xt = transpose(b, k, m);
-        solve_columns(t, m, t_lower, unit_diagonal, &mut xt, k, parts);
-        transpose_into(&xt, m, k, b);
-    }
-}
-
-/// Multiply-adds (`m² k / 2`) from which a solve's right-hand sides are split over threads
-/// (about 0.1 ms of one core: a scoped thread's start is repaid).
-const PAR_WORK: usize = 1 << 22;
-
-/// The column blocks [`solve_columns`] splits `k` right-hand sides into on `threads`
-/// threads: 1 below [`PAR_WORK`] or where a block would have [`FEW`] columns or fewer (solved
-/// one at a time: another order of operations).
-fn parts(m: usize, k: usize, threads: usize) -> usize {
-    if threads < 2 || m.saturating_mul(m).saturating_mul(k) / 2 < PAR_WORK {
-        return 1;
-    }
-    threads.min(k / (FEW + 1)).max(1)
-}
-
-/// A raw pointer handed to a scoped thread (each thread writes its own columns).
-#[derive(Clone, Copy)]
-struct Cols<T>(*mut T);
-// SAFETY: the threads of `solve_columns` address disjoint columns of one live buffer.
-unsafe impl<T> Send for Cols<T> {}
-
-/// `t x = b` for the column-major `m x m` triangle `t` and the row-major `m x k` `x` (in
-/// place), its columns in `parts` blocks on as many threads (scoped; the calling thread
-/// solves the first). Each column's operations are the same in every block (the recursion's
-/// splits and GEMM sums run along `m`): results do not depend on `parts`.
-fn solve_columns<T: Scalar>(t: &[T], m: usize, lower: bool, unit: bool, x: &mut [T], k: usize, parts: usize) {
-    let (mi, ki) = (m as isize, k as isize);
-    let bounds: Vec<usize> = (0..=parts).map(|p| p * k / parts).collect();
-    let x = Cols(x.as_mut_ptr());
-    // SAFETY: the views address exactly the m x m elements of `t` and the m x k of `x`; the
-    // blocks' columns are disjoint.
-    let solve = move |c0: usize, c1: usize| unsafe { solve_view(t.as_ptr(), 1, mi, m, lower, unit, { x }.0.add(c0), ki, 1, c1 - c0) };
-    if parts == 1 {
-        return solve(0, k);
-    }
-    std::thread::scope(|s| {
-        for w in bounds.windows(2).skip(1) {
-            let (c0, c1) = (w[0], w[1]);
-            s.spawn(move || solve(c0, c1));
+    // SAFETY: the views address exactly the m x m elements of `t` and the m x k of `x`.
+    unsafe {
+        if left_side {
+            solve_view(t.as_ptr(), 1, mi, m, t_lower, unit_diagonal, b.as_mut_ptr(), k as isize, 1, k);
+        } else {
+            let mut xt = transpose(b, k, m);
+            solve_view(t.as_ptr(), 1, mi, m, t_lower, unit_diagonal, xt.as_mut_ptr(), k as isize, 1, k);
+            transpose_into(&xt, m, k, b);
         }
-        solve(bounds[0], bounds[1]);
-    });
+    }
 }
 
 /// Solves `t x = b` in place (`x` overwrites `b`) for the `m x m` view `t` (element `[i, j]`
@@ -280,46 +239,5 @@ unsafe fn solve_vector<T: Scalar>(t: *const T, rs: isize, cs: isize, m: usize, l
                 axpy(&mut v[..j], xj, col(j, 0, j));
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{parts, solve_columns};
-
-
-    /// Splitting the right-hand sides over threads gives the same bits as one block (odd
-    /// extents: ragged blocks and recursion splits), lower and upper, unit and not, f64 and f32.
-    #[test]
-    fn split_columns_same_bits() {
-        fn case<T: super::Scalar>(m: usize, k: usize, from: fn(f64) -> T) {
-            let mut s = 0x2545_f491_4f6c_dd1du64;
-            let mut next = || {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-            };
-            // A well-conditioned triangle: unit-ish diagonal, small off-diagonal entries.
-            let t: Vec<T> = (0..m * m).map(|i| from(if i % (m + 1) == 0 { 1.0 + next().abs() } else { next() / m as f64 })).collect();
-            let b: Vec<T> = (0..m * k).map(|_| from(next())).collect();
-            for (lower, unit) in [(true, false), (false, false), (true, true)] {
-                let mut one = b.clone();
-                solve_columns(&t, m, lower, unit, &mut one, k, 1);
-                // Blocks of more than FEW columns (as `parts` chooses: fewer are solved one at a time).
-                for p in [2, 3].into_iter().filter(|p| k / p > super::FEW) {
-                    let mut split = b.clone();
-                    solve_columns(&t, m, lower, unit, &mut split, k, p);
-                    assert!(one.iter().zip(&split).all(|(a, b)| a == b || (a != a && b != b)), "m {m} k {k} lower {lower} unit {unit}: {p} parts differ");
-                }
-            }
-        }
-        for (m, k) in [(256, 256), (131, 77), (40, 13)] {
-            case::<f64>(m, k, |v| v);
-            case::<f32>(m, k, |v| v as f32);
-        }
-        assert_eq!(parts(256, 256, 2), 2);
-        assert_eq!(parts(256, 32, 2), 1);
-        assert_eq!(parts(256, 256, 1), 1);
     }
 }
