@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 
 use quabla_dialect::{DType, LinalgOp, TensorType};
-use quabla_interp::linalg::{kernels::Scalar, result_sizes, run, run_into, Out, OutOfMemory};
+use quabla_interp::linalg::{result_sizes, Element, Out, OutOfMemory};
 
 /// An unranked memref as the C interface passes it: rank and a pointer to the ranked
 /// descriptor `{allocated, aligned, offset, sizes[rank], strides[rank]}`.
@@ -84,7 +84,7 @@ unsafe extern "C" {
 /// Runs `op` on the operand descriptors `ins` (element type `T`, dtype `d`) into `outs`. A
 /// failed batch-sized allocation abandons the compiled call through the allocation guard, as a
 /// failed malloc of the compiled code would: the executor reports `OutOfMemory`.
-unsafe fn call<T: Scalar>(op: &LinalgOp, d: DType, ins: &[*const Unranked], outs: &[*const Unranked]) {
+unsafe fn call<T: Element>(op: &LinalgOp, d: DType, ins: &[*const Unranked], outs: &[*const Unranked]) {
     // Everything with a destructor lives in `compute`'s frame, gone before the longjmp.
     let failed = compute::<T>(op, d, ins, outs).err();
     if let Some(e) = failed {
@@ -92,7 +92,7 @@ unsafe fn call<T: Scalar>(op: &LinalgOp, d: DType, ins: &[*const Unranked], outs
     }
 }
 
-unsafe fn compute<T: Scalar>(op: &LinalgOp, d: DType, ins: &[*const Unranked], outs: &[*const Unranked]) -> Result<(), OutOfMemory> {
+unsafe fn compute<T: Element>(op: &LinalgOp, d: DType, ins: &[*const Unranked], outs: &[*const Unranked]) -> Result<(), OutOfMemory> {
     let (a, ash) = read::<T>(ins[0]);
     let at = TensorType::new(d, ash);
     let b = ins.get(1).map(|u| read::<T>(*u));
@@ -108,11 +108,11 @@ unsafe fn compute<T: Scalar>(op: &LinalgOp, d: DType, ins: &[*const Unranked], o
         if fv.iter().zip(&fs).all(|((_, s, t), &n)| fits(s, t, n)) && iv.iter().zip(&is).all(|((_, s, t), &n)| fits(s, t, n)) {
             let mut floats: Vec<&mut [T]> = fv.iter().zip(&fs).map(|((p, _, _), &n)| slice_mut(*p, n)).collect();
             let mut ints: Vec<&mut [i32]> = iv.iter().zip(&is).map(|((p, _, _), &n)| slice_mut(*p, n)).collect();
-            run_into(op, &a, &at, b_vals, bt.as_ref(), &mut floats, &mut ints);
+            T::run_into(op, &a, &at, b_vals, bt.as_ref(), &mut floats, &mut ints);
             return Ok(());
         }
     }
-    let res = run(op, &a, &at, b_vals, bt.as_ref())?;
+    let res = T::run(op, &a, &at, b_vals, bt.as_ref())?;
     for (r, u) in res.iter().zip(outs) {
         match r {
             Out::F(v) => write(*u, v),

@@ -79,6 +79,10 @@ fn cases() -> Vec<Case> {
         // NHWC per image (patches as rows, the kernel packed once): ragged output features,
         // a strided 7x7 stem.
         Case { name: "2d nhwc per image", lhs: vec![3, 32, 32, 16], rhs: vec![5, 5, 16, 6], strides: vec![1, 1], padding: vec![2, 2, 2, 2], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc.clone(), fg: 1, bg: 1 },
+        // NHWC with a few output features (3, a panel's columns mostly padding): per image,
+        // and the input gradient of a strided RGB stem (lhs dilation by phase).
+        Case { name: "2d nhwc few output features", lhs: vec![3, 32, 32, 16], rhs: vec![3, 3, 16, 3], strides: vec![1, 1], padding: vec![1, 1, 1, 1], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc.clone(), fg: 1, bg: 1 },
+        Case { name: "2d nhwc few output features lhs dilation", lhs: vec![2, 16, 16, 32], rhs: vec![7, 7, 32, 3], strides: vec![1, 1], padding: vec![3, 4, 3, 4], ld: vec![2, 2], rd: vec![1, 1], dims: nhwc.clone(), fg: 1, bg: 1 },
         Case { name: "2d nhwc per image strided stem", lhs: vec![3, 64, 64, 8], rhs: vec![7, 7, 8, 10], strides: vec![2, 2], padding: vec![3, 3, 2, 4], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc.clone(), fg: 1, bg: 1 },
         // Depthwise (one input and one output feature per group: one generic, no patches),
         // NCHW strided with rhs dilation, NHWC, 1-D with lhs dilation.
@@ -177,4 +181,40 @@ fn per_image_convolution_on_one_and_two_threads() {
         compare(got, want, Tol::Rel(1e-5), 50.0).unwrap_or_else(|e| panic!("nhwc: JIT differs from the interpreter: {e}"));
     }
     assert!(outs[0].bytes() == outs[1].bytes(), "nhwc: one and two threads differ");
+}
+
+#[test]
+fn kernel_gradient_feature_loop_on_one_and_two_threads() {
+    // Kernel gradients (batch and feature dims swapped) large enough for the loop over the
+    // input features and, on two threads, split over the output batch in an scf.forall
+    // (lowering/src/linalg/convolution.rs, feature_parts): equal to the interpreter on one and
+    // two threads and the same bits on both (each part sums the features in the same order).
+    // 1-D with the output features one panel (32) and ragged (10), 2-D with padding; f32, f64.
+    use quabla_lowering::{lower_for_cpu, CpuOptions};
+    let mut rng = Rng(13);
+    let cases: [(Vec<i64>, Vec<i64>, Vec<i64>, ConvDims); 3] = [
+        (vec![8, 32, 1024], vec![8, 32, 1024], vec![2, 2], ConvDims::from_specs(&[1, 0, 2], &[1, 0, 2], &[1, 0, 2])),
+        (vec![8, 32, 1024], vec![8, 10, 1024], vec![2, 2], ConvDims::from_specs(&[1, 0, 2], &[1, 0, 2], &[1, 0, 2])),
+        (vec![12, 16, 32, 32], vec![12, 16, 31, 31], vec![1, 1, 2, 0], ConvDims::from_specs(&[1, 0, 2, 3], &[1, 0, 2, 3], &[1, 0, 2, 3])),
+    ];
+    for (lhs, rhs, padding, dims) in cases {
+        let n = lhs.len() - 2;
+        let one = vec![1; n];
+        let kind = OpKind::Convolution(ConvAttrs { window_strides: &one, padding: &padding, lhs_dilation: &one, rhs_dilation: &one, dims: &dims, feature_group_count: 1, batch_group_count: 1 }.to_op());
+        for d in [DType::F32, DType::F64] {
+            let what = format!("{d} {lhs:?} x {rhs:?}");
+            let params = [TensorType::new(d, lhs.clone()), TensorType::new(d, rhs.clone())];
+            let m = one_op_module(kind.clone(), &params);
+            let cm = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
+            assert!(cm.parallel && cm.text.contains("scf.forall"), "{what}: parallel loop over the output batch");
+            let inputs: Vec<_> = params.iter().map(|t| rng.buffer(t, -2.0, 2.0)).collect();
+            let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
+            let tol = if d == DType::F32 { Tol::Rel(1e-4) } else { Tol::Rel(1e-11) };
+            let outs: Vec<_> = [1, 2].iter().map(|&threads| executor().compile(&m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap().remove(0)).collect();
+            for (got, threads) in outs.iter().zip([1, 2]) {
+                compare(got, want, tol, 50.0).unwrap_or_else(|e| panic!("{what}, {threads} threads: JIT differs from the interpreter: {e}"));
+            }
+            assert!(outs[0].bytes() == outs[1].bytes(), "{what}: one and two threads differ");
+        }
+    }
 }

@@ -40,6 +40,7 @@ macro_rules! scalar {
             fn sqrt(self) -> Self {
                 <$t>::sqrt(self)
             }
+            #[inline(always)]
             fn abs(self) -> Self {
                 <$t>::abs(self)
             }
@@ -85,6 +86,25 @@ pub(super) fn axpy<T: Scalar>(y: &mut [T], alpha: T, x: &[T]) {
     for (a, b) in y.iter_mut().zip(x) {
         *a = *a - alpha * *b;
     }
+}
+
+/// [`axpy`] eight elements at a time (the same operation per element; a shape the
+/// vectorizer takes where it leaves the plain loop scalar).
+#[inline(always)]
+pub(super) fn axpy8<T: Scalar>(y: &mut [T], alpha: T, x: &[T]) {
+    let n = y.len().min(x.len());
+    let (y, x) = (&mut y[..n], &x[..n]);
+    let mut yc = y.chunks_exact_mut(8);
+    let mut xc = x.chunks_exact(8);
+    for (a, b) in (&mut yc).zip(&mut xc) {
+        // Local copies: the loads and stores cannot alias, the eight lanes are independent.
+        let (mut y, x): ([T; 8], [T; 8]) = (a.try_into().expect("a chunk of 8"), b.try_into().expect("a chunk of 8"));
+        for (y, x) in y.iter_mut().zip(x) {
+            *y = *y - alpha * x;
+        }
+        a.copy_from_slice(&y);
+    }
+    axpy(yc.into_remainder(), alpha, xc.remainder());
 }
 
 /// Transposes an `r x c` matrix.

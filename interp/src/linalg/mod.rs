@@ -74,6 +74,32 @@ pub fn result_sizes(op: &LinalgOp, at: &TensorType, bt: Option<&TensorType>) -> 
     }
 }
 
+/// The element types the CPU runtime calls the kernels at, with [`run`] and [`run_into`]
+/// instantiated here: a generic kernel is compiled in the crate that instantiates it, at that
+/// crate's optimisation level (the runtime's is the dev profile's 1, where the kernels' loops
+/// stay scalar and their helpers are calls); these methods compile them with this crate's.
+pub trait Element: Scalar {
+    /// [`run`] at this type.
+    fn run(op: &LinalgOp, a: &[Self], at: &TensorType, b: Option<&[Self]>, bt: Option<&TensorType>) -> std::result::Result<Vec<Out<Self>>, OutOfMemory>;
+    /// [`run_into`] at this type.
+    fn run_into(op: &LinalgOp, a: &[Self], at: &TensorType, b: Option<&[Self]>, bt: Option<&TensorType>, floats: &mut [&mut [Self]], ints: &mut [&mut [i32]]);
+}
+
+macro_rules! element {
+    ($t:ty) => {
+        impl Element for $t {
+            fn run(op: &LinalgOp, a: &[Self], at: &TensorType, b: Option<&[Self]>, bt: Option<&TensorType>) -> std::result::Result<Vec<Out<Self>>, OutOfMemory> {
+                run::<$t>(op, a, at, b, bt)
+            }
+            fn run_into(op: &LinalgOp, a: &[Self], at: &TensorType, b: Option<&[Self]>, bt: Option<&TensorType>, floats: &mut [&mut [Self]], ints: &mut [&mut [i32]]) {
+                run_into::<$t>(op, a, at, b, bt, floats, ints)
+            }
+        }
+    };
+}
+element!(f32);
+element!(f64);
+
 /// Runs `op` on row-major data: `a` of type `at` and, for `triangular_solve`, `b` of type
 /// `bt` (types already checked by the shape rule). Returns one [`Out`] per result. The
 /// batch-sized results are allocated fallibly ([`OutOfMemory`]); the kernels' scratch is at

@@ -27,7 +27,8 @@
 //!    features innermost (NHWC) for a large patch matrix (`[O, K*Cg] x [K*Cg, Og]` per image,
 //!    the kernel packed once), and `PatchRows` of a large patch matrix in `(Cg, K...)` order (kernel
 //!    gradients) runs as a loop over the input features accumulating `[N'*O, K] x [K, Og]`
-//!    ([`feature_loop_fits`]);
+//!    ([`feature_loop_fits`]; on several threads one such loop per part of N' in an
+//!    `scf.forall`, [`feature_parts`]);
 //! 5. the product, expanded to `[G, N', O..., Og]` or `[G, Og, N', O...]`, is transposed into
 //!    the output layout with the feature dim split as (G, Og) and collapsed (no copy when it
 //!    is already in the output's order).
@@ -600,32 +601,76 @@ fn feature_loop_fits(e: &Emitter, dt: DType, fm: Form, g: i64, cg: i64, m: i64, 
     matches!(e.cg.target.matmul_plan(dt, m, og, kk / cg), Some(p) if (p.mp, p.np) == (m, og))
 }
 
+/// The threads [`feature_loop`] splits the output batch `nb` over: `threads` when the whole
+/// product is worth threads, each feature's product is not threaded itself, `nb` divides
+/// evenly and each part's product stays on the tiled path unpadded; else 1. Each part owns
+/// its rows of the result and sums the features in the same order: results do not depend
+/// on the split.
+fn feature_parts(e: &Emitter, dt: DType, [nb, og, cg, m, kk]: [i64; 5]) -> i64 {
+    let t = e.threads();
+    let kc = kk / cg;
+    let target = e.cg.target;
+    if t < 2 || nb % t != 0 || target.parallel_matmul(m, og, kc, t) || !target.parallel_matmul(m, og, kk, t) {
+        return 1;
+    }
+    match target.matmul_plan(dt, m / t, og, kc) {
+        Some(p) if (p.mp, p.np) == (m / t, og) => t,
+        _ => 1,
+    }
+}
+
 /// The loop of [`feature_loop_fits`]: for each input feature `c`, the patches `[N', O...,
 /// K...]` of the input's slice at `c` (padded in the loop) and `acc += patches x kern[c]` (the
 /// kernel slice used as the product's one packed panel when `Og` is the panel width; the kernel
-/// arranged `[1, Cg, K..., Og]`), from a zero `[N'*O, Og]`. Returns the product.
+/// arranged `[1, Cg, K..., Og]`), from a zero `[N'*O, Og]`; with [`feature_parts`] > 1, one
+/// such loop per part of the output batch `N'` in an `scf.forall` (each on its rows of the
+/// result). Returns the product.
 #[allow(clippy::too_many_arguments)]
-fn feature_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (p, pt): (&str, &TensorType), [lo, hi, dil]: [&[i64]; 3], (kern, kt): (&str, &TensorType), [g, nb, og, cg, m, kk]: [i64; 6], (os, ks): (&[i64], &[i64])) -> Option<String> {
+fn feature_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (p, pt): (&str, &TensorType), pads: [&[i64]; 3], (kern, kt): (&str, &TensorType), [g, nb, og, cg, m, kk]: [i64; 6], (os, ks): (&[i64], &[i64])) -> Option<String> {
     if !feature_loop_fits(e, dt, fm, g, cg, m, og, kk) {
         return None;
     }
+    let kc = kk / cg;
+    let ct = TensorType::new(dt, [m, og]);
+    let k3t = TensorType::new(dt, [cg, kc, og]);
+    let k3 = reshape(e, kern, kt, &k3t);
+    let parts = feature_parts(e, dt, [nb, og, cg, m, kk]);
+    if parts == 1 {
+        return feature_products(e, dt, a, (p, pt), pads, (&k3, &k3t), None, [nb, og, cg, m, kk], (os, ks));
+    }
+    let (nbt, mt) = (nb / parts, m / parts);
+    let init = e.empty(&ct);
+    let (ti, acc, res) = (e.fresh(), e.fresh(), e.fresh());
+    e.raw_line(format!("{res} = scf.forall ({ti}) in ({parts}) shared_outs({acc} = {init}) -> ({ct}) {{"));
+    e.depth += 1;
+    let cn = e.index(nbt);
+    let b0 = e.op(format!("arith.muli {ti}, {cn} : index"));
+    let c = feature_products(e, dt, a, (p, pt), pads, (&k3, &k3t), Some(&b0), [nbt, og, cg, mt, kk], (os, ks))?;
+    let cm = e.index(mt);
+    let r0 = e.op(format!("arith.muli {ti}, {cm} : index"));
+    end_forall(e, &format!("{c} into {acc}[{r0}, 0] [{mt}, {og}] [1, 1] : {} into {ct}", TensorType::new(dt, [mt, og])));
+    Some(res)
+}
+
+/// [`feature_loop`]'s loop over the input features for the `nb` images of the output batch
+/// from `b0` (all of them when None): `[m, og]` (m = nb * O).
+#[allow(clippy::too_many_arguments)]
+fn feature_products(e: &mut Emitter, dt: DType, a: &ConvAttrs, (p, pt): (&str, &TensorType), [lo, hi, dil]: [&[i64]; 3], (k3, k3t): (&str, &TensorType), b0: Option<&str>, [nb, og, cg, m, kk]: [i64; 5], (os, ks): (&[i64], &[i64])) -> Option<String> {
     let d = a.dims;
     let n = os.len();
     let kc = kk / cg;
-    let fdim = d.input_feature_dimension as usize;
+    let (fdim, bdim) = (d.input_feature_dimension as usize, d.input_batch_dimension as usize);
     let ct = TensorType::new(dt, [m, og]);
     let z = e.scalar(dt, zero_lit(dt));
     let init = e.filled(&ct, &z);
-    let k3t = TensorType::new(dt, [cg, kc, og]);
-    let k3 = reshape(e, kern, kt, &k3t);
     let (ci, acc, res) = (e.fresh(), e.fresh(), e.fresh());
     let (c0, c1, cc) = (e.index(0), e.index(1), e.index(cg));
     e.raw_line(format!("{res} = scf.for {ci} = {c0} to {cc} step {c1} iter_args({acc} = {init}) -> ({ct}) {{"));
     e.depth += 1;
     let r = pt.rank();
-    let xt = TensorType::new(dt, (0..r).filter(|&i| i != fdim).map(|i| pt.shape[i]).collect::<Vec<_>>());
-    let offs: Vec<String> = (0..r).map(|i| if i == fdim { ci.clone() } else { "0".into() }).collect();
-    let sizes: Vec<i64> = (0..r).map(|i| if i == fdim { 1 } else { pt.shape[i] }).collect();
+    let xt = TensorType::new(dt, (0..r).filter(|&i| i != fdim).map(|i| if i == bdim { nb } else { pt.shape[i] }).collect::<Vec<_>>());
+    let offs: Vec<String> = (0..r).map(|i| if i == fdim { ci.clone() } else if i == bdim { b0.unwrap_or("0").to_string() } else { "0".into() }).collect();
+    let sizes: Vec<i64> = (0..r).map(|i| if i == fdim { 1 } else if i == bdim { nb } else { pt.shape[i] }).collect();
     let x = e.op(format!("tensor.extract_slice {p}[{}] [{}] [{}] : {pt} to {xt}", offs.join(", "), list(&sizes), list(&vec![1; r])));
     let drop = |v: &[i64]| (0..r).filter(|&i| i != fdim).map(|i| v[i]).collect::<Vec<_>>();
     let z = e.scalar(dt, zero_lit(dt));
@@ -634,7 +679,7 @@ fn feature_loop(e: &mut Emitter, dt: DType, a: &ConvAttrs, fm: Form, (p, pt): (&
     let rank = 2 * n + 1;
     let at = |i: usize| if i > fdim { i - 1 } else { i };
     let mut exprs = vec![String::new(); r - 1];
-    exprs[at(d.input_batch_dimension as usize)] = "d0".into();
+    exprs[at(bdim)] = "d0".into();
     for i in 0..n {
         exprs[at(d.input_spatial_dimensions[i] as usize)] = format!("d{} * {} + d{} * {}", 1 + i, a.window_strides[i], n + 1 + i, a.rhs_dilation[i]);
     }
