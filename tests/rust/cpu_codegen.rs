@@ -124,6 +124,12 @@ fn tiled_matmuls_match_the_interpreter() {
         (vec![40, 64], vec![300, 64], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1], rhs_contracting_dimensions: vec![1] }, true),
         // lhs contracted over its first dim with ragged N (the MLP's dW = dh^T x).
         (vec![64, 40], vec![64, 70], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, true),
+        // lhs [k, m] read in place: K blocks, ragged M (the padded copy stays [k, m]), k equal
+        // to the row block, and both operands transposed (lhs [k, m], rhs [n, k]).
+        (vec![512, 64], vec![512, 96], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, true),
+        (vec![300, 100], vec![300, 33], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, true),
+        (vec![128, 128], vec![128, 96], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, true),
+        (vec![96, 72], vec![50, 96], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![1] }, true),
         // Too small to pay: the loop path.
         (vec![8, 8], vec![8, 16], mm(), false),
     ];
@@ -212,6 +218,9 @@ fn parallel_matmuls_match_the_interpreter_on_one_and_two_threads() {
         (vec![256, 512], vec![512, 784], mm()),
         (vec![256, 512], vec![784, 512], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1], rhs_contracting_dimensions: vec![1] }),
         (vec![2048, 1024], vec![1024, 10], mm()),
+        // lhs [k, m] read in place (the MLP's weight gradient x^T dz), divisible and ragged.
+        (vec![256, 784], vec![256, 512], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }),
+        (vec![300, 260], vec![300, 230], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }),
     ];
     for d in [DType::F32, DType::F64] {
         for (ls, rs, dims) in &cases {

@@ -8,7 +8,10 @@
 //! (crate::tiling); they are computed over B packed into column panels (`packed_matmul`),
 //! batched ones in a loop over the batch (`batch_loop`). A tiled matrix rhs contracted over
 //! its second dim (`x @ W.T`, the VJP's `dz @ W.T`) skips the transpose: its panels are
-//! packed from the `[n, k]` layout directly (one copy instead of two). Ragged N peels the
+//! packed from the `[n, k]` layout directly (one copy instead of two); a tiled matrix lhs
+//! contracted over its first dim (the weight gradient `x.T @ dz`) is not copied at all: the
+//! tagged products read its `[k, mb]` blocks through a transposed lhs map, and the register
+//! blocks' broadcasts of A then come from contiguous memory. Ragged N peels the
 //! last panel (`pack_b`, `packed_matmul`); the output is never filled whole (each block is
 //! zeroed where it is computed).
 use quabla_dialect::{DType, DotDims, DotOp, Func, Op, TensorType};
@@ -38,13 +41,26 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let batched = !dims.lhs_batching_dimensions.is_empty();
     let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k) } else { None };
     // A matrix rhs contracted over its second dim (`x @ W.T`) is packed from its own [n, k]
-    // layout: no transposed copy before the packing copy.
-    if let (Some(plan), false, [1, 0]) = (&plan, batched, rperm.as_slice()) {
-        let l1 = transpose(e, &l, lt, &lperm);
-        let l2 = reshape(e, &l1, &permuted(lt, &lperm), &TensorType::new(d, [m, k]));
+    // layout: no transposed copy before the packing copy. A matrix lhs contracted over its
+    // first dim (the weight gradient `x.T @ dz`) is read as [k, m] by the tagged products
+    // themselves: no transposed copy of it at all.
+    let (a_km, b_nk) = (lperm.as_slice() == [1, 0], rperm.as_slice() == [1, 0]);
+    if let (Some(plan), false, true) = (&plan, batched, a_km || b_nk) {
+        let l2 = if a_km {
+            l.clone()
+        } else {
+            let l1 = transpose(e, &l, lt, &lperm);
+            reshape(e, &l1, &permuted(lt, &lperm), &TensorType::new(d, [m, k]))
+        };
+        let r2 = if b_nk {
+            r.clone()
+        } else {
+            let r1 = transpose(e, &r, rt, &rperm);
+            reshape(e, &r1, &permuted(rt, &rperm), &TensorType::new(d, [k, n]))
+        };
         let ct = TensorType::new(d, [m, n]);
         let init = e.empty(&ct);
-        let p = tiled(e, d, [&l2, &r, &init], [b, m, n, k], Layout { batched, b_nk: true }, plan, true);
+        let p = tiled(e, d, [&l2, &r2, &init], [b, m, n, k], Layout { batched, b_nk, a_km }, plan, true);
         return Ok(reshape(e, &p, &ct, out));
     }
     let l1 = transpose(e, &l, lt, &lperm);
@@ -62,7 +78,7 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let p = match plan {
         Some(plan) => {
             let init = e.empty(&o3t);
-            tiled(e, d, [&l3, &r3, &init], [b, m, n, k], Layout { batched, b_nk: false }, &plan, true)
+            tiled(e, d, [&l3, &r3, &init], [b, m, n, k], Layout { batched, ..Layout::PLAIN }, &plan, true)
         }
         None => {
             let z = e.scalar(d, zero_lit(d));
@@ -80,22 +96,29 @@ struct Layout {
     batched: bool,
     /// B is given as `[n, k]` (not batched).
     b_nk: bool,
+    /// A is given as `[k, m]` (not batched): the tagged products read it transposed.
+    a_km: bool,
+}
+
+impl Layout {
+    /// `[m, k] x [k, n]`, or batched `[b, m, k] x [b, k, n]`.
+    const PLAIN: Layout = Layout { batched: false, b_nk: false, a_km: false };
 }
 
 /// The tiled product of `plan` (tagged for the transform script): packed panels, in a loop
 /// over the batch when batched. On several threads (Target::parallel_matmul) the batch
 /// loop is an `scf.forall` when there are at least as many batch elements as threads, else
 /// the blocks of each product are.
-fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], Layout { batched, b_nk }: Layout, plan: &Plan, zero: bool) -> String {
+fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], lay: Layout, plan: &Plan, zero: bool) -> String {
     let tag = e.tiles.len();
     e.tiles.push(MatmulTile { tag, kb: plan.kb, nr: plan.nr });
     let threads = e.threads();
     let par = threads > 1 && e.cg.target.parallel_matmul(plan.mp, plan.np, k.saturating_mul(b), threads);
-    if batched {
+    if lay.batched {
         let outer = par && b >= threads;
-        batch_loop(e, d, ops, [b, m, n, k], outer, |e, ops| packed_matmul(e, d, ops, [m, n, k], plan, tag, par && !outer, false, zero))
+        batch_loop(e, d, ops, [b, m, n, k], outer, |e, ops| packed_matmul(e, d, ops, [m, n, k], plan, tag, par && !outer, Layout::PLAIN, zero))
     } else {
-        packed_matmul(e, d, ops, [m, n, k], plan, tag, par, b_nk, zero)
+        packed_matmul(e, d, ops, [m, n, k], plan, tag, par, lay, zero)
     }
 }
 
@@ -112,34 +135,38 @@ fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], Layo
 /// `mp x n` product whose leading `m` rows are the result. With `par` the (row block, panel)
 /// pairs are the iterations of one `scf.forall` (row-major, so a thread's contiguous share
 /// keeps the row-block-outer order), and the peeled panel's row blocks another. With `b_nk`
-/// B is given as `[n, k]` and packed from that layout.
+/// B is given as `[n, k]` and packed from that layout; with `a_km` A is given as `[k, m]`
+/// and each step reads its `k x mb` slice through the product's transposed lhs map.
 #[allow(clippy::too_many_arguments)]
-fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [i64; 3], plan: &Plan, tag: usize, par: bool, b_nk: bool, zero: bool) -> String {
+fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [i64; 3], plan: &Plan, tag: usize, par: bool, lay: Layout, zero: bool) -> String {
     let (mp, mb, nr) = (plan.mp, plan.mb, plan.nr);
+    let a_shape = |rows: i64| if lay.a_km { [k, rows] } else { [rows, k] };
     if mp != m {
         debug_assert!(zero, "a padded product is computed into a zero product");
         let z = e.scalar(d, zero_lit(d));
-        let big = e.filled(&TensorType::new(d, [mp, k]), &z);
-        let ap = insert_by_copy(e, a, &TensorType::new(d, [m, k]), &big, &TensorType::new(d, [mp, k]), "0, 0");
+        let big = e.filled(&TensorType::new(d, a_shape(mp)), &z);
+        let ap = insert_by_copy(e, a, &TensorType::new(d, a_shape(m)), &big, &TensorType::new(d, a_shape(mp)), "0, 0");
         let cp = e.empty(&TensorType::new(d, [mp, n]));
-        let r = packed_matmul(e, d, [&ap, b, &cp], [mp, n, k], &Plan { mp, ..*plan }, tag, par, b_nk, true);
+        let r = packed_matmul(e, d, [&ap, b, &cp], [mp, n, k], &Plan { mp, ..*plan }, tag, par, lay, true);
         return e.op(format!("tensor.extract_slice {r}[0, 0] [{m}, {n}] [1, 1] : {} to {}", TensorType::new(d, [mp, n]), TensorType::new(d, [m, n])));
     }
     let (full, w) = (n / nr, n % nr);
     debug_assert!(zero || w == 0, "a peeled panel is computed into a zero block");
     let no = full + i64::from(w > 0);
-    let bp = pack_b(e, d, b, [n, k], nr, b_nk, par);
-    let (at, ct, bpt) = (TensorType::new(d, [m, k]), TensorType::new(d, [m, n]), TensorType::new(d, [no, k, nr]));
-    let (abt, pant, cst) = (TensorType::new(d, [mb, k]), TensorType::new(d, [k, nr]), TensorType::new(d, [mb, nr]));
+    let bp = pack_b(e, d, b, [n, k], nr, lay.b_nk, par);
+    let (at, ct, bpt) = (TensorType::new(d, a_shape(m)), TensorType::new(d, [m, n]), TensorType::new(d, [no, k, nr]));
+    let (abt, pant, cst) = (TensorType::new(d, a_shape(mb)), TensorType::new(d, [k, nr]), TensorType::new(d, [mb, nr]));
     let rows = m / mb;
+    // A `[k, mb]` row block is the lhs of a matmul whose lhs map is transposed.
+    let maps = if lay.a_km { "indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>] " } else { "" };
     // One step: the (mb x nr) product of row block `ablk` and panel `jo` into `out`.
     let product = |e: &mut Emitter, ablk: &str, jo: &str, out: &str| -> String {
         let pan = e.op(format!("tensor.extract_slice {bp}[{jo}, 0, 0] [1, {k}, {nr}] [1, 1, 1] : {bpt} to {pant}"));
-        e.op(format!("linalg.matmul {{quabla.tile = {tag} : i64}} ins({ablk}, {pan} : {abt}, {pant}) outs({out} : {cst}) -> {cst}"))
+        e.op(format!("linalg.matmul {maps}{{quabla.tile = {tag} : i64}} ins({ablk}, {pan} : {abt}, {pant}) outs({out} : {cst}) -> {cst}"))
     };
     let mut acc = init.to_string();
     if full > 0 {
-        acc = block_loop(e, par && rows * full >= 2, [a, &acc], [rows, full], [mb, k], &at, &ct, |e, ablk, io, jo, acc| {
+        acc = block_loop(e, par && rows * full >= 2, [a, &acc], [rows, full], [mb, k], [&at, &abt], lay.a_km, &ct, |e, ablk, io, jo, acc| {
             let cnr = e.index(nr);
             let j = e.op(format!("arith.muli {jo}, {cnr} : index"));
             let mut cs = e.op(format!("tensor.extract_slice {acc}[{io}, {j}] [{mb}, {nr}] [1, 1] : {ct} to {cst}"));
@@ -157,7 +184,7 @@ fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: 
         // inserted into C.
         let et = TensorType::new(d, [m, nr]);
         let e0 = e.empty(&et);
-        let ev = block_loop(e, par && rows >= 2, [a, &e0], [rows, 1], [mb, k], &at, &et, |e, ablk, io, _, acc| {
+        let ev = block_loop(e, par && rows >= 2, [a, &e0], [rows, 1], [mb, k], [&at, &abt], lay.a_km, &et, |e, ablk, io, _, acc| {
             let cs = e.op(format!("tensor.extract_slice {acc}[{io}, 0] [{mb}, {nr}] [1, 1] : {et} to {cst}"));
             let z = e.scalar(d, zero_lit(d));
             let cs = e.op(format!("linalg.fill ins({z} : {d}) outs({cs} : {cst}) -> {cst}"));
@@ -254,14 +281,20 @@ fn insert_by_copy(e: &mut Emitter, src: &str, st: &TensorType, dst: &str, dt: &T
     e.op(format!("tensor.insert_slice {c} into {dst}[{offsets}] [{sizes}] [{ones}] : {st} into {dt}"))
 }
 
-/// A loop over `rows` row blocks (`mb x k` slices of `a`) and `cols` panels accumulating into
-/// `init` (`ct`): `body(e, a_block, io, jo, acc)` returns the `<block> into <acc>[...]` text
-/// of one step's insert. One `scf.forall` over the (row block, panel) pairs with `par`, else
-/// two nested `scf.for` (the row block sliced once per row).
+/// A loop over `rows` row blocks (`mb x k` slices of `a`, or `k x mb` ones with `a_km`: A
+/// given as `[k, m]`; `abt` the block's type) and `cols` panels accumulating into `init` (`ct`):
+/// `body(e, a_block, io, jo, acc)` returns the `<block> into <acc>[...]` text of one step's
+/// insert. One `scf.forall` over the (row block, panel) pairs with `par`, else two nested
+/// `scf.for` (the row block sliced once per row).
 #[allow(clippy::too_many_arguments)]
-fn block_loop(e: &mut Emitter, par: bool, [a, init]: [&str; 2], [rows, cols]: [i64; 2], [mb, k]: [i64; 2], at: &TensorType, ct: &TensorType, mut body: impl FnMut(&mut Emitter, &str, &str, &str, &str) -> String) -> String {
-    let abt = TensorType::new(at.dtype, [mb, k]);
-    let a_block = |e: &mut Emitter, io: &str| e.op(format!("tensor.extract_slice {a}[{io}, 0] [{mb}, {k}] [1, 1] : {at} to {abt}"));
+fn block_loop(e: &mut Emitter, par: bool, [a, init]: [&str; 2], [rows, cols]: [i64; 2], [mb, k]: [i64; 2], [at, abt]: [&TensorType; 2], a_km: bool, ct: &TensorType, mut body: impl FnMut(&mut Emitter, &str, &str, &str, &str) -> String) -> String {
+    let a_block = |e: &mut Emitter, io: &str| {
+        if a_km {
+            e.op(format!("tensor.extract_slice {a}[0, {io}] [{k}, {mb}] [1, 1] : {at} to {abt}"))
+        } else {
+            e.op(format!("tensor.extract_slice {a}[{io}, 0] [{mb}, {k}] [1, 1] : {at} to {abt}"))
+        }
+    };
     if par {
         let cmb = e.index(mb);
         let (ib, jo, acc, res) = (e.fresh(), e.fresh(), e.fresh(), e.fresh());
@@ -352,7 +385,7 @@ pub fn matmul_into(e: &mut Emitter, d: DType, l: &str, r: &str, init: &str, [m, 
     if (plan.mp, plan.np) != (m, n) {
         return None;
     }
-    Some(tiled(e, d, [l, r, init], [1, m, n, k], Layout { batched: false, b_nk: false }, &plan, false))
+    Some(tiled(e, d, [l, r, init], [1, m, n, k], Layout::PLAIN, &plan, false))
 }
 
 /// The panel width of the tiled product `[m, k] x [k, n]` when it could take B already packed
@@ -428,7 +461,7 @@ pub fn matmul_of(e: &mut Emitter, d: DType, l3: &str, r3: &str, [b, m, n, k]: [i
     match plan {
         Some(plan) => {
             let init = e.empty(&o3t);
-            tiled(e, d, [l3, r3, &init], [b, m, n, k], Layout { batched, b_nk: false }, &plan, true)
+            tiled(e, d, [l3, r3, &init], [b, m, n, k], Layout { batched, ..Layout::PLAIN }, &plan, true)
         }
         None => {
             let z = e.scalar(d, zero_lit(d));
