@@ -130,6 +130,10 @@ fn tiled_matmuls_match_the_interpreter() {
         (vec![300, 100], vec![300, 33], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, true),
         (vec![128, 128], vec![128, 96], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, true),
         (vec![96, 72], vec![50, 96], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![1] }, true),
+        // The same over grouped dims (reshapes of the operands): a [batch, seq, features]
+        // activation contracted over its leading two dims, an rhs [n, k1, k2] (x [m, k1, k2]).
+        (vec![8, 16, 40], vec![8, 16, 70], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0, 1], rhs_contracting_dimensions: vec![0, 1] }, true),
+        (vec![64, 4, 24], vec![50, 4, 24], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1, 2], rhs_contracting_dimensions: vec![1, 2] }, true),
         // Too small to pay: the loop path.
         (vec![8, 8], vec![8, 16], mm(), false),
     ];

@@ -28,6 +28,12 @@ fn permuted(t: &TensorType, perm: &[i64]) -> TensorType {
     TensorType::new(t.dtype, perm.iter().map(|&p| t.shape[p as usize]).collect::<Vec<_>>())
 }
 
+/// Whether `first` then `second` (both non-empty) are the dims `0..rank` in order: an
+/// operand laid out `[first..., second...]`, a reshape away from a matrix.
+fn in_order(rank: usize, first: &[i64], second: &[i64]) -> bool {
+    !first.is_empty() && !second.is_empty() && first.iter().chain(second).copied().eq(0..rank as i64)
+}
+
 /// `quabla.dot_general`.
 pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> Result<String, LowerError> {
     let (l, r) = (e.name(o.operands[0]), e.name(o.operands[1]));
@@ -40,20 +46,22 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let rperm: Vec<i64> = dims.rhs_batching_dimensions.iter().chain(&dims.rhs_contracting_dimensions).chain(&rfree).copied().collect();
     let batched = !dims.lhs_batching_dimensions.is_empty();
     let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k) } else { None };
-    // A matrix rhs contracted over its second dim (`x @ W.T`) is packed from its own [n, k]
-    // layout: no transposed copy before the packing copy. A matrix lhs contracted over its
-    // first dim (the weight gradient `x.T @ dz`) is read as [k, m] by the tagged products
-    // themselves: no transposed copy of it at all.
-    let (a_km, b_nk) = (lperm.as_slice() == [1, 0], rperm.as_slice() == [1, 0]);
+    // An rhs laid out [free..., contracted...] (`x @ W.T`) is packed from its own [n, k]
+    // layout: no transposed copy before the packing copy. An lhs laid out [contracted...,
+    // free...] (the weight gradient `x.T @ dz`, also over [batch, seq, features]
+    // activations) is read as [k, m] by the tagged products themselves: no copy of it at
+    // all. Both views are reshapes of the operands.
+    let a_km = in_order(lt.rank(), &dims.lhs_contracting_dimensions, &lfree);
+    let b_nk = in_order(rt.rank(), &rfree, &dims.rhs_contracting_dimensions);
     if let (Some(plan), false, true) = (&plan, batched, a_km || b_nk) {
         let l2 = if a_km {
-            l.clone()
+            reshape(e, &l, lt, &TensorType::new(d, [k, m]))
         } else {
             let l1 = transpose(e, &l, lt, &lperm);
             reshape(e, &l1, &permuted(lt, &lperm), &TensorType::new(d, [m, k]))
         };
         let r2 = if b_nk {
-            r.clone()
+            reshape(e, &r, rt, &TensorType::new(d, [n, k]))
         } else {
             let r1 = transpose(e, &r, rt, &rperm);
             reshape(e, &r1, &permuted(rt, &rperm), &TensorType::new(d, [k, n]))
