@@ -100,9 +100,11 @@ fn tiled_matmuls_match_the_interpreter() {
         (vec![64, 64], vec![64, 64], mm(), true),
         (vec![128, 96], vec![96, 256], mm(), true),
         (vec![96, 100], vec![100, 96], mm(), true),
-        // Several row blocks (mb = 128 / 40), K blocks (256 / 160) and B panels.
+        // Several row blocks (mb = 32 / 40) and B panels; K blocks (1024 / 1000).
         (vec![256, 512], vec![512, 64], mm(), true),
         (vec![200, 320], vec![320, 96], mm(), true),
+        (vec![40, 2048], vec![2048, 48], mm(), true),
+        (vec![24, 3000], vec![3000, 40], mm(), true),
         (vec![2, 64, 48], vec![2, 48, 64], batched(), true),
         // lhs contracted over its first dim: transposed before the product.
         (vec![72, 64], vec![72, 64], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, true),
@@ -214,6 +216,7 @@ fn parallel_matmuls_match_the_interpreter_on_one_and_two_threads() {
         (vec![256, 272], vec![272, 256], mm()),
         (vec![260, 300], vec![300, 230], mm()),
         (vec![64, 1024], vec![1024, 272], mm()),
+        (vec![128, 2048], vec![2048, 96], mm()),
         (vec![4, 128, 256], vec![4, 256, 136], batched()),
         (vec![300, 256], vec![230, 256], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1], rhs_contracting_dimensions: vec![1] }),
         (vec![1, 256, 256], vec![1, 256, 272], batched()),
