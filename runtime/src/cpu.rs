@@ -194,6 +194,7 @@ fn to_llvm<'c>(ctx: &'c Context, cm: &CpuModule) -> Result<MlirModule<'c>, Runti
             eprintln!("[quabla] pipeline parsed in {:.2} ms", t2.elapsed().as_secs_f64() * 1e3);
         }
         pm.run(&mut module).ok()?;
+        crate::bool_memory::widen_bool_accesses(ctx, &mut module);
         Some(module)
     })
     .map_err(RuntimeError::Compile);

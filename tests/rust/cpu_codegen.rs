@@ -401,3 +401,31 @@ fn dear_loops_split_from_fewer_iterations_than_cheap_ones() {
         assert!(outs[0].bytes() == outs[1].bytes(), "one and two threads differ");
     }
 }
+
+#[test]
+fn bool_loads_and_stores_in_vector_loops_match_the_interpreter() {
+    // Bools read by vector loops (a select on a bool input, the mask broadcast along rows)
+    // and written by them (a compare result), large enough for LLVM's vectorizer and ragged
+    // against its vector widths: bool_memory's byte accesses.
+    use quabla_dialect::{CmpDir, LayoutOp};
+    let mut rng = Rng(81);
+    let (bt, ft, mt) = (TensorType::new(DType::I1, [3, 1001]), TensorType::new(DType::F32, [3, 1001]), TensorType::new(DType::I1, [1001]));
+    let mut f = Func::new("main", &[bt.clone(), ft.clone(), ft.clone(), mt.clone()]);
+    let (p, x, y, m) = (f.params[0], f.params[1], f.params[2], f.params[3]);
+    let sel = f.push1(OpKind::Elementwise(ElementwiseOp::Select {}), &[p, x, y], None).unwrap();
+    let lt = f.push1(OpKind::Elementwise(ElementwiseOp::Compare { direction: CmpDir::Lt }), &[x, y], None).unwrap();
+    let mb = f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![1], shape: vec![3, 1001] }), &[m], None).unwrap();
+    let both = f.push1(OpKind::Elementwise(ElementwiseOp::Select {}), &[mb, sel, y], None).unwrap();
+    f.outputs = vec![sel, lt, both];
+    let module = Module { funcs: vec![f] };
+    let inputs = [rng.buffer(&bt, 0.0, 1.0), rng.buffer(&ft, -9.0, 9.0), rng.buffer(&ft, -9.0, 9.0), rng.buffer(&mt, 0.0, 1.0)];
+    let want = interp::run_func(&module, "main", &inputs).unwrap();
+    for threads in [1, 2] {
+        let got = executor().compile(&module, "main", &with_threads(threads)).unwrap().run(&[&inputs[0], &inputs[1], &inputs[2], &inputs[3]]).unwrap();
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            if let Err(e) = compare(g, w, Tol::Exact, 1.0) {
+                panic!("output {k}, {threads} threads: {e}");
+            }
+        }
+    }
+}
