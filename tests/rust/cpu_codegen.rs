@@ -90,6 +90,11 @@ fn dot_module(lt: &TensorType, rt: &TensorType, dims: DotDims) -> Module {
     Module { funcs: vec![f] }
 }
 
+/// Dims with the same batch dims on both sides and one contracted dim per side.
+fn bdims(batch: &[i64], lc: &[i64], rc: &[i64]) -> DotDims {
+    DotDims { lhs_batching_dimensions: batch.to_vec(), rhs_batching_dimensions: batch.to_vec(), lhs_contracting_dimensions: lc.to_vec(), rhs_contracting_dimensions: rc.to_vec() }
+}
+
 #[test]
 fn tiled_matmuls_match_the_interpreter() {
     let mut rng = Rng(78);
@@ -136,6 +141,13 @@ fn tiled_matmuls_match_the_interpreter() {
         // activation contracted over its leading two dims, an rhs [n, k1, k2] (x [m, k1, k2]).
         (vec![8, 16, 40], vec![8, 16, 70], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0, 1], rhs_contracting_dimensions: vec![0, 1] }, true),
         (vec![64, 4, 24], vec![50, 4, 24], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1, 2], rhs_contracting_dimensions: vec![1, 2] }, true),
+        // Batched, lhs [b, k, m] and/or rhs [b, n, k] read in place (attention's q k^T and
+        // its gradients), ragged M and N, two batch dims.
+        (vec![2, 48, 64], vec![2, 48, 64], bdims(&[0], &[1], &[1]), true),
+        (vec![3, 64, 16], vec![3, 64, 16], bdims(&[0], &[2], &[2]), true),
+        (vec![3, 64, 64], vec![3, 64, 16], bdims(&[0], &[1], &[1]), true),
+        (vec![2, 50, 30], vec![2, 41, 50], bdims(&[0], &[1], &[2]), true),
+        (vec![2, 3, 40, 40], vec![2, 3, 40, 32], bdims(&[0, 1], &[2], &[2]), true),
         // Too small to pay: the loop path.
         (vec![8, 8], vec![8, 16], mm(), false),
     ];
@@ -217,6 +229,10 @@ fn parallel_matmuls_match_the_interpreter_on_one_and_two_threads() {
         (vec![260, 300], vec![300, 230], mm()),
         (vec![64, 1024], vec![1024, 272], mm()),
         (vec![128, 2048], vec![2048, 96], mm()),
+        // Batched with A as [b, k, m] / B as [b, n, k]: the batch split, and one batch
+        // element whose blocks split.
+        (vec![4, 256, 128], vec![4, 256, 136], bdims(&[0], &[1], &[1])),
+        (vec![1, 256, 256], vec![1, 272, 256], bdims(&[0], &[1], &[2])),
         (vec![4, 128, 256], vec![4, 256, 136], batched()),
         (vec![300, 256], vec![230, 256], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1], rhs_contracting_dimensions: vec![1] }),
         (vec![1, 256, 256], vec![1, 256, 272], batched()),

@@ -28,10 +28,11 @@ fn permuted(t: &TensorType, perm: &[i64]) -> TensorType {
     TensorType::new(t.dtype, perm.iter().map(|&p| t.shape[p as usize]).collect::<Vec<_>>())
 }
 
-/// Whether `first` then `second` (both non-empty) are the dims `0..rank` in order: an
-/// operand laid out `[first..., second...]`, a reshape away from a matrix.
-fn in_order(rank: usize, first: &[i64], second: &[i64]) -> bool {
-    !first.is_empty() && !second.is_empty() && first.iter().chain(second).copied().eq(0..rank as i64)
+/// Whether `batch`, `first` then `second` (the last two non-empty) are the dims `0..rank` in
+/// order: an operand laid out `[batch..., first..., second...]`, a reshape away from a
+/// (batch of) matrices.
+fn in_order(rank: usize, batch: &[i64], first: &[i64], second: &[i64]) -> bool {
+    !first.is_empty() && !second.is_empty() && batch.iter().chain(first).chain(second).copied().eq(0..rank as i64)
 }
 
 /// `quabla.dot_general`.
@@ -46,27 +47,31 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let rperm: Vec<i64> = dims.rhs_batching_dimensions.iter().chain(&dims.rhs_contracting_dimensions).chain(&rfree).copied().collect();
     let batched = !dims.lhs_batching_dimensions.is_empty();
     let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k) } else { None };
-    // An rhs laid out [free..., contracted...] (`x @ W.T`) is packed from its own [n, k]
-    // layout: no transposed copy before the packing copy. An lhs laid out [contracted...,
-    // free...] (the weight gradient `x.T @ dz`, also over [batch, seq, features]
-    // activations) is read as [k, m] by the tagged products themselves: no copy of it at
-    // all. Both views are reshapes of the operands.
-    let a_km = in_order(lt.rank(), &dims.lhs_contracting_dimensions, &lfree);
-    let b_nk = in_order(rt.rank(), &rfree, &dims.rhs_contracting_dimensions);
-    if let (Some(plan), false, true) = (&plan, batched, a_km || b_nk) {
+    // An rhs laid out [batch..., free..., contracted...] (`x @ W.T`, attention's `q k^T`) is
+    // packed from its own [n, k] layout: no transposed copy before the packing copy. An lhs
+    // laid out [batch..., contracted..., free...] (the weight gradient `x.T @ dz`, also over
+    // [batch, seq, features] activations; attention's `dS^T q`) is read as [k, m] by the
+    // tagged products themselves: no copy of it at all. Both views are reshapes of the
+    // operands.
+    let a_km = in_order(lt.rank(), &dims.lhs_batching_dimensions, &dims.lhs_contracting_dimensions, &lfree);
+    let b_nk = in_order(rt.rank(), &dims.rhs_batching_dimensions, &rfree, &dims.rhs_contracting_dimensions);
+    if let (Some(plan), true) = (&plan, a_km || b_nk) {
+        // [b, x, y] (batched) or [x, y].
+        let bs: &[i64] = if batched { &[b] } else { &[] };
+        let shape = |x: i64, y: i64| TensorType::new(d, bs.iter().copied().chain([x, y]).collect::<Vec<_>>());
         let l2 = if a_km {
-            reshape(e, &l, lt, &TensorType::new(d, [k, m]))
+            reshape(e, &l, lt, &shape(k, m))
         } else {
             let l1 = transpose(e, &l, lt, &lperm);
-            reshape(e, &l1, &permuted(lt, &lperm), &TensorType::new(d, [m, k]))
+            reshape(e, &l1, &permuted(lt, &lperm), &shape(m, k))
         };
         let r2 = if b_nk {
-            reshape(e, &r, rt, &TensorType::new(d, [n, k]))
+            reshape(e, &r, rt, &shape(n, k))
         } else {
             let r1 = transpose(e, &r, rt, &rperm);
-            reshape(e, &r1, &permuted(rt, &rperm), &TensorType::new(d, [k, n]))
+            reshape(e, &r1, &permuted(rt, &rperm), &shape(k, n))
         };
-        let ct = TensorType::new(d, [m, n]);
+        let ct = shape(m, n);
         let init = e.empty(&ct);
         let p = tiled(e, d, [&l2, &r2, &init], [b, m, n, k], Layout { batched, b_nk, a_km }, plan, true);
         return Ok(reshape(e, &p, &ct, out));
@@ -102,9 +107,10 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
 struct Layout {
     /// `[b, m, k] x [b, k, n]` in a loop over the batch (else `[m, k] x [k, n]`).
     batched: bool,
-    /// B is given as `[n, k]` (not batched).
+    /// B is given as `[n, k]` (`[b, n, k]` when batched).
     b_nk: bool,
-    /// A is given as `[k, m]` (not batched): the tagged products read it transposed.
+    /// A is given as `[k, m]` (`[b, k, m]` when batched): the tagged products read it
+    /// transposed.
     a_km: bool,
 }
 
@@ -124,7 +130,7 @@ fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], lay:
     let par = threads > 1 && e.cg.target.parallel_matmul(plan.mp, plan.np, k.saturating_mul(b), threads);
     if lay.batched {
         let outer = par && b >= threads;
-        batch_loop(e, d, ops, [b, m, n, k], outer, |e, ops| packed_matmul(e, d, ops, [m, n, k], plan, tag, par && !outer, Layout::PLAIN, zero))
+        batch_loop(e, d, ops, [b, m, n, k], outer, lay, |e, ops| packed_matmul(e, d, ops, [m, n, k], plan, tag, par && !outer, Layout { batched: false, ..lay }, zero))
     } else {
         packed_matmul(e, d, ops, [m, n, k], plan, tag, par, lay, zero)
     }
@@ -347,12 +353,14 @@ pub(super) fn end_forall(e: &mut Emitter, into: &str) {
     e.raw_line("}");
 }
 
-/// A loop over the batch of `[b, m, k] x [b, k, n] -> [b, m, n]` (init given) that computes
-/// each `m x k` by `k x n` product with `body` on rank-reduced slices; an `scf.forall` with
-/// `par`.
-fn batch_loop(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k]: [i64; 4], par: bool, body: impl FnOnce(&mut Emitter, [&str; 3]) -> String) -> String {
-    let (at, bt, ct) = (TensorType::new(d, [b, m, k]), TensorType::new(d, [b, k, n]), TensorType::new(d, [b, m, n]));
-    let (a2, b2, c2) = (TensorType::new(d, [m, k]), TensorType::new(d, [k, n]), TensorType::new(d, [m, n]));
+/// A loop over the batch of `[b, m, k] x [b, k, n] -> [b, m, n]` (init given; A as
+/// `[b, k, m]` and B as `[b, n, k]` with `lay.a_km` / `lay.b_nk`) that computes each product
+/// with `body` on rank-reduced slices; an `scf.forall` with `par`.
+#[allow(clippy::too_many_arguments)]
+fn batch_loop(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k]: [i64; 4], par: bool, lay: Layout, body: impl FnOnce(&mut Emitter, [&str; 3]) -> String) -> String {
+    let ([a0, a1], [b0, b1]) = (if lay.a_km { [k, m] } else { [m, k] }, if lay.b_nk { [n, k] } else { [k, n] });
+    let (at, bt, ct) = (TensorType::new(d, [b, a0, a1]), TensorType::new(d, [b, b0, b1]), TensorType::new(d, [b, m, n]));
+    let (a2, b2, c2) = (TensorType::new(d, [a0, a1]), TensorType::new(d, [b0, b1]), TensorType::new(d, [m, n]));
     let (bi, acc, res) = (e.fresh(), e.fresh(), e.fresh());
     if par {
         e.raw_line(format!("{res} = scf.forall ({bi}) in ({b}) shared_outs({acc} = {init}) -> ({ct}) {{"));
@@ -361,8 +369,8 @@ fn batch_loop(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k]:
         e.raw_line(format!("{res} = scf.for {bi} = {c0} to {cb} step {c1} iter_args({acc} = {init}) -> ({ct}) {{"));
     }
     e.depth += 1;
-    let x = e.op(format!("tensor.extract_slice {a}[{bi}, 0, 0] [1, {m}, {k}] [1, 1, 1] : {at} to {a2}"));
-    let y = e.op(format!("tensor.extract_slice {bb}[{bi}, 0, 0] [1, {k}, {n}] [1, 1, 1] : {bt} to {b2}"));
+    let x = e.op(format!("tensor.extract_slice {a}[{bi}, 0, 0] [1, {a0}, {a1}] [1, 1, 1] : {at} to {a2}"));
+    let y = e.op(format!("tensor.extract_slice {bb}[{bi}, 0, 0] [1, {b0}, {b1}] [1, 1, 1] : {bt} to {b2}"));
     let z = e.op(format!("tensor.extract_slice {acc}[{bi}, 0, 0] [1, {m}, {n}] [1, 1, 1] : {ct} to {c2}"));
     let p = body(e, [&x, &y, &z]);
     let into = format!("{p} into {acc}[{bi}, 0, 0] [1, {m}, {n}] [1, 1, 1] : {c2} into {ct}");
