@@ -240,6 +240,7 @@ fn to_llvm<'c>(c: &'c Ctx, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeErro
             tag_loops(ctx, &mut module, cm.threads);
         }
         c.1.run(ctx, &cm.pipeline, &mut module)?;
+        crate::bool_memory::widen_bool_accesses(ctx, &mut module);
         Some(module)
     })
     .map_err(RuntimeError::Compile);

@@ -2,6 +2,7 @@
 //! (LLVM objects linked in an ORC JIT). Buffers and the reference interpreter are re-exported from
 //! `quabla-interp` under their old paths.
 pub use quabla_interp::buffer;
+pub mod bool_memory;
 pub mod callback;
 pub mod cpu;
 #[cfg(feature = "cuda")]

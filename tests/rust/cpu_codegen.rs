@@ -90,6 +90,11 @@ fn dot_module(lt: &TensorType, rt: &TensorType, dims: DotDims) -> Module {
     Module { funcs: vec![f] }
 }
 
+/// Dims with the same batch dims on both sides and one contracted dim per side.
+fn bdims(batch: &[i64], lc: &[i64], rc: &[i64]) -> DotDims {
+    DotDims { lhs_batching_dimensions: batch.to_vec(), rhs_batching_dimensions: batch.to_vec(), lhs_contracting_dimensions: lc.to_vec(), rhs_contracting_dimensions: rc.to_vec() }
+}
+
 #[test]
 fn tiled_matmuls_match_the_interpreter() {
     let mut rng = Rng(78);
@@ -100,9 +105,11 @@ fn tiled_matmuls_match_the_interpreter() {
         (vec![64, 64], vec![64, 64], mm(), true),
         (vec![128, 96], vec![96, 256], mm(), true),
         (vec![96, 100], vec![100, 96], mm(), true),
-        // Several row blocks (mb = 128 / 40), K blocks (256 / 160) and B panels.
+        // Several row blocks (mb = 32 / 40) and B panels; K blocks (1024 / 1000).
         (vec![256, 512], vec![512, 64], mm(), true),
         (vec![200, 320], vec![320, 96], mm(), true),
+        (vec![40, 2048], vec![2048, 48], mm(), true),
+        (vec![24, 3000], vec![3000, 40], mm(), true),
         (vec![2, 64, 48], vec![2, 48, 64], batched(), true),
         // lhs contracted over its first dim: transposed before the product.
         (vec![72, 64], vec![72, 64], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, true),
@@ -124,6 +131,23 @@ fn tiled_matmuls_match_the_interpreter() {
         (vec![40, 64], vec![300, 64], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1], rhs_contracting_dimensions: vec![1] }, true),
         // lhs contracted over its first dim with ragged N (the MLP's dW = dh^T x).
         (vec![64, 40], vec![64, 70], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, true),
+        // lhs [k, m] read in place: K blocks, ragged M (the padded copy stays [k, m]), k equal
+        // to the row block, and both operands transposed (lhs [k, m], rhs [n, k]).
+        (vec![512, 64], vec![512, 96], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, true),
+        (vec![300, 100], vec![300, 33], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, true),
+        (vec![128, 128], vec![128, 96], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, true),
+        (vec![96, 72], vec![50, 96], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![1] }, true),
+        // The same over grouped dims (reshapes of the operands): a [batch, seq, features]
+        // activation contracted over its leading two dims, an rhs [n, k1, k2] (x [m, k1, k2]).
+        (vec![8, 16, 40], vec![8, 16, 70], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0, 1], rhs_contracting_dimensions: vec![0, 1] }, true),
+        (vec![64, 4, 24], vec![50, 4, 24], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1, 2], rhs_contracting_dimensions: vec![1, 2] }, true),
+        // Batched, lhs [b, k, m] and/or rhs [b, n, k] read in place (attention's q k^T and
+        // its gradients), ragged M and N, two batch dims.
+        (vec![2, 48, 64], vec![2, 48, 64], bdims(&[0], &[1], &[1]), true),
+        (vec![3, 64, 16], vec![3, 64, 16], bdims(&[0], &[2], &[2]), true),
+        (vec![3, 64, 64], vec![3, 64, 16], bdims(&[0], &[1], &[1]), true),
+        (vec![2, 50, 30], vec![2, 41, 50], bdims(&[0], &[1], &[2]), true),
+        (vec![2, 3, 40, 40], vec![2, 3, 40, 32], bdims(&[0, 1], &[2], &[2]), true),
         // Too small to pay: the loop path.
         (vec![8, 8], vec![8, 16], mm(), false),
     ];
@@ -204,6 +228,11 @@ fn parallel_matmuls_match_the_interpreter_on_one_and_two_threads() {
         (vec![256, 272], vec![272, 256], mm()),
         (vec![260, 300], vec![300, 230], mm()),
         (vec![64, 1024], vec![1024, 272], mm()),
+        (vec![128, 2048], vec![2048, 96], mm()),
+        // Batched with A as [b, k, m] / B as [b, n, k]: the batch split, and one batch
+        // element whose blocks split.
+        (vec![4, 256, 128], vec![4, 256, 136], bdims(&[0], &[1], &[1])),
+        (vec![1, 256, 256], vec![1, 272, 256], bdims(&[0], &[1], &[2])),
         (vec![4, 128, 256], vec![4, 256, 136], batched()),
         (vec![300, 256], vec![230, 256], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1], rhs_contracting_dimensions: vec![1] }),
         (vec![1, 256, 256], vec![1, 256, 272], batched()),
@@ -212,6 +241,9 @@ fn parallel_matmuls_match_the_interpreter_on_one_and_two_threads() {
         (vec![256, 512], vec![512, 784], mm()),
         (vec![256, 512], vec![784, 512], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1], rhs_contracting_dimensions: vec![1] }),
         (vec![2048, 1024], vec![1024, 10], mm()),
+        // lhs [k, m] read in place (the MLP's weight gradient x^T dz), divisible and ragged.
+        (vec![256, 784], vec![256, 512], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }),
+        (vec![300, 260], vec![300, 230], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }),
     ];
     for d in [DType::F32, DType::F64] {
         for (ls, rs, dims) in &cases {
@@ -383,5 +415,33 @@ fn dear_loops_split_from_fewer_iterations_than_cheap_ones() {
             outs.push(got);
         }
         assert!(outs[0].bytes() == outs[1].bytes(), "one and two threads differ");
+    }
+}
+
+#[test]
+fn bool_loads_and_stores_in_vector_loops_match_the_interpreter() {
+    // Bools read by vector loops (a select on a bool input, the mask broadcast along rows)
+    // and written by them (a compare result), large enough for LLVM's vectorizer and ragged
+    // against its vector widths: bool_memory's byte accesses.
+    use quabla_dialect::{CmpDir, LayoutOp};
+    let mut rng = Rng(81);
+    let (bt, ft, mt) = (TensorType::new(DType::I1, [3, 1001]), TensorType::new(DType::F32, [3, 1001]), TensorType::new(DType::I1, [1001]));
+    let mut f = Func::new("main", &[bt.clone(), ft.clone(), ft.clone(), mt.clone()]);
+    let (p, x, y, m) = (f.params[0], f.params[1], f.params[2], f.params[3]);
+    let sel = f.push1(OpKind::Elementwise(ElementwiseOp::Select {}), &[p, x, y], None).unwrap();
+    let lt = f.push1(OpKind::Elementwise(ElementwiseOp::Compare { direction: CmpDir::Lt }), &[x, y], None).unwrap();
+    let mb = f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![1], shape: vec![3, 1001] }), &[m], None).unwrap();
+    let both = f.push1(OpKind::Elementwise(ElementwiseOp::Select {}), &[mb, sel, y], None).unwrap();
+    f.outputs = vec![sel, lt, both];
+    let module = Module { funcs: vec![f] };
+    let inputs = [rng.buffer(&bt, 0.0, 1.0), rng.buffer(&ft, -9.0, 9.0), rng.buffer(&ft, -9.0, 9.0), rng.buffer(&mt, 0.0, 1.0)];
+    let want = interp::run_func(&module, "main", &inputs).unwrap();
+    for threads in [1, 2] {
+        let got = executor().compile(&module, "main", &with_threads(threads)).unwrap().run(&[&inputs[0], &inputs[1], &inputs[2], &inputs[3]]).unwrap();
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            if let Err(e) = compare(g, w, Tol::Exact, 1.0) {
+                panic!("output {k}, {threads} threads: {e}");
+            }
+        }
     }
 }

@@ -8,7 +8,10 @@
 //! (crate::tiling); they are computed over B packed into column panels (`packed_matmul`),
 //! batched ones in a loop over the batch (`batch_loop`). A tiled matrix rhs contracted over
 //! its second dim (`x @ W.T`, the VJP's `dz @ W.T`) skips the transpose: its panels are
-//! packed from the `[n, k]` layout directly (one copy instead of two). Ragged N peels the
+//! packed from the `[n, k]` layout directly (one copy instead of two); a tiled matrix lhs
+//! contracted over its first dim (the weight gradient `x.T @ dz`) is not copied at all: the
+//! tagged products read its `[k, mb]` blocks through a transposed lhs map, and the register
+//! blocks' broadcasts of A then come from contiguous memory. Ragged N peels the
 //! last panel (`pack_b`, `packed_matmul`); the output is never filled whole (each block is
 //! zeroed where it is computed).
 use quabla_dialect::{DType, DotDims, DotOp, Func, Op, TensorType};
@@ -25,6 +28,13 @@ fn permuted(t: &TensorType, perm: &[i64]) -> TensorType {
     TensorType::new(t.dtype, perm.iter().map(|&p| t.shape[p as usize]).collect::<Vec<_>>())
 }
 
+/// Whether `batch`, `first` then `second` (the last two non-empty) are the dims `0..rank` in
+/// order: an operand laid out `[batch..., first..., second...]`, a reshape away from a
+/// (batch of) matrices.
+fn in_order(rank: usize, batch: &[i64], first: &[i64], second: &[i64]) -> bool {
+    !first.is_empty() && !second.is_empty() && batch.iter().chain(first).chain(second).copied().eq(0..rank as i64)
+}
+
 /// `quabla.dot_general`.
 pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> Result<String, LowerError> {
     let (l, r) = (e.name(o.operands[0]), e.name(o.operands[1]));
@@ -37,14 +47,33 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let rperm: Vec<i64> = dims.rhs_batching_dimensions.iter().chain(&dims.rhs_contracting_dimensions).chain(&rfree).copied().collect();
     let batched = !dims.lhs_batching_dimensions.is_empty();
     let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k) } else { None };
-    // A matrix rhs contracted over its second dim (`x @ W.T`) is packed from its own [n, k]
-    // layout: no transposed copy before the packing copy.
-    if let (Some(plan), false, [1, 0]) = (&plan, batched, rperm.as_slice()) {
-        let l1 = transpose(e, &l, lt, &lperm);
-        let l2 = reshape(e, &l1, &permuted(lt, &lperm), &TensorType::new(d, [m, k]));
-        let ct = TensorType::new(d, [m, n]);
+    // An rhs laid out [batch..., free..., contracted...] (`x @ W.T`, attention's `q k^T`) is
+    // packed from its own [n, k] layout: no transposed copy before the packing copy. An lhs
+    // laid out [batch..., contracted..., free...] (the weight gradient `x.T @ dz`, also over
+    // [batch, seq, features] activations; attention's `dS^T q`) is read as [k, m] by the
+    // tagged products themselves: no copy of it at all. Both views are reshapes of the
+    // operands.
+    let a_km = in_order(lt.rank(), &dims.lhs_batching_dimensions, &dims.lhs_contracting_dimensions, &lfree);
+    let b_nk = in_order(rt.rank(), &dims.rhs_batching_dimensions, &rfree, &dims.rhs_contracting_dimensions);
+    if let (Some(plan), true) = (&plan, a_km || b_nk) {
+        // [b, x, y] (batched) or [x, y].
+        let bs: &[i64] = if batched { &[b] } else { &[] };
+        let shape = |x: i64, y: i64| TensorType::new(d, bs.iter().copied().chain([x, y]).collect::<Vec<_>>());
+        let l2 = if a_km {
+            reshape(e, &l, lt, &shape(k, m))
+        } else {
+            let l1 = transpose(e, &l, lt, &lperm);
+            reshape(e, &l1, &permuted(lt, &lperm), &shape(m, k))
+        };
+        let r2 = if b_nk {
+            reshape(e, &r, rt, &shape(n, k))
+        } else {
+            let r1 = transpose(e, &r, rt, &rperm);
+            reshape(e, &r1, &permuted(rt, &rperm), &shape(k, n))
+        };
+        let ct = shape(m, n);
         let init = e.empty(&ct);
-        let p = tiled(e, d, [&l2, &r, &init], [b, m, n, k], Layout { batched, b_nk: true }, plan, true);
+        let p = tiled(e, d, [&l2, &r2, &init], [b, m, n, k], Layout { batched, b_nk, a_km }, plan, true);
         return Ok(reshape(e, &p, &ct, out));
     }
     let l1 = transpose(e, &l, lt, &lperm);
@@ -62,7 +91,7 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let p = match plan {
         Some(plan) => {
             let init = e.empty(&o3t);
-            tiled(e, d, [&l3, &r3, &init], [b, m, n, k], Layout { batched, b_nk: false }, &plan, true)
+            tiled(e, d, [&l3, &r3, &init], [b, m, n, k], Layout { batched, ..Layout::PLAIN }, &plan, true)
         }
         None => {
             let z = e.scalar(d, zero_lit(d));
@@ -78,24 +107,32 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
 struct Layout {
     /// `[b, m, k] x [b, k, n]` in a loop over the batch (else `[m, k] x [k, n]`).
     batched: bool,
-    /// B is given as `[n, k]` (not batched).
+    /// B is given as `[n, k]` (`[b, n, k]` when batched).
     b_nk: bool,
+    /// A is given as `[k, m]` (`[b, k, m]` when batched): the tagged products read it
+    /// transposed.
+    a_km: bool,
+}
+
+impl Layout {
+    /// `[m, k] x [k, n]`, or batched `[b, m, k] x [b, k, n]`.
+    const PLAIN: Layout = Layout { batched: false, b_nk: false, a_km: false };
 }
 
 /// The tiled product of `plan` (tagged for the transform script): packed panels, in a loop
 /// over the batch when batched. On several threads (Target::parallel_matmul) the batch
 /// loop is an `scf.forall` when there are at least as many batch elements as threads, else
 /// the blocks of each product are.
-fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], Layout { batched, b_nk }: Layout, plan: &Plan, zero: bool) -> String {
+fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], lay: Layout, plan: &Plan, zero: bool) -> String {
     let tag = e.tiles.len();
     e.tiles.push(MatmulTile { tag, kb: plan.kb, nr: plan.nr });
     let threads = e.threads();
     let par = threads > 1 && e.cg.target.parallel_matmul(plan.mp, plan.np, k.saturating_mul(b), threads);
-    if batched {
+    if lay.batched {
         let outer = par && b >= threads;
-        batch_loop(e, d, ops, [b, m, n, k], outer, |e, ops| packed_matmul(e, d, ops, [m, n, k], plan, tag, par && !outer, false, zero))
+        batch_loop(e, d, ops, [b, m, n, k], outer, lay, |e, ops| packed_matmul(e, d, ops, [m, n, k], plan, tag, par && !outer, Layout { batched: false, ..lay }, zero))
     } else {
-        packed_matmul(e, d, ops, [m, n, k], plan, tag, par, b_nk, zero)
+        packed_matmul(e, d, ops, [m, n, k], plan, tag, par, lay, zero)
     }
 }
 
@@ -112,34 +149,38 @@ fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], Layo
 /// `mp x n` product whose leading `m` rows are the result. With `par` the (row block, panel)
 /// pairs are the iterations of one `scf.forall` (row-major, so a thread's contiguous share
 /// keeps the row-block-outer order), and the peeled panel's row blocks another. With `b_nk`
-/// B is given as `[n, k]` and packed from that layout.
+/// B is given as `[n, k]` and packed from that layout; with `a_km` A is given as `[k, m]`
+/// and each step reads its `k x mb` slice through the product's transposed lhs map.
 #[allow(clippy::too_many_arguments)]
-fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [i64; 3], plan: &Plan, tag: usize, par: bool, b_nk: bool, zero: bool) -> String {
+fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [i64; 3], plan: &Plan, tag: usize, par: bool, lay: Layout, zero: bool) -> String {
     let (mp, mb, nr) = (plan.mp, plan.mb, plan.nr);
+    let a_shape = |rows: i64| if lay.a_km { [k, rows] } else { [rows, k] };
     if mp != m {
         debug_assert!(zero, "a padded product is computed into a zero product");
         let z = e.scalar(d, zero_lit(d));
-        let big = e.filled(&TensorType::new(d, [mp, k]), &z);
-        let ap = insert_by_copy(e, a, &TensorType::new(d, [m, k]), &big, &TensorType::new(d, [mp, k]), "0, 0");
+        let big = e.filled(&TensorType::new(d, a_shape(mp)), &z);
+        let ap = insert_by_copy(e, a, &TensorType::new(d, a_shape(m)), &big, &TensorType::new(d, a_shape(mp)), "0, 0");
         let cp = e.empty(&TensorType::new(d, [mp, n]));
-        let r = packed_matmul(e, d, [&ap, b, &cp], [mp, n, k], &Plan { mp, ..*plan }, tag, par, b_nk, true);
+        let r = packed_matmul(e, d, [&ap, b, &cp], [mp, n, k], &Plan { mp, ..*plan }, tag, par, lay, true);
         return e.op(format!("tensor.extract_slice {r}[0, 0] [{m}, {n}] [1, 1] : {} to {}", TensorType::new(d, [mp, n]), TensorType::new(d, [m, n])));
     }
     let (full, w) = (n / nr, n % nr);
     debug_assert!(zero || w == 0, "a peeled panel is computed into a zero block");
     let no = full + i64::from(w > 0);
-    let bp = pack_b(e, d, b, [n, k], nr, b_nk, par);
-    let (at, ct, bpt) = (TensorType::new(d, [m, k]), TensorType::new(d, [m, n]), TensorType::new(d, [no, k, nr]));
-    let (abt, pant, cst) = (TensorType::new(d, [mb, k]), TensorType::new(d, [k, nr]), TensorType::new(d, [mb, nr]));
+    let bp = pack_b(e, d, b, [n, k], nr, lay.b_nk, par);
+    let (at, ct, bpt) = (TensorType::new(d, a_shape(m)), TensorType::new(d, [m, n]), TensorType::new(d, [no, k, nr]));
+    let (abt, pant, cst) = (TensorType::new(d, a_shape(mb)), TensorType::new(d, [k, nr]), TensorType::new(d, [mb, nr]));
     let rows = m / mb;
+    // A `[k, mb]` row block is the lhs of a matmul whose lhs map is transposed.
+    let maps = if lay.a_km { "indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>] " } else { "" };
     // One step: the (mb x nr) product of row block `ablk` and panel `jo` into `out`.
     let product = |e: &mut Emitter, ablk: &str, jo: &str, out: &str| -> String {
         let pan = e.op(format!("tensor.extract_slice {bp}[{jo}, 0, 0] [1, {k}, {nr}] [1, 1, 1] : {bpt} to {pant}"));
-        e.op(format!("linalg.matmul {{quabla.tile = {tag} : i64}} ins({ablk}, {pan} : {abt}, {pant}) outs({out} : {cst}) -> {cst}"))
+        e.op(format!("linalg.matmul {maps}{{quabla.tile = {tag} : i64}} ins({ablk}, {pan} : {abt}, {pant}) outs({out} : {cst}) -> {cst}"))
     };
     let mut acc = init.to_string();
     if full > 0 {
-        acc = block_loop(e, par && rows * full >= 2, [a, &acc], [rows, full], [mb, k], &at, &ct, |e, ablk, io, jo, acc| {
+        acc = block_loop(e, par && rows * full >= 2, [a, &acc], [rows, full], [mb, k], [&at, &abt], lay.a_km, &ct, |e, ablk, io, jo, acc| {
             let cnr = e.index(nr);
             let j = e.op(format!("arith.muli {jo}, {cnr} : index"));
             let mut cs = e.op(format!("tensor.extract_slice {acc}[{io}, {j}] [{mb}, {nr}] [1, 1] : {ct} to {cst}"));
@@ -157,7 +198,7 @@ fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: 
         // inserted into C.
         let et = TensorType::new(d, [m, nr]);
         let e0 = e.empty(&et);
-        let ev = block_loop(e, par && rows >= 2, [a, &e0], [rows, 1], [mb, k], &at, &et, |e, ablk, io, _, acc| {
+        let ev = block_loop(e, par && rows >= 2, [a, &e0], [rows, 1], [mb, k], [&at, &abt], lay.a_km, &et, |e, ablk, io, _, acc| {
             let cs = e.op(format!("tensor.extract_slice {acc}[{io}, 0] [{mb}, {nr}] [1, 1] : {et} to {cst}"));
             let z = e.scalar(d, zero_lit(d));
             let cs = e.op(format!("linalg.fill ins({z} : {d}) outs({cs} : {cst}) -> {cst}"));
@@ -254,14 +295,20 @@ fn insert_by_copy(e: &mut Emitter, src: &str, st: &TensorType, dst: &str, dt: &T
     e.op(format!("tensor.insert_slice {c} into {dst}[{offsets}] [{sizes}] [{ones}] : {st} into {dt}"))
 }
 
-/// A loop over `rows` row blocks (`mb x k` slices of `a`) and `cols` panels accumulating into
-/// `init` (`ct`): `body(e, a_block, io, jo, acc)` returns the `<block> into <acc>[...]` text
-/// of one step's insert. One `scf.forall` over the (row block, panel) pairs with `par`, else
-/// two nested `scf.for` (the row block sliced once per row).
+/// A loop over `rows` row blocks (`mb x k` slices of `a`, or `k x mb` ones with `a_km`: A
+/// given as `[k, m]`; `abt` the block's type) and `cols` panels accumulating into `init` (`ct`):
+/// `body(e, a_block, io, jo, acc)` returns the `<block> into <acc>[...]` text of one step's
+/// insert. One `scf.forall` over the (row block, panel) pairs with `par`, else two nested
+/// `scf.for` (the row block sliced once per row).
 #[allow(clippy::too_many_arguments)]
-fn block_loop(e: &mut Emitter, par: bool, [a, init]: [&str; 2], [rows, cols]: [i64; 2], [mb, k]: [i64; 2], at: &TensorType, ct: &TensorType, mut body: impl FnMut(&mut Emitter, &str, &str, &str, &str) -> String) -> String {
-    let abt = TensorType::new(at.dtype, [mb, k]);
-    let a_block = |e: &mut Emitter, io: &str| e.op(format!("tensor.extract_slice {a}[{io}, 0] [{mb}, {k}] [1, 1] : {at} to {abt}"));
+fn block_loop(e: &mut Emitter, par: bool, [a, init]: [&str; 2], [rows, cols]: [i64; 2], [mb, k]: [i64; 2], [at, abt]: [&TensorType; 2], a_km: bool, ct: &TensorType, mut body: impl FnMut(&mut Emitter, &str, &str, &str, &str) -> String) -> String {
+    let a_block = |e: &mut Emitter, io: &str| {
+        if a_km {
+            e.op(format!("tensor.extract_slice {a}[0, {io}] [{k}, {mb}] [1, 1] : {at} to {abt}"))
+        } else {
+            e.op(format!("tensor.extract_slice {a}[{io}, 0] [{mb}, {k}] [1, 1] : {at} to {abt}"))
+        }
+    };
     if par {
         let cmb = e.index(mb);
         let (ib, jo, acc, res) = (e.fresh(), e.fresh(), e.fresh(), e.fresh());
@@ -306,12 +353,14 @@ pub(super) fn end_forall(e: &mut Emitter, into: &str) {
     e.raw_line("}");
 }
 
-/// A loop over the batch of `[b, m, k] x [b, k, n] -> [b, m, n]` (init given) that computes
-/// each `m x k` by `k x n` product with `body` on rank-reduced slices; an `scf.forall` with
-/// `par`.
-fn batch_loop(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k]: [i64; 4], par: bool, body: impl FnOnce(&mut Emitter, [&str; 3]) -> String) -> String {
-    let (at, bt, ct) = (TensorType::new(d, [b, m, k]), TensorType::new(d, [b, k, n]), TensorType::new(d, [b, m, n]));
-    let (a2, b2, c2) = (TensorType::new(d, [m, k]), TensorType::new(d, [k, n]), TensorType::new(d, [m, n]));
+/// A loop over the batch of `[b, m, k] x [b, k, n] -> [b, m, n]` (init given; A as
+/// `[b, k, m]` and B as `[b, n, k]` with `lay.a_km` / `lay.b_nk`) that computes each product
+/// with `body` on rank-reduced slices; an `scf.forall` with `par`.
+#[allow(clippy::too_many_arguments)]
+fn batch_loop(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k]: [i64; 4], par: bool, lay: Layout, body: impl FnOnce(&mut Emitter, [&str; 3]) -> String) -> String {
+    let ([a0, a1], [b0, b1]) = (if lay.a_km { [k, m] } else { [m, k] }, if lay.b_nk { [n, k] } else { [k, n] });
+    let (at, bt, ct) = (TensorType::new(d, [b, a0, a1]), TensorType::new(d, [b, b0, b1]), TensorType::new(d, [b, m, n]));
+    let (a2, b2, c2) = (TensorType::new(d, [a0, a1]), TensorType::new(d, [b0, b1]), TensorType::new(d, [m, n]));
     let (bi, acc, res) = (e.fresh(), e.fresh(), e.fresh());
     if par {
         e.raw_line(format!("{res} = scf.forall ({bi}) in ({b}) shared_outs({acc} = {init}) -> ({ct}) {{"));
@@ -320,8 +369,8 @@ fn batch_loop(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k]:
         e.raw_line(format!("{res} = scf.for {bi} = {c0} to {cb} step {c1} iter_args({acc} = {init}) -> ({ct}) {{"));
     }
     e.depth += 1;
-    let x = e.op(format!("tensor.extract_slice {a}[{bi}, 0, 0] [1, {m}, {k}] [1, 1, 1] : {at} to {a2}"));
-    let y = e.op(format!("tensor.extract_slice {bb}[{bi}, 0, 0] [1, {k}, {n}] [1, 1, 1] : {bt} to {b2}"));
+    let x = e.op(format!("tensor.extract_slice {a}[{bi}, 0, 0] [1, {a0}, {a1}] [1, 1, 1] : {at} to {a2}"));
+    let y = e.op(format!("tensor.extract_slice {bb}[{bi}, 0, 0] [1, {b0}, {b1}] [1, 1, 1] : {bt} to {b2}"));
     let z = e.op(format!("tensor.extract_slice {acc}[{bi}, 0, 0] [1, {m}, {n}] [1, 1, 1] : {ct} to {c2}"));
     let p = body(e, [&x, &y, &z]);
     let into = format!("{p} into {acc}[{bi}, 0, 0] [1, {m}, {n}] [1, 1, 1] : {c2} into {ct}");
@@ -352,7 +401,7 @@ pub fn matmul_into(e: &mut Emitter, d: DType, l: &str, r: &str, init: &str, [m, 
     if (plan.mp, plan.np) != (m, n) {
         return None;
     }
-    Some(tiled(e, d, [l, r, init], [1, m, n, k], Layout { batched: false, b_nk: false }, &plan, false))
+    Some(tiled(e, d, [l, r, init], [1, m, n, k], Layout::PLAIN, &plan, false))
 }
 
 /// The panel width of the tiled product `[m, k] x [k, n]` when it could take B already packed
@@ -428,7 +477,7 @@ pub fn matmul_of(e: &mut Emitter, d: DType, l3: &str, r3: &str, [b, m, n, k]: [i
     match plan {
         Some(plan) => {
             let init = e.empty(&o3t);
-            tiled(e, d, [l3, r3, &init], [b, m, n, k], Layout { batched, b_nk: false }, &plan, true)
+            tiled(e, d, [l3, r3, &init], [b, m, n, k], Layout { batched, ..Layout::PLAIN }, &plan, true)
         }
         None => {
             let z = e.scalar(d, zero_lit(d));

@@ -41,7 +41,10 @@ pub const MR: i64 = 8;
 /// Measured (1024^3 f32, one core of this machine, FMA peak ~205-225 GFLOP/s): blocks
 /// 64 x 256 x 128 on the operands in place (notes/mlir-cpu/td_mm.mlir), ~108 GFLOP/s; B
 /// packed in 32-column panels with 128-row blocks of A and K blocks of 256 (a 32 KB panel
-/// slice stays in L1 while 16 register blocks pass over it), ~130-140 GFLOP/s.
+/// slice stays in L1 while 16 register blocks pass over it), ~130-140 GFLOP/s. On the
+/// Zen 5 machine of 2026-12-01 23:10 ([`MB_TARGET_BYTES`], [`KB_MAX`]): short row blocks
+/// over whole K (the A block stays in L1/L2, the contiguous packed panels stream) beat
+/// that by 10-20% on one core.
 pub fn choose(d: DType, m: i64, n: i64, k: i64) -> Option<Plan> {
     // Narrow products (N up to half a panel: a convolution's 16 output features, a
     // classifier's 10 classes) use one-vector panels instead of padding N to two vectors,
@@ -58,11 +61,24 @@ pub fn choose(d: DType, m: i64, n: i64, k: i64) -> Option<Plan> {
         return None;
     }
     let (mp, np) = (round_up(m, MR), round_up(n, nr));
-    // The largest multiple of 8 up to 128 that divides M; K blocks up to 256 (0: one block).
-    let mb = (1..=16).rev().map(|q| q * MR).find(|mb| mp % mb == 0)?;
-    let kb = if k <= 256 { 0 } else { (16..=256).rev().find(|kb| k % kb == 0).unwrap_or(0) };
+    let target = MB_TARGET_BYTES / d.size() as i64;
+    // The multiple of 8 up to 128 dividing M that is nearest the target; K blocks up to
+    // KB_MAX (0: one block).
+    let mb = (1..=16).map(|q| q * MR).filter(|mb| mp % mb == 0).min_by_key(|&mb| ((mb - target).abs(), -mb))?;
+    let kb = if k <= KB_MAX { 0 } else { (16..=KB_MAX).rev().find(|kb| k % kb == 0).unwrap_or(0) };
     Some(Plan { mp, np, mb, kb, nr })
 }
+
+/// The row block a product's steps aim for, in bytes of one column of it (32 f32 rows, 16
+/// f64 rows per `mb x nr x k` step). One core, process CPU per call, min of 15-40 alternated
+/// calls (load 6-10), 128-row blocks with K blocks of 256 before: 1024^3 f64 25.9-27.9 ->
+/// 20.2-22.2 ms (16 rows, one K block), f32 10.8-11.6 -> 10.2-10.5 ms (32 rows);
+/// 4096x64x4096 18.0 -> 14.8 ms; 256x784x512 1.12 -> 1.05 ms; 256x512x784 1.16 -> 1.08 ms.
+pub const MB_TARGET_BYTES: i64 = 128;
+
+/// The largest K block (a K up to this is one block: the accumulators stay in registers
+/// over all of K).
+pub const KB_MAX: i64 = 1024;
 
 /// Multiply-adds from which a tiled product runs its blocks on several threads (256^3, about
 /// 0.1 ms on one core): below, the OpenMP fork and join is not reliably repaid. It costs a
@@ -227,26 +243,28 @@ mod tests {
     #[test]
     fn tile_choice() {
         let plan = |mp, np, mb, kb, nr| Some(Plan { mp, np, mb, kb, nr });
-        assert_eq!(choose(DType::F32, 1024, 1024, 1024), plan(1024, 1024, 128, 256, 32));
-        assert_eq!(choose(DType::F64, 1024, 1024, 1024), plan(1024, 1024, 128, 256, 16));
-        assert_eq!(choose(DType::F32, 96, 96, 100), plan(96, 96, 96, 0, 32));
-        assert_eq!(choose(DType::F32, 64, 64, 64), plan(64, 64, 64, 0, 32));
-        assert_eq!(choose(DType::F32, 1000, 1024, 1024), plan(1000, 1024, 40, 256, 32));
-        assert_eq!(choose(DType::F32, 200, 96, 320), plan(200, 96, 40, 160, 32));
+        // Row blocks nearest 32 f32 / 16 f64 rows; K blocks only above 1024.
+        assert_eq!(choose(DType::F32, 1024, 1024, 1024), plan(1024, 1024, 32, 0, 32));
+        assert_eq!(choose(DType::F64, 1024, 1024, 1024), plan(1024, 1024, 16, 0, 16));
+        assert_eq!(choose(DType::F32, 96, 96, 100), plan(96, 96, 32, 0, 32));
+        assert_eq!(choose(DType::F32, 64, 64, 64), plan(64, 64, 32, 0, 32));
+        assert_eq!(choose(DType::F32, 1000, 1024, 1024), plan(1000, 1024, 40, 0, 32));
+        assert_eq!(choose(DType::F32, 200, 96, 4000), plan(200, 96, 40, 1000, 32));
+        assert_eq!(choose(DType::F32, 64, 64, 2048), plan(64, 64, 32, 1024, 32));
         // Ragged M and N are padded to multiples of 8 and NR.
-        assert_eq!(choose(DType::F32, 1001, 1024, 1024), plan(1008, 1024, 112, 256, 32));
-        assert_eq!(choose(DType::F32, 1024, 1000, 1024), plan(1024, 1024, 128, 256, 32));
-        assert_eq!(choose(DType::F64, 512, 784, 256), plan(512, 784, 128, 0, 16));
-        assert_eq!(choose(DType::F32, 256, 784, 512), plan(256, 800, 128, 256, 32));
+        assert_eq!(choose(DType::F32, 1001, 1024, 1024), plan(1008, 1024, 24, 0, 32));
+        assert_eq!(choose(DType::F32, 1024, 1000, 1024), plan(1024, 1024, 32, 0, 32));
+        assert_eq!(choose(DType::F64, 512, 784, 256), plan(512, 784, 16, 0, 16));
+        assert_eq!(choose(DType::F32, 256, 784, 512), plan(256, 800, 32, 0, 32));
         // Narrow products: one-vector panels (16 f32, 8 f64 columns).
-        assert_eq!(choose(DType::F32, 64, 10, 512), plan(64, 16, 64, 256, 16));
-        assert_eq!(choose(DType::F32, 32768, 16, 144), plan(32768, 16, 128, 0, 16));
-        assert_eq!(choose(DType::F64, 256, 8, 256), plan(256, 8, 128, 0, 8));
-        assert_eq!(choose(DType::F32, 64, 17, 512), plan(64, 32, 64, 256, 32));
+        assert_eq!(choose(DType::F32, 64, 10, 512), plan(64, 16, 32, 0, 16));
+        assert_eq!(choose(DType::F32, 32768, 16, 144), plan(32768, 16, 32, 0, 16));
+        assert_eq!(choose(DType::F64, 256, 8, 256), plan(256, 8, 16, 0, 8));
+        assert_eq!(choose(DType::F32, 64, 17, 512), plan(64, 32, 32, 0, 32));
         assert_eq!(choose(DType::F32, 8, 16, 16), None);
         // Integers: i32/u32 in f32's panels, i64 in f64's; bool and u8 products stay on loops.
-        assert_eq!(choose(DType::I32, 1024, 1024, 1024), plan(1024, 1024, 128, 256, 32));
-        assert_eq!(choose(DType::I64, 1024, 1024, 1024), plan(1024, 1024, 128, 256, 16));
+        assert_eq!(choose(DType::I32, 1024, 1024, 1024), plan(1024, 1024, 32, 0, 32));
+        assert_eq!(choose(DType::I64, 1024, 1024, 1024), plan(1024, 1024, 16, 0, 16));
         assert_eq!(choose(DType::U8, 1024, 1024, 1024), None);
     }
 
