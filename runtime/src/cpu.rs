@@ -340,7 +340,7 @@ impl Executor for CpuExecutor {
             }
             if log_compiles() {
                 let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-                eprintln!("[quabla] LLVM JIT (O{level}) {:.2} ms for @{entry} on {threads} threads, cpu {:.2} ms (link {:.2} ms)", ms(t_jit.elapsed()), cpu_ms() - c_jit, ms(t_link.elapsed()));
+                eprintln!("[quabla] LLVM JIT (O{level}) {:.2} ms for @{entry} on {threads} threads, cpu {:.2} ms (link {:.2} ms{})", ms(t_jit.elapsed()), cpu_ms() - c_jit, ms(t_link.elapsed()), if needs_utils { ", with memrefCopy" } else { "" });
             }
             let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
             return Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, guarded, engine: Engine::Orc(jit).counted() }));
@@ -359,13 +359,14 @@ impl Executor for CpuExecutor {
             }
             if log_compiles() {
                 eprintln!(
-                    "[quabla] LLVM JIT (O{level}) {:.2} ms for @{entry}, cpu {:.2} ms (translate {:.2}, optimize {:.2}, codegen {:.2}, link {link_ms:.2} ms; object {} bytes)",
+                    "[quabla] LLVM JIT (O{level}) {:.2} ms for @{entry}, cpu {:.2} ms (translate {:.2}, optimize {:.2}, codegen {:.2}, link {link_ms:.2} ms; object {} bytes{})",
                     t_jit.elapsed().as_secs_f64() * 1e3,
                     cpu_ms() - c_jit,
                     ph.translate,
                     ph.optimize,
                     ph.codegen,
-                    obj.len()
+                    obj.len(),
+                    if needs_utils { ", with memrefCopy" } else { "" }
                 );
             }
             // SAFETY: the packed interface has signature void(void**).
