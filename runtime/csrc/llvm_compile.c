@@ -126,11 +126,10 @@ static int add_packed_wrapper(LLVMModuleRef m, LLVMContextRef ctx, const char *n
 }
 
 /* Passes `args` (space-separated LLVM command-line options, e.g. "-disable-lsr") to LLVM's
- * option parser, once per process (QUABLA_LLVM_ARGS, for experiments). */
+ * option parser (QUABLA_LLVM_ARGS); the caller calls it once per process, before the first
+ * compile (runtime/src/llvm_compile.rs `set_args`). */
 void quabla_llvm_set_args(const char *args) {
-  static int done;
-  if (done || !args) return;
-  done = 1;
+  if (!args) return;
   char *copy = strdup(args);
   if (!copy) return;
   const char *argv[64] = {"quabla"};
@@ -178,7 +177,6 @@ int quabla_llvm_compile(void *op, int opt, const char *passes, int level, const 
     size_t n = strlen(wrap) + 64;
     *err = malloc(n);
     if (*err) strcat(strcat(strcpy(*err, "no function "), wrap), " to wrap in the LLVM module");
-    give_machine(level, tm);
     goto done;
   }
   double t1 = now_ms();
@@ -196,7 +194,6 @@ int quabla_llvm_compile(void *op, int opt, const char *passes, int level, const 
     char *msg = LLVMGetErrorMessage(e);
     *err = strdup(msg);
     LLVMDisposeErrorMessage(msg);
-    give_machine(level, tm);
     goto done;
   }
   double t2 = now_ms();
@@ -205,10 +202,8 @@ int quabla_llvm_compile(void *op, int opt, const char *passes, int level, const 
   if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMObjectFile, &msg, &buf)) {
     *err = strdup(msg ? msg : "code generation failed");
     LLVMDisposeMessage(msg);
-    give_machine(level, tm);
     goto done;
   }
-  give_machine(level, tm);
   *len = LLVMGetBufferSize(buf);
   *obj = malloc(*len ? *len : 1);
   if (!*obj) {
@@ -222,6 +217,7 @@ int quabla_llvm_compile(void *op, int opt, const char *passes, int level, const 
   ms[1] = t2 - t1;
   ms[2] = now_ms() - t2;
 done:
+  if (tm) give_machine(level, tm);
   LLVMDisposeModule(m);
   LLVMContextDispose(ctx);
   return rc;

@@ -259,15 +259,13 @@ fn cache_key(cm: &CpuModule, entry: &str, level: usize, host: bool) -> String {
     unsafe { LLVMGetVersion(&mut major, &mut minor, &mut patch) };
     let llvm = format!("{major}.{minor}.{patch}");
     let (cpu, features) = if host { host_target().clone() } else { (String::new(), String::new()) };
+    // How LLVM compiles: levels, pipeline and options (crate::llvm_compile).
+    let levels = crate::llvm_compile::Levels::of(level);
     let level = level.to_string();
     // The loops tag_loops splits follow the thread policy, which the text does not show.
     let par = crate::parallel::policy_key(cm);
-    let mut parts: Vec<&[u8]> = vec![cm.text.as_bytes(), cm.pipeline.as_bytes(), entry.as_bytes(), level.as_bytes(), cpu.as_bytes(), features.as_bytes(), llvm.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes(), par.as_bytes()];
-    // How LLVM compiles: levels, pipeline and options (crate::llvm_compile).
-    let levels = crate::llvm_compile::Levels::of(level.parse().unwrap_or(0));
     let tuned = if engine_path() { "engine".to_string() } else { format!("{}/{}/{}/{}", levels.opt, levels.codegen, crate::llvm_compile::passes_override().unwrap_or(""), crate::llvm_compile::llvm_args()) };
-    parts.push(tuned.as_bytes());
-    objcache::key(&parts)
+    objcache::key(&[cm.text.as_bytes(), cm.pipeline.as_bytes(), entry.as_bytes(), level.as_bytes(), cpu.as_bytes(), features.as_bytes(), llvm.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes(), par.as_bytes(), tuned.as_bytes()])
 }
 
 impl Executor for CpuExecutor {
@@ -325,10 +323,18 @@ impl Executor for CpuExecutor {
         let needs_utils = calls_runtime(&module);
         let flags = objcache::Flags { guarded, needs_utils };
         let threads = compile_threads().min(chunks.len());
-        if threads >= 2 {
-            let objs = compile_partitioned(ctx, &module, &chunks, threads, level, entry)?;
+        if threads >= 2 || !engine_path() {
+            // Objects (one, or one per partition with the entry's first), linked like cached ones.
+            let (objs, how) = if threads >= 2 {
+                (compile_partitioned(ctx, &module, &chunks, threads, level, entry)?, format!(" on {threads} threads"))
+            } else {
+                let ciface = format!("_mlir_ciface_{entry}");
+                let (obj, ph) = crate::llvm_compile::compile_object(module.as_operation().to_raw(), crate::llvm_compile::Levels::of(level), Some(&ciface)).map_err(|e| RuntimeError::Compile(format!("LLVM rejected the module: {e}")))?;
+                let how = format!(" (translate {:.2}, optimize {:.2}, codegen {:.2} ms; object {} bytes)", ph.translate, ph.optimize, ph.codegen, obj.len());
+                (vec![obj], how)
+            };
             let t_link = std::time::Instant::now();
-            let (jit, sym) = load_objects(&objs, &name).map_err(|e| RuntimeError::Compile(format!("linking the compiled partitions: {e}")))?;
+            let (jit, sym) = load_objects(&objs, &name).map_err(|e| RuntimeError::Compile(format!("linking the compiled program: {e}")))?;
             if let Some(dir) = dump_dir() {
                 for (k, o) in objs.iter().enumerate() {
                     let file = if k == 0 { format!("{entry}.o") } else { format!("{entry}.part{k}.o") };
@@ -340,34 +346,7 @@ impl Executor for CpuExecutor {
             }
             if log_compiles() {
                 let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-                eprintln!("[quabla] LLVM JIT (O{level}) {:.2} ms for @{entry} on {threads} threads, cpu {:.2} ms (link {:.2} ms{})", ms(t_jit.elapsed()), cpu_ms() - c_jit, ms(t_link.elapsed()), if needs_utils { ", with memrefCopy" } else { "" });
-            }
-            let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
-            return Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, guarded, engine: Engine::Orc(jit).counted() }));
-        }
-        if !engine_path() {
-            let ciface = format!("_mlir_ciface_{entry}");
-            let (obj, ph) = crate::llvm_compile::compile_object(module.as_operation().to_raw(), crate::llvm_compile::Levels::of(level), Some(&ciface)).map_err(|e| RuntimeError::Compile(format!("LLVM rejected the module: {e}")))?;
-            let t_link = std::time::Instant::now();
-            let (jit, sym) = load_objects(std::slice::from_ref(&obj), &name).map_err(|e| RuntimeError::Compile(format!("linking the compiled program: {e}")))?;
-            let link_ms = t_link.elapsed().as_secs_f64() * 1e3;
-            if let Some(dir) = dump_dir() {
-                let _ = std::fs::write(std::path::Path::new(&dir).join(format!("{entry}.o")), &obj);
-            }
-            if let Some((dir, key)) = &cache {
-                objcache::store(dir, key, flags, std::slice::from_ref(&obj));
-            }
-            if log_compiles() {
-                eprintln!(
-                    "[quabla] LLVM JIT (O{level}) {:.2} ms for @{entry}, cpu {:.2} ms (translate {:.2}, optimize {:.2}, codegen {:.2}, link {link_ms:.2} ms; object {} bytes{})",
-                    t_jit.elapsed().as_secs_f64() * 1e3,
-                    cpu_ms() - c_jit,
-                    ph.translate,
-                    ph.optimize,
-                    ph.codegen,
-                    obj.len(),
-                    if needs_utils { ", with memrefCopy" } else { "" }
-                );
+                eprintln!("[quabla] LLVM JIT (O{level}) {:.2} ms for @{entry}{how}, cpu {:.2} ms (link {:.2} ms{})", ms(t_jit.elapsed()), cpu_ms() - c_jit, ms(t_link.elapsed()), if needs_utils { ", with memrefCopy" } else { "" });
             }
             // SAFETY: the packed interface has signature void(void**).
             let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
@@ -606,8 +585,8 @@ fn compile_part(m: SendModule, level: usize, lookup: &str, declared: &[String], 
 }
 
 /// Compiles `module`, whose long functions were outlined into `chunks`, on `threads` threads:
-/// split into as many parts ([`split_module`]), each translated, optimised and compiled by
-/// its own ExecutionEngine (LLVM contexts are independent), returning the parts' objects
+/// split into as many parts ([`split_module`]), each translated, optimised and compiled on its
+/// own thread ([`compile_part`]: LLVM contexts are independent), returning the parts' objects
 /// (part 0, with the entry point, first) for [`load_objects`] to link into one program.
 fn compile_partitioned<'c>(ctx: &'c Context, module: &MlirModule<'c>, chunks: &[String], threads: usize, level: usize, entry: &str) -> Result<Vec<Vec<u8>>, RuntimeError> {
     let t = std::time::Instant::now();

@@ -102,8 +102,8 @@ pub const PAR_MATMUL_WORK: i64 = 1 << 24;
 /// `QUABLA_NUM_THREADS=1` is the remedy there.
 pub const PAR_LOOP_WORK: i64 = 1 << 23;
 
-/// The least work units an iteration counts for (so that every loop of 2^20 iterations is
-/// split).
+/// The least work units an iteration counts for (so that every loop of 2^18 iterations is
+/// split: [`PAR_LOOP_WORK`] / 32).
 pub const PAR_LOOP_MIN_COST: i64 = 32;
 
 /// Iterations below which a generic stays on one thread whatever its body costs (about 50 us
