@@ -7,7 +7,8 @@
 //! powi(x, 1), convert/reshape/transpose/broadcast/slice that change nothing,
 //! reshape(reshape x), transpose(transpose x) (perms composed), the transpose of a
 //! dot_general's only use that swaps its lhs and rhs free dims (the product with its operands
-//! swapped: autodiff writes weight gradients as `(dz^T h)^T`), broadcast of a splat
+//! swapped: autodiff writes weight gradients as `(dz^T h)^T`), a dot_general of a transposed
+//! operand (the transpose's only use) as a product of the untransposed one, broadcast of a splat
 //! constant (a splat of the result shape), select with a splat predicate, and reductions
 //! over no dims. Float `x + 0.0 -> x` treats -0.0 + 0.0 as -0.0 (the sign of a zero may
 //! differ from IEEE), as XLA's simplifier does; every other rule is exact.
@@ -153,6 +154,55 @@ fn swapped_dot(op: &Op, perm: &[i64], d: Option<&Op>, f: &Func, uses: &HashMap<V
     Some(n)
 }
 
+/// `dot_general(transpose(x), y)` (or of a transposed `y`) as a `dot_general` of `x` itself,
+/// its batch and contracting dims mapped through the perm, when the transpose is that
+/// operand's only use and keeps the operand's free dims in their order (so the product's
+/// result is the same array): `x @ W.T`, `a.T @ b`, attention's `q @ swapaxes(k, -1, -2)`. The
+/// lowering reads `[n, k]` right and `[k, m]` left operands in place, so the transposed copy
+/// goes away (it cost more than the product for `64 x 1024 @ (256 x 1024).T`).
+fn dot_of_transposed(op: &Op, dims: &DotDims, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usize>) -> Option<Op> {
+    // The transpose of `v` (single use) and its perm.
+    let transposed = |v: Value| -> Option<(Value, &Vec<i64>)> {
+        let d = defs.get(&v)?;
+        match &d.kind {
+            OpKind::Layout(LayoutOp::Transpose { perm }) if uses.get(&v).copied() == Some(1) => Some((d.operands[0], perm)),
+            _ => None,
+        }
+    };
+    // `batch` and `contract` (dims of the transposed operand) as dims of its source, when the
+    // perm keeps the free dims in order.
+    let through = |perm: &[i64], batch: &[i64], contract: &[i64]| -> Option<(Vec<i64>, Vec<i64>)> {
+        let free: Vec<i64> = DotDims::free(perm.len(), batch, contract).iter().map(|&i| perm[i as usize]).collect();
+        if free.windows(2).any(|w| w[0] > w[1]) {
+            return None;
+        }
+        let map = |ds: &[i64]| ds.iter().map(|&i| perm[i as usize]).collect();
+        Some((map(batch), map(contract)))
+    };
+    let mut n = op.clone();
+    let mut nd = dims.clone();
+    let mut changed = false;
+    if let Some((src, perm)) = transposed(op.operands[0]) {
+        if let Some((b, c)) = through(perm, &dims.lhs_batching_dimensions, &dims.lhs_contracting_dimensions) {
+            (nd.lhs_batching_dimensions, nd.lhs_contracting_dimensions) = (b, c);
+            n.operands[0] = src;
+            changed = true;
+        }
+    }
+    if let Some((src, perm)) = transposed(op.operands[1]) {
+        if let Some((b, c)) = through(perm, &dims.rhs_batching_dimensions, &dims.rhs_contracting_dimensions) {
+            (nd.rhs_batching_dimensions, nd.rhs_contracting_dimensions) = (b, c);
+            n.operands[1] = src;
+            changed = true;
+        }
+    }
+    if !changed {
+        return None;
+    }
+    n.kind = OpKind::Dot(DotOp::DotGeneral { dims: nd });
+    Some(n)
+}
+
 /// The splat constant `v` holds: a splat `quabla.constant`, or a layout op (broadcast,
 /// reshape, transpose) of one.
 fn splat_of<'a>(consts: &'a HashMap<Value, Literal>, defs: &'a HashMap<Value, Op>, v: Value) -> Option<&'a Literal> {
@@ -238,6 +288,11 @@ fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Va
                 return Fold::Keep(n);
             }
             if let Some(n) = swapped_dot(&op, perm, def(op.operands[0]), f, uses) {
+                return Fold::Keep(n);
+            }
+        }
+        OpKind::Dot(DotOp::DotGeneral { dims }) => {
+            if let Some(n) = dot_of_transposed(&op, dims, defs, uses) {
                 return Fold::Keep(n);
             }
         }

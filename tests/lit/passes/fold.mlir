@@ -98,3 +98,38 @@ func.func @transposed_dot_kept(%a: tensor<4x3xf32>, %b: tensor<4x5xf32>, %c: ten
   %3 = "quabla.transpose"(%2) {perm = array<i64: 2, 1, 0>} : (tensor<2x3x6xf32>) -> tensor<6x3x2xf32>
   return %1, %0, %3 : tensor<5x3xf32>, tensor<3x5xf32>, tensor<6x3x2xf32>
 }
+
+// -----
+
+// A product of a transposed operand (the transpose's only use) reads the operand itself, its
+// dims mapped through the perm: `x @ W.T`, `a.T @ b`, a batched `q @ swapaxes(k)`.
+// CHECK-LABEL: func.func @dot_of_transposed
+// CHECK-NOT: quabla.transpose
+// CHECK: "quabla.dot_general"(%arg0, %arg1) {lhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, rhs_batching_dimensions = array<i64>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+// CHECK: "quabla.dot_general"(%arg2, %arg0) {lhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 0>, rhs_batching_dimensions = array<i64>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<2x5xf32>, tensor<2x3xf32>) -> tensor<5x3xf32>
+// CHECK: "quabla.dot_general"(%arg3, %arg4) {lhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_batching_dimensions = array<i64: 0>, rhs_contracting_dimensions = array<i64: 2>} : (tensor<2x3x4xf32>, tensor<2x6x4xf32>) -> tensor<2x3x6xf32>
+func.func @dot_of_transposed(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>, %a: tensor<2x5xf32>, %q: tensor<2x3x4xf32>, %k: tensor<2x6x4xf32>) -> (tensor<2x4xf32>, tensor<5x3xf32>, tensor<2x3x6xf32>) {
+  %0 = "quabla.transpose"(%w) {perm = array<i64: 1, 0>} : (tensor<4x3xf32>) -> tensor<3x4xf32>
+  %1 = "quabla.dot_general"(%x, %0) {lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  %2 = "quabla.transpose"(%a) {perm = array<i64: 1, 0>} : (tensor<2x5xf32>) -> tensor<5x2xf32>
+  %3 = "quabla.dot_general"(%2, %x) {lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<5x2xf32>, tensor<2x3xf32>) -> tensor<5x3xf32>
+  %4 = "quabla.transpose"(%k) {perm = array<i64: 0, 2, 1>} : (tensor<2x6x4xf32>) -> tensor<2x4x6xf32>
+  %5 = "quabla.dot_general"(%q, %4) {lhs_batching_dimensions = array<i64: 0>, rhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<2x3x4xf32>, tensor<2x4x6xf32>) -> tensor<2x3x6xf32>
+  return %1, %3, %5 : tensor<2x4xf32>, tensor<5x3xf32>, tensor<2x3x6xf32>
+}
+
+// -----
+
+// Kept: a transpose with another use, and one that reorders the free dims (the result would
+// be a different array).
+// CHECK-LABEL: func.func @dot_of_transposed_kept
+// CHECK-COUNT-2: "quabla.transpose"
+// CHECK-NOT: "quabla.transpose"
+func.func @dot_of_transposed_kept(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>, %y: tensor<5x6x3xf32>) -> (tensor<2x4xf32>, tensor<3x4xf32>, tensor<6x5xf32>) {
+  %0 = "quabla.transpose"(%w) {perm = array<i64: 1, 0>} : (tensor<4x3xf32>) -> tensor<3x4xf32>
+  %1 = "quabla.dot_general"(%x, %0) {lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  %2 = "quabla.transpose"(%y) {perm = array<i64: 1, 0, 2>} : (tensor<5x6x3xf32>) -> tensor<6x5x3xf32>
+  %v = "quabla.constant"() {value = dense<1.0> : tensor<3xf32>} : () -> tensor<3xf32>
+  %3 = "quabla.dot_general"(%2, %v) {lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 2>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<6x5x3xf32>, tensor<3xf32>) -> tensor<6x5xf32>
+  return %1, %0, %3 : tensor<2x4xf32>, tensor<3x4xf32>, tensor<6x5xf32>
+}
