@@ -96,10 +96,9 @@ np.save(OUT, np.concatenate([mm.ravel(), ew.numpy().ravel()]))
 """
 
 
-def test_large_programs_on_one_and_two_compiled_threads(tmp_path):
-    # QUABLA_NUM_THREADS is read once per process: one subprocess per thread count. Large
-    # matmuls and loops run as OpenMP loops on two threads; every result matches NumPy and
-    # the matmul and elementwise results are the same bytes on one and two threads.
+def _on_one_and_two_threads(tmp_path, program):
+    """The array `program` saves to OUT, run in one subprocess per thread count
+    (QUABLA_NUM_THREADS is read once per process)."""
     import os
     import subprocess
     import sys
@@ -108,10 +107,17 @@ def test_large_programs_on_one_and_two_compiled_threads(tmp_path):
     for n in ("1", "2"):
         out = tmp_path / f"t{n}.npy"
         env = dict(os.environ, QUABLA_NUM_THREADS=n, QUABLA_CACHE="0")
-        r = subprocess.run([sys.executable, "-c", f"OUT = {str(out)!r}\n" + _PARALLEL_PROGRAM], env=env, capture_output=True, text=True, timeout=600)
+        r = subprocess.run([sys.executable, "-c", f"OUT = {str(out)!r}\n" + program], env=env, capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stderr
         outs.append(np.load(out))
-    assert outs[0].tobytes() == outs[1].tobytes()
+    return outs
+
+
+def test_large_programs_on_one_and_two_compiled_threads(tmp_path):
+    # Large matmuls and loops run as OpenMP loops on two threads; every result matches NumPy
+    # and the matmul and elementwise results are the same bytes on one and two threads.
+    one, two = _on_one_and_two_threads(tmp_path, _PARALLEL_PROGRAM)
+    assert one.tobytes() == two.tobytes()
 
 
 def test_bad_thread_count_warns_and_uses_the_default():
@@ -149,15 +155,5 @@ def test_linear_algebra_kernels_on_one_and_two_threads(tmp_path):
     # The LU, Cholesky and triangular-solve kernels split their large GEMMs by columns over
     # the OpenMP team (quabla_interp::linalg::parallel): results match NumPy and are the same
     # bytes on one and two threads.
-    import os
-    import subprocess
-    import sys
-
-    outs = []
-    for n in ("1", "2"):
-        out = tmp_path / f"l{n}.npy"
-        env = dict(os.environ, QUABLA_NUM_THREADS=n, QUABLA_CACHE="0")
-        r = subprocess.run([sys.executable, "-c", f"OUT = {str(out)!r}\n" + _LINALG_PROGRAM], env=env, capture_output=True, text=True, timeout=600)
-        assert r.returncode == 0, r.stderr
-        outs.append(np.load(out))
-    assert outs[0].tobytes() == outs[1].tobytes()
+    one, two = _on_one_and_two_threads(tmp_path, _LINALG_PROGRAM)
+    assert one.tobytes() == two.tobytes()
