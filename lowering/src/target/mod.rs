@@ -94,6 +94,14 @@ pub struct Plan {
     pub kb: i64,
     /// Columns of a packed B panel.
     pub nr: i64,
+    /// K block of the micro-panel path (0: the path above). When set, the lowering also packs
+    /// A, into `[mp / 8, k, 8]` micro-panels, and blocks K itself: per block of `kc` it loops
+    /// over blocks of `mc` rows, the panels, then the row block's micro-panels, and each
+    /// tagged op is one `8 x nr x kc` product of a contiguous A micro-panel (read through a
+    /// transposed lhs map) and a panel slice (`mb` and `kb` are unused then).
+    pub kc: i64,
+    /// Rows per block of the micro-panel path (a multiple of 8 dividing `mp`).
+    pub mc: i64,
 }
 
 /// One tagged matmul (an `MB x NR x K` product over a packed B panel) and its tiling.
