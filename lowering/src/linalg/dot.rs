@@ -228,9 +228,10 @@ const MR: i64 = crate::target::cpu::tiling::MR;
 /// `kc x nr`, stays in L1 while the micro-panels pass over it, the row block's `mc x kc`
 /// slice of packed A in L2 while the panels pass). The broadcasts of A come from contiguous
 /// memory (8 elements per step of K) instead of 8 rows `k` elements apart: on this Xeon the
-/// in-place rows of A, 4 KB apart at K = 1024, fall into one L1 set. The first K block zeroes
-/// each output block (with `zero`; else it accumulates into `init`), the others
-/// accumulate. A ragged N computes an `m x np` product whose leading `n` columns are C.
+/// in-place rows of A, 4 KB apart at K = 1024, fall into one L1 set. Each `mc x nr` output
+/// block is computed in a contiguous buffer, zeroed first (with `zero`; else a copy of the
+/// block of `init`), and copied into C after its last K block. A ragged N computes an
+/// `m x np` product whose leading `n` columns are C.
 #[allow(clippy::too_many_arguments)]
 fn micro_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [i64; 3], plan: &Plan, tag: usize, par: bool, lay: Layout, zero: bool) -> String {
     let (mc, kc, nr) = (plan.mc, plan.kc, plan.nr);
@@ -244,8 +245,8 @@ fn micro_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [
     let maps = "indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>]";
     let rows = m / mc;
     // One K block at `pc` into the row block's `mc x nr` block `cs` of panel `jo`: its
-    // micro-panels, each zeroed first with `fill`.
-    let kblock = |e: &mut Emitter, pc: &str, jo: &str, io: &str, cs: &str, fill: bool, tag: usize| -> String {
+    // micro-panels.
+    let kblock = |e: &mut Emitter, pc: &str, jo: &str, io: &str, cs: &str| -> String {
         let pan = e.op(format!("tensor.extract_slice {bp}[{jo}, {pc}, 0] [1, {kc}, {nr}] [1, 1, 1] : {bpt} to {pant}"));
         let (c0, cmr, cmc) = (e.index(0), e.index(MR), e.index(mc));
         let (ir, cb, res) = (e.fresh(), e.fresh(), e.fresh());
@@ -254,25 +255,11 @@ fn micro_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [
         let row = e.op(format!("arith.addi {io}, {ir} : index"));
         let q = e.op(format!("arith.divui {row}, {cmr} : index"));
         let ablk = e.op(format!("tensor.extract_slice {ap}[{q}, {pc}, 0] [1, {kc}, {MR}] [1, 1, 1] : {apt} to {abt}"));
-        let mut c8 = e.op(format!("tensor.extract_slice {cb}[{ir}, 0] [{MR}, {nr}] [1, 1] : {cst} to {c8t}"));
-        if fill {
-            let z = e.scalar(d, zero_lit(d));
-            c8 = e.op(format!("linalg.fill ins({z} : {d}) outs({c8} : {c8t}) -> {c8t}"));
-        }
+        let c8 = e.op(format!("tensor.extract_slice {cb}[{ir}, 0] [{MR}, {nr}] [1, 1] : {cst} to {c8t}"));
         let p = e.op(format!("linalg.matmul {maps} {{quabla.tile = {tag} : i64}} ins({ablk}, {pan} : {abt}, {pant}) outs({c8} : {c8t}) -> {c8t}"));
         let ins = e.op(format!("tensor.insert_slice {p} into {cb}[{ir}, 0] [{MR}, {nr}] [1, 1] : {c8t} into {cst}"));
         end_for(e, &ins, &cst);
         res
-    };
-    // With `zero` the first K block is peeled (it zeroes the blocks), the rest loop.
-    let (from, tag2) = if zero && kc < k {
-        let t = e.tiles.len();
-        e.tiles.push(MatmulTile { tag: t, kb: 0, nr });
-        (kc, t)
-    } else if zero {
-        (kc, tag)
-    } else {
-        (0, tag)
     };
     let c0 = if w == 0 { init.to_string() } else { e.empty(&ct) };
     let acc = pair_loop(e, par && rows * no >= 2, &c0, [rows, no], mc, &ct, |e, io, jo, acc| {
@@ -280,21 +267,25 @@ fn micro_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [
         let j = e.op(format!("arith.muli {jo}, {cnr} : index"));
         let slot = e.op(format!("tensor.extract_slice {acc}[{io}, {j}] [{mc}, {nr}] [1, 1] : {ct} to {cst}"));
         // The block is computed in a contiguous buffer (rows nr elements apart, not n: C's
-        // rows 4 KB apart at n = 1024 f32 fall into one L1 set) and copied into C once.
-        let mut cs = e.empty(&cst);
-        if !zero {
-            cs = e.op(format!("linalg.copy ins({slot} : {cst}) outs({cs} : {cst}) -> {cst}"));
-        }
-        if zero {
+        // rows 4 KB apart at n = 1024 f32 fall into one L1 set), zeroed or a copy of C's
+        // block, and copied into C once. (One loop over the K blocks, not a peeled first
+        // block that zeroes: one register-block kernel per product for LLVM to compile.)
+        let buf = e.empty(&cst);
+        let mut cs = if zero {
+            let z = e.scalar(d, zero_lit(d));
+            e.op(format!("linalg.fill ins({z} : {d}) outs({buf} : {cst}) -> {cst}"))
+        } else {
+            e.op(format!("linalg.copy ins({slot} : {cst}) outs({buf} : {cst}) -> {cst}"))
+        };
+        if kc == k {
             let pc = e.index(0);
-            cs = kblock(e, &pc, jo, io, &cs, true, tag);
-        }
-        if from < k {
-            let (cf, ck, ckc) = (e.index(from), e.index(k), e.index(kc));
+            cs = kblock(e, &pc, jo, io, &cs);
+        } else {
+            let (cf, ck, ckc) = (e.index(0), e.index(k), e.index(kc));
             let (pc, cc, res) = (e.fresh(), e.fresh(), e.fresh());
             e.raw_line(format!("{res} = scf.for {pc} = {cf} to {ck} step {ckc} iter_args({cc} = {cs}) -> ({cst}) {{"));
             e.depth += 1;
-            let r = kblock(e, &pc, jo, io, &cc, false, tag2);
+            let r = kblock(e, &pc, jo, io, &cc);
             end_for(e, &r, &cst);
             cs = res;
         }

@@ -20,7 +20,11 @@
 //! leading `m` rows), a ragged N peels the last panel (B's last columns packed into a
 //! zero-padded panel, whose blocks are computed apart and their leading columns inserted into
 //! C: no padded copy of B or C), blocks divide the padded extents; only bool, u8 and very
-//! small products stay on the loop path. Each output block is zeroed where it is computed. Integer
+//! small products stay on the loop path. Each output block is zeroed where it is computed.
+//! Products of at least [`MICRO_MIN_PANELS`] panels take the micro-panel path instead when
+//! K has a block that fits L1 ([`micro_blocks`], `Plan::kc`): A packed into 8-row
+//! micro-panels, K blocked by the lowering, each tagged op one `8 x NR x kc` register block
+//! (crate::linalg::dot::micro_matmul); its blocks derive from the host's caches. Integer
 //! products (i32/u32 in 16-lane, i64 in 8-lane vectors) run the same script: the contraction
 //! becomes wrapping `muli`/`addi` outer products, exact like the loop path.
 use std::fmt::Write;
