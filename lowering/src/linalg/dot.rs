@@ -125,7 +125,7 @@ impl Layout {
 /// the blocks of each product are.
 fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], lay: Layout, plan: &Plan, zero: bool) -> String {
     let tag = e.tiles.len();
-    e.tiles.push(MatmulTile { tag, kb: if plan.kc > 0 { 0 } else { plan.kb }, nr: plan.nr });
+    e.tiles.push(MatmulTile { tag, kb: if plan.micro(lay.a_km) { 0 } else { plan.kb }, nr: plan.nr });
     let threads = e.threads();
     let par = threads > 1 && e.cg.target.parallel_matmul(plan.mp, plan.np, k.saturating_mul(b), threads);
     if lay.batched {
@@ -164,7 +164,7 @@ fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: 
         let r = packed_matmul(e, d, [&ap, b, &cp], [mp, n, k], &Plan { mp, ..*plan }, tag, par, lay, true);
         return e.op(format!("tensor.extract_slice {r}[0, 0] [{m}, {n}] [1, 1] : {} to {}", TensorType::new(d, [mp, n]), TensorType::new(d, [m, n])));
     }
-    if plan.kc > 0 {
+    if plan.micro(lay.a_km) {
         return micro_matmul(e, d, [a, b, init], [m, n, k], plan, tag, par, lay, zero);
     }
     let (full, w) = (n / nr, n % nr);
@@ -219,7 +219,7 @@ fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: 
 /// Rows of an A micro-panel (the register block's rows, crate::tiling::MR).
 const MR: i64 = crate::target::cpu::tiling::MR;
 
-/// `C = A B` on the micro-panel path (`plan.kc > 0`; A `m x k` with `m` a multiple of the
+/// `C = A B` on the micro-panel path (`Plan::micro`; A `m x k` with `m` a multiple of the
 /// row block, B `k x n`): B packed into `[n/nr, k, nr]` panels ([`pack_b`], the last one
 /// zero-padded), A into `[m/8, k, 8]` micro-panels ([`pack_a`]), then per K block of `kc`:
 /// over blocks of `mc` rows and the panels (one `scf.forall` over the pairs with `par`),

@@ -102,6 +102,18 @@ pub struct Plan {
     pub kc: i64,
     /// Rows per block of the micro-panel path (a multiple of 8 dividing `mp`).
     pub mc: i64,
+    /// Whether the micro-panel path is taken (`kc > 0` given) with A laid out `[m, k]`
+    /// (`alias[0]`) and `[k, m]` (`alias[1]`): where A's rows in place would fall into few
+    /// cache sets (the target's judgement), else A is read in place.
+    pub alias: [bool; 2],
+}
+
+impl Plan {
+    /// Whether the product takes the micro-panel path with A given as `[k, m]` (`a_km`) or
+    /// `[m, k]`.
+    pub fn micro(&self, a_km: bool) -> bool {
+        self.kc > 0 && self.alias[usize::from(a_km)]
+    }
 }
 
 /// One tagged matmul (an `MB x NR x K` product over a packed B panel) and its tiling.

@@ -76,7 +76,8 @@ pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches) -> Option<Plan> {
     let mb = (1..=16).map(|q| q * MR).filter(|mb| mp % mb == 0).min_by_key(|&mb| ((mb - target).abs(), -mb))?;
     let kb = if k <= KB_MAX { 0 } else { (16..=KB_MAX).rev().find(|kb| k % kb == 0).unwrap_or(0) };
     let (kc, mc) = micro_blocks(d.size() as i64, mp, np, k, nr, c);
-    Some(Plan { mp, np, mb, kb, nr, kc, mc })
+    let alias = if kc == 0 { [false; 2] } else { [rows_alias(k * d.size() as i64, c), rows_alias(mp * d.size() as i64, c)] };
+    Some(Plan { mp, np, mb, kb, nr, kc, mc, alias })
 }
 
 /// The host's L1 data and L2 cache sizes in bytes (Linux sysfs of cpu0; 32 KB and 1 MB when
@@ -84,7 +85,7 @@ pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches) -> Option<Plan> {
 pub fn host_caches() -> Caches {
     static C: std::sync::OnceLock<Caches> = std::sync::OnceLock::new();
     *C.get_or_init(|| {
-        let mut c = Caches { l1d: 32 << 10, l2: 1 << 20 };
+        let mut c = Caches { l1d: 32 << 10, l2: 1 << 20, l1_span: 4096 };
         let dir = "/sys/devices/system/cpu/cpu0/cache";
         for i in 0..8 {
             let read = |f: &str| std::fs::read_to_string(format!("{dir}/index{i}/{f}")).ok().map(|s| s.trim().to_string());
@@ -94,7 +95,13 @@ pub fn host_caches() -> Caches {
                 None => size.strip_suffix('M').and_then(|mb| mb.parse::<i64>().ok()).map(|x| x << 20),
             };
             match (level.as_str(), ty.as_str(), bytes) {
-                ("1", "Data", Some(b)) => c.l1d = b,
+                ("1", "Data", Some(b)) => {
+                    c.l1d = b;
+                    let num = |f: &str| read(f).and_then(|v| v.parse::<i64>().ok());
+                    if let (Some(sets), Some(line)) = (num("number_of_sets"), num("coherency_line_size")) {
+                        c.l1_span = sets * line;
+                    }
+                }
                 ("2", "Unified", Some(b)) => c.l2 = b,
                 _ => {}
             }
@@ -108,6 +115,23 @@ pub fn host_caches() -> Caches {
 pub struct Caches {
     pub l1d: i64,
     pub l2: i64,
+    /// Bytes from which addresses fall into the same L1 set again (sets x line size).
+    pub l1_span: i64,
+}
+
+/// Whether the 8 rows of a register block, `stride` bytes apart in place, fall into fewer
+/// than 8 L1 sets (then the micro-panel path packs A, `Plan::alias`). Measured (this Xeon,
+/// one core, CPU min, alternated, load 3-5): 1024^3 f32 (rows 4 KB apart: one set) in place
+/// 16.1-17.8 ms, packed 15.0-16.7 ms; f64 (8 KB) 36.9-52.8 -> 32.6-38.3 ms; where rows
+/// spread over 8 sets the packing of A costs about what it saves (256x784x512 f32 1.41-1.51
+/// in place against 1.45-1.58 ms, 4096x64x4096 16.7-17.0 against 16.2-18.8 ms).
+pub fn rows_alias(stride: i64, c: Caches) -> bool {
+    let line = 64;
+    let sets = (c.l1_span / line).max(1);
+    let mut seen: Vec<i64> = (0..MR).map(|r| (r * stride / line) % sets).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    (seen.len() as i64) < MR
 }
 
 /// Panels from which A is packed ([`micro_blocks`]): the packing copies `m x k` elements once
@@ -319,8 +343,8 @@ mod tests {
     #[test]
     fn tile_choice() {
         // Caches without room for the micro-panel path: the in-place plans.
-        let choose = |d, m, n, k| choose_for(d, m, n, k, Caches { l1d: 0, l2: 0 });
-        let plan = |mp, np, mb, kb, nr| Some(Plan { mp, np, mb, kb, nr, kc: 0, mc: 0 });
+        let choose = |d, m, n, k| choose_for(d, m, n, k, Caches { l1d: 0, l2: 0, l1_span: 4096 });
+        let plan = |mp, np, mb, kb, nr| Some(Plan { mp, np, mb, kb, nr, kc: 0, mc: 0, alias: [false; 2] });
         // Row blocks nearest 32 f32 / 16 f64 rows; K blocks only above 1024.
         assert_eq!(choose(DType::F32, 1024, 1024, 1024), plan(1024, 1024, 32, 0, 32));
         assert_eq!(choose(DType::F64, 1024, 1024, 1024), plan(1024, 1024, 16, 0, 16));
@@ -350,8 +374,8 @@ mod tests {
     fn micro_panel_choice() {
         // This Xeon (48 KB L1d, 2 MB L2): K blocks of 256 f32 (a 32 KB panel slice and an 8 KB
         // A micro-panel in L1), row blocks of 64 rows (1024 x 64 of packed A: 256 KB of L2).
-        let xeon = Caches { l1d: 48 << 10, l2: 2 << 20 };
-        let zen4 = Caches { l1d: 32 << 10, l2: 1 << 20 };
+        let xeon = Caches { l1d: 48 << 10, l2: 2 << 20, l1_span: 4096 };
+        let zen4 = Caches { l1d: 32 << 10, l2: 1 << 20, l1_span: 4096 };
         assert_eq!(micro_blocks(4, 1024, 1024, 1024, 32, xeon), (256, 64));
         assert_eq!(micro_blocks(8, 1024, 1024, 1024, 16, xeon), (256, 64));
         assert_eq!(micro_blocks(4, 1024, 1024, 1024, 32, zen4), (128, 64));
@@ -368,7 +392,16 @@ mod tests {
         assert_eq!(micro_blocks(4, 256, 96, 512, 32, xeon), (0, 0));
         assert_eq!(micro_blocks(4, 256, 128, 512, 32, xeon), (256, 64));
         let p = choose_for(DType::F32, 1024, 1024, 1024, xeon).unwrap();
-        assert_eq!((p.kc, p.mc, p.nr), (256, 64, 32));
+        assert_eq!((p.kc, p.mc, p.nr, p.micro(false), p.micro(true)), (256, 64, 32, true, true));
+        // A packed only where its rows in place share L1 sets: 4 KB rows (one set), 2 KB
+        // (two); not 3136-byte rows (784 f32) or 256-byte ones (64 f32).
+        assert!(rows_alias(4096, xeon) && rows_alias(8192, xeon) && rows_alias(2048, xeon));
+        assert!(!rows_alias(3136, xeon) && !rows_alias(256, xeon) && !rows_alias(4000, xeon));
+        // 256 x 784 A in place (3136-byte rows) or as [784, 256] (1 KB rows: four sets).
+        let p = choose_for(DType::F32, 256, 512, 784, xeon).unwrap();
+        assert!(p.kc > 0 && !p.micro(false) && p.micro(true));
+        let p = choose_for(DType::F32, 784, 512, 256, xeon).unwrap();
+        assert!(p.micro(false) && !p.micro(true));
     }
 
     #[test]
