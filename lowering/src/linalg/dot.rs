@@ -358,8 +358,8 @@ fn pair_loop(e: &mut Emitter, par: bool, init: &str, [rows, cols]: [i64; 2], mb:
     e.depth += 1;
     let into = body(e, &io, &jo, &acc2);
     let ins = e.op(format!("tensor.insert_slice {into}"));
-    end_for(e, &ins, &ct);
-    end_for(e, &res2, &ct);
+    end_for(e, &ins, ct);
+    end_for(e, &res2, ct);
     res
 }
 
