@@ -148,6 +148,15 @@ fn tiled_matmuls_match_the_interpreter() {
         (vec![3, 64, 64], vec![3, 64, 16], bdims(&[0], &[1], &[1]), true),
         (vec![2, 50, 30], vec![2, 41, 50], bdims(&[0], &[1], &[2]), true),
         (vec![2, 3, 40, 40], vec![2, 3, 40, 32], bdims(&[0, 1], &[2], &[2]), true),
+        // The micro-panel path (A packed into 8-row micro-panels, K blocked by the lowering;
+        // crate::tiling::micro_blocks and rows_alias: at least 4 panels, A's rows in place
+        // 1, 2 or 4 KB apart): several K blocks (K 512 / 640 in blocks that fit L1),
+        // ragged M (padded) and N (an m x np product), A as [k, m], B as [n, k], batched.
+        (vec![64, 512], vec![512, 128], mm(), true),
+        (vec![100, 512], vec![512, 150], mm(), true),
+        (vec![640, 256], vec![640, 200], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, true),
+        (vec![48, 512], vec![136, 512], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1], rhs_contracting_dimensions: vec![1] }, true),
+        (vec![2, 40, 512], vec![2, 512, 160], batched(), true),
         // Too small to pay: the loop path.
         (vec![8, 8], vec![8, 16], mm(), false),
     ];
@@ -244,6 +253,8 @@ fn parallel_matmuls_match_the_interpreter_on_one_and_two_threads() {
         // lhs [k, m] read in place (the MLP's weight gradient x^T dz), divisible and ragged.
         (vec![256, 784], vec![256, 512], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }),
         (vec![300, 260], vec![300, 230], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }),
+        // The micro-panel path with several K blocks, ragged M and N (A packed by threads).
+        (vec![204, 1024], vec![1024, 330], mm()),
     ];
     for d in [DType::F32, DType::F64] {
         for (ls, rs, dims) in &cases {

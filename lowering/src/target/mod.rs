@@ -94,6 +94,26 @@ pub struct Plan {
     pub kb: i64,
     /// Columns of a packed B panel.
     pub nr: i64,
+    /// K block of the micro-panel path (0: the path above). When set, the lowering also packs
+    /// A, into `[mp / 8, k, 8]` micro-panels, and blocks K itself: per block of `kc` it loops
+    /// over blocks of `mc` rows, the panels, then the row block's micro-panels, and each
+    /// tagged op is one `8 x nr x kc` product of a contiguous A micro-panel (read through a
+    /// transposed lhs map) and a panel slice (`mb` and `kb` are unused then).
+    pub kc: i64,
+    /// Rows per block of the micro-panel path (a multiple of 8 dividing `mp`).
+    pub mc: i64,
+    /// Whether the micro-panel path is taken (`kc > 0` given) with A laid out `[m, k]`
+    /// (`alias[0]`) and `[k, m]` (`alias[1]`): where A's rows in place would fall into few
+    /// cache sets (the target's judgement), else A is read in place.
+    pub alias: [bool; 2],
+}
+
+impl Plan {
+    /// Whether the product takes the micro-panel path with A given as `[k, m]` (`a_km`) or
+    /// `[m, k]`.
+    pub fn micro(&self, a_km: bool) -> bool {
+        self.kc > 0 && self.alias[usize::from(a_km)]
+    }
 }
 
 /// One tagged matmul (an `MB x NR x K` product over a packed B panel) and its tiling.

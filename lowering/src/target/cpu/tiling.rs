@@ -20,7 +20,11 @@
 //! leading `m` rows), a ragged N peels the last panel (B's last columns packed into a
 //! zero-padded panel, whose blocks are computed apart and their leading columns inserted into
 //! C: no padded copy of B or C), blocks divide the padded extents; only bool, u8 and very
-//! small products stay on the loop path. Each output block is zeroed where it is computed. Integer
+//! small products stay on the loop path. Each output block is zeroed where it is computed.
+//! Products of at least [`MICRO_MIN_PANELS`] panels take the micro-panel path instead when
+//! K has a block that fits L1 ([`micro_blocks`], `Plan::kc`): A packed into 8-row
+//! micro-panels, K blocked by the lowering, each tagged op one `8 x NR x kc` register block
+//! (crate::linalg::dot::micro_matmul); its blocks derive from the host's caches. Integer
 //! products (i32/u32 in 16-lane, i64 in 8-lane vectors) run the same script: the contraction
 //! becomes wrapping `muli`/`addi` outer products, exact like the loop path.
 use std::fmt::Write;
@@ -46,6 +50,11 @@ pub const MR: i64 = 8;
 /// over whole K (the A block stays in L1/L2, the contiguous packed panels stream) beat
 /// that by 10-20% on one core.
 pub fn choose(d: DType, m: i64, n: i64, k: i64) -> Option<Plan> {
+    choose_for(d, m, n, k, host_caches())
+}
+
+/// [`choose`] for a CPU with caches `c` (the micro-panel blocking, [`micro_blocks`]).
+pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches) -> Option<Plan> {
     // Narrow products (N up to half a panel: a convolution's 16 output features, a
     // classifier's 10 classes) use one-vector panels instead of padding N to two vectors,
     // which would double their work.
@@ -66,7 +75,98 @@ pub fn choose(d: DType, m: i64, n: i64, k: i64) -> Option<Plan> {
     // KB_MAX (0: one block).
     let mb = (1..=16).map(|q| q * MR).filter(|mb| mp % mb == 0).min_by_key(|&mb| ((mb - target).abs(), -mb))?;
     let kb = if k <= KB_MAX { 0 } else { (16..=KB_MAX).rev().find(|kb| k % kb == 0).unwrap_or(0) };
-    Some(Plan { mp, np, mb, kb, nr })
+    let (kc, mc) = micro_blocks(d.size() as i64, mp, np, k, nr, c);
+    let alias = if kc == 0 { [false; 2] } else { [rows_alias(k * d.size() as i64, c), rows_alias(mp * d.size() as i64, c)] };
+    Some(Plan { mp, np, mb, kb, nr, kc, mc, alias })
+}
+
+/// The host's L1 data and L2 cache sizes in bytes (Linux sysfs of cpu0; 32 KB and 1 MB when
+/// it does not say).
+pub fn host_caches() -> Caches {
+    static C: std::sync::OnceLock<Caches> = std::sync::OnceLock::new();
+    *C.get_or_init(|| {
+        let mut c = Caches { l1d: 32 << 10, l2: 1 << 20, l1_span: 4096 };
+        let dir = "/sys/devices/system/cpu/cpu0/cache";
+        for i in 0..8 {
+            let read = |f: &str| std::fs::read_to_string(format!("{dir}/index{i}/{f}")).ok().map(|s| s.trim().to_string());
+            let (Some(level), Some(ty), Some(size)) = (read("level"), read("type"), read("size")) else { continue };
+            let bytes = match size.strip_suffix('K') {
+                Some(kb) => kb.parse::<i64>().ok().map(|x| x << 10),
+                None => size.strip_suffix('M').and_then(|mb| mb.parse::<i64>().ok()).map(|x| x << 20),
+            };
+            match (level.as_str(), ty.as_str(), bytes) {
+                ("1", "Data", Some(b)) => {
+                    c.l1d = b;
+                    let num = |f: &str| read(f).and_then(|v| v.parse::<i64>().ok());
+                    if let (Some(sets), Some(line)) = (num("number_of_sets"), num("coherency_line_size")) {
+                        c.l1_span = sets * line;
+                    }
+                }
+                ("2", "Unified", Some(b)) => c.l2 = b,
+                _ => {}
+            }
+        }
+        c
+    })
+}
+
+/// Per-core cache sizes the micro-panel blocking derives from ([`micro_blocks`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caches {
+    pub l1d: i64,
+    pub l2: i64,
+    /// Bytes from which addresses fall into the same L1 set again (sets x line size).
+    pub l1_span: i64,
+}
+
+/// Whether the 8 rows of a register block, `stride` bytes apart in place, fall into fewer
+/// than 8 L1 sets (then the micro-panel path packs A, `Plan::alias`). Measured (this Xeon,
+/// one core, CPU min, alternated, load 3-5): 1024^3 f32 (rows 4 KB apart: one set) in place
+/// 16.1-17.8 ms, packed 15.0-16.7 ms; f64 (8 KB) 36.9-52.8 -> 32.6-38.3 ms; where rows
+/// spread over 8 sets the packing of A costs about what it saves (256x784x512 f32 1.41-1.51
+/// in place against 1.45-1.58 ms, 4096x64x4096 16.7-17.0 against 16.2-18.8 ms).
+pub fn rows_alias(stride: i64, c: Caches) -> bool {
+    let line = 64;
+    let sets = (c.l1_span / line).max(1);
+    let mut seen: Vec<i64> = (0..MR).map(|r| (r * stride / line) % sets).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    (seen.len() as i64) < MR
+}
+
+/// Panels from which A is packed ([`micro_blocks`]): the packing copies `m x k` elements once
+/// for `n / nr` panel passes over them.
+pub const MICRO_MIN_PANELS: i64 = 4;
+
+/// The most rows of a micro-panel row block: each row of its output block is one stream of
+/// the copy into C (rows `n` elements apart), and the hardware prefetchers follow a few
+/// dozen. Measured (Xeon of 2026-12-02, one core, CPU min): 4096x64x4096 f32 at 32 / 64 /
+/// 128 / 256 rows 15.8 / 16.7 / 21.6 / 22.1 ms (in-place path 17.4 ms); at 1024^3 32 to 128
+/// rows are within noise.
+pub const MICRO_MAX_ROWS: i64 = 64;
+
+/// The micro-panel path's K block and row block (`Plan::kc`, `Plan::mc`) for an `mp x k`
+/// A of `size`-byte elements against `np / nr` panels of `nr` columns, from the host's
+/// caches: a K block whose panel slice (`kc x nr`) and A micro-panel (`kc x 8`) fit L1 (the
+/// panel slice stays there while the row block's micro-panels pass over it); a row block of
+/// at most [`MICRO_MAX_ROWS`] rows whose `mc x k` slice of packed A fills at most half of L2
+/// (it stays there while the panels pass). The K block is K when it fits,
+/// else the largest divisor of K that fits, at least 64; the row block the largest multiple
+/// of 8 dividing `mp` within both bounds. (0, 0) keeps the in-place path: narrow products
+/// (fewer than [`MICRO_MIN_PANELS`] panels; packing A would cost more than it saves, e.g.
+/// 256x512x10 f32 0.036 -> 0.055 ms) and K without such a divisor.
+pub fn micro_blocks(size: i64, mp: i64, np: i64, k: i64, nr: i64, c: Caches) -> (i64, i64) {
+    if np < MICRO_MIN_PANELS * nr {
+        return (0, 0);
+    }
+    let kmax = c.l1d / ((nr + MR) * size);
+    let kc = if k <= kmax { k } else { (64..=kmax).rev().find(|kc| k % kc == 0).unwrap_or(0) };
+    if kc == 0 {
+        return (0, 0);
+    }
+    let rows = (c.l2 / 2 / (k * size)).min(MICRO_MAX_ROWS).max(MR);
+    let mc = (1..=mp / MR).rev().map(|q| q * MR).find(|mc| mp % mc == 0 && *mc <= rows).unwrap_or(MR);
+    (kc, mc)
 }
 
 /// The row block a product's steps aim for, in bytes of one column of it (32 f32 rows, 16
@@ -242,7 +342,9 @@ mod tests {
 
     #[test]
     fn tile_choice() {
-        let plan = |mp, np, mb, kb, nr| Some(Plan { mp, np, mb, kb, nr });
+        // Caches without room for the micro-panel path: the in-place plans.
+        let choose = |d, m, n, k| choose_for(d, m, n, k, Caches { l1d: 0, l2: 0, l1_span: 4096 });
+        let plan = |mp, np, mb, kb, nr| Some(Plan { mp, np, mb, kb, nr, kc: 0, mc: 0, alias: [false; 2] });
         // Row blocks nearest 32 f32 / 16 f64 rows; K blocks only above 1024.
         assert_eq!(choose(DType::F32, 1024, 1024, 1024), plan(1024, 1024, 32, 0, 32));
         assert_eq!(choose(DType::F64, 1024, 1024, 1024), plan(1024, 1024, 16, 0, 16));
@@ -266,6 +368,40 @@ mod tests {
         assert_eq!(choose(DType::I32, 1024, 1024, 1024), plan(1024, 1024, 32, 0, 32));
         assert_eq!(choose(DType::I64, 1024, 1024, 1024), plan(1024, 1024, 16, 0, 16));
         assert_eq!(choose(DType::U8, 1024, 1024, 1024), None);
+    }
+
+    #[test]
+    fn micro_panel_choice() {
+        // This Xeon (48 KB L1d, 2 MB L2): K blocks of 256 f32 (a 32 KB panel slice and an 8 KB
+        // A micro-panel in L1), row blocks of 64 rows (1024 x 64 of packed A: 256 KB of L2).
+        let xeon = Caches { l1d: 48 << 10, l2: 2 << 20, l1_span: 4096 };
+        let zen4 = Caches { l1d: 32 << 10, l2: 1 << 20, l1_span: 4096 };
+        assert_eq!(micro_blocks(4, 1024, 1024, 1024, 32, xeon), (256, 64));
+        assert_eq!(micro_blocks(8, 1024, 1024, 1024, 16, xeon), (256, 64));
+        assert_eq!(micro_blocks(4, 1024, 1024, 1024, 32, zen4), (128, 64));
+        // K that fits is one block; K without a divisor in [64, bound] keeps the in-place path.
+        assert_eq!(micro_blocks(4, 4096, 4096, 64, 32, xeon), (64, 64));
+        assert_eq!(micro_blocks(4, 256, 512, 784, 32, xeon), (196, 64));
+        assert_eq!(micro_blocks(4, 256, 512, 1031, 32, xeon), (0, 0));
+        // A large K shrinks the row block to keep its slice of packed A in half of L2; rows
+        // stay a multiple of 8 dividing M.
+        assert_eq!(micro_blocks(4, 1024, 1024, 8192, 32, xeon), (256, 32));
+        assert_eq!(micro_blocks(4, 1000, 1000, 1000, 32, xeon), (250, 40));
+        // Narrow products keep A in place.
+        assert_eq!(micro_blocks(4, 256, 16, 512, 16, xeon), (0, 0));
+        assert_eq!(micro_blocks(4, 256, 96, 512, 32, xeon), (0, 0));
+        assert_eq!(micro_blocks(4, 256, 128, 512, 32, xeon), (256, 64));
+        let p = choose_for(DType::F32, 1024, 1024, 1024, xeon).unwrap();
+        assert_eq!((p.kc, p.mc, p.nr, p.micro(false), p.micro(true)), (256, 64, 32, true, true));
+        // A packed only where its rows in place share L1 sets: 4 KB rows (one set), 2 KB
+        // (two); not 3136-byte rows (784 f32) or 256-byte ones (64 f32).
+        assert!(rows_alias(4096, xeon) && rows_alias(8192, xeon) && rows_alias(2048, xeon));
+        assert!(!rows_alias(3136, xeon) && !rows_alias(256, xeon) && !rows_alias(4000, xeon));
+        // 256 x 784 A in place (3136-byte rows) or as [784, 256] (1 KB rows: four sets).
+        let p = choose_for(DType::F32, 256, 512, 784, xeon).unwrap();
+        assert!(p.kc > 0 && !p.micro(false) && p.micro(true));
+        let p = choose_for(DType::F32, 784, 512, 256, xeon).unwrap();
+        assert!(p.micro(false) && !p.micro(true));
     }
 
     #[test]
