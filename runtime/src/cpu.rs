@@ -264,7 +264,7 @@ fn cache_key(cm: &CpuModule, entry: &str, level: usize, host: bool) -> String {
     let level = level.to_string();
     // The loops tag_loops splits follow the thread policy, which the text does not show.
     let par = crate::parallel::policy_key(cm);
-    let tuned = if engine_path() { "engine".to_string() } else { format!("{}/{}/{}/{}", levels.opt, levels.codegen, crate::llvm_compile::passes_override().unwrap_or(""), crate::llvm_compile::llvm_args()) };
+    let tuned = if engine_path() { "engine".to_string() } else { format!("{}/{}/{}/{}/x{}", levels.opt, levels.codegen, crate::llvm_compile::passes_override().unwrap_or(""), crate::llvm_compile::llvm_args(), crate::llvm_compile::loop_extract()) };
     objcache::key(&[cm.text.as_bytes(), cm.pipeline.as_bytes(), entry.as_bytes(), level.as_bytes(), cpu.as_bytes(), features.as_bytes(), llvm.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes(), par.as_bytes(), tuned.as_bytes()])
 }
 
@@ -330,7 +330,7 @@ impl Executor for CpuExecutor {
             } else {
                 let ciface = format!("_mlir_ciface_{entry}");
                 let (obj, ph) = crate::llvm_compile::compile_object(module.as_operation().to_raw(), crate::llvm_compile::Levels::of(level), Some(&ciface)).map_err(|e| RuntimeError::Compile(format!("LLVM rejected the module: {e}")))?;
-                let how = format!(" (translate {:.2}, optimize {:.2}, codegen {:.2} ms; object {} bytes)", ph.translate, ph.optimize, ph.codegen, obj.len());
+                let how = format!(" (translate {:.2}, optimize {:.2}, codegen {:.2} ms; object {} bytes; {} loops extracted)", ph.translate, ph.optimize, ph.codegen, obj.len(), ph.extracted);
                 (vec![obj], how)
             };
             let t_link = std::time::Instant::now();
@@ -565,7 +565,11 @@ fn compile_part(m: SendModule, level: usize, lookup: &str, declared: &[String], 
         // SAFETY: the module is alive and used by this thread only (see SendModule).
         let op = unsafe { mlir_sys::mlirModuleGetOperation(m.0) };
         let wrap = (k == 0).then(|| format!("_mlir_ciface_{entry}"));
-        return crate::llvm_compile::compile_object(op, crate::llvm_compile::Levels::of(level), wrap.as_deref()).map(|(obj, _)| obj).map_err(|e| format!("part {k}: {e}"));
+        let (obj, ph) = crate::llvm_compile::compile_object(op, crate::llvm_compile::Levels::of(level), wrap.as_deref()).map_err(|e| format!("part {k}: {e}"))?;
+        if log_compiles() {
+            eprintln!("[quabla] part {k}: translate {:.2}, optimize {:.2}, codegen {:.2} ms; object {} bytes; {} loops extracted", ph.translate, ph.optimize, ph.codegen, obj.len(), ph.extracted);
+        }
+        return Ok(obj);
     }
     // SAFETY: the module is alive and used by this thread only (see SendModule).
     let engine = unsafe { mlir_sys::mlirExecutionEngineCreate(m.0, level as i32, 0, std::ptr::null(), true, true) };
