@@ -3,8 +3,7 @@
 //! error return), `memrefCopy` (csrc/memref_copy.c, so no LLVM library is loaded at run time)
 //! the object loader of the persistent compile cache (csrc/objload.c, LLVM-C ORC) and the
 //! OpenMP runtime's loader (csrc/openmp.c, for parallel loops) and the LLVM compile path
-//! (csrc/llvm_compile.c: translation, passes and code generation without the ExecutionEngine;
-//! csrc/loop_extract.cpp, the loop extractor it runs first),
+//! (csrc/llvm_compile.c: translation, passes and code generation without the ExecutionEngine),
 //! against the LLVM headers of `MLIR_SYS_220_PREFIX`.
 fn main() {
     println!("cargo:rerun-if-changed=csrc/alloc_guard.c");
@@ -12,7 +11,6 @@ fn main() {
     println!("cargo:rerun-if-changed=csrc/memref_copy.c");
     println!("cargo:rerun-if-changed=csrc/openmp.c");
     println!("cargo:rerun-if-changed=csrc/llvm_compile.c");
-    println!("cargo:rerun-if-changed=csrc/loop_extract.cpp");
     println!("cargo:rerun-if-env-changed=MLIR_SYS_220_PREFIX");
     let prefix = std::env::var("MLIR_SYS_220_PREFIX").unwrap_or_else(|_| "/usr/lib/llvm-22".to_string());
     cc::Build::new()
@@ -25,19 +23,4 @@ fn main() {
         .opt_level(2)
         .warnings(true)
         .compile("quabla_runtime_c");
-    // The loop extractor (csrc/loop_extract.cpp): LLVM's C++ API, compiled with the flags
-    // `llvm-config --cxxflags` gives (C++17, no exceptions).
-    cc::Build::new()
-        .cpp(true)
-        .file("csrc/loop_extract.cpp")
-        .include(format!("{prefix}/include"))
-        .flag("-std=c++17")
-        .flag("-fno-exceptions")
-        .define("_GNU_SOURCE", None)
-        .define("__STDC_CONSTANT_MACROS", None)
-        .define("__STDC_FORMAT_MACROS", None)
-        .define("__STDC_LIMIT_MACROS", None)
-        .opt_level(2)
-        .warnings(false)
-        .compile("quabla_runtime_cxx");
 }

@@ -125,8 +125,6 @@ static int add_packed_wrapper(LLVMModuleRef m, LLVMContextRef ctx, const char *n
   return 1;
 }
 
-unsigned quabla_extract_loops(LLVMModuleRef m, unsigned min_loops); /* csrc/loop_extract.cpp */
-
 /* Passes `args` (space-separated LLVM command-line options, e.g. "-disable-lsr") to LLVM's
  * option parser (QUABLA_LLVM_ARGS); the caller calls it once per process, before the first
  * compile (runtime/src/llvm_compile.rs `set_args`). */
@@ -146,10 +144,8 @@ void quabla_llvm_set_args(const char *args) {
  * generation level `level` (0..3): on success returns 0 and sets *obj (malloc'd, free with
  * quabla_llvm_free) and *len; on failure returns 1 and sets *err (malloc'd). `wrap` (or NULL)
  * names the function that gets a packed wrapper (it must be defined in the module). `ms`
- * receives the wall times of translation, optimisation and code generation. With `min_loops` > 0
- * (and `opt` > 0), the top-level loops of functions with at least that many become functions
- * of their own first (csrc/loop_extract.cpp); *extracted receives their number. */
-int quabla_llvm_compile(void *op, int opt, const char *passes, int level, const char *wrap, unsigned min_loops, unsigned *extracted, char **obj, size_t *len, char **err, double ms[3]) {
+ * receives the wall times of translation, optimisation and code generation. */
+int quabla_llvm_compile(void *op, int opt, const char *passes, int level, const char *wrap, char **obj, size_t *len, char **err, double ms[3]) {
   pthread_once(&init_once, init_native);
   if (init_failed) {
     *err = strdup("the native target is not available");
@@ -184,7 +180,6 @@ int quabla_llvm_compile(void *op, int opt, const char *passes, int level, const 
     goto done;
   }
   double t1 = now_ms();
-  *extracted = opt > 0 && min_loops > 0 ? quabla_extract_loops(m, min_loops) : 0;
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   /* As MLIR's ExecutionEngine (makeOptimizingTransformer): loop and SLP vectorisation,
    * unrolling and interleaving on. */

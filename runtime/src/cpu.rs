@@ -264,7 +264,7 @@ fn cache_key(cm: &CpuModule, entry: &str, level: usize, host: bool) -> String {
     let level = level.to_string();
     // The loops tag_loops splits follow the thread policy, which the text does not show.
     let par = crate::parallel::policy_key(cm);
-    let tuned = if engine_path() { "engine".to_string() } else { format!("{}/{}/{}/{}/x{}", levels.opt, levels.codegen, crate::llvm_compile::passes_override().unwrap_or(""), crate::llvm_compile::llvm_args(), crate::llvm_compile::loop_extract()) };
+    let tuned = if engine_path() { "engine".to_string() } else { format!("{}/{}/{}/{}", levels.opt, levels.codegen, crate::llvm_compile::passes_override().unwrap_or(""), crate::llvm_compile::llvm_args()) };
     objcache::key(&[cm.text.as_bytes(), cm.pipeline.as_bytes(), entry.as_bytes(), level.as_bytes(), cpu.as_bytes(), features.as_bytes(), llvm.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes(), par.as_bytes(), tuned.as_bytes()])
 }
 
@@ -330,7 +330,7 @@ impl Executor for CpuExecutor {
             } else {
                 let ciface = format!("_mlir_ciface_{entry}");
                 let (obj, ph) = crate::llvm_compile::compile_object(module.as_operation().to_raw(), crate::llvm_compile::Levels::of(level), Some(&ciface)).map_err(|e| RuntimeError::Compile(format!("LLVM rejected the module: {e}")))?;
-                let how = format!(" (translate {:.2}, optimize {:.2}, codegen {:.2} ms; object {} bytes; {} loops extracted)", ph.translate, ph.optimize, ph.codegen, obj.len(), ph.extracted);
+                let how = format!(" (translate {:.2}, optimize {:.2}, codegen {:.2} ms; object {} bytes)", ph.translate, ph.optimize, ph.codegen, obj.len());
                 (vec![obj], how)
             };
             let t_link = std::time::Instant::now();
@@ -567,7 +567,7 @@ fn compile_part(m: SendModule, level: usize, lookup: &str, declared: &[String], 
         let wrap = (k == 0).then(|| format!("_mlir_ciface_{entry}"));
         let (obj, ph) = crate::llvm_compile::compile_object(op, crate::llvm_compile::Levels::of(level), wrap.as_deref()).map_err(|e| format!("part {k}: {e}"))?;
         if log_compiles() {
-            eprintln!("[quabla] part {k}: translate {:.2}, optimize {:.2}, codegen {:.2} ms; object {} bytes; {} loops extracted", ph.translate, ph.optimize, ph.codegen, obj.len(), ph.extracted);
+            eprintln!("[quabla] part {k}: translate {:.2}, optimize {:.2}, codegen {:.2} ms; object {} bytes", ph.translate, ph.optimize, ph.codegen, obj.len());
         }
         return Ok(obj);
     }

@@ -6,7 +6,7 @@
 use std::ffi::{c_char, c_void, CStr, CString};
 
 unsafe extern "C" {
-    fn quabla_llvm_compile(op: *mut c_void, opt: i32, passes: *const c_char, level: i32, wrap: *const c_char, min_loops: u32, extracted: *mut u32, obj: *mut *mut c_char, len: *mut usize, err: *mut *mut c_char, ms: *mut f64) -> i32;
+    fn quabla_llvm_compile(op: *mut c_void, opt: i32, passes: *const c_char, level: i32, wrap: *const c_char, obj: *mut *mut c_char, len: *mut usize, err: *mut *mut c_char, ms: *mut f64) -> i32;
     fn quabla_llvm_free(p: *mut c_void);
     fn quabla_llvm_set_args(args: *const c_char);
 }
@@ -48,17 +48,6 @@ pub(crate) fn llvm_args() -> &'static str {
     A.get_or_init(|| std::env::var("QUABLA_LLVM_ARGS").unwrap_or_else(|_| DEFAULT_ARGS.to_string()))
 }
 
-/// Functions with at least this many top-level loops have each loop nest extracted into a
-/// noinline function of its own before LLVM's pipeline (csrc/loop_extract.cpp).
-const DEFAULT_LOOP_EXTRACT: u32 = 0;
-
-/// The loop-extraction threshold in force: `QUABLA_LOOP_EXTRACT=N` (0: never) or
-/// [`DEFAULT_LOOP_EXTRACT`]. Part of the compile cache's key.
-pub(crate) fn loop_extract() -> u32 {
-    static N: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *N.get_or_init(|| std::env::var("QUABLA_LOOP_EXTRACT").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(DEFAULT_LOOP_EXTRACT))
-}
-
 /// Parses [`llvm_args`] once per process, before the first compile (LLVM's options are
 /// process-wide).
 fn set_args() {
@@ -77,8 +66,6 @@ pub(crate) struct Phases {
     pub translate: f64,
     pub optimize: f64,
     pub codegen: f64,
-    /// Loops extracted into functions of their own ([`loop_extract`]).
-    pub extracted: u32,
 }
 
 /// Compiles the module operation `module` (LLVM dialect) at `levels` to object code; `wrap` names
@@ -90,10 +77,9 @@ pub(crate) fn compile_object(module: mlir_sys::MlirOperation, levels: Levels, wr
     let wrap = wrap.map(CString::new).transpose().map_err(|e| e.to_string())?;
     let (mut obj, mut len, mut err) = (std::ptr::null_mut(), 0usize, std::ptr::null_mut());
     let mut ms = [0f64; 3];
-    let mut extracted = 0u32;
     // SAFETY: the caller keeps the module operation alive for the call; out-parameters; the C side copies
     // nothing it keeps.
-    let rc = unsafe { quabla_llvm_compile(module.ptr, levels.opt.min(3) as i32, passes.as_ref().map_or(std::ptr::null(), |p| p.as_ptr()), levels.codegen.min(3) as i32, wrap.as_ref().map_or(std::ptr::null(), |w| w.as_ptr()), loop_extract(), &mut extracted, &mut obj, &mut len, &mut err, ms.as_mut_ptr()) };
+    let rc = unsafe { quabla_llvm_compile(module.ptr, levels.opt.min(3) as i32, passes.as_ref().map_or(std::ptr::null(), |p| p.as_ptr()), levels.codegen.min(3) as i32, wrap.as_ref().map_or(std::ptr::null(), |w| w.as_ptr()), &mut obj, &mut len, &mut err, ms.as_mut_ptr()) };
     if rc != 0 {
         let msg = if err.is_null() { "LLVM compilation failed".to_string() } else { unsafe { CStr::from_ptr(err) }.to_string_lossy().into_owned() };
         // SAFETY: malloc'd by the C side.
@@ -103,5 +89,5 @@ pub(crate) fn compile_object(module: mlir_sys::MlirOperation, levels: Levels, wr
     // SAFETY: `obj` holds `len` bytes, malloc'd by the C side and freed after the copy.
     let bytes = unsafe { std::slice::from_raw_parts(obj as *const u8, len) }.to_vec();
     unsafe { quabla_llvm_free(obj as *mut c_void) };
-    Ok((bytes, Phases { translate: ms[0], optimize: ms[1], codegen: ms[2], extracted }))
+    Ok((bytes, Phases { translate: ms[0], optimize: ms[1], codegen: ms[2] }))
 }
