@@ -565,7 +565,11 @@ fn compile_part(m: SendModule, level: usize, lookup: &str, declared: &[String], 
         // SAFETY: the module is alive and used by this thread only (see SendModule).
         let op = unsafe { mlir_sys::mlirModuleGetOperation(m.0) };
         let wrap = (k == 0).then(|| format!("_mlir_ciface_{entry}"));
-        return crate::llvm_compile::compile_object(op, crate::llvm_compile::Levels::of(level), wrap.as_deref()).map(|(obj, _)| obj).map_err(|e| format!("part {k}: {e}"));
+        let (obj, ph) = crate::llvm_compile::compile_object(op, crate::llvm_compile::Levels::of(level), wrap.as_deref()).map_err(|e| format!("part {k}: {e}"))?;
+        if log_compiles() {
+            eprintln!("[quabla] part {k}: translate {:.2}, optimize {:.2}, codegen {:.2} ms; object {} bytes", ph.translate, ph.optimize, ph.codegen, obj.len());
+        }
+        return Ok(obj);
     }
     // SAFETY: the module is alive and used by this thread only (see SendModule).
     let engine = unsafe { mlir_sys::mlirExecutionEngineCreate(m.0, level as i32, 0, std::ptr::null(), true, true) };

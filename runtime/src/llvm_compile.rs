@@ -39,7 +39,16 @@ pub(crate) fn passes_override() -> Option<&'static str> {
 /// instead of O2's 300. Measured on the GPT loss+grad (bench/cpu_table.py --only gpt): LLVM
 /// 6.9 -> 3.8 s of CPU (opt 2.9 -> 1.8 s, llc 4.0 -> 2.0 s, object 537 -> 363 KB), the
 /// steady state unchanged within the noise on every row (docs/performance.md, 2026-12-01).
-const DEFAULT_ARGS: &str = "-unroll-threshold=50";
+///
+/// On x86-64 also `-disable-lsr`: Loop Strength Reduction and its IV Users analysis were
+/// 24-33% of llc's time on these modules (`llc -time-passes`: a GPT chunk 0.23 -> 0.14 s, the
+/// layernorm grad 0.14 -> 0.09 s), while x86's addressing modes leave it little to gain: the
+/// loops it emits for the matmul kernels, row sums, softmax / layernorm grads, elementwise
+/// and the MLP differ by 0-5 instructions in 15-300 (emeraldrapids and znver5 alike), and the
+/// steady state (min CPU of one call, one thread, alternating processes) was unchanged within
+/// the noise (docs/performance.md, 2026-12-02). Other targets keep LSR (fewer addressing
+/// modes, where it matters more).
+const DEFAULT_ARGS: &str = if cfg!(target_arch = "x86_64") { "-unroll-threshold=50 -disable-lsr" } else { "-unroll-threshold=50" };
 
 /// The LLVM options in force: `QUABLA_LLVM_ARGS` (e.g. `-disable-lsr`; empty: none) or
 /// [`DEFAULT_ARGS`]. Part of the compile cache's key.
