@@ -26,11 +26,14 @@ pub struct Text<'e> {
     pub e: &'e mut Emitter,
     /// The SSA name of the last lookup table (one per kernel).
     table: Option<(usize, String)>,
+    /// Write a 2^k as `llvm.intr.ldexp` (set by a target whose LLVM backend lowers the
+    /// vector intrinsic to one instruction, crate::target::cpu on AVX-512 hosts).
+    pub ldexp: bool,
 }
 
 impl<'e> Text<'e> {
     pub fn new(e: &'e mut Emitter) -> Self {
-        Text { e, table: None }
+        Text { e, table: None, ldexp: false }
     }
 }
 
@@ -125,6 +128,15 @@ impl Builder for Text<'_> {
         };
         let i = self.e.op(format!("arith.index_cast {} : {} to index", index.0, index.1));
         (self.e.op(format!("tensor.extract {t}[{i}] : {ty}")), DType::F64)
+    }
+    fn ldexp(&mut self, a: &Self::V, k: &Self::V) -> Option<Self::V> {
+        // LLVM's intrinsic takes an i32 exponent for every float type.
+        let k = match k.1 {
+            DType::I32 => k.0.clone(),
+            _ if self.ldexp => self.e.op(format!("arith.trunci {} : {} to i32", k.0, k.1)),
+            _ => return None,
+        };
+        self.ldexp.then(|| (self.e.op(format!("llvm.intr.ldexp({}, {k}) : ({}, i32) -> {}", a.0, a.1, a.1)), a.1))
     }
 }
 
