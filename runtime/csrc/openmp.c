@@ -7,8 +7,7 @@
  * loaded with local symbols is promoted to global), then
  * $QUABLA_LIBOMP, the copy a wheel ships next to the extension (libomp.so.5 in the directory
  * of the shared object this file is linked into), libomp.so.5, libomp.so, and the LLVM 22
- * copy. A copy Quabla opens itself gets the defaults of `defaults` below; one the process
- * already had keeps its owner's settings. */
+ * copy. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stddef.h>
@@ -27,21 +26,6 @@ static const char *bundled(void) {
   if (slash == NULL) return NULL;
   int n = snprintf(path, sizeof path, "%.*s/libomp.so.5", (int)(slash - info.dli_fname), info.dli_fname);
   return n > 0 && (size_t)n < sizeof path ? path : NULL;
-}
-
-/* The defaults Quabla gives a libomp it opened itself, unless the environment sets them:
- * KMP_USE_YIELD=0, so that waiting threads (the worker between two calls, the caller at the
- * join barrier) spin with `pause` instead of calling sched_yield every few spins. With
- * yields, the tanh(2x+1)*exp(-x) row (1e6 f32, two threads) made about 60 sched_yield calls
- * per call (120 us of system time; strace -c), and on a machine shared with other processes
- * a yield hands the core to them, so the worker starts its half late: min 572-1047 us /
- * median 1.42-1.71 ms per call against 438-504 us / 0.85-0.96 ms without (load 4.3-4.4,
- * alternating processes; docs/performance.md, 2026-12-02). The waits still end in a futex
- * sleep after KMP_BLOCKTIME (200 ms) as before. */
-static void defaults(void *h) {
-  if (getenv("KMP_USE_YIELD") != NULL) return;
-  void (*set)(const char *) = (void (*)(const char *))dlsym(h, "kmp_set_defaults");
-  if (set != NULL) set("KMP_USE_YIELD=0");
 }
 
 /* 1 when libomp is (now) loaded, 0 when no candidate could be opened. */
@@ -67,7 +51,6 @@ int quabla_omp_load(void) {
     void *h = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);
     if (h != NULL && dlsym(h, "__kmpc_fork_call") != NULL) {
       quabla_libomp = h;
-      defaults(h);
       return 1;
     }
     if (h != NULL) dlclose(h);
