@@ -9,9 +9,11 @@
 //! `cos`, `erf` (computed partly in f64). Everything else keeps `math.*` ops (libm calls).
 //!
 //! Algorithms (coefficients: near-minimax fits by lowering/tools/fit_approx.py):
-//! * exp: k = roundeven(x log2 e), r = x - k ln2 (Cody-Waite, exact high part), e^r = 1 + r +
-//!   r^2 P(r) on |r| <= ln2/2, scaled by 2^(k/2) twice (so results near overflow and in the
-//!   subnormal range are rounded once). Input clamped first; NaN passes through.
+//! * exp: k = roundeven(x log2 e) (as (t + 1.5 2^p) - 1.5 2^p, whose bits also give the
+//!   integer k), r = x - k ln2 (Cody-Waite, exact high part), e^r = 1 + r + r^2 P(r) on
+//!   |r| <= ln2/2, scaled by 2^k rounded once (results near overflow and in the subnormal
+//!   range): `ldexp` (`vscalefps`) on AVX-512 hosts, else by 2^(k/2) twice. Input clamped
+//!   first; NaN passes through.
 //! * expm1: the same reduction; 2^k (e^r - 1) + (2^k - 1) with one fma (no cancellation near
 //!   0), exp(x) - 1 for large k; -1 below -30 (f32) / -40 (f64).
 //! * log: x = 2^e m with m in [sqrt(1/2), sqrt(2)) (subnormals prescaled), f = m - 1,
