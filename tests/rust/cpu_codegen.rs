@@ -333,6 +333,64 @@ fn parallel_loops_match_the_interpreter_on_one_and_two_threads() {
     }
 }
 
+#[test]
+fn broadcasts_read_in_place_match_the_interpreter_on_one_and_two_threads() {
+    // Softmax-shaped: row maxima and row sums (kept as [rows, 1]) and a per-column vector
+    // ([cols], broadcast along dim 1), each broadcast with several elementwise uses, so the
+    // generics read them through the broadcast maps (d0, 0) and (d1) instead of a
+    // materialised [rows, cols] copy; one broadcast is also an output (materialised) and one
+    // is used by a reduction (materialised for it). Ragged and large shapes.
+    use quabla_dialect::{BinaryOp, LayoutOp, ReduceOp, Reducer};
+    let mut rng = Rng(83);
+    for (rows, cols) in [(37usize, 53usize), (256, 1024), (3, 300_001)] {
+        let ty = TensorType::new(DType::F32, [rows as i64, cols as i64]);
+        let col = TensorType::new(DType::F32, [cols as i64]);
+        let mut f = Func::new("main", &[ty.clone(), ty.clone(), col.clone()]);
+        let (x, w, c) = (f.params[0], f.params[1], f.params[2]);
+        let shape = ty.shape.clone();
+        let ew = |f: &mut Func, k, xs: &[quabla_dialect::Value]| f.push1(OpKind::Elementwise(k), xs, None).unwrap();
+        let red = |f: &mut Func, op, v| f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims: vec![1] }), &[v], None).unwrap();
+        let keep = |f: &mut Func, v| f.push1(OpKind::Layout(LayoutOp::Reshape { shape: vec![rows as i64, 1] }), &[v], None).unwrap();
+        let bc = |f: &mut Func, v, dims: Vec<i64>| f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape: shape.clone() }), &[v], None).unwrap();
+        let mx = red(&mut f, Reducer::Max, x);
+        let mx = keep(&mut f, mx);
+        let mxb = bc(&mut f, mx, vec![0, 1]);
+        let d = ew(&mut f, ElementwiseOp::Binary { op: BinaryOp::Sub }, &[x, mxb]);
+        let e = ew(&mut f, ElementwiseOp::Unary { op: UnaryOp::Exp }, &[d]);
+        let sm = red(&mut f, Reducer::Sum, e);
+        let sm = keep(&mut f, sm);
+        let smb = bc(&mut f, sm, vec![0, 1]);
+        let p = ew(&mut f, ElementwiseOp::Binary { op: BinaryOp::Div }, &[e, smb]);
+        let cb = bc(&mut f, c, vec![1]);
+        let pw = ew(&mut f, ElementwiseOp::Binary { op: BinaryOp::Mul }, &[p, w]);
+        let q = ew(&mut f, ElementwiseOp::Binary { op: BinaryOp::Mul }, &[pw, cb]);
+        let r = ew(&mut f, ElementwiseOp::Binary { op: BinaryOp::Div }, &[w, smb]);
+        let r = ew(&mut f, ElementwiseOp::Binary { op: BinaryOp::Add }, &[r, cb]);
+        let r = ew(&mut f, ElementwiseOp::Binary { op: BinaryOp::Sub }, &[r, mxb]);
+        let cmax = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max, dims: vec![0] }), &[cb], None).unwrap();
+        f.outputs = vec![q, r, mxb, cmax];
+        let module = Module { funcs: vec![f] };
+        let text = lower_for_cpu(&module, &CpuOptions::default()).unwrap().text;
+        assert!(text.contains("(d0, d1) -> (d0, 0)") && text.contains("(d0, d1) -> (d1)"), "{rows}x{cols}: broadcasts read through their maps:\n{text}");
+        let inputs = [rng.buffer(&ty, -3.0, 3.0), rng.buffer(&ty, -1.0, 1.0), rng.buffer(&col, -1.0, 1.0)];
+        let want = interp::run_func(&module, "main", &inputs).unwrap();
+        let mut runs = vec![];
+        for threads in [1, 2] {
+            let got = executor().compile(&module, "main", &with_threads(threads)).unwrap().run(&[&inputs[0], &inputs[1], &inputs[2]]).unwrap();
+            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                // The row sums reassociate (vectorised partial sums); exp is within 1 ulp.
+                if let Err(e) = compare(g, w, Tol::Rel(1e-5), 1.0) {
+                    panic!("{rows}x{cols}, {threads} threads, output {k}: {e}");
+                }
+            }
+            runs.push(got);
+        }
+        for k in 0..4 {
+            assert!(runs[0][k].bytes() == runs[1][k].bytes(), "{rows}x{cols}: output {k} differs between one and two threads");
+        }
+    }
+}
+
 /// An Adam-shaped program over `n` f32 elements: m' = 0.9 m + 0.1 g, v' = 0.999 v + 0.001 g^2
 /// (outputs, each also read by the update), p' = p - lr (m'/c1) / (sqrt(v'/c2) + eps) with the
 /// bias corrections c1 = 1 - t, c2 = 1 - t/2 computed from a 0-d input t; the scalar

@@ -26,11 +26,14 @@ pub struct Text<'e> {
     pub e: &'e mut Emitter,
     /// The SSA name of the last lookup table (one per kernel).
     table: Option<(usize, String)>,
+    /// Write a 2^k as `llvm.intr.ldexp` (set by a target whose LLVM backend lowers the
+    /// vector intrinsic to one instruction, crate::target::cpu on AVX-512 hosts).
+    pub ldexp: bool,
 }
 
 impl<'e> Text<'e> {
     pub fn new(e: &'e mut Emitter) -> Self {
-        Text { e, table: None }
+        Text { e, table: None, ldexp: false }
     }
 }
 
@@ -125,6 +128,15 @@ impl Builder for Text<'_> {
         };
         let i = self.e.op(format!("arith.index_cast {} : {} to index", index.0, index.1));
         (self.e.op(format!("tensor.extract {t}[{i}] : {ty}")), DType::F64)
+    }
+    fn ldexp(&mut self, a: &Self::V, k: &Self::V) -> Option<Self::V> {
+        // LLVM's intrinsic takes an i32 exponent for every float type.
+        let k = match k.1 {
+            DType::I32 => k.0.clone(),
+            _ if self.ldexp => self.e.op(format!("arith.trunci {} : {} to i32", k.0, k.1)),
+            _ => return None,
+        };
+        self.ldexp.then(|| (self.e.op(format!("llvm.intr.ldexp({}, {k}) : ({}, i32) -> {}", a.0, a.1, a.1)), a.1))
     }
 }
 
@@ -686,23 +698,36 @@ pub fn text_body_cost(body: &str) -> i64 {
         .sum()
 }
 
-/// The broadcasts of `ops` of a rank-0 value (`broadcast_in_dim` of a scalar), by result:
-/// their source. An elementwise generic that uses one reads the 0-d source through a `()`
-/// map instead (a splat constant's literal is a scalar of the body), so the full-size tensor
-/// is not materialised: upstream fusion leaves a broadcast with several uses (the same
-/// hyperparameter scaling several arrays) as a separate generic, a whole extra write and
-/// read of the array per use.
-pub fn scalar_broadcasts(f: &Func, ops: &[Op]) -> HashMap<Value, Value> {
+/// A broadcast read in place: its source and the source's indexing expressions over the
+/// result's dims (empty for a scalar source; `0` for a size-1 dim that is expanded).
+pub type ReadBroadcast = (Value, Vec<String>);
+
+/// The broadcasts of `ops` (`broadcast_in_dim` that changes the type), by result: their
+/// source and its indexing expressions. An elementwise generic that uses one reads the
+/// source through that map instead (a splat constant's literal is a scalar of the body), so
+/// the full-size tensor is not materialised: upstream fusion leaves a broadcast with several
+/// uses as a separate generic, a whole extra write and read of the array per use (the same
+/// hyperparameter scaling several arrays; softmax's row sums, read by three elementwise ops
+/// of its gradient: a 256x1024 f32 array written once and read three times per call).
+pub fn read_broadcasts(f: &Func, ops: &[Op]) -> HashMap<Value, ReadBroadcast> {
     ops.iter()
-        .filter(|op| matches!(op.kind, OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { .. })) && op.operands.len() == 1 && op.results.len() == 1)
-        .filter(|op| f.ty(op.operands[0]).rank() == 0 && f.ty(op.results[0]).rank() > 0)
-        .map(|op| (op.results[0], op.operands[0]))
+        .filter_map(|op| match &op.kind {
+            OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { dims, .. }) if op.operands.len() == 1 && op.results.len() == 1 => {
+                let (from, to) = (f.ty(op.operands[0]), f.ty(op.results[0]));
+                if from == to || to.rank() == 0 || dims.len() != from.rank() {
+                    return None;
+                }
+                let exprs = dims.iter().enumerate().map(|(i, &d)| if from.shape[i] == 1 && to.shape[d as usize] != 1 { "0".to_string() } else { format!("d{d}") }).collect();
+                Some((op.results[0], (op.operands[0], exprs)))
+            }
+            _ => None,
+        })
         .collect()
 }
 
-/// The [`scalar_broadcasts`] that need no tensor at all: every use is an elementwise op (which
+/// The [`read_broadcasts`] that need no tensor at all: every use is an elementwise op (which
 /// reads the source instead, [`lower_fused`]) and none is a block output.
-pub fn unmaterialised(scalars: &HashMap<Value, Value>, ops: &[Op], outputs: &[Value]) -> std::collections::HashSet<Value> {
+pub fn unmaterialised(scalars: &HashMap<Value, ReadBroadcast>, ops: &[Op], outputs: &[Value]) -> std::collections::HashSet<Value> {
     let mut out: std::collections::HashSet<Value> = scalars.keys().copied().filter(|v| !outputs.contains(v)).collect();
     for op in ops {
         if !matches!(op.kind, OpKind::Elementwise(_)) {
@@ -715,8 +740,8 @@ pub fn unmaterialised(scalars: &HashMap<Value, Value>, ops: &[Op], outputs: &[Va
 }
 
 /// Whether elementwise op `op` is lowered by [`lower_fused`]: it consumes a pending producer
-/// or a scalar broadcast.
-pub fn takes_fused(op: &Op, pending: &HashMap<Value, &Op>, scalars: &HashMap<Value, Value>, deferred: &HashMap<Value, (&Op, Value)>) -> bool {
+/// or a broadcast read in place.
+pub fn takes_fused(op: &Op, pending: &HashMap<Value, &Op>, scalars: &HashMap<Value, ReadBroadcast>, deferred: &HashMap<Value, (&Op, Value)>) -> bool {
     matches!(op.kind, OpKind::Elementwise(_)) && op.operands.iter().any(|v| pending.contains_key(v) || scalars.contains_key(v) || deferred.contains_key(v))
 }
 
@@ -740,13 +765,13 @@ fn scalar(e: &mut Emitter, f: &Func, op: &Op, a: &[String]) -> Result<String, Lo
 /// `root` with the chain of `pending` producers that feed it, as one elementwise generic over
 /// the chain's leaves (the values it uses that are not pending). The chain is a tree (each
 /// pending value has one use); it is evaluated in post order without recursion. A leaf that
-/// is a broadcast of a scalar (`scalars`, [`scalar_broadcasts`]) is read from its 0-d
-/// source (or is the source's literal when that is a splat constant).
+/// is a broadcast (`scalars`, [`read_broadcasts`]) is read from its source through the
+/// broadcast's map (or is the source's literal when that is a splat constant).
 ///
 /// The [`deferred_values`] whose root is `root` are computed in the same generic (the tree is
 /// then a DAG: each op is evaluated once) and yielded as extra results, which their values
 /// then name.
-pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value, &Op>, splats: &HashMap<Value, String>, scalars: &HashMap<Value, Value>, deferred: &HashMap<Value, (&Op, Value)>) -> Result<String, LowerError> {
+pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value, &Op>, splats: &HashMap<Value, String>, scalars: &HashMap<Value, ReadBroadcast>, deferred: &HashMap<Value, (&Op, Value)>) -> Result<String, LowerError> {
     let mine: HashMap<Value, &Op> = deferred.iter().filter(|(_, (_, r))| *r == root.results[0]).map(|(v, (op, _))| (*v, *op)).collect();
     // Post order of the DAG and its leaves, iteratively.
     let mut order: Vec<&Op> = Vec::new();
@@ -776,12 +801,12 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
     let out = f.ty(root.results[0]).clone();
     // The deferred values this generic yields, in evaluation order (rank > 0: see deferred_values).
     let extra: Vec<Value> = order.iter().map(|op| op.results[0]).filter(|v| mine.contains_key(v)).collect();
-    // Broadcast scalars: a splat source is a literal (no operand), another one an operand.
+    // Broadcasts: a splat source is a literal (no operand), another one an operand.
     let mut literal: HashMap<Value, String> = HashMap::new();
     let mut ins_of: Vec<Value> = Vec::new();
     if out.rank() > 0 {
         leaves.retain(|v| match scalars.get(v) {
-            Some(src) => {
+            Some((src, _)) => {
                 match splats.get(src) {
                     Some(text) => {
                         literal.insert(*v, text.clone());
@@ -794,20 +819,21 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
         });
     }
     let n_full = leaves.len();
-    let mut srcs: Vec<Value> = Vec::new();
+    // One operand per (source, map): two broadcasts of one source along the same dims share it.
+    let mut srcs: Vec<&ReadBroadcast> = Vec::new();
     for v in &ins_of {
-        let s = scalars[v];
+        let s = &scalars[v];
         if !srcs.contains(&s) {
             srcs.push(s);
         }
     }
     let mut ins: Vec<(String, TensorType)> = leaves.iter().map(|v| (e.name(*v), f.ty(*v).clone())).collect();
-    ins.extend(srcs.iter().map(|v| (e.name(*v), f.ty(*v).clone())));
+    ins.extend(srcs.iter().map(|(v, _)| (e.name(*v), f.ty(*v).clone())));
     let mut err = None;
     let mut body = |e: &mut Emitter, args: &[String]| {
         let mut vals: HashMap<Value, String> = leaves.iter().copied().zip(args.iter().cloned()).collect();
         for v in &ins_of {
-            let k = srcs.iter().position(|s| *s == scalars[v]).unwrap_or(0);
+            let k = srcs.iter().position(|s| **s == scalars[v]).unwrap_or(0);
             vals.insert(*v, args[n_full + k].clone());
         }
         for (v, text) in &literal {
@@ -842,10 +868,10 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
     let r = if srcs.is_empty() && extra.is_empty() {
         elementwise(e, &ins, &out, |e, a| body(e, a).remove(0))
     } else {
-        // Full-size leaves through the identity map, scalar sources through `()`; the root's
-        // result, then the deferred values.
+        // Full-size leaves through the identity map, broadcast sources through theirs (`()`
+        // for a scalar); the root's result, then the deferred values.
         let r = out.rank();
-        let ops: Vec<Operand> = ins.iter().enumerate().map(|(i, (n, t))| Operand::new(n.clone(), t, if i < n_full { identity(r) } else { map(r, &[]) })).collect();
+        let ops: Vec<Operand> = ins.iter().enumerate().map(|(i, (n, t))| Operand::new(n.clone(), t, if i < n_full { identity(r) } else { map(r, &srcs[i - n_full].1) })).collect();
         let mut outs = vec![];
         for t in std::iter::once(&out).chain(extra.iter().map(|v| f.ty(*v))) {
             let init = e.empty(t);

@@ -283,13 +283,14 @@ pub fn operands(e: &Emitter, f: &Func, o: &Op) -> Vec<(String, TensorType)> {
 /// consumer's `linalg.generic` computes it in its body from the chain's leaves
 /// (`elementwise::lower_fused`). This keeps one generic per chain, so upstream
 /// `linalg-fuse-elementwise-ops` (quadratic in the length of a chain it has to fuse) has only
-/// broadcasts left to fuse. Broadcasts of scalars are read by the generics that use them as
-/// 0-d operands or literals (`elementwise::scalar_broadcasts`), so one used several times is
-/// not materialised (upstream fusion keeps a producer with several uses).
+/// broadcasts left to fuse. Broadcasts are read by the elementwise generics that use them
+/// from their source through the broadcast's map, or as literals for splat constants
+/// (`elementwise::read_broadcasts`), so one used several times is not materialised (upstream
+/// fusion keeps a producer with several uses).
 pub(crate) fn lower_block(e: &mut Emitter, cx: &Ctx, f: &Func, ops: &[Op], outputs: &[Value]) -> Result<(), LowerError> {
     let pending = elementwise::fusible_producers(f, ops, outputs);
     let splats = elementwise::splat_scalars(ops);
-    let scalars = elementwise::scalar_broadcasts(f, ops);
+    let scalars = elementwise::read_broadcasts(f, ops);
     let deferred = elementwise::deferred_values(f, ops, outputs, &pending);
     let unused = elementwise::unmaterialised(&scalars, ops, outputs);
     for op in ops {

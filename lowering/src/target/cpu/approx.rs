@@ -9,9 +9,11 @@
 //! `cos`, `erf` (computed partly in f64). Everything else keeps `math.*` ops (libm calls).
 //!
 //! Algorithms (coefficients: near-minimax fits by lowering/tools/fit_approx.py):
-//! * exp: k = roundeven(x log2 e), r = x - k ln2 (Cody-Waite, exact high part), e^r = 1 + r +
-//!   r^2 P(r) on |r| <= ln2/2, scaled by 2^(k/2) twice (so results near overflow and in the
-//!   subnormal range are rounded once). Input clamped first; NaN passes through.
+//! * exp: k = roundeven(x log2 e) (as (t + 1.5 2^p) - 1.5 2^p, whose bits also give the
+//!   integer k), r = x - k ln2 (Cody-Waite, exact high part), e^r = 1 + r + r^2 P(r) on
+//!   |r| <= ln2/2, scaled by 2^k rounded once (results near overflow and in the subnormal
+//!   range): `ldexp` (`vscalefps`) on AVX-512 hosts, else by 2^(k/2) twice. Input clamped
+//!   first; NaN passes through.
 //! * expm1: the same reduction; 2^k (e^r - 1) + (2^k - 1) with one fma (no cancellation near
 //!   0), exp(x) - 1 for large k; -1 below -30 (f32) / -40 (f64).
 //! * log: x = 2^e m with m in [sqrt(1/2), sqrt(2)) (subnormals prescaled), f = m - 1,
@@ -122,6 +124,12 @@ pub trait Builder {
     fn cast(&mut self, op: Cast, a: &Self::V, to: DType) -> Self::V;
     /// `table[index]` for a constant f64 table and an i32 index within bounds.
     fn lookup(&mut self, table: &[f64], index: &Self::V) -> Self::V;
+    /// a 2^k rounded once (k of the integer type of a's width), where the target computes
+    /// it in one instruction; None (the default) makes the kernels multiply by two powers
+    /// of two instead, which gives the same bits for the arguments they pass.
+    fn ldexp(&mut self, _a: &Self::V, _k: &Self::V) -> Option<Self::V> {
+        None
+    }
 }
 
 /// Whether `u` on `d` has a polynomial kernel here.
@@ -466,12 +474,22 @@ impl<B: Builder> K<'_, B> {
         self.b.cast(Cast::Bitcast, &bits, self.d)
     }
 
-    /// The shared reduction of exp/expm1 on an already clamped x: (k as float, e^r - 1).
-    fn exp_core(&mut self, x: &B::V) -> (B::V, B::V) {
+    /// The shared reduction of exp/expm1/tanh on an already clamped x: (k as float, the
+    /// shifted sum s whose low mantissa bits hold k, e^r - 1).
+    ///
+    /// k = roundeven(x log2 e) is taken as (t + M) - M with M = 1.5 2^p (p the mantissa
+    /// bits): for |t| < 2^(p-1) the sum rounds t to the nearest integer, ties to even, so k
+    /// is bit for bit `roundeven`'s, and bits(t + M) = bits(M) + k gives the integer k
+    /// without a float-to-int conversion. On AVX-512 both replace instructions that only
+    /// one port runs (`vrndscaleps`, two uops; `vcvttps2dq`) by adds and an integer sub
+    /// (llvm-mca, Sapphire Rapids model: see docs/performance.md, 2026-12-02 05:30).
+    fn exp_core(&mut self, x: &B::V) -> (B::V, B::V, B::V) {
         let (ln2, coeffs): ((f64, f64), &[f64]) = if self.f32() { (LN2_F32, &EXP_F32) } else { (LN2_F64, &EXP_F64) };
         let log2e = self.c(std::f64::consts::LOG2_E);
         let t = self.mul(x, &log2e);
-        let k = self.b.fun(FUn::RoundEven, &t);
+        let shifter = self.c(self.shifter());
+        let s = self.add(&t, &shifter);
+        let k = self.sub(&s, &shifter);
         let nk = self.neg(&k);
         let hi = self.c(ln2.0);
         let lo = self.c(ln2.1);
@@ -480,36 +498,77 @@ impl<B: Builder> K<'_, B> {
         let p = self.poly(&r, coeffs);
         let r2 = self.mul(&r, &r);
         let q = self.fma(&r2, &p, &r);
-        (k, q)
+        (k, s, q)
     }
 
-    /// (2^(k>>1), 2^(k - (k>>1))) for the integer value of float k.
-    fn split_scale(&mut self, k: &B::V) -> (B::V, B::V) {
-        let t = self.int();
-        let ki = self.b.cast(Cast::FpToSi, k, t);
+    /// M = 1.5 2^p of [`Self::exp_core`] (p = 23 for f32, 52 for f64).
+    fn shifter(&self) -> f64 {
+        if self.f32() {
+            1.5 * 2f64.powi(23)
+        } else {
+            1.5 * 2f64.powi(52)
+        }
+    }
+
+    /// The integer k held by the shifted sum s = k + M of [`Self::exp_core`].
+    fn k_of_shifted(&mut self, s: &B::V) -> B::V {
+        let it = self.int();
+        let bits = self.b.cast(Cast::Bitcast, s, it);
+        let m = self.shifter();
+        let mb = self.i(if self.f32() { (m as f32).to_bits() as i64 } else { m.to_bits() as i64 });
+        self.b.ibin(IBin::Sub, &bits, &mb)
+    }
+
+    /// 2^k from the shifted sum s = k + M of [`Self::exp_core`] (k in the normal exponent
+    /// range): (bits(s) << p) + (bias << p), since bits(M) << p is 0 in the integer width.
+    fn pow2_of_shifted(&mut self, s: &B::V) -> B::V {
+        let (bias, shift) = if self.f32() { (127i64, 23) } else { (1023, 52) };
+        let it = self.int();
+        let bits = self.b.cast(Cast::Bitcast, s, it);
+        let sh = self.i(shift);
+        let e = self.b.ibin(IBin::Shl, &bits, &sh);
+        let b = self.i(if self.f32() { ((bias << shift) as u32 as i32) as i64 } else { bias << shift });
+        let e = self.b.ibin(IBin::Add, &e, &b);
+        self.b.cast(Cast::Bitcast, &e, self.d)
+    }
+
+    /// (2^(k>>1), 2^(k - (k>>1))) for an integer k.
+    fn split_scale(&mut self, ki: &B::V) -> (B::V, B::V) {
         let one = self.i(1);
-        let k1 = self.b.ibin(IBin::ShrS, &ki, &one);
-        let k2 = self.b.ibin(IBin::Sub, &ki, &k1);
+        let k1 = self.b.ibin(IBin::ShrS, ki, &one);
+        let k2 = self.b.ibin(IBin::Sub, ki, &k1);
         (self.pow2(&k1), self.pow2(&k2))
+    }
+
+    /// p 2^k rounded once, for p in [0.5, 4) and an integer k with 2^(k>>1) normal: the
+    /// builder's `ldexp` where it has one (`vscalefps` on AVX-512), else p 2^(k>>1) (exact)
+    /// times 2^(k - (k>>1)) (the one rounding), which gives the same bits.
+    fn scale(&mut self, p: &B::V, ki: &B::V) -> B::V {
+        if let Some(y) = self.b.ldexp(p, ki) {
+            return y;
+        }
+        let (s1, s2) = self.split_scale(ki);
+        let y = self.mul(p, &s1);
+        self.mul(&y, &s2)
     }
 
     fn exp(&mut self, x: &B::V) -> B::V {
         let (lo, hi) = if self.f32() { (-104.0, 89.0) } else { (-746.0, 710.0) };
         let xc = self.clamp(x, lo, hi);
-        let (k, q) = self.exp_core(&xc);
+        let (_, s, q) = self.exp_core(&xc);
         let one = self.c(1.0);
         let p = self.add(&q, &one);
-        let (s1, s2) = self.split_scale(&k);
-        let y = self.mul(&p, &s1);
-        let y = self.mul(&y, &s2);
+        let ki = self.k_of_shifted(&s);
+        let y = self.scale(&p, &ki);
         self.keep_nan(x, &y)
     }
 
     fn expm1(&mut self, x: &B::V) -> B::V {
         let (lo, hi, kmax) = if self.f32() { (-30.0, 89.0, 100.0) } else { (-40.0, 710.0, 1000.0) };
         let xc = self.clamp(x, lo, hi);
-        let (k, q) = self.exp_core(&xc);
-        let (s1, s2) = self.split_scale(&k);
+        let (k, sh, q) = self.exp_core(&xc);
+        let ki = self.k_of_shifted(&sh);
+        let (s1, s2) = self.split_scale(&ki);
         let one = self.c(1.0);
         // Large k: exp(x) - 1 (the -1 is a rounding-level correction).
         let p = self.add(&q, &one);
@@ -596,10 +655,8 @@ impl<B: Builder> K<'_, B> {
         let ac = self.sel(&above, &cl, &a);
         let two = self.c(2.0);
         let a2 = self.mul(&ac, &two);
-        let (k, qe) = self.exp_core(&a2);
-        let t = self.int();
-        let ki = self.b.cast(Cast::FpToSi, &k, t);
-        let s = self.pow2(&ki);
+        let (_, sh, qe) = self.exp_core(&a2);
+        let s = self.pow2_of_shifted(&sh);
         let one = self.c(1.0);
         let sm1 = self.sub(&s, &one);
         let em1 = self.fma(&s, &qe, &sm1);
@@ -1058,6 +1115,17 @@ pub mod eval {
         }
         fn lookup(&mut self, table: &[f64], index: &Val) -> Val {
             Val::F64(table[i(index) as usize])
+        }
+        /// Exact a 2^k rounded once: in f64 for f32 (a 2^k is exact there for the kernels'
+        /// k), as two products (the first exact) for f64.
+        fn ldexp(&mut self, a: &Val, k: &Val) -> Option<Val> {
+            let k = i(k);
+            let p2 = |e: i64| f64::from_bits(((e + 1023) as u64) << 52);
+            Some(match *a {
+                Val::F32(x) => Val::F32((x as f64 * p2(k)) as f32),
+                Val::F64(x) => Val::F64(x * p2(k >> 1) * p2(k - (k >> 1))),
+                _ => panic!("float expected, got {a:?}"),
+            })
         }
     }
 

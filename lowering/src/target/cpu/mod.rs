@@ -68,10 +68,30 @@ impl Target for CpuTarget {
 
     fn unary_kernel(&self, b: &mut Text<'_>, u: UnaryOp, d: DType, x: &(String, DType)) -> Option<(String, DType)> {
         if approx::supported(u, d) {
+            b.ldexp = host_scalef();
             approx::unary(b, u, d, x)
         } else {
             None
         }
+    }
+}
+
+/// Whether the host has AVX-512F, whose `vscalefps`/`vscalefpd` LLVM emits for a vector
+/// `llvm.ldexp` (x 2^k in one instruction, rounded once): the kernels of [`approx`] then
+/// scale exp's result by it instead of two integer-built powers of two and two products
+/// (3 instructions instead of 9 per vector). Without AVX-512 LLVM calls `ldexpf` per
+/// element, so the kernels keep the products (also under `QUABLA_NO_HOST_TARGET`). The choice changes the lowered text, which
+/// the compile cache's key contains.
+pub fn host_scalef() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        // QUABLA_NO_HOST_TARGET (runtime/src/cpu.rs) compiles for generic x86-64.
+        *HAS.get_or_init(|| std::arch::is_x86_feature_detected!("avx512f") && std::env::var_os("QUABLA_NO_HOST_TARGET").is_none())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
 
