@@ -57,33 +57,3 @@ int quabla_omp_load(void) {
   }
   return 0;
 }
-
-/* Runs task(data, thread, threads) on a team of `threads` OpenMP threads (the caller among
- * them; inside another parallel region libomp gives a team of one) through libomp's GNU
- * entry point GOMP_parallel, so that the runtime's own kernels (the linear-algebra GEMMs) use
- * the threads of the compiled loops. 0 when libomp is not loaded (nothing ran). */
-typedef void (*quabla_omp_task)(void *data, int thread, int threads);
-struct quabla_omp_job {
-  quabla_omp_task task;
-  void *data;
-  int (*thread_num)(void);
-  int (*num_threads)(void);
-};
-static void quabla_omp_run(void *p) {
-  struct quabla_omp_job *job = p;
-  job->task(job->data, job->thread_num(), job->num_threads());
-}
-int quabla_omp_parallel(quabla_omp_task task, void *data, int threads) {
-  static void (*gomp_parallel)(void (*)(void *), void *, unsigned, unsigned);
-  static int (*thread_num)(void), (*num_threads)(void);
-  if (quabla_libomp == NULL) return 0;
-  if (gomp_parallel == NULL) {
-    *(void **)&thread_num = dlsym(quabla_libomp, "omp_get_thread_num");
-    *(void **)&num_threads = dlsym(quabla_libomp, "omp_get_num_threads");
-    *(void **)&gomp_parallel = dlsym(quabla_libomp, "GOMP_parallel");
-  }
-  if (gomp_parallel == NULL || thread_num == NULL || num_threads == NULL) return 0;
-  struct quabla_omp_job job = {task, data, thread_num, num_threads};
-  gomp_parallel(quabla_omp_run, &job, (unsigned)threads, 0);
-  return 1;
-}

@@ -161,7 +161,6 @@ kernels!(f64, DType::F64, chol_f64, trsm_f64, lu_f64, qr_f64, eigh_f64, svd_f64)
 /// Every kernel, these and the sort kernels (crate::sort_kernels): (C interface symbol,
 /// address).
 pub(crate) fn symbols() -> Vec<(&'static str, *mut ())> {
-    crate::parallel::install_kernel_threads();
     let mut v = vec![
         ("_mlir_ciface_quabla_linalg_cholesky_f32", chol_f32 as *mut ()),
         ("_mlir_ciface_quabla_linalg_triangular_solve_f32", trsm_f32 as *mut ()),

@@ -23,47 +23,6 @@ use crate::executor::CompileOptions;
 unsafe extern "C" {
     /// csrc/openmp.c: opens libomp with global symbols; 1 when loaded.
     fn quabla_omp_load() -> i32;
-    /// csrc/openmp.c: runs `task(data, thread, threads)` on an OpenMP team of `threads`; 0 when
-    /// libomp is not loaded.
-    fn quabla_omp_parallel(task: extern "C" fn(*mut std::ffi::c_void, i32, i32), data: *mut std::ffi::c_void, threads: i32) -> i32;
-}
-
-/// Gives the linear-algebra kernels (quabla_interp::linalg, which the CPU runtime calls) the
-/// process's threads ([`default_threads`]) on the OpenMP team of the compiled loops; once per
-/// process, before the first kernel can run (crate::linalg_kernels::symbols).
-pub fn install_kernel_threads() {
-    static DONE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
-    DONE.get_or_init(|| {
-        let threads = default_threads();
-        if threads > 1 && openmp_loaded() {
-            quabla_interp::linalg::parallel::set_parallel(omp_for, threads);
-        }
-    });
-}
-
-/// [`quabla_interp::linalg::parallel::ParallelFor`] on the OpenMP team: thread `t` of `T` runs
-/// `t, t + T, ...` (all of them when libomp gives a team of one inside another parallel
-/// region).
-fn omp_for(n: usize, f: &(dyn Fn(usize) + Sync)) {
-    struct Job<'a> {
-        n: usize,
-        f: &'a (dyn Fn(usize) + Sync),
-    }
-    extern "C" fn task(data: *mut std::ffi::c_void, thread: i32, threads: i32) {
-        // SAFETY: `data` is the `Job` below, alive until quabla_omp_parallel returns.
-        let job = unsafe { &*(data as *const Job) };
-        let (mut i, step) = (thread.max(0) as usize, threads.max(1) as usize);
-        while i < job.n {
-            (job.f)(i);
-            i += step;
-        }
-    }
-    let job = Job { n, f };
-    let threads = n.min(default_threads()) as i32;
-    // SAFETY: `task` reads `job` only during the call.
-    if unsafe { quabla_omp_parallel(task, &job as *const Job as *mut std::ffi::c_void, threads) } == 0 {
-        (0..n).for_each(f);
-    }
 }
 
 /// Threads the code compiled with `opts` may use: `opts.threads`, or when 0

@@ -131,29 +131,3 @@ def test_bad_thread_count_warns_and_uses_the_default():
     assert r.returncode == 0, r.stderr
     assert "QUABLA_NUM_THREADS" in r.stderr and float(r.stdout) == 300.0
 
-
-_LINALG_PROGRAM = """
-import numpy as np, quabla as qb
-rng = np.random.default_rng(3)
-n = 300
-a = rng.standard_normal((n, n)) + n * np.eye(n)
-s = rng.standard_normal((n, n)); spd = s @ s.T + n * np.eye(n)
-b = rng.standard_normal((n, 40))
-x = qb.jit(qb.linalg.solve)(a, b).numpy()
-l = qb.jit(qb.linalg.cholesky)(spd).numpy()
-t = qb.jit(lambda l, b: qb.scipy.linalg.solve_triangular(l, b, lower=True))(l, b).numpy()
-xf = qb.jit(qb.linalg.solve)(a.astype(np.float32), b.astype(np.float32)).numpy()
-assert np.allclose(a @ x, b, atol=1e-8), abs(a @ x - b).max()
-assert np.allclose(l @ l.T, spd, rtol=1e-12, atol=1e-9)
-assert np.allclose(l @ t, b, atol=1e-9)
-assert np.allclose(a.astype(np.float32) @ xf, b, atol=1e-3)
-np.save(OUT, np.concatenate([x.ravel(), l.ravel(), t.ravel(), xf.astype(np.float64).ravel()]))
-"""
-
-
-def test_linear_algebra_kernels_on_one_and_two_threads(tmp_path):
-    # The LU, Cholesky and triangular-solve kernels split their large GEMMs by columns over
-    # the OpenMP team (quabla_interp::linalg::parallel): results match NumPy and are the same
-    # bytes on one and two threads.
-    one, two = _on_one_and_two_threads(tmp_path, _LINALG_PROGRAM)
-    assert one.tobytes() == two.tobytes()

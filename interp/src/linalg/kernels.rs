@@ -19,10 +19,9 @@ pub trait Scalar: Copy + PartialOrd + Add<Output = Self> + Sub<Output = Self> + 
     fn is_nan(self) -> bool;
     /// `c = alpha a b + beta c` for the `m x k` matrix `a`, the `k x n` matrix `b` and the
     /// `m x n` matrix `c`, each given by a pointer and its row and column strides (in
-    /// elements); `c` is not read when `beta` is zero. A fixed order of additions for given
-    /// `m` and `k` (matrixmultiply's packed, register-blocked kernels; the SIMD kernel is
-    /// chosen at run time by the CPU's features); large products are split by columns over the
-    /// threads of [`super::parallel`], which does not change any element's additions.
+    /// elements); `c` is not read when `beta` is zero. One thread, a fixed order of additions
+    /// for given extents (matrixmultiply's packed, register-blocked kernels; the SIMD kernel
+    /// is chosen at run time by the CPU's features).
     ///
     /// # Safety
     /// Every element the strides address must be valid (`c` for writes), and `c` must not
@@ -52,23 +51,11 @@ macro_rules! scalar {
                 if m == 0 || n == 0 {
                     return;
                 }
-                let (a, b, c) = (Shared(a as *mut Self), Shared(b as *mut Self), Shared(c));
-                super::parallel::columns(m, k, n, &|j0, j1| {
-                    let (a, b, c) = (&a, &b, &c);
-                    // SAFETY: columns j0..j1 of `b` and `c` (the caller's contract); the
-                    // pieces write disjoint columns of `c`.
-                    unsafe { $gemm(m, k, j1 - j0, alpha, a.0, rsa, csa, b.0.offset(j0 as isize * csb), rsb, csb, beta, c.0.offset(j0 as isize * csc), rsc, csc) }
-                })
+                $gemm(m, k, n, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc)
             }
         }
     };
 }
-/// A pointer the pieces of a split product share (each touches its own columns).
-struct Shared<T>(*mut T);
-// SAFETY: only used by `Scalar::gemm`'s pieces, which read `a` and `b` and write disjoint
-// columns of `c`.
-unsafe impl<T> Sync for Shared<T> {}
-
 scalar!(f32, matrixmultiply::sgemm);
 scalar!(f64, matrixmultiply::dgemm);
 

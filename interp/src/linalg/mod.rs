@@ -19,7 +19,6 @@ use super::{to_buffer, vals, InterpError, Result, Vals};
 use crate::buffer::{Buffer, BufferError};
 
 pub mod kernels;
-pub mod parallel;
 mod cholesky;
 mod triangular_solve;
 mod lu;
