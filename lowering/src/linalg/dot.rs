@@ -300,37 +300,44 @@ fn micro_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [
 /// micro-panels (each contiguous, 8 rows per step of K) by one `linalg.transpose`, or with
 /// `par` one micro-panel per iteration of an `scf.forall`.
 fn pack_a(e: &mut Emitter, d: DType, a: &str, [m, k]: [i64; 2], a_km: bool, par: bool) -> String {
-    let q = m / MR;
     let at = if a_km { TensorType::new(d, [k, m]) } else { TensorType::new(d, [m, k]) };
-    let pt = TensorType::new(d, [q, k, MR]);
-    let pe = e.empty(&pt);
-    if par && q >= 2 {
-        let mpt = TensorType::new(d, [k, MR]);
-        let (qi, acc, res) = (e.fresh(), e.fresh(), e.fresh());
-        e.raw_line(format!("{res} = scf.forall ({qi}) in ({q}) shared_outs({acc} = {pe}) -> ({pt}) {{"));
+    pack_panels(e, d, (a, &at), [m / MR, k, MR], !a_km, par)
+}
+
+/// `x` (`xt`: `[count * w, k]` with `rows`, else `[k, count * w]`) as `count` contiguous `[k, w]`
+/// panels (`[count, k, w]`): by one `linalg.transpose`, or with `par` one panel per iteration
+/// of an `scf.forall` (the copy split across threads like the product that follows it). Packs
+/// A's micro-panels and B's panels alike.
+fn pack_panels(e: &mut Emitter, d: DType, (x, xt): (&str, &TensorType), [count, k, w]: [i64; 3], rows: bool, par: bool) -> String {
+    let ft = TensorType::new(d, [count, k, w]);
+    let fe = e.empty(&ft);
+    if par && count >= 2 {
+        let pant = TensorType::new(d, [k, w]);
+        let (jo, acc, res) = (e.fresh(), e.fresh(), e.fresh());
+        e.raw_line(format!("{res} = scf.forall ({jo}) in ({count}) shared_outs({acc} = {fe}) -> ({ft}) {{"));
         e.depth += 1;
-        let cmr = e.index(MR);
-        let i = e.op(format!("arith.muli {qi}, {cmr} : index"));
-        let out = e.op(format!("tensor.extract_slice {acc}[{qi}, 0, 0] [1, {k}, {MR}] [1, 1, 1] : {pt} to {mpt}"));
-        let pan = if a_km {
-            let y = e.op(format!("tensor.extract_slice {a}[0, {i}] [{k}, {MR}] [1, 1] : {at} to {mpt}"));
-            e.op(format!("linalg.copy ins({y} : {mpt}) outs({out} : {mpt}) -> {mpt}"))
+        let cw = e.index(w);
+        let j = e.op(format!("arith.muli {jo}, {cw} : index"));
+        let out = e.op(format!("tensor.extract_slice {acc}[{jo}, 0, 0] [1, {k}, {w}] [1, 1, 1] : {ft} to {pant}"));
+        let pan = if rows {
+            let src = TensorType::new(d, [w, k]);
+            let y = e.op(format!("tensor.extract_slice {x}[{j}, 0] [{w}, {k}] [1, 1] : {xt} to {src}"));
+            e.op(format!("linalg.transpose ins({y} : {src}) outs({out} : {pant}) permutation = [1, 0]"))
         } else {
-            let src = TensorType::new(d, [MR, k]);
-            let y = e.op(format!("tensor.extract_slice {a}[{i}, 0] [{MR}, {k}] [1, 1] : {at} to {src}"));
-            e.op(format!("linalg.transpose ins({y} : {src}) outs({out} : {mpt}) permutation = [1, 0]"))
+            let y = e.op(format!("tensor.extract_slice {x}[0, {j}] [{k}, {w}] [1, 1] : {xt} to {pant}"));
+            e.op(format!("linalg.copy ins({y} : {pant}) outs({out} : {pant}) -> {pant}"))
         };
-        end_forall(e, &format!("{pan} into {acc}[{qi}, 0, 0] [1, {k}, {MR}] [1, 1, 1] : {mpt} into {pt}"));
+        end_forall(e, &format!("{pan} into {acc}[{jo}, 0, 0] [1, {k}, {w}] [1, 1, 1] : {pant} into {ft}"));
         return res;
     }
-    if a_km {
-        let a3t = TensorType::new(d, [k, q, MR]);
-        let a3 = e.op(format!("tensor.expand_shape {a} [[0], [1, 2]] output_shape [{k}, {q}, {MR}] : {at} into {a3t}"));
-        e.op(format!("linalg.transpose ins({a3} : {a3t}) outs({pe} : {pt}) permutation = [1, 0, 2]"))
+    if rows {
+        let x3t = TensorType::new(d, [count, w, k]);
+        let x3 = e.op(format!("tensor.expand_shape {x} [[0, 1], [2]] output_shape [{count}, {w}, {k}] : {xt} into {x3t}"));
+        e.op(format!("linalg.transpose ins({x3} : {x3t}) outs({fe} : {ft}) permutation = [0, 2, 1]"))
     } else {
-        let a3t = TensorType::new(d, [q, MR, k]);
-        let a3 = e.op(format!("tensor.expand_shape {a} [[0, 1], [2]] output_shape [{q}, {MR}, {k}] : {at} into {a3t}"));
-        e.op(format!("linalg.transpose ins({a3} : {a3t}) outs({pe} : {pt}) permutation = [0, 2, 1]"))
+        let x3t = TensorType::new(d, [k, count, w]);
+        let x3 = e.op(format!("tensor.expand_shape {x} [[0], [1, 2]] output_shape [{k}, {count}, {w}] : {xt} into {x3t}"));
+        e.op(format!("linalg.transpose ins({x3} : {x3t}) outs({fe} : {ft}) permutation = [1, 0, 2]"))
     }
 }
 
@@ -372,40 +379,7 @@ fn pack_b(e: &mut Emitter, d: DType, b: &str, [n, k]: [i64; 2], nr: i64, b_nk: b
     let bt = if b_nk { TensorType::new(d, [n, k]) } else { TensorType::new(d, [k, n]) };
     let bpt = TensorType::new(d, [no, k, nr]);
     // The full panels of `x` (B itself, or its leading `full * nr` columns/rows).
-    let pack_full = |e: &mut Emitter, x: &str, xt: &TensorType| -> String {
-        let ft = TensorType::new(d, [full, k, nr]);
-        let fe = e.empty(&ft);
-        if par && full >= 2 {
-            // One panel per iteration of an `scf.forall`: the copy is split across threads
-            // like the product that follows it.
-            let pant = TensorType::new(d, [k, nr]);
-            let (jo, acc, res) = (e.fresh(), e.fresh(), e.fresh());
-            e.raw_line(format!("{res} = scf.forall ({jo}) in ({full}) shared_outs({acc} = {fe}) -> ({ft}) {{"));
-            e.depth += 1;
-            let cnr = e.index(nr);
-            let j = e.op(format!("arith.muli {jo}, {cnr} : index"));
-            let out = e.op(format!("tensor.extract_slice {acc}[{jo}, 0, 0] [1, {k}, {nr}] [1, 1, 1] : {ft} to {pant}"));
-            let pan = if b_nk {
-                let src = TensorType::new(d, [nr, k]);
-                let y = e.op(format!("tensor.extract_slice {x}[{j}, 0] [{nr}, {k}] [1, 1] : {xt} to {src}"));
-                e.op(format!("linalg.transpose ins({y} : {src}) outs({out} : {pant}) permutation = [1, 0]"))
-            } else {
-                let y = e.op(format!("tensor.extract_slice {x}[0, {j}] [{k}, {nr}] [1, 1] : {xt} to {pant}"));
-                e.op(format!("linalg.copy ins({y} : {pant}) outs({out} : {pant}) -> {pant}"))
-            };
-            end_forall(e, &format!("{pan} into {acc}[{jo}, 0, 0] [1, {k}, {nr}] [1, 1, 1] : {pant} into {ft}"));
-            return res;
-        }
-        if b_nk {
-            let b3t = TensorType::new(d, [full, nr, k]);
-            let b3 = e.op(format!("tensor.expand_shape {x} [[0, 1], [2]] output_shape [{full}, {nr}, {k}] : {xt} into {b3t}"));
-            e.op(format!("linalg.transpose ins({b3} : {b3t}) outs({fe} : {ft}) permutation = [0, 2, 1]"))
-        } else {
-            let b3t = TensorType::new(d, [k, full, nr]);
-            let b3 = e.op(format!("tensor.expand_shape {x} [[0], [1, 2]] output_shape [{k}, {full}, {nr}] : {xt} into {b3t}"));
-            e.op(format!("linalg.transpose ins({b3} : {b3t}) outs({fe} : {ft}) permutation = [1, 0, 2]"))
-        }
-    };
+    let pack_full = |e: &mut Emitter, x: &str, xt: &TensorType| pack_panels(e, d, (x, xt), [full, k, nr], b_nk, par);
     if w == 0 {
         return pack_full(e, b, &bt);
     }
