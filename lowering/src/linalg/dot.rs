@@ -262,7 +262,7 @@ fn micro_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [
         res
     };
     let c0 = if w == 0 { init.to_string() } else { e.empty(&ct) };
-    let acc = pair_loop(e, par && rows * no >= 2, &c0, [rows, no], mc, &ct, |e, io, jo, acc| {
+    let acc = pair_loop(e, par && rows * no >= 2, &c0, [rows, no], mc, &ct, |_, _| String::new(), |e, _, io, jo, acc| {
         let cnr = e.index(nr);
         let j = e.op(format!("arith.muli {jo}, {cnr} : index"));
         let slot = e.op(format!("tensor.extract_slice {acc}[{io}, {j}] [{mc}, {nr}] [1, 1] : {ct} to {cst}"));
@@ -342,17 +342,20 @@ fn pack_panels(e: &mut Emitter, d: DType, (x, xt): (&str, &TensorType), [count, 
 }
 
 /// A loop over `rows` blocks of `mb` rows and `cols` panels accumulating into `init` (`ct`):
-/// `body(e, io, jo, acc)` (`io` the block's first row) returns the `<block> into <acc>[...]`
-/// text of one step's insert. One `scf.forall` over the pairs with `par`, else two nested
-/// `scf.for`.
-fn pair_loop(e: &mut Emitter, par: bool, init: &str, [rows, cols]: [i64; 2], mb: i64, ct: &TensorType, mut body: impl FnMut(&mut Emitter, &str, &str, &str) -> String) -> String {
+/// `row(e, io)` (`io` the block's first row) gives a value of the row block, computed once
+/// per row block (once per pair with `par`), and `body(e, rv, io, jo, acc)` returns the
+/// `<block> into <acc>[...]` text of one step's insert. One `scf.forall` over the pairs with
+/// `par`, else two nested `scf.for`.
+#[allow(clippy::too_many_arguments)]
+fn pair_loop(e: &mut Emitter, par: bool, init: &str, [rows, cols]: [i64; 2], mb: i64, ct: &TensorType, mut row: impl FnMut(&mut Emitter, &str) -> String, mut body: impl FnMut(&mut Emitter, &str, &str, &str, &str) -> String) -> String {
     if par {
         let cmb = e.index(mb);
         let (ib, jo, acc, res) = (e.fresh(), e.fresh(), e.fresh(), e.fresh());
         e.raw_line(format!("{res} = scf.forall ({ib}, {jo}) in ({rows}, {cols}) shared_outs({acc} = {init}) -> ({ct}) {{"));
         e.depth += 1;
         let io = e.op(format!("arith.muli {ib}, {cmb} : index"));
-        let into = body(e, &io, &jo, &acc);
+        let rv = row(e, &io);
+        let into = body(e, &rv, &io, &jo, &acc);
         end_forall(e, &into);
         return res;
     }
@@ -360,10 +363,11 @@ fn pair_loop(e: &mut Emitter, par: bool, init: &str, [rows, cols]: [i64; 2], mb:
     let (io, acc1, res) = (e.fresh(), e.fresh(), e.fresh());
     e.raw_line(format!("{res} = scf.for {io} = {c0} to {cm} step {cmb} iter_args({acc1} = {init}) -> ({ct}) {{"));
     e.depth += 1;
+    let rv = row(e, &io);
     let (jo, acc2, res2) = (e.fresh(), e.fresh(), e.fresh());
     e.raw_line(format!("{res2} = scf.for {jo} = {c0} to {cno} step {c1} iter_args({acc2} = {acc1}) -> ({ct}) {{"));
     e.depth += 1;
-    let into = body(e, &io, &jo, &acc2);
+    let into = body(e, &rv, &io, &jo, &acc2);
     let ins = e.op(format!("tensor.insert_slice {into}"));
     end_for(e, &ins, ct);
     end_for(e, &res2, ct);
@@ -425,7 +429,7 @@ fn insert_by_copy(e: &mut Emitter, src: &str, st: &TensorType, dst: &str, dt: &T
 /// insert. One `scf.forall` over the (row block, panel) pairs with `par`, else two nested
 /// `scf.for` (the row block sliced once per row).
 #[allow(clippy::too_many_arguments)]
-fn block_loop(e: &mut Emitter, par: bool, [a, init]: [&str; 2], [rows, cols]: [i64; 2], [mb, k]: [i64; 2], [at, abt]: [&TensorType; 2], a_km: bool, ct: &TensorType, mut body: impl FnMut(&mut Emitter, &str, &str, &str, &str) -> String) -> String {
+fn block_loop(e: &mut Emitter, par: bool, [a, init]: [&str; 2], [rows, cols]: [i64; 2], [mb, k]: [i64; 2], [at, abt]: [&TensorType; 2], a_km: bool, ct: &TensorType, body: impl FnMut(&mut Emitter, &str, &str, &str, &str) -> String) -> String {
     let a_block = |e: &mut Emitter, io: &str| {
         if a_km {
             e.op(format!("tensor.extract_slice {a}[0, {io}] [{k}, {mb}] [1, 1] : {at} to {abt}"))
@@ -433,30 +437,7 @@ fn block_loop(e: &mut Emitter, par: bool, [a, init]: [&str; 2], [rows, cols]: [i
             e.op(format!("tensor.extract_slice {a}[{io}, 0] [{mb}, {k}] [1, 1] : {at} to {abt}"))
         }
     };
-    if par {
-        let cmb = e.index(mb);
-        let (ib, jo, acc, res) = (e.fresh(), e.fresh(), e.fresh(), e.fresh());
-        e.raw_line(format!("{res} = scf.forall ({ib}, {jo}) in ({rows}, {cols}) shared_outs({acc} = {init}) -> ({ct}) {{"));
-        e.depth += 1;
-        let io = e.op(format!("arith.muli {ib}, {cmb} : index"));
-        let ablk = a_block(e, &io);
-        let into = body(e, &ablk, &io, &jo, &acc);
-        end_forall(e, &into);
-        return res;
-    }
-    let (c0, c1, cmb, cm, cno) = (e.index(0), e.index(1), e.index(mb), e.index(rows * mb), e.index(cols));
-    let (io, acc1, res) = (e.fresh(), e.fresh(), e.fresh());
-    e.raw_line(format!("{res} = scf.for {io} = {c0} to {cm} step {cmb} iter_args({acc1} = {init}) -> ({ct}) {{"));
-    e.depth += 1;
-    let ablk = a_block(e, &io);
-    let (jo, acc2, res2) = (e.fresh(), e.fresh(), e.fresh());
-    e.raw_line(format!("{res2} = scf.for {jo} = {c0} to {cno} step {c1} iter_args({acc2} = {acc1}) -> ({ct}) {{"));
-    e.depth += 1;
-    let into = body(e, &ablk, &io, &jo, &acc2);
-    let ins = e.op(format!("tensor.insert_slice {into}"));
-    end_for(e, &ins, &ct);
-    end_for(e, &res2, &ct);
-    res
+    pair_loop(e, par, init, [rows, cols], mb, ct, a_block, body)
 }
 
 /// Ends an `scf.for` body that yields `value` of type `ty`.
