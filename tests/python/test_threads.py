@@ -96,9 +96,10 @@ np.save(OUT, np.concatenate([mm.ravel(), ew.numpy().ravel()]))
 """
 
 
-def _on_one_and_two_threads(tmp_path, program):
-    """The array `program` saves to OUT, run in one subprocess per thread count
-    (QUABLA_NUM_THREADS is read once per process)."""
+def test_large_programs_on_one_and_two_compiled_threads(tmp_path):
+    # QUABLA_NUM_THREADS is read once per process: one subprocess per thread count. Large
+    # matmuls and loops run as OpenMP loops on two threads; every result matches NumPy and
+    # the matmul and elementwise results are the same bytes on one and two threads.
     import os
     import subprocess
     import sys
@@ -107,17 +108,10 @@ def _on_one_and_two_threads(tmp_path, program):
     for n in ("1", "2"):
         out = tmp_path / f"t{n}.npy"
         env = dict(os.environ, QUABLA_NUM_THREADS=n, QUABLA_CACHE="0")
-        r = subprocess.run([sys.executable, "-c", f"OUT = {str(out)!r}\n" + program], env=env, capture_output=True, text=True, timeout=600)
+        r = subprocess.run([sys.executable, "-c", f"OUT = {str(out)!r}\n" + _PARALLEL_PROGRAM], env=env, capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stderr
         outs.append(np.load(out))
-    return outs
-
-
-def test_large_programs_on_one_and_two_compiled_threads(tmp_path):
-    # Large matmuls and loops run as OpenMP loops on two threads; every result matches NumPy
-    # and the matmul and elementwise results are the same bytes on one and two threads.
-    one, two = _on_one_and_two_threads(tmp_path, _PARALLEL_PROGRAM)
-    assert one.tobytes() == two.tobytes()
+    assert outs[0].tobytes() == outs[1].tobytes()
 
 
 def test_bad_thread_count_warns_and_uses_the_default():
@@ -130,4 +124,3 @@ def test_bad_thread_count_warns_and_uses_the_default():
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     assert "QUABLA_NUM_THREADS" in r.stderr and float(r.stdout) == 300.0
-

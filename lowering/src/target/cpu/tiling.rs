@@ -85,7 +85,7 @@ pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches) -> Option<Plan> {
 pub fn host_caches() -> Caches {
     static C: std::sync::OnceLock<Caches> = std::sync::OnceLock::new();
     *C.get_or_init(|| {
-        let mut c = Caches { l1d: 32 << 10, l2: 1 << 20, l1_span: 4096 };
+        let mut c = Caches { l1d: 32 << 10, l2: 1 << 20, l1_sets: 64, line: 64 };
         let dir = "/sys/devices/system/cpu/cpu0/cache";
         for i in 0..8 {
             let read = |f: &str| std::fs::read_to_string(format!("{dir}/index{i}/{f}")).ok().map(|s| s.trim().to_string());
@@ -99,7 +99,7 @@ pub fn host_caches() -> Caches {
                     c.l1d = b;
                     let num = |f: &str| read(f).and_then(|v| v.parse::<i64>().ok());
                     if let (Some(sets), Some(line)) = (num("number_of_sets"), num("coherency_line_size")) {
-                        c.l1_span = sets * line;
+                        (c.l1_sets, c.line) = (sets.max(1), line.max(1));
                     }
                 }
                 ("2", "Unified", Some(b)) => c.l2 = b,
@@ -115,8 +115,9 @@ pub fn host_caches() -> Caches {
 pub struct Caches {
     pub l1d: i64,
     pub l2: i64,
-    /// Bytes from which addresses fall into the same L1 set again (sets x line size).
-    pub l1_span: i64,
+    /// Sets of the L1 data cache and its line size in bytes.
+    pub l1_sets: i64,
+    pub line: i64,
 }
 
 /// Whether the 8 rows of a register block, `stride` bytes apart in place, fall into fewer
@@ -126,9 +127,7 @@ pub struct Caches {
 /// spread over 8 sets the packing of A costs about what it saves (256x784x512 f32 1.41-1.51
 /// in place against 1.45-1.58 ms, 4096x64x4096 16.7-17.0 against 16.2-18.8 ms).
 pub fn rows_alias(stride: i64, c: Caches) -> bool {
-    let line = 64;
-    let sets = (c.l1_span / line).max(1);
-    let mut seen: Vec<i64> = (0..MR).map(|r| (r * stride / line) % sets).collect();
+    let mut seen: Vec<i64> = (0..MR).map(|r| (r * stride / c.line) % c.l1_sets).collect();
     seen.sort_unstable();
     seen.dedup();
     (seen.len() as i64) < MR
@@ -344,7 +343,7 @@ mod tests {
     #[test]
     fn tile_choice() {
         // Caches without room for the micro-panel path: the in-place plans.
-        let choose = |d, m, n, k| choose_for(d, m, n, k, Caches { l1d: 0, l2: 0, l1_span: 4096 });
+        let choose = |d, m, n, k| choose_for(d, m, n, k, Caches { l1d: 0, l2: 0, l1_sets: 64, line: 64 });
         let plan = |mp, np, mb, kb, nr| Some(Plan { mp, np, mb, kb, nr, kc: 0, mc: 0, alias: [false; 2] });
         // Row blocks nearest 32 f32 / 16 f64 rows; K blocks only above 1024.
         assert_eq!(choose(DType::F32, 1024, 1024, 1024), plan(1024, 1024, 32, 0, 32));
@@ -375,8 +374,8 @@ mod tests {
     fn micro_panel_choice() {
         // This Xeon (48 KB L1d, 2 MB L2): K blocks of 256 f32 (a 32 KB panel slice and an 8 KB
         // A micro-panel in L1), row blocks of 64 rows (1024 x 64 of packed A: 256 KB of L2).
-        let xeon = Caches { l1d: 48 << 10, l2: 2 << 20, l1_span: 4096 };
-        let zen4 = Caches { l1d: 32 << 10, l2: 1 << 20, l1_span: 4096 };
+        let xeon = Caches { l1d: 48 << 10, l2: 2 << 20, l1_sets: 64, line: 64 };
+        let zen4 = Caches { l1d: 32 << 10, l2: 1 << 20, l1_sets: 64, line: 64 };
         assert_eq!(micro_blocks(4, 1024, 1024, 1024, 32, xeon), (256, 64));
         assert_eq!(micro_blocks(8, 1024, 1024, 1024, 16, xeon), (256, 64));
         assert_eq!(micro_blocks(4, 1024, 1024, 1024, 32, zen4), (128, 64));
