@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _quabla as _q
 from . import dtypes as _dt
-from ._trace import Tracer, bind, is_array
+from ._trace import Tracer, bind, current as _current_trace, is_array
 from .dtypes import bool_, float64, int32, int64
 from .errors import ArgumentTypeError, ArraySizeError, DTypeError, ShapeError, TracerError, UnsupportedOperationError, ZeroStepError
 from . import errors as _errors
@@ -140,7 +140,24 @@ def broadcast_to(x, shape):
     if builtins.any(d <= 0 for d in shape):
         raise ShapeError(f"broadcast_to: shape {_shape_str(shape)} has a zero or negative extent")
     _shape_arg("broadcast_to", shape, x.dtype)
+    x = _staged_if_expanding(x, math.prod(shape))
     return bind(_op("broadcast_in_dim", dims=tuple(range(n, len(shape))), shape=shape), x)
+
+
+# A concrete operand whose broadcast would have more elements than this is broadcast inside
+# the trace in progress instead of eagerly (as JAX stages every op under jit): a [64, 64]
+# causal mask broadcast over [8, 4, 64, 64] scores stays a 4 KiB constant and one
+# broadcast_in_dim rather than a 128 KiB literal the compiler copies through every pass.
+_STAGE_EXPANDING = 4096
+
+
+def _staged_if_expanding(x, size):
+    """``x``, or inside a trace and for a concrete ``x`` whose result of ``size`` elements is
+    large and larger than ``x``, ``x`` as a constant of the innermost trace."""
+    if type(x) is Tracer or size <= _STAGE_EXPANDING or size <= x.size:
+        return x
+    t = _current_trace()
+    return x if t is None else t.const(x)
 
 
 def _binary_operands(name, x, y, kind="numeric"):

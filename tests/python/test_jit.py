@@ -242,3 +242,22 @@ def test_explain_cache_misses_names_what_changed():
     assert "argument args[0]['w']: float64[3] -> float64[4]" in lines[1]
     assert "static argument 1: 2.0 -> 3.0" in lines[2]
     assert "the arguments' structure changed" in lines[3]
+
+
+def test_concrete_operand_broadcast_inside_a_trace_stays_small():
+    # A concrete [64, 64] mask broadcast against traced [8, 4, 64, 64] scores is broadcast
+    # in the program (as JAX stages it), not eagerly into a 128 Ki-element literal; small
+    # broadcasts of concrete values still fold eagerly.
+    mask = np.tril(np.ones((64, 64), bool))
+    f = lambda att: qb.where(qb.array(mask), att, -1e9)
+    x = np.random.default_rng(0).standard_normal((8, 4, 64, 64)).astype(np.float32)
+    text = qb.jit(f).lower(qb.array(x)).as_text()
+    assert "tensor<64x64xi1>" in text and "dense<" in text
+    assert "8x4x64x64xi1> = quabla.constant" not in text.replace("tensor<", "")
+    assert not any(len(line) > 40_000 for line in text.splitlines())
+    np.testing.assert_array_equal(np.asarray(qb.jit(f)(qb.array(x))), np.where(mask, x, np.float32(-1e9)))
+    # Outside a trace, broadcast_to stays eager and concrete.
+    b = qb.broadcast_to(qb.array(mask), (8, 4, 64, 64))
+    assert np.asarray(b).shape == (8, 4, 64, 64)
+    small = qb.jit(lambda a: a + qb.broadcast_to(qb.array([1.0, 2.0]), (3, 2))).lower(qb.ones((3, 2))).as_text()
+    assert "dense<[[1.0" in small or "dense<[[1.000000e+00" in small
