@@ -125,7 +125,7 @@ impl Layout {
 /// the blocks of each product are.
 fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], lay: Layout, plan: &Plan, zero: bool) -> String {
     let tag = e.tiles.len();
-    e.tiles.push(MatmulTile { tag, kb: if plan.micro(lay.a_km) { 0 } else { plan.kb }, nr: plan.nr });
+    e.tiles.push(MatmulTile { tag, kb: if plan.micro(lay.a_km) { 0 } else { plan.kb }, mr: plan.mr, nr: plan.nr });
     let threads = e.threads();
     let par = threads > 1 && e.cg.target.parallel_matmul(plan.mp, plan.np, k.saturating_mul(b), threads);
     if lay.batched {
@@ -216,48 +216,45 @@ fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: 
     acc
 }
 
-/// Rows of an A micro-panel (the register block's rows, crate::tiling::MR).
-const MR: i64 = crate::target::cpu::tiling::MR;
-
 /// `C = A B` on the micro-panel path (`Plan::micro`; A `m x k` with `m` a multiple of the
 /// row block, B `k x n`): B packed into `[n/nr, k, nr]` panels ([`pack_b`], the last one
-/// zero-padded), A into `[m/8, k, 8]` micro-panels ([`pack_a`]), then per K block of `kc`:
+/// zero-padded), A into `[m/mr, k, mr]` micro-panels ([`pack_a`]), then per K block of `kc`:
 /// over blocks of `mc` rows and the panels (one `scf.forall` over the pairs with `par`),
-/// and over the row block's micro-panels, one tagged `8 x nr x kc` product each (the
+/// and over the row block's micro-panels, one tagged `mr x nr x kc` product each (the
 /// register block: its accumulators stay in registers over the K block; the panel slice,
 /// `kc x nr`, stays in L1 while the micro-panels pass over it, the row block's `mc x kc`
 /// slice of packed A in L2 while the panels pass). The broadcasts of A come from contiguous
-/// memory (8 elements per step of K) instead of 8 rows `k` elements apart: on this Xeon the
+/// memory (`mr` elements per step of K) instead of `mr` rows `k` elements apart: on this Xeon the
 /// in-place rows of A, 4 KB apart at K = 1024, fall into one L1 set. Each `mc x nr` output
 /// block is zeroed where it is computed (with `zero`; else it accumulates into `init`), then
 /// all K blocks accumulate into it. A ragged N computes an `m x np` product whose leading `n`
 /// columns are C.
 #[allow(clippy::too_many_arguments)]
 fn micro_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [i64; 3], plan: &Plan, tag: usize, par: bool, lay: Layout, zero: bool) -> String {
-    let (mc, kc, nr) = (plan.mc, plan.kc, plan.nr);
+    let (mc, kc, nr, mr) = (plan.mc, plan.kc, plan.nr, plan.mr);
     let (full, w) = (n / nr, n % nr);
     debug_assert!(zero || w == 0, "a padded panel is computed into a zero product");
     let no = full + i64::from(w > 0);
     let bp = pack_b(e, d, b, [n, k], nr, lay.b_nk, par);
-    let ap = pack_a(e, d, a, [m, k], lay.a_km, par);
-    let (apt, bpt, ct) = (TensorType::new(d, [m / MR, k, MR]), TensorType::new(d, [no, k, nr]), TensorType::new(d, [m, no * nr]));
-    let (abt, pant, cst, c8t) = (TensorType::new(d, [kc, MR]), TensorType::new(d, [kc, nr]), TensorType::new(d, [mc, nr]), TensorType::new(d, [MR, nr]));
+    let ap = pack_a(e, d, a, [m, k], mr, lay.a_km, par);
+    let (apt, bpt, ct) = (TensorType::new(d, [m / mr, k, mr]), TensorType::new(d, [no, k, nr]), TensorType::new(d, [m, no * nr]));
+    let (abt, pant, cst, c8t) = (TensorType::new(d, [kc, mr]), TensorType::new(d, [kc, nr]), TensorType::new(d, [mc, nr]), TensorType::new(d, [mr, nr]));
     let maps = "indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>]";
     let rows = m / mc;
     // One K block at `pc` into the row block's `mc x nr` block `cs` of panel `jo`: its
     // micro-panels.
     let kblock = |e: &mut Emitter, pc: &str, jo: &str, io: &str, cs: &str| -> String {
         let pan = e.op(format!("tensor.extract_slice {bp}[{jo}, {pc}, 0] [1, {kc}, {nr}] [1, 1, 1] : {bpt} to {pant}"));
-        let (c0, cmr, cmc) = (e.index(0), e.index(MR), e.index(mc));
+        let (c0, cmr, cmc) = (e.index(0), e.index(mr), e.index(mc));
         let (ir, cb, res) = (e.fresh(), e.fresh(), e.fresh());
         e.raw_line(format!("{res} = scf.for {ir} = {c0} to {cmc} step {cmr} iter_args({cb} = {cs}) -> ({cst}) {{"));
         e.depth += 1;
         let row = e.op(format!("arith.addi {io}, {ir} : index"));
         let q = e.op(format!("arith.divui {row}, {cmr} : index"));
-        let ablk = e.op(format!("tensor.extract_slice {ap}[{q}, {pc}, 0] [1, {kc}, {MR}] [1, 1, 1] : {apt} to {abt}"));
-        let c8 = e.op(format!("tensor.extract_slice {cb}[{ir}, 0] [{MR}, {nr}] [1, 1] : {cst} to {c8t}"));
+        let ablk = e.op(format!("tensor.extract_slice {ap}[{q}, {pc}, 0] [1, {kc}, {mr}] [1, 1, 1] : {apt} to {abt}"));
+        let c8 = e.op(format!("tensor.extract_slice {cb}[{ir}, 0] [{mr}, {nr}] [1, 1] : {cst} to {c8t}"));
         let p = e.op(format!("linalg.matmul {maps} {{quabla.tile = {tag} : i64}} ins({ablk}, {pan} : {abt}, {pant}) outs({c8} : {c8t}) -> {c8t}"));
-        let ins = e.op(format!("tensor.insert_slice {p} into {cb}[{ir}, 0] [{MR}, {nr}] [1, 1] : {c8t} into {cst}"));
+        let ins = e.op(format!("tensor.insert_slice {p} into {cb}[{ir}, 0] [{mr}, {nr}] [1, 1] : {c8t} into {cst}"));
         end_for(e, &ins, &cst);
         res
     };
@@ -296,12 +293,12 @@ fn micro_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: [
     e.op(format!("tensor.extract_slice {acc}[0, 0] [{m}, {n}] [1, 1] : {ct} to {}", TensorType::new(d, [m, n])))
 }
 
-/// A (`[m, k]`, or `[k, m]` with `a_km`; `m` a multiple of 8) packed into `[m/8, k, 8]`
-/// micro-panels (each contiguous, 8 rows per step of K) by one `linalg.transpose`, or with
+/// A (`[m, k]`, or `[k, m]` with `a_km`; `m` a multiple of `mr`) packed into `[m/mr, k, mr]`
+/// micro-panels (each contiguous, `mr` rows per step of K) by one `linalg.transpose`, or with
 /// `par` one micro-panel per iteration of an `scf.forall`.
-fn pack_a(e: &mut Emitter, d: DType, a: &str, [m, k]: [i64; 2], a_km: bool, par: bool) -> String {
+fn pack_a(e: &mut Emitter, d: DType, a: &str, [m, k]: [i64; 2], mr: i64, a_km: bool, par: bool) -> String {
     let at = if a_km { TensorType::new(d, [k, m]) } else { TensorType::new(d, [m, k]) };
-    pack_panels(e, d, (a, &at), [m / MR, k, MR], !a_km, par)
+    pack_panels(e, d, (a, &at), [m / mr, k, mr], !a_km, par)
 }
 
 /// `x` (`xt`: `[count * w, k]` with `rows`, else `[k, count * w]`) as `count` contiguous `[k, w]`
@@ -533,7 +530,7 @@ pub fn matmul_prepacked(e: &mut Emitter, d: DType, a: &str, bp: &str, init: Opti
     }
     let (mp, mb, nr) = (plan.mp, plan.mb, plan.nr);
     let tag = e.tiles.len();
-    e.tiles.push(MatmulTile { tag, kb: plan.kb, nr });
+    e.tiles.push(MatmulTile { tag, kb: plan.kb, mr: plan.mr, nr });
     let z = e.scalar(d, zero_lit(d));
     let ap = if mp == m {
         a.to_string()

@@ -88,6 +88,9 @@ pub struct Plan {
     /// ragged products run on zero-padded copies and the result is the leading `m x n` block.
     pub mp: i64,
     pub np: i64,
+    /// Rows of the register block (of A's micro-panels on the micro-panel path): `mp` and the
+    /// row blocks are multiples of it.
+    pub mr: i64,
     /// Rows of A per block.
     pub mb: i64,
     /// K block (0: one block).
@@ -95,12 +98,12 @@ pub struct Plan {
     /// Columns of a packed B panel.
     pub nr: i64,
     /// K block of the micro-panel path (0: the path above). When set, the lowering also packs
-    /// A, into `[mp / 8, k, 8]` micro-panels, and blocks K itself: per block of `kc` it loops
+    /// A, into `[mp / mr, k, mr]` micro-panels, and blocks K itself: per block of `kc` it loops
     /// over blocks of `mc` rows, the panels, then the row block's micro-panels, and each
-    /// tagged op is one `8 x nr x kc` product of a contiguous A micro-panel (read through a
+    /// tagged op is one `mr x nr x kc` product of a contiguous A micro-panel (read through a
     /// transposed lhs map) and a panel slice (`mb` and `kb` are unused then).
     pub kc: i64,
-    /// Rows per block of the micro-panel path (a multiple of 8 dividing `mp`).
+    /// Rows per block of the micro-panel path (a multiple of `mr` dividing `mp`).
     pub mc: i64,
     /// Whether the micro-panel path is taken (`kc > 0` given) with A laid out `[m, k]`
     /// (`alias[0]`) and `[k, m]` (`alias[1]`): where A's rows in place would fall into few
@@ -123,7 +126,8 @@ pub struct MatmulTile {
     pub tag: usize,
     /// K block (0: one block).
     pub kb: i64,
-    /// Register block columns (NR).
+    /// Register block rows (MR) and columns (NR).
+    pub mr: i64,
     pub nr: i64,
 }
 

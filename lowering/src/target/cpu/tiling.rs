@@ -5,9 +5,9 @@
 //! and drops them with `symbol-dce` before the LLVM conversions:
 //!
 //! * `@__quabla_tile` (on tensors, before bufferization): per tag, block K, then tile to
-//!   register blocks (8 x NR x 1, NR two 512-bit vectors: 32 f32 or 16 f64), vectorize the
+//!   register blocks (MR x NR x 1, [`register_block`]: 8 x 32 f32 on AVX-512, 4 x 16 on AVX2), vectorize the
 //!   register block, turn the reduction into `vector.contract`, and hoist the accumulator's
-//!   transfers out of the K loop, so each register block keeps its 8 x NR accumulator in
+//!   transfers out of the K loop, so each register block keeps its MR x NR accumulator in
 //!   registers for a whole K block.
 //! * `@__quabla_lower_vectors` (after bufferization): contractions become outer products,
 //!   then FMAs on rows of B broadcast against elements of A; transfers become plain loads.
@@ -16,16 +16,16 @@
 //! loops over row blocks of A and over the panels (and over the batch for batched ones), so
 //! the tagged op is one `MB x NR x K` `linalg.matmul` ([`Plan`]). The script derives from
 //! notes/mlir-cpu/td_mm.mlir, split around the pipeline's own bufferization. Every tile is full:
-//! ragged M is padded with zeros to a multiple of 8 (A into a zero-filled copy, the result the
+//! ragged M is padded with zeros to a multiple of MR (A into a zero-filled copy, the result the
 //! leading `m` rows), a ragged N peels the last panel (B's last columns packed into a
 //! zero-padded panel, whose blocks are computed apart and their leading columns inserted into
 //! C: no padded copy of B or C), blocks divide the padded extents; only bool, u8 and very
 //! small products stay on the loop path. Each output block is zeroed where it is computed.
 //! Products of at least [`MICRO_MIN_PANELS`] panels take the micro-panel path instead when
-//! K has a block that fits L1 ([`micro_blocks`], `Plan::kc`): A packed into 8-row
-//! micro-panels, K blocked by the lowering, each tagged op one `8 x NR x kc` register block
+//! K has a block that fits L1 ([`micro_blocks`], `Plan::kc`): A packed into MR-row
+//! micro-panels, K blocked by the lowering, each tagged op one `MR x NR x kc` register block
 //! (crate::linalg::dot::micro_matmul); its blocks derive from the host's caches. Integer
-//! products (i32/u32 in 16-lane, i64 in 8-lane vectors) run the same script: the contraction
+//! products (i32/u32 in f32's panels, i64 in f64's) run the same script: the contraction
 //! becomes wrapping `muli`/`addi` outer products, exact like the loop path.
 use std::fmt::Write;
 
@@ -33,14 +33,11 @@ use quabla_dialect::DType;
 
 pub use crate::target::{par_code, MatmulTile, Plan, PAR_MAX_RANK};
 
-/// Rows of the register block.
-pub const MR: i64 = 8;
-
 /// The plan for an `m x k` by `k x n` product of `d`, or None when the loop path should be
 /// kept (bool and u8 products, small products). Ragged M and N are padded (`Plan::mp`, `Plan::np`:
 /// A's rows copied into a zero-padded A, N's last panel peeled by the lowering, see
-/// `linalg::dot`): the padding costs at most 7 rows and NR - 1 columns of work, far less than
-/// the ~50x of the loop path.
+/// `linalg::dot`): the padding costs at most MR - 1 rows and NR - 1 columns of work, far less
+/// than the ~50x of the loop path.
 ///
 /// Measured (1024^3 f32, one core of this machine, FMA peak ~205-225 GFLOP/s): blocks
 /// 64 x 256 x 128 on the operands in place (notes/mlir-cpu/td_mm.mlir), ~108 GFLOP/s; B
@@ -50,35 +47,83 @@ pub const MR: i64 = 8;
 /// over whole K (the A block stays in L1/L2, the contiguous packed panels stream) beat
 /// that by 10-20% on one core.
 pub fn choose(d: DType, m: i64, n: i64, k: i64) -> Option<Plan> {
-    choose_for(d, m, n, k, host_caches())
+    choose_for(d, m, n, k, host_caches(), host_regs())
 }
 
-/// [`choose`] for a CPU with caches `c` (the micro-panel blocking, [`micro_blocks`]).
-pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches) -> Option<Plan> {
-    // Narrow products (N up to half a panel: a convolution's 16 output features, a
-    // classifier's 10 classes) use one-vector panels instead of padding N to two vectors,
-    // which would double their work.
-    let nr = match d {
-        DType::F32 | DType::I32 | DType::U32 if n <= 16 => 16,
-        DType::F32 | DType::I32 | DType::U32 => 32,
-        DType::F64 | DType::I64 if n <= 8 => 8,
-        DType::F64 | DType::I64 => 16,
-        DType::I1 | DType::U8 => return None,
-    };
+/// [`choose`] for a CPU with caches `c` (the micro-panel blocking, [`micro_blocks`]) and
+/// vector registers `r` (the register block, [`register_block`]).
+pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Option<Plan> {
+    if matches!(d, DType::I1 | DType::U8) {
+        return None;
+    }
     // Below ~32^3 multiply-adds the loop path is as fast and compiles faster.
     if k < 4 || m * n * k < 32 * 32 * 32 {
         return None;
     }
-    let (mp, np) = (round_up(m, MR), round_up(n, nr));
+    let (mr, nr) = register_block(d, n, r);
+    let (mp, np) = (round_up(m, mr), round_up(n, nr));
     let target = MB_TARGET_BYTES / d.size() as i64;
-    // The multiple of 8 up to 128 dividing M that is nearest the target; K blocks up to
+    // The multiple of MR up to 16 MR dividing M that is nearest the target; K blocks up to
     // KB_MAX (0: one block).
-    let mb = (1..=16).map(|q| q * MR).filter(|mb| mp % mb == 0).min_by_key(|&mb| ((mb - target).abs(), -mb))?;
+    let mb = (1..=16).map(|q| q * mr).filter(|mb| mp % mb == 0).min_by_key(|&mb| ((mb - target).abs(), -mb))?;
     let kb = if k <= KB_MAX { 0 } else { (16..=KB_MAX).rev().find(|kb| k % kb == 0).unwrap_or(0) };
-    let (kc, mc) = micro_blocks(d.size() as i64, mp, np, k, nr, c);
-    let alias = if kc == 0 { [false; 2] } else { [rows_alias(k * d.size() as i64, c), rows_alias(mp * d.size() as i64, c)] };
-    Some(Plan { mp, np, mb, kb, nr, kc, mc, alias })
+    let (kc, mc) = micro_blocks(d.size() as i64, mp, np, k, [mr, nr], c);
+    let alias = if kc == 0 { [false; 2] } else { [rows_alias(k * d.size() as i64, mr, c), rows_alias(mp * d.size() as i64, mr, c)] };
+    Some(Plan { mp, np, mr, mb, kb, nr, kc, mc, alias })
 }
+
+/// The register block (MR rows, NR columns) of a product of `d` with `n` columns on vector
+/// registers `r`: NR two vectors (one for narrow products, N up to one vector: a
+/// convolution's 16 output features, a classifier's 10 classes, which two would double in
+/// work), MR the rows whose `MR x NR` accumulators leave room in the register file for a
+/// row of B and a broadcast element of A: 8 rows (16 accumulators) with 32 registers
+/// (AVX-512, NEON), 4 rows (8) with 16 (AVX2: 8 rows would need 16 accumulators, and the
+/// spills of such a block halve its speed). Four rows, not six, so that power-of-two M needs
+/// no padded copy of A (measured on Zen 3, f32 1024^3: 8 x 4 ymm 32.7 ms, 6 x 2 18.5 ms,
+/// 4 x 2 18.8 ms; 256x512x784: 3.45, 1.91, 1.20 ms).
+pub fn register_block(d: DType, n: i64, r: Regs) -> (i64, i64) {
+    let lanes = (r.bytes / d.size() as i64).max(1);
+    let nr = if n <= lanes { lanes } else { 2 * lanes };
+    let mr = if r.count >= 32 { 8 } else { 4 };
+    (mr, nr)
+}
+
+/// The host's vector registers: bytes per register and how many (from the CPU's features).
+pub fn host_regs() -> Regs {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            return Regs { bytes: 64, count: 32 };
+        }
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            return Regs { bytes: 32, count: 16 };
+        }
+        Regs { bytes: 16, count: 16 }
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        Regs { bytes: 16, count: 32 }
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        Regs { bytes: 16, count: 16 }
+    }
+}
+
+/// A CPU's vector register file ([`register_block`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Regs {
+    /// Bytes of one vector register.
+    pub bytes: i64,
+    /// Vector registers.
+    pub count: i64,
+}
+
+/// AVX-512's register file (32 registers of 64 bytes).
+pub const AVX512: Regs = Regs { bytes: 64, count: 32 };
+
+/// AVX2's (16 registers of 32 bytes).
+pub const AVX2: Regs = Regs { bytes: 32, count: 16 };
 
 /// The host's L1 data and L2 cache sizes in bytes (Linux sysfs of cpu0; 32 KB and 1 MB when
 /// it does not say).
@@ -120,17 +165,17 @@ pub struct Caches {
     pub line: i64,
 }
 
-/// Whether the 8 rows of a register block, `stride` bytes apart in place, fall into fewer
-/// than 8 L1 sets (then the micro-panel path packs A, `Plan::alias`). Measured (this Xeon,
+/// Whether the `mr` rows of a register block, `stride` bytes apart in place, fall into fewer
+/// than `mr` L1 sets (then the micro-panel path packs A, `Plan::alias`). Measured (this Xeon,
 /// one core, CPU min, alternated, load 3-5): 1024^3 f32 (rows 4 KB apart: one set) in place
 /// 16.1-17.8 ms, packed 15.0-16.7 ms; f64 (8 KB) 36.9-52.8 -> 32.6-38.3 ms; where rows
 /// spread over 8 sets the packing of A costs about what it saves (256x784x512 f32 1.41-1.51
 /// in place against 1.45-1.58 ms, 4096x64x4096 16.7-17.0 against 16.2-18.8 ms).
-pub fn rows_alias(stride: i64, c: Caches) -> bool {
-    let mut seen: Vec<i64> = (0..MR).map(|r| (r * stride / c.line) % c.l1_sets).collect();
+pub fn rows_alias(stride: i64, mr: i64, c: Caches) -> bool {
+    let mut seen: Vec<i64> = (0..mr).map(|r| (r * stride / c.line) % c.l1_sets).collect();
     seen.sort_unstable();
     seen.dedup();
-    (seen.len() as i64) < MR
+    (seen.len() as i64) < mr
 }
 
 /// Panels from which A is packed ([`micro_blocks`]): the packing copies `m x k` elements once
@@ -145,26 +190,27 @@ pub const MICRO_MIN_PANELS: i64 = 4;
 pub const MICRO_MAX_ROWS: i64 = 64;
 
 /// The micro-panel path's K block and row block (`Plan::kc`, `Plan::mc`) for an `mp x k`
-/// A of `size`-byte elements against `np / nr` panels of `nr` columns, from the host's
-/// caches: a K block whose panel slice (`kc x nr`) and A micro-panel (`kc x 8`) fit L1 (the
+/// A of `size`-byte elements against `np / nr` panels of `nr` columns (register block
+/// `[mr, nr]`), from the host's caches: a K block whose panel slice (`kc x nr`) and A
+/// micro-panel (`kc x mr`) fit L1 (the
 /// panel slice stays there while the row block's micro-panels pass over it); a row block of
 /// at most [`MICRO_MAX_ROWS`] rows whose `mc x k` slice of packed A fills at most half of L2
 /// (it stays there while the panels pass). The K block is K when it fits,
 /// else the largest divisor of K that fits, at least 64; the row block the largest multiple
-/// of 8 dividing `mp` within both bounds. (0, 0) keeps the in-place path: narrow products
+/// of `mr` dividing `mp` within both bounds. (0, 0) keeps the in-place path: narrow products
 /// (fewer than [`MICRO_MIN_PANELS`] panels; packing A would cost more than it saves, e.g.
 /// 256x512x10 f32 0.036 -> 0.055 ms) and K without such a divisor.
-pub fn micro_blocks(size: i64, mp: i64, np: i64, k: i64, nr: i64, c: Caches) -> (i64, i64) {
+pub fn micro_blocks(size: i64, mp: i64, np: i64, k: i64, [mr, nr]: [i64; 2], c: Caches) -> (i64, i64) {
     if np < MICRO_MIN_PANELS * nr {
         return (0, 0);
     }
-    let kmax = c.l1d / ((nr + MR) * size);
+    let kmax = c.l1d / ((nr + mr) * size);
     let kc = if k <= kmax { k } else { (64..=kmax).rev().find(|kc| k % kc == 0).unwrap_or(0) };
     if kc == 0 {
         return (0, 0);
     }
-    let rows = (c.l2 / 2 / (k * size)).min(MICRO_MAX_ROWS).max(MR);
-    let mc = (1..=mp / MR).rev().map(|q| q * MR).find(|mc| mp % mc == 0 && *mc <= rows).unwrap_or(MR);
+    let rows = (c.l2 / 2 / (k * size)).min(MICRO_MAX_ROWS).max(mr);
+    let mc = (1..=mp / mr).rev().map(|q| q * mr).find(|mc| mp % mc == 0 && *mc <= rows).unwrap_or(mr);
     (kc, mc)
 }
 
@@ -284,7 +330,7 @@ pub fn script(tiles: &[MatmulTile], threads: i64) -> String {
             t.tag
         );
         let b = if t.kb == 0 { format!("%mm{}", t.tag) } else { tile(&mut s, &format!("%mm{}", t.tag), &format!("blk{}", t.tag), &[0, 0, t.kb]) };
-        let r = tile(&mut s, &b, &format!("reg{}", t.tag), &[MR, t.nr, 1]);
+        let r = tile(&mut s, &b, &format!("reg{}", t.tag), &[t.mr, t.nr, 1]);
         let _ = writeln!(s, "    transform.structured.vectorize {r} : !transform.any_op");
     }
     if tiles.is_empty() {
@@ -343,8 +389,8 @@ mod tests {
     #[test]
     fn tile_choice() {
         // Caches without room for the micro-panel path: the in-place plans.
-        let choose = |d, m, n, k| choose_for(d, m, n, k, Caches { l1d: 0, l2: 0, l1_sets: 64, line: 64 });
-        let plan = |mp, np, mb, kb, nr| Some(Plan { mp, np, mb, kb, nr, kc: 0, mc: 0, alias: [false; 2] });
+        let choose = |d, m, n, k| choose_for(d, m, n, k, Caches { l1d: 0, l2: 0, l1_sets: 64, line: 64 }, AVX512);
+        let plan = |mp, np, mb, kb, nr| Some(Plan { mp, np, mr: 8, mb, kb, nr, kc: 0, mc: 0, alias: [false; 2] });
         // Row blocks nearest 32 f32 / 16 f64 rows; K blocks only above 1024.
         assert_eq!(choose(DType::F32, 1024, 1024, 1024), plan(1024, 1024, 32, 0, 32));
         assert_eq!(choose(DType::F64, 1024, 1024, 1024), plan(1024, 1024, 16, 0, 16));
@@ -371,36 +417,58 @@ mod tests {
     }
 
     #[test]
+    fn avx2_register_block() {
+        // 16 registers: 4 x 2 vectors (8 accumulators), one vector for narrow products.
+        assert_eq!(register_block(DType::F32, 1024, AVX2), (4, 16));
+        assert_eq!(register_block(DType::F64, 1024, AVX2), (4, 8));
+        assert_eq!(register_block(DType::F32, 8, AVX2), (4, 8));
+        assert_eq!(register_block(DType::F32, 10, AVX2), (4, 16));
+        assert_eq!(register_block(DType::F64, 4, AVX2), (4, 4));
+        assert_eq!(register_block(DType::F32, 1024, AVX512), (8, 32));
+        let c = Caches { l1d: 32 << 10, l2: 512 << 10, l1_sets: 64, line: 64 };
+        // Power-of-two M needs no padding; ragged M is padded to a multiple of 4, row blocks
+        // multiples of 4 dividing it.
+        let p = choose_for(DType::F32, 1024, 1024, 1024, c, AVX2).unwrap();
+        assert_eq!((p.mp, p.np, p.mr, p.nr, p.mb % 4, p.mp % p.mb), (1024, 1024, 4, 16, 0, 0));
+        let p = choose_for(DType::F32, 1022, 10, 512, c, AVX2).unwrap();
+        assert_eq!((p.mp, p.np, p.mr, p.nr), (1024, 16, 4, 16));
+        // Micro-panel blocks: a K block whose 16-column panel slice and 4-row micro-panel fit L1.
+        assert_eq!(micro_blocks(4, 1024, 1024, 1024, [4, 16], c), (256, 64));
+        let s = script(&[MatmulTile { tag: 0, kb: 0, mr: p.mr, nr: p.nr }], 1);
+        assert!(s.contains("tile_sizes [4, 16, 1]"), "{s}");
+    }
+
+    #[test]
     fn micro_panel_choice() {
         // This Xeon (48 KB L1d, 2 MB L2): K blocks of 256 f32 (a 32 KB panel slice and an 8 KB
         // A micro-panel in L1), row blocks of 64 rows (1024 x 64 of packed A: 256 KB of L2).
         let xeon = Caches { l1d: 48 << 10, l2: 2 << 20, l1_sets: 64, line: 64 };
         let zen4 = Caches { l1d: 32 << 10, l2: 1 << 20, l1_sets: 64, line: 64 };
-        assert_eq!(micro_blocks(4, 1024, 1024, 1024, 32, xeon), (256, 64));
-        assert_eq!(micro_blocks(8, 1024, 1024, 1024, 16, xeon), (256, 64));
-        assert_eq!(micro_blocks(4, 1024, 1024, 1024, 32, zen4), (128, 64));
+        assert_eq!(micro_blocks(4, 1024, 1024, 1024, [8, 32], xeon), (256, 64));
+        assert_eq!(micro_blocks(8, 1024, 1024, 1024, [8, 16], xeon), (256, 64));
+        assert_eq!(micro_blocks(4, 1024, 1024, 1024, [8, 32], zen4), (128, 64));
         // K that fits is one block; K without a divisor in [64, bound] keeps the in-place path.
-        assert_eq!(micro_blocks(4, 4096, 4096, 64, 32, xeon), (64, 64));
-        assert_eq!(micro_blocks(4, 256, 512, 784, 32, xeon), (196, 64));
-        assert_eq!(micro_blocks(4, 256, 512, 1031, 32, xeon), (0, 0));
+        assert_eq!(micro_blocks(4, 4096, 4096, 64, [8, 32], xeon), (64, 64));
+        assert_eq!(micro_blocks(4, 256, 512, 784, [8, 32], xeon), (196, 64));
+        assert_eq!(micro_blocks(4, 256, 512, 1031, [8, 32], xeon), (0, 0));
         // A large K shrinks the row block to keep its slice of packed A in half of L2; rows
         // stay a multiple of 8 dividing M.
-        assert_eq!(micro_blocks(4, 1024, 1024, 8192, 32, xeon), (256, 32));
-        assert_eq!(micro_blocks(4, 1000, 1000, 1000, 32, xeon), (250, 40));
+        assert_eq!(micro_blocks(4, 1024, 1024, 8192, [8, 32], xeon), (256, 32));
+        assert_eq!(micro_blocks(4, 1000, 1000, 1000, [8, 32], xeon), (250, 40));
         // Narrow products keep A in place.
-        assert_eq!(micro_blocks(4, 256, 16, 512, 16, xeon), (0, 0));
-        assert_eq!(micro_blocks(4, 256, 96, 512, 32, xeon), (0, 0));
-        assert_eq!(micro_blocks(4, 256, 128, 512, 32, xeon), (256, 64));
-        let p = choose_for(DType::F32, 1024, 1024, 1024, xeon).unwrap();
+        assert_eq!(micro_blocks(4, 256, 16, 512, [8, 16], xeon), (0, 0));
+        assert_eq!(micro_blocks(4, 256, 96, 512, [8, 32], xeon), (0, 0));
+        assert_eq!(micro_blocks(4, 256, 128, 512, [8, 32], xeon), (256, 64));
+        let p = choose_for(DType::F32, 1024, 1024, 1024, xeon, AVX512).unwrap();
         assert_eq!((p.kc, p.mc, p.nr, p.micro(false), p.micro(true)), (256, 64, 32, true, true));
         // A packed only where its rows in place share L1 sets: 4 KB rows (one set), 2 KB
         // (two); not 3136-byte rows (784 f32) or 256-byte ones (64 f32).
-        assert!(rows_alias(4096, xeon) && rows_alias(8192, xeon) && rows_alias(2048, xeon));
-        assert!(!rows_alias(3136, xeon) && !rows_alias(256, xeon) && !rows_alias(4000, xeon));
+        assert!(rows_alias(4096, 8, xeon) && rows_alias(8192, 8, xeon) && rows_alias(2048, 8, xeon));
+        assert!(!rows_alias(3136, 8, xeon) && !rows_alias(256, 8, xeon) && !rows_alias(4000, 8, xeon));
         // 256 x 784 A in place (3136-byte rows) or as [784, 256] (1 KB rows: four sets).
-        let p = choose_for(DType::F32, 256, 512, 784, xeon).unwrap();
+        let p = choose_for(DType::F32, 256, 512, 784, xeon, AVX512).unwrap();
         assert!(p.kc > 0 && !p.micro(false) && p.micro(true));
-        let p = choose_for(DType::F32, 784, 512, 256, xeon).unwrap();
+        let p = choose_for(DType::F32, 784, 512, 256, xeon, AVX512).unwrap();
         assert!(p.micro(false) && !p.micro(true));
     }
 
@@ -430,7 +498,7 @@ mod tests {
 
     #[test]
     fn script_per_tag() {
-        let s = script(&[MatmulTile { tag: 0, kb: 256, nr: 32 }, MatmulTile { tag: 1, kb: 0, nr: 16 }], 1);
+        let s = script(&[MatmulTile { tag: 0, kb: 256, mr: 8, nr: 32 }, MatmulTile { tag: 1, kb: 0, mr: 6, nr: 16 }], 1);
         assert!(!s.contains("quabla.par"), "{s}");
         let p = script(&[], 2);
         assert!(p.contains("attributes {quabla.par = 33 : i64}") && p.contains("tile_using_forall %par33 num_threads [0, 2]"), "{p}");
@@ -438,6 +506,6 @@ mod tests {
         assert!(!p.contains("apply_patterns") && !p.contains("apply_cse") && p.contains("@__quabla_lower_vectors"), "{p}");
         assert!(s.contains("transform.apply_patterns.canonicalization") && s.contains("lower_contraction"), "{s}");
         assert!(s.contains("attributes {quabla.tile = 0 : i64}") && s.contains("tile_sizes [0, 0, 256]") && s.contains("tile_sizes [8, 32, 1]"), "{s}");
-        assert!(s.contains("attributes {quabla.tile = 1 : i64}") && s.contains("tile_sizes [8, 16, 1]") && !s.contains("%blk1"), "{s}");
+        assert!(s.contains("attributes {quabla.tile = 1 : i64}") && s.contains("tile_sizes [6, 16, 1]") && !s.contains("%blk1"), "{s}");
     }
 }
