@@ -5,7 +5,9 @@
 Prints one line per measurement: Quabla's figure, JAX's (when `jax` is importable) and the
 ratio. Measured:
 
-* jit per-call: ``jit(lambda x: x + 1)`` on a float32 scalar, steady state;
+* jit per-call: ``jit(lambda x: x + 1)`` on a float32 scalar, steady state; and a pytree
+  call, a dict of two parameters and a list of two inputs plus a static string, as a
+  training step passes them;
 * eager ``a + b`` on two float32 arrays of 8 elements, steady state, and its first call
   (a new op signature: trace of one op + compilation);
 * first call of a small jitted function (trace + compile + run), fresh function each time;
@@ -74,6 +76,20 @@ def main():
         jx = jnp.asarray(1.0, dtype=jnp.float32)
         j = per_call(lambda: jf(jx), n // 4)
     row("jit(lambda x: x + 1)(scalar) per call", q, j)
+
+    # jit per-call on pytree arguments with a static value
+    def step(p, xs, mode):
+        return p["w"] * xs[0] + p["b"] * xs[1] if mode == "affine" else xs[0]
+
+    g = qb.jit(step, static_argnums=2)
+    v = qb.array(np.ones(4, np.float32))
+    q = per_call(lambda: g({"w": v, "b": v}, [v, v], "affine"), n)
+    j = None
+    if jax:
+        jg = jax.jit(step, static_argnums=2)
+        jv = jnp.ones(4, jnp.float32)
+        j = per_call(lambda: jg({"w": jv, "b": jv}, [jv, jv], "affine"), n // 10)
+    row("jit(step)({w, b}, [x, y], 'affine') per call", q, j)
 
     # eager a + b on 8 elements
     a = qb.array(np.arange(8, dtype=np.float32))

@@ -100,12 +100,15 @@ class _TraceCache:
         with self._lock:
             return iter(list(self._entries))
 
-    def register_fast(self, key, entry, fast_key, rebuild, as_tuple):
-        """Serves ``key`` (still cached as ``entry``) from the fast path under ``fast_key``."""
+    def register_fast(self, key, entry, args, statics, rebuild, as_tuple):
+        """Serves ``key`` (still cached as ``entry``) from the fast path: calls like ``args``
+        (positional; ``statics`` the static positions) under the call key the Rust side gives
+        (none when such calls cannot be keyed: python/src/callkey.rs)."""
         with self._lock:
             if self._entries.get(key) is entry and key not in self._fast:
-                self._owner._register(fast_key, entry.compiled, rebuild, as_tuple)
-                self._fast[key] = [fast_key, self._owner._fast_hits(fast_key) or 0]
+                fast_key = self._owner._register(args, statics, entry.compiled, rebuild, as_tuple)
+                if fast_key is not None:
+                    self._fast[key] = [fast_key, self._owner._fast_hits(fast_key) or 0]
 
     def _victim(self):
         for _ in range(len(self._entries)):
@@ -332,17 +335,13 @@ def _slow(self, args, kwargs):
         entry = self._compile(key, dyn_tree, leaves, static, sa, len(args), static_kw)
     tensors = [x for x in leaves if isinstance(x, Tensor)]
     outs = entry.compiled(tensors)
-    if (
-        not sa
-        and not kwargs
-        and not static_kw
-        and len(tensors) == len(args)
-        and all(isinstance(a, Tensor) for a in args)
-    ):
+    if not kwargs and not static_kw and len(tensors) == len(leaves):
+        # Pytrees of Tensors (and static values) are served by the Rust fast path from the
+        # next call on.
         single = entry.out_tree.is_leaf()
         flat_tuple = entry.out_tree.is_flat_tuple()
         rebuild = None if single or flat_tuple else functools.partial(_tree.unflatten, entry.out_tree)
-        self._cache.register_fast(key, entry, [(list(t.shape), t.dtype.code) for t in tensors], rebuild, flat_tuple)
+        self._cache.register_fast(key, entry, tuple(args), list(sa), rebuild, flat_tuple)
     return _tree.unflatten(entry.out_tree, outs)
 
 

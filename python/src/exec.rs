@@ -13,13 +13,14 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use quabla_compiler::{Caller, CompileError, CompileOptions};
 use quabla_dialect::{Func, Module, OpKind, TensorType};
 use quabla_passes::rules::RuleError;
 use quabla_passes::{AutodiffError, PassError};
 use quabla_runtime::{Buffer, Device, DeviceKind, Executable, ExecutableCache, RuntimeError};
 
+use crate::callkey;
 use crate::errors;
 use crate::ops::Op;
 use crate::tensor::{py_dtype, shape_tuple, wrap, Tensor};
@@ -277,13 +278,14 @@ struct FastEntry {
     hits: std::sync::atomic::AtomicU64,
 }
 
-/// The object `qb.jit` returns (subclassed in Python by `quabla.jit.Jitted`). Calls with
-/// positional Tensor arguments only are served from the Rust cache; all other calls and
+/// The object `qb.jit` returns (subclassed in Python by `quabla.jit.Jitted`). Calls whose
+/// positional arguments are pytrees (tuples, lists, string-keyed dicts, None) of Tensors and
+/// static values are served from the Rust cache under their [`callkey`]; all other calls and
 /// cache misses go to `slow(self, args, kwargs)` (a plain function, so that no reference
 /// cycle runs through the Rust object).
 #[pyclass(module = "quabla._quabla", subclass, frozen)]
 pub struct JitFunction {
-    fast: RwLock<HashMap<Vec<TensorType>, FastEntry>>,
+    fast: RwLock<HashMap<Vec<u8>, FastEntry>>,
     slow: Py<PyAny>,
 }
 
@@ -303,20 +305,9 @@ impl JitFunction {
             let py = slf.py();
             let this = slf.get();
             if kwargs.is_none_or(|k| k.is_empty()) {
+                let mut key: Vec<u8> = Vec::with_capacity(8 + 24 * args.len());
                 let mut refs: Vec<Bound<'_, Tensor>> = Vec::with_capacity(args.len());
-                let mut all = true;
-                for a in args.iter() {
-                    match a.cast_into::<Tensor>() {
-                        Ok(t) => refs.push(t),
-                        Err(_) => {
-                            all = false;
-                            break;
-                        }
-                    }
-                }
-                if all {
-                    let bufs: Vec<&Buffer> = refs.iter().map(|t| &t.get().buf).collect();
-                    let key: Vec<TensorType> = bufs.iter().map(|b| b.ty().clone()).collect();
+                if callkey::call(args, &mut key, &mut refs) {
                     let found = {
                         let map = this.fast.read().unwrap_or_else(|e| e.into_inner());
                         map.get(&key).map(|e| {
@@ -330,6 +321,7 @@ impl JitFunction {
                         })
                     };
                     if let Some((exe, rebuild)) = found {
+                        let bufs: Vec<&Buffer> = refs.iter().map(|t| &t.get().buf).collect();
                         let mut outs = run_py(py, &*exe, &bufs)?;
                         return match rebuild {
                             Rebuild::Single => Ok(wrap(py, outs.pop().ok_or_else(|| PyRuntimeError::new_err("program has no output"))?)?.into_any()),
@@ -349,15 +341,17 @@ impl JitFunction {
         })
     }
 
-    /// Registers a compiled signature for positional Tensor arguments of types `key`. The
-    /// result is the single output (`rebuild` None), a tuple of the outputs (`as_tuple`), or
-    /// `rebuild(outputs)`.
-    #[pyo3(signature = (key, compiled, rebuild=None, as_tuple=false))]
-    fn _register(&self, key: Vec<(Vec<i64>, usize)>, compiled: &Compiled, rebuild: Option<Py<PyAny>>, as_tuple: bool) -> PyResult<()> {
+    /// Serves calls like `args` (positional; `statics` the static positions among them) with
+    /// `compiled`: the result is the single output (`rebuild` None), a tuple of the outputs
+    /// (`as_tuple`), or `rebuild(outputs)`. Returns the call key ([`callkey`]), or None when
+    /// such calls cannot be keyed (a dynamic leaf that is not a Tensor, a static value other
+    /// than None, bool, int, float, str and their tuples, lists and dicts).
+    #[pyo3(signature = (args, statics, compiled, rebuild=None, as_tuple=false))]
+    fn _register<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, statics: Vec<usize>, compiled: &Compiled, rebuild: Option<Py<PyAny>>, as_tuple: bool) -> PyResult<Option<Bound<'py, PyBytes>>> {
         errors::guard(|| {
-            let key: Vec<TensorType> = key.into_iter().map(|(s, c)| Ok(TensorType::new(crate::tensor::dtype_of(c)?, s))).collect::<PyResult<_>>()?;
-            if key != compiled.inputs {
-                return Err(PyValueError::new_err("fast-path key differs from the program's input types"));
+            let Some((key, leaves)) = callkey::registration(args, &statics) else { return Ok(None) };
+            if leaves.len() != compiled.inputs.len() || leaves.iter().zip(&compiled.inputs).any(|(t, ty)| t.get().buf.ty() != ty) {
+                return Err(PyValueError::new_err("fast-path arguments differ from the program's input types"));
             }
             let rebuild = match (rebuild, as_tuple) {
                 (_, true) => Rebuild::Tuple,
@@ -365,8 +359,9 @@ impl JitFunction {
                 (None, false) if compiled.outputs.len() == 1 => Rebuild::Single,
                 (None, false) => return Err(PyValueError::new_err("a program without a rebuild function must have exactly one output")),
             };
+            let out = PyBytes::new(py, &key);
             self.fast.write().unwrap_or_else(|e| e.into_inner()).insert(key, FastEntry { exe: compiled.exe.clone(), rebuild, hits: 0.into() });
-            Ok(())
+            Ok(Some(out))
         })
     }
 
@@ -378,24 +373,20 @@ impl JitFunction {
         })
     }
 
-    /// Drops the fast-path signature for positional Tensor arguments of types `key` (an LRU
-    /// eviction of the Python trace cache); true when it was registered.
-    fn _fast_remove(&self, key: Vec<(Vec<i64>, usize)>) -> PyResult<bool> {
+    /// Drops the fast-path entry of call key `key` (an LRU eviction of the Python trace
+    /// cache); true when it was registered.
+    fn _fast_remove(&self, key: &[u8]) -> PyResult<bool> {
         errors::guard(|| {
-            let key: Vec<TensorType> = key.into_iter().map(|(s, c)| Ok(TensorType::new(crate::tensor::dtype_of(c)?, s))).collect::<PyResult<_>>()?;
-            let removed = self.fast.write().unwrap_or_else(|e| e.into_inner()).remove(&key);
+            let removed = self.fast.write().unwrap_or_else(|e| e.into_inner()).remove(key);
             // The executable is freed here unless a running call still holds it.
             Ok(removed.is_some())
         })
     }
 
-    /// Calls the fast path served for positional Tensor arguments of types `key` (None when
-    /// not registered): the Python trace cache folds them into its LRU order.
-    fn _fast_hits(&self, key: Vec<(Vec<i64>, usize)>) -> PyResult<Option<u64>> {
-        errors::guard(|| {
-            let key: Vec<TensorType> = key.into_iter().map(|(s, c)| Ok(TensorType::new(crate::tensor::dtype_of(c)?, s))).collect::<PyResult<_>>()?;
-            Ok(self.fast.read().unwrap_or_else(|e| e.into_inner()).get(&key).map(|e| e.hits.load(std::sync::atomic::Ordering::Relaxed)))
-        })
+    /// Calls the fast path served under call key `key` (None when not registered): the
+    /// Python trace cache folds them into its LRU order.
+    fn _fast_hits(&self, key: &[u8]) -> PyResult<Option<u64>> {
+        errors::guard(|| Ok(self.fast.read().unwrap_or_else(|e| e.into_inner()).get(key).map(|e| e.hits.load(std::sync::atomic::Ordering::Relaxed))))
     }
 
     /// Number of signatures in the fast-path cache.

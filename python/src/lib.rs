@@ -7,6 +7,7 @@
 //! `qb.optim.Trainer`), `mlx` (the `mlx` executor over MLX's Python API, registered with the
 //! runtime's registry when the module loads).
 mod callback;
+mod callkey;
 mod errors;
 mod exec;
 mod mlx;

@@ -47,6 +47,44 @@ def test_pytrees_in_and_out():
     assert out["list"][0].tolist() == [5.0]
 
 
+def test_fast_path_serves_pytrees_and_static_values():
+    """Pytree arguments (tuples, lists, str-keyed dicts, None) and static values are served by
+    the Rust fast path (python/src/callkey.rs) from the second call on, with the leaves in
+    qb.tree order whatever the dict's insertion order; whatever it cannot key (NumPy leaves,
+    Python numbers in dynamic positions) still gives the right result on the Python path."""
+    calls = []
+
+    def f(p, xs, mode, none):
+        calls.append(mode)
+        y = p["w"] * xs[0] - p["b"]
+        return {"y": y * 2 if mode == "double" else y, "n": [xs[1] + 1]}
+
+    g = qb.jit(f, static_argnums=(2, 3))
+    x1, x2 = qb.array([3.0]), qb.array([5.0, 6.0])
+    for p in ({"w": qb.array([2.0]), "b": qb.array([1.0])}, {"b": qb.array([1.0]), "w": qb.array([2.0])}):
+        out = g(p, [x1, x2], "double", None)
+        assert out["y"].tolist() == [10.0] and out["n"][0].tolist() == [6.0, 7.0]
+    assert g._fast_size() == 1 and len(calls) == 1
+    out = g({"w": qb.array([2.0]), "b": qb.array([1.0])}, [x1, x2], "plain", None)
+    assert out["y"].tolist() == [5.0] and len(calls) == 2 and g._fast_size() == 2
+    # A new leaf shape retraces instead of hitting the old entry.
+    out = g({"w": qb.array([2.0, 1.0]), "b": qb.array([1.0, 1.0])}, [x1, x2], "plain", None)
+    assert out["y"].tolist() == [5.0, 2.0] and len(calls) == 3
+    # Static values by kind and bits: 0.0 and -0.0, 1 and 1.5, a tuple.
+    h = qb.jit(lambda x, s: x * s[0] if isinstance(s, tuple) else x + s, static_argnums=1)
+    one = qb.array([1.0])
+    for s, want in ((0.0, 1.0), (-0.0, 1.0), (1, 2.0), (1.5, 2.5), ((3.0,), 3.0), ((4.0,), 4.0)):
+        for _ in range(2):
+            assert h(one, s).tolist() == [want]
+    assert h._fast_size() == 6
+    # Python numbers in a dynamic position are leaves, never keyed by value.
+    k = qb.jit(lambda xs: xs[0] * xs[1])
+    for v in (2.0, 3.0, 4.0):
+        assert k([qb.array([1.5]), v]).tolist() == [1.5 * v]
+        assert k((np.array([2.0]), qb.array([v]))).tolist() == [2.0 * v]
+    assert k._fast_size() == 0
+
+
 def test_multiple_outputs_and_kwargs():
     f = qb.jit(lambda x, scale=1.0: (x * scale, x + scale))
     a, b = f(qb.array([1.0, 2.0]), scale=qb.array(3.0))

@@ -1,0 +1,134 @@
+//! The keys of `qb.jit`'s Rust fast path: a call's positional arguments written as bytes
+//! (their pytree structure, the type of each Tensor leaf, the value of each static leaf)
+//! beside the Tensor leaves in `qb.tree` order, the order of the program's inputs.
+//!
+//! Encoding: a Tensor is `T`, its dtype code, its rank and its dims (i64, little endian); a
+//! tuple `(` and a list `[` with their length, then their items; a dict with string keys
+//! `{` and its length, then per key in sorted order (as `qb.tree` traverses it) the key's
+//! length and UTF-8 bytes and the value; `None` is `N`; the static leaves a cache key holds
+//! by value: `b` bool, `i` int (i64), `f` float (its bits: `0.0` and `-0.0` differ, as
+//! `jit._Exact` has them), `s` str. Anything else (NumPy arrays, Python numbers in dynamic
+//! positions, namedtuples and registered nodes, keyword arguments) has no key: the call goes
+//! to the Python path.
+//!
+//! Invariant: a key is registered ([`registration`]) only when every leaf of the dynamic
+//! positions is a Tensor and every leaf of the static positions a value. Calls are keyed
+//! without knowing which positions are static ([`call`]); a key that matches a registered one
+//! has the same number of arguments, hence the same static positions, and the same kind of
+//! leaf at each place, so it is served only where the registration was valid.
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use crate::tensor::{code, Tensor};
+
+/// What a leaf may be where it is met.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Allow {
+    /// Tensors and static values (a call: positions are not known to be static or not).
+    Any,
+    /// Tensors only (a dynamic position of a registration).
+    Tensors,
+    /// Static values only (a static position of a registration).
+    Values,
+}
+
+/// Writes the key of `x` into `key` and its Tensor leaves into `leaves`; false when `x` has
+/// no key under `allow`.
+fn walk<'py>(x: &Bound<'py, PyAny>, allow: Allow, key: &mut Vec<u8>, leaves: &mut Vec<Bound<'py, Tensor>>) -> bool {
+    if let Ok(t) = x.cast::<Tensor>() {
+        if allow == Allow::Values {
+            return false;
+        }
+        let ty = t.get().buf.ty();
+        key.push(b'T');
+        key.push(code(ty.dtype) as u8);
+        key.push(ty.shape.len() as u8);
+        for d in &ty.shape {
+            key.extend_from_slice(&d.to_le_bytes());
+        }
+        leaves.push(t.clone());
+        return true;
+    }
+    if let Ok(t) = x.cast_exact::<PyTuple>() {
+        key.push(b'(');
+        key.extend_from_slice(&(t.len() as u32).to_le_bytes());
+        return t.iter().all(|c| walk(&c, allow, key, leaves));
+    }
+    if let Ok(l) = x.cast_exact::<PyList>() {
+        key.push(b'[');
+        key.extend_from_slice(&(l.len() as u32).to_le_bytes());
+        return l.iter().all(|c| walk(&c, allow, key, leaves));
+    }
+    if let Ok(d) = x.cast_exact::<PyDict>() {
+        let mut items: Vec<(String, Bound<'py, PyAny>)> = Vec::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            let Ok(s) = k.cast_exact::<PyString>() else { return false };
+            let Ok(s) = s.to_str() else { return false };
+            items.push((s.to_string(), v));
+        }
+        // Python orders str by code point; UTF-8 byte order is the same order.
+        items.sort_by(|a, b| a.0.cmp(&b.0));
+        key.push(b'{');
+        key.extend_from_slice(&(items.len() as u32).to_le_bytes());
+        for (k, v) in &items {
+            key.extend_from_slice(&(k.len() as u32).to_le_bytes());
+            key.extend_from_slice(k.as_bytes());
+            if !walk(v, allow, key, leaves) {
+                return false;
+            }
+        }
+        return true;
+    }
+    if x.is_none() {
+        key.push(b'N');
+        return true;
+    }
+    if allow == Allow::Tensors {
+        return false;
+    }
+    if let Ok(b) = x.cast_exact::<PyBool>() {
+        key.push(b'b');
+        key.push(u8::from(b.is_true()));
+        return true;
+    }
+    if let Ok(i) = x.cast_exact::<PyInt>() {
+        let Ok(v) = i.extract::<i64>() else { return false };
+        key.push(b'i');
+        key.extend_from_slice(&v.to_le_bytes());
+        return true;
+    }
+    if let Ok(f) = x.cast_exact::<PyFloat>() {
+        key.push(b'f');
+        key.extend_from_slice(&f.value().to_bits().to_le_bytes());
+        return true;
+    }
+    if let Ok(s) = x.cast_exact::<PyString>() {
+        let Ok(s) = s.to_str() else { return false };
+        key.push(b's');
+        key.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        key.extend_from_slice(s.as_bytes());
+        return true;
+    }
+    false
+}
+
+/// Writes the key of a call's positional arguments `args` into `key` and their Tensor leaves
+/// into `leaves`; false when the call has no key.
+pub fn call<'py>(args: &Bound<'py, PyTuple>, key: &mut Vec<u8>, leaves: &mut Vec<Bound<'py, Tensor>>) -> bool {
+    key.extend_from_slice(&(args.len() as u32).to_le_bytes());
+    args.iter().all(|a| walk(&a, Allow::Any, key, leaves))
+}
+
+/// The key under which a call of `args` with static positions `statics` is served, and the
+/// Tensor leaves of its dynamic positions, or None when such a call cannot be keyed.
+pub fn registration<'py>(args: &Bound<'py, PyTuple>, statics: &[usize]) -> Option<(Vec<u8>, Vec<Bound<'py, Tensor>>)> {
+    let (mut key, mut leaves) = (Vec::with_capacity(64), Vec::new());
+    key.extend_from_slice(&(args.len() as u32).to_le_bytes());
+    for (i, a) in args.iter().enumerate() {
+        let allow = if statics.contains(&i) { Allow::Values } else { Allow::Tensors };
+        if !walk(&a, allow, &mut key, &mut leaves) {
+            return None;
+        }
+    }
+    Some((key, leaves))
+}
