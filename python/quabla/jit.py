@@ -335,9 +335,9 @@ def _slow(self, args, kwargs):
         entry = self._compile(key, dyn_tree, leaves, static, sa, len(args), static_kw)
     tensors = [x for x in leaves if isinstance(x, Tensor)]
     outs = entry.compiled(tensors)
-    if not kwargs and not static_kw and len(tensors) == len(leaves):
+    if not kwargs and not static_kw:
         # Pytrees of Tensors (and static values) are served by the Rust fast path from the
-        # next call on.
+        # next call on; `_register` refuses calls it cannot key (NumPy or number leaves).
         single = entry.out_tree.is_leaf()
         flat_tuple = entry.out_tree.is_flat_tuple()
         rebuild = None if single or flat_tuple else functools.partial(_tree.unflatten, entry.out_tree)

@@ -2,7 +2,7 @@
 //! (their pytree structure, the type of each Tensor leaf, the value of each static leaf)
 //! beside the Tensor leaves in `qb.tree` order, the order of the program's inputs.
 //!
-//! Encoding: a Tensor is `T`, its dtype code, its rank and its dims (i64, little endian); a
+//! Encoding: a Tensor is `T`, its dtype code, its rank (u32) and its dims (i64, little endian); a
 //! tuple `(` and a list `[` with their length, then their items; a dict with string keys
 //! `{` and its length, then per key in sorted order (as `qb.tree` traverses it) the key's
 //! length and UTF-8 bytes and the value; `None` is `N`; the static leaves a cache key holds
@@ -42,7 +42,7 @@ fn walk<'py>(x: &Bound<'py, PyAny>, allow: Allow, key: &mut Vec<u8>, leaves: &mu
         let ty = t.get().buf.ty();
         key.push(b'T');
         key.push(code(ty.dtype) as u8);
-        key.push(ty.shape.len() as u8);
+        key.extend_from_slice(&(ty.shape.len() as u32).to_le_bytes());
         for d in &ty.shape {
             key.extend_from_slice(&d.to_le_bytes());
         }
@@ -60,17 +60,21 @@ fn walk<'py>(x: &Bound<'py, PyAny>, allow: Allow, key: &mut Vec<u8>, leaves: &mu
         return l.iter().all(|c| walk(&c, allow, key, leaves));
     }
     if let Ok(d) = x.cast_exact::<PyDict>() {
-        let mut items: Vec<(String, Bound<'py, PyAny>)> = Vec::with_capacity(d.len());
+        let mut items: Vec<(Bound<'py, PyString>, Bound<'py, PyAny>)> = Vec::with_capacity(d.len());
         for (k, v) in d.iter() {
-            let Ok(s) = k.cast_exact::<PyString>() else { return false };
-            let Ok(s) = s.to_str() else { return false };
-            items.push((s.to_string(), v));
+            let Ok(s) = k.cast_into_exact::<PyString>() else { return false };
+            if s.to_str().is_err() {
+                return false;
+            }
+            items.push((s, v));
         }
-        // Python orders str by code point; UTF-8 byte order is the same order.
-        items.sort_by(|a, b| a.0.cmp(&b.0));
+        // Python orders str by code point; UTF-8 byte order is the same order. (`to_str`
+        // reads CPython's cached UTF-8: no copy on the call path.)
+        items.sort_by(|a, b| a.0.to_str().unwrap_or_default().cmp(b.0.to_str().unwrap_or_default()));
         key.push(b'{');
         key.extend_from_slice(&(items.len() as u32).to_le_bytes());
         for (k, v) in &items {
+            let k = k.to_str().unwrap_or_default();
             key.extend_from_slice(&(k.len() as u32).to_le_bytes());
             key.extend_from_slice(k.as_bytes());
             if !walk(v, allow, key, leaves) {
@@ -112,23 +116,23 @@ fn walk<'py>(x: &Bound<'py, PyAny>, allow: Allow, key: &mut Vec<u8>, leaves: &mu
     false
 }
 
+/// Writes the key of positional arguments `args` into `key` and their Tensor leaves into
+/// `leaves`, position `i` under `allow(i)`; false when they have no key.
+fn walk_args<'py>(args: &Bound<'py, PyTuple>, allow: impl Fn(usize) -> Allow, key: &mut Vec<u8>, leaves: &mut Vec<Bound<'py, Tensor>>) -> bool {
+    key.extend_from_slice(&(args.len() as u32).to_le_bytes());
+    args.iter().enumerate().all(|(i, a)| walk(&a, allow(i), key, leaves))
+}
+
 /// Writes the key of a call's positional arguments `args` into `key` and their Tensor leaves
 /// into `leaves`; false when the call has no key.
 pub fn call<'py>(args: &Bound<'py, PyTuple>, key: &mut Vec<u8>, leaves: &mut Vec<Bound<'py, Tensor>>) -> bool {
-    key.extend_from_slice(&(args.len() as u32).to_le_bytes());
-    args.iter().all(|a| walk(&a, Allow::Any, key, leaves))
+    walk_args(args, |_| Allow::Any, key, leaves)
 }
 
 /// The key under which a call of `args` with static positions `statics` is served, and the
 /// Tensor leaves of its dynamic positions, or None when such a call cannot be keyed.
 pub fn registration<'py>(args: &Bound<'py, PyTuple>, statics: &[usize]) -> Option<(Vec<u8>, Vec<Bound<'py, Tensor>>)> {
     let (mut key, mut leaves) = (Vec::with_capacity(64), Vec::new());
-    key.extend_from_slice(&(args.len() as u32).to_le_bytes());
-    for (i, a) in args.iter().enumerate() {
-        let allow = if statics.contains(&i) { Allow::Values } else { Allow::Tensors };
-        if !walk(&a, allow, &mut key, &mut leaves) {
-            return None;
-        }
-    }
-    Some((key, leaves))
+    let allow = |i| if statics.contains(&i) { Allow::Values } else { Allow::Tensors };
+    walk_args(args, allow, &mut key, &mut leaves).then_some((key, leaves))
 }
