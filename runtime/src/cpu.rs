@@ -253,18 +253,17 @@ fn to_llvm<'c>(c: &'c Ctx, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeErro
 
 /// The persistent cache's key of a compile: everything the object code depends on (see
 /// `objcache`).
-fn cache_key(cm: &CpuModule, entry: &str, level: usize, host: bool) -> String {
+fn cache_key(cm: &CpuModule, entry: &str, levels: crate::llvm_compile::Levels, host: bool) -> String {
     let (mut major, mut minor, mut patch) = (0u32, 0u32, 0u32);
     // SAFETY: plain out-parameters.
     unsafe { LLVMGetVersion(&mut major, &mut minor, &mut patch) };
     let llvm = format!("{major}.{minor}.{patch}");
     let (cpu, features) = if host { host_target().clone() } else { (String::new(), String::new()) };
     // How LLVM compiles: levels, pipeline and options (crate::llvm_compile).
-    let levels = crate::llvm_compile::Levels::of(level);
-    let level = level.to_string();
+    let level = levels.opt.to_string();
     // The loops tag_loops splits follow the thread policy, which the text does not show.
     let par = crate::parallel::policy_key(cm);
-    let tuned = if engine_path() { "engine".to_string() } else { format!("{}/{}/{}/{}", levels.opt, levels.codegen, crate::llvm_compile::passes_override().unwrap_or(""), crate::llvm_compile::llvm_args()) };
+    let tuned = if engine_path() { "engine".to_string() } else { format!("{}/{}/{}/{}", levels.opt, levels.codegen, levels.pipeline(), crate::llvm_compile::llvm_args()) };
     objcache::key(&[cm.text.as_bytes(), cm.pipeline.as_bytes(), entry.as_bytes(), level.as_bytes(), cpu.as_bytes(), features.as_bytes(), llvm.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes(), par.as_bytes(), tuned.as_bytes()])
 }
 
@@ -278,13 +277,15 @@ impl Executor for CpuExecutor {
         let (inputs, outputs) = (f.param_types(), f.result_types());
         let template = DescTemplate::new(&inputs, &outputs);
         let (cm, chunks) = lower_text(m, opts)?;
-        let level = effective_opt_level(m, opts.opt_level.min(3));
+        let work = program_work(m);
+        let level = effective_opt_level(work, opts.opt_level.min(3));
+        let levels = crate::llvm_compile::Levels::of(level, work);
         let host = level > 0 && std::env::var_os("QUABLA_NO_HOST_TARGET").is_none();
         let name = format!("_mlir__mlir_ciface_{entry}");
         // The persistent cache: a hit loads the object without MLIR or LLVM code generation.
         // QUABLA_DUMP_IR wants every stage of a real compile: no cache then.
         let cache = objcache::dir().filter(|_| dump_dir().is_none()).map(|d| {
-            let key = cache_key(&cm, entry, level, host);
+            let key = cache_key(&cm, entry, levels, host);
             (d, key)
         });
         if let Some((dir, key)) = &cache {
@@ -326,10 +327,10 @@ impl Executor for CpuExecutor {
         if threads >= 2 || !engine_path() {
             // Objects (one, or one per partition with the entry's first), linked like cached ones.
             let (objs, how) = if threads >= 2 {
-                (compile_partitioned(ctx, &module, &chunks, threads, level, entry)?, format!(" on {threads} threads"))
+                (compile_partitioned(ctx, &module, &chunks, threads, levels, entry)?, format!(" on {threads} threads"))
             } else {
                 let ciface = format!("_mlir_ciface_{entry}");
-                let (obj, ph) = crate::llvm_compile::compile_object(module.as_operation().to_raw(), crate::llvm_compile::Levels::of(level), Some(&ciface)).map_err(|e| RuntimeError::Compile(format!("LLVM rejected the module: {e}")))?;
+                let (obj, ph) = crate::llvm_compile::compile_object(module.as_operation().to_raw(), levels, Some(&ciface)).map_err(|e| RuntimeError::Compile(format!("LLVM rejected the module: {e}")))?;
                 let how = format!(" (translate {:.2}, optimize {:.2}, codegen {:.2} ms; object {} bytes)", ph.translate, ph.optimize, ph.codegen, obj.len());
                 (vec![obj], how)
             };
@@ -346,7 +347,7 @@ impl Executor for CpuExecutor {
             }
             if log_compiles() {
                 let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-                eprintln!("[quabla] LLVM JIT (O{level}) {:.2} ms for @{entry}{how}, cpu {:.2} ms (link {:.2} ms{})", ms(t_jit.elapsed()), cpu_ms() - c_jit, ms(t_link.elapsed()), if needs_utils { ", with memrefCopy" } else { "" });
+                eprintln!("[quabla] LLVM JIT (O{}, codegen O{}) {:.2} ms for @{entry}{how}, cpu {:.2} ms (link {:.2} ms{})", levels.opt, levels.codegen, ms(t_jit.elapsed()), cpu_ms() - c_jit, ms(t_link.elapsed()), if needs_utils { ", with memrefCopy" } else { "" });
             }
             // SAFETY: the packed interface has signature void(void**).
             let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
@@ -559,20 +560,20 @@ unsafe impl Send for SendModule {}
 /// Compiles one part of [`split_module`] to object code: an ExecutionEngine with object
 /// dumping, its runtime symbols and placeholders for the chunks of other parts (resolved when
 /// the objects are linked together), looked up once so that LLVM generates the code.
-fn compile_part(m: SendModule, level: usize, lookup: &str, declared: &[String], k: usize, entry: &str) -> Result<Vec<u8>, String> {
+fn compile_part(m: SendModule, levels: crate::llvm_compile::Levels, lookup: &str, declared: &[String], k: usize, entry: &str) -> Result<Vec<u8>, String> {
     extern "C" fn unresolved() {}
     if !engine_path() {
         // SAFETY: the module is alive and used by this thread only (see SendModule).
         let op = unsafe { mlir_sys::mlirModuleGetOperation(m.0) };
         let wrap = (k == 0).then(|| format!("_mlir_ciface_{entry}"));
-        let (obj, ph) = crate::llvm_compile::compile_object(op, crate::llvm_compile::Levels::of(level), wrap.as_deref()).map_err(|e| format!("part {k}: {e}"))?;
+        let (obj, ph) = crate::llvm_compile::compile_object(op, levels, wrap.as_deref()).map_err(|e| format!("part {k}: {e}"))?;
         if log_compiles() {
             eprintln!("[quabla] part {k}: translate {:.2}, optimize {:.2}, codegen {:.2} ms; object {} bytes", ph.translate, ph.optimize, ph.codegen, obj.len());
         }
         return Ok(obj);
     }
     // SAFETY: the module is alive and used by this thread only (see SendModule).
-    let engine = unsafe { mlir_sys::mlirExecutionEngineCreate(m.0, level as i32, 0, std::ptr::null(), true, true) };
+    let engine = unsafe { mlir_sys::mlirExecutionEngineCreate(m.0, levels.opt as i32, 0, std::ptr::null(), true, true) };
     if engine.ptr.is_null() {
         return Err(format!("the JIT rejected part {k}"));
     }
@@ -592,7 +593,7 @@ fn compile_part(m: SendModule, level: usize, lookup: &str, declared: &[String], 
 /// split into as many parts ([`split_module`]), each translated, optimised and compiled on its
 /// own thread ([`compile_part`]: LLVM contexts are independent), returning the parts' objects
 /// (part 0, with the entry point, first) for [`load_objects`] to link into one program.
-fn compile_partitioned<'c>(ctx: &'c Context, module: &MlirModule<'c>, chunks: &[String], threads: usize, level: usize, entry: &str) -> Result<Vec<Vec<u8>>, RuntimeError> {
+fn compile_partitioned<'c>(ctx: &'c Context, module: &MlirModule<'c>, chunks: &[String], threads: usize, levels: crate::llvm_compile::Levels, entry: &str) -> Result<Vec<Vec<u8>>, RuntimeError> {
     let t = std::time::Instant::now();
     let parts = split_module(ctx, module, chunks, threads)?;
     if log_compiles() {
@@ -608,10 +609,10 @@ fn compile_partitioned<'c>(ctx: &'c Context, module: &MlirModule<'c>, chunks: &[
             .skip(1)
             .map(|(k, (m, declared))| {
                 let (handle, lookup) = (SendModule(m.to_raw()), lookups[k].as_str());
-                s.spawn(move || compile_part(handle, level, lookup, declared, k, entry))
+                s.spawn(move || compile_part(handle, levels, lookup, declared, k, entry))
             })
             .collect();
-        let first = compile_part(SendModule(parts[0].0.to_raw()), level, &lookups[0], &parts[0].1, 0, entry);
+        let first = compile_part(SendModule(parts[0].0.to_raw()), levels, &lookups[0], &parts[0].1, 0, entry);
         std::iter::once(first).chain(handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a compile thread panicked".into())))).collect()
     });
     drop(parts);
@@ -655,14 +656,19 @@ fn load_objects(objs: &[Vec<u8>], name: &str) -> Result<(*mut c_void, *mut c_voi
 /// at the requested level: -O0 would make each call 16 us instead of 2.1 us.
 const SMALL_WORK: i64 = 4096;
 
-/// The LLVM level for `m`: `requested`, or 0 for programs below [`SMALL_WORK`].
-fn effective_opt_level(m: &Module, requested: usize) -> usize {
-    let work = m.funcs.iter().fold(0i64, |w, f| w.saturating_add(ops_work(f, &f.ops)));
+/// The LLVM level for a program of `work` element operations: `requested`, or 0 below
+/// [`SMALL_WORK`].
+fn effective_opt_level(work: i64, requested: usize) -> usize {
     if work <= SMALL_WORK {
         0
     } else {
         requested
     }
+}
+
+/// The estimated element operations of one call of `m` (see [`ops_work`]).
+fn program_work(m: &Module) -> i64 {
+    m.funcs.iter().fold(0i64, |w, f| w.saturating_add(ops_work(f, &f.ops)))
 }
 
 /// The element operations of `ops` (of function `f`), for [`effective_opt_level`]: per op
@@ -1049,7 +1055,7 @@ mod tests {
         let mut module = to_llvm(&c, &cm).unwrap();
         keep_outlined(&ctx, &mut module, &chunks);
         let guarded = guard_allocations(&ctx, &mut module);
-        let objs = compile_partitioned(&ctx, &module, &chunks, 3, 2, "main").unwrap();
+        let objs = compile_partitioned(&ctx, &module, &chunks, 3, crate::llvm_compile::Levels::of(2, i64::MAX), "main").unwrap();
         assert!(objs.len() >= 2);
         let (jit, sym) = load_objects(&objs, "_mlir__mlir_ciface_main").unwrap();
         let (inputs, outputs) = (vec![t.clone(), t.clone()], vec![t.clone(), t.clone()]);

@@ -19,16 +19,49 @@ pub(crate) struct Levels {
     pub codegen: usize,
 }
 
+/// The pass pipeline of level 2 (the default): LLVM's function simplification and both
+/// vectorizers without `default<O2>`'s inliner, IPO, loop-idiom / unswitching / deletion,
+/// jump threading and second simplification round. The code the lowering hands LLVM is
+/// already inlined, fused and (for matmuls) vectorised; what LLVM must still do is promote,
+/// clean up, rotate and hoist loops and vectorise the scalar loops of reductions and
+/// elementwise code (loop-rotate is the one these need: without it the softmax and layernorm
+/// grads ran 3x slower). Measured against `default<O2>` (docs/performance.md, 2026-12-03):
+/// optimisation 2-3x faster (matmul 32^3 28-30 -> 7-11 ms), the steady state equal on every
+/// row of bench/cpu_table.py.
+pub(crate) const LEVEL2_PASSES: &str = "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,loop(loop-rotate),loop-mssa(licm),gvn,loop-vectorize,loop-unroll,instcombine<no-verify-fixpoint>,slp-vectorizer,simplifycfg)";
+
+/// Programs of at most this many element operations per call generate code at level 1 when
+/// level 2 is asked for: llc -O1 keeps the greedy register allocator and the schedulers, and
+/// on small programs, whose first call is mostly LLVM, it is a third faster (matmul 32^3:
+/// codegen 14-15 -> 9-12 ms after [`LEVEL2_PASSES`]) for the same code within the noise;
+/// on large compute-bound loops -O2's machine passes still paid a few percent (elementwise
+/// tanh(2x+1) exp(-x) on 1e6 f32: 1526-1562 us at -O2 against 1581-1671 us at -O1, one
+/// thread, min of a 2.5 s loop; docs/performance.md, 2026-12-03).
+pub(crate) const CODEGEN1_WORK: i64 = 1 << 20;
+
 impl Levels {
-    /// The levels of `level` (both), with the overrides of `QUABLA_LLVM_OPT` and
-    /// `QUABLA_LLVM_CODEGEN` (experiments).
-    pub(crate) fn of(level: usize) -> Levels {
+    /// The levels of `level` for a program of `work` element operations per call (see
+    /// `cpu::program_work`), with the overrides of `QUABLA_LLVM_OPT` and `QUABLA_LLVM_CODEGEN`
+    /// (experiments). At level 2 programs of at most [`CODEGEN1_WORK`] generate code at level
+    /// 1.
+    pub(crate) fn of(level: usize, work: i64) -> Levels {
         let var = |k: &str| std::env::var(k).ok().and_then(|v| v.trim().parse::<usize>().ok()).map(|v| v.min(3));
-        Levels { opt: var("QUABLA_LLVM_OPT").unwrap_or(level), codegen: var("QUABLA_LLVM_CODEGEN").unwrap_or(level) }
+        let codegen = if level == 2 && work <= CODEGEN1_WORK { 1 } else { level };
+        Levels { opt: var("QUABLA_LLVM_OPT").unwrap_or(level), codegen: var("QUABLA_LLVM_CODEGEN").unwrap_or(codegen) }
+    }
+
+    /// The new-pass-manager pipeline: `QUABLA_LLVM_PASSES`, [`LEVEL2_PASSES`] at level 2, or
+    /// `default<On>`.
+    pub(crate) fn pipeline(&self) -> std::borrow::Cow<'static, str> {
+        match (passes_override(), self.opt) {
+            (Some(p), _) => p.into(),
+            (None, 2) => LEVEL2_PASSES.into(),
+            (None, n) => format!("default<O{}>", n.min(3)).into(),
+        }
     }
 }
 
-/// `QUABLA_LLVM_PASSES`: a new-pass-manager pipeline replacing `default<On>` (experiments; part
+/// `QUABLA_LLVM_PASSES`: a new-pass-manager pipeline replacing the level's (experiments; part
 /// of the compile cache's key when set).
 pub(crate) fn passes_override() -> Option<&'static str> {
     static P: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
@@ -82,13 +115,13 @@ pub(crate) struct Phases {
 /// module is only read; it may be compiled on any thread while no other thread uses it.
 pub(crate) fn compile_object(module: mlir_sys::MlirOperation, levels: Levels, wrap: Option<&str>) -> Result<(Vec<u8>, Phases), String> {
     set_args();
-    let passes = passes_override().map(CString::new).transpose().map_err(|e| e.to_string())?;
+    let passes = CString::new(levels.pipeline().as_ref()).map_err(|e| e.to_string())?;
     let wrap = wrap.map(CString::new).transpose().map_err(|e| e.to_string())?;
     let (mut obj, mut len, mut err) = (std::ptr::null_mut(), 0usize, std::ptr::null_mut());
     let mut ms = [0f64; 3];
     // SAFETY: the caller keeps the module operation alive for the call; out-parameters; the C side copies
     // nothing it keeps.
-    let rc = unsafe { quabla_llvm_compile(module.ptr, levels.opt.min(3) as i32, passes.as_ref().map_or(std::ptr::null(), |p| p.as_ptr()), levels.codegen.min(3) as i32, wrap.as_ref().map_or(std::ptr::null(), |w| w.as_ptr()), &mut obj, &mut len, &mut err, ms.as_mut_ptr()) };
+    let rc = unsafe { quabla_llvm_compile(module.ptr, levels.opt.min(3) as i32, passes.as_ptr(), levels.codegen.min(3) as i32, wrap.as_ref().map_or(std::ptr::null(), |w| w.as_ptr()), &mut obj, &mut len, &mut err, ms.as_mut_ptr()) };
     if rc != 0 {
         let msg = if err.is_null() { "LLVM compilation failed".to_string() } else { unsafe { CStr::from_ptr(err) }.to_string_lossy().into_owned() };
         // SAFETY: malloc'd by the C side.
