@@ -19,6 +19,7 @@ use melior::Context;
 use quabla_dialect::mlir::new_context;
 use quabla_dialect::{DotOp, Module, TensorType};
 use quabla_lowering::target::with_diagnostics;
+use crate::llvm_compile::Work;
 use quabla_lowering::{lower_for_cpu, CpuModule, CpuOptions};
 
 use crate::objcache;
@@ -278,7 +279,7 @@ impl Executor for CpuExecutor {
         let template = DescTemplate::new(&inputs, &outputs);
         let (cm, chunks) = lower_text(m, opts)?;
         let work = program_work(m);
-        let level = effective_opt_level(work, opts.opt_level.min(3));
+        let level = effective_opt_level(work.total, opts.opt_level.min(3));
         let levels = crate::llvm_compile::Levels::of(level, work);
         let host = level > 0 && std::env::var_os("QUABLA_NO_HOST_TARGET").is_none();
         let name = format!("_mlir__mlir_ciface_{entry}");
@@ -667,29 +668,39 @@ fn effective_opt_level(work: i64, requested: usize) -> usize {
 }
 
 /// The estimated element operations of one call of `m` (see [`ops_work`]).
-fn program_work(m: &Module) -> i64 {
-    m.funcs.iter().fold(0i64, |w, f| w.saturating_add(ops_work(f, &f.ops)))
+fn program_work(m: &Module) -> Work {
+    m.funcs.iter().fold(Work::default(), |w, f| w.plus(ops_work(f, &f.ops)))
+}
+
+impl Work {
+    fn plus(self, o: Work) -> Work {
+        Work { total: self.total.saturating_add(o.total), dot: self.dot.saturating_add(o.dot) }
+    }
 }
 
 /// The element operations of `ops` (of function `f`), for [`effective_opt_level`]: per op
 /// the larger of its result elements (times K for a contraction) and its operand elements (a
 /// reduction of a large input has a small result), plus the work of its regions; a loop counts
 /// as large work (its trip count multiplies its body, and is not known in general).
-fn ops_work(f: &quabla_dialect::Func, ops: &[quabla_dialect::Op]) -> i64 {
-    let mut work = 0i64;
+fn ops_work(f: &quabla_dialect::Func, ops: &[quabla_dialect::Op]) -> Work {
+    let mut work = Work::default();
     for o in ops {
         if matches!(o.kind, quabla_dialect::OpKind::Control(quabla_dialect::ControlOp::While {})) {
-            return i64::MAX;
+            return Work { total: i64::MAX, dot: work.dot };
         }
         let elems = |vs: &[quabla_dialect::Value]| vs.iter().map(|v| f.ty(*v).num_elements() as i64).fold(0i64, i64::saturating_add);
         // A contraction does K multiply-adds per result element.
-        let k: i64 = match &o.kind {
-            quabla_dialect::OpKind::Dot(DotOp::DotGeneral { dims }) => quabla_dialect::size::saturating_product(dims.lhs_contracting_dimensions.iter().map(|&d| f.ty(o.operands[0]).shape[d as usize])),
-            _ => 1,
+        let here = match &o.kind {
+            quabla_dialect::OpKind::Dot(DotOp::DotGeneral { dims }) => {
+                let k = quabla_dialect::size::saturating_product(dims.lhs_contracting_dimensions.iter().map(|&d| f.ty(o.operands[0]).shape[d as usize]));
+                let w = elems(&o.results).saturating_mul(k).max(elems(&o.operands));
+                Work { total: w, dot: w }
+            }
+            _ => Work { total: elems(&o.results).max(elems(&o.operands)), dot: 0 },
         };
-        work = work.saturating_add(elems(&o.results).saturating_mul(k).max(elems(&o.operands)));
+        work = work.plus(here);
         for r in &o.regions {
-            work = work.saturating_add(ops_work(f, &r.ops));
+            work = work.plus(ops_work(f, &r.ops));
         }
     }
     work
@@ -1055,7 +1066,7 @@ mod tests {
         let mut module = to_llvm(&c, &cm).unwrap();
         keep_outlined(&ctx, &mut module, &chunks);
         let guarded = guard_allocations(&ctx, &mut module);
-        let objs = compile_partitioned(&ctx, &module, &chunks, 3, crate::llvm_compile::Levels::of(2, i64::MAX), "main").unwrap();
+        let objs = compile_partitioned(&ctx, &module, &chunks, 3, crate::llvm_compile::Levels::of(2, Work { total: i64::MAX, dot: 0 }), "main").unwrap();
         assert!(objs.len() >= 2);
         let (jit, sym) = load_objects(&objs, "_mlir__mlir_ciface_main").unwrap();
         let (inputs, outputs) = (vec![t.clone(), t.clone()], vec![t.clone(), t.clone()]);

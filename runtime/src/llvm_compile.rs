@@ -30,23 +30,38 @@ pub(crate) struct Levels {
 /// row of bench/cpu_table.py.
 pub(crate) const LEVEL2_PASSES: &str = "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,loop(loop-rotate),loop-mssa(licm),gvn,loop-vectorize,loop-unroll,instcombine<no-verify-fixpoint>,slp-vectorizer,simplifycfg)";
 
+/// The estimated element operations of one call of a program: all of them, and those of its
+/// contractions (`dot_general`: K multiply-adds per result element).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Work {
+    pub total: i64,
+    pub dot: i64,
+}
+
 /// Programs of at most this many element operations per call generate code at level 1 when
-/// level 2 is asked for: llc -O1 keeps the greedy register allocator and the schedulers, and
-/// on small programs, whose first call is mostly LLVM, it is a third faster (matmul 32^3:
-/// codegen 14-15 -> 9-12 ms after [`LEVEL2_PASSES`]) for the same code within the noise;
-/// on large compute-bound loops -O2's machine passes still paid a few percent (elementwise
-/// tanh(2x+1) exp(-x) on 1e6 f32: 1526-1562 us at -O2 against 1581-1671 us at -O1, one
-/// thread, min of a 2.5 s loop; docs/performance.md, 2026-12-03).
+/// level 2 is asked for, and so do programs whose work is mostly contractions. llc -O1 keeps
+/// the greedy register allocator and the schedulers; on small programs, whose first call is
+/// mostly LLVM, it is a third faster (matmul 32^3: codegen 14-15 -> 9-12 ms after
+/// [`LEVEL2_PASSES`]) for the same code within the noise, and the matmul kernels arrive
+/// vectorised and blocked for registers by the lowering (1024^3 f32 14.3-14.7 ms at -O1
+/// against 16.3-19.5 at -O2, same processes). On the loops LLVM vectorises itself -O2's machine
+/// passes still paid a few percent (elementwise tanh(2x+1) exp(-x) on 1e6 f32: 1526-1562 us
+/// at -O2 against 1581-1671 us at -O1, one thread, min of a 2.5 s loop; docs/performance.md,
+/// 2026-12-03).
 pub(crate) const CODEGEN1_WORK: i64 = 1 << 20;
 
+/// Whether level 2 generates the code of a program of `work` at llc -O1 ([`CODEGEN1_WORK`]).
+pub(crate) fn codegen1(work: Work) -> bool {
+    work.total <= CODEGEN1_WORK || work.dot >= work.total / 2
+}
+
 impl Levels {
-    /// The levels of `level` for a program of `work` element operations per call (see
-    /// `cpu::program_work`), with the overrides of `QUABLA_LLVM_OPT` and `QUABLA_LLVM_CODEGEN`
-    /// (experiments). At level 2 programs of at most [`CODEGEN1_WORK`] generate code at level
-    /// 1.
-    pub(crate) fn of(level: usize, work: i64) -> Levels {
+    /// The levels of `level` for a program of `work` per call (see `cpu::program_work`),
+    /// with the overrides of `QUABLA_LLVM_OPT` and `QUABLA_LLVM_CODEGEN` (experiments). At
+    /// level 2 code generation runs at level 1 where [`codegen1`] says so.
+    pub(crate) fn of(level: usize, work: Work) -> Levels {
         let var = |k: &str| std::env::var(k).ok().and_then(|v| v.trim().parse::<usize>().ok()).map(|v| v.min(3));
-        let codegen = if level == 2 && work <= CODEGEN1_WORK { 1 } else { level };
+        let codegen = if level == 2 && codegen1(work) { 1 } else { level };
         Levels { opt: var("QUABLA_LLVM_OPT").unwrap_or(level), codegen: var("QUABLA_LLVM_CODEGEN").unwrap_or(codegen) }
     }
 
