@@ -21,14 +21,17 @@ pub(crate) struct Levels {
 
 /// The pass pipeline of level 2 (the default): LLVM's function simplification and both
 /// vectorizers without `default<O2>`'s inliner, IPO, loop-idiom / unswitching / deletion,
-/// jump threading and second simplification round. The code the lowering hands LLVM is
-/// already inlined, fused and (for matmuls) vectorised; what LLVM must still do is promote,
-/// clean up, rotate and hoist loops and vectorise the scalar loops of reductions and
-/// elementwise code (loop-rotate is the one these need: without it the softmax and layernorm
-/// grads ran 3x slower). Measured against `default<O2>` (docs/performance.md, 2026-12-03):
-/// optimisation 2-3x faster (matmul 32^3 28-30 -> 7-11 ms), the steady state equal on every
-/// row of bench/cpu_table.py.
-pub(crate) const LEVEL2_PASSES: &str = "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,loop(loop-rotate),loop-mssa(licm),gvn,loop-vectorize,loop-unroll,instcombine<no-verify-fixpoint>,slp-vectorizer,simplifycfg)";
+/// jump threading, second simplification round and loop unrolling. The code the lowering
+/// hands LLVM is already inlined, fused and (for matmuls) vectorised and unrolled to
+/// registers; what LLVM must still do is promote, clean up, rotate and hoist loops and
+/// vectorise (and interleave) the scalar loops of reductions and elementwise code.
+/// loop-rotate is the pass these need: without it the softmax and layernorm grads ran 3x
+/// slower. LoopUnroll was a third of the pipeline's time on the GPT loss+grad (0.40 of 1.22 s,
+/// `opt -time-passes`) for no measurable gain in the steady state of any row. Measured
+/// against `default<O2>` (docs/performance.md, 2026-12-03): optimisation 2-5x faster
+/// (matmul 32^3 28-30 -> 7-11 ms), first calls of the table 1.2-2x shorter, the steady
+/// state equal on every row of bench/cpu_table.py.
+pub(crate) const LEVEL2_PASSES: &str = "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,loop(loop-rotate),loop-mssa(licm),gvn,loop-vectorize,instcombine<no-verify-fixpoint>,slp-vectorizer,simplifycfg)";
 
 /// The estimated element operations of one call of a program: all of them, and those of its
 /// contractions (`dot_general`: K multiply-adds per result element).
