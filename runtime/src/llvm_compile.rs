@@ -151,3 +151,31 @@ pub(crate) fn compile_object(module: mlir_sys::MlirOperation, levels: Levels, wr
     unsafe { quabla_llvm_free(obj as *mut c_void) };
     Ok((bytes, Phases { translate: ms[0], optimize: ms[1], codegen: ms[2] }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Level 2 runs LEVEL2_PASSES; its code generation level follows the program's work;
+    /// the other levels are LLVM's own pipelines at their own code generation level.
+    /// (QUABLA_LLVM_* overrides are not set in the test environment.)
+    #[test]
+    fn levels_by_work() {
+        if passes_override().is_some() || std::env::var_os("QUABLA_LLVM_CODEGEN").is_some() || std::env::var_os("QUABLA_LLVM_OPT").is_some() {
+            return;
+        }
+        let small = Work { total: 32 * 32 * 32, dot: 32 * 32 * 32 };
+        let elementwise = Work { total: 6_000_000, dot: 0 };
+        let matmul = Work { total: 1 << 30, dot: (1 << 30) - (1 << 20) };
+        let mixed = Work { total: 1 << 24, dot: 1 << 22 };
+        assert_eq!(Levels::of(2, small), Levels { opt: 2, codegen: 1 });
+        assert_eq!(Levels::of(2, elementwise), Levels { opt: 2, codegen: 2 });
+        assert_eq!(Levels::of(2, matmul), Levels { opt: 2, codegen: 1 });
+        assert_eq!(Levels::of(2, mixed), Levels { opt: 2, codegen: 2 });
+        assert_eq!(Levels::of(2, small).pipeline(), LEVEL2_PASSES);
+        for l in [0, 1, 3] {
+            assert_eq!(Levels::of(l, elementwise), Levels { opt: l, codegen: l });
+            assert_eq!(Levels::of(l, small).pipeline(), format!("default<O{l}>"));
+        }
+    }
+}
