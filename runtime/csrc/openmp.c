@@ -57,16 +57,3 @@ int quabla_omp_load(void) {
   }
   return 0;
 }
-
-/* Puts libomp's idle workers to sleep now instead of letting them spin out KMP_BLOCKTIME
- * (200 ms by default) after the last parallel region: OpenMP 5's soft pause
- * (omp_pause_resource_all(omp_pause_soft)), which keeps the thread pool, lets waiting
- * threads sleep, and is undone by the next parallel region (libomp resumes soft-paused
- * workers when it forks). The CPU executor calls it before it compiles: MLIR's pass threads
- * and the partitioned LLVM compile otherwise share the cores with a spinning worker. No-op
- * before libomp is loaded or where it lacks the entry point. */
-void quabla_omp_quiesce(void) {
-  if (quabla_libomp == NULL) return;
-  int (*pause_all)(int) = (int (*)(int))dlsym(quabla_libomp, "omp_pause_resource_all");
-  if (pause_all != NULL) (void)pause_all(1 /* omp_pause_soft */);
-}

@@ -309,8 +309,6 @@ impl Executor for CpuExecutor {
                 eprintln!("[quabla] compile cache miss for @{entry} ({})", dir.display());
             }
         }
-        // A compile after parallel work: the OpenMP workers sleep rather than spin beside it.
-        crate::parallel::quiesce_workers();
         let guard = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
         let ctx = &guard.0;
         let mut module = to_llvm(&guard, &cm)?;

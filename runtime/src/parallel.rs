@@ -23,21 +23,6 @@ use crate::executor::CompileOptions;
 unsafe extern "C" {
     /// csrc/openmp.c: opens libomp with global symbols; 1 when loaded.
     fn quabla_omp_load() -> i32;
-    /// csrc/openmp.c: soft-pauses libomp's idle workers (no-op before it is loaded).
-    fn quabla_omp_quiesce();
-}
-
-/// Lets the OpenMP workers sleep now rather than spin for libomp's block time after the last
-/// parallel region (`omp_pause_resource_all(omp_pause_soft)`; the next parallel region wakes
-/// them). Called before a compile, whose MLIR pass threads and partitioned LLVM compile
-/// would otherwise share the cores with a spinning worker (a GPT loss+grad compiled right
-/// after a 1024^3 matmul: first call 1647-1827 ms against 1423-1446 alone and 1420-1465
-/// with the workers paused; docs/performance.md, 2026-12-03). Does not load libomp.
-pub fn quiesce_workers() {
-    if OMP_LOADED.get().copied() == Some(true) {
-        // SAFETY: no arguments; a no-op when the entry point is missing.
-        unsafe { quabla_omp_quiesce() };
-    }
 }
 
 /// Threads the code compiled with `opts` may use: `opts.threads`, or when 0
@@ -74,12 +59,10 @@ pub fn default_threads() -> usize {
 
 /// Whether the OpenMP runtime (libomp) is loaded into the process, loading it on first use.
 pub fn openmp_loaded() -> bool {
+    static LOADED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     // SAFETY: dlopen of a system library; no arguments.
-    *OMP_LOADED.get_or_init(|| unsafe { quabla_omp_load() } != 0)
+    *LOADED.get_or_init(|| unsafe { quabla_omp_load() } != 0)
 }
-
-/// Whether libomp was loaded ([`openmp_loaded`]); unset before the first parallel compile.
-static OMP_LOADED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
 
 /// Bumped when the cost model (`op_cost`) changes, so cached objects tagged by the old one miss.
 const POLICY_VERSION: u32 = 1;

@@ -68,28 +68,6 @@ def test_different_functions_and_eager_concurrently():
     _run([worker(k) for k in range(N_THREADS)])
 
 
-def test_compiles_beside_parallel_programs():
-    """A compile soft-pauses the OpenMP workers (parallel::quiesce_workers) while other
-    threads run two-thread programs (2^20 elements: split across threads): their results stay
-    right, and the compiles' too."""
-    x = np.random.default_rng(5).random(1 << 20).astype(np.float32)
-    want = np.tanh(x * 2 + 1) * np.exp(-x)
-    f = qb.jit(lambda x: qb.tanh(x * 2.0 + 1.0) * qb.exp(-x))
-    xq = qb.array(x)
-    f(xq)
-
-    def runner():
-        for _ in range(40):
-            np.testing.assert_allclose(f(xq).numpy(), want, rtol=1e-5, atol=1e-6)
-
-    def compiler():
-        for k in range(1, 25):
-            g = qb.jit(lambda v, k=k: (v * float(k) + 1.0).sum())
-            assert float(g(qb.array(np.ones(5000 + k, np.float32)))) == (5000 + k) * (k + 1.0)
-
-    _run([runner, runner, compiler])
-
-
 def test_large_inputs_release_the_gil():
     f = qb.jit(lambda x: qb.sum(x * x))
     a = np.random.default_rng(7).random(1 << 16)
