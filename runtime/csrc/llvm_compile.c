@@ -140,12 +140,12 @@ void quabla_llvm_set_args(const char *args) {
 }
 
 /* Compiles the LLVM-dialect module `op` (an MlirOperation's pointer) to an object, optimised by
- * `passes` (a new-pass-manager pipeline, NULL: default<O`opt`>) and compiled at code
+ * `passes` (a new-pass-manager pipeline, chosen by the caller) and compiled at code
  * generation level `level` (0..3): on success returns 0 and sets *obj (malloc'd, free with
  * quabla_llvm_free) and *len; on failure returns 1 and sets *err (malloc'd). `wrap` (or NULL)
  * names the function that gets a packed wrapper (it must be defined in the module). `ms`
  * receives the wall times of translation, optimisation and code generation. */
-int quabla_llvm_compile(void *op, int opt, const char *passes, int level, const char *wrap, char **obj, size_t *len, char **err, double ms[3]) {
+int quabla_llvm_compile(void *op, const char *passes, int level, const char *wrap, char **obj, size_t *len, char **err, double ms[3]) {
   pthread_once(&init_once, init_native);
   if (init_failed) {
     *err = strdup("the native target is not available");
@@ -153,8 +153,6 @@ int quabla_llvm_compile(void *op, int opt, const char *passes, int level, const 
   }
   if (level < 0) level = 0;
   if (level > 3) level = 3;
-  if (opt < 0) opt = 0;
-  if (opt > 3) opt = 3;
   double t0 = now_ms();
   LLVMContextRef ctx = LLVMContextCreate();
   MlirOperation mop = {op};
@@ -187,8 +185,7 @@ int quabla_llvm_compile(void *op, int opt, const char *passes, int level, const 
   LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
   LLVMPassBuilderOptionsSetLoopUnrolling(po, 1);
   LLVMPassBuilderOptionsSetLoopInterleaving(po, 1);
-  static const char *pipelines[4] = {"default<O0>", "default<O1>", "default<O2>", "default<O3>"};
-  LLVMErrorRef e = LLVMRunPasses(m, passes ? passes : pipelines[opt], tm, po);
+  LLVMErrorRef e = LLVMRunPasses(m, passes, tm, po);
   LLVMDisposePassBuilderOptions(po);
   if (e) {
     char *msg = LLVMGetErrorMessage(e);

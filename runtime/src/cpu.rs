@@ -19,9 +19,9 @@ use melior::Context;
 use quabla_dialect::mlir::new_context;
 use quabla_dialect::{DotOp, Module, TensorType};
 use quabla_lowering::target::with_diagnostics;
-use crate::llvm_compile::Work;
 use quabla_lowering::{lower_for_cpu, CpuModule, CpuOptions};
 
+use crate::llvm_compile::{Levels, Work};
 use crate::objcache;
 use crate::parallel::{tag_loops, threads_for};
 
@@ -254,14 +254,14 @@ fn to_llvm<'c>(c: &'c Ctx, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeErro
 
 /// The persistent cache's key of a compile: everything the object code depends on (see
 /// `objcache`).
-fn cache_key(cm: &CpuModule, entry: &str, levels: crate::llvm_compile::Levels, host: bool) -> String {
+fn cache_key(cm: &CpuModule, entry: &str, level: usize, levels: Levels, host: bool) -> String {
     let (mut major, mut minor, mut patch) = (0u32, 0u32, 0u32);
     // SAFETY: plain out-parameters.
     unsafe { LLVMGetVersion(&mut major, &mut minor, &mut patch) };
     let llvm = format!("{major}.{minor}.{patch}");
     let (cpu, features) = if host { host_target().clone() } else { (String::new(), String::new()) };
     // How LLVM compiles: levels, pipeline and options (crate::llvm_compile).
-    let level = levels.opt.to_string();
+    let level = level.to_string();
     // The loops tag_loops splits follow the thread policy, which the text does not show.
     let par = crate::parallel::policy_key(cm);
     let tuned = if engine_path() { "engine".to_string() } else { format!("{}/{}/{}/{}", levels.opt, levels.codegen, levels.pipeline(), crate::llvm_compile::llvm_args()) };
@@ -280,13 +280,13 @@ impl Executor for CpuExecutor {
         let (cm, chunks) = lower_text(m, opts)?;
         let work = program_work(m);
         let level = effective_opt_level(work.total, opts.opt_level.min(3));
-        let levels = crate::llvm_compile::Levels::of(level, work);
+        let levels = Levels::of(level, work);
         let host = level > 0 && std::env::var_os("QUABLA_NO_HOST_TARGET").is_none();
         let name = format!("_mlir__mlir_ciface_{entry}");
         // The persistent cache: a hit loads the object without MLIR or LLVM code generation.
         // QUABLA_DUMP_IR wants every stage of a real compile: no cache then.
         let cache = objcache::dir().filter(|_| dump_dir().is_none()).map(|d| {
-            let key = cache_key(&cm, entry, levels, host);
+            let key = cache_key(&cm, entry, level, levels, host);
             (d, key)
         });
         if let Some((dir, key)) = &cache {
@@ -561,7 +561,7 @@ unsafe impl Send for SendModule {}
 /// Compiles one part of [`split_module`] to object code: an ExecutionEngine with object
 /// dumping, its runtime symbols and placeholders for the chunks of other parts (resolved when
 /// the objects are linked together), looked up once so that LLVM generates the code.
-fn compile_part(m: SendModule, levels: crate::llvm_compile::Levels, lookup: &str, declared: &[String], k: usize, entry: &str) -> Result<Vec<u8>, String> {
+fn compile_part(m: SendModule, levels: Levels, lookup: &str, declared: &[String], k: usize, entry: &str) -> Result<Vec<u8>, String> {
     extern "C" fn unresolved() {}
     if !engine_path() {
         // SAFETY: the module is alive and used by this thread only (see SendModule).
@@ -594,7 +594,7 @@ fn compile_part(m: SendModule, levels: crate::llvm_compile::Levels, lookup: &str
 /// split into as many parts ([`split_module`]), each translated, optimised and compiled on its
 /// own thread ([`compile_part`]: LLVM contexts are independent), returning the parts' objects
 /// (part 0, with the entry point, first) for [`load_objects`] to link into one program.
-fn compile_partitioned<'c>(ctx: &'c Context, module: &MlirModule<'c>, chunks: &[String], threads: usize, levels: crate::llvm_compile::Levels, entry: &str) -> Result<Vec<Vec<u8>>, RuntimeError> {
+fn compile_partitioned<'c>(ctx: &'c Context, module: &MlirModule<'c>, chunks: &[String], threads: usize, levels: Levels, entry: &str) -> Result<Vec<Vec<u8>>, RuntimeError> {
     let t = std::time::Instant::now();
     let parts = split_module(ctx, module, chunks, threads)?;
     if log_compiles() {
@@ -672,11 +672,6 @@ fn program_work(m: &Module) -> Work {
     m.funcs.iter().fold(Work::default(), |w, f| w.plus(ops_work(f, &f.ops)))
 }
 
-impl Work {
-    fn plus(self, o: Work) -> Work {
-        Work { total: self.total.saturating_add(o.total), dot: self.dot.saturating_add(o.dot) }
-    }
-}
 
 /// The element operations of `ops` (of function `f`), for [`effective_opt_level`]: per op
 /// the larger of its result elements (times K for a contraction) and its operand elements (a
@@ -690,15 +685,12 @@ fn ops_work(f: &quabla_dialect::Func, ops: &[quabla_dialect::Op]) -> Work {
         }
         let elems = |vs: &[quabla_dialect::Value]| vs.iter().map(|v| f.ty(*v).num_elements() as i64).fold(0i64, i64::saturating_add);
         // A contraction does K multiply-adds per result element.
-        let here = match &o.kind {
-            quabla_dialect::OpKind::Dot(DotOp::DotGeneral { dims }) => {
-                let k = quabla_dialect::size::saturating_product(dims.lhs_contracting_dimensions.iter().map(|&d| f.ty(o.operands[0]).shape[d as usize]));
-                let w = elems(&o.results).saturating_mul(k).max(elems(&o.operands));
-                Work { total: w, dot: w }
-            }
-            _ => Work { total: elems(&o.results).max(elems(&o.operands)), dot: 0 },
+        let k = match &o.kind {
+            quabla_dialect::OpKind::Dot(DotOp::DotGeneral { dims }) => Some(quabla_dialect::size::saturating_product(dims.lhs_contracting_dimensions.iter().map(|&d| f.ty(o.operands[0]).shape[d as usize]))),
+            _ => None,
         };
-        work = work.plus(here);
+        let w = elems(&o.results).saturating_mul(k.unwrap_or(1)).max(elems(&o.operands));
+        work = work.plus(Work { total: w, dot: if k.is_some() { w } else { 0 } });
         for r in &o.regions {
             work = work.plus(ops_work(f, &r.ops));
         }
@@ -1066,7 +1058,7 @@ mod tests {
         let mut module = to_llvm(&c, &cm).unwrap();
         keep_outlined(&ctx, &mut module, &chunks);
         let guarded = guard_allocations(&ctx, &mut module);
-        let objs = compile_partitioned(&ctx, &module, &chunks, 3, crate::llvm_compile::Levels::of(2, Work { total: i64::MAX, dot: 0 }), "main").unwrap();
+        let objs = compile_partitioned(&ctx, &module, &chunks, 3, Levels::of(2, Work { total: i64::MAX, dot: 0 }), "main").unwrap();
         assert!(objs.len() >= 2);
         let (jit, sym) = load_objects(&objs, "_mlir__mlir_ciface_main").unwrap();
         let (inputs, outputs) = (vec![t.clone(), t.clone()], vec![t.clone(), t.clone()]);

@@ -6,7 +6,7 @@
 use std::ffi::{c_char, c_void, CStr, CString};
 
 unsafe extern "C" {
-    fn quabla_llvm_compile(op: *mut c_void, opt: i32, passes: *const c_char, level: i32, wrap: *const c_char, obj: *mut *mut c_char, len: *mut usize, err: *mut *mut c_char, ms: *mut f64) -> i32;
+    fn quabla_llvm_compile(op: *mut c_void, passes: *const c_char, level: i32, wrap: *const c_char, obj: *mut *mut c_char, len: *mut usize, err: *mut *mut c_char, ms: *mut f64) -> i32;
     fn quabla_llvm_free(p: *mut c_void);
     fn quabla_llvm_set_args(args: *const c_char);
 }
@@ -39,6 +39,13 @@ pub(crate) const LEVEL2_PASSES: &str = "function(sroa,early-cse<memssa>,instcomb
 pub(crate) struct Work {
     pub total: i64,
     pub dot: i64,
+}
+
+impl Work {
+    /// The work of two parts of a program together (saturating).
+    pub(crate) fn plus(self, o: Work) -> Work {
+        Work { total: self.total.saturating_add(o.total), dot: self.dot.saturating_add(o.dot) }
+    }
 }
 
 /// Programs of at most this many element operations per call generate code at level 1 when
@@ -139,7 +146,7 @@ pub(crate) fn compile_object(module: mlir_sys::MlirOperation, levels: Levels, wr
     let mut ms = [0f64; 3];
     // SAFETY: the caller keeps the module operation alive for the call; out-parameters; the C side copies
     // nothing it keeps.
-    let rc = unsafe { quabla_llvm_compile(module.ptr, levels.opt.min(3) as i32, passes.as_ptr(), levels.codegen.min(3) as i32, wrap.as_ref().map_or(std::ptr::null(), |w| w.as_ptr()), &mut obj, &mut len, &mut err, ms.as_mut_ptr()) };
+    let rc = unsafe { quabla_llvm_compile(module.ptr, passes.as_ptr(), levels.codegen.min(3) as i32, wrap.as_ref().map_or(std::ptr::null(), |w| w.as_ptr()), &mut obj, &mut len, &mut err, ms.as_mut_ptr()) };
     if rc != 0 {
         let msg = if err.is_null() { "LLVM compilation failed".to_string() } else { unsafe { CStr::from_ptr(err) }.to_string_lossy().into_owned() };
         // SAFETY: malloc'd by the C side.
