@@ -106,7 +106,16 @@ pub(crate) fn passes_override() -> Option<&'static str> {
 /// steady state (min CPU of one call, one thread, alternating processes) was unchanged within
 /// the noise (docs/performance.md, 2026-12-02). Other targets keep LSR (fewer addressing
 /// modes, where it matters more).
-const DEFAULT_ARGS: &str = if cfg!(target_arch = "x86_64") { "-unroll-threshold=50 -disable-lsr" } else { "-unroll-threshold=50" };
+///
+/// And `-avoid-speculation=false` (Machine LICM): a loop split across threads sits, in the
+/// OpenMP-outlined body, inside the per-thread chunk loop behind its trip-count test, so
+/// hoisting its constants out of both loops is speculative; by default Machine LICM then
+/// leaves them in the inner loop, where register pressure makes the allocator rematerialise
+/// every splat constant each iteration (AVX2, large code model: `movabs` + `vbroadcastss` per
+/// constant). tanh(2x+1) exp(-x) on two threads: 127 -> 95 instructions per 8 elements (one
+/// thread's loop: 82, its constants spilled once and folded as stack operands); softmax grad
+/// 341-361 -> 237-257 us (docs/performance.md, 2026-12-03).
+const DEFAULT_ARGS: &str = if cfg!(target_arch = "x86_64") { "-unroll-threshold=50 -disable-lsr -avoid-speculation=false" } else { "-unroll-threshold=50 -avoid-speculation=false" };
 
 /// The LLVM options in force: `QUABLA_LLVM_ARGS` (e.g. `-disable-lsr`; empty: none) or
 /// [`DEFAULT_ARGS`]. Part of the compile cache's key.
