@@ -4,7 +4,8 @@
 //! first-index ties, saturation, ...).
 mod common;
 
-use common::{assert_close, fl, il, jit, lit_f, lit_i, Case, Vals};
+use common::{assert_close, fl, il, jit, jit_with, lit_f, lit_i, Case, Vals};
+use quabla_lowering::Codegen;
 use quabla_dialect::{ArgOp, BinaryOp, CallOp, CmpDir, ConstantOp, DType, DotDims, DotOp, ElementwiseOp, Func, LayoutOp, Literal, OpKind, ReduceOp, Reducer, SlicingOp, TensorType, UnaryOp};
 
 const NAN: f64 = f64::NAN;
@@ -20,17 +21,22 @@ fn t(d: DType, s: &[i64]) -> TensorType {
 }
 
 /// Runs `cases` with LLVM at -O0 and at -O3 (where LLVM's loop vectorizer runs, and float
-/// sums may be reassociated): the two must agree (floats to 1e-5 relative); returns -O3's.
+/// sums may be reassociated), and the CUDA target's linalg forms at -O0 on the CPU: all must
+/// agree (floats to 1e-5 relative; the CUDA forms' `math.*` ops, libm here, may also round
+/// subnormal results to zero, e.g. logistic(-100) in f32); returns -O3's.
 fn run(cases: &[Case], helpers: &[Func]) -> Vec<Vec<Vals>> {
     let a = jit(cases, helpers, 0);
     let b = jit(cases, helpers, 3);
-    for (k, (x, y)) in a.iter().zip(&b).enumerate() {
-        for (j, (p, q)) in x.iter().zip(y).enumerate() {
-            let same = match (p, q) {
-                (Vals::F(p), Vals::F(q)) => p.iter().zip(q).all(|(u, v)| u.to_bits() == v.to_bits() || (u.is_nan() && v.is_nan()) || (u - v).abs() <= 1e-5 * u.abs()),
-                _ => p == q,
-            };
-            assert!(same, "{} output {j}: -O0 and -O3 differ:\n -O0 {p:?}\n -O3 {q:?}", cases[k].func.name);
+    let c = jit_with(cases, helpers, 0, Codegen { target: &quabla_lowering::cuda::CUDA, ..Codegen::default() });
+    for (what, other, abs) in [("-O0", &a, 0.0), ("the CUDA target's forms", &c, 1.2e-38)] {
+        for (k, (x, y)) in other.iter().zip(&b).enumerate() {
+            for (j, (p, q)) in x.iter().zip(y).enumerate() {
+                let same = match (p, q) {
+                    (Vals::F(p), Vals::F(q)) => p.iter().zip(q).all(|(u, v)| u.to_bits() == v.to_bits() || (u.is_nan() && v.is_nan()) || (u - v).abs() <= 1e-5 * u.abs() + abs),
+                    _ => p == q,
+                };
+                assert!(same, "{} output {j}: {what} and -O3 differ:\n {what} {p:?}\n -O3 {q:?}", cases[k].func.name);
+            }
         }
     }
     b
@@ -569,6 +575,21 @@ fn slicing() {
             checks.push(Box::new(move |g| assert_eq!(g[0].i(), &want, "dynamic_slice {name}")));
         }
     }
+    // dynamic_update_slice: starts clamped to [0, extent - update size].
+    let upd = il(DType::I32, &[2, 2], &[-1, -2, -3, -4]);
+    for (name, s0, s1, (r0, c0)) in [("dus_in", 1, 1, (1, 1)), ("dus_neg", -3, -1, (0, 0)), ("dus_big", 9, 7, (2, 1))] {
+        let mut want: Vec<i64> = (0..12).collect();
+        for (k, v) in [-1, -2, -3, -4].iter().enumerate() {
+            want[(r0 + k / 2) * 3 + c0 + k % 2] = *v;
+        }
+        for id in [DType::I32, DType::I64] {
+            cases.push(Case::op(&format!("{name}_{id}"), OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}), vec![x.clone(), upd.clone(), il(id, &[], &[s0]), il(id, &[], &[s1])]));
+            let want = want.clone();
+            checks.push(Box::new(move |g| assert_eq!(g[0].i(), &want, "dynamic_update_slice {name}")));
+        }
+    }
+    cases.push(Case::op("dus_f64", OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}), vec![fl(DType::F64, &[5], &[1.0, 2.0, 3.0, 4.0, 5.0]), fl(DType::F64, &[2], &[-0.0, NAN]), il(DType::I32, &[], &[3])]));
+    checks.push(Box::new(|g| assert_close("dynamic_update_slice f64", g[0].f(), &[1.0, 2.0, 3.0, -0.0, NAN], 0.0)));
     // gather: indices clamped to [0, n - 1].
     cases.push(Case::op("gather0", OpKind::Slicing(SlicingOp::Gather { axis: 0 }), vec![x.clone(), il(DType::I32, &[4], &[2, -1, 7, 0])]));
     checks.push(Box::new(|g| assert_eq!(g[0].i(), &[6, 7, 8, 0, 1, 2, 9, 10, 11, 0, 1, 2])));

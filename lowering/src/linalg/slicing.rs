@@ -4,7 +4,11 @@
 //! clamped to [0, extent - size], then a dynamic-offset `tensor.extract_slice`) and `gather`
 //! (a generic that `tensor.extract`s with the index clamped to [0, n - 1]) and
 //! `dynamic_update_slice` (clamped starts, then a dynamic-offset `tensor.insert_slice` of the
-//! update into the operand, which bufferization can do in place).
+//! update into the operand, which bufferization can do in place). On a target whose
+//! computations are all kernels (`Target::parallel_outer`, the GPU) no start is read on the
+//! host: `dynamic_slice` is a generic over the result that reads the starts as 0-d inputs and
+//! `tensor.extract`s the operand, `dynamic_update_slice` a generic over the operand that
+//! selects the update's element inside the window.
 use quabla_dialect::{Func, Op, SlicingOp, TensorType};
 
 use super::{generic, identity, list, map, Emitter, Iter, Operand};
@@ -66,11 +70,16 @@ fn clamp_index(e: &mut Emitter, i: &str, hi: i64) -> String {
     e.op(format!("arith.minsi {a}, {h} : index"))
 }
 
-/// `quabla.dynamic_slice`.
+/// `quabla.dynamic_slice`. On a target whose computations are all kernels
+/// ([`super::super::target::Target::parallel_outer`]) the starts are read inside the kernel
+/// ([`kernel_dynamic_slice`]).
 pub fn lower_dynamic_slice(e: &mut Emitter, f: &Func, o: &Op, sizes: &[i64]) -> Result<String, LowerError> {
     let (x, xt, out) = (e.name(o.operands[0]), f.ty(o.operands[0]), f.ty(o.results[0]));
     if xt == out {
         return Ok(x);
+    }
+    if e.cg.target.parallel_outer() {
+        return Ok(kernel_dynamic_slice(e, f, o, sizes));
     }
     let mut offs = Vec::new();
     for (k, v) in o.operands[1..].iter().enumerate() {
@@ -80,6 +89,41 @@ pub fn lower_dynamic_slice(e: &mut Emitter, f: &Func, o: &Op, sizes: &[i64]) -> 
         offs.push(clamp_index(e, &i, xt.shape[k] - sizes[k]));
     }
     Ok(e.op(format!("tensor.extract_slice {x}[{}] [{}] [{}] : {xt} to {out}", offs.join(", "), list(sizes), list(&vec![1; sizes.len()]))))
+}
+
+/// The 0-d start operands `starts` of `o` as generic inputs (their scalars become block
+/// arguments, read inside the kernel) for a loop nest of rank `r`.
+fn start_operands(e: &Emitter, f: &Func, starts: &[quabla_dialect::Value], r: usize) -> Vec<Operand> {
+    starts.iter().map(|v| Operand::new(e.name(*v), f.ty(*v), map(r, &[]))).collect()
+}
+
+/// The clamped starts inside a generic body: `args` the start scalars (of `dtypes`), `his`
+/// the largest start per dimension.
+fn kernel_starts(e: &mut Emitter, args: &[String], dtypes: &[quabla_dialect::DType], his: &[i64]) -> Vec<String> {
+    args.iter().zip(dtypes).zip(his).map(|((a, d), hi)| {
+        let i = e.op(format!("arith.index_cast {a} : {d} to index"));
+        clamp_index(e, &i, *hi)
+    }).collect()
+}
+
+/// `quabla.dynamic_slice` as one kernel over the result: each element reads its start
+/// indices (block arguments), clamps them, and `tensor.extract`s the operand at start + index.
+fn kernel_dynamic_slice(e: &mut Emitter, f: &Func, o: &Op, sizes: &[i64]) -> String {
+    let (x, xt, out) = (e.name(o.operands[0]), f.ty(o.operands[0]).clone(), f.ty(o.results[0]));
+    let r = out.rank();
+    let ins = start_operands(e, f, &o.operands[1..], r);
+    let dtypes: Vec<_> = o.operands[1..].iter().map(|v| f.ty(*v).dtype).collect();
+    let his: Vec<i64> = (0..r).map(|k| xt.shape[k] - sizes[k]).collect();
+    let init = e.empty(out);
+    generic(e, &vec![Iter::Parallel; r], &ins, &[Operand::new(init, out, identity(r))], |e, args| {
+        let offs = kernel_starts(e, &args[..r], &dtypes, &his);
+        let coords: Vec<String> = offs.iter().enumerate().map(|(k, off)| {
+            let i = e.op(format!("linalg.index {k} : index"));
+            e.op(format!("arith.addi {i}, {off} : index"))
+        }).collect();
+        vec![e.op(format!("tensor.extract {x}[{}] : {xt}", coords.join(", ")))]
+    })
+    .remove(0)
 }
 
 /// Whether `v` is used after the op whose first result is `r`: by a later op of the block
@@ -126,6 +170,9 @@ pub fn lower_dynamic_update_slice(e: &mut Emitter, f: &Func, o: &Op) -> Result<S
         let init = e.empty(xt);
         x = e.op(format!("linalg.copy ins({x} : {xt}) outs({init} : {xt}) -> {xt}"));
     }
+    if e.cg.target.parallel_outer() {
+        return Ok(kernel_dynamic_update_slice(e, f, o, &x));
+    }
     let mut offs = Vec::new();
     for (k, v) in o.operands[2..].iter().enumerate() {
         let t = f.ty(*v);
@@ -134,6 +181,42 @@ pub fn lower_dynamic_update_slice(e: &mut Emitter, f: &Func, o: &Op) -> Result<S
         offs.push(clamp_index(e, &i, xt.shape[k] - ut.shape[k]));
     }
     Ok(e.op(format!("tensor.insert_slice {u} into {x}[{}] [{}] [{}] : {ut} into {xt}", offs.join(", "), list(&ut.shape), list(&vec![1; ut.rank()]))))
+}
+
+/// `quabla.dynamic_update_slice` as one kernel over the operand `x` (already copied when it
+/// is used later): each element reads the start indices (block arguments), clamps them, and
+/// takes the update's element when it lies in the window (the update is read at an index
+/// clamped into it, so no read is out of bounds), else its own.
+fn kernel_dynamic_update_slice(e: &mut Emitter, f: &Func, o: &Op, x: &str) -> String {
+    let (xt, u, ut) = (f.ty(o.operands[0]).clone(), e.name(o.operands[1]), f.ty(o.operands[1]).clone());
+    let r = xt.rank();
+    let mut ins = vec![Operand::new(x.to_string(), &xt, identity(r))];
+    ins.extend(start_operands(e, f, &o.operands[2..], r));
+    let dtypes: Vec<_> = o.operands[2..].iter().map(|v| f.ty(*v).dtype).collect();
+    let his: Vec<i64> = (0..r).map(|k| xt.shape[k] - ut.shape[k]).collect();
+    let init = e.empty(&xt);
+    let el = xt.dtype;
+    generic(e, &vec![Iter::Parallel; r], &ins, &[Operand::new(init, &xt, identity(r))], |e, args| {
+        let offs = kernel_starts(e, &args[1..=r], &dtypes, &his);
+        let mut inside: Option<String> = None;
+        let mut coords = Vec::new();
+        for (k, off) in offs.iter().enumerate() {
+            let i = e.op(format!("linalg.index {k} : index"));
+            let rel = e.op(format!("arith.subi {i}, {off} : index"));
+            let n = e.index(ut.shape[k]);
+            // Unsigned: a negative offset is a large index, outside too.
+            let ok = e.op(format!("arith.cmpi ult, {rel}, {n} : index"));
+            inside = Some(match inside {
+                None => ok,
+                Some(p) => e.op(format!("arith.andi {p}, {ok} : i1")),
+            });
+            coords.push(clamp_index(e, &rel, ut.shape[k] - 1));
+        }
+        let v = e.op(format!("tensor.extract {u}[{}] : {ut}", coords.join(", ")));
+        let inside = inside.expect("rank >= 1: a 0-d update equals the operand's type");
+        vec![e.op(format!("arith.select {inside}, {v}, {} : {el}", args[0]))]
+    })
+    .remove(0)
 }
 
 /// `quabla.gather`: result[p..., q..., s...] = x[p..., clamp(idx[q...]), s...].

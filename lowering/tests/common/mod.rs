@@ -192,10 +192,17 @@ fn driver(cases: &[Case]) -> String {
 /// JIT-runs every case (public functions, plus the private `helpers`) through the DPS ABI and
 /// the default CPU pipeline, with LLVM at `opt_level`, and returns each case's outputs.
 pub fn jit(cases: &[Case], helpers: &[Func], opt_level: u8) -> Vec<Vec<Vals>> {
+    jit_with(cases, helpers, opt_level, Codegen { approx_math: true, tile_matmuls: true, ..Codegen::default() })
+}
+
+/// [`jit`] of the linalg forms `cg` asks for, e.g. the CUDA target's (every computation a
+/// kernel-shaped loop nest, indices read inside them, `math.*` ops), run by the CPU pipeline:
+/// a GPU target's forms checked on a machine without a GPU.
+pub fn jit_with(cases: &[Case], helpers: &[Func], opt_level: u8, cg: Codegen) -> Vec<Vec<Vals>> {
     let mut funcs: Vec<Func> = cases.iter().map(|c| c.func.clone()).collect();
     funcs.extend(helpers.iter().cloned());
     let m = Module { funcs };
-    let (mut text, tiles) = lower_module_tiles(&m, Abi::Dps, Codegen { approx_math: true, tile_matmuls: true, ..Codegen::default() }).unwrap_or_else(|e| panic!("lowering failed: {e}"));
+    let (mut text, tiles) = lower_module_tiles(&m, Abi::Dps, cg).unwrap_or_else(|e| panic!("lowering failed: {e}"));
     let end = text.rfind('}').expect("module end");
     text.truncate(end);
     // The driver prints memref types as the lowering does: unsigned types signless.

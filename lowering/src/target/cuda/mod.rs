@@ -9,7 +9,7 @@
 //! arguments under the bare-pointer kernel ABI), the temporaries, the constant buffers.
 //!
 //! Invariants: nothing of the program runs on the host. Ops whose lowering needs the host
-//! (control flow reading a predicate, runtime-kernel calls, scatter loops, dynamic indices)
+//! (control flow reading a predicate, runtime-kernel calls, scatter loops)
 //! are rejected before lowering as `LowerError::Unsupported { rule: "cuda" }` ([`gap`]);
 //! whatever else stage one leaves outside a kernel that is not an allocation, a view, a
 //! constant or a launch is a `LowerError::HostCode` naming the MLIR op, so no loop or load
@@ -186,17 +186,13 @@ fn own_library_dir() -> Option<PathBuf> {
     Path::new(name).canonicalize().ok()?.parent().map(Path::to_path_buf)
 }
 
-/// Why op `kind` has no CUDA lowering yet (its linalg form needs the host: a predicate or
-/// index read from device memory, a loop around element updates, a runtime-kernel call), or
+/// Why op `kind` has no CUDA lowering yet (its linalg form needs the host: a predicate read
+/// from device memory, a loop around element updates, a runtime-kernel call), or
 /// `None` when it lowers to kernels. Exhaustive over the families.
 pub fn gap(kind: &OpKind) -> Option<&'static str> {
-    use quabla_dialect::SlicingOp;
     match kind {
         OpKind::Elementwise(_) | OpKind::Constant(_) | OpKind::Layout(_) | OpKind::Reduce(_) | OpKind::Dot(_) | OpKind::Convolution(_) | OpKind::ReduceWindow(_) => None,
-        OpKind::Slicing(s) => match s {
-            SlicingOp::DynamicSlice { .. } | SlicingOp::DynamicUpdateSlice {} => Some("its start indices are read on the host"),
-            _ => None,
-        },
+        OpKind::Slicing(_) => None,
         OpKind::Call(_) => None,
         OpKind::Control(_) => Some("control flow reads its predicate or index on the host"),
         OpKind::Scatter(_) => Some("the scatter loop runs on the host"),
