@@ -6,7 +6,7 @@ mod common;
 
 use common::{assert_close, fl, il, jit, jit_with, lit_f, lit_i, Case, Vals};
 use quabla_lowering::Codegen;
-use quabla_dialect::{ArgOp, BinaryOp, CallOp, CmpDir, ConstantOp, DType, DotDims, DotOp, ElementwiseOp, Func, LayoutOp, Literal, OpKind, ReduceOp, Reducer, SlicingOp, TensorType, UnaryOp};
+use quabla_dialect::{ArgOp, BinaryOp, CallOp, CmpDir, Combiner, ConstantOp, DType, DotDims, DotOp, ElementwiseOp, Func, LayoutOp, Literal, OpKind, ReduceOp, Reducer, ScatterOp, SlicingOp, TensorType, UnaryOp};
 
 const NAN: f64 = f64::NAN;
 
@@ -590,6 +590,20 @@ fn slicing() {
     }
     cases.push(Case::op("dus_f64", OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}), vec![fl(DType::F64, &[5], &[1.0, 2.0, 3.0, 4.0, 5.0]), fl(DType::F64, &[2], &[-0.0, NAN]), il(DType::I32, &[], &[3])]));
     checks.push(Box::new(|g| assert_close("dynamic_update_slice f64", g[0].f(), &[1.0, 2.0, 3.0, -0.0, NAN], 0.0)));
+    // scatter: updates applied in order (duplicates combine, `set` keeps the last), windows
+    // that do not fit skipped.
+    let sx = fl(DType::F32, &[4], &[1.0, 2.0, 3.0, 4.0]);
+    let si = il(DType::I32, &[5, 1], &[2, 0, 2, 9, -1]);
+    let su = fl(DType::F32, &[5], &[10.0, 20.0, 30.0, 40.0, 50.0]);
+    for (c, want) in [(Combiner::Add, [21.0, 2.0, 43.0, 4.0]), (Combiner::Set, [20.0, 2.0, 30.0, 4.0]), (Combiner::Max, [20.0, 2.0, 30.0, 4.0])] {
+        let op = OpKind::Scatter(ScatterOp::Scatter { op: c, update_window_dims: vec![], inserted_window_dims: vec![0], scatter_dims_to_operand_dims: vec![0], index_vector_dim: 1 });
+        cases.push(Case::op(&format!("scatter_{c:?}"), op, vec![sx.clone(), si.clone(), su.clone()]));
+        checks.push(Box::new(move |g| assert_close(&format!("scatter {c:?}"), g[0].f(), &want, 0.0)));
+    }
+    // A window of rows: x[i[k], :] += u[k, :].
+    let op = OpKind::Scatter(ScatterOp::Scatter { op: Combiner::Add, update_window_dims: vec![1], inserted_window_dims: vec![0], scatter_dims_to_operand_dims: vec![0], index_vector_dim: 1 });
+    cases.push(Case::op("scatter_rows", op, vec![il(DType::I64, &[3, 2], &[0, 1, 2, 3, 4, 5]), il(DType::I64, &[2, 1], &[2, 2]), il(DType::I64, &[2, 2], &[1, 1, 10, 10])]));
+    checks.push(Box::new(|g| assert_eq!(g[0].i(), &[0, 1, 2, 3, 15, 16])));
     // gather: indices clamped to [0, n - 1].
     cases.push(Case::op("gather0", OpKind::Slicing(SlicingOp::Gather { axis: 0 }), vec![x.clone(), il(DType::I32, &[4], &[2, -1, 7, 0])]));
     checks.push(Box::new(|g| assert_eq!(g[0].i(), &[6, 7, 8, 0, 1, 2, 9, 10, 11, 0, 1, 2])));

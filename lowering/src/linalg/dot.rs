@@ -446,13 +446,23 @@ fn end_for(e: &mut Emitter, value: &str, ty: impl std::fmt::Display) {
 
 /// Ends an `scf.forall` body whose one result is `tensor.parallel_insert_slice {into}`.
 pub(super) fn end_forall(e: &mut Emitter, into: &str) {
+    close_forall(e, into, "}");
+}
+
+/// [`end_forall`] with a `mapping` attribute (e.g. `#gpu.block<x>`): a mapped loop is not
+/// folded away by canonicalization when it has one iteration.
+pub(super) fn end_forall_mapped(e: &mut Emitter, into: &str, mapping: &str) {
+    close_forall(e, into, &format!("}} {{mapping = [{mapping}]}}"));
+}
+
+fn close_forall(e: &mut Emitter, into: &str, last: &str) {
     e.raw_line("scf.forall.in_parallel {");
     e.depth += 1;
     e.line(format!("tensor.parallel_insert_slice {into}"));
     e.depth -= 1;
     e.raw_line("}");
     e.depth -= 1;
-    e.raw_line("}");
+    e.raw_line(last);
 }
 
 /// A loop over the batch of `[b, m, k] x [b, k, n] -> [b, m, n]` (init given; A as

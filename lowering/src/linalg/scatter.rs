@@ -5,7 +5,10 @@
 //! otherwise), reads the element it lands on, combines and `tensor.insert`s it back. One-shot
 //! bufferization makes the carried tensor one buffer updated in place: no one-hot and no
 //! operand-sized temporary per update (at most one copy of the operand, when it is still used
-//! elsewhere).
+//! elsewhere). On a target whose computations are all kernels (`Target::parallel_outer`, the
+//! GPU) the nest is the body of a one-iteration `scf.forall` over the result, so it becomes
+//! a one-thread kernel: updates applied in order, any combiner, duplicate indices as on the
+//! CPU (no atomics yet: a large scatter is slow there, not wrong).
 use quabla_dialect::{Combiner, DType, Func, Op, ScatterOp};
 
 use super::Emitter;
@@ -41,9 +44,17 @@ pub fn lower_scatter(e: &mut Emitter, f: &Func, o: &Op, op: &ScatterOp) -> Resul
     let wdims = d.window_operand_dims(r);
     let zero = e.index(0);
     let one = e.index(1);
+    // On a target whose computations are all kernels, the nest runs inside a one-iteration
+    // `scf.forall` (one GPU thread, in update order: any combiner, duplicates as on the CPU).
+    let kernel = e.cg.target.parallel_outer().then(|| {
+        let (res, t, out) = (e.fresh(), e.fresh(), e.fresh());
+        e.raw_line(format!("{res} = scf.forall ({t}) in (1) shared_outs({out} = {x}) -> ({xt}) {{"));
+        e.depth += 1;
+        (res, out)
+    });
     // Loop nest over the updates; each level carries the result tensor.
     let mut ivs = Vec::with_capacity(ur);
-    let mut accs = vec![x.clone()];
+    let mut accs = vec![kernel.as_ref().map_or(x.clone(), |(_, out)| out.clone())];
     let mut results = Vec::with_capacity(ur);
     for k in 0..ur {
         let ub = e.index(ut.shape[k]);
@@ -129,7 +140,17 @@ pub fn lower_scatter(e: &mut Emitter, f: &Func, o: &Op, op: &ScatterOp) -> Resul
         e.line("}");
         inner = results[k].clone();
     }
-    Ok(if ur == 0 { inner } else { results[0].clone() })
+    let done = if ur == 0 { inner } else { results[0].clone() };
+    Ok(match kernel {
+        None => done,
+        Some((res, out)) => {
+            let zeros = vec!["0"; r].join(", ");
+            let ones = vec!["1"; r].join(", ");
+            let shape: Vec<String> = xt.shape.iter().map(|n| n.to_string()).collect();
+            super::dot::end_forall_mapped(e, &format!("{done} into {out}[{zeros}] [{}] [{ones}] : {xt} into {xt}", shape.join(", ")), "#gpu.block<x>");
+            res
+        }
+    })
 }
 
 /// Lowers one op of this family, returning its result's name (exhaustive over the family).

@@ -9,7 +9,7 @@
 //! arguments under the bare-pointer kernel ABI), the temporaries, the constant buffers.
 //!
 //! Invariants: nothing of the program runs on the host. Ops whose lowering needs the host
-//! (control flow reading a predicate, runtime-kernel calls, scatter loops)
+//! (control flow reading a predicate, runtime-kernel calls)
 //! are rejected before lowering as `LowerError::Unsupported { rule: "cuda" }` ([`gap`]);
 //! whatever else stage one leaves outside a kernel that is not an allocation, a view, a
 //! constant or a launch is a `LowerError::HostCode` naming the MLIR op, so no loop or load
@@ -187,7 +187,7 @@ fn own_library_dir() -> Option<PathBuf> {
 }
 
 /// Why op `kind` has no CUDA lowering yet (its linalg form needs the host: a predicate read
-/// from device memory, a loop around element updates, a runtime-kernel call), or
+/// from device memory, a runtime-kernel call), or
 /// `None` when it lowers to kernels. Exhaustive over the families.
 pub fn gap(kind: &OpKind) -> Option<&'static str> {
     match kind {
@@ -195,7 +195,7 @@ pub fn gap(kind: &OpKind) -> Option<&'static str> {
         OpKind::Slicing(_) => None,
         OpKind::Call(_) => None,
         OpKind::Control(_) => Some("control flow reads its predicate or index on the host"),
-        OpKind::Scatter(_) => Some("the scatter loop runs on the host"),
+        OpKind::Scatter(_) => None,
         OpKind::Linalg(_) => Some("linear algebra calls host runtime kernels"),
         OpKind::Sort(_) => Some("sorting calls a host runtime kernel"),
         OpKind::Callback(_) => Some("host callbacks run on the host"),
@@ -252,13 +252,16 @@ pub fn lower_text(m: &Module) -> Result<String, LowerError> {
 
 /// The pipeline stages (see [`CudaModule`]); notes/executors/cuda/stage1.pipe, stage2.pipe.
 pub fn pipelines(tk: &Toolkit, opts: &CudaOptions) -> (String, String, String, String) {
+    // The canonicalize after bufferization folds loop-carried buffers a loop yields back
+    // unchanged (scatter's nest in its one-thread kernel), and with them the copy of the
+    // loop's result onto its own buffer that would otherwise become a kernel inside it.
     let bufferize = "builtin.module(inline,func.func(linalg-fuse-elementwise-ops),eliminate-empty-tensors,canonicalize,cse,\
-         one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},convert-bufferization-to-memref)"
+         one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},convert-bufferization-to-memref,canonicalize)"
         .to_string();
     // Without no-min-max-bounds, loops the tile does not divide stay on the host. Tiles of
     // 32 x 8: a 1-D loop gets a warp per block; a 2-D one 256 threads, whose x runs along
     // the second (contiguous) dim once plan::coalesce has swapped the mapping.
-    let to_loops = "builtin.module(func.func(convert-linalg-to-parallel-loops,scf-parallel-loop-tiling{parallel-loop-tile-sizes=32,8 no-min-max-bounds=true},\
+    let to_loops = "builtin.module(func.func(scf-forall-to-parallel,convert-linalg-to-parallel-loops,scf-parallel-loop-tiling{parallel-loop-tile-sizes=32,8 no-min-max-bounds=true},\
          gpu-map-parallel-loops))"
         .to_string();
     let to_gpu = "builtin.module(func.func(convert-parallel-loops-to-gpu),canonicalize,cse,gpu-kernel-outlining,canonicalize)".to_string();
