@@ -870,3 +870,36 @@ fn fused_chain_and_shapes() {
         assert_close(&c.func.name, g[2].f(), &[*mx], 4.0 * ulps(*d));
     }
 }
+
+/// `sort` / `argsort` in the CUDA target's forms (no runtime kernel: counted places), run on
+/// the CPU: NumPy's stable total order (NaN last ascending, first descending, -0.0 ties 0.0,
+/// ties keep their positions), along either dimension. The CPU's own forms call runtime
+/// kernels that `mlir-runner` does not have; tests/rust/sort.rs checks those.
+#[test]
+fn sort_without_a_kernel() {
+    use quabla_dialect::SortOp;
+    let x = fl(DType::F32, &[2, 4], &[3.0, NAN, -0.0, 1.0, 2.0, 0.0, 2.0, -1.0]);
+    let xi = il(DType::I32, &[6], &[5, -2, 5, 0, -2, 7]);
+    let xu = il(DType::U8, &[4], &[200, 3, 255, 3]);
+    let sort = |dimension, direction| OpKind::Sort(SortOp::Sort { dimension, direction });
+    let argsort = |dimension, direction, index| OpKind::Sort(SortOp::Argsort { dimension, direction, index });
+    let cases = vec![
+        Case::op("sort_rows", sort(1, CmpDir::Lt), vec![x.clone()]),
+        Case::op("sort_rows_desc", sort(1, CmpDir::Gt), vec![x.clone()]),
+        Case::op("sort_cols", sort(0, CmpDir::Lt), vec![x.clone()]),
+        Case::op("argsort_rows", argsort(1, CmpDir::Lt, DType::I32), vec![x.clone()]),
+        Case::op("argsort_rows_desc", argsort(1, CmpDir::Gt, DType::I64), vec![x.clone()]),
+        Case::op("argsort_int", argsort(0, CmpDir::Lt, DType::I64), vec![xi.clone()]),
+        Case::op("argsort_int_desc", argsort(0, CmpDir::Gt, DType::I32), vec![xi.clone()]),
+        Case::op("sort_u8", sort(0, CmpDir::Lt), vec![xu.clone()]),
+    ];
+    let g = jit_with(&cases, &[], 0, Codegen { target: &quabla_lowering::cuda::CUDA, ..Codegen::default() });
+    assert_close("sort rows", g[0][0].f(), &[-0.0, 1.0, 3.0, NAN, -1.0, 0.0, 2.0, 2.0], 0.0);
+    assert_close("sort rows desc", g[1][0].f(), &[NAN, 3.0, 1.0, -0.0, 2.0, 2.0, 0.0, -1.0], 0.0);
+    assert_close("sort cols", g[2][0].f(), &[2.0, 0.0, -0.0, -1.0, 3.0, NAN, 2.0, 1.0], 0.0);
+    assert_eq!(g[3][0].i(), &[2, 3, 0, 1, 3, 1, 0, 2]);
+    assert_eq!(g[4][0].i(), &[1, 0, 3, 2, 0, 2, 1, 3]);
+    assert_eq!(g[5][0].i(), &[1, 4, 3, 0, 2, 5]);
+    assert_eq!(g[6][0].i(), &[5, 0, 2, 3, 1, 4]);
+    assert_eq!(g[7][0].i(), &[3, 3, 200, 255]);
+}

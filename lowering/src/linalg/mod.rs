@@ -465,7 +465,10 @@ fn lower_module_signless(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, T
     }
     body.push_str(&linalg::declarations(m));
     body.push_str(&callback::declarations(m));
-    body.push_str(&sort::declarations(m));
+    if !cg.target.parallel_outer() {
+        // A kernels-only target sorts with loop nests (crate::linalg::sort), not kernel calls.
+        body.push_str(&sort::declarations(m));
+    }
     let threads = if tagged.1 { cg.threads } else { 1 };
     let out = if tagged.0.is_empty() && threads <= 1 {
         format!("module {{\n{body}}}\n")

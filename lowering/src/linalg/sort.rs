@@ -5,10 +5,18 @@
 //! kernels (crate::linalg::linalg, whose call emission this shares). The kernels
 //! (runtime/src/sort_kernels.rs) sort each lane in O(n log n): a stable order that is NumPy's
 //! total order (NaN last ascending, first descending; -0.0 ties 0.0).
-use quabla_dialect::{CmpDir, DType, Func, Module, Op, OpKind, SortOp};
+//!
+//! On a target whose computations are all kernels (`Target::parallel_outer`, the GPU) there is
+//! no kernel to call: each element's place in its lane is counted, in parallel over every
+//! element, as the number of lane elements before it in that order (ties by position, so
+//! the order is the same stable one), and a second loop nest, parallel over the result, takes
+//! for place k the element (or, for argsort, the position) whose count is k. Both are
+//! O(n^2) comparisons per lane of n: right for every length, slow for long lanes (a
+//! merge or radix sort is what those need).
+use quabla_dialect::{CmpDir, DType, Func, Module, Op, OpKind, SortOp, TensorType};
 
 use super::linalg::{call_kernel, declare, unranked};
-use super::Emitter;
+use super::{generic, map, Emitter, Iter, Operand};
 use crate::LowerError;
 
 /// The kernel's symbol and its argument types for `op` on an operand of dtype `d`.
@@ -33,7 +41,78 @@ pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &SortOp) -> Result<String, L
     let (dimension, direction) = match op {
         SortOp::Sort { dimension, direction } | SortOp::Argsort { dimension, direction, .. } => (*dimension, *direction),
     };
+    if e.cg.target.parallel_outer() {
+        return Ok(kernel_sort(e, f, o, op, dimension as usize, direction == CmpDir::Gt));
+    }
     let (name, args) = kernel(op, f.ty(o.operands[0]).dtype);
     let flags = [dimension, i64::from(direction == CmpDir::Gt)];
     Ok(call_kernel(e, f, o, &name, &args, &flags).remove(0))
+}
+
+/// Whether `a` sorts strictly before `b` in NumPy's total order on dtype `d` (ascending: NaN
+/// last, -0.0 equal to 0.0; integers by value), and whether they tie.
+fn order(e: &mut Emitter, d: DType, a: &str, b: &str) -> (String, String) {
+    if d.is_float() {
+        let lt = e.op(format!("arith.cmpf olt, {a}, {b} : {d}"));
+        let a_num = e.op(format!("arith.cmpf ord, {a}, {a} : {d}"));
+        let b_nan = e.op(format!("arith.cmpf uno, {b}, {b} : {d}"));
+        let nan_after = e.op(format!("arith.andi {a_num}, {b_nan} : i1"));
+        let before = e.op(format!("arith.ori {lt}, {nan_after} : i1"));
+        let eq = e.op(format!("arith.cmpf oeq, {a}, {b} : {d}"));
+        let a_nan = e.op(format!("arith.cmpf uno, {a}, {a} : {d}"));
+        let both_nan = e.op(format!("arith.andi {a_nan}, {b_nan} : i1"));
+        let tie = e.op(format!("arith.ori {eq}, {both_nan} : i1"));
+        (before, tie)
+    } else {
+        let p = if d.is_unsigned() || d == DType::I1 { "ult" } else { "slt" };
+        (e.op(format!("arith.cmpi {p}, {a}, {b} : {d}")), e.op(format!("arith.cmpi eq, {a}, {b} : {d}")))
+    }
+}
+
+/// `sort` / `argsort` along `dim` without a runtime kernel (see the module docs).
+fn kernel_sort(e: &mut Emitter, f: &Func, o: &Op, op: &SortOp, dim: usize, desc: bool) -> String {
+    let (x, xt, out) = (e.name(o.operands[0]), f.ty(o.operands[0]).clone(), f.ty(o.results[0]).clone());
+    let (d, r) = (xt.dtype, xt.rank());
+    let dims: Vec<String> = (0..r).map(|k| format!("d{k}")).collect();
+    // `dims` with the lane position replaced by the extra loop d{r}.
+    let mut other = dims.clone();
+    other[dim] = format!("d{r}");
+    let mut iters = vec![Iter::Parallel; r];
+    iters.push(Iter::Reduction);
+    // Place of each element: the lane elements j that sort before element i.
+    let places_t = TensorType::new(DType::I64, xt.shape.clone());
+    let zero = e.scalar(DType::I64, "0");
+    let places0 = e.filled(&places_t, &zero);
+    let ins = [Operand::new(x.clone(), &xt, map(r + 1, &dims)), Operand::new(x.clone(), &xt, map(r + 1, &other))];
+    let places = generic(e, &iters, &ins, &[Operand::new(places0, &places_t, map(r + 1, &dims))], |e, a| {
+        let (xi, xj) = (&a[0], &a[1]);
+        let (before, tie) = if desc { order(e, d, xi, xj) } else { order(e, d, xj, xi) };
+        let i = e.op(format!("linalg.index {dim} : index"));
+        let j = e.op(format!("linalg.index {r} : index"));
+        let earlier = e.op(format!("arith.cmpi ult, {j}, {i} : index"));
+        let tie_first = e.op(format!("arith.andi {tie}, {earlier} : i1"));
+        let counts = e.op(format!("arith.ori {before}, {tie_first} : i1"));
+        let one = e.op(format!("arith.extui {counts} : i1 to i64"));
+        vec![e.op(format!("arith.addi {}, {one} : i64", a[2]))]
+    })
+    .remove(0);
+    // Place k of the result: the element (argsort: the position) whose place is k.
+    let od = out.dtype;
+    let z = if od.is_float() { e.scalar(od, "0.0") } else if od == DType::I1 { e.scalar(od, "false") } else { e.scalar(od, "0") };
+    let init = e.filled(&out, &z);
+    let argsort = matches!(op, SortOp::Argsort { .. });
+    let ins = [Operand::new(places, &places_t, map(r + 1, &other)), Operand::new(x, &xt, map(r + 1, &other))];
+    generic(e, &iters, &ins, &[Operand::new(init, &out, map(r + 1, &dims))], |e, a| {
+        let k = e.op(format!("linalg.index {dim} : index"));
+        let k = e.op(format!("arith.index_cast {k} : index to i64"));
+        let hit = e.op(format!("arith.cmpi eq, {}, {k} : i64", a[0]));
+        let v = if argsort {
+            let i = e.op(format!("linalg.index {r} : index"));
+            e.op(format!("arith.index_cast {i} : index to {od}"))
+        } else {
+            a[1].clone()
+        };
+        vec![e.op(format!("arith.select {hit}, {v}, {} : {od}", a[2]))]
+    })
+    .remove(0)
 }

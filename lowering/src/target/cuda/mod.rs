@@ -197,7 +197,7 @@ pub fn gap(kind: &OpKind) -> Option<&'static str> {
         OpKind::Control(_) => Some("control flow reads its predicate or index on the host"),
         OpKind::Scatter(_) => None,
         OpKind::Linalg(_) => Some("linear algebra calls host runtime kernels"),
-        OpKind::Sort(_) => Some("sorting calls a host runtime kernel"),
+        OpKind::Sort(_) => None,
         OpKind::Callback(_) => Some("host callbacks run on the host"),
     }
 }
