@@ -903,3 +903,110 @@ fn sort_without_a_kernel() {
     assert_eq!(g[6][0].i(), &[5, 0, 2, 3, 1, 4]);
     assert_eq!(g[7][0].i(), &[3, 3, 200, 255]);
 }
+
+/// Cholesky factor of the row-major `n x n` SPD matrix `a` (lower), computed here.
+fn cholesky_ref(a: &[f64], n: usize) -> Vec<f64> {
+    let mut l = vec![0.0; n * n];
+    for j in 0..n {
+        let s = a[j * n + j] - (0..j).map(|k| l[j * n + k] * l[j * n + k]).sum::<f64>();
+        l[j * n + j] = s.sqrt();
+        for i in j + 1..n {
+            let t = a[i * n + j] - (0..j).map(|k| l[i * n + k] * l[j * n + k]).sum::<f64>();
+            l[i * n + j] = t / l[j * n + j];
+        }
+    }
+    l
+}
+
+/// Linear algebra in the CUDA target's loop forms (crate::linalg::linalg_loops), run on the
+/// CPU: cholesky of both triangles, batched, and of a matrix that is not positive definite
+/// (NaN in the factor's triangle, zeros outside).
+#[test]
+fn linalg_without_kernels() {
+    use quabla_dialect::LinalgOp;
+    // SPD: m mᵀ + 3 I; the strict upper triangle of `lo` is garbage the lower factor must
+    // not read, and likewise the strict lower triangle of `up`.
+    let spd = [7.0, 2.0, -1.0, 2.0, 6.0, 0.5, -1.0, 0.5, 5.0];
+    let mut lo = spd;
+    lo[1] = 99.0;
+    lo[2] = f64::NAN;
+    let mut up = spd;
+    up[3] = -42.0;
+    let l = cholesky_ref(&spd, 3);
+    let u: Vec<f64> = (0..9).map(|k| l[(k % 3) * 3 + k / 3]).collect();
+    let batch = [4.0, 2.0, 2.0, 3.0, 9.0, -3.0, -3.0, 2.0];
+    let lb: Vec<f64> = [cholesky_ref(&batch[..4], 2), cholesky_ref(&batch[4..], 2)].concat();
+    let ch = |lower| OpKind::Linalg(LinalgOp::Cholesky { lower });
+    let cases = vec![
+        Case::op("chol_lower", ch(true), vec![fl(DType::F64, &[3, 3], &lo)]),
+        Case::op("chol_upper", ch(false), vec![fl(DType::F64, &[3, 3], &up)]),
+        Case::op("chol_batch_f32", ch(true), vec![fl(DType::F32, &[2, 2, 2], &batch)]),
+        Case::op("chol_not_pd", ch(true), vec![fl(DType::F64, &[2, 2], &[1.0, 2.0, 2.0, 1.0])]),
+    ];
+    let g = jit_with(&cases, &[], 0, Codegen { target: &quabla_lowering::cuda::CUDA, ..Codegen::default() });
+    assert_close("cholesky lower", g[0][0].f(), &l, 1e-14);
+    assert_close("cholesky upper", g[1][0].f(), &u, 1e-14);
+    assert_close("cholesky batched f32", g[2][0].f(), &lb, 1e-6);
+    assert_close("cholesky not positive definite", g[3][0].f(), &[NAN, 0.0, NAN, NAN], 0.0);
+}
+
+/// `triangular_solve` in the CUDA target's loop form, run on the CPU, for every side,
+/// triangle, transpose and diagonal: op(t) x = b (left) or x op(t) = b (right) holds for the
+/// triangle `t` of `a` the flags select (the other triangle of `a` is garbage the solve must
+/// not read).
+#[test]
+fn triangular_solve_without_kernels() {
+    use quabla_dialect::LinalgOp;
+    let m = 3usize;
+    let a: Vec<f64> = vec![4.0, 1e3, -7e2, 0.5, 3.0, 9e2, -1.0, 2.0, 5.0];
+    let a_up: Vec<f64> = vec![4.0, 0.5, -1.0, -3e2, 3.0, 2.0, 8e2, 1e3, 5.0];
+    let b_left: Vec<f64> = vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let mut cases = vec![];
+    let mut flags = vec![];
+    for left in [true, false] {
+        for lower in [true, false] {
+            for transpose_a in [true, false] {
+                for unit in [true, false] {
+                    let op = OpKind::Linalg(LinalgOp::TriangularSolve { left_side: left, lower, transpose_a, unit_diagonal: unit });
+                    let av = if lower { &a } else { &a_up };
+                    let bshape: &[i64] = if left { &[3, 2] } else { &[2, 3] };
+                    cases.push(Case::op(&format!("ts_{left}_{lower}_{transpose_a}_{unit}"), op, vec![fl(DType::F64, &[3, 3], av), fl(DType::F64, bshape, &b_left)]));
+                    flags.push((left, lower, transpose_a, unit));
+                }
+            }
+        }
+    }
+    let g = jit_with(&cases, &[], 0, Codegen { target: &quabla_lowering::cuda::CUDA, ..Codegen::default() });
+    for (k, &(left, lower, transpose_a, unit)) in flags.iter().enumerate() {
+        let av = if lower { &a } else { &a_up };
+        // op(t)[i][j]
+        let t = |i: usize, j: usize| -> f64 {
+            let (p, q) = if transpose_a { (j, i) } else { (i, j) };
+            if p == q {
+                if unit { 1.0 } else { av[p * m + q] }
+            } else if (p > q) == lower {
+                av[p * m + q]
+            } else {
+                0.0
+            }
+        };
+        let x = g[k][0].f();
+        let mut got = vec![0.0; 6];
+        if left {
+            // x: 3 x 2; op(t) x
+            for i in 0..3 {
+                for c in 0..2 {
+                    got[i * 2 + c] = (0..3).map(|j| t(i, j) * x[j * 2 + c]).sum();
+                }
+            }
+        } else {
+            // x: 2 x 3; x op(t)
+            for r in 0..2 {
+                for j in 0..3 {
+                    got[r * 3 + j] = (0..3).map(|i| x[r * 3 + i] * t(i, j)).sum();
+                }
+            }
+        }
+        assert_close(&format!("triangular_solve left={left} lower={lower} transpose_a={transpose_a} unit={unit}"), &got, &b_left, 1e-12);
+    }
+}

@@ -17,6 +17,7 @@ pub mod elementwise;
 pub mod layout;
 #[allow(clippy::module_inception)]
 pub mod linalg;
+pub mod linalg_loops;
 pub mod reduce;
 pub mod slicing;
 pub mod scatter;
@@ -463,7 +464,7 @@ fn lower_module_signless(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, T
     for (f, name) in twins {
         lower_func(&mut body, &cx, f, &name, false, false, &mut tagged)?;
     }
-    body.push_str(&linalg::declarations(m));
+    body.push_str(&linalg::declarations(m, cg.target.parallel_outer()));
     body.push_str(&callback::declarations(m));
     if !cg.target.parallel_outer() {
         // A kernels-only target sorts with loop nests (crate::linalg::sort), not kernel calls.

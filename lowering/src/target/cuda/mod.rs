@@ -192,12 +192,10 @@ fn own_library_dir() -> Option<PathBuf> {
 pub fn gap(kind: &OpKind) -> Option<&'static str> {
     match kind {
         OpKind::Elementwise(_) | OpKind::Constant(_) | OpKind::Layout(_) | OpKind::Reduce(_) | OpKind::Dot(_) | OpKind::Convolution(_) | OpKind::ReduceWindow(_) => None,
-        OpKind::Slicing(_) => None,
-        OpKind::Call(_) => None,
+        OpKind::Slicing(_) | OpKind::Scatter(_) | OpKind::Sort(_) | OpKind::Call(_) => None,
         OpKind::Control(_) => Some("control flow reads its predicate or index on the host"),
-        OpKind::Scatter(_) => None,
-        OpKind::Linalg(_) => Some("linear algebra calls host runtime kernels"),
-        OpKind::Sort(_) => None,
+        OpKind::Linalg(op) if crate::linalg::linalg_loops::has_loop_form(op) => None,
+        OpKind::Linalg(_) => Some("this linear algebra op calls a host runtime kernel (no loop form yet)"),
         OpKind::Callback(_) => Some("host callbacks run on the host"),
     }
 }
@@ -254,9 +252,11 @@ pub fn lower_text(m: &Module) -> Result<String, LowerError> {
 pub fn pipelines(tk: &Toolkit, opts: &CudaOptions) -> (String, String, String, String) {
     // The canonicalize after bufferization folds loop-carried buffers a loop yields back
     // unchanged (scatter's nest in its one-thread kernel), and with them the copy of the
-    // loop's result onto its own buffer that would otherwise become a kernel inside it.
+    // loop's result onto its own buffer that would otherwise become a kernel inside it; CSE
+    // then merges the equal subviews of a forall's in-place slice, whose self-copy the last
+    // canonicalize erases (cholesky's loop form).
     let bufferize = "builtin.module(inline,func.func(linalg-fuse-elementwise-ops),eliminate-empty-tensors,canonicalize,cse,\
-         one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},convert-bufferization-to-memref,canonicalize)"
+         one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},convert-bufferization-to-memref,canonicalize,cse,canonicalize)"
         .to_string();
     // Without no-min-max-bounds, loops the tile does not divide stay on the host. Tiles of
     // 32 x 8: a 1-D loop gets a warp per block; a 2-D one 256 threads, whose x runs along
