@@ -1010,3 +1010,50 @@ fn triangular_solve_without_kernels() {
         assert_close(&format!("triangular_solve left={left} lower={lower} transpose_a={transpose_a} unit={unit}"), &got, &b_left, 1e-12);
     }
 }
+
+/// `lu` in the CUDA target's loop form, run on the CPU: for square, wide, tall and batched
+/// operands and a zero pivot, the permuted operand equals l u (l unit lower and u upper as
+/// packed in the result), the permutation is what the pivots' row swaps make, and the
+/// pivots are the first entries of largest magnitude (a known 2 x 2 case).
+#[test]
+fn lu_without_kernels() {
+    use quabla_dialect::LinalgOp;
+    let mats: Vec<(Vec<i64>, Vec<f64>)> = vec![
+        (vec![2, 2], vec![1.0, 2.0, 3.0, 4.0]),
+        (vec![3, 4], vec![2.0, -1.0, 0.5, 4.0, 6.0, 3.0, -2.0, 1.0, -4.0, 7.0, 2.5, 0.0]),
+        (vec![4, 3], vec![0.0, 1.0, 2.0, 0.0, 3.0, -1.0, 0.0, -5.0, 4.0, 0.0, 2.0, 2.0]),
+        (vec![2, 3, 3], vec![4.0, 3.0, 2.0, 8.0, 7.0, 9.0, -4.0, 6.0, 1.0, 1.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 3.0]),
+    ];
+    let cases: Vec<Case> = mats.iter().enumerate().map(|(k, (s, v))| Case::op(&format!("lu{k}"), OpKind::Linalg(LinalgOp::Lu {}), vec![fl(DType::F64, s, v)])).collect();
+    let g = jit_with(&cases, &[], 0, Codegen { target: &quabla_lowering::cuda::CUDA, ..Codegen::default() });
+    assert_eq!(g[0][1].i(), &[1, 1], "pivots of [[1, 2], [3, 4]]");
+    assert_eq!(g[0][2].i(), &[1, 0]);
+    assert_close("lu of [[1, 2], [3, 4]]", g[0][0].f(), &[3.0, 4.0, 1.0 / 3.0, 2.0 - 4.0 / 3.0], 1e-15);
+    for (k, (s, v)) in mats.iter().enumerate() {
+        let (m, n) = (s[s.len() - 2] as usize, s[s.len() - 1] as usize);
+        let batch = v.len() / (m * n);
+        let kmin = m.min(n);
+        for bi in 0..batch {
+            let a = &v[bi * m * n..(bi + 1) * m * n];
+            let lu = &g[k][0].f()[bi * m * n..(bi + 1) * m * n];
+            let piv = &g[k][1].i()[bi * kmin..(bi + 1) * kmin];
+            let perm = &g[k][2].i()[bi * m..(bi + 1) * m];
+            let mut want: Vec<i64> = (0..m as i64).collect();
+            for (j, &p) in piv.iter().enumerate() {
+                want.swap(j, p as usize);
+            }
+            assert_eq!(perm, &want[..], "lu{k}[{bi}]: the permutation follows the pivots");
+            for i in 0..m {
+                for j in 0..n {
+                    let prod: f64 = (0..kmin).map(|t| {
+                        let l = if t == i { 1.0 } else if t < i { lu[i * n + t] } else { 0.0 };
+                        let u = if t <= j { lu[t * n + j] } else { 0.0 };
+                        l * u
+                    }).sum();
+                    let want = a[perm[i] as usize * n + j];
+                    assert!((prod - want).abs() <= 1e-12 * (1.0 + want.abs()), "lu{k}[{bi}]: (l u)[{i}][{j}] = {prod}, (p a)[{i}][{j}] = {want}");
+                }
+            }
+        }
+    }
+}

@@ -13,8 +13,10 @@
 //! * triangular_solve: forward or backward substitution per column of `b` (left side) or per
 //!   row (right side: `x op(a) = b` is `op(a)^T x^T = b^T`), on op(a) = `a` or its transpose,
 //!   with a unit diagonal assumed when asked.
+//! * lu: unblocked right-looking elimination with partial pivoting (getrf's pivots and
+//!   permutation, JAX's results).
 //!
-//! `lu`, `qr`, `eigh` and `svd` have no loop form yet (their `cuda::gap` stays).
+//! `qr`, `eigh` and `svd` have no loop form yet (their `cuda::gap` stays).
 use quabla_dialect::{DType, Func, LinalgOp, Op, TensorType};
 
 use super::Emitter;
@@ -205,9 +207,128 @@ fn triangular_solve(e: &mut Emitter, f: &Func, o: &Op, left: bool, lower: bool, 
     from_batch(e, &res, &xbt, f.ty(o.results[0]))
 }
 
+/// The `[B, k]` vector `v` back in the result type `t` (batch dims, then `k`).
+fn vec_from_batch(e: &mut Emitter, v: &str, bt: &TensorType, t: &TensorType) -> String {
+    let r = t.rank();
+    if r == 1 {
+        return e.op(format!("tensor.collapse_shape {v} [[0, 1]] : {bt} into {t}"));
+    }
+    let groups = format!("[[{}], [{}]]", (0..r - 1).map(|k| k.to_string()).collect::<Vec<_>>().join(", "), r - 1);
+    let shape: Vec<String> = t.shape.iter().map(|n| n.to_string()).collect();
+    e.op(format!("tensor.expand_shape {v} {groups} output_shape [{}] : {bt} into {t}", shape.join(", ")))
+}
+
+/// `scf.if cond` yielding `ty` values: `then` computes them, the else branch yields `other`.
+fn if_then(e: &mut Emitter, cond: &str, ty: &str, other: &str, then: impl FnOnce(&mut Emitter) -> String) -> String {
+    let r = e.fresh();
+    e.raw_line(format!("{r} = scf.if {cond} -> ({ty}) {{"));
+    e.depth += 1;
+    let y = then(e);
+    e.line(format!("scf.yield {y} : {ty}"));
+    e.depth -= 1;
+    e.raw_line("} else {");
+    e.depth += 1;
+    e.line(format!("scf.yield {other} : {ty}"));
+    e.depth -= 1;
+    e.raw_line("}");
+    r
+}
+
+/// `lu` (LAPACK getrf's results, as JAX): the unblocked right-looking elimination with
+/// partial pivoting, in place in the result's slice (which starts as `a`): for each column
+/// the first entry of largest magnitude below the diagonal (a NaN only when the rest are
+/// NaN) is the pivot, its row swapped with the diagonal's across the matrix (and in the
+/// permutation), and when the pivot is not zero the column below it divided by it and the
+/// trailing rows updated. Pivots and permutation as `i32`.
+fn lu(e: &mut Emitter, f: &Func, o: &Op) -> Vec<String> {
+    let at_ = f.ty(o.operands[0]).clone();
+    let (a, bt) = as_batch(e, &e.name(o.operands[0]), &at_);
+    let (d, bsz, m, n) = (bt.dtype, bt.shape[0], bt.shape[1], bt.shape[2]);
+    let kmin = m.min(n);
+    let (pt, qt) = (TensorType::new(DType::I32, [bsz, kmin]), TensorType::new(DType::I32, [bsz, m]));
+    let (pi, qi) = (e.empty(&pt), e.empty(&qt));
+    let (res, b, w0, p0, q0) = (e.fresh(), e.fresh(), e.fresh(), e.fresh(), e.fresh());
+    e.raw_line(format!("{res}:3 = scf.forall ({b}) in ({bsz}) shared_outs({w0} = {a}, {p0} = {pi}, {q0} = {qi}) -> ({bt}, {pt}, {qt}) {{"));
+    e.depth += 1;
+    let (c0, cm, cn, ck) = (e.index(0), e.index(m), e.index(n), e.index(kmin));
+    let (bts, pts, qts) = (bt.to_string(), pt.to_string(), qt.to_string());
+    let one = e.index(1);
+    let perm = for_loop(e, &c0, &cm, &[(q0.clone(), qts.clone())], |e, i, c| {
+        let v = e.op(format!("arith.index_cast {i} : index to i32"));
+        vec![e.op(format!("tensor.insert {v} into {}[{b}, {i}] : {qt}", c[0]))]
+    })
+    .remove(0);
+    let done = for_loop(e, &c0, &ck, &[(w0.clone(), bts.clone()), (p0.clone(), pts.clone()), (perm, qts.clone())], |e, j, c| {
+        let (w, piv, perm) = (c[0].clone(), c[1].clone(), c[2].clone());
+        let wjj = e.op(format!("tensor.extract {w}[{b}, {j}, {j}] : {bt}"));
+        let best0 = e.op(format!("math.absf {wjj} : {d}"));
+        let j1 = e.op(format!("arith.addi {j}, {one} : index"));
+        let found = for_loop(e, &j1, &cm, &[(j.to_string(), "index".into()), (best0, d.to_string())], |e, i, c| {
+            let wij = e.op(format!("tensor.extract {w}[{b}, {i}, {j}] : {bt}"));
+            let v = e.op(format!("math.absf {wij} : {d}"));
+            let gt = e.op(format!("arith.cmpf ogt, {v}, {} : {d}", c[1]));
+            let best_nan = e.op(format!("arith.cmpf uno, {}, {} : {d}", c[1], c[1]));
+            let v_num = e.op(format!("arith.cmpf ord, {v}, {v} : {d}"));
+            let nan_fix = e.op(format!("arith.andi {best_nan}, {v_num} : i1"));
+            let take = e.op(format!("arith.ori {gt}, {nan_fix} : i1"));
+            vec![e.op(format!("arith.select {take}, {i}, {} : index", c[0])), e.op(format!("arith.select {take}, {v}, {} : {d}", c[1]))]
+        });
+        let q = found[0].clone();
+        let q32 = e.op(format!("arith.index_cast {q} : index to i32"));
+        let piv = e.op(format!("tensor.insert {q32} into {piv}[{b}, {j}] : {pt}"));
+        // Rows j and q swapped (a no-op when q = j), in the matrix and the permutation.
+        let w = for_loop(e, &c0, &cn, &[(w, bts.clone())], |e, cc, c| {
+            let x = e.op(format!("tensor.extract {}[{b}, {j}, {cc}] : {bt}", c[0]));
+            let y = e.op(format!("tensor.extract {}[{b}, {q}, {cc}] : {bt}", c[0]));
+            let w1 = e.op(format!("tensor.insert {y} into {}[{b}, {j}, {cc}] : {bt}", c[0]));
+            vec![e.op(format!("tensor.insert {x} into {w1}[{b}, {q}, {cc}] : {bt}"))]
+        })
+        .remove(0);
+        let pj = e.op(format!("tensor.extract {perm}[{b}, {j}] : {qt}"));
+        let pq = e.op(format!("tensor.extract {perm}[{b}, {q}] : {qt}"));
+        let perm = e.op(format!("tensor.insert {pq} into {perm}[{b}, {j}] : {qt}"));
+        let perm = e.op(format!("tensor.insert {pj} into {perm}[{b}, {q}] : {qt}"));
+        let dj = e.op(format!("tensor.extract {w}[{b}, {j}, {j}] : {bt}"));
+        let z = e.scalar(d, "0.0");
+        let nz = e.op(format!("arith.cmpf une, {dj}, {z} : {d}"));
+        let w = if_then(e, &nz, &bts, &w, |e| {
+            for_loop(e, &j1, &cm, &[(w.clone(), bts.clone())], |e, i, c| {
+                let wij = e.op(format!("tensor.extract {}[{b}, {i}, {j}] : {bt}", c[0]));
+                let fct = e.op(format!("arith.divf {wij}, {dj} : {d}"));
+                let w1 = e.op(format!("tensor.insert {fct} into {}[{b}, {i}, {j}] : {bt}", c[0]));
+                let nf = e.op(format!("arith.negf {fct} : {d}"));
+                for_loop(e, &j1, &cn, &[(w1, bts.clone())], |e, cc, c| {
+                    let wic = e.op(format!("tensor.extract {}[{b}, {i}, {cc}] : {bt}", c[0]));
+                    let wjc = e.op(format!("tensor.extract {}[{b}, {j}, {cc}] : {bt}", c[0]));
+                    let v = e.op(format!("math.fma {nf}, {wjc}, {wic} : {d}"));
+                    vec![e.op(format!("tensor.insert {v} into {}[{b}, {i}, {cc}] : {bt}", c[0]))]
+                })
+            })
+            .remove(0)
+        });
+        vec![w, piv, perm]
+    });
+    let mt = TensorType::new(d, [m, n]);
+    let (pv, qv) = (TensorType::new(DType::I32, [kmin]), TensorType::new(DType::I32, [m]));
+    let mw = e.op(format!("tensor.extract_slice {}[{b}, 0, 0] [1, {m}, {n}] [1, 1, 1] : {bt} to {mt}", done[0]));
+    let mp = e.op(format!("tensor.extract_slice {}[{b}, 0] [1, {kmin}] [1, 1] : {pt} to {pv}", done[1]));
+    let mq = e.op(format!("tensor.extract_slice {}[{b}, 0] [1, {m}] [1, 1] : {qt} to {qv}", done[2]));
+    e.raw_line("scf.forall.in_parallel {");
+    e.depth += 1;
+    e.line(format!("tensor.parallel_insert_slice {mw} into {w0}[{b}, 0, 0] [1, {m}, {n}] [1, 1, 1] : {mt} into {bt}"));
+    e.line(format!("tensor.parallel_insert_slice {mp} into {p0}[{b}, 0] [1, {kmin}] [1, 1] : {pv} into {pt}"));
+    e.line(format!("tensor.parallel_insert_slice {mq} into {q0}[{b}, 0] [1, {m}] [1, 1] : {qv} into {qt}"));
+    e.depth -= 1;
+    e.raw_line("}");
+    e.depth -= 1;
+    e.raw_line("} {mapping = [#gpu.block<x>]}");
+    let rt: Vec<TensorType> = o.results.iter().map(|v| f.ty(*v).clone()).collect();
+    vec![from_batch(e, &format!("{res}#0"), &bt, &rt[0]), vec_from_batch(e, &format!("{res}#1"), &pt, &rt[1]), vec_from_batch(e, &format!("{res}#2"), &qt, &rt[2])]
+}
+
 /// Whether `op` has a loop form here.
 pub fn has_loop_form(op: &LinalgOp) -> bool {
-    matches!(op, LinalgOp::Cholesky { .. } | LinalgOp::TriangularSolve { .. })
+    matches!(op, LinalgOp::Cholesky { .. } | LinalgOp::TriangularSolve { .. } | LinalgOp::Lu {})
 }
 
 /// The loop form of `op`'s results, or `None` when it has none yet.
@@ -215,6 +336,7 @@ pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &LinalgOp) -> Option<Vec<Str
     match op {
         LinalgOp::Cholesky { lower } => Some(vec![cholesky(e, f, o, *lower)]),
         LinalgOp::TriangularSolve { left_side, lower, transpose_a, unit_diagonal } => Some(vec![triangular_solve(e, f, o, *left_side, *lower, *transpose_a, *unit_diagonal)]),
-        LinalgOp::Lu {} | LinalgOp::Qr { .. } | LinalgOp::Eigh { .. } | LinalgOp::Svd { .. } => None,
+        LinalgOp::Lu {} => Some(lu(e, f, o)),
+        LinalgOp::Qr { .. } | LinalgOp::Eigh { .. } | LinalgOp::Svd { .. } => None,
     }
 }
