@@ -1057,3 +1057,59 @@ fn lu_without_kernels() {
         }
     }
 }
+
+/// `qr` in the CUDA target's loop form, run on the CPU, reduced and full, for tall, wide,
+/// square (with a column already zero below the diagonal) and batched operands: q r = a, q's
+/// columns orthonormal, r upper triangular, and the CPU kernel's signs (r's diagonal
+/// opposite to the column's leading entry: a known 2 x 1 case).
+#[test]
+fn qr_without_kernels() {
+    use quabla_dialect::LinalgOp;
+    let mats: Vec<(Vec<i64>, Vec<f64>)> = vec![
+        (vec![2, 1], vec![3.0, 4.0]),
+        (vec![4, 3], vec![2.0, -1.0, 0.5, 4.0, 6.0, 3.0, -2.0, 1.0, -4.0, 7.0, 2.5, 0.0]),
+        (vec![2, 3], vec![1.0, 2.0, 3.0, -4.0, 5.0, 6.0]),
+        (vec![2, 3, 3], vec![5.0, 1.0, 2.0, 0.0, 3.0, 1.0, 0.0, 4.0, -2.0, 1.0, 2.0, 0.0, 3.0, 1.0, 1.0, -1.0, 0.0, 2.0]),
+    ];
+    let mut cases = vec![];
+    for full in [false, true] {
+        for (k, (s, v)) in mats.iter().enumerate() {
+            cases.push(Case::op(&format!("qr{k}_{full}"), OpKind::Linalg(LinalgOp::Qr { full_matrices: full }), vec![fl(DType::F64, s, v)]));
+        }
+    }
+    let g = jit_with(&cases, &[], 0, Codegen { target: &quabla_lowering::cuda::CUDA, ..Codegen::default() });
+    assert_close("q of [3, 4]", g[0][0].f(), &[-0.6, -0.8], 1e-15);
+    assert_close("r of [3, 4]", g[0][1].f(), &[-5.0], 1e-15);
+    for (ci, full) in [false, true].into_iter().enumerate() {
+        for (k, (s, v)) in mats.iter().enumerate() {
+            let (m, n) = (s[s.len() - 2] as usize, s[s.len() - 1] as usize);
+            let c = if full { m } else { m.min(n) };
+            let batch = v.len() / (m * n);
+            let out = &g[ci * mats.len() + k];
+            for bi in 0..batch {
+                let a = &v[bi * m * n..(bi + 1) * m * n];
+                let q = &out[0].f()[bi * m * c..(bi + 1) * m * c];
+                let r = &out[1].f()[bi * c * n..(bi + 1) * c * n];
+                let what = format!("qr{k} full={full} [{bi}]");
+                for i in 0..c {
+                    for j in 0..i.min(n) {
+                        assert_eq!(r[i * n + j], 0.0, "{what}: r[{i}][{j}] below the diagonal");
+                    }
+                }
+                for i in 0..m {
+                    for j in 0..n {
+                        let p: f64 = (0..c).map(|t| q[i * c + t] * r[t * n + j]).sum();
+                        assert!((p - a[i * n + j]).abs() <= 1e-12 * (1.0 + a[i * n + j].abs()), "{what}: (q r)[{i}][{j}] = {p}, a = {}", a[i * n + j]);
+                    }
+                }
+                for x in 0..c {
+                    for y in 0..c {
+                        let p: f64 = (0..m).map(|t| q[t * c + x] * q[t * c + y]).sum();
+                        let want = if x == y { 1.0 } else { 0.0 };
+                        assert!((p - want).abs() <= 1e-12, "{what}: (qᵀ q)[{x}][{y}] = {p}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -15,8 +15,11 @@
 //!   with a unit diagonal assumed when asked.
 //! * lu: unblocked right-looking elimination with partial pivoting (getrf's pivots and
 //!   permutation, JAX's results).
+//! * qr: the CPU kernel's Householder QR step for step (reflectors normalised, none for a
+//!   column already zero below the diagonal; q from the identity with the reflectors
+//!   applied in reverse), reduced or full.
 //!
-//! `qr`, `eigh` and `svd` have no loop form yet (their `cuda::gap` stays).
+//! `eigh` and `svd` have no loop form yet (their `cuda::gap` stays).
 use quabla_dialect::{DType, Func, LinalgOp, Op, TensorType};
 
 use super::Emitter;
@@ -326,9 +329,161 @@ fn lu(e: &mut Emitter, f: &Func, o: &Op) -> Vec<String> {
     vec![from_batch(e, &format!("{res}#0"), &bt, &rt[0]), vec_from_batch(e, &format!("{res}#1"), &pt, &rt[1]), vec_from_batch(e, &format!("{res}#2"), &qt, &rt[2])]
 }
 
+/// `Σ_{i in lo..hi} f(i)` in `d`, summed in order.
+fn sum(e: &mut Emitter, d: DType, lo: &str, hi: &str, f: impl Fn(&mut Emitter, &str) -> String) -> String {
+    let z = e.scalar(d, "0.0");
+    for_loop(e, lo, hi, &[(z, d.to_string())], |e, i, acc| {
+        let v = f(e, i);
+        vec![e.op(format!("arith.addf {}, {v} : {d}", acc[0]))]
+    })
+    .remove(0)
+}
+
+/// `qr` (the CPU kernel's Householder QR, step for step): for each column j < min(m, n) the
+/// reflector v of the column's part from the diagonal down (beta = -sign(x0) |x|, v = x -
+/// beta e0 normalised; none when the part below the diagonal is zero, stored as a zero v)
+/// updates the working copy `w` (`w -= 2 v (vᵀ w)`); `r` is w's upper part, `q` the
+/// identity's first `c` columns with the reflectors applied in reverse. `w` and the
+/// reflectors live in two scratch results of the loop (no allocation inside the kernel).
+fn qr(e: &mut Emitter, f: &Func, o: &Op, full: bool) -> Vec<String> {
+    let at_ = f.ty(o.operands[0]).clone();
+    let (a, bt) = as_batch(e, &e.name(o.operands[0]), &at_);
+    let (d, bsz, m, n) = (bt.dtype, bt.shape[0], bt.shape[1], bt.shape[2]);
+    let k = m.min(n);
+    let c = if full { m } else { k };
+    let (qt, rt, vt) = (TensorType::new(d, [bsz, m, c]), TensorType::new(d, [bsz, c, n]), TensorType::new(d, [bsz, k, m]));
+    let (qi, ri, vi) = (e.empty(&qt), e.empty(&rt), e.empty(&vt));
+    let (res, b, q0, r0, w0, v0) = (e.fresh(), e.fresh(), e.fresh(), e.fresh(), e.fresh(), e.fresh());
+    e.raw_line(format!("{res}:4 = scf.forall ({b}) in ({bsz}) shared_outs({q0} = {qi}, {r0} = {ri}, {w0} = {a}, {v0} = {vi}) -> ({qt}, {rt}, {bt}, {vt}) {{"));
+    e.depth += 1;
+    let (c0, cm, cn, ck, cc) = (e.index(0), e.index(m), e.index(n), e.index(k), e.index(c));
+    let one = e.index(1);
+    let (bts, vts, qts, rts) = (bt.to_string(), vt.to_string(), qt.to_string(), rt.to_string());
+    let z = e.scalar(d, "0.0");
+    let two = e.scalar(d, "2.0");
+    let done = for_loop(e, &c0, &ck, &[(w0.clone(), bts.clone()), (v0.clone(), vts.clone())], |e, j, cw| {
+        let (w, v) = (cw[0].clone(), cw[1].clone());
+        let j1 = e.op(format!("arith.addi {j}, {one} : index"));
+        let tail = sum(e, d, &j1, &cm, |e, i| {
+            let x = e.op(format!("tensor.extract {w}[{b}, {i}, {j}] : {bt}"));
+            e.op(format!("arith.mulf {x}, {x} : {d}"))
+        });
+        let x0 = e.op(format!("tensor.extract {w}[{b}, {j}, {j}] : {bt}"));
+        let has = e.op(format!("arith.cmpf ogt, {tail}, {z} : {d}"));
+        let x0sq = e.op(format!("arith.mulf {x0}, {x0} : {d}"));
+        let nsq = e.op(format!("arith.addf {x0sq}, {tail} : {d}"));
+        let norm = e.op(format!("math.sqrt {nsq} : {d}"));
+        let nnorm = e.op(format!("arith.negf {norm} : {d}"));
+        let nonneg = e.op(format!("arith.cmpf oge, {x0}, {z} : {d}"));
+        let beta = e.op(format!("arith.select {nonneg}, {nnorm}, {norm} : {d}"));
+        let v0e = e.op(format!("arith.subf {x0}, {beta} : {d}"));
+        let v0sq = e.op(format!("arith.mulf {v0e}, {v0e} : {d}"));
+        let vsq = e.op(format!("arith.addf {v0sq}, {tail} : {d}"));
+        let vn = e.op(format!("math.sqrt {vsq} : {d}"));
+        // The reflector (zero where there is none), in row j of the scratch.
+        let v = for_loop(e, &c0, &cm, &[(v, vts.clone())], |e, i, cv| {
+            let diag = e.op(format!("arith.cmpi eq, {i}, {j} : index"));
+            let ic = e.op(format!("arith.maxui {i}, {j} : index"));
+            let x = e.op(format!("tensor.extract {w}[{b}, {ic}, {j}] : {bt}"));
+            let x = e.op(format!("arith.select {diag}, {v0e}, {x} : {d}"));
+            let x = e.op(format!("arith.divf {x}, {vn} : {d}"));
+            let keep = e.op(format!("arith.cmpi uge, {i}, {j} : index"));
+            let keep = e.op(format!("arith.andi {keep}, {has} : i1"));
+            let x = e.op(format!("arith.select {keep}, {x}, {z} : {d}"));
+            vec![e.op(format!("tensor.insert {x} into {}[{b}, {j}, {i}] : {vt}", cv[0]))]
+        })
+        .remove(0);
+        let w = if_then(e, &has, &bts, &w, |e| {
+            let w = for_loop(e, j, &cn, &[(w.clone(), bts.clone())], |e, col, cw| {
+                let w = cw[0].clone();
+                let proj = sum(e, d, j, &cm, |e, i| {
+                    let vi = e.op(format!("tensor.extract {v}[{b}, {j}, {i}] : {vt}"));
+                    let x = e.op(format!("tensor.extract {w}[{b}, {i}, {col}] : {bt}"));
+                    e.op(format!("arith.mulf {vi}, {x} : {d}"))
+                });
+                for_loop(e, j, &cm, &[(w, bts.clone())], |e, i, cw| {
+                    let vi = e.op(format!("tensor.extract {v}[{b}, {j}, {i}] : {vt}"));
+                    let a2 = e.op(format!("arith.mulf {two}, {vi} : {d}"));
+                    let x = e.op(format!("tensor.extract {}[{b}, {i}, {col}] : {bt}", cw[0]));
+                    let t = e.op(format!("arith.mulf {a2}, {proj} : {d}"));
+                    let y = e.op(format!("arith.subf {x}, {t} : {d}"));
+                    vec![e.op(format!("tensor.insert {y} into {}[{b}, {i}, {col}] : {bt}", cw[0]))]
+                })
+            })
+            .remove(0);
+            let w = e.op(format!("tensor.insert {beta} into {w}[{b}, {j}, {j}] : {bt}"));
+            for_loop(e, &j1, &cm, &[(w, bts.clone())], |e, i, cw| vec![e.op(format!("tensor.insert {z} into {}[{b}, {i}, {j}] : {bt}", cw[0]))]).remove(0)
+        });
+        vec![w, v]
+    });
+    let (w, v) = (done[0].clone(), done[1].clone());
+    // r: w's upper part, c rows.
+    let mlast = e.index(m - 1);
+    let r = for_loop(e, &c0, &cc, &[(r0.clone(), rts.clone())], |e, i, cr| {
+        for_loop(e, &c0, &cn, &[(cr[0].clone(), rts.clone())], |e, jj, cr| {
+            let upper = e.op(format!("arith.cmpi uge, {jj}, {i} : index"));
+            let ok = e.op(format!("arith.cmpi ult, {i}, {cm} : index"));
+            let upper = e.op(format!("arith.andi {upper}, {ok} : i1"));
+            let ic = e.op(format!("arith.minui {i}, {mlast} : index"));
+            let x = e.op(format!("tensor.extract {w}[{b}, {ic}, {jj}] : {bt}"));
+            let x = e.op(format!("arith.select {upper}, {x}, {z} : {d}"));
+            vec![e.op(format!("tensor.insert {x} into {}[{b}, {i}, {jj}] : {rt}", cr[0]))]
+        })
+    })
+    .remove(0);
+    // q: the identity's first c columns, then the reflectors in reverse on each column.
+    let oner = e.scalar(d, "1.0");
+    let q = for_loop(e, &c0, &cm, &[(q0.clone(), qts.clone())], |e, i, cq| {
+        for_loop(e, &c0, &cc, &[(cq[0].clone(), qts.clone())], |e, col, cq| {
+            let diag = e.op(format!("arith.cmpi eq, {i}, {col} : index"));
+            let x = e.op(format!("arith.select {diag}, {oner}, {z} : {d}"));
+            vec![e.op(format!("tensor.insert {x} into {}[{b}, {i}, {col}] : {qt}", cq[0]))]
+        })
+    })
+    .remove(0);
+    let q = for_loop(e, &c0, &ck, &[(q, qts.clone())], |e, t, cq| {
+        let last = e.index(k - 1);
+        let j = e.op(format!("arith.subi {last}, {t} : index"));
+        for_loop(e, &c0, &cc, &[(cq[0].clone(), qts.clone())], |e, col, cq| {
+            let q = cq[0].clone();
+            let s = sum(e, d, &j, &cm, |e, i| {
+                let x = e.op(format!("tensor.extract {q}[{b}, {i}, {col}] : {qt}"));
+                let vi = e.op(format!("tensor.extract {v}[{b}, {j}, {i}] : {vt}"));
+                e.op(format!("arith.mulf {x}, {vi} : {d}"))
+            });
+            let s2 = e.op(format!("arith.mulf {two}, {s} : {d}"));
+            for_loop(e, &j, &cm, &[(q, qts.clone())], |e, i, cq| {
+                let x = e.op(format!("tensor.extract {}[{b}, {i}, {col}] : {qt}", cq[0]));
+                let vi = e.op(format!("tensor.extract {v}[{b}, {j}, {i}] : {vt}"));
+                let t = e.op(format!("arith.mulf {s2}, {vi} : {d}"));
+                let y = e.op(format!("arith.subf {x}, {t} : {d}"));
+                vec![e.op(format!("tensor.insert {y} into {}[{b}, {i}, {col}] : {qt}", cq[0]))]
+            })
+        })
+    })
+    .remove(0);
+    let (mq, mr, mw, mv) = (TensorType::new(d, [m, c]), TensorType::new(d, [c, n]), TensorType::new(d, [m, n]), TensorType::new(d, [k, m]));
+    let sq = e.op(format!("tensor.extract_slice {q}[{b}, 0, 0] [1, {m}, {c}] [1, 1, 1] : {qt} to {mq}"));
+    let sr = e.op(format!("tensor.extract_slice {r}[{b}, 0, 0] [1, {c}, {n}] [1, 1, 1] : {rt} to {mr}"));
+    let sw = e.op(format!("tensor.extract_slice {w}[{b}, 0, 0] [1, {m}, {n}] [1, 1, 1] : {bt} to {mw}"));
+    let sv = e.op(format!("tensor.extract_slice {v}[{b}, 0, 0] [1, {k}, {m}] [1, 1, 1] : {vt} to {mv}"));
+    e.raw_line("scf.forall.in_parallel {");
+    e.depth += 1;
+    e.line(format!("tensor.parallel_insert_slice {sq} into {q0}[{b}, 0, 0] [1, {m}, {c}] [1, 1, 1] : {mq} into {qt}"));
+    e.line(format!("tensor.parallel_insert_slice {sr} into {r0}[{b}, 0, 0] [1, {c}, {n}] [1, 1, 1] : {mr} into {rt}"));
+    e.line(format!("tensor.parallel_insert_slice {sw} into {w0}[{b}, 0, 0] [1, {m}, {n}] [1, 1, 1] : {mw} into {bt}"));
+    e.line(format!("tensor.parallel_insert_slice {sv} into {v0}[{b}, 0, 0] [1, {k}, {m}] [1, 1, 1] : {mv} into {vt}"));
+    e.depth -= 1;
+    e.raw_line("}");
+    e.depth -= 1;
+    e.raw_line("} {mapping = [#gpu.block<x>]}");
+    let rts_: Vec<TensorType> = o.results.iter().map(|v| f.ty(*v).clone()).collect();
+    vec![from_batch(e, &format!("{res}#0"), &qt, &rts_[0]), from_batch(e, &format!("{res}#1"), &rt, &rts_[1])]
+}
+
 /// Whether `op` has a loop form here.
 pub fn has_loop_form(op: &LinalgOp) -> bool {
-    matches!(op, LinalgOp::Cholesky { .. } | LinalgOp::TriangularSolve { .. } | LinalgOp::Lu {})
+    matches!(op, LinalgOp::Cholesky { .. } | LinalgOp::TriangularSolve { .. } | LinalgOp::Lu {} | LinalgOp::Qr { .. })
 }
 
 /// The loop form of `op`'s results, or `None` when it has none yet.
@@ -337,6 +492,7 @@ pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &LinalgOp) -> Option<Vec<Str
         LinalgOp::Cholesky { lower } => Some(vec![cholesky(e, f, o, *lower)]),
         LinalgOp::TriangularSolve { left_side, lower, transpose_a, unit_diagonal } => Some(vec![triangular_solve(e, f, o, *left_side, *lower, *transpose_a, *unit_diagonal)]),
         LinalgOp::Lu {} => Some(lu(e, f, o)),
-        LinalgOp::Qr { .. } | LinalgOp::Eigh { .. } | LinalgOp::Svd { .. } => None,
+        LinalgOp::Qr { full_matrices } => Some(qr(e, f, o, *full_matrices)),
+        LinalgOp::Eigh { .. } | LinalgOp::Svd { .. } => None,
     }
 }
