@@ -1113,3 +1113,66 @@ fn qr_without_kernels() {
         }
     }
 }
+
+/// `if` and `case` in the CUDA target's forms (every branch computed, the taken one selected
+/// inside a kernel), run on the CPU: both predicates, every index (out-of-range ones take the
+/// last branch, as `scf.index_switch`'s default), 0-d and vector results.
+#[test]
+fn control_without_host_reads() {
+    let text = r#"
+func.func @main(%p: tensor<i1>, %x: tensor<3xf32>, %s: tensor<f32>) -> (tensor<3xf32>, tensor<f32>) {
+  %c = tensor.extract %p[] : tensor<i1>
+  %r:2 = scf.if %c -> (tensor<3xf32>, tensor<f32>) {
+    %a = "quabla.neg"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+    scf.yield %a, %s : tensor<3xf32>, tensor<f32>
+  } else {
+    %b = "quabla.add"(%x, %x) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    %t = "quabla.mul"(%s, %s) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    scf.yield %b, %t : tensor<3xf32>, tensor<f32>
+  }
+  return %r#0, %r#1 : tensor<3xf32>, tensor<f32>
+}
+func.func @sw(%i: tensor<i32>, %x: tensor<2xf64>) -> tensor<2xf64> {
+  %c = tensor.extract %i[] : tensor<i32>
+  %ix = arith.index_cast %c : i32 to index
+  %r = scf.index_switch %ix -> tensor<2xf64>
+  case 0 {
+    %n = "quabla.neg"(%x) : (tensor<2xf64>) -> tensor<2xf64>
+    scf.yield %n : tensor<2xf64>
+  }
+  case 1 {
+    %m = "quabla.mul"(%x, %x) : (tensor<2xf64>, tensor<2xf64>) -> tensor<2xf64>
+    scf.yield %m : tensor<2xf64>
+  }
+  default {
+    scf.yield %x : tensor<2xf64>
+  }
+  return %r : tensor<2xf64>
+}
+"#;
+    let m = quabla_dialect::mlir::parse_and_import(&quabla_dialect::mlir::new_context(), text).unwrap_or_else(|e| panic!("{e}"));
+    let (main, sw) = (m.func("main").unwrap().clone(), m.func("sw").unwrap().clone());
+    let x = fl(DType::F32, &[3], &[1.0, -2.0, 0.5]);
+    let s = fl(DType::F32, &[], &[3.0]);
+    let mut cases = vec![];
+    for (k, p) in [true, false].into_iter().enumerate() {
+        let mut f = main.clone();
+        f.name = format!("if{k}");
+        cases.push(Case { func: f, inputs: vec![il(DType::I1, &[], &[i64::from(p)]), x.clone(), s.clone()] });
+    }
+    let idx = [-1, 0, 1, 2, 7];
+    for (k, i) in idx.iter().enumerate() {
+        let mut f = sw.clone();
+        f.name = format!("sw{k}");
+        cases.push(Case { func: f, inputs: vec![il(DType::I32, &[], &[*i]), fl(DType::F64, &[2], &[3.0, -0.5])] });
+    }
+    let g = jit_with(&cases, &[], 0, Codegen { target: &quabla_lowering::cuda::CUDA, ..Codegen::default() });
+    assert_close("if true", g[0][0].f(), &[-1.0, 2.0, -0.5], 0.0);
+    assert_close("if true, 0-d", g[0][1].f(), &[3.0], 0.0);
+    assert_close("if false", g[1][0].f(), &[2.0, -4.0, 1.0], 0.0);
+    assert_close("if false, 0-d", g[1][1].f(), &[9.0], 0.0);
+    let want: [[f64; 2]; 5] = [[3.0, -0.5], [-3.0, 0.5], [9.0, 0.25], [3.0, -0.5], [3.0, -0.5]];
+    for (k, w) in want.iter().enumerate() {
+        assert_close(&format!("case index {}", idx[k]), g[2 + k][0].f(), w, 0.0);
+    }
+}

@@ -54,6 +54,9 @@ fn branch(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, body: &quabla_dialect::Bo
 }
 
 pub fn lower_if(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorType]) -> Result<Vec<String>, LowerError> {
+    if e.cg.target.parallel_outer() {
+        return every_branch(e, cx, f, o, results);
+    }
     let loc = e.loc.clone();
     let p = o.operands[0];
     let c = e.op(format!("tensor.extract {}[] : {}", e.name(p), f.ty(p)));
@@ -322,6 +325,9 @@ pub fn lower_while(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<Vec<St
 
 /// `quabla.case`: `scf.index_switch` over the branches; returns the names of the results.
 pub fn lower_case(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorType]) -> Result<Vec<String>, LowerError> {
+    if e.cg.target.parallel_outer() {
+        return every_branch(e, cx, f, o, results);
+    }
     let loc = e.loc.clone();
     let p = o.operands[0];
     let it = f.ty(p).clone();
@@ -349,6 +355,57 @@ pub fn lower_case(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[Tensor
         1 => vec![n],
         k => (0..k).map(|i| format!("{n}#{i}")).collect(),
     })
+}
+
+/// `if` / `case` on a target whose computations are all kernels (`Target::parallel_outer`,
+/// the GPU), where no predicate is read on the host: every branch is computed (its ops
+/// lowered in line, its parameters bound to the captured operands; the branches are pure)
+/// and each result is a kernel that selects the taken branch's value, reading the predicate
+/// (`if`: branch 0 when true) or the index (`case`: branch k for 0 <= k < last, the last
+/// branch otherwise, as `scf.index_switch`'s default) inside it.
+fn every_branch(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorType]) -> Result<Vec<String>, LowerError> {
+    let loc = e.loc.clone();
+    let mut values: Vec<Vec<String>> = Vec::with_capacity(o.regions.len());
+    for body in &o.regions {
+        for (bp, outer) in body.params.iter().zip(&o.operands[1..]) {
+            let name = e.name(*outer);
+            e.alias(*bp, name);
+        }
+        lower_block(e, cx, f, &body.ops, &body.outputs)?;
+        values.push(body.outputs.iter().map(|v| e.name(*v)).collect());
+    }
+    e.loc = loc;
+    let (p, pt) = (e.name(o.operands[0]), f.ty(o.operands[0]).clone());
+    let is_if = matches!(o.kind, OpKind::Control(ControlOp::If { .. }));
+    let mut out = Vec::with_capacity(results.len());
+    for (k, t) in results.iter().enumerate() {
+        let r = t.rank();
+        // A unit loop for 0-d results, so the select is a kernel too.
+        let lt = if r == 0 { TensorType::new(t.dtype, [1]) } else { t.clone() };
+        let lr = lt.rank();
+        let id = super::identity(lr);
+        let vmap = if r == 0 { super::map(1, &[]) } else { id.clone() };
+        let mut ins = vec![super::Operand::new(p.clone(), &pt, super::map(lr, &[]))];
+        ins.extend(values.iter().map(|vs| super::Operand::new(vs[k].clone(), t, vmap.clone())));
+        let init = e.empty(&lt);
+        let d = t.dtype;
+        let y = super::generic(e, &vec![super::Iter::Parallel; lr], &ins, &[super::Operand::new(init, &lt, id)], |e, a| {
+            if is_if {
+                return vec![e.op(format!("arith.select {}, {}, {} : {d}", a[0], a[1], a[2]))];
+            }
+            let last = values.len() - 1;
+            let mut v = a[1 + last].clone();
+            for b in (0..last).rev() {
+                let kb = e.scalar(pt.dtype, &b.to_string());
+                let hit = e.op(format!("arith.cmpi eq, {}, {kb} : {}", a[0], pt.dtype));
+                v = e.op(format!("arith.select {hit}, {}, {v} : {d}", a[1 + b]));
+            }
+            vec![v]
+        })
+        .remove(0);
+        out.push(if r == 0 { e.op(format!("tensor.collapse_shape {y} [] : {lt} into {t}")) } else { y });
+    }
+    Ok(out)
 }
 
 /// Lowers one op of this family, returning its results' names (exhaustive over the family).

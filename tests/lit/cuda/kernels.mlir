@@ -54,3 +54,22 @@ func.func @matmul(%a: tensor<16x8xf64>, %b: tensor<8x32xf64>) -> tensor<16x32xf6
   %0 = "quabla.dot_general"(%a, %b) {lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>, lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>} : (tensor<16x8xf64>, tensor<8x32xf64>) -> tensor<16x32xf64>
   return %0 : tensor<16x32xf64>
 }
+
+// -----
+
+// An if computes both branches and selects the taken one inside the kernel (the predicate
+// is never read on the host): one fused kernel reading the predicate's buffer.
+// CHECK-LABEL: // CUDA program @branch for sm_90: 1 kernels, 1 launches, 0 cuBLAS products
+// CHECK: // launch @branch_kernel::@branch_kernel grid [1, 1, 1] block [32, 1, 1] args ({{.*}}b0, b1, b2)
+// CHECK: selp
+func.func @branch(%p: tensor<i1>, %x: tensor<2xf32>) -> tensor<2xf32> {
+  %c = tensor.extract %p[] : tensor<i1>
+  %r = scf.if %c -> (tensor<2xf32>) {
+    %s = "quabla.sin"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    scf.yield %s : tensor<2xf32>
+  } else {
+    %n = "quabla.neg"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    scf.yield %n : tensor<2xf32>
+  }
+  return %r : tensor<2xf32>
+}
