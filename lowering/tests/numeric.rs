@@ -1176,3 +1176,44 @@ func.func @sw(%i: tensor<i32>, %x: tensor<2xf64>) -> tensor<2xf64> {
         assert_close(&format!("case index {}", idx[k]), g[2 + k][0].f(), w, 0.0);
     }
 }
+
+/// `eigh` in the CUDA target's loop form (the CPU kernel's cyclic Jacobi), run on the CPU:
+/// from either triangle (garbage in the other), batched, and a diagonal matrix whose order
+/// is known: a v = v diag(w), v orthonormal, w ascending.
+#[test]
+fn eigh_without_kernels() {
+    use quabla_dialect::LinalgOp;
+    let sym = [4.0, 1.0, -2.0, 1.0, 2.0, 0.5, -2.0, 0.5, 3.0];
+    let mut lo = sym;
+    lo[1] = 77.0;
+    lo[5] = -9.0;
+    let mut up = sym;
+    up[3] = 55.0;
+    let batch = [2.0, 1.0, 1.0, 2.0, 1.0, 0.0, 0.0, -1.0];
+    let eig = |lower| OpKind::Linalg(LinalgOp::Eigh { lower });
+    let cases = vec![
+        Case::op("eigh_lower", eig(true), vec![fl(DType::F64, &[3, 3], &lo)]),
+        Case::op("eigh_upper", eig(false), vec![fl(DType::F64, &[3, 3], &up)]),
+        Case::op("eigh_batch_f32", eig(true), vec![fl(DType::F32, &[2, 2, 2], &batch)]),
+        Case::op("eigh_diag", eig(true), vec![fl(DType::F64, &[3, 3], &[3.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 2.0])]),
+    ];
+    let g = jit_with(&cases, &[], 0, Codegen { target: &quabla_lowering::cuda::CUDA, ..Codegen::default() });
+    assert_close("eigh diag w", g[3][1].f(), &[1.0, 2.0, 3.0], 0.0);
+    assert_close("eigh diag v", g[3][0].f(), &[0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0], 0.0);
+    for (k, a, n, tol) in [(0, &sym[..], 3, 1e-12), (1, &sym[..], 3, 1e-12), (2, &batch[..4], 2, 1e-5), (2, &batch[4..], 2, 1e-5)] {
+        let bi = if k == 2 && a.as_ptr() != batch.as_ptr() { 1 } else { 0 };
+        let v = &g[k][0].f()[bi * n * n..(bi + 1) * n * n];
+        let w = &g[k][1].f()[bi * n..(bi + 1) * n];
+        for j in 1..n {
+            assert!(w[j - 1] <= w[j], "case {k}: eigenvalues ascending: {w:?}");
+        }
+        for i in 0..n {
+            for j in 0..n {
+                let av: f64 = (0..n).map(|t| a[i * n + t] * v[t * n + j]).sum();
+                assert!((av - v[i * n + j] * w[j]).abs() <= tol * 10.0, "case {k}[{bi}]: (a v)[{i}][{j}] = {av}, v w = {}", v[i * n + j] * w[j]);
+                let vv: f64 = (0..n).map(|t| v[t * n + i] * v[t * n + j]).sum();
+                assert!((vv - if i == j { 1.0 } else { 0.0 }).abs() <= tol, "case {k}[{bi}]: (vᵀ v)[{i}][{j}] = {vv}");
+            }
+        }
+    }
+}

@@ -18,8 +18,10 @@
 //! * qr: the CPU kernel's Householder QR step for step (reflectors normalised, none for a
 //!   column already zero below the diagonal; q from the identity with the reflectors
 //!   applied in reverse), reduced or full.
+//! * eigh: the CPU kernel's cyclic Jacobi step for step (at most 100 sweeps, until one
+//!   rotates nothing), eigenvalues ascending with their vectors as columns.
 //!
-//! `eigh` and `svd` have no loop form yet (their `cuda::gap` stays).
+//! `svd` has no loop form yet (its `cuda::gap` stays).
 use quabla_dialect::{DType, Func, LinalgOp, Op, TensorType};
 
 use super::Emitter;
@@ -481,9 +483,194 @@ fn qr(e: &mut Emitter, f: &Func, o: &Op, full: bool) -> Vec<String> {
     vec![from_batch(e, &format!("{res}#0"), &qt, &rts_[0]), from_batch(e, &format!("{res}#1"), &rt, &rts_[1])]
 }
 
+/// `scf.if cond` yielding the `carried` (value, type) pairs: `then` computes new values, the
+/// else branch yields the old ones.
+fn if_many(e: &mut Emitter, cond: &str, carried: &[(String, String)], then: impl FnOnce(&mut Emitter) -> Vec<String>) -> Vec<String> {
+    let r = e.fresh();
+    let tys: Vec<&str> = carried.iter().map(|(_, t)| t.as_str()).collect();
+    let olds: Vec<&str> = carried.iter().map(|(v, _)| v.as_str()).collect();
+    e.raw_line(format!("{r}:{} = scf.if {cond} -> ({}) {{", carried.len(), tys.join(", ")));
+    e.depth += 1;
+    let ys = then(e);
+    e.line(format!("scf.yield {} : {}", ys.join(", "), tys.join(", ")));
+    e.depth -= 1;
+    e.raw_line("} else {");
+    e.depth += 1;
+    e.line(format!("scf.yield {} : {}", olds.join(", "), tys.join(", ")));
+    e.depth -= 1;
+    e.raw_line("}");
+    (0..carried.len()).map(|k| format!("{r}#{k}")).collect()
+}
+
+/// Rows `p` and `q` of `w` (batch `b`, rows of `len`) rotated in their plane:
+/// `(x, y) -> (c x - s y, s x + c y)` element by element.
+fn rotate_rows(e: &mut Emitter, w: &str, t: &TensorType, b: &str, p: &str, q: &str, c: &str, sn: &str, len: &str) -> String {
+    let (d, ts) = (t.dtype, t.to_string());
+    let c0 = e.index(0);
+    for_loop(e, &c0, len, &[(w.to_string(), ts)], |e, k, cw| {
+        let x = e.op(format!("tensor.extract {}[{b}, {p}, {k}] : {t}", cw[0]));
+        let y = e.op(format!("tensor.extract {}[{b}, {q}, {k}] : {t}", cw[0]));
+        let (cx, sy, sx, cy) = (e.op(format!("arith.mulf {c}, {x} : {d}")), e.op(format!("arith.mulf {sn}, {y} : {d}")), e.op(format!("arith.mulf {sn}, {x} : {d}")), e.op(format!("arith.mulf {c}, {y} : {d}")));
+        let nx = e.op(format!("arith.subf {cx}, {sy} : {d}"));
+        let ny = e.op(format!("arith.addf {sx}, {cy} : {d}"));
+        let w1 = e.op(format!("tensor.insert {nx} into {}[{b}, {p}, {k}] : {t}", cw[0]));
+        vec![e.op(format!("tensor.insert {ny} into {w1}[{b}, {q}, {k}] : {t}"))]
+    })
+    .remove(0)
+}
+
+/// `eigh` (the CPU kernel's cyclic Jacobi, step for step): the symmetric matrix from the
+/// `lower` (else upper) triangle; sweeps over the pairs p < q rotate away each entry not
+/// already negligible against its diagonal (or the whole matrix), at most 100 sweeps, until
+/// one rotates nothing; eigenvalues ascending (ties in order) with their vectors as columns.
+/// The working matrix and the rotations' product live in two scratch results.
+fn eigh(e: &mut Emitter, f: &Func, o: &Op, lower: bool) -> Vec<String> {
+    let at_ = f.ty(o.operands[0]).clone();
+    let (a, bt) = as_batch(e, &e.name(o.operands[0]), &at_);
+    let (d, bsz, n) = (bt.dtype, bt.shape[0], bt.shape[1]);
+    let wt = TensorType::new(d, [bsz, n]);
+    let (vi, wi, si, ti) = (e.empty(&bt), e.empty(&wt), e.empty(&bt), e.empty(&bt));
+    let (res, b, v0, w0, s0, t0) = (e.fresh(), e.fresh(), e.fresh(), e.fresh(), e.fresh(), e.fresh());
+    e.raw_line(format!("{res}:4 = scf.forall ({b}) in ({bsz}) shared_outs({v0} = {vi}, {w0} = {wi}, {s0} = {si}, {t0} = {ti}) -> ({bt}, {wt}, {bt}, {bt}) {{"));
+    e.depth += 1;
+    let (c0, cn) = (e.index(0), e.index(n));
+    let one = e.index(1);
+    let (bts, wts) = (bt.to_string(), wt.to_string());
+    let (z, onef, two) = (e.scalar(d, "0.0"), e.scalar(d, "1.0"), e.scalar(d, "2.0"));
+    let eps = e.scalar(d, if d == DType::F32 { "1.1920928955078125e-7" } else { "2.220446049250313e-16" });
+    // s: the symmetric matrix; t (vᵀ): the identity.
+    let st = for_loop(e, &c0, &cn, &[(s0.clone(), bts.clone()), (t0.clone(), bts.clone())], |e, i, c| {
+        for_loop(e, &c0, &cn, &[(c[0].clone(), bts.clone()), (c[1].clone(), bts.clone())], |e, j, c| {
+            // s[i][j] from a[i][j] when (i, j) lies in the read triangle, else from a[j][i].
+            let direct = e.op(format!("arith.cmpi {}, {i}, {j} : index", if lower { "uge" } else { "ule" }));
+            let (r, cc) = (e.op(format!("arith.select {direct}, {i}, {j} : index")), e.op(format!("arith.select {direct}, {j}, {i} : index")));
+            let x = e.op(format!("tensor.extract {a}[{b}, {r}, {cc}] : {bt}"));
+            let s1 = e.op(format!("tensor.insert {x} into {}[{b}, {i}, {j}] : {bt}", c[0]));
+            let diag = e.op(format!("arith.cmpi eq, {i}, {j} : index"));
+            let id = e.op(format!("arith.select {diag}, {onef}, {z} : {d}"));
+            let t1 = e.op(format!("tensor.insert {id} into {}[{b}, {i}, {j}] : {bt}", c[1]));
+            vec![s1, t1]
+        })
+    });
+    let (s, t) = (st[0].clone(), st[1].clone());
+    let total = for_loop(e, &c0, &cn, &[(z.clone(), d.to_string())], |e, i, acc| {
+        let row = sum(e, d, &c0, &cn, |e, j| {
+            let x = e.op(format!("tensor.extract {s}[{b}, {i}, {j}] : {bt}"));
+            e.op(format!("arith.mulf {x}, {x} : {d}"))
+        });
+        vec![e.op(format!("arith.addf {}, {row} : {d}", acc[0]))]
+    })
+    .remove(0);
+    let eps2 = e.op(format!("arith.mulf {eps}, {eps} : {d}"));
+    let tiny = e.op(format!("arith.mulf {eps2}, {total} : {d}"));
+    let yes = e.scalar(DType::I1, "true");
+    let no = e.scalar(DType::I1, "false");
+    let sweeps = e.index(100);
+    let done = for_loop(e, &c0, &sweeps, &[(s, bts.clone()), (t, bts.clone()), (yes, "i1".into())], |e, _, c| {
+        let (s, t, go) = (c[0].clone(), c[1].clone(), c[2].clone());
+        if_many(e, &go, &[(s.clone(), bts.clone()), (t.clone(), bts.clone()), (go.clone(), "i1".into())], |e| {
+            let r = for_loop(e, &c0, &cn, &[(s, bts.clone()), (t, bts.clone()), (no.clone(), "i1".into())], |e, p, c| {
+                let p1 = e.op(format!("arith.addi {p}, {one} : index"));
+                for_loop(e, &p1, &cn, &[(c[0].clone(), bts.clone()), (c[1].clone(), bts.clone()), (c[2].clone(), "i1".into())], |e, q, c| {
+                    let (s, t, rot) = (c[0].clone(), c[1].clone(), c[2].clone());
+                    let apq = e.op(format!("tensor.extract {s}[{b}, {p}, {q}] : {bt}"));
+                    let spp = e.op(format!("tensor.extract {s}[{b}, {p}, {p}] : {bt}"));
+                    let sqq = e.op(format!("tensor.extract {s}[{b}, {q}, {q}] : {bt}"));
+                    let prod = e.op(format!("arith.mulf {spp}, {sqq} : {d}"));
+                    let prod = e.op(format!("math.absf {prod} : {d}"));
+                    let scale = e.op(format!("math.sqrt {prod} : {d}"));
+                    let aabs = e.op(format!("math.absf {apq} : {d}"));
+                    let lim = e.op(format!("arith.mulf {eps}, {scale} : {d}"));
+                    let big = e.op(format!("arith.cmpf ogt, {aabs}, {lim} : {d}"));
+                    let asq = e.op(format!("arith.mulf {apq}, {apq} : {d}"));
+                    let big2 = e.op(format!("arith.cmpf ogt, {asq}, {tiny} : {d}"));
+                    let act = e.op(format!("arith.andi {big}, {big2} : i1"));
+                    if_many(e, &act, &[(s.clone(), bts.clone()), (t.clone(), bts.clone()), (rot.clone(), "i1".into())], |e| {
+                        let diff = e.op(format!("arith.subf {sqq}, {spp} : {d}"));
+                        let den = e.op(format!("arith.mulf {two}, {apq} : {d}"));
+                        let theta = e.op(format!("arith.divf {diff}, {den} : {d}"));
+                        let th2 = e.op(format!("arith.mulf {theta}, {theta} : {d}"));
+                        let th2 = e.op(format!("arith.addf {th2}, {onef} : {d}"));
+                        let rt = e.op(format!("math.sqrt {th2} : {d}"));
+                        let tabs = e.op(format!("math.absf {theta} : {d}"));
+                        let den2 = e.op(format!("arith.addf {tabs}, {rt} : {d}"));
+                        let r = e.op(format!("arith.divf {onef}, {den2} : {d}"));
+                        let nr = e.op(format!("arith.negf {r} : {d}"));
+                        let pos = e.op(format!("arith.cmpf oge, {theta}, {z} : {d}"));
+                        let tt = e.op(format!("arith.select {pos}, {r}, {nr} : {d}"));
+                        let t2 = e.op(format!("arith.mulf {tt}, {tt} : {d}"));
+                        let t2 = e.op(format!("arith.addf {t2}, {onef} : {d}"));
+                        let sq = e.op(format!("math.sqrt {t2} : {d}"));
+                        let cs = e.op(format!("arith.divf {onef}, {sq} : {d}"));
+                        let sn = e.op(format!("arith.mulf {tt}, {cs} : {d}"));
+                        // Columns p and q, then rows p and q, of s; rows of vᵀ.
+                        let s1 = for_loop(e, &c0, &cn, &[(s.clone(), bts.clone())], |e, k, cw| {
+                            let x = e.op(format!("tensor.extract {}[{b}, {k}, {p}] : {bt}", cw[0]));
+                            let y = e.op(format!("tensor.extract {}[{b}, {k}, {q}] : {bt}", cw[0]));
+                            let (cx, sy, sx, cy) = (e.op(format!("arith.mulf {cs}, {x} : {d}")), e.op(format!("arith.mulf {sn}, {y} : {d}")), e.op(format!("arith.mulf {sn}, {x} : {d}")), e.op(format!("arith.mulf {cs}, {y} : {d}")));
+                            let nx = e.op(format!("arith.subf {cx}, {sy} : {d}"));
+                            let ny = e.op(format!("arith.addf {sx}, {cy} : {d}"));
+                            let w1 = e.op(format!("tensor.insert {nx} into {}[{b}, {k}, {p}] : {bt}", cw[0]));
+                            vec![e.op(format!("tensor.insert {ny} into {w1}[{b}, {k}, {q}] : {bt}"))]
+                        })
+                        .remove(0);
+                        let s2 = rotate_rows(e, &s1, &bt, &b, p, q, &cs, &sn, &cn);
+                        let t2 = rotate_rows(e, &t, &bt, &b, p, q, &cs, &sn, &cn);
+                        let yes = e.scalar(DType::I1, "true");
+                        vec![s2, t2, yes]
+                    })
+                })
+            });
+            r
+        })
+    });
+    let (s, t) = (done[0].clone(), done[1].clone());
+    // Place of each eigenvalue (ascending, ties in order); its vector into that column.
+    let vw = for_loop(e, &c0, &cn, &[(v0.clone(), bts.clone()), (w0.clone(), wts.clone())], |e, i, c| {
+        let di = e.op(format!("tensor.extract {s}[{b}, {i}, {i}] : {bt}"));
+        let zi = e.scalar(DType::I64, "0");
+        let place = for_loop(e, &c0, &cn, &[(zi, "i64".into())], |e, j, acc| {
+            let dj = e.op(format!("tensor.extract {s}[{b}, {j}, {j}] : {bt}"));
+            let lt = e.op(format!("arith.cmpf olt, {dj}, {di} : {d}"));
+            let eq = e.op(format!("arith.cmpf oeq, {dj}, {di} : {d}"));
+            let earlier = e.op(format!("arith.cmpi ult, {j}, {i} : index"));
+            let tie = e.op(format!("arith.andi {eq}, {earlier} : i1"));
+            let before = e.op(format!("arith.ori {lt}, {tie} : i1"));
+            let inc = e.op(format!("arith.extui {before} : i1 to i64"));
+            vec![e.op(format!("arith.addi {}, {inc} : i64", acc[0]))]
+        })
+        .remove(0);
+        let pl = e.op(format!("arith.index_cast {place} : i64 to index"));
+        let w = e.op(format!("tensor.insert {di} into {}[{b}, {pl}] : {wt}", c[1]));
+        let v = for_loop(e, &c0, &cn, &[(c[0].clone(), bts.clone())], |e, r, cv| {
+            let x = e.op(format!("tensor.extract {t}[{b}, {i}, {r}] : {bt}"));
+            vec![e.op(format!("tensor.insert {x} into {}[{b}, {r}, {pl}] : {bt}", cv[0]))]
+        })
+        .remove(0);
+        vec![v, w]
+    });
+    let (mt, vt1) = (TensorType::new(d, [n, n]), TensorType::new(d, [n]));
+    let sv = e.op(format!("tensor.extract_slice {}[{b}, 0, 0] [1, {n}, {n}] [1, 1, 1] : {bt} to {mt}", vw[0]));
+    let sw = e.op(format!("tensor.extract_slice {}[{b}, 0] [1, {n}] [1, 1] : {wt} to {vt1}", vw[1]));
+    let ss = e.op(format!("tensor.extract_slice {s}[{b}, 0, 0] [1, {n}, {n}] [1, 1, 1] : {bt} to {mt}"));
+    let stt = e.op(format!("tensor.extract_slice {t}[{b}, 0, 0] [1, {n}, {n}] [1, 1, 1] : {bt} to {mt}"));
+    e.raw_line("scf.forall.in_parallel {");
+    e.depth += 1;
+    e.line(format!("tensor.parallel_insert_slice {sv} into {v0}[{b}, 0, 0] [1, {n}, {n}] [1, 1, 1] : {mt} into {bt}"));
+    e.line(format!("tensor.parallel_insert_slice {sw} into {w0}[{b}, 0] [1, {n}] [1, 1] : {vt1} into {wt}"));
+    e.line(format!("tensor.parallel_insert_slice {ss} into {s0}[{b}, 0, 0] [1, {n}, {n}] [1, 1, 1] : {mt} into {bt}"));
+    e.line(format!("tensor.parallel_insert_slice {stt} into {t0}[{b}, 0, 0] [1, {n}, {n}] [1, 1, 1] : {mt} into {bt}"));
+    e.depth -= 1;
+    e.raw_line("}");
+    e.depth -= 1;
+    e.raw_line("} {mapping = [#gpu.block<x>]}");
+    let rts_: Vec<TensorType> = o.results.iter().map(|v| f.ty(*v).clone()).collect();
+    vec![from_batch(e, &format!("{res}#0"), &bt, &rts_[0]), vec_from_batch(e, &format!("{res}#1"), &wt, &rts_[1])]
+}
+
 /// Whether `op` has a loop form here.
 pub fn has_loop_form(op: &LinalgOp) -> bool {
-    matches!(op, LinalgOp::Cholesky { .. } | LinalgOp::TriangularSolve { .. } | LinalgOp::Lu {} | LinalgOp::Qr { .. })
+    matches!(op, LinalgOp::Cholesky { .. } | LinalgOp::TriangularSolve { .. } | LinalgOp::Lu {} | LinalgOp::Qr { .. } | LinalgOp::Eigh { .. })
 }
 
 /// The loop form of `op`'s results, or `None` when it has none yet.
@@ -493,6 +680,7 @@ pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &LinalgOp) -> Option<Vec<Str
         LinalgOp::TriangularSolve { left_side, lower, transpose_a, unit_diagonal } => Some(vec![triangular_solve(e, f, o, *left_side, *lower, *transpose_a, *unit_diagonal)]),
         LinalgOp::Lu {} => Some(lu(e, f, o)),
         LinalgOp::Qr { full_matrices } => Some(qr(e, f, o, *full_matrices)),
-        LinalgOp::Eigh { .. } | LinalgOp::Svd { .. } => None,
+        LinalgOp::Eigh { lower } => Some(eigh(e, f, o, *lower)),
+        LinalgOp::Svd { .. } => None,
     }
 }
