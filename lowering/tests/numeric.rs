@@ -1217,3 +1217,61 @@ fn eigh_without_kernels() {
         }
     }
 }
+
+/// `svd` in the CUDA target's loop form (the CPU kernel's one-sided Jacobi with completion),
+/// run on the CPU, reduced and full, tall, wide, rank-deficient and batched: u diag(s) vt = a,
+/// u's columns and vt's rows orthonormal, s descending and non-negative.
+#[test]
+fn svd_without_kernels() {
+    use quabla_dialect::LinalgOp;
+    let mats: Vec<(Vec<i64>, Vec<f64>)> = vec![
+        (vec![4, 3], vec![2.0, -1.0, 0.5, 4.0, 6.0, 3.0, -2.0, 1.0, -4.0, 7.0, 2.5, 0.0]),
+        (vec![2, 3], vec![1.0, 2.0, 3.0, -4.0, 5.0, 6.0]),
+        (vec![3, 3], vec![1.0, 2.0, 3.0, 2.0, 4.0, 6.0, 1.0, 0.0, 1.0]),
+        (vec![2, 2, 2], vec![3.0, 0.0, 0.0, -2.0, 1.0, 1.0, 1.0, 1.0]),
+    ];
+    let mut cases = vec![];
+    for full in [false, true] {
+        for (k, (s, v)) in mats.iter().enumerate() {
+            cases.push(Case::op(&format!("svd{k}_{full}"), OpKind::Linalg(LinalgOp::Svd { full_matrices: full }), vec![fl(DType::F64, s, v)]));
+        }
+    }
+    let g = jit_with(&cases, &[], 0, Codegen { target: &quabla_lowering::cuda::CUDA, ..Codegen::default() });
+    for (ci, full) in [false, true].into_iter().enumerate() {
+        for (k, (sh, v)) in mats.iter().enumerate() {
+            let (m, n) = (sh[sh.len() - 2] as usize, sh[sh.len() - 1] as usize);
+            let kk = m.min(n);
+            let (cu, rv) = if full { (m, n) } else { (kk, kk) };
+            let batch = v.len() / (m * n);
+            let out = &g[ci * mats.len() + k];
+            for bi in 0..batch {
+                let a = &v[bi * m * n..(bi + 1) * m * n];
+                let u = &out[0].f()[bi * m * cu..(bi + 1) * m * cu];
+                let s = &out[1].f()[bi * kk..(bi + 1) * kk];
+                let vt = &out[2].f()[bi * rv * n..(bi + 1) * rv * n];
+                let what = format!("svd{k} full={full} [{bi}]");
+                for j in 0..kk {
+                    assert!(s[j] >= 0.0 && (j == 0 || s[j - 1] >= s[j]), "{what}: s {s:?} u {u:?} vt {vt:?}");
+                }
+                for i in 0..m {
+                    for j in 0..n {
+                        let p: f64 = (0..kk).map(|t| u[i * cu + t] * s[t] * vt[t * n + j]).sum();
+                        assert!((p - a[i * n + j]).abs() <= 1e-12 * 10.0, "{what}: (u s vt)[{i}][{j}] = {p}, a = {}", a[i * n + j]);
+                    }
+                }
+                for x in 0..cu {
+                    for y in 0..cu {
+                        let p: f64 = (0..m).map(|t| u[t * cu + x] * u[t * cu + y]).sum();
+                        assert!((p - if x == y { 1.0 } else { 0.0 }).abs() <= 1e-12, "{what}: (uᵀ u)[{x}][{y}] = {p}");
+                    }
+                }
+                for x in 0..rv {
+                    for y in 0..rv {
+                        let p: f64 = (0..n).map(|t| vt[x * n + t] * vt[y * n + t]).sum();
+                        assert!((p - if x == y { 1.0 } else { 0.0 }).abs() <= 1e-12, "{what}: (vt vtᵀ)[{x}][{y}] = {p}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -20,8 +20,12 @@
 //!   applied in reverse), reduced or full.
 //! * eigh: the CPU kernel's cyclic Jacobi step for step (at most 100 sweeps, until one
 //!   rotates nothing), eigenvalues ascending with their vectors as columns.
+//! * svd: the CPU kernel's one-sided Jacobi step for step (on aᵀ when m < n), singular
+//!   values descending, u completed from the standard basis where columns are missing.
 //!
-//! `svd` has no loop form yet (its `cuda::gap` stays).
+//! The algorithms follow quabla_interp::linalg::kernels operation for operation except for
+//! summation order (sequential here), so results agree to rounding, and the signs of
+//! vectors and factors agree.
 use quabla_dialect::{DType, Func, LinalgOp, Op, TensorType};
 
 use super::Emitter;
@@ -74,6 +78,13 @@ fn from_batch(e: &mut Emitter, v: &str, bt: &TensorType, t: &TensorType) -> Stri
     e.op(format!("tensor.expand_shape {v} {groups} output_shape [{}] : {bt} into {t}", shape.join(", ")))
 }
 
+/// A new uninitialised tensor for one of a forall's shared outputs: a
+/// `bufferization.alloc_tensor`, which CSE does not merge (two equal `tensor.empty`s would
+/// become one value and the outputs one buffer).
+fn scratch(e: &mut Emitter, t: &TensorType) -> String {
+    e.op(format!("bufferization.alloc_tensor() : {t}"))
+}
+
 /// A float constant of `d`.
 fn fconst(e: &mut Emitter, d: DType, v: &str) -> String {
     e.scalar(d, v)
@@ -94,7 +105,7 @@ fn cholesky(e: &mut Emitter, f: &Func, o: &Op, lower: bool) -> String {
     let (a, bt) = as_batch(e, &e.name(o.operands[0]), &at_);
     let (d, bsz, n) = (bt.dtype, bt.shape[0], bt.shape[1]);
     let mt = TensorType::new(d, [n, n]);
-    let init = e.empty(&bt);
+    let init = scratch(e, &bt);
     let (res, b, out) = (e.fresh(), e.fresh(), e.fresh());
     e.raw_line(format!("{res} = scf.forall ({b}) in ({bsz}) shared_outs({out} = {init}) -> ({bt}) {{"));
     e.depth += 1;
@@ -251,7 +262,7 @@ fn lu(e: &mut Emitter, f: &Func, o: &Op) -> Vec<String> {
     let (d, bsz, m, n) = (bt.dtype, bt.shape[0], bt.shape[1], bt.shape[2]);
     let kmin = m.min(n);
     let (pt, qt) = (TensorType::new(DType::I32, [bsz, kmin]), TensorType::new(DType::I32, [bsz, m]));
-    let (pi, qi) = (e.empty(&pt), e.empty(&qt));
+    let (pi, qi) = (scratch(e, &pt), scratch(e, &qt));
     let (res, b, w0, p0, q0) = (e.fresh(), e.fresh(), e.fresh(), e.fresh(), e.fresh());
     e.raw_line(format!("{res}:3 = scf.forall ({b}) in ({bsz}) shared_outs({w0} = {a}, {p0} = {pi}, {q0} = {qi}) -> ({bt}, {pt}, {qt}) {{"));
     e.depth += 1;
@@ -354,7 +365,7 @@ fn qr(e: &mut Emitter, f: &Func, o: &Op, full: bool) -> Vec<String> {
     let k = m.min(n);
     let c = if full { m } else { k };
     let (qt, rt, vt) = (TensorType::new(d, [bsz, m, c]), TensorType::new(d, [bsz, c, n]), TensorType::new(d, [bsz, k, m]));
-    let (qi, ri, vi) = (e.empty(&qt), e.empty(&rt), e.empty(&vt));
+    let (qi, ri, vi) = (scratch(e, &qt), scratch(e, &rt), scratch(e, &vt));
     let (res, b, q0, r0, w0, v0) = (e.fresh(), e.fresh(), e.fresh(), e.fresh(), e.fresh(), e.fresh());
     e.raw_line(format!("{res}:4 = scf.forall ({b}) in ({bsz}) shared_outs({q0} = {qi}, {r0} = {ri}, {w0} = {a}, {v0} = {vi}) -> ({qt}, {rt}, {bt}, {vt}) {{"));
     e.depth += 1;
@@ -529,7 +540,7 @@ fn eigh(e: &mut Emitter, f: &Func, o: &Op, lower: bool) -> Vec<String> {
     let (a, bt) = as_batch(e, &e.name(o.operands[0]), &at_);
     let (d, bsz, n) = (bt.dtype, bt.shape[0], bt.shape[1]);
     let wt = TensorType::new(d, [bsz, n]);
-    let (vi, wi, si, ti) = (e.empty(&bt), e.empty(&wt), e.empty(&bt), e.empty(&bt));
+    let (vi, wi, si, ti) = (scratch(e, &bt), scratch(e, &wt), scratch(e, &bt), scratch(e, &bt));
     let (res, b, v0, w0, s0, t0) = (e.fresh(), e.fresh(), e.fresh(), e.fresh(), e.fresh(), e.fresh());
     e.raw_line(format!("{res}:4 = scf.forall ({b}) in ({bsz}) shared_outs({v0} = {vi}, {w0} = {wi}, {s0} = {si}, {t0} = {ti}) -> ({bt}, {wt}, {bt}, {bt}) {{"));
     e.depth += 1;
@@ -668,9 +679,327 @@ fn eigh(e: &mut Emitter, f: &Func, o: &Op, lower: bool) -> Vec<String> {
     vec![from_batch(e, &format!("{res}#0"), &bt, &rts_[0]), vec_from_batch(e, &format!("{res}#1"), &wt, &rts_[1])]
 }
 
+/// `Σ_k x[b, p, k] y[b, q, k]` over `k < len` (rows of `t`), in order.
+fn row_dot(e: &mut Emitter, x: &str, y: &str, t: &TensorType, b: &str, p: &str, q: &str, len: &str) -> String {
+    let d = t.dtype;
+    let c0 = e.index(0);
+    sum(e, d, &c0, len, |e, k| {
+        let a = e.op(format!("tensor.extract {x}[{b}, {p}, {k}] : {t}"));
+        let c = e.op(format!("tensor.extract {y}[{b}, {q}, {k}] : {t}"));
+        e.op(format!("arith.mulf {a}, {c} : {d}"))
+    })
+}
+
+/// `svd` (the CPU kernel's one-sided Jacobi step for step): on the tall problem a' (a, or
+/// aᵀ when m < n, whose factors are then swapped and transposed), sweeps over the column
+/// pairs rotate until they are orthogonal (at most 100 sweeps); singular values descending
+/// (ties in order), u's columns the normalised columns (those of negligible norm, and the
+/// extra ones of full matrices, completed from the standard basis by Gram-Schmidt twice, as
+/// the CPU's `complete`). Working rows, rotations, u's rows, their flags and a candidate
+/// vector live in scratch results.
+fn svd(e: &mut Emitter, f: &Func, o: &Op, full: bool) -> Vec<String> {
+    let at_ = f.ty(o.operands[0]).clone();
+    let (a, bt) = as_batch(e, &e.name(o.operands[0]), &at_);
+    let (d, bsz, m, n) = (bt.dtype, bt.shape[0], bt.shape[1], bt.shape[2]);
+    let tall = m >= n;
+    let (mm, nn) = (m.max(n), m.min(n));
+    let cu = if full { mm } else { nn };
+    let k = nn;
+    let (cu_out, rv_out) = if full { (m, n) } else { (k, k) };
+    let t3 = |r: i64, c: i64| TensorType::new(d, [bsz, r, c]);
+    let (wtt, ztt, utt) = (t3(nn, mm), t3(nn, nn), t3(cu, mm));
+    let (mist, nrmt, xt) = (TensorType::new(DType::I1, [bsz, cu]), TensorType::new(d, [bsz, nn]), TensorType::new(d, [bsz, mm]));
+    let (uo, so, vo) = (t3(m, cu_out), TensorType::new(d, [bsz, k]), t3(rv_out, n));
+    let ts: Vec<TensorType> = vec![uo.clone(), so.clone(), vo.clone(), wtt.clone(), ztt.clone(), utt.clone(), mist.clone(), nrmt.clone(), xt.clone()];
+    let inits: Vec<String> = ts.iter().map(|t| scratch(e, t)).collect();
+    let (res, b) = (e.fresh(), e.fresh());
+    let outs: Vec<String> = ts.iter().map(|_| e.fresh()).collect();
+    let shared: Vec<String> = outs.iter().zip(&inits).map(|(o, i)| format!("{o} = {i}")).collect();
+    let tys: Vec<String> = ts.iter().map(|t| t.to_string()).collect();
+    e.raw_line(format!("{res}:{} = scf.forall ({b}) in ({bsz}) shared_outs({}) -> ({}) {{", ts.len(), shared.join(", "), tys.join(", ")));
+    e.depth += 1;
+    let (c0, one) = (e.index(0), e.index(1));
+    let (cmm, cnn, ccu) = (e.index(mm), e.index(nn), e.index(cu));
+    let (z, onef, two) = (e.scalar(d, "0.0"), e.scalar(d, "1.0"), e.scalar(d, "2.0"));
+    let eps = e.scalar(d, if d == DType::F32 { "1.1920928955078125e-7" } else { "2.220446049250313e-16" });
+    let (wts, zts, uts, miss_s, nrms, xts) = (wtt.to_string(), ztt.to_string(), utt.to_string(), mist.to_string(), nrmt.to_string(), xt.to_string());
+    // wt[j][i] = a'[i][j]; zt = I.
+    let wz = for_loop(e, &c0, &cnn, &[(outs[3].clone(), wts.clone()), (outs[4].clone(), zts.clone())], |e, j, c| {
+        let w = for_loop(e, &c0, &cmm, &[(c[0].clone(), wts.clone())], |e, i, cw| {
+            let x = if tall { e.op(format!("tensor.extract {a}[{b}, {i}, {j}] : {bt}")) } else { e.op(format!("tensor.extract {a}[{b}, {j}, {i}] : {bt}")) };
+            vec![e.op(format!("tensor.insert {x} into {}[{b}, {j}, {i}] : {wtt}", cw[0]))]
+        })
+        .remove(0);
+        let zz = for_loop(e, &c0, &cnn, &[(c[1].clone(), zts.clone())], |e, i, cz| {
+            let diag = e.op(format!("arith.cmpi eq, {i}, {j} : index"));
+            let x = e.op(format!("arith.select {diag}, {onef}, {z} : {d}"));
+            vec![e.op(format!("tensor.insert {x} into {}[{b}, {j}, {i}] : {ztt}", cz[0]))]
+        })
+        .remove(0);
+        vec![w, zz]
+    });
+    let yes = e.scalar(DType::I1, "true");
+    let no = e.scalar(DType::I1, "false");
+    let sweeps = e.index(100);
+    let done = for_loop(e, &c0, &sweeps, &[(wz[0].clone(), wts.clone()), (wz[1].clone(), zts.clone()), (yes, "i1".into())], |e, _, c| {
+        let (w, zm, go) = (c[0].clone(), c[1].clone(), c[2].clone());
+        if_many(e, &go, &[(w.clone(), wts.clone()), (zm.clone(), zts.clone()), (go.clone(), "i1".into())], |e| {
+            for_loop(e, &c0, &cnn, &[(w, wts.clone()), (zm, zts.clone()), (no.clone(), "i1".into())], |e, p, c| {
+                let p1 = e.op(format!("arith.addi {p}, {one} : index"));
+                for_loop(e, &p1, &cnn, &[(c[0].clone(), wts.clone()), (c[1].clone(), zts.clone()), (c[2].clone(), "i1".into())], |e, q, c| {
+                    let (w, zm, rot) = (c[0].clone(), c[1].clone(), c[2].clone());
+                    let alpha = row_dot(e, &w, &w, &wtt, &b, p, p, &cmm);
+                    let beta = row_dot(e, &w, &w, &wtt, &b, q, q, &cmm);
+                    let gamma = row_dot(e, &w, &w, &wtt, &b, p, q, &cmm);
+                    let ab = e.op(format!("arith.mulf {alpha}, {beta} : {d}"));
+                    let sab = e.op(format!("math.sqrt {ab} : {d}"));
+                    let lim = e.op(format!("arith.mulf {eps}, {sab} : {d}"));
+                    let g = e.op(format!("math.absf {gamma} : {d}"));
+                    let big = e.op(format!("arith.cmpf ogt, {g}, {lim} : {d}"));
+                    let nz = e.op(format!("arith.cmpf une, {gamma}, {z} : {d}"));
+                    let act = e.op(format!("arith.andi {big}, {nz} : i1"));
+                    if_many(e, &act, &[(w.clone(), wts.clone()), (zm.clone(), zts.clone()), (rot.clone(), "i1".into())], |e| {
+                        let diff = e.op(format!("arith.subf {beta}, {alpha} : {d}"));
+                        let den = e.op(format!("arith.mulf {two}, {gamma} : {d}"));
+                        let zeta = e.op(format!("arith.divf {diff}, {den} : {d}"));
+                        let z2 = e.op(format!("arith.mulf {zeta}, {zeta} : {d}"));
+                        let z2 = e.op(format!("arith.addf {z2}, {onef} : {d}"));
+                        let rt = e.op(format!("math.sqrt {z2} : {d}"));
+                        let za = e.op(format!("math.absf {zeta} : {d}"));
+                        let den2 = e.op(format!("arith.addf {za}, {rt} : {d}"));
+                        let r = e.op(format!("arith.divf {onef}, {den2} : {d}"));
+                        let nr = e.op(format!("arith.negf {r} : {d}"));
+                        let pos = e.op(format!("arith.cmpf oge, {zeta}, {z} : {d}"));
+                        let t = e.op(format!("arith.select {pos}, {r}, {nr} : {d}"));
+                        let t2 = e.op(format!("arith.mulf {t}, {t} : {d}"));
+                        let t2 = e.op(format!("arith.addf {t2}, {onef} : {d}"));
+                        let sq = e.op(format!("math.sqrt {t2} : {d}"));
+                        let cs = e.op(format!("arith.divf {onef}, {sq} : {d}"));
+                        let sn = e.op(format!("arith.mulf {cs}, {t} : {d}"));
+                        let w2 = rotate_rows(e, &w, &wtt, &b, p, q, &cs, &sn, &cmm);
+                        let z3 = rotate_rows(e, &zm, &ztt, &b, p, q, &cs, &sn, &cnn);
+                        let yes = e.scalar(DType::I1, "true");
+                        vec![w2, z3, yes]
+                    })
+                })
+            })
+        })
+    });
+    let (w, zm) = (done[0].clone(), done[1].clone());
+    // Column norms and their maximum.
+    let nrm = for_loop(e, &c0, &cnn, &[(outs[7].clone(), nrms.clone())], |e, j, c| {
+        let sq = row_dot(e, &w, &w, &wtt, &b, j, j, &cmm);
+        let x = e.op(format!("math.sqrt {sq} : {d}"));
+        vec![e.op(format!("tensor.insert {x} into {}[{b}, {j}] : {nrmt}", c[0]))]
+    })
+    .remove(0);
+    let smax = for_loop(e, &c0, &cnn, &[(z.clone(), d.to_string())], |e, j, acc| {
+        let x = e.op(format!("tensor.extract {nrm}[{b}, {j}] : {nrmt}"));
+        let gt = e.op(format!("arith.cmpf ogt, {x}, {} : {d}", acc[0]));
+        vec![e.op(format!("arith.select {gt}, {x}, {} : {d}", acc[0]))]
+    })
+    .remove(0);
+    let floor = e.op(format!("arith.mulf {smax}, {eps} : {d}"));
+    // ut zero and every row missing; then each column o at its place (descending norms).
+    let um = for_loop(e, &c0, &ccu, &[(outs[5].clone(), uts.clone()), (outs[6].clone(), miss_s.clone())], |e, j, c| {
+        let u = for_loop(e, &c0, &cmm, &[(c[0].clone(), uts.clone())], |e, i, cu_| vec![e.op(format!("tensor.insert {z} into {}[{b}, {j}, {i}] : {utt}", cu_[0]))]).remove(0);
+        let yes = e.scalar(DType::I1, "true");
+        let mi = e.op(format!("tensor.insert {yes} into {}[{b}, {j}] : {mist}", c[1]));
+        vec![u, mi]
+    });
+    let placed = for_loop(e, &c0, &cnn, &[(um[0].clone(), uts.clone()), (um[1].clone(), miss_s.clone()), (outs[1].clone(), so.to_string()), (outs[2].clone(), vo.to_string())], |e, o_, c| {
+        let no_ = e.op(format!("tensor.extract {nrm}[{b}, {o_}] : {nrmt}"));
+        let zi = e.scalar(DType::I64, "0");
+        let place = for_loop(e, &c0, &cnn, &[(zi, "i64".into())], |e, j, acc| {
+            let nj = e.op(format!("tensor.extract {nrm}[{b}, {j}] : {nrmt}"));
+            let gt = e.op(format!("arith.cmpf ogt, {nj}, {no_} : {d}"));
+            let eq = e.op(format!("arith.cmpf oeq, {nj}, {no_} : {d}"));
+            let earlier = e.op(format!("arith.cmpi ult, {j}, {o_} : index"));
+            let tie = e.op(format!("arith.andi {eq}, {earlier} : i1"));
+            let before = e.op(format!("arith.ori {gt}, {tie} : i1"));
+            let inc = e.op(format!("arith.extui {before} : i1 to i64"));
+            vec![e.op(format!("arith.addi {}, {inc} : i64", acc[0]))]
+        })
+        .remove(0);
+        let j = e.op(format!("arith.index_cast {place} : i64 to index"));
+        let sv = e.op(format!("tensor.insert {no_} into {}[{b}, {j}] : {so}", c[2]));
+        let ok1 = e.op(format!("arith.cmpf ogt, {no_}, {floor} : {d}"));
+        let ok2 = e.op(format!("arith.cmpf ogt, {no_}, {z} : {d}"));
+        let ok = e.op(format!("arith.andi {ok1}, {ok2} : i1"));
+        let um = if_many(e, &ok, &[(c[0].clone(), uts.clone()), (c[1].clone(), miss_s.clone())], |e| {
+            let u = for_loop(e, &c0, &cmm, &[(c[0].clone(), uts.clone())], |e, i, cu_| {
+                let x = e.op(format!("tensor.extract {w}[{b}, {o_}, {i}] : {wtt}"));
+                let x = e.op(format!("arith.divf {x}, {no_} : {d}"));
+                vec![e.op(format!("tensor.insert {x} into {}[{b}, {j}, {i}] : {utt}", cu_[0]))]
+            })
+            .remove(0);
+            let nof = e.scalar(DType::I1, "false");
+            vec![u, e.op(format!("tensor.insert {nof} into {}[{b}, {j}] : {mist}", c[1]))]
+        });
+        // v'ᵀ row j = zt row o: into vt (tall) or, transposed, into u (wide) at the end; kept
+        // in zt's place here through the output written directly.
+        let vv = for_loop(e, &c0, &cnn, &[(c[3].clone(), vo.to_string())], |e, i, cv| {
+            let x = e.op(format!("tensor.extract {zm}[{b}, {o_}, {i}] : {ztt}"));
+            // Tall: vt[j][i]; wide: u[i][j] is v'ᵀ's transpose — written below from zt, so here
+            // only the tall case writes.
+            if tall {
+                vec![e.op(format!("tensor.insert {x} into {}[{b}, {j}, {i}] : {vo}", cv[0]))]
+            } else {
+                vec![cv[0].clone()]
+            }
+        })
+        .remove(0);
+        vec![um[0].clone(), um[1].clone(), sv, vv]
+    });
+    let (ut, miss, sres, vres) = (placed[0].clone(), placed[1].clone(), placed[2].clone(), placed[3].clone());
+    // complete: rows marked missing from the standard basis, candidates in order.
+    let thr = e.scalar(d, "0.47140452079103168");
+    let completed = for_loop(e, &c0, &ccu, &[(ut, uts.clone()), (c0.clone(), "index".into()), (outs[8].clone(), xts.clone())], |e, j, c| {
+        let mj = e.op(format!("tensor.extract {miss}[{b}, {j}] : {mist}"));
+        if_many(e, &mj, &[(c[0].clone(), uts.clone()), (c[1].clone(), "index".into()), (c[2].clone(), xts.clone())], |e| {
+            let nof = e.scalar(DType::I1, "false");
+            let r = for_loop(e, &c0, &cmm, &[(c[0].clone(), uts.clone()), (c[1].clone(), "index".into()), (c[2].clone(), xts.clone()), (nof, "i1".into())], |e, cand, c| {
+                let (u, next, x, found) = (c[0].clone(), c[1].clone(), c[2].clone(), c[3].clone());
+                let tru = e_true(e);
+                let nf = e.op(format!("arith.xori {found}, {tru} : i1"));
+                let due = e.op(format!("arith.cmpi uge, {cand}, {next} : index"));
+                let tr = e.op(format!("arith.andi {nf}, {due} : i1"));
+                let r = if_many(e, &tr, &[(u.clone(), uts.clone()), (next.clone(), "index".into()), (x.clone(), xts.clone()), (found.clone(), "i1".into())], |e| {
+                    // x = e_cand, orthogonalised twice against the rows present.
+                    let x = for_loop(e, &c0, &cmm, &[(x.clone(), xts.clone())], |e, i, cx| {
+                        let hit = e.op(format!("arith.cmpi eq, {i}, {cand} : index"));
+                        let v = e.op(format!("arith.select {hit}, {onef}, {z} : {d}"));
+                        vec![e.op(format!("tensor.insert {v} into {}[{b}, {i}] : {xt}", cx[0]))]
+                    })
+                    .remove(0);
+                    let twice = e.index(2);
+                    let x = for_loop(e, &c0, &twice, &[(x, xts.clone())], |e, _, cx| {
+                        for_loop(e, &c0, &ccu, &[(cx[0].clone(), xts.clone())], |e, kk, cx| {
+                            let x = cx[0].clone();
+                            let mk = e.op(format!("tensor.extract {miss}[{b}, {kk}] : {mist}"));
+                            let tru = e_true(e);
+                            let present = e.op(format!("arith.xori {mk}, {tru} : i1"));
+                            let before = e.op(format!("arith.cmpi ult, {kk}, {j} : index"));
+                            let use_ = e.op(format!("arith.ori {present}, {before} : i1"));
+                            let other = e.op(format!("arith.cmpi ne, {kk}, {j} : index"));
+                            let use_ = e.op(format!("arith.andi {use_}, {other} : i1"));
+                            let x2 = if_then(e, &use_, &xts, &x, |e| {
+                                let dd = sum(e, d, &c0, &cmm, |e, i| {
+                                    let xi = e.op(format!("tensor.extract {x}[{b}, {i}] : {xt}"));
+                                    let ui = e.op(format!("tensor.extract {u}[{b}, {kk}, {i}] : {utt}"));
+                                    e.op(format!("arith.mulf {xi}, {ui} : {d}"))
+                                });
+                                for_loop(e, &c0, &cmm, &[(x.clone(), xts.clone())], |e, i, cx| {
+                                    let xi = e.op(format!("tensor.extract {}[{b}, {i}] : {xt}", cx[0]));
+                                    let ui = e.op(format!("tensor.extract {u}[{b}, {kk}, {i}] : {utt}"));
+                                    let t = e.op(format!("arith.mulf {dd}, {ui} : {d}"));
+                                    let y = e.op(format!("arith.subf {xi}, {t} : {d}"));
+                                    vec![e.op(format!("tensor.insert {y} into {}[{b}, {i}] : {xt}", cx[0]))]
+                                })
+                                .remove(0)
+                            });
+                            vec![x2]
+                        })
+                    })
+                    .remove(0);
+                    let sq = sum(e, d, &c0, &cmm, |e, i| {
+                        let xi = e.op(format!("tensor.extract {x}[{b}, {i}] : {xt}"));
+                        e.op(format!("arith.mulf {xi}, {xi} : {d}"))
+                    });
+                    let nrm = e.op(format!("math.sqrt {sq} : {d}"));
+                    let good = e.op(format!("arith.cmpf ogt, {nrm}, {thr} : {d}"));
+                    let u2 = if_then(e, &good, &uts, &u, |e| {
+                        for_loop(e, &c0, &cmm, &[(u.clone(), uts.clone())], |e, i, cu_| {
+                            let xi = e.op(format!("tensor.extract {x}[{b}, {i}] : {xt}"));
+                            let v = e.op(format!("arith.divf {xi}, {nrm} : {d}"));
+                            vec![e.op(format!("tensor.insert {v} into {}[{b}, {j}, {i}] : {utt}", cu_[0]))]
+                        })
+                        .remove(0)
+                    });
+                    let next2 = e.op(format!("arith.addi {cand}, {one} : index"));
+                    vec![u2, next2, x, good]
+                });
+                r
+            });
+            vec![r[0].clone(), r[1].clone(), r[2].clone()]
+        })
+    });
+    let ut = completed[0].clone();
+    // u (and for the wide problem vt) from ut and zt.
+    let (uo_s, vo_s) = (uo.to_string(), vo.to_string());
+    let (ures, vres) = if tall {
+        let u = for_loop(e, &c0, &cmm, &[(outs[0].clone(), uo_s.clone())], |e, i, c| {
+            for_loop(e, &c0, &ccu, &[(c[0].clone(), uo_s.clone())], |e, jj, c| {
+                let x = e.op(format!("tensor.extract {ut}[{b}, {jj}, {i}] : {utt}"));
+                vec![e.op(format!("tensor.insert {x} into {}[{b}, {i}, {jj}] : {uo}", c[0]))]
+            })
+        })
+        .remove(0);
+        (u, vres)
+    } else {
+        // a = (a')ᵀ: u = v' (m x rv' = zt rows placed as columns), vt = u'ᵀ (cu x n = ut rows).
+        let vt = for_loop(e, &c0, &ccu, &[(vres, vo_s.clone())], |e, jj, c| {
+            for_loop(e, &c0, &cmm, &[(c[0].clone(), vo_s.clone())], |e, i, c| {
+                let x = e.op(format!("tensor.extract {ut}[{b}, {jj}, {i}] : {utt}"));
+                vec![e.op(format!("tensor.insert {x} into {}[{b}, {jj}, {i}] : {vo}", c[0]))]
+            })
+        })
+        .remove(0);
+        // u[i][jp] = zt[o][i] for the column o placed at jp (the same places as s).
+        let u = for_loop(e, &c0, &cnn, &[(outs[0].clone(), uo_s.clone())], |e, o_, c| {
+            let no_ = e.op(format!("tensor.extract {nrm}[{b}, {o_}] : {nrmt}"));
+            let zi = e.scalar(DType::I64, "0");
+            let place = for_loop(e, &c0, &cnn, &[(zi, "i64".into())], |e, j, acc| {
+                let nj = e.op(format!("tensor.extract {nrm}[{b}, {j}] : {nrmt}"));
+                let gt = e.op(format!("arith.cmpf ogt, {nj}, {no_} : {d}"));
+                let eq = e.op(format!("arith.cmpf oeq, {nj}, {no_} : {d}"));
+                let earlier = e.op(format!("arith.cmpi ult, {j}, {o_} : index"));
+                let tie = e.op(format!("arith.andi {eq}, {earlier} : i1"));
+                let before = e.op(format!("arith.ori {gt}, {tie} : i1"));
+                let inc = e.op(format!("arith.extui {before} : i1 to i64"));
+                vec![e.op(format!("arith.addi {}, {inc} : i64", acc[0]))]
+            })
+            .remove(0);
+            let jp = e.op(format!("arith.index_cast {place} : i64 to index"));
+            for_loop(e, &c0, &cnn, &[(c[0].clone(), uo_s.clone())], |e, i, c| {
+                let x = e.op(format!("tensor.extract {zm}[{b}, {o_}, {i}] : {ztt}"));
+                vec![e.op(format!("tensor.insert {x} into {}[{b}, {i}, {jp}] : {uo}", c[0]))]
+            })
+        })
+        .remove(0);
+        (u, vt)
+    };
+    let finals = [ures, sres, vres, w, zm, completed[0].clone(), miss, nrm, completed[2].clone()];
+    let slices: Vec<(String, TensorType, String)> = ts.iter().zip(&finals).map(|(t, v)| {
+        let inner = TensorType::new(t.dtype, t.shape[1..].to_vec());
+        let zeros = vec!["0"; t.rank() - 1].join(", ");
+        let sizes: Vec<String> = std::iter::once("1".to_string()).chain(t.shape[1..].iter().map(|x| x.to_string())).collect();
+        let ones = vec!["1"; t.rank()].join(", ");
+        let spec = format!("[{b}, {zeros}] [{}] [{ones}]", sizes.join(", "));
+        let sl = e.op(format!("tensor.extract_slice {v}{spec} : {t} to {inner}"));
+        (sl, inner, spec)
+    }).collect();
+    e.raw_line("scf.forall.in_parallel {");
+    e.depth += 1;
+    for ((sl, inner, spec), (o_, t)) in slices.iter().zip(outs.iter().zip(&ts)) {
+        e.line(format!("tensor.parallel_insert_slice {sl} into {o_}{spec} : {inner} into {t}"));
+    }
+    e.depth -= 1;
+    e.raw_line("}");
+    e.depth -= 1;
+    e.raw_line("} {mapping = [#gpu.block<x>]}");
+    let rts_: Vec<TensorType> = o.results.iter().map(|v| f.ty(*v).clone()).collect();
+    vec![from_batch(e, &format!("{res}#0"), &uo, &rts_[0]), vec_from_batch(e, &format!("{res}#1"), &so, &rts_[1]), from_batch(e, &format!("{res}#2"), &vo, &rts_[2])]
+}
+
+/// An `i1` true constant.
+fn e_true(e: &mut Emitter) -> String {
+    e.scalar(DType::I1, "true")
+}
+
 /// Whether `op` has a loop form here.
 pub fn has_loop_form(op: &LinalgOp) -> bool {
-    matches!(op, LinalgOp::Cholesky { .. } | LinalgOp::TriangularSolve { .. } | LinalgOp::Lu {} | LinalgOp::Qr { .. } | LinalgOp::Eigh { .. })
+    matches!(op, LinalgOp::Cholesky { .. } | LinalgOp::TriangularSolve { .. } | LinalgOp::Lu {} | LinalgOp::Qr { .. } | LinalgOp::Eigh { .. } | LinalgOp::Svd { .. })
 }
 
 /// The loop form of `op`'s results, or `None` when it has none yet.
@@ -681,6 +1010,6 @@ pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &LinalgOp) -> Option<Vec<Str
         LinalgOp::Lu {} => Some(lu(e, f, o)),
         LinalgOp::Qr { full_matrices } => Some(qr(e, f, o, *full_matrices)),
         LinalgOp::Eigh { lower } => Some(eigh(e, f, o, *lower)),
-        LinalgOp::Svd { .. } => None,
+        LinalgOp::Svd { full_matrices } => Some(svd(e, f, o, *full_matrices)),
     }
 }
