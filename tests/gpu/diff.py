@@ -62,7 +62,17 @@ def cases():
     yield "max_pool", lambda a: qb.max_pool(a, (2, 2), (2, 2)), [arr((2, 3, 12, 12), np.float32)]
     yield "cumsum", lambda a: qb.cumsum(a, axis=1), [arr((9, 7), np.float64)]
     yield "fori_loop (gap?)", lambda a: qb.fori_loop(0, 3, lambda i, c: c * 2.0, a), [arr((4,), np.float64)]
-    yield "sort (gap?)", lambda a: qb.sort(a), [arr((4,), np.float64)]
+    for dt in (np.float32, np.float64):
+        d = np.dtype(dt).name
+        x = arr((9, 7), dt)
+        yield f"sort argsort {d}", lambda a: (qb.sort(a, axis=1), qb.argsort(a, axis=0), qb.sort(a, axis=0, descending=True)), [x]
+        yield f"scatter add set {d}", lambda a, i, u: (a.at[i].add(u), a.at[i].set(u), a.at[i].max(u)), [x, qb.array(rng.integers(0, 9, 5)), arr((5, 7), dt)]
+        yield f"dynamic slice and update {d}", lambda a, i: (qb.dynamic_slice(a, (i, 2), (3, 4)), qb.dynamic_update_slice(a, a[:2, :3] * 2.0, (i, i))), [x, qb.array(np.int32(4))]
+        yield f"cond switch {d}", lambda p, k, a: (qb.cond(p, lambda v: qb.sin(v), lambda v: v * 3.0, a), qb.switch(k, [lambda v: v + 1.0, lambda v: -v, lambda v: v * v], a)), [qb.array(True), qb.array(np.int32(1)), x]
+        spd = qb.array((lambda r: (r @ r.T + 7 * np.eye(7)).astype(dt))(rng.uniform(-1, 1, (7, 7))))
+        yield f"cholesky solve_triangular {d}", lambda s, b: (qb.linalg.cholesky(s), qb.linalg.solve_triangular(qb.linalg.cholesky(s), b, lower=True)), [spd, arr((7, 3), dt)]
+        yield f"lu qr {d}", lambda a: (qb.linalg.lu_factor(a), qb.linalg.qr(a)), [arr((7, 7), dt)]
+        yield f"eigh svd {d}", lambda s, a: (qb.linalg.eigh(s), qb.linalg.svd(a, full_matrices=False)), [spd, x]
 
 
 def compare(name, got, want):
