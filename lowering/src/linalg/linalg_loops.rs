@@ -56,7 +56,8 @@ fn for_loop(e: &mut Emitter, lo: &str, hi: &str, carried: &[(String, String)], b
 /// `t` (batch dims, then two matrix dims) viewed as `[B, r, c]` (B = 1 without batch dims).
 fn as_batch(e: &mut Emitter, x: &str, t: &TensorType) -> (String, TensorType) {
     let r = t.rank();
-    let b: i64 = t.shape[..r - 2].iter().product();
+    // The operand's type passed the size checks, so its batch product fits.
+    let b = quabla_dialect::size::saturating_product(t.shape[..r - 2].iter().copied());
     let bt = TensorType::new(t.dtype, [b, t.shape[r - 2], t.shape[r - 1]]);
     let groups = if r == 2 { "[[0, 1], [2]]".to_string() } else { format!("[[{}], [{}], [{}]]", (0..r - 2).map(|k| k.to_string()).collect::<Vec<_>>().join(", "), r - 2, r - 1) };
     let v = if r == 2 {
@@ -179,7 +180,7 @@ fn triangular_solve(e: &mut Emitter, f: &Func, o: &Op, left: bool, lower: bool, 
     // The system solved per right-hand side: N(i, j) = op(a)[i][j] on the left, op(a)[j][i]
     // on the right (x op(a) = b is op(a)ᵀ xᵀ = bᵀ); N is lower iff this is.
     let n_lower = (lower != transpose_a) == left;
-    let n_transposed = transpose_a != !left;
+    let n_transposed = transpose_a == left;
     let (res, p, out) = (e.fresh(), e.fresh(), e.fresh());
     e.raw_line(format!("{res} = scf.forall ({p}) in ({}) shared_outs({out} = {x0}) -> ({xbt}) {{", bsz * k));
     e.depth += 1;
@@ -234,20 +235,29 @@ fn vec_from_batch(e: &mut Emitter, v: &str, bt: &TensorType, t: &TensorType) -> 
     e.op(format!("tensor.expand_shape {v} {groups} output_shape [{}] : {bt} into {t}", shape.join(", ")))
 }
 
-/// `scf.if cond` yielding `ty` values: `then` computes them, the else branch yields `other`.
+/// `scf.if cond` yielding one `ty` value: `then` computes it, the else branch yields `other`.
 fn if_then(e: &mut Emitter, cond: &str, ty: &str, other: &str, then: impl FnOnce(&mut Emitter) -> String) -> String {
-    let r = e.fresh();
-    e.raw_line(format!("{r} = scf.if {cond} -> ({ty}) {{"));
-    e.depth += 1;
-    let y = then(e);
-    e.line(format!("scf.yield {y} : {ty}"));
-    e.depth -= 1;
-    e.raw_line("} else {");
-    e.depth += 1;
-    e.line(format!("scf.yield {other} : {ty}"));
-    e.depth -= 1;
-    e.raw_line("}");
-    r
+    if_many(e, cond, &[(other.to_string(), ty.to_string())], |e| vec![then(e)]).remove(0)
+}
+
+/// The place of element `i` among the `n` values `get(j)` in a stable order (ascending, or
+/// descending): how many come before it, ties by position; as an `index`.
+fn stable_place(e: &mut Emitter, d: DType, n: &str, i: &str, descending: bool, get: impl Fn(&mut Emitter, &str) -> String) -> String {
+    let c0 = e.index(0);
+    let zi = e.scalar(DType::I64, "0");
+    let xi = get(e, i);
+    let place = for_loop(e, &c0, n, &[(zi, "i64".into())], |e, j, acc| {
+        let xj = get(e, j);
+        let first = e.op(format!("arith.cmpf {}, {xj}, {xi} : {d}", if descending { "ogt" } else { "olt" }));
+        let eq = e.op(format!("arith.cmpf oeq, {xj}, {xi} : {d}"));
+        let earlier = e.op(format!("arith.cmpi ult, {j}, {i} : index"));
+        let tie = e.op(format!("arith.andi {eq}, {earlier} : i1"));
+        let before = e.op(format!("arith.ori {first}, {tie} : i1"));
+        let inc = e.op(format!("arith.extui {before} : i1 to i64"));
+        vec![e.op(format!("arith.addi {}, {inc} : i64", acc[0]))]
+    })
+    .remove(0);
+    e.op(format!("arith.index_cast {place} : i64 to index"))
 }
 
 /// `lu` (LAPACK getrf's results, as JAX): the unblocked right-looking elimination with
@@ -513,19 +523,21 @@ fn if_many(e: &mut Emitter, cond: &str, carried: &[(String, String)], then: impl
     (0..carried.len()).map(|k| format!("{r}#{k}")).collect()
 }
 
-/// Rows `p` and `q` of `w` (batch `b`, rows of `len`) rotated in their plane:
-/// `(x, y) -> (c x - s y, s x + c y)` element by element.
-fn rotate_rows(e: &mut Emitter, w: &str, t: &TensorType, b: &str, p: &str, q: &str, c: &str, sn: &str, len: &str) -> String {
+/// Rows `p` and `q` of `w` (batch `b`, rows of `len`; with `cols`, columns) rotated in
+/// their plane: `(x, y) -> (c x - s y, s x + c y)` element by element.
+#[allow(clippy::too_many_arguments)]
+fn rotate(e: &mut Emitter, w: &str, t: &TensorType, b: &str, [p, q]: [&str; 2], [c, sn]: [&str; 2], len: &str, cols: bool) -> String {
     let (d, ts) = (t.dtype, t.to_string());
     let c0 = e.index(0);
+    let at = |r: &str, k: &str| if cols { format!("{b}, {k}, {r}") } else { format!("{b}, {r}, {k}") };
     for_loop(e, &c0, len, &[(w.to_string(), ts)], |e, k, cw| {
-        let x = e.op(format!("tensor.extract {}[{b}, {p}, {k}] : {t}", cw[0]));
-        let y = e.op(format!("tensor.extract {}[{b}, {q}, {k}] : {t}", cw[0]));
+        let x = e.op(format!("tensor.extract {}[{}] : {t}", cw[0], at(p, k)));
+        let y = e.op(format!("tensor.extract {}[{}] : {t}", cw[0], at(q, k)));
         let (cx, sy, sx, cy) = (e.op(format!("arith.mulf {c}, {x} : {d}")), e.op(format!("arith.mulf {sn}, {y} : {d}")), e.op(format!("arith.mulf {sn}, {x} : {d}")), e.op(format!("arith.mulf {c}, {y} : {d}")));
         let nx = e.op(format!("arith.subf {cx}, {sy} : {d}"));
         let ny = e.op(format!("arith.addf {sx}, {cy} : {d}"));
-        let w1 = e.op(format!("tensor.insert {nx} into {}[{b}, {p}, {k}] : {t}", cw[0]));
-        vec![e.op(format!("tensor.insert {ny} into {w1}[{b}, {q}, {k}] : {t}"))]
+        let w1 = e.op(format!("tensor.insert {nx} into {}[{}] : {t}", cw[0], at(p, k)));
+        vec![e.op(format!("tensor.insert {ny} into {w1}[{}] : {t}", at(q, k)))]
     })
     .remove(0)
 }
@@ -615,18 +627,9 @@ fn eigh(e: &mut Emitter, f: &Func, o: &Op, lower: bool) -> Vec<String> {
                         let cs = e.op(format!("arith.divf {onef}, {sq} : {d}"));
                         let sn = e.op(format!("arith.mulf {tt}, {cs} : {d}"));
                         // Columns p and q, then rows p and q, of s; rows of vᵀ.
-                        let s1 = for_loop(e, &c0, &cn, &[(s.clone(), bts.clone())], |e, k, cw| {
-                            let x = e.op(format!("tensor.extract {}[{b}, {k}, {p}] : {bt}", cw[0]));
-                            let y = e.op(format!("tensor.extract {}[{b}, {k}, {q}] : {bt}", cw[0]));
-                            let (cx, sy, sx, cy) = (e.op(format!("arith.mulf {cs}, {x} : {d}")), e.op(format!("arith.mulf {sn}, {y} : {d}")), e.op(format!("arith.mulf {sn}, {x} : {d}")), e.op(format!("arith.mulf {cs}, {y} : {d}")));
-                            let nx = e.op(format!("arith.subf {cx}, {sy} : {d}"));
-                            let ny = e.op(format!("arith.addf {sx}, {cy} : {d}"));
-                            let w1 = e.op(format!("tensor.insert {nx} into {}[{b}, {k}, {p}] : {bt}", cw[0]));
-                            vec![e.op(format!("tensor.insert {ny} into {w1}[{b}, {k}, {q}] : {bt}"))]
-                        })
-                        .remove(0);
-                        let s2 = rotate_rows(e, &s1, &bt, &b, p, q, &cs, &sn, &cn);
-                        let t2 = rotate_rows(e, &t, &bt, &b, p, q, &cs, &sn, &cn);
+                        let s1 = rotate(e, &s, &bt, &b, [p, q], [&cs, &sn], &cn, true);
+                        let s2 = rotate(e, &s1, &bt, &b, [p, q], [&cs, &sn], &cn, false);
+                        let t2 = rotate(e, &t, &bt, &b, [p, q], [&cs, &sn], &cn, false);
                         let yes = e.scalar(DType::I1, "true");
                         vec![s2, t2, yes]
                     })
@@ -639,19 +642,7 @@ fn eigh(e: &mut Emitter, f: &Func, o: &Op, lower: bool) -> Vec<String> {
     // Place of each eigenvalue (ascending, ties in order); its vector into that column.
     let vw = for_loop(e, &c0, &cn, &[(v0.clone(), bts.clone()), (w0.clone(), wts.clone())], |e, i, c| {
         let di = e.op(format!("tensor.extract {s}[{b}, {i}, {i}] : {bt}"));
-        let zi = e.scalar(DType::I64, "0");
-        let place = for_loop(e, &c0, &cn, &[(zi, "i64".into())], |e, j, acc| {
-            let dj = e.op(format!("tensor.extract {s}[{b}, {j}, {j}] : {bt}"));
-            let lt = e.op(format!("arith.cmpf olt, {dj}, {di} : {d}"));
-            let eq = e.op(format!("arith.cmpf oeq, {dj}, {di} : {d}"));
-            let earlier = e.op(format!("arith.cmpi ult, {j}, {i} : index"));
-            let tie = e.op(format!("arith.andi {eq}, {earlier} : i1"));
-            let before = e.op(format!("arith.ori {lt}, {tie} : i1"));
-            let inc = e.op(format!("arith.extui {before} : i1 to i64"));
-            vec![e.op(format!("arith.addi {}, {inc} : i64", acc[0]))]
-        })
-        .remove(0);
-        let pl = e.op(format!("arith.index_cast {place} : i64 to index"));
+        let pl = stable_place(e, d, &cn, i, false, |e, j| e.op(format!("tensor.extract {s}[{b}, {j}, {j}] : {bt}")));
         let w = e.op(format!("tensor.insert {di} into {}[{b}, {pl}] : {wt}", c[1]));
         let v = for_loop(e, &c0, &cn, &[(c[0].clone(), bts.clone())], |e, r, cv| {
             let x = e.op(format!("tensor.extract {t}[{b}, {i}, {r}] : {bt}"));
@@ -680,7 +671,7 @@ fn eigh(e: &mut Emitter, f: &Func, o: &Op, lower: bool) -> Vec<String> {
 }
 
 /// `Σ_k x[b, p, k] y[b, q, k]` over `k < len` (rows of `t`), in order.
-fn row_dot(e: &mut Emitter, x: &str, y: &str, t: &TensorType, b: &str, p: &str, q: &str, len: &str) -> String {
+fn row_dot(e: &mut Emitter, x: &str, y: &str, t: &TensorType, b: &str, [p, q]: [&str; 2], len: &str) -> String {
     let d = t.dtype;
     let c0 = e.index(0);
     sum(e, d, &c0, len, |e, k| {
@@ -748,9 +739,9 @@ fn svd(e: &mut Emitter, f: &Func, o: &Op, full: bool) -> Vec<String> {
                 let p1 = e.op(format!("arith.addi {p}, {one} : index"));
                 for_loop(e, &p1, &cnn, &[(c[0].clone(), wts.clone()), (c[1].clone(), zts.clone()), (c[2].clone(), "i1".into())], |e, q, c| {
                     let (w, zm, rot) = (c[0].clone(), c[1].clone(), c[2].clone());
-                    let alpha = row_dot(e, &w, &w, &wtt, &b, p, p, &cmm);
-                    let beta = row_dot(e, &w, &w, &wtt, &b, q, q, &cmm);
-                    let gamma = row_dot(e, &w, &w, &wtt, &b, p, q, &cmm);
+                    let alpha = row_dot(e, &w, &w, &wtt, &b, [p, p], &cmm);
+                    let beta = row_dot(e, &w, &w, &wtt, &b, [q, q], &cmm);
+                    let gamma = row_dot(e, &w, &w, &wtt, &b, [p, q], &cmm);
                     let ab = e.op(format!("arith.mulf {alpha}, {beta} : {d}"));
                     let sab = e.op(format!("math.sqrt {ab} : {d}"));
                     let lim = e.op(format!("arith.mulf {eps}, {sab} : {d}"));
@@ -776,8 +767,8 @@ fn svd(e: &mut Emitter, f: &Func, o: &Op, full: bool) -> Vec<String> {
                         let sq = e.op(format!("math.sqrt {t2} : {d}"));
                         let cs = e.op(format!("arith.divf {onef}, {sq} : {d}"));
                         let sn = e.op(format!("arith.mulf {cs}, {t} : {d}"));
-                        let w2 = rotate_rows(e, &w, &wtt, &b, p, q, &cs, &sn, &cmm);
-                        let z3 = rotate_rows(e, &zm, &ztt, &b, p, q, &cs, &sn, &cnn);
+                        let w2 = rotate(e, &w, &wtt, &b, [p, q], [&cs, &sn], &cmm, false);
+                        let z3 = rotate(e, &zm, &ztt, &b, [p, q], [&cs, &sn], &cnn, false);
                         let yes = e.scalar(DType::I1, "true");
                         vec![w2, z3, yes]
                     })
@@ -788,7 +779,7 @@ fn svd(e: &mut Emitter, f: &Func, o: &Op, full: bool) -> Vec<String> {
     let (w, zm) = (done[0].clone(), done[1].clone());
     // Column norms and their maximum.
     let nrm = for_loop(e, &c0, &cnn, &[(outs[7].clone(), nrms.clone())], |e, j, c| {
-        let sq = row_dot(e, &w, &w, &wtt, &b, j, j, &cmm);
+        let sq = row_dot(e, &w, &w, &wtt, &b, [j, j], &cmm);
         let x = e.op(format!("math.sqrt {sq} : {d}"));
         vec![e.op(format!("tensor.insert {x} into {}[{b}, {j}] : {nrmt}", c[0]))]
     })
@@ -809,19 +800,7 @@ fn svd(e: &mut Emitter, f: &Func, o: &Op, full: bool) -> Vec<String> {
     });
     let placed = for_loop(e, &c0, &cnn, &[(um[0].clone(), uts.clone()), (um[1].clone(), miss_s.clone()), (outs[1].clone(), so.to_string()), (outs[2].clone(), vo.to_string())], |e, o_, c| {
         let no_ = e.op(format!("tensor.extract {nrm}[{b}, {o_}] : {nrmt}"));
-        let zi = e.scalar(DType::I64, "0");
-        let place = for_loop(e, &c0, &cnn, &[(zi, "i64".into())], |e, j, acc| {
-            let nj = e.op(format!("tensor.extract {nrm}[{b}, {j}] : {nrmt}"));
-            let gt = e.op(format!("arith.cmpf ogt, {nj}, {no_} : {d}"));
-            let eq = e.op(format!("arith.cmpf oeq, {nj}, {no_} : {d}"));
-            let earlier = e.op(format!("arith.cmpi ult, {j}, {o_} : index"));
-            let tie = e.op(format!("arith.andi {eq}, {earlier} : i1"));
-            let before = e.op(format!("arith.ori {gt}, {tie} : i1"));
-            let inc = e.op(format!("arith.extui {before} : i1 to i64"));
-            vec![e.op(format!("arith.addi {}, {inc} : i64", acc[0]))]
-        })
-        .remove(0);
-        let j = e.op(format!("arith.index_cast {place} : i64 to index"));
+        let j = stable_place(e, d, &cnn, o_, true, |e, j| e.op(format!("tensor.extract {nrm}[{b}, {j}] : {nrmt}")));
         let sv = e.op(format!("tensor.insert {no_} into {}[{b}, {j}] : {so}", c[2]));
         let ok1 = e.op(format!("arith.cmpf ogt, {no_}, {floor} : {d}"));
         let ok2 = e.op(format!("arith.cmpf ogt, {no_}, {z} : {d}"));
@@ -947,20 +926,7 @@ fn svd(e: &mut Emitter, f: &Func, o: &Op, full: bool) -> Vec<String> {
         .remove(0);
         // u[i][jp] = zt[o][i] for the column o placed at jp (the same places as s).
         let u = for_loop(e, &c0, &cnn, &[(outs[0].clone(), uo_s.clone())], |e, o_, c| {
-            let no_ = e.op(format!("tensor.extract {nrm}[{b}, {o_}] : {nrmt}"));
-            let zi = e.scalar(DType::I64, "0");
-            let place = for_loop(e, &c0, &cnn, &[(zi, "i64".into())], |e, j, acc| {
-                let nj = e.op(format!("tensor.extract {nrm}[{b}, {j}] : {nrmt}"));
-                let gt = e.op(format!("arith.cmpf ogt, {nj}, {no_} : {d}"));
-                let eq = e.op(format!("arith.cmpf oeq, {nj}, {no_} : {d}"));
-                let earlier = e.op(format!("arith.cmpi ult, {j}, {o_} : index"));
-                let tie = e.op(format!("arith.andi {eq}, {earlier} : i1"));
-                let before = e.op(format!("arith.ori {gt}, {tie} : i1"));
-                let inc = e.op(format!("arith.extui {before} : i1 to i64"));
-                vec![e.op(format!("arith.addi {}, {inc} : i64", acc[0]))]
-            })
-            .remove(0);
-            let jp = e.op(format!("arith.index_cast {place} : i64 to index"));
+            let jp = stable_place(e, d, &cnn, o_, true, |e, j| e.op(format!("tensor.extract {nrm}[{b}, {j}] : {nrmt}")));
             for_loop(e, &c0, &cnn, &[(c[0].clone(), uo_s.clone())], |e, i, c| {
                 let x = e.op(format!("tensor.extract {zm}[{b}, {o_}, {i}] : {ztt}"));
                 vec![e.op(format!("tensor.insert {x} into {}[{b}, {i}, {jp}] : {uo}", c[0]))]
