@@ -672,7 +672,6 @@ fn program_work(m: &Module) -> Work {
     m.funcs.iter().fold(Work::default(), |w, f| w.plus(ops_work(f, &f.ops)))
 }
 
-
 /// The element operations of `ops` (of function `f`), for [`effective_opt_level`]: per op
 /// the larger of its result elements (times K for a contraction) and its operand elements (a
 /// reduction of a large input has a small result), plus the work of its regions; a loop counts

@@ -37,14 +37,18 @@ fn scf_yield(e: &mut Emitter, f: &Func, outputs: &[quabla_dialect::Value]) {
     }
 }
 
-/// `quabla.if`: returns the names of the results.
-/// One branch of an `if`/`case` (`body`, a region of `o`): its parameters bound to the op's
-/// captured operands (`o.operands[1..]`), its ops lowered one level deeper, its `scf.yield`.
-fn branch(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, body: &quabla_dialect::Body, loc: &Option<String>) -> Result<(), LowerError> {
+/// Binds a branch's parameters to the op's captured operands (`o.operands[1..]`).
+fn bind_params(e: &mut Emitter, o: &Op, body: &quabla_dialect::Body) {
     for (bp, outer) in body.params.iter().zip(&o.operands[1..]) {
         let name = e.name(*outer);
         e.alias(*bp, name);
     }
+}
+
+/// One branch of an `if`/`case` (`body`, a region of `o`): its parameters bound to the op's
+/// captured operands (`o.operands[1..]`), its ops lowered one level deeper, its `scf.yield`.
+fn branch(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, body: &quabla_dialect::Body, loc: &Option<String>) -> Result<(), LowerError> {
+    bind_params(e, o, body);
     e.depth += 1;
     lower_block(e, cx, f, &body.ops, &body.outputs)?;
     e.loc = loc.clone();
@@ -53,6 +57,7 @@ fn branch(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, body: &quabla_dialect::Bo
     Ok(())
 }
 
+/// `quabla.if`: returns the names of the results.
 pub fn lower_if(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorType]) -> Result<Vec<String>, LowerError> {
     if e.cg.target.parallel_outer() {
         return every_branch(e, cx, f, o, results);
@@ -367,10 +372,7 @@ fn every_branch(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorTy
     let loc = e.loc.clone();
     let mut values: Vec<Vec<String>> = Vec::with_capacity(o.regions.len());
     for body in &o.regions {
-        for (bp, outer) in body.params.iter().zip(&o.operands[1..]) {
-            let name = e.name(*outer);
-            e.alias(*bp, name);
-        }
+        bind_params(e, o, body);
         lower_block(e, cx, f, &body.ops, &body.outputs)?;
         values.push(body.outputs.iter().map(|v| e.name(*v)).collect());
     }

@@ -446,19 +446,22 @@ fn end_for(e: &mut Emitter, value: &str, ty: impl std::fmt::Display) {
 
 /// Ends an `scf.forall` body whose one result is `tensor.parallel_insert_slice {into}`.
 pub(super) fn end_forall(e: &mut Emitter, into: &str) {
-    close_forall(e, into, "}");
+    close_forall(e, &[into.to_string()], "}");
 }
 
-/// [`end_forall`] with a `mapping` attribute (e.g. `#gpu.block<x>`): a mapped loop is not
-/// folded away by canonicalization when it has one iteration.
-pub(super) fn end_forall_mapped(e: &mut Emitter, into: &str, mapping: &str) {
-    close_forall(e, into, &format!("}} {{mapping = [{mapping}]}}"));
+/// [`end_forall`] of a loop with one `tensor.parallel_insert_slice` per entry of `inserts`
+/// and a `mapping` attribute (e.g. `#gpu.block<x>`): a mapped loop is not folded away by
+/// canonicalization when it has one iteration.
+pub(super) fn end_forall_mapped(e: &mut Emitter, inserts: &[String], mapping: &str) {
+    close_forall(e, inserts, &format!("}} {{mapping = [{mapping}]}}"));
 }
 
-fn close_forall(e: &mut Emitter, into: &str, last: &str) {
+fn close_forall(e: &mut Emitter, inserts: &[String], last: &str) {
     e.raw_line("scf.forall.in_parallel {");
     e.depth += 1;
-    e.line(format!("tensor.parallel_insert_slice {into}"));
+    for into in inserts {
+        e.line(format!("tensor.parallel_insert_slice {into}"));
+    }
     e.depth -= 1;
     e.raw_line("}");
     e.depth -= 1;

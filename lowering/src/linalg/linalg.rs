@@ -45,10 +45,8 @@ pub fn kernel(op: &LinalgOp, d: DType) -> (String, Vec<String>) {
 }
 
 /// The declarations of every kernel the module's linear-algebra ops call.
-pub fn declarations(m: &Module, kernels_only: bool) -> String {
+pub fn declarations(m: &Module) -> String {
     declare(m, |f, o| match &o.kind {
-        // A kernels-only target lowers these as loop nests (crate::linalg::linalg_loops).
-        OpKind::Linalg(op) if kernels_only && super::linalg_loops::has_loop_form(op) => None,
         OpKind::Linalg(op) => Some(kernel(op, f.ty(o.operands[0]).dtype)),
         _ => None,
     })
@@ -69,13 +67,11 @@ pub(super) fn declare(m: &Module, kernel_of: impl Fn(&Func, &Op) -> Option<(Stri
 }
 
 /// Lowers one op of this family, returning its results' names (exhaustive over the family:
-/// every op is one kernel call).
+/// every op is one kernel call, or on a kernels-only target its loop form).
 pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &LinalgOp) -> Result<Vec<String>, LowerError> {
     if e.cg.target.parallel_outer() {
         // A kernels-only target has no runtime kernels: the loop forms (crate::linalg::linalg_loops).
-        if let Some(v) = super::linalg_loops::lower(e, f, o, op) {
-            return Ok(v);
-        }
+        return Ok(super::linalg_loops::lower(e, f, o, op));
     }
     let d = f.ty(o.operands[0]).dtype;
     let (name, args) = kernel(op, d);

@@ -86,9 +86,46 @@ fn scratch(e: &mut Emitter, t: &TensorType) -> String {
     e.op(format!("bufferization.alloc_tensor() : {t}"))
 }
 
-/// A float constant of `d`.
-fn fconst(e: &mut Emitter, d: DType, v: &str) -> String {
-    e.scalar(d, v)
+/// An open `scf.forall` (mapped to `#gpu.block<x>`): its result names, induction variable,
+/// shared outputs and their types.
+struct Forall {
+    results: Vec<String>,
+    iv: String,
+    outs: Vec<String>,
+    types: Vec<TensorType>,
+}
+
+/// Opens an `scf.forall` over `count` independent problems with one shared output per
+/// `inits` entry (initial value, type).
+fn open_forall(e: &mut Emitter, count: i64, inits: &[(String, TensorType)]) -> Forall {
+    let (res, iv) = (e.fresh(), e.fresh());
+    let outs: Vec<String> = inits.iter().map(|_| e.fresh()).collect();
+    let shared: Vec<String> = outs.iter().zip(inits).map(|(o, (v, _))| format!("{o} = {v}")).collect();
+    let types: Vec<TensorType> = inits.iter().map(|(_, t)| t.clone()).collect();
+    let tys: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+    let (lhs, results) = match inits.len() {
+        1 => (res.clone(), vec![res.clone()]),
+        n => (format!("{res}:{n}"), (0..n).map(|k| format!("{res}#{k}")).collect()),
+    };
+    e.raw_line(format!("{lhs} = scf.forall ({iv}) in ({count}) shared_outs({}) -> ({}) {{", shared.join(", "), tys.join(", ")));
+    e.depth += 1;
+    Forall { results, iv, outs, types }
+}
+
+/// Closes a forall over the batch: `finals[k]` (the k-th shared output as the iteration left
+/// it) has its slice of batch element `iv` inserted into the k-th output.
+fn close_batch(e: &mut Emitter, fa: &Forall, finals: &[String]) {
+    let b = &fa.iv;
+    let inserts: Vec<String> = fa.types.iter().zip(finals.iter().zip(&fa.outs)).map(|(t, (v, out))| {
+        let inner = TensorType::new(t.dtype, t.shape[1..].to_vec());
+        let zeros = vec!["0"; t.rank() - 1].join(", ");
+        let sizes: Vec<String> = std::iter::once("1".to_string()).chain(t.shape[1..].iter().map(|x| x.to_string())).collect();
+        let ones = vec!["1"; t.rank()].join(", ");
+        let spec = format!("[{b}, {zeros}] [{}] [{ones}]", sizes.join(", "));
+        let sl = e.op(format!("tensor.extract_slice {v}{spec} : {t} to {inner}"));
+        format!("{sl} into {out}{spec} : {inner} into {t}")
+    }).collect();
+    super::dot::end_forall_mapped(e, &inserts, "#gpu.block<x>");
 }
 
 /// `x[b, i, j]`, or `x[b, j, i]` when `transposed`.
@@ -105,13 +142,11 @@ fn cholesky(e: &mut Emitter, f: &Func, o: &Op, lower: bool) -> String {
     let at_ = f.ty(o.operands[0]).clone();
     let (a, bt) = as_batch(e, &e.name(o.operands[0]), &at_);
     let (d, bsz, n) = (bt.dtype, bt.shape[0], bt.shape[1]);
-    let mt = TensorType::new(d, [n, n]);
     let init = scratch(e, &bt);
-    let (res, b, out) = (e.fresh(), e.fresh(), e.fresh());
-    e.raw_line(format!("{res} = scf.forall ({b}) in ({bsz}) shared_outs({out} = {init}) -> ({bt}) {{"));
-    e.depth += 1;
+    let fa = open_forall(e, bsz, &[(init, bt.clone())]);
+    let (b, out) = (fa.iv.clone(), fa.outs[0].clone());
     let (c0, cn) = (e.index(0), e.index(n));
-    let z = fconst(e, d, "0.0");
+    let z = e.scalar(d, "0.0");
     let yes = e.scalar(DType::I1, "true");
     let bts = bt.to_string();
     // l[i][j] in the result's slice (transposed for the upper factor).
@@ -152,7 +187,7 @@ fn cholesky(e: &mut Emitter, f: &Func, o: &Op, lower: bool) -> String {
         vec![w2, ok]
     });
     let (w, ok) = (done[0].clone(), done[1].clone());
-    let nan = fconst(e, d, if d == DType::F32 { "0x7FC00000" } else { "0x7FF8000000000000" });
+    let nan = e.scalar(d, if d == DType::F32 { "0x7FC00000" } else { "0x7FF8000000000000" });
     let fin = for_loop(e, &c0, &cn, &[(w, bts.clone())], |e, i, c| {
         for_loop(e, &c0, &cn, &[(c[0].clone(), bts.clone())], |e, j, c| {
             let lij = get(e, &c[0], i, j);
@@ -163,9 +198,8 @@ fn cholesky(e: &mut Emitter, f: &Func, o: &Op, lower: bool) -> String {
         })
     })
     .remove(0);
-    let mine = e.op(format!("tensor.extract_slice {fin}[{b}, 0, 0] [1, {n}, {n}] [1, 1, 1] : {bt} to {mt}"));
-    super::dot::end_forall_mapped(e, &format!("{mine} into {out}[{b}, 0, 0] [1, {n}, {n}] [1, 1, 1] : {mt} into {bt}"), "#gpu.block<x>");
-    from_batch(e, &res, &bt, f.ty(o.results[0]))
+    close_batch(e, &fa, &[fin]);
+    from_batch(e, &fa.results[0], &bt, f.ty(o.results[0]))
 }
 
 /// `triangular_solve` (see the module docs): one problem per batch matrix and right-hand
@@ -181,9 +215,8 @@ fn triangular_solve(e: &mut Emitter, f: &Func, o: &Op, left: bool, lower: bool, 
     // on the right (x op(a) = b is op(a)ᵀ xᵀ = bᵀ); N is lower iff this is.
     let n_lower = (lower != transpose_a) == left;
     let n_transposed = transpose_a == left;
-    let (res, p, out) = (e.fresh(), e.fresh(), e.fresh());
-    e.raw_line(format!("{res} = scf.forall ({p}) in ({}) shared_outs({out} = {x0}) -> ({xbt}) {{", bsz * k));
-    e.depth += 1;
+    let fa = open_forall(e, bsz * k, &[(x0, xbt.clone())]);
+    let (p, out) = (fa.iv.clone(), fa.outs[0].clone());
     let kk = e.index(k);
     let b = e.op(format!("arith.divui {p}, {kk} : index"));
     let c = e.op(format!("arith.remui {p}, {kk} : index"));
@@ -220,8 +253,8 @@ fn triangular_solve(e: &mut Emitter, f: &Func, o: &Op, left: bool, lower: bool, 
     let (sizes, vt) = if left { (format!("[1, {m}, 1]"), TensorType::new(d, [m])) } else { (format!("[1, 1, {m}]"), TensorType::new(d, [m])) };
     let offs = if left { format!("[{b}, 0, {c}]") } else { format!("[{b}, {c}, 0]") };
     let mine = e.op(format!("tensor.extract_slice {fin}{offs} {sizes} [1, 1, 1] : {xbt} to {vt}"));
-    super::dot::end_forall_mapped(e, &format!("{mine} into {out}{offs} {sizes} [1, 1, 1] : {vt} into {xbt}"), "#gpu.block<x>");
-    from_batch(e, &res, &xbt, f.ty(o.results[0]))
+    super::dot::end_forall_mapped(e, &[format!("{mine} into {out}{offs} {sizes} [1, 1, 1] : {vt} into {xbt}")], "#gpu.block<x>");
+    from_batch(e, &fa.results[0], &xbt, f.ty(o.results[0]))
 }
 
 /// The `[B, k]` vector `v` back in the result type `t` (batch dims, then `k`).
@@ -250,11 +283,7 @@ fn stable_place(e: &mut Emitter, d: DType, n: &str, i: &str, descending: bool, g
         let xj = get(e, j);
         let first = e.op(format!("arith.cmpf {}, {xj}, {xi} : {d}", if descending { "ogt" } else { "olt" }));
         let eq = e.op(format!("arith.cmpf oeq, {xj}, {xi} : {d}"));
-        let earlier = e.op(format!("arith.cmpi ult, {j}, {i} : index"));
-        let tie = e.op(format!("arith.andi {eq}, {earlier} : i1"));
-        let before = e.op(format!("arith.ori {first}, {tie} : i1"));
-        let inc = e.op(format!("arith.extui {before} : i1 to i64"));
-        vec![e.op(format!("arith.addi {}, {inc} : i64", acc[0]))]
+        vec![super::sort::count_before(e, &first, &eq, j, i, &acc[0])]
     })
     .remove(0);
     e.op(format!("arith.index_cast {place} : i64 to index"))
@@ -273,9 +302,8 @@ fn lu(e: &mut Emitter, f: &Func, o: &Op) -> Vec<String> {
     let kmin = m.min(n);
     let (pt, qt) = (TensorType::new(DType::I32, [bsz, kmin]), TensorType::new(DType::I32, [bsz, m]));
     let (pi, qi) = (scratch(e, &pt), scratch(e, &qt));
-    let (res, b, w0, p0, q0) = (e.fresh(), e.fresh(), e.fresh(), e.fresh(), e.fresh());
-    e.raw_line(format!("{res}:3 = scf.forall ({b}) in ({bsz}) shared_outs({w0} = {a}, {p0} = {pi}, {q0} = {qi}) -> ({bt}, {pt}, {qt}) {{"));
-    e.depth += 1;
+    let fa = open_forall(e, bsz, &[(a, bt.clone()), (pi, pt.clone()), (qi, qt.clone())]);
+    let (b, w0, p0, q0) = (fa.iv.clone(), fa.outs[0].clone(), fa.outs[1].clone(), fa.outs[2].clone());
     let (c0, cm, cn, ck) = (e.index(0), e.index(m), e.index(n), e.index(kmin));
     let (bts, pts, qts) = (bt.to_string(), pt.to_string(), qt.to_string());
     let one = e.index(1);
@@ -334,22 +362,10 @@ fn lu(e: &mut Emitter, f: &Func, o: &Op) -> Vec<String> {
         });
         vec![w, piv, perm]
     });
-    let mt = TensorType::new(d, [m, n]);
-    let (pv, qv) = (TensorType::new(DType::I32, [kmin]), TensorType::new(DType::I32, [m]));
-    let mw = e.op(format!("tensor.extract_slice {}[{b}, 0, 0] [1, {m}, {n}] [1, 1, 1] : {bt} to {mt}", done[0]));
-    let mp = e.op(format!("tensor.extract_slice {}[{b}, 0] [1, {kmin}] [1, 1] : {pt} to {pv}", done[1]));
-    let mq = e.op(format!("tensor.extract_slice {}[{b}, 0] [1, {m}] [1, 1] : {qt} to {qv}", done[2]));
-    e.raw_line("scf.forall.in_parallel {");
-    e.depth += 1;
-    e.line(format!("tensor.parallel_insert_slice {mw} into {w0}[{b}, 0, 0] [1, {m}, {n}] [1, 1, 1] : {mt} into {bt}"));
-    e.line(format!("tensor.parallel_insert_slice {mp} into {p0}[{b}, 0] [1, {kmin}] [1, 1] : {pv} into {pt}"));
-    e.line(format!("tensor.parallel_insert_slice {mq} into {q0}[{b}, 0] [1, {m}] [1, 1] : {qv} into {qt}"));
-    e.depth -= 1;
-    e.raw_line("}");
-    e.depth -= 1;
-    e.raw_line("} {mapping = [#gpu.block<x>]}");
+    close_batch(e, &fa, &done);
     let rt: Vec<TensorType> = o.results.iter().map(|v| f.ty(*v).clone()).collect();
-    vec![from_batch(e, &format!("{res}#0"), &bt, &rt[0]), vec_from_batch(e, &format!("{res}#1"), &pt, &rt[1]), vec_from_batch(e, &format!("{res}#2"), &qt, &rt[2])]
+    let r = &fa.results;
+    vec![from_batch(e, &r[0], &bt, &rt[0]), vec_from_batch(e, &r[1], &pt, &rt[1]), vec_from_batch(e, &r[2], &qt, &rt[2])]
 }
 
 /// `Σ_{i in lo..hi} f(i)` in `d`, summed in order.
@@ -376,9 +392,8 @@ fn qr(e: &mut Emitter, f: &Func, o: &Op, full: bool) -> Vec<String> {
     let c = if full { m } else { k };
     let (qt, rt, vt) = (TensorType::new(d, [bsz, m, c]), TensorType::new(d, [bsz, c, n]), TensorType::new(d, [bsz, k, m]));
     let (qi, ri, vi) = (scratch(e, &qt), scratch(e, &rt), scratch(e, &vt));
-    let (res, b, q0, r0, w0, v0) = (e.fresh(), e.fresh(), e.fresh(), e.fresh(), e.fresh(), e.fresh());
-    e.raw_line(format!("{res}:4 = scf.forall ({b}) in ({bsz}) shared_outs({q0} = {qi}, {r0} = {ri}, {w0} = {a}, {v0} = {vi}) -> ({qt}, {rt}, {bt}, {vt}) {{"));
-    e.depth += 1;
+    let fa = open_forall(e, bsz, &[(qi, qt.clone()), (ri, rt.clone()), (a, bt.clone()), (vi, vt.clone())]);
+    let (b, q0, r0, w0, v0) = (fa.iv.clone(), fa.outs[0].clone(), fa.outs[1].clone(), fa.outs[2].clone(), fa.outs[3].clone());
     let (c0, cm, cn, ck, cc) = (e.index(0), e.index(m), e.index(n), e.index(k), e.index(c));
     let one = e.index(1);
     let (bts, vts, qts, rts) = (bt.to_string(), vt.to_string(), qt.to_string(), rt.to_string());
@@ -485,23 +500,9 @@ fn qr(e: &mut Emitter, f: &Func, o: &Op, full: bool) -> Vec<String> {
         })
     })
     .remove(0);
-    let (mq, mr, mw, mv) = (TensorType::new(d, [m, c]), TensorType::new(d, [c, n]), TensorType::new(d, [m, n]), TensorType::new(d, [k, m]));
-    let sq = e.op(format!("tensor.extract_slice {q}[{b}, 0, 0] [1, {m}, {c}] [1, 1, 1] : {qt} to {mq}"));
-    let sr = e.op(format!("tensor.extract_slice {r}[{b}, 0, 0] [1, {c}, {n}] [1, 1, 1] : {rt} to {mr}"));
-    let sw = e.op(format!("tensor.extract_slice {w}[{b}, 0, 0] [1, {m}, {n}] [1, 1, 1] : {bt} to {mw}"));
-    let sv = e.op(format!("tensor.extract_slice {v}[{b}, 0, 0] [1, {k}, {m}] [1, 1, 1] : {vt} to {mv}"));
-    e.raw_line("scf.forall.in_parallel {");
-    e.depth += 1;
-    e.line(format!("tensor.parallel_insert_slice {sq} into {q0}[{b}, 0, 0] [1, {m}, {c}] [1, 1, 1] : {mq} into {qt}"));
-    e.line(format!("tensor.parallel_insert_slice {sr} into {r0}[{b}, 0, 0] [1, {c}, {n}] [1, 1, 1] : {mr} into {rt}"));
-    e.line(format!("tensor.parallel_insert_slice {sw} into {w0}[{b}, 0, 0] [1, {m}, {n}] [1, 1, 1] : {mw} into {bt}"));
-    e.line(format!("tensor.parallel_insert_slice {sv} into {v0}[{b}, 0, 0] [1, {k}, {m}] [1, 1, 1] : {mv} into {vt}"));
-    e.depth -= 1;
-    e.raw_line("}");
-    e.depth -= 1;
-    e.raw_line("} {mapping = [#gpu.block<x>]}");
+    close_batch(e, &fa, &[q, r, w, v]);
     let rts_: Vec<TensorType> = o.results.iter().map(|v| f.ty(*v).clone()).collect();
-    vec![from_batch(e, &format!("{res}#0"), &qt, &rts_[0]), from_batch(e, &format!("{res}#1"), &rt, &rts_[1])]
+    vec![from_batch(e, &fa.results[0], &qt, &rts_[0]), from_batch(e, &fa.results[1], &rt, &rts_[1])]
 }
 
 /// `scf.if cond` yielding the `carried` (value, type) pairs: `then` computes new values, the
@@ -542,6 +543,33 @@ fn rotate(e: &mut Emitter, w: &str, t: &TensorType, b: &str, [p, q]: [&str; 2], 
     .remove(0)
 }
 
+/// The Jacobi rotation (c, s) that zeroes the off-diagonal `x` of the 2 x 2 symmetric
+/// problem whose diagonal difference is `hi - lo` (eigh's `s[q][q] - s[p][p]` over `s[p][q]`;
+/// svd's `|w_q|^2 - |w_p|^2` over `w_p . w_q`), as the CPU kernels compute it: theta =
+/// (hi - lo) / 2x, t = sign(theta) / (|theta| + sqrt(theta^2 + 1)), c = 1 / sqrt(t^2 + 1),
+/// s = t c.
+fn jacobi(e: &mut Emitter, d: DType, [hi, lo]: [&str; 2], x: &str) -> (String, String) {
+    let (z, one, two) = (e.scalar(d, "0.0"), e.scalar(d, "1.0"), e.scalar(d, "2.0"));
+    let diff = e.op(format!("arith.subf {hi}, {lo} : {d}"));
+    let den = e.op(format!("arith.mulf {two}, {x} : {d}"));
+    let theta = e.op(format!("arith.divf {diff}, {den} : {d}"));
+    let th2 = e.op(format!("arith.mulf {theta}, {theta} : {d}"));
+    let th2 = e.op(format!("arith.addf {th2}, {one} : {d}"));
+    let rt = e.op(format!("math.sqrt {th2} : {d}"));
+    let tabs = e.op(format!("math.absf {theta} : {d}"));
+    let den2 = e.op(format!("arith.addf {tabs}, {rt} : {d}"));
+    let r = e.op(format!("arith.divf {one}, {den2} : {d}"));
+    let nr = e.op(format!("arith.negf {r} : {d}"));
+    let pos = e.op(format!("arith.cmpf oge, {theta}, {z} : {d}"));
+    let t = e.op(format!("arith.select {pos}, {r}, {nr} : {d}"));
+    let t2 = e.op(format!("arith.mulf {t}, {t} : {d}"));
+    let t2 = e.op(format!("arith.addf {t2}, {one} : {d}"));
+    let sq = e.op(format!("math.sqrt {t2} : {d}"));
+    let c = e.op(format!("arith.divf {one}, {sq} : {d}"));
+    let sn = e.op(format!("arith.mulf {t}, {c} : {d}"));
+    (c, sn)
+}
+
 /// `eigh` (the CPU kernel's cyclic Jacobi, step for step): the symmetric matrix from the
 /// `lower` (else upper) triangle; sweeps over the pairs p < q rotate away each entry not
 /// already negligible against its diagonal (or the whole matrix), at most 100 sweeps, until
@@ -553,13 +581,12 @@ fn eigh(e: &mut Emitter, f: &Func, o: &Op, lower: bool) -> Vec<String> {
     let (d, bsz, n) = (bt.dtype, bt.shape[0], bt.shape[1]);
     let wt = TensorType::new(d, [bsz, n]);
     let (vi, wi, si, ti) = (scratch(e, &bt), scratch(e, &wt), scratch(e, &bt), scratch(e, &bt));
-    let (res, b, v0, w0, s0, t0) = (e.fresh(), e.fresh(), e.fresh(), e.fresh(), e.fresh(), e.fresh());
-    e.raw_line(format!("{res}:4 = scf.forall ({b}) in ({bsz}) shared_outs({v0} = {vi}, {w0} = {wi}, {s0} = {si}, {t0} = {ti}) -> ({bt}, {wt}, {bt}, {bt}) {{"));
-    e.depth += 1;
+    let fa = open_forall(e, bsz, &[(vi, bt.clone()), (wi, wt.clone()), (si, bt.clone()), (ti, bt.clone())]);
+    let (b, v0, w0, s0, t0) = (fa.iv.clone(), fa.outs[0].clone(), fa.outs[1].clone(), fa.outs[2].clone(), fa.outs[3].clone());
     let (c0, cn) = (e.index(0), e.index(n));
     let one = e.index(1);
     let (bts, wts) = (bt.to_string(), wt.to_string());
-    let (z, onef, two) = (e.scalar(d, "0.0"), e.scalar(d, "1.0"), e.scalar(d, "2.0"));
+    let (z, onef) = (e.scalar(d, "0.0"), e.scalar(d, "1.0"));
     let eps = e.scalar(d, if d == DType::F32 { "1.1920928955078125e-7" } else { "2.220446049250313e-16" });
     // s: the symmetric matrix; t (vᵀ): the identity.
     let st = for_loop(e, &c0, &cn, &[(s0.clone(), bts.clone()), (t0.clone(), bts.clone())], |e, i, c| {
@@ -609,23 +636,7 @@ fn eigh(e: &mut Emitter, f: &Func, o: &Op, lower: bool) -> Vec<String> {
                     let big2 = e.op(format!("arith.cmpf ogt, {asq}, {tiny} : {d}"));
                     let act = e.op(format!("arith.andi {big}, {big2} : i1"));
                     if_many(e, &act, &[(s.clone(), bts.clone()), (t.clone(), bts.clone()), (rot.clone(), "i1".into())], |e| {
-                        let diff = e.op(format!("arith.subf {sqq}, {spp} : {d}"));
-                        let den = e.op(format!("arith.mulf {two}, {apq} : {d}"));
-                        let theta = e.op(format!("arith.divf {diff}, {den} : {d}"));
-                        let th2 = e.op(format!("arith.mulf {theta}, {theta} : {d}"));
-                        let th2 = e.op(format!("arith.addf {th2}, {onef} : {d}"));
-                        let rt = e.op(format!("math.sqrt {th2} : {d}"));
-                        let tabs = e.op(format!("math.absf {theta} : {d}"));
-                        let den2 = e.op(format!("arith.addf {tabs}, {rt} : {d}"));
-                        let r = e.op(format!("arith.divf {onef}, {den2} : {d}"));
-                        let nr = e.op(format!("arith.negf {r} : {d}"));
-                        let pos = e.op(format!("arith.cmpf oge, {theta}, {z} : {d}"));
-                        let tt = e.op(format!("arith.select {pos}, {r}, {nr} : {d}"));
-                        let t2 = e.op(format!("arith.mulf {tt}, {tt} : {d}"));
-                        let t2 = e.op(format!("arith.addf {t2}, {onef} : {d}"));
-                        let sq = e.op(format!("math.sqrt {t2} : {d}"));
-                        let cs = e.op(format!("arith.divf {onef}, {sq} : {d}"));
-                        let sn = e.op(format!("arith.mulf {tt}, {cs} : {d}"));
+                        let (cs, sn) = jacobi(e, d, [&sqq, &spp], &apq);
                         // Columns p and q, then rows p and q, of s; rows of vᵀ.
                         let s1 = rotate(e, &s, &bt, &b, [p, q], [&cs, &sn], &cn, true);
                         let s2 = rotate(e, &s1, &bt, &b, [p, q], [&cs, &sn], &cn, false);
@@ -651,23 +662,9 @@ fn eigh(e: &mut Emitter, f: &Func, o: &Op, lower: bool) -> Vec<String> {
         .remove(0);
         vec![v, w]
     });
-    let (mt, vt1) = (TensorType::new(d, [n, n]), TensorType::new(d, [n]));
-    let sv = e.op(format!("tensor.extract_slice {}[{b}, 0, 0] [1, {n}, {n}] [1, 1, 1] : {bt} to {mt}", vw[0]));
-    let sw = e.op(format!("tensor.extract_slice {}[{b}, 0] [1, {n}] [1, 1] : {wt} to {vt1}", vw[1]));
-    let ss = e.op(format!("tensor.extract_slice {s}[{b}, 0, 0] [1, {n}, {n}] [1, 1, 1] : {bt} to {mt}"));
-    let stt = e.op(format!("tensor.extract_slice {t}[{b}, 0, 0] [1, {n}, {n}] [1, 1, 1] : {bt} to {mt}"));
-    e.raw_line("scf.forall.in_parallel {");
-    e.depth += 1;
-    e.line(format!("tensor.parallel_insert_slice {sv} into {v0}[{b}, 0, 0] [1, {n}, {n}] [1, 1, 1] : {mt} into {bt}"));
-    e.line(format!("tensor.parallel_insert_slice {sw} into {w0}[{b}, 0] [1, {n}] [1, 1] : {vt1} into {wt}"));
-    e.line(format!("tensor.parallel_insert_slice {ss} into {s0}[{b}, 0, 0] [1, {n}, {n}] [1, 1, 1] : {mt} into {bt}"));
-    e.line(format!("tensor.parallel_insert_slice {stt} into {t0}[{b}, 0, 0] [1, {n}, {n}] [1, 1, 1] : {mt} into {bt}"));
-    e.depth -= 1;
-    e.raw_line("}");
-    e.depth -= 1;
-    e.raw_line("} {mapping = [#gpu.block<x>]}");
+    close_batch(e, &fa, &[vw[0].clone(), vw[1].clone(), s, t]);
     let rts_: Vec<TensorType> = o.results.iter().map(|v| f.ty(*v).clone()).collect();
-    vec![from_batch(e, &format!("{res}#0"), &bt, &rts_[0]), vec_from_batch(e, &format!("{res}#1"), &wt, &rts_[1])]
+    vec![from_batch(e, &fa.results[0], &bt, &rts_[0]), vec_from_batch(e, &fa.results[1], &wt, &rts_[1])]
 }
 
 /// `Σ_k x[b, p, k] y[b, q, k]` over `k < len` (rows of `t`), in order.
@@ -702,16 +699,12 @@ fn svd(e: &mut Emitter, f: &Func, o: &Op, full: bool) -> Vec<String> {
     let (mist, nrmt, xt) = (TensorType::new(DType::I1, [bsz, cu]), TensorType::new(d, [bsz, nn]), TensorType::new(d, [bsz, mm]));
     let (uo, so, vo) = (t3(m, cu_out), TensorType::new(d, [bsz, k]), t3(rv_out, n));
     let ts: Vec<TensorType> = vec![uo.clone(), so.clone(), vo.clone(), wtt.clone(), ztt.clone(), utt.clone(), mist.clone(), nrmt.clone(), xt.clone()];
-    let inits: Vec<String> = ts.iter().map(|t| scratch(e, t)).collect();
-    let (res, b) = (e.fresh(), e.fresh());
-    let outs: Vec<String> = ts.iter().map(|_| e.fresh()).collect();
-    let shared: Vec<String> = outs.iter().zip(&inits).map(|(o, i)| format!("{o} = {i}")).collect();
-    let tys: Vec<String> = ts.iter().map(|t| t.to_string()).collect();
-    e.raw_line(format!("{res}:{} = scf.forall ({b}) in ({bsz}) shared_outs({}) -> ({}) {{", ts.len(), shared.join(", "), tys.join(", ")));
-    e.depth += 1;
+    let inits: Vec<(String, TensorType)> = ts.iter().map(|t| (scratch(e, t), t.clone())).collect();
+    let fa = open_forall(e, bsz, &inits);
+    let (b, outs) = (fa.iv.clone(), fa.outs.clone());
     let (c0, one) = (e.index(0), e.index(1));
     let (cmm, cnn, ccu) = (e.index(mm), e.index(nn), e.index(cu));
-    let (z, onef, two) = (e.scalar(d, "0.0"), e.scalar(d, "1.0"), e.scalar(d, "2.0"));
+    let (z, onef) = (e.scalar(d, "0.0"), e.scalar(d, "1.0"));
     let eps = e.scalar(d, if d == DType::F32 { "1.1920928955078125e-7" } else { "2.220446049250313e-16" });
     let (wts, zts, uts, miss_s, nrms, xts) = (wtt.to_string(), ztt.to_string(), utt.to_string(), mist.to_string(), nrmt.to_string(), xt.to_string());
     // wt[j][i] = a'[i][j]; zt = I.
@@ -750,23 +743,7 @@ fn svd(e: &mut Emitter, f: &Func, o: &Op, full: bool) -> Vec<String> {
                     let nz = e.op(format!("arith.cmpf une, {gamma}, {z} : {d}"));
                     let act = e.op(format!("arith.andi {big}, {nz} : i1"));
                     if_many(e, &act, &[(w.clone(), wts.clone()), (zm.clone(), zts.clone()), (rot.clone(), "i1".into())], |e| {
-                        let diff = e.op(format!("arith.subf {beta}, {alpha} : {d}"));
-                        let den = e.op(format!("arith.mulf {two}, {gamma} : {d}"));
-                        let zeta = e.op(format!("arith.divf {diff}, {den} : {d}"));
-                        let z2 = e.op(format!("arith.mulf {zeta}, {zeta} : {d}"));
-                        let z2 = e.op(format!("arith.addf {z2}, {onef} : {d}"));
-                        let rt = e.op(format!("math.sqrt {z2} : {d}"));
-                        let za = e.op(format!("math.absf {zeta} : {d}"));
-                        let den2 = e.op(format!("arith.addf {za}, {rt} : {d}"));
-                        let r = e.op(format!("arith.divf {onef}, {den2} : {d}"));
-                        let nr = e.op(format!("arith.negf {r} : {d}"));
-                        let pos = e.op(format!("arith.cmpf oge, {zeta}, {z} : {d}"));
-                        let t = e.op(format!("arith.select {pos}, {r}, {nr} : {d}"));
-                        let t2 = e.op(format!("arith.mulf {t}, {t} : {d}"));
-                        let t2 = e.op(format!("arith.addf {t2}, {onef} : {d}"));
-                        let sq = e.op(format!("math.sqrt {t2} : {d}"));
-                        let cs = e.op(format!("arith.divf {onef}, {sq} : {d}"));
-                        let sn = e.op(format!("arith.mulf {cs}, {t} : {d}"));
+                        let (cs, sn) = jacobi(e, d, [&beta, &alpha], &gamma);
                         let w2 = rotate(e, &w, &wtt, &b, [p, q], [&cs, &sn], &cmm, false);
                         let z3 = rotate(e, &zm, &ztt, &b, [p, q], [&cs, &sn], &cnn, false);
                         let yes = e.scalar(DType::I1, "true");
@@ -839,7 +816,7 @@ fn svd(e: &mut Emitter, f: &Func, o: &Op, full: bool) -> Vec<String> {
             let nof = e.scalar(DType::I1, "false");
             let r = for_loop(e, &c0, &cmm, &[(c[0].clone(), uts.clone()), (c[1].clone(), "index".into()), (c[2].clone(), xts.clone()), (nof, "i1".into())], |e, cand, c| {
                 let (u, next, x, found) = (c[0].clone(), c[1].clone(), c[2].clone(), c[3].clone());
-                let tru = e_true(e);
+                let tru = e.scalar(DType::I1, "true");
                 let nf = e.op(format!("arith.xori {found}, {tru} : i1"));
                 let due = e.op(format!("arith.cmpi uge, {cand}, {next} : index"));
                 let tr = e.op(format!("arith.andi {nf}, {due} : i1"));
@@ -856,7 +833,7 @@ fn svd(e: &mut Emitter, f: &Func, o: &Op, full: bool) -> Vec<String> {
                         for_loop(e, &c0, &ccu, &[(cx[0].clone(), xts.clone())], |e, kk, cx| {
                             let x = cx[0].clone();
                             let mk = e.op(format!("tensor.extract {miss}[{b}, {kk}] : {mist}"));
-                            let tru = e_true(e);
+                            let tru = e.scalar(DType::I1, "true");
                             let present = e.op(format!("arith.xori {mk}, {tru} : i1"));
                             let before = e.op(format!("arith.cmpi ult, {kk}, {j} : index"));
                             let use_ = e.op(format!("arith.ori {present}, {before} : i1"));
@@ -936,46 +913,20 @@ fn svd(e: &mut Emitter, f: &Func, o: &Op, full: bool) -> Vec<String> {
         (u, vt)
     };
     let finals = [ures, sres, vres, w, zm, completed[0].clone(), miss, nrm, completed[2].clone()];
-    let slices: Vec<(String, TensorType, String)> = ts.iter().zip(&finals).map(|(t, v)| {
-        let inner = TensorType::new(t.dtype, t.shape[1..].to_vec());
-        let zeros = vec!["0"; t.rank() - 1].join(", ");
-        let sizes: Vec<String> = std::iter::once("1".to_string()).chain(t.shape[1..].iter().map(|x| x.to_string())).collect();
-        let ones = vec!["1"; t.rank()].join(", ");
-        let spec = format!("[{b}, {zeros}] [{}] [{ones}]", sizes.join(", "));
-        let sl = e.op(format!("tensor.extract_slice {v}{spec} : {t} to {inner}"));
-        (sl, inner, spec)
-    }).collect();
-    e.raw_line("scf.forall.in_parallel {");
-    e.depth += 1;
-    for ((sl, inner, spec), (o_, t)) in slices.iter().zip(outs.iter().zip(&ts)) {
-        e.line(format!("tensor.parallel_insert_slice {sl} into {o_}{spec} : {inner} into {t}"));
-    }
-    e.depth -= 1;
-    e.raw_line("}");
-    e.depth -= 1;
-    e.raw_line("} {mapping = [#gpu.block<x>]}");
+    close_batch(e, &fa, &finals);
     let rts_: Vec<TensorType> = o.results.iter().map(|v| f.ty(*v).clone()).collect();
-    vec![from_batch(e, &format!("{res}#0"), &uo, &rts_[0]), vec_from_batch(e, &format!("{res}#1"), &so, &rts_[1]), from_batch(e, &format!("{res}#2"), &vo, &rts_[2])]
+    let r = &fa.results;
+    vec![from_batch(e, &r[0], &uo, &rts_[0]), vec_from_batch(e, &r[1], &so, &rts_[1]), from_batch(e, &r[2], &vo, &rts_[2])]
 }
 
-/// An `i1` true constant.
-fn e_true(e: &mut Emitter) -> String {
-    e.scalar(DType::I1, "true")
-}
-
-/// Whether `op` has a loop form here.
-pub fn has_loop_form(op: &LinalgOp) -> bool {
-    matches!(op, LinalgOp::Cholesky { .. } | LinalgOp::TriangularSolve { .. } | LinalgOp::Lu {} | LinalgOp::Qr { .. } | LinalgOp::Eigh { .. } | LinalgOp::Svd { .. })
-}
-
-/// The loop form of `op`'s results, or `None` when it has none yet.
-pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &LinalgOp) -> Option<Vec<String>> {
+/// The loop form of `op`'s results (exhaustive over the family).
+pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &LinalgOp) -> Vec<String> {
     match op {
-        LinalgOp::Cholesky { lower } => Some(vec![cholesky(e, f, o, *lower)]),
-        LinalgOp::TriangularSolve { left_side, lower, transpose_a, unit_diagonal } => Some(vec![triangular_solve(e, f, o, *left_side, *lower, *transpose_a, *unit_diagonal)]),
-        LinalgOp::Lu {} => Some(lu(e, f, o)),
-        LinalgOp::Qr { full_matrices } => Some(qr(e, f, o, *full_matrices)),
-        LinalgOp::Eigh { lower } => Some(eigh(e, f, o, *lower)),
-        LinalgOp::Svd { full_matrices } => Some(svd(e, f, o, *full_matrices)),
+        LinalgOp::Cholesky { lower } => vec![cholesky(e, f, o, *lower)],
+        LinalgOp::TriangularSolve { left_side, lower, transpose_a, unit_diagonal } => vec![triangular_solve(e, f, o, *left_side, *lower, *transpose_a, *unit_diagonal)],
+        LinalgOp::Lu {} => lu(e, f, o),
+        LinalgOp::Qr { full_matrices } => qr(e, f, o, *full_matrices),
+        LinalgOp::Eigh { lower } => eigh(e, f, o, *lower),
+        LinalgOp::Svd { full_matrices } => svd(e, f, o, *full_matrices),
     }
 }

@@ -464,10 +464,14 @@ fn lower_module_signless(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, T
     for (f, name) in twins {
         lower_func(&mut body, &cx, f, &name, false, false, &mut tagged)?;
     }
-    body.push_str(&linalg::declarations(m, cg.target.parallel_outer()));
+    // A kernels-only target has loop forms instead of runtime kernels (crate::linalg::sort,
+    // crate::linalg::linalg_loops).
+    let kernels = !cg.target.parallel_outer();
+    if kernels {
+        body.push_str(&linalg::declarations(m));
+    }
     body.push_str(&callback::declarations(m));
-    if !cg.target.parallel_outer() {
-        // A kernels-only target sorts with loop nests (crate::linalg::sort), not kernel calls.
+    if kernels {
         body.push_str(&sort::declarations(m));
     }
     let threads = if tagged.1 { cg.threads } else { 1 };

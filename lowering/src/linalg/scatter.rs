@@ -147,7 +147,7 @@ pub fn lower_scatter(e: &mut Emitter, f: &Func, o: &Op, op: &ScatterOp) -> Resul
             let zeros = vec!["0"; r].join(", ");
             let ones = vec!["1"; r].join(", ");
             let shape: Vec<String> = xt.shape.iter().map(|n| n.to_string()).collect();
-            super::dot::end_forall_mapped(e, &format!("{done} into {out}[{zeros}] [{}] [{ones}] : {xt} into {xt}", shape.join(", ")), "#gpu.block<x>");
+            super::dot::end_forall_mapped(e, &[format!("{done} into {out}[{zeros}] [{}] [{ones}] : {xt} into {xt}", shape.join(", "))], "#gpu.block<x>");
             res
         }
     })

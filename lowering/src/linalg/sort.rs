@@ -69,6 +69,16 @@ fn order(e: &mut Emitter, d: DType, a: &str, b: &str) -> (String, String) {
     }
 }
 
+/// `acc` plus one when element `j` comes before element `i` in a stable order: it sorts
+/// strictly `before`, or it ties and is earlier (an `i64` count; `j`, `i` as `index`).
+pub(super) fn count_before(e: &mut Emitter, before: &str, tie: &str, j: &str, i: &str, acc: &str) -> String {
+    let earlier = e.op(format!("arith.cmpi ult, {j}, {i} : index"));
+    let tie_first = e.op(format!("arith.andi {tie}, {earlier} : i1"));
+    let counts = e.op(format!("arith.ori {before}, {tie_first} : i1"));
+    let one = e.op(format!("arith.extui {counts} : i1 to i64"));
+    e.op(format!("arith.addi {acc}, {one} : i64"))
+}
+
 /// `sort` / `argsort` along `dim` without a runtime kernel (see the module docs).
 fn kernel_sort(e: &mut Emitter, f: &Func, o: &Op, op: &SortOp, dim: usize, desc: bool) -> String {
     let (x, xt, out) = (e.name(o.operands[0]), f.ty(o.operands[0]).clone(), f.ty(o.results[0]).clone());
@@ -89,11 +99,7 @@ fn kernel_sort(e: &mut Emitter, f: &Func, o: &Op, op: &SortOp, dim: usize, desc:
         let (before, tie) = if desc { order(e, d, xi, xj) } else { order(e, d, xj, xi) };
         let i = e.op(format!("linalg.index {dim} : index"));
         let j = e.op(format!("linalg.index {r} : index"));
-        let earlier = e.op(format!("arith.cmpi ult, {j}, {i} : index"));
-        let tie_first = e.op(format!("arith.andi {tie}, {earlier} : i1"));
-        let counts = e.op(format!("arith.ori {before}, {tie_first} : i1"));
-        let one = e.op(format!("arith.extui {counts} : i1 to i64"));
-        vec![e.op(format!("arith.addi {}, {one} : i64", a[2]))]
+        vec![count_before(e, &before, &tie, &j, &i, &a[2])]
     })
     .remove(0);
     // Place k of the result: the element (argsort: the position) whose place is k.

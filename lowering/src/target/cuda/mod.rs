@@ -192,11 +192,9 @@ fn own_library_dir() -> Option<PathBuf> {
 pub fn gap(kind: &OpKind) -> Option<&'static str> {
     match kind {
         OpKind::Elementwise(_) | OpKind::Constant(_) | OpKind::Layout(_) | OpKind::Reduce(_) | OpKind::Dot(_) | OpKind::Convolution(_) | OpKind::ReduceWindow(_) => None,
-        OpKind::Slicing(_) | OpKind::Scatter(_) | OpKind::Sort(_) | OpKind::Call(_) => None,
+        OpKind::Slicing(_) | OpKind::Scatter(_) | OpKind::Sort(_) | OpKind::Linalg(_) | OpKind::Call(_) => None,
         OpKind::Control(quabla_dialect::ControlOp::If { .. } | quabla_dialect::ControlOp::Case { .. }) => None,
         OpKind::Control(quabla_dialect::ControlOp::While {}) => Some("a while loop reads its condition on the host"),
-        OpKind::Linalg(op) if crate::linalg::linalg_loops::has_loop_form(op) => None,
-        OpKind::Linalg(_) => Some("this linear algebra op calls a host runtime kernel (no loop form yet)"),
         OpKind::Callback(_) => Some("host callbacks run on the host"),
     }
 }
