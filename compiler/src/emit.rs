@@ -95,7 +95,7 @@ pub fn emitters() -> &'static [Emitter] {
 /// comment per launch (kernel, grid, block, arguments: `bN` the plan's buffers), then each
 /// kernel's `gpu.module` name and PTX.
 pub fn ptx_text(m: &Module, o: &quabla_runtime::CompileOptions) -> Result<String, quabla_lowering::LowerError> {
-    use quabla_lowering::cuda::{self, Arg, CudaOptions, HostBuffer, Step};
+    use quabla_lowering::cuda::{self, CudaOptions};
     use std::fmt::Write;
     let entry = match m.func("main") {
         Some(f) => f.name.clone(),
@@ -112,23 +112,7 @@ pub fn ptx_text(m: &Module, o: &quabla_runtime::CompileOptions) -> Result<String
     let p = cuda::compile(&ctx, m, &entry, &opts)?;
     let mut s = String::new();
     let _ = writeln!(s, "// CUDA program @{entry} for {}: {} kernels, {} launches, {} cuBLAS products", p.arch, p.kernels.len(), p.plan.launches().count(), p.plan.gemms().count());
-    for (i, b) in p.plan.buffers.iter().enumerate() {
-        let _ = match b {
-            HostBuffer::Param(k) => writeln!(s, "// b{i}: argument {k}"),
-            HostBuffer::Temp { bytes } => writeln!(s, "// b{i}: temporary of {bytes} bytes"),
-            HostBuffer::Const { name, bytes } => writeln!(s, "// b{i}: constant @{name} of {} bytes", bytes.len()),
-        };
-    }
-    for step in &p.plan.steps {
-        let _ = match step {
-            Step::Launch(l) => {
-                let k = &p.kernels[l.kernel];
-                let args: Vec<String> = l.args.iter().map(|a| match a { Arg::Buffer(b) => format!("b{b}"), Arg::Scalar(v) => format!("0x{}", v.iter().rev().map(|x| format!("{x:02x}")).collect::<String>()) }).collect();
-                writeln!(s, "// launch @{}::@{} grid {:?} block {:?} args ({})", k.module, k.func, l.grid, l.block, args.join(", "))
-            }
-            Step::Gemm(g) => writeln!(s, "// cublas gemm {} batch {} m {} n {} k {}: b{} += b{} @ b{}", if g.f64 { "f64" } else { "f32" }, g.batch, g.m, g.n, g.k, g.c, g.a, g.b),
-        };
-    }
+    s.push_str(&p.plan.describe(&|k| format!("@{}::@{}", p.kernels[k].module, p.kernels[k].func)));
     for k in &p.kernels {
         let _ = writeln!(s, "// gpu.module @{} kernel @{}", k.module, k.func);
         s.push_str(&k.ptx);

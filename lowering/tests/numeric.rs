@@ -1177,6 +1177,74 @@ func.func @sw(%i: tensor<i32>, %x: tensor<2xf64>) -> tensor<2xf64> {
     }
 }
 
+/// Loops and an `if` whose branch holds one: on the CUDA target the loops run on the host
+/// and that `if` branches there (not `every_branch`, which would run the untaken loop); its
+/// linalg form, run here with the CPU's at -O0 and -O3, gives the same values.
+#[test]
+fn control_with_host_loops() {
+    let text = r#"
+func.func @main(%p: tensor<i1>, %x: tensor<2xf32>) -> tensor<2xf32> {
+  %c = tensor.extract %p[] : tensor<i1>
+  %r = scf.if %c -> (tensor<2xf32>) {
+    %w = scf.while (%y = %x) : (tensor<2xf32>) -> (tensor<2xf32>) {
+      %s = "quabla.reduce_sum"(%y) {dims = array<i64: 0>} : (tensor<2xf32>) -> tensor<f32>
+      %ten = "quabla.constant"() {value = dense<10.0> : tensor<f32>} : () -> tensor<f32>
+      %lt = "quabla.compare"(%s, %ten) {direction = "lt"} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %cc = tensor.extract %lt[] : tensor<i1>
+      scf.condition(%cc) %y : tensor<2xf32>
+    } do {
+    ^bb0(%y2: tensor<2xf32>):
+      %y3 = "quabla.add"(%y2, %y2) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      scf.yield %y3 : tensor<2xf32>
+    }
+    scf.yield %w : tensor<2xf32>
+  } else {
+    %n = "quabla.neg"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    scf.yield %n : tensor<2xf32>
+  }
+  return %r : tensor<2xf32>
+}
+func.func @cnt(%x: tensor<2xf32>, %n: tensor<i64>) -> (tensor<2xf32>, tensor<i64>) {
+  %zero = "quabla.constant"() {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %r:3 = scf.while (%i = %zero, %y = %x, %m = %n) : (tensor<i64>, tensor<2xf32>, tensor<i64>) -> (tensor<i64>, tensor<2xf32>, tensor<i64>) {
+    %lt = "quabla.compare"(%i, %m) {direction = "lt"} : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    %c = tensor.extract %lt[] : tensor<i1>
+    scf.condition(%c) %i, %y, %m : tensor<i64>, tensor<2xf32>, tensor<i64>
+  } do {
+  ^bb0(%i2: tensor<i64>, %y2: tensor<2xf32>, %m2: tensor<i64>):
+    %one = "quabla.constant"() {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+    %i3 = "quabla.add"(%i2, %one) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+    %y3 = "quabla.mul"(%y2, %y2) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    scf.yield %i3, %y3, %m2 : tensor<i64>, tensor<2xf32>, tensor<i64>
+  }
+  return %r#1, %r#0 : tensor<2xf32>, tensor<i64>
+}
+"#;
+    let m = quabla_dialect::mlir::parse_and_import(&quabla_dialect::mlir::new_context(), text).unwrap_or_else(|e| panic!("{e}"));
+    let (main, cnt) = (m.func("main").unwrap().clone(), m.func("cnt").unwrap().clone());
+    let x = fl(DType::F32, &[2], &[1.0, 2.0]);
+    let mut cases = vec![];
+    for (k, p) in [true, false].into_iter().enumerate() {
+        let mut f = main.clone();
+        f.name = format!("if{k}");
+        cases.push(Case { func: f, inputs: vec![il(DType::I1, &[], &[i64::from(p)]), x.clone()] });
+    }
+    for (k, n) in [2, 0, -1].into_iter().enumerate() {
+        let mut f = cnt.clone();
+        f.name = format!("cnt{k}");
+        cases.push(Case { func: f, inputs: vec![fl(DType::F32, &[2], &[1.5, -2.0]), il(DType::I64, &[], &[n])] });
+    }
+    let g = run(&cases, &[]);
+    assert_close("if true: doubled until the sum reaches 10", g[0][0].f(), &[4.0, 8.0], 0.0);
+    assert_close("if false", g[1][0].f(), &[-1.0, -2.0], 0.0);
+    assert_close("two squarings", g[2][0].f(), &[5.0625, 16.0], 0.0);
+    assert_eq!(g[2][1], Vals::I(vec![2]));
+    for k in [3, 4] {
+        assert_close("no iteration", g[k][0].f(), &[1.5, -2.0], 0.0);
+        assert_eq!(g[k][1], Vals::I(vec![0]), "the counter of an empty loop");
+    }
+}
+
 /// `eigh` in the CUDA target's loop form (the CPU kernel's cyclic Jacobi), run on the CPU:
 /// from either triangle (garbage in the other), batched, and a diagonal matrix whose order
 /// is known: a v = v diag(w), v orthonormal, w ascending.

@@ -1,11 +1,12 @@
 //! The CUDA executor (cargo feature `cuda`, on by default): compiles a module with the CUDA
 //! target (`quabla_lowering::cuda::compile`: every kernel's PTX and the host plan), loads the
 //! PTX once per executable through cudarc (driver API, dynamically loaded), uploads the
-//! plan's constants once, and per call allocates the outputs and temporaries, copies host
-//! inputs to the device (inputs already on this device are used in place), launches the
-//! kernels in program order on the device's one stream, and returns the outputs as device
-//! buffers ([`CudaStorage`] behind `DeviceStorage`): they stay on the GPU until
-//! `Buffer::to_host`.
+//! plan's constants once, and per call allocates the outputs, copies host inputs to the
+//! device (inputs already on this device are used in place), interprets the host plan's steps
+//! (kernel launches and cuBLAS products in program order on the device's one stream;
+//! temporaries allocated as the steps run; loops, branches and callbacks on the host, reading
+//! single elements of device memory), and returns the outputs as device buffers
+//! ([`CudaStorage`] behind `DeviceStorage`): they stay on the GPU until `Buffer::to_host`.
 //!
 //! Invariants: no cudarc call happens before [`driver_present`] said libcuda loads (cudarc
 //! panics, rather than returning an error, when it is missing); a machine without a driver or
@@ -19,7 +20,7 @@ use cudarc::nvrtc::Ptx;
 use melior::Context;
 use quabla_dialect::mlir::new_context;
 use quabla_dialect::{Module, TensorType};
-use quabla_lowering::cuda::{self as target, Arg, CudaOptions, CudaProgram, Gemm, HostBuffer, Step};
+use quabla_lowering::cuda::{self as target, CudaOptions, CudaProgram, Gemm, Operand, Scalar, Step};
 
 use crate::buffer::{Buffer, DeviceStorage, Storage};
 use crate::executor::{check_inputs, CompileOptions, Executable, Executor, RuntimeError};
@@ -128,8 +129,8 @@ struct CudaExecutable {
     blas: Option<Mutex<cudarc::cublas::CudaBlas>>,
     plan: CudaProgram,
     functions: Vec<CudaFunction>,
-    /// Device copies of the plan's constant buffers (by buffer index).
-    consts: Vec<Option<Arc<CudaSlice<u8>>>>,
+    /// Device copies of the plan's constant buffers, with their slots.
+    consts: Vec<(usize, Arc<CudaSlice<u8>>)>,
     inputs: Vec<TensorType>,
     outputs: Vec<TensorType>,
 }
@@ -141,12 +142,9 @@ impl CudaExecutable {
             let module = gpu.ctx.load_module(Ptx::from_src(k.ptx.clone())).map_err(|e| device_error(format!("loading the PTX of @{}: {e}", k.module)))?;
             functions.push(module.load_function(&k.func).map_err(device_error)?);
         }
-        let mut consts = Vec::with_capacity(plan.plan.buffers.len());
-        for b in &plan.plan.buffers {
-            consts.push(match b {
-                HostBuffer::Const { bytes, .. } => Some(Arc::new(gpu.stream.clone_htod(bytes).map_err(device_error)?)),
-                _ => None,
-            });
+        let mut consts = Vec::with_capacity(plan.plan.consts.len());
+        for c in &plan.plan.consts {
+            consts.push((c.slot, Arc::new(gpu.stream.clone_htod(&c.bytes).map_err(device_error)?)));
         }
         if plan.plan.params != inputs.len() + outputs.len() {
             return Err(RuntimeError::Compile(format!("the CUDA host plan takes {} buffers, the function {} inputs and {} outputs", plan.plan.params, inputs.len(), outputs.len())));
@@ -190,6 +188,7 @@ impl DeviceStorage for CudaStorage {
 /// A kernel argument by value.
 enum Val {
     B1(u8),
+    B2(u16),
     B4(u32),
     B8(u64),
 }
@@ -197,17 +196,81 @@ enum Val {
 fn scalar(bytes: &[u8]) -> Result<Val, RuntimeError> {
     Ok(match bytes.len() {
         1 => Val::B1(bytes[0]),
+        2 => Val::B2(u16::from_le_bytes(bytes.try_into().expect("2 bytes"))),
         4 => Val::B4(u32::from_le_bytes(bytes.try_into().expect("4 bytes"))),
         8 => Val::B8(u64::from_le_bytes(bytes.try_into().expect("8 bytes"))),
         n => return Err(RuntimeError::Compile(format!("a kernel scalar of {n} bytes"))),
     })
 }
 
+/// The value of a host-plan slot during a call.
+#[derive(Clone)]
+enum Slot {
+    Buffer(Arc<CudaSlice<u8>>),
+    Scalar(Scalar),
+}
+
+/// The slots of one call of a host plan.
+struct Frame {
+    slots: Vec<Option<Slot>>,
+}
+
+fn plan_error(message: String) -> RuntimeError {
+    RuntimeError::Device { device: DEVICE.to_string(), message }
+}
+
+impl Frame {
+    fn get(&self, s: usize) -> Result<&Slot, RuntimeError> {
+        self.slots.get(s).and_then(|v| v.as_ref()).ok_or_else(|| plan_error(format!("host plan: slot b{s} read before it was set")))
+    }
+
+    fn set(&mut self, s: usize, v: Slot) -> Result<(), RuntimeError> {
+        let slot = self.slots.get_mut(s).ok_or_else(|| plan_error(format!("host plan: no slot b{s}")))?;
+        *slot = Some(v);
+        Ok(())
+    }
+
+    fn value(&self, o: &Operand) -> Result<Slot, RuntimeError> {
+        match o {
+            Operand::Const(c) => Ok(Slot::Scalar(*c)),
+            Operand::Slot(s) => self.get(*s).cloned(),
+        }
+    }
+
+    fn scalar(&self, o: &Operand) -> Result<Scalar, RuntimeError> {
+        match self.value(o)? {
+            Slot::Scalar(c) => Ok(c),
+            Slot::Buffer(_) => Err(plan_error("host plan: a buffer where a scalar was expected".into())),
+        }
+    }
+
+    fn buffer(&self, s: usize) -> Result<&Arc<CudaSlice<u8>>, RuntimeError> {
+        match self.get(s)? {
+            Slot::Buffer(b) => Ok(b),
+            Slot::Scalar(_) => Err(plan_error(format!("host plan: slot b{s} is a scalar where a buffer was expected"))),
+        }
+    }
+
+    /// Binds `dst` to the values of `src`, all read before any is written.
+    fn bind(&mut self, dst: &[usize], src: &[Operand]) -> Result<(), RuntimeError> {
+        if dst.len() != src.len() {
+            return Err(plan_error(format!("host plan: {} values bound to {} slots", src.len(), dst.len())));
+        }
+        let vals = src.iter().map(|o| self.value(o)).collect::<Result<Vec<_>, _>>()?;
+        for (d, v) in dst.iter().zip(vals) {
+            self.set(*d, v)?;
+        }
+        Ok(())
+    }
+}
+
 impl CudaExecutable {
     /// `c += a @ b` for row-major operands: in cuBLAS's column-major terms `c^T = b^T a^T`,
     /// i.e. gemm(N, N, n, m, k, b, ldb = n, a, lda = k, beta = 1, c, ldc = n).
-    fn gemm(&self, g: &Gemm, ptrs: &[u64]) -> Result<(), RuntimeError> {
+    fn gemm(&self, g: &Gemm, frame: &Frame) -> Result<(), RuntimeError> {
         use cudarc::cublas::{result, sys};
+        let ptr = |s: usize| frame.buffer(s).map(|b| b.device_ptr(&self.stream).0);
+        let (pa, pb, pc) = (ptr(g.a)?, ptr(g.b)?, ptr(g.c)?);
         let blas = self.blas.as_ref().expect("a plan with products has a cuBLAS handle").lock().unwrap_or_else(|e| e.into_inner());
         let h = *blas.handle();
         let int = |x: usize| i32::try_from(x).map_err(|_| RuntimeError::Compile(format!("a cuBLAS extent {x} over i32")));
@@ -219,13 +282,127 @@ impl CudaExecutable {
         let r = unsafe {
             if g.f64 {
                 let (one, beta) = (1.0f64, 1.0f64);
-                result::dgemm_strided_batched(h, nn, nn, n, m, k, &one, ptrs[g.b] as *const f64, n, sb, ptrs[g.a] as *const f64, k, sa, &beta, ptrs[g.c] as *mut f64, n, sc, batch)
+                result::dgemm_strided_batched(h, nn, nn, n, m, k, &one, pb as *const f64, n, sb, pa as *const f64, k, sa, &beta, pc as *mut f64, n, sc, batch)
             } else {
                 let (one, beta) = (1.0f32, 1.0f32);
-                result::sgemm_strided_batched(h, nn, nn, n, m, k, &one, ptrs[g.b] as *const f32, n, sb, ptrs[g.a] as *const f32, k, sa, &beta, ptrs[g.c] as *mut f32, n, sc, batch)
+                result::sgemm_strided_batched(h, nn, nn, n, m, k, &one, pb as *const f32, n, sb, pa as *const f32, k, sa, &beta, pc as *mut f32, n, sc, batch)
             }
         };
         r.map_err(|e| device_error(format!("cuBLAS gemm: {e:?}")))
+    }
+
+    /// Runs `steps` of the host plan (see `quabla_lowering::cuda::host` for their semantics).
+    fn exec(&self, steps: &[Step], frame: &mut Frame) -> Result<(), RuntimeError> {
+        let stream = &self.stream;
+        for step in steps {
+            match step {
+                Step::Launch(l) => {
+                    let mut vals = Vec::with_capacity(l.args.len());
+                    for a in &l.args {
+                        vals.push(match frame.value(a)? {
+                            Slot::Buffer(b) => Val::B8(b.device_ptr(stream).0),
+                            Slot::Scalar(c) => scalar(&c.to_bytes())?,
+                        });
+                    }
+                    let mut b = stream.launch_builder(&self.functions[l.kernel]);
+                    for v in &vals {
+                        match v {
+                            Val::B1(x) => b.arg(x),
+                            Val::B2(x) => b.arg(x),
+                            Val::B4(x) => b.arg(x),
+                            Val::B8(x) => b.arg(x),
+                        };
+                    }
+                    let cfg = LaunchConfig { grid_dim: (l.grid[0], l.grid[1], l.grid[2]), block_dim: (l.block[0], l.block[1], l.block[2]), shared_mem_bytes: 0 };
+                    // SAFETY: the arguments follow the kernel's bare-pointer signature as the host
+                    // plan read it from the launch; every pointer is a live buffer of this call.
+                    unsafe { b.launch(cfg) }.map_err(device_error)?;
+                }
+                Step::Gemm(g) => self.gemm(g, frame)?,
+                Step::Alloc { dst, bytes } => frame.set(*dst, Slot::Buffer(Arc::new(stream.alloc_zeros::<u8>((*bytes).max(1)).map_err(device_error)?)))?,
+                Step::Load { dst, buf, offset, ty } => {
+                    let b = frame.buffer(*buf)?;
+                    let mut bytes = vec![0u8; ty.bytes()];
+                    if offset + bytes.len() > b.len() {
+                        return Err(plan_error(format!("host plan: a load of {} bytes at {offset} from a buffer of {}", bytes.len(), b.len())));
+                    }
+                    let src = b.device_ptr(stream).0 + *offset as u64;
+                    // SAFETY: `src` lies inside the live buffer `b` (checked above); the copy is
+                    // ordered after the stream's work and awaited before `bytes` is read.
+                    unsafe { cudarc::driver::result::memcpy_dtoh_async(&mut bytes, src, stream.cu_stream()) }.map_err(device_error)?;
+                    stream.synchronize().map_err(device_error)?;
+                    frame.set(*dst, Slot::Scalar(Scalar::from_bytes(*ty, &bytes)))?;
+                }
+                Step::Store { buf, offset, value } => {
+                    let bytes = frame.scalar(value)?.to_bytes();
+                    let b = frame.buffer(*buf)?;
+                    if offset + bytes.len() > b.len() {
+                        return Err(plan_error(format!("host plan: a store of {} bytes at {offset} into a buffer of {}", bytes.len(), b.len())));
+                    }
+                    let dst = b.device_ptr(stream).0 + *offset as u64;
+                    // SAFETY: `dst` lies inside the live buffer `b`; the host bytes stay alive
+                    // until the stream has copied them (synchronised below).
+                    unsafe { cudarc::driver::result::memcpy_htod_async(dst, &bytes, stream.cu_stream()) }.map_err(device_error)?;
+                    stream.synchronize().map_err(device_error)?;
+                }
+                Step::Arith { dst, op, ty, args } => {
+                    let vals = args.iter().map(|a| frame.scalar(a)).collect::<Result<Vec<_>, _>>()?;
+                    let v = target::host::eval(*op, *ty, &vals).map_err(plan_error)?;
+                    frame.set(*dst, Slot::Scalar(v))?;
+                }
+                Step::For { lb, ub, step: st, iv, inits, args, body, yields, results } => {
+                    let (lb, ub, st) = (frame.scalar(lb)?, frame.scalar(ub)?, frame.scalar(st)?);
+                    if st.signed() <= 0 {
+                        return Err(plan_error(format!("host plan: a loop step of {}", st.signed())));
+                    }
+                    frame.bind(args, inits)?;
+                    let mut i = lb.signed();
+                    while i < ub.signed() {
+                        frame.set(*iv, Slot::Scalar(Scalar::int(lb.ty, i)))?;
+                        self.exec(body, frame)?;
+                        frame.bind(args, yields)?;
+                        i = match i.checked_add(st.signed()) {
+                            Some(n) => n,
+                            None => break,
+                        };
+                    }
+                    let finals: Vec<Operand> = args.iter().map(|a| Operand::Slot(*a)).collect();
+                    frame.bind(results, &finals)?;
+                }
+                Step::While { inits, before_args, before, cond, forward, after_args, after, yields, results } => {
+                    frame.bind(before_args, inits)?;
+                    loop {
+                        self.exec(before, frame)?;
+                        if !frame.scalar(cond)?.truth() {
+                            frame.bind(results, forward)?;
+                            break;
+                        }
+                        frame.bind(after_args, forward)?;
+                        self.exec(after, frame)?;
+                        frame.bind(before_args, yields)?;
+                    }
+                }
+                Step::Branch { on, cases, arms, results } => {
+                    let v = frame.scalar(on)?.signed();
+                    let k = cases.iter().position(|c| *c == v).unwrap_or(cases.len());
+                    let arm = arms.get(k).ok_or_else(|| plan_error(format!("host plan: branch arm {k} of {}", arms.len())))?;
+                    self.exec(&arm.steps, frame)?;
+                    frame.bind(results, &arm.yields)?;
+                }
+                Step::Callback { buf, ty, callback, index, count, batched } => {
+                    let b = frame.buffer(*buf)?;
+                    let len = quabla_dialect::size::byte_len(&ty.shape, ty.dtype.size()).map_err(device_error)?;
+                    let mut bytes = vec![0u8; len];
+                    if len > 0 {
+                        stream.memcpy_dtoh(&b.slice(..len), &mut bytes).map_err(device_error)?;
+                        stream.synchronize().map_err(device_error)?;
+                    }
+                    let value = Buffer::from_bytes(ty.clone(), &bytes).map_err(plan_error)?;
+                    quabla_interp::callback::deliver(*callback, *index, *count, quabla_interp::callback::Arg { value, batched: batched.clone() });
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -241,63 +418,34 @@ impl Executable for CudaExecutable {
         check_inputs("cuda", &self.inputs, inputs)?;
         let stream = &self.stream;
         let n_in = self.inputs.len();
-        // Every buffer of the plan on the device.
-        let mut slices: Vec<Arc<CudaSlice<u8>>> = Vec::with_capacity(self.plan.plan.buffers.len());
-        for (i, b) in self.plan.plan.buffers.iter().enumerate() {
-            let s = match b {
-                HostBuffer::Param(k) if *k < n_in => {
-                    let buf = inputs[*k];
-                    let own = match buf.storage() {
-                        Storage::Device(d) => d.as_any().and_then(|a| a.downcast_ref::<CudaStorage>()),
-                        Storage::Host(_) => None,
-                    };
-                    match own {
-                        Some(c) => c.slice.clone(),
-                        None => {
-                            let host = buf.to_host().map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?;
-                            let bytes = host.host_bytes().map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?;
-                            Arc::new(if bytes.is_empty() { stream.alloc_zeros::<u8>(1) } else { stream.clone_htod(bytes) }.map_err(device_error)?)
-                        }
-                    }
-                }
-                HostBuffer::Param(k) => {
-                    let ty = &self.outputs[*k - n_in];
-                    Arc::new(stream.alloc_zeros::<u8>(quabla_dialect::size::byte_len(&ty.shape, ty.dtype.size()).map_err(device_error)?.max(1)).map_err(device_error)?)
-                }
-                HostBuffer::Temp { bytes } => Arc::new(stream.alloc_zeros::<u8>((*bytes).max(1)).map_err(device_error)?),
-                HostBuffer::Const { .. } => self.consts[i].clone().expect("constants are uploaded at load"),
+        let mut frame = Frame { slots: vec![None; self.plan.plan.slots] };
+        for (k, buf) in inputs.iter().enumerate() {
+            let own = match buf.storage() {
+                Storage::Device(d) => d.as_any().and_then(|a| a.downcast_ref::<CudaStorage>()),
+                Storage::Host(_) => None,
             };
-            slices.push(s);
-        }
-        let ptrs: Vec<u64> = slices.iter().map(|s| s.device_ptr(stream).0).collect();
-        for step in &self.plan.plan.steps {
-            let l = match step {
-                Step::Launch(l) => l,
-                Step::Gemm(g) => {
-                    self.gemm(g, &ptrs)?;
-                    continue;
+            let slice = match own {
+                Some(c) => c.slice.clone(),
+                None => {
+                    let host = buf.to_host().map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?;
+                    let bytes = host.host_bytes().map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?;
+                    Arc::new(if bytes.is_empty() { stream.alloc_zeros::<u8>(1) } else { stream.clone_htod(bytes) }.map_err(device_error)?)
                 }
             };
-            let vals: Vec<Val> = l.args.iter().map(|a| match a {
-                Arg::Buffer(b) => Ok(Val::B8(ptrs[*b])),
-                Arg::Scalar(bytes) => scalar(bytes),
-            }).collect::<Result<_, _>>()?;
-            let mut b = stream.launch_builder(&self.functions[l.kernel]);
-            for v in &vals {
-                match v {
-                    Val::B1(x) => b.arg(x),
-                    Val::B4(x) => b.arg(x),
-                    Val::B8(x) => b.arg(x),
-                };
-            }
-            let cfg = LaunchConfig { grid_dim: (l.grid[0], l.grid[1], l.grid[2]), block_dim: (l.block[0], l.block[1], l.block[2]), shared_mem_bytes: 0 };
-            // SAFETY: the arguments follow the kernel's bare-pointer signature as the host
-            // plan read it from the launch; every pointer is a live buffer of this call.
-            unsafe { b.launch(cfg) }.map_err(device_error)?;
+            frame.set(k, Slot::Buffer(slice))?;
         }
+        for (j, ty) in self.outputs.iter().enumerate() {
+            let bytes = quabla_dialect::size::byte_len(&ty.shape, ty.dtype.size()).map_err(device_error)?;
+            frame.set(n_in + j, Slot::Buffer(Arc::new(stream.alloc_zeros::<u8>(bytes.max(1)).map_err(device_error)?)))?;
+        }
+        for (slot, c) in &self.consts {
+            frame.set(*slot, Slot::Buffer(c.clone()))?;
+        }
+        self.exec(&self.plan.plan.steps, &mut frame)?;
+        let slices = (0..self.outputs.len()).map(|j| frame.buffer(n_in + j).cloned()).collect::<Result<Vec<_>, _>>()?;
         let mut outs = Vec::with_capacity(self.outputs.len());
         for (j, ty) in self.outputs.iter().enumerate() {
-            let s = slices[n_in + j].clone();
+            let s = slices[j].clone();
             let len = quabla_dialect::size::byte_len(&ty.shape, ty.dtype.size()).map_err(device_error)?;
             let storage = Arc::new(CudaStorage { slice: s, len, stream: stream.clone() });
             outs.push(Buffer::from_device(ty.clone(), storage).map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?);

@@ -8,15 +8,14 @@ use std::process::Command;
 
 use quabla_dialect::mlir::new_context;
 use quabla_dialect::Module;
-use quabla_lowering::cuda::{self, Arg, CudaOptions, Toolkit};
+use quabla_lowering::cuda::{self, CudaOptions, Operand, Step, Toolkit};
 use quabla_lowering::LowerError;
 
 use crate::stock_mlir_opt::every_op_module;
 
-/// Ops whose linalg form needs the host; each must be refused with `Unsupported { rule: "cuda" }`.
-const EXPECTED_GAPS: &[&str] = &[
-    "host_callback",
-];
+/// Ops without a CUDA lowering; each must be refused with `Unsupported { rule: "cuda" }`
+/// (none: loops, host branches and callbacks are host steps of the plan).
+const EXPECTED_GAPS: &[&str] = &[];
 
 fn toolkit() -> Option<Toolkit> {
     match Toolkit::locate() {
@@ -77,12 +76,15 @@ fn every_op_lowers_to_ptx_that_ptxas_assembles() {
                         // sm_90 with cuBLAS: the product is a gemm step; sm_80 without: a loop kernel.
                         assert_eq!(p.plan.gemms().count(), (arch == "sm_90") as usize, "{op} {arch}: {:?}", p.plan.steps);
                     }
+                    if op == "host_callback" {
+                        assert!(p.plan.all_steps().iter().any(|s| matches!(s, Step::Callback { .. })), "{op}: {:?}", p.plan.steps);
+                    }
                     for g in p.plan.gemms() {
-                        assert!(g.a.max(g.b).max(g.c) < p.plan.buffers.len() && g.m * g.n * g.k * g.batch > 0, "{op}: {g:?}");
+                        assert!(g.a.max(g.b).max(g.c) < p.plan.slots && g.m * g.n * g.k * g.batch > 0, "{op}: {g:?}");
                     }
                     for l in p.plan.launches() {
                         assert!(l.kernel < p.kernels.len() && l.grid.iter().chain(&l.block).all(|&d| d >= 1), "{op}: {l:?}");
-                        assert!(l.args.iter().all(|a| !matches!(*a, Arg::Buffer(b) if b >= p.plan.buffers.len())), "{op}: {l:?}");
+                        assert!(l.args.iter().all(|a| !matches!(*a, Operand::Slot(b) if b >= p.plan.slots)), "{op}: {l:?}");
                     }
                     for (k, kernel) in p.kernels.iter().enumerate() {
                         assert!(kernel.ptx.contains(".entry"), "{op}: {}", kernel.ptx);
@@ -133,6 +135,34 @@ func.func @main(%a: tensor<64x128xf32>, %s: tensor<f32>) -> (tensor<128xf32>, te
         ptxas(&tk, &k.ptx, "sm_90", &format!("red_{}", k.module)).unwrap();
     }
     assert!(p.kernels.iter().any(|k| k.ptx.contains("__nv_expf") || k.ptx.contains("ex2.approx")), "exp through libdevice");
+}
+
+/// The region programs of tests/rust/regions.rs: a counted `while` is a host `for` whose
+/// bound the host loads from device memory, with the body's kernel launched in it; a nested
+/// `if` without loops stays select kernels (no host read); every kernel assembles.
+#[test]
+fn loops_run_on_the_host_and_branches_in_kernels() {
+    let Some(tk) = toolkit() else { return };
+    let ctx = new_context();
+    let w = cuda::compile_with(&ctx, &crate::regions::while_module(), "main", &tk, &CudaOptions::default()).unwrap();
+    let steps = w.plan.all_steps();
+    let bound = steps.iter().find_map(|s| match s {
+        Step::Load { dst, buf: 0, offset: 0, .. } => Some(*dst),
+        _ => None,
+    });
+    let for_ = steps.iter().find_map(|s| match s {
+        Step::For { ub: Operand::Slot(u), body, .. } => Some((*u, body.iter().filter(|b| matches!(b, Step::Launch(_))).count())),
+        _ => None,
+    });
+    assert!(bound.is_some() && for_.map(|f| f.0) == bound && for_.unwrap().1 >= 1, "{:?}", w.plan.steps);
+    assert!(w.plan.reads_device());
+    let b = cuda::compile_with(&ctx, &crate::regions::nested_if_module(), "main", &tk, &CudaOptions::default()).unwrap();
+    assert!(!b.plan.reads_device() && b.plan.all_steps().iter().all(|s| s.regions().is_empty()), "{:?}", b.plan.steps);
+    for (p, tag) in [(&w, "while"), (&b, "if")] {
+        for (k, kernel) in p.kernels.iter().enumerate() {
+            ptxas(&tk, &kernel.ptx, "sm_90", &format!("{tag}_{k}")).unwrap();
+        }
+    }
 }
 
 #[test]

@@ -59,7 +59,7 @@ fn branch(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, body: &quabla_dialect::Bo
 
 /// `quabla.if`: returns the names of the results.
 pub fn lower_if(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorType]) -> Result<Vec<String>, LowerError> {
-    if e.cg.target.parallel_outer() {
+    if kernels_only(e, o) {
         return every_branch(e, cx, f, o, results);
     }
     let loc = e.loc.clone();
@@ -330,7 +330,7 @@ pub fn lower_while(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<Vec<St
 
 /// `quabla.case`: `scf.index_switch` over the branches; returns the names of the results.
 pub fn lower_case(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorType]) -> Result<Vec<String>, LowerError> {
-    if e.cg.target.parallel_outer() {
+    if kernels_only(e, o) {
         return every_branch(e, cx, f, o, results);
     }
     let loc = e.loc.clone();
@@ -360,6 +360,18 @@ pub fn lower_case(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[Tensor
         1 => vec![n],
         k => (0..k).map(|i| format!("{n}#{i}")).collect(),
     })
+}
+
+/// Whether a branch op lowers to [`every_branch`]: on a target whose computations are all
+/// kernels, unless a branch holds a loop or a host callback, which must not run when the
+/// branch is not taken (an untaken loop need not even end): those branch on the host
+/// (`scf.if` / `scf.index_switch`, the predicate read from device memory).
+fn kernels_only(e: &Emitter, o: &Op) -> bool {
+    let mut host = false;
+    for body in &o.regions {
+        body.walk(&mut |op| host |= matches!(op.kind, OpKind::Control(ControlOp::While {}) | OpKind::Callback(_)));
+    }
+    e.cg.target.parallel_outer() && !host
 }
 
 /// `if` / `case` on a target whose computations are all kernels (`Target::parallel_outer`,

@@ -19,6 +19,7 @@
 //! `nvidia-cuda-nvcc-cu12` ([`Toolkit::locate`]): `$QUABLA_CUDA_NVCC`, else
 //! `nvidia/cuda_nvcc` in the site-packages of `$VIRTUAL_ENV`, of the loaded extension, or of
 //! the workspace's `.venv`, else an installed CUDA toolkit; missing, it is `LowerError::Toolkit`.
+pub mod host;
 pub mod plan;
 
 use std::path::{Path, PathBuf};
@@ -30,7 +31,8 @@ use crate::linalg::lower_module_tagged;
 use crate::target::{Codegen, MatmulTile, Plan, Target};
 use crate::{Abi, LowerError};
 
-pub use plan::{compile, compile_with, Arg, CudaProgram, Gemm, HostBuffer, HostPlan, Kernel, Launch, Step};
+pub use host::{Arm, ConstBuffer, Gemm, HostOp, HostPlan, Launch, Operand, Scalar, ScalarTy, Slot, Step};
+pub use plan::{compile, compile_with, CudaProgram, Kernel};
 
 /// The CUDA target's choices: no tiled matmul path, no polynomial kernels (libdevice has the
 /// math functions), and loop nests parallel outermost ([`Target::parallel_outer`]).
@@ -186,16 +188,13 @@ fn own_library_dir() -> Option<PathBuf> {
     Path::new(name).canonicalize().ok()?.parent().map(Path::to_path_buf)
 }
 
-/// Why op `kind` has no CUDA lowering yet (its linalg form needs the host: a predicate read
-/// from device memory, a runtime-kernel call), or
-/// `None` when it lowers to kernels. Exhaustive over the families.
+/// Why op `kind` has no CUDA lowering yet, or `None` when it lowers (to kernels, or to host
+/// steps of the plan: loops, branches holding loops or callbacks, callbacks). Exhaustive over
+/// the families.
 pub fn gap(kind: &OpKind) -> Option<&'static str> {
     match kind {
         OpKind::Elementwise(_) | OpKind::Constant(_) | OpKind::Layout(_) | OpKind::Reduce(_) | OpKind::Dot(_) | OpKind::Convolution(_) | OpKind::ReduceWindow(_) => None,
-        OpKind::Slicing(_) | OpKind::Scatter(_) | OpKind::Sort(_) | OpKind::Linalg(_) | OpKind::Call(_) => None,
-        OpKind::Control(quabla_dialect::ControlOp::If { .. } | quabla_dialect::ControlOp::Case { .. }) => None,
-        OpKind::Control(quabla_dialect::ControlOp::While {}) => Some("a while loop reads its condition on the host"),
-        OpKind::Callback(_) => Some("host callbacks run on the host"),
+        OpKind::Slicing(_) | OpKind::Scatter(_) | OpKind::Sort(_) | OpKind::Linalg(_) | OpKind::Call(_) | OpKind::Control(_) | OpKind::Callback(_) => None,
     }
 }
 
@@ -255,7 +254,7 @@ pub fn pipelines(tk: &Toolkit, opts: &CudaOptions) -> (String, String, String, S
     // then merges the equal subviews of a forall's in-place slice, whose self-copy the last
     // canonicalize erases (cholesky's loop form).
     let bufferize = "builtin.module(inline,func.func(linalg-fuse-elementwise-ops),eliminate-empty-tensors,canonicalize,cse,\
-         one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},convert-bufferization-to-memref,canonicalize,cse,canonicalize)"
+         one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops},convert-bufferization-to-memref,canonicalize,cse,canonicalize)"
         .to_string();
     // Without no-min-max-bounds, loops the tile does not divide stay on the host. Tiles of
     // 32 x 8: a 1-D loop gets a warp per block; a 2-D one 256 threads, whose x runs along

@@ -3,13 +3,17 @@
 //! become kernels too), runs the GPU stage, reads the host side of the entry function into a
 //! [`HostPlan`], then runs the PTX stage and collects each `gpu.binary`'s PTX text.
 //!
-//! The host plan is what an executor does per call, in order: buffers (the entry's inputs
-//! and outputs under the destination-passing ABI, temporaries, constants uploaded once) and
-//! kernel launches with their grid and block sizes and arguments (bare-pointer ABI: one
-//! device pointer per memref, the base pointer of the buffer a view aliases, since a view's
-//! static offset and strides are part of the kernel's memref type; `index` as i64; scalars
-//! by value). Allowed host ops: constants, allocations, deallocations, globals, views and
-//! launches; anything else is [`LowerError::HostCode`].
+//! The host plan ([`super::host`]) is what an executor does per call: the entry's inputs and
+//! outputs (destination-passing ABI) and constants (uploaded once) in slots, then steps:
+//! allocations, kernel launches with their grid and block sizes and arguments (bare-pointer
+//! ABI: one device pointer per memref, the base pointer of the buffer a view aliases, since
+//! a view's static offset and strides are part of the kernel's memref type; `index` as i64;
+//! scalars by value), cuBLAS products, host loops and branches with the scalar arithmetic and
+//! the single-element loads and stores of device memory they need, host callbacks. Allowed
+//! host ops: constants, allocations, deallocations, globals, views with static offsets,
+//! `memref.load`/`store` at constant indices, the `arith` ops of [`super::host::HostOp`],
+//! `scf.for`/`while`/`if`/`index_switch`, launches and the product and callback calls;
+//! anything else is [`LowerError::HostCode`].
 use std::collections::HashMap;
 
 use melior::ir::Module as MlirModule;
@@ -17,87 +21,13 @@ use melior::pass::PassManager;
 use melior::utility::parse_pass_pipeline;
 use melior::Context;
 use mlir_sys as sys;
-use quabla_dialect::Module;
+use quabla_dialect::{DType, Module, TensorType};
+
+use super::host::{eval, host_op, Arm, ConstBuffer, Gemm, HostPlan, Launch, Operand, Scalar, ScalarTy, Slot, Step};
 
 use super::{lower_for_cuda, CudaOptions, Toolkit};
 use crate::target::with_diagnostics;
 use crate::LowerError;
-
-/// One buffer of a [`HostPlan`].
-#[derive(Clone, Debug, PartialEq)]
-pub enum HostBuffer {
-    /// Argument `k` of the entry function: inputs first, then one output per result (DPS).
-    Param(usize),
-    /// A temporary of `bytes` bytes, alive for one call.
-    Temp { bytes: usize },
-    /// A constant (a `memref.global`), uploaded once per executable.
-    Const { name: String, bytes: Vec<u8> },
-}
-
-/// One kernel argument.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Arg {
-    /// The device pointer of buffer `k` of the plan.
-    Buffer(usize),
-    /// A scalar passed by value: its little-endian bytes (index and i64: 8, f32 and i32: 4, ...).
-    Scalar(Vec<u8>),
-}
-
-/// One kernel launch.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Launch {
-    /// Index into [`CudaProgram::kernels`].
-    pub kernel: usize,
-    pub grid: [u32; 3],
-    pub block: [u32; 3],
-    pub args: Vec<Arg>,
-}
-
-/// A matrix product through cuBLAS (`gemm_strided_batched`): `c[i] += a[i] @ b[i]` for each
-/// of `batch` row-major `m x k` and `k x n` matrices of buffers `a`, `b` into `m x n` `c`
-/// (`linalg.matmul`/`batch_matmul` semantics: C accumulates, after its fill kernel).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Gemm {
-    pub a: usize,
-    pub b: usize,
-    pub c: usize,
-    pub batch: usize,
-    pub m: usize,
-    pub n: usize,
-    pub k: usize,
-    /// f64 (else f32).
-    pub f64: bool,
-}
-
-/// One step of a call, in program order on one stream.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Step {
-    Launch(Launch),
-    Gemm(Gemm),
-}
-
-/// What the host does per call.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct HostPlan {
-    /// Every buffer the steps use; the first `params` are the entry's arguments.
-    pub buffers: Vec<HostBuffer>,
-    /// Arguments of the entry function (inputs + outputs).
-    pub params: usize,
-    /// Kernel launches and cuBLAS products in program order.
-    pub steps: Vec<Step>,
-}
-
-impl HostPlan {
-    /// The kernel launches, in order.
-    pub fn launches(&self) -> impl Iterator<Item = &Launch> {
-        self.steps.iter().filter_map(|s| if let Step::Launch(l) = s { Some(l) } else { None })
-    }
-
-    /// The cuBLAS products, in order.
-    pub fn gemms(&self) -> impl Iterator<Item = &Gemm> {
-        self.steps.iter().filter_map(|s| if let Step::Gemm(g) = s { Some(g) } else { None })
-    }
-}
 
 /// One outlined kernel: its `gpu.module`, its function and its PTX.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -376,38 +306,369 @@ fn dense_bytes(a: sys::MlirAttribute, elem: sys::MlirType, count: usize) -> Opti
     }
 }
 
-/// The value of a host scalar (`arith.constant` of index, integer or float type) as bytes.
-fn constant_bytes(op: sys::MlirOperation) -> Option<Vec<u8>> {
+/// The host-side type of a scalar MLIR type.
+fn scalar_ty(t: sys::MlirType) -> Option<ScalarTy> {
+    unsafe {
+        if sys::mlirTypeIsAIndex(t) {
+            Some(ScalarTy::Index)
+        } else if sys::mlirTypeIsAInteger(t) {
+            let w = sys::mlirIntegerTypeGetWidth(t);
+            (1..=64).contains(&w).then_some(ScalarTy::Int(w))
+        } else if sys::mlirTypeIsAF32(t) {
+            Some(ScalarTy::F32)
+        } else if sys::mlirTypeIsAF64(t) {
+            Some(ScalarTy::F64)
+        } else {
+            None
+        }
+    }
+}
+
+/// The value of a host scalar (`arith.constant` of index, integer or float type).
+fn constant_scalar(op: sys::MlirOperation) -> Option<Scalar> {
     let a = attr(op, "value")?;
     unsafe {
-        let t = sys::mlirAttributeGetType(a);
+        let ty = scalar_ty(sys::mlirAttributeGetType(a))?;
         if sys::mlirAttributeIsAInteger(a) {
-            let v = sys::mlirIntegerAttrGetValueInt(a);
-            let n = elem_bytes(t)?;
-            return Some(v.to_le_bytes()[..n].to_vec());
+            return Some(Scalar::int(ty, sys::mlirIntegerAttrGetValueInt(a)));
         }
         if sys::mlirAttributeIsAFloat(a) {
-            let v = sys::mlirFloatAttrGetValueDouble(a);
-            return if sys::mlirTypeIsAF32(t) { Some((v as f32).to_le_bytes().to_vec()) } else if sys::mlirTypeIsAF64(t) { Some(v.to_le_bytes().to_vec()) } else { None };
+            return Some(Scalar::f64(ty, sys::mlirFloatAttrGetValueDouble(a)));
         }
         if sys::mlirAttributeIsABool(a) {
-            return Some(vec![sys::mlirBoolAttrGetValue(a) as u8]);
+            return Some(Scalar::int(ScalarTy::Int(1), sys::mlirBoolAttrGetValue(a) as i64));
         }
     }
     None
 }
 
-fn int_value(bytes: &[u8]) -> i64 {
-    let mut b = [0u8; 8];
-    b[..bytes.len().min(8)].copy_from_slice(&bytes[..bytes.len().min(8)]);
-    i64::from_le_bytes(b)
+/// The runtime function of the host-callback lowering (`quabla_lowering::linalg::callback`).
+const CALLBACK: &str = "quabla_host_callback_";
+
+/// Reads the host side of the entry function into a [`HostPlan`]: one slot per host value
+/// (views share their buffer's slot), the constants of the plan folded.
+struct Reader<'a> {
+    plan: HostPlan,
+    vals: HashMap<usize, Operand>,
+    /// (gpu.module, kernel) pairs, in order of first launch.
+    kernels: Vec<(String, String)>,
+    consts: HashMap<String, Slot>,
+    globals: &'a HashMap<String, sys::MlirOperation>,
 }
 
-/// A host value: a scalar (its bytes) or a buffer.
-#[derive(Clone)]
-enum Host {
-    Scalar(Vec<u8>),
-    Buffer(usize),
+fn key(v: sys::MlirValue) -> usize {
+    v.ptr as usize
+}
+
+fn host_code(op: sys::MlirOperation) -> LowerError {
+    LowerError::HostCode { op: op_name(op), loc: loc_of(op), device: "cuda" }
+}
+
+fn operand_of(op: sys::MlirOperation, i: usize) -> sys::MlirValue {
+    unsafe { sys::mlirOperationGetOperand(op, i as isize) }
+}
+
+fn num_operands(op: sys::MlirOperation) -> usize {
+    unsafe { sys::mlirOperationGetNumOperands(op) as usize }
+}
+
+fn results_of(op: sys::MlirOperation) -> Vec<sys::MlirValue> {
+    unsafe { (0..sys::mlirOperationGetNumResults(op)).map(|i| sys::mlirOperationGetResult(op, i)).collect() }
+}
+
+fn value_type(v: sys::MlirValue) -> sys::MlirType {
+    unsafe { sys::mlirValueGetType(v) }
+}
+
+fn block_args(block: sys::MlirBlock) -> Vec<sys::MlirValue> {
+    unsafe { (0..sys::mlirBlockGetNumArguments(block)).map(|i| sys::mlirBlockGetArgument(block, i)).collect() }
+}
+
+/// The first block of region `i` of `op` (None for an empty region).
+fn region_block(op: sys::MlirOperation, i: usize) -> Option<sys::MlirBlock> {
+    let b = unsafe { sys::mlirRegionGetFirstBlock(sys::mlirOperationGetRegion(op, i as isize)) };
+    (!b.ptr.is_null()).then_some(b)
+}
+
+/// The byte offset of element `indices` of a memref of static strided type `t`.
+fn element_offset(t: sys::MlirType, indices: &[i64]) -> Option<usize> {
+    unsafe {
+        let rank = sys::mlirShapedTypeGetRank(t) as usize;
+        let elem = elem_bytes(sys::mlirShapedTypeGetElementType(t))?;
+        let mut strides = vec![0i64; rank.max(1)];
+        let mut offset = 0i64;
+        if sys::mlirMemRefTypeGetStridesAndOffset(t, strides.as_mut_ptr(), &mut offset).value == 0 || indices.len() != rank {
+            return None;
+        }
+        let dynamic = sys::mlirShapedTypeGetDynamicStrideOrOffset();
+        if offset == dynamic || strides[..rank].contains(&dynamic) {
+            return None;
+        }
+        let mut e = offset;
+        for (i, s) in indices.iter().zip(&strides) {
+            e = e.checked_add(i.checked_mul(*s)?)?;
+        }
+        usize::try_from(e).ok()?.checked_mul(elem)
+    }
+}
+
+impl Reader<'_> {
+    fn fresh(&mut self) -> Slot {
+        self.plan.slots += 1;
+        self.plan.slots - 1
+    }
+
+    fn define(&mut self, v: sys::MlirValue) -> Slot {
+        let s = self.fresh();
+        self.vals.insert(key(v), Operand::Slot(s));
+        s
+    }
+
+    fn get(&self, v: sys::MlirValue, op: sys::MlirOperation) -> Result<Operand, LowerError> {
+        self.vals.get(&key(v)).copied().ok_or_else(|| host_code(op))
+    }
+
+    fn buffer(&self, v: sys::MlirValue, op: sys::MlirOperation) -> Result<Slot, LowerError> {
+        match self.get(v, op)? {
+            Operand::Slot(s) => Ok(s),
+            Operand::Const(_) => Err(host_code(op)),
+        }
+    }
+
+    fn constant(&self, v: sys::MlirValue, op: sys::MlirOperation) -> Result<Scalar, LowerError> {
+        match self.get(v, op)? {
+            Operand::Const(c) => Ok(c),
+            Operand::Slot(_) => Err(host_code(op)),
+        }
+    }
+
+    fn operands(&self, op: sys::MlirOperation, from: usize) -> Result<Vec<Operand>, LowerError> {
+        (from..num_operands(op)).map(|i| self.get(operand_of(op, i), op)).collect()
+    }
+
+    fn define_all(&mut self, vs: &[sys::MlirValue]) -> Vec<Slot> {
+        vs.iter().map(|v| self.define(*v)).collect()
+    }
+
+    /// The byte offset a `memref.load`/`store` addresses (`first`: its first index operand).
+    fn offset(&self, op: sys::MlirOperation, memref: usize, first: usize) -> Result<usize, LowerError> {
+        let idx = (first..num_operands(op)).map(|i| self.constant(operand_of(op, i), op).map(|c| c.signed())).collect::<Result<Vec<_>, _>>()?;
+        element_offset(value_type(operand_of(op, memref)), &idx).ok_or_else(|| host_code(op))
+    }
+
+    /// A region's steps and its terminator's operands.
+    fn region(&mut self, op: sys::MlirOperation, i: usize, args: &[Slot]) -> Result<(Vec<Step>, Vec<Operand>, Option<sys::MlirOperation>), LowerError> {
+        let Some(block) = region_block(op, i) else { return Ok((Vec::new(), Vec::new(), None)) };
+        let formal = block_args(block);
+        if formal.len() != args.len() {
+            return Err(host_code(op));
+        }
+        for (v, s) in formal.iter().zip(args) {
+            self.vals.insert(key(*v), Operand::Slot(*s));
+        }
+        let mut steps = Vec::new();
+        let term = self.block(block, &mut steps)?;
+        let outs = match term {
+            Some(t) => self.operands(t, 0)?,
+            None => Vec::new(),
+        };
+        Ok((steps, outs, term))
+    }
+
+    /// Reads `block`'s ops into `steps`; returns its terminator (`scf.yield`,
+    /// `scf.condition`, `func.return`).
+    fn block(&mut self, block: sys::MlirBlock, steps: &mut Vec<Step>) -> Result<Option<sys::MlirOperation>, LowerError> {
+        for op in ops_of_block(block) {
+            let name = op_name(op);
+            let res = results_of(op);
+            match name.as_str() {
+                "scf.yield" | "scf.condition" | "func.return" => return Ok(Some(op)),
+                "arith.constant" => {
+                    let c = constant_scalar(op).ok_or_else(|| host_code(op))?;
+                    self.vals.insert(key(res[0]), Operand::Const(c));
+                }
+                "memref.alloc" | "memref.alloca" => {
+                    let bytes = memref_bytes(value_type(res[0])).ok_or_else(|| host_code(op))?;
+                    let dst = self.define(res[0]);
+                    steps.push(Step::Alloc { dst, bytes });
+                }
+                "memref.get_global" => {
+                    let g = attr(op, "name").map(flat_symbol).unwrap_or_default();
+                    let slot = match self.consts.get(&g) {
+                        Some(k) => *k,
+                        None => {
+                            let gop = *self.globals.get(&g).ok_or_else(|| host_code(op))?;
+                            let t = value_type(res[0]);
+                            let bytes = memref_bytes(t).ok_or_else(|| host_code(op))?;
+                            let elem = unsafe { sys::mlirShapedTypeGetElementType(t) };
+                            let count = bytes / elem_bytes(elem).unwrap_or(1).max(1);
+                            let init = attr(gop, "initial_value").and_then(|a| dense_bytes(a, elem, count)).ok_or_else(|| host_code(op))?;
+                            let slot = self.fresh();
+                            self.plan.consts.push(ConstBuffer { slot, name: g.clone(), bytes: init });
+                            self.consts.insert(g, slot);
+                            slot
+                        }
+                    };
+                    self.vals.insert(key(res[0]), Operand::Slot(slot));
+                }
+                "memref.dealloc" => {}
+                "memref.collapse_shape" | "memref.expand_shape" | "memref.subview" | "memref.cast" | "memref.reinterpret_cast" => {
+                    // Views: the same buffer (static offsets and strides live in the types).
+                    let dynamic = (1..num_operands(op)).any(|i| !matches!(self.vals.get(&key(operand_of(op, i))), Some(Operand::Const(_))));
+                    if dynamic && name == "memref.reinterpret_cast" {
+                        return Err(host_code(op));
+                    }
+                    let b = self.buffer(operand_of(op, 0), op)?;
+                    self.vals.insert(key(res[0]), Operand::Slot(b));
+                }
+                "memref.load" => {
+                    let ty = scalar_ty(value_type(res[0])).ok_or_else(|| host_code(op))?;
+                    let buf = self.buffer(operand_of(op, 0), op)?;
+                    let offset = self.offset(op, 0, 1)?;
+                    let dst = self.define(res[0]);
+                    steps.push(Step::Load { dst, buf, offset, ty });
+                }
+                "memref.store" => {
+                    let value = self.get(operand_of(op, 0), op)?;
+                    let buf = self.buffer(operand_of(op, 1), op)?;
+                    let offset = self.offset(op, 1, 2)?;
+                    steps.push(Step::Store { buf, offset, value });
+                }
+                "gpu.launch_func" => steps.push(Step::Launch(self.launch(op)?)),
+                "func.call" => steps.push(self.call(op)?),
+                "scf.for" => {
+                    let ops = self.operands(op, 0)?;
+                    if ops.len() < 3 {
+                        return Err(host_code(op));
+                    }
+                    let iv = self.fresh();
+                    let args: Vec<Slot> = (3..ops.len()).map(|_| self.fresh()).collect();
+                    let mut formal = vec![iv];
+                    formal.extend(&args);
+                    let (body, yields, _) = self.region(op, 0, &formal)?;
+                    let results = self.define_all(&res);
+                    steps.push(Step::For { lb: ops[0], ub: ops[1], step: ops[2], iv, inits: ops[3..].to_vec(), args, body, yields, results });
+                }
+                "scf.while" => {
+                    let inits = self.operands(op, 0)?;
+                    let before_args: Vec<Slot> = inits.iter().map(|_| self.fresh()).collect();
+                    let (before, fwd, term) = self.region(op, 0, &before_args)?;
+                    if term.map(op_name).as_deref() != Some("scf.condition") || fwd.is_empty() {
+                        return Err(host_code(op));
+                    }
+                    let after_args: Vec<Slot> = (1..fwd.len()).map(|_| self.fresh()).collect();
+                    let (after, yields, _) = self.region(op, 1, &after_args)?;
+                    let results = self.define_all(&res);
+                    steps.push(Step::While { inits, before_args, before, cond: fwd[0], forward: fwd[1..].to_vec(), after_args, after, yields, results });
+                }
+                "scf.if" | "scf.index_switch" => {
+                    let on = self.get(operand_of(op, 0), op)?;
+                    let n = unsafe { sys::mlirOperationGetNumRegions(op) } as usize;
+                    // scf.if: then, else; scf.index_switch: default, then the cases.
+                    let (cases, order): (Vec<i64>, Vec<usize>) = if name == "scf.if" {
+                        (vec![1], vec![0, 1])
+                    } else {
+                        let c = attr(op, "cases").ok_or_else(|| host_code(op))?;
+                        let k = unsafe { sys::mlirDenseArrayGetNumElements(c) } as usize;
+                        ((0..k).map(|i| unsafe { sys::mlirDenseI64ArrayGetElement(c, i as isize) }).collect(), (1..n).chain([0]).collect())
+                    };
+                    let mut arms = Vec::with_capacity(order.len());
+                    for r in order {
+                        let (steps, yields, _) = self.region(op, r, &[])?;
+                        arms.push(Arm { steps, yields });
+                    }
+                    let results = self.define_all(&res);
+                    steps.push(Step::Branch { on, cases, arms, results });
+                }
+                _ => {
+                    let predicate = attr(op, "predicate").map(|a| unsafe { sys::mlirIntegerAttrGetValueInt(a) });
+                    let hop = host_op(&name, predicate).ok_or_else(|| host_code(op))?;
+                    let ty = (res.len() == 1).then(|| scalar_ty(value_type(res[0]))).flatten().ok_or_else(|| host_code(op))?;
+                    let args = self.operands(op, 0)?;
+                    let consts: Option<Vec<Scalar>> = args.iter().map(|a| if let Operand::Const(c) = a { Some(*c) } else { None }).collect();
+                    // Constant operands fold now (a failing fold stays a step: it fails per call).
+                    match consts.map(|c| eval(hop, ty, &c)) {
+                        Some(Ok(v)) => {
+                            self.vals.insert(key(res[0]), Operand::Const(v));
+                        }
+                        _ => {
+                            let dst = self.define(res[0]);
+                            steps.push(Step::Arith { dst, op: hop, ty, args });
+                        }
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn launch(&mut self, op: sys::MlirOperation) -> Result<Launch, LowerError> {
+        let seg = attr(op, "operandSegmentSizes").ok_or_else(|| host_code(op))?;
+        let n = unsafe { sys::mlirDenseArrayGetNumElements(seg) } as usize;
+        let sizes: Vec<usize> = (0..n).map(|i| unsafe { sys::mlirDenseI32ArrayGetElement(seg, i as isize) } as usize).collect();
+        // [async deps, grid x y z, block x y z, cluster x y z, dynamic shared memory, kernel operands, async object]
+        if sizes.len() != 13 || sizes[0] != 0 || sizes[7..11].iter().any(|&s| s != 0) {
+            return Err(host_code(op));
+        }
+        let dim = |i: usize| -> Result<u32, LowerError> { u32::try_from(self.constant(operand_of(op, i), op)?.signed()).map_err(|_| host_code(op)) };
+        let grid = [dim(0)?, dim(1)?, dim(2)?];
+        let block = [dim(3)?, dim(4)?, dim(5)?];
+        let args = (6..6 + sizes[11]).map(|i| self.get(operand_of(op, i), op)).collect::<Result<Vec<_>, _>>()?;
+        let sym = attr(op, "kernel").ok_or_else(|| host_code(op))?;
+        let key = unsafe {
+            let root = sref(sys::mlirSymbolRefAttrGetRootReference(sym));
+            let nested = if sys::mlirSymbolRefAttrGetNumNestedReferences(sym) > 0 { flat_symbol(sys::mlirSymbolRefAttrGetNestedReference(sym, 0)) } else { String::new() };
+            (root, nested)
+        };
+        let kernel = match self.kernels.iter().position(|k| *k == key) {
+            Some(i) => i,
+            None => {
+                self.kernels.push(key);
+                self.kernels.len() - 1
+            }
+        };
+        Ok(Launch { kernel, grid, block, args })
+    }
+
+    /// A cuBLAS product or a host callback.
+    fn call(&mut self, op: sys::MlirOperation) -> Result<Step, LowerError> {
+        let callee = attr(op, "callee").map(flat_symbol).unwrap_or_default();
+        let ty = |i: usize| value_type(operand_of(op, i));
+        let shape = |t: sys::MlirType| -> Vec<i64> { unsafe { (0..sys::mlirShapedTypeGetRank(t)).map(|d| sys::mlirShapedTypeGetDimSize(t, d as isize)).collect() } };
+        if callee.starts_with(GEMM) {
+            let (sa, sb) = (shape(ty(0)), shape(ty(1)));
+            let u = |x: &i64| *x as usize;
+            let (batch, m, k, n) = match (sa.as_slice(), sb.as_slice()) {
+                ([m, k], [_, n]) => (1, u(m), u(k), u(n)),
+                ([bt, m, k], [_, _, n]) => (u(bt), u(m), u(k), u(n)),
+                _ => return Err(host_code(op)),
+            };
+            let f64 = unsafe { sys::mlirTypeIsAF64(sys::mlirShapedTypeGetElementType(ty(0))) };
+            let (a, b, c) = (self.buffer(operand_of(op, 0), op)?, self.buffer(operand_of(op, 1), op)?, self.buffer(operand_of(op, 2), op)?);
+            return Ok(Step::Gemm(Gemm { a, b, c, batch, m, n, k, f64 }));
+        }
+        let dtype = callee.strip_prefix(CALLBACK).and_then(DType::parse).ok_or_else(|| host_code(op))?;
+        // The operand is a cast to an unranked memref of a ranked, contiguous buffer.
+        let v = operand_of(op, 0);
+        let ranked = unsafe {
+            if !sys::mlirValueIsAOpResult(v) {
+                return Err(host_code(op));
+            }
+            let cast = sys::mlirOpResultGetOwner(v);
+            if op_name(cast) != "memref.cast" {
+                return Err(host_code(op));
+            }
+            value_type(operand_of(cast, 0))
+        };
+        if element_offset(ranked, &vec![0; shape(ranked).len()]) != Some(0) {
+            return Err(host_code(op));
+        }
+        let buf = self.buffer(v, op)?;
+        let ints = (1..6).map(|i| self.constant(operand_of(op, i), op).map(|c| c.signed())).collect::<Result<Vec<_>, _>>()?;
+        let (levels, mask) = (ints[3].clamp(0, 63), ints[4]);
+        let batched = (0..levels).map(|l| (mask >> l) & 1).collect();
+        Ok(Step::Callback { buf, ty: TensorType::new(dtype, shape(ranked)), callback: ints[0], index: ints[1], count: ints[2], batched })
+    }
 }
 
 /// The host plan of `entry` and the (gpu.module, kernel) pairs its launches name, in order
@@ -420,127 +681,15 @@ fn host_plan(module: &MlirModule, entry: &str) -> Result<(HostPlan, Vec<(String,
         .copied()
         .find(|o| op_name(*o) == "func.func" && sym_name(*o).as_deref() == Some(entry))
         .ok_or_else(|| LowerError::Pipeline { target: "cuda", stage: "host plan", message: format!("no function @{entry} after lowering") })?;
-    let region = unsafe { sys::mlirOperationGetRegion(func, 0) };
-    let block = unsafe { sys::mlirRegionGetFirstBlock(region) };
-    let mut plan = HostPlan::default();
-    let mut vals: HashMap<usize, Host> = HashMap::new();
-    let nargs = unsafe { sys::mlirBlockGetNumArguments(block) } as usize;
-    for k in 0..nargs {
-        let v = unsafe { sys::mlirBlockGetArgument(block, k as isize) };
-        plan.buffers.push(HostBuffer::Param(k));
-        vals.insert(v.ptr as usize, Host::Buffer(k));
-    }
-    plan.params = nargs;
-    let mut kernels: Vec<(String, String)> = Vec::new();
-    let mut consts: HashMap<String, usize> = HashMap::new();
-    let host_code = |op: sys::MlirOperation| LowerError::HostCode { op: op_name(op), loc: loc_of(op), device: "cuda" };
-    for op in ops_of_block(block) {
-        let name = op_name(op);
-        let result = |i: isize| unsafe { sys::mlirOperationGetResult(op, i) }.ptr as usize;
-        let operand = |i: isize| unsafe { sys::mlirOperationGetOperand(op, i) }.ptr as usize;
-        match name.as_str() {
-            "arith.constant" => {
-                let b = constant_bytes(op).ok_or_else(|| host_code(op))?;
-                vals.insert(result(0), Host::Scalar(b));
-            }
-            "memref.alloc" | "memref.alloca" => {
-                let t = unsafe { sys::mlirValueGetType(sys::mlirOperationGetResult(op, 0)) };
-                let bytes = memref_bytes(t).ok_or_else(|| host_code(op))?;
-                plan.buffers.push(HostBuffer::Temp { bytes });
-                vals.insert(result(0), Host::Buffer(plan.buffers.len() - 1));
-            }
-            "memref.get_global" => {
-                let g = attr(op, "name").map(flat_symbol).unwrap_or_default();
-                let k = match consts.get(&g) {
-                    Some(k) => *k,
-                    None => {
-                        let gop = *globals.get(&g).ok_or_else(|| host_code(op))?;
-                        let t = unsafe { sys::mlirValueGetType(sys::mlirOperationGetResult(op, 0)) };
-                        let bytes = memref_bytes(t).ok_or_else(|| host_code(op))?;
-                        let elem = unsafe { sys::mlirShapedTypeGetElementType(t) };
-                        let count = bytes / elem_bytes(elem).unwrap_or(1).max(1);
-                        let init = attr(gop, "initial_value").and_then(|a| dense_bytes(a, elem, count)).ok_or_else(|| host_code(op))?;
-                        plan.buffers.push(HostBuffer::Const { name: g.clone(), bytes: init });
-                        consts.insert(g, plan.buffers.len() - 1);
-                        plan.buffers.len() - 1
-                    }
-                };
-                vals.insert(result(0), Host::Buffer(k));
-            }
-            "memref.dealloc" => {}
-            "memref.collapse_shape" | "memref.expand_shape" | "memref.subview" | "memref.cast" | "memref.reinterpret_cast" => {
-                // Views: same base pointer (static offsets and strides live in the kernel's types).
-                let n = unsafe { sys::mlirOperationGetNumOperands(op) };
-                let static_only = (1..n).all(|i| matches!(vals.get(&operand(i)), Some(Host::Scalar(_))));
-                match vals.get(&operand(0)) {
-                    Some(Host::Buffer(k)) if static_only || name != "memref.reinterpret_cast" => {
-                        let k = *k;
-                        vals.insert(result(0), Host::Buffer(k));
-                    }
-                    _ => return Err(host_code(op)),
-                }
-            }
-            "gpu.launch_func" => {
-                let seg = attr(op, "operandSegmentSizes").ok_or_else(|| host_code(op))?;
-                let n = unsafe { sys::mlirDenseArrayGetNumElements(seg) } as usize;
-                let sizes: Vec<usize> = (0..n).map(|i| unsafe { sys::mlirDenseI32ArrayGetElement(seg, i as isize) } as usize).collect();
-                // [async deps, grid x y z, block x y z, cluster x y z, dynamic shared memory, kernel operands, async object]
-                if sizes.len() != 13 || sizes[0] != 0 || sizes[7..11].iter().any(|&s| s != 0) {
-                    return Err(host_code(op));
-                }
-                let dim = |i: usize| -> Result<u32, LowerError> {
-                    match vals.get(&operand(i as isize)) {
-                        Some(Host::Scalar(b)) => u32::try_from(int_value(b)).map_err(|_| host_code(op)),
-                        _ => Err(host_code(op)),
-                    }
-                };
-                let grid = [dim(0)?, dim(1)?, dim(2)?];
-                let block = [dim(3)?, dim(4)?, dim(5)?];
-                let mut args = Vec::new();
-                for i in 6..6 + sizes[11] {
-                    args.push(match vals.get(&operand(i as isize)) {
-                        Some(Host::Buffer(k)) => Arg::Buffer(*k),
-                        Some(Host::Scalar(b)) => Arg::Scalar(b.clone()),
-                        None => return Err(host_code(op)),
-                    });
-                }
-                let sym = attr(op, "kernel").ok_or_else(|| host_code(op))?;
-                let (module, func) = unsafe {
-                    let root = sref(sys::mlirSymbolRefAttrGetRootReference(sym));
-                    let nested = if sys::mlirSymbolRefAttrGetNumNestedReferences(sym) > 0 { flat_symbol(sys::mlirSymbolRefAttrGetNestedReference(sym, 0)) } else { String::new() };
-                    (root, nested)
-                };
-                let key = (module, func);
-                let kernel = match kernels.iter().position(|k| *k == key) {
-                    Some(i) => i,
-                    None => {
-                        kernels.push(key);
-                        kernels.len() - 1
-                    }
-                };
-                plan.steps.push(Step::Launch(Launch { kernel, grid, block, args }));
-            }
-            "func.call" if attr(op, "callee").map(flat_symbol).is_some_and(|c| c.starts_with(GEMM)) => {
-                let ty = |i: isize| unsafe { sys::mlirValueGetType(sys::mlirOperationGetOperand(op, i)) };
-                let shape = |i: isize| -> Vec<usize> { unsafe { (0..sys::mlirShapedTypeGetRank(ty(i))).map(|d| sys::mlirShapedTypeGetDimSize(ty(i), d as isize) as usize).collect() } };
-                let buf = |i: isize| match vals.get(&operand(i)) {
-                    Some(Host::Buffer(k)) => Ok(*k),
-                    _ => Err(host_code(op)),
-                };
-                let (sa, sb) = (shape(0), shape(1));
-                let (batch, m, k, n) = match (sa.as_slice(), sb.as_slice()) {
-                    ([m, k], [_, n]) => (1, *m, *k, *n),
-                    ([bt, m, k], [_, _, n]) => (*bt, *m, *k, *n),
-                    _ => return Err(host_code(op)),
-                };
-                let f64 = unsafe { sys::mlirTypeIsAF64(sys::mlirShapedTypeGetElementType(ty(0))) };
-                plan.steps.push(Step::Gemm(Gemm { a: buf(0)?, b: buf(1)?, c: buf(2)?, batch, m, n, k, f64 }));
-            }
-            "func.return" => {}
-            _ => return Err(host_code(op)),
-        }
-    }
-    Ok((plan, kernels))
+    let mut r = Reader { plan: HostPlan::default(), vals: HashMap::new(), kernels: Vec::new(), consts: HashMap::new(), globals: &globals };
+    let block = region_block(func, 0).ok_or_else(|| host_code(func))?;
+    let params = block_args(block);
+    r.plan.params = params.len();
+    r.define_all(&params);
+    let mut steps = Vec::new();
+    r.block(block, &mut steps)?;
+    r.plan.steps = steps;
+    Ok((r.plan, r.kernels))
 }
 
 fn flat_symbol(a: sys::MlirAttribute) -> String {
