@@ -25,8 +25,20 @@ use quabla_lowering::cuda::{self as target, CudaOptions, CudaProgram, Gemm, Oper
 use crate::buffer::{Buffer, DeviceStorage, Storage};
 use crate::executor::{check_inputs, CompileOptions, Executable, Executor, RuntimeError};
 
-/// The registry name of the first GPU.
-pub const DEVICE: &str = "cuda:0";
+/// The most GPUs the executor addresses (`cuda:0` .. `cuda:63`).
+pub const MAX_DEVICES: usize = 64;
+
+/// The registry names of the GPUs, `cuda:N`.
+pub fn device_name(ordinal: usize) -> &'static str {
+    static NAMES: OnceLock<Vec<String>> = OnceLock::new();
+    NAMES.get_or_init(|| (0..MAX_DEVICES).map(|n| format!("cuda:{n}")).collect())[ordinal.min(MAX_DEVICES - 1)].as_str()
+}
+
+/// How many GPUs this machine has (0 without a driver; at most [`MAX_DEVICES`]).
+pub fn device_count() -> usize {
+    static COUNT: OnceLock<usize> = OnceLock::new();
+    *COUNT.get_or_init(|| if probe().is_ok() { CudaContext::device_count().map_or(0, |n| (n.max(0) as usize).min(MAX_DEVICES)) } else { 0 })
+}
 
 /// True when the CUDA driver library (libcuda) can be loaded. Checked before any other
 /// cudarc call.
@@ -57,6 +69,8 @@ struct Gpu {
     stream: Arc<CudaStream>,
     /// `sm_XY` of the device.
     arch: String,
+    /// `cuda:N`.
+    name: &'static str,
 }
 
 /// Owns the MLIR context used for compilation.
@@ -65,8 +79,9 @@ struct Ctx(Context);
 // thread affinity.
 unsafe impl Send for Ctx {}
 
-/// Compiles for and runs on the first CUDA GPU.
+/// Compiles for and runs on one CUDA GPU (`cuda:N`).
 pub struct CudaExecutor {
+    ordinal: usize,
     mlir: Mutex<Ctx>,
     gpu: OnceLock<Result<Gpu, String>>,
 }
@@ -78,23 +93,31 @@ impl Default for CudaExecutor {
 }
 
 fn device_error(e: impl std::fmt::Display) -> RuntimeError {
-    RuntimeError::Device { device: DEVICE.to_string(), message: e.to_string() }
+    RuntimeError::Device { device: "cuda".to_string(), message: e.to_string() }
 }
 
 impl CudaExecutor {
-    /// A new executor (the GPU is opened on first compile, after [`probe`]).
+    /// An executor for the first GPU (opened on first compile, after [`probe`]).
     pub fn new() -> Self {
-        CudaExecutor { mlir: Mutex::new(Ctx(new_context())), gpu: OnceLock::new() }
+        CudaExecutor::on(0)
+    }
+
+    /// An executor for GPU `ordinal`.
+    pub fn on(ordinal: usize) -> Self {
+        CudaExecutor { ordinal, mlir: Mutex::new(Ctx(new_context())), gpu: OnceLock::new() }
     }
 
     fn gpu(&self) -> Result<&Gpu, RuntimeError> {
         probe().map_err(|reason| RuntimeError::UnavailableDevice { name: "cuda".into(), reason })?;
+        if self.ordinal >= device_count() {
+            return Err(RuntimeError::UnavailableDevice { name: device_name(self.ordinal).into(), reason: "this machine has fewer GPUs" });
+        }
         self.gpu
             .get_or_init(|| {
-                let ctx = CudaContext::new(0).map_err(|e| e.to_string())?;
+                let ctx = CudaContext::new(self.ordinal).map_err(|e| e.to_string())?;
                 let (major, minor) = ctx.compute_capability().map_err(|e| e.to_string())?;
                 let stream = ctx.default_stream();
-                Ok(Gpu { ctx, stream, arch: format!("sm_{major}{minor}") })
+                Ok(Gpu { ctx, stream, arch: format!("sm_{major}{minor}"), name: device_name(self.ordinal) })
             })
             .as_ref()
             .map_err(device_error)
@@ -104,6 +127,19 @@ impl CudaExecutor {
 impl Executor for CudaExecutor {
     fn name(&self) -> &str {
         "cuda"
+    }
+
+    /// A device copy of `buf` (the buffer itself when it already lives on this GPU).
+    fn put(&self, buf: &Buffer) -> Result<Buffer, RuntimeError> {
+        let gpu = self.gpu()?;
+        if let Storage::Device(d) = buf.storage() {
+            if d.as_any().and_then(|a| a.downcast_ref::<CudaStorage>()).is_some_and(|c| c.device == gpu.name) {
+                return Ok(buf.clone());
+            }
+        }
+        let slice = upload(&gpu.stream, buf)?;
+        let storage = Arc::new(CudaStorage { slice, len: quabla_dialect::size::byte_len(&buf.ty().shape, buf.dtype().size()).map_err(device_error)?, stream: gpu.stream.clone(), device: gpu.name });
+        Buffer::from_device(buf.ty().clone(), storage).map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })
     }
 
     fn compile(&self, m: &Module, entry: &str, opts: &CompileOptions) -> Result<Arc<dyn Executable>, RuntimeError> {
@@ -125,6 +161,8 @@ impl Executor for CudaExecutor {
 /// A compiled program loaded on the GPU.
 struct CudaExecutable {
     stream: Arc<CudaStream>,
+    /// `cuda:N`.
+    device: &'static str,
     /// cuBLAS on `stream`, when the plan has products (TF32 off: cuBLAS's default math mode).
     blas: Option<Mutex<cudarc::cublas::CudaBlas>>,
     plan: CudaProgram,
@@ -153,8 +191,16 @@ impl CudaExecutable {
             Some(_) => Some(Mutex::new(cudarc::cublas::CudaBlas::new(gpu.stream.clone()).map_err(device_error)?)),
             None => None,
         };
-        Ok(CudaExecutable { stream: gpu.stream.clone(), blas, plan, functions, consts, inputs, outputs })
+        Ok(CudaExecutable { stream: gpu.stream.clone(), device: gpu.name, blas, plan, functions, consts, inputs, outputs })
     }
+}
+
+/// A device copy of `buf`'s bytes (through the host for another device's buffer; one byte
+/// allocated for an empty tensor).
+fn upload(stream: &Arc<CudaStream>, buf: &Buffer) -> Result<Arc<CudaSlice<u8>>, RuntimeError> {
+    let host = buf.to_host().map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?;
+    let bytes = host.host_bytes().map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?;
+    Ok(Arc::new(if bytes.is_empty() { stream.alloc_zeros::<u8>(1) } else { stream.clone_htod(bytes) }.map_err(device_error)?))
 }
 
 /// A device buffer of the CUDA executor.
@@ -164,11 +210,13 @@ pub struct CudaStorage {
     /// The tensor's byte size.
     len: usize,
     stream: Arc<CudaStream>,
+    /// `cuda:N`.
+    device: &'static str,
 }
 
 impl DeviceStorage for CudaStorage {
     fn device(&self) -> &str {
-        DEVICE
+        self.device
     }
     fn byte_len(&self) -> usize {
         self.len
@@ -216,7 +264,7 @@ struct Frame {
 }
 
 fn plan_error(message: String) -> RuntimeError {
-    RuntimeError::Device { device: DEVICE.to_string(), message }
+    RuntimeError::Device { device: "cuda".to_string(), message }
 }
 
 impl Frame {
@@ -421,16 +469,12 @@ impl Executable for CudaExecutable {
         let mut frame = Frame { slots: vec![None; self.plan.plan.slots] };
         for (k, buf) in inputs.iter().enumerate() {
             let own = match buf.storage() {
-                Storage::Device(d) => d.as_any().and_then(|a| a.downcast_ref::<CudaStorage>()),
+                Storage::Device(d) => d.as_any().and_then(|a| a.downcast_ref::<CudaStorage>()).filter(|c| c.device == self.device),
                 Storage::Host(_) => None,
             };
             let slice = match own {
                 Some(c) => c.slice.clone(),
-                None => {
-                    let host = buf.to_host().map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?;
-                    let bytes = host.host_bytes().map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?;
-                    Arc::new(if bytes.is_empty() { stream.alloc_zeros::<u8>(1) } else { stream.clone_htod(bytes) }.map_err(device_error)?)
-                }
+                None => upload(stream, buf)?,
             };
             frame.set(k, Slot::Buffer(slice))?;
         }
@@ -447,7 +491,7 @@ impl Executable for CudaExecutable {
         for (j, ty) in self.outputs.iter().enumerate() {
             let s = slices[j].clone();
             let len = quabla_dialect::size::byte_len(&ty.shape, ty.dtype.size()).map_err(device_error)?;
-            let storage = Arc::new(CudaStorage { slice: s, len, stream: stream.clone() });
+            let storage = Arc::new(CudaStorage { slice: s, len, stream: stream.clone(), device: self.device });
             outs.push(Buffer::from_device(ty.clone(), storage).map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?);
         }
         Ok(outs)
@@ -480,7 +524,7 @@ mod tests {
                     let exe = e.compile(&m, "main", &CompileOptions::default()).unwrap();
                     let x = Buffer::from_f64s(TensorType::new(quabla_dialect::DType::F32, [4]), &[1.0, -2.0, 3.5, 0.0]).unwrap();
                     let out = exe.run(&[&x]).unwrap().remove(0);
-                    assert_eq!(out.device(), DEVICE);
+                    assert_eq!(out.device(), "cuda:0");
                     assert_eq!(out.to_host().unwrap().to_f64_vec(), vec![-1.0, 2.0, -3.5, -0.0]);
                 }
             }
@@ -492,6 +536,8 @@ mod tests {
         assert!(matches!(scalar(&[1]), Ok(Val::B1(1))));
         assert!(matches!(scalar(&1.5f32.to_le_bytes()), Ok(Val::B4(x)) if f32::from_bits(x) == 1.5));
         assert!(matches!(scalar(&7i64.to_le_bytes()), Ok(Val::B8(7))));
-        assert!(scalar(&[0, 0]).is_err());
+        assert!(matches!(scalar(&0x1234u16.to_le_bytes()), Ok(Val::B2(0x1234))));
+        assert!(scalar(&[0, 0, 0]).is_err());
+        assert!(scalar(&[]).is_err());
     }
 }

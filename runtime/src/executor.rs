@@ -77,6 +77,12 @@ pub trait Executable: Send + Sync {
 pub trait Executor: Send + Sync {
     fn name(&self) -> &str;
     fn compile(&self, m: &Module, entry: &str, opts: &CompileOptions) -> Result<Arc<dyn Executable>, RuntimeError>;
+    /// `buf` resident where this executor's programs read their inputs without a copy
+    /// (`qb.device_put`): on the device for a GPU executor, else in host memory (executors
+    /// that run on host buffers).
+    fn put(&self, buf: &Buffer) -> Result<Buffer, RuntimeError> {
+        buf.to_host().map_err(|source| RuntimeError::Buffer { entry: self.name().to_string(), source })
+    }
 }
 
 /// Checks inputs against the expected types.

@@ -23,4 +23,4 @@ pub use cpu::CpuExecutor;
 pub use executor::{CompileOptions, Executable, ExecutableCache, Executor, RuntimeError};
 pub use device::{Device, DeviceKind};
 pub use interp_exec::InterpExecutor;
-pub use registry::{device, devices, executor, DEFAULT_DEVICE};
+pub use registry::{canonical_name, device, devices, executor, DEFAULT_DEVICE};

@@ -12,6 +12,10 @@
 //!
 //! Invariants: each executor is created at most once per process and lives for the whole
 //! process (`&'static`); the table order is the listing order, `cpu` first (the default).
+//!
+//! A row may stand for several devices of one kind (`units`: the GPUs of `cuda`). They are
+//! named `<row>:<n>` (`cuda:0`, `cuda:1`), listed one by one where the row is available, and
+//! the bare row name means unit 0 (`cuda` is `cuda:0`); each unit has its own executor.
 use std::sync::{OnceLock, RwLock};
 
 use crate::cpu::CpuExecutor;
@@ -24,32 +28,45 @@ struct Entry {
     name: &'static str,
     kind: DeviceKind,
     description: &'static str,
-    /// The process-wide executor, or why this build has none.
-    executor: Result<fn() -> &'static dyn Executor, &'static str>,
+    /// The process-wide executor of a unit (0 for a row of one device), or why this build
+    /// has none.
+    executor: Result<fn(usize) -> &'static dyn Executor, &'static str>,
     /// Whether this machine can run it (driver, hardware), checked before the executor is
     /// created; `None`: always.
     probe: Option<fn() -> Result<(), &'static str>>,
+    /// For a row of several devices: how many this machine has, and the name of unit `n`
+    /// (`<row>:<n>`, a `&'static str` for [`Device::name`]).
+    units: Option<Units>,
+}
+
+/// The devices of a row of several (see the module doc).
+#[derive(Clone, Copy)]
+struct Units {
+    count: fn() -> usize,
+    name: fn(usize) -> &'static str,
 }
 
 /// The name of the default device.
 pub const DEFAULT_DEVICE: &str = "cpu";
 
 static TABLE: &[Entry] = &[
-    Entry { name: "cpu", kind: DeviceKind::Cpu, description: "host CPU: linalg -> LLVM, compiled to objects and linked in an ORC JIT", executor: Ok(|| cpu() as &dyn Executor), probe: None },
+    Entry { name: "cpu", kind: DeviceKind::Cpu, description: "host CPU: linalg -> LLVM, compiled to objects and linked in an ORC JIT", executor: Ok(|_| cpu() as &dyn Executor), probe: None, units: None },
     Entry {
         name: "interp",
         kind: DeviceKind::Reference,
         description: "the reference interpreter (naive loops over host buffers; the oracle lowerings are checked against)",
-        executor: Ok(|| interp() as &dyn Executor),
+        executor: Ok(|_| interp() as &dyn Executor),
         probe: None,
+        units: None,
     },
-    Entry { name: "cuda", kind: DeviceKind::Gpu, description: "NVIDIA GPUs: gpu -> NVVM -> PTX, launched through cudarc", executor: CUDA_EXECUTOR, probe: CUDA_PROBE },
+    Entry { name: "cuda", kind: DeviceKind::Gpu, description: "NVIDIA GPUs: gpu -> NVVM -> PTX, launched through cudarc", executor: CUDA_EXECUTOR, probe: CUDA_PROBE, units: CUDA_UNITS },
     Entry {
         name: "mlx",
         kind: DeviceKind::Gpu,
         description: "MLX through its Python API (mlx.core, mx.compile); the CPU stream where MLX has no GPU backend",
         executor: Err("the MLX executor is registered by the Python extension (quabla._quabla) and needs mlx.core (pip install 'mlx[cpu]')"),
         probe: None,
+        units: None,
     },
 ];
 
@@ -76,19 +93,26 @@ fn registered(name: &str) -> Option<Registered> {
 }
 
 #[cfg(feature = "cuda")]
-const CUDA_EXECUTOR: Result<fn() -> &'static dyn Executor, &'static str> = Ok(|| cuda() as &dyn Executor);
+const CUDA_EXECUTOR: Result<fn(usize) -> &'static dyn Executor, &'static str> = Ok(|n| cuda(n) as &dyn Executor);
 #[cfg(feature = "cuda")]
 const CUDA_PROBE: Option<fn() -> Result<(), &'static str>> = Some(crate::cuda::probe);
+#[cfg(feature = "cuda")]
+const CUDA_UNITS: Option<Units> = Some(Units { count: crate::cuda::device_count, name: crate::cuda::device_name });
 #[cfg(not(feature = "cuda"))]
-const CUDA_EXECUTOR: Result<fn() -> &'static dyn Executor, &'static str> = Err("the CUDA executor is not part of this build (cargo feature `cuda`)");
+const CUDA_EXECUTOR: Result<fn(usize) -> &'static dyn Executor, &'static str> = Err("the CUDA executor is not part of this build (cargo feature `cuda`)");
 #[cfg(not(feature = "cuda"))]
 const CUDA_PROBE: Option<fn() -> Result<(), &'static str>> = None;
+#[cfg(not(feature = "cuda"))]
+const CUDA_UNITS: Option<Units> = None;
 
-/// The process-wide CUDA executor (created on first use, after its probe passed).
+/// The process-wide CUDA executor of GPU `ordinal` (created on first use, after its probe
+/// passed; an ordinal past the machine's GPUs gets an executor that answers
+/// `UnavailableDevice`).
 #[cfg(feature = "cuda")]
-pub fn cuda() -> &'static crate::cuda::CudaExecutor {
-    static CUDA: OnceLock<crate::cuda::CudaExecutor> = OnceLock::new();
-    CUDA.get_or_init(crate::cuda::CudaExecutor::new)
+pub fn cuda(ordinal: usize) -> &'static crate::cuda::CudaExecutor {
+    static CUDA: OnceLock<Vec<OnceLock<crate::cuda::CudaExecutor>>> = OnceLock::new();
+    let n = ordinal.min(crate::cuda::MAX_DEVICES - 1);
+    CUDA.get_or_init(|| (0..crate::cuda::MAX_DEVICES).map(|_| OnceLock::new()).collect())[n].get_or_init(|| crate::cuda::CudaExecutor::on(n))
 }
 
 /// The process-wide CPU executor (created on first use).
@@ -103,33 +127,72 @@ pub fn interp() -> &'static InterpExecutor {
     &INTERP
 }
 
-/// Every registered device, available or not, in table order (`cpu` first).
+/// Every registered device, available or not, in table order (`cpu` first); a row of
+/// several devices is listed as its units (`cuda:0`, `cuda:1`, ...) where it is available, as
+/// its row name otherwise.
 pub fn devices() -> Vec<Device> {
-    TABLE
-        .iter()
-        .map(|e| {
-            let built = e.executor.is_ok() && e.probe.is_none_or(|p| p().is_ok());
-            let available = built || registered(e.name).is_some_and(|get| get().is_some());
-            Device { name: e.name, kind: e.kind, description: e.description, available }
-        })
-        .collect()
+    let mut out = Vec::new();
+    for e in TABLE {
+        let available = row_available(e);
+        match e.units {
+            Some(u) if available && (u.count)() > 0 => out.extend((0..(u.count)()).map(|n| Device { name: (u.name)(n), kind: e.kind, description: e.description, available })),
+            _ => out.push(Device { name: e.name, kind: e.kind, description: e.description, available }),
+        }
+    }
+    out
 }
 
-/// The device named `name`.
+fn row_available(e: &Entry) -> bool {
+    let built = e.executor.is_ok() && e.probe.is_none_or(|p| p().is_ok());
+    built || registered(e.name).is_some_and(|get| get().is_some())
+}
+
+/// The table row and unit a device name means: `cuda` and `cuda:0` are unit 0 of `cuda`; an
+/// index on a row of one device, or one that is not a decimal number, names no device.
+fn resolve(name: &str) -> Result<(&'static Entry, usize), RuntimeError> {
+    let (row, unit) = match name.split_once(':') {
+        Some((row, n)) => (row, Some(n)),
+        None => (name, None),
+    };
+    let e = TABLE.iter().find(|e| e.name == row).ok_or_else(|| unknown(name))?;
+    let n = match (unit, e.units) {
+        (None, _) => 0,
+        (Some(n), Some(_)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => n.parse::<usize>().map_err(|_| unknown(name))?,
+        _ => return Err(unknown(name)),
+    };
+    Ok((e, n))
+}
+
+/// The canonical name of device `name`: unit 0's name for a bare row name of several devices
+/// where the machine has them (`cuda` -> `cuda:0`), else `name` itself.
+pub fn canonical_name(name: &str) -> Result<String, RuntimeError> {
+    let (e, n) = resolve(name)?;
+    Ok(match e.units {
+        Some(u) if row_available(e) && n < (u.count)() => (u.name)(n).to_string(),
+        _ => name.to_string(),
+    })
+}
+
+/// The device named `name` (`cuda` means `cuda:0`).
 pub fn device(name: &str) -> Result<Device, RuntimeError> {
-    devices().into_iter().find(|d| d.name == name).ok_or_else(|| unknown(name))
+    let canonical = canonical_name(name)?;
+    let (e, _) = resolve(name)?;
+    let listed = devices().into_iter().find(|d| d.name == canonical);
+    // A unit past the machine's devices is a device of the table that is not available.
+    Ok(listed.unwrap_or(Device { name: e.name, kind: e.kind, description: e.description, available: false }))
 }
 
 fn unknown(name: &str) -> RuntimeError {
-    RuntimeError::UnknownDevice { name: name.to_string(), known: TABLE.iter().map(|e| e.name).collect::<Vec<_>>().join(", ") }
+    RuntimeError::UnknownDevice { name: name.to_string(), known: TABLE.iter().map(|e| if e.units.is_some() { format!("{0}, {0}:N", e.name) } else { e.name.to_string() }).collect::<Vec<_>>().join(", ") }
 }
 
 /// The executor of device `name`, created on first use and shared by the whole process.
 /// Errors: `UnknownDevice` for a name not in the table, `UnavailableDevice` for a device
-/// whose executor this build lacks.
+/// whose executor this build lacks, that this machine cannot run, or a unit past the
+/// machine's devices (`cuda:3` on a machine with two GPUs).
 pub fn executor(name: &str) -> Result<&'static dyn Executor, RuntimeError> {
-    let e = TABLE.iter().find(|e| e.name == name).ok_or_else(|| unknown(name))?;
-    if let Some(x) = registered(name).and_then(|get| get()) {
+    let (e, n) = resolve(name)?;
+    if let Some(x) = registered(e.name).and_then(|get| get()) {
         return Ok(x);
     }
     let unavailable = |reason| RuntimeError::UnavailableDevice { name: name.to_string(), reason };
@@ -137,7 +200,12 @@ pub fn executor(name: &str) -> Result<&'static dyn Executor, RuntimeError> {
     if let Some(probe) = e.probe {
         probe().map_err(unavailable)?;
     }
-    Ok(get())
+    if let Some(u) = e.units {
+        if n >= (u.count)() {
+            return Err(unavailable("this machine has fewer devices of this kind"));
+        }
+    }
+    Ok(get(n))
 }
 
 #[cfg(test)]
@@ -195,6 +263,39 @@ mod tests {
         register_executor("mlx", || Some(&FAKE as &dyn Executor)).unwrap();
         assert!(device("mlx").unwrap().available);
         assert_eq!(executor("mlx").unwrap().name(), "mlx");
+    }
+
+    /// `<row>:<n>` names a unit of a row of several devices only (`cuda:1`), with a decimal
+    /// index; `cuda` is `cuda:0`; a unit past the machine's GPUs is unavailable, not unknown.
+    #[test]
+    fn units_are_named_row_colon_index() {
+        for bad in ["cpu:0", "interp:1", "cuda:", "cuda:x", "cuda:-1", "cuda:1:2", ":0", "cuda: 1"] {
+            assert!(matches!(executor(bad), Err(RuntimeError::UnknownDevice { .. })), "{bad}");
+            assert!(matches!(canonical_name(bad), Err(RuntimeError::UnknownDevice { .. })), "{bad}");
+        }
+        match executor("tpu") {
+            Err(RuntimeError::UnknownDevice { known, .. }) => assert!(known.contains("cuda, cuda:N"), "{known}"),
+            _ => panic!("tpu is not a device"),
+        }
+        assert_eq!(canonical_name("cpu").unwrap(), "cpu");
+        let gpus = devices().iter().filter(|d| d.name.starts_with("cuda:")).count();
+        #[cfg(feature = "cuda")]
+        assert_eq!(gpus, crate::cuda::device_count());
+        if gpus == 0 {
+            assert_eq!(canonical_name("cuda").unwrap(), "cuda");
+            assert!(devices().iter().any(|d| d.name == "cuda" && !d.available));
+        } else {
+            assert_eq!(canonical_name("cuda").unwrap(), "cuda:0");
+            assert_eq!(device("cuda").unwrap().name, "cuda:0");
+            assert!(!devices().iter().any(|d| d.name == "cuda"));
+        }
+        let past = format!("cuda:{gpus}");
+        assert!(!device(&past).unwrap().available);
+        match executor(&past) {
+            Err(RuntimeError::UnavailableDevice { name, .. }) => assert_eq!(name, past),
+            Err(e) => panic!("wrong error: {e}"),
+            Ok(_) => panic!("{past} is past this machine's GPUs"),
+        }
     }
 
     /// Without a CUDA driver (this machine, CI) `cuda` is listed unavailable and asking for
