@@ -35,6 +35,7 @@ from ._ops import (  # noqa: E402
     concat,
     concatenate,
     cos,
+    device_put,
     devices,
     divide,
     dot,

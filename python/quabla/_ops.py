@@ -1808,8 +1808,9 @@ def eye(n, m=None, k=0, dtype=None):
 
 
 def devices():
-    """The device names this build compiles for: ``"cpu"``, ``"cuda"`` where the CUDA driver
-    and a GPU are present (the CUDA executor, runtime/src/cuda.rs), ``"mlx"`` where
+    """The device names this build compiles for: ``"cpu"``, ``"cuda:0"``, ``"cuda:1"``, ... (one
+    per GPU) where the CUDA driver and a GPU are present (the CUDA executor,
+    runtime/src/cuda.rs; ``"cuda"`` is accepted everywhere as ``"cuda:0"``), ``"mlx"`` where
     ``mlx.core`` imports (the MLX executor, python/src/mlx.rs and python/quabla/_mlx.py; checked
     once), and ``"xla"`` where jax and jaxlib are installed (the XLA executor,
     python/quabla/_xla.py).
@@ -1821,6 +1822,44 @@ def devices():
     from .sharding import available
 
     return list(_q.devices()) + (["xla"] if available() else [])
+
+
+def device_put(x, device=None):
+    """``x`` (an array or a pytree of arrays and array-likes) placed on ``device``, as
+    ``jax.device_put``: ``"cpu"`` (the default) host memory, ``"cuda"`` / ``"cuda:N"`` the
+    memory of a GPU, ``"mlx"`` an MLX array; a ``qb.sharding.NamedSharding`` places it on XLA
+    devices (:func:`qb.sharding.device_put`). A program compiled for the device reads such
+    inputs without a copy, and its results stay there until read (``x.device`` says where a
+    tensor is; ``.numpy()`` copies to the host). Arrays already on the device are returned as
+    they are. Inside a traced function the values are returned unchanged (a traced program
+    runs on the device it was compiled for).
+
+    Example:
+        >>> y = qb.device_put(qb.ones((2,)), "cpu")
+        >>> y.device, y.tolist()
+        ('cpu', [1.0, 1.0])
+    """
+    from . import tree as _tree
+    from .sharding import NamedSharding, device_put as _sharded_put
+
+    if isinstance(device, NamedSharding):
+        return _tree.map(lambda a: _sharded_put(a, device), x)
+    if device is None:
+        device = "cpu"
+    if not isinstance(device, str):
+        raise ArgumentTypeError(f"device_put: device must be a device name such as 'cpu' or 'cuda:0', or a qb.sharding.NamedSharding, got {type(device).__name__}")
+    if device == "xla":
+        raise UnsupportedOperationError(
+            "device_put: arrays go to XLA devices through a sharding: qb.device_put(x, qb.sharding.NamedSharding(mesh, spec))", op="device_put", device=device
+        )
+    name = _q.canonical_device(device, "device_put")
+
+    def put(a):
+        if isinstance(a, Tracer):
+            return a
+        return _q.device_put(_to_array(a), name)
+
+    return _tree.map(put, x)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -180,7 +180,13 @@ def _device_name(device):
         return "cpu"
     if not isinstance(device, str):
         raise _errors.ArgumentTypeError(f"jit: device must be a string such as 'cpu', got {type(device).__name__}")
-    return device
+    try:
+        # `cuda` is `cuda:0` where the machine has GPUs: one cache entry, one executor.
+        return _q.canonical_device(device, "jit")
+    except _errors.UnsupportedOperationError:
+        # Not a device of the registry (`xla`, a Python executor; or unknown: the first call
+        # says so, with the available devices).
+        return device
 
 
 class _Entry:

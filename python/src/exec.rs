@@ -188,6 +188,48 @@ pub fn live_programs() -> usize {
     quabla_runtime::cpu::live_programs()
 }
 
+/// The exception for a device name that names no device, or one this machine cannot run:
+/// UnsupportedOperationError with `.device` (and `.op` = `op`).
+fn device_error(py: Python<'_>, e: &RuntimeError, op: &str, device: &str) -> PyErr {
+    let class = match e {
+        RuntimeError::UnknownDevice { .. } | RuntimeError::UnavailableDevice { .. } => "UnsupportedOperationError",
+        _ => return run_error(py, e),
+    };
+    let err = errors::new(py, class, format!("{op}: {e}"));
+    let _ = err.value(py).setattr("device", device);
+    let _ = err.value(py).setattr("op", op);
+    err
+}
+
+/// The canonical name of device `name` (`cuda` is `cuda:0` where the machine has GPUs);
+/// UnsupportedOperationError for a name that is no device.
+/// `op` names the caller in the message (`jit`, `device_put`).
+#[pyfunction]
+#[pyo3(signature = (name, op = "device"))]
+pub fn canonical_device(py: Python<'_>, name: &str, op: &str) -> PyResult<String> {
+    errors::guard(|| quabla_runtime::canonical_name(name).map_err(|e| device_error(py, &e, op, name)))
+}
+
+/// `t`'s value resident on device `name` (`qb.device_put`): the tensor itself when it is
+/// already there, else a copy made by the device's executor (host memory for `cpu`).
+#[pyfunction]
+pub fn device_put(py: Python<'_>, t: &Bound<'_, Tensor>, name: &str) -> PyResult<Py<Tensor>> {
+    errors::guard(|| {
+        let canonical = quabla_runtime::canonical_name(name).map_err(|e| device_error(py, &e, "device_put", name))?;
+        let tensor = t.get();
+        let here = match tensor.buf.storage() {
+            quabla_runtime::Storage::Host(_) => quabla_runtime::DEFAULT_DEVICE,
+            quabla_runtime::Storage::Device(d) => d.device(),
+        };
+        if here == canonical {
+            return Ok(t.clone().unbind());
+        }
+        let exe = quabla_runtime::executor(&canonical).map_err(|e| device_error(py, &e, "device_put", name))?;
+        let buf = py.detach(|| exe.put(&tensor.buf)).map_err(|e| run_error(py, &e))?;
+        wrap(py, buf)
+    })
+}
+
 /// Returns free heap pages to the OS (`malloc_trim(0)`): the trace caches call it after
 /// evicting compiled programs.
 #[pyfunction]

@@ -81,6 +81,23 @@ impl Executor for MlxExecutor {
             }) as Arc<dyn Executable>)
         })
     }
+
+    /// `buf` as an MLX array (the buffer itself when it already is one).
+    fn put(&self, buf: &Buffer) -> Result<Buffer, RuntimeError> {
+        if let Storage::Device(d) = buf.storage() {
+            if d.as_any().is_some_and(|a| a.is::<MlxStorage>()) {
+                return Ok(buf.clone());
+            }
+        }
+        Python::attach(|py| {
+            let module = py.import("quabla._mlx").map_err(|e| py_error(py, "import quabla._mlx", e))?;
+            let to_mx = module.getattr("to_mx").map_err(|e| py_error(py, "quabla._mlx.to_mx", e))?;
+            let host = module.getattr("host_bytes").map_err(|e| py_error(py, "quabla._mlx.host_bytes", e))?;
+            let array = mlx_array(py, &to_mx, buf, "device_put")?;
+            let storage = MlxStorage { array: array.unbind(), bytes: buf.ty().checked_byte_size().unwrap_or(0), host: Arc::new(host.unbind()) };
+            Buffer::from_device(buf.ty().clone(), Arc::new(storage)).map_err(|source| RuntimeError::Buffer { entry: "device_put".into(), source })
+        })
+    }
 }
 
 /// A compiled program: the callable `quabla._mlx.build` returned and the helpers of a call.
@@ -99,29 +116,28 @@ fn dtype_mlir(t: &TensorType) -> &'static str {
     t.dtype.mlir()
 }
 
-impl MlxExecutable {
-    /// An MLX array for one input: the array itself for an MLX-resident buffer, else a copy
-    /// of the host bytes (device buffers of other executors go through the host).
-    fn input<'py>(&self, py: Python<'py>, b: &Buffer) -> Result<Bound<'py, PyAny>, RuntimeError> {
-        if let Storage::Device(d) = b.storage() {
-            if let Some(s) = d.as_any().and_then(|a| a.downcast_ref::<MlxStorage>()) {
-                return Ok(s.array.bind(py).clone());
-            }
+/// An MLX array holding `b`: the array itself for an MLX-resident buffer, else a copy of the
+/// host bytes through `to_mx` (`quabla._mlx.to_mx`; device buffers of other executors go
+/// through the host). `entry` names the program (or `device_put`) in errors.
+fn mlx_array<'py>(py: Python<'py>, to_mx: &Bound<'py, PyAny>, b: &Buffer, entry: &str) -> Result<Bound<'py, PyAny>, RuntimeError> {
+    if let Storage::Device(d) = b.storage() {
+        if let Some(s) = d.as_any().and_then(|a| a.downcast_ref::<MlxStorage>()) {
+            return Ok(s.array.bind(py).clone());
         }
-        let host = b.to_host().map_err(|source| RuntimeError::Buffer { entry: self.entry.clone(), source })?;
-        let bytes = host.host_bytes().map_err(|source| RuntimeError::Buffer { entry: self.entry.clone(), source })?;
-        // SAFETY: a read-only memoryview over `bytes`, which outlive it: `to_mx` copies the
-        // data into MLX before returning and the view is dropped right after.
-        let view = unsafe {
-            let p = ffi::PyMemoryView_FromMemory(bytes.as_ptr() as *mut c_char, bytes.len() as ffi::Py_ssize_t, ffi::PyBUF_READ);
-            Bound::from_owned_ptr_or_err(py, p)
-        }
-        .map_err(|e| py_error(py, "input view", e))?;
-        let shape = PyTuple::new(py, b.shape()).map_err(|e| py_error(py, "input shape", e))?;
-        let arr = self.to_mx.bind(py).call1((view.clone(), dtype_mlir(b.ty()), shape)).map_err(|e| py_error(py, "input conversion", e))?;
-        let _ = view.call_method0("release");
-        Ok(arr)
     }
+    let host = b.to_host().map_err(|source| RuntimeError::Buffer { entry: entry.to_string(), source })?;
+    let bytes = host.host_bytes().map_err(|source| RuntimeError::Buffer { entry: entry.to_string(), source })?;
+    // SAFETY: a read-only memoryview over `bytes`, which outlive it: `to_mx` copies the
+    // data into MLX before returning and the view is dropped right after.
+    let view = unsafe {
+        let p = ffi::PyMemoryView_FromMemory(bytes.as_ptr() as *mut c_char, bytes.len() as ffi::Py_ssize_t, ffi::PyBUF_READ);
+        Bound::from_owned_ptr_or_err(py, p)
+    }
+    .map_err(|e| py_error(py, "input view", e))?;
+    let shape = PyTuple::new(py, b.shape()).map_err(|e| py_error(py, "input shape", e))?;
+    let arr = to_mx.call1((view.clone(), dtype_mlir(b.ty()), shape)).map_err(|e| py_error(py, "input conversion", e))?;
+    let _ = view.call_method0("release");
+    Ok(arr)
 }
 
 impl Executable for MlxExecutable {
@@ -136,7 +152,7 @@ impl Executable for MlxExecutable {
     fn run(&self, inputs: &[&Buffer]) -> Result<Vec<Buffer>, RuntimeError> {
         check_inputs(&self.entry, &self.inputs, inputs)?;
         Python::attach(|py| {
-            let args = inputs.iter().map(|b| self.input(py, b)).collect::<Result<Vec<_>, _>>()?;
+            let args = inputs.iter().map(|b| mlx_array(py, self.to_mx.bind(py), b, &self.entry)).collect::<Result<Vec<_>, _>>()?;
             let outs = self.run.bind(py).call1((self.func.bind(py), args)).map_err(|e| RuntimeError::Compile(format!("mlx: running @{}: {}", self.entry, e.value(py))))?;
             let outs: Vec<Bound<'_, PyAny>> = outs.extract().map_err(|e: PyErr| py_error(py, "outputs", e))?;
             if outs.len() != self.outputs.len() {

@@ -260,6 +260,16 @@ impl Tensor {
         errors::guard(|| Ok(self.buf.device().to_string()))
     }
 
+    /// The device holding the tensor (`qb.Tensor.device`): `cpu` for host memory, else the
+    /// device of an executor's resident result or of `qb.device_put` (`cuda:0`, `mlx`).
+    #[getter]
+    fn device(&self) -> PyResult<String> {
+        errors::guard(|| Ok(match self.buf.storage() {
+            quabla_runtime::Storage::Host(_) => quabla_runtime::DEFAULT_DEVICE.to_string(),
+            quabla_runtime::Storage::Device(d) => d.device().to_string(),
+        }))
+    }
+
     /// Read-only, C-contiguous export of the tensor's storage.
     unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
         errors::guard(|| {

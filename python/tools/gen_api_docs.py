@@ -15,7 +15,7 @@ import quabla as qb
 GROUPS = [
     ("Arrays and dtypes", ["Tensor", "array", "asarray", "zeros", "ones", "full", "arange", "linspace", "eye",
                            "zeros_like", "ones_like", "full_like", "astype", "dtype", "DType", "float32", "float64",
-                           "bool_", "int32", "int64", "devices"]),
+                           "bool_", "int32", "int64", "devices", "device_put"]),
     ("Elementwise", ["abs", "sign", "negative", "exp", "exp2", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh", "sqrt",
                      "rsqrt", "relu", "sigmoid", "softplus", "erf", "floor", "ceil", "round", "add", "subtract",
                      "multiply", "divide", "true_divide", "floor_divide", "remainder", "mod", "power", "logaddexp", "maximum",
