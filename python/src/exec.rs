@@ -230,12 +230,13 @@ pub fn device_put(py: Python<'_>, t: &Bound<'_, Tensor>, name: &str) -> PyResult
     })
 }
 
-/// Returns free heap pages to the OS (`malloc_trim(0)`): the trace caches call it after
-/// evicting compiled programs.
+/// Returns free heap pages to the OS (`malloc_trim(0)`) and frees the GPUs' cached device
+/// memory: the trace caches call it after evicting compiled programs.
 #[pyfunction]
 pub fn release_memory() -> PyResult<()> {
     errors::guard(|| {
         quabla_runtime::cpu::release_memory();
+        quabla_runtime::registry::release_device_memory();
         Ok(())
     })
 }

@@ -24,6 +24,7 @@ use quabla_lowering::cuda::{self as target, CudaOptions, CudaProgram, Gemm, Oper
 
 use crate::buffer::{Buffer, DeviceStorage, Storage};
 use crate::executor::{check_inputs, CompileOptions, Executable, Executor, RuntimeError};
+use crate::pool::{limit_from_env, Pool};
 
 /// The most GPUs the executor addresses (`cuda:0` .. `cuda:63`).
 pub const MAX_DEVICES: usize = 64;
@@ -71,6 +72,68 @@ struct Gpu {
     arch: String,
     /// `cuda:N`.
     name: &'static str,
+    /// The caching allocator of every buffer on this GPU.
+    pool: Arc<Pool<CudaSlice<u8>>>,
+}
+
+/// The caching pool's byte bound: `QUABLA_CUDA_CACHE` (bytes, or with a K/M/G suffix), by
+/// default half the GPU's memory.
+fn cache_limit(total: usize) -> usize {
+    limit_from_env("QUABLA_CUDA_CACHE", total / 2)
+}
+
+/// Device memory of the executor, from its caching pool ([`crate::pool`]): at least the
+/// requested bytes (a whole size class), back in the pool when the last reference drops.
+/// Constants of an executable are not pooled (they live as long as it).
+pub struct Mem {
+    /// `Some` until dropped.
+    slice: Option<CudaSlice<u8>>,
+    class: usize,
+    pool: Option<Arc<Pool<CudaSlice<u8>>>>,
+}
+
+impl std::ops::Deref for Mem {
+    type Target = CudaSlice<u8>;
+    fn deref(&self) -> &CudaSlice<u8> {
+        self.slice.as_ref().expect("a Mem holds its slice until dropped")
+    }
+}
+
+impl Drop for Mem {
+    fn drop(&mut self) {
+        if let (Some(s), Some(pool)) = (self.slice.take(), &self.pool) {
+            // Freed here (outside the pool's lock) when the cache is full.
+            drop(pool.give(self.class, s));
+        }
+    }
+}
+
+/// A block of at least `bytes` from `pool` (a cached one of its class, else a fresh
+/// allocation; when that fails, the cache is emptied and the allocation tried once more),
+/// its contents unspecified, and its class.
+fn block(stream: &Arc<CudaStream>, pool: &Pool<CudaSlice<u8>>, bytes: usize) -> Result<(CudaSlice<u8>, usize), RuntimeError> {
+    let class = Pool::<CudaSlice<u8>>::class(bytes);
+    if let Some(s) = pool.take(class) {
+        return Ok((s, class));
+    }
+    // SAFETY: the block is written (a host copy or zeros) or filled by a kernel before it is
+    // read: its bytes are never observed uninitialised.
+    let fresh = |n| unsafe { stream.alloc::<u8>(n) };
+    let s = match fresh(class) {
+        Ok(s) => s,
+        Err(_) => {
+            drop(pool.clear());
+            fresh(class).map_err(|e| RuntimeError::OutOfMemory { entry: format!("cuda ({e})"), bytes: class as u64 })?
+        }
+    };
+    Ok((s, class))
+}
+
+/// `bytes` of zeroed device memory from `pool`.
+fn zeroed(stream: &Arc<CudaStream>, pool: &Arc<Pool<CudaSlice<u8>>>, bytes: usize) -> Result<Arc<Mem>, RuntimeError> {
+    let (mut s, class) = block(stream, pool, bytes)?;
+    stream.memset_zeros(&mut s).map_err(device_error)?;
+    Ok(Arc::new(Mem { slice: Some(s), class, pool: Some(pool.clone()) }))
 }
 
 /// Owns the MLIR context used for compilation.
@@ -117,10 +180,28 @@ impl CudaExecutor {
                 let ctx = CudaContext::new(self.ordinal).map_err(|e| e.to_string())?;
                 let (major, minor) = ctx.compute_capability().map_err(|e| e.to_string())?;
                 let stream = ctx.default_stream();
-                Ok(Gpu { ctx, stream, arch: format!("sm_{major}{minor}"), name: device_name(self.ordinal) })
+                let total = ctx.total_mem().map_err(|e| e.to_string())?;
+                let pool = Arc::new(Pool::new(cache_limit(total)));
+                Ok(Gpu { ctx, stream, arch: format!("sm_{major}{minor}"), name: device_name(self.ordinal), pool })
             })
             .as_ref()
             .map_err(device_error)
+    }
+
+    /// Frees the cached blocks of this GPU's pool (`qb.release_memory`); nothing when the GPU
+    /// was never opened.
+    pub fn release_memory(&self) {
+        if let Some(Ok(gpu)) = self.gpu.get() {
+            drop(gpu.pool.clear());
+        }
+    }
+
+    /// The counters of this GPU's caching pool (`None` before the GPU is opened).
+    pub fn pool_stats(&self) -> Option<crate::pool::PoolStats> {
+        match self.gpu.get() {
+            Some(Ok(gpu)) => Some(gpu.pool.stats()),
+            _ => None,
+        }
     }
 }
 
@@ -137,7 +218,7 @@ impl Executor for CudaExecutor {
                 return Ok(buf.clone());
             }
         }
-        let slice = upload(&gpu.stream, buf)?;
+        let slice = upload(&gpu.stream, &gpu.pool, buf)?;
         let storage = Arc::new(CudaStorage { slice, len: quabla_dialect::size::byte_len(&buf.ty().shape, buf.dtype().size()).map_err(device_error)?, stream: gpu.stream.clone(), device: gpu.name });
         Buffer::from_device(buf.ty().clone(), storage).map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })
     }
@@ -161,6 +242,8 @@ impl Executor for CudaExecutor {
 /// A compiled program loaded on the GPU.
 struct CudaExecutable {
     stream: Arc<CudaStream>,
+    /// The GPU's caching allocator (outputs, temporaries, uploads).
+    pool: Arc<Pool<CudaSlice<u8>>>,
     /// `cuda:N`.
     device: &'static str,
     /// cuBLAS on `stream`, when the plan has products (TF32 off: cuBLAS's default math mode).
@@ -168,7 +251,7 @@ struct CudaExecutable {
     plan: CudaProgram,
     functions: Vec<CudaFunction>,
     /// Device copies of the plan's constant buffers, with their slots.
-    consts: Vec<(usize, Arc<CudaSlice<u8>>)>,
+    consts: Vec<(usize, Arc<Mem>)>,
     inputs: Vec<TensorType>,
     outputs: Vec<TensorType>,
 }
@@ -182,7 +265,8 @@ impl CudaExecutable {
         }
         let mut consts = Vec::with_capacity(plan.plan.consts.len());
         for c in &plan.plan.consts {
-            consts.push((c.slot, Arc::new(gpu.stream.clone_htod(&c.bytes).map_err(device_error)?)));
+            let slice = gpu.stream.clone_htod(&c.bytes).map_err(device_error)?;
+            consts.push((c.slot, Arc::new(Mem { slice: Some(slice), class: 0, pool: None })));
         }
         if plan.plan.params != inputs.len() + outputs.len() {
             return Err(RuntimeError::Compile(format!("the CUDA host plan takes {} buffers, the function {} inputs and {} outputs", plan.plan.params, inputs.len(), outputs.len())));
@@ -191,22 +275,26 @@ impl CudaExecutable {
             Some(_) => Some(Mutex::new(cudarc::cublas::CudaBlas::new(gpu.stream.clone()).map_err(device_error)?)),
             None => None,
         };
-        Ok(CudaExecutable { stream: gpu.stream.clone(), device: gpu.name, blas, plan, functions, consts, inputs, outputs })
+        Ok(CudaExecutable { stream: gpu.stream.clone(), pool: gpu.pool.clone(), device: gpu.name, blas, plan, functions, consts, inputs, outputs })
     }
 }
 
-/// A device copy of `buf`'s bytes (through the host for another device's buffer; one byte
-/// allocated for an empty tensor).
-fn upload(stream: &Arc<CudaStream>, buf: &Buffer) -> Result<Arc<CudaSlice<u8>>, RuntimeError> {
+/// A device copy of `buf`'s bytes in a block of `pool` (through the host for another
+/// device's buffer).
+fn upload(stream: &Arc<CudaStream>, pool: &Arc<Pool<CudaSlice<u8>>>, buf: &Buffer) -> Result<Arc<Mem>, RuntimeError> {
     let host = buf.to_host().map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?;
     let bytes = host.host_bytes().map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?;
-    Ok(Arc::new(if bytes.is_empty() { stream.alloc_zeros::<u8>(1) } else { stream.clone_htod(bytes) }.map_err(device_error)?))
+    let (mut s, class) = block(stream, pool, bytes.len())?;
+    if !bytes.is_empty() {
+        stream.memcpy_htod(bytes, &mut s).map_err(device_error)?;
+    }
+    Ok(Arc::new(Mem { slice: Some(s), class, pool: Some(pool.clone()) }))
 }
 
 /// A device buffer of the CUDA executor.
 pub struct CudaStorage {
     /// At least one byte (a zero-size tensor still gets an allocation).
-    slice: Arc<CudaSlice<u8>>,
+    slice: Arc<Mem>,
     /// The tensor's byte size.
     len: usize,
     stream: Arc<CudaStream>,
@@ -254,7 +342,7 @@ fn scalar(bytes: &[u8]) -> Result<Val, RuntimeError> {
 /// The value of a host-plan slot during a call.
 #[derive(Clone)]
 enum Slot {
-    Buffer(Arc<CudaSlice<u8>>),
+    Buffer(Arc<Mem>),
     Scalar(Scalar),
 }
 
@@ -292,7 +380,7 @@ impl Frame {
         }
     }
 
-    fn buffer(&self, s: usize) -> Result<&Arc<CudaSlice<u8>>, RuntimeError> {
+    fn buffer(&self, s: usize) -> Result<&Arc<Mem>, RuntimeError> {
         match self.get(s)? {
             Slot::Buffer(b) => Ok(b),
             Slot::Scalar(_) => Err(plan_error(format!("host plan: slot b{s} is a scalar where a buffer was expected"))),
@@ -367,7 +455,7 @@ impl CudaExecutable {
                     unsafe { b.launch(cfg) }.map_err(device_error)?;
                 }
                 Step::Gemm(g) => self.gemm(g, frame)?,
-                Step::Alloc { dst, bytes } => frame.set(*dst, Slot::Buffer(Arc::new(stream.alloc_zeros::<u8>((*bytes).max(1)).map_err(device_error)?)))?,
+                Step::Alloc { dst, bytes } => frame.set(*dst, Slot::Buffer(zeroed(stream, &self.pool, *bytes)?))?,
                 Step::Load { dst, buf, offset, ty } => {
                     let b = frame.buffer(*buf)?;
                     let mut bytes = vec![0u8; ty.bytes()];
@@ -474,13 +562,13 @@ impl Executable for CudaExecutable {
             };
             let slice = match own {
                 Some(c) => c.slice.clone(),
-                None => upload(stream, buf)?,
+                None => upload(stream, &self.pool, buf)?,
             };
             frame.set(k, Slot::Buffer(slice))?;
         }
         for (j, ty) in self.outputs.iter().enumerate() {
             let bytes = quabla_dialect::size::byte_len(&ty.shape, ty.dtype.size()).map_err(device_error)?;
-            frame.set(n_in + j, Slot::Buffer(Arc::new(stream.alloc_zeros::<u8>(bytes.max(1)).map_err(device_error)?)))?;
+            frame.set(n_in + j, Slot::Buffer(zeroed(stream, &self.pool, bytes)?))?;
         }
         for (slot, c) in &self.consts {
             frame.set(*slot, Slot::Buffer(c.clone()))?;

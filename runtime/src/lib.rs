@@ -16,6 +16,7 @@ pub mod parallel;
 pub mod linalg_kernels;
 mod llvm_compile;
 mod sort_kernels;
+pub mod pool;
 pub mod registry;
 
 pub use buffer::{Buffer, BufferError, DeviceStorage, Element, Storage};

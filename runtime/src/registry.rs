@@ -110,9 +110,23 @@ const CUDA_UNITS: Option<Units> = None;
 /// `UnavailableDevice`).
 #[cfg(feature = "cuda")]
 pub fn cuda(ordinal: usize) -> &'static crate::cuda::CudaExecutor {
-    static CUDA: OnceLock<Vec<OnceLock<crate::cuda::CudaExecutor>>> = OnceLock::new();
     let n = ordinal.min(crate::cuda::MAX_DEVICES - 1);
-    CUDA.get_or_init(|| (0..crate::cuda::MAX_DEVICES).map(|_| OnceLock::new()).collect())[n].get_or_init(|| crate::cuda::CudaExecutor::on(n))
+    cuda_executors()[n].get_or_init(|| crate::cuda::CudaExecutor::on(n))
+}
+
+#[cfg(feature = "cuda")]
+fn cuda_executors() -> &'static [OnceLock<crate::cuda::CudaExecutor>] {
+    static CUDA: OnceLock<Vec<OnceLock<crate::cuda::CudaExecutor>>> = OnceLock::new();
+    CUDA.get_or_init(|| (0..crate::cuda::MAX_DEVICES).map(|_| OnceLock::new()).collect())
+}
+
+/// Frees the device memory executors cache between calls (each opened GPU's caching pool;
+/// `qb.release_memory`). Host memory is `cpu::release_memory`'s.
+pub fn release_device_memory() {
+    #[cfg(feature = "cuda")]
+    for e in cuda_executors().iter().filter_map(OnceLock::get) {
+        e.release_memory();
+    }
 }
 
 /// The process-wide CPU executor (created on first use).
