@@ -4,7 +4,8 @@
 loss per shard and reduces the losses and the replicated parameters' gradients over the
 devices; XLA's SPMD partitioner turns that reduction into an all-reduce. :func:`initialize`
 joins this process to a multi-process run (``jax.distributed``); the devices of every
-process then form one mesh. docs/distributed.md has the details.
+process then form one mesh. :func:`all_reduce` reduces one array per local GPU through NCCL
+(host arrays are reduced on the host). docs/distributed.md has the details.
 
 Example:
     >>> import quabla as qb
@@ -17,6 +18,7 @@ Example:
 
 import numpy as np
 
+from . import _quabla as _q
 from . import tree as _tree
 from ._quabla import Tensor
 from ._ops import mean, reshape, sum as _sum
@@ -24,10 +26,10 @@ from ._trace import Tracer
 from ._trace import current as _current
 from ._transforms import value_and_grad as _value_and_grad
 from ._transforms import vmap
-from .errors import ArgumentTypeError, InvalidArgumentError, ShapeError
+from .errors import ArgumentTypeError, DTypeError, InvalidArgumentError, ShapeError, UnsupportedOperationError
 from .sharding import Mesh, NamedSharding, PartitionSpec, _jax, device_count, devices as _devices, make_mesh, process_count, process_index
 
-__all__ = ["initialize", "shutdown", "value_and_grad", "process_index", "process_count"]
+__all__ = ["all_reduce", "initialize", "shutdown", "value_and_grad", "process_index", "process_count"]
 
 _REDUCTIONS = {"mean": mean, "sum": _sum}
 
@@ -203,3 +205,67 @@ def shutdown():
     """Leaves the multi-process run (``jax.distributed.shutdown``)."""
     _jax().distributed.shutdown()
 
+
+
+_COLLECTIVES = ("sum", "mean", "max", "min", "prod")
+
+
+def all_reduce(xs, op="sum"):
+    """Reduces one array per device across the devices; every device receives the result
+    (an all-reduce, as ``jax.lax.psum``/``pmean``/``pmax``/``pmin`` over a device axis, called
+    from the host). ``xs`` holds one array per device, all of one shape and dtype: arrays on
+    distinct GPUs (``qb.device_put(x, "cuda:N")`` or results of programs compiled for them)
+    are reduced by NCCL on the GPUs (one group of ``ncclAllReduce`` calls on their streams;
+    result ``r`` stays on ``xs[r]``'s GPU); host arrays (``"cpu"``) are reduced on the host.
+    ``op``: ``"sum"``, ``"mean"`` (floats), ``"max"``, ``"min"``, ``"prod"``; bools take
+    ``"max"`` (or) and ``"min"`` (and). The order of a float sum is unspecified (NCCL's ring
+    or tree on GPUs).
+
+    Raises:
+        InvalidArgumentError: an unknown ``op``, no arrays, arrays on different kinds of
+            devices, or two arrays on one GPU.
+        ShapeError / DTypeError: arrays of different shapes or dtypes, or an ``op`` the
+            dtype lacks.
+        UnsupportedOperationError: GPU arrays on a machine without NCCL (``.device``).
+
+    Example:
+        >>> [y.tolist() for y in qb.distributed.all_reduce([qb.array([1.0, 2.0]), qb.array([3.0, 4.0])])]
+        [[4.0, 6.0], [4.0, 6.0]]
+    """
+    from . import _ops
+
+    if not isinstance(op, str) or op not in _COLLECTIVES:
+        raise InvalidArgumentError(f"all_reduce: op must be one of {', '.join(_COLLECTIVES)}, got {op!r}")
+    try:
+        xs = list(xs)
+    except TypeError:
+        raise ArgumentTypeError(f"all_reduce: expected a sequence of arrays (one per device), got {type(xs).__name__}") from None
+    if not xs:
+        raise InvalidArgumentError("all_reduce: needs at least one array")
+    if any(isinstance(x, Tracer) for x in xs):
+        raise UnsupportedOperationError("all_reduce: runs on concrete arrays across devices, not inside a traced function", op="all_reduce")
+    xs = [x if isinstance(x, Tensor) else _ops.asarray(x) for x in xs]
+    shape, dtype = xs[0].shape, xs[0].dtype
+    for k, x in enumerate(xs):
+        if x.shape != shape:
+            raise ShapeError(f"all_reduce: array {k} has shape {x.shape}, array 0 {shape}: one shape for every device")
+        if x.dtype != dtype:
+            raise DTypeError(f"all_reduce: array {k} is {x.dtype}, array 0 {dtype}: one dtype for every device")
+    if op == "mean" and not dtype.is_float:
+        raise DTypeError(f"all_reduce: op 'mean' takes floats, got {dtype}")
+    if op in ("sum", "prod") and dtype == _ops.bool_:
+        raise DTypeError(f"all_reduce: op {op!r} is not defined on bool (max is or, min is and)")
+    devices = [x.device for x in xs]
+    if all(d.startswith("cuda:") for d in devices):
+        if len(set(devices)) != len(devices):
+            raise InvalidArgumentError(f"all_reduce: one array per GPU, got the devices {devices}")
+        return list(_q.nccl_all_reduce(xs, op))
+    if any(d != "cpu" for d in devices):
+        raise InvalidArgumentError(f"all_reduce: the arrays must all be on GPUs (cuda:N) or all on the host, got the devices {devices}")
+    stacked = _ops.stack(xs)
+    reduce = {"sum": _ops.sum, "mean": _ops.mean, "max": _ops.max, "min": _ops.min, "prod": _ops.prod}[op]
+    r = reduce(stacked, axis=0)
+    if r.dtype != dtype:
+        # sum/prod of small ints widen in NumPy's rules; the reduction keeps the dtype (NCCL's).
+        r = _ops.astype(r, dtype)
+    return [r for _ in xs]

@@ -230,6 +230,19 @@ pub fn device_put(py: Python<'_>, t: &Bound<'_, Tensor>, name: &str) -> PyResult
     })
 }
 
+/// The `op` all-reduce of one CUDA tensor per GPU through NCCL (`qb.distributed.all_reduce`
+/// checks the arguments and handles host tensors): result `r` on tensor `r`'s GPU.
+#[pyfunction]
+pub fn nccl_all_reduce(py: Python<'_>, tensors: Vec<Bound<'_, Tensor>>, op: &str) -> PyResult<Vec<Py<Tensor>>> {
+    errors::guard(|| {
+        let op = quabla_runtime::nccl::Collective::parse(op).ok_or_else(|| errors::new(py, "InvalidArgumentError", format!("all_reduce: op must be sum, mean, max, min or prod, got {op:?}")))?;
+        let refs: Vec<&Tensor> = tensors.iter().map(|t| t.get()).collect();
+        let bufs: Vec<&Buffer> = refs.iter().map(|t| &t.buf).collect();
+        let outs = py.detach(|| quabla_runtime::nccl::all_reduce(&bufs, op)).map_err(|e| device_error(py, &e, "all_reduce", "cuda"))?;
+        outs.into_iter().map(|b| wrap(py, b)).collect()
+    })
+}
+
 /// Returns free heap pages to the OS (`malloc_trim(0)`) and frees the GPUs' cached device
 /// memory: the trace caches call it after evicting compiled programs.
 #[pyfunction]

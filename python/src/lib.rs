@@ -60,6 +60,7 @@ fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(exec::release_memory, m)?)?;
     m.add_function(wrap_pyfunction!(exec::canonical_device, m)?)?;
     m.add_function(wrap_pyfunction!(exec::device_put, m)?)?;
+    m.add_function(wrap_pyfunction!(exec::nccl_all_reduce, m)?)?;
     m.add_function(wrap_pyfunction!(exec::eager_device_name, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(errors::error_variants, m)?)?;

@@ -46,7 +46,7 @@ GROUPS = [
                                                                    "sharding.local_devices", "sharding.device_count",
                                                                    "sharding.process_index", "sharding.process_count",
                                                                    "sharding.available", "distributed.value_and_grad",
-                                                                   "distributed.initialize", "distributed.shutdown"]),
+                                                                   "distributed.initialize", "distributed.shutdown", "distributed.all_reduce"]),
     ("quabla.linalg", ["linalg.cholesky", "linalg.solve", "linalg.solve_triangular", "linalg.inv", "linalg.det",
                        "linalg.slogdet", "linalg.lu_factor", "linalg.qr", "linalg.eigh", "linalg.eigvalsh", "linalg.svd",
                        "linalg.svdvals", "linalg.norm", "linalg.pinv", "linalg.lstsq", "linalg.matrix_power"]),

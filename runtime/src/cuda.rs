@@ -72,6 +72,7 @@ struct Gpu {
     arch: String,
     /// `cuda:N`.
     name: &'static str,
+    ordinal: usize,
     /// The caching allocator of every buffer on this GPU.
     pool: Arc<Pool<CudaSlice<u8>>>,
 }
@@ -108,10 +109,34 @@ impl Drop for Mem {
     }
 }
 
+/// A buffer's parts that a collective needs (crate::nccl).
+pub(crate) struct Parts {
+    pub ordinal: usize,
+    pub mem: Arc<Mem>,
+    pub stream: Arc<CudaStream>,
+    pub pool: Arc<Pool<CudaSlice<u8>>>,
+    pub device: &'static str,
+}
+
+/// The parts of a CUDA device buffer (`None` for host buffers and other devices').
+pub(crate) fn parts(buf: &Buffer) -> Option<Parts> {
+    let Storage::Device(d) = buf.storage() else { return None };
+    let c = d.as_any()?.downcast_ref::<CudaStorage>()?;
+    Some(Parts { ordinal: c.ordinal, mem: c.slice.clone(), stream: c.stream.clone(), pool: c.pool.clone(), device: c.device })
+}
+
+/// A block of `p`'s GPU filled by the device (`class` from [`block`]) as a buffer of type `ty`.
+pub(crate) fn wrap(p: &Parts, slice: CudaSlice<u8>, class: usize, ty: &TensorType) -> Result<Buffer, RuntimeError> {
+    let len = quabla_dialect::size::byte_len(&ty.shape, ty.dtype.size()).map_err(device_error)?;
+    let mem = Arc::new(Mem { slice: Some(slice), class, pool: Some(p.pool.clone()) });
+    let storage = Arc::new(CudaStorage { slice: mem, len, stream: p.stream.clone(), pool: p.pool.clone(), ordinal: p.ordinal, device: p.device });
+    Buffer::from_device(ty.clone(), storage).map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })
+}
+
 /// A block of at least `bytes` from `pool` (a cached one of its class, else a fresh
 /// allocation; when that fails, the cache is emptied and the allocation tried once more),
 /// its contents unspecified, and its class.
-fn block(stream: &Arc<CudaStream>, pool: &Pool<CudaSlice<u8>>, bytes: usize) -> Result<(CudaSlice<u8>, usize), RuntimeError> {
+pub(crate) fn block(stream: &Arc<CudaStream>, pool: &Pool<CudaSlice<u8>>, bytes: usize) -> Result<(CudaSlice<u8>, usize), RuntimeError> {
     let class = Pool::<CudaSlice<u8>>::class(bytes);
     if let Some(s) = pool.take(class) {
         return Ok((s, class));
@@ -182,7 +207,7 @@ impl CudaExecutor {
                 let stream = ctx.default_stream();
                 let total = ctx.total_mem().map_err(|e| e.to_string())?;
                 let pool = Arc::new(Pool::new(cache_limit(total)));
-                Ok(Gpu { ctx, stream, arch: format!("sm_{major}{minor}"), name: device_name(self.ordinal), pool })
+                Ok(Gpu { ctx, stream, arch: format!("sm_{major}{minor}"), name: device_name(self.ordinal), ordinal: self.ordinal, pool })
             })
             .as_ref()
             .map_err(device_error)
@@ -219,7 +244,8 @@ impl Executor for CudaExecutor {
             }
         }
         let slice = upload(&gpu.stream, &gpu.pool, buf)?;
-        let storage = Arc::new(CudaStorage { slice, len: quabla_dialect::size::byte_len(&buf.ty().shape, buf.dtype().size()).map_err(device_error)?, stream: gpu.stream.clone(), device: gpu.name });
+        let len = quabla_dialect::size::byte_len(&buf.ty().shape, buf.dtype().size()).map_err(device_error)?;
+        let storage = Arc::new(CudaStorage { slice, len, stream: gpu.stream.clone(), pool: gpu.pool.clone(), ordinal: gpu.ordinal, device: gpu.name });
         Buffer::from_device(buf.ty().clone(), storage).map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })
     }
 
@@ -244,6 +270,7 @@ struct CudaExecutable {
     stream: Arc<CudaStream>,
     /// The GPU's caching allocator (outputs, temporaries, uploads).
     pool: Arc<Pool<CudaSlice<u8>>>,
+    ordinal: usize,
     /// `cuda:N`.
     device: &'static str,
     /// cuBLAS on `stream`, when the plan has products (TF32 off: cuBLAS's default math mode).
@@ -275,7 +302,7 @@ impl CudaExecutable {
             Some(_) => Some(Mutex::new(cudarc::cublas::CudaBlas::new(gpu.stream.clone()).map_err(device_error)?)),
             None => None,
         };
-        Ok(CudaExecutable { stream: gpu.stream.clone(), pool: gpu.pool.clone(), device: gpu.name, blas, plan, functions, consts, inputs, outputs })
+        Ok(CudaExecutable { stream: gpu.stream.clone(), pool: gpu.pool.clone(), ordinal: gpu.ordinal, device: gpu.name, blas, plan, functions, consts, inputs, outputs })
     }
 }
 
@@ -298,6 +325,10 @@ pub struct CudaStorage {
     /// The tensor's byte size.
     len: usize,
     stream: Arc<CudaStream>,
+    /// The pool of the buffer's GPU (collectives allocate their results there).
+    pool: Arc<Pool<CudaSlice<u8>>>,
+    /// The GPU's index, N of `cuda:N`.
+    ordinal: usize,
     /// `cuda:N`.
     device: &'static str,
 }
@@ -579,7 +610,7 @@ impl Executable for CudaExecutable {
         for (j, ty) in self.outputs.iter().enumerate() {
             let s = slices[j].clone();
             let len = quabla_dialect::size::byte_len(&ty.shape, ty.dtype.size()).map_err(device_error)?;
-            let storage = Arc::new(CudaStorage { slice: s, len, stream: stream.clone(), device: self.device });
+            let storage = Arc::new(CudaStorage { slice: s, len, stream: stream.clone(), pool: self.pool.clone(), ordinal: self.ordinal, device: self.device });
             outs.push(Buffer::from_device(ty.clone(), storage).map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?);
         }
         Ok(outs)

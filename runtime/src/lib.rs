@@ -7,6 +7,8 @@ pub mod callback;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+#[cfg(feature = "cuda")]
+pub mod nccl;
 pub mod device;
 pub mod executor;
 pub use quabla_interp as interp;
