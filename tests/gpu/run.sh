@@ -21,7 +21,9 @@
 #      1e-5; typed gaps listed, not failures): tests/gpu/diff.py, and in build mode the Rust
 #      differential suite too;
 #   4. the README PINN trained with device="cuda" (w = 3.141593) and one MLP step (loss and
-#      gradients) on cuda against the CPU;
+#      gradients) on cuda against the CPU; then placement (device_put, x.device), repeated
+#      calls through the caching pool, and all_reduce over the GPUs through NCCL (where
+#      libnccl loads) with the Python tests of the device names;
 #   5. a 4096^3 f32 matmul on cuda timed (min and median of 10 after a warm-up) beside
 #      cuBLAS's own figure through torch (TF32 off) where torch is installed.
 # Usage: bash tests/gpu/run.sh        (from the repository root; a few minutes)
@@ -52,8 +54,8 @@ else
 fi
 $PY -c "import ctypes.util, sys; lib = ctypes.util.find_library('cuda'); print('libcuda:', lib); sys.exit(0 if lib else 'no libcuda: this script needs an NVIDIA GPU and its driver')"
 
-step "2. the registry lists cuda"
-$PY -c "import quabla as qb; d = qb.devices(); print('devices:', d); assert 'cuda' in d, d"
+step "2. the registry lists cuda:0 .. cuda:N-1"
+$PY -c "import quabla as qb; d = qb.devices(); print('devices:', d); assert 'cuda:0' in d and 'cuda' not in d, d"
 
 step "3. differential check on cuda vs the interpreter (f64 1e-12, f32 1e-5)"
 $PY tests/gpu/diff.py
@@ -85,6 +87,30 @@ for a, b in zip(gc, gg):
     np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-4, atol=1e-5)
 print(f"MLP step on cuda: loss {lg.item():.6f} (cpu {lc.item():.6f}), gradients within 1e-4")
 EOF
+
+step "4b. placement, residency, the caching pool and all_reduce"
+$PY - <<'EOF'
+import ctypes.util, numpy as np, quabla as qb
+gpus = [d for d in qb.devices() if d.startswith("cuda:")]
+x = qb.device_put(qb.arange(12.0).reshape(3, 4), "cuda")
+assert x.device == "cuda:0", x.device
+f = qb.jit(lambda a: qb.tanh(a) * 2.0 + qb.sum(a), device="cuda")
+ys = [f(x) for _ in range(50)]  # every call's outputs and temporaries come from the pool
+want = np.tanh(np.arange(12.0).reshape(3, 4)) * 2.0 + 66.0
+for y in ys:
+    assert y.device == "cuda:0"
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-12)
+assert qb.device_put(ys[0], "cuda:0") is ys[0] and qb.device_put(ys[0], "cpu").device == "cpu"
+print(f"placement and residency on {gpus}: ok")
+if ctypes.util.find_library("nccl"):
+    parts = [qb.device_put(qb.full((1000,), float(k + 1)), g) for k, g in enumerate(gpus)]
+    for r, g in zip(qb.distributed.all_reduce(parts, "sum"), gpus):
+        assert r.device == g and np.all(r.numpy() == sum(range(1, len(gpus) + 1))), r
+    print(f"all_reduce over {len(gpus)} GPU(s) through NCCL: ok")
+else:
+    print("all_reduce through NCCL: skipped (no libnccl; pip install nvidia-nccl-cu12)")
+EOF
+if $PY -c "import pytest" 2>/dev/null; then $PY -m pytest -q -p no:cacheprovider tests/python/test_cuda.py tests/python/test_device_put.py tests/python/test_all_reduce.py; fi
 
 step "5. 4096^3 f32 matmul on cuda"
 $PY - <<'EOF'
