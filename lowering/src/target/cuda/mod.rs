@@ -5,15 +5,18 @@
 //! from, written for this target ([`CudaTarget`]: no tiled matmuls, no polynomial kernels,
 //! every loop nest parallel outermost so each becomes one kernel); [`compile`] runs the two
 //! pipeline stages through melior's pass manager and returns every kernel's PTX and the
-//! host side as a [`plan::HostPlan`]: the ordered launches (grid/block from the lowering,
-//! arguments under the bare-pointer kernel ABI), the temporaries, the constant buffers.
+//! host side as a [`plan::HostPlan`]: a small program ([`host`]) of ordered launches
+//! (grid/block from the lowering, arguments under the bare-pointer kernel ABI), cuBLAS
+//! products, allocations, constant buffers, and the host's share of control flow (`while`
+//! loops, branches holding loops or callbacks, callbacks) reading single elements of device
+//! memory.
 //!
-//! Invariants: nothing of the program runs on the host. Ops whose lowering needs the host
-//! (control flow reading a predicate, runtime-kernel calls)
-//! are rejected before lowering as `LowerError::Unsupported { rule: "cuda" }` ([`gap`]);
-//! whatever else stage one leaves outside a kernel that is not an allocation, a view, a
-//! constant or a launch is a `LowerError::HostCode` naming the MLIR op, so no loop or load
-//! can silently touch device memory from the CPU.
+//! Invariants: every computation on tensor data is a kernel (or a cuBLAS product). An op
+//! family without a GPU form would be rejected before lowering as
+//! `LowerError::Unsupported { rule: "cuda" }` ([`gap`], exhaustive; none today); whatever
+//! stage one leaves outside a kernel that the plan's steps cannot express is a
+//! `LowerError::HostCode` naming the MLIR op, so no loop over tensor data can silently run
+//! on the CPU against device memory.
 //!
 //! libdevice (math functions as `__nv_*` calls) and `ptxas` come from the PyPI wheel
 //! `nvidia-cuda-nvcc-cu12` ([`Toolkit::locate`]): `$QUABLA_CUDA_NVCC`, else
