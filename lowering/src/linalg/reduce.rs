@@ -168,11 +168,32 @@ fn partial_shape(xt: &TensorType, dims: &[i64], s: Split) -> Vec<i64> {
 /// dims, chunk element), parallel but for the last loop, into `outs` (of
 /// [`partial_shape`], filled with the identity), with a chunk-shaped `tensor.empty` operand
 /// giving the chunk loop its extent. Partial `p` visits elements `j = p * chunk + c` of the
-/// flattened (row-major) reduced dims in order, reading `x` with `tensor.extract`; `body`
+/// flattened (row-major) reduced dims in order, reading `x` with `tensor.extract`
+/// ([`collapse_reduced`] first, so adjacent reduced dims need no division); `body`
 /// gets the element (`ident` when `j` is past the end), `j` (`index`) and the accumulators,
 /// and returns their new values.
+/// `x` with its reduced `dims` collapsed into one when they are adjacent (a view: the flat
+/// index of the reduced dims is then the index along that dim, with no division), and the
+/// collapsed dims; else `x` unchanged.
+fn collapse_reduced(e: &mut Emitter, x: &str, xt: &TensorType, dims: &[i64]) -> (String, TensorType, Vec<i64>) {
+    let (lo, hi) = (dims.iter().min().copied().unwrap_or(0), dims.iter().max().copied().unwrap_or(0));
+    if dims.len() < 2 || hi - lo + 1 != dims.len() as i64 {
+        return (x.to_string(), xt.clone(), dims.to_vec());
+    }
+    let (lo, hi) = (lo as usize, hi as usize);
+    let mut groups: Vec<Vec<usize>> = (0..lo).map(|i| vec![i]).collect();
+    groups.push((lo..=hi).collect());
+    groups.extend((hi + 1..xt.rank()).map(|i| vec![i]));
+    let shape: Vec<i64> = groups.iter().map(|g| g.iter().map(|&i| xt.shape[i]).product()).collect();
+    let ct = TensorType::new(xt.dtype, shape);
+    let text: Vec<String> = groups.iter().map(|g| format!("[{}]", g.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "))).collect();
+    let c = e.op(format!("tensor.collapse_shape {x} [{}] : {xt} into {ct}", text.join(", ")));
+    (c, ct, vec![lo as i64])
+}
+
 #[allow(clippy::too_many_arguments)]
 fn split_partials(e: &mut Emitter, x: &str, xt: &TensorType, dims: &[i64], s: Split, ident: &str, outs: &[(String, TensorType)], body: impl FnOnce(&mut Emitter, &str, &str, &[String]) -> Vec<String>) -> Vec<String> {
+    let (x, xt, dims) = collapse_reduced(e, x, xt, dims);
     let (d, r) = (xt.dtype, xt.rank());
     let kept: Vec<usize> = (0..r).filter(|i| !dims.contains(&(*i as i64))).collect();
     let red: Vec<usize> = (0..r).filter(|i| dims.contains(&(*i as i64))).collect();
