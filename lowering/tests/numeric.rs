@@ -856,6 +856,33 @@ fn split_reductions() {
             }
         }
     }
+    // A producer fused into the partials (stage one reads its operand through an affine map):
+    // sums of x * x over [20, 3, 30] by dims [0, 2] and over [70, 50], argmax over [300, 7]'s
+    // dim 0 (ties between rows: x and -x square alike).
+    for (shape, dims) in [(vec![20i64, 3, 30], vec![0i64, 2]), (vec![70, 50], vec![0, 1])] {
+        let n: i64 = shape.iter().product();
+        let x = gen(n, 29, 11);
+        let sq: Vec<f64> = x.iter().map(|a| a * a).collect();
+        let want = reduce_ref(&sq, &shape, &dims, 0.0, |a, b| a + b);
+        let name = format!("split_fused_sum_{}", cases.len());
+        let ds = dims.clone();
+        cases.push(Case::build(&name, vec![fl(DType::F32, &shape, &x)], |f, p| {
+            let s = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[p[0], p[0]], None).unwrap();
+            vec![f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: ds }), &[s], None).unwrap()]
+        }));
+        checks.push(Box::new(move |g| assert_close(&name, g[0].f(), &want, 0.0)));
+    }
+    {
+        let x = gen(2100, 29, 13);
+        let sq: Vec<f64> = x.iter().map(|a| a * a).collect();
+        let want = arg_ref(&sq, &[300, 7], 0, true);
+        let name = format!("split_fused_argmax_{}", cases.len());
+        cases.push(Case::build(&name, vec![fl(DType::F32, &[300, 7], &x)], |f, p| {
+            let s = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[p[0], p[0]], None).unwrap();
+            vec![f.push1(OpKind::Reduce(ReduceOp::ArgReduce { op: ArgOp::Max, dim: 0, index: DType::I32 }), &[s], None).unwrap()]
+        }));
+        checks.push(Box::new(move |g| assert_eq!(g[0].i(), &want[..], "{name}")));
+    }
     for d in [DType::I32, DType::I64] {
         let min = if d == DType::I32 { i32::MIN as i64 } else { i64::MIN };
         let mut x: Vec<i64> = ties.iter().map(|&a| a as i64).collect();

@@ -11,8 +11,8 @@
 //! `SPLIT_MAX_KEPT` outputs of at least `SPLIT_MIN_REDUCED` elements) is split instead: stage
 //! one computes `P` partials per output (`[P, kept dims...]`, about `SPLIT_THREADS` threads,
 //! `P <= SPLIT_MAX_PARTIALS`), partial `p` reducing the contiguous chunk
-//! `[p * chunk, (p + 1) * chunk)` of the flattened reduced dims (`tensor.extract` at the
-//! computed index; the identity past the end); stage two is the nest over the partials'
+//! `[p * chunk, (p + 1) * chunk)` of the flattened reduced dims (read through an affine
+//! map, so a fused producer stays fused; the identity past the end); stage two is the nest over the partials'
 //! first dim. argmax/argmin partials are (value, index) pairs combined in chunk order with
 //! the same rule, so the first index still wins. No shared memory: stage two reduces each
 //! output's `P` partials on one thread. The CPU never splits.
@@ -164,47 +164,56 @@ fn partial_shape(xt: &TensorType, dims: &[i64], s: Split) -> Vec<i64> {
     std::iter::once(s.parts).chain((0..xt.rank()).filter(|i| !dims.contains(&(*i as i64))).map(|i| xt.shape[i])).collect()
 }
 
-/// Stage one of split `s` of the reduction of `dims` of `x`: one generic over (partial, kept
-/// dims, chunk element), parallel but for the last loop, into `outs` (of
-/// [`partial_shape`], filled with the identity), with a chunk-shaped `tensor.empty` operand
-/// giving the chunk loop its extent. Partial `p` visits elements `j = p * chunk + c` of the
-/// flattened (row-major) reduced dims in order, reading `x` with `tensor.extract`
-/// ([`collapse_reduced`] first, so adjacent reduced dims need no division); `body`
-/// gets the element (`ident` when `j` is past the end), `j` (`index`) and the accumulators,
-/// and returns their new values.
-/// `x` with its reduced `dims` collapsed into one when they are adjacent (a view: the flat
-/// index of the reduced dims is then the index along that dim, with no division), and the
-/// collapsed dims; else `x` unchanged.
-fn collapse_reduced(e: &mut Emitter, x: &str, xt: &TensorType, dims: &[i64]) -> (String, TensorType, Vec<i64>) {
-    let (lo, hi) = (dims.iter().min().copied().unwrap_or(0), dims.iter().max().copied().unwrap_or(0));
-    if dims.len() < 2 || hi - lo + 1 != dims.len() as i64 {
-        return (x.to_string(), xt.clone(), dims.to_vec());
-    }
-    let (lo, hi) = (lo as usize, hi as usize);
-    let mut groups: Vec<Vec<usize>> = (0..lo).map(|i| vec![i]).collect();
-    groups.push((lo..=hi).collect());
-    groups.extend((hi + 1..xt.rank()).map(|i| vec![i]));
-    let shape: Vec<i64> = groups.iter().map(|g| g.iter().map(|&i| xt.shape[i]).product()).collect();
-    let ct = TensorType::new(xt.dtype, shape);
-    let text: Vec<String> = groups.iter().map(|g| format!("[{}]", g.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "))).collect();
-    let c = e.op(format!("tensor.collapse_shape {x} [{}] : {xt} into {ct}", text.join(", ")));
-    (c, ct, vec![lo as i64])
-}
-
-#[allow(clippy::too_many_arguments)]
-fn split_partials(e: &mut Emitter, x: &str, xt: &TensorType, dims: &[i64], s: Split, ident: &str, outs: &[(String, TensorType)], body: impl FnOnce(&mut Emitter, &str, &str, &[String]) -> Vec<String>) -> Vec<String> {
-    let (x, xt, dims) = collapse_reduced(e, x, xt, dims);
-    let (d, r) = (xt.dtype, xt.rank());
-    let kept: Vec<usize> = (0..r).filter(|i| !dims.contains(&(*i as i64))).collect();
+/// The map of `x` (type `xt`) over stage one's loops (partial, kept dims, chunk element) of
+/// split `s` of `dims`: element `j = p * chunk + c` of the flattened (row-major) reduced dims,
+/// taken modulo their size `R` so that the last chunk's loop stays in bounds (its elements
+/// past the end wrap around to the start and are replaced by the identity). Affine, so
+/// upstream elementwise fusion still fuses a producer into stage one, and the divisions by
+/// constants are strength-reduced in the kernel.
+fn partial_map(xt: &TensorType, dims: &[i64], s: Split) -> String {
+    let r = xt.rank();
     let red: Vec<usize> = (0..r).filter(|i| dims.contains(&(*i as i64))).collect();
     let red_shape: Vec<i64> = red.iter().map(|&i| xt.shape[i]).collect();
     let strides = row_strides(&red_shape);
     let total: i64 = red_shape.iter().product();
-    let nk = kept.len();
+    let n = r - red.len() + 2;
+    let j = if s.parts * s.chunk == total { format!("d0 * {} + d{}", s.chunk, n - 1) } else { format!("(d0 * {} + d{}) mod {total}", s.chunk, n - 1) };
+    let mut kept = 0;
+    let exprs: Vec<String> = (0..r)
+        .map(|i| match red.iter().position(|&k| k == i) {
+            None => {
+                kept += 1;
+                format!("d{kept}")
+            }
+            Some(q) => {
+                let e = if strides[q] > 1 { format!("({j}) floordiv {}", strides[q]) } else { j.clone() };
+                if q > 0 {
+                    format!("({e}) mod {}", red_shape[q])
+                } else {
+                    e
+                }
+            }
+        })
+        .collect();
+    map(n, &exprs)
+}
+
+/// Stage one of split `s` of the reduction of `dims` of `x`: one generic over (partial, kept
+/// dims, chunk element), parallel but for the last loop, into `outs` (of
+/// [`partial_shape`], filled with the identity), reading `x` through [`partial_map`], with a
+/// chunk-shaped `tensor.empty` operand giving the chunk loop its extent. Partial `p` visits
+/// elements `j = p * chunk + c` of the flattened reduced dims in order; `body` gets the
+/// element (`ident` when `j` is past the end), `j` (`index`) and the accumulators, and
+/// returns their new values.
+#[allow(clippy::too_many_arguments)]
+fn split_partials(e: &mut Emitter, x: &str, xt: &TensorType, dims: &[i64], s: Split, ident: &str, outs: &[(String, TensorType)], body: impl FnOnce(&mut Emitter, &str, &str, &[String]) -> Vec<String>) -> Vec<String> {
+    let d = xt.dtype;
+    let total: i64 = dims.iter().map(|&i| xt.shape[i as usize]).product();
+    let nk = xt.rank() - dims.len();
     let n = nk + 2;
     let ct = TensorType::new(d, [s.chunk]);
     let chunk = e.empty(&ct);
-    let ins = [Operand::new(chunk, &ct, map(n, &[format!("d{}", nk + 1)]))];
+    let ins = [Operand::new(x, xt, partial_map(xt, dims, s)), Operand::new(chunk, &ct, map(n, &[format!("d{}", nk + 1)]))];
     let omap = map(n, &(0..=nk).map(|i| format!("d{i}")).collect::<Vec<_>>());
     let outs: Vec<Operand> = outs.iter().map(|(name, t)| Operand::new(name.clone(), t, omap.clone())).collect();
     let iters: Vec<Iter> = std::iter::repeat_n(Iter::Parallel, nk + 1).chain([Iter::Reduction]).collect();
@@ -214,28 +223,10 @@ fn split_partials(e: &mut Emitter, x: &str, xt: &TensorType, dims: &[i64], s: Sp
         let w = e.index(s.chunk);
         let pw = e.op(format!("arith.muli {p}, {w} : index"));
         let j = e.op(format!("arith.addi {pw}, {c} : index"));
-        let last = e.index(total - 1);
-        let inb = e.op(format!("arith.cmpi ule, {j}, {last} : index"));
-        let jc = e.op(format!("arith.minui {j}, {last} : index"));
-        let mut coord = vec![String::new(); r];
-        for (q, &i) in kept.iter().enumerate() {
-            coord[i] = e.op(format!("linalg.index {} : index", q + 1));
-        }
-        for (q, &i) in red.iter().enumerate() {
-            let mut v = jc.clone();
-            if strides[q] > 1 {
-                let k = e.index(strides[q]);
-                v = e.op(format!("arith.divui {v}, {k} : index"));
-            }
-            if q > 0 {
-                let k = e.index(red_shape[q]);
-                v = e.op(format!("arith.remui {v}, {k} : index"));
-            }
-            coord[i] = v;
-        }
-        let v = e.op(format!("tensor.extract {x}[{}] : {xt}", coord.join(", ")));
-        let v = e.op(format!("arith.select {inb}, {v}, {ident} : {d}"));
-        body(e, &v, &j, &a[1..])
+        let size = e.index(total);
+        let inb = e.op(format!("arith.cmpi ult, {j}, {size} : index"));
+        let v = e.op(format!("arith.select {inb}, {}, {ident} : {d}", a[0]));
+        body(e, &v, &j, &a[2..])
     })
 }
 
