@@ -12,10 +12,10 @@
 //! one computes `P` partials per output (`[P, kept dims...]`, about `SPLIT_THREADS` threads,
 //! `P <= SPLIT_MAX_PARTIALS`), partial `p` reducing the contiguous chunk
 //! `[p * chunk, (p + 1) * chunk)` of the flattened reduced dims (read through an affine
-//! map, so a fused producer stays fused; the identity past the end); stage two is the nest over the partials'
-//! first dim. argmax/argmin partials are (value, index) pairs combined in chunk order with
-//! the same rule, so the first index still wins. No shared memory: stage two reduces each
-//! output's `P` partials on one thread. The CPU never splits.
+//! map, so a fused producer stays fused; the identity past the end); stage two is the nest
+//! over the partials' first dim. argmax/argmin partials are (value, index) pairs combined in
+//! chunk order with the same rule, so the first index still wins. No shared memory: stage
+//! two reduces each output's `P` partials on one thread. The CPU never splits.
 use quabla_dialect::{ArgOp, BinaryOp, DType, Func, Op, ReduceOp, Reducer, TensorType};
 
 use super::reduce_window::row_strides;
