@@ -700,6 +700,207 @@ fn reductions() {
     }
 }
 
+/// `x` (row-major `shape`) reduced over `dims` by `f` from `init`: one value per kept index
+/// (row-major), the reduced elements visited in row-major order.
+fn reduce_ref(x: &[f64], shape: &[i64], dims: &[i64], init: f64, f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
+    let kept: Vec<usize> = (0..shape.len()).filter(|i| !dims.contains(&(*i as i64))).collect();
+    let n: i64 = kept.iter().map(|&i| shape[i]).product();
+    let mut w = vec![init; n as usize];
+    for (flat, &a) in x.iter().enumerate() {
+        let mut rest = flat as i64;
+        let mut idx = vec![0; shape.len()];
+        for i in (0..shape.len()).rev() {
+            idx[i] = rest % shape[i];
+            rest /= shape[i];
+        }
+        let o = kept.iter().fold(0, |acc, &q| acc * shape[q] + idx[q]) as usize;
+        w[o] = f(w[o], a);
+    }
+    w
+}
+
+/// JAX's argmax (`max`) / argmin along `dim` of a row-major `shape`, stated directly: the
+/// first NaN if there is one, else the first index holding the extremum.
+fn arg_ref(x: &[f64], shape: &[i64], dim: usize, max: bool) -> Vec<i64> {
+    let (outer, n): (i64, i64) = (shape[..dim].iter().product(), shape[dim]);
+    let inner: i64 = shape[dim + 1..].iter().product();
+    let mut out = vec![];
+    for o in 0..outer {
+        for i in 0..inner {
+            let line: Vec<f64> = (0..n).map(|k| x[((o * n + k) * inner + i) as usize]).collect();
+            let pos = match line.iter().position(|v| v.is_nan()) {
+                Some(p) => p,
+                None => {
+                    let ext = line.iter().copied().fold(if max { -INF } else { INF }, |a, b| if max { a.max(b) } else { a.min(b) });
+                    line.iter().position(|&v| v == ext).unwrap_or(0)
+                }
+            };
+            out.push(pos as i64);
+        }
+    }
+    out
+}
+
+/// Reductions the CUDA target splits into partials and a reduction of the partials (few
+/// outputs over at least 256 elements): full, column, row and non-contiguous reduced dims,
+/// extents that are no multiple of the chunk (1000: 59 chunks of 17; 4099; [5000, 3] per
+/// column: 295 chunks of 17), every reducer and dtype, argmax/argmin with ties and NaNs on
+/// chunk boundaries (indices 16/17, 33/34). Integer-valued floats keep sums exact under any
+/// association; `run` checks the CUDA forms against the CPU's.
+#[test]
+fn split_reductions() {
+    let mut cases = vec![];
+    let mut checks: Vec<Check> = vec![];
+    let gen = |n: i64, m: i64, seed: i64| -> Vec<f64> { (0..n).map(|i| ((i * 7919 + seed * 104_729) % m - m / 2) as f64).collect() };
+    let shapes: [(&[i64], &[i64]); 5] = [(&[1000], &[0]), (&[5000, 3], &[0]), (&[3, 4099], &[1]), (&[70, 50], &[0, 1]), (&[20, 3, 30], &[0, 2])];
+    for d in [DType::F32, DType::F64, DType::I32, DType::I64] {
+        for (k, &(shape, dims)) in shapes.iter().enumerate() {
+            let n: i64 = shape.iter().product();
+            let mut v = gen(n, 23, k as i64);
+            if d.is_float() && k == 2 {
+                v[17] = NAN; // row 0, the first element of chunk 1
+            }
+            // Products of +-1 with a 2 every 97 elements: exact under any association in every
+            // dtype (at most 2^52; the integers wrap like the reference).
+            let pv: Vec<f64> = (0..n).map(|i| if i % 97 == 0 { 2.0 } else if i % 5 == 2 { -1.0 } else { 1.0 }).collect();
+            let lit = |v: &[f64]| if d.is_float() { fl(d, shape, v) } else { il(d, shape, &v.iter().map(|&a| a as i64).collect::<Vec<_>>()) };
+            for op in [Reducer::Sum, Reducer::Max, Reducer::Min, Reducer::Prod] {
+                let x = if op == Reducer::Prod { &pv } else { &v };
+                let want = match op {
+                    Reducer::Sum => reduce_ref(x, shape, dims, 0.0, |a, b| a + b),
+                    Reducer::Max => reduce_ref(x, shape, dims, -INF, |a, b| if a.is_nan() || b.is_nan() { NAN } else { a.max(b) }),
+                    Reducer::Min => reduce_ref(x, shape, dims, INF, |a, b| if a.is_nan() || b.is_nan() { NAN } else { a.min(b) }),
+                    Reducer::Prod if d == DType::I32 => reduce_ref(x, shape, dims, 1.0, |a, b| (a as i32).wrapping_mul(b as i32) as f64),
+                    Reducer::Prod if d == DType::I64 => reduce_ref(x, shape, dims, 1.0, |a, b| (a as i64).wrapping_mul(b as i64) as f64),
+                    Reducer::Prod => reduce_ref(x, shape, dims, 1.0, |a, b| a * b),
+                };
+                let name = format!("split_{}_{d}_{k}", op.name());
+                cases.push(Case::op(&name, OpKind::Reduce(ReduceOp::Reduce { op, dims: dims.to_vec() }), vec![lit(x)]));
+                checks.push(Box::new(move |g| match &g[0] {
+                    Vals::F(got) => assert_close(&name, got, &want, 0.0),
+                    Vals::I(got) => assert_eq!(got, &want.iter().map(|&a| a as i64).collect::<Vec<_>>(), "{name}"),
+                }));
+            }
+        }
+    }
+    // Unsigned: compares and wrapping sums on the unsigned values.
+    let big: Vec<i64> = (0..1000).map(|i| (i * 2_654_435_761i64) % 4_294_967_296).collect();
+    let small: Vec<i64> = (0..4099).map(|i| (i * 37) % 256).collect();
+    for (d, x, shape) in [(DType::U32, &big, vec![1000i64]), (DType::U8, &small, vec![4099])] {
+        let m = if d == DType::U8 { 256 } else { 4_294_967_296 };
+        for (op, want) in [
+            (Reducer::Max, *x.iter().max().unwrap()),
+            (Reducer::Min, *x.iter().min().unwrap()),
+            (Reducer::Sum, x.iter().sum::<i64>() % m),
+        ] {
+            cases.push(Case::op(&format!("split_{}_{d}", op.name()), OpKind::Reduce(ReduceOp::Reduce { op, dims: vec![0] }), vec![il(d, &shape, x)]));
+            checks.push(Box::new(move |g| assert_eq!(g[0].i(), &[want], "{} {d}", op.name())));
+        }
+        for (op, max) in [(ArgOp::Max, true), (ArgOp::Min, false)] {
+            let want = arg_ref(&x.iter().map(|&a| a as f64).collect::<Vec<_>>(), &shape, 0, max);
+            cases.push(Case::op(&format!("split_{}_{d}", op.name()), OpKind::Reduce(ReduceOp::ArgReduce { op, dim: 0, index: DType::I32 }), vec![il(d, &shape, x)]));
+            checks.push(Box::new(move |g| assert_eq!(g[0].i(), &want[..], "{} {d}", op.name())));
+        }
+    }
+    // i1 any/all: the one true (false) element last, on a chunk boundary, or absent.
+    let mut any = vec![0i64; 4099];
+    any[4098] = 1;
+    let mut all = vec![1i64; 4099];
+    all[17] = 0;
+    let mut col = vec![0i64; 15000];
+    col[3 * 16] = 1; // column 0, row 16 (end of chunk 0); column 2 stays all false
+    col[3 * 4999 + 1] = 1; // column 1, the last row
+    for (x, shape, op, want) in [
+        (any.clone(), vec![4099i64], Reducer::Max, vec![1i64]),
+        (all.clone(), vec![4099], Reducer::Min, vec![0]),
+        (vec![0; 4099], vec![4099], Reducer::Max, vec![0]),
+        (vec![1; 4099], vec![4099], Reducer::Min, vec![1]),
+        (col.clone(), vec![5000, 3], Reducer::Max, vec![1, 1, 0]),
+    ] {
+        let name = format!("split_{}_i1_{}", op.name(), cases.len());
+        cases.push(Case::op(&name, OpKind::Reduce(ReduceOp::Reduce { op, dims: vec![0] }), vec![il(DType::I1, &shape, &x)]));
+        checks.push(Box::new(move |g| assert_eq!(g[0].i(), &want[..], "{name}")));
+    }
+    // argmax/argmin: ties across chunk boundaries (first index wins), NaN first, all -inf.
+    let mut ties = gen(1000, 23, 7);
+    for i in [16, 17, 600] {
+        ties[i] = 50.0;
+    }
+    for i in [33, 34, 999] {
+        ties[i] = -50.0;
+    }
+    let mut nans = ties.clone();
+    nans[340] = NAN;
+    nans[34] = NAN;
+    let mut cols = gen(15000, 31, 3);
+    for r in [16, 17, 4000] {
+        cols[3 * r] = 99.0; // column 0's max: rows 16 and 17 straddle chunks 0 and 1
+    }
+    cols[3 * 2500 + 1] = NAN;
+    cols[3 * 4999 + 1] = NAN;
+    for r in 0..5000 {
+        cols[3 * r + 2] = -INF; // column 2: all -inf, argmax and argmin 0
+    }
+    let mut rows = gen(3 * 4099, 19, 5);
+    rows[4099 + 4098] = 1000.0; // row 1's max last
+    rows[2 * 4099 + 255] = NAN; // row 2: NaN in the middle of a chunk
+    for d in [DType::F32, DType::F64] {
+        for (x, shape, dim) in [(&ties, vec![1000i64], 0usize), (&nans, vec![1000], 0), (&cols, vec![5000, 3], 0), (&rows, vec![3, 4099], 1)] {
+            for (op, max) in [(ArgOp::Max, true), (ArgOp::Min, false)] {
+                for index in [DType::I32, DType::I64] {
+                    let want = arg_ref(x, &shape, dim, max);
+                    let name = format!("split_{}_{d}_{index}_{}", op.name(), cases.len());
+                    cases.push(Case::op(&name, OpKind::Reduce(ReduceOp::ArgReduce { op, dim: dim as i64, index }), vec![fl(d, &shape, x)]));
+                    checks.push(Box::new(move |g| assert_eq!(g[0].i(), &want[..], "{name}")));
+                }
+            }
+        }
+    }
+    // A producer fused into the partials (stage one reads its operand through an affine map):
+    // sums of x * x over [20, 3, 30] by dims [0, 2] and over [70, 50], argmax over [300, 7]'s
+    // dim 0 (ties between rows: x and -x square alike).
+    for (shape, dims) in [(vec![20i64, 3, 30], vec![0i64, 2]), (vec![70, 50], vec![0, 1])] {
+        let n: i64 = shape.iter().product();
+        let x = gen(n, 29, 11);
+        let sq: Vec<f64> = x.iter().map(|a| a * a).collect();
+        let want = reduce_ref(&sq, &shape, &dims, 0.0, |a, b| a + b);
+        let name = format!("split_fused_sum_{}", cases.len());
+        let ds = dims.clone();
+        cases.push(Case::build(&name, vec![fl(DType::F32, &shape, &x)], |f, p| {
+            let s = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[p[0], p[0]], None).unwrap();
+            vec![f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: ds }), &[s], None).unwrap()]
+        }));
+        checks.push(Box::new(move |g| assert_close(&name, g[0].f(), &want, 0.0)));
+    }
+    {
+        let x = gen(2100, 29, 13);
+        let sq: Vec<f64> = x.iter().map(|a| a * a).collect();
+        let want = arg_ref(&sq, &[300, 7], 0, true);
+        let name = format!("split_fused_argmax_{}", cases.len());
+        cases.push(Case::build(&name, vec![fl(DType::F32, &[300, 7], &x)], |f, p| {
+            let s = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[p[0], p[0]], None).unwrap();
+            vec![f.push1(OpKind::Reduce(ReduceOp::ArgReduce { op: ArgOp::Max, dim: 0, index: DType::I32 }), &[s], None).unwrap()]
+        }));
+        checks.push(Box::new(move |g| assert_eq!(g[0].i(), &want[..], "{name}")));
+    }
+    for d in [DType::I32, DType::I64] {
+        let min = if d == DType::I32 { i32::MIN as i64 } else { i64::MIN };
+        let mut x: Vec<i64> = ties.iter().map(|&a| a as i64).collect();
+        let flat = vec![min; 1000];
+        x[500] = min;
+        for (x, op, max) in [(&x, ArgOp::Max, true), (&x, ArgOp::Min, false), (&flat, ArgOp::Max, true), (&flat, ArgOp::Min, false)] {
+            let want = arg_ref(&x.iter().map(|&a| a as f64).collect::<Vec<_>>(), &[1000], 0, max);
+            let name = format!("split_{}_{d}_{}", op.name(), cases.len());
+            cases.push(Case::op(&name, OpKind::Reduce(ReduceOp::ArgReduce { op, dim: 0, index: DType::I64 }), vec![il(d, &[1000], x)]));
+            checks.push(Box::new(move |g| assert_eq!(g[0].i(), &want[..], "{name}")));
+        }
+    }
+    let got = run(&cases, &[]);
+    for (chk, g) in checks.iter().zip(&got) {
+        chk(g);
+    }
+}
+
 /// Naive dot_general on row-major data (i64 wrapping or f64).
 fn dot_ref(l: &TensorType, lv: &[f64], r: &TensorType, rv: &[f64], d: &DotDims, out: &TensorType, int: bool) -> Vec<f64> {
     let lfree = DotDims::free(l.rank(), &d.lhs_batching_dimensions, &d.lhs_contracting_dimensions);

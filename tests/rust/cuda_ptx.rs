@@ -114,7 +114,8 @@ fn every_op_lowers_to_ptx_that_ptxas_assembles() {
 #[test]
 fn reductions_and_scalars_run_in_kernels() {
     // Full, column and row reductions and a 0-d chain: all in kernels (the host plan is only
-    // launches), each reduction thread owning output elements.
+    // launches), each reduction thread owning output elements (or, for the full sum, a
+    // chunk of the elements: small_output_reductions_are_split_across_threads).
     let Some(tk) = toolkit() else { return };
     let text = r#"
 func.func @main(%a: tensor<64x128xf32>, %s: tensor<f32>) -> (tensor<128xf32>, tensor<64xf32>, tensor<f32>, tensor<f32>) {
@@ -128,13 +129,62 @@ func.func @main(%a: tensor<64x128xf32>, %s: tensor<f32>) -> (tensor<128xf32>, te
     let ctx = new_context();
     let m = quabla_dialect::mlir::parse_and_import(&ctx, text).unwrap();
     let p = cuda::compile_with(&ctx, &m, "main", &tk, &CudaOptions::default()).unwrap();
-    // column sum: 128 outputs over grid x block threads; row max: 64; full sum: a unit loop.
-    let threads = |l: &cuda::Launch| l.grid.iter().chain(&l.block).map(|&d| d as u64).product::<u64>();
+    // column sum: 128 outputs over grid x block threads; row max: 64; full sum (8192
+    // elements): split, 512 partials of 16 (one thread each), then a unit loop over them.
     assert!(p.plan.launches().any(|l| threads(l) >= 128), "{:?}", p.plan.steps);
+    assert!(p.plan.launches().any(|l| threads(l) >= 512), "{:?}", p.plan.steps);
     for k in &p.kernels {
         ptxas(&tk, &k.ptx, "sm_90", &format!("red_{}", k.module)).unwrap();
     }
     assert!(p.kernels.iter().any(|k| k.ptx.contains("__nv_expf") || k.ptx.contains("ex2.approx")), "exp through libdevice");
+}
+
+/// Threads of a launch (grid times block).
+fn threads(l: &cuda::Launch) -> u64 {
+    l.grid.iter().chain(&l.block).map(|&d| d as u64).product()
+}
+
+/// Reductions with few outputs over many elements are split: a full reduction of 1e6
+/// elements (a mean's sum), a sum of their squares (the square fused) and an argmax each
+/// launch 1024 threads reading the input (partials over chunks of 977) before the kernel
+/// reducing the partials, and a column
+/// sum of [5000, 3] far more threads than its three outputs; a reduction with 4096 outputs
+/// keeps one thread per output. Every kernel assembles for sm_80 and sm_90.
+#[test]
+fn small_output_reductions_are_split_across_threads() {
+    let Some(tk) = toolkit() else { return };
+    let text = r#"
+func.func @main(%a: tensor<1000x1000xf32>, %c: tensor<5000x3xf64>, %w: tensor<4096x300xf32>) -> (tensor<f32>, tensor<i64>, tensor<3xf64>, tensor<4096xf32>, tensor<f32>) {
+  %0 = "quabla.reduce_sum"(%a) {dims = array<i64: 0, 1>} : (tensor<1000x1000xf32>) -> tensor<f32>
+  %f = "quabla.reshape"(%a) : (tensor<1000x1000xf32>) -> tensor<1000000xf32>
+  %1 = "quabla.argmax"(%f) {dim = 0 : i64} : (tensor<1000000xf32>) -> tensor<i64>
+  %2 = "quabla.reduce_sum"(%c) {dims = array<i64: 0>} : (tensor<5000x3xf64>) -> tensor<3xf64>
+  %3 = "quabla.reduce_max"(%w) {dims = array<i64: 1>} : (tensor<4096x300xf32>) -> tensor<4096xf32>
+  %s = "quabla.mul"(%a, %a) : (tensor<1000x1000xf32>, tensor<1000x1000xf32>) -> tensor<1000x1000xf32>
+  %4 = "quabla.reduce_sum"(%s) {dims = array<i64: 0, 1>} : (tensor<1000x1000xf32>) -> tensor<f32>
+  return %0, %1, %2, %3, %4 : tensor<f32>, tensor<i64>, tensor<3xf64>, tensor<4096xf32>, tensor<f32>
+}"#;
+    let ctx = new_context();
+    let m = quabla_dialect::mlir::parse_and_import(&ctx, text).unwrap();
+    for arch in ["sm_80", "sm_90"] {
+        let p = cuda::compile_with(&ctx, &m, "main", &tk, &CudaOptions { arch: arch.into(), cublas: true }).unwrap();
+        let reading = |slot: usize| p.plan.launches().filter(move |l| l.args.contains(&Operand::Slot(slot))).map(threads).collect::<Vec<u64>>();
+        // The 1e6 elements (slot 0) are read by the partials' kernels of the sums and the
+        // argmax, 1024 threads each (before: one thread each); the square is fused into its
+        // sum's partials (stage one reads the operand through an affine map): no 4 MB temporary.
+        let full = reading(0);
+        assert!(full.len() == 3 && full.iter().all(|&t| t >= 1024), "{arch}: {full:?} {:?}", p.plan.steps);
+        assert!(p.plan.all_steps().iter().all(|s| !matches!(s, Step::Alloc { bytes, .. } if *bytes >= 4_000_000)), "{arch}: {:?}", p.plan.steps);
+        // The column sum's partials, 295 x 3 (chunks of 17), on at least 885 threads (before: 3 outputs, 32).
+        let col = reading(1);
+        assert!(col.len() == 1 && col[0] >= 885, "{arch}: {col:?} {:?}", p.plan.steps);
+        // 4096 outputs: one thread per output, no partials.
+        let rows = reading(2);
+        assert!(rows.len() == 1 && rows[0] >= 4096, "{arch}: {rows:?} {:?}", p.plan.steps);
+        for (k, kernel) in p.kernels.iter().enumerate() {
+            ptxas(&tk, &kernel.ptx, arch, &format!("split_{k}_{arch}")).unwrap_or_else(|e| panic!("{arch} kernel {k}: {e}"));
+        }
+    }
 }
 
 /// The region programs of tests/rust/regions.rs: a counted `while` is a host `for` whose

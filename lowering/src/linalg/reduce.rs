@@ -5,8 +5,20 @@
 //! unspecified), so LLVM vectorizes them. `argmax`/`argmin` carry (value, index) outputs: a candidate replaces the
 //! best when it is strictly better, or NaN while the best is not; so the first extremal index
 //! wins and NaN counts as maximal for argmax and minimal for argmin (the first NaN wins).
+//!
+//! On a GPU target (`Target::parallel_outer`) the nest puts the kept dims' loops first, one
+//! thread per output element; a reduction with few outputs over many elements (at most
+//! `SPLIT_MAX_KEPT` outputs of at least `SPLIT_MIN_REDUCED` elements) is split instead: stage
+//! one computes `P` partials per output (`[P, kept dims...]`, about `SPLIT_THREADS` threads,
+//! `P <= SPLIT_MAX_PARTIALS`), partial `p` reducing the contiguous chunk
+//! `[p * chunk, (p + 1) * chunk)` of the flattened reduced dims (read through an affine
+//! map, so a fused producer stays fused; the identity past the end); stage two is the nest
+//! over the partials' first dim. argmax/argmin partials are (value, index) pairs combined in
+//! chunk order with the same rule, so the first index still wins. No shared memory: stage
+//! two reduces each output's `P` partials on one thread. The CPU never splits.
 use quabla_dialect::{ArgOp, BinaryOp, DType, Func, Op, ReduceOp, Reducer, TensorType};
 
+use super::reduce_window::row_strides;
 use super::{elementwise::binary, float_lit, generic, identity, int_max, int_min, map, Emitter, Iter, Operand};
 use crate::LowerError;
 
@@ -91,7 +103,158 @@ impl Nest {
     }
 }
 
-/// `quabla.reduce_{sum,max,min,prod}`.
+/// Split reductions (targets with [`crate::target::Target::parallel_outer`], the GPU; never
+/// the CPU): a reduction with at most `SPLIT_MAX_KEPT` outputs over at least
+/// `SPLIT_MIN_REDUCED` elements each would leave most of a GPU idle with one thread per
+/// output, so it runs as two kernels: partials, then the per-output nest over them.
+const SPLIT_MIN_REDUCED: i64 = 256;
+const SPLIT_MAX_KEPT: i64 = 2048;
+/// The threads (outputs x partials) stage one aims for: enough to fill a GPU.
+const SPLIT_THREADS: i64 = 65536;
+/// At most this many partials per output (stage two reduces them on one thread each).
+const SPLIT_MAX_PARTIALS: i64 = 1024;
+/// Each partial reduces at least this many elements.
+const SPLIT_MIN_CHUNK: i64 = 16;
+
+/// How a reduction is split: `parts` partials per output, partial `p` over the contiguous
+/// chunk `[p * chunk, (p + 1) * chunk)` of the flattened reduced dims (the last one may be
+/// shorter: `(parts - 1) * chunk < R <= parts * chunk`, so no chunk is empty).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Split {
+    parts: i64,
+    chunk: i64,
+}
+
+/// The split of a reduction with `kept` outputs of `reduced` elements each, or `None` to
+/// reduce each output on one thread.
+fn split_sizes(kept: i64, reduced: i64) -> Option<Split> {
+    if !(1..=SPLIT_MAX_KEPT).contains(&kept) || reduced < SPLIT_MIN_REDUCED {
+        return None;
+    }
+    let parts = (SPLIT_THREADS / kept).min(SPLIT_MAX_PARTIALS).min(reduced / SPLIT_MIN_CHUNK);
+    if parts < 2 {
+        return None;
+    }
+    // Both positive (`i64::div_ceil` is unstable).
+    let chunk = (reduced + parts - 1) / parts;
+    Some(Split { parts: (reduced + chunk - 1) / chunk, chunk })
+}
+
+/// The split of the reduction of `dims` of `xt` on this target ([`split_sizes`]; `None` on
+/// the CPU).
+fn split(e: &Emitter, xt: &TensorType, dims: &[i64]) -> Option<Split> {
+    if !e.cg.target.parallel_outer() {
+        return None;
+    }
+    let (mut kept, mut reduced) = (1i64, 1i64);
+    for (i, &n) in xt.shape.iter().enumerate() {
+        if dims.contains(&(i as i64)) {
+            reduced = reduced.saturating_mul(n);
+        } else {
+            kept = kept.saturating_mul(n);
+        }
+    }
+    split_sizes(kept, reduced)
+}
+
+/// The shape of split `s`'s partials: `s.parts`, then the kept dims of `xt`. Partials
+/// first: the GPU's 32 x 8 tiles put 32 threads along them (few idle threads when few dims
+/// are kept), and stage two's threads (one per output) read consecutive partials.
+fn partial_shape(xt: &TensorType, dims: &[i64], s: Split) -> Vec<i64> {
+    std::iter::once(s.parts).chain((0..xt.rank()).filter(|i| !dims.contains(&(*i as i64))).map(|i| xt.shape[i])).collect()
+}
+
+/// The map of `x` (type `xt`) over stage one's loops (partial, kept dims, chunk element) of
+/// split `s` of `dims`: element `j = p * chunk + c` of the flattened (row-major) reduced dims,
+/// taken modulo their size `R` so that the last chunk's loop stays in bounds (its elements
+/// past the end wrap around to the start and are replaced by the identity). Affine, so
+/// upstream elementwise fusion still fuses a producer into stage one, and the divisions by
+/// constants are strength-reduced in the kernel.
+fn partial_map(xt: &TensorType, dims: &[i64], s: Split) -> String {
+    let r = xt.rank();
+    let red: Vec<usize> = (0..r).filter(|i| dims.contains(&(*i as i64))).collect();
+    let red_shape: Vec<i64> = red.iter().map(|&i| xt.shape[i]).collect();
+    let strides = row_strides(&red_shape);
+    let total: i64 = red_shape.iter().product();
+    let n = r - red.len() + 2;
+    let j = if s.parts * s.chunk == total { format!("d0 * {} + d{}", s.chunk, n - 1) } else { format!("(d0 * {} + d{}) mod {total}", s.chunk, n - 1) };
+    let mut kept = 0;
+    let exprs: Vec<String> = (0..r)
+        .map(|i| match red.iter().position(|&k| k == i) {
+            None => {
+                kept += 1;
+                format!("d{kept}")
+            }
+            Some(q) => {
+                let e = if strides[q] > 1 { format!("({j}) floordiv {}", strides[q]) } else { j.clone() };
+                if q > 0 {
+                    format!("({e}) mod {}", red_shape[q])
+                } else {
+                    e
+                }
+            }
+        })
+        .collect();
+    map(n, &exprs)
+}
+
+/// Stage one of split `s` of the reduction of `dims` of `x`: one generic over (partial, kept
+/// dims, chunk element), parallel but for the last loop, into `outs` (of
+/// [`partial_shape`], filled with the identity), reading `x` through [`partial_map`], with a
+/// chunk-shaped `tensor.empty` operand giving the chunk loop its extent. Partial `p` visits
+/// elements `j = p * chunk + c` of the flattened reduced dims in order; `body` gets the
+/// element (`ident` when `j` is past the end), `j` (`index`) and the accumulators, and
+/// returns their new values.
+#[allow(clippy::too_many_arguments)]
+fn split_partials(e: &mut Emitter, x: &str, xt: &TensorType, dims: &[i64], s: Split, ident: &str, outs: &[(String, TensorType)], body: impl FnOnce(&mut Emitter, &str, &str, &[String]) -> Vec<String>) -> Vec<String> {
+    let d = xt.dtype;
+    let total: i64 = dims.iter().map(|&i| xt.shape[i as usize]).product();
+    let nk = xt.rank() - dims.len();
+    let n = nk + 2;
+    let ct = TensorType::new(d, [s.chunk]);
+    let chunk = e.empty(&ct);
+    let ins = [Operand::new(x, xt, partial_map(xt, dims, s)), Operand::new(chunk, &ct, map(n, &[format!("d{}", nk + 1)]))];
+    let omap = map(n, &(0..=nk).map(|i| format!("d{i}")).collect::<Vec<_>>());
+    let outs: Vec<Operand> = outs.iter().map(|(name, t)| Operand::new(name.clone(), t, omap.clone())).collect();
+    let iters: Vec<Iter> = std::iter::repeat_n(Iter::Parallel, nk + 1).chain([Iter::Reduction]).collect();
+    generic(e, &iters, &ins, &outs, |e, a| {
+        let p = e.op("linalg.index 0 : index");
+        let c = e.op(format!("linalg.index {} : index", nk + 1));
+        let w = e.index(s.chunk);
+        let pw = e.op(format!("arith.muli {p}, {w} : index"));
+        let j = e.op(format!("arith.addi {pw}, {c} : index"));
+        let size = e.index(total);
+        let inb = e.op(format!("arith.cmpi ult, {j}, {size} : index"));
+        let v = e.op(format!("arith.select {inb}, {}, {ident} : {d}", a[0]));
+        body(e, &v, &j, &a[2..])
+    })
+}
+
+/// `acc` combined with `x` by `op` (on dtype `d`).
+fn combine_step(e: &mut Emitter, op: Reducer, d: DType, acc: &str, x: &str) -> String {
+    match op {
+        // Float sums and products may be reassociated (their order is unspecified), which
+        // lets LLVM's loop vectorizer split them into vector lanes.
+        Reducer::Sum if d.is_float() => e.op(format!("arith.addf {acc}, {x} fastmath<reassoc> : {d}")),
+        Reducer::Prod if d.is_float() => e.op(format!("arith.mulf {acc}, {x} fastmath<reassoc> : {d}")),
+        _ => binary(e, combine(op), d, acc, x),
+    }
+}
+
+/// Reduces `dims` of `x` (of type `xt`) with `op` into `out` ([`reduction_nest`]: on a GPU
+/// target one thread per output element); `c` is the identity scalar.
+fn reduce_nest(e: &mut Emitter, op: Reducer, x: &str, xt: &TensorType, dims: &[i64], out: &TensorType, c: &str) -> String {
+    let d = xt.dtype;
+    let nest = reduction_nest(xt.rank(), dims, e.cg.target.parallel_outer());
+    let ot = nest.out_type(out);
+    let init = e.filled(&ot, c);
+    let ins = [Operand::new(x, xt, nest.imap.clone())];
+    let r = generic(e, &nest.iters, &ins, &[Operand::new(init, &ot, nest.omap.clone())], |e, a| vec![combine_step(e, op, d, &a[1], &a[0])]).remove(0);
+    nest.result(e, r, out)
+}
+
+/// `quabla.reduce_{sum,max,min,prod}`: one nest, or on a GPU target a [`split`] (partials
+/// from [`split_partials`], reduced over their first dim by the nest).
 pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]) -> Result<String, LowerError> {
     let (x, xt, out) = (e.name(o.operands[0]), f.ty(o.operands[0]), f.ty(o.results[0]));
     if dims.is_empty() {
@@ -99,64 +262,93 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]
     }
     let d = xt.dtype;
     let c = e.scalar(d, &identity_value(op, d));
-    let nest = reduction_nest(xt.rank(), dims, e.cg.target.parallel_outer());
-    let ot = nest.out_type(out);
-    let init = e.filled(&ot, &c);
-    let ins = [Operand::new(x, xt, nest.imap.clone())];
-    let r = generic(e, &nest.iters, &ins, &[Operand::new(init, &ot, nest.omap.clone())], |e, a| {
-        let (acc, x) = (&a[1], &a[0]);
-        vec![match op {
-            // Float sums and products may be reassociated (their order is unspecified), which
-            // lets LLVM's loop vectorizer split them into vector lanes.
-            Reducer::Sum if d.is_float() => e.op(format!("arith.addf {acc}, {x} fastmath<reassoc> : {d}")),
-            Reducer::Prod if d.is_float() => e.op(format!("arith.mulf {acc}, {x} fastmath<reassoc> : {d}")),
-            _ => binary(e, combine(op), d, acc, x),
-        }]
-    })
-    .remove(0);
-    Ok(nest.result(e, r, out))
+    if let Some(s) = split(e, xt, dims) {
+        let pt = TensorType::new(d, partial_shape(xt, dims, s));
+        let init = e.filled(&pt, &c);
+        let parts = split_partials(e, &x, xt, dims, s, &c, &[(init, pt.clone())], |e, v, _, acc| vec![combine_step(e, op, d, &acc[0], v)]).remove(0);
+        return Ok(reduce_nest(e, op, &parts, &pt, &[0], out, &c));
+    }
+    Ok(reduce_nest(e, op, &x, xt, dims, out, &c))
 }
 
-/// `quabla.argmax` / `quabla.argmin`.
-pub fn lower_argreduce(e: &mut Emitter, f: &Func, o: &Op, op: ArgOp, dim: i64, index: DType) -> Result<String, LowerError> {
-    let (x, xt, out) = (e.name(o.operands[0]), f.ty(o.operands[0]), f.ty(o.results[0]));
-    let d = xt.dtype;
-    let nest = reduction_nest(xt.rank(), &[dim], e.cg.target.parallel_outer());
-    let it = nest.out_type(out);
+/// The identity scalar of an argmax/argmin of dtype `d` and its two inits of index shape
+/// `it`: the values filled with the identity, the indices with 0.
+fn arg_inits(e: &mut Emitter, op: ArgOp, d: DType, index: DType, it: &TensorType) -> (String, [(String, TensorType); 2]) {
     let vt = TensorType::new(d, it.shape.clone());
     let rop = if op == ArgOp::Max { Reducer::Max } else { Reducer::Min };
     let c = e.scalar(d, &identity_value(rop, d));
     let vinit = e.filled(&vt, &c);
     let z = e.scalar(index, "0");
-    let iinit = e.filled(&it, &z);
-    let ins = [Operand::new(x, xt, nest.imap.clone())];
-    let outs = [Operand::new(vinit, &vt, nest.omap.clone()), Operand::new(iinit, &it, nest.omap.clone())];
+    let iinit = e.filled(it, &z);
+    (c, [(vinit, vt), (iinit, it.clone())])
+}
+
+/// One argmax/argmin step: candidate `v` replaces the best (`best`, `bi`) when it is
+/// strictly better, or NaN while the best is not; its index is `ki`'s result. Returns the new
+/// (value, index).
+#[allow(clippy::too_many_arguments)]
+fn arg_step(e: &mut Emitter, op: ArgOp, d: DType, v: &str, best: &str, bi: &str, index: DType, ki: impl FnOnce(&mut Emitter) -> String) -> Vec<String> {
+    let better = if d.is_float() {
+        let pred = if op == ArgOp::Max { "ogt" } else { "olt" };
+        let strict = e.op(format!("arith.cmpf {pred}, {v}, {best} : {d}"));
+        let vnan = e.op(format!("arith.cmpf uno, {v}, {v} : {d}"));
+        let bnum = e.op(format!("arith.cmpf ord, {best}, {best} : {d}"));
+        let nan_wins = e.op(format!("arith.andi {vnan}, {bnum} : i1"));
+        e.op(format!("arith.ori {strict}, {nan_wins} : i1"))
+    } else {
+        let pred = match (op == ArgOp::Max, d.is_unsigned()) {
+            (true, false) => "sgt",
+            (false, false) => "slt",
+            (true, true) => "ugt",
+            (false, true) => "ult",
+        };
+        e.op(format!("arith.cmpi {pred}, {v}, {best} : {d}"))
+    };
+    let ki = ki(e);
+    let nv = e.op(format!("arith.select {better}, {v}, {best} : {d}"));
+    let ni = e.op(format!("arith.select {better}, {ki}, {bi} : {index}"));
+    vec![nv, ni]
+}
+
+/// argmax/argmin over `dim` of `vals` into `out` ([`reduction_nest`]: on a GPU target one
+/// thread per output). A candidate's index is its position along `dim`, or with `idx` (stage
+/// two of a split: the partials' indices) read from there.
+fn arg_nest(e: &mut Emitter, op: ArgOp, vals: (&str, &TensorType), idx: Option<(&str, &TensorType)>, dim: i64, out: &TensorType, index: DType) -> String {
+    let d = vals.1.dtype;
+    let nest = reduction_nest(vals.1.rank(), &[dim], e.cg.target.parallel_outer());
+    let it = nest.out_type(out);
+    let (_, inits) = arg_inits(e, op, d, index, &it);
+    let ins: Vec<Operand> = [Some(vals), idx].into_iter().flatten().map(|(n, t)| Operand::new(n, t, nest.imap.clone())).collect();
+    let outs = inits.map(|(n, t)| Operand::new(n, &t, nest.omap.clone()));
     let k_loop = nest.loop_of[dim as usize];
     let res = generic(e, &nest.iters, &ins, &outs, |e, a| {
-        let (v, best, bi) = (&a[0], &a[1], &a[2]);
-        let better = if d.is_float() {
-            let pred = if op == ArgOp::Max { "ogt" } else { "olt" };
-            let strict = e.op(format!("arith.cmpf {pred}, {v}, {best} : {d}"));
-            let vnan = e.op(format!("arith.cmpf uno, {v}, {v} : {d}"));
-            let bnum = e.op(format!("arith.cmpf ord, {best}, {best} : {d}"));
-            let nan_wins = e.op(format!("arith.andi {vnan}, {bnum} : i1"));
-            e.op(format!("arith.ori {strict}, {nan_wins} : i1"))
-        } else {
-            let pred = match (op == ArgOp::Max, d.is_unsigned()) {
-                (true, false) => "sgt",
-                (false, false) => "slt",
-                (true, true) => "ugt",
-                (false, true) => "ult",
-            };
-            e.op(format!("arith.cmpi {pred}, {v}, {best} : {d}"))
-        };
-        let k = e.op(format!("linalg.index {k_loop} : index"));
-        let ki = e.op(format!("arith.index_cast {k} : index to {index}"));
-        let nv = e.op(format!("arith.select {better}, {v}, {best} : {d}"));
-        let ni = e.op(format!("arith.select {better}, {ki}, {bi} : {index}"));
-        vec![nv, ni]
+        let m = a.len() - 2;
+        arg_step(e, op, d, &a[0], &a[m], &a[m + 1], index, |e| {
+            if m == 2 {
+                a[1].clone()
+            } else {
+                let k = e.op(format!("linalg.index {k_loop} : index"));
+                e.op(format!("arith.index_cast {k} : index to {index}"))
+            }
+        })
     });
-    Ok(nest.result(e, res[1].clone(), out))
+    nest.result(e, res[1].clone(), out)
+}
+
+/// `quabla.argmax` / `quabla.argmin`: one nest, or on a GPU target a [`split`]: partial
+/// (value, index) pairs of the chunks in order, then the nest over them reading the indices.
+/// Stage two visits the partials in chunk order with the same rule as within a chunk, so
+/// the first extremal index (and the first NaN) still wins.
+pub fn lower_argreduce(e: &mut Emitter, f: &Func, o: &Op, op: ArgOp, dim: i64, index: DType) -> Result<String, LowerError> {
+    let (x, xt, out) = (e.name(o.operands[0]), f.ty(o.operands[0]), f.ty(o.results[0]));
+    let d = xt.dtype;
+    if let Some(s) = split(e, xt, &[dim]) {
+        let it = TensorType::new(index, partial_shape(xt, &[dim], s));
+        let (c, inits) = arg_inits(e, op, d, index, &it);
+        let res = split_partials(e, &x, xt, &[dim], s, &c, &inits, |e, v, j, acc| arg_step(e, op, d, v, &acc[0], &acc[1], index, |e| e.op(format!("arith.index_cast {j} : index to {index}"))));
+        return Ok(arg_nest(e, op, (&res[0], &inits[0].1), Some((&res[1], &it)), 0, out, index));
+    }
+    Ok(arg_nest(e, op, (&x, xt), None, dim, out, index))
 }
 
 /// Lowers one op of this family, returning its result's name (exhaustive over the family).
@@ -164,5 +356,27 @@ pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &ReduceOp) -> Result<String,
     match op {
         ReduceOp::Reduce { op, dims } => lower_reduce(e, f, o, *op, dims),
         ReduceOp::ArgReduce { op, dim, index } => lower_argreduce(e, f, o, *op, *dim, *index),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_sizes_fill_the_gpu_and_cover_the_reduction() {
+        // A full reduction of 1e6: 1024 partials of 977 (the last 7 short).
+        assert_eq!(split_sizes(1, 1_000_000), Some(Split { parts: 1024, chunk: 977 }));
+        // 1000 elements: at least 16 per partial; no empty chunk.
+        assert_eq!(split_sizes(1, 1000), Some(Split { parts: 59, chunk: 17 }));
+        assert_eq!(split_sizes(3, 5000), Some(Split { parts: 295, chunk: 17 }));
+        // Many outputs or short reductions keep one thread per output.
+        assert_eq!(split_sizes(4096, 1_000_000), None);
+        assert_eq!(split_sizes(1, 255), None);
+        assert_eq!(split_sizes(0, 1000), None);
+        for (k, r) in [(1, 256), (7, 4099), (2048, 100_000), (1, 1 << 40)] {
+            let s = split_sizes(k, r).unwrap();
+            assert!((s.parts - 1) * s.chunk < r && r <= s.parts * s.chunk && s.parts <= SPLIT_MAX_PARTIALS && s.chunk >= SPLIT_MIN_CHUNK, "{k} {r} {s:?}");
+        }
     }
 }

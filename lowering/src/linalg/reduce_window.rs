@@ -49,7 +49,7 @@ fn window_operand(e: &mut Emitter, d: DType, w: &Window, r: usize) -> Operand {
 }
 
 /// Row-major strides of `shape`.
-fn row_strides(shape: &[i64]) -> Vec<i64> {
+pub(super) fn row_strides(shape: &[i64]) -> Vec<i64> {
     let mut s = vec![1i64; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
         s[i] = s[i + 1] * shape[i + 1];
