@@ -821,7 +821,9 @@ fn split_reductions() {
         cases.push(Case::op(&name, OpKind::Reduce(ReduceOp::Reduce { op, dims: vec![0] }), vec![il(DType::I1, &shape, &x)]));
         checks.push(Box::new(move |g| assert_eq!(g[0].i(), &want[..], "{name}")));
     }
-    // argmax/argmin: ties across chunk boundaries (first index wins), NaN first, all -inf.
+    // argmax/argmin: ties between partials, in the first round and across rounds (16 and
+    // 17 in partials 16 and 17, 600 in partial 10 of a later round: the first index wins),
+    // NaN first, all -inf.
     let mut ties = gen(1000, 23, 7);
     for i in [16, 17, 600] {
         ties[i] = 50.0;
@@ -834,7 +836,7 @@ fn split_reductions() {
     nans[34] = NAN;
     let mut cols = gen(15000, 31, 3);
     for r in [16, 17, 4000] {
-        cols[3 * r] = 99.0; // column 0's max: rows 16 and 17 straddle chunks 0 and 1
+        cols[3 * r] = 99.0; // column 0's max: rows 16 and 17 in neighbouring partials, 4000 later
     }
     cols[3 * 2500 + 1] = NAN;
     cols[3 * 4999 + 1] = NAN;

@@ -10,12 +10,14 @@
 //! thread per output element; a reduction with few outputs over many elements (at most
 //! `SPLIT_MAX_KEPT` outputs of at least `SPLIT_MIN_REDUCED` elements) is split instead: stage
 //! one computes `P` partials per output (`[P, kept dims...]`, about `SPLIT_THREADS` threads,
-//! `P <= SPLIT_MAX_PARTIALS`), partial `p` reducing the contiguous chunk
-//! `[p * chunk, (p + 1) * chunk)` of the flattened reduced dims (read through an affine
-//! map, so a fused producer stays fused; the identity past the end); stage two is the nest
-//! over the partials' first dim. argmax/argmin partials are (value, index) pairs combined in
-//! chunk order with the same rule, so the first index still wins. No shared memory: stage
-//! two reduces each output's `P` partials on one thread. The CPU never splits.
+//! `P <= SPLIT_MAX_PARTIALS`), partial `p` reducing elements `p, p + P, p + 2P, ...` of the
+//! flattened reduced dims (interleaved, so the threads of a warp read consecutive elements:
+//! coalesced loads; read through an affine map, so a fused producer stays fused; the
+//! identity past the end); stage two is the nest over the partials' first dim.
+//! argmax/argmin partials are (value, index) pairs, each the first extremal element of its
+//! subset; stage two breaks ties between equal values (or two NaNs) by the smaller index, so
+//! the first index still wins. No shared memory: stage two reduces each output's `P` partials
+//! on one thread. The CPU never splits.
 use quabla_dialect::{ArgOp, BinaryOp, DType, Func, Op, ReduceOp, Reducer, TensorType};
 
 use super::reduce_window::row_strides;
@@ -116,9 +118,9 @@ const SPLIT_MAX_PARTIALS: i64 = 1024;
 /// Each partial reduces at least this many elements.
 const SPLIT_MIN_CHUNK: i64 = 16;
 
-/// How a reduction is split: `parts` partials per output, partial `p` over the contiguous
-/// chunk `[p * chunk, (p + 1) * chunk)` of the flattened reduced dims (the last one may be
-/// shorter: `(parts - 1) * chunk < R <= parts * chunk`, so no chunk is empty).
+/// How a reduction is split: `parts` partials per output, partial `p` over elements
+/// `p + c * parts` (`c < chunk`) of the flattened reduced dims, `(parts - 1) * chunk < R <=
+/// parts * chunk` (every partial has an element; the last round of `c` may run past `R`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Split {
     parts: i64,
@@ -165,9 +167,9 @@ fn partial_shape(xt: &TensorType, dims: &[i64], s: Split) -> Vec<i64> {
 }
 
 /// The map of `x` (type `xt`) over stage one's loops (partial, kept dims, chunk element) of
-/// split `s` of `dims`: element `j = p * chunk + c` of the flattened (row-major) reduced dims,
-/// taken modulo their size `R` so that the last chunk's loop stays in bounds (its elements
-/// past the end wrap around to the start and are replaced by the identity). Affine, so
+/// split `s` of `dims`: element `j = c * parts + p` of the flattened (row-major) reduced dims,
+/// taken modulo their size `R` so that the last round stays in bounds (its elements past the
+/// end wrap around to the start and are replaced by the identity). Affine, so
 /// upstream elementwise fusion still fuses a producer into stage one, and the divisions by
 /// constants are strength-reduced in the kernel.
 fn partial_map(xt: &TensorType, dims: &[i64], s: Split) -> String {
@@ -175,9 +177,9 @@ fn partial_map(xt: &TensorType, dims: &[i64], s: Split) -> String {
     let red: Vec<usize> = (0..r).filter(|i| dims.contains(&(*i as i64))).collect();
     let red_shape: Vec<i64> = red.iter().map(|&i| xt.shape[i]).collect();
     let strides = row_strides(&red_shape);
-    let total: i64 = red_shape.iter().product();
+    let total = quabla_dialect::size::saturating_product(red_shape.iter().copied());
     let n = r - red.len() + 2;
-    let j = if s.parts * s.chunk == total { format!("d0 * {} + d{}", s.chunk, n - 1) } else { format!("(d0 * {} + d{}) mod {total}", s.chunk, n - 1) };
+    let j = if s.parts * s.chunk == total { format!("d{} * {} + d0", n - 1, s.parts) } else { format!("(d{} * {} + d0) mod {total}", n - 1, s.parts) };
     let mut kept = 0;
     let exprs: Vec<String> = (0..r)
         .map(|i| match red.iter().position(|&k| k == i) {
@@ -202,13 +204,13 @@ fn partial_map(xt: &TensorType, dims: &[i64], s: Split) -> String {
 /// dims, chunk element), parallel but for the last loop, into `outs` (of
 /// [`partial_shape`], filled with the identity), reading `x` through [`partial_map`], with a
 /// chunk-shaped `tensor.empty` operand giving the chunk loop its extent. Partial `p` visits
-/// elements `j = p * chunk + c` of the flattened reduced dims in order; `body` gets the
+/// elements `j = c * parts + p` of the flattened reduced dims in order; `body` gets the
 /// element (`ident` when `j` is past the end), `j` (`index`) and the accumulators, and
 /// returns their new values.
 #[allow(clippy::too_many_arguments)]
 fn split_partials(e: &mut Emitter, x: &str, xt: &TensorType, dims: &[i64], s: Split, ident: &str, outs: &[(String, TensorType)], body: impl FnOnce(&mut Emitter, &str, &str, &[String]) -> Vec<String>) -> Vec<String> {
     let d = xt.dtype;
-    let total: i64 = dims.iter().map(|&i| xt.shape[i as usize]).product();
+    let total = quabla_dialect::size::saturating_product(dims.iter().map(|&i| xt.shape[i as usize]));
     let nk = xt.rank() - dims.len();
     let n = nk + 2;
     let ct = TensorType::new(d, [s.chunk]);
@@ -220,9 +222,9 @@ fn split_partials(e: &mut Emitter, x: &str, xt: &TensorType, dims: &[i64], s: Sp
     generic(e, &iters, &ins, &outs, |e, a| {
         let p = e.op("linalg.index 0 : index");
         let c = e.op(format!("linalg.index {} : index", nk + 1));
-        let w = e.index(s.chunk);
-        let pw = e.op(format!("arith.muli {p}, {w} : index"));
-        let j = e.op(format!("arith.addi {pw}, {c} : index"));
+        let w = e.index(s.parts);
+        let cw = e.op(format!("arith.muli {c}, {w} : index"));
+        let j = e.op(format!("arith.addi {cw}, {p} : index"));
         let size = e.index(total);
         let inb = e.op(format!("arith.cmpi ult, {j}, {size} : index"));
         let v = e.op(format!("arith.select {inb}, {}, {ident} : {d}", a[0]));
@@ -284,17 +286,27 @@ fn arg_inits(e: &mut Emitter, op: ArgOp, d: DType, index: DType, it: &TensorType
 }
 
 /// One argmax/argmin step: candidate `v` replaces the best (`best`, `bi`) when it is
-/// strictly better, or NaN while the best is not; its index is `ki`'s result. Returns the new
-/// (value, index).
+/// strictly better, or NaN while the best is not, or with `ties` (candidates not visited in
+/// index order: a split's partials) when both are equal (or both NaN) and its index is
+/// smaller; its index is `ki`'s result. Returns the new (value, index).
 #[allow(clippy::too_many_arguments)]
-fn arg_step(e: &mut Emitter, op: ArgOp, d: DType, v: &str, best: &str, bi: &str, index: DType, ki: impl FnOnce(&mut Emitter) -> String) -> Vec<String> {
-    let better = if d.is_float() {
+fn arg_step(e: &mut Emitter, op: ArgOp, d: DType, v: &str, best: &str, bi: &str, index: DType, ties: bool, ki: impl FnOnce(&mut Emitter) -> String) -> Vec<String> {
+    let ki = ki(e);
+    let (better, tie) = if d.is_float() {
         let pred = if op == ArgOp::Max { "ogt" } else { "olt" };
         let strict = e.op(format!("arith.cmpf {pred}, {v}, {best} : {d}"));
         let vnan = e.op(format!("arith.cmpf uno, {v}, {v} : {d}"));
         let bnum = e.op(format!("arith.cmpf ord, {best}, {best} : {d}"));
         let nan_wins = e.op(format!("arith.andi {vnan}, {bnum} : i1"));
-        e.op(format!("arith.ori {strict}, {nan_wins} : i1"))
+        let better = e.op(format!("arith.ori {strict}, {nan_wins} : i1"));
+        // Equal, or both NaN: the tie of two NaNs goes to the smaller index as well.
+        let tie = ties.then(|| {
+            let eq = e.op(format!("arith.cmpf oeq, {v}, {best} : {d}"));
+            let bnan = e.op(format!("arith.cmpf uno, {best}, {best} : {d}"));
+            let both_nan = e.op(format!("arith.andi {vnan}, {bnan} : i1"));
+            e.op(format!("arith.ori {eq}, {both_nan} : i1"))
+        });
+        (better, tie)
     } else {
         let pred = match (op == ArgOp::Max, d.is_unsigned()) {
             (true, false) => "sgt",
@@ -302,9 +314,17 @@ fn arg_step(e: &mut Emitter, op: ArgOp, d: DType, v: &str, best: &str, bi: &str,
             (true, true) => "ugt",
             (false, true) => "ult",
         };
-        e.op(format!("arith.cmpi {pred}, {v}, {best} : {d}"))
+        let better = e.op(format!("arith.cmpi {pred}, {v}, {best} : {d}"));
+        (better, ties.then(|| e.op(format!("arith.cmpi eq, {v}, {best} : {d}"))))
     };
-    let ki = ki(e);
+    let better = match tie {
+        Some(tie) => {
+            let first = e.op(format!("arith.cmpi slt, {ki}, {bi} : {index}"));
+            let wins = e.op(format!("arith.andi {tie}, {first} : i1"));
+            e.op(format!("arith.ori {better}, {wins} : i1"))
+        }
+        None => better,
+    };
     let nv = e.op(format!("arith.select {better}, {v}, {best} : {d}"));
     let ni = e.op(format!("arith.select {better}, {ki}, {bi} : {index}"));
     vec![nv, ni]
@@ -323,7 +343,8 @@ fn arg_nest(e: &mut Emitter, op: ArgOp, vals: (&str, &TensorType), idx: Option<(
     let k_loop = nest.loop_of[dim as usize];
     let res = generic(e, &nest.iters, &ins, &outs, |e, a| {
         let m = a.len() - 2;
-        arg_step(e, op, d, &a[0], &a[m], &a[m + 1], index, |e| {
+        // Stage two of a split (indices read from the partials) breaks ties by index.
+        arg_step(e, op, d, &a[0], &a[m], &a[m + 1], index, m == 2, |e| {
             if m == 2 {
                 a[1].clone()
             } else {
@@ -336,16 +357,18 @@ fn arg_nest(e: &mut Emitter, op: ArgOp, vals: (&str, &TensorType), idx: Option<(
 }
 
 /// `quabla.argmax` / `quabla.argmin`: one nest, or on a GPU target a [`split`]: partial
-/// (value, index) pairs of the chunks in order, then the nest over them reading the indices.
-/// Stage two visits the partials in chunk order with the same rule as within a chunk, so
-/// the first extremal index (and the first NaN) still wins.
+/// (value, index) pairs, each the first extremal element of its interleaved subset (visited
+/// in index order), then the nest over them reading the indices, which breaks ties of equal
+/// values (or of NaNs) by the smaller index, so the first extremal index (and the first NaN)
+/// still wins. A partial whose elements all equal the identity keeps index 0; it can only
+/// win when every element does, where 0 is the answer.
 pub fn lower_argreduce(e: &mut Emitter, f: &Func, o: &Op, op: ArgOp, dim: i64, index: DType) -> Result<String, LowerError> {
     let (x, xt, out) = (e.name(o.operands[0]), f.ty(o.operands[0]), f.ty(o.results[0]));
     let d = xt.dtype;
     if let Some(s) = split(e, xt, &[dim]) {
         let it = TensorType::new(index, partial_shape(xt, &[dim], s));
         let (c, inits) = arg_inits(e, op, d, index, &it);
-        let res = split_partials(e, &x, xt, &[dim], s, &c, &inits, |e, v, j, acc| arg_step(e, op, d, v, &acc[0], &acc[1], index, |e| e.op(format!("arith.index_cast {j} : index to {index}"))));
+        let res = split_partials(e, &x, xt, &[dim], s, &c, &inits, |e, v, j, acc| arg_step(e, op, d, v, &acc[0], &acc[1], index, false, |e| e.op(format!("arith.index_cast {j} : index to {index}"))));
         return Ok(arg_nest(e, op, (&res[0], &inits[0].1), Some((&res[1], &it)), 0, out, index));
     }
     Ok(arg_nest(e, op, (&x, xt), None, dim, out, index))

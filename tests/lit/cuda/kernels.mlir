@@ -42,13 +42,14 @@ func.func @column_sum(%a: tensor<64x128xf32>) -> tensor<128xf32> {
 // -----
 
 // A full sum of 4096 elements is split (few outputs over many elements): 256 partials
-// (1 KiB) on 256 threads, each summing a chunk of 16 (chunk and extent 4096 are kernel
-// arguments), then one thread sums the 256 partials. The operand is read through an affine
+// (1 KiB) on 256 threads, each summing 16 elements 256 apart (consecutive threads read
+// consecutive elements; the stride 256 and extent 4096 are kernel arguments), then one
+// thread sums the 256 partials. The operand is read through an affine
 // map (row and column of the flat index: divisions by constants, strength-reduced).
 // CHECK-LABEL: // CUDA program @full_sum for sm_90: 5 kernels, 5 launches, 0 cuBLAS products
 // CHECK: // b2 = alloc 1024 bytes
 // CHECK: // launch @full_sum_kernel::@full_sum_kernel grid [8, 1, 1] block [32, 1, 1] args (0x00000000, b2)
-// CHECK: // launch @full_sum_kernel_0::@full_sum_kernel grid [8, 1, 1] block [32, 1, 1] args (b0, b2, 0x0000000000000010, 0x0000000000001000,
+// CHECK: // launch @full_sum_kernel_0::@full_sum_kernel grid [8, 1, 1] block [32, 1, 1] args (b0, b2, 0x0000000000000100, 0x0000000000001000,
 // CHECK: // launch @full_sum_kernel_2::@full_sum_kernel grid [1, 1, 1] block [32, 1, 1] args ({{.*}}b2, b3, {{.*}}0x0000000000000100)
 // CHECK: // gpu.module @full_sum_kernel_0 kernel @full_sum_kernel
 // CHECK-NOT: div
