@@ -743,10 +743,11 @@ fn arg_ref(x: &[f64], shape: &[i64], dim: usize, max: bool) -> Vec<i64> {
 
 /// Reductions the CUDA target splits into partials and a reduction of the partials (few
 /// outputs over at least 256 elements): full, column, row and non-contiguous reduced dims,
-/// extents that are no multiple of the chunk (1000: 59 chunks of 17; 4099; [5000, 3] per
-/// column: 295 chunks of 17), every reducer and dtype, argmax/argmin with ties and NaNs on
-/// chunk boundaries (indices 16/17, 33/34). Integer-valued floats keep sums exact under any
-/// association; `run` checks the CUDA forms against the CPU's.
+/// extents that are no multiple of the partial count (1000: 59 partials of 17 elements,
+/// interleaved; 4099; [5000, 3] per column: 295 partials of 17), every reducer and dtype,
+/// argmax/argmin with ties and NaNs between partials (indices 16/17, 33/34) and across
+/// rounds (600, 340). Integer-valued floats keep sums exact under any association; `run`
+/// checks the CUDA forms against the CPU's.
 #[test]
 fn split_reductions() {
     let mut cases = vec![];
@@ -758,7 +759,7 @@ fn split_reductions() {
             let n: i64 = shape.iter().product();
             let mut v = gen(n, 23, k as i64);
             if d.is_float() && k == 2 {
-                v[17] = NAN; // row 0, the first element of chunk 1
+                v[17] = NAN; // row 0, the first element of partial 17
             }
             // Products of +-1 with a 2 every 97 elements: exact under any association in every
             // dtype (at most 2^52; the integers wrap like the reference).
@@ -802,13 +803,13 @@ fn split_reductions() {
             checks.push(Box::new(move |g| assert_eq!(g[0].i(), &want[..], "{} {d}", op.name())));
         }
     }
-    // i1 any/all: the one true (false) element last, on a chunk boundary, or absent.
+    // i1 any/all: the one true (false) element last, in partial 16, or absent.
     let mut any = vec![0i64; 4099];
     any[4098] = 1;
     let mut all = vec![1i64; 4099];
     all[17] = 0;
     let mut col = vec![0i64; 15000];
-    col[3 * 16] = 1; // column 0, row 16 (end of chunk 0); column 2 stays all false
+    col[3 * 16] = 1; // column 0, row 16 (partial 16); column 2 stays all false
     col[3 * 4999 + 1] = 1; // column 1, the last row
     for (x, shape, op, want) in [
         (any.clone(), vec![4099i64], Reducer::Max, vec![1i64]),
@@ -845,7 +846,7 @@ fn split_reductions() {
     }
     let mut rows = gen(3 * 4099, 19, 5);
     rows[4099 + 4098] = 1000.0; // row 1's max last
-    rows[2 * 4099 + 255] = NAN; // row 2: NaN in the middle of a chunk
+    rows[2 * 4099 + 255] = NAN; // row 2: NaN in a later round of its partial
     for d in [DType::F32, DType::F64] {
         for (x, shape, dim) in [(&ties, vec![1000i64], 0usize), (&nans, vec![1000], 0), (&cols, vec![5000, 3], 0), (&rows, vec![3, 4099], 1)] {
             for (op, max) in [(ArgOp::Max, true), (ArgOp::Min, false)] {

@@ -25,7 +25,7 @@ _Spec = tuple[Sequence[int], int]
 
 __all__ = [
     "Tensor", "Op", "TraceBuilder", "Program", "Compiled", "JitFunction", "ResidentStep", "register_dtypes", "from_buffer", "full",
-    "check_shape", "share", "apply", "eager_cache_size", "eager_cache_capacity", "live_programs", "release_memory", "eager_device_name", "devices",
+    "check_shape", "share", "apply", "eager_cache_size", "eager_cache_capacity", "live_programs", "release_memory", "canonical_device", "device_put", "nccl_all_reduce", "eager_device_name", "devices",
     "error_variants", "device_table", "pipeline_used", "default_pipeline", "opt_main",
     "register_host_callback", "_panic_for_test",
 ]

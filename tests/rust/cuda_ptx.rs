@@ -115,7 +115,7 @@ fn every_op_lowers_to_ptx_that_ptxas_assembles() {
 fn reductions_and_scalars_run_in_kernels() {
     // Full, column and row reductions and a 0-d chain: all in kernels (the host plan is only
     // launches), each reduction thread owning output elements (or, for the full sum, a
-    // chunk of the elements: small_output_reductions_are_split_across_threads).
+    // share of the elements: small_output_reductions_are_split_across_threads).
     let Some(tk) = toolkit() else { return };
     let text = r#"
 func.func @main(%a: tensor<64x128xf32>, %s: tensor<f32>) -> (tensor<128xf32>, tensor<64xf32>, tensor<f32>, tensor<f32>) {
@@ -146,7 +146,7 @@ fn threads(l: &cuda::Launch) -> u64 {
 
 /// Reductions with few outputs over many elements are split: a full reduction of 1e6
 /// elements (a mean's sum), a sum of their squares (the square fused) and an argmax each
-/// launch 1024 threads reading the input (partials over chunks of 977) before the kernel
+/// launch 1024 threads reading the input (partials of 977 interleaved elements) before the kernel
 /// reducing the partials, and a column
 /// sum of [5000, 3] far more threads than its three outputs; a reduction with 4096 outputs
 /// keeps one thread per output. Every kernel assembles for sm_80 and sm_90.
@@ -175,7 +175,7 @@ func.func @main(%a: tensor<1000x1000xf32>, %c: tensor<5000x3xf64>, %w: tensor<40
         let full = reading(0);
         assert!(full.len() == 3 && full.iter().all(|&t| t >= 1024), "{arch}: {full:?} {:?}", p.plan.steps);
         assert!(p.plan.all_steps().iter().all(|s| !matches!(s, Step::Alloc { bytes, .. } if *bytes >= 4_000_000)), "{arch}: {:?}", p.plan.steps);
-        // The column sum's partials, 295 x 3 (chunks of 17), on at least 885 threads (before: 3 outputs, 32).
+        // The column sum's partials, 295 x 3 (17 elements each), on at least 885 threads (before: 3 outputs, 32).
         let col = reading(1);
         assert!(col.len() == 1 && col[0] >= 885, "{arch}: {col:?} {:?}", p.plan.steps);
         // 4096 outputs: one thread per output, no partials.
