@@ -113,8 +113,14 @@ pub fn ptx_text(m: &Module, o: &quabla_runtime::CompileOptions) -> Result<String
     let mut s = String::new();
     let _ = writeln!(s, "// CUDA program @{entry} for {}: {} kernels, {} launches, {} cuBLAS products", p.arch, p.kernels.len(), p.plan.launches().count(), p.plan.gemms().count());
     s.push_str(&p.plan.describe(&|k| format!("@{}::@{}", p.kernels[k].module, p.kernels[k].func)));
+    let mut printed: Vec<&str> = Vec::new();
     for k in &p.kernels {
-        let _ = writeln!(s, "// gpu.module @{} kernel @{}", k.module, k.func);
+        if printed.contains(&k.module.as_str()) {
+            continue;
+        }
+        printed.push(&k.module);
+        let funcs: Vec<String> = p.kernels.iter().filter(|o| o.module == k.module).map(|o| format!("@{}", o.func)).collect();
+        let _ = writeln!(s, "// gpu.module @{} kernels {}", k.module, funcs.join(" "));
         s.push_str(&k.ptx);
         if !k.ptx.ends_with('\n') {
             s.push('\n');

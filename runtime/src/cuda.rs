@@ -285,9 +285,18 @@ struct CudaExecutable {
 
 impl CudaExecutable {
     fn load(gpu: &Gpu, plan: CudaProgram, inputs: Vec<TensorType>, outputs: Vec<TensorType>) -> Result<Self, RuntimeError> {
+        // One module per program (the kernels share it): each module's PTX loaded once.
+        let mut modules: Vec<(&str, Arc<cudarc::driver::CudaModule>)> = Vec::new();
         let mut functions = Vec::with_capacity(plan.kernels.len());
         for k in &plan.kernels {
-            let module = gpu.ctx.load_module(Ptx::from_src(k.ptx.clone())).map_err(|e| device_error(format!("loading the PTX of @{}: {e}", k.module)))?;
+            let module = match modules.iter().find(|(name, _)| *name == k.module) {
+                Some((_, m)) => m.clone(),
+                None => {
+                    let m = gpu.ctx.load_module(Ptx::from_src(k.ptx.to_string())).map_err(|e| device_error(format!("loading the PTX of @{}: {e}", k.module)))?;
+                    modules.push((&k.module, m.clone()));
+                    m
+                }
+            };
             functions.push(module.load_function(&k.func).map_err(device_error)?);
         }
         let mut consts = Vec::with_capacity(plan.plan.consts.len());

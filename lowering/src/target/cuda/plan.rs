@@ -32,9 +32,11 @@ use crate::LowerError;
 /// One outlined kernel: its `gpu.module`, its function and its PTX.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Kernel {
+    /// The `gpu.module` holding the kernel (one per program: [`merge_kernel_modules`]).
     pub module: String,
     pub func: String,
-    pub ptx: String,
+    /// The PTX of the whole module (shared by its kernels: load it once per module).
+    pub ptx: std::sync::Arc<str>,
 }
 
 /// A compiled program: the kernels and the host plan of the entry function.
@@ -155,6 +157,68 @@ fn matmuls_to_calls(text: &str) -> String {
     }
 }
 
+/// The outlined kernels' `gpu.module`s (one per launch, as `gpu-kernel-outlining` makes
+/// them) merged into one named `merged`, so that a program is one PTX module, compiled and
+/// loaded once: each kernel takes its old module's (unique) name, and the launches name it
+/// in the merged module (`@m::@f` -> `@merged::@m`). Text that does not have the expected
+/// shape (a module with other than one `gpu.func`, an unexpected line) is returned
+/// unchanged: several modules work too, only loaded one by one.
+pub fn merge_kernel_modules(text: &str, merged: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut bodies: Vec<String> = Vec::new();
+    let mut renames: HashMap<String, String> = HashMap::new();
+    let mut first: Option<usize> = None;
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let Some(rest) = line.strip_prefix("  gpu.module @") else {
+            out.push(line.to_string());
+            continue;
+        };
+        let Some(name) = rest.strip_suffix(" {").filter(|n| !n.contains(' ')) else { return text.to_string() };
+        first.get_or_insert(out.len());
+        let mut funcs = 0;
+        loop {
+            let Some(l) = lines.next() else { return text.to_string() };
+            if l == "  }" {
+                break;
+            }
+            match l.strip_prefix("    gpu.func @") {
+                Some(f) => {
+                    let Some(i) = f.find('(') else { return text.to_string() };
+                    funcs += 1;
+                    renames.insert(format!("@{name}::@{}", &f[..i]), format!("@{merged}::@{name}"));
+                    bodies.push(format!("    gpu.func @{name}{}", &f[i..]));
+                }
+                None => bodies.push(l.to_string()),
+            }
+        }
+        if funcs != 1 {
+            return text.to_string();
+        }
+    }
+    let Some(at) = first else { return text.to_string() };
+    let mut block = vec![format!("  gpu.module @{merged} {{")];
+    block.extend(bodies);
+    block.push("  }".to_string());
+    out.splice(at..at, block);
+    let mut s = String::with_capacity(text.len() + 64);
+    for l in out {
+        match l.split_once("gpu.launch_func  ").and_then(|(pre, post)| {
+            let (sym, tail) = post.split_once(' ')?;
+            Some((pre, renames.get(sym)?, tail))
+        }) {
+            Some((pre, to, tail)) => s.push_str(&format!("{pre}gpu.launch_func  {to} {tail}")),
+            None => s.push_str(&l),
+        }
+        s.push('\n');
+    }
+    // A launch spelled otherwise would still name an old module: keep the modules then.
+    if renames.keys().any(|old| s.contains(old.as_str())) {
+        return text.to_string();
+    }
+    s
+}
+
 /// For a 0-d identity-layout memref type `memref<E>`, the unit type `memref<1xE>`.
 fn unit_type(t: &str) -> Option<String> {
     let e = t.strip_prefix("memref<")?.strip_suffix('>')?;
@@ -192,10 +256,12 @@ pub fn compile_with(ctx: &Context, m: &Module, entry: &str, tk: &Toolkit, opts: 
     let text = coalesce(&module.as_operation().to_string());
     let mut module = parse(ctx, &text, "coalesce")?;
     run_stage(ctx, &mut module, &cm.to_gpu, "to-gpu")?;
-    dump("cuda-gpu.mlir", &module.as_operation().to_string());
+    let text = merge_kernel_modules(&module.as_operation().to_string(), &format!("{entry}_kernels"));
+    let mut module = parse(ctx, &text, "merge")?;
+    dump("cuda-gpu.mlir", &text);
     let (plan, modules) = host_plan(&module, entry)?;
     run_stage(ctx, &mut module, &cm.to_ptx, "to-ptx")?;
-    let ptx = binaries(&module);
+    let ptx: HashMap<String, std::sync::Arc<str>> = binaries(&module).into_iter().map(|(k, v)| (k, v.into())).collect();
     let kernels = modules
         .into_iter()
         .map(|(module, func)| match ptx.get(&module) {
@@ -726,6 +792,24 @@ mod tests {
         assert!(r.contains("func.call @__quabla_cublas_gemm_0(%a, %b, %c) : (memref<4x3xf32>, memref<3x2xf32>, memref<4x2xf32>) -> ()"), "{r}");
         assert!(r.contains("linalg.matmul ins(%a, %b : memref<4x3xf32, strided<[6, 1]>>"), "a strided operand stays a kernel: {r}");
         assert!(!r.contains("__quabla_cublas_gemm_1"), "{r}");
+    }
+
+    #[test]
+    fn kernel_modules_merge_into_one() {
+        let t = "module attributes {gpu.container_module} {\n  func.func @f(%a: memref<4xf32>) {\n    %c1 = arith.constant 1 : index\n    %c4 = arith.constant 4 : index\n    gpu.launch_func  @f_kernel::@f_kernel blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1)  args(%a : memref<4xf32>)\n    gpu.launch_func  @f_kernel_0::@f_kernel blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1)  args(%a : memref<4xf32>)\n    return\n  }\n  gpu.module @f_kernel {\n    gpu.func @f_kernel(%arg0: memref<4xf32>) kernel {\n      gpu.return\n    }\n  }\n  gpu.module @f_kernel_0 {\n    gpu.func @f_kernel(%arg0: memref<4xf32>) kernel {\n      gpu.return\n    }\n  }\n}\n";
+        let r = merge_kernel_modules(t, "f_kernels");
+        assert_eq!(r.matches("gpu.module").count(), 1, "{r}");
+        assert!(r.contains("gpu.launch_func  @f_kernels::@f_kernel blocks") && r.contains("gpu.launch_func  @f_kernels::@f_kernel_0 blocks"), "{r}");
+        assert!(r.contains("    gpu.func @f_kernel(%arg0") && r.contains("    gpu.func @f_kernel_0(%arg0"), "{r}");
+        assert!(!r.contains("::@f_kernel_0::") && r.ends_with("  }\n}\n"), "{r}");
+        // Parses and verifies as MLIR (the printed form the pipeline reads back).
+        let ctx = quabla_dialect::mlir::new_context();
+        assert!(MlirModule::parse(&ctx, &r).is_some(), "{r}");
+        // A launch spelled another way keeps the modules as they are; no modules, no change.
+        let odd = t.replace("gpu.launch_func  @f_kernel_0::@f_kernel", "gpu.launch_func @f_kernel_0::@f_kernel");
+        assert_eq!(merge_kernel_modules(&odd, "f_kernels"), odd);
+        let none = "module {\n  func.func @f() {\n    return\n  }\n}\n";
+        assert_eq!(merge_kernel_modules(none, "f_kernels"), none);
     }
 
     #[test]
