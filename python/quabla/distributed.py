@@ -244,7 +244,7 @@ def all_reduce(xs, op="sum"):
         raise InvalidArgumentError("all_reduce: needs at least one array")
     if any(isinstance(x, Tracer) for x in xs):
         raise UnsupportedOperationError("all_reduce: runs on concrete arrays across devices, not inside a traced function", op="all_reduce")
-    xs = [x if isinstance(x, Tensor) else _ops.asarray(x) for x in xs]
+    xs = [_ops.asarray(x) for x in xs]
     shape, dtype = xs[0].shape, xs[0].dtype
     for k, x in enumerate(xs):
         if x.shape != shape:

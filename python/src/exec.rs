@@ -217,11 +217,7 @@ pub fn device_put(py: Python<'_>, t: &Bound<'_, Tensor>, name: &str) -> PyResult
     errors::guard(|| {
         let canonical = quabla_runtime::canonical_name(name).map_err(|e| device_error(py, &e, "device_put", name))?;
         let tensor = t.get();
-        let here = match tensor.buf.storage() {
-            quabla_runtime::Storage::Host(_) => quabla_runtime::DEFAULT_DEVICE,
-            quabla_runtime::Storage::Device(d) => d.device(),
-        };
-        if here == canonical {
+        if tensor.device_name() == canonical {
             return Ok(t.clone().unbind());
         }
         let exe = quabla_runtime::executor(&canonical).map_err(|e| device_error(py, &e, "device_put", name))?;
@@ -236,8 +232,7 @@ pub fn device_put(py: Python<'_>, t: &Bound<'_, Tensor>, name: &str) -> PyResult
 pub fn nccl_all_reduce(py: Python<'_>, tensors: Vec<Bound<'_, Tensor>>, op: &str) -> PyResult<Vec<Py<Tensor>>> {
     errors::guard(|| {
         let op = quabla_runtime::nccl::Collective::parse(op).ok_or_else(|| errors::new(py, "InvalidArgumentError", format!("all_reduce: op must be sum, mean, max, min or prod, got {op:?}")))?;
-        let refs: Vec<&Tensor> = tensors.iter().map(|t| t.get()).collect();
-        let bufs: Vec<&Buffer> = refs.iter().map(|t| &t.buf).collect();
+        let bufs: Vec<&Buffer> = tensors.iter().map(|t| &t.get().buf).collect();
         let outs = py.detach(|| quabla_runtime::nccl::all_reduce(&bufs, op)).map_err(|e| device_error(py, &e, "all_reduce", "cuda"))?;
         outs.into_iter().map(|b| wrap(py, b)).collect()
     })

@@ -82,6 +82,16 @@ impl Tensor {
         Tensor { buf, host_copy: std::sync::OnceLock::new() }
     }
 
+    /// The device holding the buffer as a registry name: `cpu` for host memory, else the
+    /// device of its storage (`cuda:0`, `mlx`).
+    pub fn device_name(&self) -> &str {
+        if self.buf.is_host() {
+            quabla_runtime::DEFAULT_DEVICE
+        } else {
+            self.buf.device()
+        }
+    }
+
     /// The buffer in host memory: the buffer itself, or the (cached) copy of a device buffer.
     pub fn host(&self, py: Python<'_>) -> PyResult<&Buffer> {
         if self.buf.is_host() {
@@ -264,10 +274,7 @@ impl Tensor {
     /// device of an executor's resident result or of `qb.device_put` (`cuda:0`, `mlx`).
     #[getter]
     fn device(&self) -> PyResult<String> {
-        errors::guard(|| Ok(match self.buf.storage() {
-            quabla_runtime::Storage::Host(_) => quabla_runtime::DEFAULT_DEVICE.to_string(),
-            quabla_runtime::Storage::Device(d) => d.device().to_string(),
-        }))
+        errors::guard(|| Ok(self.device_name().to_string()))
     }
 
     /// Read-only, C-contiguous export of the tensor's storage.

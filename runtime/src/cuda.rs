@@ -11,8 +11,10 @@
 //! Invariants: no cudarc call happens before [`driver_present`] said libcuda loads (cudarc
 //! panics, rather than returning an error, when it is missing); a machine without a driver or
 //! a GPU gets `RuntimeError::UnavailableDevice` from the registry, never a panic. The MLIR
-//! context is used only under its lock. Temporaries live for one call (no caching allocator
-//! yet: cudarc's stream-ordered `cuMemAllocAsync` pool serves repeated sizes).
+//! context is used only under its lock. Every buffer of a GPU (outputs, temporaries,
+//! uploads) comes from its caching pool ([`Place`], `crate::pool`) and goes back to it when
+//! the last reference drops; all of a GPU's work is on its one stream, so a reused block is
+//! ordered after its earlier readers.
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
@@ -67,14 +69,18 @@ pub fn probe() -> Result<(), &'static str> {
 /// The GPU the executor runs on.
 struct Gpu {
     ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
     /// `sm_XY` of the device.
     arch: String,
-    /// `cuda:N`.
-    name: &'static str,
-    ordinal: usize,
-    /// The caching allocator of every buffer on this GPU.
-    pool: Arc<Pool<CudaSlice<u8>>>,
+    place: Place,
+}
+
+/// One GPU as its buffers see it: its stream, the caching pool of every buffer on it, and
+/// its index (`cuda:N`).
+#[derive(Clone)]
+pub(crate) struct Place {
+    pub stream: Arc<CudaStream>,
+    pub pool: Arc<Pool<CudaSlice<u8>>>,
+    pub ordinal: usize,
 }
 
 /// The caching pool's byte bound: `QUABLA_CUDA_CACHE` (bytes, or with a K/M/G suffix), by
@@ -109,56 +115,74 @@ impl Drop for Mem {
     }
 }
 
-/// A buffer's parts that a collective needs (crate::nccl).
-pub(crate) struct Parts {
-    pub ordinal: usize,
-    pub mem: Arc<Mem>,
-    pub stream: Arc<CudaStream>,
-    pub pool: Arc<Pool<CudaSlice<u8>>>,
-    pub device: &'static str,
+impl Place {
+    /// `cuda:N`.
+    pub fn name(&self) -> &'static str {
+        device_name(self.ordinal)
+    }
+
+    /// A block of at least `bytes` (a cached one of its class, else a fresh allocation; when
+    /// that fails, the cache is emptied and the allocation tried once more), its contents
+    /// unspecified, and its class.
+    pub fn block(&self, bytes: usize) -> Result<(CudaSlice<u8>, usize), RuntimeError> {
+        let class = Pool::<CudaSlice<u8>>::class(bytes);
+        if let Some(s) = self.pool.take(class) {
+            return Ok((s, class));
+        }
+        // SAFETY: the block is written (a host copy or zeros) or filled by a kernel before it
+        // is read: its bytes are never observed uninitialised.
+        let fresh = |n| unsafe { self.stream.alloc::<u8>(n) };
+        let s = match fresh(class) {
+            Ok(s) => s,
+            Err(_) => {
+                drop(self.pool.clear());
+                fresh(class).map_err(|e| RuntimeError::OutOfMemory { entry: format!("cuda ({e})"), bytes: class as u64 })?
+            }
+        };
+        Ok((s, class))
+    }
+
+    /// A block of [`Place::block`] as pooled memory.
+    pub fn mem(&self, slice: CudaSlice<u8>, class: usize) -> Arc<Mem> {
+        Arc::new(Mem { slice: Some(slice), class, pool: Some(self.pool.clone()) })
+    }
+
+    /// `bytes` of zeroed memory.
+    fn zeroed(&self, bytes: usize) -> Result<Arc<Mem>, RuntimeError> {
+        let (mut s, class) = self.block(bytes)?;
+        self.stream.memset_zeros(&mut s).map_err(device_error)?;
+        Ok(self.mem(s, class))
+    }
+
+    /// A copy of `buf`'s bytes (through the host for another device's buffer).
+    fn upload(&self, buf: &Buffer) -> Result<Arc<Mem>, RuntimeError> {
+        let host = buf.to_host().map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?;
+        let bytes = host.host_bytes().map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?;
+        let (mut s, class) = self.block(bytes.len())?;
+        if !bytes.is_empty() {
+            self.stream.memcpy_htod(bytes, &mut s).map_err(device_error)?;
+        }
+        Ok(self.mem(s, class))
+    }
+
+    /// `buf`'s memory when it already lives on this GPU.
+    fn resident(&self, buf: &Buffer) -> Option<Arc<Mem>> {
+        located(buf).filter(|(p, _)| p.ordinal == self.ordinal).map(|(_, m)| m)
+    }
+
+    /// `mem` as a buffer of type `ty` on this GPU.
+    pub fn buffer(&self, mem: Arc<Mem>, ty: &TensorType) -> Result<Buffer, RuntimeError> {
+        let len = quabla_dialect::size::byte_len(&ty.shape, ty.dtype.size()).map_err(device_error)?;
+        let storage = Arc::new(CudaStorage { slice: mem, len, place: self.clone() });
+        Buffer::from_device(ty.clone(), storage).map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })
+    }
 }
 
-/// The parts of a CUDA device buffer (`None` for host buffers and other devices').
-pub(crate) fn parts(buf: &Buffer) -> Option<Parts> {
+/// A CUDA device buffer's GPU and memory (`None` for host buffers and other devices').
+pub(crate) fn located(buf: &Buffer) -> Option<(Place, Arc<Mem>)> {
     let Storage::Device(d) = buf.storage() else { return None };
     let c = d.as_any()?.downcast_ref::<CudaStorage>()?;
-    Some(Parts { ordinal: c.ordinal, mem: c.slice.clone(), stream: c.stream.clone(), pool: c.pool.clone(), device: c.device })
-}
-
-/// A block of `p`'s GPU filled by the device (`class` from [`block`]) as a buffer of type `ty`.
-pub(crate) fn wrap(p: &Parts, slice: CudaSlice<u8>, class: usize, ty: &TensorType) -> Result<Buffer, RuntimeError> {
-    let len = quabla_dialect::size::byte_len(&ty.shape, ty.dtype.size()).map_err(device_error)?;
-    let mem = Arc::new(Mem { slice: Some(slice), class, pool: Some(p.pool.clone()) });
-    let storage = Arc::new(CudaStorage { slice: mem, len, stream: p.stream.clone(), pool: p.pool.clone(), ordinal: p.ordinal, device: p.device });
-    Buffer::from_device(ty.clone(), storage).map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })
-}
-
-/// A block of at least `bytes` from `pool` (a cached one of its class, else a fresh
-/// allocation; when that fails, the cache is emptied and the allocation tried once more),
-/// its contents unspecified, and its class.
-pub(crate) fn block(stream: &Arc<CudaStream>, pool: &Pool<CudaSlice<u8>>, bytes: usize) -> Result<(CudaSlice<u8>, usize), RuntimeError> {
-    let class = Pool::<CudaSlice<u8>>::class(bytes);
-    if let Some(s) = pool.take(class) {
-        return Ok((s, class));
-    }
-    // SAFETY: the block is written (a host copy or zeros) or filled by a kernel before it is
-    // read: its bytes are never observed uninitialised.
-    let fresh = |n| unsafe { stream.alloc::<u8>(n) };
-    let s = match fresh(class) {
-        Ok(s) => s,
-        Err(_) => {
-            drop(pool.clear());
-            fresh(class).map_err(|e| RuntimeError::OutOfMemory { entry: format!("cuda ({e})"), bytes: class as u64 })?
-        }
-    };
-    Ok((s, class))
-}
-
-/// `bytes` of zeroed device memory from `pool`.
-fn zeroed(stream: &Arc<CudaStream>, pool: &Arc<Pool<CudaSlice<u8>>>, bytes: usize) -> Result<Arc<Mem>, RuntimeError> {
-    let (mut s, class) = block(stream, pool, bytes)?;
-    stream.memset_zeros(&mut s).map_err(device_error)?;
-    Ok(Arc::new(Mem { slice: Some(s), class, pool: Some(pool.clone()) }))
+    Some((c.place.clone(), c.slice.clone()))
 }
 
 /// Owns the MLIR context used for compilation.
@@ -204,10 +228,9 @@ impl CudaExecutor {
             .get_or_init(|| {
                 let ctx = CudaContext::new(self.ordinal).map_err(|e| e.to_string())?;
                 let (major, minor) = ctx.compute_capability().map_err(|e| e.to_string())?;
-                let stream = ctx.default_stream();
                 let total = ctx.total_mem().map_err(|e| e.to_string())?;
-                let pool = Arc::new(Pool::new(cache_limit(total)));
-                Ok(Gpu { ctx, stream, arch: format!("sm_{major}{minor}"), name: device_name(self.ordinal), ordinal: self.ordinal, pool })
+                let place = Place { stream: ctx.default_stream(), pool: Arc::new(Pool::new(cache_limit(total))), ordinal: self.ordinal };
+                Ok(Gpu { ctx, arch: format!("sm_{major}{minor}"), place })
             })
             .as_ref()
             .map_err(device_error)
@@ -217,15 +240,7 @@ impl CudaExecutor {
     /// was never opened.
     pub fn release_memory(&self) {
         if let Some(Ok(gpu)) = self.gpu.get() {
-            drop(gpu.pool.clear());
-        }
-    }
-
-    /// The counters of this GPU's caching pool (`None` before the GPU is opened).
-    pub fn pool_stats(&self) -> Option<crate::pool::PoolStats> {
-        match self.gpu.get() {
-            Some(Ok(gpu)) => Some(gpu.pool.stats()),
-            _ => None,
+            drop(gpu.place.pool.clear());
         }
     }
 }
@@ -237,16 +252,11 @@ impl Executor for CudaExecutor {
 
     /// A device copy of `buf` (the buffer itself when it already lives on this GPU).
     fn put(&self, buf: &Buffer) -> Result<Buffer, RuntimeError> {
-        let gpu = self.gpu()?;
-        if let Storage::Device(d) = buf.storage() {
-            if d.as_any().and_then(|a| a.downcast_ref::<CudaStorage>()).is_some_and(|c| c.device == gpu.name) {
-                return Ok(buf.clone());
-            }
+        let place = &self.gpu()?.place;
+        if place.resident(buf).is_some() {
+            return Ok(buf.clone());
         }
-        let slice = upload(&gpu.stream, &gpu.pool, buf)?;
-        let len = quabla_dialect::size::byte_len(&buf.ty().shape, buf.dtype().size()).map_err(device_error)?;
-        let storage = Arc::new(CudaStorage { slice, len, stream: gpu.stream.clone(), pool: gpu.pool.clone(), ordinal: gpu.ordinal, device: gpu.name });
-        Buffer::from_device(buf.ty().clone(), storage).map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })
+        place.buffer(place.upload(buf)?, buf.ty())
     }
 
     fn compile(&self, m: &Module, entry: &str, opts: &CompileOptions) -> Result<Arc<dyn Executable>, RuntimeError> {
@@ -267,13 +277,9 @@ impl Executor for CudaExecutor {
 
 /// A compiled program loaded on the GPU.
 struct CudaExecutable {
-    stream: Arc<CudaStream>,
-    /// The GPU's caching allocator (outputs, temporaries, uploads).
-    pool: Arc<Pool<CudaSlice<u8>>>,
-    ordinal: usize,
-    /// `cuda:N`.
-    device: &'static str,
-    /// cuBLAS on `stream`, when the plan has products (TF32 off: cuBLAS's default math mode).
+    /// The GPU it runs on (its stream, its buffers' pool).
+    place: Place,
+    /// cuBLAS on the GPU's stream, when the plan has products (TF32 off: cuBLAS's default math mode).
     blas: Option<Mutex<cudarc::cublas::CudaBlas>>,
     plan: CudaProgram,
     functions: Vec<CudaFunction>,
@@ -301,30 +307,18 @@ impl CudaExecutable {
         }
         let mut consts = Vec::with_capacity(plan.plan.consts.len());
         for c in &plan.plan.consts {
-            let slice = gpu.stream.clone_htod(&c.bytes).map_err(device_error)?;
+            let slice = gpu.place.stream.clone_htod(&c.bytes).map_err(device_error)?;
             consts.push((c.slot, Arc::new(Mem { slice: Some(slice), class: 0, pool: None })));
         }
         if plan.plan.params != inputs.len() + outputs.len() {
             return Err(RuntimeError::Compile(format!("the CUDA host plan takes {} buffers, the function {} inputs and {} outputs", plan.plan.params, inputs.len(), outputs.len())));
         }
         let blas = match plan.plan.gemms().next() {
-            Some(_) => Some(Mutex::new(cudarc::cublas::CudaBlas::new(gpu.stream.clone()).map_err(device_error)?)),
+            Some(_) => Some(Mutex::new(cudarc::cublas::CudaBlas::new(gpu.place.stream.clone()).map_err(device_error)?)),
             None => None,
         };
-        Ok(CudaExecutable { stream: gpu.stream.clone(), pool: gpu.pool.clone(), ordinal: gpu.ordinal, device: gpu.name, blas, plan, functions, consts, inputs, outputs })
+        Ok(CudaExecutable { place: gpu.place.clone(), blas, plan, functions, consts, inputs, outputs })
     }
-}
-
-/// A device copy of `buf`'s bytes in a block of `pool` (through the host for another
-/// device's buffer).
-fn upload(stream: &Arc<CudaStream>, pool: &Arc<Pool<CudaSlice<u8>>>, buf: &Buffer) -> Result<Arc<Mem>, RuntimeError> {
-    let host = buf.to_host().map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?;
-    let bytes = host.host_bytes().map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?;
-    let (mut s, class) = block(stream, pool, bytes.len())?;
-    if !bytes.is_empty() {
-        stream.memcpy_htod(bytes, &mut s).map_err(device_error)?;
-    }
-    Ok(Arc::new(Mem { slice: Some(s), class, pool: Some(pool.clone()) }))
 }
 
 /// A device buffer of the CUDA executor.
@@ -333,18 +327,12 @@ pub struct CudaStorage {
     slice: Arc<Mem>,
     /// The tensor's byte size.
     len: usize,
-    stream: Arc<CudaStream>,
-    /// The pool of the buffer's GPU (collectives allocate their results there).
-    pool: Arc<Pool<CudaSlice<u8>>>,
-    /// The GPU's index, N of `cuda:N`.
-    ordinal: usize,
-    /// `cuda:N`.
-    device: &'static str,
+    place: Place,
 }
 
 impl DeviceStorage for CudaStorage {
     fn device(&self) -> &str {
-        self.device
+        self.place.name()
     }
     fn byte_len(&self) -> usize {
         self.len
@@ -353,8 +341,9 @@ impl DeviceStorage for CudaStorage {
         if self.len == 0 {
             return Ok(());
         }
-        self.stream.memcpy_dtoh(&self.slice.slice(..self.len), dst).map_err(|e| e.to_string())?;
-        self.stream.synchronize().map_err(|e| e.to_string())
+        let stream = &self.place.stream;
+        stream.memcpy_dtoh(&self.slice.slice(..self.len), dst).map_err(|e| e.to_string())?;
+        stream.synchronize().map_err(|e| e.to_string())
     }
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         Some(self)
@@ -445,7 +434,7 @@ impl CudaExecutable {
     /// i.e. gemm(N, N, n, m, k, b, ldb = n, a, lda = k, beta = 1, c, ldc = n).
     fn gemm(&self, g: &Gemm, frame: &Frame) -> Result<(), RuntimeError> {
         use cudarc::cublas::{result, sys};
-        let ptr = |s: usize| frame.buffer(s).map(|b| b.device_ptr(&self.stream).0);
+        let ptr = |s: usize| frame.buffer(s).map(|b| b.device_ptr(&self.place.stream).0);
         let (pa, pb, pc) = (ptr(g.a)?, ptr(g.b)?, ptr(g.c)?);
         let blas = self.blas.as_ref().expect("a plan with products has a cuBLAS handle").lock().unwrap_or_else(|e| e.into_inner());
         let h = *blas.handle();
@@ -469,7 +458,7 @@ impl CudaExecutable {
 
     /// Runs `steps` of the host plan (see `quabla_lowering::cuda::host` for their semantics).
     fn exec(&self, steps: &[Step], frame: &mut Frame) -> Result<(), RuntimeError> {
-        let stream = &self.stream;
+        let stream = &self.place.stream;
         for step in steps {
             match step {
                 Step::Launch(l) => {
@@ -495,7 +484,7 @@ impl CudaExecutable {
                     unsafe { b.launch(cfg) }.map_err(device_error)?;
                 }
                 Step::Gemm(g) => self.gemm(g, frame)?,
-                Step::Alloc { dst, bytes } => frame.set(*dst, Slot::Buffer(zeroed(stream, &self.pool, *bytes)?))?,
+                Step::Alloc { dst, bytes } => frame.set(*dst, Slot::Buffer(self.place.zeroed(*bytes)?))?,
                 Step::Load { dst, buf, offset, ty } => {
                     let b = frame.buffer(*buf)?;
                     let mut bytes = vec![0u8; ty.bytes()];
@@ -592,23 +581,18 @@ impl Executable for CudaExecutable {
 
     fn run(&self, inputs: &[&Buffer]) -> Result<Vec<Buffer>, RuntimeError> {
         check_inputs("cuda", &self.inputs, inputs)?;
-        let stream = &self.stream;
         let n_in = self.inputs.len();
         let mut frame = Frame { slots: vec![None; self.plan.plan.slots] };
         for (k, buf) in inputs.iter().enumerate() {
-            let own = match buf.storage() {
-                Storage::Device(d) => d.as_any().and_then(|a| a.downcast_ref::<CudaStorage>()).filter(|c| c.device == self.device),
-                Storage::Host(_) => None,
+            let mem = match self.place.resident(buf) {
+                Some(m) => m,
+                None => self.place.upload(buf)?,
             };
-            let slice = match own {
-                Some(c) => c.slice.clone(),
-                None => upload(stream, &self.pool, buf)?,
-            };
-            frame.set(k, Slot::Buffer(slice))?;
+            frame.set(k, Slot::Buffer(mem))?;
         }
         for (j, ty) in self.outputs.iter().enumerate() {
             let bytes = quabla_dialect::size::byte_len(&ty.shape, ty.dtype.size()).map_err(device_error)?;
-            frame.set(n_in + j, Slot::Buffer(zeroed(stream, &self.pool, bytes)?))?;
+            frame.set(n_in + j, Slot::Buffer(self.place.zeroed(bytes)?))?;
         }
         for (slot, c) in &self.consts {
             frame.set(*slot, Slot::Buffer(c.clone()))?;
@@ -617,10 +601,7 @@ impl Executable for CudaExecutable {
         let slices = (0..self.outputs.len()).map(|j| frame.buffer(n_in + j).cloned()).collect::<Result<Vec<_>, _>>()?;
         let mut outs = Vec::with_capacity(self.outputs.len());
         for (j, ty) in self.outputs.iter().enumerate() {
-            let s = slices[j].clone();
-            let len = quabla_dialect::size::byte_len(&ty.shape, ty.dtype.size()).map_err(device_error)?;
-            let storage = Arc::new(CudaStorage { slice: s, len, stream: stream.clone(), pool: self.pool.clone(), ordinal: self.ordinal, device: self.device });
-            outs.push(Buffer::from_device(ty.clone(), storage).map_err(|source| RuntimeError::Buffer { entry: "cuda".into(), source })?);
+            outs.push(self.place.buffer(slices[j].clone(), ty)?);
         }
         Ok(outs)
     }

@@ -8,14 +8,14 @@
 //! Invariants: no NCCL call before [`present`] said the library loads (cudarc panics when it
 //! is missing), and none before the CUDA probe passed; every input is checked (a CUDA
 //! buffer, one per GPU, one type) before any device work.
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::CudaSlice;
 use cudarc::nccl::{Comm, NcclType, ReduceOp};
 use quabla_dialect::DType;
 
 use crate::buffer::Buffer;
-use crate::cuda::{self, Mem};
+use crate::cuda::{self, Mem, Place};
 use crate::executor::RuntimeError;
 
 /// The reduction of [`all_reduce`].
@@ -107,37 +107,41 @@ pub fn all_reduce(bufs: &[&Buffer], op: Collective) -> Result<Vec<Buffer>, Runti
     if let Some((r, b)) = bufs.iter().enumerate().find(|(_, b)| b.ty() != &ty) {
         return Err(invalid(format!("buffer {r} is {}, buffer 0 {ty}: every GPU's buffer must have one type", b.ty())));
     }
-    let mut parts = Vec::with_capacity(bufs.len());
+    let mut parts: Vec<(Place, Arc<Mem>)> = Vec::with_capacity(bufs.len());
     for (r, b) in bufs.iter().enumerate() {
-        let p = cuda::parts(b).ok_or_else(|| invalid(format!("buffer {r} is on `{}`, not on a GPU (qb.device_put it on cuda:N first)", b.device())))?;
-        if parts.iter().any(|q: &cuda::Parts| q.ordinal == p.ordinal) {
-            return Err(invalid(format!("two buffers on cuda:{}: one buffer per GPU", p.ordinal)));
+        let (p, m) = cuda::located(b).ok_or_else(|| invalid(format!("buffer {r} is on `{}`, not on a GPU (qb.device_put it on cuda:N first)", b.device())))?;
+        if parts.iter().any(|(q, _)| q.ordinal == p.ordinal) {
+            return Err(invalid(format!("two buffers on {}: one buffer per GPU", p.name())));
         }
-        parts.push(p);
+        parts.push((p, m));
     }
     cuda::probe().map_err(|reason| RuntimeError::UnavailableDevice { name: "cuda".into(), reason })?;
     if !present() {
         return Err(RuntimeError::UnavailableDevice { name: "cuda".into(), reason: "no NCCL library (libnccl.so.2) on this machine" });
     }
-    let ordinals: Vec<usize> = parts.iter().map(|p| p.ordinal).collect();
+    let ordinals: Vec<usize> = parts.iter().map(|(p, _)| p.ordinal).collect();
     let bytes = ty.checked_byte_size().ok_or_else(|| invalid(format!("{ty} is too large")))?;
     let n = ty.num_elements();
     let mut outs: Vec<(CudaSlice<u8>, usize)> = Vec::with_capacity(parts.len());
-    for p in &parts {
-        outs.push(cuda::block(&p.stream, &p.pool, bytes)?);
+    for (p, _) in &parts {
+        outs.push(p.block(bytes)?);
     }
     let mut guard = COMMS.lock().unwrap_or_else(|e| e.into_inner());
-    if !guard.iter().any(|(o, _)| *o == ordinals) {
-        let streams = parts.iter().map(|p| p.stream.clone()).collect();
-        let comms = Comm::from_devices(streams).map_err(|e| invalid(format!("creating the NCCL communicator of {ordinals:?}: {e:?}")))?;
-        guard.push((ordinals.clone(), Comms(comms)));
-    }
-    let comms = &guard.iter().find(|(o, _)| *o == ordinals).expect("created above").1 .0;
+    let at = match guard.iter().position(|(o, _)| *o == ordinals) {
+        Some(at) => at,
+        None => {
+            let streams = parts.iter().map(|(p, _)| p.stream.clone()).collect();
+            let comms = Comm::from_devices(streams).map_err(|e| invalid(format!("creating the NCCL communicator of {ordinals:?}: {e:?}")))?;
+            guard.push((ordinals.clone(), Comms(comms)));
+            guard.len() - 1
+        }
+    };
+    let comms = &guard[at].1 .0;
     if n > 0 {
         cudarc::nccl::group_start().map_err(|e| invalid(format!("ncclGroupStart: {e:?}")))?;
         let mut result = Ok(());
-        for ((comm, p), (out, _)) in comms.iter().zip(&parts).zip(outs.iter_mut()) {
-            result = reduce_one(comm, &p.mem, out, n, ty.dtype, op);
+        for ((comm, (_, src)), (out, _)) in comms.iter().zip(&parts).zip(outs.iter_mut()) {
+            result = reduce_one(comm, src, out, n, ty.dtype, op);
             if result.is_err() {
                 break;
             }
@@ -148,7 +152,7 @@ pub fn all_reduce(bufs: &[&Buffer], op: Collective) -> Result<Vec<Buffer>, Runti
         end?;
     }
     drop(guard);
-    parts.iter().zip(outs).map(|(p, (slice, class))| cuda::wrap(p, slice, class, &ty)).collect()
+    parts.iter().zip(outs).map(|((p, _), (slice, class))| p.buffer(p.mem(slice, class), &ty)).collect()
 }
 
 /// Enqueues one rank's reduction of `n` elements of `d` from `src` into `dst`.

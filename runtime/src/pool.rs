@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-/// Counters of a pool's life (for tests, `QUABLA_LOG_COMPILES`-style diagnostics).
+/// Counters of a pool's life (what its tests check).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PoolStats {
     /// Requests served from the cache.
@@ -102,11 +102,6 @@ impl<B> Pool<B> {
     /// The pool's counters.
     pub fn stats(&self) -> PoolStats {
         self.lock().stats
-    }
-
-    /// The byte bound of the cache.
-    pub fn limit(&self) -> usize {
-        self.limit
     }
 }
 

@@ -181,16 +181,21 @@ fn resolve(name: &str) -> Result<(&'static Entry, usize), RuntimeError> {
 /// where the machine has them (`cuda` -> `cuda:0`), else `name` itself.
 pub fn canonical_name(name: &str) -> Result<String, RuntimeError> {
     let (e, n) = resolve(name)?;
-    Ok(match e.units {
-        Some(u) if row_available(e) && n < (u.count)() => (u.name)(n).to_string(),
-        _ => name.to_string(),
-    })
+    Ok(canonical(e, n, name).to_string())
+}
+
+/// [`canonical_name`] of unit `n` of row `e`, named `name`.
+fn canonical<'a>(e: &Entry, n: usize, name: &'a str) -> &'a str {
+    match e.units {
+        Some(u) if row_available(e) && n < (u.count)() => (u.name)(n),
+        _ => name,
+    }
 }
 
 /// The device named `name` (`cuda` means `cuda:0`).
 pub fn device(name: &str) -> Result<Device, RuntimeError> {
-    let canonical = canonical_name(name)?;
-    let (e, _) = resolve(name)?;
+    let (e, n) = resolve(name)?;
+    let canonical = canonical(e, n, name);
     let listed = devices().into_iter().find(|d| d.name == canonical);
     // A unit past the machine's devices is a device of the table that is not available.
     Ok(listed.unwrap_or(Device { name: e.name, kind: e.kind, description: e.description, available: false }))
