@@ -57,3 +57,61 @@ int quabla_omp_load(void) {
   }
   return 0;
 }
+
+/* A parallel region for the runtime's own kernels (runtime/src/gemm.rs): `body(ctx, thread,
+ * threads)` on `threads` threads of libomp's team (the workers the compiled loops use, so the
+ * two never oversubscribe the cores), through the same entry points the OpenMP-lowered loops
+ * call. Runs `body(ctx, 0, 1)` on the calling thread when libomp is not loaded or one thread
+ * is asked for. Inside another parallel region libomp runs the nested one on one thread. */
+typedef struct {
+  int reserved_1, flags, reserved_2, reserved_3;
+  const char *psource;
+} quabla_ident;
+static quabla_ident quabla_loc = {0, 2, 0, 0, ";quabla;gemm;0;0;;"};
+typedef void (*quabla_body)(void *ctx, int thread, int threads);
+typedef void (*kmpc_micro)(int *gtid, int *btid, ...);
+typedef void (*fork_call_t)(quabla_ident *, int, kmpc_micro, ...);
+typedef void (*push_threads_t)(quabla_ident *, int, int);
+typedef int (*gtid_t)(quabla_ident *);
+typedef void (*barrier_t)(quabla_ident *, int);
+typedef int (*omp_int_t)(void);
+static fork_call_t fork_call;
+static push_threads_t push_threads;
+static gtid_t global_thread_num;
+static barrier_t kmpc_barrier;
+static omp_int_t thread_num, num_threads;
+
+static int resolve(void) {
+  if (fork_call) return 1;
+  if (!quabla_omp_load()) return 0;
+  void *h = quabla_libomp;
+  push_threads = (push_threads_t)dlsym(h, "__kmpc_push_num_threads");
+  global_thread_num = (gtid_t)dlsym(h, "__kmpc_global_thread_num");
+  kmpc_barrier = (barrier_t)dlsym(h, "__kmpc_barrier");
+  thread_num = (omp_int_t)dlsym(h, "omp_get_thread_num");
+  num_threads = (omp_int_t)dlsym(h, "omp_get_num_threads");
+  fork_call_t f = (fork_call_t)dlsym(h, "__kmpc_fork_call");
+  if (!push_threads || !global_thread_num || !kmpc_barrier || !thread_num || !num_threads || !f) return 0;
+  fork_call = f;
+  return 1;
+}
+
+static void quabla_micro(int *gtid, int *btid, quabla_body body, void *ctx) {
+  (void)gtid;
+  (void)btid;
+  body(ctx, thread_num(), num_threads());
+}
+
+void quabla_omp_run(quabla_body body, void *ctx, int threads) {
+  if (threads <= 1 || !resolve()) {
+    body(ctx, 0, 1);
+    return;
+  }
+  push_threads(&quabla_loc, global_thread_num(&quabla_loc), threads);
+  fork_call(&quabla_loc, 2, (kmpc_micro)quabla_micro, body, ctx);
+}
+
+/* The barrier of the team running the calling thread (a no-op outside a region). */
+void quabla_omp_barrier(void) {
+  if (resolve()) kmpc_barrier(&quabla_loc, global_thread_num(&quabla_loc));
+}

@@ -11,6 +11,7 @@ pub mod cuda;
 pub mod nccl;
 pub mod device;
 pub mod executor;
+mod gemm;
 pub use quabla_interp as interp;
 pub mod interp_exec;
 mod objcache;

@@ -158,7 +158,8 @@ macro_rules! kernels {
 kernels!(f32, DType::F32, chol_f32, trsm_f32, lu_f32, qr_f32, eigh_f32, svd_f32);
 kernels!(f64, DType::F64, chol_f64, trsm_f64, lu_f64, qr_f64, eigh_f64, svd_f64);
 
-/// Every kernel, these and the sort kernels (crate::sort_kernels): (C interface symbol,
+/// Every kernel, these, the sort kernels (crate::sort_kernels) and the products
+/// (crate::gemm): (C interface symbol,
 /// address).
 pub(crate) fn symbols() -> Vec<(&'static str, *mut ())> {
     let mut v = vec![
@@ -176,6 +177,7 @@ pub(crate) fn symbols() -> Vec<(&'static str, *mut ())> {
         ("_mlir_ciface_quabla_linalg_svd_f64", svd_f64 as *mut ()),
     ];
     v.extend(crate::sort_kernels::symbols());
+    v.extend(crate::gemm::symbols());
     v
 }
 

@@ -47,6 +47,10 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let rperm: Vec<i64> = dims.rhs_batching_dimensions.iter().chain(&dims.rhs_contracting_dimensions).chain(&rfree).copied().collect();
     let batched = !dims.lhs_batching_dimensions.is_empty();
     let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k) } else { None };
+    // A runtime product whose result is a destination-passing output of the function (of
+    // the product's own shape) writes into the output's buffer: no copy after the call.
+    let shape3: &[i64] = if batched { &[b, m, n] } else { &[m, n] };
+    e.gemm_dest = e.outs.iter().find(|(v, _)| *v == o.results[0]).filter(|_| plan.is_some() && out.shape == shape3).map(|(_, name)| name.clone());
     // An rhs laid out [batch..., free..., contracted...] (`x @ W.T`, attention's `q k^T`) is
     // packed from its own [n, k] layout: no transposed copy before the packing copy. An lhs
     // laid out [batch..., contracted..., free...] (the weight gradient `x.T @ dz`, also over
@@ -124,6 +128,10 @@ impl Layout {
 /// loop is an `scf.forall` when there are at least as many batch elements as threads, else
 /// the blocks of each product are.
 fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], lay: Layout, plan: &Plan, zero: bool) -> String {
+    let dest = e.gemm_dest.take();
+    if e.cg.target.runtime_gemm(d, m, n, k) {
+        return runtime_gemm(e, d, ops, [b, m, n, k], lay, zero, dest);
+    }
     let tag = e.tiles.len();
     e.tiles.push(MatmulTile { tag, kb: if plan.micro(lay.a_km) { 0 } else { plan.kb }, mr: plan.mr, nr: plan.nr });
     let threads = e.threads();
@@ -134,6 +142,51 @@ fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], lay:
     } else {
         packed_matmul(e, d, ops, [m, n, k], plan, tag, par, lay, zero)
     }
+}
+
+/// The product as one call of the runtime's packed product `quabla_gemm_<d>` (runtime
+/// crate `gemm`: precompiled micro-kernels, its own blocking and threads): A and B are read
+/// in place in the layouts `lay` gives (`bufferization.to_buffer ... read_only` right before
+/// the call, each with its own `quabla.gemm_operand` attribute so that CSE never merges it
+/// with an earlier read of the same tensor, which would let bufferization reuse the buffer in
+/// between), C is a fresh buffer or the function's output buffer `dest` (holding `init`
+/// first when accumulating, `!zero`).
+#[allow(clippy::too_many_arguments)]
+fn runtime_gemm(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k]: [i64; 4], lay: Layout, zero: bool, dest: Option<String>) -> String {
+    if !e.gemms.contains(&d) {
+        e.gemms.push(d);
+    }
+    let bs: &[i64] = if lay.batched { &[b] } else { &[] };
+    let ty = |x: i64, y: i64| TensorType::new(d, bs.iter().copied().chain([x, y]).collect::<Vec<_>>());
+    let (at, bt, ct) = (if lay.a_km { ty(k, m) } else { ty(m, k) }, if lay.b_nk { ty(n, k) } else { ty(k, n) }, ty(m, n));
+    let unranked = format!("memref<*x{d}>");
+    let read = |e: &mut Emitter, x: &str, t: &TensorType| {
+        let dims: Vec<String> = t.shape.iter().map(|s| s.to_string()).collect();
+        let strided = format!("memref<{}x{d}, strided<[{}], offset: ?>>", dims.join("x"), vec!["?"; t.shape.len()].join(", "));
+        let id = e.gemm_reads();
+        let buf = e.op(format!("bufferization.to_buffer {x} read_only {{quabla.gemm_operand = {id} : i64}} : {t} to {strided}"));
+        e.op(format!("memref.cast {buf} : {strided} to {unranked}"))
+    };
+    let (au, bu) = (read(e, a, &at), read(e, bb, &bt));
+    let cm = super::memref(&ct);
+    let c = match dest {
+        Some(out) => out,
+        None => e.op(format!("memref.alloc() {{alignment = 64 : i64}} : {cm}")),
+    };
+    if !zero {
+        e.line(format!("bufferization.materialize_in_destination {init} in restrict writable {c} : ({ct}, {cm}) -> ()"));
+    }
+    let cu = e.op(format!("memref.cast {c} : {cm} to {unranked}"));
+    let threads = e.threads();
+    let threads = if threads > 1 && e.cg.target.parallel_matmul(m, n, k.saturating_mul(b), threads) { threads } else { 1 };
+    let flags: Vec<String> = [lay.a_km as i64, lay.b_nk as i64, !zero as i64, threads].iter().map(|v| e.op(format!("arith.constant {v} : i64"))).collect();
+    e.line(format!("func.call @quabla_gemm_{d}({au}, {bu}, {cu}, {}) : ({unranked}, {unranked}, {unranked}, i64, i64, i64, i64) -> ()", flags.join(", ")));
+    e.op(format!("bufferization.to_tensor {c} restrict writable : {cm} to {ct}"))
+}
+
+/// The declarations of the runtime products of element types `ds` (C interface).
+pub fn declarations(ds: &[DType]) -> String {
+    ds.iter().map(|d| format!("  func.func private @quabla_gemm_{d}(memref<*x{d}>, memref<*x{d}>, memref<*x{d}>, i64, i64, i64, i64) attributes {{llvm.emit_c_interface}}\n")).collect()
 }
 
 /// `C = A B` (A `m x k`, B `k x n`; C zero-initialized, or `init` accumulated into when not

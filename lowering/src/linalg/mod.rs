@@ -50,11 +50,19 @@ pub struct Emitter {
     pub tiles: Vec<MatmulTile>,
     /// Some generic so far is large enough to run on several threads.
     pub par: bool,
+    /// Element types of the runtime products called so far (`quabla_gemm_<d>`,
+    /// crate::linalg::dot), declared once in the module.
+    pub gemms: Vec<DType>,
+    /// The destination-passing outputs of the function: (value, its `%out<k>` memref), each
+    /// value once. A runtime product whose result is one writes into it (crate::linalg::dot).
+    pub outs: Vec<(Value, String)>,
+    /// The output memref the next runtime product writes into, set by its op's lowering.
+    pub gemm_dest: Option<String>,
 }
 
 impl Emitter {
-    fn new(f: &Func, cg: Codegen, (tiles, par): Tagged) -> Self {
-        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None, depth: 0, cg, tiles, par }
+    fn new(f: &Func, cg: Codegen, (tiles, par, gemms): Tagged) -> Self {
+        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None, depth: 0, cg, tiles, par, gemms, outs: Vec::new(), gemm_dest: None }
     }
 
     /// Threads the code may use, when the target splits work across them (1 otherwise).
@@ -64,6 +72,12 @@ impl Emitter {
         } else {
             1
         }
+    }
+
+    /// A fresh id for a runtime product's operand read (crate::linalg::dot).
+    pub fn gemm_reads(&mut self) -> usize {
+        self.next += 1;
+        self.next
     }
 
     /// A fresh SSA name.
@@ -370,6 +384,11 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
     let results = f.result_types();
     if dps {
         params.extend(results.iter().enumerate().map(|(k, t)| format!("%out{k}: {}", memref(t))));
+        for (k, v) in f.outputs.iter().enumerate() {
+            if !e.outs.iter().any(|(w, _)| w == v) {
+                e.outs.push((*v, format!("%out{k}")));
+            }
+        }
     }
     lower_block(&mut e, cx, f, &f.ops, &f.outputs)?;
     let vis = if public { "" } else { "private " };
@@ -393,13 +412,13 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
         }
         let _ = writeln!(out, "  }}{loc}");
     }
-    *tagged = (e.tiles, e.par);
+    *tagged = (e.tiles, e.par, e.gemms);
     Ok(())
 }
 
 /// What the target's transform script is for: the tagged matmuls, and whether any loop may
-/// run on several threads.
-pub type Tagged = (Vec<MatmulTile>, bool);
+/// run on several threads; and the element types of the runtime products the module calls.
+pub type Tagged = (Vec<MatmulTile>, bool, Vec<DType>);
 
 /// Lowers every function of `m` (verified first) to upstream MLIR text.
 ///
@@ -422,7 +441,7 @@ pub fn lower_module_with(m: &Module, abi: Abi, cg: Codegen) -> Result<String, Lo
 /// Unsigned dtypes are written signless (`tensor<4xi32>` for `tensor<4xui32>`, see
 /// [`quabla_dialect::types::with_signless_spelling`]); their ops are the unsigned arith ops.
 pub fn lower_module_tiles(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, Vec<MatmulTile>), LowerError> {
-    lower_module_tagged(m, abi, cg).map(|(text, (tiles, _))| (text, tiles))
+    lower_module_tagged(m, abi, cg).map(|(text, (tiles, _, _))| (text, tiles))
 }
 
 /// [`lower_module_tiles`], also returning whether some loop may run on several threads.
@@ -473,6 +492,7 @@ fn lower_module_signless(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, T
     body.push_str(&callback::declarations(m));
     if kernels {
         body.push_str(&sort::declarations(m));
+        body.push_str(&dot::declarations(&tagged.2));
     }
     let threads = if tagged.1 { cg.threads } else { 1 };
     let out = if tagged.0.is_empty() && threads <= 1 {

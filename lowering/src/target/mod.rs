@@ -55,6 +55,13 @@ pub trait Target: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// Whether an `m x k` by `k x n` product of `d` (per batch element) is a call of the
+    /// runtime's packed product (`quabla_gemm_<d>`, crate::linalg::dot) instead of code the
+    /// lowering generates. Asked only for products that have a tiled [`Self::matmul_plan`].
+    fn runtime_gemm(&self, _d: DType, _m: i64, _n: i64, _k: i64) -> bool {
+        false
+    }
+
     /// The loop along which a `linalg.generic` over `extents` (its loop extents; `parallel`
     /// tells its parallel loops; `cost` the work units of one iteration,
     /// crate::linalg::elementwise::op_cost) is split into one `scf.forall` tile per thread,

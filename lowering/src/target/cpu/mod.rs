@@ -66,6 +66,10 @@ impl Target for CpuTarget {
         tiling::parallel_loop(parallel, extents, threads, cost)
     }
 
+    fn runtime_gemm(&self, d: DType, m: i64, n: i64, k: i64) -> bool {
+        tiling::runtime_gemm(d, m, n, k, tiling::host_regs())
+    }
+
     fn unary_kernel(&self, b: &mut Text<'_>, u: UnaryOp, d: DType, x: &(String, DType)) -> Option<(String, DType)> {
         if approx::supported(u, d) {
             b.ldexp = host_scalef();
@@ -140,7 +144,7 @@ pub struct CpuModule {
 /// generation `opts` selects, and returns it with its pipeline.
 pub fn lower_for_cpu(m: &Module, opts: &CpuOptions) -> Result<CpuModule, LowerError> {
     let cg = Codegen { approx_math: opts.vectorize, tile_matmuls: opts.vectorize, target: &CPU, threads: opts.threads };
-    let (text, (tiles, loops)) = lower_module_tagged(m, Abi::Dps, cg)?;
+    let (text, (tiles, loops, _)) = lower_module_tagged(m, Abi::Dps, cg)?;
     // Parallel matmuls are emitted as scf.forall; parallel loops become one in the script.
     let loops = loops && opts.threads > 1;
     let parallel = opts.threads > 1 && (loops || text.contains("scf.forall"));

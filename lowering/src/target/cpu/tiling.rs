@@ -72,6 +72,23 @@ pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Optio
     Some(Plan { mp, np, mr, mb, kb, nr, kc, mc, alias })
 }
 
+/// Multiply-adds from which a float product calls the runtime's packed product
+/// (`quabla_gemm_<d>`: quabla_kernels::gemm, precompiled micro-kernels on libomp's team)
+/// instead of the tiled code of [`script`]. The call costs a few microseconds and its code
+/// nothing to compile; below this the generated code is as fast and has no call.
+pub const RUNTIME_GEMM_WORK: i64 = 1 << 21;
+
+/// Whether an `m x n x k` product of `d` calls the runtime's product
+/// ([`RUNTIME_GEMM_WORK`]): f32 and f64 on hosts with AVX2 or AVX-512 (`r`: its micro-kernels;
+/// elsewhere the generated code is faster), products with at least 32 columns and 16 rows
+/// (narrower ones waste most of its 32-column panels), unless `QUABLA_CPU_GEMM=jit`
+/// (comparisons; the choice changes the lowered text, which the compile cache's key has).
+pub fn runtime_gemm(d: DType, m: i64, n: i64, k: i64, r: Regs) -> bool {
+    static JIT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let jit = *JIT.get_or_init(|| std::env::var("QUABLA_CPU_GEMM").is_ok_and(|v| v == "jit"));
+    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && n >= 32 && m >= 16 && k >= 16 && m.saturating_mul(n).saturating_mul(k) >= RUNTIME_GEMM_WORK
+}
+
 /// The register block (MR rows, NR columns) of a product of `d` with `n` columns on vector
 /// registers `r`: NR two vectors (one for narrow products, N up to one vector: a
 /// convolution's 16 output features, a classifier's 10 classes, which two would double in

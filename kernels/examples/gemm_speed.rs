@@ -1,0 +1,31 @@
+//! GFLOP/s of the packed product on square matrices: `cargo run --release -p quabla-kernels
+//! --example gemm_speed -- [n] [threads] [f64]`.
+use quabla_kernels::gemm::{gemm, Mat, Problem, Scoped, Serial, Team};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1024);
+    let threads: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let f64s = args.get(3).is_some_and(|s| s == "f64");
+    let scoped = Scoped::new(threads);
+    let team: &dyn Team = if threads > 1 { &scoped } else { &Serial };
+    if f64s {
+        run::<f64>(n, team)
+    } else {
+        run::<f32>(n, team)
+    }
+}
+
+fn run<T: quabla_kernels::gemm::Real + From<f32>>(n: usize, team: &dyn Team) {
+    let a: Vec<T> = (0..n * n).map(|i| T::from((i % 7) as f32 * 0.1)).collect();
+    let b: Vec<T> = (0..n * n).map(|i| T::from((i % 5) as f32 * 0.1)).collect();
+    let mut c: Vec<T> = vec![T::default(); n * n];
+    let p = Problem { m: n, n, k: n, a: Mat { ptr: a.as_ptr(), rs: n as isize, cs: 1 }, b: Mat { ptr: b.as_ptr(), rs: n as isize, cs: 1 }, c: c.as_mut_ptr(), ldc: n as isize, accumulate: false };
+    let mut best = f64::MAX;
+    for _ in 0..30 {
+        let t = std::time::Instant::now();
+        unsafe { gemm(&p, team).unwrap() };
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    println!("{n}^3 {}: {:.3} ms, {:.1} GFLOP/s", std::any::type_name::<T>(), best * 1e3, 2.0 * (n as f64).powi(3) / best / 1e9);
+}

@@ -1,0 +1,772 @@
+//! `C = A B` (or `C += A B`) for `f32` and `f64` matrices of any strides, blocked as in
+//! Goto and van de Geijn's GEMM: for each block of `nc` columns and each block of `kc` rows
+//! of B, the block of B is packed into contiguous `kc x NR` panels (shared by the team),
+//! then the rows of A are taken in blocks of `mc` rows, each packed into `kc x MR`
+//! micro-panels by the thread that computes it, and the micro-kernel multiplies one
+//! micro-panel by one panel into an `MR x NR` tile of C held in registers over the whole K
+//! block. The panel (`kc x NR`) stays in L1 while the row block's micro-panels pass over it;
+//! the packed row block (`mc x kc`) stays in L2 while the panels pass.
+//!
+//! Ragged edges are zero-padded in the packed copies (the last micro-panel's rows, the last
+//! panel's columns); their tiles are computed into a scratch tile and the valid part added
+//! into C. Results are those of a sum over K in order within each K block (one fused
+//! multiply-add per step), the K blocks added in order: the same on any number of threads.
+//!
+//! Threads ([`Team`]): the panels of each B block are packed by all threads, then the
+//! (row block, column range) units of C are split evenly among them; the team waits at a
+//! barrier after each of the two steps (the next B block reuses the shared buffer).
+use std::cell::RefCell;
+
+/// A matrix view: element `(i, j)` at `ptr + i * rs + j * cs` (in elements).
+#[derive(Clone, Copy, Debug)]
+pub struct Mat<T> {
+    pub ptr: *const T,
+    pub rs: isize,
+    pub cs: isize,
+}
+
+/// One product: C (`m x n`, rows `ldc` apart, columns contiguous) = A (`m x k`) B (`k x n`),
+/// or C += A B with `accumulate`.
+#[derive(Clone, Copy, Debug)]
+pub struct Problem<T> {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub a: Mat<T>,
+    pub b: Mat<T>,
+    pub c: *mut T,
+    pub ldc: isize,
+    pub accumulate: bool,
+}
+
+// SAFETY: the views are plain addresses the caller keeps valid for the call; threads write
+// disjoint tiles of C.
+unsafe impl<T> Send for Problem<T> {}
+unsafe impl<T> Sync for Problem<T> {}
+
+/// The threads a product runs on: `run` calls `body(thread, threads)` once on each of them
+/// and returns when all have returned; `barrier` (called by every thread of a `run`, the same
+/// number of times) returns when all threads have reached it.
+pub trait Team: Sync {
+    /// The most threads a `run` uses.
+    fn threads(&self) -> usize;
+    fn run(&self, body: &(dyn Fn(usize, usize) + Sync));
+    fn barrier(&self);
+}
+
+/// The calling thread alone.
+pub struct Serial;
+
+impl Team for Serial {
+    fn threads(&self) -> usize {
+        1
+    }
+    fn run(&self, body: &(dyn Fn(usize, usize) + Sync)) {
+        body(0, 1)
+    }
+    fn barrier(&self) {}
+}
+
+/// `n` scoped `std` threads per `run` with a `std::sync::Barrier` (tests and benchmarks; the
+/// CPU runtime's team is OpenMP's).
+pub struct Scoped {
+    n: usize,
+    barrier: std::sync::Barrier,
+}
+
+impl Scoped {
+    pub fn new(n: usize) -> Scoped {
+        Scoped { n: n.max(1), barrier: std::sync::Barrier::new(n.max(1)) }
+    }
+}
+
+impl Team for Scoped {
+    fn threads(&self) -> usize {
+        self.n
+    }
+    fn run(&self, body: &(dyn Fn(usize, usize) + Sync)) {
+        std::thread::scope(|s| {
+            for t in 1..self.n {
+                s.spawn(move || body(t, self.n));
+            }
+            body(0, self.n);
+        });
+    }
+    fn barrier(&self) {
+        self.barrier.wait();
+    }
+}
+
+/// An element type with micro-kernels.
+pub trait Real: Copy + Default + Send + Sync + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> + 'static {
+    /// The best micro-kernel for the host.
+    fn kernel() -> Kernel<Self>;
+    /// The portable micro-kernel (any host).
+    fn portable() -> Kernel<Self>;
+
+    /// Transposing copy: element `p` of row `r` (`src + r * rs + p`, `r < rows`, `p < len`)
+    /// to `dst[p * ds + r]`.
+    ///
+    /// # Safety
+    /// The rows are readable and `dst` writable for these extents.
+    unsafe fn transpose(src: *const Self, rs: isize, rows: usize, len: usize, dst: *mut Self, ds: usize) {
+        transpose_scalar(src, rs, rows, len, dst, ds, 0)
+    }
+}
+
+/// [`Real::transpose`] one element at a time, from element `from` of each row.
+unsafe fn transpose_scalar<T: Copy>(src: *const T, rs: isize, rows: usize, len: usize, dst: *mut T, ds: usize, from: usize) {
+    for r in 0..rows {
+        let s = src.offset(r as isize * rs);
+        for p in from..len {
+            *dst.add(p * ds + r) = *s.add(p);
+        }
+    }
+}
+
+/// `C[0..MR, 0..NR] (+)= A_panel B_panel` over `kc` steps: `a` packed `kc x mr` (MR
+/// elements per step), `b` packed `kc x nr`, C's rows `ldc` apart; with `load` the tile is
+/// accumulated into C, else C's tile is overwritten.
+pub type MicroFn<T> = unsafe fn(kc: usize, a: *const T, b: *const T, c: *mut T, ldc: usize, load: bool);
+
+/// A micro-kernel and its register tile.
+#[derive(Clone, Copy)]
+pub struct Kernel<T> {
+    pub mr: usize,
+    pub nr: usize,
+    pub f: MicroFn<T>,
+    pub name: &'static str,
+}
+
+impl<T> std::fmt::Debug for Kernel<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}x{}", self.name, self.mr, self.nr)
+    }
+}
+
+/// Which instruction set the host's micro-kernels use: "avx512", "avx2" or "portable".
+pub fn isa() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            return "avx512";
+        }
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            return "avx2";
+        }
+    }
+    "portable"
+}
+
+/// Whether the host has vector micro-kernels (else [`gemm`] runs the portable one, which the
+/// JIT's own code beats).
+pub fn fast() -> bool {
+    isa() != "portable"
+}
+
+macro_rules! portable {
+    ($name:ident, $t:ty, $mr:expr, $nr:expr) => {
+        unsafe fn $name(kc: usize, a: *const $t, b: *const $t, c: *mut $t, ldc: usize, load: bool) {
+            let mut acc = [[0 as $t; $nr]; $mr];
+            for p in 0..kc {
+                for i in 0..$mr {
+                    let x = *a.add(p * $mr + i);
+                    for j in 0..$nr {
+                        acc[i][j] = x.mul_add(*b.add(p * $nr + j), acc[i][j]);
+                    }
+                }
+            }
+            for i in 0..$mr {
+                for j in 0..$nr {
+                    let dst = c.add(i * ldc + j);
+                    *dst = if load { *dst + acc[i][j] } else { acc[i][j] };
+                }
+            }
+        }
+    };
+}
+
+portable!(portable_f32, f32, 4, 8);
+portable!(portable_f64, f64, 4, 4);
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    // One micro-kernel: MR rows of broadcast A elements against NV vectors of B per step, the
+    // MR x NV accumulators in registers.
+    macro_rules! micro {
+        ($name:ident, $feat:literal, $t:ty, $v:ty, $lanes:expr, $mr:expr, $nv:expr, $zero:ident, $set1:ident, $load:ident, $loadu:ident, $storeu:ident, $fmadd:ident, $add:ident) => {
+            #[target_feature(enable = $feat)]
+            pub(super) unsafe fn $name(kc: usize, a: *const $t, b: *const $t, c: *mut $t, ldc: usize, load: bool) {
+                const NR: usize = $lanes * $nv;
+                let mut acc: [[$v; $nv]; $mr] = [[$zero(); $nv]; $mr];
+                let (mut a, mut b) = (a, b);
+                for i in 0..$mr {
+                    for l in 0..(NR * std::mem::size_of::<$t>()).div_ceil(64) {
+                        _mm_prefetch::<_MM_HINT_T0>(c.add(i * ldc + l * 64 / std::mem::size_of::<$t>()) as *const i8);
+                    }
+                }
+                // One step of K: a row of the panel against a column of the micro-panel.
+                macro_rules! step {
+                    ($o:expr) => {
+                        let mut bv: [$v; $nv] = [$zero(); $nv];
+                        for v in 0..$nv {
+                            bv[v] = $load(b.add($o * NR + v * $lanes));
+                        }
+                        for i in 0..$mr {
+                            let x = $set1(*a.add($o * $mr + i));
+                            for v in 0..$nv {
+                                acc[i][v] = $fmadd(x, bv[v], acc[i][v]);
+                            }
+                        }
+                    };
+                }
+                for _ in 0..kc / 4 {
+                    step!(0);
+                    step!(1);
+                    step!(2);
+                    step!(3);
+                    a = a.add(4 * $mr);
+                    b = b.add(4 * NR);
+                }
+                for _ in 0..kc % 4 {
+                    step!(0);
+                    a = a.add($mr);
+                    b = b.add(NR);
+                }
+                for i in 0..$mr {
+                    for v in 0..$nv {
+                        let dst = c.add(i * ldc + v * $lanes);
+                        let r = if load { $add($loadu(dst), acc[i][v]) } else { acc[i][v] };
+                        $storeu(dst, r);
+                    }
+                }
+            }
+        };
+    }
+
+    /// 8 x 8 f32 blocks of [`super::Real::transpose`] with AVX shuffles; rows in groups of 8,
+    /// the rest (ragged rows, the last `len % 8` columns) one element at a time.
+    #[target_feature(enable = "avx")]
+    pub(super) unsafe fn transpose_f32(src: *const f32, rs: isize, rows: usize, len: usize, dst: *mut f32, ds: usize) {
+        let mut r0 = 0;
+        while r0 + 8 <= rows {
+            let s = src.offset(r0 as isize * rs);
+            let d = dst.add(r0);
+            let mut p = 0;
+            while p + 8 <= len {
+                let ld = |r: usize| _mm256_loadu_ps(s.offset(r as isize * rs).add(p));
+                let (a0, a1, a2, a3, a4, a5, a6, a7) = (ld(0), ld(1), ld(2), ld(3), ld(4), ld(5), ld(6), ld(7));
+                let (t0, t1, t2, t3) = (_mm256_unpacklo_ps(a0, a1), _mm256_unpackhi_ps(a0, a1), _mm256_unpacklo_ps(a2, a3), _mm256_unpackhi_ps(a2, a3));
+                let (t4, t5, t6, t7) = (_mm256_unpacklo_ps(a4, a5), _mm256_unpackhi_ps(a4, a5), _mm256_unpacklo_ps(a6, a7), _mm256_unpackhi_ps(a6, a7));
+                let (u0, u1, u2, u3) = (_mm256_shuffle_ps::<0x44>(t0, t2), _mm256_shuffle_ps::<0xEE>(t0, t2), _mm256_shuffle_ps::<0x44>(t1, t3), _mm256_shuffle_ps::<0xEE>(t1, t3));
+                let (u4, u5, u6, u7) = (_mm256_shuffle_ps::<0x44>(t4, t6), _mm256_shuffle_ps::<0xEE>(t4, t6), _mm256_shuffle_ps::<0x44>(t5, t7), _mm256_shuffle_ps::<0xEE>(t5, t7));
+                let st = |j: usize, v: __m256| _mm256_storeu_ps(d.add((p + j) * ds), v);
+                st(0, _mm256_permute2f128_ps::<0x20>(u0, u4));
+                st(1, _mm256_permute2f128_ps::<0x20>(u1, u5));
+                st(2, _mm256_permute2f128_ps::<0x20>(u2, u6));
+                st(3, _mm256_permute2f128_ps::<0x20>(u3, u7));
+                st(4, _mm256_permute2f128_ps::<0x31>(u0, u4));
+                st(5, _mm256_permute2f128_ps::<0x31>(u1, u5));
+                st(6, _mm256_permute2f128_ps::<0x31>(u2, u6));
+                st(7, _mm256_permute2f128_ps::<0x31>(u3, u7));
+                p += 8;
+            }
+            super::transpose_scalar(s, rs, 8, len, d, ds, p);
+            r0 += 8;
+        }
+        super::transpose_scalar(src.offset(r0 as isize * rs), rs, rows - r0, len, dst.add(r0), ds, 0);
+    }
+
+    /// 4 x 4 f64 blocks of [`super::Real::transpose`] with AVX shuffles.
+    #[target_feature(enable = "avx")]
+    pub(super) unsafe fn transpose_f64(src: *const f64, rs: isize, rows: usize, len: usize, dst: *mut f64, ds: usize) {
+        let mut r0 = 0;
+        while r0 + 4 <= rows {
+            let s = src.offset(r0 as isize * rs);
+            let d = dst.add(r0);
+            let mut p = 0;
+            while p + 4 <= len {
+                let ld = |r: usize| _mm256_loadu_pd(s.offset(r as isize * rs).add(p));
+                let (a0, a1, a2, a3) = (ld(0), ld(1), ld(2), ld(3));
+                let (t0, t1, t2, t3) = (_mm256_unpacklo_pd(a0, a1), _mm256_unpackhi_pd(a0, a1), _mm256_unpacklo_pd(a2, a3), _mm256_unpackhi_pd(a2, a3));
+                let st = |j: usize, v: __m256d| _mm256_storeu_pd(d.add((p + j) * ds), v);
+                st(0, _mm256_permute2f128_pd::<0x20>(t0, t2));
+                st(1, _mm256_permute2f128_pd::<0x20>(t1, t3));
+                st(2, _mm256_permute2f128_pd::<0x31>(t0, t2));
+                st(3, _mm256_permute2f128_pd::<0x31>(t1, t3));
+                p += 4;
+            }
+            super::transpose_scalar(s, rs, 4, len, d, ds, p);
+            r0 += 4;
+        }
+        super::transpose_scalar(src.offset(r0 as isize * rs), rs, rows - r0, len, dst.add(r0), ds, 0);
+    }
+
+    micro!(avx512_f32, "avx512f", f32, __m512, 16, 8, 2, _mm512_setzero_ps, _mm512_set1_ps, _mm512_load_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps, _mm512_add_ps);
+    micro!(avx512_f64, "avx512f", f64, __m512d, 8, 8, 2, _mm512_setzero_pd, _mm512_set1_pd, _mm512_load_pd, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_fmadd_pd, _mm512_add_pd);
+    micro!(avx2_f32, "avx2,fma", f32, __m256, 8, 6, 2, _mm256_setzero_ps, _mm256_set1_ps, _mm256_load_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_fmadd_ps, _mm256_add_ps);
+    micro!(avx2_f64, "avx2,fma", f64, __m256d, 4, 6, 2, _mm256_setzero_pd, _mm256_set1_pd, _mm256_load_pd, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_fmadd_pd, _mm256_add_pd);
+}
+
+impl Real for f32 {
+    fn kernel() -> Kernel<f32> {
+        #[cfg(target_arch = "x86_64")]
+        match isa() {
+            "avx512" => return Kernel { mr: 8, nr: 32, f: x86::avx512_f32, name: "avx512" },
+            "avx2" => return Kernel { mr: 6, nr: 16, f: x86::avx2_f32, name: "avx2" },
+            _ => {}
+        }
+        Self::portable()
+    }
+    fn portable() -> Kernel<f32> {
+        Kernel { mr: 4, nr: 8, f: portable_f32, name: "portable" }
+    }
+    unsafe fn transpose(src: *const f32, rs: isize, rows: usize, len: usize, dst: *mut f32, ds: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if isa() != "portable" {
+            return x86::transpose_f32(src, rs, rows, len, dst, ds);
+        }
+        transpose_scalar(src, rs, rows, len, dst, ds, 0)
+    }
+}
+
+impl Real for f64 {
+    fn kernel() -> Kernel<f64> {
+        #[cfg(target_arch = "x86_64")]
+        match isa() {
+            "avx512" => return Kernel { mr: 8, nr: 16, f: x86::avx512_f64, name: "avx512" },
+            "avx2" => return Kernel { mr: 6, nr: 8, f: x86::avx2_f64, name: "avx2" },
+            _ => {}
+        }
+        Self::portable()
+    }
+    fn portable() -> Kernel<f64> {
+        Kernel { mr: 4, nr: 4, f: portable_f64, name: "portable" }
+    }
+    unsafe fn transpose(src: *const f64, rs: isize, rows: usize, len: usize, dst: *mut f64, ds: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if isa() != "portable" {
+            return x86::transpose_f64(src, rs, rows, len, dst, ds);
+        }
+        transpose_scalar(src, rs, rows, len, dst, ds, 0)
+    }
+}
+
+/// Per-core cache sizes the blocks derive from (bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caches {
+    pub l1d: usize,
+    pub l2: usize,
+}
+
+/// The host's L1 data and L2 sizes (Linux sysfs of cpu0; 32 KB and 1 MB when it does not
+/// say).
+pub fn host_caches() -> Caches {
+    static C: std::sync::OnceLock<Caches> = std::sync::OnceLock::new();
+    *C.get_or_init(|| {
+        let mut c = Caches { l1d: 32 << 10, l2: 1 << 20 };
+        for i in 0..8 {
+            let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{i}");
+            let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).ok().map(|s| s.trim().to_string());
+            let (Some(level), Some(ty), Some(size)) = (read("level"), read("type"), read("size")) else { continue };
+            let bytes = match size.strip_suffix('K') {
+                Some(kb) => kb.parse::<usize>().ok().map(|x| x << 10),
+                None => size.strip_suffix('M').and_then(|mb| mb.parse::<usize>().ok()).map(|x| x << 20),
+            };
+            match (level.as_str(), ty.as_str(), bytes) {
+                ("1", "Data", Some(b)) => c.l1d = b,
+                ("2", "Unified", Some(b)) => c.l2 = b,
+                _ => {}
+            }
+        }
+        c
+    })
+}
+
+/// The blocks of a product: `kc` rows of B per block (its `kc x nr` panel and a `kc x mr`
+/// micro-panel fill at most L1), `mc` rows of A per row block (a multiple of `mr` whose packed
+/// `mc x kc` block fills at most a quarter of L2), `nc` columns per B block (a multiple of
+/// `nr`; the packed `kc x nc` block at most 4 MiB).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blocks {
+    pub kc: usize,
+    pub mc: usize,
+    pub nc: usize,
+}
+
+/// Rows of A per row block at most (its tiles' rows are the streams the hardware prefetchers
+/// follow into C).
+pub const MC_MAX: usize = 96;
+
+/// The blocks for an `m x n x k` product of `size`-byte elements with register tile
+/// `mr x nr` on caches `c`. K blocks are balanced (K split into equal blocks, each a
+/// multiple of 8 up to the L1 bound).
+pub fn blocks(size: usize, [m, n, k]: [usize; 3], [mr, nr]: [usize; 2], c: Caches) -> Blocks {
+    let kmax = (c.l1d / ((mr + nr) * size)).max(16) / 8 * 8;
+    let kmax = std::env::var("QK_KC").ok().and_then(|v| v.parse().ok()).unwrap_or(kmax);
+    let mcmax: usize = std::env::var("QK_MC").ok().and_then(|v| v.parse().ok()).unwrap_or(MC_MAX);
+    let parts = k.div_ceil(kmax).max(1);
+    let kc = k.div_ceil(parts).div_ceil(8) * 8;
+    let kc = kc.min(k.max(1));
+    let rows = (c.l2 / 4 / (kc * size)).clamp(mr, mcmax.max(mr));
+    let mc = (rows / mr * mr).min(m.div_ceil(mr) * mr).max(mr);
+    let cols = ((4 << 20) / (kc * size)).max(nr);
+    let nc = (cols / nr * nr).min(n.div_ceil(nr) * nr).max(nr);
+    Blocks { kc, mc, nc }
+}
+
+/// A 64-byte aligned scratch buffer, grown on demand and kept for the thread's next product.
+struct Scratch {
+    ptr: *mut u8,
+    bytes: usize,
+}
+
+impl Scratch {
+    const fn new() -> Scratch {
+        Scratch { ptr: std::ptr::null_mut(), bytes: 0 }
+    }
+
+    /// At least `bytes` bytes, or None when the allocation fails.
+    fn get(&mut self, bytes: usize) -> Option<*mut u8> {
+        if bytes > self.bytes || self.ptr.is_null() {
+            self.release();
+            let layout = std::alloc::Layout::from_size_align(bytes.max(64), 64).ok()?;
+            // SAFETY: a non-zero size.
+            let p = unsafe { std::alloc::alloc(layout) };
+            if p.is_null() {
+                return None;
+            }
+            (self.ptr, self.bytes) = (p, bytes.max(64));
+        }
+        Some(self.ptr)
+    }
+
+    fn release(&mut self) {
+        if !self.ptr.is_null() {
+            // SAFETY: allocated by `get` with this layout.
+            unsafe { std::alloc::dealloc(self.ptr, std::alloc::Layout::from_size_align_unchecked(self.bytes, 64)) };
+            (self.ptr, self.bytes) = (std::ptr::null_mut(), 0);
+        }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = const { RefCell::new(Scratch::new()) };
+}
+
+/// A failed scratch allocation of this many bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutOfMemory(pub usize);
+
+/// A raw pointer shared with the team.
+#[derive(Clone, Copy)]
+struct Shared<T>(*mut T);
+// SAFETY: threads write disjoint parts of the buffers behind it, separated by barriers.
+unsafe impl<T> Send for Shared<T> {}
+unsafe impl<T> Sync for Shared<T> {}
+
+/// `p` on `team` with the host's micro-kernel.
+///
+/// # Safety
+/// The views of `p` are valid for its sizes and strides, C does not overlap A or B, and every
+/// thread of `team` runs the body it is given.
+pub unsafe fn gemm<T: Real>(p: &Problem<T>, team: &dyn Team) -> Result<(), OutOfMemory> {
+    gemm_with(p, team, T::kernel(), host_caches())
+}
+
+/// [`gemm`] with micro-kernel `kern` and caches `caches`.
+///
+/// # Safety
+/// As [`gemm`].
+pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T>, caches: Caches) -> Result<(), OutOfMemory> {
+    let (m, n, k) = (p.m, p.n, p.k);
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    if k == 0 {
+        if !p.accumulate {
+            for i in 0..m {
+                std::ptr::write_bytes(p.c.offset(i as isize * p.ldc), 0, n);
+            }
+        }
+        return Ok(());
+    }
+    let (mr, nr) = (kern.mr, kern.nr);
+    let size = std::mem::size_of::<T>();
+    let bl = blocks(size, [m, n, k], [mr, nr], caches);
+    let slots = team.threads().max(1);
+    // The shared B block, then per thread its packed row block and a scratch tile.
+    let b_bytes = round64(bl.nc * bl.kc * size);
+    let a_bytes = round64(bl.mc * bl.kc * size) + round64(mr * nr * size);
+    let bytes = b_bytes + slots * a_bytes;
+    SCRATCH.with(|s| -> Result<(), OutOfMemory> {
+        let mut s = s.borrow_mut();
+        let base = Shared(s.get(bytes).ok_or(OutOfMemory(bytes))?);
+        let mpanels = m.div_ceil(mr);
+        let body = move |t: usize, threads: usize| {
+            let base = base;
+            let threads = threads.clamp(1, slots);
+            if t >= threads {
+                return;
+            }
+            let bbuf = base.0 as *mut T;
+            let abuf = base.0.add(b_bytes + t * a_bytes) as *mut T;
+            let tile = base.0.add(b_bytes + t * a_bytes + round64(bl.mc * bl.kc * size)) as *mut T;
+            // Threads split the rows (whole micro-panels) when there are enough of them, else
+            // the columns (each thread then packs all of A's few rows).
+            let by_rows = mpanels >= 4 * threads || n.div_ceil(nr) < threads;
+            let (tm, tn) = if by_rows { (threads, 1) } else { (1, threads) };
+            let (ti, tj) = (t / tn, t % tn);
+            let (q0, q1) = share(mpanels, ti, tm);
+            let (row0, row1) = (q0 * mr, (q1 * mr).min(m));
+            let mut jc = 0;
+            while jc < n {
+                let nb = bl.nc.min(n - jc);
+                let panels = nb.div_ceil(nr);
+                let mut pc = 0;
+                while pc < k {
+                    let kb = bl.kc.min(k - pc);
+                    let (lo, hi) = share(panels, t, threads);
+                    for j in lo..hi {
+                        pack_b(p.b, pc, kb, jc + j * nr, nr.min(n - jc - j * nr), nr, bbuf.add(j * kb * nr));
+                    }
+                    if threads > 1 {
+                        team.barrier();
+                    }
+                    let load = pc > 0 || p.accumulate;
+                    let (j0, j1) = share(panels, tj, tn);
+                    let mut ic = row0;
+                    while ic < row1 {
+                        let mb = bl.mc.min(row1 - ic);
+                        pack_a(p.a, ic, mb, pc, kb, mr, abuf);
+                        for j in j0..j1 {
+                            let col = jc + j * nr;
+                            let nw = nr.min(n - col);
+                            let bp = bbuf.add(j * kb * nr);
+                            let mut i = 0;
+                            while i < mb {
+                                let mh = mr.min(mb - i);
+                                let ap = abuf.add(i * kb);
+                                let cp = p.c.offset((ic + i) as isize * p.ldc + col as isize);
+                                if mh == mr && nw == nr {
+                                    (kern.f)(kb, ap, bp, cp, p.ldc as usize, load);
+                                } else {
+                                    (kern.f)(kb, ap, bp, tile, nr, false);
+                                    for r in 0..mh {
+                                        for c in 0..nw {
+                                            let dst = cp.offset(r as isize * p.ldc + c as isize);
+                                            let v = *tile.add(r * nr + c);
+                                            *dst = if load { *dst + v } else { v };
+                                        }
+                                    }
+                                }
+                                i += mr;
+                            }
+                        }
+                        ic += mb;
+                    }
+                    if threads > 1 {
+                        team.barrier();
+                    }
+                    pc += kb;
+                }
+                jc += nb;
+            }
+        };
+        team.run(&body);
+        Ok(())
+    })
+}
+
+fn round64(bytes: usize) -> usize {
+    bytes.div_ceil(64) * 64
+}
+
+/// Thread `t` of `threads`' share `[lo, hi)` of `n` items (contiguous, sizes differing by at
+/// most one).
+fn share(n: usize, t: usize, threads: usize) -> (usize, usize) {
+    let threads = threads.max(1);
+    (n * t / threads, n * (t + 1) / threads)
+}
+
+/// Packs `B[pc..pc+kb, col..col+w]` into a `kb x nr` panel at `dst` (columns `w..nr` zero).
+unsafe fn pack_b<T: Real>(b: Mat<T>, pc: usize, kb: usize, col: usize, w: usize, nr: usize, dst: *mut T) {
+    let base = b.ptr.offset(pc as isize * b.rs + col as isize * b.cs);
+    if b.cs == 1 {
+        for p in 0..kb {
+            let src = base.offset(p as isize * b.rs);
+            let d = dst.add(p * nr);
+            std::ptr::copy_nonoverlapping(src, d, w);
+            for c in w..nr {
+                *d.add(c) = T::default();
+            }
+        }
+    } else if b.rs == 1 {
+        // B given as [n, k]: the panel's columns are contiguous rows.
+        T::transpose(base, b.cs, w, kb, dst, nr);
+        for p in 0..kb {
+            for c in w..nr {
+                *dst.add(p * nr + c) = T::default();
+            }
+        }
+    } else {
+        for c in 0..nr {
+            let src = base.offset(c as isize * b.cs);
+            for p in 0..kb {
+                *dst.add(p * nr + c) = if c < w { *src.offset(p as isize * b.rs) } else { T::default() };
+            }
+        }
+    }
+}
+
+/// Packs `A[ic..ic+mb, pc..pc+kb]` into `kb x mr` micro-panels at `dst` (rows past `mb`
+/// zero), micro-panel `q` at `dst + q * kb * mr`.
+unsafe fn pack_a<T: Real>(a: Mat<T>, ic: usize, mb: usize, pc: usize, kb: usize, mr: usize, dst: *mut T) {
+    let mut q = 0;
+    while q * mr < mb {
+        let rows = mr.min(mb - q * mr);
+        let d = dst.add(q * kb * mr);
+        let base = a.ptr.offset((ic + q * mr) as isize * a.rs + pc as isize * a.cs);
+        if a.rs == 1 {
+            for p in 0..kb {
+                let src = base.offset(p as isize * a.cs);
+                let dp = d.add(p * mr);
+                std::ptr::copy_nonoverlapping(src, dp, rows);
+                for r in rows..mr {
+                    *dp.add(r) = T::default();
+                }
+            }
+        } else if a.cs == 1 {
+            // Row-major A: each micro-panel is a transposed copy of `rows` rows.
+            T::transpose(base, a.rs, rows, kb, d, mr);
+            for p in 0..kb {
+                for r in rows..mr {
+                    *d.add(p * mr + r) = T::default();
+                }
+            }
+        } else {
+            for r in 0..mr {
+                let src = base.offset(r as isize * a.rs);
+                for p in 0..kb {
+                    *d.add(p * mr + r) = if r < rows { *src.offset(p as isize * a.cs) } else { T::default() };
+                }
+            }
+        }
+        q += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Row-major reference product in f64.
+    fn reference(m: usize, n: usize, k: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
+        let mut c = vec![0.0; m * n];
+        for i in 0..m {
+            for p in 0..k {
+                for j in 0..n {
+                    c[i * n + j] += a[i * k + p] * b[p * n + j];
+                }
+            }
+        }
+        c
+    }
+
+    fn data(len: usize, seed: u64) -> Vec<f64> {
+        let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (0..len)
+            .map(|_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((s >> 33) as f64 / (1u64 << 31) as f64) - 0.5
+            })
+            .collect()
+    }
+
+    fn check<T: Real + Into<f64> + From<f32>>(kern: Kernel<T>, team: &dyn Team, [m, n, k]: [usize; 3], ta: bool, tb: bool, caches: Caches, tol: f64) {
+        let (a64, b64) = (data(m * k, 1), data(k * n, 2));
+        let conv = |v: &[f64]| -> Vec<T> { v.iter().map(|&x| T::from(x as f32)).collect() };
+        // A stored [m, k] or [k, m]; B [k, n] or [n, k].
+        let a_store: Vec<T> = if ta { conv(&(0..m * k).map(|i| a64[(i % m) * k + i / m]).collect::<Vec<_>>()) } else { conv(&a64) };
+        let b_store: Vec<T> = if tb { conv(&(0..n * k).map(|i| b64[(i % k) * n + i / k]).collect::<Vec<_>>()) } else { conv(&b64) };
+        let a = if ta { Mat { ptr: a_store.as_ptr(), rs: 1, cs: m as isize } } else { Mat { ptr: a_store.as_ptr(), rs: k as isize, cs: 1 } };
+        let b = if tb { Mat { ptr: b_store.as_ptr(), rs: 1, cs: k as isize } } else { Mat { ptr: b_store.as_ptr(), rs: n as isize, cs: 1 } };
+        let a_r: Vec<f64> = a64.iter().map(|&x| x as f32 as f64).collect();
+        let b_r: Vec<f64> = b64.iter().map(|&x| x as f32 as f64).collect();
+        let want = reference(m, n, k, &a_r, &b_r);
+        let mut c: Vec<T> = vec![T::from(7.0); m * n];
+        let p = Problem { m, n, k, a, b, c: c.as_mut_ptr(), ldc: n as isize, accumulate: false };
+        unsafe { gemm_with(&p, team, kern, caches).unwrap() };
+        for (i, (&g, &w)) in c.iter().zip(&want).enumerate() {
+            let g: f64 = g.into();
+            assert!((g - w).abs() <= tol * (1.0 + w.abs()) * (k as f64).sqrt(), "{kern:?} {m}x{n}x{k} ta={ta} tb={tb} at {i}: {g} vs {w}");
+        }
+        // Accumulate: C += A B doubles the product.
+        let p = Problem { accumulate: true, ..p };
+        unsafe { gemm_with(&p, team, kern, caches).unwrap() };
+        for (i, (&g, &w)) in c.iter().zip(&want).enumerate() {
+            let g: f64 = g.into();
+            assert!((g - 2.0 * w).abs() <= 2.0 * tol * (1.0 + w.abs()) * (k as f64).sqrt(), "accumulate {kern:?} {m}x{n}x{k} at {i}: {g} vs {}", 2.0 * w);
+        }
+    }
+
+    fn shapes() -> Vec<[usize; 3]> {
+        vec![[1, 1, 1], [7, 5, 3], [8, 32, 16], [33, 70, 129], [64, 64, 300], [100, 17, 9], [5, 200, 64], [130, 96, 700]]
+    }
+
+    #[test]
+    fn every_kernel_every_layout() {
+        // Small caches force several K, row and column blocks on small shapes.
+        let small = Caches { l1d: 4 << 10, l2: 16 << 10 };
+        let teams: [&dyn Team; 2] = [&Serial, &Scoped::new(3)];
+        for kern in [f32::kernel(), f32::portable()] {
+            for s in shapes() {
+                for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+                    for team in teams {
+                        check::<f32>(kern, team, s, ta, tb, small, 1e-5);
+                        check::<f32>(kern, team, s, ta, tb, host_caches(), 1e-5);
+                    }
+                }
+            }
+        }
+        for kern in [f64::kernel(), f64::portable()] {
+            for s in shapes() {
+                for (ta, tb) in [(false, false), (true, true)] {
+                    for team in teams {
+                        check::<f64>(kern, team, s, ta, tb, small, 1e-12);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn zero_k_and_empty() {
+        let mut c = vec![3.0f32; 6];
+        let a = Mat { ptr: [0f32; 0].as_ptr(), rs: 0, cs: 1 };
+        let p = Problem { m: 2, n: 3, k: 0, a, b: a, c: c.as_mut_ptr(), ldc: 3, accumulate: false };
+        unsafe { gemm(&p, &Serial).unwrap() };
+        assert_eq!(c, vec![0.0; 6]);
+        c.fill(3.0);
+        unsafe { gemm(&Problem { accumulate: true, ..p }, &Serial).unwrap() };
+        assert_eq!(c, vec![3.0; 6]);
+    }
+
+    #[test]
+    fn block_choice() {
+        let xeon = Caches { l1d: 48 << 10, l2: 2 << 20 };
+        assert_eq!(blocks(4, [1024, 1024, 1024], [8, 32], xeon), Blocks { kc: 256, mc: 96, nc: 1024 });
+        assert_eq!(blocks(8, [1024, 1024, 1024], [8, 16], xeon), Blocks { kc: 256, mc: 96, nc: 1024 });
+        // Balanced K blocks: 784 = 3 x 264 (last 256); small shapes keep one block.
+        assert_eq!(blocks(4, [256, 512, 784], [8, 32], xeon).kc, 264);
+        assert_eq!(blocks(4, [10, 10, 10], [8, 32], xeon), Blocks { kc: 10, mc: 16, nc: 32 });
+    }
+}
