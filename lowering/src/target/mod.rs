@@ -209,9 +209,13 @@ mod tests {
     }
     static PLAIN: Plain = Plain;
 
-    /// tanh(x) and x . x on a 256 x 256 f32 matrix.
+    /// tanh(x) and x . x on a 64 x 64 f32 matrix (a product the CPU generates code for).
     fn module() -> Module {
-        let t = TensorType::new(DType::F32, [256, 256]);
+        module_of(64)
+    }
+
+    fn module_of(n: i64) -> Module {
+        let t = TensorType::new(DType::F32, [n, n]);
         let mut f = Func::new("main", std::slice::from_ref(&t));
         let x = f.params[0];
         let y = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Tanh }), &[x], None).unwrap();
@@ -227,6 +231,11 @@ mod tests {
         assert_eq!(tiles.len(), 1);
         assert!(cpu.contains("quabla.tile = 0") && cpu.contains("transform.with_named_sequence"), "{cpu}");
         assert!(!cpu.contains("math.tanh"), "the CPU target has a tanh kernel:\n{cpu}");
+        // A large product calls the runtime's where the host has its micro-kernels.
+        let (big, tiles) = lower_module_tiles(&module_of(256), Abi::Dps, on(&cpu::CPU)).unwrap();
+        let runtime = cpu::tiling::runtime_gemm(DType::F32, 256, 256, 256, cpu::tiling::host_regs());
+        assert_eq!(tiles.is_empty(), runtime);
+        assert_eq!(big.contains("func.call @quabla_gemm_f32") && big.contains("func.func private @quabla_gemm_f32"), runtime, "{big}");
         let (plain, tiles) = lower_module_tiles(&module(), Abi::Dps, on(&PLAIN)).unwrap();
         assert!(tiles.is_empty());
         assert!(plain.contains("math.tanh") && plain.contains("linalg.matmul"), "{plain}");
