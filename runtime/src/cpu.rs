@@ -206,7 +206,7 @@ fn lower_text(m: &Module, opts: &CompileOptions) -> Result<(CpuModule, Vec<Strin
     let (t0, c0) = (std::time::Instant::now(), cpu_ms());
     let (m, chunks) = outline_long(m);
     let m = m.as_ref();
-    let cm = lower_for_cpu(m, &CpuOptions { vectorize: opts.vectorize, transform: false, threads: threads_for(opts) as i64 })?;
+    let cm = lower_for_cpu(m, &CpuOptions { vectorize: opts.vectorize, transform: false, threads: threads_for(opts) as i64, runtime_gemm: opts.runtime_gemm })?;
     if let Some(dir) = dump_dir() {
         let _ = std::fs::create_dir_all(&dir);
         let _ = std::fs::write(std::path::Path::new(&dir).join("quabla.mlir"), m.to_mlir());

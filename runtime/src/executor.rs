@@ -57,11 +57,14 @@ pub struct CompileOptions {
     /// The GPU architecture (`sm_90`) the CUDA executor and `--emit=ptx` compile for; `None`:
     /// the device's own (the executor) or `sm_90` (`--emit=ptx`).
     pub cuda_arch: Option<String>,
+    /// CPU executor: large f32/f64 products call the runtime's packed product
+    /// (quabla_lowering::tiling::runtime_gemm); off, their code is generated.
+    pub runtime_gemm: bool,
 }
 
 impl Default for CompileOptions {
     fn default() -> Self {
-        CompileOptions { opt_level: 2, vectorize: true, threads: 0, cuda_arch: None }
+        CompileOptions { opt_level: 2, vectorize: true, threads: 0, cuda_arch: None, runtime_gemm: true }
     }
 }
 

@@ -183,11 +183,11 @@ fn tiled_matmuls_match_the_interpreter() {
             let (lt, rt) = (TensorType::new(d, ls.clone()), TensorType::new(d, rs.clone()));
             let m = dot_module(&lt, &rt, dims.clone());
             let what = format!("{d} {ls:?} x {rs:?}");
-            let cm = lower_for_cpu(&m, &CpuOptions::default()).unwrap();
+            let cm = lower_for_cpu(&m, &generated_cpu()).unwrap();
             assert_eq!(cm.tiled_matmuls > 0, *tiled, "{what}: tiled path chosen?");
             let inputs = [rng.buffer(&lt, -1.0, 1.0), rng.buffer(&rt, -1.0, 1.0)];
             let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
-            let got = &executor().compile(&m, "main", &CompileOptions::default()).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap()[0];
+            let got = &executor().compile(&m, "main", &generated(0)).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap()[0];
             let k: i64 = dims.lhs_contracting_dimensions.iter().map(|&c| ls[c as usize]).product();
             let tol = if d == DType::F32 { Tol::Rel(1e-6 * k as f64) } else { Tol::Rel(1e-14 * k as f64) };
             if let Err(e) = compare(got, want, tol, 1.0) {
@@ -223,6 +223,17 @@ fn tiled_matmul_inside_a_program() {
 /// The executor with `threads` threads for the compiled code.
 fn with_threads(threads: usize) -> CompileOptions {
     CompileOptions { threads, ..CompileOptions::default() }
+}
+
+/// [`with_threads`] with every product's code generated (no runtime product calls: the tiled
+/// path on any shape).
+fn generated(threads: usize) -> CompileOptions {
+    CompileOptions { threads, runtime_gemm: false, ..CompileOptions::default() }
+}
+
+/// The CPU lowering with every product's code generated.
+fn generated_cpu() -> CpuOptions {
+    CpuOptions { runtime_gemm: false, ..CpuOptions::default() }
 }
 
 #[test]
@@ -261,16 +272,16 @@ fn parallel_matmuls_match_the_interpreter_on_one_and_two_threads() {
             let (lt, rt) = (TensorType::new(d, ls.clone()), TensorType::new(d, rs.clone()));
             let m = dot_module(&lt, &rt, dims.clone());
             let what = format!("{d} {ls:?} x {rs:?}");
-            let cm = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
+            let cm = lower_for_cpu(&m, &CpuOptions { threads: 2, ..generated_cpu() }).unwrap();
             assert!(cm.parallel && cm.text.contains("scf.forall"), "{what}: parallel path chosen?");
-            assert!(!lower_for_cpu(&m, &CpuOptions::default()).unwrap().parallel, "{what}: one thread is serial");
+            assert!(!lower_for_cpu(&m, &generated_cpu()).unwrap().parallel, "{what}: one thread is serial");
             let inputs = [rng.buffer(&lt, -1.0, 1.0), rng.buffer(&rt, -1.0, 1.0)];
             let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
             let k: i64 = dims.lhs_contracting_dimensions.iter().map(|&c| ls[c as usize]).product();
             let tol = if d == DType::F32 { Tol::Rel(1e-6 * k as f64) } else { Tol::Rel(1e-14 * k as f64) };
             let mut outs = vec![];
             for threads in [1, 2] {
-                let got = executor().compile(&m, "main", &with_threads(threads)).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap().remove(0);
+                let got = executor().compile(&m, "main", &generated(threads)).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap().remove(0);
                 if let Err(e) = compare(&got, want, tol, 1.0) {
                     panic!("{what}, {threads} threads: JIT vs interpreter: {e}");
                 }
@@ -278,6 +289,72 @@ fn parallel_matmuls_match_the_interpreter_on_one_and_two_threads() {
             }
             // The blocks are the same on any thread count: the results are identical.
             assert!(outs[0].bytes() == outs[1].bytes(), "{what}: one and two threads differ");
+        }
+    }
+}
+
+#[test]
+fn runtime_products_match_the_interpreter_on_one_and_two_threads() {
+    // Large f32/f64 products call the runtime's packed product (runtime/src/gemm.rs,
+    // quabla_kernels::gemm) on hosts with its micro-kernels: every layout the lowering hands
+    // it (A as [m, k] or [k, m], B as [k, n] or [n, k], batched, grouped dims transposed
+    // first), ragged M, N and K (several K blocks), accumulated into by a later use, the
+    // result written into the output buffer or a fresh one. Each element is one FMA chain
+    // over K in order (the interpreter rounds products and sums apart): the same bits on one
+    // and two threads.
+    use quabla_dialect::{BinaryOp, ElementwiseOp};
+    use quabla_lowering::tiling;
+    let mut rng = Rng(81);
+    let mm = DotDims::matmul;
+    let tr = |l: i64, r: i64| DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![l], rhs_contracting_dimensions: vec![r] };
+    let cases: Vec<(Vec<i64>, Vec<i64>, DotDims)> = vec![
+        (vec![256, 272], vec![272, 256], mm()),
+        (vec![260, 300], vec![300, 230], mm()),
+        (vec![33, 1100], vec![1100, 97], mm()),
+        (vec![640, 256], vec![640, 200], tr(0, 0)),
+        (vec![300, 256], vec![230, 256], tr(1, 1)),
+        (vec![300, 130], vec![70, 300], tr(0, 1)),
+        (vec![4, 128, 256], vec![4, 256, 136], bdims(&[0], &[2], &[1])),
+        (vec![3, 256, 100], vec![3, 90, 256], bdims(&[0], &[1], &[2])),
+        (vec![2, 3, 200, 120], vec![2, 3, 120, 96], bdims(&[0, 1], &[3], &[2])),
+        (vec![64, 8, 40], vec![40, 8, 300], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![2, 1], rhs_contracting_dimensions: vec![0, 1] }),
+    ];
+    for d in [DType::F32, DType::F64] {
+        for (ls, rs, dims) in &cases {
+            let (lt, rt) = (TensorType::new(d, ls.clone()), TensorType::new(d, rs.clone()));
+            let m = dot_module(&lt, &rt, dims.clone());
+            // Also: the product used again (x @ y + x @ y: not an output's buffer; both
+            // products read the same operands, each through its own read).
+            let mut m2 = m.clone();
+            {
+                let f = &mut m2.funcs[0];
+                let p = f.outputs[0];
+                let (x, y) = (f.params[0], f.params[1]);
+                let q = f.push1(OpKind::Dot(DotOp::DotGeneral { dims: dims.clone() }), &[x, y], None).unwrap();
+                let s = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[p, q], None).unwrap();
+                f.outputs = vec![s, p];
+            }
+            let what = format!("{d} {ls:?} x {rs:?}");
+            let text = lower_for_cpu(&m, &CpuOptions::default()).unwrap().text;
+            let host = tiling::runtime_gemm(d, 256, 256, 256, tiling::host_regs());
+            assert_eq!(text.contains("func.call @quabla_gemm_"), host, "{what}: runtime product chosen where the host has kernels");
+            let inputs = [rng.buffer(&lt, -1.0, 1.0), rng.buffer(&rt, -1.0, 1.0)];
+            let k: i64 = dims.lhs_contracting_dimensions.iter().map(|&c| ls[c as usize]).product();
+            let tol = if d == DType::F32 { Tol::Rel(1e-6 * k as f64) } else { Tol::Rel(1e-14 * k as f64) };
+            for module in [&m, &m2] {
+                let want = interp::run_func(module, "main", &inputs).unwrap();
+                let mut outs = vec![];
+                for threads in [1, 2] {
+                    let got = executor().compile(module, "main", &with_threads(threads)).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap();
+                    for (g, w) in got.iter().zip(&want) {
+                        if let Err(e) = compare(g, w, tol, 1.0) {
+                            panic!("{what}, {threads} threads ({} outputs): runtime product vs interpreter: {e}", want.len());
+                        }
+                    }
+                    outs.push(got);
+                }
+                assert!(outs[0].iter().zip(&outs[1]).all(|(a, b)| a.bytes() == b.bytes()), "{what}: one and two threads differ");
+            }
         }
     }
 }

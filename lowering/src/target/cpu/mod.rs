@@ -40,14 +40,25 @@ use crate::{Abi, LowerError};
 /// [`tiling`]; transcendental functions with a kernel in [`approx`] are written as its
 /// polynomial code (which LLVM's loop vectorizer keeps inside vector loops).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CpuTarget;
+pub struct CpuTarget {
+    /// Large float products call the runtime's packed product ([`tiling::runtime_gemm`]).
+    pub runtime_products: bool,
+}
 
 /// The CPU target.
-pub static CPU: CpuTarget = CpuTarget;
+pub static CPU: CpuTarget = CpuTarget { runtime_products: true };
+
+/// The CPU target generating every product's code (`CpuOptions::runtime_gemm` off: the tests
+/// of the tiled path on any shape, comparisons).
+pub static CPU_GENERATED: CpuTarget = CpuTarget { runtime_products: false };
 
 impl Target for CpuTarget {
     fn name(&self) -> &'static str {
-        "cpu"
+        if self.runtime_products {
+            "cpu"
+        } else {
+            "cpu-generated"
+        }
     }
 
     fn matmul_plan(&self, d: DType, m: i64, n: i64, k: i64) -> Option<Plan> {
@@ -67,7 +78,7 @@ impl Target for CpuTarget {
     }
 
     fn runtime_gemm(&self, d: DType, m: i64, n: i64, k: i64) -> bool {
-        tiling::runtime_gemm(d, m, n, k, tiling::host_regs())
+        self.runtime_products && tiling::runtime_gemm(d, m, n, k, tiling::host_regs())
     }
 
     fn unary_kernel(&self, b: &mut Text<'_>, u: UnaryOp, d: DType, x: &(String, DType)) -> Option<(String, DType)> {
@@ -114,11 +125,14 @@ pub struct CpuOptions {
     /// pipeline lowers to OpenMP (`convert-scf-to-openmp`, `num_threads` of this count):
     /// the process must have the OpenMP runtime (libomp) loaded when it links the code.
     pub threads: i64,
+    /// Large float products call the runtime's packed product (crate::tiling::runtime_gemm);
+    /// off, the lowering generates their code like every other product's.
+    pub runtime_gemm: bool,
 }
 
 impl Default for CpuOptions {
     fn default() -> Self {
-        CpuOptions { vectorize: true, transform: false, threads: 1 }
+        CpuOptions { vectorize: true, transform: false, threads: 1, runtime_gemm: true }
     }
 }
 
@@ -143,13 +157,14 @@ pub struct CpuModule {
 /// Lowers `m` with the destination-passing ABI for the CPU executor, with the code
 /// generation `opts` selects, and returns it with its pipeline.
 pub fn lower_for_cpu(m: &Module, opts: &CpuOptions) -> Result<CpuModule, LowerError> {
-    let cg = Codegen { approx_math: opts.vectorize, tile_matmuls: opts.vectorize, target: &CPU, threads: opts.threads };
+    let target = if opts.runtime_gemm { &CPU } else { &CPU_GENERATED };
+    let cg = Codegen { approx_math: opts.vectorize, tile_matmuls: opts.vectorize, target, threads: opts.threads };
     let (text, (tiles, loops, _)) = lower_module_tagged(m, Abi::Dps, cg)?;
     // Parallel matmuls are emitted as scf.forall; parallel loops become one in the script.
     let loops = loops && opts.threads > 1;
     let parallel = opts.threads > 1 && (loops || text.contains("scf.forall"));
     let threads = if parallel { opts.threads } else { 1 };
-    let (pre, rest) = cpu_passes(&CpuOptions { vectorize: opts.vectorize, transform: !tiles.is_empty() || loops, threads });
+    let (pre, rest) = cpu_passes(&CpuOptions { vectorize: opts.vectorize, transform: !tiles.is_empty() || loops, threads, runtime_gemm: opts.runtime_gemm });
     let module = |p: &[String]| format!("builtin.module({})", p.join(","));
     let (pipeline, tag_pipeline) = if loops { (module(&rest), Some(module(&pre))) } else { (module(&[pre, rest].concat()), None) };
     Ok(CpuModule { text, pipeline, tiled_matmuls: tiles.len(), parallel, tag_pipeline, threads })
