@@ -591,32 +591,7 @@ fn share(n: usize, t: usize, threads: usize) -> (usize, usize) {
 
 /// Packs `B[pc..pc+kb, col..col+w]` into a `kb x nr` panel at `dst` (columns `w..nr` zero).
 unsafe fn pack_b<T: Real>(b: Mat<T>, pc: usize, kb: usize, col: usize, w: usize, nr: usize, dst: *mut T) {
-    let base = b.ptr.offset(pc as isize * b.rs + col as isize * b.cs);
-    if b.cs == 1 {
-        for p in 0..kb {
-            let src = base.offset(p as isize * b.rs);
-            let d = dst.add(p * nr);
-            std::ptr::copy_nonoverlapping(src, d, w);
-            for c in w..nr {
-                *d.add(c) = T::default();
-            }
-        }
-    } else if b.rs == 1 {
-        // B given as [n, k]: the panel's columns are contiguous rows.
-        T::transpose(base, b.cs, w, kb, dst, nr);
-        for p in 0..kb {
-            for c in w..nr {
-                *dst.add(p * nr + c) = T::default();
-            }
-        }
-    } else {
-        for c in 0..nr {
-            let src = base.offset(c as isize * b.cs);
-            for p in 0..kb {
-                *dst.add(p * nr + c) = if c < w { *src.offset(p as isize * b.rs) } else { T::default() };
-            }
-        }
-    }
+    pack_panel(b.ptr.offset(pc as isize * b.rs + col as isize * b.cs), [b.rs, b.cs], kb, w, nr, dst)
 }
 
 /// Packs `A[ic..ic+mb, pc..pc+kb]` into `kb x mr` micro-panels at `dst` (rows past `mb`
@@ -624,35 +599,36 @@ unsafe fn pack_b<T: Real>(b: Mat<T>, pc: usize, kb: usize, col: usize, w: usize,
 unsafe fn pack_a<T: Real>(a: Mat<T>, ic: usize, mb: usize, pc: usize, kb: usize, mr: usize, dst: *mut T) {
     let mut q = 0;
     while q * mr < mb {
-        let rows = mr.min(mb - q * mr);
-        let d = dst.add(q * kb * mr);
         let base = a.ptr.offset((ic + q * mr) as isize * a.rs + pc as isize * a.cs);
-        if a.rs == 1 {
-            for p in 0..kb {
-                let src = base.offset(p as isize * a.cs);
-                let dp = d.add(p * mr);
-                std::ptr::copy_nonoverlapping(src, dp, rows);
-                for r in rows..mr {
-                    *dp.add(r) = T::default();
-                }
-            }
-        } else if a.cs == 1 {
-            // Row-major A: each micro-panel is a transposed copy of `rows` rows.
-            T::transpose(base, a.rs, rows, kb, d, mr);
-            for p in 0..kb {
-                for r in rows..mr {
-                    *d.add(p * mr + r) = T::default();
-                }
-            }
-        } else {
-            for r in 0..mr {
-                let src = base.offset(r as isize * a.rs);
-                for p in 0..kb {
-                    *d.add(p * mr + r) = if r < rows { *src.offset(p as isize * a.cs) } else { T::default() };
-                }
+        pack_panel(base, [a.cs, a.rs], kb, mr.min(mb - q * mr), mr, dst.add(q * kb * mr));
+        q += 1;
+    }
+}
+
+/// Packs a `kb x lanes` slice (element `(p, l)` at `base + p * step + l * across`, `[step,
+/// across]`) into a contiguous `kb x width` panel at `dst`, lanes `lanes..width` zero: a
+/// B panel (lanes its columns) or an A micro-panel (lanes its rows).
+unsafe fn pack_panel<T: Real>(base: *const T, [step, across]: [isize; 2], kb: usize, lanes: usize, width: usize, dst: *mut T) {
+    if across == 1 {
+        for p in 0..kb {
+            std::ptr::copy_nonoverlapping(base.offset(p as isize * step), dst.add(p * width), lanes);
+        }
+    } else if step == 1 {
+        // Each lane is a contiguous run over K: a transposing copy.
+        T::transpose(base, across, lanes, kb, dst, width);
+    } else {
+        for p in 0..kb {
+            for l in 0..lanes {
+                *dst.add(p * width + l) = *base.offset(p as isize * step + l as isize * across);
             }
         }
-        q += 1;
+    }
+    if lanes < width {
+        for p in 0..kb {
+            for l in lanes..width {
+                *dst.add(p * width + l) = T::default();
+            }
+        }
     }
 }
 
