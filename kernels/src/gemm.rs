@@ -218,11 +218,6 @@ mod x86 {
                     }
                 }
                 let (mut a, mut b) = (a, b);
-                for i in 0..$mr {
-                    for l in 0..(NR * std::mem::size_of::<$t>()).div_ceil(64) {
-                        _mm_prefetch::<_MM_HINT_T0>(c.add(i * ldc + l * 64 / std::mem::size_of::<$t>()) as *const i8);
-                    }
-                }
                 // One step of K: a row of the panel against a column of the micro-panel.
                 macro_rules! step {
                     ($o:expr) => {
@@ -541,6 +536,10 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                                 let mh = mr.min(mb - i);
                                 let ap = abuf.add(i * kb);
                                 let cp = p.c.offset((ic + i) as isize * p.ldc + col as isize);
+                                // The next tile's rows of C (below, or the next panel's first)
+                                // load while this one computes.
+                                let next = if i + mr < mb { cp.offset(mr as isize * p.ldc) } else if j + 1 < j1 { p.c.offset(ic as isize * p.ldc + (col + nr) as isize) } else { cp };
+                                prefetch_rows(next, mr.min(m - ic - i), p.ldc, nr * size);
                                 if mh == mr && nw == nr {
                                     (kern.f)(kb, ap, bp, cp, p.ldc as usize, load);
                                 } else {
@@ -576,6 +575,22 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
         team.run(&body);
         Ok(())
     })
+}
+
+/// Prefetches `rows` rows of `bytes` bytes, `ld` elements apart, from `p` into L1 (x86; a
+/// no-op elsewhere).
+#[inline(always)]
+fn prefetch_rows<T>(p: *const T, rows: usize, ld: isize, bytes: usize) {
+    #[cfg(target_arch = "x86_64")]
+    for r in 0..rows {
+        let row = p.wrapping_offset(r as isize * ld) as *const i8;
+        for l in (0..bytes).step_by(64) {
+            // SAFETY: a prefetch never faults.
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(row.wrapping_add(l)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, rows, ld, bytes);
 }
 
 fn round64(bytes: usize) -> usize {
