@@ -278,7 +278,7 @@ impl Executor for CpuExecutor {
         let (inputs, outputs) = (f.param_types(), f.result_types());
         let template = DescTemplate::new(&inputs, &outputs);
         let (cm, chunks) = lower_text(m, opts)?;
-        let work = program_work(m);
+        let work = program_work(m, opts);
         let level = effective_opt_level(work.total, opts.opt_level.min(3));
         let levels = Levels::of(level, work);
         let host = level > 0 && std::env::var_os("QUABLA_NO_HOST_TARGET").is_none();
@@ -668,21 +668,31 @@ fn effective_opt_level(work: i64, requested: usize) -> usize {
 }
 
 /// The estimated element operations of one call of `m` (see [`ops_work`]).
-fn program_work(m: &Module) -> Work {
-    m.funcs.iter().fold(Work::default(), |w, f| w.plus(ops_work(f, &f.ops)))
+fn program_work(m: &Module, opts: &CompileOptions) -> Work {
+    let target: Option<&dyn quabla_lowering::target::Target> = (opts.vectorize && opts.runtime_gemm).then_some(&quabla_lowering::cpu::CPU);
+    m.funcs.iter().fold(Work::default(), |w, f| w.plus(ops_work(f, &f.ops, target)))
 }
 
 /// The element operations of `ops` (of function `f`), for [`effective_opt_level`]: per op
 /// the larger of its result elements (times K for a contraction) and its operand elements (a
 /// reduction of a large input has a small result), plus the work of its regions; a loop counts
-/// as large work (its trip count multiplies its body, and is not known in general).
-fn ops_work(f: &quabla_dialect::Func, ops: &[quabla_dialect::Op]) -> Work {
+/// as large work (its trip count multiplies its body, and is not known in general). A product
+/// that `target` makes a runtime call counts only the copies generated around it
+/// (quabla_lowering::linalg::dot::runtime_product_work): a program that is little more than
+/// such calls compiles like a small one.
+fn ops_work(f: &quabla_dialect::Func, ops: &[quabla_dialect::Op], target: Option<&dyn quabla_lowering::target::Target>) -> Work {
     let mut work = Work::default();
     for o in ops {
         if matches!(o.kind, quabla_dialect::OpKind::Control(quabla_dialect::ControlOp::While {})) {
             return Work { total: i64::MAX, dot: work.dot };
         }
         let elems = |vs: &[quabla_dialect::Value]| vs.iter().map(|v| f.ty(*v).num_elements() as i64).fold(0i64, i64::saturating_add);
+        if let (quabla_dialect::OpKind::Dot(DotOp::DotGeneral { dims }), Some(t)) = (&o.kind, target) {
+            if let Some(w) = quabla_lowering::linalg::dot::runtime_product_work(t, f.ty(o.operands[0]), f.ty(o.operands[1]), dims) {
+                work = work.plus(Work { total: w, dot: 0 });
+                continue;
+            }
+        }
         // A contraction does K multiply-adds per result element.
         let k = match &o.kind {
             quabla_dialect::OpKind::Dot(DotOp::DotGeneral { dims }) => Some(quabla_dialect::size::saturating_product(dims.lhs_contracting_dimensions.iter().map(|&d| f.ty(o.operands[0]).shape[d as usize]))),
@@ -691,7 +701,7 @@ fn ops_work(f: &quabla_dialect::Func, ops: &[quabla_dialect::Op]) -> Work {
         let w = elems(&o.results).saturating_mul(k.unwrap_or(1)).max(elems(&o.operands));
         work = work.plus(Work { total: w, dot: if k.is_some() { w } else { 0 } });
         for r in &o.regions {
-            work = work.plus(ops_work(f, &r.ops));
+            work = work.plus(ops_work(f, &r.ops, target));
         }
     }
     work

@@ -310,14 +310,14 @@ fn runtime_products_match_the_interpreter_on_one_and_two_threads() {
     let cases: Vec<(Vec<i64>, Vec<i64>, DotDims)> = vec![
         (vec![256, 272], vec![272, 256], mm()),
         (vec![260, 300], vec![300, 230], mm()),
-        (vec![33, 1100], vec![1100, 97], mm()),
+        (vec![33, 4000], vec![4000, 130], mm()),
         (vec![640, 256], vec![640, 200], tr(0, 0)),
         (vec![300, 256], vec![230, 256], tr(1, 1)),
-        (vec![300, 130], vec![70, 300], tr(0, 1)),
-        (vec![4, 128, 256], vec![4, 256, 136], bdims(&[0], &[2], &[1])),
-        (vec![3, 256, 100], vec![3, 90, 256], bdims(&[0], &[1], &[2])),
-        (vec![2, 3, 200, 120], vec![2, 3, 120, 96], bdims(&[0, 1], &[3], &[2])),
-        (vec![64, 8, 40], vec![40, 8, 300], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![2, 1], rhs_contracting_dimensions: vec![0, 1] }),
+        (vec![600, 130], vec![230, 600], tr(0, 1)),
+        (vec![2, 128, 512], vec![2, 512, 272], bdims(&[0], &[2], &[1])),
+        (vec![2, 1024, 140], vec![2, 120, 1024], bdims(&[0], &[1], &[2])),
+        (vec![2, 2, 256, 256], vec![2, 2, 256, 264], bdims(&[0, 1], &[3], &[2])),
+        (vec![64, 8, 100], vec![100, 8, 330], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![2, 1], rhs_contracting_dimensions: vec![0, 1] }),
     ];
     for d in [DType::F32, DType::F64] {
         for (ls, rs, dims) in &cases {

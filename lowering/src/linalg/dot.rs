@@ -35,6 +35,30 @@ fn in_order(rank: usize, batch: &[i64], first: &[i64], second: &[i64]) -> bool {
     !first.is_empty() && !second.is_empty() && batch.iter().chain(first).chain(second).copied().eq(0..rank as i64)
 }
 
+/// The element operations of the code generated around a product of `lt` by `rt` (dims
+/// `dims`) that `target` makes a runtime call (`quabla_gemm_<d>`, [`runtime_gemm`]): the
+/// elements of the operands transposed into a layout the call reads (0 when it reads both in
+/// place), or None when the product's code is generated. The CPU executor counts this
+/// instead of the multiply-adds when it picks LLVM's level for a program.
+pub fn runtime_product_work(target: &dyn crate::target::Target, lt: &TensorType, rt: &TensorType, dims: &DotDims) -> Option<i64> {
+    let lfree = DotDims::free(lt.rank(), &dims.lhs_batching_dimensions, &dims.lhs_contracting_dimensions);
+    let rfree = DotDims::free(rt.rank(), &dims.rhs_batching_dimensions, &dims.rhs_contracting_dimensions);
+    let (m, k, n) = (prod(lt, &lfree), prod(lt, &dims.lhs_contracting_dimensions), prod(rt, &rfree));
+    let d = lt.dtype;
+    target.matmul_plan(d, m, n, k)?;
+    if !target.runtime_gemm(d, m, n, k) {
+        return None;
+    }
+    let ordered = |t: &TensorType, perm: Vec<i64>, alt: bool| if alt || perm.iter().enumerate().all(|(i, &p)| p == i as i64) { 0 } else { t.num_elements() as i64 };
+    let lperm: Vec<i64> = dims.lhs_batching_dimensions.iter().chain(&lfree).chain(&dims.lhs_contracting_dimensions).copied().collect();
+    let rperm: Vec<i64> = dims.rhs_batching_dimensions.iter().chain(&dims.rhs_contracting_dimensions).chain(&rfree).copied().collect();
+    let a_km = in_order(lt.rank(), &dims.lhs_batching_dimensions, &dims.lhs_contracting_dimensions, &lfree);
+    let b_nk = in_order(rt.rank(), &dims.rhs_batching_dimensions, &rfree, &dims.rhs_contracting_dimensions);
+    // An operand in its alternative layout is read in place; otherwise it is transposed
+    // unless already in order (as lower_dot_general does).
+    Some(ordered(lt, lperm, a_km).saturating_add(ordered(rt, rperm, b_nk)))
+}
+
 /// `quabla.dot_general`.
 pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> Result<String, LowerError> {
     let (l, r) = (e.name(o.operands[0]), e.name(o.operands[1]));

@@ -236,6 +236,19 @@ mod tests {
         let runtime = cpu::tiling::runtime_gemm(DType::F32, 256, 256, 256, cpu::tiling::host_regs());
         assert_eq!(tiles.is_empty(), runtime);
         assert_eq!(big.contains("func.call @quabla_gemm_f32") && big.contains("func.func private @quabla_gemm_f32"), runtime, "{big}");
+        // The executor's work estimate counts only the copies around such a call: none for
+        // operands read in place ([m, k] x [k, n], [k, m] x [n, k]), the lhs for a [k, b, m]
+        // lhs of a batched product (transposed to [b, m, k] first).
+        use crate::linalg::dot::runtime_product_work;
+        let t = |s: &[i64]| TensorType::new(DType::F32, s.to_vec());
+        let tr = DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![1] };
+        let odd = DotDims { lhs_batching_dimensions: vec![1], rhs_batching_dimensions: vec![0], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![1] };
+        let expect = |w: i64| if runtime { Some(w) } else { None };
+        assert_eq!(runtime_product_work(&cpu::CPU, &t(&[256, 256]), &t(&[256, 256]), &DotDims::matmul()), expect(0));
+        assert_eq!(runtime_product_work(&cpu::CPU, &t(&[256, 256]), &t(&[256, 256]), &tr), expect(0));
+        assert_eq!(runtime_product_work(&cpu::CPU, &t(&[256, 2, 300]), &t(&[2, 256, 300]), &odd), expect(256 * 2 * 300));
+        assert_eq!(runtime_product_work(&cpu::CPU, &t(&[64, 64]), &t(&[64, 64]), &DotDims::matmul()), None);
+        assert_eq!(runtime_product_work(&cpu::CPU_GENERATED, &t(&[256, 256]), &t(&[256, 256]), &DotDims::matmul()), None);
         let (plain, tiles) = lower_module_tiles(&module(), Abi::Dps, on(&PLAIN)).unwrap();
         assert!(tiles.is_empty());
         assert!(plain.contains("math.tanh") && plain.contains("linalg.matmul"), "{plain}");

@@ -72,11 +72,15 @@ pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Optio
     Some(Plan { mp, np, mr, mb, kb, nr, kc, mc, alias })
 }
 
-/// Multiply-adds from which a float product calls the runtime's packed product
-/// (`quabla_gemm_<d>`: quabla_kernels::gemm, precompiled micro-kernels on libomp's team)
-/// instead of the tiled code of [`script`]. The call costs a few microseconds and its code
-/// nothing to compile; below this the generated code is as fast and has no call.
-pub const RUNTIME_GEMM_WORK: i64 = 1 << 21;
+/// Multiply-adds (per batch element) from which a float product calls the runtime's packed
+/// product (`quabla_gemm_<d>`: quabla_kernels::gemm, precompiled micro-kernels on libomp's
+/// team) instead of the tiled code of [`script`]: the products that run on several threads
+/// ([`PAR_MATMUL_WORK`]). Below, the generated code reads A in place where the runtime packs
+/// it, which pays on short K: the GPT step of bench/cpu_table.py (products of 6-8M
+/// multiply-adds, K 64 to 512) took 8.53-8.55 ms with them calling the runtime against
+/// 7.96-8.01 ms generated (two alternations, 2026-12-04); the MLP step's (67-100M) 2.94-2.97
+/// against 3.05-3.08 ms.
+pub const RUNTIME_GEMM_WORK: i64 = PAR_MATMUL_WORK;
 
 /// Whether an `m x n x k` product of `d` calls the runtime's product
 /// ([`RUNTIME_GEMM_WORK`]): f32 and f64 on hosts with AVX2 or AVX-512 (`r`: its micro-kernels;
