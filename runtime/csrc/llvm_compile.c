@@ -9,6 +9,7 @@
 #include <llvm-c/Support.h>
 #include <llvm-c/Error.h>
 #include <llvm-c/Target.h>
+#include <llvm-c/IRReader.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <mlir-c/Target/LLVMIR.h>
@@ -221,3 +222,98 @@ done:
 }
 
 void quabla_llvm_free(void *p) { free(p); }
+
+/* What the first compile at code generation level `level` pays once per process, paid ahead
+ * (runtime/src/llvm_compile.rs `warm`, on a background thread): the pooled target machine of
+ * that level (host CPU name and features parsed, its subtarget built) and LLVM's lazily built
+ * tables of the optimiser and the instruction selector, by optimising with `passes` and
+ * compiling a small vectorisable loop for the host CPU. The machine goes back to the pool. */
+void quabla_llvm_warm(const char *passes, int level) {
+  static const char ir[] =
+      "define void @quabla_warm(ptr noalias %p, i64 %n) {\n"
+      "entry:\n  br label %loop\n"
+      "loop:\n  %i = phi i64 [0, %entry], [%i1, %loop]\n"
+      "  %a = getelementptr float, ptr %p, i64 %i\n  %x = load float, ptr %a\n"
+      "  %y = fmul fast float %x, 2.0\n  %z = fadd fast float %y, 1.0\n  store float %z, ptr %a\n"
+      "  %i1 = add i64 %i, 1\n  %c = icmp slt i64 %i1, %n\n  br i1 %c, label %loop, label %exit\n"
+      "exit:\n  ret void\n}\n";
+  pthread_once(&init_once, init_native);
+  if (init_failed) return;
+  if (level < 0) level = 0;
+  if (level > 3) level = 3;
+  char *err = NULL;
+  LLVMTargetMachineRef tm = take_machine(level, &err);
+  if (!tm) {
+    free(err);
+    return;
+  }
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(ir, sizeof ir - 1, "quabla_warm");
+  LLVMModuleRef m = NULL;
+  char *msg = NULL;
+  LLVMBool bad = LLVMParseIRInContext2(ctx, buf, &m, &msg);
+  LLVMDisposeMemoryBuffer(buf);
+  if (!bad) {
+    char *triple = LLVMGetTargetMachineTriple(tm);
+    LLVMSetTarget(m, triple);
+    LLVMDisposeMessage(triple);
+    LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
+    LLVMSetModuleDataLayout(m, layout);
+    LLVMDisposeTargetData(layout);
+    char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
+    LLVMValueRef f = LLVMGetNamedFunction(m, "quabla_warm");
+    if (f) {
+      LLVMAddTargetDependentFunctionAttr(f, "target-cpu", cpu);
+      LLVMAddTargetDependentFunctionAttr(f, "target-features", features);
+    }
+    LLVMDisposeMessage(cpu);
+    LLVMDisposeMessage(features);
+    LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+    LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
+    LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
+    LLVMErrorRef e = LLVMRunPasses(m, passes, tm, po);
+    LLVMDisposePassBuilderOptions(po);
+    if (e) {
+      LLVMConsumeError(e);
+    } else {
+      LLVMMemoryBufferRef out = NULL;
+      char *cmsg = NULL;
+      if (!LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMObjectFile, &cmsg, &out)) LLVMDisposeMemoryBuffer(out);
+      LLVMDisposeMessage(cmsg);
+    }
+    LLVMDisposeModule(m);
+  } else {
+    LLVMDisposeMessage(msg);
+  }
+  LLVMContextDispose(ctx);
+  give_machine(level, tm);
+}
+
+/* The warm-up thread and process exit: `exit` must not run LLVM's static destructors while the
+ * thread is still inside LLVM, so the warm-up is bracketed by begin/end and an `atexit`
+ * handler (registered after LLVM's statics were constructed, so it runs before their
+ * destructors) waits for the end. */
+static pthread_mutex_t warm_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t warm_done = PTHREAD_COND_INITIALIZER;
+static int warm_running;
+
+static void warm_wait(void) {
+  pthread_mutex_lock(&warm_lock);
+  while (warm_running) pthread_cond_wait(&warm_done, &warm_lock);
+  pthread_mutex_unlock(&warm_lock);
+}
+
+void quabla_llvm_warm_begin(void) {
+  pthread_once(&init_once, init_native);
+  pthread_mutex_lock(&warm_lock);
+  warm_running = 1;
+  pthread_mutex_unlock(&warm_lock);
+  atexit(warm_wait);
+}
+
+void quabla_llvm_warm_end(void) {
+  pthread_mutex_lock(&warm_lock);
+  warm_running = 0;
+  pthread_cond_broadcast(&warm_done);
+  pthread_mutex_unlock(&warm_lock);
+}
