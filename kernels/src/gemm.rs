@@ -323,49 +323,36 @@ mod x86 {
     micro!(avx2_f64, "avx2,fma", f64, __m256d, 4, 6, 2, _mm256_setzero_pd, _mm256_set1_pd, _mm256_load_pd, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_fmadd_pd);
 }
 
-impl Real for f32 {
-    fn kernel() -> Kernel<f32> {
-        #[cfg(target_arch = "x86_64")]
-        match isa() {
-            "avx512" => return Kernel { mr: 8, nr: 32, f: x86::avx512_f32, name: "avx512" },
-            "avx2" => return Kernel { mr: 6, nr: 16, f: x86::avx2_f32, name: "avx2" },
-            _ => {}
+// The element types' kernels, one row each: (type, AVX-512 kernel and tile, AVX2 kernel and
+// tile, portable kernel and tile, AVX transpose).
+macro_rules! real {
+    ($t:ty, ($k512:ident, $m512:expr, $n512:expr), ($k2:ident, $m2:expr, $n2:expr), ($kp:ident, $mp:expr, $np:expr), $tr:ident) => {
+        impl Real for $t {
+            fn kernel() -> Kernel<$t> {
+                #[cfg(target_arch = "x86_64")]
+                match isa() {
+                    "avx512" => return Kernel { mr: $m512, nr: $n512, f: x86::$k512, name: "avx512" },
+                    "avx2" => return Kernel { mr: $m2, nr: $n2, f: x86::$k2, name: "avx2" },
+                    _ => {}
+                }
+                Self::portable()
+            }
+            fn portable() -> Kernel<$t> {
+                Kernel { mr: $mp, nr: $np, f: $kp, name: "portable" }
+            }
+            unsafe fn transpose(src: *const $t, rs: isize, rows: usize, len: usize, dst: *mut $t, ds: usize) {
+                #[cfg(target_arch = "x86_64")]
+                if isa() != "portable" {
+                    return x86::$tr(src, rs, rows, len, dst, ds);
+                }
+                transpose_scalar(src, rs, rows, len, dst, ds, 0)
+            }
         }
-        Self::portable()
-    }
-    fn portable() -> Kernel<f32> {
-        Kernel { mr: 4, nr: 8, f: portable_f32, name: "portable" }
-    }
-    unsafe fn transpose(src: *const f32, rs: isize, rows: usize, len: usize, dst: *mut f32, ds: usize) {
-        #[cfg(target_arch = "x86_64")]
-        if isa() != "portable" {
-            return x86::transpose_f32(src, rs, rows, len, dst, ds);
-        }
-        transpose_scalar(src, rs, rows, len, dst, ds, 0)
-    }
+    };
 }
 
-impl Real for f64 {
-    fn kernel() -> Kernel<f64> {
-        #[cfg(target_arch = "x86_64")]
-        match isa() {
-            "avx512" => return Kernel { mr: 8, nr: 16, f: x86::avx512_f64, name: "avx512" },
-            "avx2" => return Kernel { mr: 6, nr: 8, f: x86::avx2_f64, name: "avx2" },
-            _ => {}
-        }
-        Self::portable()
-    }
-    fn portable() -> Kernel<f64> {
-        Kernel { mr: 4, nr: 4, f: portable_f64, name: "portable" }
-    }
-    unsafe fn transpose(src: *const f64, rs: isize, rows: usize, len: usize, dst: *mut f64, ds: usize) {
-        #[cfg(target_arch = "x86_64")]
-        if isa() != "portable" {
-            return x86::transpose_f64(src, rs, rows, len, dst, ds);
-        }
-        transpose_scalar(src, rs, rows, len, dst, ds, 0)
-    }
-}
+real!(f32, (avx512_f32, 8, 32), (avx2_f32, 6, 16), (portable_f32, 4, 8), transpose_f32);
+real!(f64, (avx512_f64, 8, 16), (avx2_f64, 6, 8), (portable_f64, 4, 4), transpose_f64);
 
 pub use crate::host::{caches as host_caches, Caches};
 

@@ -63,6 +63,16 @@ static LLVMTargetMachineRef take_machine(int level, char **err) {
   return tm;
 }
 
+/* The module's target triple and data layout: those of `tm`. */
+static void set_target(LLVMModuleRef m, LLVMTargetMachineRef tm) {
+  char *triple = LLVMGetTargetMachineTriple(tm);
+  LLVMSetTarget(m, triple);
+  LLVMDisposeMessage(triple);
+  LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
+  LLVMSetModuleDataLayout(m, layout);
+  LLVMDisposeTargetData(layout);
+}
+
 static void give_machine(int level, LLVMTargetMachineRef tm) {
   pthread_mutex_lock(&pool_lock);
   if (pooled[level] < POOL) {
@@ -166,12 +176,7 @@ int quabla_llvm_compile(void *op, const char *passes, int level, const char *wra
   int rc = 1;
   LLVMTargetMachineRef tm = take_machine(level, err);
   if (!tm) goto done;
-  char *triple = LLVMGetTargetMachineTriple(tm);
-  LLVMSetTarget(m, triple);
-  LLVMDisposeMessage(triple);
-  LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
-  LLVMSetModuleDataLayout(m, layout);
-  LLVMDisposeTargetData(layout);
+  set_target(m, tm);
   if (wrap && !add_packed_wrapper(m, ctx, wrap)) {
     size_t n = strlen(wrap) + 64;
     *err = malloc(n);
@@ -254,12 +259,7 @@ void quabla_llvm_warm(const char *passes, int level) {
   LLVMBool bad = LLVMParseIRInContext2(ctx, buf, &m, &msg);
   LLVMDisposeMemoryBuffer(buf);
   if (!bad) {
-    char *triple = LLVMGetTargetMachineTriple(tm);
-    LLVMSetTarget(m, triple);
-    LLVMDisposeMessage(triple);
-    LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
-    LLVMSetModuleDataLayout(m, layout);
-    LLVMDisposeTargetData(layout);
+    set_target(m, tm);
     char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
     LLVMValueRef f = LLVMGetNamedFunction(m, "quabla_warm");
     if (f) {
