@@ -108,6 +108,8 @@ pub trait Real: Copy + Default + Send + Sync + std::ops::Add<Output = Self> + st
     fn kernel() -> Kernel<Self>;
     /// The portable micro-kernel (any host).
     fn portable() -> Kernel<Self>;
+    /// Every micro-kernel the host can run (tests).
+    fn all() -> Vec<Kernel<Self>>;
 
     /// Transposing copy: element `p` of row `r` (`src + r * rs + p`, `r < rows`, `p < len`)
     /// to `dst[p * ds + r]`.
@@ -339,6 +341,20 @@ macro_rules! real {
             }
             fn portable() -> Kernel<$t> {
                 Kernel { mr: $mp, nr: $np, f: $kp, name: "portable" }
+            }
+            fn all() -> Vec<Kernel<$t>> {
+                #[allow(unused_mut)]
+                let mut v = vec![Self::portable()];
+                #[cfg(target_arch = "x86_64")]
+                {
+                    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                        v.push(Kernel { mr: $m2, nr: $n2, f: x86::$k2, name: "avx2" });
+                    }
+                    if std::is_x86_feature_detected!("avx512f") {
+                        v.push(Kernel { mr: $m512, nr: $n512, f: x86::$k512, name: "avx512" });
+                    }
+                }
+                v
             }
             unsafe fn transpose(src: *const $t, rs: isize, rows: usize, len: usize, dst: *mut $t, ds: usize) {
                 #[cfg(target_arch = "x86_64")]
@@ -709,7 +725,7 @@ mod tests {
         // Small caches force several K, row and column blocks on small shapes.
         let small = Caches { l1d: 4 << 10, l2: 4 << 10, l1_sets: 64, line: 64 };
         let teams: [&dyn Team; 2] = [&Serial, &Scoped::new(3)];
-        for kern in [f32::kernel(), f32::portable()] {
+        for kern in f32::all() {
             for s in shapes() {
                 for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
                     for team in teams {
@@ -719,7 +735,7 @@ mod tests {
                 }
             }
         }
-        for kern in [f64::kernel(), f64::portable()] {
+        for kern in f64::all() {
             for s in shapes() {
                 for (ta, tb) in [(false, false), (true, true)] {
                     for team in teams {
