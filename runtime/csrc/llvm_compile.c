@@ -229,7 +229,7 @@ done:
 void quabla_llvm_free(void *p) { free(p); }
 
 /* What the first compile at code generation level `level` pays once per process, paid ahead
- * (runtime/src/llvm_compile.rs `warm`, on a background thread): the pooled target machine of
+ * (runtime/src/llvm_compile.rs `warm`, on a second thread during the first compile): the pooled target machine of
  * that level (host CPU name and features parsed, its subtarget built) and LLVM's lazily built
  * tables of the optimiser and the instruction selector, by optimising with `passes` and
  * compiling a small vectorisable loop for the host CPU. The machine goes back to the pool. */
@@ -287,33 +287,4 @@ void quabla_llvm_warm(const char *passes, int level) {
   }
   LLVMContextDispose(ctx);
   give_machine(level, tm);
-}
-
-/* The warm-up thread and process exit: `exit` must not run LLVM's static destructors while the
- * thread is still inside LLVM, so the warm-up is bracketed by begin/end and an `atexit`
- * handler (registered after LLVM's statics were constructed, so it runs before their
- * destructors) waits for the end. */
-static pthread_mutex_t warm_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t warm_done = PTHREAD_COND_INITIALIZER;
-static int warm_running;
-
-static void warm_wait(void) {
-  pthread_mutex_lock(&warm_lock);
-  while (warm_running) pthread_cond_wait(&warm_done, &warm_lock);
-  pthread_mutex_unlock(&warm_lock);
-}
-
-void quabla_llvm_warm_begin(void) {
-  pthread_once(&init_once, init_native);
-  pthread_mutex_lock(&warm_lock);
-  warm_running = 1;
-  pthread_mutex_unlock(&warm_lock);
-  atexit(warm_wait);
-}
-
-void quabla_llvm_warm_end(void) {
-  pthread_mutex_lock(&warm_lock);
-  warm_running = 0;
-  pthread_cond_broadcast(&warm_done);
-  pthread_mutex_unlock(&warm_lock);
 }

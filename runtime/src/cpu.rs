@@ -275,7 +275,7 @@ impl Executor for CpuExecutor {
 
     fn compile(&self, m: &Module, entry: &str, opts: &CompileOptions) -> Result<Arc<dyn Executable>, RuntimeError> {
         let f = m.func(entry).filter(|f| f.public).ok_or_else(|| RuntimeError::NoEntry(entry.to_string()))?;
-        crate::llvm_compile::warm();
+        let _warm = crate::llvm_compile::warm();
         let (inputs, outputs) = (f.param_types(), f.result_types());
         let template = DescTemplate::new(&inputs, &outputs);
         let (cm, chunks) = lower_text(m, opts)?;

@@ -10,37 +10,38 @@ unsafe extern "C" {
     fn quabla_llvm_free(p: *mut c_void);
     fn quabla_llvm_set_args(args: *const c_char);
     fn quabla_llvm_warm(passes: *const c_char, level: i32);
-    fn quabla_llvm_warm_begin();
-    fn quabla_llvm_warm_end();
 }
 
-/// Once per process, on a background thread: the target machines of code generation levels
-/// 1 and 2 built and LLVM's optimiser and code generator run once on a small loop
-/// (csrc/llvm_compile.c `quabla_llvm_warm`), so that the first programs compiled at those
-/// levels do not pay LLVM's one-time costs (measured: the first level-2 program of a
-/// process, a 1024 x 1024 row sum, compiled in 12.7 ms of LLVM against 9.5-10.0 ms for the
-/// next ones). Started by the CPU executor's first compile; the compiles it overlaps share
-/// only the target machine pool, taken and returned under its lock; a process that exits
-/// meanwhile waits for it (an `atexit` handler) before LLVM's static destructors run.
-pub(crate) fn warm() {
+/// Once per process, on a second thread while the first compile runs: the target machine
+/// of code generation level 1 built and LLVM's optimiser and code generator run once on a
+/// small loop (csrc/llvm_compile.c `quabla_llvm_warm`), so that the first program compiled at
+/// that level (most programs: `codegen1`) does not pay LLVM's one-time costs alone (measured:
+/// the first level-2 program of a process, a 1024 x 1024 row sum, compiled in 12.7 ms of LLVM
+/// against 9.5-10.0 ms for the next ones). The compile that starts it joins it before it
+/// returns (the returned guard), so no thread is inside LLVM when the process may exit; the
+/// two share only the target machine pool, taken and returned under its lock.
+pub(crate) fn warm() -> Warm {
     static ONCE: std::sync::Once = std::sync::Once::new();
+    let mut handle = None;
     ONCE.call_once(|| {
         set_args();
         let passes = CString::new(LEVEL2_PASSES).expect("no NUL in the pipeline");
-        // SAFETY: no arguments; an exit from here on waits for the matching end.
-        unsafe { quabla_llvm_warm_begin() };
-        let spawned = std::thread::Builder::new().name("quabla-llvm-warm".into()).spawn(move || {
-            for level in [1, 2] {
-                // SAFETY: a NUL-terminated pipeline; the callee builds and disposes its own
-                // context, module and machine use.
-                unsafe { quabla_llvm_warm(passes.as_ptr(), level) };
-            }
-            unsafe { quabla_llvm_warm_end() };
-        });
-        if spawned.is_err() {
-            unsafe { quabla_llvm_warm_end() };
-        }
+        // SAFETY: a NUL-terminated pipeline; the callee builds and disposes its own context and
+        // module and returns the machine it used to the pool.
+        handle = std::thread::Builder::new().name("quabla-llvm-warm".into()).spawn(move || unsafe { quabla_llvm_warm(passes.as_ptr(), 1) }).ok();
     });
+    Warm(handle)
+}
+
+/// Joins the warm-up thread (if this compile started it) when dropped.
+pub(crate) struct Warm(Option<std::thread::JoinHandle<()>>);
+
+impl Drop for Warm {
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            let _ = h.join();
+        }
+    }
 }
 
 /// How LLVM compiles a program: the optimisation level of the pass pipeline and the code
