@@ -1,22 +1,28 @@
 //! GFLOP/s of the packed product on square matrices: `cargo run --release -p quabla-kernels
-//! --example gemm_speed -- [n] [threads] [f64]`.
-use quabla_kernels::gemm::{gemm, Mat, Problem, Scoped, Serial, Team};
+//! --example gemm_speed -- [n] [threads] [f32|f64] [kernel]` (kernel: avx512, avx2 or
+//! portable; default the host's best).
+use quabla_kernels::gemm::{gemm_with, host_caches, Mat, Problem, Scoped, Serial, Team};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1024);
     let threads: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
     let f64s = args.get(3).is_some_and(|s| s == "f64");
+    let kernel = args.get(4).cloned();
     let scoped = Scoped::new(threads);
     let team: &dyn Team = if threads > 1 { &scoped } else { &Serial };
     if f64s {
-        run::<f64>(n, team)
+        run::<f64>(n, team, kernel)
     } else {
-        run::<f32>(n, team)
+        run::<f32>(n, team, kernel)
     }
 }
 
-fn run<T: quabla_kernels::gemm::Real + From<f32>>(n: usize, team: &dyn Team) {
+fn run<T: quabla_kernels::gemm::Real + From<f32>>(n: usize, team: &dyn Team, kernel: Option<String>) {
+    let kern = match kernel {
+        Some(name) => *T::all().iter().find(|k| k.name == name).unwrap_or_else(|| panic!("no {name} kernel on this host")),
+        None => T::kernel(),
+    };
     let a: Vec<T> = (0..n * n).map(|i| T::from((i % 7) as f32 * 0.1)).collect();
     let b: Vec<T> = (0..n * n).map(|i| T::from((i % 5) as f32 * 0.1)).collect();
     let mut c: Vec<T> = vec![T::default(); n * n];
@@ -24,8 +30,8 @@ fn run<T: quabla_kernels::gemm::Real + From<f32>>(n: usize, team: &dyn Team) {
     let mut best = f64::MAX;
     for _ in 0..30 {
         let t = std::time::Instant::now();
-        unsafe { gemm(&p, team).unwrap() };
+        unsafe { gemm_with(&p, team, kern, host_caches()).unwrap() };
         best = best.min(t.elapsed().as_secs_f64());
     }
-    println!("{n}^3 {}: {:.3} ms, {:.1} GFLOP/s", std::any::type_name::<T>(), best * 1e3, 2.0 * (n as f64).powi(3) / best / 1e9);
+    println!("{n}^3 {} {kern:?}: {:.3} ms, {:.1} GFLOP/s", std::any::type_name::<T>(), best * 1e3, 2.0 * (n as f64).powi(3) / best / 1e9);
 }
