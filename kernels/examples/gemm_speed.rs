@@ -1,11 +1,12 @@
-//! GFLOP/s of the packed product on square matrices: `cargo run --release -p quabla-kernels
-//! --example gemm_speed -- [n] [threads] [f32|f64] [kernel]` (kernel: avx512, avx2 or
-//! portable; default the host's best).
+//! GFLOP/s of the packed product: `cargo run --release -p quabla-kernels --example gemm_speed
+//! -- [n | MxKxN] [threads] [f32|f64] [kernel]` (kernel: avx512, avx2 or portable; default
+//! the host's best).
 use quabla_kernels::gemm::{gemm_with, host_caches, Mat, Problem, Scoped, Serial, Team};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1024);
+    let dims: Vec<usize> = args.get(1).map_or(vec![1024], |s| s.split('x').filter_map(|d| d.parse().ok()).collect());
+    let n = if dims.len() == 3 { [dims[0], dims[1], dims[2]] } else { [dims[0]; 3] };
     let threads: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
     let f64s = args.get(3).is_some_and(|s| s == "f64");
     let kernel = args.get(4).cloned();
@@ -18,20 +19,20 @@ fn main() {
     }
 }
 
-fn run<T: quabla_kernels::gemm::Real + From<f32>>(n: usize, team: &dyn Team, kernel: Option<String>) {
+fn run<T: quabla_kernels::gemm::Real + From<f32>>([m, k, n]: [usize; 3], team: &dyn Team, kernel: Option<String>) {
     let kern = match kernel {
         Some(name) => *T::all().iter().find(|k| k.name == name).unwrap_or_else(|| panic!("no {name} kernel on this host")),
         None => T::kernel(),
     };
-    let a: Vec<T> = (0..n * n).map(|i| T::from((i % 7) as f32 * 0.1)).collect();
-    let b: Vec<T> = (0..n * n).map(|i| T::from((i % 5) as f32 * 0.1)).collect();
-    let mut c: Vec<T> = vec![T::default(); n * n];
-    let p = Problem { m: n, n, k: n, a: Mat { ptr: a.as_ptr(), rs: n as isize, cs: 1 }, b: Mat { ptr: b.as_ptr(), rs: n as isize, cs: 1 }, c: c.as_mut_ptr(), ldc: n as isize, accumulate: false };
+    let a: Vec<T> = (0..m * k).map(|i| T::from((i % 7) as f32 * 0.1)).collect();
+    let b: Vec<T> = (0..k * n).map(|i| T::from((i % 5) as f32 * 0.1)).collect();
+    let mut c: Vec<T> = vec![T::default(); m * n];
+    let p = Problem { m, n, k, a: Mat { ptr: a.as_ptr(), rs: k as isize, cs: 1 }, b: Mat { ptr: b.as_ptr(), rs: n as isize, cs: 1 }, c: c.as_mut_ptr(), ldc: n as isize, accumulate: false };
     let mut best = f64::MAX;
-    for _ in 0..30 {
+    for _ in 0..(3e10 / (2.0 * (m * n * k) as f64)).clamp(30.0, 3000.0) as usize {
         let t = std::time::Instant::now();
         unsafe { gemm_with(&p, team, kern, host_caches()).unwrap() };
         best = best.min(t.elapsed().as_secs_f64());
     }
-    println!("{n}^3 {} {kern:?}: {:.3} ms, {:.1} GFLOP/s", std::any::type_name::<T>(), best * 1e3, 2.0 * (n as f64).powi(3) / best / 1e9);
+    println!("{m}x{k}x{n} {} {kern:?}: {:.1} us, {:.1} GFLOP/s", std::any::type_name::<T>(), best * 1e6, 2.0 * (m * n * k) as f64 / best / 1e9);
 }

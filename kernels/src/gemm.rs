@@ -501,6 +501,9 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
         let mpanels = m.div_ceil(mr);
         let body = move |t: usize, threads: usize| {
             let base = base;
+            // A team larger than the scratch was sized for (never with `Team::threads` honest)
+            // works on its first `slots` threads, without barriers.
+            let whole = threads <= slots;
             let threads = threads.clamp(1, slots);
             if t >= threads {
                 return;
@@ -513,7 +516,7 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
             // products (fewer than 4 panels a thread, more micro-panels than panels) split
             // the rows instead: the team packs each B block together, then each thread
             // computes its rows against all of it, behind barriers.
-            let by_rows = n.div_ceil(nr) < 4 * threads && mpanels > n.div_ceil(nr);
+            let by_rows = whole && n.div_ceil(nr) < 4 * threads && mpanels > n.div_ceil(nr);
             let full = bl.nc / nr;
             let (q0, q1) = if by_rows { share(mpanels, t, threads) } else { (0, mpanels) };
             let (row0, row1) = (q0 * mr, (q1 * mr).min(m));
@@ -553,7 +556,7 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                                 let cp = p.c.offset((ic + i) as isize * p.ldc + col as isize);
                                 // The next tile's rows of C (below, or the next panel's first)
                                 // load while this one computes.
-                                let next = if i + mr < mb { cp.offset(mr as isize * p.ldc) } else if j + 1 < j1 { p.c.offset(ic as isize * p.ldc + (col + nr) as isize) } else { cp };
+                                let next = if i + mr < mb { cp.wrapping_offset(mr as isize * p.ldc) } else if j + 1 < j1 { p.c.wrapping_offset(ic as isize * p.ldc + (col + nr) as isize) } else { cp };
                                 prefetch_rows(next, mr.min(m - ic - i), p.ldc, nr * size);
                                 if mh == mr && nw == nr {
                                     (kern.f)(kb, ap, bp, cp, p.ldc as usize, load);
@@ -743,6 +746,30 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// A team that runs more threads than `threads()` says.
+    struct Larger(Scoped);
+
+    impl Team for Larger {
+        fn threads(&self) -> usize {
+            2
+        }
+        fn run(&self, body: &(dyn Fn(usize, usize) + Sync)) {
+            self.0.run(body)
+        }
+        fn barrier(&self) {
+            self.0.barrier()
+        }
+    }
+
+    #[test]
+    fn a_larger_team_than_announced_still_computes_the_product() {
+        // Narrow (rows split behind barriers when the team is as announced) and wide shapes.
+        let small = Caches { l1d: 4 << 10, l2: 4 << 10, l1_sets: 64, line: 64 };
+        for s in [[200, 20, 64], [64, 300, 70]] {
+            check::<f32>(f32::kernel(), &Larger(Scoped::new(4)), s, false, false, small, 1e-5);
         }
     }
 
