@@ -29,6 +29,21 @@ pub(crate) unsafe fn view<T>(u: *const Unranked) -> (*mut T, Vec<i64>, Vec<i64>)
     (aligned.offset(offset), sizes, strides)
 }
 
+/// [`view`] of a descriptor of rank at most 3 without allocating (the per-call path of the
+/// products, crate::gemm): the data pointer, then sizes and strides in the first `rank`
+/// entries.
+pub(crate) unsafe fn view3<T>(u: *const Unranked) -> (*mut T, [i64; 3], [i64; 3], usize) {
+    let u = &*u;
+    let r = (u.rank.max(0) as usize).min(3);
+    let d = u.desc;
+    let (mut sizes, mut strides) = ([0i64; 3], [0i64; 3]);
+    for i in 0..r {
+        sizes[i] = *d.add(3 + i);
+        strides[i] = *d.add(3 + u.rank as usize + i);
+    }
+    ((*d.add(1) as *mut T).offset(*d.add(2) as isize), sizes, strides, r)
+}
+
 /// Element offsets (in elements) of a row-major walk over `sizes` with `strides`.
 fn offsets(sizes: &[i64], strides: &[i64]) -> Vec<isize> {
     let mut out = vec![0isize];

@@ -317,6 +317,9 @@ fn runtime_products_match_the_interpreter_on_one_and_two_threads() {
         (vec![2, 128, 512], vec![2, 512, 272], bdims(&[0], &[2], &[1])),
         (vec![2, 1024, 140], vec![2, 120, 1024], bdims(&[0], &[1], &[2])),
         (vec![2, 2, 256, 256], vec![2, 2, 256, 264], bdims(&[0, 1], &[3], &[2])),
+        // Small single products (tiling::RUNTIME_GEMM_SMALL), plain and [k, m] x [n, k].
+        (vec![40, 50], vec![50, 64], mm()),
+        (vec![64, 40], vec![33, 64], tr(0, 1)),
         (vec![64, 8, 100], vec![100, 8, 330], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![2, 1], rhs_contracting_dimensions: vec![0, 1] }),
     ];
     for d in [DType::F32, DType::F64] {
@@ -336,7 +339,7 @@ fn runtime_products_match_the_interpreter_on_one_and_two_threads() {
             }
             let what = format!("{d} {ls:?} x {rs:?}");
             let text = lower_for_cpu(&m, &CpuOptions::default()).unwrap().text;
-            let host = tiling::runtime_gemm(d, 256, 256, 256, tiling::host_regs());
+            let host = tiling::runtime_gemm(d, [1, 256, 256, 256], tiling::host_regs());
             assert_eq!(text.contains("func.call @quabla_gemm_"), host, "{what}: runtime product chosen where the host has kernels");
             let inputs = [rng.buffer(&lt, -1.0, 1.0), rng.buffer(&rt, -1.0, 1.0)];
             let k: i64 = dims.lhs_contracting_dimensions.iter().map(|&c| ls[c as usize]).product();

@@ -43,10 +43,10 @@ fn in_order(rank: usize, batch: &[i64], first: &[i64], second: &[i64]) -> bool {
 pub fn runtime_product_work(target: &dyn crate::target::Target, lt: &TensorType, rt: &TensorType, dims: &DotDims) -> Option<i64> {
     let lfree = DotDims::free(lt.rank(), &dims.lhs_batching_dimensions, &dims.lhs_contracting_dimensions);
     let rfree = DotDims::free(rt.rank(), &dims.rhs_batching_dimensions, &dims.rhs_contracting_dimensions);
-    let (m, k, n) = (prod(lt, &lfree), prod(lt, &dims.lhs_contracting_dimensions), prod(rt, &rfree));
+    let (b, m, k, n) = (prod(lt, &dims.lhs_batching_dimensions), prod(lt, &lfree), prod(lt, &dims.lhs_contracting_dimensions), prod(rt, &rfree));
     let d = lt.dtype;
     target.matmul_plan(d, m, n, k)?;
-    if !target.runtime_gemm(d, m, n, k) {
+    if !target.runtime_gemm(d, [b, m, n, k]) {
         return None;
     }
     let ordered = |t: &TensorType, perm: Vec<i64>, alt: bool| if alt || perm.iter().enumerate().all(|(i, &p)| p == i as i64) { 0 } else { t.num_elements() as i64 };
@@ -153,7 +153,7 @@ impl Layout {
 /// the blocks of each product are.
 fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], lay: Layout, plan: &Plan, zero: bool) -> String {
     let dest = e.gemm_dest.take();
-    if e.cg.target.runtime_gemm(d, m, n, k) {
+    if e.cg.target.runtime_gemm(d, [b, m, n, k]) {
         return runtime_gemm(e, d, ops, [b, m, n, k], lay, zero, dest);
     }
     let tag = e.tiles.len();

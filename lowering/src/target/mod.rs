@@ -55,10 +55,10 @@ pub trait Target: Send + Sync + std::fmt::Debug {
         false
     }
 
-    /// Whether an `m x k` by `k x n` product of `d` (per batch element) is a call of the
+    /// Whether `b` products of `m x k` by `k x n` of `d` (`[b, m, n, k]`) are a call of the
     /// runtime's packed product (`quabla_gemm_<d>`, crate::linalg::dot) instead of code the
     /// lowering generates. Asked only for products that have a tiled [`Self::matmul_plan`].
-    fn runtime_gemm(&self, _d: DType, _m: i64, _n: i64, _k: i64) -> bool {
+    fn runtime_gemm(&self, _d: DType, _bmnk: [i64; 4]) -> bool {
         false
     }
 
@@ -209,9 +209,9 @@ mod tests {
     }
     static PLAIN: Plain = Plain;
 
-    /// tanh(x) and x . x on a 64 x 64 f32 matrix (a product the CPU generates code for).
+    /// tanh(x) and x . x on a 96 x 96 f32 matrix (a product the CPU generates code for).
     fn module() -> Module {
-        module_of(64)
+        module_of(96)
     }
 
     fn module_of(n: i64) -> Module {
@@ -233,7 +233,7 @@ mod tests {
         assert!(!cpu.contains("math.tanh"), "the CPU target has a tanh kernel:\n{cpu}");
         // A large product calls the runtime's where the host has its micro-kernels.
         let (big, tiles) = lower_module_tiles(&module_of(256), Abi::Dps, on(&cpu::CPU)).unwrap();
-        let runtime = cpu::tiling::runtime_gemm(DType::F32, 256, 256, 256, cpu::tiling::host_regs());
+        let runtime = cpu::tiling::runtime_gemm(DType::F32, [1, 256, 256, 256], cpu::tiling::host_regs());
         assert_eq!(tiles.is_empty(), runtime);
         assert_eq!(big.contains("func.call @quabla_gemm_f32") && big.contains("func.func private @quabla_gemm_f32"), runtime, "{big}");
         // The executor's work estimate counts only the copies around such a call: none for
@@ -247,7 +247,7 @@ mod tests {
         assert_eq!(runtime_product_work(&cpu::CPU, &t(&[256, 256]), &t(&[256, 256]), &DotDims::matmul()), expect(0));
         assert_eq!(runtime_product_work(&cpu::CPU, &t(&[256, 256]), &t(&[256, 256]), &tr), expect(0));
         assert_eq!(runtime_product_work(&cpu::CPU, &t(&[256, 2, 300]), &t(&[2, 256, 300]), &odd), expect(256 * 2 * 300));
-        assert_eq!(runtime_product_work(&cpu::CPU, &t(&[64, 64]), &t(&[64, 64]), &DotDims::matmul()), None);
+        assert_eq!(runtime_product_work(&cpu::CPU, &t(&[96, 96]), &t(&[96, 96]), &DotDims::matmul()), None);
         assert_eq!(runtime_product_work(&cpu::CPU_GENERATED, &t(&[256, 256]), &t(&[256, 256]), &DotDims::matmul()), None);
         let (plain, tiles) = lower_module_tiles(&module(), Abi::Dps, on(&PLAIN)).unwrap();
         assert!(tiles.is_empty());

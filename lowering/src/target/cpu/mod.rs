@@ -77,8 +77,8 @@ impl Target for CpuTarget {
         tiling::parallel_loop(parallel, extents, threads, cost)
     }
 
-    fn runtime_gemm(&self, d: DType, m: i64, n: i64, k: i64) -> bool {
-        self.runtime_products && tiling::runtime_gemm(d, m, n, k, tiling::host_regs())
+    fn runtime_gemm(&self, d: DType, bmnk: [i64; 4]) -> bool {
+        self.runtime_products && tiling::runtime_gemm(d, bmnk, tiling::host_regs())
     }
 
     fn unary_kernel(&self, b: &mut Text<'_>, u: UnaryOp, d: DType, x: &(String, DType)) -> Option<(String, DType)> {

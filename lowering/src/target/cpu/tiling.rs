@@ -75,22 +75,33 @@ pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Optio
 /// Multiply-adds (per batch element) from which a float product calls the runtime's packed
 /// product (`quabla_gemm_<d>`: quabla_kernels::gemm, precompiled micro-kernels on libomp's
 /// team) instead of the tiled code of [`script`]: the products that run on several threads
-/// ([`PAR_MATMUL_WORK`]). Below, the generated code reads A in place where the runtime packs
-/// it, which pays on short K: the GPT step of bench/cpu_table.py (products of 6-8M
-/// multiply-adds, K 64 to 512) took 8.53-8.55 ms with them calling the runtime against
-/// 7.96-8.01 ms generated (two alternations, 2026-12-04); the MLP step's (67-100M) 2.94-2.97
-/// against 3.05-3.08 ms.
+/// ([`PAR_MATMUL_WORK`]). Between [`RUNTIME_GEMM_SMALL`] and this, the generated code reads
+/// A in place where the runtime packs it, which pays on short K: the GPT step of
+/// bench/cpu_table.py (products of 6-8M multiply-adds, K 64 to 512) took 8.53-8.55 ms with
+/// them calling the runtime against 7.96-8.01 ms generated (two alternations, 2026-12-04);
+/// the MLP step's (67-100M) 2.94-2.97 against 3.05-3.08 ms.
 pub const RUNTIME_GEMM_WORK: i64 = PAR_MATMUL_WORK;
 
-/// Whether an `m x n x k` product of `d` calls the runtime's product
-/// ([`RUNTIME_GEMM_WORK`]): f32 and f64 on hosts with AVX2 or AVX-512 (`r`: its micro-kernels;
-/// elsewhere the generated code is faster), products with at least 32 columns and 16 rows
-/// (narrower ones waste most of its 32-column panels), unless `QUABLA_CPU_GEMM=jit`
-/// (comparisons; the choice changes the lowered text, which the compile cache's key has).
-pub fn runtime_gemm(d: DType, m: i64, n: i64, k: i64, r: Regs) -> bool {
+/// Multiply-adds up to which a single (unbatched) product calls the runtime's product too:
+/// there the call costs about a microsecond more than the generated code, and the generated
+/// code costs the program's compile ~15 ms (the transform script, the vector lowering and
+/// LLVM on the kernel). bench/cpu_table.py (2026-12-04): 64^3 f32 per call 3.4 -> 5.5 us (JAX
+/// 35-44 us), first call 1.05 -> 0.29 of JAX's; 32^3 1.0 -> 1.9 us, first call 0.86 ->
+/// 0.27. Batched ones (attention's per-head products) stay generated: one call per batch
+/// element would repeat the overhead.
+pub const RUNTIME_GEMM_SMALL: i64 = 1 << 18;
+
+/// Whether an `m x n x k` product of `d` (`b` batch elements) calls the runtime's product
+/// ([`RUNTIME_GEMM_WORK`], [`RUNTIME_GEMM_SMALL`]): f32 and f64 on hosts with AVX2 or AVX-512
+/// (`r`: its micro-kernels; elsewhere the generated code is faster), products with at least
+/// 32 columns and 16 rows and K (narrower ones waste most of its 32-column panels), unless
+/// `QUABLA_CPU_GEMM=jit` (comparisons; the choice changes the lowered text, which the compile
+/// cache's key has).
+pub fn runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], r: Regs) -> bool {
     static JIT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let jit = *JIT.get_or_init(|| std::env::var("QUABLA_CPU_GEMM").is_ok_and(|v| v == "jit"));
-    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && n >= 32 && m >= 16 && k >= 16 && m.saturating_mul(n).saturating_mul(k) >= RUNTIME_GEMM_WORK
+    let work = m.saturating_mul(n).saturating_mul(k);
+    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && n >= 32 && m >= 16 && k >= 16 && (work >= RUNTIME_GEMM_WORK || (b == 1 && work <= RUNTIME_GEMM_SMALL))
 }
 
 /// The register block (MR rows, NR columns) of a product of `d` with `n` columns on vector
