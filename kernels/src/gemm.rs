@@ -134,14 +134,20 @@ unsafe fn transpose_scalar<T: Copy>(src: *const T, rs: isize, rows: usize, len: 
 /// `C[0..MR, 0..NR] (+)= A_panel B_panel` over `kc` steps: `a` packed `kc x mr` (MR
 /// elements per step), `b` packed `kc x nr`, C's rows `ldc` apart; with `load` each element's
 /// sum continues from C's value (one FMA per step, in order), else starts from zero.
-pub type MicroFn<T> = unsafe fn(kc: usize, a: *const T, b: *const T, c: *mut T, ldc: usize, load: bool);
+/// `a_strides`: A's elements `[along K, between rows]` apart; the packed kernel ([`Kernel::f`])
+/// ignores them (its micro-panels are `[MR, 1]`), the strided one ([`Kernel::fs`]) reads A in
+/// place through them.
+pub type MicroFn<T> = unsafe fn(kc: usize, a: *const T, a_strides: [isize; 2], b: *const T, c: *mut T, ldc: usize, load: bool);
 
 /// A micro-kernel and its register tile.
 #[derive(Clone, Copy)]
 pub struct Kernel<T> {
     pub mr: usize,
     pub nr: usize,
+    /// On a packed micro-panel.
     pub f: MicroFn<T>,
+    /// On A in place (its strides given).
+    pub fs: MicroFn<T>,
     pub name: &'static str,
 }
 
@@ -173,7 +179,8 @@ pub fn fast() -> bool {
 
 macro_rules! portable {
     ($name:ident, $t:ty, $mr:expr, $nr:expr) => {
-        unsafe fn $name(kc: usize, a: *const $t, b: *const $t, c: *mut $t, ldc: usize, load: bool) {
+        unsafe fn $name<const STRIDED: bool>(kc: usize, a: *const $t, a_strides: [isize; 2], b: *const $t, c: *mut $t, ldc: usize, load: bool) {
+            let [step, row] = if STRIDED { a_strides } else { [$mr as isize, 1] };
             let mut acc = [[0 as $t; $nr]; $mr];
             if load {
                 for i in 0..$mr {
@@ -184,7 +191,7 @@ macro_rules! portable {
             }
             for p in 0..kc {
                 for i in 0..$mr {
-                    let x = *a.add(p * $mr + i);
+                    let x = *a.offset(p as isize * step + i as isize * row);
                     for j in 0..$nr {
                         acc[i][j] = x.mul_add(*b.add(p * $nr + j), acc[i][j]);
                     }
@@ -211,8 +218,10 @@ mod x86 {
     macro_rules! micro {
         ($name:ident, $feat:literal, $t:ty, $v:ty, $lanes:expr, $mr:expr, $nv:expr, $zero:ident, $set1:ident, $load:ident, $loadu:ident, $storeu:ident, $fmadd:ident) => {
             #[target_feature(enable = $feat)]
-            pub(super) unsafe fn $name(kc: usize, a: *const $t, b: *const $t, c: *mut $t, ldc: usize, load: bool) {
+            pub(super) unsafe fn $name<const STRIDED: bool>(kc: usize, a: *const $t, a_strides: [isize; 2], b: *const $t, c: *mut $t, ldc: usize, load: bool) {
                 const NR: usize = $lanes * $nv;
+                // Packed: the constants fold into the addressing of the broadcasts.
+                let [step, row] = if STRIDED { a_strides } else { [$mr as isize, 1] };
                 // With `load` the sums continue from C's values (one FMA chain per element over
                 // all of K, as a sequential sum would run).
                 let mut acc: [[$v; $nv]; $mr] = [[$zero(); $nv]; $mr];
@@ -232,7 +241,7 @@ mod x86 {
                             bv[v] = $load(b.add($o * NR + v * $lanes));
                         }
                         for i in 0..$mr {
-                            let x = $set1(*a.add($o * $mr + i));
+                            let x = $set1(*a.offset($o * step + i as isize * row));
                             for v in 0..$nv {
                                 acc[i][v] = $fmadd(x, bv[v], acc[i][v]);
                             }
@@ -244,12 +253,12 @@ mod x86 {
                     step!(1);
                     step!(2);
                     step!(3);
-                    a = a.add(4 * $mr);
+                    a = a.offset(4 * step);
                     b = b.add(4 * NR);
                 }
                 for _ in 0..kc % 4 {
                     step!(0);
-                    a = a.add($mr);
+                    a = a.offset(step);
                     b = b.add(NR);
                 }
                 for i in 0..$mr {
@@ -333,14 +342,14 @@ macro_rules! real {
             fn kernel() -> Kernel<$t> {
                 #[cfg(target_arch = "x86_64")]
                 match isa() {
-                    "avx512" => return Kernel { mr: $m512, nr: $n512, f: x86::$k512, name: "avx512" },
-                    "avx2" => return Kernel { mr: $m2, nr: $n2, f: x86::$k2, name: "avx2" },
+                    "avx512" => return Kernel { mr: $m512, nr: $n512, f: x86::$k512::<false>, fs: x86::$k512::<true>, name: "avx512" },
+                    "avx2" => return Kernel { mr: $m2, nr: $n2, f: x86::$k2::<false>, fs: x86::$k2::<true>, name: "avx2" },
                     _ => {}
                 }
                 Self::portable()
             }
             fn portable() -> Kernel<$t> {
-                Kernel { mr: $mp, nr: $np, f: $kp, name: "portable" }
+                Kernel { mr: $mp, nr: $np, f: $kp::<false>, fs: $kp::<true>, name: "portable" }
             }
             fn all() -> Vec<Kernel<$t>> {
                 #[allow(unused_mut)]
@@ -348,10 +357,10 @@ macro_rules! real {
                 #[cfg(target_arch = "x86_64")]
                 {
                     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-                        v.push(Kernel { mr: $m2, nr: $n2, f: x86::$k2, name: "avx2" });
+                        v.push(Kernel { mr: $m2, nr: $n2, f: x86::$k2::<false>, fs: x86::$k2::<true>, name: "avx2" });
                     }
                     if std::is_x86_feature_detected!("avx512f") {
-                        v.push(Kernel { mr: $m512, nr: $n512, f: x86::$k512, name: "avx512" });
+                        v.push(Kernel { mr: $m512, nr: $n512, f: x86::$k512::<false>, fs: x86::$k512::<true>, name: "avx512" });
                     }
                 }
                 v
@@ -383,6 +392,11 @@ pub struct Blocks {
     pub mc: usize,
     pub nc: usize,
 }
+
+/// Panels from which a thread packs A's row blocks: a row block read by fewer panels is read in
+/// place, its packing not repaid. Measured (one core, `gemm_speed`, 2026-12-04): 512x256x64
+/// (two panels) 93.6 us packed, of which 18% packing A; 32^3 in a jitted call 1.9 us.
+pub const IN_PLACE_PANELS: usize = 2;
 
 /// Rows of A per row block at most (its tiles' rows are the streams the hardware prefetchers
 /// follow into C). Measured (1024^3 f32, one core of the Xeon of 2026-12-04, best of 30):
@@ -541,10 +555,19 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                     }
                     let load = pc > 0 || p.accumulate;
                     let (j0, j1) = if by_rows { (0, panels) } else { (lo, hi) };
+                    // A row block read by at most IN_PLACE_PANELS panels is not packed: its
+                    // full micro-panels are read in place (the strided micro-kernel), only a
+                    // ragged last one is packed (zero rows past M).
+                    let in_place = j1 - j0 <= IN_PLACE_PANELS;
                     let mut ic = row0;
                     while ic < row1 {
                         let mb = bl.mc.min(row1 - ic);
-                        pack_a(p.a, ic, mb, pc, kb, mr, abuf);
+                        if !in_place {
+                            pack_a(p.a, ic, mb, pc, kb, mr, abuf);
+                        } else if mb % mr != 0 {
+                            let last = mb / mr * mr;
+                            pack_a(p.a, ic + last, mb - last, pc, kb, mr, abuf.add(last * kb));
+                        }
                         for j in j0..j1 {
                             let col = jc + j * nr;
                             let nw = nr.min(n - col);
@@ -552,14 +575,15 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                             let mut i = 0;
                             while i < mb {
                                 let mh = mr.min(mb - i);
-                                let ap = abuf.add(i * kb);
+                                let (micro, ap) = if in_place && mh == mr { (kern.fs, p.a.ptr.offset((ic + i) as isize * p.a.rs + pc as isize * p.a.cs)) } else { (kern.f, abuf.add(i * kb) as *const T) };
+                                let a_strides = [p.a.cs, p.a.rs];
                                 let cp = p.c.offset((ic + i) as isize * p.ldc + col as isize);
                                 // The next tile's rows of C (below, or the next panel's first)
                                 // load while this one computes.
                                 let next = if i + mr < mb { cp.wrapping_offset(mr as isize * p.ldc) } else if j + 1 < j1 { p.c.wrapping_offset(ic as isize * p.ldc + (col + nr) as isize) } else { cp };
                                 prefetch_rows(next, mr.min(m - ic - i), p.ldc, nr * size);
                                 if mh == mr && nw == nr {
-                                    (kern.f)(kb, ap, bp, cp, p.ldc as usize, load);
+                                    micro(kb, ap, a_strides, bp, cp, p.ldc as usize, load);
                                 } else {
                                     // A ragged tile: through the scratch tile (C's part first
                                     // when the sums continue from it).
@@ -570,7 +594,7 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                                             }
                                         }
                                     }
-                                    (kern.f)(kb, ap, bp, tile, nr, load);
+                                    micro(kb, ap, a_strides, bp, tile, nr, load);
                                     for r in 0..mh {
                                         for c in 0..nw {
                                             *cp.offset(r as isize * p.ldc + c as isize) = *tile.add(r * nr + c);
