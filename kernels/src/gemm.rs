@@ -1,8 +1,8 @@
 //! `C = A B` (or `C += A B`) for `f32` and `f64` matrices of any strides, blocked as in
 //! Goto and van de Geijn's GEMM: for each block of `nc` columns and each block of `kc` rows
-//! of B, the block of B is packed into contiguous `kc x NR` panels (shared by the team),
-//! then the rows of A are taken in blocks of `mc` rows, each packed into `kc x MR`
-//! micro-panels by the thread that computes it, and the micro-kernel multiplies one
+//! of B, the block of B is packed into contiguous `kc x NR` panels, then the rows of A are
+//! taken in blocks of `mc` rows, each packed into `kc x MR` micro-panels (or read in place
+//! when few panels read it, [`IN_PLACE_PANELS`]), and the micro-kernel multiplies one
 //! micro-panel by one panel into an `MR x NR` tile of C held in registers over the whole K
 //! block. The panel (`kc x NR`) stays in L1 while the row block's micro-panels pass over it;
 //! the packed row block (`mc x kc`) stays in L2 while the panels pass.
@@ -103,7 +103,7 @@ impl Team for Scoped {
 }
 
 /// An element type with micro-kernels.
-pub trait Real: Copy + Default + Send + Sync + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> + 'static {
+pub trait Real: Copy + Default + Send + Sync + 'static {
     /// The best micro-kernel for the host.
     fn kernel() -> Kernel<Self>;
     /// The portable micro-kernel (any host).
@@ -169,12 +169,6 @@ pub fn isa() -> &'static str {
         }
     }
     "portable"
-}
-
-/// Whether the host has vector micro-kernels (else [`gemm`] runs the portable one, which the
-/// JIT's own code beats).
-pub fn fast() -> bool {
-    isa() != "portable"
 }
 
 macro_rules! portable {
@@ -471,7 +465,8 @@ pub struct OutOfMemory(pub usize);
 /// A raw pointer shared with the team.
 #[derive(Clone, Copy)]
 struct Shared<T>(*mut T);
-// SAFETY: threads write disjoint parts of the buffers behind it, separated by barriers.
+// SAFETY: threads write disjoint parts of the buffers behind it (read by others only after a
+// barrier).
 unsafe impl<T> Send for Shared<T> {}
 unsafe impl<T> Sync for Shared<T> {}
 

@@ -275,7 +275,6 @@ impl Executor for CpuExecutor {
 
     fn compile(&self, m: &Module, entry: &str, opts: &CompileOptions) -> Result<Arc<dyn Executable>, RuntimeError> {
         let f = m.func(entry).filter(|f| f.public).ok_or_else(|| RuntimeError::NoEntry(entry.to_string()))?;
-        let _warm = crate::llvm_compile::warm();
         let (inputs, outputs) = (f.param_types(), f.result_types());
         let template = DescTemplate::new(&inputs, &outputs);
         let (cm, chunks) = lower_text(m, opts)?;
@@ -310,6 +309,8 @@ impl Executor for CpuExecutor {
                 eprintln!("[quabla] compile cache miss for @{entry} ({})", dir.display());
             }
         }
+        // LLVM's one-time costs overlap this compile (not a cache hit, which needs no LLVM).
+        let _warm = crate::llvm_compile::warm();
         let guard = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
         let ctx = &guard.0;
         let mut module = to_llvm(&guard, &cm)?;

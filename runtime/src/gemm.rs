@@ -11,7 +11,7 @@ use std::ffi::c_void;
 
 use quabla_kernels::gemm::{gemm, Mat, OutOfMemory, Problem, Real, Team};
 
-use crate::linalg_kernels::{view3, Unranked};
+use crate::linalg_kernels::{parts, Unranked};
 
 unsafe extern "C" {
     fn quabla_omp_run(body: unsafe extern "C" fn(*mut c_void, i32, i32), ctx: *mut c_void, threads: i32);
@@ -67,10 +67,9 @@ unsafe fn call<T: Real>(a: *const Unranked, b: *const Unranked, c: *const Unrank
 }
 
 unsafe fn run<T: Real>(a: *const Unranked, b: *const Unranked, c: *const Unranked, a_km: bool, b_nk: bool, accumulate: bool, threads: i64) -> Result<(), OutOfMemory> {
-    let (ap, asz, ast, ar) = view3::<T>(a);
-    let (bp, bsz, bst, br) = view3::<T>(b);
-    let (cp, csz, cst, cr) = view3::<T>(c);
-    let (asz, ast, bsz, bst, csz, cst) = (&asz[..ar], &ast[..ar], &bsz[..br], &bst[..br], &csz[..cr], &cst[..cr]);
+    let (ap, asz, ast) = parts::<T>(a);
+    let (bp, bsz, bst) = parts::<T>(b);
+    let (cp, csz, cst) = parts::<T>(c);
     let batch = if csz.len() == 3 { csz[0].max(0) as usize } else { 1 };
     let team = Omp { threads: threads.clamp(1, 256) as usize };
     for i in 0..batch {

@@ -17,31 +17,20 @@ pub(crate) struct Unranked {
     desc: *const i64,
 }
 
-/// (aligned data pointer + offset, sizes, strides) of a descriptor.
-pub(crate) unsafe fn view<T>(u: *const Unranked) -> (*mut T, Vec<i64>, Vec<i64>) {
+/// (aligned data pointer + offset, sizes, strides) of a descriptor, the sizes and strides
+/// read in place (no allocation: the products' per-call path, crate::gemm).
+pub(crate) unsafe fn parts<'a, T>(u: *const Unranked) -> (*mut T, &'a [i64], &'a [i64]) {
     let u = &*u;
-    let r = u.rank as usize;
+    let r = u.rank.max(0) as usize;
     let d = u.desc;
-    let aligned = *d.add(1) as *mut T;
-    let offset = *d.add(2) as isize;
-    let sizes = (0..r).map(|i| *d.add(3 + i)).collect();
-    let strides = (0..r).map(|i| *d.add(3 + r + i)).collect();
-    (aligned.offset(offset), sizes, strides)
+    let (sizes, strides) = (std::slice::from_raw_parts(d.add(3), r), std::slice::from_raw_parts(d.add(3 + r), r));
+    ((*d.add(1) as *mut T).offset(*d.add(2) as isize), sizes, strides)
 }
 
-/// [`view`] of a descriptor of rank at most 3 without allocating (the per-call path of the
-/// products, crate::gemm): the data pointer, then sizes and strides in the first `rank`
-/// entries.
-pub(crate) unsafe fn view3<T>(u: *const Unranked) -> (*mut T, [i64; 3], [i64; 3], usize) {
-    let u = &*u;
-    let r = (u.rank.max(0) as usize).min(3);
-    let d = u.desc;
-    let (mut sizes, mut strides) = ([0i64; 3], [0i64; 3]);
-    for i in 0..r {
-        sizes[i] = *d.add(3 + i);
-        strides[i] = *d.add(3 + u.rank as usize + i);
-    }
-    ((*d.add(1) as *mut T).offset(*d.add(2) as isize), sizes, strides, r)
+/// [`parts`] with owned sizes and strides.
+pub(crate) unsafe fn view<T>(u: *const Unranked) -> (*mut T, Vec<i64>, Vec<i64>) {
+    let (p, sizes, strides) = parts::<T>(u);
+    (p, sizes.to_vec(), strides.to_vec())
 }
 
 /// Element offsets (in elements) of a row-major walk over `sizes` with `strides`.

@@ -35,28 +35,47 @@ fn in_order(rank: usize, batch: &[i64], first: &[i64], second: &[i64]) -> bool {
     !first.is_empty() && !second.is_empty() && batch.iter().chain(first).chain(second).copied().eq(0..rank as i64)
 }
 
+/// A `dot_general`'s sizes and layouts: batch, free and contracted extents (`b`, `m`, `k`,
+/// `n`), the permutations to `[batch, free, contract]` / `[batch, contract, free]`, and
+/// whether an operand is already in the alternative layout the tiled path reads in place
+/// (`a_km`: lhs `[batch, contract, free]`; `b_nk`: rhs `[batch, free, contract]`).
+struct DotShape {
+    bmkn: [i64; 4],
+    lperm: Vec<i64>,
+    rperm: Vec<i64>,
+    a_km: bool,
+    b_nk: bool,
+}
+
+fn dot_shape(lt: &TensorType, rt: &TensorType, dims: &DotDims) -> DotShape {
+    let lfree = DotDims::free(lt.rank(), &dims.lhs_batching_dimensions, &dims.lhs_contracting_dimensions);
+    let rfree = DotDims::free(rt.rank(), &dims.rhs_batching_dimensions, &dims.rhs_contracting_dimensions);
+    DotShape {
+        bmkn: [prod(lt, &dims.lhs_batching_dimensions), prod(lt, &lfree), prod(lt, &dims.lhs_contracting_dimensions), prod(rt, &rfree)],
+        lperm: dims.lhs_batching_dimensions.iter().chain(&lfree).chain(&dims.lhs_contracting_dimensions).copied().collect(),
+        rperm: dims.rhs_batching_dimensions.iter().chain(&dims.rhs_contracting_dimensions).chain(&rfree).copied().collect(),
+        a_km: in_order(lt.rank(), &dims.lhs_batching_dimensions, &dims.lhs_contracting_dimensions, &lfree),
+        b_nk: in_order(rt.rank(), &dims.rhs_batching_dimensions, &rfree, &dims.rhs_contracting_dimensions),
+    }
+}
+
 /// The element operations of the code generated around a product of `lt` by `rt` (dims
 /// `dims`) that `target` makes a runtime call (`quabla_gemm_<d>`, [`runtime_gemm`]): the
 /// elements of the operands transposed into a layout the call reads (0 when it reads both in
 /// place), or None when the product's code is generated. The CPU executor counts this
 /// instead of the multiply-adds when it picks LLVM's level for a program.
 pub fn runtime_product_work(target: &dyn crate::target::Target, lt: &TensorType, rt: &TensorType, dims: &DotDims) -> Option<i64> {
-    let lfree = DotDims::free(lt.rank(), &dims.lhs_batching_dimensions, &dims.lhs_contracting_dimensions);
-    let rfree = DotDims::free(rt.rank(), &dims.rhs_batching_dimensions, &dims.rhs_contracting_dimensions);
-    let (b, m, k, n) = (prod(lt, &dims.lhs_batching_dimensions), prod(lt, &lfree), prod(lt, &dims.lhs_contracting_dimensions), prod(rt, &rfree));
+    let s = dot_shape(lt, rt, dims);
+    let [b, m, k, n] = s.bmkn;
     let d = lt.dtype;
     target.matmul_plan(d, m, n, k)?;
     if !target.runtime_gemm(d, [b, m, n, k]) {
         return None;
     }
-    let ordered = |t: &TensorType, perm: Vec<i64>, alt: bool| if alt || perm.iter().enumerate().all(|(i, &p)| p == i as i64) { 0 } else { t.num_elements() as i64 };
-    let lperm: Vec<i64> = dims.lhs_batching_dimensions.iter().chain(&lfree).chain(&dims.lhs_contracting_dimensions).copied().collect();
-    let rperm: Vec<i64> = dims.rhs_batching_dimensions.iter().chain(&dims.rhs_contracting_dimensions).chain(&rfree).copied().collect();
-    let a_km = in_order(lt.rank(), &dims.lhs_batching_dimensions, &dims.lhs_contracting_dimensions, &lfree);
-    let b_nk = in_order(rt.rank(), &dims.rhs_batching_dimensions, &rfree, &dims.rhs_contracting_dimensions);
     // An operand in its alternative layout is read in place; otherwise it is transposed
     // unless already in order (as lower_dot_general does).
-    Some(ordered(lt, lperm, a_km).saturating_add(ordered(rt, rperm, b_nk)))
+    let copied = |t: &TensorType, perm: &[i64], alt: bool| if alt || perm.iter().enumerate().all(|(i, &p)| p == i as i64) { 0 } else { t.num_elements() as i64 };
+    Some(copied(lt, &s.lperm, s.a_km).saturating_add(copied(rt, &s.rperm, s.b_nk)))
 }
 
 /// `quabla.dot_general`.
@@ -64,25 +83,19 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let (l, r) = (e.name(o.operands[0]), e.name(o.operands[1]));
     let (lt, rt, out) = (f.ty(o.operands[0]), f.ty(o.operands[1]), f.ty(o.results[0]));
     let d = out.dtype;
-    let lfree = DotDims::free(lt.rank(), &dims.lhs_batching_dimensions, &dims.lhs_contracting_dimensions);
-    let rfree = DotDims::free(rt.rank(), &dims.rhs_batching_dimensions, &dims.rhs_contracting_dimensions);
-    let (b, m, k, n) = (prod(lt, &dims.lhs_batching_dimensions), prod(lt, &lfree), prod(lt, &dims.lhs_contracting_dimensions), prod(rt, &rfree));
-    let lperm: Vec<i64> = dims.lhs_batching_dimensions.iter().chain(&lfree).chain(&dims.lhs_contracting_dimensions).copied().collect();
-    let rperm: Vec<i64> = dims.rhs_batching_dimensions.iter().chain(&dims.rhs_contracting_dimensions).chain(&rfree).copied().collect();
-    let batched = !dims.lhs_batching_dimensions.is_empty();
-    let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k) } else { None };
-    // A runtime product whose result is a destination-passing output of the function (of
-    // the product's own shape) writes into the output's buffer: no copy after the call.
-    let shape3: &[i64] = if batched { &[b, m, n] } else { &[m, n] };
-    e.gemm_dest = e.outs.iter().find(|(v, _)| *v == o.results[0]).filter(|_| plan.is_some() && out.shape == shape3).map(|(_, name)| name.clone());
     // An rhs laid out [batch..., free..., contracted...] (`x @ W.T`, attention's `q k^T`) is
     // packed from its own [n, k] layout: no transposed copy before the packing copy. An lhs
     // laid out [batch..., contracted..., free...] (the weight gradient `x.T @ dz`, also over
     // [batch, seq, features] activations; attention's `dS^T q`) is read as [k, m] by the
     // tagged products themselves: no copy of it at all. Both views are reshapes of the
     // operands.
-    let a_km = in_order(lt.rank(), &dims.lhs_batching_dimensions, &dims.lhs_contracting_dimensions, &lfree);
-    let b_nk = in_order(rt.rank(), &dims.rhs_batching_dimensions, &rfree, &dims.rhs_contracting_dimensions);
+    let DotShape { bmkn: [b, m, k, n], lperm, rperm, a_km, b_nk } = dot_shape(lt, rt, dims);
+    let batched = !dims.lhs_batching_dimensions.is_empty();
+    let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k) } else { None };
+    // A runtime product whose result is a destination-passing output of the function (of
+    // the product's own shape) writes into the output's buffer: no copy after the call.
+    let shape3: &[i64] = if batched { &[b, m, n] } else { &[m, n] };
+    let dest = e.outs.iter().find(|(v, _)| *v == o.results[0]).filter(|_| out.shape == shape3).map(|(_, name)| name.clone());
     if let (Some(plan), true) = (&plan, a_km || b_nk) {
         // [b, x, y] (batched) or [x, y].
         let bs: &[i64] = if batched { &[b] } else { &[] };
@@ -101,7 +114,7 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
         };
         let ct = shape(m, n);
         let init = e.empty(&ct);
-        let p = tiled(e, d, [&l2, &r2, &init], [b, m, n, k], Layout { batched, b_nk, a_km }, plan, true);
+        let p = tiled(e, d, [&l2, &r2, &init], [b, m, n, k], Layout { batched, b_nk, a_km }, plan, true, dest);
         return Ok(reshape(e, &p, &ct, out));
     }
     let l1 = transpose(e, &l, lt, &lperm);
@@ -119,7 +132,7 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let p = match plan {
         Some(plan) => {
             let init = e.empty(&o3t);
-            tiled(e, d, [&l3, &r3, &init], [b, m, n, k], Layout { batched, ..Layout::PLAIN }, &plan, true)
+            tiled(e, d, [&l3, &r3, &init], [b, m, n, k], Layout { batched, ..Layout::PLAIN }, &plan, true, dest)
         }
         None => {
             let z = e.scalar(d, zero_lit(d));
@@ -150,9 +163,11 @@ impl Layout {
 /// The tiled product of `plan` (tagged for the transform script): packed panels, in a loop
 /// over the batch when batched. On several threads (Target::parallel_matmul) the batch
 /// loop is an `scf.forall` when there are at least as many batch elements as threads, else
-/// the blocks of each product are.
-fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], lay: Layout, plan: &Plan, zero: bool) -> String {
-    let dest = e.gemm_dest.take();
+/// the blocks of each product are. Where the target says so ([`runtime_gemm`]) it is one
+/// call of the runtime's product instead, writing into `dest` (the function's output
+/// buffer) when given.
+#[allow(clippy::too_many_arguments)]
+fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], lay: Layout, plan: &Plan, zero: bool, dest: Option<String>) -> String {
     if e.cg.target.runtime_gemm(d, [b, m, n, k]) {
         return runtime_gemm(e, d, ops, [b, m, n, k], lay, zero, dest);
     }
@@ -187,7 +202,7 @@ fn runtime_gemm(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k
     let read = |e: &mut Emitter, x: &str, t: &TensorType| {
         let dims: Vec<String> = t.shape.iter().map(|s| s.to_string()).collect();
         let strided = format!("memref<{}x{d}, strided<[{}], offset: ?>>", dims.join("x"), vec!["?"; t.shape.len()].join(", "));
-        let id = e.gemm_reads();
+        let id = e.id();
         let buf = e.op(format!("bufferization.to_buffer {x} read_only {{quabla.gemm_operand = {id} : i64}} : {t} to {strided}"));
         e.op(format!("memref.cast {buf} : {strided} to {unranked}"))
     };
@@ -593,7 +608,7 @@ pub fn matmul_into(e: &mut Emitter, d: DType, l: &str, r: &str, init: &str, [m, 
     if (plan.mp, plan.np) != (m, n) {
         return None;
     }
-    Some(tiled(e, d, [l, r, init], [1, m, n, k], Layout::PLAIN, &plan, false))
+    Some(tiled(e, d, [l, r, init], [1, m, n, k], Layout::PLAIN, &plan, false, None))
 }
 
 /// The panel width of the tiled product `[m, k] x [k, n]` when it could take B already packed
@@ -669,7 +684,7 @@ pub fn matmul_of(e: &mut Emitter, d: DType, l3: &str, r3: &str, [b, m, n, k]: [i
     match plan {
         Some(plan) => {
             let init = e.empty(&o3t);
-            tiled(e, d, [l3, r3, &init], [b, m, n, k], Layout { batched, ..Layout::PLAIN }, &plan, true)
+            tiled(e, d, [l3, r3, &init], [b, m, n, k], Layout { batched, ..Layout::PLAIN }, &plan, true, None)
         }
         None => {
             let z = e.scalar(d, zero_lit(d));

@@ -56,13 +56,11 @@ pub struct Emitter {
     /// The destination-passing outputs of the function: (value, its `%out<k>` memref), each
     /// value once. A runtime product whose result is one writes into it (crate::linalg::dot).
     pub outs: Vec<(Value, String)>,
-    /// The output memref the next runtime product writes into, set by its op's lowering.
-    pub gemm_dest: Option<String>,
 }
 
 impl Emitter {
     fn new(f: &Func, cg: Codegen, (tiles, par, gemms): Tagged) -> Self {
-        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None, depth: 0, cg, tiles, par, gemms, outs: Vec::new(), gemm_dest: None }
+        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None, depth: 0, cg, tiles, par, gemms, outs: Vec::new() }
     }
 
     /// Threads the code may use, when the target splits work across them (1 otherwise).
@@ -74,16 +72,16 @@ impl Emitter {
         }
     }
 
-    /// A fresh id for a runtime product's operand read (crate::linalg::dot).
-    pub fn gemm_reads(&mut self) -> usize {
+    /// A fresh number, unique in the function (SSA names; a runtime product's operand reads,
+    /// crate::linalg::dot).
+    pub fn id(&mut self) -> usize {
         self.next += 1;
         self.next
     }
 
     /// A fresh SSA name.
     pub fn fresh(&mut self) -> String {
-        self.next += 1;
-        format!("%t{}", self.next)
+        format!("%t{}", self.id())
     }
 
     /// The SSA name of quabla value `v`.
