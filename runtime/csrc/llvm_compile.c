@@ -136,6 +136,19 @@ static int add_packed_wrapper(LLVMModuleRef m, LLVMContextRef ctx, const char *n
   return 1;
 }
 
+/* Makes the defined function `name` of `m` internal and always inlined (its only caller is the
+ * packed wrapper chain): code generation then compiles one entry function instead of three
+ * (the program, its C-interface wrapper and the packed wrapper), 0.4-0.5 ms of each compile. */
+static void inline_into_wrapper(LLVMModuleRef m, LLVMContextRef ctx, const char *name) {
+  LLVMValueRef f = LLVMGetNamedFunction(m, name);
+  if (!f || LLVMIsDeclaration(f)) return;
+  unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", strlen("alwaysinline"));
+  unsigned never = LLVMGetEnumAttributeKindForName("noinline", strlen("noinline"));
+  if (LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, never)) return;
+  LLVMSetLinkage(f, LLVMInternalLinkage);
+  LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, always, 0));
+}
+
 /* Passes `args` (space-separated LLVM command-line options, e.g. "-disable-lsr") to LLVM's
  * option parser (QUABLA_LLVM_ARGS); the caller calls it once per process, before the first
  * compile (runtime/src/llvm_compile.rs `set_args`). */
@@ -182,6 +195,12 @@ int quabla_llvm_compile(void *op, const char *passes, int level, const char *wra
     *err = malloc(n);
     if (*err) strcat(strcat(strcpy(*err, "no function "), wrap), " to wrap in the LLVM module");
     goto done;
+  }
+  if (wrap) {
+    /* `_mlir_ciface_<f>` and `<f>`: called only through the packed wrapper. */
+    inline_into_wrapper(m, ctx, wrap);
+    const char *prefix = "_mlir_ciface_";
+    if (strncmp(wrap, prefix, strlen(prefix)) == 0) inline_into_wrapper(m, ctx, wrap + strlen(prefix));
   }
   double t1 = now_ms();
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();

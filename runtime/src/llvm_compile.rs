@@ -61,10 +61,12 @@ pub(crate) struct Levels {
 /// loop-rotate is the pass these need: without it the softmax and layernorm grads ran 3x
 /// slower. LoopUnroll was a third of the pipeline's time on the GPT loss+grad (0.40 of 1.22 s,
 /// `opt -time-passes`) for no measurable gain in the steady state of any row. Measured
+/// `always-inline` first puts the program into its wrappers (csrc/llvm_compile.c
+/// `inline_into_wrapper`). Measured
 /// against `default<O2>` (docs/performance.md, 2026-12-03): optimisation 2-5x faster
 /// (matmul 32^3 28-30 -> 7-11 ms), first calls of the table 1.2-2x shorter, the steady
 /// state equal on every row of bench/cpu_table.py.
-pub(crate) const LEVEL2_PASSES: &str = "function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,loop(loop-rotate),loop-mssa(licm),gvn,loop-vectorize,instcombine<no-verify-fixpoint>,slp-vectorizer,simplifycfg)";
+pub(crate) const LEVEL2_PASSES: &str = "always-inline,function(sroa,early-cse<memssa>,instcombine<no-verify-fixpoint>,simplifycfg,loop(loop-rotate),loop-mssa(licm),gvn,loop-vectorize,instcombine<no-verify-fixpoint>,slp-vectorizer,simplifycfg)";
 
 /// The estimated element operations of one call of a program: all of them, and those of its
 /// contractions (`dot_general`: K multiply-adds per result element).
