@@ -1,5 +1,5 @@
 """Products that call the runtime's packed GEMM (quabla_kernels::gemm; small single products
-and products of at least 2^24 multiply-adds on AVX2/AVX-512 hosts) and those around its
+and products of at least 2^21 multiply-adds on AVX2/AVX-512 hosts) and those around its
 thresholds, against NumPy in float64: every layout the lowering hands it, ragged and size-1
 extents, batched, f32 and f64, values and gradients. On hosts without the kernels the same
 products take the generated path and must give the same answers."""
@@ -15,6 +15,7 @@ SHAPES = [
     (64, 64, 64),
     (40, 300, 33),  # narrow, A read in place by the strided micro-kernel
     (130, 70, 96),  # between the thresholds: generated
+    (100, 150, 200),  # >= 2^21: the kernel on one thread
     (256, 257, 256),  # >= 2^24: the kernel on the program's threads
 ]
 

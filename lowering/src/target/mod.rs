@@ -46,8 +46,9 @@ pub trait Target: Send + Sync + std::fmt::Debug {
 
     /// The transform sequences, embedded in the lowered module, that tile the matmuls
     /// tagged with `tiles` and, with `threads` > 1, split the generics tagged
-    /// `quabla.par = <PAR_CODE>` into `threads` tiles (only asked when there is work for it).
-    fn matmul_script(&self, tiles: &[MatmulTile], threads: i64) -> String;
+    /// `quabla.par = <PAR_CODE>` into `threads` tiles (only asked when there is work for it),
+    /// for the generic ranks in the mask `ranks` (bit `r`: rank `r`).
+    fn matmul_script(&self, tiles: &[MatmulTile], threads: i64, ranks: u32) -> String;
 
     /// Whether the tiled `m x n x k` product runs its blocks on `threads` threads (an
     /// `scf.forall`, OpenMP after bufferization). Never asked with one thread.
@@ -200,7 +201,7 @@ mod tests {
         fn matmul_plan(&self, _: DType, _: i64, _: i64, _: i64) -> Option<Plan> {
             None
         }
-        fn matmul_script(&self, _: &[MatmulTile], _: i64) -> String {
+        fn matmul_script(&self, _: &[MatmulTile], _: i64, _: u32) -> String {
             unreachable!("no matmul is tagged without a plan")
         }
         fn unary_kernel(&self, _: &mut Text<'_>, _: UnaryOp, _: DType, _: &(String, DType)) -> Option<(String, DType)> {

@@ -65,8 +65,8 @@ impl Target for CpuTarget {
         tiling::choose(d, m, n, k)
     }
 
-    fn matmul_script(&self, tiles: &[MatmulTile], threads: i64) -> String {
-        tiling::script(tiles, threads)
+    fn matmul_script(&self, tiles: &[MatmulTile], threads: i64, ranks: u32) -> String {
+        tiling::script(tiles, threads, ranks)
     }
 
     fn parallel_matmul(&self, m: i64, n: i64, k: i64, threads: i64) -> bool {
@@ -159,12 +159,13 @@ pub struct CpuModule {
 pub fn lower_for_cpu(m: &Module, opts: &CpuOptions) -> Result<CpuModule, LowerError> {
     let target = if opts.runtime_gemm { &CPU } else { &CPU_GENERATED };
     let cg = Codegen { approx_math: opts.vectorize, tile_matmuls: opts.vectorize, target, threads: opts.threads };
-    let (text, (tiles, loops, _)) = lower_module_tagged(m, Abi::Dps, cg)?;
+    let (text, tagged) = lower_module_tagged(m, Abi::Dps, cg)?;
+    let (tiles, loops) = (tagged.tiles, tagged.par);
     // Parallel matmuls are emitted as scf.forall; parallel loops become one in the script.
     let loops = loops && opts.threads > 1;
     let parallel = opts.threads > 1 && (loops || text.contains("scf.forall"));
     let threads = if parallel { opts.threads } else { 1 };
-    let (pre, rest) = cpu_passes(&CpuOptions { vectorize: opts.vectorize, transform: !tiles.is_empty() || loops, threads, runtime_gemm: opts.runtime_gemm });
+    let (pre, rest) = cpu_passes(&CpuOptions { vectorize: opts.vectorize, transform: !tiles.is_empty() || loops, threads, runtime_gemm: opts.runtime_gemm }, !tiles.is_empty());
     let module = |p: &[String]| format!("builtin.module({})", p.join(","));
     let (pipeline, tag_pipeline) = if loops { (module(&rest), Some(module(&pre))) } else { (module(&[pre, rest].concat()), None) };
     Ok(CpuModule { text, pipeline, tiled_matmuls: tiles.len(), parallel, tag_pipeline, threads })
@@ -172,14 +173,17 @@ pub fn lower_for_cpu(m: &Module, opts: &CpuOptions) -> Result<CpuModule, LowerEr
 
 /// The pass pipeline, as a `builtin.module(...)` string for MLIR's pass-pipeline parser.
 pub fn cpu_pipeline(opts: &CpuOptions) -> String {
-    let (pre, rest) = cpu_passes(opts);
+    let (pre, rest) = cpu_passes(opts, opts.transform);
     format!("builtin.module({})", [pre, rest].concat().join(","))
 }
 
 /// The passes of [`cpu_pipeline`], split where the CPU executor tags parallel loops
-/// (`CpuModule::tag_pipeline`): after fusion and CSE, before the transform script.
-fn cpu_passes(opts: &CpuOptions) -> (Vec<String>, Vec<String>) {
+/// (`CpuModule::tag_pipeline`): after fusion and CSE, before the transform script. `vectors`:
+/// the script tiles matmuls into vector ops (its `@__quabla_lower_vectors` then lowers them);
+/// a script that only splits loops for threads has neither.
+fn cpu_passes(opts: &CpuOptions, vectors: bool) -> (Vec<String>, Vec<String>) {
     let t = opts.transform;
+    let v = t && vectors;
     let par = opts.threads > 1;
     let omp = format!("convert-scf-to-openmp{{num-threads={}}}", opts.threads);
     let passes: Vec<String> = [
@@ -196,10 +200,10 @@ fn cpu_passes(opts: &CpuOptions) -> (Vec<String>, Vec<String>) {
         (true, "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops}"),
         (true, "buffer-deallocation-pipeline"),
         (true, "convert-bufferization-to-memref"),
-        (t, "transform-interpreter{entry-point=__quabla_lower_vectors}"),
+        (v, "transform-interpreter{entry-point=__quabla_lower_vectors}"),
         (t, "symbol-dce"),
         (true, "convert-linalg-to-loops"),
-        (t, "convert-vector-to-scf"),
+        (v, "convert-vector-to-scf"),
         // scf.forall (parallel matmul blocks, tiled loops) -> scf.parallel -> omp.parallel +
         // omp.wsloop (static schedule: one contiguous range of tiles per thread).
         (par, "scf-forall-to-parallel"),
@@ -208,7 +212,7 @@ fn cpu_passes(opts: &CpuOptions) -> (Vec<String>, Vec<String>) {
         (true, "lower-affine"),
         (true, "convert-scf-to-cf"),
         (true, "finalize-memref-to-llvm"),
-        (t, "convert-vector-to-llvm{reassociate-fp-reductions}"),
+        (v, "convert-vector-to-llvm{reassociate-fp-reductions}"),
         (true, "convert-math-to-llvm{approximate-log1p=false}"),
         (true, "convert-math-to-libm"),
         (true, "convert-arith-to-llvm"),

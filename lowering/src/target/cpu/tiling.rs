@@ -74,13 +74,17 @@ pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Optio
 
 /// Multiply-adds (per batch element) from which a float product calls the runtime's packed
 /// product (`quabla_gemm_<d>`: quabla_kernels::gemm, precompiled micro-kernels on libomp's
-/// team) instead of the tiled code of [`script`]: the products that run on several threads
-/// ([`PAR_MATMUL_WORK`]). Between [`RUNTIME_GEMM_SMALL`] and this, the generated code reads
-/// A in place where the runtime packs it, which pays on short K: the GPT step of
-/// bench/cpu_table.py (products of 6-8M multiply-adds, K 64 to 512) took 8.53-8.55 ms with
-/// them calling the runtime against 7.96-8.01 ms generated (two alternations, 2026-12-04);
-/// the MLP step's (67-100M) 2.94-2.97 against 3.05-3.08 ms.
-pub const RUNTIME_GEMM_WORK: i64 = PAR_MATMUL_WORK;
+/// team) instead of the tiled code of [`script`]. Below it (down to [`RUNTIME_GEMM_SMALL`])
+/// the generated code is faster per call on some shapes (it reads A in place where the
+/// runtime packs it when more than two panels read a row block), but each such product costs
+/// the program's compile 10-20 ms. Measured 2026-12-04 (bench/cpu_table.py --only gpt, two
+/// alternations; jitted `a @ b` f32, min of 300 calls): at 2^21 instead of 2^24 the GPT step
+/// (products of 6-8M multiply-adds, K 64 to 512) first call 0.64-0.66 -> 0.49 s, per call
+/// 7.94-8.10 -> 8.02-8.09 ms (within the noise); single products per call 512x64x128
+/// 39.7 -> 47.3 us, 256x64x256 40.7 -> 44.8, 256x128x192 58.2 -> 64.7, 200x100x300
+/// 63.8 -> 67.5, 128x256x128 54.0 -> 45.7 us; each first call 15-25 -> 3.5 ms. The calls
+/// that lose pay back the compile saved only after a thousand calls or more.
+pub const RUNTIME_GEMM_WORK: i64 = 1 << 21;
 
 /// Multiply-adds up to which a single (unbatched) product calls the runtime's product too:
 /// there the call costs about a microsecond more than the generated code, and the generated
@@ -298,11 +302,15 @@ fn tile(out: &mut String, h: &str, name: &str, sizes: &[i64]) -> String {
 /// loops (module-level text, to be placed inside a module with
 /// `transform.with_named_sequence`). A generic tagged `quabla.par = par_code(rank, dim)` is
 /// tiled into an `scf.forall` of `threads` tiles along `dim` (the pipeline makes it an
-/// OpenMP loop after bufferization); codes no generic carries match nothing.
-pub fn script(tiles: &[MatmulTile], threads: i64) -> String {
+/// OpenMP loop after bufferization), for the ranks of the mask `ranks` (bit `r`: rank `r`, the
+/// generics the module has); codes no generic carries match nothing. Without tagged matmuls
+/// there is no `@__quabla_lower_vectors` (the pipeline runs it only for them) and the tile
+/// sequence holds the loop splits alone: parsing and interpreting a match and a split per code
+/// of every rank cost 0.4 ms of each compile of a parallel program.
+pub fn script(tiles: &[MatmulTile], threads: i64, ranks: u32) -> String {
     let mut s = String::new();
     s.push_str("  transform.named_sequence private @__quabla_tile(%module: !transform.any_op {transform.readonly}) {\n");
-    for rank in (1..=PAR_MAX_RANK).filter(|_| threads > 1) {
+    for rank in (1..=PAR_MAX_RANK).filter(|&r| threads > 1 && ranks >> r & 1 == 1) {
         for dim in 0..rank {
             let code = par_code(rank, dim);
             let _ = writeln!(
@@ -337,7 +345,6 @@ pub fn script(tiles: &[MatmulTile], threads: i64) -> String {
         // 64^3, 256x784x512, 256x512x10, 4096x64x4096, f64 512^3, batched, a.T @ b, GPT 3
         // blocks); the pipeline's own canonicalize passes run after the script.
         s.push_str("    transform.yield\n  }\n");
-        s.push_str("  transform.named_sequence private @__quabla_lower_vectors(%module: !transform.any_op {transform.readonly}) {\n    transform.yield\n  }\n");
         return s;
     }
     s.push_str(
@@ -428,7 +435,7 @@ mod tests {
         assert_eq!((p.mp, p.np, p.mr, p.nr), (1024, 16, 4, 16));
         // Micro-panel blocks: a K block whose 16-column panel slice and 4-row micro-panel fit L1.
         assert_eq!(micro_blocks(4, 1024, 1024, 1024, [4, 16], c), (256, 64));
-        let s = script(&[MatmulTile { tag: 0, kb: 0, mr: p.mr, nr: p.nr }], 1);
+        let s = script(&[MatmulTile { tag: 0, kb: 0, mr: p.mr, nr: p.nr }], 1, 0);
         assert!(s.contains("tile_sizes [4, 16, 1]"), "{s}");
     }
 
@@ -492,12 +499,15 @@ mod tests {
 
     #[test]
     fn script_per_tag() {
-        let s = script(&[MatmulTile { tag: 0, kb: 256, mr: 8, nr: 32 }, MatmulTile { tag: 1, kb: 0, mr: 6, nr: 16 }], 1);
+        let s = script(&[MatmulTile { tag: 0, kb: 256, mr: 8, nr: 32 }, MatmulTile { tag: 1, kb: 0, mr: 6, nr: 16 }], 1, 0b110);
         assert!(!s.contains("quabla.par"), "{s}");
-        let p = script(&[], 2);
+        let p = script(&[], 2, 0b100);
         assert!(p.contains("attributes {quabla.par = 33 : i64}") && p.contains("tile_using_forall %par33 num_threads [0, 2]"), "{p}");
-        // Loops tiled for threads only: no vector patterns, no canonicalization in the script.
-        assert!(!p.contains("apply_patterns") && !p.contains("apply_cse") && p.contains("@__quabla_lower_vectors"), "{p}");
+        // Only the ranks the module has (2 here): no split of rank 1 or 3.
+        assert!(!p.contains("quabla.par = 16 ") && !p.contains("quabla.par = 48 "), "{p}");
+        // Loops tiled for threads only: no vector patterns, no canonicalization, no vector
+        // sequence in the script.
+        assert!(!p.contains("apply_patterns") && !p.contains("apply_cse") && !p.contains("@__quabla_lower_vectors"), "{p}");
         assert!(s.contains("transform.apply_patterns.canonicalization") && s.contains("lower_contraction"), "{s}");
         assert!(s.contains("attributes {quabla.tile = 0 : i64}") && s.contains("tile_sizes [0, 0, 256]") && s.contains("tile_sizes [8, 32, 1]"), "{s}");
         assert!(s.contains("attributes {quabla.tile = 1 : i64}") && s.contains("tile_sizes [6, 16, 1]") && !s.contains("%blk1"), "{s}");
