@@ -498,6 +498,24 @@ mod tests {
     }
 
     #[test]
+    fn which_products_call_the_runtime() {
+        if std::env::var_os("QUABLA_CPU_GEMM").is_some() {
+            return;
+        }
+        let (z, y) = (Regs { bytes: 64, count: 32 }, Regs { bytes: 32, count: 16 });
+        let f = DType::F32;
+        // Large, small single, and in between (generated).
+        assert!(runtime_gemm(f, [1, 256, 512, 784], z) && runtime_gemm(f, [1, 64, 64, 64], z) && !runtime_gemm(f, [1, 128, 96, 70], z));
+        assert!(runtime_gemm(f, [1, 128, 128, 128], z) && !runtime_gemm(f, [4, 64, 64, 64], z));
+        // Narrow products stay generated (the kernels' panels are 32 columns; a one-vector
+        // micro-kernel was tried: 256x512x10 in 35 us against the generated code's 26).
+        assert!(!runtime_gemm(f, [1, 4096, 10, 512], z) && runtime_gemm(f, [1, 4096, 32, 512], y));
+        // Without 256-bit vectors, other dtypes, thin M or K: generated.
+        assert!(!runtime_gemm(f, [1, 256, 512, 784], Regs { bytes: 16, count: 16 }) && !runtime_gemm(DType::I32, [1, 256, 512, 784], z));
+        assert!(!runtime_gemm(f, [1, 8, 512, 784], z) && !runtime_gemm(f, [1, 256, 512, 8], z));
+    }
+
+    #[test]
     fn script_per_tag() {
         let s = script(&[MatmulTile { tag: 0, kb: 256, mr: 8, nr: 32 }, MatmulTile { tag: 1, kb: 0, mr: 6, nr: 16 }], 1, 0b110);
         assert!(!s.contains("quabla.par"), "{s}");
