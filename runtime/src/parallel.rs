@@ -65,7 +65,7 @@ pub fn openmp_loaded() -> bool {
 }
 
 /// Bumped when the cost model (`op_cost`) changes, so cached objects tagged by the old one miss.
-const POLICY_VERSION: u32 = 1;
+const POLICY_VERSION: u32 = 2;
 
 /// What the persistent compile cache's key adds for the loops [`tag_loops`] splits: the tag
 /// pipeline and the policy's constants (the program text does not change with them).
@@ -79,7 +79,7 @@ pub fn policy_key(cm: &quabla_lowering::CpuModule) -> String {
 
 /// Tags each `linalg.generic` of `module` (tensor form, after fusion) that
 /// quabla_lowering::tiling::parallel_loop splits across `threads` with
-/// `quabla.par = par_code(rank, dim)`. Its loop extents are the shape of an operand with the
+/// `quabla.par = par_code(dim)`. Its loop extents are the shape of an operand with the
 /// identity indexing map (elementwise ops, reductions over their input's dims); generics
 /// without one stay untagged (serial), and so do generics inside an `scf.forall`.
 pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) {
@@ -102,7 +102,7 @@ pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) {
             if rank <= PAR_MAX_RANK {
                 // SAFETY: a live operation of the module; an i64 attribute of its context (the
                 // walk's callback lifetimes are higher-ranked, so the raw API sets it).
-                unsafe { mlir_sys::mlirOperationSetAttributeByName(op.to_raw(), name.to_raw(), mlir_sys::mlirIntegerAttrGet(i64t, par_code(rank, dim))) };
+                unsafe { mlir_sys::mlirOperationSetAttributeByName(op.to_raw(), name.to_raw(), mlir_sys::mlirIntegerAttrGet(i64t, par_code(dim))) };
             }
         }
         WalkResult::Skip

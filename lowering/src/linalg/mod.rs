@@ -50,10 +50,6 @@ pub struct Emitter {
     pub tiles: Vec<MatmulTile>,
     /// Some generic so far is large enough to run on several threads.
     pub par: bool,
-    /// The loop counts (ranks) of the generics written so far, bit `r` for rank `r`: the
-    /// transform script matches split loops of these ranks only (generics fused upstream keep
-    /// the rank of one they fused).
-    pub ranks: u32,
     /// Element types of the runtime products called so far (`quabla_gemm_<d>`,
     /// crate::linalg::dot), declared once in the module.
     pub gemms: Vec<DType>,
@@ -63,8 +59,8 @@ pub struct Emitter {
 }
 
 impl Emitter {
-    fn new(f: &Func, cg: Codegen, Tagged { tiles, par, ranks, gemms }: Tagged) -> Self {
-        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None, depth: 0, cg, tiles, par, ranks, gemms, outs: Vec::new() }
+    fn new(f: &Func, cg: Codegen, (tiles, par, gemms): Tagged) -> Self {
+        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None, depth: 0, cg, tiles, par, gemms, outs: Vec::new() }
     }
 
     /// Threads the code may use, when the target splits work across them (1 otherwise).
@@ -199,7 +195,6 @@ pub fn generic(e: &mut Emitter, iters: &[Iter], ins: &[Operand], outs: &[Operand
     let maps: Vec<&str> = ins.iter().chain(outs).map(|o| o.map.as_str()).collect();
     let it: Vec<&str> = iters.iter().map(|i| if *i == Iter::Parallel { "\"parallel\"" } else { "\"reduction\"" }).collect();
     let res = e.fresh();
-    e.ranks |= 1u32.checked_shl(iters.len() as u32).unwrap_or(0);
     let lhs = if outs.len() == 1 { res.clone() } else { format!("{res}:{}", outs.len()) };
     let names = |v: &[Operand]| v.iter().map(|o| o.name.clone()).collect::<Vec<_>>().join(", ");
     let types = |v: &[Operand]| v.iter().map(|o| o.ty.to_string()).collect::<Vec<_>>().join(", ");
@@ -415,22 +410,13 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
         }
         let _ = writeln!(out, "  }}{loc}");
     }
-    *tagged = Tagged { tiles: e.tiles, par: e.par, ranks: e.ranks, gemms: e.gemms };
+    *tagged = (e.tiles, e.par, e.gemms);
     Ok(())
 }
 
-/// What the target's transform script is for, and what the module calls.
-#[derive(Clone, Debug, Default)]
-pub struct Tagged {
-    /// The matmuls tagged for the tiled path.
-    pub tiles: Vec<MatmulTile>,
-    /// Some loop may run on several threads.
-    pub par: bool,
-    /// The ranks of the module's generics (bit `r` for rank `r`, [`Emitter::ranks`]).
-    pub ranks: u32,
-    /// The element types of the runtime products the module calls.
-    pub gemms: Vec<DType>,
-}
+/// What the target's transform script is for: the tagged matmuls, and whether any loop may
+/// run on several threads; and the element types of the runtime products the module calls.
+pub type Tagged = (Vec<MatmulTile>, bool, Vec<DType>);
 
 /// Lowers every function of `m` (verified first) to upstream MLIR text.
 ///
@@ -453,7 +439,7 @@ pub fn lower_module_with(m: &Module, abi: Abi, cg: Codegen) -> Result<String, Lo
 /// Unsigned dtypes are written signless (`tensor<4xi32>` for `tensor<4xui32>`, see
 /// [`quabla_dialect::types::with_signless_spelling`]); their ops are the unsigned arith ops.
 pub fn lower_module_tiles(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, Vec<MatmulTile>), LowerError> {
-    lower_module_tagged(m, abi, cg).map(|(text, tagged)| (text, tagged.tiles))
+    lower_module_tagged(m, abi, cg).map(|(text, (tiles, _, _))| (text, tiles))
 }
 
 /// [`lower_module_tiles`], also returning whether some loop may run on several threads.
@@ -504,13 +490,13 @@ fn lower_module_signless(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, T
     body.push_str(&callback::declarations(m));
     if kernels {
         body.push_str(&sort::declarations(m));
-        body.push_str(&dot::declarations(&tagged.gemms));
+        body.push_str(&dot::declarations(&tagged.2));
     }
-    let threads = if tagged.par { cg.threads } else { 1 };
-    let out = if tagged.tiles.is_empty() && threads <= 1 {
+    let threads = if tagged.1 { cg.threads } else { 1 };
+    let out = if tagged.0.is_empty() && threads <= 1 {
         format!("module {{\n{body}}}\n")
     } else {
-        format!("module attributes {{transform.with_named_sequence}} {{\n{body}{}}}\n", cg.target.matmul_script(&tagged.tiles, threads, tagged.ranks))
+        format!("module attributes {{transform.with_named_sequence}} {{\n{body}{}}}\n", cg.target.matmul_script(&tagged.0, threads))
     };
     Ok((out, tagged))
 }

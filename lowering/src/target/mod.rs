@@ -46,9 +46,8 @@ pub trait Target: Send + Sync + std::fmt::Debug {
 
     /// The transform sequences, embedded in the lowered module, that tile the matmuls
     /// tagged with `tiles` and, with `threads` > 1, split the generics tagged
-    /// `quabla.par = <PAR_CODE>` into `threads` tiles (only asked when there is work for it),
-    /// for the generic ranks in the mask `ranks` (bit `r`: rank `r`).
-    fn matmul_script(&self, tiles: &[MatmulTile], threads: i64, ranks: u32) -> String;
+    /// `quabla.par = <PAR_CODE>` into `threads` tiles (only asked when there is work for it).
+    fn matmul_script(&self, tiles: &[MatmulTile], threads: i64) -> String;
 
     /// Whether the tiled `m x n x k` product runs its blocks on `threads` threads (an
     /// `scf.forall`, OpenMP after bufferization). Never asked with one thread.
@@ -139,10 +138,13 @@ pub struct MatmulTile {
     pub nr: i64,
 }
 
-/// The `quabla.par` tag of a generic of `rank` loops split along loop `dim` (rank at most
-/// [`PAR_MAX_RANK`]); the transform script has one `tile_using_forall` per code.
-pub fn par_code(rank: usize, dim: usize) -> i64 {
-    (rank * 16 + dim) as i64
+/// The `quabla.par` tag of a generic split along loop `dim` (of at most [`PAR_MAX_RANK`]
+/// loops); the transform script has one `tile_using_forall` per code, whose `num_threads`
+/// list ends at `dim` (the loops after it stay whole), so one split serves every rank. The
+/// generics left after upstream fusion may have more loops than any the lowering wrote (a
+/// reduction fused through an `expand_shape` gains the reshape's unit dims).
+pub fn par_code(dim: usize) -> i64 {
+    dim as i64 + 1
 }
 
 /// Generics with more loops stay on one thread.
@@ -201,7 +203,7 @@ mod tests {
         fn matmul_plan(&self, _: DType, _: i64, _: i64, _: i64) -> Option<Plan> {
             None
         }
-        fn matmul_script(&self, _: &[MatmulTile], _: i64, _: u32) -> String {
+        fn matmul_script(&self, _: &[MatmulTile], _: i64) -> String {
             unreachable!("no matmul is tagged without a plan")
         }
         fn unary_kernel(&self, _: &mut Text<'_>, _: UnaryOp, _: DType, _: &(String, DType)) -> Option<(String, DType)> {

@@ -65,8 +65,8 @@ impl Target for CpuTarget {
         tiling::choose(d, m, n, k)
     }
 
-    fn matmul_script(&self, tiles: &[MatmulTile], threads: i64, ranks: u32) -> String {
-        tiling::script(tiles, threads, ranks)
+    fn matmul_script(&self, tiles: &[MatmulTile], threads: i64) -> String {
+        tiling::script(tiles, threads)
     }
 
     fn parallel_matmul(&self, m: i64, n: i64, k: i64, threads: i64) -> bool {
@@ -147,7 +147,7 @@ pub struct CpuModule {
     pub parallel: bool,
     /// Set when some generic may run on several threads: run this pipeline first (fusion,
     /// empty-tensor elimination, canonicalization, CSE), then tag the large generics left
-    /// with `quabla.par = par_code(rank, dim)` (crate::tiling::parallel_loop; quabla_runtime
+    /// with `quabla.par = par_code(dim)` (crate::tiling::parallel_loop; quabla_runtime
     /// does it on the MLIR module), then `pipeline`, whose transform script tiles them.
     pub tag_pipeline: Option<String>,
     /// Threads the parallel loops use (1 when there are none).
@@ -159,8 +159,7 @@ pub struct CpuModule {
 pub fn lower_for_cpu(m: &Module, opts: &CpuOptions) -> Result<CpuModule, LowerError> {
     let target = if opts.runtime_gemm { &CPU } else { &CPU_GENERATED };
     let cg = Codegen { approx_math: opts.vectorize, tile_matmuls: opts.vectorize, target, threads: opts.threads };
-    let (text, tagged) = lower_module_tagged(m, Abi::Dps, cg)?;
-    let (tiles, loops) = (tagged.tiles, tagged.par);
+    let (text, (tiles, loops, _)) = lower_module_tagged(m, Abi::Dps, cg)?;
     // Parallel matmuls are emitted as scf.forall; parallel loops become one in the script.
     let loops = loops && opts.threads > 1;
     let parallel = opts.threads > 1 && (loops || text.contains("scf.forall"));

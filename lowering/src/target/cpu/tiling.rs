@@ -300,30 +300,27 @@ fn tile(out: &mut String, h: &str, name: &str, sizes: &[i64]) -> String {
 
 /// The two named sequences for the tagged matmuls and, with `threads` > 1, the parallel
 /// loops (module-level text, to be placed inside a module with
-/// `transform.with_named_sequence`). A generic tagged `quabla.par = par_code(rank, dim)` is
-/// tiled into an `scf.forall` of `threads` tiles along `dim` (the pipeline makes it an
-/// OpenMP loop after bufferization), for the ranks of the mask `ranks` (bit `r`: rank `r`, the
-/// generics the module has); codes no generic carries match nothing. Without tagged matmuls
+/// `transform.with_named_sequence`). A generic tagged `quabla.par = par_code(dim)` is tiled
+/// into an `scf.forall` of `threads` tiles along `dim` (the pipeline makes it an OpenMP loop
+/// after bufferization); codes no generic carries match nothing. Without tagged matmuls
 /// there is no `@__quabla_lower_vectors` (the pipeline runs it only for them) and the tile
-/// sequence holds the loop splits alone: parsing and interpreting a match and a split per code
-/// of every rank cost 0.4 ms of each compile of a parallel program.
-pub fn script(tiles: &[MatmulTile], threads: i64, ranks: u32) -> String {
+/// sequence holds the loop splits alone: one per dim (a split per rank and dim, 21 of them,
+/// cost 0.4 ms of each compile of a parallel program to parse and interpret).
+pub fn script(tiles: &[MatmulTile], threads: i64) -> String {
     let mut s = String::new();
     s.push_str("  transform.named_sequence private @__quabla_tile(%module: !transform.any_op {transform.readonly}) {\n");
-    for rank in (1..=PAR_MAX_RANK).filter(|&r| threads > 1 && ranks >> r & 1 == 1) {
-        for dim in 0..rank {
-            let code = par_code(rank, dim);
-            let _ = writeln!(
-                s,
-                "    %par{code} = transform.structured.match ops{{[\"linalg.generic\"]}} attributes {{quabla.par = {code} : i64}} in %module : (!transform.any_op) -> !transform.any_op"
-            );
-            let n: Vec<String> = (0..rank).map(|i| if i == dim { threads.to_string() } else { "0".into() }).collect();
-            let _ = writeln!(
-                s,
-                "    %par{code}_t, %par{code}_l = transform.structured.tile_using_forall %par{code} num_threads [{}] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)",
-                n.join(", ")
-            );
-        }
+    for dim in (0..PAR_MAX_RANK).filter(|_| threads > 1) {
+        let code = par_code(dim);
+        let _ = writeln!(
+            s,
+            "    %par{code} = transform.structured.match ops{{[\"linalg.generic\"]}} attributes {{quabla.par = {code} : i64}} in %module : (!transform.any_op) -> !transform.any_op"
+        );
+        let n: Vec<String> = (0..=dim).map(|i| if i == dim { threads.to_string() } else { "0".into() }).collect();
+        let _ = writeln!(
+            s,
+            "    %par{code}_t, %par{code}_l = transform.structured.tile_using_forall %par{code} num_threads [{}] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)",
+            n.join(", ")
+        );
     }
     for t in tiles {
         let _ = writeln!(
@@ -435,7 +432,7 @@ mod tests {
         assert_eq!((p.mp, p.np, p.mr, p.nr), (1024, 16, 4, 16));
         // Micro-panel blocks: a K block whose 16-column panel slice and 4-row micro-panel fit L1.
         assert_eq!(micro_blocks(4, 1024, 1024, 1024, [4, 16], c), (256, 64));
-        let s = script(&[MatmulTile { tag: 0, kb: 0, mr: p.mr, nr: p.nr }], 1, 0);
+        let s = script(&[MatmulTile { tag: 0, kb: 0, mr: p.mr, nr: p.nr }], 1);
         assert!(s.contains("tile_sizes [4, 16, 1]"), "{s}");
     }
 
@@ -517,12 +514,12 @@ mod tests {
 
     #[test]
     fn script_per_tag() {
-        let s = script(&[MatmulTile { tag: 0, kb: 256, mr: 8, nr: 32 }, MatmulTile { tag: 1, kb: 0, mr: 6, nr: 16 }], 1, 0b110);
+        let s = script(&[MatmulTile { tag: 0, kb: 256, mr: 8, nr: 32 }, MatmulTile { tag: 1, kb: 0, mr: 6, nr: 16 }], 1);
         assert!(!s.contains("quabla.par"), "{s}");
-        let p = script(&[], 2, 0b100);
-        assert!(p.contains("attributes {quabla.par = 33 : i64}") && p.contains("tile_using_forall %par33 num_threads [0, 2]"), "{p}");
-        // Only the ranks the module has (2 here): no split of rank 1 or 3.
-        assert!(!p.contains("quabla.par = 16 ") && !p.contains("quabla.par = 48 "), "{p}");
+        let p = script(&[], 2);
+        // One split per dim, whatever the generic's rank: its later loops stay whole.
+        assert!(p.contains("attributes {quabla.par = 2 : i64}") && p.contains("tile_using_forall %par2 num_threads [0, 2] "), "{p}");
+        assert!(p.contains("tile_using_forall %par1 num_threads [2] ") && p.contains("num_threads [0, 0, 0, 0, 0, 2] ") && !p.contains("quabla.par = 7 "), "{p}");
         // Loops tiled for threads only: no vector patterns, no canonicalization, no vector
         // sequence in the script.
         assert!(!p.contains("apply_patterns") && !p.contains("apply_cse") && !p.contains("@__quabla_lower_vectors"), "{p}");

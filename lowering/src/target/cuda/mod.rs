@@ -54,7 +54,7 @@ impl Target for CudaTarget {
         None
     }
 
-    fn matmul_script(&self, _: &[MatmulTile], _: i64, _: u32) -> String {
+    fn matmul_script(&self, _: &[MatmulTile], _: i64) -> String {
         String::new()
     }
 
