@@ -136,9 +136,12 @@ static int add_packed_wrapper(LLVMModuleRef m, LLVMContextRef ctx, const char *n
   return 1;
 }
 
-/* Makes the defined function `name` of `m` internal and always inlined (its only caller is the
- * packed wrapper chain): code generation then compiles one entry function instead of three
- * (the program, its C-interface wrapper and the packed wrapper), 0.4-0.5 ms of each compile. */
+/* Makes the defined function `name` of `m` internal and always inlined: the C-interface
+ * wrapper `_mlir_ciface_<f>`, whose only caller is the packed wrapper, so code generation
+ * compiles two functions instead of three. The program `<f>` itself stays a function of its
+ * own: inlined into its wrapper LLVM optimises its loops differently from the same loops in
+ * an OpenMP-outlined body, and one and two threads would no longer give the same bits
+ * (tests/rust/cpu_codegen.rs, broadcasts_read_in_place...). */
 static void inline_into_wrapper(LLVMModuleRef m, LLVMContextRef ctx, const char *name) {
   LLVMValueRef f = LLVMGetNamedFunction(m, name);
   if (!f || LLVMIsDeclaration(f)) return;
@@ -196,12 +199,7 @@ int quabla_llvm_compile(void *op, const char *passes, int level, const char *wra
     if (*err) strcat(strcat(strcpy(*err, "no function "), wrap), " to wrap in the LLVM module");
     goto done;
   }
-  if (wrap) {
-    /* `_mlir_ciface_<f>` and `<f>`: called only through the packed wrapper. */
-    inline_into_wrapper(m, ctx, wrap);
-    const char *prefix = "_mlir_ciface_";
-    if (strncmp(wrap, prefix, strlen(prefix)) == 0) inline_into_wrapper(m, ctx, wrap + strlen(prefix));
-  }
+  if (wrap) inline_into_wrapper(m, ctx, wrap);
   double t1 = now_ms();
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   /* As MLIR's ExecutionEngine (makeOptimizingTransformer): loop and SLP vectorisation,
