@@ -239,6 +239,9 @@ fn to_llvm<'c>(c: &'c Ctx, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeErro
             // Fusion first, then the large generics it left are tagged for the script.
             c.1.run(ctx, pre, &mut module)?;
             tag_loops(ctx, &mut module, cm.threads);
+            if let Some(dir) = dump_dir() {
+                let _ = std::fs::write(std::path::Path::new(&dir).join("tagged.mlir"), module.as_operation().to_string());
+            }
         }
         c.1.run(ctx, &cm.pipeline, &mut module)?;
         crate::bool_memory::widen_bool_accesses(ctx, &mut module);
