@@ -114,6 +114,27 @@ def test_large_programs_on_one_and_two_compiled_threads(tmp_path):
     assert outs[0].tobytes() == outs[1].tobytes()
 
 
+def test_parallel_programs_are_valid_ir_after_every_pass(tmp_path):
+    # QUABLA_VERIFY_EACH verifies the IR after every upstream pass: the OpenMP lowering's
+    # per-thread scopes must stay valid between passes (they did not while the control flow
+    # was lowered before the memrefs), on loops, row reductions fused through their keepdims
+    # reshapes and the runtime product.
+    import os
+    import subprocess
+    import sys
+
+    code = f"OUT = {str(tmp_path / 'v.npy')!r}\n" + _PARALLEL_PROGRAM + r'''
+w = rng.standard_normal((256, 1024)).astype(np.float32)
+s = rng.standard_normal((256, 1024)).astype(np.float32)
+loss, g = qb.jit(qb.value_and_grad(lambda s, w: qb.sum(qb.nn.softmax(s, axis=-1) * w)))(qb.array(s), qb.array(w))
+p = np.exp(s - s.max(1, keepdims=True)); p /= p.sum(1, keepdims=True)
+np.testing.assert_allclose(g.numpy(), p * (w - (p * w).sum(1, keepdims=True)), rtol=1e-4, atol=1e-5)
+'''
+    env = dict(os.environ, QUABLA_NUM_THREADS="2", QUABLA_VERIFY_EACH="1", QUABLA_CACHE="0")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+
+
 def test_bad_thread_count_warns_and_uses_the_default():
     import os
     import subprocess

@@ -209,8 +209,11 @@ fn cpu_passes(opts: &CpuOptions, vectors: bool) -> (Vec<String>, Vec<String>) {
         (par, omp.as_str()),
         (true, "expand-strided-metadata"),
         (true, "lower-affine"),
-        (true, "convert-scf-to-cf"),
+        // Before the control flow is lowered: convert-scf-to-openmp puts each loop body in a
+        // `memref.alloca_scope`, whose region must stay one block (scf-to-cf would make it
+        // several: invalid IR until this pass inlined the scope, QUABLA_VERIFY_EACH failed).
         (true, "finalize-memref-to-llvm"),
+        (true, "convert-scf-to-cf"),
         (v, "convert-vector-to-llvm{reassociate-fp-reductions}"),
         (true, "convert-math-to-llvm{approximate-log1p=false}"),
         (true, "convert-math-to-libm"),
