@@ -317,6 +317,11 @@ fn runtime_products_match_the_interpreter_on_one_and_two_threads() {
         (vec![2, 128, 512], vec![2, 512, 272], bdims(&[0], &[2], &[1])),
         (vec![2, 1024, 140], vec![2, 120, 1024], bdims(&[0], &[1], &[2])),
         (vec![2, 2, 256, 256], vec![2, 2, 256, 264], bdims(&[0, 1], &[3], &[2])),
+        // Single products from 2^22 with short K on two threads (tiling::PAR_RUNTIME_GEMM_WORK),
+        // columns split and rows split; long K on one.
+        (vec![256, 64], vec![64, 288], mm()),
+        (vec![1000, 72], vec![72, 64], mm()),
+        (vec![70, 1024], vec![1024, 64], mm()),
         // Small single products (tiling::RUNTIME_GEMM_SMALL), plain and [k, m] x [n, k].
         (vec![40, 50], vec![50, 64], mm()),
         (vec![64, 40], vec![33, 64], tr(0, 1)),

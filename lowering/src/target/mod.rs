@@ -55,6 +55,12 @@ pub trait Target: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// Whether a runtime product (`runtime_gemm`) of `b` batch elements of `m x n x k` runs on
+    /// `threads` threads. Never asked with one thread.
+    fn parallel_runtime_gemm(&self, _bmnk: [i64; 4], _threads: i64) -> bool {
+        false
+    }
+
     /// Whether `b` products of `m x k` by `k x n` of `d` (`[b, m, n, k]`) are a call of the
     /// runtime's packed product (`quabla_gemm_<d>`, crate::linalg::dot) instead of code the
     /// lowering generates. Asked only for products that have a tiled [`Self::matmul_plan`].

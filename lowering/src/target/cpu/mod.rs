@@ -73,6 +73,10 @@ impl Target for CpuTarget {
         tiling::parallel_matmul(m, n, k, threads)
     }
 
+    fn parallel_runtime_gemm(&self, bmnk: [i64; 4], threads: i64) -> bool {
+        tiling::parallel_runtime_gemm(bmnk, threads)
+    }
+
     fn parallel_loop(&self, parallel: &[bool], extents: &[i64], threads: i64, cost: i64) -> Option<usize> {
         tiling::parallel_loop(parallel, extents, threads, cost)
     }

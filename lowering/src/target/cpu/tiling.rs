@@ -259,6 +259,30 @@ pub fn parallel_matmul(m: i64, n: i64, k: i64, threads: i64) -> bool {
     threads > 1 && m.saturating_mul(n).saturating_mul(k) >= PAR_MATMUL_WORK
 }
 
+/// Multiply-adds from which a single runtime product with K at most [`PAR_RUNTIME_GEMM_K`]
+/// runs on several threads (below [`PAR_MATMUL_WORK`], from which every product does). The
+/// runtime kernel splits such products with one barrier pair per K block at most, a few
+/// microseconds against 25-65 us of work on one core. Measured (2026-12-04, jitted `a @ b`
+/// f32, min of 300 calls, one thread / two): 256x64x256 45.2 / 26.1 us, 512x64x128 47.3 /
+/// 32.2, 1024x64x64 43.2 / 27.0, 64x64x1024 47.9 / 26.4, 128x256x128 45.8 / 36.8,
+/// 256x128x192 65.0 / 44.8, 200x100x300 67.8 / 40.5; the GPT step 8.06-8.28 -> 7.60-7.64
+/// ms (bench/cpu_table.py --only gpt, two alternations). Long K loses (the narrow products
+/// split their rows behind a barrier pair per K block): 64x1024x64 47.1 / 81.2 us,
+/// 128x1024x32 43.1 / 69.1, 32x2048x64 55.4 / 134.7; and so do products under 2^22
+/// (64x512x64, 2M: 24.0 / 37.6-40.9 us).
+pub const PAR_RUNTIME_GEMM_WORK: i64 = 1 << 22;
+
+/// The longest K of a product that runs on several threads from [`PAR_RUNTIME_GEMM_WORK`].
+pub const PAR_RUNTIME_GEMM_K: i64 = 256;
+
+/// Whether a runtime product of `b` batch elements of `m x n x k` runs on `threads` threads:
+/// every product of [`PAR_MATMUL_WORK`] multiply-adds or more (all batch elements), and
+/// single products from [`PAR_RUNTIME_GEMM_WORK`] with K up to [`PAR_RUNTIME_GEMM_K`].
+pub fn parallel_runtime_gemm([b, m, n, k]: [i64; 4], threads: i64) -> bool {
+    let one = m.saturating_mul(n).saturating_mul(k);
+    threads > 1 && (one.saturating_mul(b) >= PAR_MATMUL_WORK || (b == 1 && one >= PAR_RUNTIME_GEMM_WORK && k <= PAR_RUNTIME_GEMM_K))
+}
+
 /// The loop along which a generic over `extents` is split into `threads` tiles (the
 /// script's `tile_using_forall ... num_threads`): the outermost parallel loop whose extent
 /// divides evenly or is large against `threads` (else the outermost with at least `threads`
@@ -492,6 +516,14 @@ mod tests {
         assert_eq!(parallel_loop(&[true], &[70_000], 2, 400), Some(0));
         assert_eq!(parallel_loop(&[true], &[60_000], 2, 1000), None);
         assert!(parallel_matmul(1024, 1024, 1024, 2) && parallel_matmul(256, 256, 256, 2) && !parallel_matmul(128, 128, 128, 2) && !parallel_matmul(1024, 1024, 1024, 1));
+    }
+
+    #[test]
+    fn which_runtime_products_run_on_two_threads() {
+        assert!(parallel_runtime_gemm([1, 1024, 1024, 1024], 2) && parallel_runtime_gemm([16, 256, 256, 256], 2));
+        assert!(parallel_runtime_gemm([1, 256, 256, 64], 2) && parallel_runtime_gemm([1, 128, 128, 256], 2));
+        assert!(!parallel_runtime_gemm([1, 64, 64, 1024], 2) && !parallel_runtime_gemm([1, 64, 64, 512], 2) && !parallel_runtime_gemm([2, 256, 256, 64], 2));
+        assert!(!parallel_runtime_gemm([1, 1024, 1024, 1024], 1));
     }
 
     #[test]
