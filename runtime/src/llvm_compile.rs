@@ -60,7 +60,7 @@ pub(crate) struct Levels {
 /// vectorise (and interleave) the scalar loops of reductions and elementwise code.
 /// loop-rotate is the pass these need: without it the softmax and layernorm grads ran 3x
 /// slower. LoopUnroll was a third of the pipeline's time on the GPT loss+grad (0.40 of 1.22 s,
-/// `opt -time-passes`) for no measurable gain in the steady state of any row. Measured
+/// `opt -time-passes`) for no measurable gain in the steady state of any row.
 /// `always-inline` first puts the C-interface wrapper into the packed one (csrc/llvm_compile.c
 /// `inline_into_wrapper`). Measured
 /// against `default<O2>` (docs/performance.md, 2026-12-03): optimisation 2-5x faster
