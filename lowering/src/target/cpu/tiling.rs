@@ -82,8 +82,11 @@ pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Optio
 /// (products of 6-8M multiply-adds, K 64 to 512) first call 0.64-0.66 -> 0.49 s, per call
 /// 7.94-8.10 -> 8.02-8.09 ms (within the noise); single products per call 512x64x128
 /// 39.7 -> 47.3 us, 256x64x256 40.7 -> 44.8, 256x128x192 58.2 -> 64.7, 200x100x300
-/// 63.8 -> 67.5, 128x256x128 54.0 -> 45.7 us; each first call 15-25 -> 3.5 ms. The calls
-/// that lose pay back the compile saved only after a thousand calls or more.
+/// 63.8 -> 67.5, 128x256x128 54.0 -> 45.7 us (one thread); each first call 15-25 -> 3.5 ms.
+/// From 2^22 with short K those products run on two threads ([`PAR_RUNTIME_GEMM_WORK`]) and
+/// beat the generated code (26-45 us); between 2^21 and 2^22 some still lose a few
+/// microseconds (128^3: 20.6 -> 24.3 us), paid back by the compile saved only after a
+/// thousand calls or more.
 pub const RUNTIME_GEMM_WORK: i64 = 1 << 21;
 
 /// Multiply-adds up to which a single (unbatched) product calls the runtime's product too:
