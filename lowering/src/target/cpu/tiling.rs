@@ -268,8 +268,9 @@ pub fn parallel_matmul(m: i64, n: i64, k: i64, threads: i64) -> bool {
 /// microseconds against 25-65 us of work on one core. Measured (2026-12-04, jitted `a @ b`
 /// f32, min of 300 calls, one thread / two): 256x64x256 45.2 / 26.1 us, 512x64x128 47.3 /
 /// 32.2, 1024x64x64 43.2 / 27.0, 64x64x1024 47.9 / 26.4, 128x256x128 45.8 / 36.8,
-/// 256x128x192 65.0 / 44.8, 200x100x300 67.8 / 40.5; the GPT step 8.06-8.28 -> 7.60-7.64
-/// ms (bench/cpu_table.py --only gpt, two alternations). Long K loses (the narrow products
+/// 256x128x192 65.0 / 44.8, 200x100x300 67.8 / 40.5 (bench/fixed_costs.py products); the
+/// GPT step 8.21-8.30 -> 7.83-7.96 ms (bench/cpu_table.py --only gpt, A/B against the
+/// previous build, two alternations). Long K loses (the narrow products
 /// split their rows behind a barrier pair per K block): 64x1024x64 47.1 / 81.2 us,
 /// 128x1024x32 43.1 / 69.1, 32x2048x64 55.4 / 134.7; and so do products under 2^22
 /// (64x512x64, 2M: 24.0 / 37.6-40.9 us).
@@ -282,8 +283,7 @@ pub const PAR_RUNTIME_GEMM_K: i64 = 256;
 /// every product of [`PAR_MATMUL_WORK`] multiply-adds or more (all batch elements), and
 /// single products from [`PAR_RUNTIME_GEMM_WORK`] with K up to [`PAR_RUNTIME_GEMM_K`].
 pub fn parallel_runtime_gemm([b, m, n, k]: [i64; 4], threads: i64) -> bool {
-    let one = m.saturating_mul(n).saturating_mul(k);
-    threads > 1 && (one.saturating_mul(b) >= PAR_MATMUL_WORK || (b == 1 && one >= PAR_RUNTIME_GEMM_WORK && k <= PAR_RUNTIME_GEMM_K))
+    parallel_matmul(m, n, k.saturating_mul(b), threads) || (threads > 1 && b == 1 && k <= PAR_RUNTIME_GEMM_K && m.saturating_mul(n).saturating_mul(k) >= PAR_RUNTIME_GEMM_WORK)
 }
 
 /// The loop along which a generic over `extents` is split into `threads` tiles (the
@@ -342,11 +342,10 @@ pub fn script(tiles: &[MatmulTile], threads: i64) -> String {
             s,
             "    %par{code} = transform.structured.match ops{{[\"linalg.generic\"]}} attributes {{quabla.par = {code} : i64}} in %module : (!transform.any_op) -> !transform.any_op"
         );
-        let n: Vec<String> = (0..=dim).map(|i| if i == dim { threads.to_string() } else { "0".into() }).collect();
+        let zeros = "0, ".repeat(dim);
         let _ = writeln!(
             s,
-            "    %par{code}_t, %par{code}_l = transform.structured.tile_using_forall %par{code} num_threads [{}] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)",
-            n.join(", ")
+            "    %par{code}_t, %par{code}_l = transform.structured.tile_using_forall %par{code} num_threads [{zeros}{threads}] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)"
         );
     }
     for t in tiles {
