@@ -107,16 +107,20 @@ static LLVMOrcJITDylibRef lib_locked(LLVMOrcLLJITRef jit, const char *const *nam
   return lib;
 }
 
-/* Puts a JITDylib without program objects back on the free list (under `lock`). */
-static void give_lib_locked(LLVMOrcJITDylibRef lib) {
+/* Puts a JITDylib without program objects back on the free list. */
+static void give_lib(LLVMOrcJITDylibRef lib) {
+  pthread_mutex_lock(&lock);
   if (n_free == cap_free) {
     size_t cap = cap_free ? 2 * cap_free : 16;
     LLVMOrcJITDylibRef *grown = realloc(free_libs, cap * sizeof *grown);
-    if (!grown) return; /* kept by the session, unused */
-    free_libs = grown;
-    cap_free = cap;
+    if (grown) {
+      free_libs = grown;
+      cap_free = cap;
+    }
   }
-  free_libs[n_free++] = lib;
+  /* Without room it stays in the session, unused. */
+  if (n_free < cap_free) free_libs[n_free++] = lib;
+  pthread_mutex_unlock(&lock);
 }
 
 /* The result of a lookup, delivered by ORC's callback. */
@@ -154,7 +158,8 @@ void *quabla_orc_load(const char *const *objs, const size_t *lens, size_t n_objs
   program *p = malloc(sizeof *p);
   if (!p) {
     *err = strdup("out of memory");
-    goto give_back;
+    give_lib(lib);
+    return NULL;
   }
   p->lib = lib;
   p->rt = LLVMOrcJITDylibCreateResourceTracker(lib);
@@ -183,12 +188,6 @@ void *quabla_orc_load(const char *const *objs, const size_t *lens, size_t n_objs
   }
   *fn = (void *)(uintptr_t)r.addr;
   return p;
-
-give_back:
-  pthread_mutex_lock(&lock);
-  give_lib_locked(lib);
-  pthread_mutex_unlock(&lock);
-  return NULL;
 }
 
 /* Frees a program's code and puts its JITDylib back on the free list. */
@@ -201,9 +200,7 @@ void quabla_orc_dispose(void *handle) {
     /* The JITDylib may still hold some of the program's symbols: not reused. */
     LLVMConsumeError(e);
   } else {
-    pthread_mutex_lock(&lock);
-    give_lib_locked(p->lib);
-    pthread_mutex_unlock(&lock);
+    give_lib(p->lib);
   }
   free(p);
 }
