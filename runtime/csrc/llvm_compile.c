@@ -5,6 +5,8 @@
  * pool. The ExecutionEngine built a JIT, two target machines (host CPU detection and feature
  * parsing) and a pass builder per compile; a pooled machine keeps its parsed subtarget. The
  * object is then linked by csrc/objload.c like a cached one. */
+#include <llvm-c/BitReader.h>
+#include <llvm-c/BitWriter.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Support.h>
 #include <llvm-c/Error.h>
@@ -166,40 +168,13 @@ void quabla_llvm_set_args(const char *args) {
   /* The parsed options keep pointers into `copy`: it is never freed. */
 }
 
-/* Compiles the LLVM-dialect module `op` (an MlirOperation's pointer) to an object, optimised by
- * `passes` (a new-pass-manager pipeline, chosen by the caller) and compiled at code
- * generation level `level` (0..3): on success returns 0 and sets *obj (malloc'd, free with
- * quabla_llvm_free) and *len; on failure returns 1 and sets *err (malloc'd). `wrap` (or NULL)
- * names the function that gets a packed wrapper (it must be defined in the module). `ms`
- * receives the wall times of translation, optimisation and code generation. */
-int quabla_llvm_compile(void *op, const char *passes, int level, const char *wrap, char **obj, size_t *len, char **err, double ms[3]) {
-  pthread_once(&init_once, init_native);
-  if (init_failed) {
-    *err = strdup("the native target is not available");
-    return 1;
-  }
-  if (level < 0) level = 0;
-  if (level > 3) level = 3;
-  double t0 = now_ms();
-  LLVMContextRef ctx = LLVMContextCreate();
-  MlirOperation mop = {op};
-  LLVMModuleRef m = mlirTranslateModuleToLLVMIR(mop, ctx);
-  if (!m) {
-    LLVMContextDispose(ctx);
-    *err = strdup("the LLVM dialect module did not translate to LLVM IR");
-    return 1;
-  }
-  int rc = 1;
+/* Optimises `m` with `passes` and compiles it at code generation level `level` with a pooled
+ * machine: on success returns 0 and sets *obj (malloc'd) and *len; on failure returns 1 and
+ * sets *err (malloc'd). `ms` receives the optimisation and code generation wall times. */
+static int optimise_and_emit(LLVMModuleRef m, const char *passes, int level, char **obj, size_t *len, char **err, double ms[2]) {
   LLVMTargetMachineRef tm = take_machine(level, err);
-  if (!tm) goto done;
-  set_target(m, tm);
-  if (wrap && !add_packed_wrapper(m, ctx, wrap)) {
-    size_t n = strlen(wrap) + 64;
-    *err = malloc(n);
-    if (*err) strcat(strcat(strcpy(*err, "no function "), wrap), " to wrap in the LLVM module");
-    goto done;
-  }
-  if (wrap) inline_into_wrapper(m, ctx, wrap);
+  if (!tm) return 1;
+  int rc = 1;
   double t1 = now_ms();
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   /* As MLIR's ExecutionEngine (makeOptimizingTransformer): loop and SLP vectorisation,
@@ -233,11 +208,295 @@ int quabla_llvm_compile(void *op, const char *passes, int level, const char *wra
     rc = 0;
   }
   LLVMDisposeMemoryBuffer(buf);
-  ms[0] = t1 - t0;
-  ms[1] = t2 - t1;
-  ms[2] = now_ms() - t2;
+  ms[0] = t2 - t1;
+  ms[1] = now_ms() - t2;
 done:
-  if (tm) give_machine(level, tm);
+  give_machine(level, tm);
+  return rc;
+}
+
+/* ---- Split code generation ----
+ * A program whose functions are several (the program, its OpenMP-outlined loop bodies, the
+ * wrappers) is optimised and compiled in parts, one per thread: every part is the whole
+ * module (the first the translated one, the others parsed from its bitcode, each in an LLVM
+ * context of its own) in which the functions of the other parts are turned into declarations.
+ * The level-2 pipeline runs function passes only (after `always-inline`, whose one inlining,
+ * the C-interface wrapper into the packed one, stays in part 0 with the entry), and a
+ * function's passes see its callees' declarations with their attributes, so every function
+ * compiles to the code it had in one module. Local functions become external so that the
+ * parts link into one program (csrc/objload.c puts a program's objects in one JITDylib). The
+ * threads are libomp's team (csrc/openmp.c `quabla_omp_run`): a worker left spinning by the
+ * last parallel region would otherwise take half of the core the second part runs on. */
+
+/* The lighter part of a split must have at least this many instructions: a part of fewer
+ * saves less than the split's bitcode round trip and the region's wake-up cost. */
+#define SPLIT_MIN_PART 50
+#define SPLIT_MAX_PARTS 8
+
+void quabla_omp_run(void (*body)(void *, int, int), void *ctx, int threads);
+
+typedef struct {
+  const char *passes;
+  int level;
+  const char *bc;
+  size_t bclen;
+  int nparts;
+  LLVMModuleRef m0;
+  int nfn;
+  char **fname;
+  int *fpart;
+  char *obj[SPLIT_MAX_PARTS];
+  size_t len[SPLIT_MAX_PARTS];
+  char *err[SPLIT_MAX_PARTS];
+  double ms[SPLIT_MAX_PARTS][2];
+} split_t;
+
+static unsigned instructions(LLVMValueRef f) {
+  unsigned n = 0;
+  for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+    for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) n++;
+  return n;
+}
+
+static int is_local(LLVMValueRef g) {
+  LLVMLinkage l = LLVMGetLinkage(g);
+  return l == LLVMInternalLinkage || l == LLVMPrivateLinkage;
+}
+
+static void free_plan(split_t *s) {
+  for (int i = 0; i < s->nfn; i++) free(s->fname[i]);
+  free(s->fname);
+  free(s->fpart);
+  s->fname = NULL;
+  s->fpart = NULL;
+  s->nfn = 0;
+}
+
+/* Deals the defined functions of `m` out to at most `parts` parts by instruction count
+ * (largest first, to the lightest part; the packed wrapper `_mlir_<wrap>` and `wrap` to part
+ * 0). Returns the number of parts (1: no split, nothing allocated): no split when a local
+ * global is not constant (the parts would each have a copy), when a function other than
+ * `wrap` is to be inlined, or when the lightest part would be under SPLIT_MIN_PART. */
+static int plan_split(LLVMModuleRef m, const char *wrap, int parts, split_t *s) {
+  s->nfn = 0;
+  if (parts < 2 || !wrap) return 1;
+  if (parts > SPLIT_MAX_PARTS) parts = SPLIT_MAX_PARTS;
+  for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g))
+    if (is_local(g) && !LLVMIsGlobalConstant(g)) return 1;
+  unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", strlen("alwaysinline"));
+  size_t wlen = strlen(wrap);
+  int n = 0;
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+    if (!LLVMIsDeclaration(f)) n++;
+  if (n < 2) return 1;
+  s->fname = calloc(n, sizeof *s->fname);
+  s->fpart = calloc(n, sizeof *s->fpart);
+  unsigned *w = calloc(n, sizeof *w);
+  int *entry = calloc(n, sizeof *entry);
+  if (!s->fname || !s->fpart || !w || !entry) {
+    free(w);
+    free(entry);
+    free_plan(s);
+    return 1;
+  }
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    if (LLVMIsDeclaration(f)) continue;
+    size_t len;
+    const char *name = LLVMGetValueName2(f, &len);
+    int is_wrap = len == wlen && memcmp(name, wrap, wlen) == 0;
+    int is_packed = len == wlen + 6 && memcmp(name, "_mlir_", 6) == 0 && memcmp(name + 6, wrap, wlen) == 0;
+    if (!is_wrap && LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, always)) {
+      free(w);
+      free(entry);
+      free_plan(s);
+      return 1;
+    }
+    s->fname[s->nfn] = strndup(name, len);
+    w[s->nfn] = instructions(f);
+    entry[s->nfn] = is_wrap || is_packed;
+    s->nfn++;
+  }
+  unsigned load[SPLIT_MAX_PARTS] = {0};
+  for (int i = 0; i < s->nfn; i++)
+    if (entry[i]) load[0] += w[i];
+  /* Largest first, each to the lightest part (n is small: a selection each round). */
+  int *done = calloc(s->nfn, sizeof *done);
+  for (int round = 0; done && round < s->nfn; round++) {
+    int best = -1;
+    for (int i = 0; i < s->nfn; i++)
+      if (!entry[i] && !done[i] && (best < 0 || w[i] > w[best])) best = i;
+    if (best < 0) break;
+    int light = 0;
+    for (int k = 1; k < parts; k++)
+      if (load[k] < load[light]) light = k;
+    s->fpart[best] = light;
+    load[light] += w[best];
+    done[best] = 1;
+  }
+  unsigned lightest = load[0];
+  for (int k = 1; k < parts; k++)
+    if (load[k] < lightest) lightest = load[k];
+  free(done);
+  free(w);
+  free(entry);
+  if (lightest < SPLIT_MIN_PART) {
+    free_plan(s);
+    return 1;
+  }
+  return parts;
+}
+
+/* `f` replaced by a declaration of the same name, type, calling convention and attributes. */
+static void to_declaration(LLVMModuleRef m, LLVMValueRef f) {
+  size_t len;
+  const char *nm = LLVMGetValueName2(f, &len);
+  char *name = strndup(nm, len);
+  LLVMValueRef d = LLVMAddFunction(m, "", LLVMGlobalGetValueType(f));
+  LLVMSetFunctionCallConv(d, LLVMGetFunctionCallConv(f));
+  unsigned nparams = LLVMCountParams(f);
+  for (unsigned idx = 0; idx <= nparams + 1; idx++) {
+    /* The return value (0), the parameters (1..n), then the function. */
+    LLVMAttributeIndex at = idx <= nparams ? idx : LLVMAttributeFunctionIndex;
+    unsigned c = LLVMGetAttributeCountAtIndex(f, at);
+    if (!c) continue;
+    LLVMAttributeRef *a = malloc(c * sizeof *a);
+    if (!a) continue;
+    LLVMGetAttributesAtIndex(f, at, a);
+    for (unsigned j = 0; j < c; j++) LLVMAddAttributeAtIndex(d, at, a[j]);
+    free(a);
+  }
+  LLVMReplaceAllUsesWith(f, d);
+  LLVMDeleteFunction(f);
+  if (name) LLVMSetValueName2(d, name, len);
+  free(name);
+}
+
+/* Part k of `s`: its module (part 0: the translated one; else parsed from the bitcode in a
+ * context of its own) with the other parts' functions declared, optimised and compiled. */
+static void compile_part(split_t *s, int k) {
+  LLVMContextRef ctx = NULL;
+  LLVMModuleRef m = s->m0;
+  if (k > 0) {
+    ctx = LLVMContextCreate();
+    LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(s->bc, s->bclen, "quabla-part", 0);
+    m = NULL;
+    if (LLVMParseBitcodeInContext2(ctx, buf, &m)) m = NULL;
+    LLVMDisposeMemoryBuffer(buf);
+    if (!m) {
+      s->err[k] = strdup("a part of the split module did not parse");
+      LLVMContextDispose(ctx);
+      return;
+    }
+  }
+  for (int i = 0; i < s->nfn; i++) {
+    LLVMValueRef f = LLVMGetNamedFunction(m, s->fname[i]);
+    if (!f) continue;
+    if (s->fpart[i] != k) {
+      to_declaration(m, f);
+    } else if (is_local(f)) {
+      LLVMSetLinkage(f, LLVMExternalLinkage);
+      LLVMSetVisibility(f, LLVMDefaultVisibility);
+    }
+  }
+  optimise_and_emit(m, s->passes, s->level, &s->obj[k], &s->len[k], &s->err[k], s->ms[k]);
+  if (k > 0) {
+    LLVMDisposeModule(m);
+    LLVMContextDispose(ctx);
+  }
+}
+
+static void split_body(void *p, int thread, int threads) {
+  split_t *s = p;
+  for (int k = thread; k < s->nparts; k += threads) compile_part(s, k);
+}
+
+/* Compiles the LLVM-dialect module `op` (an MlirOperation's pointer) to objects, optimised by
+ * `passes` (a new-pass-manager pipeline, chosen by the caller) and compiled at code
+ * generation level `level` (0..3), in at most `parts` parts on as many threads (see "Split
+ * code generation"; `objs` and `lens` have room for `parts`): on success returns 0 and sets
+ * objs[0..*nobj) (malloc'd, free with quabla_llvm_free; the first has the entry) and lens;
+ * on failure returns 1 and sets *err (malloc'd). `wrap` (or NULL) names the function that
+ * gets a packed wrapper (it must be defined in the module). `ms` receives the wall times of
+ * translation, optimisation and code generation (of a split: the slowest part's). */
+int quabla_llvm_compile(void *op, const char *passes, int level, const char *wrap, int parts, char **objs, size_t *lens, int *nobj, char **err, double ms[3]) {
+  pthread_once(&init_once, init_native);
+  *nobj = 0;
+  if (init_failed) {
+    *err = strdup("the native target is not available");
+    return 1;
+  }
+  if (level < 0) level = 0;
+  if (level > 3) level = 3;
+  double t0 = now_ms();
+  LLVMContextRef ctx = LLVMContextCreate();
+  MlirOperation mop = {op};
+  LLVMModuleRef m = mlirTranslateModuleToLLVMIR(mop, ctx);
+  if (!m) {
+    LLVMContextDispose(ctx);
+    *err = strdup("the LLVM dialect module did not translate to LLVM IR");
+    return 1;
+  }
+  int rc = 1;
+  char *tmp_err = NULL;
+  LLVMTargetMachineRef tm = take_machine(level, &tmp_err);
+  if (!tm) {
+    *err = tmp_err;
+    goto done;
+  }
+  set_target(m, tm);
+  give_machine(level, tm);
+  if (wrap && !add_packed_wrapper(m, ctx, wrap)) {
+    size_t n = strlen(wrap) + 64;
+    *err = malloc(n);
+    if (*err) strcat(strcat(strcpy(*err, "no function "), wrap), " to wrap in the LLVM module");
+    goto done;
+  }
+  if (wrap) inline_into_wrapper(m, ctx, wrap);
+  split_t s = {.passes = passes, .level = level, .m0 = m};
+  /* Level 0 compiles in a few milliseconds (programs of a few thousand element operations). */
+  s.nparts = level > 0 ? plan_split(m, wrap, parts, &s) : 1;
+  LLVMMemoryBufferRef bc = NULL;
+  if (s.nparts > 1) {
+    bc = LLVMWriteBitcodeToMemoryBuffer(m);
+    if (bc) {
+      s.bc = LLVMGetBufferStart(bc);
+      s.bclen = LLVMGetBufferSize(bc);
+    } else {
+      free_plan(&s);
+      s.nparts = 1;
+    }
+  }
+  double t1 = now_ms();
+  if (s.nparts > 1) {
+    quabla_omp_run(split_body, &s, s.nparts);
+  } else {
+    optimise_and_emit(m, passes, level, &s.obj[0], &s.len[0], &s.err[0], s.ms[0]);
+  }
+  if (bc) LLVMDisposeMemoryBuffer(bc);
+  free_plan(&s);
+  rc = 0;
+  ms[0] = t1 - t0;
+  ms[1] = ms[2] = 0;
+  for (int k = 0; k < s.nparts; k++) {
+    if (s.err[k] && rc == 0) {
+      *err = s.err[k];
+      s.err[k] = NULL;
+      rc = 1;
+    }
+    free(s.err[k]);
+    if (s.ms[k][0] > ms[1]) ms[1] = s.ms[k][0];
+    if (s.ms[k][1] > ms[2]) ms[2] = s.ms[k][1];
+  }
+  for (int k = 0; k < s.nparts; k++) {
+    if (rc == 0) {
+      objs[k] = s.obj[k];
+      lens[k] = s.len[k];
+    } else {
+      free(s.obj[k]);
+    }
+  }
+  if (rc == 0) *nobj = s.nparts;
+done:
   LLVMDisposeModule(m);
   LLVMContextDispose(ctx);
   return rc;

@@ -258,7 +258,7 @@ fn to_llvm<'c>(c: &'c Ctx, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeErro
 /// Bumped when the object code of the same lowered text, pipeline and LLVM options changes
 /// (csrc/llvm_compile.c's treatment of the module, e.g. which wrappers are inlined): part of
 /// the compile cache's key, so objects of the earlier code generation are not reused.
-const CODEGEN_REVISION: &str = "2";
+const CODEGEN_REVISION: &str = "3";
 
 /// The persistent cache's key of a compile: everything the object code depends on (see
 /// `objcache`).
@@ -341,9 +341,10 @@ impl Executor for CpuExecutor {
                 (compile_partitioned(ctx, &module, &chunks, threads, levels, entry)?, format!(" on {threads} threads"))
             } else {
                 let ciface = format!("_mlir_ciface_{entry}");
-                let (obj, ph) = crate::llvm_compile::compile_object(module.as_operation().to_raw(), levels, Some(&ciface)).map_err(|e| RuntimeError::Compile(format!("LLVM rejected the module: {e}")))?;
-                let how = format!(" (translate {:.2}, optimize {:.2}, codegen {:.2} ms; object {} bytes)", ph.translate, ph.optimize, ph.codegen, obj.len());
-                (vec![obj], how)
+                let (objs, ph) = crate::llvm_compile::compile_object(module.as_operation().to_raw(), levels, Some(&ciface), compile_threads()).map_err(|e| RuntimeError::Compile(format!("LLVM rejected the module: {e}")))?;
+                let parts = if objs.len() > 1 { format!(" in {} parts", objs.len()) } else { String::new() };
+                let how = format!(" (translate {:.2}, optimize {:.2}, codegen {:.2} ms{parts}; object {} bytes)", ph.translate, ph.optimize, ph.codegen, objs.iter().map(Vec::len).sum::<usize>());
+                (objs, how)
             };
             let t_link = std::time::Instant::now();
             let (jit, sym) = load_objects(&objs, &name).map_err(|e| RuntimeError::Compile(format!("linking the compiled program: {e}")))?;
@@ -577,7 +578,9 @@ fn compile_part(m: SendModule, levels: Levels, lookup: &str, declared: &[String]
         // SAFETY: the module is alive and used by this thread only (see SendModule).
         let op = unsafe { mlir_sys::mlirModuleGetOperation(m.0) };
         let wrap = (k == 0).then(|| format!("_mlir_ciface_{entry}"));
-        let (obj, ph) = crate::llvm_compile::compile_object(op, levels, wrap.as_deref()).map_err(|e| format!("part {k}: {e}"))?;
+        // One object: the parts already run on threads of their own.
+        let (objs, ph) = crate::llvm_compile::compile_object(op, levels, wrap.as_deref(), 1).map_err(|e| format!("part {k}: {e}"))?;
+        let obj = objs.into_iter().next().ok_or_else(|| format!("part {k}: no object"))?;
         if log_compiles() {
             eprintln!("[quabla] part {k}: translate {:.2}, optimize {:.2}, codegen {:.2} ms; object {} bytes", ph.translate, ph.optimize, ph.codegen, obj.len());
         }
@@ -1096,8 +1099,8 @@ mod tests {
         let text = "module { llvm.func @f(%a: i64, %b: f64) -> f64 { %c = llvm.sitofp %a : i64 to f64\n %d = llvm.fmul %c, %b : f64\n llvm.return %d : f64 } }";
         let module = MlirModule::parse(&ctx, text).expect("parses");
         for level in 0..=3 {
-            let (obj, _) = crate::llvm_compile::compile_object(module.as_operation().to_raw(), crate::llvm_compile::Levels { opt: level, codegen: level }, Some("f")).unwrap();
-            let (jit, sym) = load_objects(&[obj], "_mlir_f").unwrap();
+            let (objs, _) = crate::llvm_compile::compile_object(module.as_operation().to_raw(), crate::llvm_compile::Levels { opt: level, codegen: level }, Some("f"), 1).unwrap();
+            let (jit, sym) = load_objects(&objs, "_mlir_f").unwrap();
             let (mut a, mut b, mut r) = (-3i64, 2.5f64, 0f64);
             let mut args: [*mut c_void; 3] = [&mut a as *mut i64 as *mut c_void, &mut b as *mut f64 as *mut c_void, &mut r as *mut f64 as *mut c_void];
             let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
@@ -1105,7 +1108,7 @@ mod tests {
             assert_eq!(r, -7.5, "level {level}");
             drop(Engine::Orc(jit).counted());
         }
-        let e = crate::llvm_compile::compile_object(module.as_operation().to_raw(), crate::llvm_compile::Levels { opt: 2, codegen: 2 }, Some("g")).unwrap_err();
+        let e = crate::llvm_compile::compile_object(module.as_operation().to_raw(), crate::llvm_compile::Levels { opt: 2, codegen: 2 }, Some("g"), 2).unwrap_err();
         assert!(e.contains("no function g"), "{e}");
     }
 

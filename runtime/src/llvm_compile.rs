@@ -6,7 +6,7 @@
 use std::ffi::{c_char, c_void, CStr, CString};
 
 unsafe extern "C" {
-    fn quabla_llvm_compile(op: *mut c_void, passes: *const c_char, level: i32, wrap: *const c_char, obj: *mut *mut c_char, len: *mut usize, err: *mut *mut c_char, ms: *mut f64) -> i32;
+    fn quabla_llvm_compile(op: *mut c_void, passes: *const c_char, level: i32, wrap: *const c_char, parts: i32, objs: *mut *mut c_char, lens: *mut usize, nobj: *mut i32, err: *mut *mut c_char, ms: *mut f64) -> i32;
     fn quabla_llvm_free(p: *mut c_void);
     fn quabla_llvm_set_args(args: *const c_char);
     fn quabla_llvm_warm(passes: *const c_char, level: i32);
@@ -179,28 +179,37 @@ pub(crate) struct Phases {
     pub codegen: f64,
 }
 
-/// Compiles the module operation `module` (LLVM dialect) at `levels` to object code; `wrap` names
-/// the function (defined in the module) that gets the packed wrapper `_mlir_<wrap>`. The
-/// module is only read; it may be compiled on any thread while no other thread uses it.
-pub(crate) fn compile_object(module: mlir_sys::MlirOperation, levels: Levels, wrap: Option<&str>) -> Result<(Vec<u8>, Phases), String> {
+/// Compiles the module operation `module` (LLVM dialect) at `levels` to object code, in up to
+/// `parts` parts compiled on as many threads (csrc/llvm_compile.c, "Split code generation":
+/// the functions of a program dealt out by size; 1: one object); `wrap` names the function
+/// (defined in the module) that gets the packed wrapper `_mlir_<wrap>`, which is in the first
+/// object. The module is only read; it may be compiled on any thread while no other thread
+/// uses it.
+pub(crate) fn compile_object(module: mlir_sys::MlirOperation, levels: Levels, wrap: Option<&str>, parts: usize) -> Result<(Vec<Vec<u8>>, Phases), String> {
     set_args();
     let passes = CString::new(levels.pipeline().as_ref()).map_err(|e| e.to_string())?;
     let wrap = wrap.map(CString::new).transpose().map_err(|e| e.to_string())?;
-    let (mut obj, mut len, mut err) = (std::ptr::null_mut(), 0usize, std::ptr::null_mut());
+    let parts = parts.clamp(1, 8);
+    let (mut objs, mut lens, mut nobj, mut err) = (vec![std::ptr::null_mut::<c_char>(); parts], vec![0usize; parts], 0i32, std::ptr::null_mut());
     let mut ms = [0f64; 3];
-    // SAFETY: the caller keeps the module operation alive for the call; out-parameters; the C side copies
-    // nothing it keeps.
-    let rc = unsafe { quabla_llvm_compile(module.ptr, passes.as_ptr(), levels.codegen.min(3) as i32, wrap.as_ref().map_or(std::ptr::null(), |w| w.as_ptr()), &mut obj, &mut len, &mut err, ms.as_mut_ptr()) };
+    // SAFETY: the caller keeps the module operation alive for the call; `objs` and `lens` have
+    // room for `parts`; out-parameters; the C side copies nothing it keeps.
+    let rc = unsafe { quabla_llvm_compile(module.ptr, passes.as_ptr(), levels.codegen.min(3) as i32, wrap.as_ref().map_or(std::ptr::null(), |w| w.as_ptr()), parts as i32, objs.as_mut_ptr(), lens.as_mut_ptr(), &mut nobj, &mut err, ms.as_mut_ptr()) };
     if rc != 0 {
         let msg = if err.is_null() { "LLVM compilation failed".to_string() } else { unsafe { CStr::from_ptr(err) }.to_string_lossy().into_owned() };
         // SAFETY: malloc'd by the C side.
         unsafe { quabla_llvm_free(err as *mut c_void) };
         return Err(msg);
     }
-    // SAFETY: `obj` holds `len` bytes, malloc'd by the C side and freed after the copy.
-    let bytes = unsafe { std::slice::from_raw_parts(obj as *const u8, len) }.to_vec();
-    unsafe { quabla_llvm_free(obj as *mut c_void) };
-    Ok((bytes, Phases { translate: ms[0], optimize: ms[1], codegen: ms[2] }))
+    let out = (0..nobj.clamp(0, parts as i32) as usize)
+        .map(|k| {
+            // SAFETY: `objs[k]` holds `lens[k]` bytes, malloc'd by the C side and freed after the copy.
+            let bytes = unsafe { std::slice::from_raw_parts(objs[k] as *const u8, lens[k]) }.to_vec();
+            unsafe { quabla_llvm_free(objs[k] as *mut c_void) };
+            bytes
+        })
+        .collect();
+    Ok((out, Phases { translate: ms[0], optimize: ms[1], codegen: ms[2] }))
 }
 
 #[cfg(test)]

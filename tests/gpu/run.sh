@@ -13,7 +13,9 @@
 #  * build mode (a development machine with a GPU, Rust and LLVM 22; no .gpu/ wheel): builds
 #    the workspace and also runs the Rust differential suite on cuda (QUABLA_TEST_DEVICE=cuda).
 #
-# Steps (each prints a summary line; the script stops at the first failure):
+# Steps (each prints a summary line; a failed step is reported and the later steps still run,
+# so one call on a lent machine shows every failure; the exit status is 1 if any failed; the
+# whole output is also written to $OUT/gpu-run.log where $OUT is set):
 #   0. the machine: GPU, driver, libcuda;
 #   1. install the wheel (wheel mode) or build (build mode);
 #   2. the registry lists cuda;
@@ -27,12 +29,23 @@
 #   5. a 4096^3 f32 matmul on cuda timed (min and median of 10 after a warm-up) beside
 #      cuBLAS's own figure through torch (TF32 off) where torch is installed.
 # Usage: bash tests/gpu/run.sh        (from the repository root; a few minutes)
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")/../.."
+if [ -n "${OUT:-}" ] && [ -z "${QUABLA_GPU_LOGGED:-}" ]; then
+  QUABLA_GPU_LOGGED=1 bash "$0" "$@" 2>&1 | tee "$OUT/gpu-run.log"; exit "${PIPESTATUS[0]}"
+fi
 step() { echo; echo "== $*"; }
 export PYTHONUNBUFFERED=1
+FAILED=()
+# run_step NAME FUNCTION: runs the step in a subshell with -e; a failure is recorded, not fatal.
+# (Not inside an `if`: bash ignores -e in a condition, subshells included.)
+run_step() {
+  step "$1"; ( set -e; "$2" ); local rc=$?
+  if [ $rc -eq 0 ]; then echo "-- ok: $1"; else echo "-- FAILED ($rc): $1"; FAILED+=("$1"); fi
+}
 
 step "0. machine"
+set -e   # the machine and the install must work; each later step is run_step's
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader || echo "nvidia-smi not found"
 PY=python3
 if ls .gpu/quabla-*.whl >/dev/null 2>&1; then MODE=wheel; else MODE=build; fi
@@ -54,10 +67,15 @@ else
 fi
 $PY -c "import ctypes.util, sys; lib = ctypes.util.find_library('cuda'); print('libcuda:', lib); sys.exit(0 if lib else 'no libcuda: this script needs an NVIDIA GPU and its driver')"
 
-step "2. the registry lists cuda:0 .. cuda:N-1"
+set +e
+
+registry() {
 $PY -c "import quabla as qb; d = qb.devices(); print('devices:', d); assert 'cuda:0' in d and 'cuda' not in d, d"
 
-step "3. differential check on cuda vs the interpreter (f64 1e-12, f32 1e-5)"
+}
+run_step "2. the registry lists cuda:0 .. cuda:N-1" registry
+
+differential() {
 $PY tests/gpu/diff.py
 if [ "$MODE" = build ]; then
   QUABLA_REQUIRE_GPU=1 cargo test --release -q -p quabla-runtime -- cuda 2>&1 | tail -3
@@ -65,7 +83,10 @@ if [ "$MODE" = build ]; then
   grep -q "test result: ok" /tmp/quabla-gpu-diff.log
 fi
 
-step "4. README PINN and an MLP step on cuda"
+}
+run_step "3. differential check on cuda vs the interpreter (f64 1e-12, f32 1e-5)" differential
+
+pinn_mlp() {
 $PY examples/pinn.py --device cuda | tee /tmp/quabla-gpu-pinn.log
 grep -q "w = 3.141593" /tmp/quabla-gpu-pinn.log
 $PY - <<'EOF'
@@ -88,7 +109,10 @@ for a, b in zip(gc, gg):
 print(f"MLP step on cuda: loss {lg.item():.6f} (cpu {lc.item():.6f}), gradients within 1e-4")
 EOF
 
-step "4b. placement, residency, the caching pool and all_reduce"
+}
+run_step "4. README PINN and an MLP step on cuda" pinn_mlp
+
+placement() {
 $PY - <<'EOF'
 import ctypes.util, numpy as np, quabla as qb
 gpus = [d for d in qb.devices() if d.startswith("cuda:")]
@@ -112,7 +136,10 @@ else:
 EOF
 if $PY -c "import pytest" 2>/dev/null; then $PY -m pytest -q -p no:cacheprovider tests/python/test_cuda.py tests/python/test_device_put.py tests/python/test_all_reduce.py; fi
 
-step "5. 4096^3 f32 matmul on cuda"
+}
+run_step "4b. placement, residency, the caching pool and all_reduce" placement
+
+matmul_timing() {
 $PY - <<'EOF'
 import time, numpy as np, quabla as qb
 n = 4096
@@ -136,4 +163,9 @@ try:
 except ImportError:
     print("cuBLAS figure: torch not installed")
 EOF
-echo; echo "== tests/gpu/run.sh: all steps passed"
+}
+run_step "5. 4096^3 f32 matmul on cuda" matmul_timing
+
+echo
+if [ ${#FAILED[@]} -eq 0 ]; then echo "== tests/gpu/run.sh: all steps passed"; exit 0; fi
+echo "== tests/gpu/run.sh: ${#FAILED[@]} step(s) failed:"; printf '   %s\n' "${FAILED[@]}"; exit 1
