@@ -1,12 +1,14 @@
 """A compile's fixed costs and the mid-size products' threads (docs/performance.md, stop 34).
 
-    python bench/fixed_costs.py first [--kind rowsum|ew|trivial] [--count 20]
+    python bench/fixed_costs.py first [--kind rowsum|ew|trivial|softmax|layernorm] [--count 20]
     python bench/fixed_costs.py cached [--kind ...]      # the same programs from a warm cache
     python bench/fixed_costs.py products                 # a @ b, one thread against the default
 
 `first`: the first calls of `--count` jitted programs of distinct shapes in one process, a
 fresh compile cache (each a real compile): the row sum of (1024 + i) x 1024 f32, the
-elementwise tanh(2x + 1) exp(-x) over (1000 + i) * 1000 f32, or x + 1 over 4 + i elements;
+elementwise tanh(2x + 1) exp(-x) over (1000 + i) * 1000 f32, x + 1 over 4 + i elements, or
+the value and gradient of sum(softmax(x) * w) or of a layer norm's sum(norm(x) * w) over
+(256 + i) x 1024 f32 (several thread-split loops: split code generation, stop 35);
 min and median in ms. With QUABLA_LOG_COMPILES=1 each compile prints its phases (parse,
 upstream pipeline, LLVM translate / optimise / codegen / link). `cached` compiles the same
 programs into a cache directory first, then times them in a second process (cache hits).
@@ -36,6 +38,18 @@ def programs(kind, count):
             yield qb.jit(lambda x: qb.sum(x, axis=1)), np.ones((1024 + i, 1024), np.float32)
         elif kind == "ew":
             yield qb.jit(lambda x: qb.tanh(2 * x + 1) * qb.exp(-x)), np.ones((1000 + i) * 1000, np.float32)
+        elif kind == "softmax":
+            f = qb.value_and_grad(lambda x, w: qb.sum(qb.nn.softmax(x, axis=-1) * w))
+            yield (lambda f: qb.jit(lambda xw: f(xw[0], xw[1])))(f), np.linspace(-2, 2, 2 * (256 + i) * 1024, dtype=np.float32).reshape(2, 256 + i, 1024)
+        elif kind == "layernorm":
+
+            def ln(x, w):
+                mu = qb.mean(x, axis=-1, keepdims=True)
+                var = qb.mean((x - mu) ** 2, axis=-1, keepdims=True)
+                return qb.sum((x - mu) / qb.sqrt(var + 1e-5) * w)
+
+            f = qb.value_and_grad(ln)
+            yield (lambda f: qb.jit(lambda xw: f(xw[0], xw[1])))(f), np.linspace(-2, 2, 2 * (256 + i) * 1024, dtype=np.float32).reshape(2, 256 + i, 1024)
         else:
             yield qb.jit(lambda x: x + 1), np.ones(4 + i, np.float32)
 
@@ -73,7 +87,7 @@ def products():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=["first", "cached", "products", "_products", "_first"])
-    ap.add_argument("--kind", default="rowsum", choices=["rowsum", "ew", "trivial"])
+    ap.add_argument("--kind", default="rowsum", choices=["rowsum", "ew", "trivial", "softmax", "layernorm"])
     ap.add_argument("--count", type=int, default=20)
     args = ap.parse_args()
     if args.mode == "_products":
