@@ -224,16 +224,14 @@ done:
  * the C-interface wrapper into the packed one, stays in part 0 with the entry), and a
  * function's passes see its callees' declarations with their attributes, so every function
  * compiles to the code it had in one module. Local functions become external so that the
- * parts link into one program (csrc/objload.c puts a program's objects in one JITDylib). The
- * threads are libomp's team (csrc/openmp.c `quabla_omp_run`): a worker left spinning by the
- * last parallel region would otherwise take half of the core the second part runs on. */
+ * parts link into one program (csrc/objload.c puts a program's objects in one JITDylib). Parts
+ * after the first run on threads of their own (libomp's team measured the same, and would
+ * tie compiling to libomp and to not being inside a parallel region). */
 
 /* The lighter part of a split must have at least this many instructions: a part of fewer
  * saves less than the split's bitcode round trip and the region's wake-up cost. */
 #define SPLIT_MIN_PART 50
 #define SPLIT_MAX_PARTS 8
-
-void quabla_omp_run(void (*body)(void *, int, int), void *ctx, int threads);
 
 typedef struct {
   const char *passes;
@@ -356,7 +354,7 @@ static void to_declaration(LLVMModuleRef m, LLVMValueRef f) {
   unsigned nparams = LLVMCountParams(f);
   for (unsigned idx = 0; idx <= nparams + 1; idx++) {
     /* The return value (0), the parameters (1..n), then the function. */
-    LLVMAttributeIndex at = idx <= nparams ? idx : LLVMAttributeFunctionIndex;
+    LLVMAttributeIndex at = idx <= nparams ? idx : (LLVMAttributeIndex)LLVMAttributeFunctionIndex;
     unsigned c = LLVMGetAttributeCountAtIndex(f, at);
     if (!c) continue;
     LLVMAttributeRef *a = malloc(c * sizeof *a);
@@ -405,9 +403,37 @@ static void compile_part(split_t *s, int k) {
   }
 }
 
-static void split_body(void *p, int thread, int threads) {
-  split_t *s = p;
-  for (int k = thread; k < s->nparts; k += threads) compile_part(s, k);
+/* Part `k` of a split on a thread of its own. */
+typedef struct {
+  split_t *s;
+  int k;
+} part_arg;
+
+static void *part_thread(void *p) {
+  part_arg *a = p;
+  compile_part(a->s, a->k);
+  return NULL;
+}
+
+/* Parts 1.. on threads of their own (each compiled on the calling thread where a thread
+ * cannot be created), part 0 on the calling thread. */
+static void compile_parts(split_t *s) {
+  pthread_t th[SPLIT_MAX_PARTS];
+  part_arg args[SPLIT_MAX_PARTS];
+  int started[SPLIT_MAX_PARTS] = {0};
+  for (int k = 1; k < s->nparts; k++) {
+    args[k].s = s;
+    args[k].k = k;
+    started[k] = pthread_create(&th[k], NULL, part_thread, &args[k]) == 0;
+  }
+  compile_part(s, 0);
+  for (int k = 1; k < s->nparts; k++) {
+    if (started[k]) {
+      pthread_join(th[k], NULL);
+    } else {
+      compile_part(s, k);
+    }
+  }
 }
 
 /* Compiles the LLVM-dialect module `op` (an MlirOperation's pointer) to objects, optimised by
@@ -468,7 +494,7 @@ int quabla_llvm_compile(void *op, const char *passes, int level, const char *wra
   }
   double t1 = now_ms();
   if (s.nparts > 1) {
-    quabla_omp_run(split_body, &s, s.nparts);
+    compile_parts(&s);
   } else {
     optimise_and_emit(m, passes, level, &s.obj[0], &s.len[0], &s.err[0], s.ms[0]);
   }
