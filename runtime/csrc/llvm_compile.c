@@ -272,9 +272,10 @@ static void free_plan(split_t *s) {
 
 /* Deals the defined functions of `m` out to at most `parts` parts by instruction count
  * (largest first, to the lightest part; the packed wrapper `_mlir_<wrap>` and `wrap` to part
- * 0). Returns the number of parts (1: no split, nothing allocated): no split when a local
- * global is not constant (the parts would each have a copy), when a function other than
- * `wrap` is to be inlined, or when the lightest part would be under SPLIT_MIN_PART. */
+ * 0), as many parts as keep the lightest at SPLIT_MIN_PART instructions or more. Returns the
+ * number of parts (1: no split, nothing allocated): no split when a local global is not
+ * constant (the parts would each have a copy), when a function other than `wrap` is to be
+ * inlined, or when even two parts would leave one under SPLIT_MIN_PART. */
 static int plan_split(LLVMModuleRef m, const char *wrap, int parts, split_t *s) {
   s->nfn = 0;
   if (parts < 2 || !wrap) return 1;
@@ -314,34 +315,40 @@ static int plan_split(LLVMModuleRef m, const char *wrap, int parts, split_t *s) 
     entry[s->nfn] = is_wrap || is_packed;
     s->nfn++;
   }
-  unsigned load[SPLIT_MAX_PARTS] = {0};
-  for (int i = 0; i < s->nfn; i++)
-    if (entry[i]) load[0] += w[i];
-  /* Largest first, each to the lightest part (n is small: a selection each round). */
+  /* The most parts (from `parts` down to 2) whose lightest part has SPLIT_MIN_PART
+   * instructions: largest first, each to the lightest part (n is small: a selection each
+   * round). */
   int *done = calloc(s->nfn, sizeof *done);
-  for (int round = 0; done && round < s->nfn; round++) {
-    int best = -1;
-    for (int i = 0; i < s->nfn; i++)
-      if (!entry[i] && !done[i] && (best < 0 || w[i] > w[best])) best = i;
-    if (best < 0) break;
-    int light = 0;
-    for (int k = 1; k < parts; k++)
-      if (load[k] < load[light]) light = k;
-    s->fpart[best] = light;
-    load[light] += w[best];
-    done[best] = 1;
+  int found = 1;
+  for (int p = parts; done && p >= 2 && found == 1; p--) {
+    unsigned load[SPLIT_MAX_PARTS] = {0};
+    memset(done, 0, s->nfn * sizeof *done);
+    for (int i = 0; i < s->nfn; i++) {
+      s->fpart[i] = 0;
+      if (entry[i]) load[0] += w[i];
+    }
+    for (int round = 0; round < s->nfn; round++) {
+      int best = -1;
+      for (int i = 0; i < s->nfn; i++)
+        if (!entry[i] && !done[i] && (best < 0 || w[i] > w[best])) best = i;
+      if (best < 0) break;
+      int light = 0;
+      for (int k = 1; k < p; k++)
+        if (load[k] < load[light]) light = k;
+      s->fpart[best] = light;
+      load[light] += w[best];
+      done[best] = 1;
+    }
+    unsigned lightest = load[0];
+    for (int k = 1; k < p; k++)
+      if (load[k] < lightest) lightest = load[k];
+    if (lightest >= SPLIT_MIN_PART) found = p;
   }
-  unsigned lightest = load[0];
-  for (int k = 1; k < parts; k++)
-    if (load[k] < lightest) lightest = load[k];
   free(done);
   free(w);
   free(entry);
-  if (lightest < SPLIT_MIN_PART) {
-    free_plan(s);
-    return 1;
-  }
-  return parts;
+  if (found < 2) free_plan(s);
+  return found;
 }
 
 /* `f` replaced by a declaration of the same name, type, calling convention and attributes. */

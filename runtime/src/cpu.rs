@@ -1112,6 +1112,55 @@ mod tests {
         assert!(e.contains("no function g"), "{e}");
     }
 
+    /// Split code generation (csrc/llvm_compile.c): a module of several large functions is
+    /// compiled in two parts (internal functions called across parts made external) that link
+    /// into one program computing what one object computes; a module with a mutable local
+    /// global, or whose second part would be small, stays one object.
+    #[test]
+    fn functions_split_into_parts_link_into_one_program() {
+        // @g<i>(x) = ((x * c + c) * c + c ...) over 60 multiply-adds: 120 instructions each.
+        let chain = |name: &str, c: f64| {
+            let mut body = String::new();
+            let mut prev = "%x".to_string();
+            for i in 0..60 {
+                body.push_str(&format!("  %m{i} = llvm.fmul {prev}, %c : f64\n  %a{i} = llvm.fadd %m{i}, %c : f64\n"));
+                prev = format!("%a{i}");
+            }
+            format!("llvm.func internal @{name}(%x: f64) -> f64 {{\n  %c = llvm.mlir.constant({c:?} : f64) : f64\n{body}  llvm.return {prev} : f64\n}}\n")
+        };
+        let reference = |x: f64, c: f64| (0..60).fold(x, |v, _| v * c + c);
+        let module_text = |extra: &str, calls: usize| {
+            let calls_text: String = (0..calls).map(|i| format!("  %r{i} = llvm.call @g{i}(%x) : (f64) -> f64\n")).collect();
+            let adds: String = (1..calls).map(|i| format!("  %s{i} = llvm.fadd {}, %r{i} : f64\n", if i == 1 { "%r0".to_string() } else { format!("%s{}", i - 1) })).collect();
+            let last = if calls == 1 { "%r0".to_string() } else { format!("%s{}", calls - 1) };
+            let funcs: String = (0..calls).map(|i| chain(&format!("g{i}"), 0.5 + 0.25 * i as f64)).collect();
+            format!("module {{\n{extra}{funcs}llvm.func @f(%x: f64) -> f64 {{\n{calls_text}{adds}  llvm.return {last} : f64\n}}\n}}")
+        };
+        let ctx = new_context();
+        let run = |text: &str, parts: usize| -> (usize, f64) {
+            let module = MlirModule::parse(&ctx, text).expect("parses");
+            let (objs, _) = crate::llvm_compile::compile_object(module.as_operation().to_raw(), crate::llvm_compile::Levels { opt: 2, codegen: 1 }, Some("f"), parts).unwrap();
+            let (jit, sym) = load_objects(&objs, "_mlir_f").unwrap();
+            let (mut x, mut r) = (0.75f64, 0f64);
+            let mut args: [*mut c_void; 2] = [&mut x as *mut f64 as *mut c_void, &mut r as *mut f64 as *mut c_void];
+            let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
+            unsafe { func(args.as_mut_ptr()) };
+            drop(Engine::Orc(jit).counted());
+            (objs.len(), r)
+        };
+        let want = reference(0.75, 0.5) + reference(0.75, 0.75);
+        let two = module_text("", 2);
+        assert_eq!(run(&two, 1), (1, want));
+        assert_eq!(run(&two, 2), (2, want), "two large functions: two parts, the same result");
+        assert_eq!(run(&two, 4).0, 2, "as many parts as keep each at the minimum");
+        let three = module_text("", 3);
+        assert_eq!(run(&three, 2), (2, want + reference(0.75, 1.0)));
+        let mutable = module_text("llvm.mlir.global internal @state(0.0 : f64) : f64\n", 2);
+        assert_eq!(run(&mutable, 2), (1, want), "a mutable local global: one object");
+        let small = module_text("", 1);
+        assert_eq!(run(&small, 2), (1, reference(0.75, 0.5)), "the entry part alone: one object");
+    }
+
     #[test]
     fn device_inputs_are_copied_to_the_host() {
         let t = TensorType::new(DType::F32, [3]);
