@@ -238,23 +238,29 @@ pub const PAR_MATMUL_WORK: i64 = 1 << 24;
 /// iterations times the work units of one (crate::linalg::elementwise::op_cost, at least
 /// [`PAR_LOOP_MIN_COST`]). A unit is 10-12 ps of one core's time (a compute-bound body at
 /// 0.74 ns for 76 units, a memory-bound one at 0.49 ns for 40), so the threshold is about
-/// 0.1 ms of work. Every loop of 2^18 iterations qualifies; a loop whose body is dear
-/// qualifies earlier: `tanh(2x + 1) * exp(-x)` (76 units) from 110k iterations. Tuned on a
+/// 50 us of work. Every loop of 2^17 iterations qualifies; a loop whose body is dear
+/// qualifies earlier: `tanh(2x + 1) * exp(-x)` (76 units) from 55k iterations. Tuned on a
 /// quiet machine (as users run): at 2^23 instead of 2^25 the Adam update of an MLP (loops of
 /// 10-16M units, 0.2 ms each) went 591 -> 417 us (JAX 408-457 us), the softmax and layernorm
 /// gradients of 256x1024 275 -> 158 us and 348 -> 210 us (bench/cpu_table.py, load 1.1-1.5).
+/// At 2^22 (with [`PAR_LOOP_MIN_ITERS`] 2^15) instead of 2^23 (2^16) the GPT step's attention,
+/// softmax, layernorm and gelu loops (32k-131k iterations, 20-60 us each) split too: per call
+/// 7.84-7.89 -> 6.20 ms, first call 0.55-0.57 -> 0.65 s (more OpenMP-outlined functions to
+/// compile); 2^21 and 2^20 gained no more per call (6.1-6.5 ms) and cost more compile
+/// (0.88 s at 2^20); the other rows of the table unchanged (stop 35, docs/performance.md).
+/// While a call runs its workers spin between loops, so a split costs a few microseconds.
 /// On an oversubscribed machine the same loops lose (at load 8 the Adam update took 2.8 ms on
 /// two threads against 0.6 ms on one: a worker without a core stalls each loop);
 /// `QUABLA_NUM_THREADS=1` is the remedy there.
-pub const PAR_LOOP_WORK: i64 = 1 << 23;
+pub const PAR_LOOP_WORK: i64 = 1 << 22;
 
-/// The least work units an iteration counts for (so that every loop of 2^18 iterations is
+/// The least work units an iteration counts for (so that every loop of 2^17 iterations is
 /// split: [`PAR_LOOP_WORK`] / 32).
 pub const PAR_LOOP_MIN_COST: i64 = 32;
 
-/// Iterations below which a generic stays on one thread whatever its body costs (about 50 us
+/// Iterations below which a generic stays on one thread whatever its body costs (about 25 us
 /// of the dearest elementwise bodies: the fork and join is not reliably repaid below).
-pub const PAR_LOOP_MIN_ITERS: i64 = 1 << 16;
+pub const PAR_LOOP_MIN_ITERS: i64 = 1 << 15;
 
 /// Whether a tiled `m x n x k` product (padded extents) runs on `threads` threads: large
 /// enough ([`PAR_MATMUL_WORK`]) and at least `threads` blocks of `plan`.
@@ -507,16 +513,19 @@ mod tests {
         assert_eq!(parallel_loop(&[false, true], &[1024, 1024], 2, 3), Some(1));
         // A full reduction, small loops and one thread stay serial.
         assert_eq!(parallel_loop(&[false], &[1 << 20], 2, 100), None);
-        assert_eq!(parallel_loop(&[true], &[200_000], 2, 4), None);
+        assert_eq!(parallel_loop(&[true], &[100_000], 2, 4), None);
         assert_eq!(parallel_loop(&[true], &[1 << 20], 1, 4), None);
-        // Every loop of 2^18 iterations splits; dear bodies earlier, not below 2^16 iterations.
-        assert_eq!(parallel_loop(&[true], &[1 << 18], 2, 1), Some(0));
-        assert_eq!(parallel_loop(&[true], &[120_000], 2, 76), Some(0));
-        assert_eq!(parallel_loop(&[true], &[100_000], 2, 76), None);
+        // Every loop of 2^17 iterations splits; dear bodies earlier, not below 2^15 iterations.
+        assert_eq!(parallel_loop(&[true], &[1 << 17], 2, 1), Some(0));
+        assert_eq!(parallel_loop(&[true], &[60_000], 2, 76), Some(0));
+        assert_eq!(parallel_loop(&[true], &[50_000], 2, 76), None);
         assert_eq!(parallel_loop(&[true, true], &[784, 512], 2, 40), Some(0));
         assert_eq!(parallel_loop(&[true, true], &[512, 10], 2, 40), None);
-        assert_eq!(parallel_loop(&[true], &[70_000], 2, 400), Some(0));
-        assert_eq!(parallel_loop(&[true], &[60_000], 2, 1000), None);
+        // The GPT step's attention (8 x 4 x 64 x 64) and its activations with a dear body.
+        assert_eq!(parallel_loop(&[true; 4], &[8, 4, 64, 64], 2, 40), Some(0));
+        assert_eq!(parallel_loop(&[true, true, true], &[8, 64, 64], 2, 200), Some(0));
+        assert_eq!(parallel_loop(&[true], &[35_000], 2, 400), Some(0));
+        assert_eq!(parallel_loop(&[true], &[30_000], 2, 1000), None);
         assert!(parallel_matmul(1024, 1024, 1024, 2) && parallel_matmul(256, 256, 256, 2) && !parallel_matmul(128, 128, 128, 2) && !parallel_matmul(1024, 1024, 1024, 1));
     }
 
