@@ -193,7 +193,9 @@ fn kernel_gradient_feature_loop_on_one_and_two_threads() {
     // input features and, on two threads, split over the output batch in an scf.forall
     // (lowering/src/linalg/convolution.rs, feature_parts): equal to the interpreter on one and
     // two threads and the same bits on both (each part sums the features in the same order).
-    // 1-D with the output features one panel (32) and ragged (10), 2-D with padding; f32, f64.
+    // 1-D with the output features one panel (32) and ragged (10: on AVX-512 hosts the f32
+    // product is the runtime's narrow path instead, threads splitting its rows), 2-D with
+    // padding; f32, f64.
     use quabla_lowering::{lower_for_cpu, CpuOptions};
     let mut rng = Rng(13);
     let cases: [(Vec<i64>, Vec<i64>, Vec<i64>, ConvDims); 3] = [
@@ -210,7 +212,10 @@ fn kernel_gradient_feature_loop_on_one_and_two_threads() {
             let params = [TensorType::new(d, lhs.clone()), TensorType::new(d, rhs.clone())];
             let m = one_op_module(kind.clone(), &params);
             let cm = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
-            assert!(cm.parallel && cm.text.contains("scf.forall"), "{what}: parallel loop over the output batch");
+            let narrow = rhs[1] < 32 && quabla_lowering::tiling::runtime_gemm(d, [1, 64, rhs[1], 1024], quabla_lowering::tiling::host_regs());
+            if !narrow {
+                assert!(cm.parallel && cm.text.contains("scf.forall"), "{what}: parallel loop over the output batch");
+            }
             let inputs: Vec<_> = params.iter().map(|t| rng.buffer(t, -2.0, 2.0)).collect();
             let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
             let tol = if d == DType::F32 { Tol::Rel(1e-4) } else { Tol::Rel(1e-11) };

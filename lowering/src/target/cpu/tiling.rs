@@ -101,14 +101,20 @@ pub const RUNTIME_GEMM_SMALL: i64 = 1 << 18;
 /// Whether an `m x n x k` product of `d` (`b` batch elements) calls the runtime's product
 /// ([`RUNTIME_GEMM_WORK`], [`RUNTIME_GEMM_SMALL`]): f32 and f64 on hosts with AVX2 or AVX-512
 /// (`r`: its micro-kernels; elsewhere the generated code is faster), products with at least
-/// 32 columns and 16 rows and K (narrower ones waste most of its 32-column panels), unless
-/// `QUABLA_CPU_GEMM=jit` (comparisons; the choice changes the lowered text, which the compile
-/// cache's key has).
+/// 32 columns and 16 rows and K, unless `QUABLA_CPU_GEMM=jit` (comparisons; the choice
+/// changes the lowered text, which the compile cache's key has). Narrower products waste most
+/// of the packed kernels' 32-column panels; on AVX-512 single products of at most one vector
+/// of columns (16 f32, 8 f64) call it whatever their size: the runtime's narrow path
+/// (quabla_kernels::gemm::gemm_narrow: A in place, C under a lane mask). 256x512x10 f32:
+/// 28-31 us per call against the generated code's 25-27 (JAX 72-78), first call 3.5 against
+/// 19-20 ms (JAX 20); the generated narrow products cost every program that has one (the MLP
+/// step's output layer and its gradient) ~15 ms of compile each.
 pub fn runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], r: Regs) -> bool {
     static JIT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let jit = *JIT.get_or_init(|| std::env::var("QUABLA_CPU_GEMM").is_ok_and(|v| v == "jit"));
     let work = m.saturating_mul(n).saturating_mul(k);
-    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && n >= 32 && m >= 16 && k >= 16 && (work >= RUNTIME_GEMM_WORK || (b == 1 && work <= RUNTIME_GEMM_SMALL))
+    let narrow = r.bytes >= 64 && b == 1 && n >= 1 && n <= r.bytes / d.size() as i64;
+    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && m >= 16 && k >= 16 && (narrow || (n >= 32 && (work >= RUNTIME_GEMM_WORK || (b == 1 && work <= RUNTIME_GEMM_SMALL))))
 }
 
 /// The register block (MR rows, NR columns) of a product of `d` with `n` columns on vector
@@ -287,9 +293,13 @@ pub const PAR_RUNTIME_GEMM_K: i64 = 256;
 
 /// Whether a runtime product of `b` batch elements of `m x n x k` runs on `threads` threads:
 /// every product of [`PAR_MATMUL_WORK`] multiply-adds or more (all batch elements), and
-/// single products from [`PAR_RUNTIME_GEMM_WORK`] with K up to [`PAR_RUNTIME_GEMM_K`].
+/// single products from [`PAR_RUNTIME_GEMM_WORK`] with K up to [`PAR_RUNTIME_GEMM_K`], or any
+/// K when they take the narrow path (at most 16 columns: [`runtime_gemm`] sends no other
+/// product that narrow), whose threads split the rows without barriers: 1024x512x10 f32
+/// 121-126 -> 65.8 us (the generated code: 106).
 pub fn parallel_runtime_gemm([b, m, n, k]: [i64; 4], threads: i64) -> bool {
-    parallel_matmul(m, n, k.saturating_mul(b), threads) || (threads > 1 && b == 1 && k <= PAR_RUNTIME_GEMM_K && m.saturating_mul(n).saturating_mul(k) >= PAR_RUNTIME_GEMM_WORK)
+    let short_k = k <= PAR_RUNTIME_GEMM_K || n <= 16;
+    parallel_matmul(m, n, k.saturating_mul(b), threads) || (threads > 1 && b == 1 && short_k && m.saturating_mul(n).saturating_mul(k) >= PAR_RUNTIME_GEMM_WORK)
 }
 
 /// The loop along which a generic over `extents` is split into `threads` tiles (the
@@ -535,6 +545,8 @@ mod tests {
         assert!(parallel_runtime_gemm([1, 256, 256, 64], 2) && parallel_runtime_gemm([1, 128, 128, 256], 2));
         assert!(!parallel_runtime_gemm([1, 64, 64, 1024], 2) && !parallel_runtime_gemm([1, 64, 64, 512], 2) && !parallel_runtime_gemm([2, 256, 256, 64], 2));
         assert!(!parallel_runtime_gemm([1, 1024, 1024, 1024], 1));
+        // Narrow products (the runtime's narrow path) from 2^22 whatever K.
+        assert!(parallel_runtime_gemm([1, 1024, 10, 512], 2) && !parallel_runtime_gemm([1, 256, 10, 512], 2));
     }
 
     #[test]
@@ -547,9 +559,11 @@ mod tests {
         // Large, small single, and in between (generated).
         assert!(runtime_gemm(f, [1, 256, 512, 784], z) && runtime_gemm(f, [1, 64, 64, 64], z) && !runtime_gemm(f, [1, 128, 96, 70], z));
         assert!(runtime_gemm(f, [1, 128, 128, 128], z) && !runtime_gemm(f, [4, 64, 64, 64], z));
-        // Narrow products stay generated (the kernels' panels are 32 columns; a one-vector
-        // micro-kernel was tried: 256x512x10 in 35 us against the generated code's 26).
-        assert!(!runtime_gemm(f, [1, 4096, 10, 512], z) && runtime_gemm(f, [1, 4096, 32, 512], y));
+        // Narrow single products: the narrow path on AVX-512 (one vector of columns), else
+        // generated (the packed kernels' panels are 32 columns); batched ones generated.
+        assert!(runtime_gemm(f, [1, 4096, 10, 512], z) && runtime_gemm(f, [1, 256, 16, 512], z) && runtime_gemm(DType::F64, [1, 256, 8, 512], z));
+        assert!(!runtime_gemm(f, [1, 4096, 10, 512], y) && !runtime_gemm(f, [1, 256, 17, 512], z) && !runtime_gemm(DType::F64, [1, 256, 9, 512], z));
+        assert!(!runtime_gemm(f, [8, 256, 16, 512], z) && runtime_gemm(f, [1, 4096, 32, 512], y));
         // Without 256-bit vectors, other dtypes, thin M or K: generated.
         assert!(!runtime_gemm(f, [1, 256, 512, 784], Regs { bytes: 16, count: 16 }) && !runtime_gemm(DType::I32, [1, 256, 512, 784], z));
         assert!(!runtime_gemm(f, [1, 8, 512, 784], z) && !runtime_gemm(f, [1, 256, 512, 8], z));
