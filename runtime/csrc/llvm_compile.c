@@ -273,15 +273,19 @@ static void free_plan(split_t *s) {
 /* Deals the defined functions of `m` out to at most `parts` parts by instruction count
  * (largest first, to the lightest part; the packed wrapper `_mlir_<wrap>` and `wrap` to part
  * 0), as many parts as keep the lightest at SPLIT_MIN_PART instructions or more. Returns the
- * number of parts (1: no split, nothing allocated): no split when a local global is not
- * constant (the parts would each have a copy), when a function other than `wrap` is to be
- * inlined, or when even two parts would leave one under SPLIT_MIN_PART. */
+ * number of parts (1: no split, nothing allocated): no split when a global is mutable and
+ * local or defined and external (the parts would each have a copy), when a function other
+ * than `wrap` is to be inlined, or when even two parts would leave one under SPLIT_MIN_PART. */
 static int plan_split(LLVMModuleRef m, const char *wrap, int parts, split_t *s) {
   s->nfn = 0;
   if (parts < 2 || !wrap) return 1;
   if (parts > SPLIT_MAX_PARTS) parts = SPLIT_MAX_PARTS;
-  for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g))
+  /* Every part keeps every global: a mutable local one would be several variables, a
+   * defined external one several definitions of one symbol in the program's JITDylib. */
+  for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g)) {
     if (is_local(g) && !LLVMIsGlobalConstant(g)) return 1;
+    if (!is_local(g) && !LLVMIsDeclaration(g)) return 1;
+  }
   unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", strlen("alwaysinline"));
   size_t wlen = strlen(wrap);
   int n = 0;

@@ -1115,7 +1115,8 @@ mod tests {
     /// Split code generation (csrc/llvm_compile.c): a module of several large functions is
     /// compiled in two parts (internal functions called across parts made external) that link
     /// into one program computing what one object computes; a module with a mutable local
-    /// global, or whose second part would be small, stays one object.
+    /// global or a defined external one, or whose second part would be small, stays one
+    /// object.
     #[test]
     fn functions_split_into_parts_link_into_one_program() {
         // @g<i>(x) = ((x * c + c) * c + c ...) over 60 multiply-adds: 120 instructions each.
@@ -1157,6 +1158,10 @@ mod tests {
         assert_eq!(run(&three, 2), (2, want + reference(0.75, 1.0)));
         let mutable = module_text("llvm.mlir.global internal @state(0.0 : f64) : f64\n", 2);
         assert_eq!(run(&mutable, 2), (1, want), "a mutable local global: one object");
+        let public = module_text("llvm.mlir.global external constant @table(1.0 : f64) : f64\n", 2);
+        assert_eq!(run(&public, 2), (1, want), "a defined external global: one object");
+        let private = module_text("llvm.mlir.global private constant @table(1.0 : f64) : f64\n", 2);
+        assert_eq!(run(&private, 2), (2, want), "a private constant: a copy in each part");
         let small = module_text("", 1);
         assert_eq!(run(&small, 2), (1, reference(0.75, 0.5)), "the entry part alone: one object");
     }
