@@ -115,3 +115,31 @@ void quabla_omp_run(quabla_body body, void *ctx, int threads) {
 void quabla_omp_barrier(void) {
   if (resolve()) kmpc_barrier(&quabla_loc, global_thread_num(&quabla_loc));
 }
+
+static void quabla_noop(void *ctx, int thread, int threads) {
+  (void)ctx;
+  (void)thread;
+  (void)threads;
+}
+
+/* Puts the calling thread's OpenMP workers to sleep now instead of letting them spin out
+ * their block time (KMP_BLOCKTIME, 200 ms) after the last parallel call: an empty region of
+ * `threads` threads (the programs' team) with a block time of 0, then the block time as it
+ * was for the regions after it (which wake the workers). Called when a compile starts
+ * (runtime/src/cpu.rs): the spinning worker slowed it (a layernorm gradient compiled right
+ * after 1000 softmax calls: 80-95 ms, 61-63 ms with KMP_BLOCKTIME=0). libomp's soft pause
+ * (omp_pause_resource_all) leaves spinning workers spinning. A no-op when libomp is not
+ * loaded (nothing is loaded for it) or the block time is already 0. */
+void quabla_omp_quiesce(int threads) {
+  typedef int (*get_bt_t)(void);
+  typedef void (*set_bt_t)(int);
+  if (quabla_libomp == NULL || threads <= 1 || !resolve()) return;
+  get_bt_t get_bt = (get_bt_t)dlsym(quabla_libomp, "kmp_get_blocktime");
+  set_bt_t set_bt = (set_bt_t)dlsym(quabla_libomp, "kmp_set_blocktime");
+  if (!get_bt || !set_bt) return;
+  int bt = get_bt();
+  if (bt == 0) return;
+  set_bt(0);
+  quabla_omp_run(quabla_noop, NULL, threads);
+  set_bt(bt);
+}

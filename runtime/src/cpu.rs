@@ -317,6 +317,10 @@ impl Executor for CpuExecutor {
                 eprintln!("[quabla] compile cache miss for @{entry} ({})", dir.display());
             }
         }
+        // OpenMP workers left spinning by the last parallel call sleep now: spinning, they
+        // slowed this compile (csrc/openmp.c `quabla_omp_quiesce`).
+        // SAFETY: a plain count; a no-op without libomp.
+        unsafe { quabla_omp_quiesce(crate::parallel::default_threads() as i32) };
         // LLVM's one-time costs overlap this compile (not a cache hit, which needs no LLVM).
         let _warm = crate::llvm_compile::warm();
         let guard = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
@@ -722,6 +726,9 @@ fn ops_work(f: &quabla_dialect::Func, ops: &[quabla_dialect::Op], target: Option
 
 unsafe extern "C" {
     fn LLVMGetVersion(major: *mut u32, minor: *mut u32, patch: *mut u32);
+    /// csrc/openmp.c: the calling thread's libomp workers to sleep (an empty region with a
+    /// block time of 0).
+    fn quabla_omp_quiesce(threads: i32);
     /// csrc/objload.c: links objects in a fresh ORC LLJIT.
     fn quabla_orc_load(
         objs: *const *const std::ffi::c_char,
