@@ -3,6 +3,7 @@
     python bench/fixed_costs.py first [--kind rowsum|ew|trivial|softmax|layernorm] [--count 20]
     python bench/fixed_costs.py cached [--kind ...]      # the same programs from a warm cache
     python bench/fixed_costs.py products                 # a @ b, one thread against the default
+    python bench/fixed_costs.py hot                      # first calls right after a hot loop
 
 `first`: the first calls of `--count` jitted programs of distinct shapes in one process, a
 fresh compile cache (each a real compile): the row sum of (1024 + i) x 1024 f32, the
@@ -12,6 +13,11 @@ the value and gradient of sum(softmax(x) * w) or of a layer norm's sum(norm(x) *
 min and median in ms. With QUABLA_LOG_COMPILES=1 each compile prints its phases (parse,
 upstream pipeline, LLVM translate / optimise / codegen / link). `cached` compiles the same
 programs into a cache directory first, then times them in a second process (cache hits).
+
+`hot`: the softmax gradient, the layernorm gradient and tanh(2x + 1) exp(-x) of (256 + i) x
+1024 f32 in turn, each called 1000 times before the next is compiled (its first call then
+starts while the OpenMP workers of those calls would spin: stop 35's quabla_omp_quiesce),
+three rounds; the first call of each, in ms.
 
 `products`: the per-call minimum (300 calls) of jitted `a @ b` f32 for products around the
 runtime product's thread thresholds (tiling::PAR_RUNTIME_GEMM_WORK, PAR_RUNTIME_GEMM_K), in a
@@ -54,6 +60,19 @@ def programs(kind, count):
             yield qb.jit(lambda x: x + 1), np.ones(4 + i, np.float32)
 
 
+def hot_first_calls(rounds=3):
+    out = {"softmax": [], "layernorm": [], "ew": []}
+    for r in range(rounds):
+        for kind in out:
+            f, x = list(programs(kind, r + 1))[-1]
+            t = time.perf_counter()
+            f(x)
+            out[kind].append((time.perf_counter() - t) * 1e3)
+            for _ in range(1000):
+                f(x)
+    print(" | ".join(f"{k}: {' '.join(f'{v:.1f}' for v in vs)} ms" for k, vs in out.items()))
+
+
 def first_calls(kind, count):
     ts = []
     for f, x in programs(kind, count):
@@ -86,10 +105,14 @@ def products():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["first", "cached", "products", "_products", "_first"])
+    ap.add_argument("mode", choices=["first", "cached", "products", "hot", "_products", "_first"])
     ap.add_argument("--kind", default="rowsum", choices=["rowsum", "ew", "trivial", "softmax", "layernorm"])
     ap.add_argument("--count", type=int, default=20)
     args = ap.parse_args()
+    if args.mode == "hot":
+        os.environ["QUABLA_CACHE"] = "0"
+        hot_first_calls()
+        return
     if args.mode == "_products":
         print(" | ".join(products()))
         return
