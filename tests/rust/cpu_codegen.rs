@@ -322,9 +322,10 @@ fn runtime_products_match_the_interpreter_on_one_and_two_threads() {
         (vec![256, 64], vec![64, 288], mm()),
         (vec![1000, 72], vec![72, 64], mm()),
         (vec![70, 1024], vec![1024, 64], mm()),
-        // Small single products (tiling::RUNTIME_GEMM_SMALL), plain and [k, m] x [n, k].
+        // Small and mid-size single products (tiling::RUNTIME_GEMM_WORK: every single product), plain and [k, m] x [n, k].
         (vec![40, 50], vec![50, 64], mm()),
         (vec![64, 40], vec![33, 64], tr(0, 1)),
+        (vec![100, 100], vec![100, 100], mm()),
         (vec![64, 8, 100], vec![100, 8, 330], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![2, 1], rhs_contracting_dimensions: vec![0, 1] }),
     ];
     for d in [DType::F32, DType::F64] {

@@ -72,34 +72,34 @@ pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Optio
     Some(Plan { mp, np, mr, mb, kb, nr, kc, mc, alias })
 }
 
-/// Multiply-adds (per batch element) from which a float product calls the runtime's packed
-/// product (`quabla_gemm_<d>`: quabla_kernels::gemm, precompiled micro-kernels on libomp's
-/// team) instead of the tiled code of [`script`]. Below it (down to [`RUNTIME_GEMM_SMALL`])
-/// the generated code is faster per call on some shapes (it reads A in place where the
-/// runtime packs it when more than two panels read a row block), but each such product costs
-/// the program's compile 10-20 ms. Measured 2026-12-04 (bench/cpu_table.py --only gpt, two
-/// alternations; jitted `a @ b` f32, min of 300 calls): at 2^21 instead of 2^24 the GPT step
-/// (products of 6-8M multiply-adds, K 64 to 512) first call 0.64-0.66 -> 0.49 s, per call
-/// 7.94-8.10 -> 8.02-8.09 ms (within the noise); single products per call 512x64x128
-/// 39.7 -> 47.3 us, 256x64x256 40.7 -> 44.8, 256x128x192 58.2 -> 64.7, 200x100x300
-/// 63.8 -> 67.5, 128x256x128 54.0 -> 45.7 us (one thread); each first call 15-25 -> 3.5 ms.
-/// From 2^22 with short K those products run on two threads ([`PAR_RUNTIME_GEMM_WORK`]) and
-/// beat the generated code (26-45 us); between 2^21 and 2^22 some still lose a few
-/// microseconds (128^3: 20.6 -> 24.3 us), paid back by the compile saved only after a
-/// thousand calls or more.
+/// Multiply-adds per batch element from which a batched float product calls the runtime's
+/// packed product (`quabla_gemm_<d>`: quabla_kernels::gemm, precompiled micro-kernels on
+/// libomp's team) instead of the tiled code of [`script`]; single (unbatched) products call
+/// it whatever their size. Below it a batched product (attention's per-head products) stays
+/// generated: one call per batch element would repeat the call's overhead. The generated code
+/// is faster per call on some shapes (it reads A in place where the runtime packs it when
+/// more than two panels read a row block), but each generated product costs the program's
+/// compile 10-25 ms (the transform script, the vector lowering and LLVM on the kernel).
+///
+/// Measured 2026-12-04 (jitted `a @ b` f32, min of 300-1000 calls, one thread unless said):
+/// * from 2^21 (was 2^24): the GPT step (products of 6-8M multiply-adds, K 64 to 512) first
+///   call 0.64-0.66 -> 0.49 s, per call the same within the noise; 512x64x128 39.7 -> 47.3
+///   us, 256x64x256 40.7 -> 44.8, 128x256x128 54.0 -> 45.7, each first call 15-25 -> 3.5 ms;
+///   from 2^22 with short K those run on two threads ([`PAR_RUNTIME_GEMM_WORK`]) and beat the
+///   generated code;
+/// * single products up to 2^18 (64^3 3.4 -> 5.5 us, JAX 35-44 us; first call 1.05 -> 0.29
+///   of JAX's) and, since stop 35, between 2^18 and 2^21 too (A/B of two builds, two
+///   alternations): 32x128x256 14.6-15.0 -> 16.8-17.2 us, 64x256x64 12.8-13.1 -> 14.6-14.7,
+///   128x64x128 12.6-13.0 -> 14.9-15.4, 64x64x128 7.0-7.1 -> 8.6-8.7, 100^3 18.6-18.9 ->
+///   19.3-20.0, 64x128x96 9.7-9.9 -> 12.0-12.5, 32x256x128 18.3-18.5 -> 16.7-17.4 us (JAX's
+///   calls of such products: 25-45 us), each first call 16-28 -> 4-5 ms (JAX ~20); the
+///   128-256-10 MLP step of bench/python_steps.py first call 90 -> 62 ms (JAX 125-133), per
+///   call 52.8 -> 51.8 us.
 pub const RUNTIME_GEMM_WORK: i64 = 1 << 21;
 
-/// Multiply-adds up to which a single (unbatched) product calls the runtime's product too:
-/// there the call costs about a microsecond more than the generated code, and the generated
-/// code costs the program's compile ~15 ms (the transform script, the vector lowering and
-/// LLVM on the kernel). bench/cpu_table.py (2026-12-04): 64^3 f32 per call 3.4 -> 5.5 us (JAX
-/// 35-44 us), first call 1.05 -> 0.29 of JAX's; 32^3 1.0 -> 1.9 us, first call 0.86 ->
-/// 0.27. Batched ones (attention's per-head products) stay generated: one call per batch
-/// element would repeat the overhead.
-pub const RUNTIME_GEMM_SMALL: i64 = 1 << 18;
-
 /// Whether an `m x n x k` product of `d` (`b` batch elements) calls the runtime's product
-/// ([`RUNTIME_GEMM_WORK`], [`RUNTIME_GEMM_SMALL`]): f32 and f64 on hosts with AVX2 or AVX-512
+/// ([`RUNTIME_GEMM_WORK`]: every single product, batched ones from 2^21 per batch element):
+/// f32 and f64 on hosts with AVX2 or AVX-512
 /// (`r`: its micro-kernels; elsewhere the generated code is faster), products with at least
 /// 32 columns and 16 rows and K, unless `QUABLA_CPU_GEMM=jit` (comparisons; the choice
 /// changes the lowered text, which the compile cache's key has). Narrower products waste most
@@ -114,7 +114,7 @@ pub fn runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], r: Regs) -> bool {
     let jit = *JIT.get_or_init(|| std::env::var("QUABLA_CPU_GEMM").is_ok_and(|v| v == "jit"));
     let work = m.saturating_mul(n).saturating_mul(k);
     let narrow = r.bytes >= 64 && b == 1 && n >= 1 && n <= r.bytes / d.size() as i64;
-    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && m >= 16 && k >= 16 && (narrow || (n >= 32 && (work >= RUNTIME_GEMM_WORK || (b == 1 && work <= RUNTIME_GEMM_SMALL))))
+    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && m >= 16 && k >= 16 && (narrow || (n >= 32 && (b == 1 || work >= RUNTIME_GEMM_WORK)))
 }
 
 /// The register block (MR rows, NR columns) of a product of `d` with `n` columns on vector
@@ -556,9 +556,9 @@ mod tests {
         }
         let (z, y) = (Regs { bytes: 64, count: 32 }, Regs { bytes: 32, count: 16 });
         let f = DType::F32;
-        // Large, small single, and in between (generated).
-        assert!(runtime_gemm(f, [1, 256, 512, 784], z) && runtime_gemm(f, [1, 64, 64, 64], z) && !runtime_gemm(f, [1, 128, 96, 70], z));
-        assert!(runtime_gemm(f, [1, 128, 128, 128], z) && !runtime_gemm(f, [4, 64, 64, 64], z));
+        // Single products of any size; batched ones from 2^21 per batch element.
+        assert!(runtime_gemm(f, [1, 256, 512, 784], z) && runtime_gemm(f, [1, 64, 64, 64], z) && runtime_gemm(f, [1, 128, 96, 70], z));
+        assert!(runtime_gemm(f, [1, 128, 128, 128], z) && !runtime_gemm(f, [4, 64, 64, 64], z) && runtime_gemm(f, [4, 128, 128, 128], z));
         // Narrow single products: the narrow path on AVX-512 (one vector of columns), else
         // generated (the packed kernels' panels are 32 columns); batched ones generated.
         assert!(runtime_gemm(f, [1, 4096, 10, 512], z) && runtime_gemm(f, [1, 256, 16, 512], z) && runtime_gemm(DType::F64, [1, 256, 8, 512], z));
