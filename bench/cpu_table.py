@@ -25,7 +25,8 @@ Workloads:
   4d) on a batch of 8 sequences of 64 positions, f32;
 * ew: tanh(2x + 1) * exp(-x) on 1e6 f32;
 * reduce: row sums of 1024x1024 f32, grad of sum(softmax(x) * w) on 256x1024 f32, grad of a
-  layernorm loss on 256x1024 f32;
+  layernorm loss on 256x1024 f32, grad of sum(gelu(x) * w) on 256x1024 f32 (tanh gelu, JAX's
+  default);
 * adam: one Adam update of the MLP's parameters (qb.optim.Adam.update against a jitted
   JAX update of the same formula).
 
@@ -207,6 +208,16 @@ def softmax_grad():
     return make, None
 
 
+def gelu_grad():
+    x, w = f32(256, 1024), f32(256, 1024)
+
+    def make(s):
+        np_ = s.np
+        return s.jit(s.value_and_grad(lambda x, w: np_.sum(s.nn.gelu(x) * w))), (s.array(x), s.array(w))
+
+    return make, None
+
+
 def layernorm_grad():
     x, w = f32(256, 1024), f32(256, 1024)
 
@@ -269,6 +280,7 @@ WORKLOADS = {
     "rowsum_1024": ("reduce", rowsum),
     "softmax_grad_256x1024": ("reduce", softmax_grad),
     "layernorm_grad_256x1024": ("reduce", layernorm_grad),
+    "gelu_grad_256x1024": ("reduce", gelu_grad),
     "adam_update_mlp": ("adam", adam),
 }
 
