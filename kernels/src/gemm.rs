@@ -371,21 +371,14 @@ mod x86 {
             pub(super) unsafe fn $name(k: usize, a: *const $t, strides: [isize; 2], b: *const $t, c: *mut $t, ldc: usize, cols: usize, rows: usize, load: bool) {
                 let mask = (((1u64 << cols.min($lanes)) - 1) as $mask);
                 let mut r = 0;
-                while rows - r >= 8 {
-                    $rows::<8>(k, a.offset(r as isize * strides[1]), strides, b, c.add(r * ldc), ldc, mask, load);
-                    r += 8;
-                }
-                for h in [4, 2, 1] {
-                    if rows - r >= h {
-                        let (ap, cp) = (a.offset(r as isize * strides[1]), c.add(r * ldc));
-                        match h {
-                            8 => $rows::<8>(k, ap, strides, b, cp, ldc, mask, load),
-                            4 => $rows::<4>(k, ap, strides, b, cp, ldc, mask, load),
-                            2 => $rows::<2>(k, ap, strides, b, cp, ldc, mask, load),
-                            _ => $rows::<1>(k, ap, strides, b, cp, ldc, mask, load),
-                        }
-                        r += h;
-                    }
+                while r < rows {
+                    let (ap, cp) = (a.offset(r as isize * strides[1]), c.add(r * ldc));
+                    r += match rows - r {
+                        8.. => { $rows::<8>(k, ap, strides, b, cp, ldc, mask, load); 8 }
+                        4..=7 => { $rows::<4>(k, ap, strides, b, cp, ldc, mask, load); 4 }
+                        2..=3 => { $rows::<2>(k, ap, strides, b, cp, ldc, mask, load); 2 }
+                        _ => { $rows::<1>(k, ap, strides, b, cp, ldc, mask, load); 1 }
+                    };
                 }
             }
         };
@@ -563,8 +556,9 @@ pub unsafe fn gemm<T: Real>(p: &Problem<T>, team: &dyn Team) -> Result<(), OutOf
 
 /// Products of at most one vector of columns ([`Real::narrow`]: 16 f32 / 8 f64 on AVX-512)
 /// and at least one row and step of K: B packed once into a `k x lanes` panel (zero past N)
-/// by the calling thread, then the rows of C in blocks of 16 split across the team, each
-/// block's A rows read in place and its C rows written under a lane mask. The packed path
+/// by the calling thread, then the rows of C in blocks of 16 split across the team (the
+/// kernel takes them 8 at a time), A's rows read in place and C's rows written under a lane
+/// mask. The packed path
 /// pads such a product to its 32 / 16-column panels and goes through a scratch tile for
 /// every ragged tile. One thread, `gemm_speed MxKxN 1 f32 narrow` against the packed path
 /// (2026-12-04): 256x512x10 30.7 / 45.3 us (the generated code 25-27), 512x256x10 28.2 /
@@ -579,8 +573,9 @@ pub unsafe fn gemm_narrow<T: Real>(p: &Problem<T>, team: &dyn Team) -> Option<Re
     if n == 0 || n > lanes || m == 0 || k == 0 {
         return None;
     }
-    let size = std::mem::size_of::<T>();
-    let bytes = round64(k * lanes * size);
+    let Some(bytes) = k.checked_mul(lanes * std::mem::size_of::<T>()).filter(|b| *b <= isize::MAX as usize / 2).map(round64) else {
+        return Some(Err(OutOfMemory(usize::MAX)));
+    };
     Some(SCRATCH.with(|s| -> Result<(), OutOfMemory> {
         let mut s = s.borrow_mut();
         let panel = Shared(s.get(bytes).ok_or(OutOfMemory(bytes))? as *mut T);
