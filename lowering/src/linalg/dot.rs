@@ -217,7 +217,7 @@ fn runtime_gemm(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k
     }
     let cu = e.op(format!("memref.cast {c} : {cm} to {unranked}"));
     let threads = e.threads();
-    let threads = if threads > 1 && e.cg.target.parallel_runtime_gemm([b, m, n, k], threads) { threads } else { 1 };
+    let threads = if threads > 1 && e.cg.target.parallel_runtime_gemm(d, [b, m, n, k], threads) { threads } else { 1 };
     let flags: Vec<String> = [lay.a_km as i64, lay.b_nk as i64, !zero as i64, threads].iter().map(|v| e.op(format!("arith.constant {v} : i64"))).collect();
     e.line(format!("func.call @quabla_gemm_{d}({au}, {bu}, {cu}, {}) : ({unranked}, {unranked}, {unranked}, i64, i64, i64, i64) -> ()", flags.join(", ")));
     e.op(format!("bufferization.to_tensor {c} restrict writable : {cm} to {ct}"))

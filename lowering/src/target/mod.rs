@@ -55,9 +55,9 @@ pub trait Target: Send + Sync + std::fmt::Debug {
         false
     }
 
-    /// Whether a runtime product (`runtime_gemm`) of `b` batch elements of `m x n x k` runs on
-    /// `threads` threads. Never asked with one thread.
-    fn parallel_runtime_gemm(&self, _bmnk: [i64; 4], _threads: i64) -> bool {
+    /// Whether a runtime product (`runtime_gemm`) of `b` batch elements of `m x n x k` of `d`
+    /// runs on `threads` threads. Never asked with one thread.
+    fn parallel_runtime_gemm(&self, _d: DType, _bmnk: [i64; 4], _threads: i64) -> bool {
         false
     }
 

@@ -113,8 +113,13 @@ pub fn runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], r: Regs) -> bool {
     static JIT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let jit = *JIT.get_or_init(|| std::env::var("QUABLA_CPU_GEMM").is_ok_and(|v| v == "jit"));
     let work = m.saturating_mul(n).saturating_mul(k);
-    let narrow = r.bytes >= 64 && b == 1 && n >= 1 && n <= r.bytes / d.size() as i64;
-    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && m >= 16 && k >= 16 && (narrow || (n >= 32 && (b == 1 || work >= RUNTIME_GEMM_WORK)))
+    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && m >= 16 && k >= 16 && (narrow_gemm(d, [b, m, n, k], r) || (n >= 32 && (b == 1 || work >= RUNTIME_GEMM_WORK)))
+}
+
+/// Whether a runtime product takes the runtime's narrow path (quabla_kernels::gemm::gemm_narrow):
+/// unbatched, at most one vector of columns of `d` on AVX-512 registers `r`.
+pub fn narrow_gemm(d: DType, [b, _, n, _]: [i64; 4], r: Regs) -> bool {
+    r.bytes >= 64 && b == 1 && n >= 1 && n <= r.bytes / d.size() as i64
 }
 
 /// The register block (MR rows, NR columns) of a product of `d` with `n` columns on vector
@@ -291,14 +296,13 @@ pub const PAR_RUNTIME_GEMM_WORK: i64 = 1 << 22;
 /// The longest K of a product that runs on several threads from [`PAR_RUNTIME_GEMM_WORK`].
 pub const PAR_RUNTIME_GEMM_K: i64 = 256;
 
-/// Whether a runtime product of `b` batch elements of `m x n x k` runs on `threads` threads:
-/// every product of [`PAR_MATMUL_WORK`] multiply-adds or more (all batch elements), and
-/// single products from [`PAR_RUNTIME_GEMM_WORK`] with K up to [`PAR_RUNTIME_GEMM_K`], or any
-/// K when they take the narrow path (at most 16 columns: [`runtime_gemm`] sends no other
-/// product that narrow), whose threads split the rows without barriers: 1024x512x10 f32
-/// 121-126 -> 65.8 us (the generated code: 106).
-pub fn parallel_runtime_gemm([b, m, n, k]: [i64; 4], threads: i64) -> bool {
-    let short_k = k <= PAR_RUNTIME_GEMM_K || n <= 16;
+/// Whether a runtime product of `b` batch elements of `m x n x k` of `d` runs on `threads`
+/// threads (host registers `r`): every product of [`PAR_MATMUL_WORK`] multiply-adds or more
+/// (all batch elements), and single products from [`PAR_RUNTIME_GEMM_WORK`] with K up to
+/// [`PAR_RUNTIME_GEMM_K`], or any K on the narrow path ([`narrow_gemm`]), whose threads split
+/// the rows without barriers: 1024x512x10 f32 121-126 -> 65.8 us (the generated code: 106).
+pub fn parallel_runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], threads: i64, r: Regs) -> bool {
+    let short_k = k <= PAR_RUNTIME_GEMM_K || narrow_gemm(d, [b, m, n, k], r);
     parallel_matmul(m, n, k.saturating_mul(b), threads) || (threads > 1 && b == 1 && short_k && m.saturating_mul(n).saturating_mul(k) >= PAR_RUNTIME_GEMM_WORK)
 }
 
@@ -541,12 +545,14 @@ mod tests {
 
     #[test]
     fn which_runtime_products_run_on_two_threads() {
-        assert!(parallel_runtime_gemm([1, 1024, 1024, 1024], 2) && parallel_runtime_gemm([16, 256, 256, 256], 2));
-        assert!(parallel_runtime_gemm([1, 256, 256, 64], 2) && parallel_runtime_gemm([1, 128, 128, 256], 2));
-        assert!(!parallel_runtime_gemm([1, 64, 64, 1024], 2) && !parallel_runtime_gemm([1, 64, 64, 512], 2) && !parallel_runtime_gemm([2, 256, 256, 64], 2));
-        assert!(!parallel_runtime_gemm([1, 1024, 1024, 1024], 1));
+        const F: DType = DType::F32;
+        const Z: Regs = Regs { bytes: 64, count: 32 };
+        assert!(parallel_runtime_gemm(F, [1, 1024, 1024, 1024], 2, Z) && parallel_runtime_gemm(F, [16, 256, 256, 256], 2, Z));
+        assert!(parallel_runtime_gemm(F, [1, 256, 256, 64], 2, Z) && parallel_runtime_gemm(F, [1, 128, 128, 256], 2, Z));
+        assert!(!parallel_runtime_gemm(F, [1, 64, 64, 1024], 2, Z) && !parallel_runtime_gemm(F, [1, 64, 64, 512], 2, Z) && !parallel_runtime_gemm(F, [2, 256, 256, 64], 2, Z));
+        assert!(!parallel_runtime_gemm(F, [1, 1024, 1024, 1024], 1, Z));
         // Narrow products (the runtime's narrow path) from 2^22 whatever K.
-        assert!(parallel_runtime_gemm([1, 1024, 10, 512], 2) && !parallel_runtime_gemm([1, 256, 10, 512], 2));
+        assert!(parallel_runtime_gemm(F, [1, 1024, 10, 512], 2, Z) && !parallel_runtime_gemm(F, [1, 256, 10, 512], 2, Z));
     }
 
     #[test]
