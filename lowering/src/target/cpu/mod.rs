@@ -73,8 +73,8 @@ impl Target for CpuTarget {
         tiling::parallel_matmul(m, n, k, threads)
     }
 
-    fn parallel_runtime_gemm(&self, bmnk: [i64; 4], threads: i64) -> bool {
-        tiling::parallel_runtime_gemm(bmnk, threads)
+    fn parallel_runtime_gemm(&self, d: DType, bmnk: [i64; 4], threads: i64) -> bool {
+        tiling::parallel_runtime_gemm(d, bmnk, threads, tiling::host_regs())
     }
 
     fn parallel_loop(&self, parallel: &[bool], extents: &[i64], threads: i64, cost: i64) -> Option<usize> {
@@ -238,7 +238,7 @@ fn cpu_passes(opts: &CpuOptions, vectors: bool) -> (Vec<String>, Vec<String>) {
 
 /// The passes of the pipeline that rewrite one function at a time (upstream: anchored on
 /// function ops or on any op), by name.
-const FUNCTION_PASSES: [&str; 12] = [
+const FUNCTION_PASSES: [&str; 11] = [
     "convert-linalg-to-loops",
     "convert-vector-to-scf",
     "scf-forall-to-parallel",
@@ -250,7 +250,6 @@ const FUNCTION_PASSES: [&str; 12] = [
     "convert-arith-to-llvm",
     "convert-index-to-llvm",
     "convert-ub-to-llvm",
-    "reconcile-unrealized-casts",
 ];
 
 /// `passes` with each run of consecutive [`FUNCTION_PASSES`] nested in one `func.func(...)`:
@@ -259,15 +258,16 @@ const FUNCTION_PASSES: [&str; 12] = [
 /// thread. An outlined program is several functions (runtime/src/cpu.rs `outline_long`):
 /// the GPT step's upstream pipeline went 215 -> 176 ms (one process each, 2 cores). Passes that declare or convert
 /// module-level symbols (bufferization, the memref, libm, OpenMP, func and cf conversions)
-/// stay at module level, and so does `reconcile-unrealized-casts` after `convert-func-to-llvm`
-/// (no `func.func` is left then).
+/// stay at module level, and so does everything after `convert-func-to-llvm` (no `func.func`
+/// is left then: a nested pass would run on nothing).
 fn nest_function_passes(passes: &[String]) -> Vec<String> {
-    let name = |p: &str| p.split('{').next().unwrap_or(p).to_string();
-    let funcs_left = |i: usize| !passes[..i].iter().any(|p| name(p) == "convert-func-to-llvm");
+    let mut funcs_left = true;
     let mut out: Vec<String> = Vec::new();
     let mut run: Vec<String> = Vec::new();
-    for (i, p) in passes.iter().enumerate() {
-        if FUNCTION_PASSES.contains(&name(p).as_str()) && funcs_left(i) {
+    for p in passes {
+        let name = p.split('{').next().unwrap_or(p);
+        funcs_left &= name != "convert-func-to-llvm";
+        if funcs_left && FUNCTION_PASSES.contains(&name) {
             run.push(p.clone());
             continue;
         }
