@@ -286,34 +286,26 @@ static int plan_split(LLVMModuleRef m, const char *wrap, int parts, split_t *s) 
     if (is_local(g) && !LLVMIsGlobalConstant(g)) return 1;
     if (!is_local(g) && !LLVMIsDeclaration(g)) return 1;
   }
-  unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", strlen("alwaysinline"));
-  size_t wlen = strlen(wrap);
   int n = 0;
   for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
     if (!LLVMIsDeclaration(f)) n++;
   if (n < 2) return 1;
+  unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", strlen("alwaysinline"));
+  size_t wlen = strlen(wrap);
+  int found = 1;
   s->fname = calloc(n, sizeof *s->fname);
   s->fpart = calloc(n, sizeof *s->fpart);
   unsigned *w = calloc(n, sizeof *w);
   int *entry = calloc(n, sizeof *entry);
-  if (!s->fname || !s->fpart || !w || !entry) {
-    free(w);
-    free(entry);
-    free_plan(s);
-    return 1;
-  }
+  int *done = calloc(n, sizeof *done);
+  if (!s->fname || !s->fpart || !w || !entry || !done) goto out;
   for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
     if (LLVMIsDeclaration(f)) continue;
     size_t len;
     const char *name = LLVMGetValueName2(f, &len);
     int is_wrap = len == wlen && memcmp(name, wrap, wlen) == 0;
     int is_packed = len == wlen + 6 && memcmp(name, "_mlir_", 6) == 0 && memcmp(name + 6, wrap, wlen) == 0;
-    if (!is_wrap && LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, always)) {
-      free(w);
-      free(entry);
-      free_plan(s);
-      return 1;
-    }
+    if (!is_wrap && LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, always)) goto out;
     s->fname[s->nfn] = strndup(name, len);
     w[s->nfn] = instructions(f);
     entry[s->nfn] = is_wrap || is_packed;
@@ -322,11 +314,9 @@ static int plan_split(LLVMModuleRef m, const char *wrap, int parts, split_t *s) 
   /* The most parts (from `parts` down to 2) whose lightest part has SPLIT_MIN_PART
    * instructions: largest first, each to the lightest part (n is small: a selection each
    * round). */
-  int *done = calloc(s->nfn, sizeof *done);
-  int found = 1;
-  for (int p = parts; done && p >= 2 && found == 1; p--) {
+  for (int p = parts; p >= 2 && found == 1; p--) {
     unsigned load[SPLIT_MAX_PARTS] = {0};
-    memset(done, 0, s->nfn * sizeof *done);
+    memset(done, 0, n * sizeof *done);
     for (int i = 0; i < s->nfn; i++) {
       s->fpart[i] = 0;
       if (entry[i]) load[0] += w[i];
@@ -348,6 +338,7 @@ static int plan_split(LLVMModuleRef m, const char *wrap, int parts, split_t *s) 
       if (load[k] < lightest) lightest = load[k];
     if (lightest >= SPLIT_MIN_PART) found = p;
   }
+out:
   free(done);
   free(w);
   free(entry);
