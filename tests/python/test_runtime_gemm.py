@@ -1,6 +1,7 @@
-"""Products that call the runtime's packed GEMM (quabla_kernels::gemm; small single products
-and products of at least 2^21 multiply-adds on AVX2/AVX-512 hosts) and those around its
-thresholds, against NumPy in float64: every layout the lowering hands it, ragged and size-1
+"""Products that call the runtime's packed GEMM (quabla_kernels::gemm on AVX2/AVX-512 hosts:
+every single product with at least 32 columns, batched ones of at least 2^21 multiply-adds
+per batch element, and on AVX-512 the narrow path for single products of at most 16 f32 /
+8 f64 columns) and those around its thresholds, against NumPy in float64: every layout the lowering hands it, ragged and size-1
 extents, batched, f32 and f64, values and gradients. On hosts without the kernels the same
 products take the generated path and must give the same answers."""
 import numpy as np
@@ -14,9 +15,13 @@ SHAPES = [
     (33, 17, 65),  # ragged M, K, N
     (64, 64, 64),
     (40, 300, 33),  # narrow, A read in place by the strided micro-kernel
-    (130, 70, 96),  # between the thresholds: generated
+    (130, 70, 96),  # a mid-size single product: the kernel on one thread
     (100, 150, 200),  # >= 2^21: the kernel on one thread
     (256, 257, 256),  # >= 2^24: the kernel on the program's threads
+    (256, 512, 10),  # narrow: the narrow path (f32 on AVX-512; f64 generated, N > 8)
+    (33, 70, 8),  # narrow, ragged M: the narrow path for f32 and f64 on AVX-512
+    (17, 300, 1),  # one column
+    (1024, 512, 16),  # narrow, >= 2^22: the narrow path on the program's threads
 ]
 
 
@@ -53,7 +58,7 @@ def test_batched_products_match_numpy(batch, m, k, n):
     assert _rel(qb.jit(lambda x, y: x @ y)(a, b), want) <= 1e-5 * np.sqrt(k) * 4
 
 
-@pytest.mark.parametrize("m,k,n", [(32, 48, 64), (256, 256, 257)])
+@pytest.mark.parametrize("m,k,n", [(32, 48, 64), (256, 256, 257), (256, 512, 8)])  # the last: dB = A^T g on the f64 narrow path
 def test_gradients_of_products_match_the_analytic_ones(m, k, n):
     rng = np.random.default_rng(7)
     a = rng.standard_normal((m, k))
