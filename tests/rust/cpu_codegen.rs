@@ -602,11 +602,79 @@ fn bool_loads_and_stores_in_vector_loops_match_the_interpreter() {
 }
 
 #[test]
+fn cheap_multi_use_values_are_recomputed_by_each_consumer() {
+    // The gelu gradient (as qb.value_and_grad traces it): 0.5 x, x^2, 1 + tanh(..) and the
+    // backward's products each have several elementwise uses. The cheap ones are recomputed
+    // inside each consumer's loop; tanh (dear) is computed once, by the loss's loop, which
+    // yields it to the gradient's. So three loops are left (the loss's elementwise loop, its
+    // sum, the gradient's), the gradient's yields nothing extra, and the results equal the
+    // interpreter on one and two threads.
+    let text = r#"module {
+  func.func @main(%0: tensor<37x301xf32>, %1: tensor<37x301xf32>) -> (tensor<f32>, tensor<37x301xf32>) {
+    %2 = "quabla.constant"() {value = dense<1.0e0> : tensor<f32>} : () -> tensor<f32>
+    %6 = "quabla.constant"() {value = dense<5.0e-1> : tensor<f32>} : () -> tensor<f32>
+    %7 = "quabla.broadcast_in_dim"(%6) {dims = array<i64>} : (tensor<f32>) -> tensor<37x301xf32>
+    %8 = "quabla.mul"(%7, %0) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %9 = "quabla.mul"(%0, %0) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %10 = "quabla.mul"(%9, %0) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %11 = "quabla.constant"() {value = dense<4.4715e-2> : tensor<f32>} : () -> tensor<f32>
+    %12 = "quabla.broadcast_in_dim"(%11) {dims = array<i64>} : (tensor<f32>) -> tensor<37x301xf32>
+    %13 = "quabla.mul"(%12, %10) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %14 = "quabla.add"(%0, %13) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %15 = "quabla.constant"() {value = dense<7.978846e-1> : tensor<f32>} : () -> tensor<f32>
+    %16 = "quabla.broadcast_in_dim"(%15) {dims = array<i64>} : (tensor<f32>) -> tensor<37x301xf32>
+    %17 = "quabla.mul"(%16, %14) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %18 = "quabla.tanh"(%17) : (tensor<37x301xf32>) -> tensor<37x301xf32>
+    %20 = "quabla.broadcast_in_dim"(%2) {dims = array<i64>} : (tensor<f32>) -> tensor<37x301xf32>
+    %21 = "quabla.add"(%20, %18) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %22 = "quabla.mul"(%8, %21) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %23 = "quabla.mul"(%22, %1) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %24 = "quabla.reduce_sum"(%23) {dims = array<i64: 0, 1>} : (tensor<37x301xf32>) -> tensor<f32>
+    %28 = "quabla.mul"(%1, %21) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %29 = "quabla.mul"(%1, %8) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %31 = "quabla.constant"() {value = dense<1.0e0> : tensor<37x301xf32>} : () -> tensor<37x301xf32>
+    %32 = "quabla.mul"(%18, %18) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %33 = "quabla.sub"(%31, %32) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %34 = "quabla.mul"(%29, %33) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %36 = "quabla.mul"(%34, %16) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %39 = "quabla.mul"(%36, %12) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %41 = "quabla.mul"(%39, %0) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %42 = "quabla.mul"(%39, %9) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %43 = "quabla.add"(%36, %42) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %44 = "quabla.mul"(%41, %0) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %46 = "quabla.add"(%43, %44) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %47 = "quabla.add"(%46, %44) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %49 = "quabla.mul"(%28, %7) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    %50 = "quabla.add"(%47, %49) : (tensor<37x301xf32>, tensor<37x301xf32>) -> tensor<37x301xf32>
+    return %24, %50 : tensor<f32>, tensor<37x301xf32>
+  }
+}"#;
+    let ctx = quabla_dialect::mlir::new_context();
+    let module = quabla_dialect::mlir::parse_and_import(&ctx, text).unwrap();
+    let linalg = lower_for_cpu(&module, &CpuOptions::default()).unwrap().text;
+    assert_eq!(linalg.matches("linalg.generic").count(), 3, "three loops:\n{linalg}");
+    assert_eq!(linalg.matches("tensor.empty() : tensor<37x301xf32>").count(), 3, "loss terms and tanh, then the gradient:\n{linalg}");
+    let mut rng = Rng(8);
+    let ty = TensorType::new(DType::F32, [37, 301]);
+    let inputs = [rng.buffer(&ty, -3.0, 3.0), rng.buffer(&ty, -1.0, 1.0)];
+    let want = interp::run_func(&module, "main", &inputs).unwrap();
+    for threads in [1, 2] {
+        let got = executor().compile(&module, "main", &with_threads(threads)).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap();
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            if let Err(e) = compare(g, w, Tol::Rel(1e-5), 1.0) {
+                panic!("{threads} threads, output {k}: {e}");
+            }
+        }
+    }
+}
+
+#[test]
 fn loops_fused_through_reshapes_still_split_across_threads() {
     // The softmax gradient (as qb.value_and_grad traces it): fusion folds the keepdims
-    // reshapes into the row reductions, which then have a third (unit) loop. Each of the six
-    // 256 x 1024 loops left must still run on both threads (a split per rank once missed the
-    // three-loop ones: 181 -> 232 us per call), and equal the interpreter on one and two.
+    // reshapes into the row reductions, which then have a third (unit) loop. Each of the five
+    // 256 x 1024 loops left (the quotient exp / row sum, read by two consumers, is recomputed
+    // by each) must still run on both threads (a split per rank once missed the three-loop
+    // ones: 181 -> 232 us per call), and equal the interpreter on one and two.
     let text = r#"module {
   func.func @main(%0: tensor<256x1024xf32>, %1: tensor<256x1024xf32>) -> (tensor<f32>, tensor<256x1024xf32>) {
     %6 = "quabla.reduce_max"(%0) {dims = array<i64: 1>} : (tensor<256x1024xf32>) -> tensor<256xf32>
@@ -642,7 +710,7 @@ fn loops_fused_through_reshapes_still_split_across_threads() {
     let ctx = quabla_dialect::mlir::new_context();
     let module = quabla_dialect::mlir::parse_and_import(&ctx, text).unwrap();
     let llvm = executor().lower_to_llvm(&module, &with_threads(2)).unwrap();
-    assert_eq!(llvm.matches("omp.parallel num_threads").count(), 6, "parallel loops:\n{llvm}");
+    assert_eq!(llvm.matches("omp.parallel num_threads").count(), 5, "parallel loops:\n{llvm}");
     let mut rng = Rng(7);
     let ty = TensorType::new(DType::F32, [256, 1024]);
     let inputs = [rng.buffer(&ty, -3.0, 3.0), rng.buffer(&ty, -1.0, 1.0)];

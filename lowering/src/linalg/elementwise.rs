@@ -567,9 +567,17 @@ pub fn lower_convert(e: &mut Emitter, f: &Func, o: &Op, to: quabla_dialect::DTyp
     Ok(elementwise(e, &xs, f.ty(o.results[0]), |e, a| convert(e, from, to, &a[0])))
 }
 
-/// The elementwise ops of `ops` whose single result is used exactly once in the block, by an
-/// elementwise op (so it has the same shape): they are computed inside their consumer's
-/// generic (`lower_fused`), by result value.
+/// The elementwise ops of `ops` computed inside their consumers' generics (`lower_fused`)
+/// instead of materialised, by result value:
+/// - a single result used exactly once in the block, by an elementwise op (so it has the same
+///   shape);
+/// - a cheap value with several uses, all elementwise ops of its shape and none a block
+///   output, when recomputing it costs at most [`RECOMPUTE_COST`] work units per element
+///   (its [`scalar_cost`] plus those of the computed-inside producers it brings along). Each
+///   consumer's generic recomputes it (once per generic, however many of its ops use it)
+///   instead of one loop writing it and each consumer reading it back. Example: the gelu
+///   gradient's 0.5 x, x^2 and 1 + tanh(..), each read by both the loss's loop and the
+///   gradient's.
 pub fn fusible_producers<'a>(f: &Func, ops: &'a [Op], outputs: &[Value]) -> HashMap<Value, &'a Op> {
     let mut uses: HashMap<Value, (usize, bool)> = HashMap::new();
     for op in ops {
@@ -584,12 +592,58 @@ pub fn fusible_producers<'a>(f: &Func, ops: &'a [Op], outputs: &[Value]) -> Hash
     for v in outputs {
         uses.entry(*v).or_insert((0, true)).1 = false;
     }
-    ops.iter()
-        .filter(|op| matches!(op.kind, OpKind::Elementwise(_)) && op.results.len() == 1 && op.regions.is_empty())
-        .filter(|op| uses.get(&op.results[0]).is_some_and(|&(n, ew)| n == 1 && ew))
-        .filter(|op| op.operands.iter().all(|v| f.ty(*v).shape == f.ty(op.results[0]).shape))
-        .map(|op| (op.results[0], op))
-        .collect()
+    let candidate = |op: &Op| matches!(op.kind, OpKind::Elementwise(_)) && op.results.len() == 1 && op.regions.is_empty() && op.operands.iter().all(|v| f.ty(*v).shape == f.ty(op.results[0]).shape);
+    let mut out: HashMap<Value, &Op> = ops.iter().filter(|op| candidate(op) && uses.get(&op.results[0]).is_some_and(|&(n, ew)| n == 1 && ew)).map(|op| (op.results[0], op)).collect();
+    // Recomputation costs in op order (operands first); a shared operand counts once.
+    let mut cost: HashMap<Value, i64> = HashMap::new();
+    for op in ops {
+        let OpKind::Elementwise(k) = &op.kind else { continue };
+        if op.results.len() != 1 || !op.regions.is_empty() {
+            continue;
+        }
+        let mut seen: Vec<Value> = Vec::new();
+        let mut c = scalar_cost(k);
+        for v in &op.operands {
+            if out.contains_key(v) && !seen.contains(v) {
+                seen.push(*v);
+                c = c.saturating_add(cost.get(v).copied().unwrap_or(0));
+            }
+        }
+        let v = op.results[0];
+        cost.insert(v, c);
+        if !out.contains_key(&v) && candidate(op) && c <= RECOMPUTE_COST && uses.get(&v).is_some_and(|&(n, ew)| n > 1 && ew) {
+            out.insert(v, op);
+        }
+    }
+    out
+}
+
+/// The most work units per element (the scale of [`op_cost`]) a value with several uses may
+/// cost for its consumers to recompute it ([`fusible_producers`]). Materialising it costs a
+/// write and a read per consumer loop ([`MEMORY_COST`] each, more once the arrays outgrow the
+/// caches); a handful of adds and multiplies is cheaper than that, a transcendental function
+/// is not.
+pub const RECOMPUTE_COST: i64 = 8;
+
+/// Work units of one evaluation of elementwise op `k` in a loop body (the scale of
+/// [`op_cost`]): 1 for what is one or two instructions, 4 for a division or square root, 16
+/// for a transcendental function.
+pub fn scalar_cost(k: &ElementwiseOp) -> i64 {
+    match k {
+        ElementwiseOp::Unary { op } => match op {
+            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Not | UnaryOp::IsFinite | UnaryOp::PopulationCount => 1,
+            UnaryOp::Sqrt | UnaryOp::Rsqrt => 4,
+            UnaryOp::Exp | UnaryOp::Exp2 | UnaryOp::Expm1 | UnaryOp::Log | UnaryOp::Log1p | UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan | UnaryOp::Tanh | UnaryOp::Logistic | UnaryOp::Erf | UnaryOp::Sinh | UnaryOp::Cosh | UnaryOp::Asin | UnaryOp::Acos | UnaryOp::Atan | UnaryOp::Asinh | UnaryOp::Acosh | UnaryOp::Atanh | UnaryOp::Cbrt | UnaryOp::Erfc | UnaryOp::ErfInv | UnaryOp::Lgamma | UnaryOp::Digamma => 16,
+        },
+        ElementwiseOp::Binary { op } => match op {
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Max | BinaryOp::Min | BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::ShiftLeft | BinaryOp::ShiftRightLogical | BinaryOp::ShiftRightArithmetic => 1,
+            BinaryOp::Div | BinaryOp::Rem => 4,
+            BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Logaddexp => 16,
+        },
+        // Square and multiply: two multiplies per bit, and a division for a negative exponent.
+        ElementwiseOp::Powi { exponent } => 2 * i64::from(64 - exponent.unsigned_abs().leading_zeros()).max(1) + if *exponent < 0 { 4 } else { 0 },
+        ElementwiseOp::Compare { .. } | ElementwiseOp::Select {} | ElementwiseOp::Convert { .. } => 1,
+    }
 }
 
 /// The splat constants of `ops` as scalar MLIR text (`1.5e0`, `-3`, `true`), by value: inside a
@@ -611,37 +665,47 @@ pub fn splat_scalars(ops: &[Op]) -> HashMap<Value, String> {
         .collect()
 }
 
+/// A [`deferred_values`] entry.
+pub struct Deferred<'a> {
+    /// The op that computes the value.
+    pub op: &'a Op,
+    /// The result of the root op whose generic computes it.
+    pub root: Value,
+    /// Whether that generic yields it: a later generic reads it, or it is a block output.
+    pub yielded: bool,
+}
+
 /// Elementwise values of `ops` with several uses that are computed inside a later fused
 /// generic and yielded as extra results of it (one pass writes them and their consumer's
 /// result instead of a write, then a read back): by value, the op and the result of the
 /// root op whose generic computes it. A value qualifies when every use is an elementwise op
-/// of its shape or a block output, its first user's chain of single-use producers
-/// (`pending`) ends in root R, and each other user is in R's chain or in the chain of a later root (so it reads
-/// the yielded value). A root that takes such a value is not itself deferred. Example: Adam's
-/// new moments m, v (outputs, and read by the parameter update) are yielded by the
-/// parameter update's generic, which reads p, g, m, v once and writes p, m, v once.
-pub fn deferred_values<'a>(f: &Func, ops: &'a [Op], outputs: &[Value], pending: &HashMap<Value, &'a Op>) -> HashMap<Value, (&'a Op, Value)> {
-    let mut at: HashMap<Value, usize> = HashMap::new();
+/// of its shape or a block output and it is not recomputed by its consumers
+/// ([`fusible_producers`]). The first root R whose generic uses it (through chains of
+/// computed-inside producers) computes and yields it; every later root reads the yielded
+/// value (the generic yields it only when a later root reads it or it is a block output). A
+/// root that takes such a value is not itself deferred. Example: Adam's new moments
+/// m, v (outputs, and read by the parameter update) are yielded by the parameter update's
+/// generic, which reads p, g, m, v once and writes p, m, v once.
+pub fn deferred_values<'a>(f: &Func, ops: &'a [Op], outputs: &[Value], pending: &HashMap<Value, &'a Op>) -> HashMap<Value, Deferred<'a>> {
     let mut users: HashMap<Value, Vec<usize>> = HashMap::new();
     for (i, op) in ops.iter().enumerate() {
-        for r in &op.results {
-            at.insert(*r, i);
-        }
         for v in &op.operands {
             users.entry(*v).or_default().push(i);
         }
     }
-    // The root whose generic computes op i: follow single-use producers to their consumer.
-    let root_of = |mut i: usize| {
-        while ops[i].results.len() == 1 && pending.contains_key(&ops[i].results[0]) {
-            match users.get(&ops[i].results[0]).and_then(|u| u.first()) {
-                Some(&j) => i = j,
-                None => break,
+    // The first and last roots whose generics compute op i: follow computed-inside
+    // producers ([`fusible_producers`]) to their consumers; users come after their operands.
+    let mut first: Vec<usize> = (0..ops.len()).collect();
+    let mut last = first.clone();
+    for i in (0..ops.len()).rev() {
+        if ops[i].results.len() == 1 && pending.contains_key(&ops[i].results[0]) {
+            if let Some(us) = users.get(&ops[i].results[0]).filter(|us| !us.is_empty()) {
+                first[i] = us.iter().map(|&j| first[j]).min().unwrap_or(i);
+                last[i] = us.iter().map(|&j| last[j]).max().unwrap_or(i);
             }
         }
-        i
-    };
-    let mut out: HashMap<Value, (&Op, Value)> = HashMap::new();
+    }
+    let mut out: HashMap<Value, Deferred> = HashMap::new();
     let mut absorbed: std::collections::HashSet<usize> = std::collections::HashSet::new();
     for (i, op) in ops.iter().enumerate() {
         if !matches!(op.kind, OpKind::Elementwise(_)) || op.results.len() != 1 || !op.regions.is_empty() || absorbed.contains(&i) {
@@ -657,14 +721,14 @@ pub fn deferred_values<'a>(f: &Func, ops: &'a [Op], outputs: &[Value], pending: 
         if us.len() + outputs.iter().filter(|o| **o == v).count() < 2 || !us.iter().all(fusible) {
             continue;
         }
-        let r = root_of(us[0]);
+        // The first generic that uses v computes and yields it; later ones read it.
+        let Some(r) = us.iter().map(|&w| first[w]).min() else { continue };
         if r <= i || !matches!(ops[r].kind, OpKind::Elementwise(_)) || out.contains_key(&ops[r].results[0]) {
             continue;
         }
-        if us.iter().all(|&w| root_of(w) >= r) {
-            out.insert(v, (op, ops[r].results[0]));
-            absorbed.insert(r);
-        }
+        let yielded = outputs.contains(&v) || us.iter().any(|&w| last[w] > r);
+        out.insert(v, Deferred { op, root: ops[r].results[0], yielded });
+        absorbed.insert(r);
     }
     out
 }
@@ -741,7 +805,7 @@ pub fn unmaterialised(scalars: &HashMap<Value, ReadBroadcast>, ops: &[Op], outpu
 
 /// Whether elementwise op `op` is lowered by [`lower_fused`]: it consumes a pending producer
 /// or a broadcast read in place.
-pub fn takes_fused(op: &Op, pending: &HashMap<Value, &Op>, scalars: &HashMap<Value, ReadBroadcast>, deferred: &HashMap<Value, (&Op, Value)>) -> bool {
+pub fn takes_fused(op: &Op, pending: &HashMap<Value, &Op>, scalars: &HashMap<Value, ReadBroadcast>, deferred: &HashMap<Value, Deferred>) -> bool {
     matches!(op.kind, OpKind::Elementwise(_)) && op.operands.iter().any(|v| pending.contains_key(v) || scalars.contains_key(v) || deferred.contains_key(v))
 }
 
@@ -771,8 +835,8 @@ fn scalar(e: &mut Emitter, f: &Func, op: &Op, a: &[String]) -> Result<String, Lo
 /// The [`deferred_values`] whose root is `root` are computed in the same generic (the tree is
 /// then a DAG: each op is evaluated once) and yielded as extra results, which their values
 /// then name.
-pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value, &Op>, splats: &HashMap<Value, String>, scalars: &HashMap<Value, ReadBroadcast>, deferred: &HashMap<Value, (&Op, Value)>) -> Result<String, LowerError> {
-    let mine: HashMap<Value, &Op> = deferred.iter().filter(|(_, (_, r))| *r == root.results[0]).map(|(v, (op, _))| (*v, *op)).collect();
+pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value, &Op>, splats: &HashMap<Value, String>, scalars: &HashMap<Value, ReadBroadcast>, deferred: &HashMap<Value, Deferred>) -> Result<String, LowerError> {
+    let mine: HashMap<Value, &Op> = deferred.iter().filter(|(_, d)| d.root == root.results[0]).map(|(v, d)| (*v, d.op)).collect();
     // Post order of the DAG and its leaves, iteratively.
     let mut order: Vec<&Op> = Vec::new();
     let mut leaves: Vec<Value> = Vec::new();
@@ -800,7 +864,7 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
     }
     let out = f.ty(root.results[0]).clone();
     // The deferred values this generic yields, in evaluation order (rank > 0: see deferred_values).
-    let extra: Vec<Value> = order.iter().map(|op| op.results[0]).filter(|v| mine.contains_key(v)).collect();
+    let extra: Vec<Value> = order.iter().map(|op| op.results[0]).filter(|v| deferred.get(v).is_some_and(|d| d.yielded && d.root == root.results[0])).collect();
     // Broadcasts: a splat source is a literal (no operand), another one an operand.
     let mut literal: HashMap<Value, String> = HashMap::new();
     let mut ins_of: Vec<Value> = Vec::new();
