@@ -245,6 +245,7 @@ fn to_llvm<'c>(c: &'c Ctx, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeErro
         }
         c.1.run(ctx, &cm.pipeline, &mut module)?;
         crate::bool_memory::widen_bool_accesses(ctx, &mut module);
+        crate::parallel_accesses::mark_parallel_loops(ctx, &mut module);
         Some(module)
     })
     .map_err(RuntimeError::Compile);
@@ -1202,7 +1203,7 @@ mod tests {
 
     #[test]
     fn cached_pass_managers_lower_like_fresh_ones() {
-        // Two programs of one pipeline text: the second runs on the manager the first left.
+        // Two programs of one pipeline: the second runs on the managers the first left.
         let opts = CompileOptions::default();
         let (a, _) = lower_text(&binary(BinaryOp::Mul, 5), &opts).unwrap();
         let (b, _) = lower_text(&binary(BinaryOp::Add, 7), &opts).unwrap();
@@ -1211,7 +1212,8 @@ mod tests {
         let first = to_llvm(&c, &a).unwrap().as_operation().to_string();
         let cached = to_llvm(&c, &b).unwrap().as_operation().to_string();
         if std::env::var_os("QUABLA_NO_PASS_CACHE").is_none() && std::env::var_os("QUABLA_LOG_COMPILES").is_none() {
-            assert_eq!(c.1 .0.borrow().len(), 1, "one manager kept for the one pipeline text");
+            // Fusion (before the executor tags loops), then the rest.
+            assert_eq!(c.1 .0.borrow().len(), 2, "one manager kept per pipeline text");
         }
         let fresh = |cm: &CpuModule| {
             let c = Ctx(new_context(), PassManagers::default());

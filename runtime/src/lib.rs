@@ -16,6 +16,7 @@ pub use quabla_interp as interp;
 pub mod interp_exec;
 mod objcache;
 pub mod parallel;
+pub mod parallel_accesses;
 pub mod linalg_kernels;
 mod llvm_compile;
 mod sort_kernels;

@@ -64,8 +64,9 @@ pub fn openmp_loaded() -> bool {
     *LOADED.get_or_init(|| unsafe { quabla_omp_load() } != 0)
 }
 
-/// Bumped when the cost model (`op_cost`) changes, so cached objects tagged by the old one miss.
-const POLICY_VERSION: u32 = 2;
+/// Bumped when the cost model (`op_cost`) or the tagging changes, so cached objects tagged by
+/// the old one miss.
+const POLICY_VERSION: u32 = 3;
 
 /// What the persistent compile cache's key adds for the loops [`tag_loops`] splits: the tag
 /// pipeline and the policy's constants (the program text does not change with them).
@@ -81,10 +82,16 @@ pub fn policy_key(cm: &quabla_lowering::CpuModule) -> String {
 /// quabla_lowering::tiling::parallel_loop splits across `threads` with
 /// `quabla.par = par_code(dim)`. Its loop extents are the shape of an operand with the
 /// identity indexing map (elementwise ops, reductions over their input's dims); generics
-/// without one stay untagged (serial), and so do generics inside an `scf.forall`.
+/// without one stay untagged (serial), and so do generics inside an `scf.forall`. Each
+/// generic whose iterations are independent in memory too
+/// ([`crate::parallel_accesses::fresh_parallel`]) is tagged `quabla.vec`, whatever the
+/// thread count: its loops reach LLVM as loops with parallel accesses.
 pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) {
     let i64t = Type::parse(ctx, "i64").expect("i64 parses").to_raw();
     let name = melior::StringRef::new("quabla.par");
+    let vec = melior::StringRef::new("quabla.vec");
+    // SAFETY: the context is live.
+    let unit = unsafe { mlir_sys::mlirUnitAttrGet(ctx.to_raw()) };
     let mut body = module.as_operation_mut();
     body.walk_mut(WalkOrder::PreOrder, |op| {
         let op_name = op.name();
@@ -96,6 +103,10 @@ pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) {
         }
         if op_name.as_str() != Ok("linalg.generic") {
             return WalkResult::Advance;
+        }
+        if crate::parallel_accesses::fresh_parallel(&op) {
+            // SAFETY: a live operation of the module; a unit attribute of its context.
+            unsafe { mlir_sys::mlirOperationSetAttributeByName(op.to_raw(), vec.to_raw(), unit) };
         }
         if let Some(dim) = split_of(&op, threads) {
             let rank = loop_count(&op).unwrap_or(0);

@@ -168,23 +168,29 @@ pub fn lower_for_cpu(m: &Module, opts: &CpuOptions) -> Result<CpuModule, LowerEr
     let loops = loops && opts.threads > 1;
     let parallel = opts.threads > 1 && (loops || text.contains("scf.forall"));
     let threads = if parallel { opts.threads } else { 1 };
-    let (pre, rest) = cpu_passes(&CpuOptions { vectorize: opts.vectorize, transform: !tiles.is_empty() || loops, threads, runtime_gemm: opts.runtime_gemm }, !tiles.is_empty());
+    // Vectorised code: the executor tags the generics whose iterations are independent in
+    // memory (quabla_runtime's parallel_accesses) and the script's `@__quabla_loops` makes
+    // them loops LLVM vectorises without overlap checks.
+    let vec_loops = opts.vectorize;
+    let text = if vec_loops { tiling::with_loops_script(text) } else { text };
+    let (pre, rest) = cpu_passes(&CpuOptions { vectorize: opts.vectorize, transform: !tiles.is_empty() || loops, threads, runtime_gemm: opts.runtime_gemm }, !tiles.is_empty(), vec_loops);
     let module = |p: &[String]| format!("builtin.module({})", p.join(","));
-    let (pipeline, tag_pipeline) = if loops { (module(&rest), Some(module(&pre))) } else { (module(&[pre, rest].concat()), None) };
+    let (pipeline, tag_pipeline) = if loops || vec_loops { (module(&rest), Some(module(&pre))) } else { (module(&[pre, rest].concat()), None) };
     Ok(CpuModule { text, pipeline, tiled_matmuls: tiles.len(), parallel, tag_pipeline, threads })
 }
 
 /// The pass pipeline, as a `builtin.module(...)` string for MLIR's pass-pipeline parser.
 pub fn cpu_pipeline(opts: &CpuOptions) -> String {
-    let (pre, rest) = cpu_passes(opts, opts.transform);
+    let (pre, rest) = cpu_passes(opts, opts.transform, false);
     format!("builtin.module({})", [pre, rest].concat().join(","))
 }
 
 /// The passes of [`cpu_pipeline`], split where the CPU executor tags parallel loops
 /// (`CpuModule::tag_pipeline`): after fusion and CSE, before the transform script. `vectors`:
 /// the script tiles matmuls into vector ops (its `@__quabla_lower_vectors` then lowers them);
-/// a script that only splits loops for threads has neither.
-fn cpu_passes(opts: &CpuOptions, vectors: bool) -> (Vec<String>, Vec<String>) {
+/// a script that only splits loops for threads has neither. `loops`: the module has the
+/// `@__quabla_loops` sequence (tiling::LOOPS_SCRIPT), run after bufferization.
+fn cpu_passes(opts: &CpuOptions, vectors: bool, loops: bool) -> (Vec<String>, Vec<String>) {
     let t = opts.transform;
     let v = t && vectors;
     let par = opts.threads > 1;
@@ -203,8 +209,9 @@ fn cpu_passes(opts: &CpuOptions, vectors: bool) -> (Vec<String>, Vec<String>) {
         (true, "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops}"),
         (true, "buffer-deallocation-pipeline"),
         (true, "convert-bufferization-to-memref"),
+        (loops, "transform-interpreter{entry-point=__quabla_loops}"),
         (v, "transform-interpreter{entry-point=__quabla_lower_vectors}"),
-        (t, "symbol-dce"),
+        (t || loops, "symbol-dce"),
         (true, "convert-linalg-to-loops"),
         (v, "convert-vector-to-scf"),
         // scf.forall (parallel matmul blocks, tiled loops) -> scf.parallel -> omp.parallel +

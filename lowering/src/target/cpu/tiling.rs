@@ -345,6 +345,31 @@ fn tile(out: &mut String, h: &str, name: &str, sizes: &[i64]) -> String {
     format!("%{name}")
 }
 
+/// The named sequence `@__quabla_loops` (after bufferization): each generic the executor
+/// tagged `quabla.vec` (its iterations independent in memory: quabla_runtime's
+/// `parallel_accesses`) becomes loops marked `llvm.loop_annotation`, which the executor
+/// turns into loops with parallel accesses on the LLVM dialect.
+pub const LOOPS_SCRIPT: &str = r#"  transform.named_sequence private @__quabla_loops(%module: !transform.any_op {transform.readonly}) {
+    %vec = transform.structured.match ops{["linalg.generic"]} attributes {quabla.vec} in %module : (!transform.any_op) -> !transform.any_op
+    %vec_loops = transform.structured.convert_to_loops %vec : (!transform.any_op) -> !transform.any_op
+    %mark = transform.param.constant #llvm.loop_annotation<mustProgress = true> -> !transform.any_param
+    transform.annotate %vec_loops "llvm.loop_annotation" = %mark : !transform.any_op, !transform.any_param
+    transform.yield
+  }
+"#;
+
+/// `text`, a lowered module, with [`LOOPS_SCRIPT`] among its named sequences.
+pub fn with_loops_script(text: String) -> String {
+    const PLAIN: &str = "module {\n";
+    const NAMED: &str = "module attributes {transform.with_named_sequence} {\n";
+    let body = match (text.strip_prefix(PLAIN), text.strip_prefix(NAMED)) {
+        (Some(b), _) | (None, Some(b)) => b,
+        (None, None) => return text,
+    };
+    let Some(body) = body.trim_end().strip_suffix('}') else { return text };
+    format!("{NAMED}{body}{LOOPS_SCRIPT}}}\n")
+}
+
 /// The two named sequences for the tagged matmuls and, with `threads` > 1, the parallel
 /// loops (module-level text, to be placed inside a module with
 /// `transform.with_named_sequence`). A generic tagged `quabla.par = par_code(dim)` is tiled

@@ -1,0 +1,178 @@
+//! Loops whose iterations are independent, told to LLVM. LLVM's loop vectorizer cannot prove
+//! that a loop's output buffer does not overlap its inputs (they are separate arguments, or
+//! separate fields of an OpenMP-outlined function's context), so each vectorised loop got a
+//! runtime overlap check and a scalar copy of its body to fall back on: on the elementwise
+//! `tanh(2x + 1) exp(-x)` program that copy was a third of the object and of LLVM's time.
+//!
+//! A `linalg.generic` whose loops are all parallel, whose outputs have the identity map and
+//! are fresh buffers (a `tensor.empty`, or the program's own output memref, which the
+//! executor allocates apart from every input), has no loop-carried memory dependence: each
+//! iteration writes its own elements of buffers that no input shares. [`fresh_parallel`]
+//! finds them on the tensor form after fusion and the executor tags them `quabla.vec`; the
+//! pipeline's `@__quabla_loops` script (quabla_lowering::tiling::LOOPS_SCRIPT) turns each
+//! into loops annotated `llvm.loop_annotation`, which the control-flow lowering carries to
+//! the loop's back edge. [`mark_parallel_loops`] then, on the LLVM dialect, gives each such
+//! loop an access group that every load and store of its body joins and lists the group as
+//! the loop's parallel accesses (`llvm.loop.parallel_accesses`): the vectorizer then
+//! vectorises without the check and the fallback.
+use std::collections::{HashMap, HashSet};
+
+use melior::ir::attribute::{ArrayAttribute, AttributeLike};
+use melior::ir::operation::{OperationLike, OperationMutLike, OperationRef, WalkOrder, WalkResult};
+use melior::ir::{Attribute, Module as MlirModule, ValueLike};
+use melior::Context;
+use mlir_sys::{MlirAttribute, MlirBlock, MlirOperation};
+
+/// The discardable attribute the script puts on the loops and the control-flow lowering
+/// moves to their back edges.
+const MARK: &str = "llvm.loop_annotation";
+
+/// Whether `op` (a `linalg.generic` on tensors) is one whose loops may run their iterations
+/// in any order, memory included (see the module doc): every iterator parallel, every output
+/// through the identity map and initialised by a `tensor.empty` or by the
+/// `bufferization.to_tensor` of a block argument (a program output), and no output also
+/// read as an input.
+pub fn fresh_parallel<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
+    let (Ok(it), Ok(maps)) = (op.attribute("iterator_types"), op.attribute("indexing_maps")) else { return false };
+    let (Ok(it), Ok(maps)) = (ArrayAttribute::try_from(it), ArrayAttribute::try_from(maps)) else { return false };
+    let rank = it.len();
+    if rank == 0 || !(0..rank).all(|i| it.element(i).is_ok_and(|a| a.to_string().contains("parallel"))) {
+        return false;
+    }
+    let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
+    let identity = format!("affine_map<({0}) -> ({0})>", dims.join(", "));
+    let (n, outs) = (op.operand_count(), op.result_count());
+    if outs == 0 || outs > n || maps.len() != n {
+        return false;
+    }
+    let ins: Vec<_> = (0..n - outs).filter_map(|i| op.operand(i).ok().map(|v| v.to_raw())).collect();
+    (n - outs..n).all(|i| {
+        let Ok(v) = op.operand(i) else { return false };
+        // SAFETY: value handles of live values (a pointer comparison).
+        if !maps.element(i).is_ok_and(|m| m.to_string() == identity) || ins.iter().any(|w| unsafe { mlir_sys::mlirValueEqual(*w, v.to_raw()) }) {
+            return false;
+        }
+        // SAFETY: a live value of the module; only an op result has an owner op.
+        if unsafe { !mlir_sys::mlirValueIsAOpResult(v.to_raw()) } {
+            return false;
+        }
+        // SAFETY: as above.
+        let def = unsafe { mlir_sys::mlirOpResultGetOwner(v.to_raw()) };
+        // SAFETY: `def` is a live operation.
+        let def = unsafe { OperationRef::from_raw(def) };
+        match def.name().as_string_ref().as_str() {
+            Ok("tensor.empty") => true,
+            // SAFETY: the operand of a live op; a block argument is not an op result.
+            Ok("bufferization.to_tensor") => def.operand(0).is_ok_and(|m| unsafe { mlir_sys::mlirValueIsABlockArgument(m.to_raw()) }),
+            _ => false,
+        }
+    })
+}
+
+/// Every loop of the LLVM-dialect `module` whose back edge carries the `quabla.vec` loops'
+/// mark becomes a loop with parallel accesses (see the module doc): a fresh access group per
+/// loop, joined by every `llvm.load` and `llvm.store` of the loop's blocks (an inner loop's
+/// accesses join the groups of each loop around them), and the back edge's
+/// `loop_annotation` lists it. Returns how many loops were marked.
+pub fn mark_parallel_loops(ctx: &Context, module: &mut MlirModule) -> usize {
+    let mut edges: Vec<MlirOperation> = Vec::new();
+    module.as_operation_mut().walk_mut(WalkOrder::PreOrder, |op| {
+        if op.name().as_string_ref().as_str() == Ok("llvm.br") && op.attribute(MARK).is_ok() {
+            edges.push(op.to_raw());
+        }
+        WalkResult::Advance
+    });
+    let mark = melior::StringRef::new(MARK);
+    let annotation = melior::StringRef::new("loop_annotation");
+    let groups = melior::StringRef::new("access_groups");
+    let mut joined: HashMap<*mut std::ffi::c_void, Vec<MlirAttribute>> = HashMap::new();
+    let mut marked = 0;
+    for (k, &br) in edges.iter().enumerate() {
+        // The group and the annotation that lists it come from one parse, so they share the
+        // distinct group (each parse makes new distinct attributes).
+        let text = format!("[#llvm.access_group<id = distinct[{k}]<>>, #llvm.loop_annotation<mustProgress = true, parallelAccesses = #llvm.access_group<id = distinct[{k}]<>>>]");
+        let Some(pair) = Attribute::parse(ctx, &text).and_then(|a| ArrayAttribute::try_from(a).ok()) else { continue };
+        let (Ok(group), Ok(loop_annotation)) = (pair.element(0), pair.element(1)) else { continue };
+        // SAFETY: `br` is a live `llvm.br` of the module (the walk only collected it); its
+        // block, region and successor are live, and the rewrites only set attributes.
+        unsafe {
+            mlir_sys::mlirOperationRemoveAttributeByName(br, mark.to_raw());
+            if mlir_sys::mlirOperationGetNumSuccessors(br) != 1 {
+                continue;
+            }
+            let (latch, header) = (mlir_sys::mlirOperationGetBlock(br), mlir_sys::mlirOperationGetSuccessor(br, 0));
+            for block in loop_blocks(latch, header) {
+                let mut op = mlir_sys::mlirBlockGetFirstOperation(block);
+                while !op.ptr.is_null() {
+                    collect_accesses(op, &mut |access| joined.entry(access.ptr).or_default().push(group.to_raw()));
+                    op = mlir_sys::mlirOperationGetNextInBlock(op);
+                }
+            }
+            mlir_sys::mlirOperationSetAttributeByName(br, annotation.to_raw(), loop_annotation.to_raw());
+        }
+        marked += 1;
+    }
+    for (access, gs) in joined {
+        let op = MlirOperation { ptr: access };
+        // SAFETY: a live load or store of the module; an array of access group attributes of
+        // its context.
+        unsafe {
+            let array = mlir_sys::mlirArrayAttrGet(ctx.to_raw(), gs.len() as isize, gs.as_ptr());
+            mlir_sys::mlirOperationSetAttributeByName(op, groups.to_raw(), array);
+        }
+    }
+    marked
+}
+
+/// The `llvm.load` and `llvm.store` ops of `op` and of the regions nested in it.
+unsafe fn collect_accesses(op: MlirOperation, f: &mut impl FnMut(MlirOperation)) {
+    // SAFETY: a live operation; its identifier's string lives in the context.
+    unsafe {
+        let name = melior::StringRef::from_raw(mlir_sys::mlirIdentifierStr(mlir_sys::mlirOperationGetName(op)));
+        if matches!(name.as_str(), Ok("llvm.load") | Ok("llvm.store")) {
+            f(op);
+        }
+        for r in 0..mlir_sys::mlirOperationGetNumRegions(op) {
+            let mut b = mlir_sys::mlirRegionGetFirstBlock(mlir_sys::mlirOperationGetRegion(op, r));
+            while !b.ptr.is_null() {
+                let mut o = mlir_sys::mlirBlockGetFirstOperation(b);
+                while !o.ptr.is_null() {
+                    collect_accesses(o, f);
+                    o = mlir_sys::mlirOperationGetNextInBlock(o);
+                }
+                b = mlir_sys::mlirBlockGetNextInRegion(b);
+            }
+        }
+    }
+}
+
+/// The blocks of the natural loop of the back edge `latch` -> `header`: the header and every
+/// block that reaches the latch without passing through the header.
+unsafe fn loop_blocks(latch: MlirBlock, header: MlirBlock) -> Vec<MlirBlock> {
+    // SAFETY: live blocks of one region; terminators and successors are live.
+    unsafe {
+        let region = mlir_sys::mlirBlockGetParentRegion(latch);
+        let mut preds: HashMap<*mut std::ffi::c_void, Vec<MlirBlock>> = HashMap::new();
+        let mut b = mlir_sys::mlirRegionGetFirstBlock(region);
+        while !b.ptr.is_null() {
+            let t = mlir_sys::mlirBlockGetTerminator(b);
+            if !t.ptr.is_null() {
+                for s in 0..mlir_sys::mlirOperationGetNumSuccessors(t) {
+                    preds.entry(mlir_sys::mlirOperationGetSuccessor(t, s).ptr).or_default().push(b);
+                }
+            }
+            b = mlir_sys::mlirBlockGetNextInRegion(b);
+        }
+        let mut seen: HashSet<*mut std::ffi::c_void> = HashSet::from([header.ptr]);
+        let mut out = vec![header];
+        let mut work = vec![latch];
+        while let Some(b) = work.pop() {
+            if !seen.insert(b.ptr) {
+                continue;
+            }
+            out.push(b);
+            work.extend(preds.get(&b.ptr).into_iter().flatten().copied());
+        }
+        out
+    }
+}
