@@ -235,15 +235,18 @@ fn to_llvm<'c>(c: &'c Ctx, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeErro
     let r = with_diagnostics(ctx, || {
         let mut module = MlirModule::parse(ctx, &cm.text)?;
         (t2, c2) = (std::time::Instant::now(), cpu_ms());
+        let mut pipeline = &cm.pipeline;
         if let Some(pre) = &cm.tag_pipeline {
             // Fusion first, then the large generics it left are tagged for the script.
             c.1.run(ctx, pre, &mut module)?;
-            tag_loops(ctx, &mut module, cm.threads);
+            if tag_loops(ctx, &mut module, cm.threads) == 0 {
+                pipeline = cm.pipeline_without_loops.as_ref().unwrap_or(pipeline);
+            }
             if let Some(dir) = dump_dir() {
                 let _ = std::fs::write(std::path::Path::new(&dir).join("tagged.mlir"), module.as_operation().to_string());
             }
         }
-        c.1.run(ctx, &cm.pipeline, &mut module)?;
+        c.1.run(ctx, pipeline, &mut module)?;
         crate::bool_memory::widen_bool_accesses(ctx, &mut module);
         crate::parallel_accesses::mark_parallel_loops(ctx, &mut module);
         Some(module)

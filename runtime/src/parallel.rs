@@ -85,13 +85,15 @@ pub fn policy_key(cm: &quabla_lowering::CpuModule) -> String {
 /// without one stay untagged (serial), and so do generics inside an `scf.forall`. Each
 /// generic whose iterations are independent in memory too
 /// ([`crate::parallel_accesses::fresh_parallel`]) is tagged `quabla.vec`, whatever the
-/// thread count: its loops reach LLVM as loops with parallel accesses.
-pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) {
+/// thread count: its loops reach LLVM as loops with parallel accesses. Returns how many
+/// generics were tagged `quabla.vec`.
+pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> usize {
     let i64t = Type::parse(ctx, "i64").expect("i64 parses").to_raw();
     let name = melior::StringRef::new("quabla.par");
     let vec = melior::StringRef::new("quabla.vec");
     // SAFETY: the context is live.
     let unit = unsafe { mlir_sys::mlirUnitAttrGet(ctx.to_raw()) };
+    let mut vecs = 0;
     let mut body = module.as_operation_mut();
     body.walk_mut(WalkOrder::PreOrder, |op| {
         let op_name = op.name();
@@ -107,6 +109,7 @@ pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) {
         if crate::parallel_accesses::fresh_parallel(&op) {
             // SAFETY: a live operation of the module; a unit attribute of its context.
             unsafe { mlir_sys::mlirOperationSetAttributeByName(op.to_raw(), vec.to_raw(), unit) };
+            vecs += 1;
         }
         if let Some(dim) = split_of(&op, threads) {
             let rank = loop_count(&op).unwrap_or(0);
@@ -118,6 +121,7 @@ pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) {
         }
         WalkResult::Skip
     });
+    vecs
 }
 
 fn loop_count<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<usize> {

@@ -156,6 +156,10 @@ pub struct CpuModule {
     pub tag_pipeline: Option<String>,
     /// Threads the parallel loops use (1 when there are none).
     pub threads: i64,
+    /// `pipeline` without its `@__quabla_loops` step (tiling::LOOPS_SCRIPT), for a module in
+    /// which the executor tagged no generic `quabla.vec` (the interpreter's run costs ~0.6 ms
+    /// even when it matches nothing). None when `pipeline` has no such step.
+    pub pipeline_without_loops: Option<String>,
 }
 
 /// Lowers `m` with the destination-passing ABI for the CPU executor, with the code
@@ -176,7 +180,17 @@ pub fn lower_for_cpu(m: &Module, opts: &CpuOptions) -> Result<CpuModule, LowerEr
     let (pre, rest) = cpu_passes(&CpuOptions { vectorize: opts.vectorize, transform: !tiles.is_empty() || loops, threads, runtime_gemm: opts.runtime_gemm }, !tiles.is_empty(), vec_loops);
     let module = |p: &[String]| format!("builtin.module({})", p.join(","));
     let (pipeline, tag_pipeline) = if loops || vec_loops { (module(&rest), Some(module(&pre))) } else { (module(&[pre, rest].concat()), None) };
-    Ok(CpuModule { text, pipeline, tiled_matmuls: tiles.len(), parallel, tag_pipeline, threads })
+    let pipeline_without_loops = vec_loops.then(|| {
+        let (_, rest) = cpu_passes(&CpuOptions { vectorize: opts.vectorize, transform: !tiles.is_empty() || loops, threads, runtime_gemm: opts.runtime_gemm }, !tiles.is_empty(), false);
+        // The named sequences still go (symbol-dce).
+        let mut rest = rest;
+        if !rest.iter().any(|p| p == "symbol-dce") {
+            let at = rest.iter().position(|p| p.starts_with("convert-linalg-to-loops") || p.starts_with("func.func(convert-linalg-to-loops")).unwrap_or(0);
+            rest.insert(at, "symbol-dce".to_string());
+        }
+        module(&rest)
+    });
+    Ok(CpuModule { text, pipeline, tiled_matmuls: tiles.len(), parallel, tag_pipeline, threads, pipeline_without_loops })
 }
 
 /// The pass pipeline, as a `builtin.module(...)` string for MLIR's pass-pipeline parser.
