@@ -267,11 +267,13 @@ def _window_op(kind, operand, dims, strides, pads, base, wdil):
 
 
 def _monoid(name, computation):
-    if computation is _ops.add or computation == "add":
+    # `computation == "add"` only for a string: an array compares elementwise.
+    word = computation if isinstance(computation, str) else None
+    if computation is _ops.add or word == "add":
         return "reduce_window_sum"
-    if computation is _ops.maximum or computation == "max":
+    if computation is _ops.maximum or word == "max":
         return "reduce_window_max"
-    if computation is _ops.minimum or computation == "min":
+    if computation is _ops.minimum or word == "min":
         return "reduce_window_min"
     raise UnsupportedOperationError(f"{name}: computation must be qb.add, qb.maximum or qb.minimum (or 'add'/'max'/'min'), got {computation!r}")
 

@@ -447,6 +447,15 @@ def test_reduce_window_rejects_a_non_scalar_init_value():
             qb.reduce_window(qb.ones(4), bad, qb.add, (2,), (1,), "VALID")
 
 
+def test_reduce_window_rejects_an_array_computation():
+    # An array compared with "add" is an array, whose truth value NumPy refuses (ValueError):
+    # the computation is checked as a string only when it is one (found by the API fuzzer).
+    for bad in (np.array([], np.float32), np.array([1.0, 2.0])):
+        with pytest.raises(qb.UnsupportedOperationError, match="reduce_window: computation"):
+            qb.reduce_window(qb.ones(4), 0.0, bad, (2,), (1,), "VALID")
+    assert qb.reduce_window(qb.arange(5.0), 0.0, "add", (2,), (1,), "VALID").tolist() == [1.0, 3.0, 5.0, 7.0]
+
+
 # --- bounded trace caches, checked sizes and the byte limit (issue 18, second part) -------
 
 
@@ -520,3 +529,4 @@ def _machine_memory():
         except (OSError, ValueError):
             pass
     return total
+
