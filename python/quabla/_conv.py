@@ -211,6 +211,8 @@ def _conv1d(name, x, y, mode, flip):
     if flip:
         y = _flip(y)
     k = y.shape[0]
+    if not isinstance(mode, str):
+        raise ArgumentTypeError(f"{name}: mode must be 'full', 'same' or 'valid', got {type(mode).__name__}")
     if mode == "valid":
         pad = ((0, 0),)
     elif mode == "same":
@@ -379,6 +381,7 @@ def _axis(name, x, axis):
 
 
 def _cum_window(kind, x, a, reverse):
+    reverse = _ops._bool_arg("cum" + kind.removeprefix("reduce_window_"), "reverse", reverse)
     n = x.shape[a]
     dims = [1] * x.ndim
     dims[a] = n
@@ -419,7 +422,7 @@ def _flip_axis(x, a):
 def _scan(x, a, combine, identity, reverse):
     """Inclusive prefix combination along ``a`` by recursive doubling (log2(n) steps of
     shift-and-combine; ``combine`` associative)."""
-    if reverse:
+    if _ops._bool_arg("cumulative scan", "reverse", reverse):
         x = _flip_axis(x, a)
     n = x.shape[a]
     y = x

@@ -29,7 +29,8 @@ _MODES = (None, "clip", "fill", "drop", "promise_in_bounds")
 
 
 def _check_mode(op, mode):
-    if mode not in _MODES:
+    # `mode not in _MODES` compares an array elementwise: only None and strings qualify.
+    if not (mode is None or isinstance(mode, str)) or mode not in _MODES:
         raise UnsupportedOperationError(f"{op}: mode must be one of 'clip', 'fill', 'drop', 'promise_in_bounds' or None, got {mode!r}", op=op)
 
 
@@ -260,6 +261,7 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
         >>> qb.take_along_axis(qb.array([[1., 2.], [3., 4.]]), np.array([[1], [0]]), axis=1).tolist()
         [[2.0], [3.0]]
     """
+    _check_mode("take_along_axis", mode)
     arr = o._to_array(arr)
     if axis is None:
         arr = o.ravel(arr)

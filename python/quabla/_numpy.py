@@ -361,7 +361,7 @@ def tri(N, M=None, k=0, dtype=None):
         >>> qb.tri(2).tolist()
         [[1.0, 0.0], [1.0, 1.0]]
     """
-    dt = dtype if dtype is not None else float64
+    dt = _dt.dtype(dtype) if dtype is not None else float64
     n, m = _shape_arg("tri", (N, N if M is None else M), dt)
     return _from_numpy(_np_alloc("tri", np.tri, n, m, _int_arg("tri", "k", k)), dt)
 
@@ -607,6 +607,8 @@ def pad(array, pad_width, mode="constant", *, constant_values=0):
     """
     x = _to_array(array)
     widths = _pad_widths(pad_width, x.ndim)
+    if not isinstance(mode, str):
+        raise ArgumentTypeError(f"pad: mode must be a string (constant, edge, wrap, reflect, symmetric), got {type(mode).__name__}")
     if mode == "constant":
         cv = np.asarray(constant_values)
         if cv.ndim != 0:
@@ -681,7 +683,7 @@ def flip(m, axis=None):
         [3, 2, 1]
     """
     x = _to_array(m)
-    axes = range(x.ndim) if axis is None else ((axis,) if isinstance(axis, (int, np.integer)) else axis)
+    axes = range(x.ndim) if axis is None else _ints_arg("flip", "axis", axis)
     for ax in axes:
         ax = _norm_axis("flip", ax, x.ndim, x.shape)
         n = x.shape[ax]

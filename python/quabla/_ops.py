@@ -266,6 +266,10 @@ def round(x, decimals=0, out=None):  # noqa: A001 - NumPy's name
         raise UnsupportedOperationError(f"round: integer rounding with decimals={decimals} < 0 is not supported (as jax.numpy)", op="round")
     if decimals == 0:
         return bind(_op("round"), x)
+    if decimals > 308:
+        # 10**decimals overflows a double (Python raises OverflowError); no float has that
+        # many decimals to round away: the identity, as jax.numpy returns.
+        return x
     f = float(10.0 ** decimals)
     return bind(_op("round"), x * f) / f
 
@@ -531,7 +535,7 @@ def power(x, p):
         >>> qb.power(qb.array([4.0]), 0.5).tolist()
         [2.0]
     """
-    if is_array(x) and isinstance(p, int) and not isinstance(p, bool) and p >= 0:
+    if is_array(x) and isinstance(p, int) and not isinstance(p, bool) and 0 <= p < 2**63:
         if x.dtype.is_bool:
             x = astype(x, int64)
         return bind(_op("powi", exponent=p), x)
@@ -650,7 +654,24 @@ def _keep(x, axes, shape):
     return reshape(x, kept)
 
 
+def _bool_arg(op, name, v):
+    """Flag ``v`` (argument ``name`` of ``op``) as a bool: a Python or NumPy bool, or the ints 0
+    and 1; an array (whose truth value NumPy refuses) or any other object is an
+    ArgumentTypeError naming ``op`` and ``name``."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)) and v in (0, 1):
+        return bool(v)
+    raise ArgumentTypeError(f"{op}: {name} must be a bool, got {type(v).__name__} {_short_repr(v)}")
+
+
+def _keepdims_arg(op, keepdims):
+    """``keepdims`` as a bool (see ``_bool_arg``)."""
+    return _bool_arg(op, "keepdims", keepdims)
+
+
 def _reduce(name, opname, x, axis, keepdims):
+    keepdims = _keepdims_arg(name, keepdims)
     x = _to_array(x)
     shape = x.shape
     axes = _norm_axes(name, axis, shape)
@@ -838,6 +859,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
         >>> round(qb.logsumexp(qb.array([0.0, 0.0]), b=qb.array([1.0, 2.0])).item(), 6)
         1.098612
     """
+    keepdims = _keepdims_arg("logsumexp", keepdims)
     x = _floatify(_to_array(a))
     if b is not None:
         x, bb = _binary_operands("logsumexp", x, b)
@@ -904,6 +926,7 @@ def all(x, axis=None, keepdims=False):  # noqa: A001
 
 
 def _arg(name, x, axis, keepdims):
+    keepdims = _keepdims_arg(name, keepdims)
     x = _to_array(x)
     if x.dtype.is_bool:
         x = astype(x, int32)
@@ -994,9 +1017,10 @@ def transpose(x, axes=None):
     if axes is None:
         perm = tuple(range(nd - 1, -1, -1))
     else:
-        perm = tuple(_norm_axis("transpose", a, nd, x.shape) for a in _ints_arg("transpose", "axes", axes))
+        given = _ints_arg("transpose", "axes", axes)
+        perm = tuple(_norm_axis("transpose", a, nd, x.shape) for a in given)
         if sorted(perm) != list(range(nd)):
-            raise ShapeError(f"transpose: axes {tuple(axes)} are not a permutation of the axes of a tensor of shape {_shape_str(x.shape)}")
+            raise ShapeError(f"transpose: axes {given} are not a permutation of the axes of a tensor of shape {_shape_str(x.shape)}")
     if perm == tuple(range(nd)):
         return x
     return bind(_op("transpose", perm=perm), x)
@@ -1122,7 +1146,7 @@ def split(x, indices_or_sections, axis=0):
             raise ShapeError(f"split: axis {a} of extent {n} (shape {_shape_str(x.shape)}) does not split into {k} equal sections")
         bounds = [i * (n // k) for i in range(k + 1)]
     else:
-        idx = [int(i) for i in indices_or_sections]
+        idx = _ints_arg("split", "indices_or_sections", indices_or_sections)
         bounds = [0] + [builtins.min(builtins.max(i + n if i < 0 else i, 0), n) for i in idx] + [n]
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
@@ -1411,7 +1435,10 @@ def take(x, indices, axis=None):
             raise DTypeError(f"take: indices must be integers, got {idx.dtype.name} of shape {_shape_str(idx.shape)}")
         idx = where(idx < 0, idx + n, idx)
     else:
-        arr = np.asarray(indices)
+        try:
+            arr = np.asarray(indices)
+        except ValueError:
+            raise ArgumentTypeError(f"take: indices must be an array of integers, got a ragged {type(indices).__name__} {_short_repr(indices)}") from None
         if arr.dtype.kind not in "iu":
             raise DTypeError(f"take: indices must be integers, got dtype {arr.dtype} of shape {_shape_str(arr.shape)}")
         if arr.size == 0:
@@ -1651,7 +1678,7 @@ def zeros(shape, dtype=None):
         >>> qb.zeros((2, 3), dtype=qb.float32).shape
         (2, 3)
     """
-    return _q.full(list(_shape_arg("zeros", shape)), 0, _dt.dtype(dtype or float64).code, "zeros")
+    return _q.full(list(_shape_arg("zeros", shape)), 0, _dt.dtype(float64 if dtype is None else dtype).code, "zeros")
 
 
 def ones(shape, dtype=None):
@@ -1661,7 +1688,7 @@ def ones(shape, dtype=None):
         >>> qb.ones(3).tolist()
         [1.0, 1.0, 1.0]
     """
-    return _q.full(list(_shape_arg("ones", shape)), 1, _dt.dtype(dtype or float64).code, "ones")
+    return _q.full(list(_shape_arg("ones", shape)), 1, _dt.dtype(float64 if dtype is None else dtype).code, "ones")
 
 
 def full(shape, fill_value, dtype=None):
@@ -1755,6 +1782,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         0.25
     """
     num = _int_arg("linspace", "num", num)
+    endpoint, retstep = _bool_arg("linspace", "endpoint", endpoint), _bool_arg("linspace", "retstep", retstep)
     if num <= 0:
         raise ShapeError(f"linspace: num={num} gives an empty tensor (zero-extent tensors are not supported)")
     div = (num - 1) if endpoint else num

@@ -20,6 +20,7 @@ function, constant for the inner transform, and bound back at the call site, so 
 enclosing transforms differentiate (or batch) through them.
 """
 
+import builtins
 import functools
 import inspect
 import math
@@ -143,6 +144,20 @@ class _Args:
     def rebuild(self, leaves):
         args, kwargs = _tree.unflatten(self.tree, leaves)
         return args, kwargs
+
+
+def _static_argnums(kind, argnums):
+    """``argnums`` of a transform as it is kept (hashed into the compile key): an int, or a
+    tuple of ints (a list or another iterable of ints becomes one). An array or any other
+    value is an ArgumentError naming the transform."""
+    if isinstance(argnums, (int, np.integer)) and not isinstance(argnums, (bool, np.bool_)):
+        return int(argnums)
+    if isinstance(argnums, (str, bytes, dict, set, frozenset, np.ndarray)) or not hasattr(argnums, "__iter__"):
+        raise ArgumentError(f"{kind}: argnums must be an int or a tuple of ints, got {type(argnums).__name__} {argnums!r:.40}")
+    nums = tuple(argnums)
+    if not builtins.all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) for a in nums):
+        raise ArgumentError(f"{kind}: argnums must be an int or a tuple of ints, got {argnums!r:.40}")
+    return tuple(int(a) for a in nums)
 
 
 def _norm_argnums(fname, argnums, nargs):
@@ -409,6 +424,7 @@ class _Grad(_Transformed):
     kind = "grad"
 
     def __init__(self, fun, argnums, has_aux, with_value, allow_int=False):
+        argnums = _static_argnums("value_and_grad" if with_value else "grad", argnums)
         super().__init__(fun, (argnums, _flag("has_aux", has_aux), _flag("with_value", with_value), _flag("allow_int", allow_int)))
         self.allow_int = _flag("allow_int", allow_int)
         self.kind = "value_and_grad" if with_value else "grad"
@@ -737,6 +753,7 @@ class _Jacobian(_Transformed):
     kind = "jacobian"
 
     def __init__(self, fun, argnums, mode, has_aux=False, allow_int=False, kind="jacobian", base=None):
+        argnums = _static_argnums(kind, argnums)
         super().__init__(fun, (argnums, mode, _flag("has_aux", has_aux), _flag("allow_int", allow_int), kind))
         self.argnums, self.mode, self.has_aux, self.allow_int = argnums, mode, _flag("has_aux", has_aux), _flag("allow_int", allow_int)
         self.kind = kind

@@ -124,7 +124,7 @@ def dtype(d):
         return d.dtype  # an array or a ShapeDtype, as np.dtype(array)
     try:
         nd = np.dtype(d)
-    except (TypeError, ValueError):
+    except Exception:  # noqa: BLE001 - NumPy parses some strings as struct specs (b"," raises SyntaxError)
         r = repr(d)
         raise DTypeError(f"not a dtype: {r if len(r) <= 40 else r[:37] + '...'} (quabla dtypes are {_NAMES})") from None
     if nd in _BY_NP:

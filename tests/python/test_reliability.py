@@ -456,6 +456,55 @@ def test_reduce_window_rejects_an_array_computation():
     assert qb.reduce_window(qb.arange(5.0), 0.0, "add", (2,), (1,), "VALID").tolist() == [1.0, 3.0, 5.0, 7.0]
 
 
+def test_keepdims_flip_axes_and_tri_dtype_are_checked():
+    # Found by the API fuzzer: `if keepdims` on an array raised NumPy's ValueError, a float
+    # axis of flip a TypeError, dtype=False of tri an AttributeError.
+    bad = np.array([], np.float32)
+    for f in (qb.all, qb.any, qb.norm, qb.sum, qb.max, qb.argmax, qb.logsumexp, qb.linalg.norm):
+        with pytest.raises(qb.ArgumentTypeError, match="keepdims must be a bool"):
+            f(qb.ones((2, 3)), keepdims=bad)
+    assert qb.sum(qb.ones((2, 3)), axis=1, keepdims=1).shape == (2, 1)
+    assert qb.argmax(qb.array([1.0, 3.0]), keepdims=np.bool_(True)).tolist() == [1]
+    with pytest.raises(qb.ArgumentTypeError, match="flip: axis"):
+        qb.flip(qb.ones(3), 0.0)
+    assert qb.flip(qb.arange(3.0), (0,)).tolist() == [2.0, 1.0, 0.0]
+    with pytest.raises(qb.DTypeError):
+        qb.tri(1, None, 0, False)
+    assert qb.tri(2, dtype=qb.float32).dtype == qb.float32
+    # dtype=<array> (`dtype or float64` took its truth value), a struct-spec string NumPy
+    # parses as code (b"," raised SyntaxError), non-bool flags, non-int split points.
+    for f in (qb.ones, qb.zeros):
+        with pytest.raises(qb.DTypeError, match="not a dtype"):
+            f(1, bad)
+    with pytest.raises(qb.DTypeError, match="not a dtype"):
+        qb.cumprod(qb.ones(3), None, b",")
+    with pytest.raises(qb.ArgumentTypeError, match="linspace: endpoint must be a bool"):
+        qb.linspace(0.0, 1.0, 3, bad)
+    for points in (":", None, [1.5]):
+        with pytest.raises(qb.ArgumentTypeError, match="split: .*indices_or_sections"):
+            qb.split(qb.arange(6), points)
+    assert [p.shape for p in qb.split(qb.arange(6), np.array([2]))] == [(2,), (4,)]
+    # A mode or a flag given an array, ragged indices, decimals past a double's range.
+    with pytest.raises(qb.UnsupportedOperationError, match="take_along_axis: mode"):
+        qb.take_along_axis(qb.ones((2, 2)), np.zeros((2, 1), np.int64), 1, bad)
+    with pytest.raises(qb.ArgumentTypeError, match="pad: mode must be a string"):
+        qb.pad(qb.ones(2), 1, bad)
+    with pytest.raises(qb.ArgumentTypeError, match="take: indices must be an array of integers"):
+        qb.take(qb.ones(4), [1, [2, 3]])
+    assert qb.round(qb.array([1.25]), 309).tolist() == [1.25]
+    with pytest.raises(qb.ArgumentTypeError, match="correlate: mode"):
+        qb.correlate(qb.ones(3), qb.ones(2), bad)
+    with pytest.raises(qb.ShapeError, match=r"transpose: axes \(0,\) are not a permutation"):
+        qb.transpose(qb.ones((2, 3)), 0)
+    with pytest.raises(qb.ArgumentError, match="value_and_grad: argnums"):
+        qb.value_and_grad(qb.sin, bad)
+    assert qb.grad(lambda a, b: a * b, argnums=[0, 1])(2.0, 3.0)[0].item() == 3.0
+    with pytest.raises(qb.ArgumentTypeError, match="cummax: reverse must be a bool"):
+        qb.cummax(qb.ones(3), 0, bad)
+    # An exponent past int64 takes the float path instead of overflowing powi's attribute.
+    assert qb.power(qb.array(1.0), 2**63).item() == 1.0
+
+
 # --- bounded trace caches, checked sizes and the byte limit (issue 18, second part) -------
 
 
