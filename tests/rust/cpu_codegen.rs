@@ -225,6 +225,20 @@ fn with_threads(threads: usize) -> CompileOptions {
     CompileOptions { threads, ..CompileOptions::default() }
 }
 
+/// Runs `module` on `inputs` compiled for one and for two threads and checks every output
+/// against the interpreter within `tol`, output k at `scale(k)`; `what` names the case.
+fn equals_interpreter_on_one_and_two_threads(module: &Module, inputs: &[Buffer], tol: Tol, scale: impl Fn(usize) -> f64, what: &str) {
+    let want = interp::run_func(module, "main", inputs).unwrap();
+    for threads in [1, 2] {
+        let got = executor().compile(module, "main", &with_threads(threads)).unwrap().run(&inputs.iter().collect::<Vec<_>>()).unwrap();
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            if let Err(e) = compare(g, w, tol, scale(k)) {
+                panic!("{what}{threads} threads, output {k}: {e}");
+            }
+        }
+    }
+}
+
 /// [`with_threads`] with every product's code generated (no runtime product calls: the tiled
 /// path on any shape).
 fn generated(threads: usize) -> CompileOptions {
@@ -590,15 +604,7 @@ fn bool_loads_and_stores_in_vector_loops_match_the_interpreter() {
     f.outputs = vec![sel, lt, both];
     let module = Module { funcs: vec![f] };
     let inputs = [rng.buffer(&bt, 0.0, 1.0), rng.buffer(&ft, -9.0, 9.0), rng.buffer(&ft, -9.0, 9.0), rng.buffer(&mt, 0.0, 1.0)];
-    let want = interp::run_func(&module, "main", &inputs).unwrap();
-    for threads in [1, 2] {
-        let got = executor().compile(&module, "main", &with_threads(threads)).unwrap().run(&[&inputs[0], &inputs[1], &inputs[2], &inputs[3]]).unwrap();
-        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-            if let Err(e) = compare(g, w, Tol::Exact, 1.0) {
-                panic!("output {k}, {threads} threads: {e}");
-            }
-        }
-    }
+    equals_interpreter_on_one_and_two_threads(&module, &inputs, Tol::Exact, |_| 1.0, "");
 }
 
 #[test]
@@ -657,15 +663,7 @@ fn cheap_multi_use_values_are_recomputed_by_each_consumer() {
     let mut rng = Rng(8);
     let ty = TensorType::new(DType::F32, [37, 301]);
     let inputs = [rng.buffer(&ty, -3.0, 3.0), rng.buffer(&ty, -1.0, 1.0)];
-    let want = interp::run_func(&module, "main", &inputs).unwrap();
-    for threads in [1, 2] {
-        let got = executor().compile(&module, "main", &with_threads(threads)).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap();
-        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-            if let Err(e) = compare(g, w, Tol::Rel(1e-5), 1.0) {
-                panic!("{threads} threads, output {k}: {e}");
-            }
-        }
-    }
+    equals_interpreter_on_one_and_two_threads(&module, &inputs, Tol::Rel(1e-5), |_| 1.0, "");
 }
 
 #[test]
@@ -697,17 +695,8 @@ fn independent_loops_reach_llvm_with_parallel_accesses() {
             assert!(llvm.contains("parallelAccesses") && llvm.contains("access_groups"), "{llvm}");
         }
         let inputs = [rng.buffer(&ty, -3.0, 3.0), rng.buffer(&ty, -1.0, 1.0), rng.buffer(&row, -1.0, 1.0)];
-        let want = interp::run_func(&module, "main", &inputs).unwrap();
-        for threads in [1, 2] {
-            let got = executor().compile(&module, "main", &with_threads(threads)).unwrap().run(&[&inputs[0], &inputs[1], &inputs[2]]).unwrap();
-            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-                // The row sums reassociate (vectorised partial sums of `cols` terms).
-                let scale = if k == 2 { (cols as f64).sqrt() } else { 1.0 };
-                if let Err(e) = compare(g, w, Tol::Rel(1e-5), scale) {
-                    panic!("{rows}x{cols}, {threads} threads, output {k}: {e}");
-                }
-            }
-        }
+        // The row sums reassociate (vectorised partial sums of `cols` terms).
+        equals_interpreter_on_one_and_two_threads(&module, &inputs, Tol::Rel(1e-5), |k| if k == 2 { (cols as f64).sqrt() } else { 1.0 }, &format!("{rows}x{cols}, "));
     }
 }
 
@@ -757,13 +746,5 @@ fn loops_fused_through_reshapes_still_split_across_threads() {
     let mut rng = Rng(7);
     let ty = TensorType::new(DType::F32, [256, 1024]);
     let inputs = [rng.buffer(&ty, -3.0, 3.0), rng.buffer(&ty, -1.0, 1.0)];
-    let want = interp::run_func(&module, "main", &inputs).unwrap();
-    for threads in [1, 2] {
-        let got = executor().compile(&module, "main", &with_threads(threads)).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap();
-        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-            if let Err(e) = compare(g, w, Tol::Rel(1e-4), 1.0) {
-                panic!("{threads} threads, output {k}: {e}");
-            }
-        }
-    }
+    equals_interpreter_on_one_and_two_threads(&module, &inputs, Tol::Rel(1e-4), |_| 1.0, "");
 }
