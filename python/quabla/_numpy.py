@@ -361,7 +361,7 @@ def tri(N, M=None, k=0, dtype=None):
         >>> qb.tri(2).tolist()
         [[1.0, 0.0], [1.0, 1.0]]
     """
-    dt = _dt.dtype(dtype) if dtype is not None else float64
+    dt = _dt.dtype(dtype, "tri") if dtype is not None else float64
     n, m = _shape_arg("tri", (N, N if M is None else M), dt)
     return _from_numpy(_np_alloc("tri", np.tri, n, m, _int_arg("tri", "k", k)), dt)
 

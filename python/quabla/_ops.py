@@ -96,7 +96,7 @@ def astype(x, dtype):
         >>> qb.astype(qb.array([1.7, -1.7]), qb.int32).tolist()
         [1, -1]
     """
-    dtype = _dt.dtype(dtype)
+    dtype = _dt.dtype(dtype, "astype")
     x = _to_array(x)
     if x.dtype is dtype:
         return x
@@ -1561,11 +1561,11 @@ def array(obj, dtype=None):
     if type(obj) is Tracer:
         return obj if dtype is None else astype(obj, dtype)
     if isinstance(obj, Tensor):
-        return _q.share(obj) if dtype is None or _dt.dtype(dtype) is obj.dtype else astype(obj, dtype)
+        return _q.share(obj) if dtype is None or _dt.dtype(dtype, "array") is obj.dtype else astype(obj, dtype)
     if isinstance(obj, (list, tuple)) and _has_tracer(obj):
         return stack([array(o) for o in obj]) if dtype is None else astype(stack([array(o) for o in obj]), dtype)
     if _is_scalar(obj):
-        d = _dt.dtype(dtype) if dtype is not None else _dt.scalar_dtype(obj)
+        d = _dt.dtype(dtype, "array") if dtype is not None else _dt.scalar_dtype(obj)
         return _q.full((), obj, d.code)
     try:
         a = np.asarray(obj)
@@ -1599,7 +1599,7 @@ def asarray(obj, dtype=None):
         >>> x = qb.array([1.0]); qb.asarray(x) is x
         True
     """
-    if is_array(obj) and (dtype is None or _dt.dtype(dtype) is obj.dtype):
+    if is_array(obj) and (dtype is None or _dt.dtype(dtype, "asarray") is obj.dtype):
         return obj
     return array(obj, dtype)
 
@@ -1678,7 +1678,7 @@ def zeros(shape, dtype=None):
         >>> qb.zeros((2, 3), dtype=qb.float32).shape
         (2, 3)
     """
-    return _q.full(list(_shape_arg("zeros", shape)), 0, _dt.dtype(float64 if dtype is None else dtype).code, "zeros")
+    return _q.full(list(_shape_arg("zeros", shape)), 0, _dt.dtype(float64 if dtype is None else dtype, "zeros").code, "zeros")
 
 
 def ones(shape, dtype=None):
@@ -1688,7 +1688,7 @@ def ones(shape, dtype=None):
         >>> qb.ones(3).tolist()
         [1.0, 1.0, 1.0]
     """
-    return _q.full(list(_shape_arg("ones", shape)), 1, _dt.dtype(float64 if dtype is None else dtype).code, "ones")
+    return _q.full(list(_shape_arg("ones", shape)), 1, _dt.dtype(float64 if dtype is None else dtype, "ones").code, "ones")
 
 
 def full(shape, fill_value, dtype=None):
@@ -1698,7 +1698,7 @@ def full(shape, fill_value, dtype=None):
         >>> qb.full((2,), 7).tolist()
         [7, 7]
     """
-    d = _dt.dtype(dtype) if dtype is not None else _dt.scalar_dtype(fill_value)
+    d = _dt.dtype(dtype, "full") if dtype is not None else _dt.scalar_dtype(fill_value)
     return _q.full(list(_shape_arg("full", shape)), fill_value, d.code, "full")
 
 
@@ -1762,7 +1762,7 @@ def arange(start, stop=None, step=1, dtype=None):
         raise ArraySizeError(f"arange: the range (start={start}, stop={stop}, step={step}) has no finite length")
     count = math.ceil(span)
     if count > 0:
-        d = _dt.dtype(dtype) if dtype is not None else (float64 if builtins.any(isinstance(v, (float, np.floating)) for v in (start, stop, step)) else int64)
+        d = _dt.dtype(dtype, "arange") if dtype is not None else (float64 if builtins.any(isinstance(v, (float, np.floating)) for v in (start, stop, step)) else int64)
         _shape_arg("arange", (count,), d)
     a = _np_alloc("arange", np.arange, start, stop, step) if count > 0 and stop is not None else _np_alloc("arange", np.arange, start, step=step) if count > 0 else np.zeros(0)
     if a.size == 0:
@@ -1788,7 +1788,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     div = (num - 1) if endpoint else num
     static = builtins.all(isinstance(v, (int, float, np.integer, np.floating)) for v in (start, stop))
     if static:
-        _shape_arg("linspace", (num,), _dt.dtype(dtype) if dtype is not None else float64)
+        _shape_arg("linspace", (num,), _dt.dtype(dtype, "linspace") if dtype is not None else float64)
         # Python ints beyond int64 would make NumPy compute on objects: as floats, like JAX.
         start, stop = (float(v) if isinstance(v, int) and not -(2**63) <= v < 2**63 else v for v in (start, stop))
         r = _from_numpy(_np_alloc("linspace", np.linspace, start, stop, num, endpoint=endpoint), dtype)
@@ -1798,7 +1798,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         return r
     s0 = _to_array(start)
     s1 = _to_array(stop)
-    dt = _dt.dtype(dtype) if dtype is not None else (s0.dtype if s0.dtype.is_float else float64)
+    dt = _dt.dtype(dtype, "linspace") if dtype is not None else (s0.dtype if s0.dtype.is_float else float64)
     s0, s1 = _binary_operands("linspace", astype(s0, dt), astype(s1, dt))
     shape = s0.shape
     nd = len(shape) + 1
@@ -1831,7 +1831,7 @@ def eye(n, m=None, k=0, dtype=None):
     n = _int_arg("eye", "N", n)
     m = n if m is None else _int_arg("eye", "M", m)
     k = _int_arg("eye", "k", k)
-    _shape_arg("eye", (n, m), _dt.dtype(dtype) if dtype is not None else float64)
+    _shape_arg("eye", (n, m), _dt.dtype(dtype, "eye") if dtype is not None else float64)
     return _from_numpy(_np_alloc("eye", np.eye, n, m, k), dtype)
 
 

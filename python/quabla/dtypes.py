@@ -103,12 +103,13 @@ WIDEN = {np.dtype(np.int8): int32, np.dtype(np.int16): int32, np.dtype(np.uint8)
 _NAMES = "float32, float64, bool_, int32, int64, uint8 and uint32"
 
 
-def dtype(d):
+def dtype(d, op=None):
     """Returns the Quabla dtype for ``d``: a DType, a NumPy dtype or scalar type, a name
     ("float32", "bool", ...) or the Python types float/int/bool.
 
     Raises:
-        DTypeError: for float16 and every dtype Quabla does not have.
+        DTypeError: for float16 and every dtype Quabla does not have (its message starts
+        with ``op``, the function that was given ``d``, when one is named).
 
     Example:
         >>> qb.dtype("float32") is qb.float32
@@ -116,6 +117,7 @@ def dtype(d):
     """
     if isinstance(d, DType):
         return d
+    at = f"{op}: " if op else ""
     if isinstance(d, type) and d in _PY_TYPES:
         return _PY_TYPES[d]
     if isinstance(d, str) and d in _BY_NAME:
@@ -126,12 +128,12 @@ def dtype(d):
         nd = np.dtype(d)
     except Exception:  # noqa: BLE001 - NumPy parses some strings as struct specs (b"," raises SyntaxError)
         r = repr(d)
-        raise DTypeError(f"not a dtype: {r if len(r) <= 40 else r[:37] + '...'} (quabla dtypes are {_NAMES})") from None
+        raise DTypeError(f"{at}not a dtype: {r if len(r) <= 40 else r[:37] + '...'} (quabla dtypes are {_NAMES})") from None
     if nd in _BY_NP:
         return _BY_NP[nd]
     if nd == np.float16:
-        raise DTypeError(f"float16 is not supported: quabla dtypes are {_NAMES} (use astype(float32))")
-    raise DTypeError(f"dtype {nd} is not supported: quabla dtypes are {_NAMES}")
+        raise DTypeError(f"{at}float16 is not supported: quabla dtypes are {_NAMES} (use astype(float32))")
+    raise DTypeError(f"{at}dtype {nd} is not supported: quabla dtypes are {_NAMES}")
 
 
 class iinfo:

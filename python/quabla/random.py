@@ -265,7 +265,7 @@ def bits(key, shape=(), dtype=None):
         quabla.uint32
     """
     k = _check_key("bits", key)
-    d = uint32 if dtype is None else _dt.dtype(dtype)
+    d = uint32 if dtype is None else _dt.dtype(dtype, "bits")
     if not d.is_unsigned:
         raise DTypeError(f"bits: dtype must be an unsigned integer dtype (uint8, uint32), got {d.name}")
     shape = _shape("bits", shape) if shape != () else ()
@@ -514,7 +514,7 @@ def randint(key, shape, minval, maxval, dtype=None):
         True
     """
     k = _check_key("randint", key)
-    d = int64 if dtype is None else _dt.dtype(dtype)
+    d = int64 if dtype is None else _dt.dtype(dtype, "randint")
     if not d.is_int:
         raise DTypeError(f"randint: dtype must be an integer dtype, got {d.name}")
     shape = _shape("randint", shape) if shape != () else ()

@@ -468,13 +468,13 @@ def test_keepdims_flip_axes_and_tri_dtype_are_checked():
     with pytest.raises(qb.ArgumentTypeError, match="flip: axis"):
         qb.flip(qb.ones(3), 0.0)
     assert qb.flip(qb.arange(3.0), (0,)).tolist() == [2.0, 1.0, 0.0]
-    with pytest.raises(qb.DTypeError):
+    with pytest.raises(qb.DTypeError, match="^tri: not a dtype: False"):
         qb.tri(1, None, 0, False)
     assert qb.tri(2, dtype=qb.float32).dtype == qb.float32
     # dtype=<array> (`dtype or float64` took its truth value), a struct-spec string NumPy
     # parses as code (b"," raised SyntaxError), non-bool flags, non-int split points.
     for f in (qb.ones, qb.zeros):
-        with pytest.raises(qb.DTypeError, match="not a dtype"):
+        with pytest.raises(qb.DTypeError, match=f"^{f.__name__}: not a dtype"):
             f(1, bad)
     with pytest.raises(qb.DTypeError, match="not a dtype"):
         qb.cumprod(qb.ones(3), None, b",")
