@@ -701,6 +701,25 @@ fn independent_loops_reach_llvm_with_parallel_accesses() {
 }
 
 #[test]
+fn the_loops_script_runs_only_where_a_loop_was_tagged() {
+    // The executor's pipeline runs @__quabla_loops; its variant for modules with no tagged
+    // generic is the same passes without that run (symbol-dce still drops the sequences). A
+    // row sum tags nothing: its LLVM module has no sequence left and no marked loop.
+    use quabla_dialect::{BinaryOp, ReduceOp, Reducer};
+    let ty = TensorType::new(DType::F32, [64, 300]);
+    let add = one_op_module(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[ty.clone(), ty.clone()]);
+    let cm = lower_for_cpu(&add, &CpuOptions::default()).unwrap();
+    let without = cm.pipeline_without_loops.clone().unwrap();
+    assert!(cm.pipeline.contains("entry-point=__quabla_loops") && without.contains("symbol-dce"), "{}\n{without}", cm.pipeline);
+    assert_eq!(cm.pipeline.replace("transform-interpreter{entry-point=__quabla_loops},", ""), without);
+    let sum = one_op_module(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![1] }), &[ty]);
+    for threads in [1, 2] {
+        let llvm = executor().lower_to_llvm(&sum, &with_threads(threads)).unwrap();
+        assert!(!llvm.contains("transform.named_sequence") && !llvm.contains("loop_annotation"), "{threads} threads:\n{llvm}");
+    }
+}
+
+#[test]
 fn loops_fused_through_reshapes_still_split_across_threads() {
     // The softmax gradient (as qb.value_and_grad traces it): fusion folds the keepdims
     // reshapes into the row reductions, which then have a third (unit) loop. Each of the five

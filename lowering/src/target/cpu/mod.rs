@@ -179,19 +179,14 @@ pub fn lower_for_cpu(m: &Module, opts: &CpuOptions) -> Result<CpuModule, LowerEr
     let text = if vec_loops { tiling::with_loops_script(text) } else { text };
     let (pre, rest) = cpu_passes(&CpuOptions { vectorize: opts.vectorize, transform: !tiles.is_empty() || loops, threads, runtime_gemm: opts.runtime_gemm }, !tiles.is_empty(), vec_loops);
     let module = |p: &[String]| format!("builtin.module({})", p.join(","));
+    // The same passes without the script's run (its `symbol-dce` still drops the sequences).
+    let pipeline_without_loops = vec_loops.then(|| module(&rest.iter().filter(|p| *p != LOOPS_PASS).cloned().collect::<Vec<_>>()));
     let (pipeline, tag_pipeline) = if loops || vec_loops { (module(&rest), Some(module(&pre))) } else { (module(&[pre, rest].concat()), None) };
-    let pipeline_without_loops = vec_loops.then(|| {
-        let (_, rest) = cpu_passes(&CpuOptions { vectorize: opts.vectorize, transform: !tiles.is_empty() || loops, threads, runtime_gemm: opts.runtime_gemm }, !tiles.is_empty(), false);
-        // The named sequences still go (symbol-dce).
-        let mut rest = rest;
-        if !rest.iter().any(|p| p == "symbol-dce") {
-            let at = rest.iter().position(|p| p.starts_with("convert-linalg-to-loops") || p.starts_with("func.func(convert-linalg-to-loops")).unwrap_or(0);
-            rest.insert(at, "symbol-dce".to_string());
-        }
-        module(&rest)
-    });
     Ok(CpuModule { text, pipeline, tiled_matmuls: tiles.len(), parallel, tag_pipeline, threads, pipeline_without_loops })
 }
+
+/// The pass that runs the `@__quabla_loops` sequence (tiling::LOOPS_SCRIPT).
+const LOOPS_PASS: &str = "transform-interpreter{entry-point=__quabla_loops}";
 
 /// The pass pipeline, as a `builtin.module(...)` string for MLIR's pass-pipeline parser.
 pub fn cpu_pipeline(opts: &CpuOptions) -> String {
@@ -223,7 +218,7 @@ fn cpu_passes(opts: &CpuOptions, vectors: bool, loops: bool) -> (Vec<String>, Ve
         (true, "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops}"),
         (true, "buffer-deallocation-pipeline"),
         (true, "convert-bufferization-to-memref"),
-        (loops, "transform-interpreter{entry-point=__quabla_loops}"),
+        (loops, LOOPS_PASS),
         (v, "transform-interpreter{entry-point=__quabla_lower_vectors}"),
         (t || loops, "symbol-dce"),
         (true, "convert-linalg-to-loops"),
