@@ -419,10 +419,11 @@ def _flip_axis(x, a):
     return x if n == 1 else _ops.take(x, np.arange(n - 1, -1, -1), axis=a)
 
 
-def _scan(x, a, combine, identity, reverse):
+def _scan(name, x, a, combine, identity, reverse):
     """Inclusive prefix combination along ``a`` by recursive doubling (log2(n) steps of
-    shift-and-combine; ``combine`` associative)."""
-    if _ops._bool_arg("cumulative scan", "reverse", reverse):
+    shift-and-combine; ``combine`` associative), for op ``name``."""
+    reverse = _ops._bool_arg(name, "reverse", reverse)
+    if reverse:
         x = _flip_axis(x, a)
     n = x.shape[a]
     y = x
@@ -445,7 +446,7 @@ def cumprod(a, axis=None, dtype=None, *, reverse=False):
         [1.0, 2.0, 6.0]
     """
     x, ax = _prepare("cumprod", a, axis, dtype)
-    return _scan(x, ax, _ops.multiply, 1, reverse)
+    return _scan("cumprod", x, ax, _ops.multiply, 1, reverse)
 
 
 def cummax(operand, axis=0, reverse=False):
@@ -481,4 +482,4 @@ def cumlogsumexp(operand, axis=0, reverse=False):
     x = _ops._to_array(operand)
     if not x.dtype.is_float:
         raise DTypeError(f"cumlogsumexp: operand must be floating point, got {x.dtype.name}")
-    return _scan(x, _axis("cumlogsumexp", x, axis), _ops.logaddexp, -math.inf, reverse)
+    return _scan("cumlogsumexp", x, _axis("cumlogsumexp", x, axis), _ops.logaddexp, -math.inf, reverse)

@@ -655,23 +655,18 @@ def _keep(x, axes, shape):
 
 
 def _bool_arg(op, name, v):
-    """Flag ``v`` (argument ``name`` of ``op``) as a bool: a Python or NumPy bool, or the ints 0
-    and 1; an array (whose truth value NumPy refuses) or any other object is an
-    ArgumentTypeError naming ``op`` and ``name``."""
-    if isinstance(v, (bool, np.bool_)):
+    """Flag ``v`` (argument ``name`` of ``op``, None for a transform's option) as a bool: Python
+    and NumPy bools and integers (their truth value, as NumPy takes it); an array (whose truth
+    value NumPy refuses) or any other object is an ArgumentTypeError naming ``op`` and
+    ``name``."""
+    if isinstance(v, (bool, int, np.bool_, np.integer)):
         return bool(v)
-    if isinstance(v, (int, np.integer)) and v in (0, 1):
-        return bool(v)
-    raise ArgumentTypeError(f"{op}: {name} must be a bool, got {type(v).__name__} {_short_repr(v)}")
-
-
-def _keepdims_arg(op, keepdims):
-    """``keepdims`` as a bool (see ``_bool_arg``)."""
-    return _bool_arg(op, "keepdims", keepdims)
+    at = f"{op}: " if op else ""
+    raise ArgumentTypeError(f"{at}{name} must be a bool, got {type(v).__name__} {_short_repr(v)}")
 
 
 def _reduce(name, opname, x, axis, keepdims):
-    keepdims = _keepdims_arg(name, keepdims)
+    keepdims = _bool_arg(name, "keepdims", keepdims)
     x = _to_array(x)
     shape = x.shape
     axes = _norm_axes(name, axis, shape)
@@ -859,7 +854,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
         >>> round(qb.logsumexp(qb.array([0.0, 0.0]), b=qb.array([1.0, 2.0])).item(), 6)
         1.098612
     """
-    keepdims = _keepdims_arg("logsumexp", keepdims)
+    keepdims = _bool_arg("logsumexp", "keepdims", keepdims)
     x = _floatify(_to_array(a))
     if b is not None:
         x, bb = _binary_operands("logsumexp", x, b)
@@ -926,7 +921,7 @@ def all(x, axis=None, keepdims=False):  # noqa: A001
 
 
 def _arg(name, x, axis, keepdims):
-    keepdims = _keepdims_arg(name, keepdims)
+    keepdims = _bool_arg(name, "keepdims", keepdims)
     x = _to_array(x)
     if x.dtype.is_bool:
         x = astype(x, int32)

@@ -31,7 +31,7 @@ import numpy as np
 from . import _quabla as _q
 from . import dtypes as _dt
 from . import tree as _tree
-from ._ops import _op, _to_array, astype, reshape, transpose
+from ._ops import _bool_arg, _op, _to_array, astype, reshape, transpose
 from ._staging import TransformedFunction
 from ._staging import float_args as _float_args
 from ._staging import is_pyscalar as _is_pyscalar
@@ -161,16 +161,12 @@ def _static_argnums(kind, argnums):
 
 
 def _norm_argnums(fname, argnums, nargs):
-    single = isinstance(argnums, int) and not isinstance(argnums, bool)
-    try:
-        nums = (argnums,) if single else tuple(argnums)
-    except TypeError:
-        raise ArgumentError(f"{fname}: argnums must be an int or a tuple of ints, got {argnums!r}") from None
+    """Whether ``argnums`` (as ``_static_argnums`` keeps it: an int or a tuple of ints) is a
+    single index, and its indices counted from the front of ``nargs`` arguments."""
+    single = isinstance(argnums, int)
     out = []
-    for a in nums:
-        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
-            raise ArgumentError(f"{fname}: argnums must be an int or a tuple of ints, got {argnums!r}")
-        j = int(a) + nargs if a < 0 else int(a)
+    for a in (argnums,) if single else argnums:
+        j = a + nargs if a < 0 else a
         if not 0 <= j < nargs:
             raise ArgumentError(f"{fname}: argnums {argnums!r} is out of range for {nargs} positional arguments")
         out.append(j)
@@ -425,11 +421,11 @@ class _Grad(_Transformed):
 
     def __init__(self, fun, argnums, has_aux, with_value, allow_int=False):
         argnums = _static_argnums("value_and_grad" if with_value else "grad", argnums)
-        super().__init__(fun, (argnums, _flag("has_aux", has_aux), _flag("with_value", with_value), _flag("allow_int", allow_int)))
-        self.allow_int = _flag("allow_int", allow_int)
+        super().__init__(fun, (argnums, _bool_arg(None, "has_aux", has_aux), _bool_arg(None, "with_value", with_value), _bool_arg(None, "allow_int", allow_int)))
+        self.allow_int = _bool_arg(None, "allow_int", allow_int)
         self.kind = "value_and_grad" if with_value else "grad"
         self.__name__ = self.__qualname__ = f"{self.kind}({_name(fun)})"
-        self.argnums, self.has_aux, self.with_value = argnums, _flag("has_aux", has_aux), _flag("with_value", with_value)
+        self.argnums, self.has_aux, self.with_value = argnums, _bool_arg(None, "has_aux", has_aux), _bool_arg(None, "with_value", with_value)
 
     def _diff(self, nargs):
         return _norm_argnums(self.__name__, self.argnums, nargs)[1]
@@ -539,8 +535,8 @@ class _JvpApply(_Transformed):
     kind = "jvp"
 
     def __init__(self, fun, has_aux=False):
-        super().__init__(fun, (_flag("has_aux", has_aux),))
-        self.has_aux = _flag("has_aux", has_aux)
+        super().__init__(fun, (_bool_arg(None, "has_aux", has_aux),))
+        self.has_aux = _bool_arg(None, "has_aux", has_aux)
 
     def _diff(self, nargs):
         return (0,)
@@ -634,8 +630,8 @@ class _VjpApply(_Transformed):
     kind = "vjp"
 
     def __init__(self, fun, has_aux):
-        super().__init__(fun, (_flag("has_aux", has_aux),))
-        self.has_aux = _flag("has_aux", has_aux)
+        super().__init__(fun, (_bool_arg(None, "has_aux", has_aux),))
+        self.has_aux = _bool_arg(None, "has_aux", has_aux)
 
     def _diff(self, nargs):
         return (0,)
@@ -754,8 +750,8 @@ class _Jacobian(_Transformed):
 
     def __init__(self, fun, argnums, mode, has_aux=False, allow_int=False, kind="jacobian", base=None):
         argnums = _static_argnums(kind, argnums)
-        super().__init__(fun, (argnums, mode, _flag("has_aux", has_aux), _flag("allow_int", allow_int), kind))
-        self.argnums, self.mode, self.has_aux, self.allow_int = argnums, mode, _flag("has_aux", has_aux), _flag("allow_int", allow_int)
+        super().__init__(fun, (argnums, mode, _bool_arg(None, "has_aux", has_aux), _bool_arg(None, "allow_int", allow_int), kind))
+        self.argnums, self.mode, self.has_aux, self.allow_int = argnums, mode, _bool_arg(None, "has_aux", has_aux), _bool_arg(None, "allow_int", allow_int)
         self.kind = kind
         self.__name__ = self.__qualname__ = f"{kind}({_name(fun if base is None else base)})"
 
@@ -870,16 +866,8 @@ class _Jacobian(_Transformed):
         return jac
 
 
-def _flag(name, value):
-    """A transform's bool option: bools and integers (NumPy's included), else a typed error
-    (``bool()`` of an array would raise NumPy's ValueError or read an element)."""
-    if isinstance(value, (bool, int, np.bool_, np.integer)):
-        return bool(value)
-    raise ArgumentTypeError(f"{name} must be a bool, got {type(value).__name__}")
-
-
 def _holomorphic(fname, holomorphic):
-    if _flag("holomorphic", holomorphic):
+    if _bool_arg(None, "holomorphic", holomorphic):
         raise UnsupportedOperationError(
             f"{fname}: holomorphic=True needs complex dtypes, which Quabla does not have", op=fname.split("(")[0]
         )
@@ -1000,7 +988,7 @@ def linearize(fun, *primals, has_aux=False):
         _tree.map(lambda x: _q.full((), float(x), float64.code) if _is_pyscalar(x) else x, p) for p in primals
     )
     out = _Fwd(fun)(*primals) if top else fun(*primals)
-    f_jvp = _Linearized(fun, primals, _flag("has_aux", has_aux))
+    f_jvp = _Linearized(fun, primals, _bool_arg(None, "has_aux", has_aux))
     if has_aux:
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise ArgumentError(f"{fname}: with has_aux=True the function must return a pair (output, aux)")

@@ -299,7 +299,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
         >>> qb.linalg.norm(qb.array([3.0, -4.0]), ord=1).item()
         7.0
     """
-    keepdims = _o._keepdims_arg("norm", keepdims)
+    keepdims = _o._bool_arg("norm", "keepdims", keepdims)
     x = _o._floatify(_o._to_array(x))
     if axis is None and ord is None:
         r = _o.sqrt(_o.sum(x * x))
