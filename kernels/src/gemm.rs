@@ -579,19 +579,7 @@ pub unsafe fn gemm_narrow<T: Real>(p: &Problem<T>, team: &dyn Team) -> Option<Re
     Some(SCRATCH.with(|s| -> Result<(), OutOfMemory> {
         let mut s = s.borrow_mut();
         let panel = Shared(s.get(bytes).ok_or(OutOfMemory(bytes))? as *mut T);
-        for q in 0..k {
-            let (row, src) = (panel.0.add(q * lanes), p.b.ptr.offset(q as isize * p.b.rs));
-            if p.b.cs == 1 {
-                std::ptr::copy_nonoverlapping(src, row, n);
-            } else {
-                for j in 0..n {
-                    *row.add(j) = *src.offset(j as isize * p.b.cs);
-                }
-            }
-            for j in n..lanes {
-                *row.add(j) = T::default();
-            }
-        }
+        pack_b(p.b, 0, k, 0, n, lanes, panel.0);
         let blocks = m.div_ceil(16);
         let body = move |t: usize, threads: usize| {
             let panel = panel;
