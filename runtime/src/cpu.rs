@@ -235,11 +235,12 @@ fn to_llvm<'c>(c: &'c Ctx, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeErro
     let r = with_diagnostics(ctx, || {
         let mut module = MlirModule::parse(ctx, &cm.text)?;
         (t2, c2) = (std::time::Instant::now(), cpu_ms());
-        let mut pipeline = &cm.pipeline;
+        let (mut pipeline, mut vec_loops) = (&cm.pipeline, 0);
         if let Some(pre) = &cm.tag_pipeline {
             // Fusion first, then the large generics it left are tagged for the script.
             c.1.run(ctx, pre, &mut module)?;
-            if tag_loops(ctx, &mut module, cm.threads) == 0 {
+            vec_loops = tag_loops(ctx, &mut module, cm.threads);
+            if vec_loops == 0 {
                 pipeline = cm.pipeline_without_loops.as_ref().unwrap_or(pipeline);
             }
             if let Some(dir) = dump_dir() {
@@ -248,7 +249,9 @@ fn to_llvm<'c>(c: &'c Ctx, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeErro
         }
         c.1.run(ctx, pipeline, &mut module)?;
         crate::bool_memory::widen_bool_accesses(ctx, &mut module);
-        crate::parallel_accesses::mark_parallel_loops(ctx, &mut module);
+        if vec_loops > 0 {
+            crate::parallel_accesses::mark_parallel_loops(ctx, &mut module);
+        }
         Some(module)
     })
     .map_err(RuntimeError::Compile);

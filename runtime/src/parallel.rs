@@ -129,16 +129,39 @@ fn loop_count<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<usize> {
     Some(it.len())
 }
 
+/// A generic's loops: which are parallel, its indexing maps, and the text of the identity map
+/// of its rank (to compare the maps with).
+pub(crate) struct GenericLoops<'c> {
+    pub parallel: Vec<bool>,
+    pub maps: ArrayAttribute<'c>,
+    pub identity: String,
+}
+
+impl<'c> GenericLoops<'c> {
+    pub(crate) fn of<'a>(op: &impl OperationLike<'c, 'a>) -> Option<Self>
+    where
+        'c: 'a,
+    {
+        let it = ArrayAttribute::try_from(op.attribute("iterator_types").ok()?).ok()?;
+        let maps = ArrayAttribute::try_from(op.attribute("indexing_maps").ok()?).ok()?;
+        let rank = it.len();
+        let parallel = (0..rank).map(|i| it.element(i).is_ok_and(|a| a.to_string().contains("parallel"))).collect();
+        let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
+        Some(GenericLoops { parallel, maps, identity: format!("affine_map<({0}) -> ({0})>", dims.join(", ")) })
+    }
+
+    /// Whether indexing map `i` is the identity.
+    pub(crate) fn identity_map(&self, i: usize) -> bool {
+        self.maps.element(i).is_ok_and(|m| m.to_string() == self.identity)
+    }
+}
+
 /// The loop a generic is split along, if any.
 fn split_of<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, threads: i64) -> Option<usize> {
-    let it = ArrayAttribute::try_from(op.attribute("iterator_types").ok()?).ok()?;
-    let maps = ArrayAttribute::try_from(op.attribute("indexing_maps").ok()?).ok()?;
-    let rank = it.len();
-    let parallel: Vec<bool> = (0..rank).map(|i| it.element(i).is_ok_and(|a| a.to_string().contains("parallel"))).collect();
-    let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
-    let identity = format!("affine_map<({0}) -> ({0})>", dims.join(", "));
-    let extents = (0..maps.len().min(op.operand_count())).find_map(|i| {
-        if maps.element(i).ok()?.to_string() != identity {
+    let loops = GenericLoops::of(op)?;
+    let rank = loops.parallel.len();
+    let extents = (0..loops.maps.len().min(op.operand_count())).find_map(|i| {
+        if !loops.identity_map(i) {
             return None;
         }
         let t = RankedTensorType::try_from(op.operand(i).ok()?.r#type()).ok()?;
@@ -152,9 +175,9 @@ fn split_of<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, threads: i64) -> Option
             })
             .collect::<Option<Vec<i64>>>()
     })?;
-    let full = (0..maps.len()).filter(|&i| maps.element(i).is_ok_and(|m| m.to_string() == identity)).count() as i64;
+    let full = (0..loops.maps.len()).filter(|&i| loops.identity_map(i)).count() as i64;
     let cost = body_cost(op) + quabla_lowering::linalg::elementwise::MEMORY_COST * full;
-    quabla_lowering::tiling::parallel_loop(&parallel, &extents, threads, cost)
+    quabla_lowering::tiling::parallel_loop(&loops.parallel, &extents, threads, cost)
 }
 
 /// The summed `op_cost` of the ops of a generic's body (its only block; nested regions, which

@@ -23,6 +23,8 @@ use melior::ir::{Attribute, Module as MlirModule, ValueLike};
 use melior::Context;
 use mlir_sys::{MlirAttribute, MlirBlock, MlirOperation};
 
+use crate::parallel::GenericLoops;
+
 /// The discardable attribute the script puts on the loops and the control-flow lowering
 /// moves to their back edges.
 const MARK: &str = "llvm.loop_annotation";
@@ -33,23 +35,19 @@ const MARK: &str = "llvm.loop_annotation";
 /// `bufferization.to_tensor` of a block argument (a program output), and no output also
 /// read as an input.
 pub fn fresh_parallel<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
-    let (Ok(it), Ok(maps)) = (op.attribute("iterator_types"), op.attribute("indexing_maps")) else { return false };
-    let (Ok(it), Ok(maps)) = (ArrayAttribute::try_from(it), ArrayAttribute::try_from(maps)) else { return false };
-    let rank = it.len();
-    if rank == 0 || !(0..rank).all(|i| it.element(i).is_ok_and(|a| a.to_string().contains("parallel"))) {
+    let Some(loops) = GenericLoops::of(op) else { return false };
+    if loops.parallel.is_empty() || !loops.parallel.iter().all(|&p| p) {
         return false;
     }
-    let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
-    let identity = format!("affine_map<({0}) -> ({0})>", dims.join(", "));
     let (n, outs) = (op.operand_count(), op.result_count());
-    if outs == 0 || outs > n || maps.len() != n {
+    if outs == 0 || outs > n || loops.maps.len() != n {
         return false;
     }
     let ins: Vec<_> = (0..n - outs).filter_map(|i| op.operand(i).ok().map(|v| v.to_raw())).collect();
     (n - outs..n).all(|i| {
         let Ok(v) = op.operand(i) else { return false };
         // SAFETY: value handles of live values (a pointer comparison).
-        if !maps.element(i).is_ok_and(|m| m.to_string() == identity) || ins.iter().any(|w| unsafe { mlir_sys::mlirValueEqual(*w, v.to_raw()) }) {
+        if !loops.identity_map(i) || ins.iter().any(|w| unsafe { mlir_sys::mlirValueEqual(*w, v.to_raw()) }) {
             return false;
         }
         // SAFETY: a live value of the module; only an op result has an owner op.
@@ -73,8 +71,8 @@ pub fn fresh_parallel<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
 /// mark becomes a loop with parallel accesses (see the module doc): a fresh access group per
 /// loop, joined by every `llvm.load` and `llvm.store` of the loop's blocks (an inner loop's
 /// accesses join the groups of each loop around them), and the back edge's
-/// `loop_annotation` lists it. Returns how many loops were marked.
-pub fn mark_parallel_loops(ctx: &Context, module: &mut MlirModule) -> usize {
+/// `loop_annotation` lists it.
+pub fn mark_parallel_loops(ctx: &Context, module: &mut MlirModule) {
     let mut edges: Vec<MlirOperation> = Vec::new();
     module.as_operation_mut().walk_mut(WalkOrder::PreOrder, |op| {
         if op.name().as_string_ref().as_str() == Ok("llvm.br") && op.attribute(MARK).is_ok() {
@@ -86,7 +84,8 @@ pub fn mark_parallel_loops(ctx: &Context, module: &mut MlirModule) -> usize {
     let annotation = melior::StringRef::new("loop_annotation");
     let groups = melior::StringRef::new("access_groups");
     let mut joined: HashMap<*mut std::ffi::c_void, Vec<MlirAttribute>> = HashMap::new();
-    let mut marked = 0;
+    // Each region's predecessor lists, built once for all the loops in it.
+    let mut preds: HashMap<*mut std::ffi::c_void, Preds> = HashMap::new();
     for (k, &br) in edges.iter().enumerate() {
         // The group and the annotation that lists it come from one parse, so they share the
         // distinct group (each parse makes new distinct attributes).
@@ -101,7 +100,9 @@ pub fn mark_parallel_loops(ctx: &Context, module: &mut MlirModule) -> usize {
                 continue;
             }
             let (latch, header) = (mlir_sys::mlirOperationGetBlock(br), mlir_sys::mlirOperationGetSuccessor(br, 0));
-            for block in loop_blocks(latch, header) {
+            let region = mlir_sys::mlirBlockGetParentRegion(latch);
+            let preds = preds.entry(region.ptr).or_insert_with(|| predecessors(region));
+            for block in loop_blocks(latch, header, preds) {
                 let mut op = mlir_sys::mlirBlockGetFirstOperation(block);
                 while !op.ptr.is_null() {
                     collect_accesses(op, &mut |access| joined.entry(access.ptr).or_default().push(group.to_raw()));
@@ -110,7 +111,6 @@ pub fn mark_parallel_loops(ctx: &Context, module: &mut MlirModule) -> usize {
             }
             mlir_sys::mlirOperationSetAttributeByName(br, annotation.to_raw(), loop_annotation.to_raw());
         }
-        marked += 1;
     }
     for (access, gs) in joined {
         let op = MlirOperation { ptr: access };
@@ -121,7 +121,6 @@ pub fn mark_parallel_loops(ctx: &Context, module: &mut MlirModule) -> usize {
             mlir_sys::mlirOperationSetAttributeByName(op, groups.to_raw(), array);
         }
     }
-    marked
 }
 
 /// The `llvm.load` and `llvm.store` ops of `op` and of the regions nested in it.
@@ -146,13 +145,14 @@ unsafe fn collect_accesses(op: MlirOperation, f: &mut impl FnMut(MlirOperation))
     }
 }
 
-/// The blocks of the natural loop of the back edge `latch` -> `header`: the header and every
-/// block that reaches the latch without passing through the header.
-unsafe fn loop_blocks(latch: MlirBlock, header: MlirBlock) -> Vec<MlirBlock> {
-    // SAFETY: live blocks of one region; terminators and successors are live.
+/// The predecessors of each block of a region, by block.
+type Preds = HashMap<*mut std::ffi::c_void, Vec<MlirBlock>>;
+
+/// The [`Preds`] of `region`, from its blocks' terminators.
+unsafe fn predecessors(region: mlir_sys::MlirRegion) -> Preds {
+    let mut preds = Preds::new();
+    // SAFETY: a live region; its blocks, terminators and successors are live.
     unsafe {
-        let region = mlir_sys::mlirBlockGetParentRegion(latch);
-        let mut preds: HashMap<*mut std::ffi::c_void, Vec<MlirBlock>> = HashMap::new();
         let mut b = mlir_sys::mlirRegionGetFirstBlock(region);
         while !b.ptr.is_null() {
             let t = mlir_sys::mlirBlockGetTerminator(b);
@@ -163,16 +163,23 @@ unsafe fn loop_blocks(latch: MlirBlock, header: MlirBlock) -> Vec<MlirBlock> {
             }
             b = mlir_sys::mlirBlockGetNextInRegion(b);
         }
-        let mut seen: HashSet<*mut std::ffi::c_void> = HashSet::from([header.ptr]);
-        let mut out = vec![header];
-        let mut work = vec![latch];
-        while let Some(b) = work.pop() {
-            if !seen.insert(b.ptr) {
-                continue;
-            }
-            out.push(b);
-            work.extend(preds.get(&b.ptr).into_iter().flatten().copied());
-        }
-        out
     }
+    preds
+}
+
+/// The blocks of the natural loop of the back edge `latch` -> `header` (blocks of one region
+/// with predecessors `preds`): the header and every block that reaches the latch without
+/// passing through the header.
+fn loop_blocks(latch: MlirBlock, header: MlirBlock, preds: &Preds) -> Vec<MlirBlock> {
+    let mut seen: HashSet<*mut std::ffi::c_void> = HashSet::from([header.ptr]);
+    let mut out = vec![header];
+    let mut work = vec![latch];
+    while let Some(b) = work.pop() {
+        if !seen.insert(b.ptr) {
+            continue;
+        }
+        out.push(b);
+        work.extend(preds.get(&b.ptr).into_iter().flatten().copied());
+    }
+    out
 }

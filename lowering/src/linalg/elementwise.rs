@@ -836,7 +836,7 @@ fn scalar(e: &mut Emitter, f: &Func, op: &Op, a: &[String]) -> Result<String, Lo
 /// then a DAG: each op is evaluated once) and yielded as extra results, which their values
 /// then name.
 pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value, &Op>, splats: &HashMap<Value, String>, scalars: &HashMap<Value, ReadBroadcast>, deferred: &HashMap<Value, Deferred>) -> Result<String, LowerError> {
-    let mine: HashMap<Value, &Op> = deferred.iter().filter(|(_, d)| d.root == root.results[0]).map(|(v, d)| (*v, d.op)).collect();
+    let mine: HashMap<Value, &Deferred> = deferred.iter().filter(|(_, d)| d.root == root.results[0]).map(|(v, d)| (*v, d)).collect();
     // Post order of the DAG and its leaves, iteratively.
     let mut order: Vec<&Op> = Vec::new();
     let mut leaves: Vec<Value> = Vec::new();
@@ -852,7 +852,7 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
         }
         stack.push((op, true));
         for v in op.operands.iter().rev() {
-            match pending.get(v).or_else(|| mine.get(v)) {
+            match pending.get(v).or_else(|| mine.get(v).map(|d| &d.op)) {
                 Some(p) => stack.push((p, false)),
                 None => {
                     if !leaves.contains(v) && !splats.contains_key(v) {
@@ -864,7 +864,7 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
     }
     let out = f.ty(root.results[0]).clone();
     // The deferred values this generic yields, in evaluation order (rank > 0: see deferred_values).
-    let extra: Vec<Value> = order.iter().map(|op| op.results[0]).filter(|v| deferred.get(v).is_some_and(|d| d.yielded && d.root == root.results[0])).collect();
+    let extra: Vec<Value> = order.iter().map(|op| op.results[0]).filter(|v| mine.get(v).is_some_and(|d| d.yielded)).collect();
     // Broadcasts: a splat source is a literal (no operand), another one an operand.
     let mut literal: HashMap<Value, String> = HashMap::new();
     let mut ins_of: Vec<Value> = Vec::new();
