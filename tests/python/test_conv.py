@@ -283,6 +283,21 @@ def test_cumulative(axis, reverse):
         close(qb.vmap(q)(x[None].repeat(2, 0)), jax.vmap(j)(x[None].repeat(2, 0)), what=f"{qf.__name__} vmap")
 
 
+@pytest.mark.parametrize("axis", [0, 1])
+def test_long_cumulative_axes_are_scans(axis):
+    # Long axes take the scan lowering (one pass; the window formulation is O(n^2)): equal to
+    # NumPy's sequential accumulation, forward and reverse, also under grad.
+    x = np.random.default_rng(15).normal(size=(600, 700)).astype(np.float32)
+    flip = lambda f: lambda a: np.flip(f(np.flip(a, axis)), axis)  # noqa: E731
+    for qf, nf in [(qb.cumsum, lambda a: np.cumsum(a.astype(np.float64), axis)), (qb.cummax, lambda a: np.maximum.accumulate(a, axis)), (qb.cummin, lambda a: np.minimum.accumulate(a, axis))]:
+        tol = 1e-5 if qf is qb.cumsum else 0.0  # f32 sums against float64 ones
+        close(qb.jit(lambda a: qf(a, axis))(x), nf(x), tol, what=f"{qf.__name__} axis {axis}")
+        close(qb.jit(lambda a: qf(a, axis, reverse=True))(x), flip(nf)(x), tol, what=f"{qf.__name__} reverse axis {axis}")
+    g = qb.jit(qb.grad(lambda a: qb.sum(qb.cumsum(a, axis) * a)))(x)
+    want = np.cumsum(x.astype(np.float64), axis) + flip(lambda a: np.cumsum(a.astype(np.float64), axis))(x)
+    close(g, want, 1e-5, what="cumsum grad")
+
+
 def test_cumsum_numpy_signature():
     a = np.arange(12).reshape(3, 4)
     np.testing.assert_array_equal(np.asarray(qb.cumsum(a)), np.asarray(jnp.cumsum(a)))

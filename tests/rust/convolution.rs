@@ -4,6 +4,7 @@
 //! permuted layouts (f32, f64 within the summation tolerance, i32 exactly), and for every
 //! window op with padding, base and window dilation.
 use quabla_dialect::{CmpDir, ConvAttrs, ConvDims, DType, OpKind, ReduceWindowOp, TensorType, Window, WindowReducer};
+use quabla_lowering::{lower_for_cpu, CpuOptions};
 use quabla_runtime::{interp, CompileOptions, Executor};
 use quabla_tests::{compare, one_op_module, Rng, Tol};
 
@@ -134,6 +135,60 @@ fn window_ops_jit_equal_interpreter() {
             check(&format!("{} {shape:?} i64", r.name()), OpKind::ReduceWindow(ReduceWindowOp::ReduceWindow { op: r, window: Box::new(w.clone()) }), std::slice::from_ref(&xi), Tol::Exact, &mut rng);
         }
     }
+}
+
+#[test]
+fn cumulative_windows_are_scans_equal_to_the_interpreter_on_one_and_two_threads() {
+    // Windows spanning a whole axis with a cumulative padding (what cumsum/cummax/cummin
+    // trace) lower to scans (quabla_lowering::linalg::reduce_window::scan_axis): forward and
+    // reverse, along the first, a middle and the last axis (the contiguous one carries the
+    // running value in a register), with unit axes around, large enough that the outer
+    // slices split across threads; every reducer, floats within the summation tolerance and
+    // integers exactly. A sliding window shorter than its axis is not a scan.
+    let mut rng = Rng(14);
+    let shapes: [&[i64]; 5] = [&[7], &[5, 300], &[300, 5], &[3, 40, 6], &[64, 1, 2048]];
+    let mut case = 0;
+    for shape in shapes {
+        for axis in 0..shape.len() {
+            let n = shape[axis];
+            if n < 2 {
+                continue;
+            }
+            for reverse in [false, true] {
+                let mut w = Window::simple(vec![1; shape.len()], vec![1; shape.len()]);
+                w.window_dimensions[axis] = n;
+                w.padding[2 * axis + usize::from(reverse)] = n - 1;
+                assert_eq!(quabla_lowering::linalg::reduce_window::scan_axis(&w, shape), Some((axis, reverse)));
+                // One element type per case, in turn.
+                case += 1;
+                {
+                    let d = [DType::F32, DType::F64, DType::I32][case % 3];
+                    let x = TensorType::new(d, shape.to_vec());
+                    for r in WindowReducer::ALL {
+                        let what = format!("{} {shape:?} axis {axis} reverse {reverse} {d}", r.name());
+                        let m = one_op_module(OpKind::ReduceWindow(ReduceWindowOp::ReduceWindow { op: r, window: Box::new(w.clone()) }), std::slice::from_ref(&x));
+                        let inputs = [rng.buffer(&x, -2.0, 2.0)];
+                        let want = interp::run_func(&m, "main", &inputs).unwrap();
+                        let tol = if d == DType::I32 || r != WindowReducer::Sum { Tol::Exact } else { Tol::Rel(1e-5) };
+                        for threads in [1, 2] {
+                            // No window loop: the lowered text has no reduction iterator.
+                            let cm = lower_for_cpu(&m, &CpuOptions { threads: threads as i64, ..CpuOptions::default() }).unwrap();
+                            assert!(!cm.text.contains("reduction"), "{what}: a window loop:\n{}", cm.text);
+                            assert_eq!(cm.parallel, threads == 2 && shape[0] == 64 && axis == 2, "{what}: slices on threads");
+                            let opts = CompileOptions { threads, ..CompileOptions::default() };
+                            let got = executor().compile(&m, "main", &opts).unwrap().run(&[&inputs[0]]).unwrap();
+                            if let Err(e) = compare(&got[0], &want[0], tol, n as f64) {
+                                panic!("{what}, {threads} threads: {e}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut slide = Window::simple(vec![4, 1], vec![1, 1]);
+    slide.padding[0] = 3;
+    assert_eq!(quabla_lowering::linalg::reduce_window::scan_axis(&slide, &[10, 3]), None);
 }
 
 #[test]
