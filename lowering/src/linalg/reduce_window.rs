@@ -3,7 +3,8 @@
 //! (output dims, window dims) reading the padded operand at `o * stride + k * dilation`, with
 //! a window-shaped `tensor.empty` operand that gives the window loops their extents.
 //! * `reduce_window_*`: a reduction over the window loops (addf/maximumf/minimumf; integer
-//!   addi/maxsi/minsi).
+//!   addi/maxsi/minsi); on the CPU the output's last dim is the innermost loop, inside the
+//!   window loops, so the loop that vectorizes is contiguous.
 //!   A window that spans a whole axis with the padding of a cumulative reduction (window
 //!   `n` along one axis padded `(n - 1, 0)`, or `(0, n - 1)` from the end; every other axis
 //!   window 1, no padding, no stride or dilation: what `cumsum`/`cummax`/`cummin` trace) is a
@@ -214,9 +215,23 @@ pub fn lower_reduce_window(e: &mut Emitter, f: &Func, o: &Op, op: WindowReducer,
         return Ok(lower_scan(e, &x, &xt, scan, &init, comb));
     }
     let (p, pt) = padded(e, &x, &xt, w, &init);
-    let wop = window_operand(e, d, w, r);
+    // CPU loops (o_0 .. o_{r-2}, k_0 .. k_{r-1}, o_{r-1}): the output's last dim innermost,
+    // so the inner loop runs along the contiguous dim of the output (and of the operand, by
+    // the stride) and vectorizes, the window loops outside it (2x2 max pooling of
+    // 8x64x64x32 f32: 1784 -> 233 us). Targets that need a parallel outermost loop keep
+    // (o..., k...).
+    let inner_out = !e.cg.target.parallel_outer();
+    let od = |i: usize| if inner_out && i + 1 == r { 2 * r - 1 } else { i };
+    let kd = |j: usize| if inner_out { r - 1 + j } else { r + j };
+    let ex: Vec<String> = (0..r).map(|i| format!("d{} * {} + d{} * {}", od(i), w.window_strides[i], kd(i), w.window_dilations[i])).collect();
+    let pmap = map(2 * r, &ex);
+    let wt = TensorType::new(d, w.window_dimensions.clone());
+    let we = e.empty(&wt);
+    let wop = Operand::new(we, &wt, map(2 * r, &(0..r).map(|j| format!("d{}", kd(j))).collect::<Vec<_>>()));
+    let omap = map(2 * r, &(0..r).map(|i| format!("d{}", od(i))).collect::<Vec<_>>());
+    let its: Vec<Iter> = (0..2 * r).map(|l| if (0..r).any(|i| od(i) == l) { Iter::Parallel } else { Iter::Reduction }).collect();
     let acc = e.filled(&out, &init);
-    let res = generic(e, &iters(r), &[Operand::new(p, &pt, window_map(w, r)), wop], &[Operand::new(acc, &out, out_map(r))], |e, a| vec![e.op(format!("{comb} {}, {} : {d}", a[2], a[0]))]);
+    let res = generic(e, &its, &[Operand::new(p, &pt, pmap), wop], &[Operand::new(acc, &out, omap)], |e, a| vec![e.op(format!("{comb} {}, {} : {d}", a[2], a[0]))]);
     Ok(res[0].clone())
 }
 
