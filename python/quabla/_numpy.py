@@ -864,10 +864,12 @@ def top_k(operand, k):
     k = _int_arg("top_k", "k", k)
     if not 0 < k <= n:
         raise ShapeError(f"top_k: k={k} must be in [1, {n}] for shape {_shape_str(x.shape)}")
+    from ._indexing import take_along_axis
+
     last = x.ndim - 1
-    vals = _sort_op(x, last, True, False)
-    perm = _sort_op(x, last, True, True)
-    return _slice_axis(vals, last, 0, k, 1), _slice_axis(perm, last, 0, k, 1)
+    # One sort: the values are the operand's entries at the first k sorted positions.
+    idx = _slice_axis(_sort_op(x, last, True, True), last, 0, k, 1)
+    return take_along_axis(x, idx, axis=last), idx
 
 
 # ---------------------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ fn offsets(sizes: &[i64], strides: &[i64]) -> Vec<isize> {
 }
 
 /// True when `strides` are the row-major strides of `sizes` (extent-1 dims are free).
-fn contiguous(sizes: &[i64], strides: &[i64]) -> bool {
+pub(crate) fn contiguous(sizes: &[i64], strides: &[i64]) -> bool {
     let mut want = 1;
     for (&n, &s) in sizes.iter().zip(strides).rev() {
         if n != 1 && s != want {

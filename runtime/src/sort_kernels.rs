@@ -2,7 +2,9 @@
 //! `quabla_argsort_<dtype>_<index dtype>`, see `quabla_lowering::linalg::sort`), registered
 //! with each JIT'ed module beside the linear-algebra kernels (crate::linalg_kernels, whose
 //! memref access they share). Each takes the operand and result descriptors, the sorted
-//! dimension and 1 for descending.
+//! dimension, 1 for descending and how many leading places of each lane to write (the rest
+//! of the result is never read: the lowering passes fewer only when slices of those places
+//! are the result's only users, as in `top_k`).
 //!
 //! Every lane along the dimension is sorted in O(n log n): each element becomes the pair
 //! (order key, index in the lane), where the key is an unsigned integer in the op's order
@@ -11,7 +13,7 @@
 //! and the pairs are sorted by an unstable sort. The index breaks ties, so the result is the
 //! stable sort of docs/spec.md (NumPy's total order: NaN last ascending, first descending).
 //! The interpreter's sort (interp/src/sort.rs, a comparison sort) is the independent oracle.
-use crate::linalg_kernels::{read, write, Unranked};
+use crate::linalg_kernels::{contiguous, read, view, write, Unranked};
 
 /// An element's order key: `a.key() < b.key()` iff a sorts before b ascending.
 trait Key: Copy {
@@ -24,7 +26,10 @@ impl Key for f32 {
             return u64::MAX;
         }
         let b = if self == 0.0 { 0 } else { self.to_bits() };
-        u64::from(if b >> 31 == 1 { !b } else { b | 1 << 31 })
+        // Negatives: all bits flipped; the others: the sign bit set (branch-free: the sign
+        // of random data is not predictable).
+        let neg = ((b as i32) >> 31) as u32;
+        u64::from(b ^ (neg | 1 << 31))
     }
 }
 
@@ -34,11 +39,8 @@ impl Key for f64 {
             return u64::MAX;
         }
         let b = if self == 0.0 { 0 } else { self.to_bits() };
-        if b >> 63 == 1 {
-            !b
-        } else {
-            b | 1 << 63
-        }
+        let neg = ((b as i64) >> 63) as u64;
+        b ^ (neg | 1 << 63)
     }
 }
 
@@ -83,10 +85,17 @@ macro_rules! index_types {
 }
 index_types!(i32, i64, u8, u32);
 
+/// Up to this many leading places are kept in a sorted buffer while the lane streams by;
+/// more are selected (`select_nth_unstable`) from all of the lane's pairs.
+const FEW_PLACES: usize = 32;
+
 /// Calls `f(destination, source, source index along dim)` (flat row-major positions) for
-/// every element of the stable sort of every lane of `x` (shape `shape`) along `dim`.
-fn sorted_lanes<T: Key>(x: &[T], shape: &[i64], dim: usize, desc: bool, mut f: impl FnMut(usize, usize, usize)) {
+/// the first `places` elements of the stable sort of every lane of `x` (shape `shape`) along
+/// `dim` (all of them when `places` is at least the lane's length). Fewer places are
+/// selected first (`select_nth_unstable`, linear), then only they are sorted.
+fn sorted_lanes<T: Key>(x: &[T], shape: &[i64], dim: usize, desc: bool, places: usize, mut f: impl FnMut(usize, usize, usize)) {
     let n = shape[dim] as usize;
+    let places = places.min(n);
     // Sub-products of the extents of a program type (checked when the program was built).
     let outer = quabla_dialect::size::saturating_product(shape[..dim].iter().copied()) as usize;
     let inner = quabla_dialect::size::saturating_product(shape[dim + 1..].iter().copied()) as usize;
@@ -96,8 +105,38 @@ fn sorted_lanes<T: Key>(x: &[T], shape: &[i64], dim: usize, desc: bool, mut f: i
         for i in 0..inner {
             let base = o * n * inner + i;
             pairs.clear();
-            pairs.extend((0..n).map(|k| (x[base + k * inner].key() ^ flip, k)));
-            pairs.sort_unstable();
+            if places == 0 {
+                continue;
+            }
+            if places <= FEW_PLACES && places < n {
+                // A sorted buffer of the best pairs so far: most elements fail the one
+                // comparison with its last.
+                // Full, an element enters only with a key below the last's (an equal key
+                // comes later in the lane, so after it).
+                let mut worst = u64::MAX;
+                for k in 0..n {
+                    let key = x[base + k * inner].key() ^ flip;
+                    if pairs.len() == places {
+                        if key >= worst {
+                            continue;
+                        }
+                        pairs.pop();
+                    }
+                    let p = (key, k);
+                    let at = pairs.partition_point(|q| *q < p);
+                    pairs.insert(at, p);
+                    if pairs.len() == places {
+                        worst = pairs[places - 1].0;
+                    }
+                }
+            } else {
+                pairs.extend((0..n).map(|k| (x[base + k * inner].key() ^ flip, k)));
+                if places < n {
+                    pairs.select_nth_unstable(places - 1);
+                    pairs.truncate(places);
+                }
+                pairs.sort_unstable();
+            }
             for (pos, &(_, k)) in pairs.iter().enumerate() {
                 f(base + pos * inner, base + k * inner, k);
             }
@@ -105,20 +144,33 @@ fn sorted_lanes<T: Key>(x: &[T], shape: &[i64], dim: usize, desc: bool, mut f: i
     }
 }
 
-unsafe fn sort_call<T: Key>(x: *const Unranked, out: *const Unranked, dim: i64, desc: i64) {
+unsafe fn sort_call<T: Key>(x: *const Unranked, out: *const Unranked, dim: i64, desc: i64, places: i64) {
     let (v, shape) = read::<T>(x);
     if v.is_empty() {
         return;
     }
+    let places = places.max(0) as usize;
+    let (p, sizes, strides) = view::<T>(out);
+    if places < shape[dim as usize] as usize && contiguous(&sizes, &strides) {
+        // Only the places read are written.
+        sorted_lanes(&v, &shape, dim as usize, desc != 0, places, |to, from, _| *p.add(to) = v[from]);
+        return;
+    }
     let mut res = vec![v[0]; v.len()];
-    sorted_lanes(&v, &shape, dim as usize, desc != 0, |to, from, _| res[to] = v[from]);
+    sorted_lanes(&v, &shape, dim as usize, desc != 0, places, |to, from, _| res[to] = v[from]);
     write(out, &res);
 }
 
-unsafe fn argsort_call<T: Key, I: Index>(x: *const Unranked, out: *const Unranked, dim: i64, desc: i64) {
+unsafe fn argsort_call<T: Key, I: Index>(x: *const Unranked, out: *const Unranked, dim: i64, desc: i64, places: i64) {
     let (v, shape) = read::<T>(x);
+    let places = places.max(0) as usize;
+    let (p, sizes, strides) = view::<I>(out);
+    if !v.is_empty() && places < shape[dim as usize] as usize && contiguous(&sizes, &strides) {
+        sorted_lanes(&v, &shape, dim as usize, desc != 0, places, |to, _, k| *p.add(to) = I::from_index(k));
+        return;
+    }
     let mut res = vec![I::from_index(0); v.len()];
-    sorted_lanes(&v, &shape, dim as usize, desc != 0, |to, _, k| res[to] = I::from_index(k));
+    sorted_lanes(&v, &shape, dim as usize, desc != 0, places, |to, _, k| res[to] = I::from_index(k));
     write(out, &res);
 }
 
@@ -126,8 +178,8 @@ unsafe fn argsort_call<T: Key, I: Index>(x: *const Unranked, out: *const Unranke
 macro_rules! kernels {
     ($($name:literal => $f:ident = $call:ident::<$($g:ty),+>;)*) => {
         $(
-            unsafe extern "C" fn $f(x: *const Unranked, out: *const Unranked, dim: i64, desc: i64) {
-                $call::<$($g),+>(x, out, dim, desc)
+            unsafe extern "C" fn $f(x: *const Unranked, out: *const Unranked, dim: i64, desc: i64, places: i64) {
+                $call::<$($g),+>(x, out, dim, desc, places)
             }
         )*
         /// Every kernel: (C interface symbol, address).
@@ -197,11 +249,32 @@ mod tests {
         // Shape (2, 3) sorted along dim 0 and dim 1; ties keep their order.
         let x = [3.0, f64::NAN, 1.0, 1.0, 2.0, 1.0];
         let mut perm = vec![0; 6];
-        sorted_lanes(&x, &[2, 3], 1, false, |to, _, k| perm[to] = k);
+        sorted_lanes(&x, &[2, 3], 1, false, usize::MAX, |to, _, k| perm[to] = k);
         assert_eq!(perm, [2, 0, 1, 0, 2, 1]);
-        sorted_lanes(&x, &[2, 3], 1, true, |to, _, k| perm[to] = k);
+        sorted_lanes(&x, &[2, 3], 1, true, usize::MAX, |to, _, k| perm[to] = k);
         assert_eq!(perm, [1, 0, 2, 1, 0, 2]);
-        sorted_lanes(&x, &[2, 3], 0, false, |to, _, k| perm[to] = k);
+        sorted_lanes(&x, &[2, 3], 0, false, usize::MAX, |to, _, k| perm[to] = k);
         assert_eq!(perm, [1, 1, 0, 0, 0, 1]);
+    }
+
+    #[test]
+    fn leading_places_are_those_of_the_whole_sort() {
+        // Lanes of 200 with many ties: the first k places selected equal the full sort's.
+        let x: Vec<f64> = (0..600).map(|i| ((i * 37) % 23) as f64 - if i % 7 == 0 { f64::NAN } else { 0.0 }).collect();
+        for desc in [false, true] {
+            for dim in [0, 1] {
+                let shape = if dim == 0 { [200, 3] } else { [3, 200] };
+                let mut full = vec![usize::MAX; 600];
+                sorted_lanes(&x, &shape, dim, desc, usize::MAX, |to, _, k| full[to] = k);
+                for k in [0, 1, 5, 199, 200] {
+                    let mut part = vec![usize::MAX; 600];
+                    sorted_lanes(&x, &shape, dim, desc, k, |to, _, k| part[to] = k);
+                    for (to, (&p, &f)) in part.iter().zip(&full).enumerate() {
+                        let place = if dim == 0 { to / 3 } else { to % 200 };
+                        assert_eq!(p, if place < k { f } else { usize::MAX }, "dim {dim} desc {desc} k {k} at {to}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -13,7 +13,7 @@
 //! for place k the element (or, for argsort, the position) whose count is k. Both are
 //! O(n^2) comparisons per lane of n: right for every length, slow for long lanes (a
 //! merge or radix sort is what those need).
-use quabla_dialect::{CmpDir, DType, Func, Module, Op, OpKind, SortOp, TensorType};
+use quabla_dialect::{CmpDir, DType, Func, Module, Op, OpKind, SlicingOp, SortOp, TensorType};
 
 use super::linalg::{call_kernel, declare, unranked};
 use super::{generic, map, Emitter, Iter, Operand};
@@ -25,7 +25,35 @@ pub fn kernel(op: &SortOp, d: DType) -> (String, Vec<String>) {
         SortOp::Sort { .. } => (format!("quabla_sort_{}", d.mlir()), d),
         SortOp::Argsort { index, .. } => (format!("quabla_argsort_{}_{}", d.mlir(), index.mlir()), *index),
     };
-    (name, vec![unranked(d), unranked(out), "i64".to_string(), "i64".to_string()])
+    (name, vec![unranked(d), unranked(out), "i64".to_string(), "i64".to_string(), "i64".to_string()])
+}
+
+/// How many leading places of each lane of `v` (sorted along `dim`) the program reads: the
+/// largest end along `dim` of the slices that are its only users (`top_k` slices an argsort),
+/// or the lane's length when anything else reads it (another op, a yield, an output). The
+/// kernel then selects those places (O(n + k log k) a lane) and leaves the rest unwritten.
+fn places_read(f: &Func, v: quabla_dialect::Value, dim: usize, n: i64) -> i64 {
+    let mut end = 0i64;
+    let mut whole = f.outputs.contains(&v);
+    quabla_dialect::walk_ops(&f.ops, &mut |op| {
+        for r in &op.regions {
+            whole |= r.outputs.contains(&v);
+        }
+        if !op.operands.contains(&v) {
+            return;
+        }
+        match &op.kind {
+            OpKind::Slicing(SlicingOp::Slice { limit_indices, strides, .. }) if op.operands[0] == v && strides.get(dim).is_some_and(|&s| s >= 1) => {
+                end = end.max(limit_indices.get(dim).copied().unwrap_or(n));
+            }
+            _ => whole = true,
+        }
+    });
+    if whole {
+        n
+    } else {
+        end.clamp(0, n)
+    }
 }
 
 /// The declarations of every sort kernel the module calls.
@@ -45,7 +73,8 @@ pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &SortOp) -> Result<String, L
         return Ok(kernel_sort(e, f, o, op, dimension as usize, direction == CmpDir::Gt));
     }
     let (name, args) = kernel(op, f.ty(o.operands[0]).dtype);
-    let flags = [dimension, i64::from(direction == CmpDir::Gt)];
+    let n = f.ty(o.operands[0]).shape[dimension as usize];
+    let flags = [dimension, i64::from(direction == CmpDir::Gt), places_read(f, o.results[0], dimension as usize, n)];
     Ok(call_kernel(e, f, o, &name, &args, &flags).remove(0))
 }
 
