@@ -125,7 +125,9 @@ pub fn scan_axis(w: &Window, shape: &[i64]) -> Option<(usize, bool)> {
 fn lower_scan(e: &mut Emitter, x: &str, xt: &TensorType, (axis, reverse): (usize, bool), init: &str, comb: &str) -> String {
     let d = xt.dtype;
     let sh = &xt.shape;
-    let (outer, n, inner) = (sh[..axis].iter().product::<i64>(), sh[axis], sh[axis + 1..].iter().product::<i64>());
+    // Sub-products of a program type's extents (checked when the program was built).
+    let prod = |v: &[i64]| quabla_dialect::size::saturating_product(v.iter().copied());
+    let (outer, n, inner) = (prod(&sh[..axis]), sh[axis], prod(&sh[axis + 1..]));
     let t3 = TensorType::new(d, [outer, n, inner]);
     let t2 = TensorType::new(d, [n, inner]);
     let x3 = reshape(e, x, xt, &t3);
@@ -150,17 +152,20 @@ fn lower_scan(e: &mut Emitter, x: &str, xt: &TensorType, (axis, reverse): (usize
     // Row `j` of the scan order: j, or n - 1 - j from the end.
     let row = |e: &mut Emitter, j: &str| if reverse { e.op(format!("arith.subi {last}, {j} : index")) } else { j.to_string() };
     let j0 = if reverse { last.clone() } else { c0.clone() };
+    // One element: `prev comb x[at]` inserted into `u` at `at`; returns (value, tensor).
+    let step = |e: &mut Emitter, prev: &str, u: &str, at: &str| {
+        let xv = e.op(format!("tensor.extract {xs}[{at}] : {t2}"));
+        let s = e.op(format!("{comb} {prev}, {xv} : {d}"));
+        let u2 = e.op(format!("tensor.insert {s} into {u}[{at}] : {t2}"));
+        (s, u2)
+    };
     let ys = if inner == 1 {
-        let x0 = e.op(format!("tensor.extract {xs}[{j0}, {c0}] : {t2}"));
-        let s0 = e.op(format!("{comb} {init}, {x0} : {d}"));
-        let u0 = e.op(format!("tensor.insert {s0} into {os}[{j0}, {c0}] : {t2}"));
+        let (s0, u0) = step(e, init, &os, &format!("{j0}, {c0}"));
         let (j, c, u, r) = (e.fresh(), e.fresh(), e.fresh(), e.fresh());
         e.raw_line(format!("{r}:2 = scf.for {j} = {c1} to {cn} step {c1} iter_args({c} = {s0}, {u} = {u0}) -> ({d}, {t2}) {{"));
         e.depth += 1;
         let jj = row(e, &j);
-        let xv = e.op(format!("tensor.extract {xs}[{jj}, {c0}] : {t2}"));
-        let s = e.op(format!("{comb} {c}, {xv} : {d}"));
-        let u2 = e.op(format!("tensor.insert {s} into {u}[{jj}, {c0}] : {t2}"));
+        let (s, u2) = step(e, &c, &u, &format!("{jj}, {c0}"));
         e.line(format!("scf.yield {s}, {u2} : {d}, {t2}"));
         e.depth -= 1;
         e.line("}");
@@ -173,9 +178,7 @@ fn lower_scan(e: &mut Emitter, x: &str, xt: &TensorType, (axis, reverse): (usize
             e.raw_line(format!("{r} = scf.for {i} = {c0} to {ci} step {c1} iter_args({u} = {t}) -> ({t2}) {{"));
             e.depth += 1;
             let pv = prev(e, &u, &i);
-            let xv = e.op(format!("tensor.extract {xs}[{jj}, {i}] : {t2}"));
-            let s = e.op(format!("{comb} {pv}, {xv} : {d}"));
-            let u2 = e.op(format!("tensor.insert {s} into {u}[{jj}, {i}] : {t2}"));
+            let (_, u2) = step(e, &pv, &u, &format!("{jj}, {i}"));
             e.line(format!("scf.yield {u2} : {t2}"));
             e.depth -= 1;
             e.line("}");
