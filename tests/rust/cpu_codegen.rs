@@ -159,6 +159,12 @@ fn tiled_matmuls_match_the_interpreter() {
         (vec![2, 40, 512], vec![2, 512, 160], batched(), true),
         // Too small to pay: the loop path.
         (vec![8, 8], vec![8, 16], mm(), false),
+        // Fewer rows than tiling::MIN_ROWS: the loop path over (m, k, n), also transposed,
+        // batched and 1-D (a vector times a matrix).
+        (vec![1, 300], vec![300, 200], mm(), false),
+        (vec![3, 200], vec![150, 200], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![1], rhs_contracting_dimensions: vec![1] }, false),
+        (vec![2, 1, 100], vec![2, 100, 70], batched(), false),
+        (vec![256], vec![256, 96], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] }, false),
     ];
     // Integer products take the same vectorised path (wrapping i32/i64/u32 arithmetic, so
     // the results are exact); bool and u8 products stay on the loop path.
@@ -194,6 +200,23 @@ fn tiled_matmuls_match_the_interpreter() {
                 panic!("{what}: JIT vs interpreter: {e}");
             }
         }
+    }
+}
+
+#[test]
+fn vector_matrix_products_stream_rows_on_one_and_two_threads() {
+    // Fewer rows than tiling::MIN_ROWS: one generic over (m, k, n) with B's rows streamed
+    // (no packing, no padding to the register block), split across threads along n.
+    let mut rng = Rng(83);
+    for (ls, rs) in [(vec![1i64, 2048i64], vec![2048i64, 1024i64]), (vec![3, 1000], vec![1000, 777])] {
+        let (lt, rt) = (TensorType::new(DType::F32, ls.clone()), TensorType::new(DType::F32, rs.clone()));
+        let m = dot_module(&lt, &rt, DotDims::matmul());
+        let cm = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
+        assert_eq!(cm.tiled_matmuls, 0, "{ls:?}: the loop path");
+        assert!(cm.text.contains(r#"iterator_types = ["parallel", "reduction", "parallel"]"#), "{ls:?}: columns innermost:\n{}", cm.text);
+        let inputs = [rng.buffer(&lt, -1.0, 1.0), rng.buffer(&rt, -1.0, 1.0)];
+        // Each sum runs over k in order on either thread count: exact.
+        equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, &format!("{ls:?} x {rs:?} on "));
     }
 }
 

@@ -73,9 +73,12 @@ func.func @reduce(%a: tensor<2x3xf32>) -> tensor<2xf32> {
 
 // -----
 
+// Untiled products on the CPU: generics over (b?, m, k, n), the output's columns innermost.
 // CHECK-LABEL: func.func @dot
-// CHECK: linalg.matmul
-// CHECK: linalg.batch_matmul
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]
 func.func @dot(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<5x2x3xf32>, %d: tensor<5x3x4xf32>) -> (tensor<2x4xf32>, tensor<5x2x4xf32>) {
   %0 = "quabla.dot_general"(%a, %b) {lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
   %1 = "quabla.dot_general"(%c, %d) {lhs_batching_dimensions = array<i64: 0>, rhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<5x2x3xf32>, tensor<5x3x4xf32>) -> tensor<5x2x4xf32>

@@ -50,14 +50,21 @@ pub fn choose(d: DType, m: i64, n: i64, k: i64) -> Option<Plan> {
     choose_for(d, m, n, k, host_caches(), host_regs())
 }
 
+/// Rows below which a product stays on the loop path ([`choose_for`]). 1x1024 @ 1024x1024
+/// f32 (2026-12-04, two threads): tiled 511 us (B packed, M padded to 8), loop path with the
+/// output's columns innermost (`dot::plain_matmul`) measured in docs/performance.md.
+pub const MIN_ROWS: i64 = 4;
+
 /// [`choose`] for a CPU with caches `c` (the micro-panel blocking, [`micro_blocks`]) and
 /// vector registers `r` (the register block, [`register_block`]).
 pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Option<Plan> {
     if matches!(d, DType::I1 | DType::U8) {
         return None;
     }
-    // Below ~32^3 multiply-adds the loop path is as fast and compiles faster.
-    if k < 4 || m * n * k < 32 * 32 * 32 {
+    // Below ~32^3 multiply-adds the loop path is as fast and compiles faster. Fewer rows
+    // than MIN_ROWS: a vector-matrix product reads B once whatever the path, and the loop
+    // path streams its rows where the tiled one would pack all of B and pad M to MR.
+    if k < 4 || m < MIN_ROWS || m * n * k < 32 * 32 * 32 {
         return None;
     }
     let (mr, nr) = register_block(d, n, r);
