@@ -113,6 +113,8 @@ pub trait Real: Copy + Default + Send + Sync + 'static {
     /// The narrow kernel and its lanes (the most columns it takes), where the host has one
     /// (AVX-512: 16 f32 / 8 f64 columns).
     fn narrow() -> Option<(NarrowFn<Self>, usize)>;
+    /// The row-dot kernel ([`RowDotFn`]), where the host has one (AVX-512).
+    fn row_dots() -> Option<RowDotFn<Self>>;
 
     /// Transposing copy: element `p` of row `r` (`src + r * rs + p`, `r < rows`, `p < len`)
     /// to `dst[p * ds + r]`.
@@ -148,6 +150,11 @@ pub type MicroFn<T> = unsafe fn(kc: usize, a: *const T, a_strides: [isize; 2], b
 /// rows `ldc` apart written under a lane mask; with `load` each element's sum continues from
 /// C's value. Each element is one chain of fused multiply-adds over K in order, as in the
 /// packed kernels.
+/// A kernel of products with one column and A's rows contiguous along K: `rows` dot
+/// products of A's rows (`a_row` apart) with the contiguous `b`, into `c` (`ldc` apart;
+/// added to its values with `load`).
+pub type RowDotFn<T> = unsafe fn(k: usize, a: *const T, a_row: isize, b: *const T, c: *mut T, ldc: usize, rows: usize, load: bool);
+
 pub type NarrowFn<T> = unsafe fn(k: usize, a: *const T, a_strides: [isize; 2], b: *const T, c: *mut T, ldc: usize, cols: usize, rows: usize, load: bool);
 
 /// A micro-kernel and its register tile.
@@ -384,6 +391,43 @@ mod x86 {
         };
     }
 
+    // The row-dot kernel: each row's products with b summed in 4 vector accumulators (4
+    // independent FMA chains; the last partial vector under a lane mask), then across the
+    // lanes. The sum is reassociated: within the usual float bounds of a length-K dot.
+    macro_rules! row_dots {
+        ($name:ident, $t:ty, $v:ty, $lanes:expr, $mask:ty, $zero:ident, $loadu:ident, $maskz_loadu:ident, $fmadd:ident, $add:ident, $reduce:ident) => {
+            #[target_feature(enable = "avx512f")]
+            pub(super) unsafe fn $name(k: usize, a: *const $t, a_row: isize, b: *const $t, c: *mut $t, ldc: usize, rows: usize, load: bool) {
+                const L: usize = $lanes;
+                for r in 0..rows {
+                    let a = a.offset(r as isize * a_row);
+                    let mut acc: [$v; 4] = [$zero(); 4];
+                    let mut p = 0;
+                    while p + 4 * L <= k {
+                        for j in 0..4 {
+                            acc[j] = $fmadd($loadu(a.add(p + j * L)), $loadu(b.add(p + j * L)), acc[j]);
+                        }
+                        p += 4 * L;
+                    }
+                    while p + L <= k {
+                        acc[0] = $fmadd($loadu(a.add(p)), $loadu(b.add(p)), acc[0]);
+                        p += L;
+                    }
+                    if p < k {
+                        let m = ((1u64 << (k - p)) - 1) as $mask;
+                        acc[1] = $fmadd($maskz_loadu(m, a.add(p)), $maskz_loadu(m, b.add(p)), acc[1]);
+                    }
+                    let sum = $reduce($add($add(acc[0], acc[1]), $add(acc[2], acc[3])));
+                    let cp = c.add(r * ldc);
+                    *cp = if load { *cp + sum } else { sum };
+                }
+            }
+        };
+    }
+
+    row_dots!(row_dots_f32, f32, __m512, 16, __mmask16, _mm512_setzero_ps, _mm512_loadu_ps, _mm512_maskz_loadu_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_reduce_add_ps);
+    row_dots!(row_dots_f64, f64, __m512d, 8, __mmask8, _mm512_setzero_pd, _mm512_loadu_pd, _mm512_maskz_loadu_pd, _mm512_fmadd_pd, _mm512_add_pd, _mm512_reduce_add_pd);
+
     narrow!(narrow_f32, narrow_rows_f32, f32, __m512, 16, __mmask16, _mm512_setzero_ps, _mm512_set1_ps, _mm512_load_ps, _mm512_maskz_loadu_ps, _mm512_mask_storeu_ps, _mm512_fmadd_ps);
     narrow!(narrow_f64, narrow_rows_f64, f64, __m512d, 8, __mmask8, _mm512_setzero_pd, _mm512_set1_pd, _mm512_load_pd, _mm512_maskz_loadu_pd, _mm512_mask_storeu_pd, _mm512_fmadd_pd);
 
@@ -396,12 +440,19 @@ mod x86 {
 // The element types' kernels, one row each: (type, AVX-512 kernel and tile, AVX2 kernel and
 // tile, portable kernel and tile, AVX transpose).
 macro_rules! real {
-    ($t:ty, ($k512:ident, $m512:expr, $n512:expr), ($k2:ident, $m2:expr, $n2:expr), ($kp:ident, $mp:expr, $np:expr), $tr:ident, ($narrow:ident, $lanes:expr)) => {
+    ($t:ty, ($k512:ident, $m512:expr, $n512:expr), ($k2:ident, $m2:expr, $n2:expr), ($kp:ident, $mp:expr, $np:expr), $tr:ident, ($narrow:ident, $lanes:expr), $dot:ident) => {
         impl Real for $t {
             fn narrow() -> Option<(NarrowFn<$t>, usize)> {
                 #[cfg(target_arch = "x86_64")]
                 if isa() == "avx512" {
                     return Some((x86::$narrow as NarrowFn<$t>, $lanes));
+                }
+                None
+            }
+            fn row_dots() -> Option<RowDotFn<$t>> {
+                #[cfg(target_arch = "x86_64")]
+                if isa() == "avx512" {
+                    return Some(x86::$dot as RowDotFn<$t>);
                 }
                 None
             }
@@ -442,8 +493,8 @@ macro_rules! real {
     };
 }
 
-real!(f32, (avx512_f32, 8, 32), (avx2_f32, 6, 16), (portable_f32, 4, 8), transpose_f32, (narrow_f32, 16));
-real!(f64, (avx512_f64, 8, 16), (avx2_f64, 6, 8), (portable_f64, 4, 4), transpose_f64, (narrow_f64, 8));
+real!(f32, (avx512_f32, 8, 32), (avx2_f32, 6, 16), (portable_f32, 4, 8), transpose_f32, (narrow_f32, 16), row_dots_f32);
+real!(f64, (avx512_f64, 8, 16), (avx2_f64, 6, 8), (portable_f64, 4, 4), transpose_f64, (narrow_f64, 8), row_dots_f64);
 
 pub use crate::host::{caches as host_caches, Caches};
 
@@ -576,9 +627,32 @@ pub unsafe fn gemm_narrow<T: Real>(p: &Problem<T>, team: &dyn Team) -> Option<Re
     let Some(bytes) = k.checked_mul(lanes * std::mem::size_of::<T>()).filter(|b| *b <= isize::MAX as usize / 2).map(round64) else {
         return Some(Err(OutOfMemory(usize::MAX)));
     };
+    // One column with A's rows contiguous: dot products of the rows (b contiguous, copied
+    // when strided), 4 vector accumulators each, instead of a masked lane per element.
+    let dot = T::row_dots().filter(|_| n == 1 && p.a.cs == 1);
     Some(SCRATCH.with(|s| -> Result<(), OutOfMemory> {
         let mut s = s.borrow_mut();
         let panel = Shared(s.get(bytes).ok_or(OutOfMemory(bytes))? as *mut T);
+        if let Some(dot) = dot {
+            let b = if p.b.rs == 1 {
+                p.b.ptr
+            } else {
+                pack_b(p.b, 0, k, 0, 1, 1, panel.0);
+                panel.0 as *const T
+            };
+            let b = Shared(b as *mut T);
+            let blocks = m.div_ceil(16);
+            let body = move |t: usize, threads: usize| {
+                let b = b;
+                let (q0, q1) = share(blocks, t, threads.max(1));
+                let (r0, r1) = (q0 * 16, (q1 * 16).min(m));
+                if r0 < r1 {
+                    dot(k, p.a.ptr.offset(r0 as isize * p.a.rs), p.a.rs, b.0, p.c.offset(r0 as isize * p.ldc), p.ldc as usize, r1 - r0, p.accumulate);
+                }
+            };
+            team.run(&body);
+            return Ok(());
+        }
         pack_b(p.b, 0, k, 0, n, lanes, panel.0);
         let blocks = m.div_ceil(16);
         let body = move |t: usize, threads: usize| {
@@ -885,7 +959,8 @@ mod tests {
 
     /// The narrow path (one vector of columns, A in place, C under a lane mask) on every
     /// width up to the lanes, ragged row counts, both layouts of each operand, accumulate,
-    /// one and three threads: the packed path's results to the bit (the same FMA chains).
+    /// one and three threads: the packed path's results to the bit (the same FMA chains),
+    /// except one column of a row-major A (row dot products, reassociated: within tolerance).
     #[test]
     fn narrow_products_equal_the_packed_path() {
         fn one<T: Real + Into<f64> + From<f32> + PartialEq + std::fmt::Debug>(lanes: usize) {
@@ -917,7 +992,17 @@ mod tests {
                                 }
                                 let p = Problem { m, n, k, a, b, c: got.as_mut_ptr(), ldc: ldc as isize, accumulate };
                                 unsafe { gemm_narrow(&p, team).expect("narrow").unwrap() };
-                                assert_eq!(got, want, "{m}x{n}x{k} ta={ta} tb={tb} accumulate={accumulate}");
+                                if n == 1 && !ta && T::row_dots().is_some() {
+                                    // Row dot products: reassociated sums, within K ulps-ish of
+                                    // the sequential ones; the columns past N untouched.
+                                    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                                        let (g, w): (f64, f64) = ((*g).into(), (*w).into());
+                                        let tol = if i % ldc == 0 { 1e-5 * k as f64 } else { 0.0 };
+                                        assert!((g - w).abs() <= tol, "{m}x1x{k} ta={ta} tb={tb} accumulate={accumulate} at {i}: {g} vs {w}");
+                                    }
+                                } else {
+                                    assert_eq!(got, want, "{m}x{n}x{k} ta={ta} tb={tb} accumulate={accumulate}");
+                                }
                             }
                         }
                     }
