@@ -221,6 +221,31 @@ fn vector_matrix_products_stream_rows_on_one_and_two_threads() {
 }
 
 #[test]
+fn boolean_any_and_all_match_the_interpreter_on_one_and_two_threads() {
+    // any/all (reduce_max/min of i1) reduce in an i8 accumulator, all as not any(not x):
+    // full, row and column reductions of masks mostly true, mostly false and mixed.
+    use quabla_dialect::{ReduceOp, Reducer};
+    let mut rng = Rng(84);
+    let ty = TensorType::new(DType::F32, [300i64, 700]);
+    for threshold in [-3.0, 0.0, 3.0] {
+        let mut f = Func::new("main", std::slice::from_ref(&ty));
+        let x = f.params[0];
+        let c = f.push1(OpKind::Constant(quabla_dialect::ConstantOp::Constant { value: quabla_dialect::Literal::from_f64s(ty.clone(), &vec![threshold; 300 * 700]) }), &[], None).unwrap();
+        let mask = f.push1(OpKind::Elementwise(ElementwiseOp::Compare { direction: quabla_dialect::CmpDir::Gt }), &[x, c], None).unwrap();
+        let mut outs = vec![];
+        for op in [Reducer::Max, Reducer::Min] {
+            for dims in [vec![0, 1], vec![0], vec![1]] {
+                outs.push(f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims }), &[mask], None).unwrap());
+            }
+        }
+        f.outputs = outs;
+        let m = Module { funcs: vec![f] };
+        let inputs = [rng.buffer(&ty, -3.5, 3.5)];
+        equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, &format!("threshold {threshold}: "));
+    }
+}
+
+#[test]
 fn tiled_matmul_inside_a_program() {
     // A matmul between elementwise work (tanh of the product, exp of an input): fusion,
     // the tiled path and the polynomial kernels together, with two results.

@@ -232,6 +232,11 @@ fn split_partials(e: &mut Emitter, x: &str, xt: &TensorType, dims: &[i64], s: Sp
     })
 }
 
+/// An i1 `true` constant.
+fn e_true(e: &mut Emitter) -> String {
+    e.op("arith.constant true")
+}
+
 /// `acc` combined with `x` by `op` (on dtype `d`).
 fn combine_step(e: &mut Emitter, op: Reducer, d: DType, acc: &str, x: &str) -> String {
     match op {
@@ -249,8 +254,42 @@ fn reduce_nest(e: &mut Emitter, op: Reducer, x: &str, xt: &TensorType, dims: &[i
     let d = xt.dtype;
     let nest = reduction_nest(xt.rank(), dims, e.cg.target.parallel_outer());
     let ot = nest.out_type(out);
-    let init = e.filled(&ot, c);
     let ins = [Operand::new(x, xt, nest.imap.clone())];
+    if d == DType::I1 && matches!(op, Reducer::Max | Reducer::Min) && !e.cg.target.parallel_outer() {
+        // `any`/`all` on the CPU: an i8 accumulator (the byte of an i1 in memory), so the
+        // loop is the integer or-reduction LLVM vectorizes (an i1 one is loaded, truncated
+        // and extended every element; an i8 and-reduction is not vectorized either): all(x)
+        // as not any(not x). 1e6 elements: any 1033 -> 141 us, all 648 -> 130-142 us.
+        let all = op == Reducer::Min;
+        let wt = ot.with_dtype(DType::U8);
+        let z = e.scalar(DType::U8, "0");
+        let init = e.filled(&wt, &z);
+        let r = generic(e, &nest.iters, &ins, &[Operand::new(init, &wt, nest.omap.clone())], |e, a| {
+            let x = if all {
+                let t = e_true(e);
+                e.op(format!("arith.xori {}, {t} : i1", a[0]))
+            } else {
+                a[0].clone()
+            };
+            let b = e.op(format!("arith.extui {x} : i1 to i8"));
+            vec![e.op(format!("arith.ori {}, {b} : i8", a[1]))]
+        })
+        .remove(0);
+        let bt = e.empty(&ot);
+        let id_map = identity(ot.rank());
+        let t = generic(e, &vec![Iter::Parallel; ot.rank()], &[Operand::new(r, &wt, id_map.clone())], &[Operand::new(bt, &ot, id_map)], |e, a| {
+            let t = e.op(format!("arith.trunci {} : i8 to i1", a[0]));
+            vec![if all {
+                let one = e_true(e);
+                e.op(format!("arith.xori {t}, {one} : i1"))
+            } else {
+                t
+            }]
+        })
+        .remove(0);
+        return nest.result(e, t, out);
+    }
+    let init = e.filled(&ot, c);
     let r = generic(e, &nest.iters, &ins, &[Operand::new(init, &ot, nest.omap.clone())], |e, a| vec![combine_step(e, op, d, &a[1], &a[0])]).remove(0);
     nest.result(e, r, out)
 }
