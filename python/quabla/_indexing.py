@@ -9,7 +9,8 @@ instead (NaN for floats, the most negative integer for ints, False for bools, as
 gather is one ``quabla.gather`` along the flattened advanced dims; other dims stay whole.
 
 ``x.at[key].set/add/multiply/min/max(values, mode=...)`` scatter (``quabla.scatter*``) into
-the flat positions that ``x[key]`` reads: duplicates accumulate (``set``: the last one
+the flat positions that ``x[key]`` reads (for a key of one index array or int on the first
+axis, computed from the indices and one row's positions): duplicates accumulate (``set``: the last one
 wins, as XLA on one device), out-of-bounds updates are dropped (JAX's default, also for
 ``"drop"``, ``"fill"`` and ``"promise_in_bounds"``) or clamped (``mode="clip"``).
 ``.get(mode=, fill_value=)`` is ``x[key]`` with that mode.
@@ -176,6 +177,17 @@ def _flat_positions(x, key, mode):
     return gather(pos, key, mode="fill", fill_value=-1)
 
 
+def _leading_rows(x, key):
+    """The indices of a key that is one integer array or int on the first axis (whole
+    rows), as an integer array; None for any other key."""
+    if len(key) != 1 or x.ndim == 0:
+        return None
+    k = key[0]
+    if not (_is_int(k) or _is_array_index(k)):
+        return None
+    return _as_index(k)
+
+
 def scatter(x, key, values, combiner, mode=None):
     """``x.at[key].<combiner>(values)``: a ``quabla.scatter*`` into the flat positions."""
     name = {"set": "scatter", "add": "scatter_add", "mul": "scatter_mul", "min": "scatter_min", "max": "scatter_max"}[combiner]
@@ -183,7 +195,25 @@ def scatter(x, key, values, combiner, mode=None):
     x = o._to_array(x)
     if not isinstance(key, tuple):
         key = (key,)
-    pos = _flat_positions(x, key, mode)
+    rows = _leading_rows(x, key)
+    if rows is not None:
+        # Whole rows (an index array or int on the first axis): their flat positions are
+        # row * row_size + the positions within a row, built from the indices and one row's
+        # arange (not gathered from an operand-sized array of positions).
+        n = x.shape[0]
+        size = int(np.prod(x.shape[1:]))
+        i = o.where(rows < 0, rows + n, rows)
+        if mode == "clip":
+            i = o.clip(i, 0, n - 1)
+        i = o.astype(i, _dt.int64)
+        lead = tuple(i.shape) + (1,) * (x.ndim - 1)
+        within = o.reshape(o.arange(size, dtype=_dt.int64), tuple(x.shape[1:]))
+        pos = o.reshape(i, lead) * size + within
+        if mode != "clip":
+            ok = (i >= 0) & (i < n)
+            pos = o.where(o.reshape(ok, lead), pos, -1)
+    else:
+        pos = _flat_positions(x, key, mode)
     v = o._to_array(values) if is_array(values) else o._to_array(values, x.dtype)
     if v.dtype is not x.dtype:
         v = o.astype(v, x.dtype)

@@ -54,6 +54,24 @@ def test_modes(c):
         np.testing.assert_allclose(got, _ref(X, key, v, c, mode), rtol=1e-12, atol=0)
 
 
+@pytest.mark.parametrize("mode", [None, "clip"])
+def test_row_updates_of_higher_rank_operands(mode):
+    # Keys of one index array on the first axis (positions from the indices and one row's
+    # positions): a 3-D operand, a 2-D index array with duplicates, negative and
+    # out-of-bounds indices, traced indices under jit, and the gradient.
+    x = RNG.standard_normal((6, 3, 2))
+    idx = np.array([[0, -1, 9], [2, 2, -7]])
+    v = RNG.standard_normal((2, 3, 3, 2))
+    for c in ["set", "add", "max"]:
+        want = getattr(jnp.asarray(x).at[idx], c)(v, mode=mode)
+        got = qb.jit(lambda x, i, v: getattr(x.at[i], c)(v, mode=mode))(x, idx, v)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, atol=0, err_msg=c)
+    g = qb.grad(lambda x, v: qb.sum(x.at[idx].add(v, mode=mode) ** 2), argnums=(0, 1))(x, v)
+    gj = jax.grad(lambda x, v: jnp.sum(x.at[idx].add(v, mode=mode) ** 2), argnums=(0, 1))(x, v)
+    for a, b in zip(g, gj):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
+
+
 def test_integer_and_numpy_semantics():
     x = np.arange(10, dtype=np.int64)
     i = np.array([2, 2, 5, 9])
