@@ -246,6 +246,41 @@ fn boolean_any_and_all_match_the_interpreter_on_one_and_two_threads() {
 }
 
 #[test]
+fn two_pass_argmax_and_argmin_match_the_interpreter() {
+    // The CPU's argmax/argmin (the lane's extremum, then the first index holding it or a
+    // NaN): rows and columns with ties (a constant row), NaNs (two in one row: the first
+    // wins), infinities, and integers; one and two threads.
+    use quabla_dialect::{ArgOp, ReduceOp};
+    let mut rng = Rng(85);
+    for d in [DType::F32, DType::F64, DType::I32] {
+        let ty = TensorType::new(d, [37i64, 300]);
+        let mut f = Func::new("main", std::slice::from_ref(&ty));
+        let x = f.params[0];
+        let mut outs = vec![];
+        for op in [ArgOp::Max, ArgOp::Min] {
+            for dim in [0, 1] {
+                outs.push(f.push1(OpKind::Reduce(ReduceOp::ArgReduce { op, dim, index: DType::I64 }), &[x], None).unwrap());
+            }
+        }
+        f.outputs = outs;
+        let m = Module { funcs: vec![f] };
+        let mut b = rng.buffer(&ty, -5.0, 5.0);
+        if d.is_float() {
+            let mut v = b.to_f64_vec();
+            for j in 0..300 {
+                v[5 * 300 + j] = 1.5;
+            }
+            v[3 * 300 + 7] = f64::NAN;
+            v[3 * 300 + 9] = f64::NAN;
+            v[10 * 300 + 2] = f64::INFINITY;
+            v[11 * 300 + 4] = f64::NEG_INFINITY;
+            b = quabla_runtime::Buffer::from_f64s(ty.clone(), &v).unwrap();
+        }
+        equals_interpreter_on_one_and_two_threads(&m, &[b], Tol::Exact, |_| 1.0, &format!("{d}: "));
+    }
+}
+
+#[test]
 fn tiled_matmul_inside_a_program() {
     // A matmul between elementwise work (tanh of the product, exp of an input): fusion,
     // the tiled path and the polynomial kernels together, with two results.

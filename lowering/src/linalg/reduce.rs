@@ -410,7 +410,46 @@ pub fn lower_argreduce(e: &mut Emitter, f: &Func, o: &Op, op: ArgOp, dim: i64, i
         let res = split_partials(e, &x, xt, &[dim], s, &c, &inits, |e, v, j, acc| arg_step(e, op, d, v, &acc[0], &acc[1], index, false, |e| e.op(format!("arith.index_cast {j} : index to {index}"))));
         return Ok(arg_nest(e, op, (&res[0], &inits[0].1), Some((&res[1], &it)), 0, out, index));
     }
+    if !e.cg.target.parallel_outer() {
+        return Ok(arg_two_pass(e, op, (&x, xt), dim, out, index));
+    }
     Ok(arg_nest(e, op, (&x, xt), None, dim, out, index))
+}
+
+/// argmax/argmin on the CPU in two vectorizable passes: the extremum `m` of each lane (the
+/// NaN-propagating max/min), then the smallest index whose element is `m` or NaN (a lane
+/// with a NaN has `m` NaN and no element equal to it: its first NaN wins, as in the
+/// one-pass select chain, which LLVM does not vectorize). 1024x1024 f32 rows: see
+/// docs/performance.md.
+fn arg_two_pass(e: &mut Emitter, op: ArgOp, (x, xt): (&str, &TensorType), dim: i64, out: &TensorType, index: DType) -> String {
+    let d = xt.dtype;
+    let nest = reduction_nest(xt.rank(), &[dim], false);
+    let it = nest.out_type(out);
+    let vt = TensorType::new(d, it.shape.clone());
+    let rop = if op == ArgOp::Max { Reducer::Max } else { Reducer::Min };
+    let c = e.scalar(d, &identity_value(rop, d));
+    let vinit = e.filled(&vt, &c);
+    let ins = [Operand::new(x, xt, nest.imap.clone())];
+    let m = generic(e, &nest.iters, &ins, &[Operand::new(vinit, &vt, nest.omap.clone())], |e, a| vec![combine_step(e, rop, d, &a[1], &a[0])]).remove(0);
+    let n = e.scalar(index, &xt.shape[dim as usize].to_string());
+    let iinit = e.filled(&it, &n);
+    let k_loop = nest.loop_of[dim as usize];
+    let ins = [Operand::new(x, xt, nest.imap.clone()), Operand::new(m, &vt, nest.omap.clone())];
+    let res = generic(e, &nest.iters, &ins, &[Operand::new(iinit, &it, nest.omap.clone())], |e, a| {
+        let hit = if d.is_float() {
+            let eq = e.op(format!("arith.cmpf oeq, {}, {} : {d}", a[0], a[1]));
+            let nan = e.op(format!("arith.cmpf uno, {}, {} : {d}", a[0], a[0]));
+            e.op(format!("arith.ori {eq}, {nan} : i1"))
+        } else {
+            e.op(format!("arith.cmpi eq, {}, {} : {d}", a[0], a[1]))
+        };
+        let k = e.op(format!("linalg.index {k_loop} : index"));
+        let ki = e.op(format!("arith.index_cast {k} : index to {index}"));
+        let cand = e.op(format!("arith.select {hit}, {ki}, {} : {index}", a[2]));
+        let min = if index.is_unsigned() { "arith.minui" } else { "arith.minsi" };
+        vec![e.op(format!("{min} {}, {cand} : {index}", a[2]))]
+    });
+    nest.result(e, res[0].clone(), out)
 }
 
 /// Lowers one op of this family, returning its result's name (exhaustive over the family).
