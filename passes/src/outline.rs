@@ -93,6 +93,10 @@ fn dedupe(m: &mut Module, chunks: Vec<Func>) -> Vec<Func> {
 
 /// Constants of at most this many bytes (or splats) are copied into the chunks that use them.
 const SMALL_CONSTANT_BYTES: usize = 256;
+
+/// Broadcasts of values of at most this many elements are made again in each chunk that uses
+/// them instead of passed between chunks ([`outline_func`]).
+const SMALL_BROADCAST_SOURCE: i64 = 16;
 /// Shortest repeated stretch worth aligning the cut points for.
 const MIN_REPEAT: usize = 8;
 /// Earlier occurrences of a 4-op pattern compared against when looking for repeats (bounds
@@ -201,6 +205,19 @@ fn outline_func(f: &mut Func, max_ops: usize, taken: &mut HashSet<String>) -> Ve
             }
         }
     }
+    // Broadcasts of small values used across chunks are computed again in each chunk that
+    // uses them, from their (small) operand: passing the broadcast result would make it an
+    // operand-sized array in memory between the chunks (threefry's key words broadcast to a
+    // million counters: a 4 MB array per word, written and read once per round).
+    let mut remat: HashMap<Value, usize> = HashMap::new();
+    for (i, op) in f.ops.iter().enumerate() {
+        if let OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { .. }) = &op.kind {
+            let src = f.ty(op.operands[0]);
+            if quabla_dialect::size::saturating_product(src.shape.iter().copied()) <= SMALL_BROADCAST_SOURCE {
+                remat.insert(op.results[0], i);
+            }
+        }
+    }
     // Cut points are chosen among the other ops (`core`): where shared constants sit does not
     // change how blocks repeat. A segment of `core` covers the ops up to its last core op.
     let core: Vec<usize> = (0..f.ops.len()).filter(|&i| !f.ops[i].results.first().is_some_and(|v| small_const.contains_key(v))).collect();
@@ -234,8 +251,18 @@ fn outline_func(f: &mut Func, max_ops: usize, taken: &mut HashSet<String>) -> Ve
         for op in &f.ops[r.clone()] {
             for v in &op.operands {
                 let d = def[v.0 as usize];
-                if d != OUTSIDE && d != s && !small_const.contains_key(v) {
-                    live_out[v.0 as usize] = true;
+                if d == OUTSIDE || d == s || small_const.contains_key(v) {
+                    continue;
+                }
+                match remat.get(v) {
+                    // A broadcast made again in this chunk: its operand crosses instead.
+                    Some(&b) => {
+                        let src = f.ops[b].operands[0];
+                        if def[src.0 as usize] != OUTSIDE && !small_const.contains_key(&src) {
+                            live_out[src.0 as usize] = true;
+                        }
+                    }
+                    None => live_out[v.0 as usize] = true,
                 }
             }
         }
@@ -274,13 +301,18 @@ fn outline_func(f: &mut Func, max_ops: usize, taken: &mut HashSet<String>) -> Ve
         // The small constants the chunk uses (its own or another chunk's) come first, in order
         // of first use; the chunk's own small constants that it does not use are left to the
         // chunks that do (unless they are results of `f`).
-        let copied: Vec<usize> = seg.iter().flat_map(|o| o.operands.iter().copied()).filter_map(|v| small_const.get(&v).copied()).filter(|&i| seen.insert(ops[i].results[0])).collect();
+        // Broadcasts of small values made in other chunks are made again here (their operand,
+        // a small constant copied first or an input, then the broadcast).
+        let remade: Vec<usize> = seg.iter().flat_map(|o| o.operands.iter().copied()).filter(|v| def[v.0 as usize] != s).filter_map(|v| remat.get(&v).copied()).filter(|&i| seen.insert(ops[i].results[0])).collect();
+        let remade_srcs: Vec<Value> = remade.iter().map(|&i| ops[i].operands[0]).collect();
+        let mut copied: Vec<usize> = seg.iter().flat_map(|o| o.operands.iter().copied()).chain(remade_srcs.iter().copied()).filter_map(|v| small_const.get(&v).copied()).filter(|&i| seen.insert(ops[i].results[0])).collect();
         let rest: Vec<Op> = seg
             .iter()
             .filter(|o| !(small_const.contains_key(&o.results.first().copied().unwrap_or(Value(u32::MAX))) && (seen.contains(&o.results[0]) || !live_out[o.results[0].0 as usize])))
             .cloned()
             .collect();
-        let inputs: Vec<Value> = seg.iter().flat_map(|o| o.operands.iter().copied()).filter(|v| def[v.0 as usize] != s && seen.insert(*v)).collect();
+        let inputs: Vec<Value> = remade_srcs.iter().copied().chain(seg.iter().flat_map(|o| o.operands.iter().copied())).filter(|v| def[v.0 as usize] != s && seen.insert(*v)).collect();
+        copied.extend(remade);
         let outputs: Vec<Value> = seg.iter().flat_map(|o| o.results.iter().copied()).filter(|v| live_out[v.0 as usize]).collect();
         let base = format!("{}_chunk{s}", f.name);
         let name = (0..).map(|i| if i == 0 { base.clone() } else { format!("{base}_{i}") }).find(|n| !taken.contains(n)).unwrap_or(base);
@@ -352,6 +384,36 @@ mod tests {
         let got = quabla_interp::run_func(&o, "main", &[x, y]).unwrap();
         let bits = |bs: &[Buffer]| bs.iter().map(|b| b.to_f64_vec()).collect::<Vec<_>>();
         assert_eq!(bits(&got), bits(&want));
+    }
+
+    #[test]
+    fn small_broadcasts_are_made_again_not_passed() {
+        // A scalar computed from the input (sum of x), broadcast in the first chunk and read
+        // by every later one: the chunks take the scalar, not the [1000] broadcast, and the
+        // result is the same.
+        let t = TensorType::new(DType::F64, [1000]);
+        let mut f = Func::new("main", std::slice::from_ref(&t));
+        let x0 = f.params[0];
+        let s = f.push1(OpKind::Reduce(quabla_dialect::ReduceOp::Reduce { op: quabla_dialect::Reducer::Sum, dims: vec![0] }), &[x0], None).unwrap();
+        let b = f.push1(OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { dims: vec![], shape: vec![1000] }), &[s], None).unwrap();
+        let mut x = x0;
+        for _ in 0..12 {
+            x = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Sin }), &[x], None).unwrap();
+            x = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, b], None).unwrap();
+        }
+        f.outputs = vec![x];
+        let m = Module { funcs: vec![f] };
+        let mut o = m.clone();
+        outline(&mut o, 4);
+        o.verify().unwrap();
+        for call in &o.funcs[0].ops {
+            let ins: Vec<&TensorType> = call.operands.iter().map(|v| o.funcs[0].ty(*v)).collect();
+            assert!(ins.iter().filter(|t| t.shape == vec![1000]).count() <= 1, "only the chain's value is an array:\n{}", o.to_mlir());
+        }
+        let xb = Buffer::from_f64s(t, &(0..1000).map(|i| (i as f64 * 0.37).sin() * 1e-3).collect::<Vec<_>>()).unwrap();
+        let want = quabla_interp::run_func(&m, "main", std::slice::from_ref(&xb)).unwrap();
+        let got = quabla_interp::run_func(&o, "main", &[xb]).unwrap();
+        assert_eq!(got[0].to_f64_vec(), want[0].to_f64_vec());
     }
 
     /// `blocks` repetitions of a 12-op block (sin, then x * y + c with one shared constant c,
