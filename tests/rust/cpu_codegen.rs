@@ -281,6 +281,33 @@ fn two_pass_argmax_and_argmin_match_the_interpreter() {
 }
 
 #[test]
+fn outputs_that_reshape_a_value_are_written_in_place() {
+    // Outputs reshaping another value (np.tile's broadcast, a flattened elementwise result, a
+    // parameter) are that value written into the output buffer viewed in its shape: the
+    // broadcast writes the output itself (no copy after it), and every output equals the
+    // interpreter's on one and two threads.
+    use quabla_dialect::{BinaryOp, LayoutOp};
+    let mut rng = Rng(86);
+    let t = TensorType::new(DType::F32, [256i64, 256]);
+    let flat = TensorType::new(DType::F32, [1i64 << 16]);
+    let mut f = Func::new("main", &[t.clone(), flat.clone()]);
+    let (x, y) = (f.params[0], f.params[1]);
+    let x4 = f.push1(OpKind::Layout(LayoutOp::Reshape { shape: vec![1, 256, 1, 256] }), &[x], None).unwrap();
+    let b = f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![0, 1, 2, 3], shape: vec![4, 256, 4, 256] }), &[x4], None).unwrap();
+    let tiled = f.push1(OpKind::Layout(LayoutOp::Reshape { shape: vec![1024, 1024] }), &[b], None).unwrap();
+    let s = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[y, y], None).unwrap();
+    let s2 = f.push1(OpKind::Layout(LayoutOp::Reshape { shape: vec![256, 256] }), &[s], None).unwrap();
+    let y2 = f.push1(OpKind::Layout(LayoutOp::Reshape { shape: vec![64, 1024] }), &[y], None).unwrap();
+    f.outputs = vec![tiled, s2, y2];
+    let m = Module { funcs: vec![f] };
+    let llvm = executor().lower_to_llvm(&m, &with_threads(1)).unwrap();
+    // Two copies at most: the parameter into its output (y2), none for the broadcast or the sum.
+    assert!(llvm.matches("llvm.intr.memcpy").count() <= 1, "copies:\n{llvm}");
+    let inputs = [rng.buffer(&t, -1.0, 1.0), rng.buffer(&flat, -1.0, 1.0)];
+    equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, "reshaped outputs on ");
+}
+
+#[test]
 fn tiled_matmul_inside_a_program() {
     // A matmul between elementwise work (tanh of the product, exp of an input): fusion,
     // the tiled path and the polynomial kernels together, with two results.

@@ -370,6 +370,15 @@ pub fn memref(t: &TensorType) -> String {
     s
 }
 
+/// The value (and its type) that top-level reshape `v` of `f` reshapes, if `v` is one.
+fn reshaped_source(f: &Func, v: Value) -> Option<(Value, TensorType)> {
+    let op = f.ops.iter().find(|op| op.results.contains(&v))?;
+    match op.kind {
+        OpKind::Layout(quabla_dialect::LayoutOp::Reshape { .. }) => Some((op.operands[0], f.ty(op.operands[0]).clone())),
+        _ => None,
+    }
+}
+
 /// Writes `f` as a func.func named `name`; `dps` selects the destination-passing signature.
 /// `tagged` carries the module's tagged matmuls and parallel loops through the functions.
 fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dps: bool, tagged: &mut Tagged) -> Result<(), LowerError> {
@@ -393,10 +402,38 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
     let loc = f.loc.as_ref().map(|l| format!(" loc({l})")).unwrap_or_default();
     if dps {
         let _ = writeln!(out, "  func.func {vis}{}({}) attributes {{llvm.emit_c_interface}} {{", sym(name), params.join(", "));
-        out.push_str(&e.out);
+        // An output that reshapes another value `u` is written as `u` into the output buffer
+        // viewed in `u`'s shape (a collapse to 1-D and an expand; made first, so that it
+        // dominates `u`'s producer): empty-tensor elimination, which does not see through
+        // the reshape, can then let the producer write the output buffer itself, instead of
+        // a new buffer copied into it (np.tile's broadcast: 4-D, then reshaped to 2-D).
+        let mut writes = String::new();
         for (k, (v, t)) in f.outputs.iter().zip(&results).enumerate() {
-            let _ = writeln!(out, "    bufferization.materialize_in_destination {} in restrict writable %out{k} : ({t}, {}) -> ()", e.name(*v), memref(t));
+            match reshaped_source(f, *v).filter(|(_, ut)| t.rank() >= 1 && ut.rank() >= 1) {
+                Some((u, ut)) => {
+                    let n = TensorType::new(t.dtype, [quabla_dialect::size::saturating_product(ut.shape.iter().copied())]);
+                    let all = |r: usize| (0..r).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+                    let flat = if t.rank() == 1 {
+                        format!("%out{k}")
+                    } else {
+                        let _ = writeln!(out, "    %out{k}_flat = memref.collapse_shape %out{k} [[{}]] : {} into {}", all(t.rank()), memref(t), memref(&n));
+                        format!("%out{k}_flat")
+                    };
+                    let view = if ut.rank() == 1 {
+                        flat
+                    } else {
+                        let _ = writeln!(out, "    %out{k}_as = memref.expand_shape {flat} [[{}]] output_shape [{}] : {} into {}", all(ut.rank()), list(&ut.shape), memref(&n), memref(&ut));
+                        format!("%out{k}_as")
+                    };
+                    let _ = writeln!(writes, "    bufferization.materialize_in_destination {} in restrict writable {view} : ({ut}, {}) -> ()", e.name(u), memref(&ut));
+                }
+                None => {
+                    let _ = writeln!(writes, "    bufferization.materialize_in_destination {} in restrict writable %out{k} : ({t}, {}) -> ()", e.name(*v), memref(t));
+                }
+            }
         }
+        out.push_str(&e.out);
+        out.push_str(&writes);
         let _ = writeln!(out, "    return\n  }}{loc}");
     } else {
         let rt: Vec<String> = results.iter().map(|t| t.to_string()).collect();

@@ -1,0 +1,153 @@
+"""Performance cliffs: ordinary jitted programs, Quabla against JAX 0.10.2 in the same process.
+
+    python bench/cliffs.py [--only matmul,reduce,window,index,sort,random,misc] [--rounds 2]
+
+Each row is one function written twice (``qb`` and ``jnp``), checked against each other once
+(relative max error printed), then timed timeit-style (``compare_jax.timeit_call``),
+``--rounds`` times alternating Quabla and JAX; the row keeps the best minimum of each. Ratios
+are Quabla / JAX (below 1: Quabla faster); a row above 1.5 is flagged. ``first`` is the ratio
+of the first calls (trace + compile + run; Quabla's compile cache is pointed at a fresh
+directory, so they are cold). JAX runs with x64 enabled (inputs carry their dtypes). The
+rows are programs that once fell off a fast path (issue 13, "no cliffs"): cumulative sums,
+pooling and its gradient, top_k, vector-matrix products, any/all, argmax, random numbers,
+row updates; and neighbours of the main table (bench/cpu_table.py) that did not.
+"""
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("QUABLA_CACHE_DIR", tempfile.mkdtemp(prefix="quabla-cliffs-"))
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_jax import block, timeit_call  # noqa: E402
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+import quabla as qb  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+RNG = np.random.default_rng(0)
+
+
+def r(*s, dt=np.float32):
+    return RNG.standard_normal(s).astype(dt)
+
+
+def ri(*s, dt=np.int32):
+    return RNG.integers(-5, 5, s).astype(dt)
+
+
+def mm(a, b):
+    return a @ b
+
+
+def case(name, f_q, f_j, *args, rounds=2):
+    fq, fj = qb.jit(f_q), jax.jit(f_j)
+    qa = [qb.asarray(a) for a in args]
+    ja = [jnp.asarray(a) for a in args]
+    t0 = time.perf_counter()
+    rq = fq(*qa)
+    block(rq)
+    tq0 = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    rj = fj(*ja)
+    block(rj)
+    tj0 = time.perf_counter() - t0
+    a, b = np.asarray(rq).astype(np.float64), np.asarray(rj).astype(np.float64)
+    fin = np.isfinite(b)
+    err = float(np.max(np.abs(a[fin] - b[fin])) / (np.max(np.abs(b[fin])) + 1e-30)) if b[fin].size else 0.0
+    best_q = best_j = float("inf")
+    for _ in range(rounds):
+        best_q = min(best_q, timeit_call(lambda: block(fq(*qa)), repeats=10, max_total=2.0)[0])
+        best_j = min(best_j, timeit_call(lambda: block(fj(*ja)), repeats=10, max_total=2.0)[0])
+    flag = "  <== cliff" if best_q / best_j > 1.5 else ""
+    print(f"{name:44s} qb {best_q * 1e6:10.1f} us  jax {best_j * 1e6:10.1f} us  ratio {best_q / best_j:5.2f}  first {tq0 / tj0:5.2f}  err {err:.1e}{flag}", flush=True)
+
+
+def matmul():
+    case("A^T B 512", lambda a, b: a.T @ b, lambda a, b: a.T @ b, r(512, 512), r(512, 512))
+    case("A^T B^T 512", lambda a, b: a.T @ b.T, lambda a, b: a.T @ b.T, r(512, 512), r(512, 512))
+    case("int32 512^3", mm, mm, ri(512, 512), ri(512, 512))
+    case("f64 1000^3", mm, mm, r(1000, 1000, dt=np.float64), r(1000, 1000, dt=np.float64))
+    case("f32 333x777x555", mm, mm, r(333, 777), r(777, 555))
+    case("vector-matrix 1x1024 @ 1024x1024", mm, mm, r(1, 1024), r(1024, 1024))
+    case("matrix-vector 1024x1024 @ 1024x1", mm, mm, r(1024, 1024), r(1024, 1))
+    case("matrix-vector 2048x2048 @ 2048", mm, mm, r(2048, 2048), r(2048))
+    case("vector-matrix 2048 @ 2048x2048", mm, mm, r(2048), r(2048, 2048))
+    case("f64 256x300x200", mm, mm, r(256, 300, dt=np.float64), r(300, 200, dt=np.float64))
+    case("batched 64x64x64x64", mm, mm, r(64, 64, 64), r(64, 64, 64))
+    case("attention q k^T 8x4x64x16", lambda q, k: qb.einsum("bhqd,bhkd->bhqk", q, k), lambda q, k: jnp.einsum("bhqd,bhkd->bhqk", q, k), r(8, 4, 64, 16), r(8, 4, 64, 16))
+    case("tanh(x) @ W 4x512x512", lambda x, w: qb.tanh(x) @ w, lambda x, w: jnp.tanh(x) @ w, r(4, 512), r(512, 512))
+
+
+def reduce():
+    x = r(1024, 1024)
+    case("sum axis0 1024^2", lambda x: x.sum(0), lambda x: x.sum(0), x)
+    case("max axis1 1024^2", lambda x: x.max(1), lambda x: x.max(1), x)
+    case("argmax axis1 1024^2", lambda x: qb.argmax(x, 1), lambda x: jnp.argmax(x, 1), x)
+    case("argmax axis0 1024^2", lambda x: qb.argmax(x, 0), lambda x: jnp.argmax(x, 0), x)
+    case("any(x > 3) 1e6", lambda x: qb.any(x > 3.0), lambda x: jnp.any(x > 3.0), r(1000000))
+    case("all(x > -9) 1e6", lambda x: qb.all(x > -9.0), lambda x: jnp.all(x > -9.0), r(1000000))
+    case("cumsum axis1 1024^2", lambda x: qb.cumsum(x, 1), lambda x: jnp.cumsum(x, 1), x)
+    case("cumsum axis0 1024^2", lambda x: qb.cumsum(x, 0), lambda x: jnp.cumsum(x, 0), x)
+    case("cummax axis1 1024^2", lambda x: qb.cummax(x, 1), lambda x: jax.lax.cummax(x, 1), x)
+    case("cumprod axis1 1024^2", lambda x: qb.cumprod(x * 0.001 + 1, 1), lambda x: jnp.cumprod(x * 0.001 + 1, 1), x)
+    case("logsumexp axis1", lambda x: qb.logsumexp(x, 1), lambda x: jax.nn.logsumexp(x, 1), x)
+
+
+def window():
+    x = r(8, 64, 64, 32)
+    pool = lambda x: jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")  # noqa: E731
+    case("max pooling 2x2/2 8x64x64x32", lambda x: qb.max_pool(x, (2, 2), strides=(2, 2)), pool, x)
+    case("max pooling gradient", qb.grad(lambda x: qb.max_pool(x, (2, 2), strides=(2, 2)).sum()), jax.grad(lambda x: pool(x).sum()), x)
+    case("avg pooling 3x3 SAME 8x32x32x64", lambda x: qb.avg_pool(x, (3, 3), strides=(1, 1), padding="SAME"), lambda x: jax.lax.reduce_window(x, 0.0, jax.lax.add, (1, 3, 3, 1), (1, 1, 1, 1), "SAME") / 9, r(8, 32, 32, 64))
+    case("conv2d NHWC 8x32x32x16 * 3x3x16x32", lambda x, k: qb.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")), lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")), r(8, 32, 32, 16), r(3, 3, 16, 32))
+
+
+def index():
+    x = r(1024, 1024)
+    i = RNG.integers(-1024, 1024, 64).astype(np.int32)
+    case("x.at[64 rows].set 1024^2", lambda x, i: x.at[i].set(0.0), lambda x, i: x.at[i].set(0.0), x, i)
+    case("scatter-add 1e5 into 1e4", lambda v, i: qb.zeros(10000, np.float32).at[i].add(v), lambda v, i: jnp.zeros(10000, np.float32).at[i].add(v), r(100000), RNG.integers(0, 10000, 100000).astype(np.int32))
+    case("take 4096 rows of 1024^2", lambda x, i: x[i], lambda x, i: x[i], x, RNG.integers(0, 1024, 4096).astype(np.int32))
+    case("gather x[i, j] 1e5", lambda x, i, j: x[i, j], lambda x, i, j: x[i, j], x, RNG.integers(0, 1024, 100000).astype(np.int32), RNG.integers(0, 1024, 100000).astype(np.int32))
+    case("tile 256^2 by 4x4", lambda x: qb.tile(x, (4, 4)), lambda x: jnp.tile(x, (4, 4)), r(256, 256))
+    case("pad 1024^2 by 8", lambda x: qb.pad(x, 8), lambda x: jnp.pad(x, 8), x)
+
+
+def sort():
+    x = r(1024, 1024)
+    case("sort axis1 1024^2", lambda x: qb.sort(x, 1), lambda x: jnp.sort(x, 1), x)
+    case("argsort 1e5", lambda x: qb.argsort(x), lambda x: jnp.argsort(x), r(100000))
+    case("top_k(8) 1024^2", lambda x: qb.top_k(x, 8)[0], lambda x: jax.lax.top_k(x, 8)[0], x)
+    case("top_k(8) gradient 64x1024", qb.grad(lambda x: qb.top_k(x, 8)[0].sum()), jax.grad(lambda x: jax.lax.top_k(x, 8)[0].sum()), r(64, 1024))
+
+
+def random():
+    k = r(1)
+    case("random.normal 1e6 f32", lambda k: qb.random.normal(qb.random.PRNGKey(0), (1000000,), dtype=np.float32) + k, lambda k: jax.random.normal(jax.random.PRNGKey(0), (1000000,), dtype=np.float32) + k, k)
+    case("random.uniform 1e6 f32", lambda k: qb.random.uniform(qb.random.PRNGKey(1), (1000000,), dtype=np.float32) + k, lambda k: jax.random.uniform(jax.random.PRNGKey(1), (1000000,), dtype=np.float32) + k, k)
+
+
+def misc():
+    case("erf 1e6", lambda x: qb.erf(x), lambda x: jax.scipy.special.erf(x), r(1000000))
+    case("|x| ** 1.7 1e6", lambda x: qb.abs(x) ** 1.7, lambda x: jnp.abs(x) ** 1.7, r(1000000))
+    case("where + clip 1e6", lambda x: qb.where(x > 0, qb.clip(x, 0, 1), x * 2), lambda x: jnp.where(x > 0, jnp.clip(x, 0, 1), x * 2), r(1000000))
+    case("fori_loop 1000 steps of 16", lambda x: qb.fori_loop(0, 1000, lambda i, c: c * 0.999 + 0.001, x), lambda x: jax.lax.fori_loop(0, 1000, lambda i, c: c * 0.999 + 0.001, x), r(16))
+    case("solve 256 (8 rhs)", lambda a, b: qb.linalg.solve(a + 256 * qb.eye(256, dtype=np.float32), b), lambda a, b: jnp.linalg.solve(a + 256 * jnp.eye(256, dtype=np.float32), b), r(256, 256), r(256, 8))
+
+
+GROUPS = {"matmul": matmul, "reduce": reduce, "window": window, "index": index, "sort": sort, "random": random, "misc": misc}
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default=",".join(GROUPS))
+    args = ap.parse_args()
+    for g in args.only.split(","):
+        print(f"== {g}", flush=True)
+        GROUPS[g]()
