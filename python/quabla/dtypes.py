@@ -19,7 +19,7 @@ Seven dtypes: ``float32``, ``float64``, ``bool_``, ``int32``, ``int64``, ``uint8
 
 import numpy as np
 
-from .errors import DTypeError, ScalarOverflowError
+from .errors import ArgumentTypeError, DTypeError, ScalarOverflowError
 
 __all__ = ["DType", "float32", "float64", "bool_", "int32", "int64", "uint8", "uint32", "dtype", "result_type", "iinfo"]
 
@@ -115,6 +115,8 @@ def dtype(d, op=None):
         >>> qb.dtype("float32") is qb.float32
         True
     """
+    if op is not None and not isinstance(op, str):
+        raise ArgumentTypeError(f"dtype: op must be the name of the function given the dtype (a str), got {type(op).__name__}")
     if isinstance(d, DType):
         return d
     at = f"{op}: " if op else ""

@@ -478,6 +478,10 @@ def test_keepdims_flip_axes_and_tri_dtype_are_checked():
             f(1, bad)
     with pytest.raises(qb.DTypeError, match="not a dtype"):
         qb.cumprod(qb.ones(3), None, b",")
+    # qb.dtype's second argument names a function: an array there (found by the API fuzzer)
+    # is a typed error, not NumPy's ambiguous-truth ValueError.
+    with pytest.raises(qb.ArgumentTypeError, match="dtype: op must be"):
+        qb.dtype(None, np.array([], dtype=np.float32))
     with pytest.raises(qb.ArgumentTypeError, match="linspace: endpoint must be a bool"):
         qb.linspace(0.0, 1.0, 3, bad)
     for points in (":", None, [1.5]):
