@@ -144,6 +144,23 @@ impl Emitter {
         self.op(format!("arith.constant {v} : index"))
     }
 
+    /// `scf.if cond -> (ty)`: `then` writes the taken branch and returns its value; the other
+    /// branch yields `keep` unchanged. Returns the `scf.if`'s result.
+    pub fn if_else_keep(&mut self, cond: &str, ty: impl std::fmt::Display, keep: &str, then: impl FnOnce(&mut Emitter) -> String) -> String {
+        let n = self.fresh();
+        self.raw_line(format!("{n} = scf.if {cond} -> ({ty}) {{"));
+        self.depth += 1;
+        let v = then(self);
+        self.line(format!("scf.yield {v} : {ty}"));
+        self.depth -= 1;
+        self.raw_line("} else {");
+        self.depth += 1;
+        self.line(format!("scf.yield {keep} : {ty}"));
+        self.depth -= 1;
+        self.line("}");
+        n
+    }
+
     /// `linalg.fill` of a new tensor of `ty` with scalar `value`.
     pub fn filled(&mut self, ty: &TensorType, value: &str) -> String {
         let e = self.empty(ty);

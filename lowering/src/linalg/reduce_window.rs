@@ -366,23 +366,15 @@ fn scatter_selected(e: &mut Emitter, (src, st): (&str, &TensorType), xt: &Tensor
     e.raw_line(format!("{res} = scf.for {i} = {c0} to {cn} step {c1} iter_args({a} = {acc}) -> ({flat}) {{"));
     e.depth += 1;
     let fv = e.op(format!("tensor.extract {found1}[{i}] : {}", w1(DType::I1)));
-    let next = e.fresh();
-    e.raw_line(format!("{next} = scf.if {fv} -> ({flat}) {{"));
-    e.depth += 1;
-    let p = e.op(format!("tensor.extract {pos1}[{i}] : {}", w1(DType::I64)));
-    let pi = e.op(format!("arith.index_cast {p} : i64 to index"));
-    let sv = e.op(format!("tensor.extract {src1}[{i}] : {}", w1(d)));
-    let cur = e.op(format!("tensor.extract {a}[{pi}] : {flat}"));
-    let add = if d.is_float() { "arith.addf" } else { "arith.addi" };
-    let sum = e.op(format!("{add} {cur}, {sv} : {d}"));
-    let a2 = e.op(format!("tensor.insert {sum} into {a}[{pi}] : {flat}"));
-    e.line(format!("scf.yield {a2} : {flat}"));
-    e.depth -= 1;
-    e.raw_line("} else {");
-    e.depth += 1;
-    e.line(format!("scf.yield {a} : {flat}"));
-    e.depth -= 1;
-    e.line("}");
+    let next = e.if_else_keep(&fv, &flat, &a, |e| {
+        let p = e.op(format!("tensor.extract {pos1}[{i}] : {}", w1(DType::I64)));
+        let pi = e.op(format!("arith.index_cast {p} : i64 to index"));
+        let sv = e.op(format!("tensor.extract {src1}[{i}] : {}", w1(d)));
+        let cur = e.op(format!("tensor.extract {a}[{pi}] : {flat}"));
+        let add = if d.is_float() { "arith.addf" } else { "arith.addi" };
+        let sum = e.op(format!("{add} {cur}, {sv} : {d}"));
+        e.op(format!("tensor.insert {sum} into {a}[{pi}] : {flat}"))
+    });
     e.line(format!("scf.yield {next} : {flat}"));
     e.depth -= 1;
     e.line("}");

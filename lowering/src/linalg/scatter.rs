@@ -118,20 +118,7 @@ pub fn lower_scatter(e: &mut Emitter, f: &Func, o: &Op, op: &ScatterOp) -> Resul
     };
     let next = match ok {
         None => write(e),
-        Some(ok) => {
-            let n = e.fresh();
-            e.raw_line(format!("{n} = scf.if {ok} -> ({xt}) {{"));
-            e.depth += 1;
-            let w = write(e);
-            e.line(format!("scf.yield {w} : {xt}"));
-            e.depth -= 1;
-            e.raw_line("} else {");
-            e.depth += 1;
-            e.line(format!("scf.yield {acc} : {xt}"));
-            e.depth -= 1;
-            e.line("}");
-            n
-        }
+        Some(ok) => e.if_else_keep(&ok, &xt, &acc, write),
     };
     let mut inner = next;
     for k in (0..ur).rev() {
