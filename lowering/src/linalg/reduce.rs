@@ -232,11 +232,6 @@ fn split_partials(e: &mut Emitter, x: &str, xt: &TensorType, dims: &[i64], s: Sp
     })
 }
 
-/// An i1 `true` constant.
-fn e_true(e: &mut Emitter) -> String {
-    e.op("arith.constant true")
-}
-
 /// `acc` combined with `x` by `op` (on dtype `d`).
 fn combine_step(e: &mut Emitter, op: Reducer, d: DType, acc: &str, x: &str) -> String {
     match op {
@@ -266,7 +261,7 @@ fn reduce_nest(e: &mut Emitter, op: Reducer, x: &str, xt: &TensorType, dims: &[i
         let init = e.filled(&wt, &z);
         let r = generic(e, &nest.iters, &ins, &[Operand::new(init, &wt, nest.omap.clone())], |e, a| {
             let x = if all {
-                let t = e_true(e);
+                let t = e.scalar(DType::I1, "true");
                 e.op(format!("arith.xori {}, {t} : i1", a[0]))
             } else {
                 a[0].clone()
@@ -280,7 +275,7 @@ fn reduce_nest(e: &mut Emitter, op: Reducer, x: &str, xt: &TensorType, dims: &[i
         let t = generic(e, &vec![Iter::Parallel; ot.rank()], &[Operand::new(r, &wt, id_map.clone())], &[Operand::new(bt, &ot, id_map)], |e, a| {
             let t = e.op(format!("arith.trunci {} : i8 to i1", a[0]));
             vec![if all {
-                let one = e_true(e);
+                let one = e.scalar(DType::I1, "true");
                 e.op(format!("arith.xori {t}, {one} : i1"))
             } else {
                 t
