@@ -633,6 +633,18 @@ irdl.dialect @quabla {
     irdl.results(y: %1)
     irdl.attributes {"window_dimensions" = %2, "window_strides" = %3, "base_dilations" = %4, "window_dilations" = %5, "padding" = %6}
   }
+  irdl.operation @reduce_window_prod {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "#builtin.dense_array"
+    %3 = irdl.base "#builtin.dense_array"
+    %4 = irdl.base "#builtin.dense_array"
+    %5 = irdl.base "#builtin.dense_array"
+    %6 = irdl.base "#builtin.dense_array"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+    irdl.attributes {"window_dimensions" = %2, "window_strides" = %3, "base_dilations" = %4, "window_dilations" = %5, "padding" = %6}
+  }
   irdl.operation @select_and_scatter_add {
     %0 = irdl.base "!builtin.tensor"
     %1 = irdl.base "!builtin.tensor"

@@ -47,6 +47,7 @@ fn reduce_real<T: Real>(op: WindowReducer, xs: &[T], shape: &[i64], w: &Window, 
         WindowReducer::Sum => fold(xs, shape, w, out, T::ZERO, |a, b| a + b),
         WindowReducer::Max => fold(xs, shape, w, out, -T::INFINITY, max_real),
         WindowReducer::Min => fold(xs, shape, w, out, T::INFINITY, min_real),
+        WindowReducer::Prod => fold(xs, shape, w, out, T::ONE, |a, b| a * b),
     }
 }
 
@@ -62,6 +63,7 @@ pub(super) fn reduce_window(op: WindowReducer, x: &Buffer, w: &Window, ty: &Tens
                 WindowReducer::Sum => fold(&v, shape, w, out, 0, i64::wrapping_add),
                 WindowReducer::Max => fold(&v, shape, w, out, lo, i64::max),
                 WindowReducer::Min => fold(&v, shape, w, out, hi, i64::min),
+                WindowReducer::Prod => fold(&v, shape, w, out, 1, i64::wrapping_mul),
             }?)
         }
         Vals::I1(_) => return Err(InterpError::Unsupported { op: op.name(), dtype: DType::I1 }),

@@ -277,14 +277,20 @@ def _monoid(name, computation):
         return "reduce_window_max"
     if computation is _ops.minimum or word == "min":
         return "reduce_window_min"
-    raise UnsupportedOperationError(f"{name}: computation must be qb.add, qb.maximum or qb.minimum (or 'add'/'max'/'min'), got {computation!r}")
+    if computation is _ops.multiply or word == "mul":
+        return "reduce_window_prod"
+    raise UnsupportedOperationError(
+        f"{name}: computation must be qb.add, qb.maximum, qb.minimum or qb.multiply (or 'add'/'max'/'min'/'mul'), got {computation!r}"
+    )
 
 
 def reduce_window(operand, init_value, computation, window_dimensions, window_strides, padding, base_dilation=None, window_dilation=None):
-    """Windowed reduction (``jax.lax.reduce_window``) for the add, max and min monoids.
+    """Windowed reduction (``jax.lax.reduce_window``) for the add, max, min and multiply
+    monoids.
 
-    ``init_value`` must be the monoid's identity (0, -inf or +inf; the integer minimum or
-    maximum): Quabla's op always starts from it.
+    ``init_value`` must be the monoid's identity (0, -inf, +inf or 1; the integer minimum or
+    maximum): Quabla's op always starts from it. Products are differentiable on cumulative
+    windows (``cumprod``'s) only.
 
     Example:
         >>> qb.reduce_window(qb.arange(5.0), -float("inf"), qb.maximum, (2,), (1,), "VALID").tolist()
@@ -297,8 +303,8 @@ def reduce_window(operand, init_value, computation, window_dimensions, window_st
     if iv is None or iv.shape != () or iv.dtype.kind not in "biuf":
         raise ArgumentTypeError(f"{name}: init_value must be a real scalar, got {init_value!r}")
     iv = float(iv)
-    ident = {"reduce_window_sum": 0.0, "reduce_window_max": -math.inf, "reduce_window_min": math.inf}[kind]
-    if not x.dtype.is_float and kind != "reduce_window_sum":
+    ident = {"reduce_window_sum": 0.0, "reduce_window_max": -math.inf, "reduce_window_min": math.inf, "reduce_window_prod": 1.0}[kind]
+    if not x.dtype.is_float and kind in ("reduce_window_max", "reduce_window_min"):
         info = np.iinfo(x.dtype.np)
         ident = float(info.min if kind == "reduce_window_max" else info.max)
     if iv != ident:
@@ -446,7 +452,7 @@ def cumprod(a, axis=None, dtype=None, *, reverse=False):
         [1.0, 2.0, 6.0]
     """
     x, ax = _prepare("cumprod", a, axis, dtype)
-    return _scan("cumprod", x, ax, _ops.multiply, 1, reverse)
+    return _cum_window("reduce_window_prod", x, ax, reverse)
 
 
 def cummax(operand, axis=0, reverse=False):

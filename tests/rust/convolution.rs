@@ -140,11 +140,11 @@ fn window_ops_jit_equal_interpreter() {
 #[test]
 fn cumulative_windows_are_scans_equal_to_the_interpreter_on_one_and_two_threads() {
     // Windows spanning a whole axis with a cumulative padding (what cumsum/cummax/cummin
-    // trace) lower to scans (quabla_lowering::linalg::reduce_window::scan_axis): forward and
+    // trace) lower to scans (quabla_dialect::Window::scan_axis): forward and
     // reverse, along the first, a middle and the last axis (the contiguous one carries the
     // running value in a register), with unit axes around, large enough that the outer
-    // slices split across threads; every reducer, floats within the summation tolerance and
-    // integers exactly. A sliding window shorter than its axis is not a scan.
+    // slices split across threads; every reducer, float sums and products within a relative
+    // tolerance (a reverse scan reassociates them) and the rest exactly. A sliding window shorter than its axis is not a scan.
     let mut rng = Rng(14);
     let shapes: [&[i64]; 5] = [&[7], &[5, 300], &[300, 5], &[3, 40, 6], &[64, 1, 2048]];
     let mut case = 0;
@@ -158,7 +158,7 @@ fn cumulative_windows_are_scans_equal_to_the_interpreter_on_one_and_two_threads(
                 let mut w = Window::simple(vec![1; shape.len()], vec![1; shape.len()]);
                 w.window_dimensions[axis] = n;
                 w.padding[2 * axis + usize::from(reverse)] = n - 1;
-                assert_eq!(quabla_lowering::linalg::reduce_window::scan_axis(&w, shape), Some((axis, reverse)));
+                assert_eq!(w.scan_axis(shape), Some((axis, reverse)));
                 // One element type per case, in turn.
                 case += 1;
                 {
@@ -169,7 +169,7 @@ fn cumulative_windows_are_scans_equal_to_the_interpreter_on_one_and_two_threads(
                         let m = one_op_module(OpKind::ReduceWindow(ReduceWindowOp::ReduceWindow { op: r, window: Box::new(w.clone()) }), std::slice::from_ref(&x));
                         let inputs = [rng.buffer(&x, -2.0, 2.0)];
                         let want = interp::run_func(&m, "main", &inputs).unwrap();
-                        let tol = if d == DType::I32 || r != WindowReducer::Sum { Tol::Exact } else { Tol::Rel(1e-5) };
+                        let tol = if d == DType::I32 || !matches!(r, WindowReducer::Sum | WindowReducer::Prod) { Tol::Exact } else { Tol::Rel(1e-5) };
                         for threads in [1, 2] {
                             // No window loop: the lowered text has no reduction iterator.
                             let cm = lower_for_cpu(&m, &CpuOptions { threads: threads as i64, ..CpuOptions::default() }).unwrap();
@@ -188,7 +188,7 @@ fn cumulative_windows_are_scans_equal_to_the_interpreter_on_one_and_two_threads(
     }
     let mut slide = Window::simple(vec![4, 1], vec![1, 1]);
     slide.padding[0] = 3;
-    assert_eq!(quabla_lowering::linalg::reduce_window::scan_axis(&slide, &[10, 3]), None);
+    assert_eq!(slide.scan_axis(&[10, 3]), None);
 }
 
 #[test]

@@ -410,7 +410,7 @@ def test_convolution_and_windows(dt):
 
     y = p.arg(rand(rng, (3, 8), dt))
     wa = win((2, 3), (1, 2), (1, 1), (1, 2), (1, 0, 1, 1))
-    for name in ["reduce_window_sum", "reduce_window_max", "reduce_window_min"]:
+    for name in ["reduce_window_sum", "reduce_window_max", "reduce_window_min", "reduce_window_prod"]:
         p.out(p.op(name, [y], tensor_type((3, 3), dt), wa), name)
     src = p.arg(rand(rng, (3, 3), dt))
     t = p.arg(rand(rng, (3, 8), dt))

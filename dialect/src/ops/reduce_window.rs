@@ -56,15 +56,18 @@ pub enum WindowReducer {
     Sum,
     Max,
     Min,
+    /// The product (its derivative rules cover cumulative windows, [`Window::scan_axis`]).
+    Prod,
 }
 
 impl WindowReducer {
-    pub const ALL: [WindowReducer; 3] = [WindowReducer::Sum, WindowReducer::Max, WindowReducer::Min];
+    pub const ALL: [WindowReducer; 4] = [WindowReducer::Sum, WindowReducer::Max, WindowReducer::Min, WindowReducer::Prod];
     pub fn name(self) -> &'static str {
         match self {
             WindowReducer::Sum => "reduce_window_sum",
             WindowReducer::Max => "reduce_window_max",
             WindowReducer::Min => "reduce_window_min",
+            WindowReducer::Prod => "reduce_window_prod",
         }
     }
     pub fn from_name(s: &str) -> Option<Self> {
@@ -97,6 +100,42 @@ impl Window {
     pub fn batched(&self) -> Window {
         let one = |v: &[i64]| std::iter::once(1).chain(v.iter().copied()).collect::<Vec<_>>();
         Window { window_dimensions: one(&self.window_dimensions), window_strides: one(&self.window_strides), base_dilations: one(&self.base_dilations), window_dilations: one(&self.window_dilations), padding: [0, 0].into_iter().chain(self.padding.iter().copied()).collect() }
+    }
+
+    /// The axis of a cumulative window over `shape` and whether it runs from the end: a window
+    /// of the whole axis (at least 2 long) padded `(n - 1, 0)` (or `(0, n - 1)`: reverse),
+    /// every other axis window 1 and unpadded, no strides and no dilations. Each output
+    /// element is then the reduction of the operand's elements up to it (from it to the end):
+    /// a scan (cumsum, cumprod, cummax, cummin).
+    pub fn scan_axis(&self, shape: &[i64]) -> Option<(usize, bool)> {
+        let r = shape.len();
+        let plain = |v: &[i64]| v.len() == r && v.iter().all(|&x| x == 1);
+        if !plain(&self.window_strides) || !plain(&self.base_dilations) || !plain(&self.window_dilations) || self.window_dimensions.len() != r || self.padding.len() != 2 * r {
+            return None;
+        }
+        let mut found = None;
+        for i in 0..r {
+            let (k, lo, hi, n) = (self.window_dimensions[i], self.padding[2 * i], self.padding[2 * i + 1], shape[i]);
+            if k == 1 && lo == 0 && hi == 0 {
+                continue;
+            }
+            if found.is_some() || k != n || n < 2 {
+                return None;
+            }
+            found = Some(match (lo, hi) {
+                (l, 0) if l == n - 1 => (i, false),
+                (0, h) if h == n - 1 => (i, true),
+                _ => return None,
+            });
+        }
+        found
+    }
+
+    /// Whether every output element is the one operand element under it: windows, strides
+    /// and dilations all 1, no padding (a cumulative window along an axis of length 1).
+    pub fn is_identity(&self) -> bool {
+        let ones = |v: &[i64]| v.iter().all(|&x| x == 1);
+        ones(&self.window_dimensions) && ones(&self.window_strides) && ones(&self.base_dilations) && ones(&self.window_dilations) && self.padding.iter().all(|&p| p == 0)
     }
 
     /// The result shape over an operand of `shape` (entries <= 0 where a window does not fit).

@@ -8,7 +8,7 @@
 //!   A window that spans a whole axis with the padding of a cumulative reduction (window
 //!   `n` along one axis padded `(n - 1, 0)`, or `(0, n - 1)` from the end; every other axis
 //!   window 1, no padding, no stride or dilation: what `cumsum`/`cummax`/`cummin` trace) is a
-//!   prefix scan instead ([`scan_axis`], CPU targets): O(n) loops, not the generic's O(n^2)
+//!   prefix scan instead ([`Window::scan_axis`](quabla_dialect::Window::scan_axis), CPU targets): O(n) loops, not the generic's O(n^2)
 //!   window (1024x1024 cumsum: 605 ms -> a few ms).
 //! * `select_and_gather_add`: a reduction carrying (value, tangent, found) with the select
 //!   rule of the interpreter; a padded i1 mask excludes padding and holes.
@@ -30,6 +30,8 @@ fn init_text(op: WindowReducer, d: DType) -> String {
         (WindowReducer::Min, true) => float_lit(d, f64::INFINITY),
         (WindowReducer::Max, false) => int_min(d).to_string(),
         (WindowReducer::Min, false) => int_max(d).to_string(),
+        (WindowReducer::Prod, true) => float_lit(d, 1.0),
+        (WindowReducer::Prod, false) => "1".to_string(),
     }
 }
 
@@ -117,35 +119,9 @@ fn combiner(op: WindowReducer, d: DType) -> &'static str {
         (WindowReducer::Sum, false) => "arith.addi",
         (WindowReducer::Max, false) => "arith.maxsi",
         (WindowReducer::Min, false) => "arith.minsi",
+        (WindowReducer::Prod, true) => "arith.mulf",
+        (WindowReducer::Prod, false) => "arith.muli",
     }
-}
-
-/// The axis of a cumulative window over `shape` and whether it runs from the end: a window
-/// of the whole axis (at least 2 long) padded `(n - 1, 0)` (or `(0, n - 1)`: reverse), every
-/// other axis window 1 and unpadded, no strides and no dilations. Each output element is
-/// then the reduction of the operand's elements up to it (from it to the end): a scan.
-pub fn scan_axis(w: &Window, shape: &[i64]) -> Option<(usize, bool)> {
-    let r = shape.len();
-    let plain = |v: &[i64]| v.len() == r && v.iter().all(|&x| x == 1);
-    if !plain(&w.window_strides) || !plain(&w.base_dilations) || !plain(&w.window_dilations) || w.window_dimensions.len() != r || w.padding.len() != 2 * r {
-        return None;
-    }
-    let mut found = None;
-    for i in 0..r {
-        let (k, lo, hi, n) = (w.window_dimensions[i], w.padding[2 * i], w.padding[2 * i + 1], shape[i]);
-        if k == 1 && lo == 0 && hi == 0 {
-            continue;
-        }
-        if found.is_some() || k != n || n < 2 {
-            return None;
-        }
-        found = Some(match (lo, hi) {
-            (l, 0) if l == n - 1 => (i, false),
-            (0, h) if h == n - 1 => (i, true),
-            _ => return None,
-        });
-    }
-    found
 }
 
 /// The scan of `x` (type `xt`) along `axis` with `comb` from `init` (reverse: from the end).
@@ -247,7 +223,7 @@ pub fn lower_reduce_window(e: &mut Emitter, f: &Func, o: &Op, op: WindowReducer,
     let (d, r) = (xt.dtype, xt.rank());
     let init = e.scalar(d, &init_text(op, d));
     let comb = combiner(op, d);
-    if let Some(scan) = scan_axis(w, &xt.shape).filter(|_| !e.cg.target.parallel_outer() && out.shape == xt.shape) {
+    if let Some(scan) = w.scan_axis(&xt.shape).filter(|_| !e.cg.target.parallel_outer() && out.shape == xt.shape) {
         return Ok(lower_scan(e, &x, &xt, scan, &init, comb));
     }
     let (p, pt) = padded(e, &x, &xt, w, &init);

@@ -29,6 +29,7 @@ fn init_text(op: WindowReducer, d: DType) -> String {
         (WindowReducer::Min, true) => scalar_text(d, f64::INFINITY),
         (WindowReducer::Max, false) => int_min_text(d),
         (WindowReducer::Min, false) => int_max_text(d),
+        (WindowReducer::Prod, _) => scalar_text(d, 1.0),
     }
 }
 
@@ -42,6 +43,7 @@ pub fn lower_reduce_window(e: &mut Emitter, f: &Func, o: &Op, op: WindowReducer,
         WindowReducer::Sum => "stablehlo.add",
         WindowReducer::Max => "stablehlo.maximum",
         WindowReducer::Min => "stablehlo.minimum",
+        WindowReducer::Prod => "stablehlo.multiply",
     };
     let out = f.ty(o.results[0]).clone();
     let r = e.region_op("stablehlo.reduce_window", &[&x, &init], &window_attrs(w), &[s.clone(), s], &[out], |e, a| vec![bin(e, name, &a[0], &a[1])]);
