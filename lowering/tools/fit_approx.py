@@ -25,6 +25,35 @@ def fit(name, g, a, b, n):
     return c
 
 
+def fit_rational(pname, qname, g, a, b, n_p, n_q, nodes=400, rounds=60):
+    """P (n_p coefficients) and Q (n_q, Q[0] = 1) with P/Q near-minimax in relative error for g
+    on [a, b]: linearised least squares on Chebyshev nodes, each round weighted by the
+    previous Q (Sanathanan-Koerner) and by Lawson's update toward equal-ripple errors."""
+    zs = [a + (b - a) * (1 - mp.cos(mp.pi * (k + mp.mpf(1) / 2) / nodes)) / 2 for k in range(nodes)]
+    gs = [g(z) for z in zs]
+    ev = lambda c, z: mp.polyval(list(reversed(c)), z)
+    w, q = [mp.mpf(1)] * nodes, [mp.mpf(1)] + [mp.mpf(0)] * (n_q - 1)
+    for _ in range(rounds):
+        rows, rhs = [], []
+        for z, gz, wi in zip(zs, gs, w):
+            s = wi / (gz * ev(q, z))
+            rows.append([s * z**j for j in range(n_p)] + [-s * gz * z**j for j in range(1, n_q)])
+            rhs.append(s * gz)
+        sol = mp.qr_solve(mp.matrix(rows), mp.matrix(rhs))[0]
+        p = [sol[j] for j in range(n_p)]
+        q = [mp.mpf(1)] + [sol[n_p + j - 1] for j in range(1, n_q)]
+        err = [(ev(p, z) / ev(q, z) - gz) / gz for z, gz in zip(zs, gs)]
+        top = max(abs(e) for e in err)
+        w = [wi * mp.sqrt(abs(e) / top) + eps for wi, e in zip(w, err)]
+        total = sum(w)
+        w = [wi * nodes / total for wi in w]
+    worst = max(abs((ev(p, x) / ev(q, x) - g(x)) / g(x)) for x in mp.linspace(a, b, 4001))
+    print(f"// {pname} / {qname}: degrees {n_p - 1} / {n_q - 1} on [{mp.nstr(a, 8)}, {mp.nstr(b, 8)}], fit rel. error {mp.nstr(worst, 3)}")
+    for name, c in ((pname, p), (qname, q)):
+        print(f"const {name}: [f64; {len(c)}] = [" + ", ".join(repr(float(x)) for x in c) + "];")
+    return p, q
+
+
 def split(v, bits):
     """v's leading `bits` significant bits as an f64, and the f64 nearest to the rest."""
     e = mp.floor(mp.log(abs(v), 2))
@@ -53,12 +82,9 @@ q_tanh = lambda z: (mp.tanh(mp.sqrt(z)) - mp.sqrt(z)) / (mp.sqrt(z) * z) if z > 
 fit("TANH_F32", q_tanh, 0, mp.mpf("0.625") ** 2, 6)
 fit("TANH_F64", q_tanh, 0, mp.mpf("0.625") ** 2, 13)
 
-# erf for |x| < 1: erf(x) = x E(x^2).
+# erf for |x| <= 4: erf(x) = x P(z) / Q(z), z = x^2 (one rational, no branch).
 e_erf = lambda z: mp.erf(mp.sqrt(z)) / mp.sqrt(z) if z > eps else 2 / mp.sqrt(mp.pi) * (1 - z / 3)
-fit("ERF_SMALL_F32", e_erf, 0, 1, 7)
-# erf for 1 <= x < 4: erf(x) = 1 - exp(-x^2) C(1/x), C = erfcx.
-c_erf = lambda t: mp.erfc(1 / t) * mp.exp(1 / t**2)
-fit("ERFC_F32", c_erf, mp.mpf(1) / 4, 1, 10)
+fit_rational("ERF_P_F32", "ERF_Q_F32", e_erf, 0, 16, 7, 6)
 
 # sin/cos on |r| <= pi/4 (evaluated in f64 for f32 inputs):
 # sin r = r + r^3 S(r^2), cos r = 1 - r^2/2 + r^4 C(r^2).

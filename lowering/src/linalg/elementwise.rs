@@ -338,6 +338,13 @@ fn shift(e: &mut Emitter, b: BinaryOp, d: DType, x: &str, y: &str) -> String {
 
 /// The scalar formula of a binary op on `x`, `y` of dtype `d`.
 pub fn binary(e: &mut Emitter, b: BinaryOp, d: DType, x: &str, y: &str) -> String {
+    if e.cg.approx_math {
+        let target = e.cg.target;
+        let mut t = Text::new(e);
+        if let Some((r, _)) = target.binary_kernel(&mut t, b, d, &(x.to_string(), d), &(y.to_string(), d)) {
+            return r;
+        }
+    }
     let f = d.is_float();
     let bin = |e: &mut Emitter, name: &str| e.op(format!("{name} {x}, {y} : {d}"));
     match b {

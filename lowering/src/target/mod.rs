@@ -13,7 +13,7 @@
 pub mod cpu;
 pub mod cuda;
 
-use quabla_dialect::{DType, UnaryOp};
+use quabla_dialect::{BinaryOp, DType, UnaryOp};
 
 pub use cpu::approx::{Builder, Cast, FBin, FCmp, FUn, IBin, ICmp};
 
@@ -80,6 +80,12 @@ pub trait Target: Send + Sync + std::fmt::Debug {
     /// returns its result, or `None` when the target has no kernel for it (the lowering then
     /// emits the `math.*` op).
     fn unary_kernel(&self, b: &mut Text<'_>, u: UnaryOp, d: DType, x: &(String, DType)) -> Option<(String, DType)>;
+
+    /// Writes binary `op` applied to `x` and `y` as the target's kernel (f32 `pow` on the
+    /// CPU), or `None` (the lowering then emits the `math.*` / `arith.*` op).
+    fn binary_kernel(&self, _b: &mut Text<'_>, _op: BinaryOp, _d: DType, _x: &(String, DType), _y: &(String, DType)) -> Option<(String, DType)> {
+        None
+    }
 
     /// Whether every computation must be a loop nest whose outermost loop is parallel (a GPU
     /// target maps each nest to one kernel and its parallel loops to threads): reductions
@@ -259,7 +265,7 @@ mod tests {
         assert_eq!(runtime_product_work(&cpu::CPU, &t(&[256, 256]), &t(&[256, 256]), &tr), expect(0));
         assert_eq!(runtime_product_work(&cpu::CPU, &t(&[256, 2, 300]), &t(&[2, 256, 300]), &odd), expect(256 * 2 * 300));
         assert_eq!(runtime_product_work(&cpu::CPU, &t(&[96, 96]), &t(&[96, 96]), &DotDims::matmul()), expect(0));
-        assert_eq!(runtime_product_work(&cpu::CPU, &t(&[4, 96, 96]), &t(&[4, 96, 96]), &DotDims { lhs_batching_dimensions: vec![0], rhs_batching_dimensions: vec![0], lhs_contracting_dimensions: vec![2], rhs_contracting_dimensions: vec![1] }), None);
+        assert_eq!(runtime_product_work(&cpu::CPU, &t(&[4, 96, 96]), &t(&[4, 96, 96]), &DotDims { lhs_batching_dimensions: vec![0], rhs_batching_dimensions: vec![0], lhs_contracting_dimensions: vec![2], rhs_contracting_dimensions: vec![1] }), expect(0));
         assert_eq!(runtime_product_work(&cpu::CPU_GENERATED, &t(&[256, 256]), &t(&[256, 256]), &DotDims::matmul()), None);
         let (plain, tiles) = lower_module_tiles(&module(), Abi::Dps, on(&PLAIN)).unwrap();
         assert!(tiles.is_empty());

@@ -29,7 +29,7 @@
 pub mod approx;
 pub mod tiling;
 
-use quabla_dialect::{DType, Module, UnaryOp};
+use quabla_dialect::{BinaryOp, DType, Module, UnaryOp};
 
 use crate::linalg::elementwise::Text;
 use crate::linalg::lower_module_tagged;
@@ -89,6 +89,15 @@ impl Target for CpuTarget {
         if approx::supported(u, d) {
             b.ldexp = host_scalef();
             approx::unary(b, u, d, x)
+        } else {
+            None
+        }
+    }
+
+    fn binary_kernel(&self, b: &mut Text<'_>, op: BinaryOp, d: DType, x: &(String, DType), y: &(String, DType)) -> Option<(String, DType)> {
+        if approx::binary_supported(op, d) {
+            b.ldexp = host_scalef();
+            approx::binary(b, op, d, x, y)
         } else {
             None
         }
