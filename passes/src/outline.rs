@@ -25,16 +25,43 @@ use crate::rewrite::clone_ops_into;
 /// The default `max-ops` of `quabla-outline` (the CPU executor's chunk size).
 pub const DEFAULT_MAX_OPS: usize = 64;
 
-/// The number of ops of `op`, its nested regions' included.
-fn weight(op: &Op) -> usize {
+/// Weight units of one op ([`weight`]): a quarter of an op's for an elementwise op or a
+/// broadcast whose result has at least [`LARGE_ELEMENTS`] elements, a whole op's for the rest.
+const UNIT: usize = 4;
+
+/// Results of at least this many elements make an elementwise op or a broadcast a quarter of
+/// an op's weight. A chunk boundary inside a chain of such ops splits the loop they fuse
+/// into and passes every value that crosses it through memory: threefry's 1e6 counters (119
+/// elementwise ops, 22 broadcasts) were 7 chunks of 64 ops, 5.6 ms a call and 200 ms for the
+/// first, against 4.7 ms and 150 ms as one function (random.normal, 2026-12-04). The fused
+/// loop's code grows linearly in the chain; the superlinear costs the chunks bound are those
+/// of many loops and buffers in one function. Small arrays (a transformer's activations)
+/// keep whole weights: there a boundary costs little and chunk size was tuned for compile
+/// time (bench/gpt_compile.py).
+pub const LARGE_ELEMENTS: i64 = 1 << 16;
+
+/// The weight of `op` (of `f`), its nested regions' ops included, in units of
+/// [`UNIT`] per op.
+fn weight(f: &Func, op: &Op) -> usize {
     let mut n = 0;
-    quabla_dialect::walk_ops(std::slice::from_ref(op), &mut |_| n += 1);
+    quabla_dialect::walk_ops(std::slice::from_ref(op), &mut |o| n += op_units(f, o));
     n
 }
 
-/// The number of ops of `f`, nested regions included (the size [`outline`] bounds).
+fn op_units(f: &Func, o: &Op) -> usize {
+    let fusible = matches!(o.kind, OpKind::Elementwise(_) | OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { .. }));
+    let large = o.results.first().is_some_and(|v| quabla_dialect::size::saturating_product(f.ty(*v).shape.iter().copied()) >= LARGE_ELEMENTS);
+    if fusible && large {
+        1
+    } else {
+        UNIT
+    }
+}
+
+/// The weight of `f` in ops ([`weight`]'s units over [`UNIT`], rounded up): the size
+/// [`outline`] bounds.
 pub fn func_weight(f: &Func) -> usize {
-    f.ops.iter().map(weight).sum()
+    f.ops.iter().map(|o| weight(f, o)).sum::<usize>().div_ceil(UNIT)
 }
 
 /// Outlines every function of `m` longer than `max_ops` into chunks of at most `max_ops`
@@ -132,7 +159,8 @@ fn signature(f: &Func, op: &Op) -> u64 {
 /// elsewhere segments are filled greedily up to the next planned cut.
 fn segments(f: &Func, ops: &[Op], max_ops: usize) -> Vec<std::ops::Range<usize>> {
     let n = ops.len();
-    let w: Vec<usize> = ops.iter().map(weight).collect();
+    let max_ops = max_ops.saturating_mul(UNIT);
+    let w: Vec<usize> = ops.iter().map(|o| weight(f, o)).collect();
     let sig: Vec<u64> = ops.iter().map(|o| signature(f, o)).collect();
     // Start positions of each 4-op pattern, for the repeat search.
     let key = |i: usize| (sig[i], sig.get(i + 1).copied(), sig.get(i + 2).copied(), sig.get(i + 3).copied());
@@ -347,7 +375,12 @@ mod tests {
     /// `main(x, y)`: a chain of `n` ops alternating sin(x) and x * y, returning the chain's
     /// end and an early value (so values cross several chunk boundaries).
     fn chain(n: usize) -> Module {
-        let t = TensorType::new(DType::F64, [3]);
+        chain_of(n, 3)
+    }
+
+    /// [`chain`] on vectors of `len` elements.
+    fn chain_of(n: usize, len: i64) -> Module {
+        let t = TensorType::new(DType::F64, [len]);
         let mut f = Func::new("main", &[t.clone(), t]);
         let (mut x, y) = (f.params[0], f.params[1]);
         let mut early = x;
@@ -384,6 +417,25 @@ mod tests {
         let got = quabla_interp::run_func(&o, "main", &[x, y]).unwrap();
         let bits = |bs: &[Buffer]| bs.iter().map(|b| b.to_f64_vec()).collect::<Vec<_>>();
         assert_eq!(bits(&got), bits(&want));
+    }
+
+    #[test]
+    fn elementwise_chains_on_large_arrays_weigh_a_quarter() {
+        // 100 elementwise ops: cut into chunks of 64 on small vectors, one function (one fused
+        // loop, no arrays through memory between chunks) on vectors of LARGE_ELEMENTS.
+        let mut small = chain_of(100, 3);
+        assert!(!outline(&mut small, 64).is_empty());
+        let mut large = chain_of(100, LARGE_ELEMENTS);
+        assert_eq!(func_weight(&large.funcs[0]), 25);
+        assert!(outline(&mut large, 64).is_empty(), "{}", large.to_mlir());
+        // Past four times the bound they are cut again, each chunk within it.
+        let mut long = chain_of(600, LARGE_ELEMENTS);
+        let names = outline(&mut long, 64);
+        assert!(!names.is_empty());
+        long.verify().unwrap();
+        for g in long.funcs.iter().skip(1) {
+            assert!(func_weight(g) <= 64, "{}", func_weight(g));
+        }
     }
 
     #[test]

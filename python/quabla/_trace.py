@@ -228,6 +228,10 @@ def bind(op, *xs):
             t = x._trace
             if trace is None or (t is not trace and t.depth > trace.depth):
                 trace = t
+    if trace is None and not xs:
+        # An op without operands (iota) inside a trace is recorded there: evaluated eagerly
+        # it would enter the program as a dense constant of its full size.
+        trace = current()
     if trace is None:
         return _q.apply(op, *xs)
     ids = [trace.id_of(x) for x in xs]
