@@ -9,7 +9,7 @@
 //! threads as `i64`. Operands are read in place through their strides.
 use std::ffi::c_void;
 
-use quabla_kernels::gemm::{gemm, Mat, OutOfMemory, Problem, Real, Team};
+use quabla_kernels::gemm::{gemm, Mat, OutOfMemory, Problem, Real, Serial, Team};
 
 use crate::linalg_kernels::{parts, Unranked};
 
@@ -19,9 +19,16 @@ unsafe extern "C" {
     fn quabla_rt_fail(bytes: u64) -> !;
 }
 
-/// libomp's team of `threads` threads.
-struct Omp {
+/// libomp's team of `threads` threads (also the sort kernels', crate::sort_kernels).
+pub(crate) struct Omp {
     threads: usize,
+}
+
+impl Omp {
+    /// The team of a kernel's `threads` argument (clamped to 1..=256).
+    pub(crate) fn new(threads: i64) -> Omp {
+        Omp { threads: threads.clamp(1, 256) as usize }
+    }
 }
 
 unsafe extern "C" fn trampoline(ctx: *mut c_void, thread: i32, threads: i32) {
@@ -66,18 +73,54 @@ unsafe fn call<T: Real>(a: *const Unranked, b: *const Unranked, c: *const Unrank
     }
 }
 
-unsafe fn run<T: Real>(a: *const Unranked, b: *const Unranked, c: *const Unranked, a_km: bool, b_nk: bool, accumulate: bool, threads: i64) -> Result<(), OutOfMemory> {
-    let (ap, asz, ast) = parts::<T>(a);
-    let (bp, bsz, bst) = parts::<T>(b);
-    let (cp, csz, cst) = parts::<T>(c);
-    let batch = if csz.len() == 3 { csz[0].max(0) as usize } else { 1 };
-    let team = Omp { threads: threads.clamp(1, 256) as usize };
-    for i in 0..batch {
+/// The three operands' (data, sizes, strides), shared with the team's threads.
+struct Operands<'a, T>([(*mut T, &'a [i64], &'a [i64]); 3]);
+// SAFETY: the threads read A and B and write disjoint batch elements of C.
+unsafe impl<T> Sync for Operands<'_, T> {}
+
+impl<T: Real> Operands<'_, T> {
+    /// Batch element `i`'s product.
+    unsafe fn problem(&self, i: usize, a_km: bool, b_nk: bool, accumulate: bool) -> Problem<T> {
+        let [(ap, asz, ast), (bp, bsz, bst), (cp, csz, cst)] = self.0;
         let (am, m, k) = matrix(ap, asz, ast, i, a_km);
         let (bm, _, n) = matrix(bp, bsz, bst, i, b_nk);
         let (cm, _, _) = matrix(cp, csz, cst, i, false);
-        let p = Problem { m, n, k, a: am, b: bm, c: cm.ptr as *mut T, ldc: cm.rs, accumulate };
-        gemm(&p, &team)?;
+        Problem { m, n, k, a: am, b: bm, c: cm.ptr as *mut T, ldc: cm.rs, accumulate }
+    }
+}
+
+/// Whether a batch of `batch` products on `threads` threads splits the batch elements between
+/// the threads (each product on one thread, no barriers) rather than each product: when the
+/// elements divide evenly or are many (attention's per-head products, 64 x 64 x 64 x 64).
+fn split_batch(batch: usize, threads: usize) -> bool {
+    threads > 1 && batch > 1 && (batch % threads == 0 || batch >= 4 * threads)
+}
+
+unsafe fn run<T: Real>(a: *const Unranked, b: *const Unranked, c: *const Unranked, a_km: bool, b_nk: bool, accumulate: bool, threads: i64) -> Result<(), OutOfMemory> {
+    let ops = Operands([parts::<T>(a), parts::<T>(b), parts::<T>(c)]);
+    let csz = ops.0[2].1;
+    let batch = if csz.len() == 3 { csz[0].max(0) as usize } else { 1 };
+    let team = Omp::new(threads);
+    if split_batch(batch, team.threads) {
+        // The first failed allocation's size (0: none).
+        let failed = std::sync::atomic::AtomicUsize::new(0);
+        let body = |t: usize, n: usize| {
+            let n = n.max(1);
+            for i in batch * t / n..batch * (t + 1) / n {
+                if let Err(OutOfMemory(bytes)) = gemm(&ops.problem(i, a_km, b_nk, accumulate), &Serial) {
+                    let _ = failed.compare_exchange(0, bytes.max(1), std::sync::atomic::Ordering::Relaxed, std::sync::atomic::Ordering::Relaxed);
+                    return;
+                }
+            }
+        };
+        team.run(&body);
+        return match failed.into_inner() {
+            0 => Ok(()),
+            bytes => Err(OutOfMemory(bytes)),
+        };
+    }
+    for i in 0..batch {
+        gemm(&ops.problem(i, a_km, b_nk, accumulate), &team)?;
     }
     Ok(())
 }

@@ -2,9 +2,10 @@
 //! `quabla_argsort_<dtype>_<index dtype>`, see `quabla_lowering::linalg::sort`), registered
 //! with each JIT'ed module beside the linear-algebra kernels (crate::linalg_kernels, whose
 //! memref access they share). Each takes the operand and result descriptors, the sorted
-//! dimension, 1 for descending and how many leading places of each lane to write (the rest
+//! dimension, 1 for descending, how many leading places of each lane to write (the rest
 //! of the result is never read: the lowering passes fewer only when slices of those places
-//! are the result's only users, as in `top_k`).
+//! are the result's only users, as in `top_k`) and the threads the lanes are split between
+//! (libomp's team, as the products').
 //!
 //! Every lane along the dimension is sorted in O(n log n): each element becomes the pair
 //! (order key, index in the lane), where the key is an unsigned integer in the op's order
@@ -13,6 +14,9 @@
 //! and the pairs are sorted by an unstable sort. The index breaks ties, so the result is the
 //! stable sort of docs/spec.md (NumPy's total order: NaN last ascending, first descending).
 //! The interpreter's sort (interp/src/sort.rs, a comparison sort) is the independent oracle.
+use quabla_kernels::gemm::Team;
+
+use crate::gemm::Omp;
 use crate::linalg_kernels::{contiguous, read, view, write, Unranked};
 
 /// An element's order key: `a.key() < b.key()` iff a sorts before b ascending.
@@ -91,23 +95,27 @@ const FEW_PLACES: usize = 32;
 
 /// Calls `f(destination, source, source index along dim)` (flat row-major positions) for
 /// the first `places` elements of the stable sort of every lane of `x` (shape `shape`) along
-/// `dim` (all of them when `places` is at least the lane's length). Fewer places are
-/// selected first (`select_nth_unstable`, linear), then only they are sorted.
-fn sorted_lanes<T: Key>(x: &[T], shape: &[i64], dim: usize, desc: bool, places: usize, mut f: impl FnMut(usize, usize, usize)) {
+/// `dim` (all of them when `places` is at least the lane's length), the lanes split between
+/// the threads of `team` (each calls `f` for its own lanes: `f` must write disjoint places).
+/// Fewer places are selected first (`select_nth_unstable`, linear), then only they are
+/// sorted.
+fn sorted_lanes<T: Key + Sync>(x: &[T], shape: &[i64], dim: usize, desc: bool, places: usize, team: &dyn Team, f: &(dyn Fn(usize, usize, usize) + Sync)) {
     let n = shape[dim] as usize;
     let places = places.min(n);
     // Sub-products of the extents of a program type (checked when the program was built).
     let outer = quabla_dialect::size::saturating_product(shape[..dim].iter().copied()) as usize;
     let inner = quabla_dialect::size::saturating_product(shape[dim + 1..].iter().copied()) as usize;
+    let lanes = outer * inner;
+    if places == 0 || lanes == 0 {
+        return;
+    }
     let flip = if desc { u64::MAX } else { 0 };
-    let mut pairs: Vec<(u64, usize)> = Vec::with_capacity(n);
-    for o in 0..outer {
-        for i in 0..inner {
-            let base = o * n * inner + i;
+    let body = |t: usize, threads: usize| {
+        let threads = threads.max(1);
+        let mut pairs: Vec<(u64, usize)> = Vec::with_capacity(n);
+        for lane in lanes * t / threads..lanes * (t + 1) / threads {
+            let base = lane / inner * n * inner + lane % inner;
             pairs.clear();
-            if places == 0 {
-                continue;
-            }
             if places <= FEW_PLACES && places < n {
                 // A sorted buffer of the best pairs so far: most elements fail the one
                 // comparison with its last.
@@ -141,36 +149,54 @@ fn sorted_lanes<T: Key>(x: &[T], shape: &[i64], dim: usize, desc: bool, places: 
                 f(base + pos * inner, base + k * inner, k);
             }
         }
+    };
+    if team.threads() > 1 && lanes > 1 {
+        team.run(&body);
+    } else {
+        body(0, 1);
     }
 }
 
-unsafe fn sort_call<T: Key>(x: *const Unranked, out: *const Unranked, dim: i64, desc: i64, places: i64) {
+/// A raw pointer the team's threads write disjoint elements through.
+#[derive(Clone, Copy)]
+struct Out<T>(*mut T);
+// SAFETY: each thread writes the places of its own lanes only.
+unsafe impl<T> Send for Out<T> {}
+unsafe impl<T> Sync for Out<T> {}
+
+unsafe fn sort_call<T: Key + Sync>(x: *const Unranked, out: *const Unranked, dim: i64, desc: i64, places: i64, threads: i64) {
     let (v, shape) = read::<T>(x);
     if v.is_empty() {
         return;
     }
     let places = places.max(0) as usize;
     let (p, sizes, strides) = view::<T>(out);
+    let team = Omp::new(threads);
     if places < shape[dim as usize] as usize && contiguous(&sizes, &strides) {
         // Only the places read are written.
-        sorted_lanes(&v, &shape, dim as usize, desc != 0, places, |to, from, _| *p.add(to) = v[from]);
+        let o = Out(p);
+        sorted_lanes(&v, &shape, dim as usize, desc != 0, places, &team, &|to, from, _| *{ o }.0.add(to) = v[from]);
         return;
     }
     let mut res = vec![v[0]; v.len()];
-    sorted_lanes(&v, &shape, dim as usize, desc != 0, places, |to, from, _| res[to] = v[from]);
+    let o = Out(res.as_mut_ptr());
+    sorted_lanes(&v, &shape, dim as usize, desc != 0, places, &team, &|to, from, _| *{ o }.0.add(to) = v[from]);
     write(out, &res);
 }
 
-unsafe fn argsort_call<T: Key, I: Index>(x: *const Unranked, out: *const Unranked, dim: i64, desc: i64, places: i64) {
+unsafe fn argsort_call<T: Key + Sync, I: Index>(x: *const Unranked, out: *const Unranked, dim: i64, desc: i64, places: i64, threads: i64) {
     let (v, shape) = read::<T>(x);
     let places = places.max(0) as usize;
     let (p, sizes, strides) = view::<I>(out);
+    let team = Omp::new(threads);
     if !v.is_empty() && places < shape[dim as usize] as usize && contiguous(&sizes, &strides) {
-        sorted_lanes(&v, &shape, dim as usize, desc != 0, places, |to, _, k| *p.add(to) = I::from_index(k));
+        let o = Out(p);
+        sorted_lanes(&v, &shape, dim as usize, desc != 0, places, &team, &|to, _, k| *{ o }.0.add(to) = I::from_index(k));
         return;
     }
     let mut res = vec![I::from_index(0); v.len()];
-    sorted_lanes(&v, &shape, dim as usize, desc != 0, places, |to, _, k| res[to] = I::from_index(k));
+    let o = Out(res.as_mut_ptr());
+    sorted_lanes(&v, &shape, dim as usize, desc != 0, places, &team, &|to, _, k| *{ o }.0.add(to) = I::from_index(k));
     write(out, &res);
 }
 
@@ -178,8 +204,8 @@ unsafe fn argsort_call<T: Key, I: Index>(x: *const Unranked, out: *const Unranke
 macro_rules! kernels {
     ($($name:literal => $f:ident = $call:ident::<$($g:ty),+>;)*) => {
         $(
-            unsafe extern "C" fn $f(x: *const Unranked, out: *const Unranked, dim: i64, desc: i64, places: i64) {
-                $call::<$($g),+>(x, out, dim, desc, places)
+            unsafe extern "C" fn $f(x: *const Unranked, out: *const Unranked, dim: i64, desc: i64, places: i64, threads: i64) {
+                $call::<$($g),+>(x, out, dim, desc, places, threads)
             }
         )*
         /// Every kernel: (C interface symbol, address).
@@ -244,34 +270,46 @@ mod tests {
         assert!(i64::MIN.key() < (-1i64).key() && (-1i64).key() < 0i64.key());
     }
 
+    /// The argsort places of `sorted_lanes` on `team` (usize::MAX where none is written).
+    fn perm(x: &[f64], shape: &[i64], dim: usize, desc: bool, places: usize, team: &dyn Team) -> Vec<usize> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let out: Vec<AtomicUsize> = x.iter().map(|_| AtomicUsize::new(usize::MAX)).collect();
+        sorted_lanes(x, shape, dim, desc, places, team, &|to, _, k| out[to].store(k, Ordering::Relaxed));
+        out.into_iter().map(|a| a.into_inner()).collect()
+    }
+
+    fn teams() -> [Box<dyn Team>; 2] {
+        [Box::new(quabla_kernels::gemm::Serial), Box::new(quabla_kernels::gemm::Scoped::new(3))]
+    }
+
     #[test]
     fn lanes_are_stable_in_both_directions() {
-        // Shape (2, 3) sorted along dim 0 and dim 1; ties keep their order.
+        // Shape (2, 3) sorted along dim 0 and dim 1; ties keep their order; one thread or the
+        // lanes split between three.
         let x = [3.0, f64::NAN, 1.0, 1.0, 2.0, 1.0];
-        let mut perm = vec![0; 6];
-        sorted_lanes(&x, &[2, 3], 1, false, usize::MAX, |to, _, k| perm[to] = k);
-        assert_eq!(perm, [2, 0, 1, 0, 2, 1]);
-        sorted_lanes(&x, &[2, 3], 1, true, usize::MAX, |to, _, k| perm[to] = k);
-        assert_eq!(perm, [1, 0, 2, 1, 0, 2]);
-        sorted_lanes(&x, &[2, 3], 0, false, usize::MAX, |to, _, k| perm[to] = k);
-        assert_eq!(perm, [1, 1, 0, 0, 0, 1]);
+        for team in teams() {
+            assert_eq!(perm(&x, &[2, 3], 1, false, usize::MAX, &*team), [2, 0, 1, 0, 2, 1]);
+            assert_eq!(perm(&x, &[2, 3], 1, true, usize::MAX, &*team), [1, 0, 2, 1, 0, 2]);
+            assert_eq!(perm(&x, &[2, 3], 0, false, usize::MAX, &*team), [1, 1, 0, 0, 0, 1]);
+        }
     }
 
     #[test]
     fn leading_places_are_those_of_the_whole_sort() {
-        // Lanes of 200 with many ties: the first k places selected equal the full sort's.
+        // Lanes of 200 with many ties: the first k places selected equal the full sort's, on
+        // one thread and on three.
         let x: Vec<f64> = (0..600).map(|i| ((i * 37) % 23) as f64 - if i % 7 == 0 { f64::NAN } else { 0.0 }).collect();
-        for desc in [false, true] {
-            for dim in [0, 1] {
-                let shape = if dim == 0 { [200, 3] } else { [3, 200] };
-                let mut full = vec![usize::MAX; 600];
-                sorted_lanes(&x, &shape, dim, desc, usize::MAX, |to, _, k| full[to] = k);
-                for k in [0, 1, 5, 199, 200] {
-                    let mut part = vec![usize::MAX; 600];
-                    sorted_lanes(&x, &shape, dim, desc, k, |to, _, k| part[to] = k);
-                    for (to, (&p, &f)) in part.iter().zip(&full).enumerate() {
-                        let place = if dim == 0 { to / 3 } else { to % 200 };
-                        assert_eq!(p, if place < k { f } else { usize::MAX }, "dim {dim} desc {desc} k {k} at {to}");
+        for team in teams() {
+            for desc in [false, true] {
+                for dim in [0, 1] {
+                    let shape = if dim == 0 { [200, 3] } else { [3, 200] };
+                    let full = perm(&x, &shape, dim, desc, usize::MAX, &quabla_kernels::gemm::Serial);
+                    for k in [0, 1, 5, 199, 200] {
+                        let part = perm(&x, &shape, dim, desc, k, &*team);
+                        for (to, (&p, &f)) in part.iter().zip(&full).enumerate() {
+                            let place = if dim == 0 { to / 3 } else { to % 200 };
+                            assert_eq!(p, if place < k { f } else { usize::MAX }, "dim {dim} desc {desc} k {k} at {to}");
+                        }
                     }
                 }
             }

@@ -65,3 +65,35 @@ fn values_match_an_independent_stable_sort() {
         assert_eq!(&got[r * 7..r * 7 + 7], &idx[..], "row {r}");
     }
 }
+
+#[test]
+fn large_operands_split_lanes_between_threads() {
+    // Operands past quabla_lowering's SORT_PARALLEL_ELEMENTS are sorted with their lanes split
+    // between the program's threads, the operand read in place: sort and argsort along each
+    // dim, and the leading places alone (a slice of the argsort, as top_k), equal to the
+    // interpreter on one and two threads, with ties and NaNs.
+    use quabla_dialect::{Func, Module, SlicingOp};
+    let mut rng = Rng(10);
+    let ty = TensorType::new(DType::F32, &[64, 1024]);
+    let v: Vec<f64> = rng.buffer(&ty, -4.0, 4.0).to_f64_vec().iter().enumerate().map(|(i, x)| if i % 97 == 0 { f64::NAN } else { x.round() }).collect();
+    let x = Buffer::from_f64s(ty.clone(), &v).unwrap();
+    let mut modules = Vec::new();
+    for dim in 0..2 {
+        for dir in [CmpDir::Lt, CmpDir::Gt] {
+            modules.push(one_op_module(OpKind::Sort(SortOp::Sort { dimension: dim, direction: dir }), std::slice::from_ref(&ty)));
+            modules.push(one_op_module(OpKind::Sort(SortOp::Argsort { dimension: dim, direction: dir, index: DType::I32 }), std::slice::from_ref(&ty)));
+        }
+    }
+    let mut f = Func::new("main", std::slice::from_ref(&ty));
+    let a = f.push1(OpKind::Sort(SortOp::Argsort { dimension: 1, direction: CmpDir::Gt, index: DType::I32 }), &[f.params[0]], None).unwrap();
+    f.outputs = vec![f.push1(OpKind::Slicing(SlicingOp::Slice { start_indices: vec![0, 0], limit_indices: vec![64, 8], strides: vec![1, 1] }), &[a], None).unwrap()];
+    modules.push(Module { funcs: vec![f] });
+    for m in &modules {
+        let want = interp::run_func(m, "main", &[x.clone()]).unwrap().remove(0);
+        for threads in [1, 2] {
+            let exe = executor().compile(m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap();
+            let got = exe.run(&[&x]).unwrap().remove(0);
+            compare(&got, &want, Tol::Exact, 1.0).unwrap_or_else(|e| panic!("{} on {threads} threads: {e}", m.to_mlir()));
+        }
+    }
+}

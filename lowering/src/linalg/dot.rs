@@ -92,10 +92,9 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let DotShape { bmkn: [b, m, k, n], lperm, rperm, a_km, b_nk } = dot_shape(lt, rt, dims);
     let batched = !dims.lhs_batching_dimensions.is_empty();
     let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k) } else { None };
-    // A runtime product whose result is a destination-passing output of the function (of
-    // the product's own shape) writes into the output's buffer: no copy after the call.
-    let shape3: &[i64] = if batched { &[b, m, n] } else { &[m, n] };
-    let dest = e.outs.iter().find(|(v, _)| *v == o.results[0]).filter(|_| out.shape == shape3).map(|(_, name)| name.clone());
+    // A runtime product whose result is a destination-passing output of the function writes
+    // into the output's buffer (see [`runtime_gemm`]): no copy after the call.
+    let dest = e.outs.iter().find(|(v, _)| *v == o.results[0]).map(|(_, name)| (name.clone(), out.clone()));
     if let (Some(plan), true) = (&plan, a_km || b_nk) {
         // [b, x, y] (batched) or [x, y].
         let bs: &[i64] = if batched { &[b] } else { &[] };
@@ -165,9 +164,9 @@ impl Layout {
 /// loop is an `scf.forall` when there are at least as many batch elements as threads, else
 /// the blocks of each product are. Where the target says so ([`runtime_gemm`]) it is one
 /// call of the runtime's product instead, writing into `dest` (the function's output
-/// buffer) when given.
+/// buffer and its type) when given.
 #[allow(clippy::too_many_arguments)]
-fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], lay: Layout, plan: &Plan, zero: bool, dest: Option<String>) -> String {
+fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], lay: Layout, plan: &Plan, zero: bool, dest: Option<(String, TensorType)>) -> String {
     if e.cg.target.runtime_gemm(d, [b, m, n, k]) {
         return runtime_gemm(e, d, ops, [b, m, n, k], lay, zero, dest);
     }
@@ -189,9 +188,11 @@ fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], lay:
 /// the call, each with its own `quabla.gemm_operand` attribute so that CSE never merges it
 /// with an earlier read of the same tensor, which would let bufferization reuse the buffer in
 /// between), C is a fresh buffer or the function's output buffer `dest` (holding `init`
-/// first when accumulating, `!zero`).
+/// first when accumulating, `!zero`): as it is when it has C's shape, else viewed as C by a
+/// collapse of its contiguous groups (an output of several batch or free dims, attention's
+/// [b, h, q, k] as [b * h, q, k]).
 #[allow(clippy::too_many_arguments)]
-fn runtime_gemm(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k]: [i64; 4], lay: Layout, zero: bool, dest: Option<String>) -> String {
+fn runtime_gemm(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k]: [i64; 4], lay: Layout, zero: bool, dest: Option<(String, TensorType)>) -> String {
     if !e.gemms.contains(&d) {
         e.gemms.push(d);
     }
@@ -199,17 +200,17 @@ fn runtime_gemm(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k
     let ty = |x: i64, y: i64| TensorType::new(d, bs.iter().copied().chain([x, y]).collect::<Vec<_>>());
     let (at, bt, ct) = (if lay.a_km { ty(k, m) } else { ty(m, k) }, if lay.b_nk { ty(n, k) } else { ty(k, n) }, ty(m, n));
     let unranked = format!("memref<*x{d}>");
-    let read = |e: &mut Emitter, x: &str, t: &TensorType| {
-        let dims: Vec<String> = t.shape.iter().map(|s| s.to_string()).collect();
-        let strided = format!("memref<{}x{d}, strided<[{}], offset: ?>>", dims.join("x"), vec!["?"; t.shape.len()].join(", "));
-        let id = e.id();
-        let buf = e.op(format!("bufferization.to_buffer {x} read_only {{quabla.gemm_operand = {id} : i64}} : {t} to {strided}"));
-        e.op(format!("memref.cast {buf} : {strided} to {unranked}"))
-    };
-    let (au, bu) = (read(e, a, &at), read(e, bb, &bt));
+    let (au, bu) = (super::kernel_operand(e, a, &at), super::kernel_operand(e, bb, &bt));
     let cm = super::memref(&ct);
-    let c = match dest {
-        Some(out) => out,
+    let view = dest.and_then(|(out, ot)| {
+        if ot.shape == ct.shape {
+            return Some(out);
+        }
+        let g = super::layout::reassociation(&ot.shape, &ct.shape)?;
+        Some(e.op(format!("memref.collapse_shape {out} {} : {} into {cm}", super::layout::assoc_text(&g), super::memref(&ot))))
+    });
+    let c = match view {
+        Some(c) => c,
         None => e.op(format!("memref.alloc() {{alignment = 64 : i64}} : {cm}")),
     };
     if !zero {

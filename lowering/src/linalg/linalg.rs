@@ -76,15 +76,22 @@ pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &LinalgOp) -> Result<Vec<Str
     let d = f.ty(o.operands[0]).dtype;
     let (name, args) = kernel(op, d);
     let flags: Vec<i64> = flags(op).into_iter().map(i64::from).collect();
-    Ok(call_kernel(e, f, o, &name, &args, &flags))
+    Ok(call_kernel(e, f, o, &name, &args, &flags, false))
 }
 
-/// One `func.call @name` of a runtime kernel on `o`'s operands (private copies), fresh result
-/// buffers and the `i64` flags; returns the results as tensors. Shared with the sort family.
-pub(super) fn call_kernel(e: &mut Emitter, f: &Func, o: &Op, name: &str, args: &[String], flags: &[i64]) -> Vec<String> {
+/// One `func.call @name` of a runtime kernel on `o`'s operands (private copies, or with
+/// `read_only` the operands' buffers read in place, [`super::kernel_operand`]: the kernel
+/// never writes them), fresh result buffers and the `i64` flags; returns the results as
+/// tensors. Shared with the sort family.
+pub(super) fn call_kernel(e: &mut Emitter, f: &Func, o: &Op, name: &str, args: &[String], flags: &[i64], read_only: bool) -> Vec<String> {
     let mut vals = Vec::new();
     for v in &o.operands {
         let t = f.ty(*v);
+        if read_only {
+            let x = e.name(*v);
+            vals.push(super::kernel_operand(e, &x, t));
+            continue;
+        }
         // A private copy: the call reads it behind bufferization's back, so the operand's
         // buffer must not be one that later ops may reuse in place (a read-only
         // `to_buffer` of it is CSE'd and its later reads are invisible to the analysis).

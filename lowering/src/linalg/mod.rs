@@ -180,6 +180,20 @@ pub fn identity(rank: usize) -> String {
     map(rank, &e)
 }
 
+/// Tensor `x` (type `t`) as the unranked memref a runtime kernel that only reads it takes,
+/// read in place: `bufferization.to_buffer ... read_only` right before the call, each with its
+/// own `quabla.gemm_operand` attribute so that CSE never merges it with an earlier read of
+/// the same tensor (which would let bufferization reuse the buffer in between). The kernel
+/// reads it through its strides.
+pub fn kernel_operand(e: &mut Emitter, x: &str, t: &TensorType) -> String {
+    let d = t.dtype;
+    let dims: Vec<String> = t.shape.iter().map(|s| s.to_string()).collect();
+    let strided = format!("memref<{}x{d}, strided<[{}], offset: ?>>", dims.join("x"), vec!["?"; t.shape.len()].join(", "));
+    let id = e.id();
+    let buf = e.op(format!("bufferization.to_buffer {x} read_only {{quabla.gemm_operand = {id} : i64}} : {t} to {strided}"));
+    e.op(format!("memref.cast {buf} : {strided} to memref<*x{d}>"))
+}
+
 /// Comma-separated integers.
 pub fn list(v: &[i64]) -> String {
     v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
@@ -406,6 +420,15 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
         .map(|v| if dps { format!("%v{}: {} {{bufferization.writable = false}}", v.0, f.ty(*v)) } else { format!("%v{}: {}", v.0, f.ty(*v)) })
         .collect();
     let results = f.result_types();
+    // An output that reshapes another value `u` is written as `u` into the output buffer
+    // viewed in `u`'s shape (a collapse to 1-D and an expand; made first, so that it dominates
+    // `u`'s producer): empty-tensor elimination, which does not see through the reshape, can
+    // then let the producer write the output buffer itself, instead of a new buffer copied
+    // into it (np.tile's broadcast: 4-D, then reshaped to 2-D). The view is also `u`'s
+    // destination in `e.outs`: producers that write their destination themselves (runtime
+    // products, the scatter loop) use it.
+    let mut views = String::new();
+    let mut targets: Vec<(Value, TensorType, String)> = Vec::new();
     if dps {
         params.extend(results.iter().enumerate().map(|(k, t)| format!("%out{k}: {}", memref(t))));
         for (k, v) in f.outputs.iter().enumerate() {
@@ -413,18 +436,6 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
                 e.outs.push((*v, format!("%out{k}")));
             }
         }
-    }
-    lower_block(&mut e, cx, f, &f.ops, &f.outputs)?;
-    let vis = if public { "" } else { "private " };
-    let loc = f.loc.as_ref().map(|l| format!(" loc({l})")).unwrap_or_default();
-    if dps {
-        let _ = writeln!(out, "  func.func {vis}{}({}) attributes {{llvm.emit_c_interface}} {{", sym(name), params.join(", "));
-        // An output that reshapes another value `u` is written as `u` into the output buffer
-        // viewed in `u`'s shape (a collapse to 1-D and an expand; made first, so that it
-        // dominates `u`'s producer): empty-tensor elimination, which does not see through
-        // the reshape, can then let the producer write the output buffer itself, instead of
-        // a new buffer copied into it (np.tile's broadcast: 4-D, then reshaped to 2-D).
-        let mut writes = String::new();
         for (k, (v, t)) in f.outputs.iter().zip(&results).enumerate() {
             match reshaped_source(f, *v).filter(|(_, ut)| t.rank() >= 1 && ut.rank() >= 1) {
                 Some((u, ut)) => {
@@ -433,21 +444,33 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
                     let flat = if t.rank() == 1 {
                         format!("%out{k}")
                     } else {
-                        let _ = writeln!(out, "    %out{k}_flat = memref.collapse_shape %out{k} [[{}]] : {} into {}", all(t.rank()), memref(t), memref(&n));
+                        let _ = writeln!(views, "    %out{k}_flat = memref.collapse_shape %out{k} [[{}]] : {} into {}", all(t.rank()), memref(t), memref(&n));
                         format!("%out{k}_flat")
                     };
                     let view = if ut.rank() == 1 {
                         flat
                     } else {
-                        let _ = writeln!(out, "    %out{k}_as = memref.expand_shape {flat} [[{}]] output_shape [{}] : {} into {}", all(ut.rank()), list(&ut.shape), memref(&n), memref(&ut));
+                        let _ = writeln!(views, "    %out{k}_as = memref.expand_shape {flat} [[{}]] output_shape [{}] : {} into {}", all(ut.rank()), list(&ut.shape), memref(&n), memref(&ut));
                         format!("%out{k}_as")
                     };
-                    let _ = writeln!(writes, "    bufferization.materialize_in_destination {} in restrict writable {view} : ({ut}, {}) -> ()", e.name(u), memref(&ut));
+                    if !e.outs.iter().any(|(w, _)| *w == u) {
+                        e.outs.push((u, view.clone()));
+                    }
+                    targets.push((u, ut, view));
                 }
-                None => {
-                    let _ = writeln!(writes, "    bufferization.materialize_in_destination {} in restrict writable %out{k} : ({t}, {}) -> ()", e.name(*v), memref(t));
-                }
+                None => targets.push((*v, t.clone(), format!("%out{k}"))),
             }
+        }
+    }
+    lower_block(&mut e, cx, f, &f.ops, &f.outputs)?;
+    let vis = if public { "" } else { "private " };
+    let loc = f.loc.as_ref().map(|l| format!(" loc({l})")).unwrap_or_default();
+    if dps {
+        let _ = writeln!(out, "  func.func {vis}{}({}) attributes {{llvm.emit_c_interface}} {{", sym(name), params.join(", "));
+        out.push_str(&views);
+        let mut writes = String::new();
+        for (v, t, dest) in &targets {
+            let _ = writeln!(writes, "    bufferization.materialize_in_destination {} in restrict writable {dest} : ({t}, {}) -> ()", e.name(*v), memref(t));
         }
         out.push_str(&e.out);
         out.push_str(&writes);

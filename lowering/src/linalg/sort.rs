@@ -1,8 +1,9 @@
 //! Lowering of the sort family (`sort`, `argsort`): one call of a runtime kernel
 //! `quabla_sort_<dtype>` / `quabla_argsort_<dtype>_<index dtype>` (dtypes spelled as MLIR
-//! does, `ui32` apart from `i32`) on unranked memrefs (operand, result, then the dimension and
-//! `1` for descending as `i64`s), declared with `llvm.emit_c_interface` like the linear-algebra
-//! kernels (crate::linalg::linalg, whose call emission this shares). The kernels
+//! does, `ui32` apart from `i32`) on unranked memrefs (operand, read in place, and result, then
+//! the dimension, `1` for descending, the leading places read and the threads as `i64`s),
+//! declared with `llvm.emit_c_interface` like the linear-algebra kernels
+//! (crate::linalg::linalg, whose call emission this shares). The kernels
 //! (runtime/src/sort_kernels.rs) sort each lane in O(n log n): a stable order that is NumPy's
 //! total order (NaN last ascending, first descending; -0.0 ties 0.0).
 //!
@@ -25,8 +26,12 @@ pub fn kernel(op: &SortOp, d: DType) -> (String, Vec<String>) {
         SortOp::Sort { .. } => (format!("quabla_sort_{}", d.mlir()), d),
         SortOp::Argsort { index, .. } => (format!("quabla_argsort_{}_{}", d.mlir(), index.mlir()), *index),
     };
-    (name, vec![unranked(d), unranked(out), "i64".to_string(), "i64".to_string(), "i64".to_string()])
+    (name, vec![unranked(d), unranked(out), "i64".to_string(), "i64".to_string(), "i64".to_string(), "i64".to_string()])
 }
+
+/// Operands of at least this many elements, in at least two lanes, are sorted on every thread
+/// of the program (lanes split between them): one lane of 1024 f32 is 5-30 us of work.
+pub const SORT_PARALLEL_ELEMENTS: i64 = 1 << 15;
 
 /// How many leading places of each lane of `v` (sorted along `dim`) the program reads: the
 /// largest end along `dim` of the slices that are its only users (`top_k` slices an argsort),
@@ -72,10 +77,14 @@ pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &SortOp) -> Result<String, L
     if e.cg.target.parallel_outer() {
         return Ok(kernel_sort(e, f, o, op, dimension as usize, direction == CmpDir::Gt));
     }
-    let (name, args) = kernel(op, f.ty(o.operands[0]).dtype);
-    let n = f.ty(o.operands[0]).shape[dimension as usize];
-    let flags = [dimension, i64::from(direction == CmpDir::Gt), places_read(f, o.results[0], dimension as usize, n)];
-    Ok(call_kernel(e, f, o, &name, &args, &flags).remove(0))
+    let xt = f.ty(o.operands[0]);
+    let (name, args) = kernel(op, xt.dtype);
+    let n = xt.shape[dimension as usize];
+    let elements = quabla_dialect::size::saturating_product(xt.shape.iter().copied());
+    let threads = if elements >= SORT_PARALLEL_ELEMENTS && elements / n.max(1) >= 2 { e.threads() } else { 1 };
+    let flags = [dimension, i64::from(direction == CmpDir::Gt), places_read(f, o.results[0], dimension as usize, n), threads];
+    // The kernels only read their operand: it is read in place.
+    Ok(call_kernel(e, f, o, &name, &args, &flags, true).remove(0))
 }
 
 /// Whether `a` sorts strictly before `b` in NumPy's total order on dtype `d` (ascending: NaN

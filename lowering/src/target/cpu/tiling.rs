@@ -79,34 +79,10 @@ pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Optio
     Some(Plan { mp, np, mr, mb, kb, nr, kc, mc, alias })
 }
 
-/// Multiply-adds per batch element from which a batched float product calls the runtime's
-/// packed product (`quabla_gemm_<d>`: quabla_kernels::gemm, precompiled micro-kernels on
-/// libomp's team) instead of the tiled code of [`script`]; single (unbatched) products call
-/// it whatever their size. Below it a batched product (attention's per-head products) stays
-/// generated: one call per batch element would repeat the call's overhead. The generated code
-/// is faster per call on some shapes (it reads A in place where the runtime packs it when
-/// more than two panels read a row block), but each generated product costs the program's
-/// compile 10-25 ms (the transform script, the vector lowering and LLVM on the kernel).
-///
-/// Measured 2026-12-04 (jitted `a @ b` f32, min of 300-1000 calls, one thread unless said):
-/// * from 2^21 (was 2^24): the GPT step (products of 6-8M multiply-adds, K 64 to 512) first
-///   call 0.64-0.66 -> 0.49 s, per call the same within the noise; 512x64x128 39.7 -> 47.3
-///   us, 256x64x256 40.7 -> 44.8, 128x256x128 54.0 -> 45.7, each first call 15-25 -> 3.5 ms;
-///   from 2^22 with short K those run on two threads ([`PAR_RUNTIME_GEMM_WORK`]) and beat the
-///   generated code;
-/// * single products up to 2^18 (64^3 3.4 -> 5.5 us, JAX 35-44 us; first call 1.05 -> 0.29
-///   of JAX's) and, since stop 35, between 2^18 and 2^21 too (A/B of two builds, two
-///   alternations): 32x128x256 14.6-15.0 -> 16.8-17.2 us, 64x256x64 12.8-13.1 -> 14.6-14.7,
-///   128x64x128 12.6-13.0 -> 14.9-15.4, 64x64x128 7.0-7.1 -> 8.6-8.7, 100^3 18.6-18.9 ->
-///   19.3-20.0, 64x128x96 9.7-9.9 -> 12.0-12.5, 32x256x128 18.3-18.5 -> 16.7-17.4 us (JAX's
-///   calls of such products: 25-45 us), each first call 16-28 -> 4-5 ms (JAX ~20); the
-///   128-256-10 MLP step of bench/python_steps.py first call 90 -> 62 ms (JAX 125-133), per
-///   call 52.8 -> 51.8 us.
-pub const RUNTIME_GEMM_WORK: i64 = 1 << 21;
-
-/// Whether an `m x n x k` product of `d` (`b` batch elements) calls the runtime's product
-/// ([`RUNTIME_GEMM_WORK`]: every single product, batched ones from 2^21 per batch element):
-/// f32 and f64 on hosts with AVX2 or AVX-512
+/// Whether an `m x n x k` product of `d` (`b` batch elements) calls the runtime's packed
+/// product (`quabla_gemm_<d>`: quabla_kernels::gemm, precompiled micro-kernels on libomp's
+/// team) instead of the tiled code of [`script`]: every product, single or batched, of f32
+/// or f64 on hosts with AVX2 or AVX-512
 /// (`r`: its micro-kernels; elsewhere the generated code is faster), products with at least
 /// 32 columns and 16 rows and K, unless `QUABLA_CPU_GEMM=jit` (comparisons; the choice
 /// changes the lowered text, which the compile cache's key has). Narrower products waste most
@@ -116,11 +92,26 @@ pub const RUNTIME_GEMM_WORK: i64 = 1 << 21;
 /// 28-31 us per call against the generated code's 25-27 (JAX 72-78), first call 3.5 against
 /// 19-20 ms (JAX 20); the generated narrow products cost every program that has one (the MLP
 /// step's output layer and its gradient) ~15 ms of compile each.
+///
+/// Each generated product costs the program's compile 10-25 ms (the transform script, the
+/// vector lowering and LLVM on the kernel); the runtime's call costs 1-3 us more than a
+/// generated kernel on small products. Measured 2026-12-04 (jitted `a @ b` f32, min of 300-1000
+/// calls, one thread unless said):
+/// * single products up to 2^18 (64^3 3.4 -> 5.5 us, JAX 35-44 us; first call 1.05 -> 0.29
+///   of JAX's) and between 2^18 and 2^21: 32x128x256 14.6-15.0 -> 16.8-17.2 us, 64x256x64
+///   12.8-13.1 -> 14.6-14.7, 128x64x128 12.6-13.0 -> 14.9-15.4, 100^3 18.6-18.9 -> 19.3-20.0
+///   us (JAX's calls of such products: 25-45 us), each first call 16-28 -> 4-5 ms (JAX ~20);
+/// * batched products from 2^21 per batch element: the GPT step first call 0.64-0.66 -> 0.49
+///   s, per call the same within the noise;
+/// * since stop 38 every batched product, its batch elements split between the threads
+///   ([`PAR_BATCH_GEMM_WORK`]; runtime/src/gemm.rs `split_batch`): 64 x (64 x 64 x 64) 207
+///   -> 145 us a call (JAX 350-385), first call 1.7 -> 0.55 of JAX's; attention's q k^T 8 x 4
+///   x (64 x 64 x 16) 56-60 -> 66-68 us (JAX 100-120), first call 1.6 -> 0.53; the GPT step
+///   (cpu_table.py) 6.71 -> 6.70 ms, first call the same.
 pub fn runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], r: Regs) -> bool {
     static JIT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let jit = *JIT.get_or_init(|| std::env::var("QUABLA_CPU_GEMM").is_ok_and(|v| v == "jit"));
-    let work = m.saturating_mul(n).saturating_mul(k);
-    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && m >= 16 && k >= 16 && (narrow_gemm(d, [b, m, n, k], r) || (n >= 32 && (b == 1 || work >= RUNTIME_GEMM_WORK)))
+    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && m >= 16 && k >= 16 && (narrow_gemm(d, [b, m, n, k], r) || n >= 32)
 }
 
 /// Whether a runtime product takes the runtime's narrow path (quabla_kernels::gemm::gemm_narrow):
@@ -300,17 +291,24 @@ pub fn parallel_matmul(m: i64, n: i64, k: i64, threads: i64) -> bool {
 /// (64x512x64, 2M: 24.0 / 37.6-40.9 us).
 pub const PAR_RUNTIME_GEMM_WORK: i64 = 1 << 22;
 
+/// Multiply-adds (all batch elements) from which a runtime product of at least as many batch
+/// elements as threads runs on the threads, its batch elements split between them (each
+/// product on one thread, no barriers: runtime/src/gemm.rs `split_batch`).
+pub const PAR_BATCH_GEMM_WORK: i64 = 1 << 20;
+
 /// The longest K of a product that runs on several threads from [`PAR_RUNTIME_GEMM_WORK`].
 pub const PAR_RUNTIME_GEMM_K: i64 = 256;
 
 /// Whether a runtime product of `b` batch elements of `m x n x k` of `d` runs on `threads`
 /// threads (host registers `r`): every product of [`PAR_MATMUL_WORK`] multiply-adds or more
-/// (all batch elements), and single products from [`PAR_RUNTIME_GEMM_WORK`] with K up to
+/// (all batch elements), batches of at least `threads` products from [`PAR_BATCH_GEMM_WORK`],
+/// and single products from [`PAR_RUNTIME_GEMM_WORK`] with K up to
 /// [`PAR_RUNTIME_GEMM_K`], or any K on the narrow path ([`narrow_gemm`]), whose threads split
 /// the rows without barriers: 1024x512x10 f32 121-126 -> 65.8 us (the generated code: 106).
 pub fn parallel_runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], threads: i64, r: Regs) -> bool {
     let short_k = k <= PAR_RUNTIME_GEMM_K || narrow_gemm(d, [b, m, n, k], r);
-    parallel_matmul(m, n, k.saturating_mul(b), threads) || (threads > 1 && b == 1 && short_k && m.saturating_mul(n).saturating_mul(k) >= PAR_RUNTIME_GEMM_WORK)
+    let batch_split = threads > 1 && b >= threads && m.saturating_mul(n).saturating_mul(k).saturating_mul(b) >= PAR_BATCH_GEMM_WORK;
+    batch_split || parallel_matmul(m, n, k.saturating_mul(b), threads) || (threads > 1 && b == 1 && short_k && m.saturating_mul(n).saturating_mul(k) >= PAR_RUNTIME_GEMM_WORK)
 }
 
 /// The loop along which a generic over `extents` is split into `threads` tiles (the
@@ -581,7 +579,10 @@ mod tests {
         const Z: Regs = Regs { bytes: 64, count: 32 };
         assert!(parallel_runtime_gemm(F, [1, 1024, 1024, 1024], 2, Z) && parallel_runtime_gemm(F, [16, 256, 256, 256], 2, Z));
         assert!(parallel_runtime_gemm(F, [1, 256, 256, 64], 2, Z) && parallel_runtime_gemm(F, [1, 128, 128, 256], 2, Z));
-        assert!(!parallel_runtime_gemm(F, [1, 64, 64, 1024], 2, Z) && !parallel_runtime_gemm(F, [1, 64, 64, 512], 2, Z) && !parallel_runtime_gemm(F, [2, 256, 256, 64], 2, Z));
+        assert!(!parallel_runtime_gemm(F, [1, 64, 64, 1024], 2, Z) && !parallel_runtime_gemm(F, [1, 64, 64, 512], 2, Z));
+        // Batches of at least as many products as threads from 2^20 multiply-adds in all.
+        assert!(parallel_runtime_gemm(F, [2, 256, 256, 64], 2, Z) && parallel_runtime_gemm(F, [64, 64, 64, 64], 2, Z) && parallel_runtime_gemm(F, [32, 64, 64, 16], 2, Z));
+        assert!(!parallel_runtime_gemm(F, [2, 64, 64, 64], 2, Z) && !parallel_runtime_gemm(F, [64, 64, 64, 64], 1, Z));
         assert!(!parallel_runtime_gemm(F, [1, 1024, 1024, 1024], 1, Z));
         // Narrow products (the runtime's narrow path) from 2^22 whatever K.
         assert!(parallel_runtime_gemm(F, [1, 1024, 10, 512], 2, Z) && !parallel_runtime_gemm(F, [1, 256, 10, 512], 2, Z));
@@ -594,9 +595,9 @@ mod tests {
         }
         let (z, y) = (Regs { bytes: 64, count: 32 }, Regs { bytes: 32, count: 16 });
         let f = DType::F32;
-        // Single products of any size; batched ones from 2^21 per batch element.
+        // Single and batched products of any size.
         assert!(runtime_gemm(f, [1, 256, 512, 784], z) && runtime_gemm(f, [1, 64, 64, 64], z) && runtime_gemm(f, [1, 128, 96, 70], z));
-        assert!(runtime_gemm(f, [1, 128, 128, 128], z) && !runtime_gemm(f, [4, 64, 64, 64], z) && runtime_gemm(f, [4, 128, 128, 128], z));
+        assert!(runtime_gemm(f, [1, 128, 128, 128], z) && runtime_gemm(f, [4, 64, 64, 64], z) && runtime_gemm(f, [32, 64, 64, 16], z) && runtime_gemm(f, [4, 128, 128, 128], z));
         // Narrow single products: the narrow path on AVX-512 (one vector of columns), else
         // generated (the packed kernels' panels are 32 columns); batched ones generated.
         assert!(runtime_gemm(f, [1, 4096, 10, 512], z) && runtime_gemm(f, [1, 256, 16, 512], z) && runtime_gemm(DType::F64, [1, 256, 8, 512], z));
