@@ -9,8 +9,8 @@ instead (NaN for floats, the most negative integer for ints, False for bools, as
 gather is one ``quabla.gather`` along the flattened advanced dims; other dims stay whole.
 
 ``x.at[key].set/add/multiply/min/max(values, mode=...)`` scatter (``quabla.scatter*``) into
-the flat positions that ``x[key]`` reads (for a key of one index array or int on the first
-axis, computed from the indices and one row's positions): duplicates accumulate (``set``: the last one
+the flat positions that ``x[key]`` reads (a key of one index array or int on the first axis
+scatters whole rows along axis 0 instead): duplicates accumulate (``set``: the last one
 wins, as XLA on one device), out-of-bounds updates are dropped (JAX's default, also for
 ``"drop"``, ``"fill"`` and ``"promise_in_bounds"``) or clamped (``mode="clip"``).
 ``.get(mode=, fill_value=)`` is ``x[key]`` with that mode.
@@ -189,34 +189,33 @@ def _leading_rows(x, key):
 
 
 def scatter(x, key, values, combiner, mode=None):
-    """``x.at[key].<combiner>(values)``: a ``quabla.scatter*`` into the flat positions."""
+    """``x.at[key].<combiner>(values)``: a ``quabla.scatter*`` of whole rows along axis 0
+    (a key of one index array or int on the first axis) or into the flat positions."""
     name = {"set": "scatter", "add": "scatter_add", "mul": "scatter_mul", "min": "scatter_min", "max": "scatter_max"}[combiner]
     _check_mode(f"at[].{combiner}", mode)
     x = o._to_array(x)
     if not isinstance(key, tuple):
         key = (key,)
     rows = _leading_rows(x, key)
+    v = o._to_array(values) if is_array(values) else o._to_array(values, x.dtype)
+    if v.dtype is not x.dtype:
+        v = o.astype(v, x.dtype)
     if rows is not None:
-        # Whole rows (an index array or int on the first axis): their flat positions are
-        # row * row_size + the positions within a row, built from the indices and one row's
-        # arange (not gathered from an operand-sized array of positions).
+        # Whole rows (an index array or int on the first axis): a scatter along axis 0 with
+        # the row indices (the take-along-axis form, whose updates are the rows: the CPU
+        # lowering copies or adds a row per index), out-of-range rows dropped.
         n = x.shape[0]
-        size = int(np.prod(x.shape[1:]))
         i = o.where(rows < 0, rows + n, rows)
         if mode == "clip":
             i = o.clip(i, 0, n - 1)
         i = o.astype(i, _dt.int64)
-        lead = tuple(i.shape) + (1,) * (x.ndim - 1)
-        within = o.reshape(o.arange(size, dtype=_dt.int64), tuple(x.shape[1:]))
-        pos = o.reshape(i, lead) * size + within
-        if mode != "clip":
-            ok = (i >= 0) & (i < n)
-            pos = o.where(o.reshape(ok, lead), pos, -1)
-    else:
-        pos = _flat_positions(x, key, mode)
-    v = o._to_array(values) if is_array(values) else o._to_array(values, x.dtype)
-    if v.dtype is not x.dtype:
-        v = o.astype(v, x.dtype)
+        if i.ndim == 0:
+            i = o.reshape(i, (1,))
+        q, r = i.ndim, x.ndim
+        v = o.broadcast_to(v, tuple(i.shape) + tuple(x.shape[1:]))
+        op = o._op(name, update_window_dims=tuple(range(q, r - 1 + q)), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), index_vector_dim=q)
+        return bind(op, x, i, v)
+    pos = _flat_positions(x, key, mode)
     v = o.broadcast_to(v, tuple(pos.shape))
     xf = o.reshape(x, (int(np.prod(x.shape)),))
     if pos.ndim == 0:

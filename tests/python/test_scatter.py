@@ -122,6 +122,22 @@ def test_grads_match_jax(c):
     np.testing.assert_allclose(float(np.asarray(jv)), float(np.sum(np.asarray(gx) * tx) + np.sum(gv * tv)), rtol=1e-10)
 
 
+
+@pytest.mark.parametrize("key", [2, -1, np.array([3, 0, 3]), np.array([[1, 4], [9, -2]])])
+@pytest.mark.parametrize("c", ["set", "add"])
+def test_row_updates_differentiate_operand_and_values_together(key, c):
+    # Whole-row updates with both x and the values traced, jitted and not: a key of one
+    # index array or int on the first axis (duplicates, negative and out-of-range rows).
+    rng = np.random.default_rng(21)
+    x = rng.normal(size=(5, 3))
+    v = rng.normal(size=np.shape(jnp.asarray(x)[key]))
+    q = lambda a, w: qb.sum(qb.sin(getattr(a.at[key], c)(w)))  # noqa: E731
+    j = lambda a, w: jnp.sum(jnp.sin(getattr(a.at[key], c)(w)))  # noqa: E731
+    want = jax.grad(j, argnums=(0, 1))(x, v)
+    for g in (qb.grad(q, argnums=(0, 1))(x, v), qb.jit(qb.grad(q, argnums=(0, 1)))(x, v)):
+        for a, b in zip(g, want):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
+
 @pytest.mark.parametrize("c", ["set", "add", "min", "max"])
 def test_second_order_matches_jax(c):
     key = (IDX,)

@@ -155,3 +155,60 @@ fn scatter_derivatives() {
         }
     }
 }
+
+#[test]
+fn whole_rows_are_copied_or_added_a_row_at_a_time() {
+    // Take-form set/add along the first axis (x.at[rows], the gather VJP's scatter_add): the CPU
+    // lowering inserts or adds whole rows (`tensor.insert_slice`), one step per index, with
+    // duplicate rows (set: the last wins; add: in order) and out-of-range ones (dropped), index
+    // arrays of rank 0, 1 and 2, operands of rank 2 and 3: the interpreter's results to the
+    // bit on one and two threads.
+    let mut rng = Rng(12);
+    for c in [Combiner::Set, Combiner::Add] {
+        for (xs, is) in [(vec![40i64, 300], vec![]), (vec![40, 300], vec![64]), (vec![16, 5, 70], vec![3, 7]), (vec![2000, 2048], vec![9])] {
+            let (xt, itt) = (t(DType::F32, &xs), t(DType::I64, &is));
+            let mut us = is.clone();
+            us.extend(&xs[1..]);
+            let ut = t(DType::F32, &us);
+            let m = one_op_module(OpKind::Scatter(ScatterOp::along_axis(c, xs.len(), is.len(), 0)), &[xt.clone(), itt.clone(), ut.clone()]);
+            let text = quabla_lowering::lower_for_cpu(&m, &quabla_lowering::CpuOptions::default()).unwrap().text;
+            assert!(text.contains("tensor.insert_slice"), "{} {xs:?} {is:?}: not a row loop:\n{text}", c.name());
+            let n = xs[0] as f64;
+            let inputs = [rng.buffer(&xt, -4.0, 4.0), rng.buffer(&itt, -3.0, n + 3.0), rng.buffer(&ut, -4.0, 4.0)];
+            let want = interp::run_func(&m, "main", &inputs).unwrap();
+            for threads in [1, 2] {
+                let exe = executor().compile(&m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap();
+                let got = exe.run(&inputs.iter().collect::<Vec<_>>()).unwrap();
+                compare(&got[0], &want[0], Tol::Exact, 1.0).unwrap_or_else(|e| panic!("{} {xs:?} {is:?} on {threads} threads: {e}", c.name()));
+            }
+        }
+    }
+}
+
+#[test]
+fn an_output_scattered_from_a_value_read_again_keeps_that_value() {
+    // A gradient's pattern: ct = cos(x) is scattered (zero rows) into an output and read
+    // again afterwards (gathered into a second output). ct is computed, not a parameter, so
+    // the scatter does not start from a copy in the output buffer: empty-tensor elimination
+    // could compute ct there, and the scatter's writes would reach the later gather (the
+    // second output was zeros). Equal to the interpreter on one and two threads.
+    use quabla_dialect::{ElementwiseOp, UnaryOp};
+    let (xt, itt, ut) = (t(DType::F64, &[5, 3]), t(DType::I64, &[2]), t(DType::F64, &[2, 3]));
+    let mut f = Func::new("main", &[xt.clone(), itt.clone(), ut.clone()]);
+    let (x, i, u) = (f.params[0], f.params[1], f.params[2]);
+    let ct = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Cos }), &[x], None).unwrap();
+    let s = f.push1(OpKind::Scatter(ScatterOp::along_axis(Combiner::Set, 2, 1, 0)), &[ct, i, u], None).unwrap();
+    let g = f.push1(OpKind::Slicing(SlicingOp::Gather { axis: 0 }), &[ct, i], None).unwrap();
+    f.outputs = vec![s, g];
+    let m = Module { funcs: vec![f] };
+    let mut rng = Rng(13);
+    let inputs = [rng.buffer(&xt, -2.0, 2.0), Buffer::from_slice::<i64>(&[2], &[2, 4]).unwrap(), rng.buffer(&ut, -1.0, 1.0)];
+    let want = interp::run_func(&m, "main", &inputs).unwrap();
+    for threads in [1, 2] {
+        let exe = executor().compile(&m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap();
+        let got = exe.run(&inputs.iter().collect::<Vec<_>>()).unwrap();
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            compare(g, w, Tol::Exact, 1.0).unwrap_or_else(|e| panic!("output {k} on {threads} threads: {e}"));
+        }
+    }
+}

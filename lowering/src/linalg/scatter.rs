@@ -9,7 +9,7 @@
 //! GPU) the nest is the body of a one-iteration `scf.forall` over the result, so it becomes
 //! a one-thread kernel: updates applied in order, any combiner, duplicate indices as on the
 //! CPU (no atomics yet: a large scatter is slow there, not wrong).
-use quabla_dialect::{Combiner, DType, Func, Op, ScatterOp};
+use quabla_dialect::{Combiner, DType, Func, LayoutOp, Op, OpKind, ScatterOp, TensorType, Value};
 
 use super::Emitter;
 use crate::LowerError;
@@ -43,7 +43,6 @@ pub fn lower_scatter(e: &mut Emitter, f: &Func, o: &Op, op: &ScatterOp) -> Resul
     let sdims = d.update_scatter_dims(ur);
     let wdims = d.window_operand_dims(r);
     let zero = e.index(0);
-    let one = e.index(1);
     // On a target whose computations are all kernels, the nest runs inside a one-iteration
     // `scf.forall` (one GPU thread, in update order: any combiner, duplicates as on the CPU).
     let kernel = e.cg.target.parallel_outer().then(|| {
@@ -52,20 +51,24 @@ pub fn lower_scatter(e: &mut Emitter, f: &Func, o: &Op, op: &ScatterOp) -> Resul
         e.depth += 1;
         (res, out)
     });
-    // Loop nest over the updates; each level carries the result tensor.
-    let mut ivs = Vec::with_capacity(ur);
-    let mut accs = vec![kernel.as_ref().map_or(x.clone(), |(_, out)| out.clone())];
-    let mut results = Vec::with_capacity(ur);
-    for k in 0..ur {
-        let ub = e.index(ut.shape[k]);
-        let (res, iv, acc) = (e.fresh(), e.fresh(), e.fresh());
-        e.raw_line(format!("{res} = scf.for {iv} = {zero} to {ub} step {one} iter_args({acc} = {}) -> ({xt}) {{", accs[k]));
-        e.depth += 1;
-        ivs.push(iv);
-        accs.push(acc);
-        results.push(res);
+    // A result that is a destination-passing output of the function (or viewed as one) is
+    // updated in the output's buffer: the operand is copied there first, so the loop carries
+    // the output (one copy of the operand, not one into a new buffer and another into the
+    // output). Only for an operand that is a parameter ([`reads_parameter`]).
+    let dest = e.outs.iter().find(|(v, _)| *v == o.results[0]).map(|(_, name)| name.clone()).filter(|_| kernel.is_none() && reads_parameter(f, o.operands[0]));
+    let init = match dest {
+        Some(out) => {
+            let m = super::memref(&xt);
+            e.line(format!("bufferization.materialize_in_destination {x} in restrict writable {out} : ({xt}, {m}) -> ()"));
+            e.op(format!("bufferization.to_tensor {out} restrict writable : {m} to {xt}"))
+        }
+        None => kernel.as_ref().map_or(x.clone(), |(_, out)| out.clone()),
+    };
+    if kernel.is_none() && xt.rank() >= 2 && matches!(op.combiner(), Combiner::Set | Combiner::Add) && d.take_axis(&xt, &it, &ut) == Some(0) {
+        return Ok(row_scatter(e, op.combiner(), &init, &xt, &idx, &it, &upd, &ut));
     }
-    let acc = accs[ur].clone();
+    // Loop nest over the updates; each level carries the result tensor.
+    let Nest { ivs, acc, results } = open_nest(e, &ut.shape, &xt, init);
     // Start index per operand dim (0 where the indices do not address it).
     let mut start: Vec<Option<String>> = vec![None; r];
     for (k, &od) in d.scatter_dims_to_operand_dims.iter().enumerate() {
@@ -120,14 +123,7 @@ pub fn lower_scatter(e: &mut Emitter, f: &Func, o: &Op, op: &ScatterOp) -> Resul
         None => write(e),
         Some(ok) => e.if_else_keep(&ok, &xt, &acc, write),
     };
-    let mut inner = next;
-    for k in (0..ur).rev() {
-        e.line(format!("scf.yield {inner} : {xt}"));
-        e.depth -= 1;
-        e.line("}");
-        inner = results[k].clone();
-    }
-    let done = if ur == 0 { inner } else { results[0].clone() };
+    let done = close_nest(e, &results, next, &xt);
     Ok(match kernel {
         None => done,
         Some((res, out)) => {
@@ -138,6 +134,101 @@ pub fn lower_scatter(e: &mut Emitter, f: &Func, o: &Op, op: &ScatterOp) -> Resul
             res
         }
     })
+}
+
+/// Whether `v` is a parameter of `f`, or a reshape of one: a buffer that no op of `f` writes.
+/// A value computed in `f` and copied into the output buffer may be computed there directly
+/// (empty-tensor elimination), so the scatter's in-place updates would reach that value's
+/// later readers (a gradient's `ct` both scattered into an output and gathered afterwards).
+fn reads_parameter(f: &Func, mut v: Value) -> bool {
+    loop {
+        if f.params.contains(&v) {
+            return true;
+        }
+        match f.ops.iter().find(|op| op.results.contains(&v)) {
+            Some(Op { kind: OpKind::Layout(LayoutOp::Reshape { .. }), operands, .. }) => v = operands[0],
+            _ => return false,
+        }
+    }
+}
+
+/// A set or add of whole rows (a take-form scatter along the first axis: `x.at[rows].set(v)`,
+/// the gather VJP's `scatter_add`) on the CPU: one step per index instead of one per element,
+/// carrying the result tensor `init` (type `xt`). Each step reads its row index once, skips
+/// the update when the row is out of bounds, and inserts the update's row (`tensor.insert_slice`
+/// of a slice of the updates: a copy of the row) or adds it to the row's slice (a generic,
+/// contiguous and vectorized), in index order as the element loop (the same results to the
+/// bit: set's last writer wins, adds accumulate in order).
+#[allow(clippy::too_many_arguments)]
+fn row_scatter(e: &mut Emitter, c: Combiner, init: &str, xt: &TensorType, idx: &str, it: &TensorType, upd: &str, ut: &TensorType) -> String {
+    let (q, r) = (it.rank(), xt.rank());
+    let row_t = TensorType::new(xt.dtype, xt.shape[1..].to_vec());
+    let row_dims: Vec<String> = xt.shape[1..].iter().map(|n| n.to_string()).collect();
+    let zero = e.index(0);
+    let Nest { ivs, acc, results } = open_nest(e, &it.shape, xt, init.to_string());
+    let s = e.op(format!("tensor.extract {idx}[{}] : {it}", ivs.join(", ")));
+    let s = e.op(format!("arith.index_cast {s} : {} to index", it.dtype));
+    let hi = e.index(xt.shape[0] - 1);
+    let ge = e.op(format!("arith.cmpi sge, {s}, {zero} : index"));
+    let le = e.op(format!("arith.cmpi sle, {s}, {hi} : index"));
+    let ok = e.op(format!("arith.andi {ge}, {le} : i1"));
+    let next = e.if_else_keep(&ok, xt, &acc, |e| {
+        let ones = |n: usize| vec!["1"; n].join(", ");
+        let u_off: Vec<String> = ivs.iter().cloned().chain(std::iter::repeat_n("0".to_string(), r - 1)).collect();
+        let u_sizes: Vec<String> = std::iter::repeat_n("1".to_string(), q).chain(row_dims.iter().cloned()).collect();
+        let row = e.op(format!("tensor.extract_slice {upd}[{}] [{}] [{}] : {ut} to {row_t}", u_off.join(", "), u_sizes.join(", "), ones(q + r - 1)));
+        let x_off: Vec<String> = std::iter::once(s.clone()).chain(std::iter::repeat_n("0".to_string(), r - 1)).collect();
+        let x_sizes: Vec<String> = std::iter::once("1".to_string()).chain(row_dims.iter().cloned()).collect();
+        let slice = format!("[{}] [{}] [{}]", x_off.join(", "), x_sizes.join(", "), ones(r));
+        let val = match c {
+            Combiner::Add => {
+                let cur = e.op(format!("tensor.extract_slice {acc}{slice} : {xt} to {row_t}"));
+                let id = super::identity(r - 1);
+                super::generic(e, &vec![super::Iter::Parallel; r - 1], &[super::Operand::new(row, &row_t, id.clone())], &[super::Operand::new(cur, &row_t, id)], |e, a| vec![combine(e, Combiner::Add, xt.dtype, &a[1], &a[0])]).remove(0)
+            }
+            _ => row,
+        };
+        e.op(format!("tensor.insert_slice {val} into {acc}{slice} : {row_t} into {xt}"))
+    });
+    close_nest(e, &results, next, xt)
+}
+
+/// An `scf.for` nest over `extents` whose levels carry a tensor of type `ty` from `init`.
+struct Nest {
+    /// The induction variables, outermost first.
+    ivs: Vec<String>,
+    /// The carried tensor inside the innermost loop.
+    acc: String,
+    /// Each level's result, outermost first.
+    results: Vec<String>,
+}
+
+fn open_nest(e: &mut Emitter, extents: &[i64], ty: &TensorType, init: String) -> Nest {
+    let (zero, one) = (e.index(0), e.index(1));
+    let (mut ivs, mut acc, mut results) = (Vec::with_capacity(extents.len()), init, Vec::with_capacity(extents.len()));
+    for &n in extents {
+        let ub = e.index(n);
+        let (res, iv, inner) = (e.fresh(), e.fresh(), e.fresh());
+        e.raw_line(format!("{res} = scf.for {iv} = {zero} to {ub} step {one} iter_args({inner} = {acc}) -> ({ty}) {{"));
+        e.depth += 1;
+        ivs.push(iv);
+        results.push(res);
+        acc = inner;
+    }
+    Nest { ivs, acc, results }
+}
+
+/// Closes the nest whose levels' results are `results`, the innermost yielding `next`;
+/// returns the outermost result (`next` itself without loops).
+fn close_nest(e: &mut Emitter, results: &[String], next: String, ty: &TensorType) -> String {
+    let mut inner = next;
+    for res in results.iter().rev() {
+        e.line(format!("scf.yield {inner} : {ty}"));
+        e.depth -= 1;
+        e.line("}");
+        inner = res.clone();
+    }
+    inner
 }
 
 /// Lowers one op of this family, returning its result's name (exhaustive over the family).
