@@ -498,8 +498,8 @@ real!(f64, (avx512_f64, 8, 16), (avx2_f64, 6, 8), (portable_f64, 4, 4), transpos
 
 pub use crate::host::{caches as host_caches, Caches};
 
-/// The blocks of a product: `kc` rows of B per block (its `kc x nr` panel and a `kc x mr`
-/// micro-panel fill at most L1), `mc` rows of A per row block (a multiple of `mr` whose packed
+/// The blocks of a product: `kc` rows of B per block (a `kc x mr` micro-panel of A fills at most
+/// half of L1, and `kc` at most [`KC_MAX`]), `mc` rows of A per row block (a multiple of `mr` whose packed
 /// `mc x kc` block fills at most a quarter of L2), `nc` columns per B block (a multiple of
 /// `nr`; the packed `kc x nc` block at most twice L2: each thread's share of it stays in its
 /// core's L2 when two share it).
@@ -520,12 +520,21 @@ pub const IN_PLACE_PANELS: usize = 2;
 /// 48 / 64 / 96 / 128 / 256 rows 193 / 190 / 183 / 180 / 182 GFLOP/s.
 pub const MC_MAX: usize = 64;
 
+/// The largest K block. Deep blocks repay the C tile's loads and stores over more
+/// multiply-adds; the `kc x nr` panel of B then streams from L2 (the micro-kernel reads it once
+/// per tile, 128 bytes per 16 FMAs at 8x32 f32, well inside L2's bandwidth). Measured
+/// (`gemm_speed`, best of 30, AMD EPYC Zen 4 with 32 KB L1 and 1 MB L2, 2026-12-05), 1024^3
+/// f32 on one / two threads: kc 176 (the L1 bound used before) 101.5 / 199.8 GFLOP/s, 256
+/// 104.2 / 208.5, 384 105.2 / 209.9, 512 107.9 / 213.3, 1024 108.5 / 213.1; f64 (8x16) kc 168
+/// 47.6 / 94.7, 256 50.4 / 100.9. On the Xeon of stop 37 kc 176-512 were within noise.
+pub const KC_MAX: usize = 512;
+
 /// The blocks for an `m x n x k` product of `size`-byte elements with register tile
 /// `mr x nr` on caches `c`. K blocks are balanced (K split into equal blocks, each a
 /// multiple of 8 up to the L1 bound).
 pub fn blocks(size: usize, [m, n, k]: [usize; 3], [mr, nr]: [usize; 2], c: Caches) -> Blocks {
     let (l1d, l2) = (c.l1d.max(0) as usize, c.l2.max(0) as usize);
-    let kmax = (l1d / ((mr + nr) * size)).max(16) / 8 * 8;
+    let kmax = (l1d / 2 / (mr * size)).clamp(16, KC_MAX) / 8 * 8;
     let parts = k.div_ceil(kmax).max(1);
     let kc = k.div_ceil(parts).div_ceil(8) * 8;
     let kc = kc.min(k.max(1));
@@ -1060,10 +1069,13 @@ mod tests {
     #[test]
     fn block_choice() {
         let xeon = Caches { l1d: 48 << 10, l2: 2 << 20, l1_sets: 64, line: 64 };
-        assert_eq!(blocks(4, [1024, 1024, 1024], [8, 32], xeon), Blocks { kc: 256, mc: 64, nc: 1024 });
-        assert_eq!(blocks(8, [1024, 1024, 1024], [8, 16], xeon), Blocks { kc: 256, mc: 64, nc: 1024 });
-        // Balanced K blocks: 784 = 3 x 264 (last 256); small shapes keep one block.
-        assert_eq!(blocks(4, [256, 512, 784], [8, 32], xeon).kc, 264);
+        assert_eq!(blocks(4, [1024, 1024, 1024], [8, 32], xeon), Blocks { kc: 512, mc: 64, nc: 1024 });
+        assert_eq!(blocks(8, [1024, 1024, 1024], [8, 16], xeon), Blocks { kc: 344, mc: 64, nc: 1024 });
+        let zen4 = Caches { l1d: 32 << 10, l2: 1 << 20, l1_sets: 64, line: 64 };
+        assert_eq!(blocks(4, [1024, 1024, 1024], [8, 32], zen4), Blocks { kc: 512, mc: 64, nc: 1024 });
+        assert_eq!(blocks(8, [1024, 1024, 1024], [8, 16], zen4).kc, 256);
+        // Balanced K blocks: 784 = 2 x 392; small shapes keep one block.
+        assert_eq!(blocks(4, [256, 512, 784], [8, 32], xeon).kc, 392);
         assert_eq!(blocks(4, [10, 10, 10], [8, 32], xeon), Blocks { kc: 10, mc: 16, nc: 32 });
     }
 }

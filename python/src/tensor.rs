@@ -381,7 +381,8 @@ pub fn from_buffer(py: Python<'_>, obj: &Bound<'_, PyAny>, shape: Option<Vec<i64
         let ty = TensorType::new(dtype, shape);
         let item = pb.item_size();
         let n = ty.num_elements();
-        let mut out = Buffer::try_zeros(ty).map_err(|e| errors::buffer(py, &e, "array"))?;
+        // SAFETY: both copies below write all n elements before anything reads them.
+        let mut out = unsafe { Buffer::try_uninit(ty) }.map_err(|e| errors::buffer(py, &e, "array"))?;
         let dst = out.bytes_mut().expect("fresh buffer");
         let src = pb.buf_ptr() as *const u8;
         if pb.is_c_contiguous() {
