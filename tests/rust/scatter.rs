@@ -212,3 +212,27 @@ fn an_output_scattered_from_a_value_read_again_keeps_that_value() {
         }
     }
 }
+
+#[test]
+fn row_gathers_match_the_interpreter() {
+    // Gathers whose slices hold at least ROW_GATHER_ELEMENTS contiguous elements copy whole
+    // slices (an scf.for nest, or an scf.forall on two threads past PAR_ROW_GATHER_BYTES):
+    // along axis 0 and 1, a 2-D index, out-of-range indices clamped; bit-identical to the
+    // interpreter on one and two threads.
+    let mut rng = Rng(17);
+    // (operand shape, index shape, axis)
+    for (xs, is, a) in [(vec![40, 64], vec![9], 0usize), (vec![3, 7, 2, 64], vec![2, 5], 1), (vec![1024, 300], vec![1000], 0), (vec![4, 300, 96], vec![3, 200], 1)] {
+        for d in [DType::F32, DType::I64] {
+            let (xt, itt) = (t(d, &xs), t(DType::I32, &is));
+            let m = one_op_module(OpKind::Slicing(SlicingOp::Gather { axis: a as i64 }), &[xt.clone(), itt.clone()]);
+            let n = xs[a] as f64;
+            let inputs = [rng.buffer(&xt, -4.0, 4.0), rng.buffer(&itt, -3.0, n + 3.0)];
+            let want = interp::run_func(&m, "main", &inputs).unwrap();
+            for threads in [1, 2] {
+                let exe = executor().compile(&m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap();
+                let got = exe.run(&inputs.iter().collect::<Vec<_>>()).unwrap();
+                compare(&got[0], &want[0], Tol::Exact, 1.0).unwrap_or_else(|e| panic!("gather {d} {xs:?} {is:?} axis {a} on {threads} threads: {e}"));
+            }
+        }
+    }
+}

@@ -194,6 +194,45 @@ pub fn kernel_operand(e: &mut Emitter, x: &str, t: &TensorType) -> String {
     e.op(format!("memref.cast {buf} : {strided} to memref<*x{d}>"))
 }
 
+/// An `scf.for` nest over `extents` whose levels carry a tensor of type `ty` from `init`
+/// ([`open_nest`]; shared by the scatter loops and the row gather).
+pub(super) struct ForNest {
+    /// The induction variables, outermost first.
+    pub ivs: Vec<String>,
+    /// The carried tensor inside the innermost loop.
+    pub acc: String,
+    /// Each level's result, outermost first.
+    pub results: Vec<String>,
+}
+
+pub(super) fn open_nest(e: &mut Emitter, extents: &[i64], ty: &TensorType, init: String) -> ForNest {
+    let (zero, one) = (e.index(0), e.index(1));
+    let (mut ivs, mut acc, mut results) = (Vec::with_capacity(extents.len()), init, Vec::with_capacity(extents.len()));
+    for &n in extents {
+        let ub = e.index(n);
+        let (res, iv, inner) = (e.fresh(), e.fresh(), e.fresh());
+        e.raw_line(format!("{res} = scf.for {iv} = {zero} to {ub} step {one} iter_args({inner} = {acc}) -> ({ty}) {{"));
+        e.depth += 1;
+        ivs.push(iv);
+        results.push(res);
+        acc = inner;
+    }
+    ForNest { ivs, acc, results }
+}
+
+/// Closes the nest whose levels' results are `results`, the innermost yielding `next`;
+/// returns the outermost result (`next` itself without loops).
+pub(super) fn close_nest(e: &mut Emitter, results: &[String], next: String, ty: &TensorType) -> String {
+    let mut inner = next;
+    for res in results.iter().rev() {
+        e.line(format!("scf.yield {inner} : {ty}"));
+        e.depth -= 1;
+        e.line("}");
+        inner = res.clone();
+    }
+    inner
+}
+
 /// Comma-separated integers.
 pub fn list(v: &[i64]) -> String {
     v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")

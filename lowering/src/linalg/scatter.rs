@@ -11,7 +11,7 @@
 //! CPU (no atomics yet: a large scatter is slow there, not wrong).
 use quabla_dialect::{Combiner, DType, Func, LayoutOp, Op, OpKind, ScatterOp, TensorType, Value};
 
-use super::Emitter;
+use super::{close_nest, open_nest, Emitter, ForNest};
 use crate::LowerError;
 
 /// The scalar combine of `c` on dtype `d` (`a` the old element, `b` the update).
@@ -68,7 +68,7 @@ pub fn lower_scatter(e: &mut Emitter, f: &Func, o: &Op, op: &ScatterOp) -> Resul
         return Ok(row_scatter(e, op.combiner(), &init, &xt, &idx, &it, &upd, &ut));
     }
     // Loop nest over the updates; each level carries the result tensor.
-    let Nest { ivs, acc, results } = open_nest(e, &ut.shape, &xt, init);
+    let ForNest { ivs, acc, results } = open_nest(e, &ut.shape, &xt, init);
     // Start index per operand dim (0 where the indices do not address it).
     let mut start: Vec<Option<String>> = vec![None; r];
     for (k, &od) in d.scatter_dims_to_operand_dims.iter().enumerate() {
@@ -165,7 +165,7 @@ fn row_scatter(e: &mut Emitter, c: Combiner, init: &str, xt: &TensorType, idx: &
     let row_t = TensorType::new(xt.dtype, xt.shape[1..].to_vec());
     let row_dims: Vec<String> = xt.shape[1..].iter().map(|n| n.to_string()).collect();
     let zero = e.index(0);
-    let Nest { ivs, acc, results } = open_nest(e, &it.shape, xt, init.to_string());
+    let ForNest { ivs, acc, results } = open_nest(e, &it.shape, xt, init.to_string());
     let s = e.op(format!("tensor.extract {idx}[{}] : {it}", ivs.join(", ")));
     let s = e.op(format!("arith.index_cast {s} : {} to index", it.dtype));
     let hi = e.index(xt.shape[0] - 1);
@@ -191,44 +191,6 @@ fn row_scatter(e: &mut Emitter, c: Combiner, init: &str, xt: &TensorType, idx: &
         e.op(format!("tensor.insert_slice {val} into {acc}{slice} : {row_t} into {xt}"))
     });
     close_nest(e, &results, next, xt)
-}
-
-/// An `scf.for` nest over `extents` whose levels carry a tensor of type `ty` from `init`.
-struct Nest {
-    /// The induction variables, outermost first.
-    ivs: Vec<String>,
-    /// The carried tensor inside the innermost loop.
-    acc: String,
-    /// Each level's result, outermost first.
-    results: Vec<String>,
-}
-
-fn open_nest(e: &mut Emitter, extents: &[i64], ty: &TensorType, init: String) -> Nest {
-    let (zero, one) = (e.index(0), e.index(1));
-    let (mut ivs, mut acc, mut results) = (Vec::with_capacity(extents.len()), init, Vec::with_capacity(extents.len()));
-    for &n in extents {
-        let ub = e.index(n);
-        let (res, iv, inner) = (e.fresh(), e.fresh(), e.fresh());
-        e.raw_line(format!("{res} = scf.for {iv} = {zero} to {ub} step {one} iter_args({inner} = {acc}) -> ({ty}) {{"));
-        e.depth += 1;
-        ivs.push(iv);
-        results.push(res);
-        acc = inner;
-    }
-    Nest { ivs, acc, results }
-}
-
-/// Closes the nest whose levels' results are `results`, the innermost yielding `next`;
-/// returns the outermost result (`next` itself without loops).
-fn close_nest(e: &mut Emitter, results: &[String], next: String, ty: &TensorType) -> String {
-    let mut inner = next;
-    for res in results.iter().rev() {
-        e.line(format!("scf.yield {inner} : {ty}"));
-        e.depth -= 1;
-        e.line("}");
-        inner = res.clone();
-    }
-    inner
 }
 
 /// Lowers one op of this family, returning its result's name (exhaustive over the family).
