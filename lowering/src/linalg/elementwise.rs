@@ -584,7 +584,10 @@ pub fn lower_convert(e: &mut Emitter, f: &Func, o: &Op, to: quabla_dialect::DTyp
 ///   consumer's generic recomputes it (once per generic, however many of its ops use it)
 ///   instead of one loop writing it and each consumer reading it back. Example: the gelu
 ///   gradient's 0.5 x, x^2 and 1 + tanh(..), each read by both the loss's loop and the
-///   gradient's.
+///   gradient's;
+/// - a value with several uses, all elementwise ops of its shape, that all end in one
+///   consumer's generic (through the values above): computed once there, whatever it costs.
+///   Example: threefry's 20 rounds, one loop.
 pub fn fusible_producers<'a>(f: &Func, ops: &'a [Op], outputs: &[Value]) -> HashMap<Value, &'a Op> {
     let mut uses: HashMap<Value, (usize, bool)> = HashMap::new();
     for op in ops {
@@ -620,6 +623,40 @@ pub fn fusible_producers<'a>(f: &Func, ops: &'a [Op], outputs: &[Value]) -> Hash
         cost.insert(v, c);
         if !out.contains_key(&v) && candidate(op) && c <= RECOMPUTE_COST && uses.get(&v).is_some_and(|&(n, ew)| n > 1 && ew) {
             out.insert(v, op);
+        }
+    }
+    // Values with several uses that all end in one generic are computed once inside it: in
+    // reverse op order, each op's home is the root whose generic computes it (itself for a
+    // root, none for a value recomputed by several generics); a multi-use value whose users
+    // all have the same home joins it. Threefry's rounds (each word read by the next two ops) become
+    // one loop instead of one generic per round with two 1e6-element results each.
+    let mut users: HashMap<Value, Vec<usize>> = HashMap::new();
+    for (i, op) in ops.iter().enumerate() {
+        for v in &op.operands {
+            users.entry(*v).or_default().push(i);
+        }
+    }
+    let mut home: Vec<Option<usize>> = vec![None; ops.len()];
+    for i in (0..ops.len()).rev() {
+        let op = &ops[i];
+        home[i] = Some(i);
+        if op.results.len() != 1 {
+            continue;
+        }
+        let v = op.results[0];
+        let us = users.get(&v).map(Vec::as_slice).unwrap_or(&[]);
+        let shared = || -> Option<usize> {
+            let first = home[*us.first()?]?;
+            us.iter().all(|&u| home[u] == Some(first)).then_some(first)
+        };
+        if out.contains_key(&v) {
+            // Computed inside its consumers: by one generic when they share it.
+            home[i] = shared();
+        } else if candidate(op) && us.len() > 1 && uses.get(&v).is_some_and(|&(_, ew)| ew) {
+            if let Some(h) = shared() {
+                out.insert(v, op);
+                home[i] = Some(h);
+            }
         }
     }
     out
