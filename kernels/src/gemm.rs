@@ -115,6 +115,8 @@ pub trait Real: Copy + Default + Send + Sync + 'static {
     fn narrow() -> Option<(NarrowFn<Self>, usize)>;
     /// The row-dot kernel ([`RowDotFn`]), where the host has one (AVX-512).
     fn row_dots() -> Option<RowDotFn<Self>>;
+    /// The short kernel ([`ShortFn`]) and its lanes, where the host has one (AVX-512).
+    fn short() -> Option<(ShortFn<Self>, usize)>;
 
     /// Transposing copy: element `p` of row `r` (`src + r * rs + p`, `r < rows`, `p < len`)
     /// to `dst[p * ds + r]`.
@@ -153,6 +155,11 @@ pub type MicroFn<T> = unsafe fn(kc: usize, a: *const T, a_strides: [isize; 2], b
 /// A kernel of products with one column and A's rows contiguous along K: `rows` dot
 /// products of A's rows (`a_row` apart) with the contiguous `b`, into `c` (`ldc` apart;
 /// added to its values with `load`).
+/// The short kernel: `rows` (at most [`SHORT_ROWS`]) rows of C (`ldc` apart) = (or += with
+/// `load`) A (rows `strides[1]` apart, K steps `strides[0]`) times the first `cols` columns of B
+/// read in place (rows `ldb` apart, columns contiguous); `cols` at most the kernel's vectors
+/// for `rows` times the lanes ([`short_columns`]). Returns false for more rows.
+pub type ShortFn<T> = unsafe fn(k: usize, a: *const T, a_strides: [isize; 2], b: *const T, ldb: isize, c: *mut T, ldc: usize, rows: usize, cols: usize, load: bool) -> bool;
 pub type RowDotFn<T> = unsafe fn(k: usize, a: *const T, a_row: isize, b: *const T, c: *mut T, ldc: usize, rows: usize, load: bool);
 
 pub type NarrowFn<T> = unsafe fn(k: usize, a: *const T, a_strides: [isize; 2], b: *const T, c: *mut T, ldc: usize, cols: usize, rows: usize, load: bool);
@@ -428,6 +435,87 @@ mod x86 {
     row_dots!(row_dots_f32, f32, __m512, 16, __mmask16, _mm512_setzero_ps, _mm512_loadu_ps, _mm512_maskz_loadu_ps, _mm512_fmadd_ps, _mm512_add_ps, _mm512_reduce_add_ps);
     row_dots!(row_dots_f64, f64, __m512d, 8, __mmask8, _mm512_setzero_pd, _mm512_loadu_pd, _mm512_maskz_loadu_pd, _mm512_fmadd_pd, _mm512_add_pd, _mm512_reduce_add_pd);
 
+    // The short kernel: R rows (at most 8) of C by V vectors of columns, B read in place row by
+    // row (`ldb` apart), A's elements broadcast from its rows in place; every vector loaded and
+    // stored under its lane mask (a zero mask touches no memory), so one kernel takes a ragged
+    // last block.
+    macro_rules! short {
+        ($name:ident, $rows:ident, $t:ty, $v:ty, $lanes:expr, $mask:ty, $zero:ident, $set1:ident, $maskz_loadu:ident, $mask_storeu:ident, $fmadd:ident) => {
+            #[target_feature(enable = "avx512f")]
+            #[allow(clippy::too_many_arguments)]
+            unsafe fn $rows<const R: usize, const V: usize>(k: usize, a: *const $t, [step, row]: [isize; 2], b: *const $t, ldb: isize, c: *mut $t, ldc: usize, cols: usize, load: bool) {
+                let mut masks: [$mask; V] = [0; V];
+                for v in 0..V {
+                    let have = cols.saturating_sub(v * $lanes).min($lanes);
+                    masks[v] = ((1u64 << have) - 1) as $mask;
+                }
+                let mut acc: [[$v; V]; R] = [[$zero(); V]; R];
+                if load {
+                    for i in 0..R {
+                        for v in 0..V {
+                            acc[i][v] = $maskz_loadu(masks[v], c.add(i * ldc + v * $lanes));
+                        }
+                    }
+                }
+                let mut rp: [*const $t; R] = [a; R];
+                for i in 0..R {
+                    rp[i] = a.wrapping_offset(i as isize * row);
+                }
+                let mut b = b;
+                for _ in 0..k {
+                    let mut bv: [$v; V] = [$zero(); V];
+                    for v in 0..V {
+                        bv[v] = $maskz_loadu(masks[v], b.add(v * $lanes));
+                    }
+                    for i in 0..R {
+                        let x = $set1(*rp[i]);
+                        for v in 0..V {
+                            acc[i][v] = $fmadd(x, bv[v], acc[i][v]);
+                        }
+                        rp[i] = rp[i].wrapping_offset(step);
+                    }
+                    b = b.wrapping_offset(ldb);
+                }
+                for i in 0..R {
+                    for v in 0..V {
+                        $mask_storeu(c.add(i * ldc + v * $lanes), masks[v], acc[i][v]);
+                    }
+                }
+            }
+
+            /// Rows `0..rows` (at most [`super::SHORT_ROWS`]) of C, columns `0..cols` (at most
+            /// [`short_width`] for `rows`), in one pass over B's rows. Returns false for more rows.
+            #[allow(clippy::too_many_arguments)]
+            pub(super) unsafe fn $name(k: usize, a: *const $t, strides: [isize; 2], b: *const $t, ldb: isize, c: *mut $t, ldc: usize, rows: usize, cols: usize, load: bool) -> bool {
+                match rows {
+                    1 => $rows::<1, 8>(k, a, strides, b, ldb, c, ldc, cols, load),
+                    2 => $rows::<2, 4>(k, a, strides, b, ldb, c, ldc, cols, load),
+                    3 => $rows::<3, 4>(k, a, strides, b, ldb, c, ldc, cols, load),
+                    4 => $rows::<4, 4>(k, a, strides, b, ldb, c, ldc, cols, load),
+                    5 => $rows::<5, 2>(k, a, strides, b, ldb, c, ldc, cols, load),
+                    6 => $rows::<6, 2>(k, a, strides, b, ldb, c, ldc, cols, load),
+                    7 => $rows::<7, 2>(k, a, strides, b, ldb, c, ldc, cols, load),
+                    8 => $rows::<8, 2>(k, a, strides, b, ldb, c, ldc, cols, load),
+                    _ => return false,
+                }
+                true
+            }
+        };
+    }
+
+    /// The vectors of columns the short kernel takes per pass for `rows` rows (8 FMA chains or
+    /// more, at most 16 accumulators).
+    pub(super) fn short_vectors(rows: usize) -> usize {
+        match rows {
+            1 => 8,
+            2..=4 => 4,
+            _ => 2,
+        }
+    }
+
+    short!(short_f32, short_rows_f32, f32, __m512, 16, __mmask16, _mm512_setzero_ps, _mm512_set1_ps, _mm512_maskz_loadu_ps, _mm512_mask_storeu_ps, _mm512_fmadd_ps);
+    short!(short_f64, short_rows_f64, f64, __m512d, 8, __mmask8, _mm512_setzero_pd, _mm512_set1_pd, _mm512_maskz_loadu_pd, _mm512_mask_storeu_pd, _mm512_fmadd_pd);
+
     narrow!(narrow_f32, narrow_rows_f32, f32, __m512, 16, __mmask16, _mm512_setzero_ps, _mm512_set1_ps, _mm512_load_ps, _mm512_maskz_loadu_ps, _mm512_mask_storeu_ps, _mm512_fmadd_ps);
     narrow!(narrow_f64, narrow_rows_f64, f64, __m512d, 8, __mmask8, _mm512_setzero_pd, _mm512_set1_pd, _mm512_load_pd, _mm512_maskz_loadu_pd, _mm512_mask_storeu_pd, _mm512_fmadd_pd);
 
@@ -440,12 +528,19 @@ mod x86 {
 // The element types' kernels, one row each: (type, AVX-512 kernel and tile, AVX2 kernel and
 // tile, portable kernel and tile, AVX transpose).
 macro_rules! real {
-    ($t:ty, ($k512:ident, $m512:expr, $n512:expr), ($k2:ident, $m2:expr, $n2:expr), ($kp:ident, $mp:expr, $np:expr), $tr:ident, ($narrow:ident, $lanes:expr), $dot:ident) => {
+    ($t:ty, ($k512:ident, $m512:expr, $n512:expr), ($k2:ident, $m2:expr, $n2:expr), ($kp:ident, $mp:expr, $np:expr), $tr:ident, ($narrow:ident, $lanes:expr), $dot:ident, $short:ident) => {
         impl Real for $t {
             fn narrow() -> Option<(NarrowFn<$t>, usize)> {
                 #[cfg(target_arch = "x86_64")]
                 if isa() == "avx512" {
                     return Some((x86::$narrow as NarrowFn<$t>, $lanes));
+                }
+                None
+            }
+            fn short() -> Option<(ShortFn<$t>, usize)> {
+                #[cfg(target_arch = "x86_64")]
+                if isa() == "avx512" {
+                    return Some((x86::$short as ShortFn<$t>, $lanes));
                 }
                 None
             }
@@ -493,8 +588,8 @@ macro_rules! real {
     };
 }
 
-real!(f32, (avx512_f32, 8, 32), (avx2_f32, 6, 16), (portable_f32, 4, 8), transpose_f32, (narrow_f32, 16), row_dots_f32);
-real!(f64, (avx512_f64, 8, 16), (avx2_f64, 6, 8), (portable_f64, 4, 4), transpose_f64, (narrow_f64, 8), row_dots_f64);
+real!(f32, (avx512_f32, 8, 32), (avx2_f32, 6, 16), (portable_f32, 4, 8), transpose_f32, (narrow_f32, 16), row_dots_f32, short_f32);
+real!(f64, (avx512_f64, 8, 16), (avx2_f64, 6, 8), (portable_f64, 4, 4), transpose_f64, (narrow_f64, 8), row_dots_f64, short_f64);
 
 pub use crate::host::{caches as host_caches, Caches};
 
@@ -611,7 +706,60 @@ pub unsafe fn gemm<T: Real>(p: &Problem<T>, team: &dyn Team) -> Result<(), OutOf
     if let Some(r) = gemm_narrow(p, team) {
         return r;
     }
+    if gemm_short(p, team) {
+        return Ok(());
+    }
     gemm_with(p, team, T::kernel(), host_caches())
+}
+
+/// The most rows the short kernel takes in one pass ([`ShortFn`]).
+pub const SHORT_ROWS: usize = 8;
+
+/// The most rows of a short product ([`gemm_short`]: passes of [`SHORT_ROWS`]); from 16 rows
+/// the packed path's panels pay.
+pub const SHORT_MAX_ROWS: usize = 15;
+
+/// The columns the short kernel takes per pass for `rows` rows of `lanes`-lane vectors.
+pub fn short_columns(rows: usize, lanes: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    return x86::short_vectors(rows) * lanes;
+    #[cfg(not(target_arch = "x86_64"))]
+    return 2 * lanes;
+}
+
+/// Products of at most [`SHORT_MAX_ROWS`] rows wider than one vector, B's columns contiguous
+/// ([`Real::short`], AVX-512): no packing; the columns in blocks of [`short_columns`], split
+/// across the team, each block one pass over its strip of B's rows per [`SHORT_ROWS`] rows,
+/// A's rows (in L1) broadcast. The packed path packs all of B for so few rows (a copy as
+/// large as the product's reads) and pads M to 8. One thread, `gemm_speed MxKxN 1 f32 short`
+/// on Zen 4 (2026-12-05) against the packed path: 4x512x512 18.3 / 70.5 us, 8x512x512 37.1 /
+/// 69.1, 1x512x512 12.5 / 69.7, 4x2048x2048 660 / 1734. False (nothing done) for other
+/// products.
+///
+/// # Safety
+/// As [`gemm`].
+pub unsafe fn gemm_short<T: Real>(p: &Problem<T>, team: &dyn Team) -> bool {
+    let Some((f, lanes)) = T::short() else { return false };
+    let (m, n, k) = (p.m, p.n, p.k);
+    if m == 0 || m > SHORT_MAX_ROWS || n <= lanes || k == 0 || p.b.cs != 1 {
+        return false;
+    }
+    let width = short_columns(m.min(SHORT_ROWS), lanes);
+    let blocks = n.div_ceil(width);
+    let body = move |t: usize, threads: usize| {
+        let (q0, q1) = share(blocks, t, threads.max(1));
+        for q in q0..q1 {
+            let col = q * width;
+            let mut r = 0;
+            while r < m {
+                let rows = (m - r).min(SHORT_ROWS);
+                f(k, p.a.ptr.offset(r as isize * p.a.rs), [p.a.cs, p.a.rs], p.b.ptr.add(col), p.b.rs, p.c.offset(r as isize * p.ldc).add(col), p.ldc as usize, rows, width.min(n - col), p.accumulate);
+                r += rows;
+            }
+        }
+    };
+    team.run(&body);
+    true
 }
 
 /// Products of at most one vector of columns ([`Real::narrow`]: 16 f32 / 8 f64 on AVX-512)
@@ -1024,6 +1172,58 @@ mod tests {
             for (m, n, k) in [(4, lanes + 1, 4), (0, 4, 4), (4, 4, 0)] {
                 let p = Problem { m, n, k, a: v, b: v, c: c.as_mut_ptr(), ldc: 0, accumulate: false };
                 assert!(unsafe { gemm_narrow(&p, &Serial) }.is_none(), "{m}x{n}x{k}");
+            }
+        }
+        one::<f32>(16);
+        one::<f64>(8);
+    }
+
+    #[test]
+    fn short_products_equal_the_packed_path() {
+        // Every row count of the short path, ragged columns (masked last vectors), A in place
+        // row-major or transposed, C wider than the product, one thread and a team, set and
+        // accumulate: the same FMA chains in the same K order as the packed path, so equal.
+        fn one<T: Real + From<f32> + PartialEq + std::fmt::Debug>(lanes: usize) {
+            if T::short().is_none() {
+                return;
+            }
+            let teams: [&dyn Team; 2] = [&Serial, &Scoped::new(3)];
+            for m in 1..=SHORT_MAX_ROWS {
+                for (n, k) in [(lanes + 1, 1), (3 * lanes + 5, 7), (8 * lanes, 33), (300, 64), (129, 500)] {
+                    for ta in [false, true] {
+                        let (a64, b64) = (data(m * k, 3), data(k * n, 4));
+                        let a_s: Vec<T> = a64.iter().map(|&x| T::from(x as f32)).collect();
+                        let b_s: Vec<T> = b64.iter().map(|&x| T::from(x as f32)).collect();
+                        let a = if ta { Mat { ptr: a_s.as_ptr(), rs: 1, cs: m as isize } } else { Mat { ptr: a_s.as_ptr(), rs: k as isize, cs: 1 } };
+                        let b = Mat { ptr: b_s.as_ptr(), rs: n as isize, cs: 1 };
+                        let ldc = n + 3;
+                        let mut want: Vec<T> = vec![T::from(7.0); m * ldc];
+                        let pw = Problem { m, n, k, a, b, c: want.as_mut_ptr(), ldc: ldc as isize, accumulate: false };
+                        unsafe { gemm_with(&pw, &Serial, T::kernel(), host_caches()).unwrap() };
+                        for team in teams {
+                            for accumulate in [false, true] {
+                                let mut got: Vec<T> = vec![T::from(7.0); m * ldc];
+                                let mut want = want.clone();
+                                if accumulate {
+                                    got.copy_from_slice(&want);
+                                    let pw = Problem { c: want.as_mut_ptr(), accumulate: true, ..pw };
+                                    unsafe { gemm_with(&pw, &Serial, T::kernel(), host_caches()).unwrap() };
+                                }
+                                let p = Problem { m, n, k, a, b, c: got.as_mut_ptr(), ldc: ldc as isize, accumulate };
+                                assert!(unsafe { gemm_short(&p, team) }, "{m}x{n}x{k} takes the short path");
+                                assert_eq!(got, want, "{m}x{n}x{k} ta={ta} accumulate={accumulate}");
+                            }
+                        }
+                    }
+                }
+            }
+            // Too many rows, one vector of columns, B's columns strided: not the short path's.
+            let z = [T::default(); 1];
+            let v = Mat { ptr: z.as_ptr(), rs: 0, cs: 1 };
+            let mut c = [T::default(); 1];
+            for (m, n, b) in [(SHORT_MAX_ROWS + 1, 64, v), (4, lanes, v), (4, 64, Mat { cs: 2, ..v })] {
+                let p = Problem { m, n, k: 4, a: v, b, c: c.as_mut_ptr(), ldc: 0, accumulate: false };
+                assert!(!unsafe { gemm_short(&p, &Serial) }, "{m}x{n}");
             }
         }
         one::<f32>(16);

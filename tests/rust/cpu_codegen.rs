@@ -242,18 +242,47 @@ fn tiled_matmuls_match_the_interpreter() {
 
 #[test]
 fn vector_matrix_products_stream_rows_on_one_and_two_threads() {
-    // Fewer rows than tiling::MIN_ROWS: one generic over (m, k, n) with B's rows streamed
+    // Fewer rows than tiling::MIN_ROWS where products are generated (with runtime products
+    // they are the runtime's short path): one generic over (m, k, n) with B's rows streamed
     // (no packing, no padding to the register block), split across threads along n.
     let mut rng = Rng(83);
     for (ls, rs) in [(vec![1i64, 2048i64], vec![2048i64, 1024i64]), (vec![3, 1000], vec![1000, 777])] {
         let (lt, rt) = (TensorType::new(DType::F32, ls.clone()), TensorType::new(DType::F32, rs.clone()));
         let m = dot_module(&lt, &rt, DotDims::matmul());
-        let cm = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
+        let cm = lower_for_cpu(&m, &CpuOptions { threads: 2, ..generated_cpu() }).unwrap();
         assert_eq!(cm.tiled_matmuls, 0, "{ls:?}: the loop path");
         assert!(cm.text.contains(r#"iterator_types = ["parallel", "reduction", "parallel"]"#), "{ls:?}: columns innermost:\n{}", cm.text);
         let inputs = [rng.buffer(&lt, -1.0, 1.0), rng.buffer(&rt, -1.0, 1.0)];
         // Each sum runs over k in order on either thread count: exact.
-        equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, &format!("{ls:?} x {rs:?} on "));
+        let want = interp::run_func(&m, "main", &inputs).unwrap();
+        for threads in [1, 2] {
+            let got = executor().compile(&m, "main", &generated(threads)).unwrap().run(&inputs.iter().collect::<Vec<_>>()).unwrap();
+            compare(&got[0], &want[0], Tol::Exact, 1.0).unwrap_or_else(|e| panic!("{ls:?} x {rs:?} on {threads} threads: {e}"));
+        }
+    }
+}
+
+#[test]
+fn short_products_call_the_runtime_and_match_the_interpreter() {
+    // Fewer than 16 rows, wider than one vector (quabla_lowering::tiling::short_gemm, on
+    // AVX-512 hosts): one runtime call (B read in place, no packing), equal to the interpreter
+    // within the float bounds of a length-K sum on one and two threads; vector-matrix, A given
+    // transposed, ragged columns, f32 and f64, a batch of short products.
+    let mut rng = Rng(84);
+    let t_lhs = DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![0], rhs_contracting_dimensions: vec![0] };
+    let batched = DotDims { lhs_batching_dimensions: vec![0], rhs_batching_dimensions: vec![0], lhs_contracting_dimensions: vec![2], rhs_contracting_dimensions: vec![1] };
+    let short = quabla_lowering::tiling::short_gemm(DType::F32, 4, 512, quabla_lowering::tiling::host_regs());
+    for d in [DType::F32, DType::F64] {
+        for (ls, rs, dims) in [(vec![1i64, 2048i64], vec![2048i64, 1000i64], DotDims::matmul()), (vec![4, 512], vec![512, 512], DotDims::matmul()), (vec![300, 13], vec![300, 77], t_lhs.clone()), (vec![3, 9, 128], vec![3, 128, 100], batched.clone())] {
+            let (lt, rt) = (TensorType::new(d, ls.clone()), TensorType::new(d, rs.clone()));
+            let m = dot_module(&lt, &rt, dims);
+            let cm = lower_for_cpu(&m, &CpuOptions::default()).unwrap();
+            assert_eq!(cm.text.contains("call @quabla_gemm_"), short, "{d} {ls:?} x {rs:?}: a runtime call on AVX-512 hosts:\n{}", cm.text);
+            let inputs = [rng.buffer(&lt, -1.0, 1.0), rng.buffer(&rt, -1.0, 1.0)];
+            let k = if ls.len() == 3 { ls[2] } else { rs[0] };
+            let tol = if d == DType::F32 { Tol::Rel(1e-6 * k as f64) } else { Tol::Rel(1e-14 * k as f64) };
+            equals_interpreter_on_one_and_two_threads(&m, &inputs, tol, |_| 1.0, &format!("{d} {ls:?} x {rs:?} on "));
+        }
     }
 }
 

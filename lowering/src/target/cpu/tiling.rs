@@ -111,7 +111,18 @@ pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Optio
 pub fn runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], r: Regs) -> bool {
     static JIT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let jit = *JIT.get_or_init(|| std::env::var("QUABLA_CPU_GEMM").is_ok_and(|v| v == "jit"));
-    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && m >= 16 && k >= 16 && (narrow_gemm(d, [b, m, n, k], r) || n >= 32)
+    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && ((m >= 16 && k >= 16 && (narrow_gemm(d, [b, m, n, k], r) || n >= 32)) || short_gemm(d, m, n, r))
+}
+
+/// Whether a product of `d` with `m` rows and `n` columns takes the runtime's short path
+/// (quabla_kernels::gemm::gemm_short: at most 15 rows, wider than one vector, AVX-512): B read
+/// in place once per 8 rows, no packing. Such products had the tiled path (B packed, M padded
+/// to 8) from 4 rows and the loop path below: jitted `x @ w` f32 on Zen 4 (2026-12-05, min of
+/// 300 calls, JAX 0.10.2 alongside) 4x512x512 62 -> 19.5 us (JAX 28-42), 12x512x512 101 -> 74
+/// (66-91), 4x2048x2048 1268 -> 205 (280-392); below 4 rows the loop path: 1x2048x2048 232 ->
+/// 165 (198-222).
+pub fn short_gemm(d: DType, m: i64, n: i64, r: Regs) -> bool {
+    matches!(d, DType::F32 | DType::F64) && r.bytes >= 64 && (1..16).contains(&m) && n > r.bytes / d.size() as i64
 }
 
 /// Whether a runtime product takes the runtime's narrow path (quabla_kernels::gemm::gemm_narrow):
@@ -296,12 +307,19 @@ pub const PAR_RUNTIME_GEMM_WORK: i64 = 1 << 22;
 /// product on one thread, no barriers: runtime/src/gemm.rs `split_batch`).
 pub const PAR_BATCH_GEMM_WORK: i64 = 1 << 20;
 
+/// Multiply-adds from which a short product ([`short_gemm`]) splits its columns between the
+/// threads (no barriers, each thread one pass over its columns of B). Measured (jitted `x @ w`
+/// f32, Zen 4, 2026-12-05, one thread / two): 8x512x512 38.4 / 20.1 us, 12x512x512 73.9 / 38.3,
+/// 8x1024x256 38.5 / 20.4; 4x512x512 (2^20) stays on one (19.4 us, JAX 28-46).
+pub const PAR_SHORT_GEMM_WORK: i64 = 1 << 21;
+
 /// The longest K of a product that runs on several threads from [`PAR_RUNTIME_GEMM_WORK`].
 pub const PAR_RUNTIME_GEMM_K: i64 = 256;
 
 /// Whether a runtime product of `b` batch elements of `m x n x k` of `d` runs on `threads`
 /// threads (host registers `r`): every product of [`PAR_MATMUL_WORK`] multiply-adds or more
 /// (all batch elements), batches of at least `threads` products from [`PAR_BATCH_GEMM_WORK`],
+/// short products from [`PAR_SHORT_GEMM_WORK`],
 /// and single products from [`PAR_RUNTIME_GEMM_WORK`] with K up to
 /// [`PAR_RUNTIME_GEMM_K`], or any K on the narrow path ([`narrow_gemm`]), whose threads split
 /// the rows without barriers: 1024x512x10 f32 121-126 -> 65.8 us (the generated code: 106),
@@ -314,7 +332,9 @@ pub fn parallel_runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], threads: i64, r: 
     let by_columns = (n + 2 * lanes - 1) / (2 * lanes) >= 4 * threads;
     let short_k = k <= PAR_RUNTIME_GEMM_K || by_columns || narrow_gemm(d, [b, m, n, k], r);
     let batch_split = threads > 1 && b >= threads && m.saturating_mul(n).saturating_mul(k).saturating_mul(b) >= PAR_BATCH_GEMM_WORK;
-    batch_split || parallel_matmul(m, n, k.saturating_mul(b), threads) || (threads > 1 && b == 1 && short_k && m.saturating_mul(n).saturating_mul(k) >= PAR_RUNTIME_GEMM_WORK)
+    let work = m.saturating_mul(n).saturating_mul(k);
+    let short = threads > 1 && b == 1 && short_gemm(d, m, n, r) && work >= PAR_SHORT_GEMM_WORK;
+    batch_split || short || parallel_matmul(m, n, k.saturating_mul(b), threads) || (threads > 1 && b == 1 && short_k && work >= PAR_RUNTIME_GEMM_WORK)
 }
 
 /// The loop along which a generic over `extents` is split into `threads` tiles (the
@@ -592,6 +612,8 @@ mod tests {
         assert!(!parallel_runtime_gemm(F, [1, 1024, 1024, 1024], 1, Z));
         // Narrow products (the runtime's narrow path) from 2^22 whatever K.
         assert!(parallel_runtime_gemm(F, [1, 1024, 10, 512], 2, Z) && !parallel_runtime_gemm(F, [1, 256, 10, 512], 2, Z));
+        // Short products (under 16 rows) from 2^21.
+        assert!(parallel_runtime_gemm(F, [1, 8, 512, 512], 2, Z) && !parallel_runtime_gemm(F, [1, 4, 512, 512], 2, Z));
         // Long K when the columns split (8 panels of 16 f64 or more for two threads).
         assert!(parallel_runtime_gemm(DType::F64, [1, 256, 200, 300], 2, Z) && parallel_runtime_gemm(F, [1, 64, 256, 1024], 2, Z));
         assert!(!parallel_runtime_gemm(DType::F64, [1, 256, 100, 300], 2, Z) && !parallel_runtime_gemm(F, [1, 128, 32, 1024], 2, Z));
@@ -614,7 +636,10 @@ mod tests {
         assert!(!runtime_gemm(f, [8, 256, 16, 512], z) && runtime_gemm(f, [1, 4096, 32, 512], y));
         // Without 256-bit vectors, other dtypes, thin M or K: generated.
         assert!(!runtime_gemm(f, [1, 256, 512, 784], Regs { bytes: 16, count: 16 }) && !runtime_gemm(DType::I32, [1, 256, 512, 784], z));
-        assert!(!runtime_gemm(f, [1, 8, 512, 784], z) && !runtime_gemm(f, [1, 256, 512, 8], z));
+        assert!(!runtime_gemm(f, [1, 8, 512, 784], y) && !runtime_gemm(f, [1, 256, 512, 8], z));
+        // Fewer than 16 rows on AVX-512: the short path (more than one vector of columns).
+        assert!(runtime_gemm(f, [1, 8, 512, 784], z) && runtime_gemm(f, [1, 1, 17, 784], z) && runtime_gemm(DType::F64, [3, 15, 9, 4], z));
+        assert!(!runtime_gemm(f, [1, 8, 16, 784], z) && !runtime_gemm(DType::I32, [1, 8, 512, 784], z));
     }
 
     #[test]
