@@ -83,6 +83,8 @@ def matmul():
     case("batched 64x64x64x64", mm, mm, r(64, 64, 64), r(64, 64, 64))
     case("attention q k^T 8x4x64x16", lambda q, k: qb.einsum("bhqd,bhkd->bhqk", q, k), lambda q, k: jnp.einsum("bhqd,bhkd->bhqk", q, k), r(8, 4, 64, 16), r(8, 4, 64, 16))
     case("tanh(x) @ W 4x512x512", lambda x, w: qb.tanh(x) @ w, lambda x, w: jnp.tanh(x) @ w, r(4, 512), r(512, 512))
+    case("short product 12x512x512", mm, mm, r(12, 512), r(512, 512))
+    case("short product 4x2048x2048", mm, mm, r(4, 2048), r(2048, 2048))
 
 
 def reduce():
