@@ -12,6 +12,7 @@ pub mod nccl;
 pub mod device;
 pub mod executor;
 mod gemm;
+mod layout_kernels;
 pub use quabla_interp as interp;
 pub mod interp_exec;
 mod objcache;

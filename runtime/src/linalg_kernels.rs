@@ -162,8 +162,8 @@ macro_rules! kernels {
 kernels!(f32, DType::F32, chol_f32, trsm_f32, lu_f32, qr_f32, eigh_f32, svd_f32);
 kernels!(f64, DType::F64, chol_f64, trsm_f64, lu_f64, qr_f64, eigh_f64, svd_f64);
 
-/// Every kernel, these, the sort kernels (crate::sort_kernels) and the products
-/// (crate::gemm): (C interface symbol,
+/// Every kernel, these, the sort kernels (crate::sort_kernels), the products
+/// (crate::gemm) and the transposes (crate::layout_kernels): (C interface symbol,
 /// address).
 pub(crate) fn symbols() -> Vec<(&'static str, *mut ())> {
     let mut v = vec![
@@ -182,6 +182,7 @@ pub(crate) fn symbols() -> Vec<(&'static str, *mut ())> {
     ];
     v.extend(crate::sort_kernels::symbols());
     v.extend(crate::gemm::symbols());
+    v.extend(crate::layout_kernels::symbols());
     v
 }
 

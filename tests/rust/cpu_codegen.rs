@@ -3,7 +3,7 @@
 //! bounds listed in `approx::BOUNDS` and bit-identical to the kernels' scalar evaluator; and
 //! the tiled, vectorized matmul path (quabla_lowering::tiling) on divisible, blocked-K,
 //! batched, transposed and ragged (loop path) shapes.
-use quabla_dialect::{DType, DotDims, DotOp, ElementwiseOp, Func, Module, OpKind, TensorType, UnaryOp};
+use quabla_dialect::{BinaryOp, DType, DotDims, DotOp, ElementwiseOp, Func, LayoutOp, Module, OpKind, TensorType, UnaryOp};
 use quabla_lowering::approx::{self, eval};
 use quabla_lowering::{lower_for_cpu, CpuOptions};
 use quabla_runtime::{interp, Buffer, CompileOptions, Executor};
@@ -1024,4 +1024,40 @@ fn multi_use_values_within_one_loop_are_computed_once_there() {
     let t = TensorType::new(DType::U32, [37, 301]);
     let inputs = [rng.buffer(&t, 0.0, 4e9), rng.buffer(&t, 0.0, 4e9)];
     equals_interpreter_on_one_and_two_threads(&module, &inputs, Tol::Exact, |_| 1.0, "");
+}
+
+#[test]
+fn large_transposes_call_the_runtime_and_match_the_interpreter() {
+    // Batched 2-D transposes of 4- and 8-byte elements from 2^14 elements call the runtime's
+    // transposing copy (quabla_lowering::linalg::layout::runtime_transpose), written into the
+    // output buffer when the transpose is the output (viewed with a unit batch dim, or as
+    // [n, c, h*w] of NCHW), or into a fresh buffer when it feeds another op: exact on one and
+    // two threads. A reversal of three dims is no single swap: the generic.
+    let mut rng = Rng(85);
+    let mk = |d: DType, s: &[i64], perm: &[i64], then_add: bool| {
+        let t = TensorType::new(d, s.to_vec());
+        let mut f = Func::new("main", std::slice::from_ref(&t));
+        let x = f.params[0];
+        let mut y = f.push1(OpKind::Layout(LayoutOp::Transpose { perm: perm.to_vec() }), &[x], None).unwrap();
+        if then_add {
+            y = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[y, y], None).unwrap();
+        }
+        f.outputs = vec![y];
+        (Module { funcs: vec![f] }, t)
+    };
+    for (d, s, perm, then_add, runtime) in [
+        (DType::F32, vec![300i64, 200i64], vec![1i64, 0i64], false, true),
+        (DType::I32, vec![4, 30, 40, 16], vec![0, 3, 1, 2], false, true),
+        (DType::F64, vec![8, 64, 40], vec![0, 2, 1], true, true),
+        (DType::I64, vec![130, 150], vec![1, 0], true, true),
+        (DType::U32, vec![3, 2, 100, 90], vec![0, 1, 3, 2], false, true),
+        (DType::F32, vec![40, 30, 20], vec![2, 1, 0], false, false),
+        (DType::F32, vec![20, 30], vec![1, 0], false, false),
+    ] {
+        let (m, t) = mk(d, &s, &perm, then_add);
+        let text = lower_for_cpu(&m, &CpuOptions::default()).unwrap().text;
+        assert_eq!(text.contains("call @quabla_transpose_"), runtime, "{d} {s:?} by {perm:?}:\n{text}");
+        let inputs = [rng.buffer(&t, -100.0, 100.0)];
+        equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, &format!("{d} {s:?} by {perm:?} on "));
+    }
 }

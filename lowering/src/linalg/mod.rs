@@ -607,6 +607,7 @@ fn lower_module_signless(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, T
     if kernels {
         body.push_str(&sort::declarations(m));
         body.push_str(&dot::declarations(&tagged.2));
+        body.push_str(&layout::declarations(m, cg.target));
     }
     let threads = if tagged.1 { cg.threads } else { 1 };
     let out = if tagged.0.is_empty() && threads <= 1 {

@@ -95,6 +95,12 @@ pub trait Target: Send + Sync + std::fmt::Debug {
     fn parallel_outer(&self) -> bool {
         false
     }
+
+    /// Whether large transposes call the runtime's transposing copy
+    /// (crate::linalg::layout::runtime_transpose) instead of a generic.
+    fn runtime_kernels(&self) -> bool {
+        false
+    }
 }
 
 /// How one `m x k` by `k x n` product takes the tiled path: the lowering packs B into

@@ -91,6 +91,10 @@ impl Target for CpuTarget {
         self.runtime_products && tiling::runtime_gemm(d, bmnk, tiling::host_regs())
     }
 
+    fn runtime_kernels(&self) -> bool {
+        self.runtime_products
+    }
+
     fn unary_kernel(&self, b: &mut Text<'_>, u: UnaryOp, d: DType, x: &(String, DType)) -> Option<(String, DType)> {
         if approx::supported(u, d) {
             b.ldexp = host_scalef();

@@ -1,0 +1,77 @@
+//! The transposing copy compiled programs call for large transposes of 4- and 8-byte
+//! elements (`quabla_transpose_<dtype>`, runtime/src/layout_kernels.rs): a `[rows, cols]`
+//! matrix into its `[cols, rows]` transpose, in square tiles that stay in L1 (each a
+//! [`Real::transpose`]: 8 x 8 f32 / 4 x 4 f64 blocks of AVX shuffles where the host has AVX),
+//! the tile rows split between the team's threads. A transposing loop over the result reads
+//! the operand a column at a time (one cache line per element at a power-of-two row length):
+//! 1024^2 f32 took 1.6 ms on Zen 4 where JAX takes 0.2.
+use crate::gemm::{Real, Team};
+
+/// Rows and columns of a tile (64 x 64 f32: 16 KB read, 16 KB written).
+pub const TILE: usize = 64;
+
+/// `dst[c * ds + r] = src[r * rs + c]` for `r < rows`, `c < cols` on `team`.
+///
+/// # Safety
+/// `src` is readable at those elements, `dst` writable at those and does not overlap `src`,
+/// and every thread of `team` runs the body it is given.
+pub unsafe fn transpose<T: Real>(src: *const T, rs: isize, [rows, cols]: [usize; 2], dst: *mut T, ds: usize, team: &dyn Team) {
+    if rows == 0 || cols == 0 {
+        return;
+    }
+    let (src, dst) = (Ptr(src as *mut T), Ptr(dst));
+    let tiles = rows.div_ceil(TILE);
+    let body = move |t: usize, threads: usize| {
+        let (src, dst) = (src, dst);
+        let threads = threads.max(1);
+        for q in tiles * t / threads..tiles * (t + 1) / threads {
+            let r0 = q * TILE;
+            let h = TILE.min(rows - r0);
+            let mut c0 = 0;
+            while c0 < cols {
+                let w = TILE.min(cols - c0);
+                T::transpose(src.0.offset(r0 as isize * rs).add(c0), rs, h, w, dst.0.add(c0 * ds + r0), ds);
+                c0 += w;
+            }
+        }
+    };
+    team.run(&body);
+}
+
+/// A raw pointer shared with the team (threads write disjoint tiles).
+#[derive(Clone, Copy)]
+struct Ptr<T>(*mut T);
+// SAFETY: see above.
+unsafe impl<T> Send for Ptr<T> {}
+unsafe impl<T> Sync for Ptr<T> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gemm::{Scoped, Serial};
+
+    #[test]
+    fn transposes_every_shape_on_one_and_three_threads() {
+        for (rows, cols) in [(1, 1), (3, 70), (64, 64), (65, 129), (200, 9), (130, 1000)] {
+            // A row stride past the columns (a view of a wider matrix), a result stride past the rows.
+            let (rs, ds) = (cols + 3, rows + 2);
+            let src: Vec<f32> = (0..rows * rs).map(|i| i as f32).collect();
+            let src64: Vec<f64> = src.iter().map(|&x| x as f64).collect();
+            for team in [&Serial as &dyn Team, &Scoped::new(3)] {
+                let mut dst = vec![-1.0f32; cols * ds];
+                let mut dst64 = vec![-1.0f64; cols * ds];
+                unsafe {
+                    transpose(src.as_ptr(), rs as isize, [rows, cols], dst.as_mut_ptr(), ds, team);
+                    transpose(src64.as_ptr(), rs as isize, [rows, cols], dst64.as_mut_ptr(), ds, team);
+                }
+                for c in 0..cols {
+                    for r in 0..ds {
+                        let want = if r < rows { src[r * rs + c] } else { -1.0 };
+                        assert_eq!(dst[c * ds + r], want, "{rows}x{cols} at ({c}, {r})");
+                        assert_eq!(dst64[c * ds + r], want as f64, "f64 {rows}x{cols} at ({c}, {r})");
+                    }
+                }
+            }
+        }
+    }
+}
