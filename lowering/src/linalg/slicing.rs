@@ -9,7 +9,7 @@
 //! host: `dynamic_slice` is a generic over the result that reads the starts as 0-d inputs and
 //! `tensor.extract`s the operand, `dynamic_update_slice` a generic over the operand that
 //! selects the update's element inside the window.
-use quabla_dialect::{Func, Op, SlicingOp, TensorType};
+use quabla_dialect::{ConstantOp, Func, Op, OpKind, SlicingOp, TensorType};
 
 use quabla_dialect::size::saturating_product;
 
@@ -21,6 +21,16 @@ pub fn lower_slice(e: &mut Emitter, f: &Func, o: &Op, start: &[i64], strides: &[
     let (x, xt, out) = (e.name(o.operands[0]), f.ty(o.operands[0]), f.ty(o.results[0]));
     if xt == out {
         return Ok(x);
+    }
+    // A stride along the last dim: a generic reading the operand through the strided map
+    // (LLVM vectorises it as interleaved loads; the loop splits across threads). A strided
+    // `extract_slice` that is materialised became a `memrefCopy` of one element per `memcpy`:
+    // `x[::2, ::2]` of a 1024^2 f32 matrix 590 -> 24 us on Zen 4 (JAX 28-48).
+    if strides.last().is_some_and(|&s| s != 1) {
+        let r = out.rank();
+        let exprs: Vec<String> = (0..r).map(|i| format!("d{i} * {} + {}", strides[i], start[i])).collect();
+        let init = e.empty(out);
+        return Ok(generic(e, &vec![Iter::Parallel; r], &[Operand::new(x, xt, map(r, &exprs))], &[Operand::new(init, out, identity(r))], |_, a| vec![a[0].clone()]).remove(0));
     }
     Ok(e.op(format!("tensor.extract_slice {x}[{}] [{}] [{}] : {xt} to {out}", list(start), list(&out.shape), list(strides))))
 }
@@ -226,6 +236,23 @@ pub fn lower_gather(e: &mut Emitter, f: &Func, o: &Op, axis: i64) -> Result<Stri
     let (x, xt, out): (String, TensorType, &TensorType) = (e.name(o.operands[0]), f.ty(o.operands[0]).clone(), f.ty(o.results[0]));
     let (idx, it) = (e.name(o.operands[1]), f.ty(o.operands[1]));
     let (a, q, r) = (axis as usize, it.rank(), out.rank());
+    // A constant 1-D index that is an arithmetic progression inside the axis (a reversal,
+    // `x[:, ::-1]`, `qb.flip`; a negative-step slice): the position computed, no index reads
+    // (`x[:, ::-1]` of 1024^2 f32 224 -> 48 us on Zen 4, JAX 54).
+    let within = |&(first, step): &(i64, i64)| q == 1 && (0..xt.shape[a]).contains(&first) && step.checked_mul(it.shape[0] - 1).and_then(|d| d.checked_add(first)).is_some_and(|last| (0..xt.shape[a]).contains(&last));
+    if let Some((first, step)) = progression(f, o.operands[1]).filter(within) {
+        // The position computed in the body (linalg's maps take no negative coefficients).
+        let init = e.empty(out);
+        return Ok(generic(e, &vec![Iter::Parallel; r], &[], &[Operand::new(init, out, identity(r))], |e, _| {
+            let coords: Vec<String> = (0..r).map(|i| e.op(format!("linalg.index {i} : index"))).collect();
+            let (cs, cf) = (e.index(step), e.index(first));
+            let scaled = e.op(format!("arith.muli {}, {cs} : index", coords[a]));
+            let pos = e.op(format!("arith.addi {scaled}, {cf} : index"));
+            let coords: Vec<String> = coords.iter().enumerate().map(|(i, c)| if i == a { pos.clone() } else { c.clone() }).collect();
+            vec![e.op(format!("tensor.extract {x}[{}] : {xt}", coords.join(", ")))]
+        })
+        .remove(0));
+    }
     if !e.cg.target.parallel_outer() && saturating_product(xt.shape[a + 1..].iter().copied()) >= ROW_GATHER_ELEMENTS {
         return Ok(row_gather(e, (&x, &xt), (&idx, it), out, a));
     }
@@ -246,6 +273,26 @@ pub fn lower_gather(e: &mut Emitter, f: &Func, o: &Op, axis: i64) -> Result<Stri
         vec![e.op(format!("tensor.extract {x}[{}] : {xt}", coords.join(", ")))]
     });
     Ok(res[0].clone())
+}
+
+/// `(first, step)` when `v` is a constant 1-D integer array of at least two elements
+/// `first + step * i` (step nonzero).
+fn progression(f: &Func, v: quabla_dialect::Value) -> Option<(i64, i64)> {
+    let mut lit = None;
+    f.walk(&mut |op| {
+        if let (OpKind::Constant(ConstantOp::Constant { value }), Some(&r)) = (&op.kind, op.results.first()) {
+            if r == v {
+                lit = Some(value);
+            }
+        }
+    });
+    let lit = lit?;
+    let n = lit.len();
+    if lit.ty.rank() != 1 || n < 2 || !lit.ty.dtype.is_int() {
+        return None;
+    }
+    let (first, step) = (lit.get_i64(0), lit.get_i64(1).checked_sub(lit.get_i64(0))?);
+    (step != 0 && (2..n).all(|i| Some(lit.get_i64(i)) == step.checked_mul(i as i64).and_then(|d| d.checked_add(first)))).then_some((first, step))
 }
 
 /// Contiguous elements per gathered slice (the operand's extents after the gathered axis)
