@@ -1118,6 +1118,31 @@ mod tests {
     /// width up to the lanes, ragged row counts, both layouts of each operand, accumulate,
     /// one and three threads: the packed path's results to the bit (the same FMA chains),
     /// except one column of a row-major A (row dot products, reassociated: within tolerance).
+    /// `path` on `a x b` (`m x n x k`) into a C wider than the product (`n + 3` columns: those
+    /// past N must stay as they were), set and accumulated, on each of `teams`, with the packed
+    /// path on one thread alongside: (got, want, accumulate) per run.
+    fn against_packed<T: Real + From<f32>>([m, n, k]: [usize; 3], a: Mat<T>, b: Mat<T>, teams: &[&dyn Team], path: impl Fn(&Problem<T>, &dyn Team)) -> Vec<(Vec<T>, Vec<T>, bool)> {
+        let ldc = n + 3;
+        let mut want0: Vec<T> = vec![T::from(7.0); m * ldc];
+        let pw = Problem { m, n, k, a, b, c: want0.as_mut_ptr(), ldc: ldc as isize, accumulate: false };
+        unsafe { gemm_with(&pw, &Serial, T::kernel(), host_caches()).unwrap() };
+        let mut out = Vec::new();
+        for team in teams {
+            for accumulate in [false, true] {
+                let mut got: Vec<T> = vec![T::from(7.0); m * ldc];
+                let mut want = want0.clone();
+                if accumulate {
+                    got.copy_from_slice(&want);
+                    let pw = Problem { c: want.as_mut_ptr(), accumulate: true, ..pw };
+                    unsafe { gemm_with(&pw, &Serial, T::kernel(), host_caches()).unwrap() };
+                }
+                path(&Problem { m, n, k, a, b, c: got.as_mut_ptr(), ldc: ldc as isize, accumulate }, *team);
+                out.push((got, want, accumulate));
+            }
+        }
+        out
+    }
+
     #[test]
     fn narrow_products_equal_the_packed_path() {
         fn one<T: Real + Into<f64> + From<f32> + PartialEq + std::fmt::Debug>(lanes: usize) {
@@ -1133,33 +1158,18 @@ mod tests {
                         let b_s: Vec<T> = b64.iter().map(|&x| T::from(x as f32)).collect();
                         let a = if ta { Mat { ptr: a_s.as_ptr(), rs: 1, cs: m as isize } } else { Mat { ptr: a_s.as_ptr(), rs: k as isize, cs: 1 } };
                         let b = if tb { Mat { ptr: b_s.as_ptr(), rs: 1, cs: k as isize } } else { Mat { ptr: b_s.as_ptr(), rs: n as isize, cs: 1 } };
-                        // C wider than the product (ldc n + 3): the columns past N stay as they were.
                         let ldc = n + 3;
-                        let mut want: Vec<T> = vec![T::from(7.0); m * ldc];
-                        let pw = Problem { m, n, k, a, b, c: want.as_mut_ptr(), ldc: ldc as isize, accumulate: false };
-                        unsafe { gemm_with(&pw, &Serial, T::kernel(), host_caches()).unwrap() };
-                        for team in teams {
-                            for accumulate in [false, true] {
-                                let mut got: Vec<T> = vec![T::from(7.0); m * ldc];
-                                let mut want = want.clone();
-                                if accumulate {
-                                    got.copy_from_slice(&want);
-                                    let pw = Problem { c: want.as_mut_ptr(), accumulate: true, ..pw };
-                                    unsafe { gemm_with(&pw, &Serial, T::kernel(), host_caches()).unwrap() };
+                        for (got, want, accumulate) in against_packed([m, n, k], a, b, &teams, |p, team| unsafe { gemm_narrow(p, team).expect("narrow").unwrap() }) {
+                            if n == 1 && !ta && T::row_dots().is_some() {
+                                // Row dot products: reassociated sums, within K ulps-ish of
+                                // the sequential ones; the columns past N untouched.
+                                for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                                    let (g, w): (f64, f64) = ((*g).into(), (*w).into());
+                                    let tol = if i % ldc == 0 { 1e-5 * k as f64 } else { 0.0 };
+                                    assert!((g - w).abs() <= tol, "{m}x1x{k} ta={ta} tb={tb} accumulate={accumulate} at {i}: {g} vs {w}");
                                 }
-                                let p = Problem { m, n, k, a, b, c: got.as_mut_ptr(), ldc: ldc as isize, accumulate };
-                                unsafe { gemm_narrow(&p, team).expect("narrow").unwrap() };
-                                if n == 1 && !ta && T::row_dots().is_some() {
-                                    // Row dot products: reassociated sums, within K ulps-ish of
-                                    // the sequential ones; the columns past N untouched.
-                                    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-                                        let (g, w): (f64, f64) = ((*g).into(), (*w).into());
-                                        let tol = if i % ldc == 0 { 1e-5 * k as f64 } else { 0.0 };
-                                        assert!((g - w).abs() <= tol, "{m}x1x{k} ta={ta} tb={tb} accumulate={accumulate} at {i}: {g} vs {w}");
-                                    }
-                                } else {
-                                    assert_eq!(got, want, "{m}x{n}x{k} ta={ta} tb={tb} accumulate={accumulate}");
-                                }
+                            } else {
+                                assert_eq!(got, want, "{m}x{n}x{k} ta={ta} tb={tb} accumulate={accumulate}");
                             }
                         }
                     }
@@ -1196,23 +1206,8 @@ mod tests {
                         let b_s: Vec<T> = b64.iter().map(|&x| T::from(x as f32)).collect();
                         let a = if ta { Mat { ptr: a_s.as_ptr(), rs: 1, cs: m as isize } } else { Mat { ptr: a_s.as_ptr(), rs: k as isize, cs: 1 } };
                         let b = Mat { ptr: b_s.as_ptr(), rs: n as isize, cs: 1 };
-                        let ldc = n + 3;
-                        let mut want: Vec<T> = vec![T::from(7.0); m * ldc];
-                        let pw = Problem { m, n, k, a, b, c: want.as_mut_ptr(), ldc: ldc as isize, accumulate: false };
-                        unsafe { gemm_with(&pw, &Serial, T::kernel(), host_caches()).unwrap() };
-                        for team in teams {
-                            for accumulate in [false, true] {
-                                let mut got: Vec<T> = vec![T::from(7.0); m * ldc];
-                                let mut want = want.clone();
-                                if accumulate {
-                                    got.copy_from_slice(&want);
-                                    let pw = Problem { c: want.as_mut_ptr(), accumulate: true, ..pw };
-                                    unsafe { gemm_with(&pw, &Serial, T::kernel(), host_caches()).unwrap() };
-                                }
-                                let p = Problem { m, n, k, a, b, c: got.as_mut_ptr(), ldc: ldc as isize, accumulate };
-                                assert!(unsafe { gemm_short(&p, team) }, "{m}x{n}x{k} takes the short path");
-                                assert_eq!(got, want, "{m}x{n}x{k} ta={ta} accumulate={accumulate}");
-                            }
+                        for (got, want, accumulate) in against_packed([m, n, k], a, b, &teams, |p, team| assert!(unsafe { gemm_short(p, team) }, "{m}x{n}x{k} takes the short path")) {
+                            assert_eq!(got, want, "{m}x{n}x{k} ta={ta} accumulate={accumulate}");
                         }
                     }
                 }
