@@ -37,6 +37,7 @@ fn ranges(u: UnaryOp, d: DType) -> Vec<(f64, f64)> {
     match u {
         UnaryOp::Exp | UnaryOp::Expm1 => vec![(-800.0, 800.0), (-2.0, 2.0)],
         UnaryOp::Log => vec![(0.0, big), (0.0, 3.0)],
+        UnaryOp::Log1p => vec![(-1.0, big), (-0.9, 4.0), (-1e-6, 1e-6)],
         UnaryOp::Tanh => vec![(-30.0, 30.0), (-1.5, 1.5)],
         UnaryOp::Erf => vec![(-30.0, 30.0), (-1.5, 1.5), (-4.5, 4.5), (-1e-3, 1e-3)],
         // The interpreter's 1/(1 + exp(-x)) loses accuracy below about -15 (its own

@@ -140,8 +140,8 @@ pub trait Builder {
 pub fn supported(u: UnaryOp, d: DType) -> bool {
     use UnaryOp::*;
     match d {
-        DType::F32 => matches!(u, Exp | Expm1 | Log | Tanh | Logistic | Sin | Cos | Erf | ErfInv),
-        DType::F64 => matches!(u, Exp | Expm1 | Log | Tanh | Logistic | ErfInv),
+        DType::F32 => matches!(u, Exp | Expm1 | Log | Log1p | Tanh | Logistic | Sin | Cos | Erf | ErfInv),
+        DType::F64 => matches!(u, Exp | Expm1 | Log | Log1p | Tanh | Logistic | ErfInv),
         DType::I1 | DType::I32 | DType::I64 | DType::U8 | DType::U32 => false,
     }
 }
@@ -171,6 +171,7 @@ pub fn unary<B: Builder>(b: &mut B, u: UnaryOp, d: DType, x: &B::V) -> Option<B:
         UnaryOp::Exp => k.exp(x),
         UnaryOp::Expm1 => k.expm1(x),
         UnaryOp::Log => k.log(x),
+        UnaryOp::Log1p => k.log1p(x),
         UnaryOp::Tanh => k.tanh(x),
         UnaryOp::Logistic => k.logistic(x),
         UnaryOp::Sin => k.sincos(x, false),
@@ -190,6 +191,8 @@ pub const BOUNDS: &[(UnaryOp, DType, u64)] = &[
     (UnaryOp::Expm1, DType::F64, 2),
     (UnaryOp::Log, DType::F32, 1),
     (UnaryOp::Log, DType::F64, 1),
+    (UnaryOp::Log1p, DType::F32, 2),
+    (UnaryOp::Log1p, DType::F64, 2),
     (UnaryOp::Tanh, DType::F32, 2),
     (UnaryOp::Tanh, DType::F64, 2),
     // 2 against the cancellation-free formula; 3 against the interpreter's 1/(1 + exp(-x)),
@@ -660,6 +663,31 @@ impl<B: Builder> K<'_, B> {
         let y = self.sel(&is_zero, &ninf, &y);
         let bad = self.cmp(FCmp::Ult, x, &z0);
         self.sel(&bad, &nan, &y)
+    }
+
+    /// log1p(x) = log(u) + (x - (u - 1)) / u with u = 1 + x rounded: the correction restores
+    /// what the rounding of u lost (Goldberg's trick; |x| below half an ulp of 1, where u is 1,
+    /// gives x itself, keeping -0). -1 -> -inf, +inf -> +inf, below -1 or NaN -> NaN. The
+    /// platform's log1p it replaces is a scalar libm call per element: 1e6 f32 6.3 ms on Zen 4
+    /// against JAX's 0.5.
+    fn log1p(&mut self, x: &B::V) -> B::V {
+        let one = self.c(1.0);
+        let u = self.add(x, &one);
+        let l = self.log(&u);
+        let um1 = self.sub(&u, &one);
+        let lost = self.sub(x, &um1);
+        let corr = self.div(&lost, &u);
+        let y = self.add(&l, &corr);
+        let unit = self.cmp(FCmp::Oeq, &u, &one);
+        let y = self.sel(&unit, x, &y);
+        // u = 0 (x = -1) and u = +inf: log's own value (the correction is 0/0 or inf - inf).
+        let z0 = self.c(0.0);
+        let inf = self.c(f64::INFINITY);
+        let edge = self.cmp(FCmp::Oeq, &u, &z0);
+        let top = self.cmp(FCmp::Oeq, &u, &inf);
+        let edge = self.or(&edge, &top);
+        let y = self.sel(&edge, &l, &y);
+        self.keep_nan(x, &y)
     }
 
     fn tanh(&mut self, x: &B::V) -> B::V {
@@ -1305,6 +1333,7 @@ mod tests {
                 UnaryOp::Exp => x.exp() as f64,
                 UnaryOp::Expm1 => x.exp_m1() as f64,
                 UnaryOp::Log => x.ln() as f64,
+                UnaryOp::Log1p => x.ln_1p() as f64,
                 UnaryOp::Tanh => x.tanh() as f64,
                 UnaryOp::Logistic => logistic64(x as f64) as f32 as f64,
                 UnaryOp::Sin => x.sin() as f64,
@@ -1316,6 +1345,7 @@ mod tests {
                 UnaryOp::Exp => x.exp(),
                 UnaryOp::Expm1 => x.exp_m1(),
                 UnaryOp::Log => x.ln(),
+                UnaryOp::Log1p => x.ln_1p(),
                 UnaryOp::Tanh => x.tanh(),
                 UnaryOp::Logistic => logistic64(x),
                 _ => f64::NAN,
@@ -1331,6 +1361,9 @@ mod tests {
         (UnaryOp::Expm1, -1.0, 1.0),
         (UnaryOp::Log, 0.0, f64::MAX),
         (UnaryOp::Log, 0.0, 4.0),
+        (UnaryOp::Log1p, -1.0, f64::MAX),
+        (UnaryOp::Log1p, -0.9, 4.0),
+        (UnaryOp::Log1p, -1e-6, 1e-6),
         (UnaryOp::Tanh, -30.0, 30.0),
         (UnaryOp::Tanh, -1.0, 1.0),
         (UnaryOp::Logistic, -800.0, 800.0),
