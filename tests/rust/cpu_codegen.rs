@@ -38,6 +38,10 @@ fn ranges(u: UnaryOp, d: DType) -> Vec<(f64, f64)> {
         UnaryOp::Exp | UnaryOp::Expm1 => vec![(-800.0, 800.0), (-2.0, 2.0)],
         UnaryOp::Log => vec![(0.0, big), (0.0, 3.0)],
         UnaryOp::Log1p => vec![(-1.0, big), (-0.9, 4.0), (-1e-6, 1e-6)],
+        UnaryOp::Exp2 => vec![(-1100.0, 1100.0), (-2.0, 2.0)],
+        UnaryOp::Sinh | UnaryOp::Cosh => vec![(-800.0, 800.0), (-2.0, 2.0), (-1e-6, 1e-6)],
+        UnaryOp::Asinh => vec![(-big, big), (-10.0, 10.0), (-1e-6, 1e-6)],
+        UnaryOp::Atanh => vec![(-1.0, 1.0), (-1e-6, 1e-6)],
         UnaryOp::Tanh => vec![(-30.0, 30.0), (-1.5, 1.5)],
         UnaryOp::Erf => vec![(-30.0, 30.0), (-1.5, 1.5), (-4.5, 4.5), (-1e-3, 1e-3)],
         // The interpreter's 1/(1 + exp(-x)) loses accuracy below about -15 (its own
