@@ -82,6 +82,10 @@ q_tanh = lambda z: (mp.tanh(mp.sqrt(z)) - mp.sqrt(z)) / (mp.sqrt(z) * z) if z > 
 fit("TANH_F32", q_tanh, 0, mp.mpf("0.625") ** 2, 6)
 fit("TANH_F64", q_tanh, 0, mp.mpf("0.625") ** 2, 13)
 
+# f32 tanh for |x| <= 9: tanh(x) = x P(z) / Q(z), z = x^2 (one rational, no branch).
+t_tanh = lambda z: mp.tanh(mp.sqrt(z)) / mp.sqrt(z) if z > eps else 1 - z / 3
+fit_rational("TANH_P_F32", "TANH_Q_F32", t_tanh, 0, 81, 6, 5)
+
 # erf for |x| <= 4: erf(x) = x P(z) / Q(z), z = x^2 (one rational, no branch).
 e_erf = lambda z: mp.erf(mp.sqrt(z)) / mp.sqrt(z) if z > eps else 2 / mp.sqrt(mp.pi) * (1 - z / 3)
 fit_rational("ERF_P_F32", "ERF_Q_F32", e_erf, 0, 16, 7, 6)

@@ -208,7 +208,8 @@ pub const BOUNDS: &[(UnaryOp, DType, u64)] = &[
     (UnaryOp::Asinh, DType::F64, 3),
     (UnaryOp::Atanh, DType::F32, 3),
     (UnaryOp::Atanh, DType::F64, 3),
-    (UnaryOp::Tanh, DType::F32, 2),
+    // One rational in f32 arithmetic (XLA's f32 tanh is 5 ulps from the f64 one).
+    (UnaryOp::Tanh, DType::F32, 4),
     (UnaryOp::Tanh, DType::F64, 2),
     // 2 against the cancellation-free formula; 3 against the interpreter's 1/(1 + exp(-x)),
     // whose own rounding of 1 + e contributes.
@@ -259,6 +260,9 @@ const LOG_F64: [f64; 8] = [
     0.13268773138656886,
     0.13086626147840102,
 ];
+/// f32 tanh on |x| <= 9 as x P(x^2) / Q(x^2) (fit rel. error 1.3e-9; tanh(9) rounds to 1 in f32).
+const TANH_P_F32: [f64; 6] = [0.999999998727821, 0.13680861982556627, 0.0038695146266868965, 2.803142665660621e-05, 3.064273731308863e-08, -1.2246342078254176e-11];
+const TANH_Q_F32: [f64; 5] = [1.0, 0.470141940758393, 0.02725018169082192, 0.000394072442254348, 1.2890422502168784e-06];
 const TANH_F32: [f64; 6] = [-0.3333333317214036, 0.1333330355691574, -0.053959259577204544, 0.02176891865102821, -0.008343945515839153, 0.002292744816178142];
 const TANH_F64: [f64; 13] = [
     -0.3333333333333333,
@@ -823,6 +827,17 @@ impl<B: Builder> K<'_, B> {
     }
 
     fn tanh(&mut self, x: &B::V) -> B::V {
+        if self.f32() {
+            // One rational on the clamped x (no branch, one division): 217 -> 130 us per 1e6 on
+            // Zen 4 against the two-branch form below (JAX 180).
+            let xc = self.clamp(x, -9.0, 9.0);
+            let z = self.mul(&xc, &xc);
+            let p = self.poly(&z, &TANH_P_F32);
+            let q = self.poly(&z, &TANH_Q_F32);
+            let r = self.div(&p, &q);
+            let y = self.mul(&xc, &r);
+            return self.keep_nan(x, &y);
+        }
         let (coeffs, clamp): (&[f64], f64) = if self.f32() { (&TANH_F32, 10.0) } else { (&TANH_F64, 20.0) };
         let a = self.b.fun(FUn::Abs, x);
         // Small: a + a^3 Q(a^2).
