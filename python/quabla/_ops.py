@@ -527,7 +527,10 @@ def power(x, p):
     A non-negative Python int exponent uses ``powi`` (exact repeated multiplication, integer
     dtypes kept); every other exponent uses ``pow`` on floats (integers are converted to
     float64), with C ``pow`` conventions: NaN for a negative base and a non-integer
-    exponent, ``0 ** 0 == 1``, IEEE results for infinities and NaN.
+    exponent, ``0 ** 0 == 1``, IEEE results for infinities and NaN. A Python float exponent
+    of +-0.5 or an integer value up to 8 in magnitude on a float array is computed as a
+    square root or repeated multiplication (and a reciprocal) with the same conventions, as
+    XLA rewrites it.
 
     Example:
         >>> (qb.array([2, 3]) ** 2).tolist()
@@ -539,6 +542,18 @@ def power(x, p):
         if x.dtype.is_bool:
             x = astype(x, int64)
         return bind(_op("powi", exponent=p), x)
+    if is_array(x) and x.dtype.is_float and isinstance(p, float):
+        # Python float exponents with a cheaper exact form (XLA rewrites them too): a general
+        # pow is exp(p log|x|), 15x a square root. pow's conventions kept: +-0 ** 0.5 is +0,
+        # -inf ** 0.5 is +inf, -inf ** -0.5 is +0.
+        if p == 0.5 or p == -0.5:
+            r = maximum(sqrt(x), 0.0)  # -0 -> +0; NaN stays NaN
+            if p < 0:
+                r = divide(1.0, r)
+            return where(equal(x, -math.inf), math.inf if p > 0 else 0.0, r)
+        if p.is_integer() and abs(p) <= 8:
+            r = bind(_op("powi", exponent=int(abs(p))), x)
+            return divide(1.0, r) if p < 0 else r
     x, p = _binary_operands("pow", x, p)
     if not x.dtype.is_float:
         x, p = astype(x, float64), astype(p, float64)

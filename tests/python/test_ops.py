@@ -174,6 +174,24 @@ case("pow-neg-int-exp", lambda a: a ** -2, lambda a: (a ** -2.0).astype(a.dtype)
 case("pow-tensor", qb.power, np.power, R((3, 4), 0.1, 3), R((3, 4), -2, 2), dtypes=F)
 case("rpow", lambda a: 2.0 ** a, lambda a: (2.0 ** a).astype(a.dtype), R((4,)), dtypes=F)
 case("pow-neg-base", qb.power, np.power, const(np.array([-2.0, -8.0, 0.0, 0.0])), const(np.array([0.5, 3.0, 0.0, 2.0])))
+# Python float exponents with an exact cheaper form (sqrt, 1/sqrt, powi, 1/powi): pow's values
+# (C99, as JAX gives them), including -0, +-inf and NaN bases.
+_SPECIAL_BASES = np.array([-0.0, 0.0, -np.inf, np.inf, 4.0, -4.0, np.nan, 2.5, -2.0, 1e-30, 3e30])
+
+
+def _c99_pow(a, p):
+    def one(v):
+        if v == 0 and p < 0:
+            return math.copysign(math.inf, v) if p == int(p) and int(p) % 2 else math.inf
+        if v < 0 and p != int(p):
+            return (math.inf if p > 0 else 0.0) if math.isinf(v) else math.nan
+        return math.pow(v, p)
+    return np.array([one(v) for v in a.astype(np.float64).ravel()]).reshape(a.shape).astype(a.dtype)
+
+
+for _p in (0.5, -0.5, 2.0, 3.0, -1.0, -2.0, 0.0, 1.0, 8.0, -8.0):
+    case(f"pow-special-{_p}", lambda a, p=_p: a ** p, lambda a, p=_p: _c99_pow(a, p), const(_SPECIAL_BASES), dtypes=F)
+case("pow-fast-exps", lambda a: a ** 0.5 + a ** -0.5 + a ** 2.0 + a ** -1.0 + a ** 3.0, lambda a: (a ** 0.5 + a ** -0.5 + a ** 2.0 + a ** -1.0 + a ** 3.0).astype(a.dtype), R((3, 4), 0.5, 3), dtypes=F)
 case("matmul-op", lambda a, b: a @ b, np.matmul, R((3, 4)), R((4, 2)), dtypes=N)
 
 # Comparisons and logic
