@@ -86,6 +86,10 @@ fit("TANH_F64", q_tanh, 0, mp.mpf("0.625") ** 2, 13)
 t_tanh = lambda z: mp.tanh(mp.sqrt(z)) / mp.sqrt(z) if z > eps else 1 - z / 3
 fit_rational("TANH_P_F32", "TANH_Q_F32", t_tanh, 0, 81, 6, 5)
 
+# f32 erfc for x in [0.5, 10]: erfc(x) = exp(-x^2) P(x) / Q(x).
+g_erfc = lambda x: mp.erfc(x) * mp.exp(x * x)
+fit_rational("ERFC_P_F32", "ERFC_Q_F32", g_erfc, mp.mpf("0.5"), 10, 6, 6)
+
 # erf for |x| <= 4: erf(x) = x P(z) / Q(z), z = x^2 (one rational, no branch).
 e_erf = lambda z: mp.erf(mp.sqrt(z)) / mp.sqrt(z) if z > eps else 2 / mp.sqrt(mp.pi) * (1 - z / 3)
 fit_rational("ERF_P_F32", "ERF_Q_F32", e_erf, 0, 16, 7, 6)
