@@ -197,6 +197,7 @@ from ._numpy import (  # noqa: E402
     nan_to_num,
     outer,
     pad,
+    reciprocal,
     repeat,
     roll,
     sinh,

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from ._ops import (
+    divide,
     _bcast_shapes,
     _binary_operands,
     _common,
@@ -94,6 +95,17 @@ arccosh = _unary("acosh", "arccosh", "Elementwise inverse hyperbolic cosine (NaN
 arctanh = _unary("atanh", "arctanh", "Elementwise inverse hyperbolic tangent (±inf at ±1).", "qb.arctanh(qb.array([0.0])).tolist()\n        [0.0]")
 cbrt = _unary("cbrt", "cbrt", "Elementwise real cube root (negative for negative x).", "qb.cbrt(qb.array([-8.0])).tolist()\n        [-2.0]")
 asin, acos, atan, asinh, acosh, atanh = arcsin, arccos, arctan, arcsinh, arccosh, arctanh
+
+
+def reciprocal(x):
+    """Elementwise 1 / x (true division: integer and bool inputs give floats, as JAX's
+    ``jnp.reciprocal``; NumPy keeps integers).
+
+    Example:
+        >>> qb.reciprocal(qb.array([2.0, 4.0])).tolist()
+        [0.5, 0.25]
+    """
+    return divide(1.0, _to_array(x))
 
 
 def square(x):
@@ -896,7 +908,7 @@ _dt.DType.__call__ = _dtype_call
 
 __all__ = [
     "sinh", "cosh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "asin", "acos", "atan", "asinh",
-    "acosh", "atanh", "cbrt", "square", "log2", "log10", "arctan2", "atan2", "hypot", "isnan", "isinf", "isposinf",
+    "acosh", "atanh", "cbrt", "reciprocal", "square", "log2", "log10", "arctan2", "atan2", "hypot", "isnan", "isinf", "isposinf",
     "isneginf", "nan_to_num", "isclose", "allclose", "outer", "inner", "vdot", "kron", "tri", "tril", "triu",
     "diagonal", "diag", "trace", "meshgrid", "atleast_1d", "atleast_2d", "vstack", "hstack", "column_stack", "pad",
     "roll", "flip", "fliplr", "flipud", "repeat", "tile", "diff", "sort", "argsort", "top_k",

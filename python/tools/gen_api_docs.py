@@ -72,7 +72,7 @@ GROUPS = [
                        "random.fold_in", "random.bits", "random.uniform", "random.normal", "random.randint",
                        "random.bernoulli", "random.categorical", "random.choice", "random.permutation",
                        "random.truncated_normal", "random.gumbel", "random.exponential", "random.threefry_2x32"]),
-    ("NumPy breadth", ["square", "cbrt", "log2", "log10", "sinh", "cosh", "arcsin", "arccos", "arctan", "arctan2",
+    ("NumPy breadth", ["square", "reciprocal", "cbrt", "log2", "log10", "sinh", "cosh", "arcsin", "arccos", "arctan", "arctan2",
                        "arcsinh", "arccosh", "arctanh", "asin", "acos", "atan", "atan2", "asinh", "acosh", "atanh",
                        "hypot", "isnan", "isinf", "isposinf", "isneginf", "nan_to_num", "isclose", "allclose",
                        "outer", "inner", "vdot", "kron", "diag", "diagonal", "trace", "tril", "triu", "tri",

@@ -191,6 +191,7 @@ def _c99_pow(a, p):
 
 for _p in (0.5, -0.5, 2.0, 3.0, -1.0, -2.0, 0.0, 1.0, 8.0, -8.0):
     case(f"pow-special-{_p}", lambda a, p=_p: a ** p, lambda a, p=_p: _c99_pow(a, p), const(_SPECIAL_BASES), dtypes=F)
+case("reciprocal", qb.reciprocal, lambda a: (1.0 / a).astype(a.dtype), R((3, 4), 0.5, 3), dtypes=F)
 case("pow-fast-exps", lambda a: a ** 0.5 + a ** -0.5 + a ** 2.0 + a ** -1.0 + a ** 3.0, lambda a: (a ** 0.5 + a ** -0.5 + a ** 2.0 + a ** -1.0 + a ** 3.0).astype(a.dtype), R((3, 4), 0.5, 3), dtypes=F)
 case("matmul-op", lambda a, b: a @ b, np.matmul, R((3, 4)), R((4, 2)), dtypes=N)
 
