@@ -202,17 +202,7 @@ fn runtime_gemm(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k
     let unranked = format!("memref<*x{d}>");
     let (au, bu) = (super::kernel_operand(e, a, &at), super::kernel_operand(e, bb, &bt));
     let cm = super::memref(&ct);
-    let view = dest.and_then(|(out, ot)| {
-        if ot.shape == ct.shape {
-            return Some(out);
-        }
-        let g = super::layout::reassociation(&ot.shape, &ct.shape)?;
-        Some(e.op(format!("memref.collapse_shape {out} {} : {} into {cm}", super::layout::assoc_text(&g), super::memref(&ot))))
-    });
-    let c = match view {
-        Some(c) => c,
-        None => e.op(format!("memref.alloc() {{alignment = 64 : i64}} : {cm}")),
-    };
+    let c = super::layout::result_buffer(e, dest, &ct);
     if !zero {
         e.line(format!("bufferization.materialize_in_destination {init} in restrict writable {c} : ({ct}, {cm}) -> ()"));
     }

@@ -40,7 +40,7 @@ pub fn reassociation(big: &[i64], small: &[i64]) -> Option<Vec<Vec<usize>>> {
     Some(groups)
 }
 
-pub fn assoc_text(groups: &[Vec<usize>]) -> String {
+fn assoc_text(groups: &[Vec<usize>]) -> String {
     let g: Vec<String> = groups.iter().map(|g| format!("[{}]", g.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "))).collect();
     format!("[{}]", g.join(", "))
 }
@@ -171,22 +171,7 @@ fn call_transpose(e: &mut Emitter, (x, from): (&str, &TensorType), to: &TensorTy
     let x3 = reshape(e, x, from, &st);
     let xu = super::kernel_operand(e, &x3, &st);
     let cm = memref(&ct);
-    // The output buffer viewed as `[b, n, m]`: collapsed from more dims, expanded from fewer.
-    let view = dest.and_then(|out| {
-        if to.shape == ct.shape {
-            return Some(out);
-        }
-        if to.rank() >= ct.rank() {
-            let g = reassociation(&to.shape, &ct.shape)?;
-            return Some(e.op(format!("memref.collapse_shape {out} {} : {} into {cm}", assoc_text(&g), memref(to))));
-        }
-        let g = reassociation(&ct.shape, &to.shape)?;
-        Some(e.op(format!("memref.expand_shape {out} {} output_shape [{}] : {} into {cm}", assoc_text(&g), list(&ct.shape), memref(to))))
-    });
-    let c = match view {
-        Some(c) => c,
-        None => e.op(format!("memref.alloc() {{alignment = 64 : i64}} : {cm}")),
-    };
+    let c = result_buffer(e, dest.map(|out| (out, to.clone())), &ct);
     let unranked = format!("memref<*x{d}>");
     let cu = e.op(format!("memref.cast {c} : {cm} to {unranked}"));
     let threads = if from.num_elements() as i64 >= PAR_TRANSPOSE_ELEMENTS { e.threads() } else { 1 };
@@ -194,6 +179,26 @@ fn call_transpose(e: &mut Emitter, (x, from): (&str, &TensorType), to: &TensorTy
     e.line(format!("func.call @quabla_transpose_{d}({xu}, {cu}, {t}) : ({unranked}, {unranked}, i64) -> ()"));
     let res = e.op(format!("bufferization.to_tensor {c} restrict writable : {cm} to {ct}"));
     reshape(e, &res, &ct, to)
+}
+
+/// The buffer a runtime kernel writes its result of type `ct` into: `dest` (the function's
+/// output buffer and its type) viewed as `ct` (collapsed from more dims, expanded from fewer)
+/// when the shapes nest, else a fresh 64-byte aligned allocation. Shared by the runtime
+/// products (crate::linalg::dot) and the transposing copy.
+pub fn result_buffer(e: &mut Emitter, dest: Option<(String, TensorType)>, ct: &TensorType) -> String {
+    let cm = memref(ct);
+    let view = dest.and_then(|(out, ot)| {
+        if ot.shape == ct.shape {
+            return Some(out);
+        }
+        if ot.rank() >= ct.rank() {
+            let g = reassociation(&ot.shape, &ct.shape)?;
+            return Some(e.op(format!("memref.collapse_shape {out} {} : {} into {cm}", assoc_text(&g), memref(&ot))));
+        }
+        let g = reassociation(&ct.shape, &ot.shape)?;
+        Some(e.op(format!("memref.expand_shape {out} {} output_shape [{}] : {} into {cm}", assoc_text(&g), list(&ct.shape), memref(&ot))))
+    });
+    view.unwrap_or_else(|| e.op(format!("memref.alloc() {{alignment = 64 : i64}} : {cm}")))
 }
 
 /// The declarations of the transposing copies the module's transposes call (C interface).

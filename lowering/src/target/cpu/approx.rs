@@ -752,14 +752,9 @@ impl<B: Builder> K<'_, B> {
         self.scale(&p, &ki)
     }
 
-    /// `y` (computed for |x|) with x's sign, and x itself at zero (so -0 stays -0) or NaN.
+    /// `y` (computed for |x|, +0 at 0) with x's sign (so -0 gives -0), NaN for NaN.
     fn odd(&mut self, x: &B::V, y: &B::V) -> B::V {
-        let z0 = self.c(0.0);
-        let neg = self.cmp(FCmp::Olt, x, &z0);
-        let ny = self.neg(y);
-        let y = self.sel(&neg, &ny, y);
-        let zero = self.cmp(FCmp::Oeq, x, &z0);
-        let y = self.sel(&zero, x, &y);
+        let y = self.b.copysign(y, x);
         self.keep_nan(x, &y)
     }
 
