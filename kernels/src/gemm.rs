@@ -689,9 +689,9 @@ thread_local! {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutOfMemory(pub usize);
 
-/// A raw pointer shared with the team.
+/// A raw pointer shared with the team (also the transposing copy's, crate::transpose).
 #[derive(Clone, Copy)]
-struct Shared<T>(*mut T);
+pub(crate) struct Shared<T>(pub(crate) *mut T);
 // SAFETY: threads write disjoint parts of the buffers behind it (read by others only after a
 // barrier).
 unsafe impl<T> Send for Shared<T> {}

@@ -590,12 +590,15 @@ pub fn lower_convert(e: &mut Emitter, f: &Func, o: &Op, to: quabla_dialect::DTyp
 ///   Example: threefry's 20 rounds, one loop.
 pub fn fusible_producers<'a>(f: &Func, ops: &'a [Op], outputs: &[Value]) -> HashMap<Value, &'a Op> {
     let mut uses: HashMap<Value, (usize, bool)> = HashMap::new();
-    for op in ops {
+    // The ops (indices) that use each value, once per operand position.
+    let mut users: HashMap<Value, Vec<usize>> = HashMap::new();
+    for (i, op) in ops.iter().enumerate() {
         let elementwise = matches!(op.kind, OpKind::Elementwise(_));
         for v in &op.operands {
             let u = uses.entry(*v).or_insert((0, true));
             u.0 += 1;
             u.1 &= elementwise;
+            users.entry(*v).or_default().push(i);
         }
     }
     // A value the block yields is materialised.
@@ -630,12 +633,6 @@ pub fn fusible_producers<'a>(f: &Func, ops: &'a [Op], outputs: &[Value]) -> Hash
     // root, none for a value recomputed by several generics); a multi-use value whose users
     // all have the same home joins it. Threefry's rounds (each word read by the next two ops) become
     // one loop instead of one generic per round with two 1e6-element results each.
-    let mut users: HashMap<Value, Vec<usize>> = HashMap::new();
-    for (i, op) in ops.iter().enumerate() {
-        for v in &op.operands {
-            users.entry(*v).or_default().push(i);
-        }
-    }
     let mut home: Vec<Option<usize>> = vec![None; ops.len()];
     for i in (0..ops.len()).rev() {
         let op = &ops[i];
