@@ -1,7 +1,8 @@
 //! GFLOP/s of the packed product: `cargo run --release -p quabla-kernels --example gemm_speed
 //! -- [n | MxKxN] [threads] [f32|f64] [kernel]` (kernel: avx512, avx2 or portable; default
 //! the host's best; `narrow`: the narrow path, `gemm_narrow`, for N up to one vector; `short`:
-//! the short path, `gemm_short`, for M up to 8).
+//! the short path, `gemm_short`, for M up to 8). `L1=bytes` / `L2=bytes` in the environment
+//! replace the host's cache sizes the blocks derive from (sweeps of kc, mc and nc).
 use quabla_kernels::gemm::{gemm_narrow, gemm_short, gemm_with, host_caches, Mat, Problem, Scoped, Serial, Team};
 
 fn main() {
@@ -32,6 +33,10 @@ fn run<T: quabla_kernels::gemm::Real + From<f32>>([m, k, n]: [usize; 3], team: &
     let b: Vec<T> = (0..k * n).map(|i| T::from((i % 5) as f32 * 0.1)).collect();
     let mut c: Vec<T> = vec![T::default(); m * n];
     let p = Problem { m, n, k, a: Mat { ptr: a.as_ptr(), rs: k as isize, cs: 1 }, b: Mat { ptr: b.as_ptr(), rs: n as isize, cs: 1 }, c: c.as_mut_ptr(), ldc: n as isize, accumulate: false };
+    let mut caches = host_caches();
+    let bytes = |name: &str| std::env::var(name).ok().map(|v| v.parse::<i64>().unwrap_or_else(|_| panic!("{name}: a size in bytes")));
+    caches.l1d = bytes("L1").unwrap_or(caches.l1d);
+    caches.l2 = bytes("L2").unwrap_or(caches.l2);
     let mut best = f64::MAX;
     for _ in 0..(3e10 / (2.0 * (m * n * k) as f64)).clamp(30.0, 3000.0) as usize {
         let t = std::time::Instant::now();
@@ -40,7 +45,7 @@ fn run<T: quabla_kernels::gemm::Real + From<f32>>([m, k, n]: [usize; 3], team: &
         } else if short {
             assert!(unsafe { gemm_short(&p, team) }, "a product of at most 8 rows, wider than one vector");
         } else {
-            unsafe { gemm_with(&p, team, kern, host_caches()).unwrap() };
+            unsafe { gemm_with(&p, team, kern, caches).unwrap() };
         }
         best = best.min(t.elapsed().as_secs_f64());
     }

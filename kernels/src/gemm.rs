@@ -594,10 +594,10 @@ real!(f64, (avx512_f64, 8, 16), (avx2_f64, 6, 8), (portable_f64, 4, 4), transpos
 pub use crate::host::{caches as host_caches, Caches};
 
 /// The blocks of a product: `kc` rows of B per block (a `kc x mr` micro-panel of A fills at most
-/// half of L1, and `kc` at most [`KC_MAX`]), `mc` rows of A per row block (a multiple of `mr` whose packed
+/// L1, and `kc` at most [`KC_MAX`]), `mc` rows of A per row block (a multiple of `mr` whose packed
 /// `mc x kc` block fills at most a quarter of L2), `nc` columns per B block (a multiple of
 /// `nr`; the packed `kc x nc` block at most twice L2: each thread's share of it stays in its
-/// core's L2 when two share it).
+/// core's L2 when two share it; N split into equal blocks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Blocks {
     pub kc: usize,
@@ -621,23 +621,28 @@ pub const MC_MAX: usize = 64;
 /// (`gemm_speed`, best of 30, AMD EPYC Zen 4 with 32 KB L1 and 1 MB L2, 2026-12-05), 1024^3
 /// f32 on one / two threads: kc 176 (the L1 bound used before) 101.5 / 199.8 GFLOP/s, 256
 /// 104.2 / 208.5, 384 105.2 / 209.9, 512 107.9 / 213.3, 1024 108.5 / 213.1; f64 (8x16) kc 168
-/// 47.6 / 94.7, 256 50.4 / 100.9. On the Xeon of stop 37 kc 176-512 were within noise.
+/// 47.6 / 94.7, 256 50.4 / 100.9, 512 (its A micro-panel all of L1; 2026-12-05, three
+/// alternations) 52.6 / 103.5-104.9 against 256's 50.4 / 101.9-103.0. On the Xeon of stop 37
+/// kc 176-512 were within noise.
 pub const KC_MAX: usize = 512;
 
 /// The blocks for an `m x n x k` product of `size`-byte elements with register tile
-/// `mr x nr` on caches `c`. K blocks are balanced (K split into equal blocks, each a
-/// multiple of 8 up to the L1 bound).
+/// `mr x nr` on caches `c`. K and N blocks are balanced (split into equal blocks, K's each a
+/// multiple of 8 up to the L1 bound, N's of `nr`).
 pub fn blocks(size: usize, [m, n, k]: [usize; 3], [mr, nr]: [usize; 2], c: Caches) -> Blocks {
     let (l1d, l2) = (c.l1d.max(0) as usize, c.l2.max(0) as usize);
-    let kmax = (l1d / 2 / (mr * size)).clamp(16, KC_MAX) / 8 * 8;
+    let kmax = (l1d / (mr * size)).clamp(16, KC_MAX) / 8 * 8;
     let parts = k.div_ceil(kmax).max(1);
     let kc = k.div_ceil(parts).div_ceil(8) * 8;
     let kc = kc.min(k.max(1));
     let rows = (l2 / 4 / (kc * size)).clamp(mr, MC_MAX.max(mr));
     let mc = (rows / mr * mr).min(m.div_ceil(mr) * mr).max(mr);
-    let cols = (2 * l2 / (kc * size)).max(nr);
-    let nc = (cols / nr * nr).min(n.div_ceil(nr) * nr).max(nr);
-    Blocks { kc, mc, nc }
+    // Balanced column blocks too: a last block narrower than the others would leave a thread
+    // without panels when the threads split each block's columns (1536^3 f32 on two threads:
+    // blocks of 1024 and 512 columns, 160 GFLOP/s; two of 768, 217).
+    let cols = (2 * l2 / (kc * size)).max(nr) / nr * nr;
+    let nc = n.div_ceil(n.div_ceil(cols).max(1)).div_ceil(nr) * nr;
+    Blocks { kc, mc, nc: nc.max(nr) }
 }
 
 /// A 64-byte aligned scratch buffer, grown on demand and kept for the thread's next product.
@@ -846,8 +851,9 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
     let size = std::mem::size_of::<T>();
     let bl = blocks(size, [m, n, k], [mr, nr], caches);
     let slots = team.threads().max(1);
-    // The shared B block, then per thread its packed row block and a scratch tile.
-    let b_bytes = round64(bl.nc * bl.kc * size);
+    // The shared B block (with room for each thread's share rounded up), then per thread its
+    // packed row block and a scratch tile.
+    let b_bytes = round64((bl.nc / nr + slots - 1) * nr * bl.kc * size);
     let a_bytes = round64(bl.mc * bl.kc * size) + round64(mr * nr * size);
     let bytes = b_bytes + slots * a_bytes;
     SCRATCH.with(|s| -> Result<(), OutOfMemory> {
@@ -872,7 +878,10 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
             // the rows instead: the team packs each B block together, then each thread
             // computes its rows against all of it, behind barriers.
             let by_rows = whole && n.div_ceil(nr) < 4 * threads && mpanels > n.div_ceil(nr);
-            let full = bl.nc / nr;
+            // With columns split, thread t packs its share of each block's panels into its
+            // own slots, from slot `t * own`: no thread ever writes a slot another may still
+            // read, and none waits for another.
+            let own = (bl.nc / nr).div_ceil(threads);
             let (q0, q1) = if by_rows { share(mpanels, t, threads) } else { (0, mpanels) };
             let (row0, row1) = (q0 * mr, (q1 * mr).min(m));
             let mut jc = 0;
@@ -882,14 +891,12 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                 let mut pc = 0;
                 while pc < k {
                     let kb = bl.kc.min(k - pc);
-                    // Panel j lives at slot j of the buffer (`kc x nr` apart whatever this
-                    // block's K): without barriers a thread must never write a slot another
-                    // may still read, so with columns split each thread keeps the slots of
-                    // its share of a full block (the last, narrower block included).
-                    let (lo, hi) = if by_rows { share(panels, t, threads) } else { share(full, t, threads) };
-                    let (lo, hi) = (lo.min(panels), hi.min(panels));
+                    // Panel j lives at slot `j - first` of the buffer (`kc x nr` apart whatever
+                    // this block's K).
+                    let (lo, hi) = share(panels, t, threads);
+                    let first = if by_rows { 0 } else { lo - t * own };
                     for j in lo..hi {
-                        pack_b(p.b, pc, kb, jc + j * nr, nr.min(n - jc - j * nr), nr, bbuf.add(j * bl.kc * nr));
+                        pack_b(p.b, pc, kb, jc + j * nr, nr.min(n - jc - j * nr), nr, bbuf.add((j - first) * bl.kc * nr));
                     }
                     if threads > 1 && by_rows {
                         team.barrier();
@@ -912,7 +919,7 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                         for j in j0..j1 {
                             let col = jc + j * nr;
                             let nw = nr.min(n - col);
-                            let bp = bbuf.add(j * bl.kc * nr);
+                            let bp = bbuf.add((j - first) * bl.kc * nr);
                             let mut i = 0;
                             while i < mb {
                                 let mh = mr.min(mb - i);
@@ -1265,10 +1272,13 @@ mod tests {
     fn block_choice() {
         let xeon = Caches { l1d: 48 << 10, l2: 2 << 20, l1_sets: 64, line: 64 };
         assert_eq!(blocks(4, [1024, 1024, 1024], [8, 32], xeon), Blocks { kc: 512, mc: 64, nc: 1024 });
-        assert_eq!(blocks(8, [1024, 1024, 1024], [8, 16], xeon), Blocks { kc: 344, mc: 64, nc: 1024 });
+        assert_eq!(blocks(8, [1024, 1024, 1024], [8, 16], xeon), Blocks { kc: 512, mc: 64, nc: 1024 });
         let zen4 = Caches { l1d: 32 << 10, l2: 1 << 20, l1_sets: 64, line: 64 };
         assert_eq!(blocks(4, [1024, 1024, 1024], [8, 32], zen4), Blocks { kc: 512, mc: 64, nc: 1024 });
-        assert_eq!(blocks(8, [1024, 1024, 1024], [8, 16], zen4).kc, 256);
+        assert_eq!(blocks(8, [1024, 1024, 1024], [8, 16], zen4).kc, 512);
+        // Balanced column blocks: 1536 = 2 x 768, not 1024 + 512.
+        assert_eq!(blocks(4, [1536, 1536, 1536], [8, 32], zen4).nc, 768);
+        assert_eq!(blocks(4, [1500, 1500, 1500], [8, 32], zen4).nc, 768);
         // Balanced K blocks: 784 = 2 x 392; small shapes keep one block.
         assert_eq!(blocks(4, [256, 512, 784], [8, 32], xeon).kc, 392);
         assert_eq!(blocks(4, [10, 10, 10], [8, 32], xeon), Blocks { kc: 10, mc: 16, nc: 32 });
