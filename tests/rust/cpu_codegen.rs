@@ -667,6 +667,68 @@ fn parallel_loops_match_the_interpreter_on_one_and_two_threads() {
 }
 
 #[test]
+fn split_reductions_match_the_interpreter_on_one_and_two_threads() {
+    // Reductions whose kept loops leave the threads nothing (full reductions, few outputs)
+    // reduce contiguous parts of a reduced dim on the threads, then the parts
+    // (quabla_lowering::linalg::reduce::thread_split): sums, products, maxima with a NaN,
+    // minima, integer sums (exact), a fused producer, the split dim inner or outer; an
+    // extent without a small divisor stays serial. Equal to the interpreter on one and two
+    // threads (maxima, minima and integer sums to the bit).
+    use quabla_dialect::{ReduceOp, Reducer};
+    let mut rng = Rng(83);
+    // (shape, reduced dims, reducer, dtype, square the operand first, splits on two threads)
+    let cases: [(Vec<i64>, Vec<i64>, Reducer, DType, bool, bool); 9] = [
+        (vec![1024, 1024], vec![0, 1], Reducer::Sum, DType::F32, false, true),
+        (vec![1024, 1024], vec![0, 1], Reducer::Sum, DType::F32, true, true),
+        (vec![1000, 999], vec![0, 1], Reducer::Max, DType::F32, false, true),
+        (vec![3, 400_000], vec![0, 1], Reducer::Min, DType::F64, false, true),
+        (vec![3, 400_000], vec![1], Reducer::Sum, DType::F32, false, true),
+        (vec![600_000, 1], vec![0], Reducer::Sum, DType::I32, false, true),
+        (vec![2, 300_000], vec![0, 1], Reducer::Prod, DType::F64, false, true),
+        (vec![1_000_003], vec![0], Reducer::Sum, DType::F32, false, false),
+        (vec![257, 4096], vec![0, 1], Reducer::Max, DType::F64, true, true),
+    ];
+    for (shape, dims, op, d, square, splits) in cases {
+        let ty = TensorType::new(d, shape.clone());
+        let mut f = Func::new("main", std::slice::from_ref(&ty));
+        let mut x = f.params[0];
+        if square {
+            x = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, x], None).unwrap();
+        }
+        let r = f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims: dims.clone() }), &[x], None).unwrap();
+        f.outputs = vec![r];
+        let module = Module { funcs: vec![f] };
+        let what = format!("{op:?} over {dims:?} of {d} {shape:?}, ");
+        let llvm = executor().lower_to_llvm(&module, &with_threads(2)).unwrap();
+        assert_eq!(llvm.contains("omp.parallel"), splits, "{what}split on two threads");
+        let (lo, hi) = match (op, d) {
+            (Reducer::Prod, _) => (0.999_999, 1.000_001),
+            (_, DType::I32) => (-1000.0, 1000.0),
+            _ => (-1.0, 1.0),
+        };
+        let input = if op == Reducer::Max && d == DType::F32 {
+            // A NaN in a later part: the maximum is NaN, split or not.
+            let mut v: Vec<f64> = (0..ty.num_elements()).map(|_| lo + (hi - lo) * rng.next_f64()).collect();
+            v[700_000] = f64::NAN;
+            Buffer::from_f64s(ty.clone(), &v).unwrap()
+        } else {
+            rng.buffer(&ty, lo, hi)
+        };
+        // Float sums and products reassociate: within a bound relative to the sum of the
+        // magnitudes (the interpreter sums f32 serially in f32: 4e-4 off on the million
+        // squares), products relative to 1. A part lost or counted twice is 1/64 or more.
+        let l1: f64 = input.to_f64_vec().iter().map(|v| if square { v * v } else { v.abs() }).sum();
+        let (tol, scale) = match (op, d) {
+            (Reducer::Sum, DType::F32) => (Tol::Rel(1e-3), l1),
+            (Reducer::Sum, DType::F64) => (Tol::Rel(1e-12), l1),
+            (Reducer::Prod, _) => (Tol::Rel(1e-12), 1.0),
+            _ => (Tol::Exact, 1.0),
+        };
+        equals_interpreter_on_one_and_two_threads(&module, &[input], tol, |_| scale, &what);
+    }
+}
+
+#[test]
 fn broadcasts_read_in_place_match_the_interpreter_on_one_and_two_threads() {
     // Softmax-shaped: row maxima and row sums (kept as [rows, 1]) and a per-column vector
     // ([cols], broadcast along dim 1), each broadcast with several elementwise uses, so the

@@ -289,8 +289,64 @@ fn reduce_nest(e: &mut Emitter, op: Reducer, x: &str, xt: &TensorType, dims: &[i
     nest.result(e, r, out)
 }
 
-/// `quabla.reduce_{sum,max,min,prod}`: one nest, or on a GPU target a [`split`] (partials
-/// from [`split_partials`], reduced over their first dim by the nest).
+/// The most contiguous parts a CPU reduction is split into ([`thread_split`]).
+const THREAD_SPLIT_MAX_PARTS: i64 = 64;
+
+/// The CPU's split of a reduction whose kept loops give the threads nothing to share (a full
+/// reduction, or fewer outputs than threads along every kept loop) while its work would run
+/// on several ([`crate::target::Target::parallel_loop`]): a reduced dim `s` of extent `n`
+/// split into `parts` contiguous parts of `n / parts` (the operand expanded to `[.., parts, n
+/// / parts, ..]`), `parts` a divisor of `n`. The parts' loop is parallel, so the executor's
+/// tagging splits it between the threads; each part reduces a contiguous run (vector loads,
+/// as the unsplit loop). Among the reduced dims with a divisor from 2 to
+/// [`THREAD_SPLIT_MAX_PARTS`], the one and divisor that balance the threads best (then the
+/// divisor nearest 16, then the outermost dim). None on one thread, on GPU targets, and when
+/// the unsplit nest already splits.
+fn thread_split(e: &Emitter, op: Reducer, xt: &TensorType, dims: &[i64]) -> Option<(usize, i64)> {
+    let threads = e.threads();
+    if threads <= 1 || e.cg.target.parallel_outer() || xt.dtype == DType::I1 {
+        return None;
+    }
+    let cost = super::elementwise::op_cost(if op == Reducer::Sum || op == Reducer::Prod { "arith.addf" } else { "arith.maximumf" }) + super::elementwise::MEMORY_COST;
+    let parallel: Vec<bool> = (0..xt.rank()).map(|i| !dims.contains(&(i as i64))).collect();
+    if e.cg.target.parallel_loop(&parallel, &xt.shape, threads, cost).is_some() {
+        return None;
+    }
+    let mut best: Option<((i64, i64, usize), (usize, i64))> = None;
+    for &d in dims {
+        let (s, n) = (d as usize, xt.shape[d as usize]);
+        for parts in 2..=THREAD_SPLIT_MAX_PARTS.min(n / 2) {
+            if n % parts != 0 {
+                continue;
+            }
+            // Per mille of the threads' time the parts keep busy, negated: lower is better.
+            let idle = 1000 * ((parts + threads - 1) / threads * threads) / parts;
+            let key = (idle, (parts - 16).abs(), s);
+            if best.as_ref().is_none_or(|(k, _)| key < *k) {
+                best = Some((key, (s, parts)));
+            }
+        }
+    }
+    let (_, (s, parts)) = best?;
+    let (shape, parallel) = split_dim(&xt.shape, &parallel, s, parts);
+    e.cg.target.parallel_loop(&parallel, &shape, threads, cost)?;
+    Some((s, parts))
+}
+
+/// `shape` (and which of its dims are `parallel`) with dim `s` split into `parts` (parallel)
+/// and `shape[s] / parts` (as dim `s` was).
+fn split_dim(shape: &[i64], parallel: &[bool], s: usize, parts: i64) -> (Vec<i64>, Vec<bool>) {
+    let mut sh = shape.to_vec();
+    sh.splice(s..=s, [parts, shape[s] / parts]);
+    let mut par = parallel.to_vec();
+    par.insert(s, true);
+    (sh, par)
+}
+
+/// `quabla.reduce_{sum,max,min,prod}`: one nest, on the CPU a [`thread_split`] (the nest over
+/// the expanded operand leaves the parts as partials, a second nest reduces them), or on a
+/// GPU target a [`split`] (partials from [`split_partials`], reduced over their first dim by
+/// the nest).
 pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]) -> Result<String, LowerError> {
     let (x, xt, out) = (e.name(o.operands[0]), f.ty(o.operands[0]), f.ty(o.results[0]));
     if dims.is_empty() {
@@ -303,6 +359,17 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]
         let init = e.filled(&pt, &c);
         let parts = split_partials(e, &x, xt, dims, s, &c, &[(init, pt.clone())], |e, v, _, acc| vec![combine_step(e, op, d, &acc[0], v)]).remove(0);
         return Ok(reduce_nest(e, op, &parts, &pt, &[0], out, &c));
+    }
+    if let Some((s, parts)) = thread_split(e, op, xt, dims) {
+        let (shape, parallel) = split_dim(&xt.shape, &(0..xt.rank()).map(|i| !dims.contains(&(i as i64))).collect::<Vec<_>>(), s, parts);
+        let et = TensorType::new(d, shape.clone());
+        let xe = super::layout::reshape(e, &x, xt, &et);
+        let edims: Vec<i64> = (0..shape.len()).filter(|&i| !parallel[i]).map(|i| i as i64).collect();
+        let pt = TensorType::new(d, (0..shape.len()).filter(|&i| parallel[i]).map(|i| shape[i]).collect::<Vec<_>>());
+        let partials = reduce_nest(e, op, &xe, &et, &edims, &pt, &c);
+        // The parts' position among the kept dims.
+        let at = (0..s).filter(|&i| parallel[i]).count() as i64;
+        return Ok(reduce_nest(e, op, &partials, &pt, &[at], out, &c));
     }
     Ok(reduce_nest(e, op, &x, xt, dims, out, &c))
 }
