@@ -11,7 +11,7 @@
 //! loop of 2^20 iterations, and from 2^16 iterations loops with dear bodies) are split along
 //! one parallel loop into one tile per thread; smaller programs contain no OpenMP call at
 //! all, so their per-call path is unchanged.
-use melior::ir::attribute::ArrayAttribute;
+use melior::ir::attribute::{ArrayAttribute, AttributeLike};
 use melior::ir::operation::{OperationLike, OperationMutLike, WalkOrder, WalkResult};
 use melior::ir::r#type::{DimSize, RankedTensorType, ShapedTypeLike, TypeLike};
 use melior::ir::{BlockLike, Module as MlirModule, RegionLike, Type, ValueLike};
@@ -66,7 +66,7 @@ pub fn openmp_loaded() -> bool {
 
 /// Bumped when the cost model (`op_cost`) or the tagging changes, so cached objects tagged by
 /// the old one miss.
-const POLICY_VERSION: u32 = 3;
+const POLICY_VERSION: u32 = 4;
 
 /// What the persistent compile cache's key adds for the loops [`tag_loops`] splits: the tag
 /// pipeline and the policy's constants (the program text does not change with them).
@@ -81,8 +81,10 @@ pub fn policy_key(cm: &quabla_lowering::CpuModule) -> String {
 /// Tags each `linalg.generic` of `module` (tensor form, after fusion) that
 /// quabla_lowering::tiling::parallel_loop splits across `threads` with
 /// `quabla.par = par_code(dim)`. Its loop extents are the shape of an operand with the
-/// identity indexing map (elementwise ops, reductions over their input's dims); generics
-/// without one stay untagged (serial), and so do generics inside an `scf.forall`. Each
+/// identity indexing map (elementwise ops, reductions over their input's dims), or else
+/// those operand dims read as one loop alone give them ([`loop_extents`]); generics whose
+/// extents are not all known stay untagged (serial), and so do generics inside an
+/// `scf.forall`. Each
 /// generic whose iterations are independent in memory too
 /// ([`crate::parallel_accesses::fresh_parallel`]) is tagged `quabla.vec`, whatever the
 /// thread count: its loops reach LLVM as loops with parallel accesses. Returns how many
@@ -156,25 +158,50 @@ impl<'c> GenericLoops<'c> {
     }
 }
 
+/// The static extent of dim `d` of operand `i` of `op`, if it is a ranked tensor.
+fn operand_dim<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, i: usize, d: usize) -> Option<i64> {
+    let t = RankedTensorType::try_from(op.operand(i).ok()?.r#type()).ok()?;
+    match t.dim_size(d) {
+        Ok(DimSize::Static(s)) => i64::try_from(s).ok(),
+        _ => None,
+    }
+}
+
+/// The extents of a generic's loops: the shape of an operand with the identity map, or else,
+/// loop by loop, the extent of an operand dim its map reads as that loop alone (a split
+/// reduction's loops: quabla_lowering's `reduce::thread_partials`, whose operand is read at
+/// `part * chunk + element`, the element loop's extent given by a chunk-shaped operand).
+fn loop_extents<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, loops: &GenericLoops<'c>) -> Option<Vec<i64>> {
+    let rank = loops.parallel.len();
+    let operands = loops.maps.len().min(op.operand_count());
+    let ranked = |i: usize| op.operand(i).ok().and_then(|v| RankedTensorType::try_from(v.r#type()).ok()).map(|t| t.rank());
+    let identity = (0..operands).find(|&i| loops.identity_map(i) && ranked(i) == Some(rank));
+    if let Some(i) = identity {
+        return (0..rank).map(|d| operand_dim(op, i, d)).collect();
+    }
+    let mut extents = vec![None; rank];
+    for i in 0..operands {
+        let attr = loops.maps.element(i).ok()?;
+        // SAFETY: an affine map attribute of a live generic (its `indexing_maps` elements).
+        let map = unsafe { mlir_sys::mlirAffineMapAttrGetValue(attr.to_raw()) };
+        for k in 0..unsafe { mlir_sys::mlirAffineMapGetNumResults(map) } {
+            // SAFETY: result k < the map's result count; plain queries of a live expression.
+            let e = unsafe { mlir_sys::mlirAffineMapGetResult(map, k) };
+            if unsafe { mlir_sys::mlirAffineExprIsADim(e) } {
+                let l = unsafe { mlir_sys::mlirAffineDimExprGetPosition(e) } as usize;
+                if l < rank && extents[l].is_none() {
+                    extents[l] = operand_dim(op, i, k as usize);
+                }
+            }
+        }
+    }
+    extents.into_iter().collect()
+}
+
 /// The loop a generic is split along, if any.
 fn split_of<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, threads: i64) -> Option<usize> {
     let loops = GenericLoops::of(op)?;
-    let rank = loops.parallel.len();
-    let extents = (0..loops.maps.len().min(op.operand_count())).find_map(|i| {
-        if !loops.identity_map(i) {
-            return None;
-        }
-        let t = RankedTensorType::try_from(op.operand(i).ok()?.r#type()).ok()?;
-        if t.rank() != rank {
-            return None;
-        }
-        (0..rank)
-            .map(|d| match t.dim_size(d) {
-                Ok(DimSize::Static(s)) => i64::try_from(s).ok(),
-                _ => None,
-            })
-            .collect::<Option<Vec<i64>>>()
-    })?;
+    let extents = loop_extents(op, &loops)?;
     let full = (0..loops.maps.len()).filter(|&i| loops.identity_map(i)).count() as i64;
     let cost = body_cost(op) + quabla_lowering::linalg::elementwise::MEMORY_COST * full;
     quabla_lowering::tiling::parallel_loop(&loops.parallel, &extents, threads, cost)

@@ -669,24 +669,28 @@ fn parallel_loops_match_the_interpreter_on_one_and_two_threads() {
 #[test]
 fn split_reductions_match_the_interpreter_on_one_and_two_threads() {
     // Reductions whose kept loops leave the threads nothing (full reductions, few outputs)
-    // reduce contiguous parts of a reduced dim on the threads, then the parts
-    // (quabla_lowering::linalg::reduce::thread_split): sums, products, maxima with a NaN,
-    // minima, integer sums (exact), a fused producer, the split dim inner or outer; an
-    // extent without a small divisor stays serial. Equal to the interpreter on one and two
-    // threads (maxima, minima and integer sums to the bit).
+    // or short runs (column reductions) reduce contiguous parts of a reduced dim on the
+    // threads, then the parts (quabla_lowering::linalg::reduce::thread_split): sums,
+    // products, maxima with a NaN, minima, integer sums (exact), a fused producer, the split
+    // dim inner or outer; an extent without a small divisor stays serial, and so does a
+    // column sum with long rows (the threads split the columns). Equal to the interpreter on
+    // one and two threads (maxima, minima and integer sums to the bit).
     use quabla_dialect::{ReduceOp, Reducer};
     let mut rng = Rng(83);
-    // (shape, reduced dims, reducer, dtype, square the operand first, splits on two threads)
-    let cases: [(Vec<i64>, Vec<i64>, Reducer, DType, bool, bool); 9] = [
+    // (shape, reduced dims, reducer, dtype, square the operand first, split on two threads)
+    let cases: [(Vec<i64>, Vec<i64>, Reducer, DType, bool, bool); 12] = [
         (vec![1024, 1024], vec![0, 1], Reducer::Sum, DType::F32, false, true),
         (vec![1024, 1024], vec![0, 1], Reducer::Sum, DType::F32, true, true),
         (vec![1000, 999], vec![0, 1], Reducer::Max, DType::F32, false, true),
         (vec![3, 400_000], vec![0, 1], Reducer::Min, DType::F64, false, true),
-        (vec![3, 400_000], vec![1], Reducer::Sum, DType::F32, false, true),
+        (vec![3, 400_000], vec![1], Reducer::Sum, DType::F32, false, false),
         (vec![600_000, 1], vec![0], Reducer::Sum, DType::I32, false, true),
         (vec![2, 300_000], vec![0, 1], Reducer::Prod, DType::F64, false, true),
         (vec![1_000_003], vec![0], Reducer::Sum, DType::F32, false, false),
         (vec![257, 4096], vec![0, 1], Reducer::Max, DType::F64, true, true),
+        (vec![4096, 512], vec![0], Reducer::Sum, DType::F32, false, true),
+        (vec![20_000, 3, 64], vec![0, 2], Reducer::Max, DType::F32, true, true),
+        (vec![64, 100_000], vec![0], Reducer::Sum, DType::F64, false, false),
     ];
     for (shape, dims, op, d, square, splits) in cases {
         let ty = TensorType::new(d, shape.clone());
@@ -699,8 +703,11 @@ fn split_reductions_match_the_interpreter_on_one_and_two_threads() {
         f.outputs = vec![r];
         let module = Module { funcs: vec![f] };
         let what = format!("{op:?} over {dims:?} of {d} {shape:?}, ");
-        let llvm = executor().lower_to_llvm(&module, &with_threads(2)).unwrap();
-        assert_eq!(llvm.contains("omp.parallel"), splits, "{what}split on two threads");
+        // A split reads its operand at `part * chunk + element`.
+        let split = |threads| lower_for_cpu(&module, &CpuOptions { threads, ..CpuOptions::default() }).unwrap().text.lines().any(|l| l.contains("linalg.generic") && l.contains(" + d"));
+        assert_eq!((split(2), split(1)), (splits, false), "{what}split on two threads, not on one");
+        let parallel = splits || dims.len() < shape.len();
+        assert_eq!(executor().lower_to_llvm(&module, &with_threads(2)).unwrap().contains("omp.parallel"), parallel, "{what}on two threads");
         let (lo, hi) = match (op, d) {
             (Reducer::Prod, _) => (0.999_999, 1.000_001),
             (_, DType::I32) => (-1000.0, 1000.0),
@@ -1020,7 +1027,8 @@ fn loops_fused_through_reshapes_still_split_across_threads() {
     // reshapes into the row reductions, which then have a third (unit) loop. Each of the five
     // 256 x 1024 loops left (the quotient exp / row sum, read by two consumers, is recomputed
     // by each) must still run on both threads (a split per rank once missed the three-loop
-    // ones: 181 -> 232 us per call), and equal the interpreter on one and two.
+    // ones: 181 -> 232 us per call), and so does the loss's full sum (split in parts: six
+    // parallel loops), and equal the interpreter on one and two.
     let text = r#"module {
   func.func @main(%0: tensor<256x1024xf32>, %1: tensor<256x1024xf32>) -> (tensor<f32>, tensor<256x1024xf32>) {
     %6 = "quabla.reduce_max"(%0) {dims = array<i64: 1>} : (tensor<256x1024xf32>) -> tensor<256xf32>
@@ -1056,7 +1064,7 @@ fn loops_fused_through_reshapes_still_split_across_threads() {
     let ctx = quabla_dialect::mlir::new_context();
     let module = quabla_dialect::mlir::parse_and_import(&ctx, text).unwrap();
     let llvm = executor().lower_to_llvm(&module, &with_threads(2)).unwrap();
-    assert_eq!(llvm.matches("omp.parallel num_threads").count(), 5, "parallel loops:\n{llvm}");
+    assert_eq!(llvm.matches("omp.parallel num_threads").count(), 6, "parallel loops:\n{llvm}");
     let mut rng = Rng(7);
     let ty = TensorType::new(DType::F32, [256, 1024]);
     let inputs = [rng.buffer(&ty, -3.0, 3.0), rng.buffer(&ty, -1.0, 1.0)];

@@ -17,7 +17,12 @@
 //! argmax/argmin partials are (value, index) pairs, each the first extremal element of its
 //! subset; stage two breaks ties between equal values (or two NaNs) by the smaller index, so
 //! the first index still wins. No shared memory: stage two reduces each output's `P` partials
-//! on one thread. The CPU never splits.
+//! on one thread.
+//!
+//! On the CPU with several threads a large reduction whose kept loops give the threads
+//! nothing to share, or only short runs of memory (column sums), is split along a reduced dim
+//! instead ([`thread_split`]): contiguous parts, each reduced by one thread into partials,
+//! then a nest over the partials.
 use quabla_dialect::{ArgOp, BinaryOp, DType, Func, Op, ReduceOp, Reducer, TensorType};
 
 use super::reduce_window::row_strides;
@@ -292,34 +297,54 @@ fn reduce_nest(e: &mut Emitter, op: Reducer, x: &str, xt: &TensorType, dims: &[i
 /// The most contiguous parts a CPU reduction is split into ([`thread_split`]).
 const THREAD_SPLIT_MAX_PARTS: i64 = 64;
 
-/// The CPU's split of a reduction whose kept loops give the threads nothing to share (a full
-/// reduction, or fewer outputs than threads along every kept loop) while its work would run
-/// on several ([`crate::target::Target::parallel_loop`]): a reduced dim `s` of extent `n`
-/// split into `parts` contiguous parts of `n / parts` (the operand expanded to `[.., parts, n
-/// / parts, ..]`), `parts` a divisor of `n`. The parts' loop is parallel, so the executor's
-/// tagging splits it between the threads; each part reduces a contiguous run (vector loads,
-/// as the unsplit loop). Among the reduced dims with a divisor from 2 to
-/// [`THREAD_SPLIT_MAX_PARTS`], the one and divisor that balance the threads best (then the
-/// divisor nearest 16, then the outermost dim). None on one thread, on GPU targets, and when
-/// the unsplit nest already splits.
+/// Contiguous bytes per row below which threads that split a reduction's kept loop read
+/// too little at a time ([`thread_split`]). Measured (f32 sums over dim 0, two threads, Zen
+/// 4, 2026-12-05): [4096, 4096] with the columns split (8 KB per row and thread) 2460 us,
+/// with the rows split 1347; [100000, 64] (128 bytes) 581 -> 271 us; [64, 100000] (200 KB)
+/// 436 us against 802 with the rows split (its partials are as large as the operand).
+const THREAD_SPLIT_RUN_BYTES: i64 = 64 << 10;
+
+/// The CPU's split of a reduction between the threads along a reduced dim: `s` of extent
+/// `n` into `parts` contiguous parts of `n / parts` (`parts` a divisor of `n`; loops as if
+/// the operand were `[.., parts, n / parts, ..]`: [`thread_partials`]); the parts' loop is
+/// parallel, so the executor's tagging splits it between the threads, each part reducing a
+/// contiguous block into its own partials. Taken when the work would run on several threads
+/// ([`crate::target::Target::parallel_loop`]) and the kept loops give them nothing to share
+/// (a full reduction, or fewer outputs than threads along every kept loop), or when the kept
+/// loop they would share is inside a reduced dim and leaves each thread runs of fewer than
+/// [`THREAD_SPLIT_RUN_BYTES`] (a column sum: the rows are split instead). The partials
+/// (`parts` times the kept elements) stay within a sixteenth of the operand. Among the
+/// candidate dims (outside that kept loop) and divisors from 2 to
+/// [`THREAD_SPLIT_MAX_PARTS`], those that balance the threads best, then the divisor nearest
+/// 16, then the outermost dim. None on one thread and on GPU targets.
 fn thread_split(e: &Emitter, op: Reducer, xt: &TensorType, dims: &[i64]) -> Option<(usize, i64)> {
+    use quabla_dialect::size::saturating_product;
     let threads = e.threads();
     if threads <= 1 || e.cg.target.parallel_outer() || xt.dtype == DType::I1 {
         return None;
     }
     let cost = super::elementwise::op_cost(if op == Reducer::Sum || op == Reducer::Prod { "arith.addf" } else { "arith.maximumf" }) + super::elementwise::MEMORY_COST;
     let parallel: Vec<bool> = (0..xt.rank()).map(|i| !dims.contains(&(i as i64))).collect();
-    if e.cg.target.parallel_loop(&parallel, &xt.shape, threads, cost).is_some() {
-        return None;
-    }
+    let outside = match e.cg.target.parallel_loop(&parallel, &xt.shape, threads, cost) {
+        None => xt.rank(),
+        Some(k) => {
+            let run = saturating_product(xt.shape[k + 1..].iter().copied()).saturating_mul(xt.shape[k] / threads).saturating_mul(xt.dtype.size() as i64);
+            if run >= THREAD_SPLIT_RUN_BYTES {
+                return None;
+            }
+            k
+        }
+    };
+    let total = saturating_product(xt.shape.iter().copied());
+    let kept = saturating_product((0..xt.rank()).filter(|&i| parallel[i]).map(|i| xt.shape[i]));
     let mut best: Option<((i64, i64, usize), (usize, i64))> = None;
-    for &d in dims {
+    for &d in dims.iter().filter(|&&d| (d as usize) < outside) {
         let (s, n) = (d as usize, xt.shape[d as usize]);
         for parts in 2..=THREAD_SPLIT_MAX_PARTS.min(n / 2) {
-            if n % parts != 0 {
+            if n % parts != 0 || parts.saturating_mul(kept).saturating_mul(16) > total {
                 continue;
             }
-            // Per mille of the threads' time the parts keep busy, negated: lower is better.
+            // Per mille of the threads' time the parts keep busy, inverted: lower is better.
             let idle = 1000 * ((parts + threads - 1) / threads * threads) / parts;
             let key = (idle, (parts - 16).abs(), s);
             if best.as_ref().is_none_or(|(k, _)| key < *k) {
@@ -343,8 +368,37 @@ fn split_dim(shape: &[i64], parallel: &[bool], s: usize, parts: i64) -> (Vec<i64
     (sh, par)
 }
 
-/// `quabla.reduce_{sum,max,min,prod}`: one nest, on the CPU a [`thread_split`] (the nest over
-/// the expanded operand leaves the parts as partials, a second nest reduces them), or on a
+/// Stage one of [`thread_split`] `(s, parts)` of the reduction of `dims` of `x`: a generic
+/// whose loops are the operand's with dim `s` replaced by (part, element of the part), the
+/// part's loop parallel, reading `x` through `part * chunk + element` (affine, so upstream
+/// fusion still puts an elementwise producer into it, whatever its maps), with a chunk-shaped
+/// `tensor.empty` operand giving the element loop its extent. Returns the partials (the
+/// kept dims with the parts' dim among them), their type and the parts' position in it.
+fn thread_partials(e: &mut Emitter, op: Reducer, (x, xt): (&str, &TensorType), dims: &[i64], (s, parts): (usize, i64), c: &str) -> (String, TensorType, i64) {
+    let d = xt.dtype;
+    let r = xt.rank();
+    let chunk = xt.shape[s] / parts;
+    let kept = |i: usize| !dims.contains(&(i as i64));
+    // Operand dim i's loop: i before s, i + 1 after it; s is loops s (part) and s + 1.
+    let lp = |i: usize| if i <= s { i } else { i + 1 };
+    let exprs: Vec<String> = (0..r).map(|i| if i == s { format!("d{s} * {chunk} + d{}", s + 1) } else { format!("d{}", lp(i)) }).collect();
+    let iters: Vec<Iter> = (0..=r).map(|l| if l == s || (l != s + 1 && kept(if l < s { l } else { l - 1 })) { Iter::Parallel } else { Iter::Reduction }).collect();
+    let out_loops: Vec<String> = (0..=r).filter(|&l| iters[l] == Iter::Parallel).map(|l| format!("d{l}")).collect();
+    let pshape: Vec<i64> = (0..=r).filter(|&l| iters[l] == Iter::Parallel).map(|l| if l == s { parts } else { xt.shape[if l < s { l } else { l - 1 }] }).collect();
+    let pt = TensorType::new(d, pshape);
+    let ct = TensorType::new(d, [chunk]);
+    let ce = e.empty(&ct);
+    let init = e.filled(&pt, c);
+    let ins = [Operand::new(x, xt, map(r + 1, &exprs)), Operand::new(ce, &ct, map(r + 1, &[format!("d{}", s + 1)]))];
+    let partials = generic(e, &iters, &ins, &[Operand::new(init, &pt, map(r + 1, &out_loops))], |e, a| vec![combine_step(e, op, d, &a[2], &a[0])]).remove(0);
+    // thread_split checked that the part loop is split between the threads.
+    e.par = true;
+    let at = (0..s).filter(|&i| kept(i)).count() as i64;
+    (partials, pt, at)
+}
+
+/// `quabla.reduce_{sum,max,min,prod}`: one nest, on the CPU a [`thread_split`] (partials from
+/// [`thread_partials`], reduced over the parts' dim by the nest), or on a
 /// GPU target a [`split`] (partials from [`split_partials`], reduced over their first dim by
 /// the nest).
 pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]) -> Result<String, LowerError> {
@@ -361,14 +415,7 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]
         return Ok(reduce_nest(e, op, &parts, &pt, &[0], out, &c));
     }
     if let Some((s, parts)) = thread_split(e, op, xt, dims) {
-        let (shape, parallel) = split_dim(&xt.shape, &(0..xt.rank()).map(|i| !dims.contains(&(i as i64))).collect::<Vec<_>>(), s, parts);
-        let et = TensorType::new(d, shape.clone());
-        let xe = super::layout::reshape(e, &x, xt, &et);
-        let edims: Vec<i64> = (0..shape.len()).filter(|&i| !parallel[i]).map(|i| i as i64).collect();
-        let pt = TensorType::new(d, (0..shape.len()).filter(|&i| parallel[i]).map(|i| shape[i]).collect::<Vec<_>>());
-        let partials = reduce_nest(e, op, &xe, &et, &edims, &pt, &c);
-        // The parts' position among the kept dims.
-        let at = (0..s).filter(|&i| parallel[i]).count() as i64;
+        let (partials, pt, at) = thread_partials(e, op, (&x, xt), dims, (s, parts), &c);
         return Ok(reduce_nest(e, op, &partials, &pt, &[at], out, &c));
     }
     Ok(reduce_nest(e, op, &x, xt, dims, out, &c))
