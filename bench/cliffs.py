@@ -85,12 +85,17 @@ def matmul():
     case("tanh(x) @ W 4x512x512", lambda x, w: qb.tanh(x) @ w, lambda x, w: jnp.tanh(x) @ w, r(4, 512), r(512, 512))
     case("short product 12x512x512", mm, mm, r(12, 512), r(512, 512))
     case("short product 4x2048x2048", mm, mm, r(4, 2048), r(2048, 2048))
+    case("f32 1536^3 (two column blocks)", mm, mm, r(1536, 1536), r(1536, 1536))
 
 
 def reduce():
     x = r(1024, 1024)
     case("sum axis0 1024^2", lambda x: x.sum(0), lambda x: x.sum(0), x)
     case("max axis1 1024^2", lambda x: x.max(1), lambda x: x.max(1), x)
+    case("max 1024^2", lambda x: x.max(), lambda x: x.max(), x)
+    case("sum of squares 4096^2", lambda x: (x * x).sum(), lambda x: (x * x).sum(), r(4096, 4096))
+    case("max axis0 100000x64", lambda x: x.max(0), lambda x: x.max(0), r(100000, 64))
+    case("sum axis0 4096^2", lambda x: x.sum(0), lambda x: x.sum(0), r(4096, 4096))
     case("argmax axis1 1024^2", lambda x: qb.argmax(x, 1), lambda x: jnp.argmax(x, 1), x)
     case("argmax axis0 1024^2", lambda x: qb.argmax(x, 0), lambda x: jnp.argmax(x, 0), x)
     case("any(x > 3) 1e6", lambda x: qb.any(x > 3.0), lambda x: jnp.any(x > 3.0), r(1000000))
