@@ -1,9 +1,10 @@
 //! GFLOP/s of the packed product: `cargo run --release -p quabla-kernels --example gemm_speed
 //! -- [n | MxKxN] [threads] [f32|f64] [kernel]` (kernel: avx512, avx2 or portable; default
 //! the host's best; `narrow`: the narrow path, `gemm_narrow`, for N up to one vector; `short`:
-//! the short path, `gemm_short`, for M up to 8). `L1=bytes` / `L2=bytes` in the environment
+//! the short path, `gemm_short`, for M up to 8; `auto`: `gemm`, the dispatcher that picks
+//! the path a compiled program's call takes). `L1=bytes` / `L2=bytes` in the environment
 //! replace the host's cache sizes the blocks derive from (sweeps of kc, mc and nc).
-use quabla_kernels::gemm::{gemm_narrow, gemm_short, gemm_with, host_caches, Mat, Problem, Scoped, Serial, Team};
+use quabla_kernels::gemm::{gemm, gemm_narrow, gemm_short, gemm_with, host_caches, Mat, Problem, Scoped, Serial, Team};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -24,7 +25,8 @@ fn main() {
 fn run<T: quabla_kernels::gemm::Real + From<f32>>([m, k, n]: [usize; 3], team: &dyn Team, kernel: Option<String>) {
     let narrow = kernel.as_deref() == Some("narrow");
     let short = kernel.as_deref() == Some("short");
-    let kernel = kernel.filter(|k| k != "narrow" && k != "short");
+    let auto = kernel.as_deref() == Some("auto");
+    let kernel = kernel.filter(|k| k != "narrow" && k != "short" && k != "auto");
     let kern = match kernel {
         Some(name) => *T::all().iter().find(|k| k.name == name).unwrap_or_else(|| panic!("no {name} kernel on this host")),
         None => T::kernel(),
@@ -42,6 +44,8 @@ fn run<T: quabla_kernels::gemm::Real + From<f32>>([m, k, n]: [usize; 3], team: &
         let t = std::time::Instant::now();
         if narrow {
             unsafe { gemm_narrow(&p, team).expect("a product of at most one vector of columns").unwrap() };
+        } else if auto {
+            unsafe { gemm(&p, team).unwrap() };
         } else if short {
             assert!(unsafe { gemm_short(&p, team) }, "a product of at most 8 rows, wider than one vector");
         } else {
@@ -49,6 +53,6 @@ fn run<T: quabla_kernels::gemm::Real + From<f32>>([m, k, n]: [usize; 3], team: &
         }
         best = best.min(t.elapsed().as_secs_f64());
     }
-    let name = if narrow { "narrow".to_string() } else if short { "short".to_string() } else { format!("{kern:?}") };
+    let name = if narrow { "narrow".to_string() } else if short { "short".to_string() } else if auto { "auto".to_string() } else { format!("{kern:?}") };
     println!("{m}x{k}x{n} {} {name}: {:.1} us, {:.1} GFLOP/s", std::any::type_name::<T>(), best * 1e6, 2.0 * (m * n * k) as f64 / best / 1e9);
 }

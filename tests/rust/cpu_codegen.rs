@@ -533,7 +533,8 @@ fn runtime_products_match_the_interpreter_on_one_and_two_threads() {
     // first), ragged M, N and K (several K blocks), accumulated into by a later use, the
     // result written into the output buffer or a fresh one. Each element is one FMA chain
     // over K in order (the interpreter rounds products and sums apart): the same bits on one
-    // and two threads.
+    // and two threads, but for small outputs with a long K, which two threads split along K
+    // (quabla_kernels::gemm::gemm_split_k: the parts' sums added, within the tolerance).
     use quabla_dialect::{BinaryOp, ElementwiseOp};
     use quabla_lowering::tiling;
     let mut rng = Rng(81);
@@ -569,6 +570,10 @@ fn runtime_products_match_the_interpreter_on_one_and_two_threads() {
         (vec![64, 40], vec![33, 64], tr(0, 1)),
         (vec![100, 100], vec![100, 100], mm()),
         (vec![64, 8, 100], vec![100, 8, 330], DotDims { lhs_batching_dimensions: vec![], rhs_batching_dimensions: vec![], lhs_contracting_dimensions: vec![2, 1], rhs_contracting_dimensions: vec![0, 1] }),
+        // Small outputs, long K: split along K on two threads (a Gram matrix x^T x, a
+        // vector-matrix product).
+        (vec![3000, 100], vec![3000, 100], tr(0, 0)),
+        (vec![1, 4096], vec![4096, 700], mm()),
     ];
     for d in [DType::F32, DType::F64] {
         for (ls, rs, dims) in &cases {
@@ -609,7 +614,9 @@ fn runtime_products_match_the_interpreter_on_one_and_two_threads() {
                     }
                     outs.push(got);
                 }
-                assert!(outs[0].iter().zip(&outs[1]).all(|(a, b)| a.bytes() == b.bytes()), "{what}: one and two threads differ");
+                let (m, n) = (lt.num_elements() as i64 / k, rt.num_elements() as i64 / k);
+                let split = dims.lhs_batching_dimensions.is_empty() && tiling::split_k_gemm([1, m, n, k]) && tiling::parallel_runtime_gemm(d, [1, m, n, k], 2, tiling::host_regs()) && host;
+                assert_eq!(outs[0].iter().zip(&outs[1]).all(|(a, b)| a.bytes() == b.bytes()), !split, "{what}: one and two threads give the same bits unless K is split");
             }
         }
     }

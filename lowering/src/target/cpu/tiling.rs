@@ -125,6 +125,13 @@ pub fn short_gemm(d: DType, m: i64, n: i64, r: Regs) -> bool {
     matches!(d, DType::F32 | DType::F64) && r.bytes >= 64 && (1..16).contains(&m) && n > r.bytes / d.size() as i64
 }
 
+/// Whether a runtime product takes the runtime's split of K on several threads
+/// (quabla_kernels::gemm::gemm_split_k: unbatched, a small output, a long K).
+pub fn split_k_gemm([b, m, n, k]: [i64; 4]) -> bool {
+    use quabla_kernels::gemm::{SPLIT_K_MAX_OUTPUT, SPLIT_K_MIN_K};
+    b == 1 && m >= 1 && n >= 1 && m.saturating_mul(n) <= SPLIT_K_MAX_OUTPUT as i64 && k >= (SPLIT_K_MIN_K as i64).max(m).max(n)
+}
+
 /// Whether a runtime product takes the runtime's narrow path (quabla_kernels::gemm::gemm_narrow):
 /// unbatched, at most one vector of columns of `d` on AVX-512 registers `r`.
 pub fn narrow_gemm(d: DType, [b, _, n, _]: [i64; 4], r: Regs) -> bool {
@@ -313,13 +320,18 @@ pub const PAR_BATCH_GEMM_WORK: i64 = 1 << 20;
 /// 8x1024x256 38.5 / 20.4; 4x512x512 (2^20) stays on one (19.4 us, JAX 28-46).
 pub const PAR_SHORT_GEMM_WORK: i64 = 1 << 21;
 
+/// Multiply-adds from which a product split along K ([`split_k_gemm`]) runs on the threads
+/// (each thread its part of K, no barriers, then one pass adding the small partial outputs).
+pub const PAR_SPLIT_K_WORK: i64 = 1 << 21;
+
 /// The longest K of a product that runs on several threads from [`PAR_RUNTIME_GEMM_WORK`].
 pub const PAR_RUNTIME_GEMM_K: i64 = 256;
 
 /// Whether a runtime product of `b` batch elements of `m x n x k` of `d` runs on `threads`
 /// threads (host registers `r`): every product of [`PAR_MATMUL_WORK`] multiply-adds or more
 /// (all batch elements), batches of at least `threads` products from [`PAR_BATCH_GEMM_WORK`],
-/// short products from [`PAR_SHORT_GEMM_WORK`],
+/// short products from [`PAR_SHORT_GEMM_WORK`], products split along K from
+/// [`PAR_SPLIT_K_WORK`],
 /// and single products from [`PAR_RUNTIME_GEMM_WORK`] with K up to
 /// [`PAR_RUNTIME_GEMM_K`], or any K on the narrow path ([`narrow_gemm`]), whose threads split
 /// the rows without barriers: 1024x512x10 f32 121-126 -> 65.8 us (the generated code: 106),
@@ -334,7 +346,8 @@ pub fn parallel_runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], threads: i64, r: 
     let batch_split = threads > 1 && b >= threads && m.saturating_mul(n).saturating_mul(k).saturating_mul(b) >= PAR_BATCH_GEMM_WORK;
     let work = m.saturating_mul(n).saturating_mul(k);
     let short = threads > 1 && b == 1 && short_gemm(d, m, n, r) && work >= PAR_SHORT_GEMM_WORK;
-    batch_split || short || parallel_matmul(m, n, k.saturating_mul(b), threads) || (threads > 1 && b == 1 && short_k && work >= PAR_RUNTIME_GEMM_WORK)
+    let split_k = threads > 1 && split_k_gemm([b, m, n, k]) && work >= PAR_SPLIT_K_WORK;
+    batch_split || short || split_k || parallel_matmul(m, n, k.saturating_mul(b), threads) || (threads > 1 && b == 1 && short_k && work >= PAR_RUNTIME_GEMM_WORK)
 }
 
 /// The loop along which a generic over `extents` is split into `threads` tiles (the
@@ -605,7 +618,10 @@ mod tests {
         const Z: Regs = Regs { bytes: 64, count: 32 };
         assert!(parallel_runtime_gemm(F, [1, 1024, 1024, 1024], 2, Z) && parallel_runtime_gemm(F, [16, 256, 256, 256], 2, Z));
         assert!(parallel_runtime_gemm(F, [1, 256, 256, 64], 2, Z) && parallel_runtime_gemm(F, [1, 128, 128, 256], 2, Z));
-        assert!(!parallel_runtime_gemm(F, [1, 64, 64, 1024], 2, Z) && !parallel_runtime_gemm(F, [1, 64, 64, 512], 2, Z));
+        assert!(!parallel_runtime_gemm(F, [1, 64, 64, 512], 2, Z) && !parallel_runtime_gemm(F, [1, 32, 32, 1024], 2, Z));
+        // Small outputs with a long K split K from 2^21 (no barriers).
+        assert!(parallel_runtime_gemm(F, [1, 64, 64, 1024], 2, Z) && parallel_runtime_gemm(F, [1, 128, 32, 1024], 2, Z) && parallel_runtime_gemm(F, [1, 1, 2048, 2048], 2, Z));
+        assert!(split_k_gemm([1, 100, 100, 5000]) && !split_k_gemm([2, 100, 100, 5000]) && !split_k_gemm([1, 300, 300, 5000]) && !split_k_gemm([1, 2000, 10, 1500]));
         // Batches of at least as many products as threads from 2^20 multiply-adds in all.
         assert!(parallel_runtime_gemm(F, [2, 256, 256, 64], 2, Z) && parallel_runtime_gemm(F, [64, 64, 64, 64], 2, Z) && parallel_runtime_gemm(F, [32, 64, 64, 16], 2, Z));
         assert!(!parallel_runtime_gemm(F, [2, 64, 64, 64], 2, Z) && !parallel_runtime_gemm(F, [64, 64, 64, 64], 1, Z));
@@ -616,7 +632,7 @@ mod tests {
         assert!(parallel_runtime_gemm(F, [1, 8, 512, 512], 2, Z) && !parallel_runtime_gemm(F, [1, 4, 512, 512], 2, Z));
         // Long K when the columns split (8 panels of 16 f64 or more for two threads).
         assert!(parallel_runtime_gemm(DType::F64, [1, 256, 200, 300], 2, Z) && parallel_runtime_gemm(F, [1, 64, 256, 1024], 2, Z));
-        assert!(!parallel_runtime_gemm(DType::F64, [1, 256, 100, 300], 2, Z) && !parallel_runtime_gemm(F, [1, 128, 32, 1024], 2, Z));
+        assert!(!parallel_runtime_gemm(DType::F64, [1, 256, 100, 300], 2, Z) && !parallel_runtime_gemm(F, [1, 128, 32, 1000], 2, Z));
     }
 
     #[test]
