@@ -708,6 +708,14 @@ unsafe impl<T> Sync for Shared<T> {}
 /// The views of `p` are valid for its sizes and strides, C does not overlap A or B, and every
 /// thread of `team` runs the body it is given.
 pub unsafe fn gemm<T: Real>(p: &Problem<T>, team: &dyn Team) -> Result<(), OutOfMemory> {
+    if p.m == 1 && p.n > 1 && p.b.rs == 1 && p.b.cs != 1 {
+        // One row against a B whose columns are contiguous (`y @ x.T`): the transposed
+        // product, C^T = B^T A^T, is a matrix-vector product whose rows are B's columns (row
+        // dot products on the narrow path; split K, it packed all of B: 4096^2 f32 4.6 ->
+        // 1.1 ms on two threads).
+        let t = Problem { m: p.n, n: 1, a: Mat { ptr: p.b.ptr, rs: p.b.cs, cs: p.b.rs }, b: Mat { ptr: p.a.ptr, rs: p.a.cs, cs: p.a.rs }, ldc: 1, ..*p };
+        return gemm(&t, team);
+    }
     if let Some(r) = gemm_split_k(p, team) {
         return r;
     }
@@ -728,7 +736,9 @@ pub const SPLIT_K_MIN_K: usize = 1024;
 
 /// Products with a small output (at most [`SPLIT_K_MAX_OUTPUT`] elements) and a long K (at
 /// least [`SPLIT_K_MIN_K`], and at least M and N: a Gram matrix `x^T x` of a tall `x`, a
-/// covariance) on several threads: each thread computes the whole output over its share of
+/// covariance, a vector-matrix product) on several threads, but for narrow products with
+/// enough rows for every thread (16 each: a matrix-vector product reads whole rows on the
+/// narrow path, half rows here): each thread computes the whole output over its share of
 /// K on its own (thread 0 into C, the others into partial outputs), then the partials are
 /// added to C in thread order. Splitting the output instead left each thread few tiles
 /// behind barriers per K block, or all of A to pack: f32 100x5000x100 on two threads of Zen
@@ -741,6 +751,9 @@ pub unsafe fn gemm_split_k<T: Real>(p: &Problem<T>, team: &dyn Team) -> Option<R
     let (m, n, k) = (p.m, p.n, p.k);
     let parts = team.threads();
     if parts < 2 || m == 0 || n == 0 || m.saturating_mul(n) > SPLIT_K_MAX_OUTPUT || k < SPLIT_K_MIN_K.max(m).max(n) {
+        return None;
+    }
+    if T::narrow().is_some_and(|(_, lanes)| n <= lanes && m >= 16 * parts) {
         return None;
     }
     let len = (parts - 1) * m * n;
@@ -789,6 +802,14 @@ pub const SHORT_ROWS: usize = 8;
 /// the packed path's panels pay.
 pub const SHORT_MAX_ROWS: usize = 15;
 
+/// A short product whose B exceeds this many L2s streams B in K blocks of 8 rows (1 or 2
+/// rows of A) or 16 ([`gemm_short`]). One thread of Zen 4 (1 MB L2, 32 MB L3), 2026-12-05,
+/// `gemm_speed MxKxN 1 f32 short`, whole K / blocks of 8 / 16: 1x4096x4096 5968 / 3151 /
+/// 3271 us, 2x4096x4096 8857 / 3287 / 3876, 4x2048x2048 732 / 549 / 447, 12x2048x2048 2238
+/// / 2731 / 1985; B of 4 or 8 MB lost (4x1024x1024 88 / 126 / 103, 8x1024x2048 342 / 496 /
+/// 386), and so did B in L2 (4x512x512 18.5 / 24.3 / 22.3).
+pub const SHORT_STREAM_L2S: usize = 8;
+
 /// The columns the short kernel takes per pass for `rows` rows of `lanes`-lane vectors.
 pub fn short_columns(rows: usize, lanes: usize) -> usize {
     #[cfg(target_arch = "x86_64")]
@@ -803,8 +824,8 @@ pub fn short_columns(rows: usize, lanes: usize) -> usize {
 /// A's rows (in L1) broadcast. The packed path packs all of B for so few rows (a copy as
 /// large as the product's reads) and pads M to 8. One thread, `gemm_speed MxKxN 1 f32 short`
 /// on Zen 4 (2026-12-05) against the packed path: 4x512x512 18.3 / 70.5 us, 8x512x512 37.1 /
-/// 69.1, 1x512x512 12.5 / 69.7, 4x2048x2048 660 / 1734. False (nothing done) for other
-/// products.
+/// 69.1, 1x512x512 12.5 / 69.7, 4x2048x2048 660 / 1734. A B larger than the caches is read
+/// in K blocks ([`SHORT_STREAM_L2S`]). False (nothing done) for other products.
 ///
 /// # Safety
 /// As [`gemm`].
@@ -816,16 +837,26 @@ pub unsafe fn gemm_short<T: Real>(p: &Problem<T>, team: &dyn Team) -> bool {
     }
     let width = short_columns(m.min(SHORT_ROWS), lanes);
     let blocks = n.div_ceil(width);
+    // A B far larger than the caches is streamed from memory: a few of its rows at a time
+    // across all the columns (each row a sequential stream the prefetchers follow), C's
+    // blocks reloaded per K block; the sums run in the same order.
+    let streamed = k.saturating_mul(n).saturating_mul(std::mem::size_of::<T>()) > SHORT_STREAM_L2S * host_caches().l2.max(1 << 18) as usize;
+    let kb = if !streamed { k } else if m <= 2 { 8 } else { 16 };
     let body = move |t: usize, threads: usize| {
         let (q0, q1) = share(blocks, t, threads.max(1));
-        for q in q0..q1 {
-            let col = q * width;
-            let mut r = 0;
-            while r < m {
-                let rows = (m - r).min(SHORT_ROWS);
-                f(k, p.a.ptr.offset(r as isize * p.a.rs), [p.a.cs, p.a.rs], p.b.ptr.add(col), p.b.rs, p.c.offset(r as isize * p.ldc).add(col), p.ldc as usize, rows, width.min(n - col), p.accumulate);
-                r += rows;
+        let mut k0 = 0;
+        while k0 < k {
+            let kn = kb.min(k - k0);
+            for q in q0..q1 {
+                let col = q * width;
+                let mut r = 0;
+                while r < m {
+                    let rows = (m - r).min(SHORT_ROWS);
+                    f(kn, p.a.ptr.offset(r as isize * p.a.rs + k0 as isize * p.a.cs), [p.a.cs, p.a.rs], p.b.ptr.offset(k0 as isize * p.b.rs).add(col), p.b.rs, p.c.offset(r as isize * p.ldc).add(col), p.ldc as usize, rows, width.min(n - col), k0 > 0 || p.accumulate);
+                    r += rows;
+                }
             }
+            k0 += kn;
         }
     };
     team.run(&body);
@@ -1298,6 +1329,46 @@ mod tests {
     }
 
     #[test]
+    fn one_row_against_contiguous_columns_is_the_transposed_product() {
+        // y @ x.T: C^T = B^T A^T through the dispatcher (row dot products of B's columns):
+        // within reassociation of the packed path, C's columns past N untouched.
+        let teams: [&dyn Team; 2] = [&Serial, &Scoped::new(3)];
+        for (n, k) in [(300usize, 700usize), (2, 5000), (1000, 33)] {
+            let (a64, b64) = (data(k, 9), data(k * n, 10));
+            let a_s: Vec<f32> = a64.iter().map(|&x| x as f32).collect();
+            let b_s: Vec<f32> = b64.iter().map(|&x| x as f32).collect();
+            let a = Mat { ptr: a_s.as_ptr(), rs: k as isize, cs: 1 };
+            let b = Mat { ptr: b_s.as_ptr(), rs: 1, cs: k as isize };
+            let tol = 4.0 * k as f64 * f32::EPSILON as f64;
+            for (got, want, accumulate) in against_packed([1, n, k], a, b, &teams, |p, team| unsafe { gemm(p, team).unwrap() }) {
+                for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                    let ok = if i >= n { g == w } else { ((g - w) as f64).abs() <= tol };
+                    assert!(ok, "1x{n}x{k} accumulate={accumulate} element {i}: {g} vs {w}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn streamed_short_products_equal_the_packed_path() {
+        // B larger than SHORT_STREAM_L2S L2s: read in K blocks of 8 or 16 rows across all the
+        // columns, each C block continuing its sums from C: the packed path's bits.
+        let l2 = host_caches().l2.max(1 << 18) as usize;
+        let teams: [&dyn Team; 2] = [&Serial, &Scoped::new(3)];
+        for (m, n) in [(2usize, 2100usize), (5, 1100)] {
+            let k = (SHORT_STREAM_L2S * l2 / (4 * n) + 9).max(1000);
+            let (a64, b64) = (data(m * k, 7), data(k * n, 8));
+            let a_s: Vec<f32> = a64.iter().map(|&x| x as f32).collect();
+            let b_s: Vec<f32> = b64.iter().map(|&x| x as f32).collect();
+            let a = Mat { ptr: a_s.as_ptr(), rs: k as isize, cs: 1 };
+            let b = Mat { ptr: b_s.as_ptr(), rs: n as isize, cs: 1 };
+            for (got, want, accumulate) in against_packed([m, n, k], a, b, &teams, |p, team| assert!(unsafe { gemm_short(p, team) })) {
+                assert!(got == want, "{m}x{n}x{k} accumulate={accumulate}");
+            }
+        }
+    }
+
+    #[test]
     fn split_k_products_equal_the_packed_path_within_reassociation() {
         // Small outputs with a long K on two and three threads (and a team running more
         // threads than it announces): the whole output per part of K, summed in part order;
@@ -1307,7 +1378,7 @@ mod tests {
         // the product (its columns past N untouched), set and accumulate.
         fn one<T: Real + From<f32> + Into<f64>>(eps: f64) {
             let teams: [&dyn Team; 3] = [&Scoped::new(2), &Scoped::new(3), &Larger(Scoped::new(3))];
-            for [m, n, k] in [[100, 100, 5000], [1, 300, 2048], [16, 16, 3000], [3, 2000, 4096], [37, 9, 1500], [200, 300, 1024]] {
+            for [m, n, k] in [[100, 100, 5000], [1, 300, 2048], [16, 16, 3000], [3, 2000, 4096], [20, 9, 1500], [200, 300, 1024]] {
                 for ta in [false, true] {
                     let (a64, b64) = (data(m * k, 5), data(k * n, 6));
                     let a_s: Vec<T> = a64.iter().map(|&x| T::from(x as f32)).collect();
@@ -1328,11 +1399,12 @@ mod tests {
                     assert!(unsafe { gemm_split_k(&p, &Serial) }.is_none(), "one thread does not split");
                 }
             }
-            // Outputs too large or K too short (or shorter than M or N): not split.
+            // Outputs too large, K too short (or shorter than M or N), narrow products with 16
+            // rows a thread: not split.
             let z = [T::default(); 1];
             let v = Mat { ptr: z.as_ptr(), rs: 0, cs: 0 };
             let mut c = [T::default(); 1];
-            for [m, n, k] in [[300, 300, 5000], [100, 100, 1000], [2000, 10, 1500]] {
+            for [m, n, k] in [[300, 300, 5000], [100, 100, 1000], [2000, 10, 1500], [37, 5, 1500]] {
                 let p = Problem { m, n, k, a: v, b: v, c: c.as_mut_ptr(), ldc: 0, accumulate: false };
                 assert!(unsafe { gemm_split_k(&p, &Scoped::new(2)) }.is_none(), "{m}x{n}x{k}");
             }

@@ -615,7 +615,7 @@ fn runtime_products_match_the_interpreter_on_one_and_two_threads() {
                     outs.push(got);
                 }
                 let (m, n) = (lt.num_elements() as i64 / k, rt.num_elements() as i64 / k);
-                let split = dims.lhs_batching_dimensions.is_empty() && tiling::split_k_gemm([1, m, n, k]) && tiling::parallel_runtime_gemm(d, [1, m, n, k], 2, tiling::host_regs()) && host;
+                let split = dims.lhs_batching_dimensions.is_empty() && tiling::split_k_gemm(d, [1, m, n, k], 2, tiling::host_regs()) && tiling::parallel_runtime_gemm(d, [1, m, n, k], 2, tiling::host_regs()) && host;
                 assert_eq!(outs[0].iter().zip(&outs[1]).all(|(a, b)| a.bytes() == b.bytes()), !split, "{what}: one and two threads give the same bits unless K is split");
             }
         }

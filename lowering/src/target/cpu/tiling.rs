@@ -125,11 +125,13 @@ pub fn short_gemm(d: DType, m: i64, n: i64, r: Regs) -> bool {
     matches!(d, DType::F32 | DType::F64) && r.bytes >= 64 && (1..16).contains(&m) && n > r.bytes / d.size() as i64
 }
 
-/// Whether a runtime product takes the runtime's split of K on several threads
-/// (quabla_kernels::gemm::gemm_split_k: unbatched, a small output, a long K).
-pub fn split_k_gemm([b, m, n, k]: [i64; 4]) -> bool {
+/// Whether a runtime product of `d` on `threads` threads (host registers `r`) takes the
+/// runtime's split of K (quabla_kernels::gemm::gemm_split_k: unbatched, a small output, a
+/// long K, not a narrow product with 16 rows a thread).
+pub fn split_k_gemm(d: DType, [b, m, n, k]: [i64; 4], threads: i64, r: Regs) -> bool {
     use quabla_kernels::gemm::{SPLIT_K_MAX_OUTPUT, SPLIT_K_MIN_K};
-    b == 1 && m >= 1 && n >= 1 && m.saturating_mul(n) <= SPLIT_K_MAX_OUTPUT as i64 && k >= (SPLIT_K_MIN_K as i64).max(m).max(n)
+    let rows_split = narrow_gemm(d, [b, m, n, k], r) && m >= 16 * threads;
+    threads > 1 && b == 1 && m >= 1 && n >= 1 && m.saturating_mul(n) <= SPLIT_K_MAX_OUTPUT as i64 && k >= (SPLIT_K_MIN_K as i64).max(m).max(n) && !rows_split
 }
 
 /// Whether a runtime product takes the runtime's narrow path (quabla_kernels::gemm::gemm_narrow):
@@ -346,7 +348,7 @@ pub fn parallel_runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], threads: i64, r: 
     let batch_split = threads > 1 && b >= threads && m.saturating_mul(n).saturating_mul(k).saturating_mul(b) >= PAR_BATCH_GEMM_WORK;
     let work = m.saturating_mul(n).saturating_mul(k);
     let short = threads > 1 && b == 1 && short_gemm(d, m, n, r) && work >= PAR_SHORT_GEMM_WORK;
-    let split_k = threads > 1 && split_k_gemm([b, m, n, k]) && work >= PAR_SPLIT_K_WORK;
+    let split_k = split_k_gemm(d, [b, m, n, k], threads, r) && work >= PAR_SPLIT_K_WORK;
     batch_split || short || split_k || parallel_matmul(m, n, k.saturating_mul(b), threads) || (threads > 1 && b == 1 && short_k && work >= PAR_RUNTIME_GEMM_WORK)
 }
 
@@ -621,7 +623,9 @@ mod tests {
         assert!(!parallel_runtime_gemm(F, [1, 64, 64, 512], 2, Z) && !parallel_runtime_gemm(F, [1, 32, 32, 1024], 2, Z));
         // Small outputs with a long K split K from 2^21 (no barriers).
         assert!(parallel_runtime_gemm(F, [1, 64, 64, 1024], 2, Z) && parallel_runtime_gemm(F, [1, 128, 32, 1024], 2, Z) && parallel_runtime_gemm(F, [1, 1, 2048, 2048], 2, Z));
-        assert!(split_k_gemm([1, 100, 100, 5000]) && !split_k_gemm([2, 100, 100, 5000]) && !split_k_gemm([1, 300, 300, 5000]) && !split_k_gemm([1, 2000, 10, 1500]));
+        let sk = |bmnk| split_k_gemm(F, bmnk, 2, Z);
+        assert!(sk([1, 100, 100, 5000]) && sk([1, 16, 10, 5000]) && !sk([2, 100, 100, 5000]) && !sk([1, 300, 300, 5000]) && !sk([1, 2000, 10, 1500]) && !sk([1, 4096, 1, 4096]));
+        assert!(!split_k_gemm(F, [1, 100, 100, 5000], 1, Z));
         // Batches of at least as many products as threads from 2^20 multiply-adds in all.
         assert!(parallel_runtime_gemm(F, [2, 256, 256, 64], 2, Z) && parallel_runtime_gemm(F, [64, 64, 64, 64], 2, Z) && parallel_runtime_gemm(F, [32, 64, 64, 16], 2, Z));
         assert!(!parallel_runtime_gemm(F, [2, 64, 64, 64], 2, Z) && !parallel_runtime_gemm(F, [64, 64, 64, 64], 1, Z));
