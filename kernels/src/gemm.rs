@@ -615,6 +615,15 @@ pub const IN_PLACE_PANELS: usize = 2;
 /// 48 / 64 / 96 / 128 / 256 rows 193 / 190 / 183 / 180 / 182 GFLOP/s.
 pub const MC_MAX: usize = 64;
 
+/// K blocks up to this deep compute C's tiles along its rows rather than down each panel on
+/// one thread ([`gemm_with`]): with so few multiply-adds per tile, writing C is the cost, and
+/// rows written in order are what the prefetchers follow. f32 on Zen 4 (2026-12-05,
+/// `gemm_speed ... auto`, three alternations), down the panels / along the rows, one thread:
+/// 1024x4x1024 276-277 / 175-180 us, 1024x16x1024 400-405 / 375, 512x8x512 60 / 56; two
+/// threads (each half of every row): 1000x10x1000 182-186 / 248-253, 1024x16x1024 280-303 /
+/// 318-327, so teams keep the panel order.
+pub const ROW_ORDER_MAX_K: usize = 16;
+
 /// The largest K block. Deep blocks repay the C tile's loads and stores over more
 /// multiply-adds; the `kc x nr` panel of B then streams from L2 (the micro-kernel reads it once
 /// per tile, 128 bytes per 16 FMAs at 8x32 f32, well inside L2's bandwidth). Measured
@@ -1012,40 +1021,56 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                             let last = mb / mr * mr;
                             pack_a(p.a, ic + last, mb - last, pc, kb, mr, abuf.add(last * kb));
                         }
-                        for j in j0..j1 {
+                        // Tile (row `i` of the block, panel `j`), then a prefetch of the
+                        // rows of C at `next` (the next tile's) while it computes.
+                        let tile_at = |i: usize, j: usize| p.c.offset((ic + i) as isize * p.ldc + (jc + j * nr) as isize);
+                        let tile = |i: usize, j: usize, next: *mut T| {
                             let col = jc + j * nr;
                             let nw = nr.min(n - col);
                             let bp = bbuf.add((j - first) * bl.kc * nr);
-                            let mut i = 0;
-                            while i < mb {
-                                let mh = mr.min(mb - i);
-                                let (micro, ap) = if in_place && mh == mr { (kern.fs, p.a.ptr.offset((ic + i) as isize * p.a.rs + pc as isize * p.a.cs)) } else { (kern.f, abuf.add(i * kb) as *const T) };
-                                let a_strides = [p.a.cs, p.a.rs];
-                                let cp = p.c.offset((ic + i) as isize * p.ldc + col as isize);
-                                // The next tile's rows of C (below, or the next panel's first)
-                                // load while this one computes.
-                                let next = if i + mr < mb { cp.wrapping_offset(mr as isize * p.ldc) } else if j + 1 < j1 { p.c.wrapping_offset(ic as isize * p.ldc + (col + nr) as isize) } else { cp };
-                                prefetch_rows(next, mr.min(m - ic - i), p.ldc, nr * size);
-                                if mh == mr && nw == nr {
-                                    micro(kb, ap, a_strides, bp, cp, p.ldc as usize, load);
-                                } else {
-                                    // A ragged tile: through the scratch tile (C's part first
-                                    // when the sums continue from it).
-                                    if load {
-                                        for r in 0..mh {
-                                            for c in 0..nw {
-                                                *tile.add(r * nr + c) = *cp.offset(r as isize * p.ldc + c as isize);
-                                            }
-                                        }
-                                    }
-                                    micro(kb, ap, a_strides, bp, tile, nr, load);
+                            let mh = mr.min(mb - i);
+                            let (micro, ap) = if in_place && mh == mr { (kern.fs, p.a.ptr.offset((ic + i) as isize * p.a.rs + pc as isize * p.a.cs)) } else { (kern.f, abuf.add(i * kb) as *const T) };
+                            let a_strides = [p.a.cs, p.a.rs];
+                            let cp = tile_at(i, j);
+                            prefetch_rows(next, mr.min(m - ic - i), p.ldc, nr * size);
+                            if mh == mr && nw == nr {
+                                micro(kb, ap, a_strides, bp, cp, p.ldc as usize, load);
+                            } else {
+                                // A ragged tile: through the scratch tile (C's part first
+                                // when the sums continue from it).
+                                if load {
                                     for r in 0..mh {
                                         for c in 0..nw {
-                                            *cp.offset(r as isize * p.ldc + c as isize) = *tile.add(r * nr + c);
+                                            *tile.add(r * nr + c) = *cp.offset(r as isize * p.ldc + c as isize);
                                         }
                                     }
                                 }
-                                i += mr;
+                                micro(kb, ap, a_strides, bp, tile, nr, load);
+                                for r in 0..mh {
+                                    for c in 0..nw {
+                                        *cp.offset(r as isize * p.ldc + c as isize) = *tile.add(r * nr + c);
+                                    }
+                                }
+                            }
+                        };
+                        let tiles = mb.div_ceil(mr);
+                        if kb > ROW_ORDER_MAX_K || threads > 1 {
+                            // Down each panel (its `kc x nr` slice of B reused from cache).
+                            for j in j0..j1 {
+                                for q in 0..tiles {
+                                    let next = if q + 1 < tiles { tile_at((q + 1) * mr, j) } else if j + 1 < j1 { tile_at(0, j + 1) } else { tile_at(q * mr, j) };
+                                    tile(q * mr, j, next);
+                                }
+                            }
+                        } else {
+                            // A thin K on one thread: along each row of tiles, C written row
+                            // by row (its lines in order for the prefetchers; B's panels are
+                            // small).
+                            for q in 0..tiles {
+                                for j in j0..j1 {
+                                    let next = if j + 1 < j1 { tile_at(q * mr, j + 1) } else if q + 1 < tiles { tile_at((q + 1) * mr, j0) } else { tile_at(q * mr, j) };
+                                    tile(q * mr, j, next);
+                                }
                             }
                         }
                         ic += mb;

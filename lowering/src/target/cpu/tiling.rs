@@ -84,7 +84,10 @@ pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Optio
 /// team) instead of the tiled code of [`script`]: every product, single or batched, of f32
 /// or f64 on hosts with AVX2 or AVX-512
 /// (`r`: its micro-kernels; elsewhere the generated code is faster), products with at least
-/// 32 columns and 16 rows and K, unless `QUABLA_CPU_GEMM=jit` (comparisons; the choice
+/// 32 columns and 16 rows and K (or any K from 2^16 output elements: the generated code of a
+/// thin-K product with a large output ran at a third of the runtime's speed, jitted `a @ b`
+/// f32 on Zen 4, 2026-12-05, two threads: 1000x10x1000 33.6 -> 87 GFLOP/s (JAX 127-134),
+/// 1024x4x1024 12.9 -> 45 (JAX 82); 512x8x512 55 -> 70), unless `QUABLA_CPU_GEMM=jit` (comparisons; the choice
 /// changes the lowered text, which the compile cache's key has). Narrower products waste most
 /// of the packed kernels' 32-column panels; on AVX-512 single products of at most one vector
 /// of columns (16 f32, 8 f64) call it whatever their size: the runtime's narrow path
@@ -111,7 +114,7 @@ pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Optio
 pub fn runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], r: Regs) -> bool {
     static JIT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let jit = *JIT.get_or_init(|| std::env::var("QUABLA_CPU_GEMM").is_ok_and(|v| v == "jit"));
-    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && ((m >= 16 && k >= 16 && (narrow_gemm(d, [b, m, n, k], r) || n >= 32)) || short_gemm(d, m, n, r))
+    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && ((m >= 16 && (k >= 16 || m.saturating_mul(n) >= 1 << 16) && (narrow_gemm(d, [b, m, n, k], r) || n >= 32)) || short_gemm(d, m, n, r))
 }
 
 /// Whether a product of `d` with `m` rows and `n` columns takes the runtime's short path
@@ -654,9 +657,11 @@ mod tests {
         assert!(runtime_gemm(f, [1, 4096, 10, 512], z) && runtime_gemm(f, [1, 256, 16, 512], z) && runtime_gemm(DType::F64, [1, 256, 8, 512], z));
         assert!(!runtime_gemm(f, [1, 4096, 10, 512], y) && !runtime_gemm(f, [1, 256, 17, 512], z) && !runtime_gemm(DType::F64, [1, 256, 9, 512], z));
         assert!(!runtime_gemm(f, [8, 256, 16, 512], z) && runtime_gemm(f, [1, 4096, 32, 512], y));
-        // Without 256-bit vectors, other dtypes, thin M or K: generated.
+        // Without 256-bit vectors, other dtypes, thin M, thin K with a small output: generated.
         assert!(!runtime_gemm(f, [1, 256, 512, 784], Regs { bytes: 16, count: 16 }) && !runtime_gemm(DType::I32, [1, 256, 512, 784], z));
-        assert!(!runtime_gemm(f, [1, 8, 512, 784], y) && !runtime_gemm(f, [1, 256, 512, 8], z));
+        assert!(!runtime_gemm(f, [1, 8, 512, 784], y) && !runtime_gemm(f, [1, 256, 200, 8], z));
+        // Thin K with an output of 2^16 elements or more: the runtime (rank-K updates).
+        assert!(runtime_gemm(f, [1, 1000, 1000, 10], z) && runtime_gemm(f, [1, 256, 512, 8], z));
         // Fewer than 16 rows on AVX-512: the short path (more than one vector of columns).
         assert!(runtime_gemm(f, [1, 8, 512, 784], z) && runtime_gemm(f, [1, 1, 17, 784], z) && runtime_gemm(DType::F64, [3, 15, 9, 4], z));
         assert!(!runtime_gemm(f, [1, 8, 16, 784], z) && !runtime_gemm(DType::I32, [1, 8, 512, 784], z));
