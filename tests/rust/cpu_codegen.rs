@@ -574,6 +574,9 @@ fn runtime_products_match_the_interpreter_on_one_and_two_threads() {
         // vector-matrix product).
         (vec![3000, 100], vec![3000, 100], tr(0, 0)),
         (vec![1, 4096], vec![4096, 700], mm()),
+        // Dot products and a matrix-vector product of a few rows (row dot products).
+        (vec![4096], vec![4096], tr(0, 0)),
+        (vec![3, 50_000], vec![50_000], tr(1, 0)),
     ];
     for d in [DType::F32, DType::F64] {
         for (ls, rs, dims) in &cases {

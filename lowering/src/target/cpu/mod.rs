@@ -63,10 +63,10 @@ impl Target for CpuTarget {
 
     fn matmul_plan(&self, d: DType, m: i64, n: i64, k: i64) -> Option<Plan> {
         // Products of fewer rows than the tiled path takes that are runtime calls (the short
-        // path, tiling::short_gemm): the plan of MIN_ROWS rows only marks them as products off
-        // the loop path (a runtime product's code does not use it).
+        // path, tiling::short_gemm; long dot products): the plan of MIN_ROWS rows only marks
+        // them as products off the loop path (a runtime product's code does not use it).
         if m < tiling::MIN_ROWS && self.runtime_gemm(d, [1, m, n, k]) {
-            return tiling::choose(d, tiling::MIN_ROWS, n, k);
+            return tiling::plan_for(d, tiling::MIN_ROWS, n, k, tiling::host_caches(), tiling::host_regs());
         }
         tiling::choose(d, m, n, k)
     }

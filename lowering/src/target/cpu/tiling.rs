@@ -67,6 +67,12 @@ pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Optio
     if k < 4 || m < MIN_ROWS || m * n * k < 32 * 32 * 32 {
         return None;
     }
+    plan_for(d, m, n, k, c, r)
+}
+
+/// The plan of an `m x n x k` product of `d` ([`choose_for`] without its size gates: also the
+/// marker plan of small runtime products, whose calls do not use it).
+pub fn plan_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Option<Plan> {
     let (mr, nr) = register_block(d, n, r);
     let (mp, np) = (round_up(m, mr), round_up(n, nr));
     let target = MB_TARGET_BYTES / d.size() as i64;
@@ -114,8 +120,17 @@ pub fn choose_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Optio
 pub fn runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], r: Regs) -> bool {
     static JIT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let jit = *JIT.get_or_init(|| std::env::var("QUABLA_CPU_GEMM").is_ok_and(|v| v == "jit"));
-    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && ((m >= 16 && (k >= 16 || m.saturating_mul(n) >= 1 << 16) && (narrow_gemm(d, [b, m, n, k], r) || n >= 32)) || short_gemm(d, m, n, r))
+    let long_narrow = narrow_gemm(d, [b, m, n, k], r) && n == 1 && k >= NARROW_LONG_K;
+    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && ((m >= 16 && (k >= 16 || m.saturating_mul(n) >= 1 << 16) && (narrow_gemm(d, [b, m, n, k], r) || n >= 32)) || short_gemm(d, m, n, r) || long_narrow)
 }
+
+/// The shortest K from which products of one column and fewer than 16 rows (dot products,
+/// matrix-vector products of a few rows) call the runtime (its row dot products, K split
+/// between the threads): a dot product of two 1e6-element vectors was a scalar loop of the
+/// generated code, 3.3 ms against JAX's 0.13; 4 x 1e5 times a vector 433 us against 54-60.
+/// (With more columns the narrow path's packing of B to a vector's width costs more than
+/// the generated loops: 1e5 @ 1e5 x 3 330 -> 547 us.)
+pub const NARROW_LONG_K: i64 = 1024;
 
 /// Whether a product of `d` with `m` rows and `n` columns takes the runtime's short path
 /// (quabla_kernels::gemm::gemm_short: at most 15 rows, wider than one vector, AVX-512): B read
@@ -662,6 +677,10 @@ mod tests {
         assert!(!runtime_gemm(f, [1, 8, 512, 784], y) && !runtime_gemm(f, [1, 256, 200, 8], z));
         // Thin K with an output of 2^16 elements or more: the runtime (rank-K updates).
         assert!(runtime_gemm(f, [1, 1000, 1000, 10], z) && runtime_gemm(f, [1, 256, 512, 8], z));
+        // Dot products and matrix-vector products of a few rows from K = NARROW_LONG_K (row
+        // dot products); a few columns or a short K: generated.
+        assert!(runtime_gemm(f, [1, 1, 1, 4096], z) && runtime_gemm(f, [1, 4, 1, 100_000], z) && runtime_gemm(DType::F64, [1, 1, 1, 1 << 20], z));
+        assert!(!runtime_gemm(f, [1, 1, 3, 100_000], z) && !runtime_gemm(f, [1, 1, 1, 1000], z) && !runtime_gemm(f, [1, 1, 1, 4096], y));
         // Fewer than 16 rows on AVX-512: the short path (more than one vector of columns).
         assert!(runtime_gemm(f, [1, 8, 512, 784], z) && runtime_gemm(f, [1, 1, 17, 784], z) && runtime_gemm(DType::F64, [3, 15, 9, 4], z));
         assert!(!runtime_gemm(f, [1, 8, 16, 784], z) && !runtime_gemm(DType::I32, [1, 8, 512, 784], z));
