@@ -86,6 +86,12 @@ def matmul():
     case("short product 12x512x512", mm, mm, r(12, 512), r(512, 512))
     case("short product 4x2048x2048", mm, mm, r(4, 2048), r(2048, 2048))
     case("f32 1536^3 (two column blocks)", mm, mm, r(1536, 1536), r(1536, 1536))
+    case("Gram x^T x of 5000x100", lambda x: x.T @ x, lambda x: x.T @ x, r(5000, 100))
+    case("long K 64x10000x64", mm, mm, r(64, 10000), r(10000, 64))
+    case("vector-matrix 4096 @ 4096x4096", mm, mm, r(4096), r(4096, 4096))
+    case("y @ x.T 4096 by 4096x4096", lambda y, x: y @ x.T, lambda y, x: y @ x.T, r(4096), r(4096, 4096))
+    case("thin K 1000x10x1000", mm, mm, r(1000, 10), r(10, 1000))
+    case("dot 1e6", mm, mm, r(1000000), r(1000000))
 
 
 def reduce():
@@ -120,6 +126,7 @@ def index():
     x = r(1024, 1024)
     i = RNG.integers(-1024, 1024, 64).astype(np.int32)
     case("x.at[64 rows].set 1024^2", lambda x, i: x.at[i].set(0.0), lambda x, i: x.at[i].set(0.0), x, i)
+    case("x[::2] 4096x1024", lambda x: x[::2], lambda x: x[::2], r(4096, 1024))
     case("scatter-add 1e5 into 1e4", lambda v, i: qb.zeros(10000, np.float32).at[i].add(v), lambda v, i: jnp.zeros(10000, np.float32).at[i].add(v), r(100000), RNG.integers(0, 10000, 100000).astype(np.int32))
     case("take 4096 rows of 1024^2", lambda x, i: x[i], lambda x, i: x[i], x, RNG.integers(0, 1024, 4096).astype(np.int32))
     case("gather x[i, j] 1e5", lambda x, i, j: x[i, j], lambda x, i, j: x[i, j], x, RNG.integers(0, 1024, 100000).astype(np.int32), RNG.integers(0, 1024, 100000).astype(np.int32))
@@ -144,6 +151,7 @@ def random():
 def misc():
     case("erf 1e6", lambda x: qb.erf(x), lambda x: jax.scipy.special.erf(x), r(1000000))
     case("|x| ** 1.7 1e6", lambda x: qb.abs(x) ** 1.7, lambda x: jnp.abs(x) ** 1.7, r(1000000))
+    case("x / sqrt(row sums of squares) 4096x256", lambda x: x / qb.sqrt((x * x).sum(1, keepdims=True)), lambda x: x / jnp.sqrt((x * x).sum(1, keepdims=True)), r(4096, 256))
     case("where + clip 1e6", lambda x: qb.where(x > 0, qb.clip(x, 0, 1), x * 2), lambda x: jnp.where(x > 0, jnp.clip(x, 0, 1), x * 2), r(1000000))
     case("fori_loop 1000 steps of 16", lambda x: qb.fori_loop(0, 1000, lambda i, c: c * 0.999 + 0.001, x), lambda x: jax.lax.fori_loop(0, 1000, lambda i, c: c * 0.999 + 0.001, x), r(16))
     case("solve 256 (8 rhs)", lambda a, b: qb.linalg.solve(a + 256 * qb.eye(256, dtype=np.float32), b), lambda a, b: jnp.linalg.solve(a + 256 * jnp.eye(256, dtype=np.float32), b), r(256, 256), r(256, 8))

@@ -1185,6 +1185,20 @@ mod tests {
             .collect()
     }
 
+    /// The operands of an `m x n x k` product as `T` (data of seeds `seed`, `seed + 1`) and
+    /// their largest magnitude.
+    fn operands<T: From<f32>>([m, n, k]: [usize; 3], seed: u64) -> (Vec<T>, Vec<T>, f64) {
+        let (a64, b64) = (data(m * k, seed), data(k * n, seed + 1));
+        let scale = a64.iter().chain(&b64).fold(0f64, |x, y| x.max(y.abs()));
+        (a64.iter().map(|&x| T::from(x as f32)).collect(), b64.iter().map(|&x| T::from(x as f32)).collect(), scale)
+    }
+
+    /// Views of [`operands`]: A row-major, or with `ta` column-major; B row-major.
+    fn views<T>(a: &[T], b: &[T], [m, n, k]: [usize; 3], ta: bool) -> (Mat<T>, Mat<T>) {
+        let a = if ta { Mat { ptr: a.as_ptr(), rs: 1, cs: m as isize } } else { Mat { ptr: a.as_ptr(), rs: k as isize, cs: 1 } };
+        (a, Mat { ptr: b.as_ptr(), rs: n as isize, cs: 1 })
+    }
+
     fn check<T: Real + Into<f64> + From<f32>>(kern: Kernel<T>, team: &dyn Team, [m, n, k]: [usize; 3], ta: bool, tb: bool, caches: Caches, tol: f64) {
         let (a64, b64) = (data(m * k, 1), data(k * n, 2));
         let conv = |v: &[f64]| -> Vec<T> { v.iter().map(|&x| T::from(x as f32)).collect() };
@@ -1329,11 +1343,8 @@ mod tests {
             for m in 1..=SHORT_MAX_ROWS {
                 for (n, k) in [(lanes + 1, 1), (3 * lanes + 5, 7), (8 * lanes, 33), (300, 64), (129, 500)] {
                     for ta in [false, true] {
-                        let (a64, b64) = (data(m * k, 3), data(k * n, 4));
-                        let a_s: Vec<T> = a64.iter().map(|&x| T::from(x as f32)).collect();
-                        let b_s: Vec<T> = b64.iter().map(|&x| T::from(x as f32)).collect();
-                        let a = if ta { Mat { ptr: a_s.as_ptr(), rs: 1, cs: m as isize } } else { Mat { ptr: a_s.as_ptr(), rs: k as isize, cs: 1 } };
-                        let b = Mat { ptr: b_s.as_ptr(), rs: n as isize, cs: 1 };
+                        let (a_s, b_s, _) = operands::<T>([m, n, k], 3);
+                        let (a, b) = views(&a_s, &b_s, [m, n, k], ta);
                         for (got, want, accumulate) in against_packed([m, n, k], a, b, &teams, |p, team| assert!(unsafe { gemm_short(p, team) }, "{m}x{n}x{k} takes the short path")) {
                             assert_eq!(got, want, "{m}x{n}x{k} ta={ta} accumulate={accumulate}");
                         }
@@ -1359,9 +1370,7 @@ mod tests {
         // within reassociation of the packed path, C's columns past N untouched.
         let teams: [&dyn Team; 2] = [&Serial, &Scoped::new(3)];
         for (n, k) in [(300usize, 700usize), (2, 5000), (1000, 33)] {
-            let (a64, b64) = (data(k, 9), data(k * n, 10));
-            let a_s: Vec<f32> = a64.iter().map(|&x| x as f32).collect();
-            let b_s: Vec<f32> = b64.iter().map(|&x| x as f32).collect();
+            let (a_s, b_s, _) = operands::<f32>([1, n, k], 9);
             let a = Mat { ptr: a_s.as_ptr(), rs: k as isize, cs: 1 };
             let b = Mat { ptr: b_s.as_ptr(), rs: 1, cs: k as isize };
             let tol = 4.0 * k as f64 * f32::EPSILON as f64;
@@ -1382,11 +1391,8 @@ mod tests {
         let teams: [&dyn Team; 2] = [&Serial, &Scoped::new(3)];
         for (m, n) in [(2usize, 2100usize), (5, 1100)] {
             let k = (SHORT_STREAM_L2S * l2 / (4 * n) + 9).max(1000);
-            let (a64, b64) = (data(m * k, 7), data(k * n, 8));
-            let a_s: Vec<f32> = a64.iter().map(|&x| x as f32).collect();
-            let b_s: Vec<f32> = b64.iter().map(|&x| x as f32).collect();
-            let a = Mat { ptr: a_s.as_ptr(), rs: k as isize, cs: 1 };
-            let b = Mat { ptr: b_s.as_ptr(), rs: n as isize, cs: 1 };
+            let (a_s, b_s, _) = operands::<f32>([m, n, k], 7);
+            let (a, b) = views(&a_s, &b_s, [m, n, k], false);
             for (got, want, accumulate) in against_packed([m, n, k], a, b, &teams, |p, team| assert!(unsafe { gemm_short(p, team) })) {
                 assert!(got == want, "{m}x{n}x{k} accumulate={accumulate}");
             }
@@ -1405,12 +1411,8 @@ mod tests {
             let teams: [&dyn Team; 3] = [&Scoped::new(2), &Scoped::new(3), &Larger(Scoped::new(3))];
             for [m, n, k] in [[100, 100, 5000], [1, 300, 2048], [16, 16, 3000], [3, 2000, 4096], [20, 9, 1500], [200, 300, 1024]] {
                 for ta in [false, true] {
-                    let (a64, b64) = (data(m * k, 5), data(k * n, 6));
-                    let a_s: Vec<T> = a64.iter().map(|&x| T::from(x as f32)).collect();
-                    let b_s: Vec<T> = b64.iter().map(|&x| T::from(x as f32)).collect();
-                    let a = if ta { Mat { ptr: a_s.as_ptr(), rs: 1, cs: m as isize } } else { Mat { ptr: a_s.as_ptr(), rs: k as isize, cs: 1 } };
-                    let b = Mat { ptr: b_s.as_ptr(), rs: n as isize, cs: 1 };
-                    let scale = a64.iter().chain(&b64).fold(0f64, |x, y| x.max(y.abs()));
+                    let (a_s, b_s, scale) = operands::<T>([m, n, k], 5);
+                    let (a, b) = views(&a_s, &b_s, [m, n, k], ta);
                     let tol = 2.0 * k as f64 * eps * scale * scale;
                     for (got, want, accumulate) in against_packed([m, n, k], a, b, &teams, |p, team| assert!(unsafe { gemm_split_k(p, team) }.is_some_and(|r| r.is_ok()), "{m}x{n}x{k} splits K")) {
                         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
