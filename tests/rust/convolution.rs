@@ -247,7 +247,8 @@ fn kernel_gradient_feature_loop_on_one_and_two_threads() {
     // Kernel gradients (batch and feature dims swapped) large enough for the loop over the
     // input features and, on two threads, split over the output batch in an scf.forall
     // (lowering/src/linalg/convolution.rs, feature_parts): equal to the interpreter on one and
-    // two threads and the same bits on both (each part sums the features in the same order).
+    // two threads and the same bits on both (each part sums the features in the same order;
+    // products split along K on two threads only within reassociation).
     // 1-D with the output features one panel (32) and ragged (10: on AVX-512 hosts the f32
     // product is the runtime's narrow path instead, threads splitting its rows), 2-D with
     // padding; f32, f64.
@@ -278,7 +279,10 @@ fn kernel_gradient_feature_loop_on_one_and_two_threads() {
             for (got, threads) in outs.iter().zip([1, 2]) {
                 compare(got, want, tol, 50.0).unwrap_or_else(|e| panic!("{what}, {threads} threads: JIT differs from the interpreter: {e}"));
             }
-            assert!(outs[0].bytes() == outs[1].bytes(), "{what}: one and two threads differ");
+            // The same bits on both (the parts' order), or within the tolerance where a part's
+            // product has a small output and a long K, which two threads split along K
+            // (quabla_kernels::gemm::gemm_split_k: a reassociation of the sums).
+            assert!(outs[0].bytes() == outs[1].bytes() || compare(&outs[0], &outs[1], tol, 50.0).is_ok(), "{what}: one and two threads differ");
         }
     }
 }
