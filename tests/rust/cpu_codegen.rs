@@ -746,6 +746,39 @@ fn split_reductions_match_the_interpreter_on_one_and_two_threads() {
 }
 
 #[test]
+fn dear_broadcast_sources_are_computed_once_per_element_of_their_own() {
+    // x / sqrt(sum(x * x, 1)): the per-row square root is a linalg.map
+    // (elementwise::kept_apart), which upstream fusion leaves alone, so the division's loop
+    // reads 4096 roots instead of taking a million; a cheap source (negation) still fuses.
+    // Equal to the interpreter on one and two threads.
+    let text = |op: &str| {
+        format!(
+            r#"module {{
+  func.func @main(%0: tensor<4096x256xf32>) -> (tensor<4096x256xf32>) {{
+    %1 = "quabla.mul"(%0, %0) : (tensor<4096x256xf32>, tensor<4096x256xf32>) -> tensor<4096x256xf32>
+    %2 = "quabla.reduce_sum"(%1) {{dims = array<i64: 1>}} : (tensor<4096x256xf32>) -> tensor<4096xf32>
+    %3 = "quabla.reshape"(%2) : (tensor<4096xf32>) -> tensor<4096x1xf32>
+    %4 = "quabla.{op}"(%3) : (tensor<4096x1xf32>) -> tensor<4096x1xf32>
+    %5 = "quabla.broadcast_in_dim"(%4) {{dims = array<i64: 0, 1>}} : (tensor<4096x1xf32>) -> tensor<4096x256xf32>
+    %6 = "quabla.div"(%0, %5) : (tensor<4096x256xf32>, tensor<4096x256xf32>) -> tensor<4096x256xf32>
+    return %6 : tensor<4096x256xf32>
+  }}
+}}"#
+        )
+    };
+    let mut rng = Rng(29);
+    let ty = TensorType::new(DType::F32, [4096, 256]);
+    let inputs = [rng.buffer(&ty, 0.5, 2.0)];
+    for (op, apart) in [("sqrt", true), ("neg", false)] {
+        let ctx = quabla_dialect::mlir::new_context();
+        let module = quabla_dialect::mlir::parse_and_import(&ctx, &text(op)).unwrap();
+        let cm = lower_for_cpu(&module, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
+        assert_eq!(cm.text.contains("linalg.map"), apart, "{op}:\n{}", cm.text);
+        equals_interpreter_on_one_and_two_threads(&module, &inputs, Tol::Rel(1e-5), |_| 1.0, op);
+    }
+}
+
+#[test]
 fn broadcasts_read_in_place_match_the_interpreter_on_one_and_two_threads() {
     // Softmax-shaped: row maxima and row sums (kept as [rows, 1]) and a per-column vector
     // ([cols], broadcast along dim 1), each broadcast with several elementwise uses, so the

@@ -50,6 +50,9 @@ pub struct Emitter {
     pub tiles: Vec<MatmulTile>,
     /// Some generic so far is large enough to run on several threads.
     pub par: bool,
+    /// The op being lowered computes a value kept apart from its consumers
+    /// ([`elementwise::kept_apart`]): [`elementwise`] writes it as a `linalg.map`.
+    pub apart: bool,
     /// Element types of the runtime products called so far (`quabla_gemm_<d>`,
     /// crate::linalg::dot), declared once in the module.
     pub gemms: Vec<DType>,
@@ -60,7 +63,7 @@ pub struct Emitter {
 
 impl Emitter {
     fn new(f: &Func, cg: Codegen, (tiles, par, gemms): Tagged) -> Self {
-        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None, depth: 0, cg, tiles, par, gemms, outs: Vec::new() }
+        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None, depth: 0, cg, tiles, par, apart: false, gemms, outs: Vec::new() }
     }
 
     /// Threads the code may use, when the target splits work across them (1 otherwise).
@@ -339,8 +342,25 @@ pub fn elementwise(e: &mut Emitter, operands: &[(String, TensorType)], out: &Ten
         let init = e.empty(out);
         return e.op(format!("tensor.insert {y} into {init}[] : {out}"));
     }
-    let ins: Vec<Operand> = operands.iter().map(|(n, t)| Operand::new(n.clone(), t, identity(r))).collect();
     let init = e.empty(out);
+    if e.apart && !operands.is_empty() {
+        // A named op: upstream elementwise fusion only fuses generics.
+        let res = e.fresh();
+        let names: Vec<&str> = operands.iter().map(|(n, _)| n.as_str()).collect();
+        let types: Vec<String> = operands.iter().map(|(_, t)| t.to_string()).collect();
+        e.raw_line(format!("{res} = linalg.map ins({} : {}) outs({init} : {out})", names.join(", "), types.join(", ")));
+        // The mapper's arguments: one per input, then the init's element (unused).
+        let args: Vec<String> = (0..=operands.len()).map(|i| format!("%b{i}")).collect();
+        let decl: Vec<String> = args.iter().zip(operands.iter().map(|(_, t)| t.dtype).chain([out.dtype])).map(|(a, d)| format!("{a}: {d}")).collect();
+        e.raw_line(format!("  ({}) {{", decl.join(", ")));
+        e.depth += 1;
+        let y = body(e, &args);
+        e.line(format!("linalg.yield {y} : {}", out.dtype));
+        e.depth -= 1;
+        e.line("}".to_string());
+        return res;
+    }
+    let ins: Vec<Operand> = operands.iter().map(|(n, t)| Operand::new(n.clone(), t, identity(r))).collect();
     generic(e, &vec![Iter::Parallel; r], &ins, &[Operand::new(init, out, identity(r))], |e, a| vec![body(e, a)]).remove(0)
 }
 
@@ -376,18 +396,22 @@ pub(crate) fn lower_block(e: &mut Emitter, cx: &Ctx, f: &Func, ops: &[Op], outpu
     let scalars = elementwise::read_broadcasts(f, ops);
     let deferred = elementwise::deferred_values(f, ops, outputs, &pending);
     let unused = elementwise::unmaterialised(&scalars, ops, outputs);
+    let apart = if e.cg.target.parallel_outer() { Default::default() } else { elementwise::kept_apart(f, ops, &scalars) };
     for op in ops {
         if op.results.len() == 1 && (pending.contains_key(&op.results[0]) || deferred.contains_key(&op.results[0]) || unused.contains(&op.results[0])) {
             continue;
         }
+        e.apart = op.results.len() == 1 && apart.contains(&op.results[0]);
         if elementwise::takes_fused(op, &pending, &scalars, &deferred) {
             e.loc = op.loc.as_ref().map(|l| l.to_string());
             let r = elementwise::lower_fused(e, f, op, &pending, &splats, &scalars, &deferred)?;
             e.alias(op.results[0], r);
             e.loc = None;
+            e.apart = false;
             continue;
         }
         lower_op(e, cx, f, op)?;
+        e.apart = false;
     }
     Ok(())
 }
