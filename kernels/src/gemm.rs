@@ -737,6 +737,32 @@ pub unsafe fn gemm<T: Real>(p: &Problem<T>, team: &dyn Team) -> Result<(), OutOf
     gemm_with(p, team, T::kernel(), host_caches())
 }
 
+/// `parts` products on `team`, each on one thread through [`gemm`] (so each takes the narrow,
+/// short or packed path), `problem(q)` the q-th; each thread runs a contiguous share of them
+/// (a team larger or smaller than announced still runs them all). The first failed
+/// allocation is returned. Shared by [`gemm_split_k`] and the runtime's split of a batch.
+///
+/// # Safety
+/// Each part as [`gemm`]; the parts' outputs do not overlap.
+pub unsafe fn gemm_parts<T: Real>(team: &dyn Team, parts: usize, problem: impl Fn(usize) -> Problem<T> + Sync) -> Result<(), OutOfMemory> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let failed = AtomicUsize::new(0);
+    let body = |t: usize, threads: usize| {
+        let (q0, q1) = share(parts, t, threads);
+        for q in q0..q1 {
+            if let Err(OutOfMemory(bytes)) = gemm(&problem(q), &Serial) {
+                let _ = failed.compare_exchange(0, bytes.max(1), Ordering::Relaxed, Ordering::Relaxed);
+                return;
+            }
+        }
+    };
+    team.run(&body);
+    match failed.into_inner() {
+        0 => Ok(()),
+        bytes => Err(OutOfMemory(bytes)),
+    }
+}
+
 /// Outputs of at most this many elements are split along K ([`gemm_split_k`]).
 pub const SPLIT_K_MAX_OUTPUT: usize = 1 << 16;
 
@@ -772,25 +798,16 @@ pub unsafe fn gemm_split_k<T: Real>(p: &Problem<T>, team: &dyn Team) -> Option<R
     }
     partial.resize(len, T::default());
     let out = Shared(partial.as_mut_ptr());
-    let failed = std::sync::atomic::AtomicUsize::new(0);
-    let body = |t: usize, threads: usize| {
+    let part = |q: usize| {
         let out = out;
-        // Part q of K on thread q mod threads (a team smaller than asked still does all).
-        for q in (t..parts).step_by(threads.max(1)) {
-            let (k0, k1) = share(k, q, parts);
-            let (c, ldc) = if q == 0 { (p.c, p.ldc) } else { (out.0.add((q - 1) * m * n), n as isize) };
-            let a = Mat { ptr: p.a.ptr.offset(k0 as isize * p.a.cs), ..p.a };
-            let b = Mat { ptr: p.b.ptr.offset(k0 as isize * p.b.rs), ..p.b };
-            let sub = Problem { k: k1 - k0, a, b, c, ldc, accumulate: q == 0 && p.accumulate, ..*p };
-            // One thread: the part takes the narrow, short or packed path.
-            if let Err(OutOfMemory(bytes)) = gemm(&sub, &Serial) {
-                let _ = failed.compare_exchange(0, bytes.max(1), std::sync::atomic::Ordering::Relaxed, std::sync::atomic::Ordering::Relaxed);
-            }
-        }
+        let (k0, k1) = share(k, q, parts);
+        let (c, ldc) = if q == 0 { (p.c, p.ldc) } else { (out.0.add((q - 1) * m * n), n as isize) };
+        let a = Mat { ptr: p.a.ptr.offset(k0 as isize * p.a.cs), ..p.a };
+        let b = Mat { ptr: p.b.ptr.offset(k0 as isize * p.b.rs), ..p.b };
+        Problem { k: k1 - k0, a, b, c, ldc, accumulate: q == 0 && p.accumulate, ..*p }
     };
-    team.run(&body);
-    if let bytes @ 1.. = failed.into_inner() {
-        return Some(Err(OutOfMemory(bytes)));
+    if let Err(e) = gemm_parts(team, parts, part) {
+        return Some(Err(e));
     }
     for q in 1..parts {
         let part = &partial[(q - 1) * m * n..q * m * n];

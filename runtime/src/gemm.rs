@@ -9,7 +9,7 @@
 //! threads as `i64`. Operands are read in place through their strides.
 use std::ffi::c_void;
 
-use quabla_kernels::gemm::{gemm, Mat, OutOfMemory, Problem, Real, Serial, Team};
+use quabla_kernels::gemm::{gemm, gemm_parts, Mat, OutOfMemory, Problem, Real, Team};
 
 use crate::linalg_kernels::{parts, Unranked};
 
@@ -102,22 +102,7 @@ unsafe fn run<T: Real>(a: *const Unranked, b: *const Unranked, c: *const Unranke
     let batch = if csz.len() == 3 { csz[0].max(0) as usize } else { 1 };
     let team = Omp::new(threads);
     if split_batch(batch, team.threads) {
-        // The first failed allocation's size (0: none).
-        let failed = std::sync::atomic::AtomicUsize::new(0);
-        let body = |t: usize, n: usize| {
-            let n = n.max(1);
-            for i in batch * t / n..batch * (t + 1) / n {
-                if let Err(OutOfMemory(bytes)) = gemm(&ops.problem(i, a_km, b_nk, accumulate), &Serial) {
-                    let _ = failed.compare_exchange(0, bytes.max(1), std::sync::atomic::Ordering::Relaxed, std::sync::atomic::Ordering::Relaxed);
-                    return;
-                }
-            }
-        };
-        team.run(&body);
-        return match failed.into_inner() {
-            0 => Ok(()),
-            bytes => Err(OutOfMemory(bytes)),
-        };
+        return gemm_parts(&team, batch, |i| ops.problem(i, a_km, b_nk, accumulate));
     }
     for i in 0..batch {
         gemm(&ops.problem(i, a_km, b_nk, accumulate), &team)?;

@@ -167,20 +167,14 @@ fn operand_dim<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, i: usize, d: usize) 
     }
 }
 
-/// The extents of a generic's loops: the shape of an operand with the identity map, or else,
-/// loop by loop, the extent of an operand dim its map reads as that loop alone (a split
-/// reduction's loops: quabla_lowering's `reduce::thread_partials`, whose operand is read at
-/// `part * chunk + element`, the element loop's extent given by a chunk-shaped operand).
+/// The extents of a generic's loops: loop by loop, the extent of the first operand dim its
+/// map reads as that loop alone (all of an operand's with the identity map; a split
+/// reduction's element loop from its chunk-shaped operand: quabla_lowering's
+/// `reduce::thread_partials` reads the operand itself at `part * chunk + element`).
 fn loop_extents<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, loops: &GenericLoops<'c>) -> Option<Vec<i64>> {
     let rank = loops.parallel.len();
-    let operands = loops.maps.len().min(op.operand_count());
-    let ranked = |i: usize| op.operand(i).ok().and_then(|v| RankedTensorType::try_from(v.r#type()).ok()).map(|t| t.rank());
-    let identity = (0..operands).find(|&i| loops.identity_map(i) && ranked(i) == Some(rank));
-    if let Some(i) = identity {
-        return (0..rank).map(|d| operand_dim(op, i, d)).collect();
-    }
     let mut extents = vec![None; rank];
-    for i in 0..operands {
+    for i in 0..loops.maps.len().min(op.operand_count()) {
         let attr = loops.maps.element(i).ok()?;
         // SAFETY: an affine map attribute of a live generic (its `indexing_maps` elements).
         let map = unsafe { mlir_sys::mlirAffineMapAttrGetValue(attr.to_raw()) };

@@ -845,12 +845,12 @@ pub fn kept_apart(f: &Func, ops: &[Op], scalars: &HashMap<Value, ReadBroadcast>)
         OpKind::Elementwise(ElementwiseOp::Binary { op: b }) => f.ty(op.operands[0]).dtype.is_float() && matches!(b, BinaryOp::Div | BinaryOp::Rem | BinaryOp::Pow | BinaryOp::Atan2),
         _ => false,
     };
-    let producers: HashMap<Value, &Op> = ops.iter().filter(|op| op.results.len() == 1 && dear(op)).map(|op| (op.results[0], op)).collect();
+    let dear: std::collections::HashSet<Value> = ops.iter().filter(|op| op.results.len() == 1 && dear(op)).map(|op| op.results[0]).collect();
     scalars
         .iter()
         .filter(|(b, (src, _))| {
             let (n, big) = (f.ty(*src).num_elements() as i64, f.ty(**b).num_elements() as i64);
-            producers.contains_key(src) && n <= APART_MAX_ELEMENTS && big >= 4 * n
+            dear.contains(src) && n <= APART_MAX_ELEMENTS && big >= 4 * n
         })
         .map(|(_, (src, _))| *src)
         .collect()

@@ -317,13 +317,14 @@ const THREAD_SPLIT_RUN_BYTES: i64 = 64 << 10;
 /// candidate dims (outside that kept loop) and divisors from 2 to
 /// [`THREAD_SPLIT_MAX_PARTS`], those that balance the threads best, then the divisor nearest
 /// 16, then the outermost dim. None on one thread and on GPU targets.
-fn thread_split(e: &Emitter, op: Reducer, xt: &TensorType, dims: &[i64]) -> Option<(usize, i64)> {
+fn thread_split(e: &Emitter, xt: &TensorType, dims: &[i64]) -> Option<(usize, i64)> {
     use quabla_dialect::size::saturating_product;
     let threads = e.threads();
     if threads <= 1 || e.cg.target.parallel_outer() || xt.dtype == DType::I1 {
         return None;
     }
-    let cost = super::elementwise::op_cost(if op == Reducer::Sum || op == Reducer::Prod { "arith.addf" } else { "arith.maximumf" }) + super::elementwise::MEMORY_COST;
+    // One arith op per element whatever the reducer, and the element's read.
+    let cost = super::elementwise::op_cost("arith.addf") + super::elementwise::MEMORY_COST;
     let parallel: Vec<bool> = (0..xt.rank()).map(|i| !dims.contains(&(i as i64))).collect();
     let outside = match e.cg.target.parallel_loop(&parallel, &xt.shape, threads, cost) {
         None => xt.rank(),
@@ -379,12 +380,13 @@ fn thread_partials(e: &mut Emitter, op: Reducer, (x, xt): (&str, &TensorType), d
     let r = xt.rank();
     let chunk = xt.shape[s] / parts;
     let kept = |i: usize| !dims.contains(&(i as i64));
-    // Operand dim i's loop: i before s, i + 1 after it; s is loops s (part) and s + 1.
-    let lp = |i: usize| if i <= s { i } else { i + 1 };
-    let exprs: Vec<String> = (0..r).map(|i| if i == s { format!("d{s} * {chunk} + d{}", s + 1) } else { format!("d{}", lp(i)) }).collect();
-    let iters: Vec<Iter> = (0..=r).map(|l| if l == s || (l != s + 1 && kept(if l < s { l } else { l - 1 })) { Iter::Parallel } else { Iter::Reduction }).collect();
+    // Loop l reads operand dim l before s and l - 1 after s + 1; loops s (part) and s + 1
+    // (element) read dim s.
+    let dim = |l: usize| if l <= s { l } else { l - 1 };
+    let exprs: Vec<String> = (0..r).map(|i| if i == s { format!("d{s} * {chunk} + d{}", s + 1) } else { format!("d{}", if i < s { i } else { i + 1 }) }).collect();
+    let iters: Vec<Iter> = (0..=r).map(|l| if l == s || (l != s + 1 && kept(dim(l))) { Iter::Parallel } else { Iter::Reduction }).collect();
     let out_loops: Vec<String> = (0..=r).filter(|&l| iters[l] == Iter::Parallel).map(|l| format!("d{l}")).collect();
-    let pshape: Vec<i64> = (0..=r).filter(|&l| iters[l] == Iter::Parallel).map(|l| if l == s { parts } else { xt.shape[if l < s { l } else { l - 1 }] }).collect();
+    let pshape: Vec<i64> = (0..=r).filter(|&l| iters[l] == Iter::Parallel).map(|l| if l == s { parts } else { xt.shape[dim(l)] }).collect();
     let pt = TensorType::new(d, pshape);
     let ct = TensorType::new(d, [chunk]);
     let ce = e.empty(&ct);
@@ -414,7 +416,7 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]
         let parts = split_partials(e, &x, xt, dims, s, &c, &[(init, pt.clone())], |e, v, _, acc| vec![combine_step(e, op, d, &acc[0], v)]).remove(0);
         return Ok(reduce_nest(e, op, &parts, &pt, &[0], out, &c));
     }
-    if let Some((s, parts)) = thread_split(e, op, xt, dims) {
+    if let Some((s, parts)) = thread_split(e, xt, dims) {
         let (partials, pt, at) = thread_partials(e, op, (&x, xt), dims, (s, parts), &c);
         return Ok(reduce_nest(e, op, &partials, &pt, &[at], out, &c));
     }

@@ -90,7 +90,7 @@ pub fn plan_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Option<
 /// team) instead of the tiled code of [`script`]: every product, single or batched, of f32
 /// or f64 on hosts with AVX2 or AVX-512
 /// (`r`: its micro-kernels; elsewhere the generated code is faster), products with at least
-/// 32 columns and 16 rows and K (or any K from 2^16 output elements: the generated code of a
+/// 32 columns and 16 rows and K (or any K from [`THIN_K_MIN_OUTPUT`] output elements: the generated code of a
 /// thin-K product with a large output ran at a third of the runtime's speed, jitted `a @ b`
 /// f32 on Zen 4, 2026-12-05, two threads: 1000x10x1000 33.6 -> 87 GFLOP/s (JAX 127-134),
 /// 1024x4x1024 12.9 -> 45 (JAX 82); 512x8x512 55 -> 70), unless `QUABLA_CPU_GEMM=jit` (comparisons; the choice
@@ -120,9 +120,14 @@ pub fn plan_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Option<
 pub fn runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], r: Regs) -> bool {
     static JIT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let jit = *JIT.get_or_init(|| std::env::var("QUABLA_CPU_GEMM").is_ok_and(|v| v == "jit"));
-    let long_narrow = narrow_gemm(d, [b, m, n, k], r) && n == 1 && k >= NARROW_LONG_K;
-    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && ((m >= 16 && (k >= 16 || m.saturating_mul(n) >= 1 << 16) && (narrow_gemm(d, [b, m, n, k], r) || n >= 32)) || short_gemm(d, m, n, r) || long_narrow)
+    let narrow = narrow_gemm(d, [b, m, n, k], r);
+    let tall = m >= 16 && (k >= 16 || m.saturating_mul(n) >= THIN_K_MIN_OUTPUT) && (narrow || n >= 32);
+    let dot = narrow && n == 1 && k >= NARROW_LONG_K;
+    matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && (tall || short_gemm(d, m, n, r) || dot)
 }
+
+/// Output elements from which a product of any K calls the runtime ([`runtime_gemm`]).
+pub const THIN_K_MIN_OUTPUT: i64 = 1 << 16;
 
 /// The shortest K from which products of one column and fewer than 16 rows (dot products,
 /// matrix-vector products of a few rows) call the runtime (its row dot products, K split
