@@ -619,9 +619,16 @@ pub const MC_MAX: usize = 64;
 /// one thread ([`gemm_with`]): with so few multiply-adds per tile, writing C is the cost, and
 /// rows written in order are what the prefetchers follow. f32 on Zen 4 (2026-12-05,
 /// `gemm_speed ... auto`, three alternations), down the panels / along the rows, one thread:
-/// 1024x4x1024 276-277 / 175-180 us, 1024x16x1024 400-405 / 375, 512x8x512 60 / 56; two
-/// threads (each half of every row): 1000x10x1000 182-186 / 248-253, 1024x16x1024 280-303 /
-/// 318-327, so teams keep the panel order.
+/// 1024x4x1024 276-277 / 175-180 us, 1024x16x1024 400-405 / 375, 512x8x512 60 / 56. Teams
+/// split the rows for such products (when each thread gets two micro-panels or more), each
+/// thread packing the whole of B's (small) block into a copy of its own: each writes whole
+/// rows of C in order (stop 40's row order with the columns split, each thread half of every
+/// row, was slower than the panel order: 1000x10x1000 182-186 -> 248-253 us). Two threads,
+/// panel order with the columns split / rows split (2026-12-05, Zen 4, three alternations):
+/// 1024x4x1024 205-216 / 116-120 us, 2048x8x2048 639-691 / 453-462, 1024x16x1024 291-297 /
+/// 215-218, 1000x10x1000 185-192 / 153-174, 4096x2x4096 3548-3884 / 1458-2008. Their tiles
+/// also skip the prefetch of the next tile's rows of C when C is only written (a read the
+/// stores' own line fills make anyway): 5-10% of these times.
 pub const ROW_ORDER_MAX_K: usize = 16;
 
 /// The largest K block. Deep blocks repay the C tile's loads and stores over more
@@ -973,15 +980,18 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
     let size = std::mem::size_of::<T>();
     let bl = blocks(size, [m, n, k], [mr, nr], caches);
     let slots = team.threads().max(1);
-    // The shared B block (with room for each thread's share rounded up), then per thread its
-    // packed row block and a scratch tile.
-    let b_bytes = round64((bl.nc / nr + slots - 1) * nr * bl.kc * size);
+    let mpanels = m.div_ceil(mr);
+    // A thin K on several threads splits the rows, each thread with its own copy of B's
+    // (small) block: see [`ROW_ORDER_MAX_K`].
+    let thin = slots > 1 && k <= ROW_ORDER_MAX_K && mpanels >= 2 * slots;
+    // The shared B block (with room for each thread's share rounded up; thin: one block per
+    // thread), then per thread its packed row block and a scratch tile.
+    let b_bytes = round64(if thin { slots * bl.nc.div_ceil(nr) } else { bl.nc / nr + slots - 1 } * nr * bl.kc * size);
     let a_bytes = round64(bl.mc * bl.kc * size) + round64(mr * nr * size);
     let bytes = b_bytes + slots * a_bytes;
     SCRATCH.with(|s| -> Result<(), OutOfMemory> {
         let mut s = s.borrow_mut();
         let base = Shared(s.get(bytes).ok_or(OutOfMemory(bytes))?);
-        let mpanels = m.div_ceil(mr);
         let body = move |t: usize, threads: usize| {
             let base = base;
             // A team larger than the scratch was sized for (never with `Team::threads` honest)
@@ -1000,11 +1010,15 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
             // the rows instead: the team packs each B block together, then each thread
             // computes its rows against all of it, behind barriers.
             let by_rows = whole && n.div_ceil(nr) < 4 * threads && mpanels > n.div_ceil(nr);
+            // A thin K splits the rows too, each thread packing all of B's panels into its own
+            // copy: no barriers, and each thread writes whole rows of C in order.
+            let thin = thin && whole && threads == slots && !by_rows;
             // With columns split, thread t packs its share of each block's panels into its
             // own slots, from slot `t * own`: no thread ever writes a slot another may still
             // read, and none waits for another.
             let own = (bl.nc / nr).div_ceil(threads);
-            let (q0, q1) = if by_rows { share(mpanels, t, threads) } else { (0, mpanels) };
+            let (q0, q1) = if by_rows || thin { share(mpanels, t, threads) } else { (0, mpanels) };
+            let bbuf = if thin { bbuf.add(t * bl.nc.div_ceil(nr) * nr * bl.kc) } else { bbuf };
             let (row0, row1) = (q0 * mr, (q1 * mr).min(m));
             let mut jc = 0;
             while jc < n {
@@ -1015,8 +1029,8 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                     let kb = bl.kc.min(k - pc);
                     // Panel j lives at slot `j - first` of the buffer (`kc x nr` apart whatever
                     // this block's K).
-                    let (lo, hi) = share(panels, t, threads);
-                    let first = if by_rows { 0 } else { lo - t * own };
+                    let (lo, hi) = if thin { (0, panels) } else { share(panels, t, threads) };
+                    let first = if by_rows || thin { 0 } else { lo - t * own };
                     for j in lo..hi {
                         pack_b(p.b, pc, kb, jc + j * nr, nr.min(n - jc - j * nr), nr, bbuf.add((j - first) * bl.kc * nr));
                     }
@@ -1024,7 +1038,7 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                         team.barrier();
                     }
                     let load = pc > 0 || p.accumulate;
-                    let (j0, j1) = if by_rows { (0, panels) } else { (lo, hi) };
+                    let (j0, j1) = if by_rows || thin { (0, panels) } else { (lo, hi) };
                     // A row block read by at most IN_PLACE_PANELS panels is not packed: its
                     // full micro-panels are read in place (the strided micro-kernel), only a
                     // ragged last one is packed (zero rows past M).
@@ -1039,7 +1053,8 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                             pack_a(p.a, ic + last, mb - last, pc, kb, mr, abuf.add(last * kb));
                         }
                         // Tile (row `i` of the block, panel `j`), then a prefetch of the
-                        // rows of C at `next` (the next tile's) while it computes.
+                        // rows of C at `next` (the next tile's) while it computes; not for a
+                        // thin K block that only writes C (ROW_ORDER_MAX_K).
                         let tile_at = |i: usize, j: usize| p.c.offset((ic + i) as isize * p.ldc + (jc + j * nr) as isize);
                         let tile = |i: usize, j: usize, next: *mut T| {
                             let col = jc + j * nr;
@@ -1049,7 +1064,9 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                             let (micro, ap) = if in_place && mh == mr { (kern.fs, p.a.ptr.offset((ic + i) as isize * p.a.rs + pc as isize * p.a.cs)) } else { (kern.f, abuf.add(i * kb) as *const T) };
                             let a_strides = [p.a.cs, p.a.rs];
                             let cp = tile_at(i, j);
-                            prefetch_rows(next, mr.min(m - ic - i), p.ldc, nr * size);
+                            if load || kb > ROW_ORDER_MAX_K {
+                                prefetch_rows(next, mr.min(m - ic - i), p.ldc, nr * size);
+                            }
                             if mh == mr && nw == nr {
                                 micro(kb, ap, a_strides, bp, cp, p.ldc as usize, load);
                             } else {
@@ -1071,7 +1088,7 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                             }
                         };
                         let tiles = mb.div_ceil(mr);
-                        if kb > ROW_ORDER_MAX_K || threads > 1 {
+                        if kb > ROW_ORDER_MAX_K || (threads > 1 && !thin) {
                             // Down each panel (its `kc x nr` slice of B reused from cache).
                             for j in j0..j1 {
                                 for q in 0..tiles {
@@ -1080,9 +1097,9 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                                 }
                             }
                         } else {
-                            // A thin K on one thread: along each row of tiles, C written row
-                            // by row (its lines in order for the prefetchers; B's panels are
-                            // small).
+                            // A thin K (one thread, or this thread's rows): along each row of
+                            // tiles, C written row by row (its lines in order for the
+                            // prefetchers; B's panels are small).
                             for q in 0..tiles {
                                 for j in j0..j1 {
                                     let next = if j + 1 < j1 { tile_at(q * mr, j + 1) } else if q + 1 < tiles { tile_at((q + 1) * mr, j0) } else { tile_at(q * mr, j) };
@@ -1412,6 +1429,32 @@ mod tests {
             let (a, b) = views(&a_s, &b_s, [m, n, k], false);
             for (got, want, accumulate) in against_packed([m, n, k], a, b, &teams, |p, team| assert!(unsafe { gemm_short(p, team) })) {
                 assert!(got == want, "{m}x{n}x{k} accumulate={accumulate}");
+            }
+        }
+    }
+
+    #[test]
+    fn thin_products_split_by_rows_equal_the_packed_path() {
+        // K up to ROW_ORDER_MAX_K on two and three threads: the rows split, each thread with
+        // its own copy of B (several column blocks with small caches), C along its rows. Each
+        // element is the one FMA chain over K it is on one thread: the same bits, ragged rows
+        // and columns, both layouts of A, set and accumulated.
+        let small = Caches { l1d: 4 << 10, l2: 4 << 10, l1_sets: 64, line: 64 };
+        let teams: [&dyn Team; 2] = [&Scoped::new(2), &Scoped::new(3)];
+        for [m, n, k] in [[100, 70, 1], [257, 131, 4], [64, 1000, 16], [48, 33, 10]] {
+            for ta in [false, true] {
+                let (a_s, b_s, _) = operands::<f32>([m, n, k], 11);
+                let (a, b) = views(&a_s, &b_s, [m, n, k], ta);
+                for caches in [small, host_caches()] {
+                    for (got, want, accumulate) in against_packed([m, n, k], a, b, &teams, |p, team| unsafe { gemm_with(p, team, f32::kernel(), caches).unwrap() }) {
+                        assert!(got == want, "{m}x{n}x{k} ta={ta} accumulate={accumulate}");
+                    }
+                }
+                let (a_s, b_s, _) = operands::<f64>([m, n, k], 12);
+                let (a, b) = views(&a_s, &b_s, [m, n, k], ta);
+                for (got, want, accumulate) in against_packed([m, n, k], a, b, &teams, |p, team| unsafe { gemm_with(p, team, f64::kernel(), host_caches()).unwrap() }) {
+                    assert!(got == want, "f64 {m}x{n}x{k} ta={ta} accumulate={accumulate}");
+                }
             }
         }
     }

@@ -93,7 +93,7 @@ pub fn plan_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Option<
 /// 32 columns and 16 rows and K (or any K from [`THIN_K_MIN_OUTPUT`] output elements: the generated code of a
 /// thin-K product with a large output ran at a third of the runtime's speed, jitted `a @ b`
 /// f32 on Zen 4, 2026-12-05, two threads: 1000x10x1000 33.6 -> 87 GFLOP/s (JAX 127-134),
-/// 1024x4x1024 12.9 -> 45 (JAX 82); 512x8x512 55 -> 70), unless `QUABLA_CPU_GEMM=jit` (comparisons; the choice
+/// 1024x4x1024 12.9 -> 45 (JAX 82), 113 since the runtime splits thin products by rows (JAX 83); 512x8x512 55 -> 70), unless `QUABLA_CPU_GEMM=jit` (comparisons; the choice
 /// changes the lowered text, which the compile cache's key has). Narrower products waste most
 /// of the packed kernels' 32-column panels; on AVX-512 single products of at most one vector
 /// of columns (16 f32, 8 f64) call it whatever their size: the runtime's narrow path
