@@ -746,6 +746,70 @@ fn split_reductions_match_the_interpreter_on_one_and_two_threads() {
 }
 
 #[test]
+fn column_reductions_of_few_columns_read_rows_in_groups() {
+    // A split column reduction of a short row (at most UNROLL_MAX_RUN_BYTES) read in place
+    // reads 4 (or 2) rows per step through operands of their own, combined pairwise before
+    // the partial (quabla_lowering::linalg::reduce::unroll); a fused producer keeps one
+    // operand (upstream fusion would otherwise materialize it). Equal to the interpreter on
+    // one and two threads: maxima with a NaN and signed zeros, minima and integer sums to the
+    // bit, float sums and products within reassociation.
+    use quabla_dialect::{ReduceOp, Reducer};
+    let mut rng = Rng(91);
+    // (shape, reducer, dtype, square first, rows per step)
+    let cases: [(Vec<i64>, Reducer, DType, bool, usize); 7] = [
+        (vec![131_072, 64], Reducer::Max, DType::F32, false, 4),
+        (vec![100_000, 64], Reducer::Sum, DType::F32, false, 2),
+        (vec![131_072, 3], Reducer::Min, DType::F64, false, 4),
+        (vec![65_536, 16], Reducer::Sum, DType::I32, false, 4),
+        (vec![40_000, 2, 5], Reducer::Prod, DType::F64, false, 4),
+        (vec![131_072, 64], Reducer::Sum, DType::F32, true, 1),
+        (vec![131_072, 512], Reducer::Sum, DType::F32, false, 1),
+    ];
+    for (shape, op, d, square, rows) in cases {
+        let ty = TensorType::new(d, shape.clone());
+        let mut f = Func::new("main", std::slice::from_ref(&ty));
+        let mut x = f.params[0];
+        if square {
+            x = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, x], None).unwrap();
+        }
+        let r = f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims: vec![0] }), &[x], None).unwrap();
+        f.outputs = vec![r];
+        let module = Module { funcs: vec![f] };
+        let what = format!("{op:?} over dim 0 of {d} {shape:?}, ");
+        let text = lower_for_cpu(&module, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
+        let group = |u: usize| text.lines().any(|l| l.contains("linalg.generic") && l.contains(&format!(" * {u} + {}", u - 1)));
+        assert_eq!([group(4), group(2)], [rows == 4, rows == 2], "{what}{rows} rows a step:\n{text}");
+        let (lo, hi) = match (op, d) {
+            (Reducer::Prod, _) => (0.999_999, 1.000_001),
+            (_, DType::I32) => (-1000.0, 1000.0),
+            _ => (-1.0, 1.0),
+        };
+        let mut v: Vec<f64> = (0..ty.num_elements()).map(|_| lo + (hi - lo) * rng.next_f64()).collect();
+        if op == Reducer::Max {
+            // A NaN in column 7 of a late row; column 5 only zeros of both signs (+0).
+            let cols = shape[1] as usize;
+            v[100_001 * cols + 7] = f64::NAN;
+            for (i, z) in v.iter_mut().skip(5).step_by(cols).enumerate() {
+                *z = if i % 3 == 0 { 0.0 } else { -0.0 };
+            }
+        }
+        let input = Buffer::from_f64s(ty.clone(), &v).unwrap();
+        let l1: f64 = v.iter().map(|x| if square { x * x } else { x.abs() }).sum();
+        let (tol, scale) = match (op, d) {
+            (Reducer::Sum, DType::F32) => (Tol::Rel(1e-3), l1),
+            (Reducer::Prod, _) => (Tol::Rel(1e-12), 1.0),
+            _ => (Tol::Exact, 1.0),
+        };
+        equals_interpreter_on_one_and_two_threads(&module, &[input], tol, |_| scale, &what);
+        if op == Reducer::Max {
+            let got = executor().compile(&module, "main", &with_threads(2)).unwrap().run(&[&Buffer::from_f64s(ty.clone(), &v).unwrap()]).unwrap();
+            let out = got[0].to_f64_vec();
+            assert!(out[7].is_nan() && out[5] == 0.0 && out[5].is_sign_positive(), "{what}NaN and +0: {:?}", &out[..8]);
+        }
+    }
+}
+
+#[test]
 fn dear_broadcast_sources_are_computed_once_per_element_of_their_own() {
     // x / sqrt(sum(x * x, 1)): the per-row square root is a linalg.map
     // (elementwise::kept_apart), which upstream fusion leaves alone, so the division's loop
