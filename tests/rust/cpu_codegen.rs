@@ -526,6 +526,43 @@ fn parallel_matmuls_match_the_interpreter_on_one_and_two_threads() {
 }
 
 #[test]
+fn small_products_read_k_in_groups_and_match_the_interpreter_to_the_bit() {
+    // Products on the loop path read K in groups (quabla_lowering::linalg::dot::k_group): a
+    // whole K of up to 16 (no K loop), else a divisor from 4 to 16 per step; a K without one
+    // keeps the K loop. The sums run over K in order from zero either way: the
+    // interpreter's bits, on one and two threads (f32, f64, i32).
+    let mut rng = Rng(97);
+    let mm = DotDims::matmul;
+    let batched = || bdims(&[0], &[2], &[1]);
+    // (lhs, rhs, dims, K per step: 0 for the K loop)
+    let cases: Vec<(Vec<i64>, Vec<i64>, DotDims, i64)> = vec![
+        (vec![256, 8, 8], vec![256, 8, 8], batched(), 8),
+        (vec![16, 8], vec![8, 100], mm(), 8),
+        (vec![7, 2], vec![2, 5], mm(), 2),
+        (vec![32, 4, 64], vec![32, 64, 4], batched(), 16),
+        (vec![3, 1000], vec![1000, 3], mm(), 10),
+        (vec![5, 17], vec![17, 7], mm(), 0),
+    ];
+    for d in [DType::F32, DType::F64, DType::I32] {
+        for (ls, rs, dims, u) in &cases {
+            let (lt, rt) = (TensorType::new(d, ls.clone()), TensorType::new(d, rs.clone()));
+            let m = dot_module(&lt, &rt, dims.clone());
+            let what = format!("{d} {ls:?} x {rs:?}");
+            let text = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
+            let k = ls[ls.len() - 1];
+            let shape_ok = match *u {
+                0 => text.contains("\"reduction\"") && !text.contains(" * "),
+                u if u == k => !text.contains("\"reduction\"") && text.contains(&format!(", {})>", k - 1)),
+                u => text.contains(&format!(" * {u} + {}", u - 1)),
+            };
+            assert!(shape_ok, "{what}: {u} elements of K a step:\n{text}");
+            let inputs = [rng.buffer(&lt, -4.0, 4.0), rng.buffer(&rt, -4.0, 4.0)];
+            equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, &what);
+        }
+    }
+}
+
+#[test]
 fn runtime_products_match_the_interpreter_on_one_and_two_threads() {
     // Large f32/f64 products call the runtime's packed product (runtime/src/gemm.rs,
     // quabla_kernels::gemm) on hosts with its micro-kernels: every layout the lowering hands
