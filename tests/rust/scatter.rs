@@ -317,6 +317,58 @@ fn chained_progression_gathers_read_the_first_operand_once() {
     }
 }
 
+/// The type of the first output of `m`'s first function.
+fn f_out_type(m: &Module) -> TensorType {
+    let f = &m.funcs[0];
+    f.ty(f.outputs[0]).clone()
+}
+
+#[test]
+fn concatenation_chains_copy_each_operand_once() {
+    // Pairwise concatenations along one dim (qb.stack, qb.concatenate of several arrays) copy
+    // each operand once into the last result (quabla_lowering slicing `lower_concatenate`):
+    // its inserts are the chain's operands; a link along another dim, or one that is also an
+    // output, is still built. Bit-identical to the interpreter on one and two threads.
+    let mut rng = Rng(41);
+    // (operand shapes, dims of the links in order, the first link also an output)
+    let cases: Vec<(Vec<Vec<i64>>, Vec<i64>, bool)> = vec![
+        (vec![vec![1, 64, 32]; 8], vec![0; 7], false),
+        (vec![vec![30, 5], vec![30, 7], vec![30, 1], vec![30, 2]], vec![1, 1, 1], true),
+        (vec![vec![4, 6], vec![4, 6], vec![8, 6], vec![16, 3]], vec![0, 0, 1], false),
+    ];
+    for (shapes, dims, keep_first) in cases {
+        let ts: Vec<TensorType> = shapes.iter().map(|s| t(DType::F32, s)).collect();
+        let mut f = Func::new("main", &ts);
+        let xs = f.params.clone();
+        let mut v = xs[0];
+        let mut first = None;
+        for (x, d) in xs[1..].iter().zip(&dims) {
+            v = f.push1(OpKind::Slicing(SlicingOp::Concatenate { dim: *d }), &[v, *x], None).unwrap();
+            first.get_or_insert(v);
+        }
+        f.outputs = if keep_first { vec![v, first.unwrap()] } else { vec![v] };
+        let m = Module { funcs: vec![f] };
+        let text = quabla_lowering::lower_for_cpu(&m, &quabla_lowering::CpuOptions::default()).unwrap().text;
+        // Inserts into a result: one per operand of its flattened chain (the lowered text
+        // still has the inner links' own, which go later).
+        let into = |ty: &TensorType| text.matches(&format!("into {ty}")).count();
+        let last = f_out_type(&m);
+        if dims.iter().all(|&d| d == dims[0]) {
+            assert_eq!(into(&last), xs.len(), "{shapes:?} along {dims:?}:\n{text}");
+        } else {
+            assert_eq!((into(&last), into(&t(DType::F32, &[16, 6]))), (2, 3), "{shapes:?} along {dims:?}:\n{text}");
+        }
+        let inputs: Vec<Buffer> = ts.iter().map(|t| rng.buffer(t, -4.0, 4.0)).collect();
+        let want = interp::run_func(&m, "main", &inputs).unwrap();
+        for threads in [1, 2] {
+            let got = executor().compile(&m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap().run(&inputs.iter().collect::<Vec<_>>()).unwrap();
+            for (g, w) in got.iter().zip(&want) {
+                compare(g, w, Tol::Exact, 1.0).unwrap_or_else(|e| panic!("{shapes:?} along {dims:?} on {threads} threads: {e}"));
+            }
+        }
+    }
+}
+
 #[test]
 fn large_concatenations_match_the_interpreter() {
     // Large parameters concatenated along a later dim are copied chunk by chunk in an
