@@ -67,3 +67,16 @@ def test_gradients_of_products_match_the_analytic_ones(m, k, n):
     ga, gb = qb.jit(qb.grad(lambda x, y: qb.sum((x @ y) * g), argnums=(0, 1)))(a, b)
     assert _rel(ga, g @ b.T) <= 1e-12 * np.sqrt(n) * 4
     assert _rel(gb, a.T @ g) <= 1e-12 * np.sqrt(m) * 4
+
+
+@pytest.mark.parametrize("m,k", [(3, 4), (5, 16), (7, 48), (6, 17)])
+def test_small_products_used_through_a_broadcast_match_numpy(m, k):
+    # Small products on the loop path read K in groups (lowering/src/linalg/dot.rs
+    # `k_group`); a product read through a broadcast by its consumer (the per-row dot times
+    # the row) once came out wrong when upstream fusion merged it into that consumer.
+    rng = np.random.default_rng(m * k)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    want = (x @ x[1])[:, None] * x
+    for f in (qb.jit(qb.vmap(lambda r, c: qb.dot(r, c) * r, in_axes=(0, None))), qb.jit(lambda a, c: (a @ c)[:, None] * a)):
+        got = np.asarray(f(qb.asarray(x), qb.asarray(x[1])))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -136,7 +136,7 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
             // Upstream elementwise fusion would compute an elementwise producer inside the
             // product's generic, once per use (n or m times): those keep the named op.
             let fused = o.operands.iter().any(|&v| elementwise_result(f, v));
-            plain_matmul(e, [&l3, &r3], [&l3t, &r3t, &o3t], batched, !fused)
+            plain_matmul(e, [&l3, &r3], [&l3t, &r3t, &o3t], batched, !fused, read_once(f, o.results[0]))
         }
     };
     Ok(reshape(e, &p, &o3t, out))
@@ -677,8 +677,29 @@ pub fn matmul_of(e: &mut Emitter, d: DType, l3: &str, r3: &str, [b, m, n, k]: [i
             let init = e.empty(&o3t);
             tiled(e, d, [l3, r3, &init], [b, m, n, k], Layout { batched, ..Layout::PLAIN }, &plan, true, None)
         }
-        None => plain_matmul(e, [l3, r3], [&l3t, &r3t, &o3t], batched, false),
+        None => plain_matmul(e, [l3, r3], [&l3t, &r3t, &o3t], batched, false, false),
     }
+}
+
+/// Whether every use of `v` in `f` reads each of its elements once per element it computes:
+/// elementwise ops, reductions, the function's outputs, and reshapes or transposes of it whose
+/// uses do. A broadcast, a product, a slice or gather, a control op may read an element many
+/// times.
+fn read_once(f: &Func, v: quabla_dialect::Value) -> bool {
+    use quabla_dialect::{LayoutOp, OpKind};
+    let mut ok = true;
+    let mut layout_results = Vec::new();
+    quabla_dialect::walk_ops(&f.ops, &mut |op| {
+        if !op.operands.contains(&v) {
+            return;
+        }
+        match &op.kind {
+            OpKind::Elementwise(_) | OpKind::Reduce(_) => {}
+            OpKind::Layout(LayoutOp::Reshape { .. } | LayoutOp::Transpose { .. } | LayoutOp::StopGradient {}) => layout_results.extend(op.results.iter().copied()),
+            _ => ok = false,
+        }
+    });
+    ok && layout_results.into_iter().all(|r| read_once(f, r))
 }
 
 /// Whether `v` is the result of an elementwise op of `f`, seen through layout ops (whose
@@ -703,8 +724,10 @@ const K_GROUP_MAX: i64 = 16;
 /// The elements of K each step of an untiled product reads: all of a K of 2 to
 /// [`K_GROUP_MAX`], else its largest divisor from 4 to [`K_GROUP_MAX`] (None: one).
 /// Measured (jitted `a @ b` f32, Zen 4, two threads, 2026-12-05, JAX alongside): batched
-/// 256 x (8x8 @ 8x8) 77 -> 41 us (JAX 49), 64 x (16x16 @ 16x16) 42 -> 9.7 (39), 32 x (4x64 @
-/// 64x4) 26 -> 13.3 (24.5-25.5), 8x4 x (16x16 @ 16x16) 21 -> 6.0 (25).
+/// 256 x (8x8 @ 8x8) 77 -> 5.5 us (JAX 45-49), 64 x (16x16 @ 16x16) 42 -> 8.8 (38), 32 x (4x64
+/// @ 64x4) 26 -> 13.3 (24-25), 8x4 x (16x16 @ 16x16) 21 -> 5.5 (24), 1024x3 @ 3x3 6.9 -> 1.5
+/// (41-47); a [1000, 16] @ [16] dot broadcast over 1000 columns (the unit-loop form) 56 us
+/// (JAX 92).
 fn k_group(k: i64) -> Option<i64> {
     if (2..=K_GROUP_MAX).contains(&k) {
         return Some(k);
@@ -717,10 +740,10 @@ fn k_group(k: i64) -> Option<i64> {
 /// reads rows of B and C contiguously and vectorizes (the named op's (m, n, k) order walks
 /// B's columns: 1x1024 @ 1024x1024 f32 ran at 7.5 GB/s); each sum still runs over k in
 /// order, so the results are those of the named op. K is read in groups ([`k_group`]: a
-/// short K whole, without a K loop). Without `generic` (an operand an
+/// short K whole, in one step). Without `generic` (an operand an
 /// elementwise generic computes, which upstream fusion would recompute per use), on other
 /// targets and for booleans: `linalg.matmul` / `linalg.batch_matmul`.
-fn plain_matmul(e: &mut Emitter, [l3, r3]: [&str; 2], [l3t, r3t, o3t]: [&TensorType; 3], batched: bool, generic_order: bool) -> String {
+fn plain_matmul(e: &mut Emitter, [l3, r3]: [&str; 2], [l3t, r3t, o3t]: [&TensorType; 3], batched: bool, generic_order: bool, read_once: bool) -> String {
     let d = o3t.dtype;
     let z = e.scalar(d, zero_lit(d));
     let init = e.filled(o3t, &z);
@@ -733,11 +756,18 @@ fn plain_matmul(e: &mut Emitter, [l3, r3]: [&str; 2], [l3t, r3t, o3t]: [&TensorT
     let (mul, add) = if d.is_float() { ("arith.mulf", "arith.addf") } else { ("arith.muli", "arith.addi") };
     let k = l3t.shape[l3t.rank() - 1];
     if let Some(u) = k_group(k) {
-        // K in groups of `u`: loops (b?, m, K / u, n) (no K loop when u = K), the group's
-        // elements of A and B read by 2 u operands, added to C in K order (the loop's sums,
-        // bit for bit). The K loop stored and reloaded C's row every step, each step waiting
-        // on the last store when the row is a vector or two; now every u steps.
-        let whole = u == k;
+        // K in groups of `u`: loops (b?, m, K / u, n), the group's elements of A and B read
+        // by 2 u operands, added to C in K order from zero (the loop's sums, bit for bit).
+        // The K loop stored and reloaded C's row every step, each step waiting on the last
+        // store when the row is a vector or two; now every u steps. A whole K whose result
+        // each consumer reads once per element (`read_once`) has no K loop: all-parallel, its
+        // sums start from a zero of the body (not its init: upstream fusion puts it into its
+        // consumers, where an init read through a broadcast came out wrong), its output
+        // fresh, so its loops reach LLVM with parallel accesses
+        // (quabla_runtime::parallel_accesses). Read through a broadcast or by a product, it
+        // keeps a unit K loop, which fusion leaves alone (else recomputed per use: a dot of
+        // K = 16 broadcast over 1000 columns 2.2x JAX's time).
+        let whole = u == k && read_once;
         let r = if whole { rank - 1 } else { rank };
         let [dm, dg, dn] = match (batched, whole) {
             (true, true) => ["d1", "", "d2"],
@@ -748,16 +778,19 @@ fn plain_matmul(e: &mut Emitter, [l3, r3]: [&str; 2], [l3t, r3t, o3t]: [&TensorT
         let pos: Vec<String> = (0..u).map(|i| if whole { i.to_string() } else { format!("{dg} * {u} + {i}") }).collect();
         let mut ins: Vec<Operand> = pos.iter().flat_map(|i| [Operand::new(l3, l3t, map(r, &at(&[dm, i]))), Operand::new(r3, r3t, map(r, &at(&[i, dn])))]).collect();
         let mut its = vec![Iter::Parallel; r];
-        if !whole {
+        let out = if whole {
+            e.empty(o3t)
+        } else {
             its[r - 2] = Iter::Reduction;
             // The groups' loop's extent (no operand reads it as a dim of its own).
             let gt = TensorType::new(d, [k / u]);
             let g = e.empty(&gt);
             ins.push(Operand::new(g, &gt, map(r, &[dg.to_string()])));
-        }
+            init
+        };
         let u = u as usize;
-        return generic(e, &its, &ins, &[Operand::new(init, o3t, map(r, &at(&[dm, dn])))], |e, a| {
-            let mut acc = a[a.len() - 1].clone();
+        return generic(e, &its, &ins, &[Operand::new(out, o3t, map(r, &at(&[dm, dn])))], |e, a| {
+            let mut acc = if whole { z.clone() } else { a[a.len() - 1].clone() };
             for i in 0..u {
                 let p = e.op(format!("{mul} {}, {} : {d}", a[2 * i], a[2 * i + 1]));
                 acc = e.op(format!("{add} {acc}, {p} : {d}"));
