@@ -91,6 +91,9 @@ def matmul():
     case("vector-matrix 4096 @ 4096x4096", mm, mm, r(4096), r(4096, 4096))
     case("y @ x.T 4096 by 4096x4096", lambda y, x: y @ x.T, lambda y, x: y @ x.T, r(4096), r(4096, 4096))
     case("thin K 1000x10x1000", mm, mm, r(1000, 10), r(10, 1000))
+    case("thin K 1024x4x1024", mm, mm, r(1024, 4), r(4, 1024))
+    case("batched 256 x 8x8x8", mm, mm, r(256, 8, 8), r(256, 8, 8))
+    case("batched 32 x 4x64x4", mm, mm, r(32, 4, 64), r(32, 64, 4))
     case("dot 1e6", mm, mm, r(1000000), r(1000000))
 
 
@@ -101,6 +104,7 @@ def reduce():
     case("max 1024^2", lambda x: x.max(), lambda x: x.max(), x)
     case("sum of squares 4096^2", lambda x: (x * x).sum(), lambda x: (x * x).sum(), r(4096, 4096))
     case("max axis0 100000x64", lambda x: x.max(0), lambda x: x.max(0), r(100000, 64))
+    case("sum axis0 100000x64", lambda x: x.sum(0), lambda x: x.sum(0), r(100000, 64))
     case("sum axis0 4096^2", lambda x: x.sum(0), lambda x: x.sum(0), r(4096, 4096))
     case("argmax axis1 1024^2", lambda x: qb.argmax(x, 1), lambda x: jnp.argmax(x, 1), x)
     case("argmax axis0 1024^2", lambda x: qb.argmax(x, 0), lambda x: jnp.argmax(x, 0), x)
@@ -127,6 +131,8 @@ def index():
     i = RNG.integers(-1024, 1024, 64).astype(np.int32)
     case("x.at[64 rows].set 1024^2", lambda x, i: x.at[i].set(0.0), lambda x, i: x.at[i].set(0.0), x, i)
     case("x[::2] 4096x1024", lambda x: x[::2], lambda x: x[::2], r(4096, 1024))
+    case("x[::-1, ::-1] 1024^2", lambda x: x[::-1, ::-1], lambda x: x[::-1, ::-1], x)
+    case("stack 8 x 256^2", lambda *xs: qb.stack(xs), lambda *xs: jnp.stack(xs), *[r(256, 256) for _ in range(8)])
     case("scatter-add 1e5 into 1e4", lambda v, i: qb.zeros(10000, np.float32).at[i].add(v), lambda v, i: jnp.zeros(10000, np.float32).at[i].add(v), r(100000), RNG.integers(0, 10000, 100000).astype(np.int32))
     case("take 4096 rows of 1024^2", lambda x, i: x[i], lambda x, i: x[i], x, RNG.integers(0, 1024, 4096).astype(np.int32))
     case("gather x[i, j] 1e5", lambda x, i, j: x[i, j], lambda x, i, j: x[i, j], x, RNG.integers(0, 1024, 100000).astype(np.int32), RNG.integers(0, 1024, 100000).astype(np.int32))
