@@ -705,13 +705,7 @@ fn read_once(f: &Func, v: quabla_dialect::Value) -> bool {
 /// Whether `v` is the result of an elementwise op of `f`, seen through layout ops (whose
 /// generics upstream fusion also merges).
 fn elementwise_result(f: &Func, v: quabla_dialect::Value) -> bool {
-    let mut def = None;
-    quabla_dialect::walk_ops(&f.ops, &mut |op| {
-        if op.results.contains(&v) {
-            def = Some(op);
-        }
-    });
-    match def.map(|op| (&op.kind, op.operands.first())) {
+    match super::defining(f, v).map(|op| (&op.kind, op.operands.first())) {
         Some((quabla_dialect::OpKind::Elementwise(_), _)) => true,
         Some((quabla_dialect::OpKind::Layout(_), Some(&x))) => elementwise_result(f, x),
         _ => false,

@@ -464,6 +464,17 @@ pub fn memref(t: &TensorType) -> String {
     s
 }
 
+/// The op of `f` (at any depth) that defines `v`; None for a block argument.
+pub fn defining(f: &Func, v: Value) -> Option<&Op> {
+    let mut def = None;
+    quabla_dialect::walk_ops(&f.ops, &mut |op| {
+        if op.results.contains(&v) {
+            def = Some(op);
+        }
+    });
+    def
+}
+
 /// The value (and its type) that top-level reshape `v` of `f` reshapes, if `v` is one.
 fn reshaped_source(f: &Func, v: Value) -> Option<(Value, TensorType)> {
     let op = f.ops.iter().find(|op| op.results.contains(&v))?;

@@ -399,13 +399,7 @@ const UNROLL_MAX_RUN_BYTES: i64 = 1024;
 /// and other families may end in a parallel generic that it merges.
 fn read_in_place(f: &Func, v: quabla_dialect::Value) -> bool {
     use quabla_dialect::OpKind;
-    let mut def = None;
-    quabla_dialect::walk_ops(&f.ops, &mut |op| {
-        if op.results.contains(&v) {
-            def = Some(op.kind.clone());
-        }
-    });
-    match def {
+    match super::defining(f, v).map(|op| &op.kind) {
         None => true,
         Some(OpKind::Reduce(_) | OpKind::Dot(_) | OpKind::Sort(_) | OpKind::Call(_) | OpKind::Control(_)) => true,
         Some(_) => false,
@@ -428,7 +422,10 @@ fn thread_partials(e: &mut Emitter, op: Reducer, (x, xt, in_place): (&str, &Tens
     // Loop l reads operand dim l before s and l - 1 after s + 1; loops s (part) and s + 1
     // (element, or group of `u` elements) read dim s.
     let dim = |l: usize| if l <= s { l } else { l - 1 };
-    let exprs = |k: i64| -> Vec<String> { (0..r).map(|i| if i == s { if u > 1 { format!("d{s} * {chunk} + d{} * {u} + {k}", s + 1) } else { format!("d{s} * {chunk} + d{}", s + 1) } } else { format!("d{}", if i < s { i } else { i + 1 }) }).collect() };
+    let exprs = |k: i64| -> Vec<String> {
+        let element = if u > 1 { format!("d{} * {u} + {k}", s + 1) } else { format!("d{}", s + 1) };
+        (0..r).map(|i| if i == s { format!("d{s} * {chunk} + {element}") } else { format!("d{}", if i < s { i } else { i + 1 }) }).collect()
+    };
     let iters: Vec<Iter> = (0..=r).map(|l| if l == s || (l != s + 1 && kept(dim(l))) { Iter::Parallel } else { Iter::Reduction }).collect();
     let out_loops: Vec<String> = (0..=r).filter(|&l| iters[l] == Iter::Parallel).map(|l| format!("d{l}")).collect();
     let pshape: Vec<i64> = (0..=r).filter(|&l| iters[l] == Iter::Parallel).map(|l| if l == s { parts } else { xt.shape[dim(l)] }).collect();

@@ -13,7 +13,7 @@ use quabla_dialect::{ConstantOp, Func, Op, OpKind, SlicingOp, TensorType};
 
 use quabla_dialect::size::saturating_product;
 
-use super::{close_nest, generic, identity, list, map, open_nest, Emitter, ForNest, Iter, Operand};
+use super::{close_nest, defining, generic, identity, list, map, open_nest, Emitter, ForNest, Iter, Operand};
 use crate::LowerError;
 
 /// `quabla.slice`.
@@ -319,17 +319,6 @@ pub fn lower_gather(e: &mut Emitter, f: &Func, o: &Op, axis: i64) -> Result<Stri
         vec![e.op(format!("tensor.extract {x}[{}] : {xt}", coords.join(", ")))]
     });
     Ok(res[0].clone())
-}
-
-/// The op of `f` (at any depth) that defines `v`, None for a block argument.
-fn defining(f: &Func, v: quabla_dialect::Value) -> Option<&Op> {
-    let mut def = None;
-    quabla_dialect::walk_ops(&f.ops, &mut |op| {
-        if op.results.contains(&v) {
-            def = Some(op);
-        }
-    });
-    def
 }
 
 /// `(axis, first, step)` when `o` is a gather whose index is a constant 1-D arithmetic
