@@ -1013,11 +1013,12 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
             // A thin K splits the rows too, each thread packing all of B's panels into its own
             // copy: no barriers, and each thread writes whole rows of C in order.
             let thin = thin && whole && threads == slots && !by_rows;
+            let rows_split = by_rows || thin;
             // With columns split, thread t packs its share of each block's panels into its
             // own slots, from slot `t * own`: no thread ever writes a slot another may still
             // read, and none waits for another.
             let own = (bl.nc / nr).div_ceil(threads);
-            let (q0, q1) = if by_rows || thin { share(mpanels, t, threads) } else { (0, mpanels) };
+            let (q0, q1) = if rows_split { share(mpanels, t, threads) } else { (0, mpanels) };
             let bbuf = if thin { bbuf.add(t * bl.nc.div_ceil(nr) * nr * bl.kc) } else { bbuf };
             let (row0, row1) = (q0 * mr, (q1 * mr).min(m));
             let mut jc = 0;
@@ -1030,7 +1031,7 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                     // Panel j lives at slot `j - first` of the buffer (`kc x nr` apart whatever
                     // this block's K).
                     let (lo, hi) = if thin { (0, panels) } else { share(panels, t, threads) };
-                    let first = if by_rows || thin { 0 } else { lo - t * own };
+                    let first = if rows_split { 0 } else { lo - t * own };
                     for j in lo..hi {
                         pack_b(p.b, pc, kb, jc + j * nr, nr.min(n - jc - j * nr), nr, bbuf.add((j - first) * bl.kc * nr));
                     }
@@ -1038,7 +1039,7 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                         team.barrier();
                     }
                     let load = pc > 0 || p.accumulate;
-                    let (j0, j1) = if by_rows || thin { (0, panels) } else { (lo, hi) };
+                    let (j0, j1) = if rows_split { (0, panels) } else { (lo, hi) };
                     // A row block read by at most IN_PLACE_PANELS panels is not packed: its
                     // full micro-panels are read in place (the strided micro-kernel), only a
                     // ragged last one is packed (zero rows past M).

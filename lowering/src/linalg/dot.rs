@@ -740,8 +740,8 @@ fn k_group(k: i64) -> Option<i64> {
 fn plain_matmul(e: &mut Emitter, [l3, r3]: [&str; 2], [l3t, r3t, o3t]: [&TensorType; 3], batched: bool, generic_order: bool, read_once: bool) -> String {
     let d = o3t.dtype;
     let z = e.scalar(d, zero_lit(d));
-    let init = e.filled(o3t, &z);
     if !generic_order || e.cg.target.parallel_outer() || d == DType::I1 {
+        let init = e.filled(o3t, &z);
         let name = if batched { "linalg.batch_matmul" } else { "linalg.matmul" };
         return e.op(format!("{name} ins({l3}, {r3} : {l3t}, {r3t}) outs({init} : {o3t}) -> {o3t}"));
     }
@@ -763,12 +763,12 @@ fn plain_matmul(e: &mut Emitter, [l3, r3]: [&str; 2], [l3t, r3t, o3t]: [&TensorT
         // K = 16 broadcast over 1000 columns 2.2x JAX's time).
         let whole = u == k && read_once;
         let r = if whole { rank - 1 } else { rank };
-        let [dm, dg, dn] = match (batched, whole) {
-            (true, true) => ["d1", "", "d2"],
-            (false, true) => ["d0", "", "d1"],
-            (true, false) => ["d1", "d2", "d3"],
-            (false, false) => ["d0", "d1", "d2"],
-        };
+        // The loops after the batch's: m, the groups' (not for a whole K), n.
+        let mut loops = (batched as usize..).map(|i| format!("d{i}"));
+        let dm = loops.next().unwrap_or_default();
+        let dg = if whole { String::new() } else { loops.next().unwrap_or_default() };
+        let dn = loops.next().unwrap_or_default();
+        let (dm, dn) = (dm.as_str(), dn.as_str());
         let pos: Vec<String> = (0..u).map(|i| if whole { i.to_string() } else { format!("{dg} * {u} + {i}") }).collect();
         let mut ins: Vec<Operand> = pos.iter().flat_map(|i| [Operand::new(l3, l3t, map(r, &at(&[dm, i]))), Operand::new(r3, r3t, map(r, &at(&[i, dn])))]).collect();
         let mut its = vec![Iter::Parallel; r];
@@ -779,8 +779,8 @@ fn plain_matmul(e: &mut Emitter, [l3, r3]: [&str; 2], [l3t, r3t, o3t]: [&TensorT
             // The groups' loop's extent (no operand reads it as a dim of its own).
             let gt = TensorType::new(d, [k / u]);
             let g = e.empty(&gt);
-            ins.push(Operand::new(g, &gt, map(r, &[dg.to_string()])));
-            init
+            ins.push(Operand::new(g, &gt, map(r, std::slice::from_ref(&dg))));
+            e.filled(o3t, &z)
         };
         let u = u as usize;
         return generic(e, &its, &ins, &[Operand::new(out, o3t, map(r, &at(&[dm, dn])))], |e, a| {
@@ -797,6 +797,7 @@ fn plain_matmul(e: &mut Emitter, [l3, r3]: [&str; 2], [l3t, r3t, o3t]: [&TensorT
     let mut its = vec![Iter::Parallel; rank];
     its[rank - 2] = Iter::Reduction;
     let ins = [Operand::new(l3, l3t, map(rank, &at(&[dm, dk]))), Operand::new(r3, r3t, map(rank, &at(&[dk, dn])))];
+    let init = e.filled(o3t, &z);
     generic(e, &its, &ins, &[Operand::new(init, o3t, map(rank, &at(&[dm, dn])))], |e, a| {
         let p = e.op(format!("{mul} {}, {} : {d}", a[0], a[1]));
         vec![e.op(format!("{add} {}, {p} : {d}", a[2]))]

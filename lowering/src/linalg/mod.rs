@@ -357,7 +357,7 @@ pub fn elementwise(e: &mut Emitter, operands: &[(String, TensorType)], out: &Ten
         let y = body(e, &args);
         e.line(format!("linalg.yield {y} : {}", out.dtype));
         e.depth -= 1;
-        e.line("}".to_string());
+        e.line("}");
         return res;
     }
     let ins: Vec<Operand> = operands.iter().map(|(n, t)| Operand::new(n.clone(), t, identity(r))).collect();

@@ -338,22 +338,13 @@ fn thread_split(e: &Emitter, xt: &TensorType, dims: &[i64]) -> Option<(usize, i6
     };
     let total = saturating_product(xt.shape.iter().copied());
     let kept = saturating_product((0..xt.rank()).filter(|&i| parallel[i]).map(|i| xt.shape[i]));
-    let mut best: Option<((i64, i64, usize), (usize, i64))> = None;
-    for &d in dims.iter().filter(|&&d| (d as usize) < outside) {
+    let candidates = dims.iter().filter(|&&d| (d as usize) < outside).flat_map(|&d| {
         let (s, n) = (d as usize, xt.shape[d as usize]);
-        for parts in 2..=THREAD_SPLIT_MAX_PARTS.min(n / 2) {
-            if n % parts != 0 || parts.saturating_mul(kept).saturating_mul(16) > total {
-                continue;
-            }
-            // Per mille of the threads' time the parts keep busy, inverted: lower is better.
-            let idle = 1000 * ((parts + threads - 1) / threads * threads) / parts;
-            let key = (idle, (parts - 16).abs(), s);
-            if best.as_ref().is_none_or(|(k, _)| key < *k) {
-                best = Some((key, (s, parts)));
-            }
-        }
-    }
-    let (_, (s, parts)) = best?;
+        (2..=THREAD_SPLIT_MAX_PARTS.min(n / 2)).filter(move |&parts| n % parts == 0 && parts.saturating_mul(kept).saturating_mul(16) <= total).map(move |parts| (s, parts))
+    });
+    // Per mille of the threads' time the parts keep busy, inverted (lower is better), then
+    // the distance to 16 parts, then the dim; the first of equals.
+    let (s, parts) = candidates.min_by_key(|&(s, parts)| (1000 * ((parts + threads - 1) / threads * threads) / parts, (parts - 16).abs(), s))?;
     let (shape, parallel) = split_dim(&xt.shape, &parallel, s, parts);
     e.cg.target.parallel_loop(&parallel, &shape, threads, cost)?;
     Some((s, parts))

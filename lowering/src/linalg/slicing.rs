@@ -67,8 +67,8 @@ pub fn lower_concatenate(e: &mut Emitter, f: &Func, o: &Op, dim: i64) -> Result<
     let ones = vec![1; out.rank()];
     // The operands of a chain of concatenations along `dim` (`qb.stack`, `qb.concatenate` of
     // several arrays: pairwise ops), each copied once into this result: copying the growing
-    // prefix at every step was quadratic (a stack of 8 256^2 f32 210 -> 29 us on Zen 4, JAX
-    // 43). The inner results, unused, go; one used elsewhere is still built there.
+    // prefix at every step was quadratic (a stack of 8 256^2 f32 210 -> 45 us on Zen 4, JAX
+    // 43-46). The inner results, unused, go; one used elsewhere is still built there.
     let mut leaves = Vec::new();
     let mut todo: Vec<quabla_dialect::Value> = o.operands.iter().rev().copied().collect();
     while let Some(v) = todo.pop() {
@@ -277,7 +277,7 @@ pub fn lower_gather(e: &mut Emitter, f: &Func, o: &Op, axis: i64) -> Result<Stri
         // The position computed in the body (linalg's maps take no negative coefficients).
         // A chain of such gathers (`x[::-1, ::-1]`: one per axis) reads the first one's
         // operand with the positions composed, in one pass (the inner gathers' generics,
-        // unused, go): 1024^2 f32 133 -> 48 us on Zen 4 (JAX 63).
+        // unused, go): 1024^2 f32 133 -> 50 us on Zen 4 (JAX 59-63).
         let mut steps = vec![p];
         let mut src = o.operands[0];
         while let Some((inner, p)) = defining(f, src).and_then(|d| stepped(f, d).map(|p| (d.operands[0], p))) {
@@ -330,9 +330,12 @@ fn stepped(f: &Func, o: &Op) -> Option<(usize, i64, i64)> {
         return None;
     };
     let (a, xt, it) = (axis as usize, f.ty(o.operands[0]), f.ty(*o.operands.get(1)?));
+    if it.rank() != 1 {
+        return None;
+    }
     let (first, step) = progression(f, o.operands[1])?;
     let last = step.checked_mul(it.shape[0] - 1).and_then(|d| d.checked_add(first))?;
-    (it.rank() == 1 && (0..xt.shape[a]).contains(&first) && (0..xt.shape[a]).contains(&last)).then_some((a, first, step))
+    ((0..xt.shape[a]).contains(&first) && (0..xt.shape[a]).contains(&last)).then_some((a, first, step))
 }
 
 /// `(first, step)` when `v` is a constant 1-D integer array of at least two elements
