@@ -5,6 +5,7 @@
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
 pub use super::cholesky::cholesky;
+pub use super::eigh::eigh;
 pub use super::lu::lu;
 pub use super::triangular_solve::triangular_solve;
 
@@ -303,68 +304,6 @@ fn rotate_rows<T: Scalar>(mat: &mut [T], len: usize, p: usize, q: usize, c: T, s
         let (x, y) = (mat[p * len + k], mat[q * len + k]);
         mat[p * len + k] = c * x - s * y;
         mat[q * len + k] = s * x + c * y;
-    }
-}
-
-/// Symmetric eigendecomposition of the `n x n` matrix `a` (its `lower` triangle, else
-/// its upper one) by cyclic Jacobi: `v` (`n x n`, eigenvectors in columns) and `w`
-/// (ascending).
-pub fn eigh<T: Scalar>(a: &[T], n: usize, lower: bool, v: &mut [T], w: &mut [T]) {
-    let mut s = vec![T::ZERO; n * n];
-    for i in 0..n {
-        for j in 0..n {
-            let (r, c) = if (i >= j) == lower { (i, j) } else { (j, i) };
-            s[i * n + j] = a[r * n + c];
-        }
-    }
-    // vt: rows are the eigenvectors.
-    let mut vt = vec![T::ZERO; n * n];
-    for i in 0..n {
-        vt[i * n + i] = T::ONE;
-    }
-    let total = dot(&s, &s);
-    // Rotations skip entries already negligible against their diagonal (or the whole
-    // matrix); the iteration stops after a sweep without a rotation.
-    let tiny = T::EPS * T::EPS * total;
-    for _sweep in 0..100 {
-        let mut rotated = false;
-        for p in 0..n {
-            for q in p + 1..n {
-                let apq = s[p * n + q];
-                let scale = (s[p * n + p] * s[q * n + q]).abs().sqrt();
-                if !(apq.abs() > T::EPS * scale) || !(apq * apq > tiny) {
-                    continue;
-                }
-                rotated = true;
-                let two = T::ONE + T::ONE;
-                let theta = (s[q * n + q] - s[p * n + p]) / (two * apq);
-                let t = {
-                    let r = T::ONE / (theta.abs() + (theta * theta + T::ONE).sqrt());
-                    if theta >= T::ZERO { r } else { -r }
-                };
-                let c = T::ONE / (t * t + T::ONE).sqrt();
-                let sn = t * c;
-                // s = Jᵀ s J with J the rotation in the (p, q) plane.
-                for k in 0..n {
-                    let (skp, skq) = (s[k * n + p], s[k * n + q]);
-                    s[k * n + p] = c * skp - sn * skq;
-                    s[k * n + q] = sn * skp + c * skq;
-                }
-                rotate_rows(&mut s, n, p, q, c, sn);
-                rotate_rows(&mut vt, n, p, q, c, sn);
-            }
-        }
-        if !rotated {
-            break;
-        }
-    }
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&x, &y| s[x * n + x].partial_cmp(&s[y * n + y]).unwrap_or(std::cmp::Ordering::Equal));
-    for (j, &o) in order.iter().enumerate() {
-        w[j] = s[o * n + o];
-        for i in 0..n {
-            v[i * n + j] = vt[o * n + i];
-        }
     }
 }
 

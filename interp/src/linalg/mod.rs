@@ -10,8 +10,9 @@
 //! `unit_diagonal`) and solves `op(a) x = b` (`left_side`) or `x op(a) = b`; `lu` is LAPACK's
 //! getrf (partial pivoting, first maximal pivot, `pivots[i]` the row swapped with row `i`,
 //! `permutation` the rows of `a` in the order of `l @ u`); `qr` is Householder QR with
-//! LAPACK's sign convention; `eigh` is cyclic Jacobi (eigenvalues ascending, eigenvectors in
-//! columns, reading the `lower`/upper triangle); `svd` is one-sided Jacobi (singular values
+//! LAPACK's sign convention; `eigh` is a Householder tridiagonalization and the implicit QL
+//! iteration (eigenvalues ascending, eigenvectors in columns, reading the `lower`/upper
+//! triangle); `svd` is one-sided Jacobi (singular values
 //! descending, `u` completed to an orthonormal basis with `full_matrices`).
 use quabla_dialect::{LinalgOp, TensorType};
 
@@ -20,6 +21,7 @@ use crate::buffer::{Buffer, BufferError};
 
 pub mod kernels;
 mod cholesky;
+mod eigh;
 mod triangular_solve;
 mod lu;
 
