@@ -122,6 +122,7 @@ pub(super) fn hypot<T: Scalar>(a: T, b: T) -> T {
 
 /// The reflector `I - tau u uᵀ` (`u[0]` = 1) that maps `x` to `beta e₁`, and `beta`
 /// (LAPACK's larfg: `beta` has the opposite sign of `x[0]`; `tau` 0 when `x[1..]` is zero).
+#[inline(always)]
 pub(super) fn householder<T: Scalar>(x: &[T]) -> (T, Vec<T>, T) {
     let alpha = x[0];
     let tail = norm(&x[1..]);
@@ -271,7 +272,7 @@ const BLOCK_FROM: usize = 48;
 /// `y <- y H_{k1-1} … H_{k0}` for the reflectors `hs` = `H_{k0}..H_{k1}` as one block
 /// reflector (LAPACK's larft / larfb): `H_{k0} … H_{k1-1} = I - U T Uᵀ`, so the product is
 /// `y - (y U) Tᵀ Uᵀ` on rows and columns `k0 + 1..`: two products through [`Scalar::gemm`]
-/// and a small triangular one.
+/// and a small triangular one (`T` from [`super::qr::triangular_factor`]).
 #[inline(always)]
 fn accumulate_block<T: Scalar>(y: &mut [T], n: usize, k0: usize, hs: &[Reflector<T>]) {
     let (nb, l) = (hs.len(), n - k0 - 1);
@@ -282,37 +283,24 @@ fn accumulate_block<T: Scalar>(y: &mut [T], n: usize, k0: usize, hs: &[Reflector
             u[(j + t) * nb + j] = *x;
         }
     }
-    // T (nb x nb, upper): T[j][j] = τ_j, T[..j, j] = -τ_j T[..j, ..j] (U[:, ..j]ᵀ u_j).
-    let mut t = vec![T::ZERO; nb * nb];
-    // G = Uᵀ U: column j above the diagonal is U[:, ..j]ᵀ u_j.
-    let mut g = vec![T::ZERO; nb * nb];
-    // SAFETY: U is l x nb, G nb x nb.
-    unsafe {
-        T::gemm(nb, l, nb, T::ONE, u.as_ptr(), 1, nb as isize, u.as_ptr(), nb as isize, 1, T::ZERO, g.as_mut_ptr(), nb as isize, 1);
-    }
-    for (j, h) in hs.iter().enumerate() {
-        let w: Vec<T> = (0..j).map(|i| g[i * nb + j]).collect();
-        for i in 0..j {
-            let acc = (i..j).fold(T::ZERO, |acc, c| acc + t[i * nb + c] * w[c]);
-            t[i * nb + j] = -h.tau * acc;
-        }
-        t[j * nb + j] = h.tau;
-    }
+    // -T (nb x nb, upper; negated so that the last product accumulates with alpha 1).
+    let taus: Vec<T> = hs.iter().map(|h| h.tau).collect();
+    let t: Vec<T> = super::qr::triangular_factor(&u, l, nb, &taus).into_iter().map(|x| -x).collect();
     let y0 = (k0 + 1) * n + k0 + 1;
-    // W = Y U (l x nb), then W Tᵀ, then Y -= W Uᵀ.
+    // W = Y U (l x nb), then -W Tᵀ, then Y += (-W Tᵀ) Uᵀ.
     let mut wm = vec![T::ZERO; l * nb];
     // SAFETY: every operand lies inside its buffer (y's block of l rows of stride n); the
     // outputs do not overlap the inputs.
     unsafe {
         T::gemm(l, l, nb, T::ONE, y.as_ptr().add(y0), n as isize, 1, u.as_ptr(), nb as isize, 1, T::ZERO, wm.as_mut_ptr(), nb as isize, 1);
     }
-    // W Tᵀ (T's lower part is zero).
+    // -W Tᵀ (T's lower part is zero).
     let mut wt = vec![T::ZERO; l * nb];
     unsafe {
         T::gemm(l, nb, nb, T::ONE, wm.as_ptr(), nb as isize, 1, t.as_ptr(), 1, nb as isize, T::ZERO, wt.as_mut_ptr(), nb as isize, 1);
     }
     unsafe {
-        T::gemm(l, nb, l, -T::ONE, wt.as_ptr(), nb as isize, 1, u.as_ptr(), 1, nb as isize, T::ONE, y.as_mut_ptr().add(y0), n as isize, 1);
+        T::gemm(l, nb, l, T::ONE, wt.as_ptr(), nb as isize, 1, u.as_ptr(), 1, nb as isize, T::ONE, y.as_mut_ptr().add(y0), n as isize, 1);
     }
 }
 

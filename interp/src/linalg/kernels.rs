@@ -1,11 +1,12 @@
 //! The per-matrix kernels (row-major slices), shared with the CPU runtime. `cholesky`,
-//! `triangular_solve` and `lu` are blocked (LAPACK's potrf / trsm / getrf structure, their own
-//! modules beside this one) with their bulk in [`Scalar::gemm`]; `qr`, `eigh` and `svd` are
-//! the unblocked kernels below.
+//! `triangular_solve`, `lu`, `qr` and `eigh` are blocked (LAPACK's potrf / trsm / getrf /
+//! geqrf / sytrd + steqr structure, their own modules beside this one) with their bulk in
+//! [`Scalar::gemm`]; `svd` is the unblocked kernel below.
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
 pub use super::cholesky::cholesky;
 pub use super::eigh::eigh;
+pub use super::qr::qr;
 pub use super::lu::lu;
 pub use super::triangular_solve::triangular_solve;
 
@@ -225,74 +226,6 @@ fn transpose_tiles<T: Scalar>(src: &[T], r: usize, c: usize, dst: &mut [T], tria
                 let t = load_tile_t(src.as_ptr(), c, i0, j0, rows, cols);
                 store_tile(&t, dst.as_mut_ptr(), r, j0, i0, cols, rows);
             }
-        }
-    }
-}
-
-/// Householder QR of the `m x n` matrix `a`: `q` is `m x c`, `r` is `c x n` with
-/// `c = m` (`full`) or `min(m, n)`.
-pub fn qr<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, q: &mut [T], r: &mut [T]) {
-    let k = m.min(n);
-    let c = if full { m } else { k };
-    // Reflectors v_j (length m - j) are applied to a copy of a and stored aside.
-    let mut w = a.to_vec();
-    let mut vs: Vec<Option<Vec<T>>> = Vec::with_capacity(k);
-    for j in 0..k {
-        let x: Vec<T> = (j..m).map(|i| w[i * n + j]).collect();
-        let tail = dot(&x[1..], &x[1..]);
-        if !(tail > T::ZERO) {
-            vs.push(None);
-            continue;
-        }
-        let norm = (x[0] * x[0] + tail).sqrt();
-        let beta = if x[0] >= T::ZERO { -norm } else { norm };
-        let mut v = x.clone();
-        v[0] = x[0] - beta;
-        let vn = dot(&v, &v).sqrt();
-        for e in &mut v {
-            *e = *e / vn;
-        }
-        // w[j.., j..] -= 2 v (vᵀ w[j.., j..]).
-        let two = T::ONE + T::ONE;
-        let mut proj = vec![T::ZERO; n - j];
-        for (ii, vi) in v.iter().enumerate() {
-            let row = &w[(j + ii) * n + j..(j + ii) * n + n];
-            for (p, x) in proj.iter_mut().zip(row) {
-                *p = *p + *vi * *x;
-            }
-        }
-        for (ii, vi) in v.iter().enumerate() {
-            let row = &mut w[(j + ii) * n + j..(j + ii) * n + n];
-            axpy(row, two * *vi, &proj);
-        }
-        w[j * n + j] = beta;
-        for i in j + 1..m {
-            w[i * n + j] = T::ZERO;
-        }
-        vs.push(Some(v));
-    }
-    for i in 0..c {
-        for jj in 0..n {
-            r[i * n + jj] = if i < m && jj >= i { w[i * n + jj] } else { T::ZERO };
-        }
-    }
-    // q = H_0 ... H_{k-1} [I_m]_{:, :c}: apply the reflectors in reverse to the columns.
-    // Rows of qt (c x m) are the columns of q; each reflector updates every row of qt.
-    let mut qt = vec![T::ZERO; c * m];
-    for i in 0..c {
-        qt[i * m + i] = T::ONE;
-    }
-    let two = T::ONE + T::ONE;
-    for (j, v) in vs.iter().enumerate().rev() {
-        let Some(v) = v else { continue };
-        for row in qt.chunks_exact_mut(m) {
-            let s = dot(&row[j..], v);
-            axpy(&mut row[j..], two * s, v);
-        }
-    }
-    for i in 0..m {
-        for jj in 0..c {
-            q[i * c + jj] = qt[jj * m + i];
         }
     }
 }

@@ -22,6 +22,7 @@ use crate::buffer::{Buffer, BufferError};
 pub mod kernels;
 mod cholesky;
 mod eigh;
+mod qr;
 mod triangular_solve;
 mod lu;
 
