@@ -63,9 +63,9 @@ fn eigh_body<T: Scalar>(a: &[T], n: usize, lower: bool, v: &mut [T], w: &mut [T]
 }
 
 /// One Householder reflector `I - tau u uᵀ` acting on the components `k + 1..n` (`u[0]` = 1).
-struct Reflector<T> {
-    tau: T,
-    u: Vec<T>,
+pub(super) struct Reflector<T> {
+    pub(super) tau: T,
+    pub(super) u: Vec<T>,
 }
 
 /// The Euclidean norm of `x`, scaled by its largest magnitude so that neither tiny nor huge
@@ -229,7 +229,7 @@ fn tridiagonalize<T: Scalar>(s: &mut [T], n: usize, d: &mut [T], e: &mut [T]) ->
 /// each row `y_r -= τ (y_r · u) uᵀ`, four rows at a time (independent dot products).
 /// From [`BLOCK_FROM`] reflectors on, blocks of [`BLOCK`] go through [`accumulate_block`].
 #[inline(always)]
-fn accumulate<T: Scalar>(y: &mut [T], n: usize, reflectors: &[Reflector<T>]) {
+pub(super) fn accumulate<T: Scalar>(y: &mut [T], n: usize, reflectors: &[Reflector<T>]) {
     y.fill(T::ZERO);
     for i in 0..n {
         y[i * n + i] = T::ONE;

@@ -1,12 +1,12 @@
-//! The per-matrix kernels (row-major slices), shared with the CPU runtime. `cholesky`,
-//! `triangular_solve`, `lu`, `qr` and `eigh` are blocked (LAPACK's potrf / trsm / getrf /
-//! geqrf / sytrd + steqr structure, their own modules beside this one) with their bulk in
-//! [`Scalar::gemm`]; `svd` is the unblocked kernel below.
+//! The per-matrix kernels (row-major slices), shared with the CPU runtime. Each has
+//! LAPACK's structure (potrf, trsm, getrf, geqrf + orgqr, sytrd + steqr, gebrd + bdsqr) in its
+//! own module beside this one, its bulk in [`Scalar::gemm`].
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
 pub use super::cholesky::cholesky;
 pub use super::eigh::eigh;
 pub use super::qr::qr;
+pub use super::svd::svd;
 pub use super::lu::lu;
 pub use super::triangular_solve::triangular_solve;
 
@@ -226,124 +226,6 @@ fn transpose_tiles<T: Scalar>(src: &[T], r: usize, c: usize, dst: &mut [T], tria
                 let t = load_tile_t(src.as_ptr(), c, i0, j0, rows, cols);
                 store_tile(&t, dst.as_mut_ptr(), r, j0, i0, cols, rows);
             }
-        }
-    }
-}
-
-/// Rotates rows `p` and `q` of the row-major matrix `mat` (rows of `len`) in their plane:
-/// `(x, y) -> (c x - s y, s x + c y)` element by element (a Jacobi / Givens step).
-fn rotate_rows<T: Scalar>(mat: &mut [T], len: usize, p: usize, q: usize, c: T, s: T) {
-    for k in 0..len {
-        let (x, y) = (mat[p * len + k], mat[q * len + k]);
-        mat[p * len + k] = c * x - s * y;
-        mat[q * len + k] = s * x + c * y;
-    }
-}
-
-/// Orthonormal columns: completes the rows of `ut` (`c` rows of length `m`) marked
-/// missing with unit vectors orthogonal to the others (Gram-Schmidt on the standard
-/// basis, twice for stability).
-fn complete<T: Scalar>(ut: &mut [T], m: usize, missing: &[bool]) {
-    let c = missing.len();
-    let mut e = 0;
-    for j in 0..c {
-        if !missing[j] {
-            continue;
-        }
-        while e < m {
-            let mut x = vec![T::ZERO; m];
-            x[e] = T::ONE;
-            e += 1;
-            for _ in 0..2 {
-                for k in 0..c {
-                    if k != j && (!missing[k] || k < j) {
-                        let row = &ut[k * m..k * m + m];
-                        let d = dot(&x, row);
-                        axpy(&mut x, d, row);
-                    }
-                }
-            }
-            let nrm = dot(&x, &x).sqrt();
-            if nrm > (T::ONE + T::ONE).sqrt() / (T::ONE + T::ONE + T::ONE) {
-                for (dst, s) in ut[j * m..j * m + m].iter_mut().zip(&x) {
-                    *dst = *s / nrm;
-                }
-                break;
-            }
-        }
-    }
-}
-
-/// SVD of the `m x n` matrix `a` by one-sided Jacobi: `u` (`m x cu`), `s` (length
-/// min(m, n), descending), `vt` (`rv x n`), with `cu = m, rv = n` (`full`) or both
-/// min(m, n).
-pub fn svd<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, u: &mut [T], s: &mut [T], vt: &mut [T]) {
-    if m < n {
-        // aᵀ = v s uᵀ: the SVD of the transpose, with the factors swapped.
-        let at = transpose(a, m, n);
-        let k = m;
-        let (cu, rv) = if full { (n, m) } else { (k, k) };
-        let mut u2 = vec![T::ZERO; n * cu];
-        let mut vt2 = vec![T::ZERO; rv * m];
-        svd(&at, n, m, full, &mut u2, s, &mut vt2);
-        // u = vt2ᵀ (m x rv), vt = u2ᵀ (cu x n).
-        u.copy_from_slice(&transpose(&vt2, rv, m));
-        vt.copy_from_slice(&transpose(&u2, n, cu));
-        return;
-    }
-    // m >= n: columns of a are the rows of wt (n x m); zt rows are the columns of v.
-    let mut wt = transpose(a, m, n);
-    let mut zt = vec![T::ZERO; n * n];
-    for i in 0..n {
-        zt[i * n + i] = T::ONE;
-    }
-    for _sweep in 0..100 {
-        let mut rotated = false;
-        for p in 0..n {
-            for q in p + 1..n {
-                let (wp, wq) = (&wt[p * m..p * m + m], &wt[q * m..q * m + m]);
-                let (alpha, beta, gamma) = (dot(wp, wp), dot(wq, wq), dot(wp, wq));
-                if !(gamma.abs() > T::EPS * (alpha * beta).sqrt()) || gamma == T::ZERO {
-                    continue;
-                }
-                rotated = true;
-                let two = T::ONE + T::ONE;
-                let zeta = (beta - alpha) / (two * gamma);
-                let t = {
-                    let r = T::ONE / (zeta.abs() + (zeta * zeta + T::ONE).sqrt());
-                    if zeta >= T::ZERO { r } else { -r }
-                };
-                let c = T::ONE / (t * t + T::ONE).sqrt();
-                let sn = c * t;
-                rotate_rows(&mut wt, m, p, q, c, sn);
-                rotate_rows(&mut zt, n, p, q, c, sn);
-            }
-        }
-        if !rotated {
-            break;
-        }
-    }
-    let norms: Vec<T> = (0..n).map(|j| dot(&wt[j * m..j * m + m], &wt[j * m..j * m + m]).sqrt()).collect();
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&x, &y| norms[y].partial_cmp(&norms[x]).unwrap_or(std::cmp::Ordering::Equal));
-    let cu = if full { m } else { n };
-    let mut ut = vec![T::ZERO; cu * m];
-    let mut missing = vec![true; cu];
-    let smax = norms.iter().copied().fold(T::ZERO, |a, b| if b > a { b } else { a });
-    for (j, &o) in order.iter().enumerate() {
-        s[j] = norms[o];
-        if norms[o] > smax * T::EPS && norms[o] > T::ZERO {
-            for i in 0..m {
-                ut[j * m + i] = wt[o * m + i] / norms[o];
-            }
-            missing[j] = false;
-        }
-        vt[j * n..j * n + n].copy_from_slice(&zt[o * n..o * n + n]);
-    }
-    complete(&mut ut, m, &missing);
-    for i in 0..m {
-        for j in 0..cu {
-            u[i * cu + j] = ut[j * m + i];
         }
     }
 }

@@ -12,8 +12,9 @@
 //! `permutation` the rows of `a` in the order of `l @ u`); `qr` is Householder QR with
 //! LAPACK's sign convention; `eigh` is a Householder tridiagonalization and the implicit QL
 //! iteration (eigenvalues ascending, eigenvectors in columns, reading the `lower`/upper
-//! triangle); `svd` is one-sided Jacobi (singular values
-//! descending, `u` completed to an orthonormal basis with `full_matrices`).
+//! triangle); `svd` is a Householder bidiagonalization and the
+//! implicit-shift bidiagonal QR (singular values descending, `u` and `vt` orthonormal, `u`
+//! a full basis with `full_matrices`).
 use quabla_dialect::{LinalgOp, TensorType};
 
 use super::{to_buffer, vals, InterpError, Result, Vals};
@@ -23,6 +24,7 @@ pub mod kernels;
 mod cholesky;
 mod eigh;
 mod qr;
+mod svd;
 mod triangular_solve;
 mod lu;
 

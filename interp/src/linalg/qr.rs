@@ -7,12 +7,12 @@ use super::eigh::{dot, householder};
 use super::kernels::{axpy, Scalar};
 
 /// Columns per panel.
-const PANEL: usize = 32;
+pub(super) const PANEL: usize = 32;
 
 /// One panel's reflectors: `v` (`rows x nb`, reflector `j`'s vector from row `j` down, with a
 /// unit leading element, zeros above) and the negated upper triangular `t` (`nb x nb`) of
 /// `H_0 … H_{nb-1} = I - V T Vᵀ`.
-struct Block<T> {
+pub(super) struct Block<T> {
     j0: usize,
     nb: usize,
     rows: usize,
@@ -62,10 +62,15 @@ fn qr_body<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, q: &mut [T], r: &
             row[from..].fill(T::ZERO);
         }
     }
-    // q = H_0 … H_{k-1} [I_m]_{:, :c}, the blocks applied backward; block b touches rows and
-    // columns b.j0.. only.
-    q.fill(T::ZERO);
-    for i in 0..c {
+    form_q(&blocks, m, c, q);
+}
+
+/// `q = H_0 … H_{k-1} [I_m]_{:, :c}` (`m x c`) for the reflectors of `blocks`, applied
+/// backward; block `b` touches rows and columns `b.j0..` only.
+#[inline(always)]
+pub(super) fn form_q<T: Scalar>(blocks: &[Block<T>], m: usize, c: usize, q: &mut [T]) {
+    q[..m * c].fill(T::ZERO);
+    for i in 0..c.min(m) {
         q[i * c + i] = T::ONE;
     }
     for b in blocks.iter().rev() {
@@ -113,8 +118,16 @@ fn factor_panel<T: Scalar>(w: &mut [T], m: usize, n: usize, j0: usize, nb: usize
             *x = pt[c * rows + i];
         }
     }
-    let neg_t = triangular_factor(&v, rows, nb, &taus).into_iter().map(|x| -x).collect();
-    Block { j0, nb, rows, v, neg_t }
+    Block::new(j0, rows, nb, v, &taus)
+}
+
+impl<T: Scalar> Block<T> {
+    /// The block reflector of `nb` reflectors acting from row `j0` (`rows` rows): `v` as in
+    /// [`Block`], `taus` their factors.
+    pub(super) fn new(j0: usize, rows: usize, nb: usize, v: Vec<T>, taus: &[T]) -> Block<T> {
+        let neg_t = triangular_factor(&v, rows, nb, taus).into_iter().map(|x| -x).collect();
+        Block { j0, nb, rows, v, neg_t }
+    }
 }
 
 /// LAPACK's larft (forward, columnwise): `T[j][j] = τ_j`, `T[..j, j] = -τ_j T[..j, ..j] (V[:,
