@@ -89,14 +89,19 @@ unsafe extern "C" {
 /// failed batch-sized allocation abandons the compiled call through the allocation guard, as a
 /// failed malloc of the compiled code would: the executor reports `OutOfMemory`.
 unsafe fn call<T: Element>(op: &LinalgOp, d: DType, ins: &[*const Unranked], outs: &[*const Unranked]) {
+    call_with::<T>(op, d, ins, outs, true)
+}
+
+/// [`call`], `vectors` as `quabla_interp::linalg::run_into` takes it.
+unsafe fn call_with<T: Element>(op: &LinalgOp, d: DType, ins: &[*const Unranked], outs: &[*const Unranked], vectors: bool) {
     // Everything with a destructor lives in `compute`'s frame, gone before the longjmp.
-    let failed = compute::<T>(op, d, ins, outs).err();
+    let failed = compute::<T>(op, d, ins, outs, vectors).err();
     if let Some(e) = failed {
         quabla_rt_fail(e.bytes as u64);
     }
 }
 
-unsafe fn compute<T: Element>(op: &LinalgOp, d: DType, ins: &[*const Unranked], outs: &[*const Unranked]) -> Result<(), OutOfMemory> {
+unsafe fn compute<T: Element>(op: &LinalgOp, d: DType, ins: &[*const Unranked], outs: &[*const Unranked], vectors: bool) -> Result<(), OutOfMemory> {
     let (a, ash) = read::<T>(ins[0]);
     let at = TensorType::new(d, ash);
     let b = ins.get(1).map(|u| read::<T>(*u));
@@ -112,7 +117,7 @@ unsafe fn compute<T: Element>(op: &LinalgOp, d: DType, ins: &[*const Unranked], 
         if fv.iter().zip(&fs).all(|((_, s, t), &n)| fits(s, t, n)) && iv.iter().zip(&is).all(|((_, s, t), &n)| fits(s, t, n)) {
             let mut floats: Vec<&mut [T]> = fv.iter().zip(&fs).map(|((p, _, _), &n)| slice_mut(*p, n)).collect();
             let mut ints: Vec<&mut [i32]> = iv.iter().zip(&is).map(|((p, _, _), &n)| slice_mut(*p, n)).collect();
-            T::run_into(op, &a, &at, b_vals, bt.as_ref(), &mut floats, &mut ints);
+            T::run_into(op, &a, &at, b_vals, bt.as_ref(), &mut floats, &mut ints, vectors);
             return Ok(());
         }
     }
@@ -147,14 +152,15 @@ macro_rules! kernels {
         unsafe extern "C" fn $lu(a: *const Unranked, lu: *const Unranked, piv: *const Unranked, perm: *const Unranked) {
             call::<$t>(&LinalgOp::Lu {}, $d, &[a], &[lu, piv, perm])
         }
-        unsafe extern "C" fn $qr(a: *const Unranked, q: *const Unranked, r: *const Unranked, full: i64) {
-            call::<$t>(&LinalgOp::Qr { full_matrices: full != 0 }, $d, &[a], &[q, r])
+        unsafe extern "C" fn $qr(a: *const Unranked, q: *const Unranked, r: *const Unranked, full: i64, vectors: i64) {
+            call_with::<$t>(&LinalgOp::Qr { full_matrices: full != 0 }, $d, &[a], &[q, r], vectors != 0)
         }
-        unsafe extern "C" fn $eigh(a: *const Unranked, v: *const Unranked, w: *const Unranked, lower: i64) {
-            call::<$t>(&LinalgOp::Eigh { lower: lower != 0 }, $d, &[a], &[v, w])
+        unsafe extern "C" fn $eigh(a: *const Unranked, v: *const Unranked, w: *const Unranked, lower: i64, vectors: i64) {
+            call_with::<$t>(&LinalgOp::Eigh { lower: lower != 0 }, $d, &[a], &[v, w], vectors != 0)
         }
-        unsafe extern "C" fn $svd(a: *const Unranked, u: *const Unranked, s: *const Unranked, vt: *const Unranked, full: i64) {
-            call::<$t>(&LinalgOp::Svd { full_matrices: full != 0 }, $d, &[a], &[u, s, vt])
+        #[allow(clippy::too_many_arguments)]
+        unsafe extern "C" fn $svd(a: *const Unranked, u: *const Unranked, s: *const Unranked, vt: *const Unranked, full: i64, vectors: i64) {
+            call_with::<$t>(&LinalgOp::Svd { full_matrices: full != 0 }, $d, &[a], &[u, s, vt], vectors != 0)
         }
     };
 }

@@ -87,7 +87,8 @@ pub trait Element: Scalar {
     /// [`run`] at this type.
     fn run(op: &LinalgOp, a: &[Self], at: &TensorType, b: Option<&[Self]>, bt: Option<&TensorType>) -> std::result::Result<Vec<Out<Self>>, OutOfMemory>;
     /// [`run_into`] at this type.
-    fn run_into(op: &LinalgOp, a: &[Self], at: &TensorType, b: Option<&[Self]>, bt: Option<&TensorType>, floats: &mut [&mut [Self]], ints: &mut [&mut [i32]]);
+    #[allow(clippy::too_many_arguments)]
+    fn run_into(op: &LinalgOp, a: &[Self], at: &TensorType, b: Option<&[Self]>, bt: Option<&TensorType>, floats: &mut [&mut [Self]], ints: &mut [&mut [i32]], vectors: bool);
 }
 
 macro_rules! element {
@@ -96,8 +97,8 @@ macro_rules! element {
             fn run(op: &LinalgOp, a: &[Self], at: &TensorType, b: Option<&[Self]>, bt: Option<&TensorType>) -> std::result::Result<Vec<Out<Self>>, OutOfMemory> {
                 run::<$t>(op, a, at, b, bt)
             }
-            fn run_into(op: &LinalgOp, a: &[Self], at: &TensorType, b: Option<&[Self]>, bt: Option<&TensorType>, floats: &mut [&mut [Self]], ints: &mut [&mut [i32]]) {
-                run_into::<$t>(op, a, at, b, bt, floats, ints)
+            fn run_into(op: &LinalgOp, a: &[Self], at: &TensorType, b: Option<&[Self]>, bt: Option<&TensorType>, floats: &mut [&mut [Self]], ints: &mut [&mut [i32]], vectors: bool) {
+                run_into::<$t>(op, a, at, b, bt, floats, ints, vectors)
             }
         }
     };
@@ -116,7 +117,7 @@ pub fn run<T: Scalar>(op: &LinalgOp, a: &[T], at: &TensorType, b: Option<&[T]>, 
     {
         let mut fo: Vec<&mut [T]> = floats.iter_mut().map(|v| &mut v[..]).collect();
         let mut io: Vec<&mut [i32]> = ints.iter_mut().map(|v| &mut v[..]).collect();
-        run_into(op, a, at, b, bt, &mut fo, &mut io);
+        run_into(op, a, at, b, bt, &mut fo, &mut io, true);
     }
     let mut out: Vec<Out<T>> = floats.into_iter().map(Out::F).collect();
     out.extend(ints.into_iter().map(Out::I));
@@ -125,7 +126,11 @@ pub fn run<T: Scalar>(op: &LinalgOp, a: &[T], at: &TensorType, b: Option<&[T]>, 
 
 /// [`run`] into caller-provided results: `floats` and `ints` sized as [`result_sizes`] says
 /// (the runtime passes the compiled program's result buffers, saving a copy of each).
-pub fn run_into<T: Scalar>(op: &LinalgOp, a: &[T], at: &TensorType, b: Option<&[T]>, bt: Option<&TensorType>, floats: &mut [&mut [T]], ints: &mut [&mut [i32]]) {
+/// Without `vectors`, `qr`, `eigh` and `svd` compute only `r`, the eigenvalues and the
+/// singular values, and leave `q`, the eigenvectors and `u` / `vt` zero (the CPU lowering asks
+/// so when the program never reads them: `eigvalsh`, `svdvals`, `qr(mode="r")`).
+#[allow(clippy::too_many_arguments)]
+pub fn run_into<T: Scalar>(op: &LinalgOp, a: &[T], at: &TensorType, b: Option<&[T]>, bt: Option<&TensorType>, floats: &mut [&mut [T]], ints: &mut [&mut [i32]], vectors: bool) {
     let (_, m, n) = dims(at);
     match op {
         LinalgOp::Cholesky { lower } if n > 0 => {
@@ -170,7 +175,7 @@ pub fn run_into<T: Scalar>(op: &LinalgOp, a: &[T], at: &TensorType, b: Option<&[
             q.fill(T::ZERO);
             r.fill(T::ZERO);
             for ((x, qq), rr) in a.chunks_exact(m * n).zip(q.chunks_exact_mut(m * c)).zip(r.chunks_exact_mut(c * n)) {
-                kernels::qr(x, m, n, *full_matrices, qq, rr);
+                kernels::qr(x, m, n, *full_matrices, qq, rr, vectors);
             }
         }
         LinalgOp::Eigh { lower } => {
@@ -178,7 +183,7 @@ pub fn run_into<T: Scalar>(op: &LinalgOp, a: &[T], at: &TensorType, b: Option<&[
             v.fill(T::ZERO);
             w.fill(T::ZERO);
             for ((x, vv), ww) in a.chunks_exact(n * n).zip(v.chunks_exact_mut(n * n)).zip(w.chunks_exact_mut(n)) {
-                kernels::eigh(x, n, *lower, vv, ww);
+                kernels::eigh(x, n, *lower, vv, ww, vectors);
             }
         }
         LinalgOp::Svd { full_matrices } => {
@@ -189,7 +194,7 @@ pub fn run_into<T: Scalar>(op: &LinalgOp, a: &[T], at: &TensorType, b: Option<&[
             s.fill(T::ZERO);
             vt.fill(T::ZERO);
             for (((x, uu), ss), vv) in a.chunks_exact(m * n).zip(u.chunks_exact_mut(m * cu)).zip(s.chunks_exact_mut(k)).zip(vt.chunks_exact_mut(rv * n)) {
-                kernels::svd(x, m, n, *full_matrices, uu, ss, vv);
+                kernels::svd(x, m, n, *full_matrices, uu, ss, vv, vectors);
             }
         }
     }

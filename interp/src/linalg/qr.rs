@@ -23,23 +23,24 @@ pub(super) struct Block<T> {
 /// Householder QR of the `m x n` matrix `a`: `q` is `m x c`, `r` is `c x n` with
 /// `c = m` (`full`) or `min(m, n)`.
 /// (Compiled for AVX2 where the CPU has it: the same operations per element.)
-pub fn qr<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, q: &mut [T], r: &mut [T]) {
+/// Without `vectors`, `q` is not formed (left as it is).
+pub fn qr<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, q: &mut [T], r: &mut [T], vectors: bool) {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2.
-        return unsafe { qr_avx2(a, m, n, full, q, r) };
+        return unsafe { qr_avx2(a, m, n, full, q, r, vectors) };
     }
-    qr_body(a, m, n, full, q, r)
+    qr_body(a, m, n, full, q, r, vectors)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn qr_avx2<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, q: &mut [T], r: &mut [T]) {
-    qr_body(a, m, n, full, q, r)
+unsafe fn qr_avx2<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, q: &mut [T], r: &mut [T], vectors: bool) {
+    qr_body(a, m, n, full, q, r, vectors)
 }
 
 #[inline(always)]
-fn qr_body<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, q: &mut [T], r: &mut [T]) {
+fn qr_body<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, q: &mut [T], r: &mut [T], vectors: bool) {
     let k = m.min(n);
     let c = if full { m } else { k };
     let mut w = a.to_vec();
@@ -62,7 +63,9 @@ fn qr_body<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, q: &mut [T], r: &
             row[from..].fill(T::ZERO);
         }
     }
-    form_q(&blocks, m, c, q);
+    if vectors {
+        form_q(&blocks, m, c, q);
+    }
 }
 
 /// `q = H_0 … H_{k-1} [I_m]_{:, :c}` (`m x c`) for the reflectors of `blocks`, applied
@@ -184,6 +187,16 @@ mod tests {
             .collect()
     }
 
+    #[test]
+    fn r_alone_equals_r_with_q() {
+        let (m, n) = (100, 70);
+        let a = random(m * n, 3);
+        let (mut q, mut r, mut r2) = (vec![0.0; m * n], vec![0.0; n * n], vec![0.0; n * n]);
+        qr(&a, m, n, false, &mut q, &mut r, true);
+        qr(&a, m, n, false, &mut [], &mut r2, false);
+        assert_eq!(r, r2);
+    }
+
     /// `q r = a`, `qᵀ q = I`, `r` upper triangular, for tall, wide and square shapes across
     /// panel boundaries.
     #[test]
@@ -194,7 +207,7 @@ mod tests {
                 let k = m.min(n);
                 let c = if full { m } else { k };
                 let (mut q, mut r) = (vec![0.0; m * c], vec![0.0; c * n]);
-                qr(&a, m, n, full, &mut q, &mut r);
+                qr(&a, m, n, full, &mut q, &mut r, true);
                 for i in 0..m {
                     for j in 0..n {
                         let x: f64 = (0..c).map(|t| q[i * c + t] * r[t * n + j]).sum();

@@ -15,30 +15,37 @@ use super::qr::{form_q, Block, PANEL};
 /// SVD of the `m x n` matrix `a`: `u` (`m x cu`), `s` (length min(m, n), descending), `vt`
 /// (`rv x n`), with `cu = m, rv = n` (`full`) or both min(m, n). NaN input, or a bidiagonal
 /// on which the iteration does not converge (30 steps per singular value), gives NaNs.
-pub fn svd<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, u: &mut [T], s: &mut [T], vt: &mut [T]) {
+/// Without `vectors` only `s` is computed (`u` and `vt` are left as they are).
+#[allow(clippy::too_many_arguments)]
+pub fn svd<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, u: &mut [T], s: &mut [T], vt: &mut [T], vectors: bool) {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2.
-        return unsafe { svd_avx2(a, m, n, full, u, s, vt) };
+        return unsafe { svd_avx2(a, m, n, full, u, s, vt, vectors) };
     }
-    svd_body(a, m, n, full, u, s, vt)
+    svd_body(a, m, n, full, u, s, vt, vectors)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn svd_avx2<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, u: &mut [T], s: &mut [T], vt: &mut [T]) {
-    svd_body(a, m, n, full, u, s, vt)
+#[allow(clippy::too_many_arguments)]
+unsafe fn svd_avx2<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, u: &mut [T], s: &mut [T], vt: &mut [T], vectors: bool) {
+    svd_body(a, m, n, full, u, s, vt, vectors)
 }
 
 #[inline(always)]
-fn svd_body<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, u: &mut [T], s: &mut [T], vt: &mut [T]) {
+#[allow(clippy::too_many_arguments)]
+fn svd_body<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, u: &mut [T], s: &mut [T], vt: &mut [T], vectors: bool) {
     if m < n {
         // aᵀ = v s uᵀ: the SVD of the transpose, with the factors swapped.
         let at = transpose(a, m, n);
+        if !vectors {
+            return svd(&at, n, m, full, &mut [], s, &mut [], false);
+        }
         let (cu, rv) = if full { (n, m) } else { (m, m) };
         let mut u2 = vec![T::ZERO; n * cu];
         let mut vt2 = vec![T::ZERO; rv * m];
-        svd(&at, n, m, full, &mut u2, s, &mut vt2);
+        svd(&at, n, m, full, &mut u2, s, &mut vt2, true);
         // u = vt2ᵀ (m x rv), vt = u2ᵀ (cu x n).
         u.copy_from_slice(&transpose(&vt2, rv, m));
         vt.copy_from_slice(&transpose(&u2, n, cu));
@@ -46,7 +53,7 @@ fn svd_body<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, u: &mut [T], s: 
     }
     if n == 0 {
         // No singular values; u is the identity (full) or empty.
-        let cu = if full { m } else { 0 };
+        let cu = if full && vectors { m } else { 0 };
         for i in 0..cu {
             u[i * cu + i] = T::ONE;
         }
@@ -60,13 +67,25 @@ fn svd_body<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, u: &mut [T], s: 
     let mut w: Vec<T> = a.iter().map(|x| *x * inv).collect();
     let (mut d, mut f) = (vec![T::ZERO; n], vec![T::ZERO; n]);
     let (left, right) = bidiagonalize(&mut w, m, n, &mut d, &mut f);
+    if !vectors {
+        if bidiagonal_qr(&mut d, &mut f, &mut [], m, &mut [], n, false) {
+            let mut sv: Vec<T> = d.iter().map(|x| x.abs()).collect();
+            sv.sort_by(|x, y| y.partial_cmp(x).unwrap_or(std::cmp::Ordering::Equal));
+            for (o, x) in s.iter_mut().zip(sv) {
+                *o = x * scale;
+            }
+        } else {
+            s.fill(T::NAN);
+        }
+        return;
+    }
     // uᵀ (cu x m) from the left reflectors, vᵀ (n x n) from the right ones.
     let mut q = vec![T::ZERO; m * cu];
     form_q(&left, m, cu, &mut q);
     let mut ut = transpose(&q, m, cu);
     let mut vtt = vec![T::ZERO; n * n];
     accumulate(&mut vtt, n, &right);
-    if !bidiagonal_qr(&mut d, &mut f, &mut ut, m, &mut vtt, n) {
+    if !bidiagonal_qr(&mut d, &mut f, &mut ut, m, &mut vtt, n, true) {
         s.fill(T::NAN);
         u.fill(T::NAN);
         vt.fill(T::NAN);
@@ -185,6 +204,8 @@ struct Queues<'a, T> {
     n: usize,
     qu: VecDeque<Rotation<T>>,
     qv: VecDeque<Rotation<T>>,
+    /// False: the values only (rotations dropped).
+    on: bool,
 }
 
 impl<T: Scalar> Queues<'_, T> {
@@ -193,6 +214,9 @@ impl<T: Scalar> Queues<'_, T> {
 
     #[inline(always)]
     fn left(&mut self, r: Rotation<T>) {
+        if !self.on {
+            return;
+        }
         self.qu.push_back(r);
         if self.qu.len() > Self::LAG {
             let r = self.qu.pop_front().expect("queued");
@@ -202,6 +226,9 @@ impl<T: Scalar> Queues<'_, T> {
 
     #[inline(always)]
     fn right(&mut self, r: Rotation<T>) {
+        if !self.on {
+            return;
+        }
         self.qv.push_back(r);
         if self.qv.len() > Self::LAG {
             let r = self.qv.pop_front().expect("queued");
@@ -239,14 +266,14 @@ fn rotate<T: Scalar>(y: &mut [T], len: usize, (i, j, c, s): Rotation<T>) {
 /// (rows of `m`, the first `n` of them), right ones on rows of `vt` (rows of `n`). False when
 /// it does not converge.
 #[inline(always)]
-fn bidiagonal_qr<T: Scalar>(d: &mut [T], f: &mut [T], ut: &mut [T], m: usize, vt: &mut [T], n: usize) -> bool {
+fn bidiagonal_qr<T: Scalar>(d: &mut [T], f: &mut [T], ut: &mut [T], m: usize, vt: &mut [T], n: usize, vectors: bool) -> bool {
     if d.iter().chain(f.iter()).any(|x| x.is_nan()) {
         return false;
     }
     let two = T::ONE + T::ONE;
     let bnorm = d.iter().chain(f[..n - 1].iter()).fold(T::ZERO, |x, v| if v.abs() > x { v.abs() } else { x });
     let tiny = T::EPS * bnorm;
-    let mut q = Queues { ut, m, vt, n, qu: VecDeque::with_capacity(16), qv: VecDeque::with_capacity(16) };
+    let mut q = Queues { ut, m, vt, n, qu: VecDeque::with_capacity(16), qv: VecDeque::with_capacity(16), on: vectors };
     let mut steps = 0usize;
     let limit = 30 * n.max(1);
     let mut hi = n - 1;
@@ -365,7 +392,7 @@ mod tests {
         let k = m.min(n);
         let (cu, rv) = if full { (m, n) } else { (k, k) };
         let (mut u, mut s, mut vt) = (vec![0.0; m * cu], vec![0.0; k], vec![0.0; rv * n]);
-        svd(a, m, n, full, &mut u, &mut s, &mut vt);
+        svd(a, m, n, full, &mut u, &mut s, &mut vt, true);
         let scale = a.iter().fold(1e-300f64, |x, v| x.max(v.abs())) * (m.max(n) as f64);
         for i in 0..m {
             for j in 0..n {
@@ -417,10 +444,23 @@ mod tests {
     }
 
     #[test]
+    fn values_alone_equal_the_values_with_vectors() {
+        for (m, n) in [(40, 30), (30, 40), (70, 70)] {
+            let a = random(m * n, 8);
+            let k = m.min(n);
+            let (mut u, mut s, mut vt) = (vec![0.0; m * k], vec![0.0; k], vec![0.0; k * n]);
+            svd(&a, m, n, false, &mut u, &mut s, &mut vt, true);
+            let mut s2 = vec![0.0; k];
+            svd(&a, m, n, false, &mut [], &mut s2, &mut [], false);
+            assert_eq!(s, s2, "{m}x{n}");
+        }
+    }
+
+    #[test]
     fn nan_input_gives_nan() {
         let a = [1.0, f64::NAN, 2.0, 3.0];
         let (mut u, mut s, mut vt) = (vec![0.0; 4], vec![0.0; 2], vec![0.0; 4]);
-        svd(&a, 2, 2, false, &mut u, &mut s, &mut vt);
+        svd(&a, 2, 2, false, &mut u, &mut s, &mut vt, true);
         assert!(s.iter().all(|x| x.is_nan()));
     }
 }
@@ -447,7 +487,7 @@ mod timing {
             let mut vtt = vec![0f32; n * n];
             accumulate(&mut vtt, n, &right);
             let t2 = std::time::Instant::now();
-            bidiagonal_qr(&mut d, &mut f, &mut ut, m, &mut vtt, n);
+            bidiagonal_qr(&mut d, &mut f, &mut ut, m, &mut vtt, n, true);
             let t3 = std::time::Instant::now();
             for (b, t) in best.iter_mut().zip([t1 - t0, t2 - t1, t3 - t2]) {
                 *b = b.min(t.as_secs_f64() * 1e6);

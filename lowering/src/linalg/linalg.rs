@@ -23,6 +23,23 @@ fn flags(op: &LinalgOp) -> Vec<bool> {
     }
 }
 
+/// The results of `op` that hold vectors (`q`; the eigenvectors; `u`, `vt`), which its kernel
+/// skips when none is read (its last `i64` argument, after the flags).
+fn vector_results(op: &LinalgOp) -> Option<&'static [usize]> {
+    match op {
+        LinalgOp::Qr { .. } | LinalgOp::Eigh { .. } => Some(&[0]),
+        LinalgOp::Svd { .. } => Some(&[0, 2]),
+        LinalgOp::Cholesky { .. } | LinalgOp::TriangularSolve { .. } | LinalgOp::Lu {} => None,
+    }
+}
+
+/// Whether `v` is read anywhere in `f` (an operand, a body's or the function's output).
+fn used(f: &Func, v: quabla_dialect::Value) -> bool {
+    let mut hit = f.outputs.contains(&v);
+    quabla_dialect::walk_ops(&f.ops, &mut |op| hit |= op.operands.contains(&v) || op.regions.iter().any(|r| r.outputs.contains(&v)));
+    hit
+}
+
 /// `memref<*xT>`.
 pub(super) fn unranked(d: DType) -> String {
     format!("memref<*x{d}>")
@@ -41,6 +58,9 @@ pub fn kernel(op: &LinalgOp, d: DType) -> (String, Vec<String>) {
     let mut args: Vec<String> = (0..ins).map(|_| unranked(d)).collect();
     args.extend(outs.into_iter().map(unranked));
     args.extend(flags(op).iter().map(|_| "i64".to_string()));
+    if vector_results(op).is_some() {
+        args.push("i64".to_string());
+    }
     (name, args)
 }
 
@@ -75,7 +95,11 @@ pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &LinalgOp) -> Result<Vec<Str
     }
     let d = f.ty(o.operands[0]).dtype;
     let (name, args) = kernel(op, d);
-    let flags: Vec<i64> = flags(op).into_iter().map(i64::from).collect();
+    let mut flags: Vec<i64> = flags(op).into_iter().map(i64::from).collect();
+    if let Some(vs) = vector_results(op) {
+        // Whether the program reads the vectors (else the kernel computes only the values).
+        flags.push(i64::from(vs.iter().any(|&k| used(f, o.results[k]))));
+    }
     Ok(call_kernel(e, f, o, &name, &args, &flags, false))
 }
 
