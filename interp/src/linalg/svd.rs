@@ -8,7 +8,7 @@
 //! square roots and divisions are in flight.
 use std::collections::VecDeque;
 
-use super::eigh::{accumulate, dot, householder, Reflector};
+use super::eigh::{accumulate, householder, Reflector};
 use super::kernels::{axpy, transpose, Scalar};
 use super::qr::{form_q, Block, PANEL};
 
@@ -126,6 +126,7 @@ fn bidiagonalize<T: Scalar>(w: &mut [T], m: usize, n: usize, d: &mut [T], f: &mu
     let mut blocks = Vec::with_capacity(n.div_ceil(PANEL));
     let mut right = Vec::with_capacity(n.saturating_sub(2));
     let mut proj = vec![T::ZERO; n];
+    let mut proj2 = vec![T::ZERO; m];
     // The current block's reflectors (rows from its first one's row, zeros above each).
     let (mut v, mut taus, mut j0) = (Vec::new(), Vec::new(), 0);
     for k in 0..n {
@@ -162,10 +163,16 @@ fn bidiagonalize<T: Scalar>(w: &mut [T], m: usize, n: usize, d: &mut [T], f: &mu
             let (tau, uu, beta) = householder(&w[k * n + k + 1..k * n + n]);
             f[k] = beta;
             if tau != T::ZERO {
-                for r in k + 1..m {
-                    let row = &mut w[r * n + k + 1..r * n + n];
-                    let t = tau * dot(row, &uu);
-                    axpy(row, t, &uu);
+                // s = W u for the rows below (one matrix-vector product through the packed
+                // GEMM: dot products of short rows are latency bound), then W -= τ s uᵀ.
+                let (rows, len) = (m - k - 1, n - k - 1);
+                let sv = &mut proj2[..rows];
+                // SAFETY: W's rows x len block (stride n) lies in w; u and s are contiguous.
+                unsafe {
+                    T::gemm(rows, len, 1, T::ONE, w.as_ptr().add((k + 1) * n + k + 1), n as isize, 1, uu.as_ptr(), 1, 1, T::ZERO, sv.as_mut_ptr(), 1, 1);
+                }
+                for (t, r) in sv.iter().zip(k + 1..m) {
+                    axpy(&mut w[r * n + k + 1..r * n + n], tau * *t, &uu);
                 }
             }
             right.push(Reflector { tau, u: uu });
