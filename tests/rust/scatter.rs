@@ -3,7 +3,7 @@
 //! take-along-axis form and with general dimension numbers (an index vector and partial
 //! windows); the interpreter itself against hand-computed values; and the gather VJP is a
 //! scatter_add (no dot_general one-hot).
-use quabla_dialect::{Combiner, DType, Func, Module, OpKind, ScatterOp, SlicingOp, TensorType, Transform, TransformKind};
+use quabla_dialect::{Combiner, ConstantOp, DType, Func, Literal, Module, OpKind, ScatterOp, SlicingOp, TensorType, Transform, TransformKind};
 use quabla_runtime::{interp, Buffer, CompileOptions, Executor};
 use quabla_tests::{compare, one_op_module, Rng, Tol};
 
@@ -392,5 +392,36 @@ fn large_concatenations_match_the_interpreter() {
             let got = executor().compile(&m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap().run(&inputs.iter().collect::<Vec<_>>()).unwrap();
             compare(&got[0], &want[0], Tol::Exact, 1.0).unwrap_or_else(|e| panic!("concatenate {shapes:?} along {dim} on {threads} threads: {e}"));
         }
+    }
+}
+
+#[test]
+fn scatters_into_splat_constants_fill_a_fresh_or_the_output_buffer() {
+    // The gradient of a gather scatters into zeros: a splat constant of more than 4096
+    // elements is filled by a generic (into the function's output buffer when the scatter's
+    // result is an output, else into a fresh tensor), not copied from a dense global every
+    // call (quabla_lowering scatter `splat_fill`). Same results as the interpreter, also
+    // with duplicate rows and out-of-range indices (dropped); a small splat stays a constant.
+    let mut rng = Rng(43);
+    for (rows, cols, output) in [(5000i64, 64i64, true), (5000, 64, false), (8, 4, true)] {
+        let (xt, it, ut) = (t(DType::F32, &[rows, cols]), t(DType::I32, &[300]), t(DType::F32, &[300, cols]));
+        let mut f = Func::new("main", &[it.clone(), ut.clone()]);
+        let (idx, upd) = (f.params[0], f.params[1]);
+        let fill = Literal::splat(xt.clone(), 0.5);
+        let zeros = f.push1(OpKind::Constant(ConstantOp::Constant { value: fill }), &[], None).unwrap();
+        let s = f.push1(OpKind::Scatter(ScatterOp::along_axis(Combiner::Add, 2, 1, 0)), &[zeros, idx, upd], None).unwrap();
+        f.outputs = if output { vec![s] } else { vec![f.push1(OpKind::Elementwise(quabla_dialect::ElementwiseOp::Unary { op: quabla_dialect::UnaryOp::Neg }), &[s], None).unwrap()] };
+        let m = Module { funcs: vec![f] };
+        let text = quabla_lowering::lower_for_cpu(&m, &quabla_lowering::CpuOptions::default()).unwrap().text;
+        // The full-size constant is still lowered, but read (beyond its definition) only when
+        // it stays the scatter's init.
+        let line = text.lines().find(|l| l.contains(&format!("dense<5.0e-1> : {xt}"))).expect("the constant");
+        let name = line.trim().split(' ').next().unwrap().to_string();
+        let dense = text.matches(&format!("{name} ")).count() + text.matches(&format!("{name})")).count() + text.matches(&format!("{name},")).count() > 1;
+        assert_eq!(dense, rows * cols <= 4096, "{rows}x{cols}:\n{text}");
+        assert_eq!(text.contains(&format!("bufferization.to_tensor %out0 restrict writable : memref<{rows}x{cols}xf32> to {xt}")), output && !dense, "{rows}x{cols}:\n{text}");
+        let ids: Vec<i32> = (0..300).map(|k| [3, 3, rows as i32 - 1, -1, rows as i32, (k as i32 * 37) % rows as i32][k as usize % 6]).collect();
+        let ib = Buffer::from_slice(&[300], &ids).unwrap();
+        check(&format!("splat scatter {rows}x{cols}"), &m, &[ib, rng.buffer(&ut, -2.0, 2.0)]);
     }
 }
