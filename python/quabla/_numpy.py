@@ -60,6 +60,7 @@ from ._ops import (
     where,
 )
 from ._trace import bind
+from ._trace import current as _current_trace
 from .dtypes import bool_, float64, int64
 from .errors import ArgumentTypeError, ArraySizeError, DTypeError, ShapeError, UnsupportedOperationError
 from . import errors as _errors
@@ -360,8 +361,12 @@ def kron(a, b):
 
 
 def _iota(shape, dim):
-    """int64 indices along ``dim`` of an array of ``shape`` (a constant)."""
+    """int64 indices along ``dim`` of an array of ``shape``: an iota of the program inside a
+    trace (a NumPy range there entered the program as a dense constant: ``tril`` of 1024^2 a
+    1M-element mask, 365 ms of first call), a constant outside."""
     shape = _shape_arg("iota", tuple(int(d) for d in shape), int64)
+    if _current_trace() is not None:
+        return bind(_op("iota", dim=dim, ty=(shape, int64.code)))
     a = np.arange(shape[dim], dtype=np.int64).reshape([-1 if i == dim else 1 for i in range(len(shape))])
     return _from_numpy(_np_alloc("iota", np.ascontiguousarray, np.broadcast_to(a, shape)))
 
