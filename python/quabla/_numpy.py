@@ -29,6 +29,7 @@ from ._ops import (
     _norm_axis,
     _np_alloc,
     _shape_arg,
+    _STAGED_MIN,
     _op,
     _shape_str,
     _slice_axis,
@@ -380,7 +381,11 @@ def tri(N, M=None, k=0, dtype=None):
     """
     dt = _dt.dtype(dtype, "tri") if dtype is not None else float64
     n, m = _shape_arg("tri", (N, N if M is None else M), dt)
-    return _from_numpy(_np_alloc("tri", np.tri, n, m, _int_arg("tri", "k", k)), dt)
+    k = _int_arg("tri", "k", k)
+    if _current_trace() is not None and n * m > _STAGED_MIN:
+        # As eye: inside a trace a large one is computed by the program.
+        return astype(less_equal(_iota((n, m), 1) - _iota((n, m), 0), k), dt)
+    return _from_numpy(_np_alloc("tri", np.tri, n, m, k), dt)
 
 
 def _tri_mask(x, k, lower):

@@ -1841,8 +1841,19 @@ def eye(n, m=None, k=0, dtype=None):
     n = _int_arg("eye", "N", n)
     m = n if m is None else _int_arg("eye", "M", m)
     k = _int_arg("eye", "k", k)
-    _shape_arg("eye", (n, m), _dt.dtype(dtype, "eye") if dtype is not None else float64)
+    dt = _dt.dtype(dtype, "eye") if dtype is not None else float64
+    _shape_arg("eye", (n, m), dt)
+    if _current_trace() is not None and n * m > _STAGED_MIN:
+        # Inside a trace a large identity is computed by the program (two iotas compared):
+        # from NumPy it entered as a dense constant (eye(4096): 128 MB of IR and object code).
+        r = bind(_op("iota", dim=0, ty=((n, m), int64.code)))
+        c = bind(_op("iota", dim=1, ty=((n, m), int64.code)))
+        return astype(equal(c - r, k), dt)
     return _from_numpy(_np_alloc("eye", np.eye, n, m, k), dtype)
+
+
+# Inside a trace, eye / tri of more elements than this are iotas of the program.
+_STAGED_MIN = 4096
 
 
 def devices():
