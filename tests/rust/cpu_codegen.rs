@@ -1282,3 +1282,19 @@ fn large_transposes_call_the_runtime_and_match_the_interpreter() {
         equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, &format!("{d} {s:?} by {perm:?} on "));
     }
 }
+
+#[test]
+fn branch_results_that_are_outputs_are_computed_into_the_output_buffer() {
+    // quabla_lowering control `output_dests`: each branch materializes a returned result into
+    // the output buffer (one `to_tensor ... restrict writable` before the `scf.if`), where the
+    // branch wrote a fresh tensor copied out after it. Both branches against the interpreter
+    // are in tests/lit/control/if_outputs.mlir.
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/lit/control/if_outputs.mlir")).unwrap();
+    let ctx = quabla_dialect::mlir::new_context();
+    let m = quabla_dialect::mlir::parse_and_import(&ctx, &text).unwrap();
+    let lowered = quabla_lowering::lower_for_cpu(&m, &quabla_lowering::CpuOptions::default()).unwrap().text;
+    let dest = lowered.lines().find(|l| l.contains("bufferization.to_tensor %out0 restrict writable")).unwrap_or_else(|| panic!("no destination:\n{lowered}"));
+    let d = dest.trim().split(' ').next().unwrap();
+    assert_eq!(lowered.matches(&format!("in {d} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>")).count(), 2, "{lowered}");
+    assert!(!lowered.contains("to_tensor %out1"), "{lowered}");
+}

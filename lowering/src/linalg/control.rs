@@ -26,9 +26,20 @@ use quabla_dialect::{BinaryOp, CmpDir, ConstantOp, ControlOp, DType, Elementwise
 use super::{lower_block, Ctx, Emitter};
 use crate::LowerError;
 
-/// `scf.yield` of a region body's outputs.
-fn scf_yield(e: &mut Emitter, f: &Func, outputs: &[quabla_dialect::Value]) {
-    let ys: Vec<String> = outputs.iter().map(|v| e.name(*v)).collect();
+/// `scf.yield` of a region body's outputs; an output with a destination (`dests`, see
+/// [`output_dests`]) is materialized into it first.
+fn scf_yield(e: &mut Emitter, f: &Func, outputs: &[quabla_dialect::Value], dests: &[Option<String>]) {
+    let ys: Vec<String> = outputs
+        .iter()
+        .enumerate()
+        .map(|(k, v)| match dests.get(k).and_then(|d| d.as_ref()) {
+            Some(d) => {
+                let t = f.ty(*v);
+                e.op(format!("bufferization.materialize_in_destination {} in {d} : ({t}, {t}) -> {t}", e.name(*v)))
+            }
+            None => e.name(*v),
+        })
+        .collect();
     if ys.is_empty() {
         e.line("scf.yield");
     } else {
@@ -47,14 +58,40 @@ fn bind_params(e: &mut Emitter, o: &Op, body: &quabla_dialect::Body) {
 
 /// One branch of an `if`/`case` (`body`, a region of `o`): its parameters bound to the op's
 /// captured operands (`o.operands[1..]`), its ops lowered one level deeper, its `scf.yield`.
-fn branch(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, body: &quabla_dialect::Body, loc: &Option<String>) -> Result<(), LowerError> {
+fn branch(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, body: &quabla_dialect::Body, loc: &Option<String>, dests: &[Option<String>]) -> Result<(), LowerError> {
     bind_params(e, o, body);
     e.depth += 1;
     lower_block(e, cx, f, &body.ops, &body.outputs)?;
     e.loc = loc.clone();
-    scf_yield(e, f, &body.outputs);
+    scf_yield(e, f, &body.outputs, dests);
     e.depth -= 1;
     Ok(())
+}
+
+/// For each result of the branch op `o` that is an output of the function, its output buffer
+/// as a tensor (`bufferization.to_tensor ... restrict writable`, before the op): every branch
+/// materializes that result into it, so empty-tensor elimination lets the branch compute
+/// straight into the output where the result was computed into a fresh tensor and copied
+/// out after the branch (`cond(x.sum() > 0, f, g, x)` of 1e6 f32: 170 -> see
+/// docs/performance.md).
+fn output_dests(e: &mut Emitter, o: &Op, results: &[TensorType]) -> Vec<Option<String>> {
+    if e.cg.target.parallel_outer() {
+        return vec![];
+    }
+    let mut taken: Vec<String> = Vec::new();
+    o.results
+        .iter()
+        .zip(results)
+        .map(|(r, t)| {
+            let out = e.outs.iter().find(|(v, _)| v == r).map(|(_, name)| name.clone())?;
+            // One result per buffer (a value returned twice is one buffer's, the other copied).
+            if taken.contains(&out) {
+                return None;
+            }
+            taken.push(out.clone());
+            Some(e.op(format!("bufferization.to_tensor {out} restrict writable : {} to {t}", super::memref(t))))
+        })
+        .collect()
 }
 
 /// `quabla.if`: returns the names of the results.
@@ -63,6 +100,7 @@ pub fn lower_if(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorTy
         return every_branch(e, cx, f, o, results);
     }
     let loc = e.loc.clone();
+    let dests = output_dests(e, o, results);
     let p = o.operands[0];
     let c = e.op(format!("tensor.extract {}[] : {}", e.name(p), f.ty(p)));
     let n = e.fresh();
@@ -77,7 +115,7 @@ pub fn lower_if(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[TensorTy
         if i == 1 {
             e.raw_line("} else {");
         }
-        branch(e, cx, f, o, body, &loc)?;
+        branch(e, cx, f, o, body, &loc, &dests)?;
     }
     e.line("}");
     Ok(match results.len() {
@@ -319,7 +357,7 @@ pub fn lower_while(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<Vec<St
     e.depth += 1;
     lower_block(e, cx, f, &body.ops, &body.outputs)?;
     e.loc = loc.clone();
-    scf_yield(e, f, &body.outputs);
+    scf_yield(e, f, &body.outputs, &[]);
     e.depth -= 1;
     e.line("}");
     Ok(match o.results.len() {
@@ -334,6 +372,7 @@ pub fn lower_case(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[Tensor
         return every_branch(e, cx, f, o, results);
     }
     let loc = e.loc.clone();
+    let dests = output_dests(e, o, results);
     let p = o.operands[0];
     let it = f.ty(p).clone();
     let i = e.op(format!("tensor.extract {}[] : {it}", e.name(p)));
@@ -353,7 +392,7 @@ pub fn lower_case(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, results: &[Tensor
         } else {
             e.raw_line(format!("case {k} {{"));
         }
-        branch(e, cx, f, o, body, &loc)?;
+        branch(e, cx, f, o, body, &loc, &dests)?;
         e.raw_line("}");
     }
     Ok(match results.len() {
