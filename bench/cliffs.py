@@ -1,6 +1,6 @@
 """Performance cliffs: ordinary jitted programs, Quabla against JAX 0.10.2 in the same process.
 
-    python bench/cliffs.py [--only matmul,reduce,window,index,sort,random,misc] [--rounds 2]
+    python bench/cliffs.py [--only matmul,reduce,window,index,sort,random,misc,linalg] [--rounds 2]
 
 Each row is one function written twice (``qb`` and ``jnp``), checked against each other once
 (relative max error printed), then timed timeit-style (``compare_jax.timeit_call``),
@@ -138,6 +138,8 @@ def index():
     case("gather x[i, j] 1e5", lambda x, i, j: x[i, j], lambda x, i, j: x[i, j], x, RNG.integers(0, 1024, 100000).astype(np.int32), RNG.integers(0, 1024, 100000).astype(np.int32))
     case("tile 256^2 by 4x4", lambda x: qb.tile(x, (4, 4)), lambda x: jnp.tile(x, (4, 4)), r(256, 256))
     case("pad 1024^2 by 8", lambda x: qb.pad(x, 8), lambda x: jnp.pad(x, 8), x)
+    emb, ids = r(50000, 128), RNG.integers(0, 50000, 4096).astype(np.int32)
+    case("embedding gradient 4096 of 50000x128", qb.grad(lambda e, i: (e[i] ** 2).sum()), jax.grad(lambda e, i: (e[i] ** 2).sum()), emb, ids)
 
 
 def sort():
@@ -160,10 +162,27 @@ def misc():
     case("x / sqrt(row sums of squares) 4096x256", lambda x: x / qb.sqrt((x * x).sum(1, keepdims=True)), lambda x: x / jnp.sqrt((x * x).sum(1, keepdims=True)), r(4096, 256))
     case("where + clip 1e6", lambda x: qb.where(x > 0, qb.clip(x, 0, 1), x * 2), lambda x: jnp.where(x > 0, jnp.clip(x, 0, 1), x * 2), r(1000000))
     case("fori_loop 1000 steps of 16", lambda x: qb.fori_loop(0, 1000, lambda i, c: c * 0.999 + 0.001, x), lambda x: jax.lax.fori_loop(0, 1000, lambda i, c: c * 0.999 + 0.001, x), r(16))
+    case("cond(sum > 0) on 1e6", lambda x: qb.cond(x.sum() > 0, lambda y: y * 2, lambda y: y - 1, x), lambda x: jax.lax.cond(x.sum() > 0, lambda y: y * 2, lambda y: y - 1, x), r(1000000))
+    case("tanh f64 1e6", lambda x: qb.tanh(x), lambda x: jnp.tanh(x), r(1000000, dt=np.float64))
+    case("tril 1024^2", lambda x: qb.tril(x), lambda x: jnp.tril(x), r(1024, 1024))
     case("solve 256 (8 rhs)", lambda a, b: qb.linalg.solve(a + 256 * qb.eye(256, dtype=np.float32), b), lambda a, b: jnp.linalg.solve(a + 256 * jnp.eye(256, dtype=np.float32), b), r(256, 256), r(256, 8))
 
 
-GROUPS = {"matmul": matmul, "reduce": reduce, "window": window, "index": index, "sort": sort, "random": random, "misc": misc}
+def linalg():
+    a = r(256, 256)
+    spd = a @ a.T + 256 * np.eye(256, dtype=np.float32)
+    case("eigh 128 (vectors)", lambda a: qb.linalg.eigh(a)[1] ** 2, lambda a: jnp.linalg.eigh(a)[1] ** 2, spd[:128, :128])
+    case("eigvalsh 128", lambda a: qb.linalg.eigvalsh(a), lambda a: jnp.linalg.eigvalsh(a), spd[:128, :128])
+    case("eigh 256 f32", lambda a: qb.linalg.eigh(a)[0], lambda a: jnp.linalg.eigh(a)[0], spd)
+    case("svd 128 (values)", lambda a: qb.linalg.svd(a, compute_uv=False), lambda a: jnp.linalg.svd(a, compute_uv=False), a[:128, :128])
+    case("svd 256x64 (u s vt)", lambda a: [x.sum() for x in qb.linalg.svd(a, full_matrices=False)][1], lambda a: [x.sum() for x in jnp.linalg.svd(a, full_matrices=False)][1], a[:, :64])
+    case("qr 256 (r)", lambda a: qb.abs(qb.linalg.qr(a)[1]), lambda a: jnp.abs(jnp.linalg.qr(a)[1]), a)
+    case("qr 256 (|q|)", lambda a: qb.abs(qb.linalg.qr(a)[0]), lambda a: jnp.abs(jnp.linalg.qr(a)[0]), a)
+    case("inv 256", lambda a: qb.linalg.inv(a), lambda a: jnp.linalg.inv(a), spd)
+    case("cholesky 256", lambda a: qb.linalg.cholesky(a), lambda a: jnp.linalg.cholesky(a), spd)
+
+
+GROUPS = {"matmul": matmul, "reduce": reduce, "window": window, "index": index, "sort": sort, "random": random, "misc": misc, "linalg": linalg}
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
