@@ -452,15 +452,9 @@ fn rotate<T: Scalar>(y: &mut [T], n: usize, i: usize, s: T, c: T) {
 mod tests {
     use super::eigh;
 
-    /// A deterministic pseudo-random matrix in [-1, 1).
+    /// A deterministic pseudo-random n x n matrix in [-1, 1).
     fn random(n: usize, seed: u64) -> Vec<f64> {
-        let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (0..n * n)
-            .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                ((x >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-            })
-            .collect()
+        super::super::test_values(n * n, seed)
     }
 
     /// `a v = v diag(w)`, `vᵀ v = I` and ascending `w`, within `tol` times the norm.

@@ -19,6 +19,7 @@ pub trait Scalar: Copy + PartialOrd + Add<Output = Self> + Sub<Output = Self> + 
     fn sqrt(self) -> Self;
     fn abs(self) -> Self;
     fn is_nan(self) -> bool;
+    fn is_finite(self) -> bool;
     /// `c = alpha a b + beta c` for the `m x k` matrix `a`, the `k x n` matrix `b` and the
     /// `m x n` matrix `c`, each given by a pointer and its row and column strides (in
     /// elements); `c` is not read when `beta` is zero. One thread, a fixed order of additions
@@ -51,6 +52,9 @@ macro_rules! scalar {
             }
             fn is_nan(self) -> bool {
                 <$t>::is_nan(self)
+            }
+            fn is_finite(self) -> bool {
+                <$t>::is_finite(self)
             }
             unsafe fn gemm(m: usize, k: usize, n: usize, alpha: Self, a: *const Self, rsa: isize, csa: isize, b: *const Self, rsb: isize, csb: isize, beta: Self, c: *mut Self, rsc: isize, csc: isize) {
                 if m == 0 || n == 0 {

@@ -228,6 +228,18 @@ pub(super) fn eval(operands: &[&Buffer], tys: &[TensorType], op: &LinalgOp) -> R
     outs.into_iter().zip(tys).map(|(v, t)| to_buffer(name, t, v)).collect()
 }
 
+/// Deterministic pseudo-random values in [-1, 1) for the kernels' tests.
+#[cfg(test)]
+pub(super) fn test_values(len: usize, seed: u64) -> Vec<f64> {
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..len)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::run_op;

@@ -177,15 +177,7 @@ fn apply<T: Scalar>(b: &Block<T>, c: &mut [T], ldc: usize, cols: usize, transpos
 mod tests {
     use super::qr;
 
-    fn random(len: usize, seed: u64) -> Vec<f64> {
-        let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (0..len)
-            .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                ((x >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-            })
-            .collect()
-    }
+    use super::super::test_values as random;
 
     #[test]
     fn r_alone_equals_r_with_q() {

@@ -62,7 +62,7 @@ fn svd_body<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, u: &mut [T], s: 
     let cu = if full { m } else { n };
     // Scaled to a largest magnitude of one: no square in the shifts over- or underflows.
     let amax = a.iter().fold(T::ZERO, |x, v| if v.abs() > x { v.abs() } else { x });
-    let scale = if amax > T::ZERO && (amax - amax) == T::ZERO { amax } else { T::ONE };
+    let scale = if amax > T::ZERO && amax.is_finite() { amax } else { T::ONE };
     let inv = T::ONE / scale;
     let mut w: Vec<T> = a.iter().map(|x| *x * inv).collect();
     let (mut d, mut f) = (vec![T::ZERO; n], vec![T::ZERO; n]);
@@ -221,25 +221,15 @@ impl<T: Scalar> Queues<'_, T> {
 
     #[inline(always)]
     fn left(&mut self, r: Rotation<T>) {
-        if !self.on {
-            return;
-        }
-        self.qu.push_back(r);
-        if self.qu.len() > Self::LAG {
-            let r = self.qu.pop_front().expect("queued");
-            rotate(self.ut, self.m, r);
+        if self.on {
+            enqueue(&mut self.qu, self.ut, self.m, r);
         }
     }
 
     #[inline(always)]
     fn right(&mut self, r: Rotation<T>) {
-        if !self.on {
-            return;
-        }
-        self.qv.push_back(r);
-        if self.qv.len() > Self::LAG {
-            let r = self.qv.pop_front().expect("queued");
-            rotate(self.vt, self.n, r);
+        if self.on {
+            enqueue(&mut self.qv, self.vt, self.n, r);
         }
     }
 
@@ -251,6 +241,16 @@ impl<T: Scalar> Queues<'_, T> {
         while let Some(r) = self.qv.pop_front() {
             rotate(self.vt, self.n, r);
         }
+    }
+}
+
+/// Queues `r` for `y` (rows of `len`), applying the oldest queued rotation past the lag.
+#[inline(always)]
+fn enqueue<T: Scalar>(q: &mut VecDeque<Rotation<T>>, y: &mut [T], len: usize, r: Rotation<T>) {
+    q.push_back(r);
+    if q.len() > Queues::<T>::LAG {
+        let r = q.pop_front().expect("queued");
+        rotate(y, len, r);
     }
 }
 
@@ -348,7 +348,7 @@ fn bidiagonal_qr<T: Scalar>(d: &mut [T], f: &mut [T], ut: &mut [T], m: usize, vt
         let delta = (t11 - t22) / two;
         let root = (delta * delta + t12 * t12).sqrt();
         let mu = if delta >= T::ZERO { t22 - t12 * t12 / (delta + root) } else { t22 + t12 * t12 / (root - delta) };
-        let mu = if mu - mu == T::ZERO { mu } else { t22 };
+        let mu = if mu.is_finite() { mu } else { t22 };
         let (mut y, mut z) = (d[lo] * d[lo] - mu, d[lo] * f[lo]);
         for k in lo..hi {
             // Right rotation of columns k, k + 1.
@@ -384,15 +384,7 @@ fn bidiagonal_qr<T: Scalar>(d: &mut [T], f: &mut [T], ut: &mut [T], m: usize, vt
 mod tests {
     use super::svd;
 
-    fn random(len: usize, seed: u64) -> Vec<f64> {
-        let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (0..len)
-            .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                ((x >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-            })
-            .collect()
-    }
+    use super::super::test_values as random;
 
     /// `u diag(s) vt = a`, orthonormal `u` columns and `vt` rows, descending nonnegative `s`.
     fn check(a: &[f64], m: usize, n: usize, full: bool, tol: f64) -> Vec<f64> {
