@@ -364,6 +364,39 @@ def test_blocked_float32():
     close(x, np.linalg.solve(a.astype(np.float64), b.astype(np.float64)), 1e-4, 1e-4)
 
 
+@pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-11), (np.float32, 2e-4)])
+def test_blocked_decompositions_large(dtype, tol):
+    # Sizes past the kernels' blocks (panels and reflector blocks of 32, blocked Qᵀ from 48
+    # reflectors): eigh, svd and qr jitted, their vectors used or not (the kernels then
+    # compute the values alone), against NumPy in f64.
+    r = np.random.RandomState(7)
+    a = r.randn(100, 100)
+    sym = (a + a.T).astype(dtype)
+    w, v = qb.jit(qb.linalg.eigh)(sym)
+    w, v = np.asarray(w, np.float64), np.asarray(v, np.float64)
+    s64 = sym.astype(np.float64)
+    close(w, np.linalg.eigvalsh(s64), tol, tol * 10)
+    close(s64 @ v, v * w, tol * 100, tol * 100)
+    close(v.T @ v, np.eye(100), tol * 10, tol * 10)
+    close(qb.jit(qb.linalg.eigvalsh)(sym), w, 0, 0)
+    for m, n in [(130, 90), (90, 130), (70, 70)]:
+        x = r.randn(m, n).astype(dtype)
+        x64 = x.astype(np.float64)
+        for full in (False, True):
+            u, sv, vt = (np.asarray(t, np.float64) for t in qb.jit(lambda x: qb.linalg.svd(x, full_matrices=full))(x))
+            k = min(m, n)
+            close(sv, np.linalg.svd(x64, compute_uv=False), tol, tol * 10)
+            close((u[:, :k] * sv) @ vt[:k], x64, tol * 100, tol * 100)
+            close(u.T @ u, np.eye(u.shape[1]), tol * 10, tol * 10)
+            close(vt @ vt.T, np.eye(vt.shape[0]), tol * 10, tol * 10)
+        close(qb.jit(lambda x: qb.linalg.svd(x, compute_uv=False))(x), sv, 0, 0)
+        q, rr = (np.asarray(t, np.float64) for t in qb.jit(qb.linalg.qr)(x))
+        wq, wr = np.linalg.qr(x64)
+        close(np.abs(rr), np.abs(wr), tol * 100, tol * 100)
+        close(q @ rr, x64, tol * 100, tol * 100)
+        close(qb.jit(lambda x: qb.linalg.qr(x, mode="r"))(x), rr, 0, 0)
+
+
 # ---------------------------------------------------------------------------------------------
 # Derivatives
 
