@@ -192,13 +192,23 @@ def _parity(piv):
 
 
 def det(a):
-    """Determinant (product of the LU diagonal times the pivots' parity).
+    """Determinant (product of the LU diagonal times the pivots' parity; 2 x 2 and 3 x 3
+    matrices by their cofactor formulas, as JAX: elementwise over a batch, where an LU per
+    matrix was 26x JAX's time for 10000 3 x 3 matrices).
 
     Example:
         >>> round(qb.linalg.det(qb.array([[1.0, 2.0], [3.0, 4.0]])).item(), 12)
         -2.0
     """
     a = _mat("det", a, square=True)
+    n = a.shape[-1]
+    if n in (2, 3):
+        e = [[a[..., i, j] for j in range(n)] for i in range(n)]
+        if n == 2:
+            return e[0][0] * e[1][1] - e[0][1] * e[1][0]
+        return (e[0][0] * (e[1][1] * e[2][2] - e[1][2] * e[2][1])
+                - e[0][1] * (e[1][0] * e[2][2] - e[1][2] * e[2][0])
+                + e[0][2] * (e[1][0] * e[2][1] - e[1][1] * e[2][0]))
     lu, piv, _ = _lu(a)
     return _o.prod(_diag(lu), axis=-1) * _o.astype(_parity(piv), a.dtype)
 

@@ -17,7 +17,10 @@ pub(super) struct Block<T> {
     nb: usize,
     rows: usize,
     v: Vec<T>,
-    neg_t: Vec<T>,
+    taus: Vec<T>,
+    /// `-T`, formed at the block's first application (a block that is never applied, the last
+    /// panel when `q` is not wanted, costs no product).
+    neg_t: std::cell::OnceCell<Vec<T>>,
 }
 
 /// Householder QR of the `m x n` matrix `a`: `q` is `m x c`, `r` is `c x n` with
@@ -128,8 +131,7 @@ impl<T: Scalar> Block<T> {
     /// The block reflector of `nb` reflectors acting from row `j0` (`rows` rows): `v` as in
     /// [`Block`], `taus` their factors.
     pub(super) fn new(j0: usize, rows: usize, nb: usize, v: Vec<T>, taus: &[T]) -> Block<T> {
-        let neg_t = triangular_factor(&v, rows, nb, taus).into_iter().map(|x| -x).collect();
-        Block { j0, nb, rows, v, neg_t }
+        Block { j0, nb, rows, v, taus: taus.to_vec(), neg_t: std::cell::OnceCell::new() }
     }
 }
 
@@ -168,7 +170,8 @@ fn apply<T: Scalar>(b: &Block<T>, c: &mut [T], ldc: usize, cols: usize, transpos
         T::gemm(nb, rows, cols, T::ONE, b.v.as_ptr(), 1, nb as isize, c.as_ptr(), ldc as isize, 1, T::ZERO, w.as_mut_ptr(), cols as isize, 1);
         // -T(ᵀ) W, from the negated factor: the last product is then an accumulation with
         // alpha 1 (alpha -1 would copy and negate an operand per call).
-        T::gemm(nb, nb, cols, T::ONE, b.neg_t.as_ptr(), rst, cst, w.as_ptr(), cols as isize, 1, T::ZERO, w2.as_mut_ptr(), cols as isize, 1);
+        let neg_t = b.neg_t.get_or_init(|| triangular_factor(&b.v, rows, nb, &b.taus).into_iter().map(|x| -x).collect());
+        T::gemm(nb, nb, cols, T::ONE, neg_t.as_ptr(), rst, cst, w.as_ptr(), cols as isize, 1, T::ZERO, w2.as_mut_ptr(), cols as isize, 1);
         T::gemm(rows, nb, cols, T::ONE, b.v.as_ptr(), nb as isize, 1, w2.as_ptr(), cols as isize, 1, T::ONE, c.as_mut_ptr(), ldc as isize, 1);
     }
 }
