@@ -66,7 +66,7 @@ fn svd_body<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, u: &mut [T], s: 
     let inv = T::ONE / scale;
     let mut w: Vec<T> = a.iter().map(|x| *x * inv).collect();
     let (mut d, mut f) = (vec![T::ZERO; n], vec![T::ZERO; n]);
-    let (left, right) = bidiagonalize(&mut w, m, n, &mut d, &mut f);
+    let (left, right) = bidiagonalize(&mut w, m, n, &mut d, &mut f, vectors);
     if !vectors {
         if bidiagonal_qr(&mut d, &mut f, &mut [], m, &mut [], n, false) {
             let mut sv: Vec<T> = d.iter().map(|x| x.abs()).collect();
@@ -122,11 +122,12 @@ fn svd_body<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, u: &mut [T], s: 
 /// G_{n-3})ᵀ`. Returns the left reflectors as blocks of [`PANEL`] (for [`form_q`]) and the
 /// right ones (for [`accumulate`]).
 #[inline(always)]
-fn bidiagonalize<T: Scalar>(w: &mut [T], m: usize, n: usize, d: &mut [T], f: &mut [T]) -> (Vec<Block<T>>, Vec<Reflector<T>>) {
+fn bidiagonalize<T: Scalar>(w: &mut [T], m: usize, n: usize, d: &mut [T], f: &mut [T], vectors: bool) -> (Vec<Block<T>>, Vec<Reflector<T>>) {
     let mut blocks = Vec::with_capacity(n.div_ceil(PANEL));
     let mut right = Vec::with_capacity(n.saturating_sub(2));
     let mut proj = vec![T::ZERO; n];
     let mut proj2 = vec![T::ZERO; m];
+    let mut x = Vec::with_capacity(m);
     // The current block's reflectors (rows from its first one's row, zeros above each).
     let (mut v, mut taus, mut j0) = (Vec::new(), Vec::new(), 0);
     for k in 0..n {
@@ -137,17 +138,22 @@ fn bidiagonalize<T: Scalar>(w: &mut [T], m: usize, n: usize, d: &mut [T], f: &mu
                 taus.clear();
             }
             j0 = k;
-            v = vec![T::ZERO; (m - j0) * PANEL.min(n - k)];
+            if vectors {
+                v = vec![T::ZERO; (m - j0) * PANEL.min(n - k)];
+            }
         }
         let nb = PANEL.min(n - j0);
         // Left: column k, rows k.., applied to columns k + 1.. as a sum of rows.
-        let x: Vec<T> = (k..m).map(|i| w[i * n + k]).collect();
+        x.clear();
+        x.extend((k..m).map(|i| w[i * n + k]));
         let (tau, uu, beta) = householder(&x);
         d[k] = beta;
-        for (t, e) in uu.iter().enumerate() {
-            v[(k - j0 + t) * nb + (k - j0)] = *e;
+        if vectors {
+            for (t, e) in uu.iter().enumerate() {
+                v[(k - j0 + t) * nb + (k - j0)] = *e;
+            }
+            taus.push(tau);
         }
-        taus.push(tau);
         if tau != T::ZERO && k + 1 < n {
             let p = &mut proj[..n - k - 1];
             p.fill(T::ZERO);
@@ -167,15 +173,23 @@ fn bidiagonalize<T: Scalar>(w: &mut [T], m: usize, n: usize, d: &mut [T], f: &mu
                 // GEMM: dot products of short rows are latency bound), then W -= τ s uᵀ.
                 let (rows, len) = (m - k - 1, n - k - 1);
                 let sv = &mut proj2[..rows];
-                // SAFETY: W's rows x len block (stride n) lies in w; u and s are contiguous.
-                unsafe {
-                    T::gemm(rows, len, 1, T::ONE, w.as_ptr().add((k + 1) * n + k + 1), n as isize, 1, uu.as_ptr(), 1, 1, T::ZERO, sv.as_mut_ptr(), 1, 1);
+                if rows * len >= GEMV_MIN {
+                    // SAFETY: W's rows x len block (stride n) lies in w; u and s are contiguous.
+                    unsafe {
+                        T::gemm(rows, len, 1, T::ONE, w.as_ptr().add((k + 1) * n + k + 1), n as isize, 1, uu.as_ptr(), 1, 1, T::ZERO, sv.as_mut_ptr(), 1, 1);
+                    }
+                } else {
+                    for (t, r) in sv.iter_mut().zip(k + 1..m) {
+                        *t = super::eigh::dot(&w[r * n + k + 1..r * n + n], &uu);
+                    }
                 }
                 for (t, r) in sv.iter().zip(k + 1..m) {
                     axpy(&mut w[r * n + k + 1..r * n + n], tau * *t, &uu);
                 }
             }
-            right.push(Reflector { tau, u: uu });
+            if vectors {
+                right.push(Reflector { tau, u: uu });
+            }
         } else if k + 1 < n {
             f[k] = w[k * n + k + 1];
         }
@@ -186,6 +200,10 @@ fn bidiagonalize<T: Scalar>(w: &mut [T], m: usize, n: usize, d: &mut [T], f: &mu
     }
     (blocks, right)
 }
+
+/// Below this many elements the right reflector's matrix-vector product is a dot product per
+/// row (a packed product's fixed cost dominates small ones: 10000 3x3 svds).
+const GEMV_MIN: usize = 1024;
 
 /// `(c, s, r)` with `[c s; -s c] [a; b] = [r; 0]` (`c` = 1, `s` = 0 for `b` = 0).
 #[inline(always)]
@@ -478,7 +496,7 @@ mod timing {
             let t0 = std::time::Instant::now();
             let mut w = a.clone();
             let (mut d, mut f) = (vec![0f32; n], vec![0f32; n]);
-            let (left, right) = bidiagonalize(&mut w, m, n, &mut d, &mut f);
+            let (left, right) = bidiagonalize(&mut w, m, n, &mut d, &mut f, true);
             let t1 = std::time::Instant::now();
             let mut q = vec![0f32; m * n];
             form_q(&left, m, n, &mut q);
