@@ -131,21 +131,30 @@ pub(super) fn hypot<T: Scalar>(a: T, b: T) -> T {
 /// (LAPACK's larfg: `beta` has the opposite sign of `x[0]`; `tau` 0 when `x[1..]` is zero).
 #[inline(always)]
 pub(super) fn householder<T: Scalar>(x: &[T]) -> (T, Vec<T>, T) {
+    let mut u = x.to_vec();
+    let (tau, beta) = householder_in_place(&mut u);
+    (tau, u, beta)
+}
+
+/// [`householder`] in place: `x` becomes the reflector's `u` (`x[0]` = 1); returns `(tau,
+/// beta)`.
+#[inline(always)]
+pub(super) fn householder_in_place<T: Scalar>(x: &mut [T]) -> (T, T) {
     let alpha = x[0];
     let tail = norm(&x[1..]);
-    let mut u = vec![T::ZERO; x.len()];
-    u[0] = T::ONE;
+    x[0] = T::ONE;
     if tail == T::ZERO {
-        return (T::ZERO, u, alpha);
+        x[1..].fill(T::ZERO);
+        return (T::ZERO, alpha);
     }
     let r = hypot(alpha, tail);
     let beta = if alpha >= T::ZERO { -r } else { r };
     let tau = (beta - alpha) / beta;
     let scale = T::ONE / (alpha - beta);
-    for (d, s) in u[1..].iter_mut().zip(&x[1..]) {
-        *d = *s * scale;
+    for d in &mut x[1..] {
+        *d = *d * scale;
     }
-    (tau, u, beta)
+    (tau, beta)
 }
 
 /// Reduces the full symmetric `s` to the tridiagonal `d` (diagonal) / `e` (`e[i]` couples `i`

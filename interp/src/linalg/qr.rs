@@ -3,7 +3,7 @@
 //! rest of the matrix (and later on `q`) as one block reflector `I - V T Vᵀ` through
 //! [`Scalar::gemm`]. LAPACK's sign convention (`r`'s diagonal has the sign opposite to the
 //! column's leading element; NumPy's and JAX's results).
-use super::eigh::{dot, householder};
+use super::eigh::{dot, householder_in_place};
 use super::kernels::{axpy, Scalar};
 
 /// Columns per panel.
@@ -51,7 +51,7 @@ fn qr_body<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, q: &mut [T], r: &
     let mut j0 = 0;
     while j0 < k {
         let nb = PANEL.min(k - j0);
-        let b = factor_panel(&mut w, m, n, j0, nb);
+        let b = factor_panel(&mut w, m, n, j0, nb, vectors || j0 + nb < n);
         // The rest of the matrix: C <- (I - V Tᵀ Vᵀ) C on rows j0.., columns j0 + nb...
         apply(&b, &mut w[j0 * n + j0 + nb..], n, n - j0 - nb, true);
         blocks.push(b);
@@ -91,7 +91,7 @@ pub(super) fn form_q<T: Scalar>(blocks: &[Block<T>], m: usize, c: usize, q: &mut
 /// factored transposed (its columns contiguous: each reflector meets the later columns as
 /// dot products and axpys of whole columns, where the rows of a 32-wide panel are short).
 #[inline(always)]
-fn factor_panel<T: Scalar>(w: &mut [T], m: usize, n: usize, j0: usize, nb: usize) -> Block<T> {
+fn factor_panel<T: Scalar>(w: &mut [T], m: usize, n: usize, j0: usize, nb: usize, keep: bool) -> Block<T> {
     let rows = m - j0;
     let mut pt = vec![T::ZERO; nb * rows];
     for i in 0..rows {
@@ -99,25 +99,29 @@ fn factor_panel<T: Scalar>(w: &mut [T], m: usize, n: usize, j0: usize, nb: usize
             pt[c * rows + i] = *x;
         }
     }
-    let mut v = vec![T::ZERO; rows * nb];
+    // The reflectors are kept (for the columns right of the panel or for q) only when `keep`.
+    let mut v = if keep { vec![T::ZERO; rows * nb] } else { Vec::new() };
     let mut taus = vec![T::ZERO; nb];
     for jj in 0..nb {
         let (done, rest) = pt.split_at_mut((jj + 1) * rows);
-        let col = &mut done[jj * rows + jj..];
-        let (tau, u, beta) = householder(col);
+        // The column becomes the reflector's u (u[0] = 1) until the later columns saw it.
+        let u = &mut done[jj * rows + jj..];
+        let (tau, beta) = householder_in_place(u);
         taus[jj] = tau;
-        for (t, e) in u.iter().enumerate() {
-            v[(jj + t) * nb + jj] = *e;
+        if keep {
+            for (t, e) in u.iter().enumerate() {
+                v[(jj + t) * nb + jj] = *e;
+            }
         }
         if tau != T::ZERO {
             for later in rest.chunks_exact_mut(rows) {
                 let x = &mut later[jj..];
-                let f = tau * dot(&u, x);
-                axpy(x, f, &u);
+                let f = tau * dot(u, x);
+                axpy(x, f, u);
             }
         }
-        col[0] = beta;
-        col[1..].fill(T::ZERO);
+        u[0] = beta;
+        u[1..].fill(T::ZERO);
     }
     for i in 0..rows {
         for (c, x) in w[(j0 + i) * n + j0..(j0 + i) * n + j0 + nb].iter_mut().enumerate() {
