@@ -55,10 +55,17 @@ def test_export_cho_solve_and_gradient():
 
 
 def test_export_of_ops_without_stablehlo_form_is_typed():
+    # det of 4x4 and larger goes through LU (no StableHLO form); 2x2 / 3x3 are the cofactor
+    # formulas (as JAX), plain elementwise ops that export.
     a = _spd(3)
-    for f in (qb.linalg.det, lambda x: qb.linalg.qr(x)[0], lambda x: qb.linalg.eigh(x)[0], lambda x: qb.linalg.svd(x)[1]):
+    for f, x in ((qb.linalg.det, _spd(4)), (lambda x: qb.linalg.qr(x)[0], a), (lambda x: qb.linalg.eigh(x)[0], a), (lambda x: qb.linalg.svd(x)[1], a)):
         with pytest.raises(qb.UnsupportedOperationError, match="stablehlo"):
-            qb.export(f, a)
+            qb.export(f, x)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_export_small_det(n):
+    _check(qb.linalg.det, _spd(n, (2,)))
 
 
 def test_iree_does_not_legalize_cholesky():
