@@ -7,6 +7,7 @@
 //! Every inner loop walks a contiguous row (compiled for AVX2 where the CPU has it, the same
 //! operations per element).
 use super::kernels::{axpy, Scalar};
+use super::qr::{blocks_of, form_q};
 
 /// Eigenvalues (`w`, ascending) and eigenvectors (`v`, `n x n`, in columns) of the symmetric
 /// `n x n` matrix `a`, read from its `lower` triangle (else the upper one). A NaN input, or a
@@ -240,111 +241,23 @@ fn tridiagonalize<T: Scalar>(s: &mut [T], n: usize, d: &mut [T], e: &mut [T]) ->
     out
 }
 
-/// Overwrites `y` with `Qᵀ = H_{n-3} … H_0` (`Q = H_0 … H_{n-3}`), accumulated backward as
-/// `((I H_{n-3}) H_{n-4}) … H_0`: the step of `H_k` touches only rows and columns `k + 1..`,
-/// each row `y_r -= τ (y_r · u) uᵀ`, four rows at a time (independent dot products).
-/// From [`BLOCK_FROM`] reflectors on, blocks of [`BLOCK`] go through [`accumulate_block`].
-#[inline(always)]
+/// Overwrites `y` with `Qᵀ` for `Q = H_0 … H_{n-3}` (`H_k` acting on `k + 1..n`): `Q` is
+/// `diag(1, Q')` with `Q'` the product of the same reflectors on rows `0..n - 1`, formed as
+/// `qr`'s `q` is (blocks of 32 through the packed GEMM, backward).
 pub(super) fn accumulate<T: Scalar>(y: &mut [T], n: usize, reflectors: &[Reflector<T>]) {
     y.fill(T::ZERO);
-    for i in 0..n {
-        y[i * n + i] = T::ONE;
-    }
-    if reflectors.len() >= BLOCK_FROM {
-        let mut k1 = reflectors.len();
-        while k1 > 0 {
-            let k0 = k1.saturating_sub(BLOCK);
-            accumulate_block(y, n, k0, &reflectors[k0..k1]);
-            k1 = k0;
-        }
+    if n == 0 {
         return;
     }
-    for (k, h) in reflectors.iter().enumerate().rev() {
-        if h.tau == T::ZERO {
-            continue;
-        }
-        let (lo, u) = (k + 1, &h.u[..]);
-        let mut r = lo;
-        while r + 4 <= n {
-            // SAFETY: rows r..r+4 of y, disjoint, each of n elements inside y.
-            let [a, b, c, d]: [&mut [T]; 4] = std::array::from_fn(|j| unsafe { std::slice::from_raw_parts_mut(y.as_mut_ptr().add((r + j) * n + lo), n - lo) });
-            let t = dot4([&*a, &*b, &*c, &*d], u);
-            for (row, t) in [a, b, c, d].into_iter().zip(t) {
-                axpy(row, h.tau * t, u);
-            }
-            r += 4;
-        }
-        for row in y[r * n..].chunks_exact_mut(n) {
-            let t = h.tau * dot(&row[lo..], u);
-            axpy(&mut row[lo..], t, u);
+    y[0] = T::ONE;
+    let m = n - 1;
+    let mut q = vec![T::ZERO; m * m];
+    form_q(&blocks_of(reflectors, m), m, m, &mut q);
+    for (i, row) in y[n..].chunks_exact_mut(n).enumerate() {
+        for (j, x) in row[1..].iter_mut().enumerate() {
+            *x = q[j * m + i];
         }
     }
-}
-
-/// Reflectors per block of [`accumulate_block`], and the count from which blocks pay.
-const BLOCK: usize = 32;
-const BLOCK_FROM: usize = 48;
-
-/// `y <- y H_{k1-1} … H_{k0}` for the reflectors `hs` = `H_{k0}..H_{k1}` as one block
-/// reflector (LAPACK's larft / larfb): `H_{k0} … H_{k1-1} = I - U T Uᵀ`, so the product is
-/// `y - (y U) Tᵀ Uᵀ` on rows and columns `k0 + 1..`: two products through [`Scalar::gemm`]
-/// and a small triangular one (`T` from [`super::qr::triangular_factor`]).
-#[inline(always)]
-fn accumulate_block<T: Scalar>(y: &mut [T], n: usize, k0: usize, hs: &[Reflector<T>]) {
-    let (nb, l) = (hs.len(), n - k0 - 1);
-    // U (l x nb): reflector j's vector from row j down, zeros above.
-    let mut u = vec![T::ZERO; l * nb];
-    for (j, h) in hs.iter().enumerate() {
-        for (t, x) in h.u.iter().enumerate() {
-            u[(j + t) * nb + j] = *x;
-        }
-    }
-    // -T (nb x nb, upper; negated so that the last product accumulates with alpha 1).
-    let taus: Vec<T> = hs.iter().map(|h| h.tau).collect();
-    let t: Vec<T> = super::qr::triangular_factor(&u, l, nb, &taus).into_iter().map(|x| -x).collect();
-    let y0 = (k0 + 1) * n + k0 + 1;
-    // W = Y U (l x nb), then -W Tᵀ, then Y += (-W Tᵀ) Uᵀ.
-    let mut wm = vec![T::ZERO; l * nb];
-    // SAFETY: every operand lies inside its buffer (y's block of l rows of stride n); the
-    // outputs do not overlap the inputs.
-    unsafe {
-        T::gemm(l, l, nb, T::ONE, y.as_ptr().add(y0), n as isize, 1, u.as_ptr(), nb as isize, 1, T::ZERO, wm.as_mut_ptr(), nb as isize, 1);
-    }
-    // -W Tᵀ (T's lower part is zero).
-    let mut wt = vec![T::ZERO; l * nb];
-    unsafe {
-        T::gemm(l, nb, nb, T::ONE, wm.as_ptr(), nb as isize, 1, t.as_ptr(), 1, nb as isize, T::ZERO, wt.as_mut_ptr(), nb as isize, 1);
-    }
-    unsafe {
-        T::gemm(l, nb, l, T::ONE, wt.as_ptr(), nb as isize, 1, u.as_ptr(), 1, nb as isize, T::ONE, y.as_mut_ptr().add(y0), n as isize, 1);
-    }
-}
-
-/// [`dot`] of four rows with the same `u` at once (four independent chains; each row's sum in
-/// [`dot`]'s order).
-#[inline(always)]
-fn dot4<T: Scalar>(x: [&[T]; 4], u: &[T]) -> [T; 4] {
-    let n = u.len();
-    let mut acc = [[T::ZERO; 8]; 4];
-    let whole = n / 8 * 8;
-    let x: [&[T]; 4] = std::array::from_fn(|r| &x[r][..n]);
-    for c in (0..whole).step_by(8) {
-        let uc: &[T; 8] = u[c..c + 8].try_into().expect("8");
-        for (acc, x) in acc.iter_mut().zip(&x) {
-            let xc: &[T; 8] = x[c..c + 8].try_into().expect("8");
-            for k in 0..8 {
-                acc[k] = acc[k] + xc[k] * uc[k];
-            }
-        }
-    }
-    std::array::from_fn(|r| {
-        let a = &acc[r];
-        let mut s = ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
-        for j in whole..n {
-            s = s + x[r][j] * u[j];
-        }
-        s
-    })
 }
 
 /// The implicit QL iteration with Wilkinson shifts on the symmetric tridiagonal `d` / `e`

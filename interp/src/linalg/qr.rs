@@ -3,11 +3,11 @@
 //! rest of the matrix (and later on `q`) as one block reflector `I - V T Vᵀ` through
 //! [`Scalar::gemm`]. LAPACK's sign convention (`r`'s diagonal has the sign opposite to the
 //! column's leading element; NumPy's and JAX's results).
-use super::eigh::{dot, householder_in_place};
+use super::eigh::{dot, householder_in_place, Reflector};
 use super::kernels::{axpy, Scalar};
 
 /// Columns per panel.
-pub(super) const PANEL: usize = 32;
+const PANEL: usize = 32;
 
 /// One panel's reflectors: `v` (`rows x nb`, reflector `j`'s vector from row `j` down, with a
 /// unit leading element, zeros above) and the negated upper triangular `t` (`nb x nb`) of
@@ -131,6 +131,26 @@ fn factor_panel<T: Scalar>(w: &mut [T], m: usize, n: usize, j0: usize, nb: usize
     Block::new(j0, rows, nb, v, &taus)
 }
 
+/// The block reflectors ([`PANEL`] reflectors each) of `reflectors`, reflector `k` acting on
+/// rows `k..rows` (its `u` of `rows - k` elements, `u[0]` = 1): for [`form_q`].
+pub(super) fn blocks_of<T: Scalar>(reflectors: &[Reflector<T>], rows: usize) -> Vec<Block<T>> {
+    reflectors
+        .chunks(PANEL)
+        .enumerate()
+        .map(|(c, hs)| {
+            let (j0, nb) = (c * PANEL, hs.len());
+            let mut v = vec![T::ZERO; (rows - j0) * nb];
+            for (j, h) in hs.iter().enumerate() {
+                for (t, x) in h.u.iter().enumerate() {
+                    v[(j + t) * nb + j] = *x;
+                }
+            }
+            let taus: Vec<T> = hs.iter().map(|h| h.tau).collect();
+            Block::new(j0, rows - j0, nb, v, &taus)
+        })
+        .collect()
+}
+
 impl<T: Scalar> Block<T> {
     /// The block reflector of `nb` reflectors acting from row `j0` (`rows` rows): `v` as in
     /// [`Block`], `taus` their factors.
@@ -141,7 +161,7 @@ impl<T: Scalar> Block<T> {
 
 /// LAPACK's larft (forward, columnwise): `T[j][j] = τ_j`, `T[..j, j] = -τ_j T[..j, ..j] (V[:,
 /// ..j]ᵀ v_j)`, with `Vᵀ V` from one product.
-pub(super) fn triangular_factor<T: Scalar>(v: &[T], rows: usize, nb: usize, taus: &[T]) -> Vec<T> {
+fn triangular_factor<T: Scalar>(v: &[T], rows: usize, nb: usize, taus: &[T]) -> Vec<T> {
     let mut g = vec![T::ZERO; nb * nb];
     // SAFETY: v is rows x nb, g nb x nb.
     unsafe {

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 
 use super::eigh::{accumulate, householder, Reflector};
 use super::kernels::{axpy, transpose, Scalar};
-use super::qr::{form_q, Block, PANEL};
+use super::qr::{blocks_of, form_q, Block};
 
 /// SVD of the `m x n` matrix `a`: `u` (`m x cu`), `s` (length min(m, n), descending), `vt`
 /// (`rv x n`), with `cu = m, rv = n` (`full`) or both min(m, n). NaN input, or a bidiagonal
@@ -119,41 +119,21 @@ fn svd_body<T: Scalar>(a: &[T], m: usize, n: usize, full: bool, u: &mut [T], s: 
 /// Reduces the row-major `m x n` (`m >= n`) `w` to the upper bidiagonal `d` (diagonal) / `f`
 /// (`f[k]` at `(k, k + 1)`) by left reflectors on columns (`H_k` acting on rows `k..`) and
 /// right reflectors on rows (`G_k` acting on columns `k + 1..`): `w = (H_0 … H_{n-1}) B (G_0 …
-/// G_{n-3})ᵀ`. Returns the left reflectors as blocks of [`PANEL`] (for [`form_q`]) and the
-/// right ones (for [`accumulate`]).
+/// G_{n-3})ᵀ`. Returns the left reflectors as `qr`'s blocks (for [`form_q`]) and the right
+/// ones (for [`accumulate`]); neither without `vectors`.
 #[inline(always)]
 fn bidiagonalize<T: Scalar>(w: &mut [T], m: usize, n: usize, d: &mut [T], f: &mut [T], vectors: bool) -> (Vec<Block<T>>, Vec<Reflector<T>>) {
-    let mut blocks = Vec::with_capacity(n.div_ceil(PANEL));
+    let mut left = Vec::with_capacity(if vectors { n } else { 0 });
     let mut right = Vec::with_capacity(n.saturating_sub(2));
     let mut proj = vec![T::ZERO; n];
     let mut proj2 = vec![T::ZERO; m];
     let mut x = Vec::with_capacity(m);
-    // The current block's reflectors (rows from its first one's row, zeros above each).
-    let (mut v, mut taus, mut j0) = (Vec::new(), Vec::new(), 0);
     for k in 0..n {
-        if k % PANEL == 0 {
-            if k > 0 {
-                let nb = taus.len();
-                blocks.push(Block::new(j0, m - j0, nb, std::mem::take(&mut v), &taus));
-                taus.clear();
-            }
-            j0 = k;
-            if vectors {
-                v = vec![T::ZERO; (m - j0) * PANEL.min(n - k)];
-            }
-        }
-        let nb = PANEL.min(n - j0);
         // Left: column k, rows k.., applied to columns k + 1.. as a sum of rows.
         x.clear();
         x.extend((k..m).map(|i| w[i * n + k]));
         let (tau, uu, beta) = householder(&x);
         d[k] = beta;
-        if vectors {
-            for (t, e) in uu.iter().enumerate() {
-                v[(k - j0 + t) * nb + (k - j0)] = *e;
-            }
-            taus.push(tau);
-        }
         if tau != T::ZERO && k + 1 < n {
             let p = &mut proj[..n - k - 1];
             p.fill(T::ZERO);
@@ -163,6 +143,9 @@ fn bidiagonalize<T: Scalar>(w: &mut [T], m: usize, n: usize, d: &mut [T], f: &mu
             for (t, ui) in uu.iter().enumerate() {
                 axpy(&mut w[(k + t) * n + k + 1..(k + t) * n + n], tau * *ui, p);
             }
+        }
+        if vectors {
+            left.push(Reflector { tau, u: uu });
         }
         // Right: row k, columns k + 1.., applied to rows k + 1.. (a dot product per row).
         if k + 2 < n {
@@ -194,11 +177,7 @@ fn bidiagonalize<T: Scalar>(w: &mut [T], m: usize, n: usize, d: &mut [T], f: &mu
             f[k] = w[k * n + k + 1];
         }
     }
-    if !taus.is_empty() {
-        let nb = taus.len();
-        blocks.push(Block::new(j0, m - j0, nb, v, &taus));
-    }
-    (blocks, right)
+    (blocks_of(&left, m), right)
 }
 
 /// Below this many elements the right reflector's matrix-vector product is a dot product per
