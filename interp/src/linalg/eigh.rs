@@ -6,7 +6,7 @@
 //! n³ (eight to ten sweeps of 9 n³): 128 x 128 f32 went 11.3 -> see docs/performance.md.
 //! Every inner loop walks a contiguous row (compiled for AVX2 where the CPU has it, the same
 //! operations per element).
-use super::kernels::{axpy, Scalar};
+use super::kernels::{axpy, RotationQueue, Scalar};
 use super::qr::{blocks_of, form_q};
 
 /// Eigenvalues (`w`, ascending) and eigenvectors (`v`, `n x n`, in columns) of the symmetric
@@ -262,11 +262,9 @@ pub(super) fn accumulate<T: Scalar>(y: &mut [T], n: usize, reflectors: &[Reflect
 
 /// The implicit QL iteration with Wilkinson shifts on the symmetric tridiagonal `d` / `e`
 /// (eigenvalues left in `d`, unsorted). Each plane rotation (of columns `(i, i + 1)` of the
-/// eigenvector matrix, i.e. rows `i`, `i + 1` of `y`, rows of `n`) joins a queue, and each
-/// step of a sweep applies the oldest rotation of an earlier sweep: the step's serial chain
-/// (square root, division, ~45 cycles of latency) then overlaps vector work whose inputs are
-/// ready, where a rotation applied as soon as it is known stalls the next step behind it
-/// (128 x 128 f32: 400 us applied at once, 450 after the sweep, about 250 overlapped). The
+/// eigenvector matrix, i.e. rows `i`, `i + 1` of `y`, rows of `n`) goes through a
+/// [`RotationQueue`], so its vector work overlaps the next steps' sqrt/div chain (128 x 128
+/// f32: 400 us applied at once, 450 after each sweep, about 300 queued). The
 /// tridiagonal is scaled to a largest entry of one (LAPACK's steqr scales into a safe range
 /// too), so `sqrt(f² + g²)` needs no hypot. False when an eigenvalue takes more than 30
 /// iterations (NaNs in the input do).
@@ -282,7 +280,7 @@ fn ql_implicit<T: Scalar>(d: &mut [T], e: &mut [T], y: &mut [T], n: usize, vecto
     for x in d.iter_mut().chain(e.iter_mut()) {
         *x = *x * inv;
     }
-    let mut queue: std::collections::VecDeque<(usize, T, T)> = std::collections::VecDeque::with_capacity(2 * n);
+    let mut queue = RotationQueue::new(vectors);
     for l in 0..n {
         let mut iterations = 0;
         loop {
@@ -308,8 +306,6 @@ fn ql_implicit<T: Scalar>(d: &mut [T], e: &mut [T], y: &mut [T], n: usize, vecto
             g = d[m] - d[l] + e[l] / (g + if g >= T::ZERO { r } else { -r });
             let (mut s, mut c, mut p) = (T::ONE, T::ONE, T::ZERO);
             let mut underflow = false;
-            // Rotations queued before this sweep: the ones each step may apply.
-            let mut older = queue.len();
             let mut i = m;
             while i > l {
                 i -= 1;
@@ -332,15 +328,8 @@ fn ql_implicit<T: Scalar>(d: &mut [T], e: &mut [T], y: &mut [T], n: usize, vecto
                 p = s * r;
                 d[i + 1] = g + p;
                 g = c * r - b;
-                if !vectors {
-                    continue;
-                }
-                queue.push_back((i, c, s));
-                if older > 0 {
-                    older -= 1;
-                    let (k, c, s) = queue.pop_front().expect("an older rotation");
-                    rotate(y, n, k, s, c);
-                }
+                // Rows (i, i + 1): (c yᵢ - s yᵢ₊₁, s yᵢ + c yᵢ₊₁).
+                queue.push(y, n, (i, i + 1, c, -s));
             }
             if underflow {
                 continue;
@@ -350,24 +339,11 @@ fn ql_implicit<T: Scalar>(d: &mut [T], e: &mut [T], y: &mut [T], n: usize, vecto
             e[m] = T::ZERO;
         }
     }
-    for (k, c, s) in queue {
-        rotate(y, n, k, s, c);
-    }
+    queue.flush(y, n);
     for x in d.iter_mut() {
         *x = *x * anorm;
     }
     d.iter().all(|x| !x.is_nan())
-}
-
-/// Rows `i`, `i + 1` of `y` (rows of `n`): `(yᵢ, yᵢ₊₁) -> (c yᵢ - s yᵢ₊₁, s yᵢ + c yᵢ₊₁)`.
-#[inline(always)]
-fn rotate<T: Scalar>(y: &mut [T], n: usize, i: usize, s: T, c: T) {
-    let (top, bottom) = y[i * n..(i + 2) * n].split_at_mut(n);
-    for (a, b) in top.iter_mut().zip(bottom.iter_mut()) {
-        let (x, z) = (*a, *b);
-        *a = c * x - s * z;
-        *b = s * x + c * z;
-    }
 }
 
 #[cfg(test)]

@@ -6,10 +6,8 @@
 //! and `eigh`'s `Qᵀ`). About 30 n³ flops at m = n against the one-sided Jacobi's ~100 n³.
 //! Rotations are queued as in `eigh`'s QL: each step applies older ones while its own
 //! square roots and divisions are in flight.
-use std::collections::VecDeque;
-
 use super::eigh::{accumulate, householder, Reflector};
-use super::kernels::{axpy, transpose, Scalar};
+use super::kernels::{axpy, transpose, Rotation, RotationQueue, Scalar};
 use super::qr::{blocks_of, form_q, Block};
 
 /// SVD of the `m x n` matrix `a`: `u` (`m x cu`), `s` (length min(m, n), descending), `vt`
@@ -195,73 +193,31 @@ fn givens<T: Scalar>(a: T, b: T) -> (T, T, T) {
     (a * ri, b * ri, r)
 }
 
-/// A queued rotation of rows `i`, `j` (rows of the matrix's length): `(yᵢ, yⱼ) -> (c yᵢ + s yⱼ,
-/// -s yᵢ + c yⱼ)`.
-type Rotation<T> = (usize, usize, T, T);
-
-/// Rotation queues of `uᵀ` and `vᵀ` (see `eigh`'s QL): each new rotation of one applies the
-/// oldest of the same matrix, so the vector work overlaps the next rotation's computation.
+/// Rotation queues of `uᵀ` and `vᵀ` (kernels' [`RotationQueue`]).
 struct Queues<'a, T> {
     ut: &'a mut [T],
     m: usize,
     vt: &'a mut [T],
     n: usize,
-    qu: VecDeque<Rotation<T>>,
-    qv: VecDeque<Rotation<T>>,
-    /// False: the values only (rotations dropped).
-    on: bool,
+    qu: RotationQueue<T>,
+    qv: RotationQueue<T>,
 }
 
 impl<T: Scalar> Queues<'_, T> {
-    /// Lag kept between a rotation's computation and its application.
-    const LAG: usize = 8;
-
     #[inline(always)]
     fn left(&mut self, r: Rotation<T>) {
-        if self.on {
-            enqueue(&mut self.qu, self.ut, self.m, r);
-        }
+        self.qu.push(self.ut, self.m, r);
     }
 
     #[inline(always)]
     fn right(&mut self, r: Rotation<T>) {
-        if self.on {
-            enqueue(&mut self.qv, self.vt, self.n, r);
-        }
+        self.qv.push(self.vt, self.n, r);
     }
 
     #[inline(always)]
     fn flush(&mut self) {
-        while let Some(r) = self.qu.pop_front() {
-            rotate(self.ut, self.m, r);
-        }
-        while let Some(r) = self.qv.pop_front() {
-            rotate(self.vt, self.n, r);
-        }
-    }
-}
-
-/// Queues `r` for `y` (rows of `len`), applying the oldest queued rotation past the lag.
-#[inline(always)]
-fn enqueue<T: Scalar>(q: &mut VecDeque<Rotation<T>>, y: &mut [T], len: usize, r: Rotation<T>) {
-    q.push_back(r);
-    if q.len() > Queues::<T>::LAG {
-        let r = q.pop_front().expect("queued");
-        rotate(y, len, r);
-    }
-}
-
-#[inline(always)]
-fn rotate<T: Scalar>(y: &mut [T], len: usize, (i, j, c, s): Rotation<T>) {
-    let (lo, hi) = if i < j { (i, j) } else { (j, i) };
-    let (a, b) = y.split_at_mut(hi * len);
-    let (a, b) = (&mut a[lo * len..lo * len + len], &mut b[..len]);
-    // a is row lo, b row hi; row i is a when i < j.
-    let (yi, yj) = if i < j { (a, b) } else { (b, a) };
-    for (x, z) in yi.iter_mut().zip(yj.iter_mut()) {
-        let (p, q) = (*x, *z);
-        *x = c * p + s * q;
-        *z = c * q - s * p;
+        self.qu.flush(self.ut, self.m);
+        self.qv.flush(self.vt, self.n);
     }
 }
 
@@ -277,7 +233,7 @@ fn bidiagonal_qr<T: Scalar>(d: &mut [T], f: &mut [T], ut: &mut [T], m: usize, vt
     let two = T::ONE + T::ONE;
     let bnorm = d.iter().chain(f[..n - 1].iter()).fold(T::ZERO, |x, v| if v.abs() > x { v.abs() } else { x });
     let tiny = T::EPS * bnorm;
-    let mut q = Queues { ut, m, vt, n, qu: VecDeque::with_capacity(16), qv: VecDeque::with_capacity(16), on: vectors };
+    let mut q = Queues { ut, m, vt, n, qu: RotationQueue::new(vectors), qv: RotationQueue::new(vectors) };
     let mut steps = 0usize;
     let limit = 30 * n.max(1);
     let mut hi = n - 1;
