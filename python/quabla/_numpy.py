@@ -30,6 +30,7 @@ from ._ops import (
     _np_alloc,
     _shape_arg,
     _STAGED_MIN,
+    _iota,
     _op,
     _shape_str,
     _slice_axis,
@@ -359,17 +360,6 @@ def kron(a, b):
 
 # ---------------------------------------------------------------------------------------------
 # Matrix helpers
-
-
-def _iota(shape, dim):
-    """int64 indices along ``dim`` of an array of ``shape``: an iota of the program inside a
-    trace (a NumPy range there entered the program as a dense constant: ``tril`` of 1024^2 a
-    1M-element mask, 365 ms of first call), a constant outside."""
-    shape = _shape_arg("iota", tuple(int(d) for d in shape), int64)
-    if _current_trace() is not None:
-        return bind(_op("iota", dim=dim, ty=(shape, int64.code)))
-    a = np.arange(shape[dim], dtype=np.int64).reshape([-1 if i == dim else 1 for i in range(len(shape))])
-    return _from_numpy(_np_alloc("iota", np.ascontiguousarray, np.broadcast_to(a, shape)))
 
 
 def tri(N, M=None, k=0, dtype=None):

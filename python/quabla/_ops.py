@@ -1831,6 +1831,17 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     return r
 
 
+def _iota(shape, dim):
+    """int64 indices along ``dim`` of an array of ``shape``: an iota of the program inside a
+    trace (a NumPy range there entered the program as a dense constant: ``tril`` of 1024^2 a
+    1M-element mask, 365 ms of first call), a constant outside."""
+    shape = _shape_arg("iota", tuple(int(d) for d in shape), int64)
+    if _current_trace() is not None:
+        return bind(_op("iota", dim=dim, ty=(shape, int64.code)))
+    a = np.arange(shape[dim], dtype=np.int64).reshape([-1 if i == dim else 1 for i in range(len(shape))])
+    return _from_numpy(_np_alloc("iota", np.ascontiguousarray, np.broadcast_to(a, shape)))
+
+
 def eye(n, m=None, k=0, dtype=None):
     """An n x m matrix with ones on diagonal ``k`` (default dtype float64).
 
@@ -1846,9 +1857,7 @@ def eye(n, m=None, k=0, dtype=None):
     if _current_trace() is not None and n * m > _STAGED_MIN:
         # Inside a trace a large identity is computed by the program (two iotas compared):
         # from NumPy it entered as a dense constant (eye(4096): 128 MB of IR and object code).
-        r = bind(_op("iota", dim=0, ty=((n, m), int64.code)))
-        c = bind(_op("iota", dim=1, ty=((n, m), int64.code)))
-        return astype(equal(c - r, k), dt)
+        return astype(equal(_iota((n, m), 1) - _iota((n, m), 0), k), dt)
     return _from_numpy(_np_alloc("eye", np.eye, n, m, k), dtype)
 
 
