@@ -66,7 +66,7 @@ def case(name, f_q, f_j, *args, rounds=2):
         best_q = min(best_q, timeit_call(lambda: block(fq(*qa)), repeats=10, max_total=2.0)[0])
         best_j = min(best_j, timeit_call(lambda: block(fj(*ja)), repeats=10, max_total=2.0)[0])
     flag = "  <== cliff" if best_q / best_j > 1.5 else ""
-    print(f"{name:44s} qb {best_q * 1e6:10.1f} us  jax {best_j * 1e6:10.1f} us  ratio {best_q / best_j:5.2f}  first {tq0 / tj0:5.2f}  err {err:.1e}{flag}", flush=True)
+    print(f"{name:44s} qb {best_q * 1e6:10.1f} us  jax {best_j * 1e6:10.1f} us  ratio {best_q / best_j:5.2f}  first {tq0 / tj0:5.2f} ({tq0 * 1e3:5.1f}/{tj0 * 1e3:5.1f} ms)  err {err:.1e}{flag}", flush=True)
 
 
 def matmul():
