@@ -95,6 +95,16 @@ def matmul():
     case("batched 256 x 8x8x8", mm, mm, r(256, 8, 8), r(256, 8, 8))
     case("batched 32 x 4x64x4", mm, mm, r(32, 4, 64), r(32, 64, 4))
     case("dot 1e6", mm, mm, r(1000000), r(1000000))
+    case("outer einsum i,j->ij 2048", lambda a, b: qb.einsum("i,j->ij", a, b), lambda a, b: jnp.einsum("i,j->ij", a, b), r(2048), r(2048))
+    case("batched outer tanh(a) b 128x32x64", lambda a, b: qb.einsum("bi,bj->bij", qb.tanh(a), b), lambda a, b: jnp.einsum("bi,bj->bij", jnp.tanh(a), b), r(128, 32), r(128, 64))
+
+    def mlp(np_, p, x, y):
+        return ((np_.tanh(x @ p[0] + p[1]) @ p[2] - y) ** 2).sum()
+
+    def per_example(np_, g, vmap):
+        return lambda w1, b1, w2, x, y: vmap(g(lambda p, x, y: mlp(np_, p, x, y)), (None, 0, 0))((w1, b1, w2), x, y)[0]
+
+    case("per-example grads vmap(grad) 128 of 32-64-4", per_example(qb, qb.grad, qb.vmap), per_example(jnp, jax.grad, jax.vmap), r(32, 64), r(64), r(64, 4), r(128, 32), r(128, 4))
 
 
 def reduce():

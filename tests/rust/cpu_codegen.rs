@@ -563,6 +563,48 @@ fn small_products_read_k_in_groups_and_match_the_interpreter_to_the_bit() {
 }
 
 #[test]
+fn products_without_a_sum_are_one_multiply_and_match_the_interpreter() {
+    // A contracted extent of 1 (unit contracted dims, or none: per-batch outer products)
+    // lowers to one generic computing l * r over the result's dims (dot::unit_k_product),
+    // with a unit reduction loop when an operand is an elementwise op's result (upstream
+    // fusion leaves it apart instead of recomputing it per element). Any dim order.
+    let mut rng = Rng(131);
+    let dd = |lb: &[i64], rb: &[i64], lc: &[i64], rc: &[i64]| DotDims { lhs_batching_dimensions: lb.to_vec(), rhs_batching_dimensions: rb.to_vec(), lhs_contracting_dimensions: lc.to_vec(), rhs_contracting_dimensions: rc.to_vec() };
+    // (lhs, rhs, dims, tanh of the lhs first)
+    let cases: Vec<(Vec<i64>, Vec<i64>, DotDims, bool)> = vec![
+        (vec![128, 1, 32], vec![128, 1, 64], bdims(&[0], &[1], &[1]), false),
+        (vec![128, 1, 32], vec![128, 1, 64], bdims(&[0], &[1], &[1]), true),
+        (vec![5, 3], vec![4], dd(&[], &[], &[], &[]), false),
+        (vec![1, 6, 1], vec![1, 1, 7], dd(&[], &[], &[0, 2], &[0, 1]), true),
+        (vec![6, 4, 1], vec![1, 4, 5], dd(&[1], &[1], &[2], &[0]), false),
+        (vec![6, 4, 1], vec![1, 4, 5], dd(&[1], &[1], &[2], &[0]), true),
+    ];
+    for d in [DType::F32, DType::F64, DType::I32] {
+        for (ls, rs, dims, tanh) in &cases {
+            if *tanh && d == DType::I32 {
+                continue;
+            }
+            let (lt, rt) = (TensorType::new(d, ls.clone()), TensorType::new(d, rs.clone()));
+            let mut f = Func::new("main", &[lt.clone(), rt.clone()]);
+            let (mut a, b) = (f.params[0], f.params[1]);
+            if *tanh {
+                a = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Tanh }), &[a], None).unwrap();
+            }
+            f.outputs = vec![f.push1(OpKind::Dot(DotOp::DotGeneral { dims: dims.clone() }), &[a, b], None).unwrap()];
+            let m = Module { funcs: vec![f] };
+            let what = format!("{d} {ls:?} x {rs:?} {dims:?} tanh {tanh}: ");
+            let text = lower_for_cpu(&m, &CpuOptions::default()).unwrap().text;
+            assert!(!text.contains("matmul") && text.contains("arith.mul"), "{what}one multiply:\n{text}");
+            assert_eq!(text.contains("\"reduction\""), *tanh, "{what}a unit reduction loop with an elementwise operand:\n{text}");
+            let inputs = [rng.buffer(&lt, -4.0, 4.0), rng.buffer(&rt, -4.0, 4.0)];
+            // tanh is a polynomial kernel on the CPU (5 ulps), libm's in the interpreter.
+            let tol = if *tanh { Tol::Ulps(12) } else { Tol::Exact };
+            equals_interpreter_on_one_and_two_threads(&m, &inputs, tol, |_| 1.0, &what);
+        }
+    }
+}
+
+#[test]
 fn runtime_products_match_the_interpreter_on_one_and_two_threads() {
     // Large f32/f64 products call the runtime's packed product (runtime/src/gemm.rs,
     // quabla_kernels::gemm) on hosts with its micro-kernels: every layout the lowering hands

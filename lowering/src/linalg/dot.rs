@@ -95,6 +95,9 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     // A runtime product whose result is a destination-passing output of the function writes
     // into the output's buffer (see [`runtime_gemm`]): no copy after the call.
     let dest = e.outs.iter().find(|(v, _)| *v == o.results[0]).map(|(_, name)| (name.clone(), out.clone()));
+    if k == 1 && plan.is_none() && !e.cg.target.parallel_outer() && d != DType::I1 {
+        return Ok(unit_k_product(e, f, o, dims));
+    }
     if let (Some(plan), true) = (&plan, a_km || b_nk) {
         // [b, x, y] (batched) or [x, y].
         let bs: &[i64] = if batched { &[b] } else { &[] };
@@ -140,6 +143,50 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
         }
     };
     Ok(reshape(e, &p, &o3t, out))
+}
+
+/// A product with nothing to sum (no contracted dims, or unit ones: an outer product per batch
+/// element, the per-example weight gradient `vmap(grad(...))` writes) as one generic over the
+/// result's dims reading both operands where they are: `out = l * r`, no transposed copies
+/// and no product loop (as a `linalg.batch_matmul` on the loop path, 128 x (32x1 @ 1x64)
+/// f32 took ~150 us, the vmapped per-example gradient of a 32-64-4 MLP 2.3x JAX's time). When
+/// an operand is computed by an elementwise op, the generic keeps a unit reduction loop
+/// between the lhs's and the rhs's free dims, which upstream fusion leaves alone (fused, the
+/// producer would be recomputed for every element of the other operand).
+fn unit_k_product(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> String {
+    let (l, r) = (e.name(o.operands[0]), e.name(o.operands[1]));
+    let (lt, rt, out) = (f.ty(o.operands[0]), f.ty(o.operands[1]), f.ty(o.results[0]));
+    let d = out.dtype;
+    let (lb, rb) = (&dims.lhs_batching_dimensions, &dims.rhs_batching_dimensions);
+    let lfree = DotDims::free(lt.rank(), lb, &dims.lhs_contracting_dimensions);
+    let rfree = DotDims::free(rt.rank(), rb, &dims.rhs_contracting_dimensions);
+    let (nb, nl) = (lb.len(), lfree.len());
+    let apart = o.operands.iter().any(|&v| elementwise_result(f, v));
+    let loops = out.rank() + apart as usize;
+    // Result dim j is loop j, or j + 1 past the unit loop (at nb + nl) when there is one.
+    let lp = |j: usize| format!("d{}", if apart && j >= nb + nl { j + 1 } else { j });
+    let exprs = |rank: usize, batch: &[i64], free: &[i64], first: usize| -> Vec<String> {
+        (0..rank as i64)
+            .map(|i| match (batch.iter().position(|&x| x == i), free.iter().position(|&x| x == i)) {
+                (Some(p), _) => lp(p),
+                (None, Some(p)) => lp(first + p),
+                (None, None) => "0".to_string(),
+            })
+            .collect()
+    };
+    let mut ins = vec![Operand::new(&l, lt, map(loops, &exprs(lt.rank(), lb, &lfree, nb))), Operand::new(&r, rt, map(loops, &exprs(rt.rank(), rb, &rfree, nb + nl)))];
+    let mut its = vec![Iter::Parallel; loops];
+    if apart {
+        its[nb + nl] = Iter::Reduction;
+        // The unit loop's extent (no operand reads it).
+        let ut = TensorType::new(d, [1]);
+        let u = e.empty(&ut);
+        ins.push(Operand::new(u, &ut, map(loops, &[format!("d{}", nb + nl)])));
+    }
+    let init = e.empty(out);
+    let outs = [Operand::new(init, out, map(loops, &(0..out.rank()).map(lp).collect::<Vec<_>>()))];
+    let mul = if d.is_float() { "arith.mulf" } else { "arith.muli" };
+    generic(e, &its, &ins, &outs, |e, a| vec![e.op(format!("{mul} {}, {} : {d}", a[0], a[1]))]).remove(0)
 }
 
 /// The operand layouts of a tiled product.
