@@ -163,6 +163,8 @@ def sort():
 def random():
     k = r(1)
     case("random.normal 1e6 f32", lambda k: qb.random.normal(qb.random.PRNGKey(0), (1000000,), dtype=np.float32) + k, lambda k: jax.random.normal(jax.random.PRNGKey(0), (1000000,), dtype=np.float32) + k, k)
+    case("random.randint 1e6 int64 in [0, 100)", lambda k: qb.random.randint(qb.random.PRNGKey(2), (1000000,), 0, 100) + k.astype(np.int64), lambda k: jax.random.randint(jax.random.PRNGKey(2), (1000000,), 0, 100) + k.astype(np.int64), k)
+    case("random.randint 1e6 int32", lambda k: qb.random.randint(qb.random.PRNGKey(2), (1000000,), 0, 100, dtype=np.int32) + k.astype(np.int32), lambda k: jax.random.randint(jax.random.PRNGKey(2), (1000000,), 0, 100, dtype=np.int32) + k.astype(np.int32), k)
     case("random.uniform 1e6 f32", lambda k: qb.random.uniform(qb.random.PRNGKey(1), (1000000,), dtype=np.float32) + k, lambda k: jax.random.uniform(jax.random.PRNGKey(1), (1000000,), dtype=np.float32) + k, k)
 
 

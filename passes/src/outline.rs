@@ -18,19 +18,20 @@
 //! that cross them, one copy of the ops.
 use std::collections::{HashMap, HashSet};
 
-use quabla_dialect::{CallOp, ConstantOp, Func, Module, Op, OpKind, Value};
+use quabla_dialect::{BinaryOp, CallOp, ConstantOp, Func, Module, Op, OpKind, Value};
 
 use crate::rewrite::clone_ops_into;
 
 /// The default `max-ops` of `quabla-outline` (the CPU executor's chunk size).
 pub const DEFAULT_MAX_OPS: usize = 64;
 
-/// Weight units of one op ([`weight`]): a quarter of an op's for an elementwise op or a
-/// broadcast whose result has at least [`LARGE_ELEMENTS`] elements, a whole op's for the rest.
-const UNIT: usize = 4;
+/// Weight units of one op ([`weight`]): a sixteenth of an op's for a cheap elementwise op
+/// ([`cheap`]) or a broadcast whose result has at least [`LARGE_ELEMENTS`] elements, a
+/// quarter for the other elementwise ops of such results, a whole op's for the rest.
+const UNIT: usize = 16;
 
 /// Results of at least this many elements make an elementwise op or a broadcast a quarter of
-/// an op's weight. A chunk boundary inside a chain of such ops splits the loop they fuse
+/// an op's weight or less ([`op_units`]). A chunk boundary inside a chain of such ops splits the loop they fuse
 /// into and passes every value that crosses it through memory: threefry's 1e6 counters (119
 /// elementwise ops, 22 broadcasts) were 7 chunks of 64 ops, 5.6 ms a call and 200 ms for the
 /// first, against 4.7 ms and 150 ms as one function (random.normal, 2026-12-04). The fused
@@ -51,10 +52,27 @@ fn weight(f: &Func, op: &Op) -> usize {
 fn op_units(f: &Func, o: &Op) -> usize {
     let fusible = matches!(o.kind, OpKind::Elementwise(_) | OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { .. }));
     let large = o.results.first().is_some_and(|v| quabla_dialect::size::saturating_product(f.ty(*v).shape.iter().copied()) >= LARGE_ELEMENTS);
-    if fusible && large {
-        1
-    } else {
-        UNIT
+    match (fusible && large, cheap(o)) {
+        (true, true) => 1,
+        (true, false) => UNIT / 4,
+        (false, _) => UNIT,
+    }
+}
+
+/// An op whose scalar code is one or two instructions (integer and bitwise arithmetic,
+/// comparisons, selects, conversions, min / max, negation, a broadcast): a chain of hundreds
+/// of them is a short loop body. Threefry's rounds are such a chain: randint of 1e6 int32
+/// was two chunks at a quarter's weight, the first computing several multi-output loops
+/// through memory for the values the second read, 4.9 ms a call against 1.3 ms as one chunk.
+fn cheap(o: &Op) -> bool {
+    use quabla_dialect::{ElementwiseOp as E, LayoutOp, UnaryOp as U};
+    match &o.kind {
+        OpKind::Elementwise(E::Binary { op }) => !matches!(op, BinaryOp::Div | BinaryOp::Rem | BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Logaddexp),
+        OpKind::Elementwise(E::Unary { op }) => matches!(op, U::Neg | U::Abs | U::Sign | U::Not | U::Floor | U::Ceil | U::Round | U::IsFinite | U::PopulationCount),
+        OpKind::Elementwise(E::Compare { .. } | E::Select {} | E::Convert { .. }) => true,
+        OpKind::Elementwise(E::Powi { .. }) => false,
+        OpKind::Layout(LayoutOp::BroadcastInDim { .. }) => true,
+        _ => false,
     }
 }
 
@@ -420,15 +438,16 @@ mod tests {
     }
 
     #[test]
-    fn elementwise_chains_on_large_arrays_weigh_a_quarter() {
+    fn elementwise_chains_on_large_arrays_weigh_less() {
         // 100 elementwise ops: cut into chunks of 64 on small vectors, one function (one fused
-        // loop, no arrays through memory between chunks) on vectors of LARGE_ELEMENTS.
+        // loop, no arrays through memory between chunks) on vectors of LARGE_ELEMENTS, where
+        // a sine weighs a quarter of an op and a product a sixteenth.
         let mut small = chain_of(100, 3);
         assert!(!outline(&mut small, 64).is_empty());
         let mut large = chain_of(100, LARGE_ELEMENTS);
-        assert_eq!(func_weight(&large.funcs[0]), 25);
+        assert_eq!(func_weight(&large.funcs[0]), (50 * 4 + 50_usize).div_ceil(16));
         assert!(outline(&mut large, 64).is_empty(), "{}", large.to_mlir());
-        // Past four times the bound they are cut again, each chunk within it.
+        // Past the bound they are cut again, each chunk within it.
         let mut long = chain_of(600, LARGE_ELEMENTS);
         let names = outline(&mut long, 64);
         assert!(!names.is_empty());

@@ -110,6 +110,10 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
                 *changed |= op != before;
                 if let OpKind::Constant(ConstantOp::Constant { value }) = &op.kind {
                     consts.insert(op.results[0], value.clone());
+                } else if let Some(value) = small_nullary(f, &op) {
+                    // Known to its consumers, which fold; the op itself stays (DCE drops it
+                    // when nothing reads it any more).
+                    consts.insert(op.results[0], value);
                 }
                 for r in &op.results {
                     defs.insert(*r, op.clone());
@@ -123,6 +127,22 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
         }
     }
     out
+}
+
+/// Operand-free ops (iota) of at most this many elements are known values to constant
+/// folding: a key derived from a constant key (`split(PRNGKey(0))`: threefry on a 2-element
+/// iota) folds to a constant instead of ~150 ops of the program (its own chunks of the
+/// outlined program, compiled and run every call). Larger ones are not materialised.
+const KNOWN_NULLARY_ELEMENTS: usize = 64;
+
+/// The value of `op` when it takes no operands, has no effect or regions and its one result
+/// has at most [`KNOWN_NULLARY_ELEMENTS`] elements.
+fn small_nullary(f: &Func, op: &Op) -> Option<Literal> {
+    let small = op.operands.is_empty() && op.regions.is_empty() && !op.kind.has_effect() && op.results.len() == 1 && f.ty(op.results[0]).num_elements() <= KNOWN_NULLARY_ELEMENTS;
+    if !small || matches!(op.kind, OpKind::Call(CallOp::Call { .. })) {
+        return None;
+    }
+    interp::run_op(&op.kind, &[]).ok().map(|mut out| out.remove(0).to_literal())
 }
 
 /// `transpose(dot_general(a, b))` as `dot_general(b, a)` when the transpose is the product's

@@ -133,3 +133,29 @@ func.func @dot_of_transposed_kept(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>, %y: 
   %3 = "quabla.dot_general"(%2, %v) {lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 2>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<6x5x3xf32>, tensor<3xf32>) -> tensor<6x5xf32>
   return %1, %0, %3 : tensor<2x4xf32>, tensor<3x4xf32>, tensor<6x5xf32>
 }
+
+// -----
+
+// A small iota is a known value: its consumers fold and DCE drops it. A large one stays an op
+// (its consumers are not materialised as dense constants).
+// CHECK-LABEL: func.func @small_iota
+// CHECK-NEXT: %[[C:.*]] = "quabla.constant"() {value = dense<[7, 6]> : tensor<2xui32>}
+// CHECK-NEXT: return %[[C]]
+func.func @small_iota() -> tensor<2xui32> {
+  %i = "quabla.iota"() {dim = 0 : i64} : () -> tensor<2xui32>
+  %c = "quabla.constant"() {value = dense<7> : tensor<2xui32>} : () -> tensor<2xui32>
+  %x = "quabla.xor"(%i, %c) : (tensor<2xui32>, tensor<2xui32>) -> tensor<2xui32>
+  return %x : tensor<2xui32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @large_iota
+// CHECK: "quabla.iota"
+// CHECK: "quabla.xor"
+func.func @large_iota() -> tensor<1000xui32> {
+  %i = "quabla.iota"() {dim = 0 : i64} : () -> tensor<1000xui32>
+  %c = "quabla.constant"() {value = dense<7> : tensor<1000xui32>} : () -> tensor<1000xui32>
+  %x = "quabla.xor"(%i, %c) : (tensor<1000xui32>, tensor<1000xui32>) -> tensor<1000xui32>
+  return %x : tensor<1000xui32>
+}
