@@ -831,9 +831,20 @@ pub unsafe fn gemm_split_k<T: Real>(p: &Problem<T>, team: &dyn Team) -> Option<R
 /// The most rows the short kernel takes in one pass ([`ShortFn`]).
 pub const SHORT_ROWS: usize = 8;
 
-/// The most rows of a short product ([`gemm_short`]: passes of [`SHORT_ROWS`]); from 16 rows
-/// the packed path's panels pay.
+/// The most rows of a short product ([`gemm_short`]: passes of [`SHORT_ROWS`]) whatever the
+/// size of B.
 pub const SHORT_MAX_ROWS: usize = 15;
+
+/// The most rows of a short product whose B is not streamed ([`SHORT_STREAM_L2S`]): B read
+/// in place once per 8 rows from L2 or L3 costs less than packing it, at least to 64 rows.
+/// One thread of Zen 4 (2026-12-05, `gemm_speed MxKxN 1 f32 short` / the packed path's
+/// kernel), f32: 16x128x128 4.7 / 6.4 us (an RNN step's product), 32x128x128 9.4 / 11.3,
+/// 64x128x128 18.7 / 20.9, 128x128x128 37.5 / 40.3, 64x256x256 74.5 / 81.3, 64x512x512 299
+/// / 325, 32x1024x1024 632 / 770, 64x1024x1024 1280 / 1415 (two threads 671 / 768), 16x32x32
+/// 0.3 / 0.5; f64 32x128x128 18.3 / 22.3, 64x256x256 148 / 165, 16x1024x1024 653 / 1009.
+/// Streamed, B re-read per 16 rows from memory loses: 32x2048x2048 5979 / 4167, 16x2048x2048
+/// 3080 / 2921.
+pub const SHORT_CACHED_MAX_ROWS: usize = 64;
 
 /// A short product whose B exceeds this many L2s streams B in K blocks of 8 rows (1 or 2
 /// rows of A) or 16 ([`gemm_short`]). One thread of Zen 4 (1 MB L2, 32 MB L3), 2026-12-05,
@@ -851,7 +862,8 @@ pub fn short_columns(rows: usize, lanes: usize) -> usize {
     return 2 * lanes;
 }
 
-/// Products of at most [`SHORT_MAX_ROWS`] rows wider than one vector, B's columns contiguous
+/// Products of at most [`SHORT_MAX_ROWS`] rows ([`SHORT_CACHED_MAX_ROWS`] when B is not
+/// streamed) wider than one vector, B's columns contiguous
 /// ([`Real::short`], AVX-512): no packing; the columns in blocks of [`short_columns`], split
 /// across the team, each block one pass over its strip of B's rows per [`SHORT_ROWS`] rows,
 /// A's rows (in L1) broadcast. The packed path packs all of B for so few rows (a copy as
@@ -865,15 +877,18 @@ pub fn short_columns(rows: usize, lanes: usize) -> usize {
 pub unsafe fn gemm_short<T: Real>(p: &Problem<T>, team: &dyn Team) -> bool {
     let Some((f, lanes)) = T::short() else { return false };
     let (m, n, k) = (p.m, p.n, p.k);
-    if m == 0 || m > SHORT_MAX_ROWS || n <= lanes || k == 0 || p.b.cs != 1 {
+    if m == 0 || m > SHORT_CACHED_MAX_ROWS || n <= lanes || k == 0 || p.b.cs != 1 {
         return false;
     }
-    let width = short_columns(m.min(SHORT_ROWS), lanes);
-    let blocks = n.div_ceil(width);
     // A B far larger than the caches is streamed from memory: a few of its rows at a time
     // across all the columns (each row a sequential stream the prefetchers follow), C's
     // blocks reloaded per K block; the sums run in the same order.
     let streamed = k.saturating_mul(n).saturating_mul(std::mem::size_of::<T>()) > SHORT_STREAM_L2S * host_caches().l2.max(1 << 18) as usize;
+    if m > SHORT_MAX_ROWS && streamed {
+        return false;
+    }
+    let width = short_columns(m.min(SHORT_ROWS), lanes);
+    let blocks = n.div_ceil(width);
     let kb = if !streamed { k } else if m <= 2 { 8 } else { 16 };
     let body = move |t: usize, threads: usize| {
         let (q0, q1) = share(blocks, t, threads.max(1));
@@ -1375,7 +1390,7 @@ mod tests {
                 return;
             }
             let teams: [&dyn Team; 2] = [&Serial, &Scoped::new(3)];
-            for m in 1..=SHORT_MAX_ROWS {
+            for m in (1..=SHORT_MAX_ROWS).chain([16, 33, SHORT_CACHED_MAX_ROWS]) {
                 for (n, k) in [(lanes + 1, 1), (3 * lanes + 5, 7), (8 * lanes, 33), (300, 64), (129, 500)] {
                     for ta in [false, true] {
                         let (a_s, b_s, _) = operands::<T>([m, n, k], 3);
@@ -1390,7 +1405,7 @@ mod tests {
             let z = [T::default(); 1];
             let v = Mat { ptr: z.as_ptr(), rs: 0, cs: 1 };
             let mut c = [T::default(); 1];
-            for (m, n, b) in [(SHORT_MAX_ROWS + 1, 64, v), (4, lanes, v), (4, 64, Mat { cs: 2, ..v })] {
+            for (m, n, b) in [(SHORT_CACHED_MAX_ROWS + 1, 64, v), (4, lanes, v), (4, 64, Mat { cs: 2, ..v })] {
                 let p = Problem { m, n, k: 4, a: v, b, c: c.as_mut_ptr(), ldc: 0, accumulate: false };
                 assert!(!unsafe { gemm_short(&p, &Serial) }, "{m}x{n}");
             }
@@ -1432,6 +1447,13 @@ mod tests {
                 assert!(got == want, "{m}x{n}x{k} accumulate={accumulate}");
             }
         }
+        // Past SHORT_MAX_ROWS rows a streamed B is the packed path's (nothing read here).
+        let z = [0f32; 1];
+        let v = Mat { ptr: z.as_ptr(), rs: 0, cs: 1 };
+        let mut c = [0f32; 1];
+        let k = SHORT_STREAM_L2S * l2 / (4 * 64) + 1;
+        let p = Problem { m: SHORT_MAX_ROWS + 1, n: 64, k, a: v, b: v, c: c.as_mut_ptr(), ldc: 0, accumulate: false };
+        assert!(!unsafe { gemm_short(&p, &Serial) });
     }
 
     #[test]
