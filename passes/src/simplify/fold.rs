@@ -2,7 +2,8 @@
 //!
 //! Algorithm: one forward sweep per function. An op whose operands are all constants (and
 //! whose result is at most `MAX_FOLD_ELEMENTS` elements) is evaluated with the reference
-//! interpreter and becomes a `quabla.constant`. Otherwise identities replace the op by one
+//! interpreter and becomes a `quabla.constant` (an iota of at most 64 elements counts as a
+//! constant operand, itself left in place: keys split from a constant key fold). Otherwise identities replace the op by one
 //! of its operands or by a cheaper op: x+0, 0+x, x-0, x*1, 1*x, x/1, neg(neg x), not(not x),
 //! powi(x, 1), convert/reshape/transpose/broadcast/slice that change nothing,
 //! reshape(reshape x), transpose(transpose x) (perms composed), the transpose of a
