@@ -131,6 +131,17 @@ def test_randint_is_bitwise_equal(dtype):
     same(qb.random.randint(k, (4,), 0, 10), jax.random.randint(jk, (4,), 0, 10))
 
 
+def test_randint_int64_static_spans_below_2_16_are_bitwise_equal():
+    # Bounds known at trace time with a span below 2**16 take the uint32 arithmetic
+    # (random._small_span); the span 2**16 and traced bounds the 64-bit one: JAX's values
+    # either way.
+    k, jk = qb.random.key(9), jax.random.PRNGKey(9)
+    for lo, hi in ((0, 2**16 - 1), (-7, 2**16 - 8), (0, 2**16), (2**62, 2**62 + 3), (np.int32(3), np.int64(90)), (-1, 0)):
+        same(qb.random.randint(k, (2000,), lo, hi), jax.random.randint(jk, (2000,), lo, hi))
+        same(qb.jit(lambda k: qb.random.randint(k, (5, 7), lo, hi))(k), jax.random.randint(jk, (5, 7), lo, hi))
+    same(qb.jit(lambda k, lo, hi: qb.random.randint(k, (50,), lo, hi))(k, np.int64(-3), np.int64(40)), jax.random.randint(jk, (50,), -3, 40))
+
+
 def test_randint_int64_wide_spans_are_bitwise_equal():
     k, jk = qb.random.key(4), jax.random.PRNGKey(4)
     for lo, hi in ((-(2**40), 2**41), (0, 2**62 + 12345), (-(2**62), 2**62)):
