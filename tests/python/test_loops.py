@@ -107,6 +107,32 @@ def test_scan_jvp_and_second_order():
     close(qb.hessian(lambda h: q(qb.array(W), h, qb.array(XS)))(qb.array(H0)), jax.hessian(lambda h: j(W, h, XS))(H0), 1e-11)
 
 
+def test_scan_gradient_reads_the_products_residuals_from_the_forward_loop():
+    # The backward loop reads what the body's products feed (here tanh's result) from stacks
+    # the forward loop writes, instead of running the products again (rules/control.rs
+    # loop_residuals): two products forward, three backward (dh, dWh, dWx), not seven. First and
+    # second order against JAX.
+    def prog(ns):
+        def f(wh, wx, xs):
+            def step(h, x):
+                h = ns.m.tanh(h @ wh + x @ wx)
+                return h, ns.m.sum(h * h)
+
+            h, ys = ns.scan(step, arr(ns, np.zeros((2, 3))), xs)
+            return ns.m.sum(ys) + ns.m.sum(ns.m.sin(h))
+
+        return f
+
+    wh, wx, xs = RNG.normal(size=(3, 3)) * 0.5, RNG.normal(size=(4, 3)) * 0.5, RNG.normal(size=(5, 2, 4))
+    q, j = prog(QB), prog(JX)
+    args_q = (qb.array(wh), qb.array(wx), qb.array(xs))
+    close(qb.jit(qb.grad(q, argnums=(0, 1, 2)))(*args_q), jax.grad(j, argnums=(0, 1, 2))(wh, wx, xs))
+    text = qb.jit(qb.grad(q, argnums=(0, 1))).lower(*args_q).as_text(optimized=True)
+    assert text.count("quabla.dot_general") == 5, text
+    close(qb.hessian(q)(*args_q), jax.hessian(j)(wh, wx, xs), 1e-11)
+    close(qb.grad(lambda wx: qb.grad(q, argnums=1)(args_q[0], wx, args_q[2]).sum())(args_q[1]), jax.grad(lambda wx: jax.grad(j, argnums=1)(wh, wx, xs).sum())(wx), 1e-11)
+
+
 def fori_prog(ns, unroll=None):
     def f(x, a):
         return ns.fori(1, 6, lambda i, c: c * a + ns.m.sin(c) * i, x, unroll=unroll)

@@ -460,16 +460,17 @@ fn int_const(b: &mut B, ty: &TensorType, v: i64) -> Value {
     b.op(OpKind::Constant(ConstantOp::Constant { value: Literal::from_i64s(ty.clone(), &[v]) }), &[])
 }
 
-/// VJP of a counted `quabla.while` (JAX's scan transpose with carries as residuals).
+/// VJP of a counted `quabla.while` (JAX's scan transpose with the carries and what the body's
+/// products feed as residuals, [`loop_residuals`]).
 ///
 /// Forward: the primal loop is replaced in place by a loop that also stacks, at iteration `t`,
 /// the value at the start of the iteration of every carry the body's VJP needs (not the
 /// counter, which is `start + step * t`, nor loop-invariant carries, whose value is their
 /// initial one, nor stacked outputs; see `carry_value_needed`) into a `[trips, ...]` buffer with
 /// `dynamic_update_slice`, first in the body (read before it overwrites them, so they are
-/// updated in place). Backward: a loop over `j = 0..trips` that rebuilds the carries of
-/// iteration `t = trips - 1 - j` (a `dynamic_slice` of each stack) and runs the body's VJP on
-/// them, carrying the cotangents of the active carries (the result cotangents closed over the
+/// updated in place), and the residuals last. Backward: a loop over `j = 0..trips` that
+/// rebuilds the carries of iteration `t = trips - 1 - j` (a `dynamic_slice` of each stack),
+/// reads the residuals likewise and runs the rest of the body's VJP on them, carrying the cotangents of the active carries (the result cotangents closed over the
 /// body to a fixed point). Both loops are counted loops again (constant start, step 1,
 /// constant bound), so the derivative differentiates again (second order).
 fn vjp_while(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, RuleError> {
@@ -504,12 +505,22 @@ fn vjp_while(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, Rule
     for &i in &stacked {
         stack_ty(i).check_size("while").map_err(|e| internal(format!("the stack of carry {i} of a loop of {} iterations: {e}", cl.trips)))?;
     }
+    let (mut vf, vcs) = vjp_core(&body, "body_vjp", &active)?;
+    super::callback::strip_effects(&mut vf);
+    let residuals = loop_residuals(&body, &vf, &vcs, &invariant);
+    let res_ty = |v: Value| {
+        let t = body.ty(v);
+        TensorType::new(t.dtype, std::iter::once(cl.trips).chain(t.shape.iter().copied()).collect::<Vec<_>>())
+    };
+    for &v in &residuals {
+        res_ty(v).check_size("while").map_err(|e| internal(format!("the stack of a residual of a loop of {} iterations: {e}", cl.trips)))?;
+    }
 
     // Forward: the loop with its stacks, in place of the primal loop.
     let mut fc = cond.clone();
     let mut fb = body.clone();
-    for &i in &stacked {
-        let v = fc.new_value(stack_ty(i));
+    for ty in stacked.iter().map(|&i| stack_ty(i)).chain(residuals.iter().map(|&v| res_ty(v))) {
+        let v = fc.new_value(ty);
         fc.params.push(v);
     }
     let sp: Vec<Value> = stacked.iter().map(|&i| {
@@ -517,10 +528,15 @@ fn vjp_while(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, Rule
         fb.params.push(v);
         v
     }).collect();
+    let rp: Vec<Value> = residuals.iter().map(|&r| {
+        let v = fb.new_value(res_ty(r));
+        fb.params.push(v);
+        v
+    }).collect();
     // The pushes go first in the body: the carries are read (stacked) before the body
     // overwrites them, so the lowering updates them in place.
     let body_ops = std::mem::take(&mut fb.ops);
-    {
+    let t_fwd = {
         let mut bb = B { f: &mut fb, loc: b.loc.clone() };
         let pk = bb.f.params[k];
         let t = if cl.start == 0 && cl.step == 1 {
@@ -540,15 +556,31 @@ fn vjp_while(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, Rule
             let y = bb.op(OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}), &xs);
             bb.f.outputs.push(y);
         }
-    }
+        t
+    };
     fb.ops.extend(body_ops);
+    // The residuals are pushed last, once the body has computed them.
+    {
+        let mut bb = B { f: &mut fb, loc: b.loc.clone() };
+        let z = int_const(&mut bb, &ctr_ty, 0);
+        for (&r, &stack) in residuals.iter().zip(&rp) {
+            let rt = bb.f.ty(r).clone();
+            let upd = bb.reshape(r, std::iter::once(1).chain(rt.shape.iter().copied()).collect());
+            let mut xs = vec![stack, upd, t_fwd];
+            xs.extend(std::iter::repeat_n(z, rt.rank()));
+            let y = bb.op(OpKind::Slicing(SlicingOp::DynamicUpdateSlice {}), &xs);
+            bb.f.outputs.push(y);
+        }
+    }
     let len0 = b.f.ops.len();
-    let zs: Vec<Value> = stacked.iter().map(|&i| b.zeros(&stack_ty(i))).collect();
+    let ztys: Vec<TensorType> = stacked.iter().map(|&i| stack_ty(i)).chain(residuals.iter().map(|&v| res_ty(v))).collect();
+    let zs: Vec<Value> = ztys.iter().map(|t| b.zeros(t)).collect();
     let mut operands = op.operands.clone();
     operands.extend(&zs);
     let bodies = vec![func_body(&fc, b.f)?, func_body(&fb, b.f)?];
     let res = b.f.push_with_regions(OpKind::Control(ControlOp::While {}), &operands, bodies, b.loc.clone()).map_err(internal)?;
-    let stacks: Vec<Value> = res[n..].to_vec();
+    let stacks: Vec<Value> = res[n..n + stacked.len()].to_vec();
+    let rstacks: Vec<Value> = res[n + stacked.len()..].to_vec();
     if let Some(p) = b.f.ops[..len0].iter().position(|o| o.results == op.results) {
         let mut moved: Vec<Op> = b.f.ops.drain(len0..).collect();
         if let Some(w) = moved.last_mut() {
@@ -563,13 +595,15 @@ fn vjp_while(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, Rule
     let mut ptys = vec![ctr_ty.clone()];
     ptys.extend(act.iter().map(|&i| tys[i].clone()));
     ptys.extend(stacked.iter().map(|&i| stack_ty(i)));
+    ptys.extend(residuals.iter().map(|&v| res_ty(v)));
     ptys.extend(inv.iter().map(|&i| tys[i].clone()));
     let mut g = Func::new("while_vjp", &ptys);
     g.public = false;
     let gp = g.params.clone();
-    let (jj, ct_p, st_p, inv_p) = (gp[0], &gp[1..1 + act.len()], &gp[1 + act.len()..1 + act.len() + stacked.len()], &gp[1 + act.len() + stacked.len()..]);
-    let (mut vf, vcs) = vjp_core(&body, "body_vjp", &active)?;
-    super::callback::strip_effects(&mut vf);
+    let (jj, rest) = (gp[0], &gp[1..]);
+    let (ct_p, rest) = rest.split_at(act.len());
+    let (st_p, rest) = rest.split_at(stacked.len());
+    let (rs_p, inv_p) = rest.split_at(residuals.len());
     let mut map: HashMap<Value, Value> = HashMap::new();
     {
         let mut bb = B { f: &mut g, loc: b.loc.clone() };
@@ -605,8 +639,19 @@ fn vjp_while(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, Rule
         for (a, &c) in ct_p.iter().enumerate() {
             map.insert(vf.params[n + a], c);
         }
+        for (&r, &stack) in residuals.iter().zip(rs_p) {
+            let rt = body.ty(r).clone();
+            let mut xs = vec![stack, t];
+            xs.extend(std::iter::repeat_n(z, rt.rank()));
+            let sizes: Vec<i64> = std::iter::once(1).chain(rt.shape.iter().copied()).collect();
+            let w = bb.op(OpKind::Slicing(SlicingOp::DynamicSlice { slice_sizes: sizes }), &xs);
+            let x = bb.reshape(w, rt.shape.clone());
+            map.insert(r, x);
+        }
     }
-    let ops = copy_ops(&vf.ops, &vf.types, &mut g, &mut map)?;
+    // The ops computing the residuals are not run again (what only they read is dead code).
+    let kept: Vec<Op> = vf.ops.iter().filter(|o| !o.results.iter().all(|r| residuals.contains(r)) || o.results.is_empty()).cloned().collect();
+    let ops = copy_ops(&kept, &vf.types, &mut g, &mut map)?;
     g.ops.extend(ops);
     accumulate_windows(&mut g, &b.loc);
     let mut outs = Vec::new();
@@ -623,6 +668,7 @@ fn vjp_while(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, Rule
         }
     }
     outs.extend(st_p);
+    outs.extend(rs_p);
     outs.extend(inv_p);
     g.outputs = outs;
     let mut gc = Func::new("while_vjp_cond", &ptys);
@@ -640,6 +686,7 @@ fn vjp_while(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, Rule
         operands.push(c);
     }
     operands.extend(&stacks);
+    operands.extend(&rstacks);
     operands.extend(inv.iter().map(|&i| op.operands[i]));
     let bodies = vec![func_body(&gc, b.f)?, func_body(&g, b.f)?];
     let res = b.f.push_with_regions(OpKind::Control(ControlOp::While {}), &operands, bodies, b.loc.clone()).map_err(internal)?;
@@ -648,6 +695,36 @@ fn vjp_while(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, Rule
         out[i] = Some(res[1 + q]);
     }
     Ok(out)
+}
+
+/// The residuals of a loop body's VJP `vf` (`vjp_core` of `body`: the body's ops, same values,
+/// then the VJP's) that the forward loop stacks: values of single-result body ops that the
+/// VJP's own ops (or its cotangents `vcs`) read, that change per iteration (they depend on a
+/// carry that is not `invariant`) and that a product or a convolution computes, directly or
+/// through cheaper ops. The backward loop reads them from their stacks instead of running the
+/// body's products again (JAX's scan saves every residual): a scan RNN's gradient, 100 steps
+/// of 16x128, 3117 -> 2570 us (JAX 2770). What no product feeds (slices of `xs`, the
+/// counter's arithmetic) is recomputed: cheaper than a stack's write and read.
+fn loop_residuals(body: &Func, vf: &Func, vcs: &[Option<Value>], invariant: &[bool]) -> Vec<Value> {
+    use std::collections::HashSet;
+    let mut varying: HashSet<Value> = body.params.iter().zip(invariant).filter(|(_, inv)| !**inv).map(|(p, _)| *p).collect();
+    let mut dear: HashSet<Value> = HashSet::new();
+    for op in &body.ops {
+        if !op.operands.iter().any(|v| varying.contains(v)) {
+            continue;
+        }
+        let d = matches!(op.kind, OpKind::Dot(_) | OpKind::Convolution(_)) || op.operands.iter().any(|v| dear.contains(v));
+        for r in &op.results {
+            varying.insert(*r);
+            if d {
+                dear.insert(*r);
+            }
+        }
+    }
+    let body_values: HashSet<Value> = body.ops.iter().flat_map(|o| o.results.iter().copied()).collect();
+    let mut read: HashSet<Value> = vf.ops.iter().filter(|o| !o.results.iter().any(|r| body_values.contains(r))).flat_map(|o| o.operands.iter().copied()).collect();
+    read.extend(vcs.iter().flatten().copied());
+    body.ops.iter().filter(|o| o.results.len() == 1 && o.regions.is_empty()).map(|o| o.results[0]).filter(|v| dear.contains(v) && read.contains(v)).collect()
 }
 
 /// In a backward loop body, rewrites `add(acc, dynamic_update_slice(zeros, u, s...))` (either
