@@ -174,6 +174,19 @@ def misc():
     case("x / sqrt(row sums of squares) 4096x256", lambda x: x / qb.sqrt((x * x).sum(1, keepdims=True)), lambda x: x / jnp.sqrt((x * x).sum(1, keepdims=True)), r(4096, 256))
     case("where + clip 1e6", lambda x: qb.where(x > 0, qb.clip(x, 0, 1), x * 2), lambda x: jnp.where(x > 0, jnp.clip(x, 0, 1), x * 2), r(1000000))
     case("fori_loop 1000 steps of 16", lambda x: qb.fori_loop(0, 1000, lambda i, c: c * 0.999 + 0.001, x), lambda x: jax.lax.fori_loop(0, 1000, lambda i, c: c * 0.999 + 0.001, x), r(16))
+    def rnn(np_, scan):
+        def f(wh, wx, xs):
+            def step(h, x):
+                h = np_.tanh(h @ wh + x @ wx)
+                return h, h.sum()
+
+            return scan(step, np_.zeros((16, 128), np.float32), xs)[1].sum()
+
+        return f
+
+    rnn_args = (r(128, 128) * 0.1, r(64, 128) * 0.1, r(100, 16, 64))
+    case("scan RNN 100 steps of 16x128", rnn(qb, qb.scan), rnn(jnp, jax.lax.scan), *rnn_args)
+    case("scan RNN gradient", qb.grad(rnn(qb, qb.scan)), jax.grad(rnn(jnp, jax.lax.scan)), *rnn_args)
     case("cond(sum > 0) on 1e6", lambda x: qb.cond(x.sum() > 0, lambda y: y * 2, lambda y: y - 1, x), lambda x: jax.lax.cond(x.sum() > 0, lambda y: y * 2, lambda y: y - 1, x), r(1000000))
     case("tanh f64 1e6", lambda x: qb.tanh(x), lambda x: jnp.tanh(x), r(1000000, dt=np.float64))
     case("tril 1024^2", lambda x: qb.tril(x), lambda x: jnp.tril(x), r(1024, 1024))
