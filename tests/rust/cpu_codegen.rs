@@ -825,6 +825,60 @@ fn split_reductions_match_the_interpreter_on_one_and_two_threads() {
 }
 
 #[test]
+fn multi_dim_reductions_collapse_adjacent_dims_and_reduce_a_short_last_dim_last() {
+    // Runs of adjacent reduced (or kept) dims are collapsed into one (reduce::collapsed; not
+    // in full reductions); a
+    // trailing run of reduced dims whose last dim is short is reduced in two steps, the last
+    // dim kept first (reduce::SHORT_LAST_BYTES). Any dims, dtypes and reducers, a NaN in the
+    // maxima: equal to the interpreter on one and two threads (maxima, minima and integer
+    // sums to the bit).
+    use quabla_dialect::{ReduceOp, Reducer};
+    let mut rng = Rng(139);
+    // (shape, reduced dims, reducer, dtype, a collapse in the lowered text)
+    let cases: Vec<(Vec<i64>, Vec<i64>, Reducer, DType, bool)> = vec![
+        (vec![64, 32, 16], vec![1, 2], Reducer::Max, DType::F32, false),
+        (vec![64, 32, 16], vec![1, 2], Reducer::Sum, DType::F64, false),
+        (vec![8, 4, 5, 6], vec![0, 1], Reducer::Sum, DType::F32, true),
+        (vec![8, 4, 5, 6], vec![0, 2], Reducer::Max, DType::F64, false),
+        (vec![7, 3, 5], vec![1, 2], Reducer::Min, DType::I32, false),
+        (vec![10, 20, 300], vec![1, 2], Reducer::Sum, DType::F32, true),
+        (vec![5, 6, 7, 8], vec![2, 3], Reducer::Prod, DType::F64, true),
+        (vec![4, 1, 6], vec![1, 2], Reducer::Sum, DType::F32, false),
+        (vec![9, 10, 11, 12], vec![1, 2, 3], Reducer::Max, DType::F32, true),
+        (vec![3, 4, 5], vec![0, 1, 2], Reducer::Max, DType::F32, false),
+    ];
+    for (shape, dims, op, d, collapse) in cases {
+        let ty = TensorType::new(d, shape.clone());
+        let mut f = Func::new("main", std::slice::from_ref(&ty));
+        let x = f.params[0];
+        let r = f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims: dims.clone() }), &[x], None).unwrap();
+        f.outputs = vec![r];
+        let module = Module { funcs: vec![f] };
+        let what = format!("{op:?} over {dims:?} of {d} {shape:?}, ");
+        let text = lower_for_cpu(&module, &CpuOptions::default()).unwrap().text;
+        assert_eq!(text.contains("tensor.collapse_shape"), collapse, "{what}collapsed:\n{text}");
+        let (lo, hi) = match (op, d) {
+            (Reducer::Prod, _) => (0.99, 1.01),
+            (_, DType::I32) => (-1000.0, 1000.0),
+            _ => (-1.0, 1.0),
+        };
+        let mut v: Vec<f64> = (0..ty.num_elements()).map(|_| lo + (hi - lo) * rng.next_f64()).collect();
+        if op == Reducer::Max {
+            v[ty.num_elements() / 3] = f64::NAN;
+        }
+        let input = Buffer::from_f64s(ty.clone(), &v).unwrap();
+        let l1: f64 = v.iter().map(|x| x.abs()).sum();
+        let (tol, scale) = match (op, d) {
+            (Reducer::Sum, DType::F32) => (Tol::Rel(1e-5), l1),
+            (Reducer::Sum, DType::F64) => (Tol::Rel(1e-13), l1),
+            (Reducer::Prod, _) => (Tol::Rel(1e-12), 1.0),
+            _ => (Tol::Exact, 1.0),
+        };
+        equals_interpreter_on_one_and_two_threads(&module, &[input], tol, |_| scale, &what);
+    }
+}
+
+#[test]
 fn column_reductions_of_few_columns_read_rows_in_groups() {
     // A split column reduction of a short row (at most UNROLL_MAX_RUN_BYTES) read in place
     // reads 4 (or 2) rows per step through operands of their own, combined pairwise before
