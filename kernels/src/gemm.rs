@@ -293,12 +293,17 @@ mod x86 {
     /// the rest (ragged rows, the last `len % 8` columns) one element at a time.
     #[target_feature(enable = "avx")]
     pub(super) unsafe fn transpose_f32(src: *const f32, rs: isize, rows: usize, len: usize, dst: *mut f32, ds: usize) {
-        let mut r0 = 0;
-        while r0 + 8 <= rows {
-            let s = src.offset(r0 as isize * rs);
-            let d = dst.add(r0);
-            let mut p = 0;
-            while p + 8 <= len {
+        // Column blocks outer, row strips inner: each block's 8 rows of `dst` are written
+        // along their length before the next block's (the tile's rows of `src` stay in L1).
+        // Rows outer wrote 32 bytes into each of the tile's 64 rows of `dst` per strip; at a
+        // power-of-two stride those rows share a cache set, far more than its ways.
+        let (rfull, pfull) = (rows / 8 * 8, len / 8 * 8);
+        let mut p = 0;
+        while p < pfull {
+            let mut r0 = 0;
+            while r0 < rfull {
+                let s = src.offset(r0 as isize * rs);
+                let d = dst.add(r0);
                 let ld = |r: usize| _mm256_loadu_ps(s.offset(r as isize * rs).add(p));
                 let (a0, a1, a2, a3, a4, a5, a6, a7) = (ld(0), ld(1), ld(2), ld(3), ld(4), ld(5), ld(6), ld(7));
                 let (t0, t1, t2, t3) = (_mm256_unpacklo_ps(a0, a1), _mm256_unpackhi_ps(a0, a1), _mm256_unpacklo_ps(a2, a3), _mm256_unpackhi_ps(a2, a3));
@@ -314,23 +319,25 @@ mod x86 {
                 st(5, _mm256_permute2f128_ps::<0x31>(u1, u5));
                 st(6, _mm256_permute2f128_ps::<0x31>(u2, u6));
                 st(7, _mm256_permute2f128_ps::<0x31>(u3, u7));
-                p += 8;
+                r0 += 8;
             }
-            super::transpose_scalar(s, rs, 8, len, d, ds, p);
-            r0 += 8;
+            p += 8;
         }
-        super::transpose_scalar(src.offset(r0 as isize * rs), rs, rows - r0, len, dst.add(r0), ds, 0);
+        super::transpose_scalar(src, rs, rfull, len, dst, ds, pfull);
+        super::transpose_scalar(src.offset(rfull as isize * rs), rs, rows - rfull, len, dst.add(rfull), ds, 0);
     }
 
     /// 4 x 4 f64 blocks of [`super::Real::transpose`] with AVX shuffles.
     #[target_feature(enable = "avx")]
     pub(super) unsafe fn transpose_f64(src: *const f64, rs: isize, rows: usize, len: usize, dst: *mut f64, ds: usize) {
-        let mut r0 = 0;
-        while r0 + 4 <= rows {
-            let s = src.offset(r0 as isize * rs);
-            let d = dst.add(r0);
-            let mut p = 0;
-            while p + 4 <= len {
+        // Column blocks outer, as `transpose_f32`.
+        let (rfull, pfull) = (rows / 4 * 4, len / 4 * 4);
+        let mut p = 0;
+        while p < pfull {
+            let mut r0 = 0;
+            while r0 < rfull {
+                let s = src.offset(r0 as isize * rs);
+                let d = dst.add(r0);
                 let ld = |r: usize| _mm256_loadu_pd(s.offset(r as isize * rs).add(p));
                 let (a0, a1, a2, a3) = (ld(0), ld(1), ld(2), ld(3));
                 let (t0, t1, t2, t3) = (_mm256_unpacklo_pd(a0, a1), _mm256_unpackhi_pd(a0, a1), _mm256_unpacklo_pd(a2, a3), _mm256_unpackhi_pd(a2, a3));
@@ -339,12 +346,12 @@ mod x86 {
                 st(1, _mm256_permute2f128_pd::<0x20>(t1, t3));
                 st(2, _mm256_permute2f128_pd::<0x31>(t0, t2));
                 st(3, _mm256_permute2f128_pd::<0x31>(t1, t3));
-                p += 4;
+                r0 += 4;
             }
-            super::transpose_scalar(s, rs, 4, len, d, ds, p);
-            r0 += 4;
+            p += 4;
         }
-        super::transpose_scalar(src.offset(r0 as isize * rs), rs, rows - r0, len, dst.add(r0), ds, 0);
+        super::transpose_scalar(src, rs, rfull, len, dst, ds, pfull);
+        super::transpose_scalar(src.offset(rfull as isize * rs), rs, rows - rfull, len, dst.add(rfull), ds, 0);
     }
 
     // The narrow kernel: R rows (a const, so the accumulators stay in registers) of one

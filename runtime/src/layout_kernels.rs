@@ -21,6 +21,23 @@ unsafe fn run<T: Real>(src: *const Unranked, dst: *const Unranked, threads: i64)
     }
     let (batch, rows, cols) = (ssz[0].max(0) as usize, ssz[1].max(0) as usize, ssz[2].max(0) as usize);
     let team = Omp::new(threads);
+    let strided = !(sst[2] == 1 && dst_strides[2] == 1);
+    if !strided && batch > 1 && threads > 1 && rows * cols < 1 << 16 {
+        // Small matrices: the batch split between the threads, each matrix on one
+        // ([256, 256, 64] f32 transposed to [256, 64, 256] ran on one thread, 1815 us, JAX
+        // 838-2242).
+        let (sp, dp) = (sp as usize, dp as usize);
+        let body = move |t: usize, n: usize| {
+            let n = n.max(1);
+            for b in batch * t / n..batch * (t + 1) / n {
+                let s = (sp as *const T).offset(b as isize * sst[0] as isize);
+                let d = (dp as *mut T).offset(b as isize * dst_strides[0] as isize);
+                transpose(s, sst[1] as isize, [rows, cols], d, dst_strides[1] as usize, &Serial);
+            }
+        };
+        team.run(&body);
+        return;
+    }
     for b in 0..batch {
         let s = sp.offset(b as isize * sst[0] as isize);
         let d = dp.offset(b as isize * dst_strides[0] as isize);

@@ -1349,7 +1349,8 @@ fn large_transposes_call_the_runtime_and_match_the_interpreter() {
     // transposing copy (quabla_lowering::linalg::layout::runtime_transpose), written into the
     // output buffer when the transpose is the output (viewed with a unit batch dim, or as
     // [n, c, h*w] of NCHW), or into a fresh buffer when it feeds another op: exact on one and
-    // two threads. A reversal of three dims is no single swap: the generic.
+    // two threads (batches of small matrices split between them). A reversal of three dims is
+    // no single swap: the generic.
     let mut rng = Rng(85);
     let mk = |d: DType, s: &[i64], perm: &[i64], then_add: bool| {
         let t = TensorType::new(d, s.to_vec());
@@ -1370,6 +1371,12 @@ fn large_transposes_call_the_runtime_and_match_the_interpreter() {
         (DType::U32, vec![3, 2, 100, 90], vec![0, 1, 3, 2], false, true),
         (DType::F32, vec![40, 30, 20], vec![2, 1, 0], false, false),
         (DType::F32, vec![20, 30], vec![1, 0], false, false),
+        // Batches of small matrices split between the threads (runtime layout_kernels).
+        (DType::F32, vec![64, 64, 70], vec![0, 2, 1], false, true),
+        (DType::F64, vec![33, 100, 90], vec![0, 2, 1], false, true),
+        // Ragged edges of the 8 x 8 / 4 x 4 blocks (kernels gemm transpose_f32 / _f64).
+        (DType::F32, vec![1003, 517], vec![1, 0], false, true),
+        (DType::F64, vec![517, 1003], vec![1, 0], false, true),
     ] {
         let (m, t) = mk(d, &s, &perm, then_add);
         let text = lower_for_cpu(&m, &CpuOptions::default()).unwrap().text;
