@@ -119,11 +119,13 @@ pub trait Real: Copy + Default + Send + Sync + std::ops::AddAssign + 'static {
     fn short() -> Option<(ShortFn<Self>, usize)>;
 
     /// Transposing copy: element `p` of row `r` (`src + r * rs + p`, `r < rows`, `p < len`)
-    /// to `dst[p * ds + r]`.
+    /// to `dst[p * ds + r]`. With `stream`, the full blocks are written with non-temporal
+    /// stores (then `dst` and `ds` must keep every block 32-byte aligned) and fenced.
     ///
     /// # Safety
     /// The rows are readable and `dst` writable for these extents.
-    unsafe fn transpose(src: *const Self, rs: isize, rows: usize, len: usize, dst: *mut Self, ds: usize) {
+    unsafe fn transpose(src: *const Self, rs: isize, rows: usize, len: usize, dst: *mut Self, ds: usize, stream: bool) {
+        let _ = stream;
         transpose_scalar(src, rs, rows, len, dst, ds, 0)
     }
 }
@@ -292,7 +294,7 @@ mod x86 {
     /// 8 x 8 f32 blocks of [`super::Real::transpose`] with AVX shuffles; rows in groups of 8,
     /// the rest (ragged rows, the last `len % 8` columns) one element at a time.
     #[target_feature(enable = "avx")]
-    pub(super) unsafe fn transpose_f32(src: *const f32, rs: isize, rows: usize, len: usize, dst: *mut f32, ds: usize) {
+    pub(super) unsafe fn transpose_f32(src: *const f32, rs: isize, rows: usize, len: usize, dst: *mut f32, ds: usize, stream: bool) {
         // Column blocks outer, row strips inner: each block's 8 rows of `dst` are written
         // along their length before the next block's (the tile's rows of `src` stay in L1).
         // Rows outer wrote 32 bytes into each of the tile's 64 rows of `dst` per strip; at a
@@ -310,7 +312,7 @@ mod x86 {
                 let (t4, t5, t6, t7) = (_mm256_unpacklo_ps(a4, a5), _mm256_unpackhi_ps(a4, a5), _mm256_unpacklo_ps(a6, a7), _mm256_unpackhi_ps(a6, a7));
                 let (u0, u1, u2, u3) = (_mm256_shuffle_ps::<0x44>(t0, t2), _mm256_shuffle_ps::<0xEE>(t0, t2), _mm256_shuffle_ps::<0x44>(t1, t3), _mm256_shuffle_ps::<0xEE>(t1, t3));
                 let (u4, u5, u6, u7) = (_mm256_shuffle_ps::<0x44>(t4, t6), _mm256_shuffle_ps::<0xEE>(t4, t6), _mm256_shuffle_ps::<0x44>(t5, t7), _mm256_shuffle_ps::<0xEE>(t5, t7));
-                let st = |j: usize, v: __m256| _mm256_storeu_ps(d.add((p + j) * ds), v);
+                let st = |j: usize, v: __m256| if stream { _mm256_stream_ps(d.add((p + j) * ds), v) } else { _mm256_storeu_ps(d.add((p + j) * ds), v) };
                 st(0, _mm256_permute2f128_ps::<0x20>(u0, u4));
                 st(1, _mm256_permute2f128_ps::<0x20>(u1, u5));
                 st(2, _mm256_permute2f128_ps::<0x20>(u2, u6));
@@ -325,11 +327,14 @@ mod x86 {
         }
         super::transpose_scalar(src, rs, rfull, len, dst, ds, pfull);
         super::transpose_scalar(src.offset(rfull as isize * rs), rs, rows - rfull, len, dst.add(rfull), ds, 0);
+        if stream {
+            _mm_sfence();
+        }
     }
 
     /// 4 x 4 f64 blocks of [`super::Real::transpose`] with AVX shuffles.
     #[target_feature(enable = "avx")]
-    pub(super) unsafe fn transpose_f64(src: *const f64, rs: isize, rows: usize, len: usize, dst: *mut f64, ds: usize) {
+    pub(super) unsafe fn transpose_f64(src: *const f64, rs: isize, rows: usize, len: usize, dst: *mut f64, ds: usize, stream: bool) {
         // Column blocks outer, as `transpose_f32`.
         let (rfull, pfull) = (rows / 4 * 4, len / 4 * 4);
         let mut p = 0;
@@ -341,7 +346,7 @@ mod x86 {
                 let ld = |r: usize| _mm256_loadu_pd(s.offset(r as isize * rs).add(p));
                 let (a0, a1, a2, a3) = (ld(0), ld(1), ld(2), ld(3));
                 let (t0, t1, t2, t3) = (_mm256_unpacklo_pd(a0, a1), _mm256_unpackhi_pd(a0, a1), _mm256_unpacklo_pd(a2, a3), _mm256_unpackhi_pd(a2, a3));
-                let st = |j: usize, v: __m256d| _mm256_storeu_pd(d.add((p + j) * ds), v);
+                let st = |j: usize, v: __m256d| if stream { _mm256_stream_pd(d.add((p + j) * ds), v) } else { _mm256_storeu_pd(d.add((p + j) * ds), v) };
                 st(0, _mm256_permute2f128_pd::<0x20>(t0, t2));
                 st(1, _mm256_permute2f128_pd::<0x20>(t1, t3));
                 st(2, _mm256_permute2f128_pd::<0x31>(t0, t2));
@@ -352,6 +357,9 @@ mod x86 {
         }
         super::transpose_scalar(src, rs, rfull, len, dst, ds, pfull);
         super::transpose_scalar(src.offset(rfull as isize * rs), rs, rows - rfull, len, dst.add(rfull), ds, 0);
+        if stream {
+            _mm_sfence();
+        }
     }
 
     // The narrow kernel: R rows (a const, so the accumulators stay in registers) of one
@@ -584,10 +592,10 @@ macro_rules! real {
                 }
                 v
             }
-            unsafe fn transpose(src: *const $t, rs: isize, rows: usize, len: usize, dst: *mut $t, ds: usize) {
+            unsafe fn transpose(src: *const $t, rs: isize, rows: usize, len: usize, dst: *mut $t, ds: usize, stream: bool) {
                 #[cfg(target_arch = "x86_64")]
                 if isa() != "portable" {
-                    return x86::$tr(src, rs, rows, len, dst, ds);
+                    return x86::$tr(src, rs, rows, len, dst, ds, stream);
                 }
                 transpose_scalar(src, rs, rows, len, dst, ds, 0)
             }
@@ -1198,7 +1206,7 @@ unsafe fn pack_panel<T: Real>(base: *const T, [step, across]: [isize; 2], kb: us
         }
     } else if step == 1 {
         // Each lane is a contiguous run over K: a transposing copy.
-        T::transpose(base, across, lanes, kb, dst, width);
+        T::transpose(base, across, lanes, kb, dst, width, false);
     } else {
         for p in 0..kb {
             for l in 0..lanes {
