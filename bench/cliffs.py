@@ -129,6 +129,8 @@ def reduce():
     case("cumsum axis0 1024^2", lambda x: qb.cumsum(x, 0), lambda x: jnp.cumsum(x, 0), x)
     case("cummax axis1 1024^2", lambda x: qb.cummax(x, 1), lambda x: jax.lax.cummax(x, 1), x)
     case("cumprod axis1 1024^2", lambda x: qb.cumprod(x * 0.001 + 1, 1), lambda x: jnp.cumprod(x * 0.001 + 1, 1), x)
+    case("softmax of 65536 rows of 64", lambda x: qb.nn.softmax(x, -1), lambda x: jax.nn.softmax(x, -1), r(65536, 64))
+    case("max axis1 of 65536x16", lambda x: x.max(1), lambda x: x.max(1), r(65536, 16))
     case("logsumexp axis1", lambda x: qb.logsumexp(x, 1), lambda x: jax.nn.logsumexp(x, 1), x)
 
 

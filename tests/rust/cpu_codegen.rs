@@ -879,6 +879,49 @@ fn multi_dim_reductions_collapse_adjacent_dims_and_reduce_a_short_last_dim_last(
 }
 
 #[test]
+fn float_maxima_and_minima_over_rows_reduce_ordered_keys_exactly() {
+    // Max / min over a last dim reduce the floats' bits as ordered signed keys (reduce.rs
+    // ordered_keys): the interpreter's values to the bit, -0 below +0, NaN of either sign
+    // propagated (as the positive canonical NaN), infinities, one and two threads.
+    use quabla_dialect::{ReduceOp, Reducer};
+    let mut rng = Rng(149);
+    let special = [0.0, -0.0, 1.0, -1.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -f64::NAN, 1e-310, -1e-310, 3.5e38, -3.5e38];
+    for d in [DType::F32, DType::F64] {
+        for (shape, dims) in [(vec![300i64, 37], vec![1i64]), (vec![8, 40, 64], vec![1, 2]), (vec![5000, 16], vec![0, 1])] {
+            for op in [Reducer::Max, Reducer::Min] {
+                let ty = TensorType::new(d, shape.clone());
+                let n = ty.num_elements();
+                // Rows of one special value (or two), the rest random.
+                let mut v: Vec<f64> = (0..n).map(|_| rng.next_f64() * 2.0 - 1.0).collect();
+                let row = shape[shape.len() - 1] as usize;
+                for (k, &x) in special.iter().enumerate() {
+                    for j in 0..row {
+                        v[k * row + j] = if j % 3 == 0 { x } else { special[(k + 1) % special.len()] };
+                    }
+                }
+                for j in 0..row {
+                    v[special.len() * row + j] = -0.0;
+                }
+                let input = Buffer::from_f64s(ty.clone(), &v).unwrap();
+                let mut f = Func::new("main", std::slice::from_ref(&ty));
+                let x = f.params[0];
+                f.outputs = vec![f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims: dims.clone() }), &[x], None).unwrap()];
+                let m = Module { funcs: vec![f] };
+                let want = &interp::run_func(&m, "main", std::slice::from_ref(&input)).unwrap()[0];
+                for threads in [1, 2] {
+                    let got = executor().compile(&m, "main", &with_threads(threads)).unwrap().run(&[&input]).unwrap().remove(0);
+                    for i in 0..want.len() {
+                        let (g, w) = (got.get_f64(i), want.get_f64(i));
+                        let ok = if w.is_nan() { g.is_nan() && g.is_sign_positive() } else { g.to_bits() == w.to_bits() };
+                        assert!(ok, "{op:?} over {dims:?} of {d} {shape:?}, {threads} threads, element {i}: {g:e} vs {w:e}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn column_reductions_of_few_columns_read_rows_in_groups() {
     // A split column reduction of a short row (at most UNROLL_MAX_RUN_BYTES) read in place
     // reads 4 (or 2) rows per step through operands of their own, combined pairwise before

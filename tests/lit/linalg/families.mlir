@@ -65,9 +65,17 @@ func.func @slicing(%a: tensor<6xf32>, %p: tensor<f32>) -> (tensor<2xf32>, tensor
 
 // -----
 
+// A float maximum over the last dim reduces ordered integer keys (the bits, all but the sign
+// flipped for negatives, NaN canonical): arith.maxsi instead of arith.maximumf, keyed
+// before and turned back into floats after (reduce.rs ordered_keys / from_keys).
 // CHECK-LABEL: func.func @reduce
+// CHECK: arith.cmpf uno
+// CHECK: arith.bitcast {{.*}} : f32 to i32
+// CHECK: arith.xori
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
-// CHECK: arith.maximumf
+// CHECK: arith.maxsi
+// CHECK: arith.bitcast {{.*}} : i32 to f32
+// CHECK-NOT: arith.maximumf
 func.func @reduce(%a: tensor<2x3xf32>) -> tensor<2xf32> {
   %0 = "quabla.reduce_max"(%a) {dims = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
