@@ -496,7 +496,7 @@ fn key_constants(d: DType, op: Reducer) -> (DType, i64, i64, i64) {
 fn ordered_keys(e: &mut Emitter, x: &str, xt: &TensorType, op: Reducer) -> (String, TensorType) {
     let d = xt.dtype;
     let (kd, mask, nan, _) = key_constants(d, op);
-    let shift = kd.size() * 8 - 1;
+    let shift = if kd == DType::I32 { 31 } else { 63 };
     let kt = TensorType::new(kd, xt.shape.clone());
     let init = e.empty(&kt);
     let r = xt.rank();
@@ -525,7 +525,7 @@ fn flip(e: &mut Emitter, b: &str, kd: DType, shift: usize, mask: i64) -> String 
 fn from_keys(e: &mut Emitter, k: &str, kt: &TensorType, out: &TensorType, op: Reducer) -> String {
     let d = out.dtype;
     let (kd, mask, _, ident) = key_constants(d, op);
-    let shift = kd.size() * 8 - 1;
+    let shift = if kd == DType::I32 { 31 } else { 63 };
     let init = e.empty(out);
     let r = out.rank();
     generic(e, &vec![Iter::Parallel; r], &[Operand::new(k, kt, identity(r))], &[Operand::new(init, out, identity(r))], |e, a| {
