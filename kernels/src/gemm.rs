@@ -291,75 +291,69 @@ mod x86 {
         };
     }
 
-    /// 8 x 8 f32 blocks of [`super::Real::transpose`] with AVX shuffles; rows in groups of 8,
-    /// the rest (ragged rows, the last `len % 8` columns) one element at a time.
-    #[target_feature(enable = "avx")]
-    pub(super) unsafe fn transpose_f32(src: *const f32, rs: isize, rows: usize, len: usize, dst: *mut f32, ds: usize, stream: bool) {
-        // Column blocks outer, row strips inner: each block's 8 rows of `dst` are written
-        // along their length before the next block's (the tile's rows of `src` stay in L1).
-        // Rows outer wrote 32 bytes into each of the tile's 64 rows of `dst` per strip; at a
-        // power-of-two stride those rows share a cache set, far more than its ways.
-        let (rfull, pfull) = (rows / 8 * 8, len / 8 * 8);
-        let mut p = 0;
-        while p < pfull {
-            let mut r0 = 0;
-            while r0 < rfull {
-                let s = src.offset(r0 as isize * rs);
-                let d = dst.add(r0);
-                let ld = |r: usize| _mm256_loadu_ps(s.offset(r as isize * rs).add(p));
-                let (a0, a1, a2, a3, a4, a5, a6, a7) = (ld(0), ld(1), ld(2), ld(3), ld(4), ld(5), ld(6), ld(7));
-                let (t0, t1, t2, t3) = (_mm256_unpacklo_ps(a0, a1), _mm256_unpackhi_ps(a0, a1), _mm256_unpacklo_ps(a2, a3), _mm256_unpackhi_ps(a2, a3));
-                let (t4, t5, t6, t7) = (_mm256_unpacklo_ps(a4, a5), _mm256_unpackhi_ps(a4, a5), _mm256_unpacklo_ps(a6, a7), _mm256_unpackhi_ps(a6, a7));
-                let (u0, u1, u2, u3) = (_mm256_shuffle_ps::<0x44>(t0, t2), _mm256_shuffle_ps::<0xEE>(t0, t2), _mm256_shuffle_ps::<0x44>(t1, t3), _mm256_shuffle_ps::<0xEE>(t1, t3));
-                let (u4, u5, u6, u7) = (_mm256_shuffle_ps::<0x44>(t4, t6), _mm256_shuffle_ps::<0xEE>(t4, t6), _mm256_shuffle_ps::<0x44>(t5, t7), _mm256_shuffle_ps::<0xEE>(t5, t7));
-                let st = |j: usize, v: __m256| if stream { _mm256_stream_ps(d.add((p + j) * ds), v) } else { _mm256_storeu_ps(d.add((p + j) * ds), v) };
-                st(0, _mm256_permute2f128_ps::<0x20>(u0, u4));
-                st(1, _mm256_permute2f128_ps::<0x20>(u1, u5));
-                st(2, _mm256_permute2f128_ps::<0x20>(u2, u6));
-                st(3, _mm256_permute2f128_ps::<0x20>(u3, u7));
-                st(4, _mm256_permute2f128_ps::<0x31>(u0, u4));
-                st(5, _mm256_permute2f128_ps::<0x31>(u1, u5));
-                st(6, _mm256_permute2f128_ps::<0x31>(u2, u6));
-                st(7, _mm256_permute2f128_ps::<0x31>(u3, u7));
-                r0 += 8;
+    /// The blocks of a transposing copy: `$b x $b` blocks at (row `r0`, column `p`) of `src`
+    /// by `$block`, column blocks outer and row strips inner (each column block's `$b` rows of
+    /// `dst` are written along their length before the next block's while the tile's rows of
+    /// `src` stay in L1; with the row strips outer each strip wrote a piece of every row of
+    /// `dst`, rows that a power-of-two stride puts into one cache set, far more than its
+    /// ways); the ragged rest one element at a time; a fence after non-temporal stores.
+    macro_rules! blocked_transpose {
+        ($b:expr, $src:ident, $rs:ident, $rows:ident, $len:ident, $dst:ident, $ds:ident, $stream:ident, |$s:ident, $d:ident, $p:ident| $block:block) => {{
+            let (rfull, pfull) = ($rows / $b * $b, $len / $b * $b);
+            let mut $p = 0;
+            while $p < pfull {
+                let mut r0 = 0;
+                while r0 < rfull {
+                    let $s = $src.offset(r0 as isize * $rs);
+                    let $d = $dst.add(r0);
+                    $block
+                    r0 += $b;
+                }
+                $p += $b;
             }
-            p += 8;
-        }
-        super::transpose_scalar(src, rs, rfull, len, dst, ds, pfull);
-        super::transpose_scalar(src.offset(rfull as isize * rs), rs, rows - rfull, len, dst.add(rfull), ds, 0);
-        if stream {
-            _mm_sfence();
-        }
+            super::transpose_scalar($src, $rs, rfull, $len, $dst, $ds, pfull);
+            super::transpose_scalar($src.offset(rfull as isize * $rs), $rs, $rows - rfull, $len, $dst.add(rfull), $ds, 0);
+            if $stream {
+                _mm_sfence();
+            }
+        }};
     }
 
-    /// 4 x 4 f64 blocks of [`super::Real::transpose`] with AVX shuffles.
+    /// 8 x 8 f32 blocks of [`super::Real::transpose`] with AVX shuffles ([`blocked_transpose`]).
+    #[target_feature(enable = "avx")]
+    pub(super) unsafe fn transpose_f32(src: *const f32, rs: isize, rows: usize, len: usize, dst: *mut f32, ds: usize, stream: bool) {
+        blocked_transpose!(8, src, rs, rows, len, dst, ds, stream, |s, d, p| {
+            let ld = |r: usize| _mm256_loadu_ps(s.offset(r as isize * rs).add(p));
+            let (a0, a1, a2, a3, a4, a5, a6, a7) = (ld(0), ld(1), ld(2), ld(3), ld(4), ld(5), ld(6), ld(7));
+            let (t0, t1, t2, t3) = (_mm256_unpacklo_ps(a0, a1), _mm256_unpackhi_ps(a0, a1), _mm256_unpacklo_ps(a2, a3), _mm256_unpackhi_ps(a2, a3));
+            let (t4, t5, t6, t7) = (_mm256_unpacklo_ps(a4, a5), _mm256_unpackhi_ps(a4, a5), _mm256_unpacklo_ps(a6, a7), _mm256_unpackhi_ps(a6, a7));
+            let (u0, u1, u2, u3) = (_mm256_shuffle_ps::<0x44>(t0, t2), _mm256_shuffle_ps::<0xEE>(t0, t2), _mm256_shuffle_ps::<0x44>(t1, t3), _mm256_shuffle_ps::<0xEE>(t1, t3));
+            let (u4, u5, u6, u7) = (_mm256_shuffle_ps::<0x44>(t4, t6), _mm256_shuffle_ps::<0xEE>(t4, t6), _mm256_shuffle_ps::<0x44>(t5, t7), _mm256_shuffle_ps::<0xEE>(t5, t7));
+            let st = |j: usize, v: __m256| if stream { _mm256_stream_ps(d.add((p + j) * ds), v) } else { _mm256_storeu_ps(d.add((p + j) * ds), v) };
+            st(0, _mm256_permute2f128_ps::<0x20>(u0, u4));
+            st(1, _mm256_permute2f128_ps::<0x20>(u1, u5));
+            st(2, _mm256_permute2f128_ps::<0x20>(u2, u6));
+            st(3, _mm256_permute2f128_ps::<0x20>(u3, u7));
+            st(4, _mm256_permute2f128_ps::<0x31>(u0, u4));
+            st(5, _mm256_permute2f128_ps::<0x31>(u1, u5));
+            st(6, _mm256_permute2f128_ps::<0x31>(u2, u6));
+            st(7, _mm256_permute2f128_ps::<0x31>(u3, u7));
+        })
+    }
+
+    /// 4 x 4 f64 blocks of [`super::Real::transpose`] with AVX shuffles ([`blocked_transpose`]).
     #[target_feature(enable = "avx")]
     pub(super) unsafe fn transpose_f64(src: *const f64, rs: isize, rows: usize, len: usize, dst: *mut f64, ds: usize, stream: bool) {
-        // Column blocks outer, as `transpose_f32`.
-        let (rfull, pfull) = (rows / 4 * 4, len / 4 * 4);
-        let mut p = 0;
-        while p < pfull {
-            let mut r0 = 0;
-            while r0 < rfull {
-                let s = src.offset(r0 as isize * rs);
-                let d = dst.add(r0);
-                let ld = |r: usize| _mm256_loadu_pd(s.offset(r as isize * rs).add(p));
-                let (a0, a1, a2, a3) = (ld(0), ld(1), ld(2), ld(3));
-                let (t0, t1, t2, t3) = (_mm256_unpacklo_pd(a0, a1), _mm256_unpackhi_pd(a0, a1), _mm256_unpacklo_pd(a2, a3), _mm256_unpackhi_pd(a2, a3));
-                let st = |j: usize, v: __m256d| if stream { _mm256_stream_pd(d.add((p + j) * ds), v) } else { _mm256_storeu_pd(d.add((p + j) * ds), v) };
-                st(0, _mm256_permute2f128_pd::<0x20>(t0, t2));
-                st(1, _mm256_permute2f128_pd::<0x20>(t1, t3));
-                st(2, _mm256_permute2f128_pd::<0x31>(t0, t2));
-                st(3, _mm256_permute2f128_pd::<0x31>(t1, t3));
-                r0 += 4;
-            }
-            p += 4;
-        }
-        super::transpose_scalar(src, rs, rfull, len, dst, ds, pfull);
-        super::transpose_scalar(src.offset(rfull as isize * rs), rs, rows - rfull, len, dst.add(rfull), ds, 0);
-        if stream {
-            _mm_sfence();
-        }
+        blocked_transpose!(4, src, rs, rows, len, dst, ds, stream, |s, d, p| {
+            let ld = |r: usize| _mm256_loadu_pd(s.offset(r as isize * rs).add(p));
+            let (a0, a1, a2, a3) = (ld(0), ld(1), ld(2), ld(3));
+            let (t0, t1, t2, t3) = (_mm256_unpacklo_pd(a0, a1), _mm256_unpackhi_pd(a0, a1), _mm256_unpacklo_pd(a2, a3), _mm256_unpackhi_pd(a2, a3));
+            let st = |j: usize, v: __m256d| if stream { _mm256_stream_pd(d.add((p + j) * ds), v) } else { _mm256_storeu_pd(d.add((p + j) * ds), v) };
+            st(0, _mm256_permute2f128_pd::<0x20>(t0, t2));
+            st(1, _mm256_permute2f128_pd::<0x20>(t1, t3));
+            st(2, _mm256_permute2f128_pd::<0x31>(t0, t2));
+            st(3, _mm256_permute2f128_pd::<0x31>(t1, t3));
+        })
     }
 
     // The narrow kernel: R rows (a const, so the accumulators stay in registers) of one

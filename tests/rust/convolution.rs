@@ -229,33 +229,29 @@ fn per_image_convolution_on_one_and_two_threads() {
     // NHWC per image (patches as rows): the same on one and two threads.
     let nhwc = ConvDims::from_specs(&[0, 3, 1, 2], &[3, 2, 0, 1], &[0, 3, 1, 2]);
     let kind = OpKind::Convolution(ConvAttrs { window_strides: &strides, padding: &padding, lhs_dilation: &one, rhs_dilation: &one, dims: &nhwc, feature_group_count: 1, batch_group_count: 1 }.to_op());
-    let params = [TensorType::new(DType::F32, [8, 32, 32, 32]), TensorType::new(DType::F32, [3, 3, 32, 8])];
-    let m = one_op_module(kind, &params);
-    let cm = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
-    assert!(cm.parallel && cm.text.contains("scf.forall"), "nhwc: parallel loop over the images");
-    let inputs: Vec<_> = params.iter().map(|t| rng.buffer(t, -2.0, 2.0)).collect();
-    let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
-    let outs: Vec<_> = [1, 2].iter().map(|&threads| executor().compile(&m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap().remove(0)).collect();
-    for got in &outs {
-        compare(got, want, Tol::Rel(1e-5), 50.0).unwrap_or_else(|e| panic!("nhwc: JIT differs from the interpreter: {e}"));
-    }
-    assert!(outs[0].bytes() == outs[1].bytes(), "nhwc: one and two threads differ");
+    images_on_threads("nhwc", kind, [TensorType::new(DType::F32, [8, 32, 32, 32]), TensorType::new(DType::F32, [3, 3, 32, 8])], &mut rng);
     // NWC with a per-image product large enough to be "parallel by itself" (1024 x 64 x 320):
     // the product with the prepacked kernel never is, so the images are split instead.
     let (s1, p1, o1) = (vec![1], vec![2, 2], vec![1]);
     let nwc = ConvDims::from_specs(&[0, 2, 1], &[2, 1, 0], &[0, 2, 1]);
     let kind = OpKind::Convolution(ConvAttrs { window_strides: &s1, padding: &p1, lhs_dilation: &o1, rhs_dilation: &o1, dims: &nwc, feature_group_count: 1, batch_group_count: 1 }.to_op());
-    let params = [TensorType::new(DType::F32, [4, 1024, 64]), TensorType::new(DType::F32, [5, 64, 64])];
+    images_on_threads("nwc", kind, [TensorType::new(DType::F32, [4, 1024, 64]), TensorType::new(DType::F32, [5, 64, 64])], &mut rng);
+}
+
+/// The convolution `kind` of f32 operands `params`: its images in an `scf.forall` on two
+/// threads, equal to the interpreter on one and two, the same bits on both.
+fn images_on_threads(what: &str, kind: OpKind, params: [TensorType; 2], rng: &mut Rng) {
+    use quabla_lowering::{lower_for_cpu, CpuOptions};
     let m = one_op_module(kind, &params);
     let cm = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
-    assert!(cm.parallel && cm.text.contains("scf.forall"), "nwc: parallel loop over the images");
+    assert!(cm.parallel && cm.text.contains("scf.forall"), "{what}: parallel loop over the images");
     let inputs: Vec<_> = params.iter().map(|t| rng.buffer(t, -2.0, 2.0)).collect();
     let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
     let outs: Vec<_> = [1, 2].iter().map(|&threads| executor().compile(&m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap().remove(0)).collect();
     for got in &outs {
-        compare(got, want, Tol::Rel(1e-5), 50.0).unwrap_or_else(|e| panic!("nwc: JIT differs from the interpreter: {e}"));
+        compare(got, want, Tol::Rel(1e-5), 50.0).unwrap_or_else(|e| panic!("{what}: JIT differs from the interpreter: {e}"));
     }
-    assert!(outs[0].bytes() == outs[1].bytes(), "nwc: one and two threads differ");
+    assert!(outs[0].bytes() == outs[1].bytes(), "{what}: one and two threads differ");
 }
 
 #[test]
