@@ -814,22 +814,29 @@ fn split_reductions_match_the_interpreter_on_one_and_two_threads() {
         // magnitudes (the interpreter sums f32 serially in f32: 4e-4 off on the million
         // squares), products relative to 1. A part lost or counted twice is 1/64 or more.
         let l1: f64 = input.to_f64_vec().iter().map(|v| if square { v * v } else { v.abs() }).sum();
-        let (tol, scale) = match (op, d) {
-            (Reducer::Sum, DType::F32) => (Tol::Rel(1e-3), l1),
-            (Reducer::Sum, DType::F64) => (Tol::Rel(1e-12), l1),
-            (Reducer::Prod, _) => (Tol::Rel(1e-12), 1.0),
-            _ => (Tol::Exact, 1.0),
-        };
+        let (tol, scale) = reduction_tol(op, d, l1);
         equals_interpreter_on_one_and_two_threads(&module, &[input], tol, |_| scale, &what);
+    }
+}
+
+/// The tolerance of a reduction `op` of dtype `d` against the interpreter, and its scale
+/// (`l1`, the sum of the magnitudes reduced, for sums): float sums and products reassociate,
+/// maxima, minima and integer sums are exact.
+fn reduction_tol(op: quabla_dialect::Reducer, d: DType, l1: f64) -> (Tol, f64) {
+    use quabla_dialect::Reducer;
+    match (op, d) {
+        (Reducer::Sum, DType::F32) => (Tol::Rel(1e-3), l1),
+        (Reducer::Sum, DType::F64) => (Tol::Rel(1e-12), l1),
+        (Reducer::Prod, _) => (Tol::Rel(1e-12), 1.0),
+        _ => (Tol::Exact, 1.0),
     }
 }
 
 #[test]
 fn multi_dim_reductions_collapse_adjacent_dims_and_reduce_a_short_last_dim_last() {
     // Runs of adjacent reduced (or kept) dims are collapsed into one (reduce::collapsed; not
-    // in full reductions); a
-    // trailing run of reduced dims whose last dim is short is reduced in two steps, the last
-    // dim kept first (reduce::SHORT_LAST_BYTES). Any dims, dtypes and reducers, a NaN in the
+    // in full reductions); a trailing run of reduced dims whose last dim is short is reduced
+    // in two steps, the last dim kept first (reduce::SHORT_LAST_BYTES). Any dims, dtypes and reducers, a NaN in the
     // maxima: equal to the interpreter on one and two threads (maxima, minima and integer
     // sums to the bit).
     use quabla_dialect::{ReduceOp, Reducer};
@@ -867,13 +874,7 @@ fn multi_dim_reductions_collapse_adjacent_dims_and_reduce_a_short_last_dim_last(
             v[ty.num_elements() / 3] = f64::NAN;
         }
         let input = Buffer::from_f64s(ty.clone(), &v).unwrap();
-        let l1: f64 = v.iter().map(|x| x.abs()).sum();
-        let (tol, scale) = match (op, d) {
-            (Reducer::Sum, DType::F32) => (Tol::Rel(1e-5), l1),
-            (Reducer::Sum, DType::F64) => (Tol::Rel(1e-13), l1),
-            (Reducer::Prod, _) => (Tol::Rel(1e-12), 1.0),
-            _ => (Tol::Exact, 1.0),
-        };
+        let (tol, scale) = reduction_tol(op, d, v.iter().map(|x| x.abs()).sum());
         equals_interpreter_on_one_and_two_threads(&module, &[input], tol, |_| scale, &what);
     }
 }
