@@ -131,6 +131,10 @@ def reduce():
     case("cumprod axis1 1024^2", lambda x: qb.cumprod(x * 0.001 + 1, 1), lambda x: jnp.cumprod(x * 0.001 + 1, 1), x)
     case("softmax of 65536 rows of 64", lambda x: qb.nn.softmax(x, -1), lambda x: jax.nn.softmax(x, -1), r(65536, 64))
     case("max axis1 of 65536x16", lambda x: x.max(1), lambda x: x.max(1), r(65536, 16))
+    x10 = r(65536, 10)
+    case("max axis1 65536x10 (10 classes)", lambda x: x.max(1), lambda x: x.max(1), x10)
+    case("argmax axis1 65536x10", lambda x: qb.argmax(x, 1), lambda x: jnp.argmax(x, 1), x10)
+    case("log_softmax 65536x10", lambda x: qb.nn.log_softmax(x, -1), lambda x: jax.nn.log_softmax(x, -1), x10)
     case("logsumexp axis1", lambda x: qb.logsumexp(x, 1), lambda x: jax.nn.logsumexp(x, 1), x)
 
 
