@@ -134,6 +134,7 @@ def reduce():
     x10 = r(65536, 10)
     case("max axis1 65536x10 (10 classes)", lambda x: x.max(1), lambda x: x.max(1), x10)
     case("argmax axis1 65536x10", lambda x: qb.argmax(x, 1), lambda x: jnp.argmax(x, 1), x10)
+    case("sum axis1 65536x8", lambda x: x.sum(1), lambda x: x.sum(1), r(65536, 8))
     case("log_softmax 65536x10", lambda x: qb.nn.log_softmax(x, -1), lambda x: jax.nn.log_softmax(x, -1), x10)
     case("logsumexp axis1", lambda x: qb.logsumexp(x, 1), lambda x: jax.nn.logsumexp(x, 1), x)
 

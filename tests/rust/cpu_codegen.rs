@@ -836,7 +836,8 @@ fn reduction_tol(op: quabla_dialect::Reducer, d: DType, l1: f64) -> (Tol, f64) {
 fn multi_dim_reductions_collapse_adjacent_dims_and_reduce_a_short_last_dim_last() {
     // Runs of adjacent reduced (or kept) dims are collapsed into one (reduce::collapsed; not
     // in full reductions); a trailing run of reduced dims whose last dim is short is reduced
-    // in two steps, the last dim kept first (reduce::SHORT_LAST_BYTES). Any dims, dtypes and reducers, a NaN in the
+    // in two steps, the last dim kept first (reduce::SHORT_LAST_BYTES); a last dim of at most
+    // 16 elements summed alone is read whole per row (reduce::short_rows). Any dims, dtypes and reducers, a NaN in the
     // maxima: equal to the interpreter on one and two threads (maxima, minima and integer
     // sums to the bit).
     use quabla_dialect::{ReduceOp, Reducer};
@@ -853,6 +854,10 @@ fn multi_dim_reductions_collapse_adjacent_dims_and_reduce_a_short_last_dim_last(
         (vec![4, 1, 6], vec![1, 2], Reducer::Sum, DType::F32, false),
         (vec![9, 10, 11, 12], vec![1, 2, 3], Reducer::Max, DType::F32, true),
         (vec![3, 4, 5], vec![0, 1, 2], Reducer::Max, DType::F32, false),
+        // Short rows summed whole (reduce::short_rows): one operand per element of a row.
+        (vec![3000, 10], vec![1], Reducer::Sum, DType::F32, false),
+        (vec![2000, 7], vec![1], Reducer::Prod, DType::F64, false),
+        (vec![4, 400, 16], vec![2], Reducer::Sum, DType::I32, false),
     ];
     for (shape, dims, op, d, collapse) in cases {
         let ty = TensorType::new(d, shape.clone());
