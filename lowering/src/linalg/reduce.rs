@@ -470,19 +470,20 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]
 /// the floats (-0 below +0): a positive float's bits, a negative one's with all but the sign
 /// flipped; NaNs first become the canonical NaN that wins the reduction (positive for a
 /// maximum, negative for a minimum). The key transform is its own inverse.
-fn key_constants(d: DType, op: Reducer) -> (DType, i64, i64, i64) {
-    // (key dtype, the mask of all but the sign, the NaN's bits, the key of the identity)
+fn key_constants(d: DType, op: Reducer) -> (DType, usize, i64, i64, i64) {
+    // (key dtype, its sign bit's shift, the mask of all but the sign, the NaN's bits, the key
+    // of the identity)
     let key = |b: i64, sign_shift: u32, mask: i64| b ^ ((b >> sign_shift) & mask);
     match d {
         DType::F32 => {
             let nan = if op == Reducer::Max { f32::NAN.to_bits() as i32 } else { (-f32::NAN).to_bits() as i32 } as i64;
             let inf = if op == Reducer::Max { f32::NEG_INFINITY } else { f32::INFINITY };
-            (DType::I32, i32::MAX as i64, nan, key(inf.to_bits() as i32 as i64, 31, i32::MAX as i64))
+            (DType::I32, 31, i32::MAX as i64, nan, key(inf.to_bits() as i32 as i64, 31, i32::MAX as i64))
         }
         _ => {
             let nan = if op == Reducer::Max { f64::NAN.to_bits() as i64 } else { (-f64::NAN).to_bits() as i64 };
             let inf = if op == Reducer::Max { f64::NEG_INFINITY } else { f64::INFINITY };
-            (DType::I64, i64::MAX, nan, key(inf.to_bits() as i64, 63, i64::MAX))
+            (DType::I64, 63, i64::MAX, nan, key(inf.to_bits() as i64, 63, i64::MAX))
         }
     }
 }
@@ -491,12 +492,11 @@ fn key_constants(d: DType, op: Reducer) -> (DType, i64, i64, i64) {
 /// reduced as a signed integer one. LLVM's vector `maximum` is six instructions, on the
 /// accumulator's dependency chain (a blend, a mask, a compare, a blend, the max, a blend),
 /// and its horizontal steps as many per level; the keys' transform is off the chain and the
-/// integer max one instruction: 65536 rows of 64 f32 597 -> 120 us (JAX 160), softmax of
-/// rows of 64 2305 -> 1350. Exact: the same element wins, NaN propagates (canonical).
+/// integer max one instruction: 65536 rows of 64 f32 597 -> 194 us (JAX 161-181), softmax
+/// of rows of 64 2305 -> 1558 (JAX 1506-1956). Exact: the same element wins, NaN propagates (canonical).
 fn ordered_keys(e: &mut Emitter, x: &str, xt: &TensorType, op: Reducer) -> (String, TensorType) {
     let d = xt.dtype;
-    let (kd, mask, nan, _) = key_constants(d, op);
-    let shift = if kd == DType::I32 { 31 } else { 63 };
+    let (kd, shift, mask, nan, _) = key_constants(d, op);
     let kt = TensorType::new(kd, xt.shape.clone());
     let init = e.empty(&kt);
     let r = xt.rank();
@@ -524,8 +524,7 @@ fn flip(e: &mut Emitter, b: &str, kd: DType, shift: usize, mask: i64) -> String 
 /// (-inf / +inf) where nothing was reduced (the integer identity is past it).
 fn from_keys(e: &mut Emitter, k: &str, kt: &TensorType, out: &TensorType, op: Reducer) -> String {
     let d = out.dtype;
-    let (kd, mask, _, ident) = key_constants(d, op);
-    let shift = if kd == DType::I32 { 31 } else { 63 };
+    let (kd, shift, mask, _, ident) = key_constants(d, op);
     let init = e.empty(out);
     let r = out.rank();
     generic(e, &vec![Iter::Parallel; r], &[Operand::new(k, kt, identity(r))], &[Operand::new(init, out, identity(r))], |e, a| {
@@ -538,7 +537,7 @@ fn from_keys(e: &mut Emitter, k: &str, kt: &TensorType, out: &TensorType, op: Re
             return vec![v];
         }
         // A minimum's NaN is the negative canonical one (the smallest key): the positive one.
-        let pos = key_constants(d, Reducer::Max).2;
+        let pos = key_constants(d, Reducer::Max).3;
         let pc = e.op(format!("arith.constant {pos} : {kd}"));
         let pn = e.op(format!("arith.bitcast {pc} : {kd} to {d}"));
         let un = e.op(format!("arith.cmpf uno, {v}, {v} : {d}"));
