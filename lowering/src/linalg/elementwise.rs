@@ -785,6 +785,8 @@ pub fn op_cost(name: &str) -> i64 {
         "arith.divf" | "arith.divsi" | "arith.divui" | "arith.remf" | "arith.remsi" | "arith.remui" | "math.sqrt" | "math.rsqrt" => 4,
         "math.fma" | "math.absf" | "math.absi" | "math.copysign" | "math.roundeven" | "math.round" | "math.floor" | "math.ceil" | "math.trunc" | "math.ctpop" => 1,
         n if n.starts_with("math.") => 16,
+        // An element read in a body (a row reduction's loop, crate::linalg::reduce).
+        "tensor.extract" | "memref.load" => MEMORY_COST,
         _ => 1,
     }
 }

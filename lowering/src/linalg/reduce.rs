@@ -26,7 +26,8 @@
 use quabla_dialect::{ArgOp, BinaryOp, DType, Func, Op, ReduceOp, Reducer, TensorType};
 
 use super::reduce_window::row_strides;
-use super::{elementwise::binary, float_lit, generic, identity, int_max, int_min, layout, map, Emitter, Iter, Operand};
+use super::elementwise::{binary, text_body_cost};
+use super::{float_lit, generic, identity, int_max, int_min, layout, map, parallel_candidate, Emitter, Iter, Operand};
 use crate::LowerError;
 
 /// The identity of `op` on dtype `d`, as MLIR text.
@@ -457,6 +458,11 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]
     // which a transformed operand would not allow (max over dims 0, 1 of [256, 256, 64] f32
     // 146 -> 407 us with keys).
     let last_reduced = dims.contains(&(xt.rank() as i64 - 1));
+    match row_path(e, op, xt, dims, in_place) {
+        Some(RowPath::Whole) => return Ok(short_rows(e, op, (&x, xt), out)),
+        Some(RowPath::Loop) => return Ok(row_loop(e, op, (&x, xt), out)),
+        None => {}
+    }
     if matches!(op, Reducer::Max | Reducer::Min) && xt.dtype.is_float() && last_reduced && !e.cg.target.parallel_outer() {
         let (k, kt) = ordered_keys(e, &x, xt, op);
         let kout = TensorType::new(kt.dtype, out.shape.clone());
@@ -496,19 +502,22 @@ fn key_constants(d: DType, op: Reducer) -> (DType, usize, i64, i64, i64) {
 /// of rows of 64 2305 -> 1558 (JAX 1506-1956). Exact: the same element wins, NaN propagates (canonical).
 fn ordered_keys(e: &mut Emitter, x: &str, xt: &TensorType, op: Reducer) -> (String, TensorType) {
     let d = xt.dtype;
-    let (kd, shift, mask, nan, _) = key_constants(d, op);
+    let kd = key_constants(d, op).0;
     let kt = TensorType::new(kd, xt.shape.clone());
     let init = e.empty(&kt);
     let r = xt.rank();
-    let k = generic(e, &vec![Iter::Parallel; r], &[Operand::new(x, xt, identity(r))], &[Operand::new(init, &kt, identity(r))], |e, a| {
-        let un = e.op(format!("arith.cmpf uno, {}, {} : {d}", a[0], a[0]));
-        let b = e.op(format!("arith.bitcast {} : {d} to {kd}", a[0]));
-        let c = e.op(format!("arith.constant {nan} : {kd}"));
-        let b = e.op(format!("arith.select {un}, {c}, {b} : {kd}"));
-        vec![flip(e, &b, kd, shift, mask)]
-    })
-    .remove(0);
+    let k = generic(e, &vec![Iter::Parallel; r], &[Operand::new(x, xt, identity(r))], &[Operand::new(init, &kt, identity(r))], |e, a| vec![key_of(e, &a[0], d, op)]).remove(0);
     (k, kt)
+}
+
+/// The ordered key ([`key_constants`]) of float `v` of dtype `d`.
+fn key_of(e: &mut Emitter, v: &str, d: DType, op: Reducer) -> String {
+    let (kd, shift, mask, nan, _) = key_constants(d, op);
+    let un = e.op(format!("arith.cmpf uno, {v}, {v} : {d}"));
+    let b = e.op(format!("arith.bitcast {v} : {d} to {kd}"));
+    let c = e.op(format!("arith.constant {nan} : {kd}"));
+    let b = e.op(format!("arith.select {un}, {c}, {b} : {kd}"));
+    flip(e, &b, kd, shift, mask)
 }
 
 /// `b ^ ((b >> shift) & mask)` on `kd` (the key transform, its own inverse).
@@ -524,26 +533,193 @@ fn flip(e: &mut Emitter, b: &str, kd: DType, shift: usize, mask: i64) -> String 
 /// (-inf / +inf) where nothing was reduced (the integer identity is past it).
 fn from_keys(e: &mut Emitter, k: &str, kt: &TensorType, out: &TensorType, op: Reducer) -> String {
     let d = out.dtype;
-    let (kd, shift, mask, _, ident) = key_constants(d, op);
     let init = e.empty(out);
     let r = out.rank();
-    generic(e, &vec![Iter::Parallel; r], &[Operand::new(k, kt, identity(r))], &[Operand::new(init, out, identity(r))], |e, a| {
-        let c = e.op(format!("arith.constant {ident} : {kd}"));
-        let bound = if op == Reducer::Max { "arith.maxsi" } else { "arith.minsi" };
-        let b = e.op(format!("{bound} {}, {c} : {kd}", a[0]));
-        let b = flip(e, &b, kd, shift, mask);
-        let v = e.op(format!("arith.bitcast {b} : {kd} to {d}"));
-        if op == Reducer::Max {
-            return vec![v];
-        }
-        // A minimum's NaN is the negative canonical one (the smallest key): the positive one.
-        let pos = key_constants(d, Reducer::Max).3;
-        let pc = e.op(format!("arith.constant {pos} : {kd}"));
-        let pn = e.op(format!("arith.bitcast {pc} : {kd} to {d}"));
-        let un = e.op(format!("arith.cmpf uno, {v}, {v} : {d}"));
-        vec![e.op(format!("arith.select {un}, {pn}, {v} : {d}"))]
+    generic(e, &vec![Iter::Parallel; r], &[Operand::new(k, kt, identity(r))], &[Operand::new(init, out, identity(r))], |e, a| vec![float_of_key(e, &a[0], d, op)]).remove(0)
+}
+
+/// The float of dtype `d` whose key ([`key_of`]) is the reduced key `k`, the float identity
+/// (-inf / +inf) where nothing was reduced (the integer identity is past it).
+fn float_of_key(e: &mut Emitter, k: &str, d: DType, op: Reducer) -> String {
+    let (kd, shift, mask, _, ident) = key_constants(d, op);
+    let c = e.op(format!("arith.constant {ident} : {kd}"));
+    let bound = if op == Reducer::Max { "arith.maxsi" } else { "arith.minsi" };
+    let b = e.op(format!("{bound} {k}, {c} : {kd}"));
+    let b = flip(e, &b, kd, shift, mask);
+    let v = e.op(format!("arith.bitcast {b} : {kd} to {d}"));
+    if op == Reducer::Max {
+        return v;
+    }
+    // A minimum's NaN is the negative canonical one (the smallest key): the positive one.
+    let pos = key_constants(d, Reducer::Max).3;
+    let pc = e.op(format!("arith.constant {pos} : {kd}"));
+    let pn = e.op(format!("arith.bitcast {pc} : {kd} to {d}"));
+    let un = e.op(format!("arith.cmpf uno, {v}, {v} : {d}"));
+    e.op(format!("arith.select {un}, {pn}, {v} : {d}"))
+}
+
+/// The reduction of the last dim of `x` by `op` into `out`, a loop over each row ([`rows`]):
+/// float maxima and minima reduce keys ([`key_of`]). The loop carries its accumulator in a
+/// register, so LLVM vectorizes it whatever its length, without overlap checks (a row of 10
+/// f32 is one masked 16-lane load, the keys, and the horizontal steps): the max over 65536
+/// rows of 8 f32 266 -> 48-53 us, of 10 345 -> 93 (JAX 93-105), of 64 197 -> 176 (164-173);
+/// softmax of rows of 10 855 -> 565 (447). Integer sums and products combine in the row's
+/// order.
+fn row_loop(e: &mut Emitter, op: Reducer, (x, xt): (&str, &TensorType), out: &TensorType) -> String {
+    let d = xt.dtype;
+    let keys = matches!(op, Reducer::Max | Reducer::Min) && d.is_float();
+    let (ad, ident) = if keys { (key_constants(d, op).0, key_constants(d, op).4.to_string()) } else { (d, identity_value(op, d)) };
+    rows(e, (x, xt), out, |e, read| {
+        let acc0 = e.scalar(ad, &ident);
+        let (res, cost) = row_for(e, xt.shape[xt.rank() - 1], (&acc0, ad), |e, k, acc| {
+            let v = read(e, k);
+            let v = if keys { key_of(e, &v, d, op) } else { v };
+            combine_step(e, op, ad, acc, &v)
+        });
+        (if keys { float_of_key(e, &res, d, op) } else { res }, cost)
     })
-    .remove(0)
+}
+
+/// argmax / argmin of the last dim of `x` into `out` (indices of dtype `index`), loops over
+/// each row ([`rows`]). Elements of at most 32 bits: one loop reducing (key, position) pairs
+/// packed in an i64 ([`packed_arg`]). Wider ones: two loops, the row's extremum `m` (NaN
+/// when it holds one; [`row_loop`]'s keys for floats), then the smallest index whose element
+/// is `m` or NaN ([`arg_two_pass`]'s second pass). 65536 rows of 10 f32: 1046-1100 -> ... us
+/// (JAX 153-163).
+fn arg_row_loop(e: &mut Emitter, op: ArgOp, (x, xt): (&str, &TensorType), out: &TensorType, index: DType) -> String {
+    let d = xt.dtype;
+    let n = xt.shape[xt.rank() - 1];
+    let rop = if op == ArgOp::Max { Reducer::Max } else { Reducer::Min };
+    if d.bits() <= 32 {
+        return rows(e, (x, xt), out, |e, read| {
+            let i64t = DType::I64;
+            let init = e.scalar(i64t, &identity_value(rop, i64t));
+            let (p, cost) = row_for(e, n, (&init, i64t), |e, k, acc| {
+                let v = read(e, k);
+                let pk = packed_arg(e, op, d, &v, k, n);
+                combine_step(e, rop, i64t, acc, &pk)
+            });
+            let mask = e.scalar(i64t, &u32::MAX.to_string());
+            let lo = e.op(format!("arith.andi {p}, {mask} : i64"));
+            let i = if op == ArgOp::Max {
+                let last = e.scalar(i64t, &(n - 1).to_string());
+                e.op(format!("arith.subi {last}, {lo} : i64"))
+            } else {
+                lo
+            };
+            let i = if index.bits() < 64 { e.op(format!("arith.trunci {i} : i64 to {index}")) } else { i };
+            (i, cost)
+        });
+    }
+    let (ad, ident) = if d.is_float() { (key_constants(d, rop).0, key_constants(d, rop).4.to_string()) } else { (d, identity_value(rop, d)) };
+    rows(e, (x, xt), out, |e, read| {
+        let acc0 = e.scalar(ad, &ident);
+        let (m, c1) = row_for(e, n, (&acc0, ad), |e, k, acc| {
+            let v = read(e, k);
+            let v = if d.is_float() { key_of(e, &v, d, rop) } else { v };
+            combine_step(e, rop, ad, acc, &v)
+        });
+        let m = if d.is_float() { float_of_key(e, &m, d, rop) } else { m };
+        let none = e.scalar(index, &n.to_string());
+        let (i, c2) = row_for(e, n, (&none, index), |e, k, acc| {
+            let v = read(e, k);
+            let hit = if d.is_float() {
+                let eq = e.op(format!("arith.cmpf oeq, {v}, {m} : {d}"));
+                let nan = e.op(format!("arith.cmpf uno, {v}, {v} : {d}"));
+                e.op(format!("arith.ori {eq}, {nan} : i1"))
+            } else {
+                e.op(format!("arith.cmpi eq, {v}, {m} : {d}"))
+            };
+            let ki = e.op(format!("arith.index_cast {k} : index to {index}"));
+            // Not `acc` where it misses: a min reduction reads its accumulator once, or LLVM
+            // does not vectorize it.
+            let cand = e.op(format!("arith.select {hit}, {ki}, {none} : {index}"));
+            let min = if index.is_unsigned() { "arith.minui" } else { "arith.minsi" };
+            e.op(format!("{min} {acc}, {cand} : {index}"))
+        });
+        (i, c1.saturating_add(c2))
+    })
+}
+
+/// Element `v` (of dtype `d`, at most 32 bits) at position `k` (an index value) of a row of
+/// `n` as one i64 whose signed order is argmax's (`op` Max) or argmin's preference: the
+/// element's ordered 32-bit key ([`key_of`] for floats, NaN the extreme, -0 as +0; unsigned values
+/// shifted into signed order) above, below it the position, for argmax reversed (`n - 1 - k`),
+/// so that equal keys prefer the first position under the max or min.
+fn packed_arg(e: &mut Emitter, op: ArgOp, d: DType, v: &str, k: &str, n: i64) -> String {
+    let key = match d {
+        DType::F32 => {
+            // -0 + 0 is +0: the two zeros compare equal (the first wins), as in the select chain.
+            let z = e.scalar(d, "0.0");
+            let v = e.op(format!("arith.addf {v}, {z} : {d}"));
+            key_of(e, &v, d, if op == ArgOp::Max { Reducer::Max } else { Reducer::Min })
+        }
+        DType::U32 => {
+            let sign = e.scalar(DType::I32, &i32::MIN.to_string());
+            e.op(format!("arith.xori {v}, {sign} : i32"))
+        }
+        DType::U8 => e.op(format!("arith.extui {v} : i8 to i32")),
+        _ => v.to_string(),
+    };
+    let hi = e.op(format!("arith.extsi {key} : i32 to i64"));
+    let c32 = e.scalar(DType::I64, "32");
+    let hi = e.op(format!("arith.shli {hi}, {c32} : i64"));
+    let ki = e.op(format!("arith.index_cast {k} : index to i64"));
+    let lo = if op == ArgOp::Max {
+        let last = e.scalar(DType::I64, &(n - 1).to_string());
+        e.op(format!("arith.subi {last}, {ki} : i64"))
+    } else {
+        ki
+    };
+    e.op(format!("arith.ori {hi}, {lo} : i64"))
+}
+
+/// A generic over the rows of `xt` (all but its last dim) into `out` whose body is
+/// `body(e, read)`: it returns the row's result and the cost of its loops (their body's
+/// ops times their trips, [`row_for`]); `read(e, k)` emits the read of the row's element `k`
+/// (an index value) from `x`, which the generic takes from above (not an operand: upstream
+/// fusion leaves it alone). A unit reduction loop comes last (its extent from an empty [1]
+/// operand): upstream fusion would put an all-parallel generic into its consumers, which read
+/// each row's result once per element of the row (softmax's `x - max`), each running the
+/// loops over the row again.
+fn rows(e: &mut Emitter, (x, xt): (&str, &TensorType), out: &TensorType, body: impl FnOnce(&mut Emitter, &dyn Fn(&mut Emitter, &str) -> String) -> (String, i64)) -> String {
+    let r = xt.rank();
+    let init = e.empty(out);
+    let mut iters = vec![Iter::Parallel; r];
+    iters[r - 1] = Iter::Reduction;
+    let ut = TensorType::new(out.dtype, [1]);
+    let u = e.empty(&ut);
+    let ins = [Operand::new(u, &ut, map(r, &[format!("d{}", r - 1)]))];
+    let omap = map(r, &(0..r - 1).map(|i| format!("d{i}")).collect::<Vec<_>>());
+    let mut cost = 0;
+    let res = generic(e, &iters, &ins, &[Operand::new(init.clone(), out, omap)], |e, _| {
+        let idx: Vec<String> = (0..r - 1).map(|i| e.op(format!("linalg.index {i} : index"))).collect();
+        let read = |e: &mut Emitter, k: &str| e.op(format!("tensor.extract {x}[{}] : {xt}", idx.iter().map(String::as_str).chain([k]).collect::<Vec<_>>().join(", ")));
+        let (v, c) = body(e, &read);
+        cost = c;
+        vec![v]
+    })
+    .remove(0);
+    // The generic's own cost counted each loop's body once.
+    parallel_candidate(e, &iters[..r - 1], &[], &[Operand::new(init, out, identity(r - 1))], cost);
+    res
+}
+
+/// `scf.for k = 0 to n` carrying `init` (of type `ty`) through `step(e, k, acc)`; returns the
+/// loop's result and its cost (the step's ops, at least `PAR_LOOP_MIN_COST` as the executor
+/// counts them, times `n`).
+fn row_for(e: &mut Emitter, n: i64, (init, ty): (&str, DType), step: impl FnOnce(&mut Emitter, &str, &str) -> String) -> (String, i64) {
+    let (c0, cn, c1) = (e.index(0), e.index(n), e.index(1));
+    let (res, k, acc) = (e.fresh(), e.fresh(), e.fresh());
+    e.raw_line(format!("{res} = scf.for {k} = {c0} to {cn} step {c1} iter_args({acc} = {init}) -> ({ty}) {{"));
+    e.depth += 1;
+    let start = e.out.len();
+    let next = step(e, &k, &acc);
+    let cost = text_body_cost(&e.out[start..]).max(crate::tiling::PAR_LOOP_MIN_COST).saturating_mul(n);
+    e.line(format!("scf.yield {next} : {ty}"));
+    e.depth -= 1;
+    e.line("}");
+    (res, cost)
 }
 
 /// [`lower_reduce`] of `x` (`xt`, `in_place`) over `dims` into `out`: a trailing run of reduced
@@ -551,9 +727,6 @@ fn from_keys(e: &mut Emitter, k: &str, kt: &TensorType, out: &TensorType, op: Re
 fn reduce_dims(e: &mut Emitter, op: Reducer, (x, xt, in_place): (&str, &TensorType, bool), dims: &[i64], out: &TensorType) -> String {
     let r = xt.rank();
     let last = r as i64 - 1;
-    if short_rows_apply(e, op, xt, dims, out) {
-        return short_rows(e, op, (x, xt), out);
-    }
     let short_last = xt.shape[r - 1].saturating_mul(xt.dtype.size() as i64) <= SHORT_LAST_BYTES;
     // Only a trailing run of reduced dims (rows of a few vectors each), with kept dims before it.
     let trailing = (1..=dims.len() as i64).all(|j| dims.contains(&(r as i64 - j)));
@@ -567,18 +740,54 @@ fn reduce_dims(e: &mut Emitter, op: Reducer, (x, xt, in_place): (&str, &TensorTy
     reduce_collapsed(e, op, (x, xt, in_place), dims, out)
 }
 
-/// The longest last dim reduced alone that [`short_rows`] reads whole.
-const SHORT_ROW_MAX: i64 = 16;
-
-/// Whether the reduction `op` of `dims` of `xt` into `out` is [`short_rows`]': sums and
-/// products (maxima and minima of floats reduce keys, [`ordered_keys`], a producer that the
-/// `n` reads would materialize: 65536 rows of 16 f32 95 -> 460-519 us).
-fn short_rows_apply(e: &Emitter, op: Reducer, xt: &TensorType, dims: &[i64], out: &TensorType) -> bool {
-    let r = xt.rank();
-    matches!(op, Reducer::Sum | Reducer::Prod) && r >= 2 && dims == [r as i64 - 1] && (2..=SHORT_ROW_MAX).contains(&xt.shape[r - 1]) && out.num_elements() >= 1024 && !e.cg.target.parallel_outer()
+/// How a reduction of the last dim alone reads its rows on the CPU ([`row_path`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RowPath {
+    /// [`short_rows`]: each row's elements read by one operand each.
+    Whole,
+    /// [`row_loop`]: a loop over each row in the body of a generic over the rows.
+    Loop,
 }
 
-/// The reduction of the last dim of `x` (`n` <= [`SHORT_ROW_MAX`] elements) as one
+/// The longest rows a sum or product reads whole ([`short_rows`]): LLVM vectorizes the loop
+/// over the rows with interleaved loads of up to 8 members; past 8 it gathers (65536 rows of
+/// 10 f32 243 us, of 16 405; JAX 178).
+const WHOLE_ROW_MAX: i64 = 8;
+
+/// The fewest rows [`short_rows`] reads whole (fewer: the generic reduction).
+const WHOLE_ROW_MIN_ROWS: usize = 1024;
+
+/// Rows shorter than this are reduced by [`row_loop`] even when that materializes an
+/// elementwise producer: LLVM's vectorizer leaves a reduction loop of fewer iterations
+/// (`TinyTripCountVectorThreshold`) scalar when it needs runtime overlap checks, which a
+/// generic's reduction (its accumulator stored to the output every iteration) does: the max
+/// over 65536 rows of 8 f32 was 266 us, of 10 345, of 12 421 (JAX 94-110).
+const TINY_ROW: i64 = 16;
+
+/// The longest rows [`row_loop`] reduces when the operand is read in place (past it the
+/// generic's vector loop is as fast: 1024 f32 5.2-5.7 ms either way).
+const ROW_LOOP_MAX: i64 = 256;
+
+/// The path of a reduction of `dims` of `xt` by `op` on the CPU ([`RowPath`]), None for the
+/// generic reductions: sums and products of rows of at most [`WHOLE_ROW_MAX`] elements are
+/// read whole; shorter rows than [`TINY_ROW`] and, read in place, rows of at most
+/// [`ROW_LOOP_MAX`] elements are reduced by [`row_loop`].
+fn row_path(e: &Emitter, op: Reducer, xt: &TensorType, dims: &[i64], in_place: bool) -> Option<RowPath> {
+    let r = xt.rank();
+    if r < 2 || dims != [r as i64 - 1] || xt.dtype == DType::I1 || e.cg.target.parallel_outer() {
+        return None;
+    }
+    let n = xt.shape[r - 1];
+    match op {
+        // A producer that the `n` reads would otherwise fuse into is materialized: not worth
+        // it for few rows.
+        Reducer::Sum | Reducer::Prod if (2..=WHOLE_ROW_MAX).contains(&n) => (xt.num_elements() / n as usize >= WHOLE_ROW_MIN_ROWS).then_some(RowPath::Whole),
+        _ if (2..TINY_ROW).contains(&n) || (in_place && (2..=ROW_LOOP_MAX).contains(&n)) => Some(RowPath::Loop),
+        _ => None,
+    }
+}
+
+/// The reduction of the last dim of `x` (`n` <= [`WHOLE_ROW_MAX`] elements) as one
 /// all-parallel generic over the rows, each row's `n` elements read by `n` operands and
 /// combined in order from the identity (the loop's order): a reduction loop of 10 (10-class
 /// logits) was a vector loop with a remainder and a horizontal step per row.
@@ -765,6 +974,9 @@ pub fn lower_argreduce(e: &mut Emitter, f: &Func, o: &Op, op: ArgOp, dim: i64, i
         let (c, inits) = arg_inits(e, op, d, index, &it);
         let res = split_partials(e, &x, xt, &[dim], s, &c, &inits, |e, v, j, acc| arg_step(e, op, d, v, &acc[0], &acc[1], index, false, |e| e.op(format!("arith.index_cast {j} : index to {index}"))));
         return Ok(arg_nest(e, op, (&res[0], &inits[0].1), Some((&res[1], &it)), 0, out, index));
+    }
+    if row_path(e, Reducer::Max, xt, &[dim], read_in_place(f, o.operands[0])) == Some(RowPath::Loop) {
+        return Ok(arg_row_loop(e, op, (&x, xt), out, index));
     }
     if !e.cg.target.parallel_outer() {
         return Ok(arg_two_pass(e, op, (&x, xt), dim, out, index));

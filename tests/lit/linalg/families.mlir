@@ -65,10 +65,22 @@ func.func @slicing(%a: tensor<6xf32>, %p: tensor<f32>) -> (tensor<2xf32>, tensor
 
 // -----
 
-// A float maximum over the last dim reduces ordered integer keys (the bits, all but the sign
-// flipped for negatives, NaN canonical): arith.maxsi instead of arith.maximumf, keyed
-// before and turned back into floats after (reduce.rs ordered_keys / from_keys).
+// A float maximum over a short last dim, or one read in place, loops over each row in the
+// body of a generic over the rows (a unit reduction loop last), on ordered integer keys (the
+// bits, all but the sign flipped for negatives, NaN canonical): arith.maxsi instead of
+// arith.maximumf, turned back into a float after the loop (reduce.rs row_loop). A longer row
+// computed by an elementwise op is keyed before a generic reduction (ordered_keys / from_keys).
 // CHECK-LABEL: func.func @reduce
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<1xf32>)
+// CHECK: scf.for
+// CHECK: tensor.extract %arg0
+// CHECK: arith.cmpf uno
+// CHECK: arith.bitcast {{.*}} : f32 to i32
+// CHECK: arith.xori
+// CHECK: arith.maxsi
+// CHECK: scf.yield
+// CHECK: arith.bitcast {{.*}} : i32 to f32
+// CHECK: math.exp
 // CHECK: arith.cmpf uno
 // CHECK: arith.bitcast {{.*}} : f32 to i32
 // CHECK: arith.xori
@@ -76,9 +88,11 @@ func.func @slicing(%a: tensor<6xf32>, %p: tensor<f32>) -> (tensor<2xf32>, tensor
 // CHECK: arith.maxsi
 // CHECK: arith.bitcast {{.*}} : i32 to f32
 // CHECK-NOT: arith.maximumf
-func.func @reduce(%a: tensor<2x3xf32>) -> tensor<2xf32> {
+func.func @reduce(%a: tensor<2x3xf32>, %b: tensor<2x32xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
   %0 = "quabla.reduce_max"(%a) {dims = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
-  return %0 : tensor<2xf32>
+  %1 = "quabla.exp"(%b) : (tensor<2x32xf32>) -> tensor<2x32xf32>
+  %2 = "quabla.reduce_max"(%1) {dims = array<i64: 1>} : (tensor<2x32xf32>) -> tensor<2xf32>
+  return %0, %2 : tensor<2xf32>, tensor<2xf32>
 }
 
 // -----

@@ -225,6 +225,7 @@ fn cpu_passes(opts: &CpuOptions, vectors: bool, loops: bool) -> (Vec<String>, Ve
     let omp = format!("convert-scf-to-openmp{{num-threads={}}}", opts.threads);
     let passes: Vec<String> = [
         (true, "func.func(linalg-fuse-elementwise-ops)"),
+        (true, "func.func(linalg-fold-unit-extent-dims)"),
         // Before CSE: otherwise identical inits (fill of an empty) of two results merge and
         // one-shot bufferization with eliminated empties copies a result buffer after it was
         // overwritten (tests/rust/differential.rs, several_outputs_of_one_type).
