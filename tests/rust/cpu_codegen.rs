@@ -565,9 +565,10 @@ fn small_products_read_k_in_groups_and_match_the_interpreter_to_the_bit() {
 #[test]
 fn products_without_a_sum_are_one_multiply_and_match_the_interpreter() {
     // A contracted extent of 1 (unit contracted dims, or none: per-batch outer products)
-    // lowers to one generic computing l * r over the result's dims (dot::unit_k_product),
-    // with a unit reduction loop when an operand is an elementwise op's result (upstream
-    // fusion leaves it apart instead of recomputing it per element). Any dim order.
+    // lowers to one generic computing l * r over the result's dims (dot::unit_k_product);
+    // an operand computed by a dear elementwise op (tanh) is kept apart, a generic with a unit
+    // reduction loop (elementwise::kept_apart: upstream fusion does not recompute it per
+    // element of the result). Any dim order.
     let mut rng = Rng(131);
     let dd = |lb: &[i64], rb: &[i64], lc: &[i64], rc: &[i64]| DotDims { lhs_batching_dimensions: lb.to_vec(), rhs_batching_dimensions: rb.to_vec(), lhs_contracting_dimensions: lc.to_vec(), rhs_contracting_dimensions: rc.to_vec() };
     // (lhs, rhs, dims, tanh of the lhs first)
@@ -595,7 +596,7 @@ fn products_without_a_sum_are_one_multiply_and_match_the_interpreter() {
             let what = format!("{d} {ls:?} x {rs:?} {dims:?} tanh {tanh}: ");
             let text = lower_for_cpu(&m, &CpuOptions::default()).unwrap().text;
             assert!(!text.contains("matmul") && text.contains("arith.mul"), "{what}one multiply:\n{text}");
-            assert_eq!(text.contains("\"reduction\""), *tanh, "{what}a unit reduction loop with an elementwise operand:\n{text}");
+            assert_eq!(text.contains("\"reduction\""), *tanh, "{what}a tanh kept apart:\n{text}");
             let inputs = [rng.buffer(&lt, -4.0, 4.0), rng.buffer(&rt, -4.0, 4.0)];
             // tanh is a polynomial kernel on the CPU (5 ulps), libm's in the interpreter.
             let tol = if *tanh { Tol::Ulps(12) } else { Tol::Exact };

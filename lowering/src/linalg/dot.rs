@@ -149,10 +149,9 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
 /// element, the per-example weight gradient `vmap(grad(...))` writes) as one generic over the
 /// result's dims reading both operands where they are: `out = l * r`, no transposed copies
 /// and no product loop (as a `linalg.batch_matmul` on the loop path, 128 x (32x1 @ 1x64)
-/// f32 took ~150 us, the vmapped per-example gradient of a 32-64-4 MLP 2.3x JAX's time). When
-/// an operand is computed by an elementwise op, the generic keeps a unit reduction loop
-/// between the lhs's and the rhs's free dims, which upstream fusion leaves alone (fused, the
-/// producer would be recomputed for every element of the other operand).
+/// f32 took ~150 us, the vmapped per-example gradient of a 32-64-4 MLP 2.3x JAX's time). An
+/// operand computed by a dear elementwise op is kept apart from it (elementwise::kept_apart:
+/// fused, it would be recomputed for every element of the other operand).
 fn unit_k_product(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> String {
     let (l, r) = (e.name(o.operands[0]), e.name(o.operands[1]));
     let (lt, rt, out) = (f.ty(o.operands[0]), f.ty(o.operands[1]), f.ty(o.results[0]));
@@ -161,32 +160,21 @@ fn unit_k_product(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> String {
     let lfree = DotDims::free(lt.rank(), lb, &dims.lhs_contracting_dimensions);
     let rfree = DotDims::free(rt.rank(), rb, &dims.rhs_contracting_dimensions);
     let (nb, nl) = (lb.len(), lfree.len());
-    let apart = o.operands.iter().any(|&v| elementwise_result(f, v));
-    let loops = out.rank() + apart as usize;
-    // Result dim j is loop j, or j + 1 past the unit loop (at nb + nl) when there is one.
-    let lp = |j: usize| format!("d{}", if apart && j >= nb + nl { j + 1 } else { j });
+    let loops = out.rank();
     let exprs = |rank: usize, batch: &[i64], free: &[i64], first: usize| -> Vec<String> {
         (0..rank as i64)
             .map(|i| match (batch.iter().position(|&x| x == i), free.iter().position(|&x| x == i)) {
-                (Some(p), _) => lp(p),
-                (None, Some(p)) => lp(first + p),
+                (Some(p), _) => format!("d{p}"),
+                (None, Some(p)) => format!("d{}", first + p),
                 (None, None) => "0".to_string(),
             })
             .collect()
     };
-    let mut ins = vec![Operand::new(&l, lt, map(loops, &exprs(lt.rank(), lb, &lfree, nb))), Operand::new(&r, rt, map(loops, &exprs(rt.rank(), rb, &rfree, nb + nl)))];
-    let mut its = vec![Iter::Parallel; loops];
-    if apart {
-        its[nb + nl] = Iter::Reduction;
-        // The unit loop's extent (no operand reads it).
-        let ut = TensorType::new(d, [1]);
-        let u = e.empty(&ut);
-        ins.push(Operand::new(u, &ut, map(loops, &[format!("d{}", nb + nl)])));
-    }
+    let ins = [Operand::new(&l, lt, map(loops, &exprs(lt.rank(), lb, &lfree, nb))), Operand::new(&r, rt, map(loops, &exprs(rt.rank(), rb, &rfree, nb + nl)))];
     let init = e.empty(out);
-    let outs = [Operand::new(init, out, map(loops, &(0..out.rank()).map(lp).collect::<Vec<_>>()))];
+    let outs = [Operand::new(init, out, super::identity(loops))];
     let mul = if d.is_float() { "arith.mulf" } else { "arith.muli" };
-    generic(e, &its, &ins, &outs, |e, a| vec![e.op(format!("{mul} {}, {} : {d}", a[0], a[1]))]).remove(0)
+    generic(e, &vec![Iter::Parallel; loops], &ins, &outs, |e, a| vec![e.op(format!("{mul} {}, {} : {d}", a[0], a[1]))]).remove(0)
 }
 
 /// The operand layouts of a tiled product.
@@ -752,11 +740,7 @@ fn read_once(f: &Func, v: quabla_dialect::Value) -> bool {
 /// Whether `v` is the result of an elementwise op of `f`, seen through layout ops (whose
 /// generics upstream fusion also merges).
 fn elementwise_result(f: &Func, v: quabla_dialect::Value) -> bool {
-    match super::defining(f, v).map(|op| (&op.kind, op.operands.first())) {
-        Some((quabla_dialect::OpKind::Elementwise(_), _)) => true,
-        Some((quabla_dialect::OpKind::Layout(_), Some(&x))) => elementwise_result(f, x),
-        _ => false,
-    }
+    super::elementwise::elementwise_source(f, v).is_some()
 }
 
 /// The most elements of K an untiled product's step reads ([`plain_matmul`], [`k_group`]).

@@ -837,9 +837,10 @@ const APART_MAX_ELEMENTS: i64 = 1 << 16;
 
 /// Sources of [`read_broadcasts`] (of at most [`APART_MAX_ELEMENTS`], broadcast to at least
 /// four times as many) computed by a dear elementwise op (a square root, a division, a
-/// transcendental function; not negation or absolute value): lowered as `linalg.map`, which
-/// upstream elementwise fusion leaves alone, so that a consumer reading it through the
-/// broadcast does not recompute it per element (`x / sqrt(sum(x * x, 1))` on 4096 x 256
+/// transcendental function; not negation or absolute value), and such operands of products
+/// with nothing to sum: lowered with a unit reduction loop, which upstream elementwise fusion
+/// leaves alone, so that a consumer reading it through the broadcast does not recompute it
+/// per element (`x / sqrt(sum(x * x, 1))` on 4096 x 256
 /// f32: a million square roots instead of 4096, 175 -> 93 us, JAX 112-152).
 pub fn kept_apart(f: &Func, ops: &[Op], scalars: &HashMap<Value, ReadBroadcast>) -> std::collections::HashSet<Value> {
     let dear = |op: &Op| match &op.kind {
@@ -848,14 +849,35 @@ pub fn kept_apart(f: &Func, ops: &[Op], scalars: &HashMap<Value, ReadBroadcast>)
         _ => false,
     };
     let dear: std::collections::HashSet<Value> = ops.iter().filter(|op| op.results.len() == 1 && dear(op)).map(|op| op.results[0]).collect();
-    scalars
-        .iter()
-        .filter(|(b, (src, _))| {
-            let (n, big) = (f.ty(*src).num_elements() as i64, f.ty(**b).num_elements() as i64);
-            dear.contains(src) && n <= APART_MAX_ELEMENTS && big >= 4 * n
-        })
-        .map(|(_, (src, _))| *src)
-        .collect()
+    let apart = |src: Value, big: usize| {
+        let n = f.ty(src).num_elements() as i64;
+        dear.contains(&src) && n <= APART_MAX_ELEMENTS && big as i64 >= 4 * n
+    };
+    let broadcast = scalars.iter().filter(|(b, (src, _))| apart(*src, f.ty(**b).num_elements())).map(|(_, (src, _))| *src);
+    // The operands of products with nothing to sum (crate::linalg::dot's unit_k_product),
+    // which read each element once per element of the other operand: `einsum("bi,bj->bij",
+    // tanh(a), b)` took a tanh per element of the result.
+    let unit_k = ops.iter().filter_map(|op| match &op.kind {
+        OpKind::Dot(quabla_dialect::DotOp::DotGeneral { dims }) if op.operands.len() == 2 && op.results.len() == 1 => {
+            let lt = f.ty(op.operands[0]);
+            let k = quabla_dialect::size::saturating_product(dims.lhs_contracting_dimensions.iter().map(|&i| lt.shape.get(i as usize).copied().unwrap_or(0)));
+            (k == 1).then_some(op)
+        }
+        _ => None,
+    });
+    let unit_k = unit_k.flat_map(|op| op.operands.iter().map(|&v| (elementwise_source(f, v), f.ty(op.results[0]).num_elements())).collect::<Vec<_>>());
+    let unit_k = unit_k.filter_map(|(src, big)| src.filter(|&s| apart(s, big)));
+    broadcast.chain(unit_k).collect()
+}
+
+/// The value an elementwise op of `f` computes that `v` is, seen through layout ops (which
+/// read it in place or fuse with it); None when `v` is no such value.
+pub(crate) fn elementwise_source(f: &Func, v: Value) -> Option<Value> {
+    match super::defining(f, v).map(|op| (&op.kind, op.operands.first())) {
+        Some((OpKind::Elementwise(_), _)) => Some(v),
+        Some((OpKind::Layout(_), Some(&x))) => elementwise_source(f, x),
+        _ => None,
+    }
 }
 
 /// The [`read_broadcasts`] that need no tensor at all: every use is an elementwise op (which
