@@ -136,6 +136,13 @@ def reduce():
     case("argmax axis1 65536x10", lambda x: qb.argmax(x, 1), lambda x: jnp.argmax(x, 1), x10)
     case("sum axis1 65536x8", lambda x: x.sum(1), lambda x: x.sum(1), r(65536, 8))
     case("log_softmax 65536x10", lambda x: qb.nn.log_softmax(x, -1), lambda x: jax.nn.log_softmax(x, -1), x10)
+    case("softmax 65536x10", lambda x: qb.nn.softmax(x, -1), lambda x: jax.nn.softmax(x, -1), x10)
+    case("max axis1 65536x8 / 65536x12", lambda x, y: (x.max(1), y.max(1)), lambda x, y: (x.max(1), y.max(1)), r(65536, 8), r(65536, 12))
+    case("sum axis1 65536x16", lambda x: x.sum(1), lambda x: x.sum(1), r(65536, 16))
+    case("(x * x).max(1) 65536x10 (a producer)", lambda x: (x * x).max(1), lambda x: (x * x).max(1), x10)
+    case("max axis1 f64 65536x10", lambda x: x.max(1), lambda x: x.max(1), r(65536, 10, dt=np.float64))
+    case("log of keepdims sums [65536, 1]", lambda x: qb.log(x), lambda x: jnp.log(x), abs(r(65536, 1)) + 0.5)
+    case("norm of rows of 3 (points)", lambda p: p / qb.linalg.norm(p, axis=-1, keepdims=True), lambda p: p / jnp.linalg.norm(p, axis=-1, keepdims=True), r(65536, 3))
     case("logsumexp axis1", lambda x: qb.logsumexp(x, 1), lambda x: jax.nn.logsumexp(x, 1), x)
 
 
