@@ -88,8 +88,8 @@ func.func @slicing(%a: tensor<6xf32>, %p: tensor<f32>) -> (tensor<2xf32>, tensor
 // CHECK: arith.maxsi
 // CHECK: arith.bitcast {{.*}} : i32 to f32
 // CHECK-NOT: arith.maximumf
-func.func @reduce(%a: tensor<2x3xf32>, %b: tensor<2x32xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
-  %0 = "quabla.reduce_max"(%a) {dims = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
+func.func @reduce(%a: tensor<2x5xf32>, %b: tensor<2x32xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %0 = "quabla.reduce_max"(%a) {dims = array<i64: 1>} : (tensor<2x5xf32>) -> tensor<2xf32>
   %1 = "quabla.exp"(%b) : (tensor<2x32xf32>) -> tensor<2x32xf32>
   %2 = "quabla.reduce_max"(%1) {dims = array<i64: 1>} : (tensor<2x32xf32>) -> tensor<2xf32>
   return %0, %2 : tensor<2xf32>, tensor<2xf32>
