@@ -93,6 +93,7 @@ pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> usize 
     let i64t = Type::parse(ctx, "i64").expect("i64 parses").to_raw();
     let name = melior::StringRef::new("quabla.par");
     let vec = melior::StringRef::new("quabla.vec");
+    let flat = melior::StringRef::new("quabla.flat");
     // SAFETY: the context is live.
     let unit = unsafe { mlir_sys::mlirUnitAttrGet(ctx.to_raw()) };
     let mut vecs = 0;
@@ -112,6 +113,10 @@ pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> usize 
             // SAFETY: a live operation of the module; a unit attribute of its context.
             unsafe { mlir_sys::mlirOperationSetAttributeByName(op.to_raw(), vec.to_raw(), unit) };
             vecs += 1;
+            if flat_candidate(&op) {
+                // SAFETY: as above.
+                unsafe { mlir_sys::mlirOperationSetAttributeByName(op.to_raw(), flat.to_raw(), unit) };
+            }
         }
         if let Some(dim) = split_of(&op, threads) {
             let rank = loop_count(&op).unwrap_or(0);
@@ -124,6 +129,16 @@ pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> usize 
         WalkResult::Skip
     });
     vecs
+}
+
+/// Whether the `quabla.vec` generic `op` may be flattened into one loop
+/// (quabla_lowering::tiling::LOOPS_SCRIPT): two loops or more, every operand read and
+/// written through the identity map. Its inner loop may be short (a `[rows, 3]` operand):
+/// LLVM vectorizes the inner loop alone (the tanh of a [65536, 3] f32 array 246 us, of the
+/// flat one 93).
+fn flat_candidate<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
+    let Some(loops) = GenericLoops::of(op) else { return false };
+    loops.parallel.len() >= 2 && (0..loops.maps.len()).all(|i| loops.identity_map(i))
 }
 
 fn loop_count<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<usize> {

@@ -417,8 +417,20 @@ fn tile(out: &mut String, h: &str, name: &str, sizes: &[i64]) -> String {
 /// The named sequence `@__quabla_loops` (after bufferization): each generic the executor
 /// tagged `quabla.vec` (its iterations independent in memory: quabla_runtime's
 /// `parallel_accesses`) becomes loops marked `llvm.loop_annotation`, which the executor
-/// turns into loops with parallel accesses on the LLVM dialect.
+/// turns into loops with parallel accesses on the LLVM dialect. Those it also tagged
+/// `quabla.flat` (identity maps only) are first flattened into one loop where upstream's
+/// `flatten_elementwise` accepts them (scalar elementwise bodies, collapsible buffers; a
+/// refusal leaves the generic as it was).
 pub const LOOPS_SCRIPT: &str = r#"  transform.named_sequence private @__quabla_loops(%module: !transform.any_op {transform.readonly}) {
+    %flat = transform.structured.match ops{["linalg.generic"]} attributes {quabla.flat} in %module : (!transform.any_op) -> !transform.any_op
+    transform.foreach %flat : !transform.any_op {
+    ^bb0(%g: !transform.any_op):
+      transform.sequence %g : !transform.any_op failures(suppress) {
+      ^bb1(%h: !transform.any_op):
+        %f = transform.structured.flatten_elementwise %h : (!transform.any_op) -> !transform.any_op
+        transform.annotate %f "quabla.vec" : !transform.any_op
+      }
+    }
     %vec = transform.structured.match ops{["linalg.generic"]} attributes {quabla.vec} in %module : (!transform.any_op) -> !transform.any_op
     %vec_loops = transform.structured.convert_to_loops %vec : (!transform.any_op) -> !transform.any_op
     %mark = transform.param.constant #llvm.loop_annotation<mustProgress = true> -> !transform.any_param
