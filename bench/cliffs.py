@@ -212,6 +212,23 @@ def misc():
     rnn_args = (r(128, 128) * 0.1, r(64, 128) * 0.1, r(100, 16, 64))
     case("scan RNN 100 steps of 16x128", rnn(qb, qb.scan), rnn(jnp, jax.lax.scan), *rnn_args)
     case("scan RNN gradient", qb.grad(rnn(qb, qb.scan)), jax.grad(rnn(jnp, jax.lax.scan)), *rnn_args)
+
+    def lorenz(np_, fori_loop):
+        def f(s):
+            x, y, z = s[0], s[1], s[2]
+            return np_.stack([10.0 * (y - x), x * (28.0 - z) - y, x * y - 8.0 / 3.0 * z])
+
+        def step(i, s):
+            k1 = f(s)
+            k2 = f(s + 0.005 * k1)
+            k3 = f(s + 0.005 * k2)
+            k4 = f(s + 0.01 * k3)
+            return s + 0.01 / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+        return lambda s: fori_loop(0, 1000, step, s)
+
+    case("RK4 Lorenz, fori_loop of 1000 steps on a 3-vector", lorenz(qb, qb.fori_loop), lorenz(jnp, jax.lax.fori_loop), np.ones(3, np.float32))
+    case("EMA scan 1000 x 64", lambda xs: qb.scan(lambda c, x: (0.9 * c + 0.1 * x, c), qb.zeros(64, qb.float32), xs)[1], lambda xs: jax.lax.scan(lambda c, x: (0.9 * c + 0.1 * x, c), jnp.zeros(64, jnp.float32), xs)[1], r(1000, 64))
     case("cond(sum > 0) on 1e6", lambda x: qb.cond(x.sum() > 0, lambda y: y * 2, lambda y: y - 1, x), lambda x: jax.lax.cond(x.sum() > 0, lambda y: y * 2, lambda y: y - 1, x), r(1000000))
     case("tanh f64 1e6", lambda x: qb.tanh(x), lambda x: jnp.tanh(x), r(1000000, dt=np.float64))
     case("tril 1024^2", lambda x: qb.tril(x), lambda x: jnp.tril(x), r(1024, 1024))

@@ -240,6 +240,12 @@ fn cpu_passes(opts: &CpuOptions, vectors: bool, loops: bool) -> (Vec<String>, Ve
         // Loops (scf.while of quabla.while) may yield values that are not their iteration
         // arguments (a body result computed out of place): bufferization then allocates them.
         (true, "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops}"),
+        // Before deallocations exist: temporaries whose lifetime is one iteration of a loop
+        // leave the loop (one allocation for all iterations), and small ones of a static
+        // shape live on the stack: a loop over a small state allocated every value of
+        // every iteration with malloc (RK4 of a 3-vector, 1000 steps of fori_loop: 89 -> 66 us, JAX
+        // 29; an EMA scan of 1000 x 64: 40 -> 28, JAX 98).
+        (true, "func.func(buffer-loop-hoisting,promote-buffers-to-stack{max-alloc-size-in-bytes=1024})"),
         (true, "buffer-deallocation-pipeline"),
         (true, "convert-bufferization-to-memref"),
         (loops, LOOPS_PASS),
