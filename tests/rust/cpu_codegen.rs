@@ -983,14 +983,16 @@ fn elementwise_loops_with_identity_maps_are_flattened_and_match_the_interpreter(
     // An elementwise generic whose operands all have the identity map is one loop after
     // bufferization (runtime parallel::flat_candidate, tiling::LOOPS_SCRIPT's
     // flatten_elementwise): LLVM vectorizes a nest's inner loop only, three elements of a
-    // [rows, 3] array. A body the upstream transform refuses (exp's llvm.intr.ldexp) and a
-    // broadcast operand keep the nest. Equal to the interpreter on one and two threads.
-    use quabla_dialect::LayoutOp;
+    // [rows, 3] array. A body the upstream transform refuses (exp's llvm.intr.ldexp), a
+    // broadcast operand and a body reading its loop indices (an iota: each index would be a
+    // division and a remainder) keep the nest. Equal to the interpreter on one and two
+    // threads.
+    use quabla_dialect::{ConstantOp, LayoutOp};
     let mut rng = Rng(157);
     let ty = TensorType::new(DType::F32, [40000, 3]);
     let row = TensorType::new(DType::F32, [3]);
-    // (unary op, a broadcast row added, one loop)
-    for (op, broadcast, flat) in [(UnaryOp::Tanh, false, true), (UnaryOp::Exp, false, false), (UnaryOp::Tanh, true, false)] {
+    // (unary op, a broadcast row added, an iota along the rows added, one loop)
+    for (op, broadcast, iota, flat) in [(UnaryOp::Tanh, false, false, true), (UnaryOp::Exp, false, false, false), (UnaryOp::Tanh, true, false, false), (UnaryOp::Tanh, false, true, false)] {
         let mut f = Func::new("main", &[ty.clone(), row.clone()]);
         let (x, b) = (f.params[0], f.params[1]);
         let mut y = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op }), &[x], None).unwrap();
@@ -998,9 +1000,13 @@ fn elementwise_loops_with_identity_maps_are_flattened_and_match_the_interpreter(
             let bb = f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![1], shape: vec![40000, 3] }), &[b], None).unwrap();
             y = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[y, bb], None).unwrap();
         }
+        if iota {
+            let i = f.push1(OpKind::Constant(ConstantOp::Iota { dim: 0, ty: ty.clone() }), &[], None).unwrap();
+            y = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[y, i], None).unwrap();
+        }
         f.outputs = vec![y];
         let m = Module { funcs: vec![f] };
-        let what = format!("{op:?} broadcast {broadcast}: ");
+        let what = format!("{op:?} broadcast {broadcast} iota {iota}: ");
         let llvm = executor().lower_to_llvm(&m, &with_threads(1)).unwrap();
         let loops = llvm.matches("{loop_annotation = #").count();
         assert_eq!(loops == 1, flat, "{what}{loops} marked loops:\n{llvm}");
