@@ -144,15 +144,12 @@ fn flat_candidate<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
 /// Whether `op`'s body reads its loop indices (`linalg.index`): flattened, each would be
 /// recovered by a division and a remainder per element (tril of 1024^2 f32 53 -> 120 us).
 fn reads_indices<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
-    let Some(block) = op.region(0).ok().and_then(|r| r.first_block()) else { return false };
-    let mut next = block.first_operation();
-    while let Some(o) = next {
-        if o.name().as_string_ref().as_str() == Ok("linalg.index") {
-            return true;
-        }
-        next = o.next_in_block();
-    }
-    false
+    op.region(0).ok().and_then(|r| r.first_block()).is_some_and(|b| block_ops(&b).any(|o| o.name().as_string_ref().as_str() == Ok("linalg.index")))
+}
+
+/// The operations of `block`, in order.
+fn block_ops<'c: 'a, 'a>(block: &impl BlockLike<'c, 'a>) -> impl Iterator<Item = melior::ir::operation::OperationRef<'c, 'a>> {
+    std::iter::successors(block.first_operation(), |o| o.next_in_block())
 }
 
 fn loop_count<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<usize> {
@@ -238,17 +235,13 @@ fn body_cost<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> i64 {
 }
 
 fn block_cost<'c: 'a, 'a>(block: &impl BlockLike<'c, 'a>) -> i64 {
-    let mut cost = 0i64;
-    let mut next = block.first_operation();
-    while let Some(o) = next {
-        cost = cost.saturating_add(match o.name().as_string_ref().as_str() {
+    block_ops(block).fold(0i64, |cost, o| {
+        cost.saturating_add(match o.name().as_string_ref().as_str() {
             Ok("scf.for") => for_cost(&o),
             Ok(name) => quabla_lowering::linalg::elementwise::op_cost(name),
             Err(_) => 0,
-        });
-        next = o.next_in_block();
-    }
-    cost
+        })
+    })
 }
 
 /// An `scf.for`'s body cost, at least `PAR_LOOP_MIN_COST` (an iteration of a loop over a

@@ -342,24 +342,34 @@ pub fn elementwise(e: &mut Emitter, operands: &[(String, TensorType)], out: &Ten
         let init = e.empty(out);
         return e.op(format!("tensor.insert {y} into {init}[] : {out}"));
     }
-    let init = e.empty(out);
     if e.apart && !operands.is_empty() {
-        // A unit reduction loop last (its extent from an empty [1] operand): upstream
-        // elementwise fusion only puts all-parallel generics into their consumers. (As a
-        // `linalg.map` it was not split across threads nor vectorized without overlap checks:
-        // `x - m - log(s)` over 65536 rows of 10 f32 357 -> .. us.)
-        let mut iters = vec![Iter::Parallel; r + 1];
-        iters[r] = Iter::Reduction;
-        let ut = TensorType::new(out.dtype, [1]);
-        let u = e.empty(&ut);
-        let dims: Vec<String> = (0..r).map(|i| format!("d{i}")).collect();
-        let mut ins: Vec<Operand> = operands.iter().map(|(n, t)| Operand::new(n.clone(), t, map(r + 1, &dims))).collect();
-        ins.push(Operand::new(u, &ut, map(r + 1, &[format!("d{r}")])));
-        let n = operands.len();
-        return generic(e, &iters, &ins, &[Operand::new(init, out, map(r + 1, &dims))], |e, a| vec![body(e, &a[..n])]).remove(0);
+        // (As a `linalg.map` it was not split across threads nor vectorized without overlap
+        // checks.)
+        return unfused_generic(e, operands, out, body);
     }
+    let init = e.empty(out);
     let ins: Vec<Operand> = operands.iter().map(|(n, t)| Operand::new(n.clone(), t, identity(r))).collect();
     generic(e, &vec![Iter::Parallel; r], &ins, &[Operand::new(init, out, identity(r))], |e, a| vec![body(e, a)]).remove(0)
+}
+
+/// A generic over `out`'s dims, all parallel, then a unit reduction loop (its extent from an
+/// empty `[1]` operand): upstream elementwise fusion only puts all-parallel generics into
+/// their consumers, so a consumer that reads the result through a broadcast does not
+/// recompute it per element (the pipeline's `linalg-fold-unit-extent-dims` drops the loop
+/// after fusion). `ins` are read through the identity map of `out`'s dims; `body` gets their
+/// elements and returns the result's.
+pub(super) fn unfused_generic(e: &mut Emitter, ins: &[(String, TensorType)], out: &TensorType, body: impl FnOnce(&mut Emitter, &[String]) -> String) -> String {
+    let r = out.rank();
+    let mut iters = vec![Iter::Parallel; r + 1];
+    iters[r] = Iter::Reduction;
+    let ut = TensorType::new(out.dtype, [1]);
+    let u = e.empty(&ut);
+    let dims: Vec<String> = (0..r).map(|i| format!("d{i}")).collect();
+    let mut operands: Vec<Operand> = ins.iter().map(|(n, t)| Operand::new(n.clone(), t, map(r + 1, &dims))).collect();
+    operands.push(Operand::new(u, &ut, map(r + 1, &[format!("d{r}")])));
+    let init = e.empty(out);
+    let n = ins.len();
+    generic(e, &iters, &operands, &[Operand::new(init, out, map(r + 1, &dims))], |e, a| vec![body(e, &a[..n])]).remove(0)
 }
 
 /// What the lowering of one module needs to know beyond the function at hand.

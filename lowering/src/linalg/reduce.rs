@@ -27,7 +27,7 @@ use quabla_dialect::{ArgOp, BinaryOp, DType, Func, Op, ReduceOp, Reducer, Tensor
 
 use super::reduce_window::row_strides;
 use super::elementwise::{binary, text_body_cost};
-use super::{float_lit, generic, identity, int_max, int_min, layout, map, parallel_candidate, Emitter, Iter, Operand};
+use super::{float_lit, generic, identity, int_max, int_min, layout, map, parallel_candidate, unfused_generic, Emitter, Iter, Operand};
 use crate::LowerError;
 
 /// The identity of `op` on dtype `d`, as MLIR text.
@@ -558,28 +558,31 @@ fn float_of_key(e: &mut Emitter, k: &str, d: DType, op: Reducer) -> String {
     e.op(format!("arith.select {un}, {pn}, {v} : {d}"))
 }
 
-/// The reduction of the last dim of `x` by `op` into `out`, a loop over each row ([`rows`]):
-/// float maxima and minima reduce keys ([`key_of`]). The loop carries its accumulator in a
-/// register, so LLVM vectorizes it whatever its length, without overlap checks (a row of 10
-/// f32 is one masked 16-lane load, the keys, and the horizontal steps): the max over 65536
-/// rows of 8 f32 266 -> 48-53 us, of 10 345 -> 93 (JAX 93-105), of 64 197 -> 176 (164-173);
-/// softmax of rows of 10 855 -> 565 (447). Integer sums and products combine in the row's
-/// order.
+/// The reduction of the last dim of `x` by `op` into `out`, a loop over each row ([`rows`],
+/// [`reduce_row`]). The loop carries its accumulator in a register, so LLVM vectorizes it
+/// whatever its length, without overlap checks (a row of 10 f32 is one masked 16-lane load,
+/// the keys, and the horizontal steps): the max over 65536 rows of 8 f32 266 -> 48-53 us, of
+/// 10 345 -> 93 (JAX 93-105), of 64 197 -> 176 (164-173); softmax of rows of 10 855 -> 565
+/// (447). Integer sums and products combine in the row's order.
 fn row_loop(e: &mut Emitter, op: Reducer, (x, xt): (&str, &TensorType), out: &TensorType) -> String {
-    let d = xt.dtype;
+    let n = xt.shape[xt.rank() - 1];
+    rows(e, (x, xt), out, |e, read| reduce_row(e, read, n, xt.dtype, op, matches!(op, Reducer::Max | Reducer::Min)))
+}
+
+/// The reduction by `op` of one row of `n` elements of dtype `d` (`read`, [`rows`]): float
+/// maxima and minima reduce keys ([`key_of`]) and return the float; with `windows` through
+/// [`overlapping_for`], else [`row_for`]. Returns the value and the loop's cost.
+fn reduce_row(e: &mut Emitter, read: &dyn Fn(&mut Emitter, &str) -> String, n: i64, d: DType, op: Reducer, windows: bool) -> (String, i64) {
     let keys = matches!(op, Reducer::Max | Reducer::Min) && d.is_float();
     let (ad, ident) = if keys { (key_constants(d, op).0, key_constants(d, op).4.to_string()) } else { (d, identity_value(op, d)) };
-    rows(e, (x, xt), out, |e, read| {
-        let acc0 = e.scalar(ad, &ident);
-        let n = xt.shape[xt.rank() - 1];
-        let step = |e: &mut Emitter, k: &str, acc: &str| {
-            let v = read(e, k);
-            let v = if keys { key_of(e, &v, d, op) } else { v };
-            combine_step(e, op, ad, acc, &v)
-        };
-        let (res, cost) = if matches!(op, Reducer::Max | Reducer::Min) { overlapping_for(e, n, (&acc0, ad), step) } else { row_for(e, n, (&acc0, ad), step) };
-        (if keys { float_of_key(e, &res, d, op) } else { res }, cost)
-    })
+    let acc0 = e.scalar(ad, &ident);
+    let step = |e: &mut Emitter, k: &str, acc: &str| {
+        let v = read(e, k);
+        let v = if keys { key_of(e, &v, d, op) } else { v };
+        combine_step(e, op, ad, acc, &v)
+    };
+    let (res, cost) = if windows { overlapping_for(e, n, (&acc0, ad), step) } else { row_for(e, n, (&acc0, ad), step) };
+    (if keys { float_of_key(e, &res, d, op) } else { res }, cost)
 }
 
 /// argmax / argmin of the last dim of `x` into `out` (indices of dtype `index`), loops over
@@ -613,15 +616,8 @@ fn arg_row_loop(e: &mut Emitter, op: ArgOp, (x, xt): (&str, &TensorType), out: &
             (i, cost)
         });
     }
-    let (ad, ident) = if d.is_float() { (key_constants(d, rop).0, key_constants(d, rop).4.to_string()) } else { (d, identity_value(rop, d)) };
     rows(e, (x, xt), out, |e, read| {
-        let acc0 = e.scalar(ad, &ident);
-        let (m, c1) = row_for(e, n, (&acc0, ad), |e, k, acc| {
-            let v = read(e, k);
-            let v = if d.is_float() { key_of(e, &v, d, rop) } else { v };
-            combine_step(e, rop, ad, acc, &v)
-        });
-        let m = if d.is_float() { float_of_key(e, &m, d, rop) } else { m };
+        let (m, c1) = reduce_row(e, read, n, d, rop, false);
         let none = e.scalar(index, &n.to_string());
         let (i, c2) = row_for(e, n, (&none, index), |e, k, acc| {
             let v = read(e, k);
@@ -680,30 +676,21 @@ fn packed_arg(e: &mut Emitter, op: ArgOp, d: DType, v: &str, k: &str, n: i64) ->
 /// `body(e, read)`: it returns the row's result and the cost of its loops (their body's
 /// ops times their trips, [`row_for`]); `read(e, k)` emits the read of the row's element `k`
 /// (an index value) from `x`, which the generic takes from above (not an operand: upstream
-/// fusion leaves it alone). A unit reduction loop comes last (its extent from an empty [1]
-/// operand): upstream fusion would put an all-parallel generic into its consumers, which read
-/// each row's result once per element of the row (softmax's `x - max`), each running the
-/// loops over the row again.
+/// fusion leaves it alone). The generic is [`unfused_generic`]: fused into its consumers,
+/// which read each row's result once per element of the row (softmax's `x - max`), it would
+/// run the loops over the row again for each.
 fn rows(e: &mut Emitter, (x, xt): (&str, &TensorType), out: &TensorType, body: impl FnOnce(&mut Emitter, &dyn Fn(&mut Emitter, &str) -> String) -> (String, i64)) -> String {
     let r = xt.rank();
-    let init = e.empty(out);
-    let mut iters = vec![Iter::Parallel; r];
-    iters[r - 1] = Iter::Reduction;
-    let ut = TensorType::new(out.dtype, [1]);
-    let u = e.empty(&ut);
-    let ins = [Operand::new(u, &ut, map(r, &[format!("d{}", r - 1)]))];
-    let omap = map(r, &(0..r - 1).map(|i| format!("d{i}")).collect::<Vec<_>>());
     let mut cost = 0;
-    let res = generic(e, &iters, &ins, &[Operand::new(init.clone(), out, omap)], |e, _| {
+    let res = unfused_generic(e, &[], out, |e, _| {
         let idx: Vec<String> = (0..r - 1).map(|i| e.op(format!("linalg.index {i} : index"))).collect();
         let read = |e: &mut Emitter, k: &str| e.op(format!("tensor.extract {x}[{}] : {xt}", idx.iter().map(String::as_str).chain([k]).collect::<Vec<_>>().join(", ")));
         let (v, c) = body(e, &read);
         cost = c;
-        vec![v]
-    })
-    .remove(0);
+        v
+    });
     // The generic's own cost counted each loop's body once.
-    parallel_candidate(e, &iters[..r - 1], &[], &[Operand::new(init, out, identity(r - 1))], cost);
+    parallel_candidate(e, &vec![Iter::Parallel; r - 1], &[], &[Operand::new(res.clone(), out, identity(r - 1))], cost);
     res
 }
 
