@@ -235,12 +235,11 @@ fn to_llvm<'c>(c: &'c Ctx, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeErro
     let r = with_diagnostics(ctx, || {
         let mut module = MlirModule::parse(ctx, &cm.text)?;
         (t2, c2) = (std::time::Instant::now(), cpu_ms());
-        let (mut pipeline, mut vec_loops) = (&cm.pipeline, 0);
+        let mut pipeline = &cm.pipeline;
         if let Some(pre) = &cm.tag_pipeline {
             // Fusion first, then the large generics it left are tagged for the script.
             c.1.run(ctx, pre, &mut module)?;
-            vec_loops = tag_loops(ctx, &mut module, cm.threads);
-            if vec_loops == 0 {
+            if tag_loops(ctx, &mut module, cm.threads) == 0 {
                 pipeline = cm.pipeline_without_loops.as_ref().unwrap_or(pipeline);
             }
             if let Some(dir) = dump_dir() {
@@ -249,9 +248,8 @@ fn to_llvm<'c>(c: &'c Ctx, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeErro
         }
         c.1.run(ctx, pipeline, &mut module)?;
         crate::bool_memory::widen_bool_accesses(ctx, &mut module);
-        if vec_loops > 0 {
-            crate::parallel_accesses::mark_parallel_loops(ctx, &mut module);
-        }
+        // Also moves the lowering's own loop annotations (row loops) onto their back edges.
+        crate::parallel_accesses::mark_parallel_loops(ctx, &mut module);
         Some(module)
     })
     .map_err(RuntimeError::Compile);
@@ -265,7 +263,7 @@ fn to_llvm<'c>(c: &'c Ctx, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeErro
 /// Bumped when the object code of the same lowered text, pipeline and LLVM options changes
 /// (csrc/llvm_compile.c's treatment of the module, e.g. which wrappers are inlined): part of
 /// the compile cache's key, so objects of the earlier code generation are not reused.
-const CODEGEN_REVISION: &str = "3";
+const CODEGEN_REVISION: &str = "4";
 
 /// The persistent cache's key of a compile: everything the object code depends on (see
 /// `objcache`).

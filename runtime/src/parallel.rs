@@ -66,7 +66,7 @@ pub fn openmp_loaded() -> bool {
 
 /// Bumped when the cost model (`op_cost`) or the tagging changes, so cached objects tagged by
 /// the old one miss.
-const POLICY_VERSION: u32 = 6;
+const POLICY_VERSION: u32 = 7;
 
 /// What the persistent compile cache's key adds for the loops [`tag_loops`] splits: the tag
 /// pipeline and the policy's constants (the program text does not change with them).
@@ -109,7 +109,7 @@ pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> usize 
         if op_name.as_str() != Ok("linalg.generic") {
             return WalkResult::Advance;
         }
-        if crate::parallel_accesses::fresh_parallel(&op) {
+        if crate::parallel_accesses::fresh_parallel(&op) && !small_generic(&op) {
             // SAFETY: a live operation of the module; a unit attribute of its context.
             unsafe { mlir_sys::mlirOperationSetAttributeByName(op.to_raw(), vec.to_raw(), unit) };
             vecs += 1;
@@ -129,6 +129,21 @@ pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> usize 
         WalkResult::Skip
     });
     vecs
+}
+
+/// Generics of at most this many iterations in all (static) are left to LLVM as plain loops,
+/// which its level-2 pipeline writes out (`loop-unroll-full`, quabla_runtime's
+/// `llvm_compile::LEVEL2_PASSES`) so that their small buffers become registers; the loops of
+/// a `quabla.vec` generic are not unrolled (`parallel_accesses::mark_parallel_loops`).
+pub(crate) const SMALL_GENERIC: i64 = 16;
+
+/// Whether `op`'s loops run at most [`SMALL_GENERIC`] iterations in all (static extents): the
+/// elementwise ops of an RK4 step on a 3-vector in a `fori_loop` body, tagged, were masked
+/// 4-lane vector steps over stack buffers, each reading scalars just stored (a failed
+/// store-to-load forwarding per op).
+fn small_generic<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
+    let Some(loops) = GenericLoops::of(op) else { return false };
+    loop_extents(op, &loops).is_some_and(|e| e.iter().all(|&x| x >= 0) && quabla_dialect::size::saturating_product(e) <= SMALL_GENERIC)
 }
 
 /// Whether the `quabla.vec` generic `op` may be flattened into one loop

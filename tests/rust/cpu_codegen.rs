@@ -1016,6 +1016,42 @@ fn elementwise_loops_with_identity_maps_are_flattened_and_match_the_interpreter(
 }
 
 #[test]
+fn small_generics_stay_plain_loops_and_row_loops_are_not_unrolled() {
+    // A generic of at most 16 iterations is not tagged `quabla.vec` (runtime
+    // parallel::small_generic): its loop reaches LLVM unannotated, which writes it out
+    // (LEVEL2_PASSES' loop-unroll-full) so its buffers become registers. Larger elementwise
+    // loops keep their parallel-access annotation, now with unrolling disabled, and a row
+    // loop (reduce.rs row_for) carries its own unroll-disable annotation to its back edge
+    // (none is left as a discardable attribute). Equal to the interpreter on one and two
+    // threads.
+    use quabla_dialect::{ReduceOp, Reducer};
+    let mut rng = Rng(163);
+    for (shape, reduce) in [(vec![3i64], false), (vec![4, 4], false), (vec![17], false), (vec![65536, 10], false), (vec![4096, 10], true)] {
+        let ty = TensorType::new(DType::F32, shape.clone());
+        let mut f = Func::new("main", &[ty.clone()]);
+        let x = f.params[0];
+        let t = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Tanh }), &[x], None).unwrap();
+        let mut y = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[t, x], None).unwrap();
+        if reduce {
+            y = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max, dims: vec![1] }), &[y], None).unwrap();
+        }
+        f.outputs = vec![y];
+        let m = Module { funcs: vec![f] };
+        let what = format!("{shape:?} reduce {reduce}: ");
+        let llvm = executor().lower_to_llvm(&m, &with_threads(1)).unwrap();
+        let parallel = llvm.matches("parallelAccesses").count();
+        let small = shape.iter().product::<i64>() <= 16;
+        assert_eq!(parallel == 0, small && !reduce, "{what}{parallel} parallel loops:\n{llvm}");
+        if !small {
+            assert!(llvm.contains("disable = true"), "{what}no loop with unrolling disabled:\n{llvm}");
+        }
+        assert!(!llvm.contains("llvm.loop_annotation ="), "{what}an annotation left off its back edge:\n{llvm}");
+        let inputs = [rng.buffer(&ty, -3.0, 3.0)];
+        equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Rel(1e-5), |_| 1.0, &what);
+    }
+}
+
+#[test]
 fn float_maxima_and_minima_over_rows_reduce_ordered_keys_exactly() {
     // Max / min over a last dim reduce the floats' bits as ordered signed keys (reduce.rs
     // ordered_keys): the interpreter's values to the bit, -0 below +0, NaN of either sign
