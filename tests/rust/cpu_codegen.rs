@@ -1594,10 +1594,15 @@ fn large_transposes_call_the_runtime_and_match_the_interpreter() {
         // Ragged edges of the 8 x 8 / 4 x 4 blocks (kernels gemm transpose_f32 / _f64).
         (DType::F32, vec![1003, 517], vec![1, 0], false, true),
         (DType::F64, vec![517, 1003], vec![1, 0], false, true),
+        // An output whose dims do not nest with the kernel's [1, 64, 1024] view: through the
+        // flat buffer (layout::result_buffer).
+        (DType::F32, vec![32, 32, 64], vec![2, 0, 1], false, true),
     ] {
         let (m, t) = mk(d, &s, &perm, then_add);
         let text = lower_for_cpu(&m, &CpuOptions::default()).unwrap().text;
         assert_eq!(text.contains("call @quabla_transpose_"), runtime, "{d} {s:?} by {perm:?}:\n{text}");
+        // The output itself receives the result (no buffer copied into it).
+        assert_eq!(text.contains("memref.alloc"), runtime && then_add, "{d} {s:?} by {perm:?}:\n{text}");
         let inputs = [rng.buffer(&t, -100.0, 100.0)];
         equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, &format!("{d} {s:?} by {perm:?} on "));
     }
