@@ -87,6 +87,8 @@ def matmul():
     case("short product 4x2048x2048", mm, mm, r(4, 2048), r(2048, 2048))
     case("f32 1536^3 (two column blocks)", mm, mm, r(1536, 1536), r(1536, 1536))
     case("Gram x^T x of 5000x100", lambda x: x.T @ x, lambda x: x.T @ x, r(5000, 100))
+    case("x.T @ g 1000x10 (transposed matrix-vector)", lambda x, g: x.T @ g, lambda x, g: x.T @ g, r(1000, 10), r(1000))
+    case("grad of (x @ w).sum(), x 4096x1024", qb.grad(lambda w, x: (x @ w).sum()), jax.grad(lambda w, x: (x @ w).sum()), r(1024), r(4096, 1024))
     case("long K 64x10000x64", mm, mm, r(64, 10000), r(10000, 64))
     case("vector-matrix 4096 @ 4096x4096", mm, mm, r(4096), r(4096, 4096))
     case("y @ x.T 4096 by 4096x4096", lambda y, x: y @ x.T, lambda y, x: y @ x.T, r(4096), r(4096, 4096))
@@ -214,6 +216,12 @@ def misc():
     case("scan RNN 100 steps of 16x128", rnn(qb, qb.scan), rnn(jnp, jax.lax.scan), *rnn_args)
     case("scan RNN gradient", qb.grad(rnn(qb, qb.scan)), jax.grad(rnn(jnp, jax.lax.scan)), *rnn_args)
 
+    def logreg(np_, fori, grad):
+        def loss(w, x, y):
+            return np_.mean(np_.log1p(np_.exp(-y * (x @ w))))
+
+        return lambda w, x, y: fori(0, 100, lambda i, w: w - 0.1 * grad(loss)(w, x, y), w)
+
     def lorenz(np_, fori_loop):
         def f(s):
             x, y, z = s[0], s[1], s[2]
@@ -229,6 +237,7 @@ def misc():
         return lambda s: fori_loop(0, 1000, step, s)
 
     case("RK4 Lorenz, fori_loop of 1000 steps on a 3-vector", lorenz(qb, qb.fori_loop), lorenz(jnp, jax.lax.fori_loop), np.ones(3, np.float32))
+    case("logistic regression, fori_loop of 100 GD steps, 1000x10", logreg(qb, qb.fori_loop, qb.grad), logreg(jnp, jax.lax.fori_loop, jax.grad), r(10), r(1000, 10), np.sign(r(1000)))
     case("EMA scan 1000 x 64", lambda xs: qb.scan(lambda c, x: (0.9 * c + 0.1 * x, c), qb.zeros(64, qb.float32), xs)[1], lambda xs: jax.lax.scan(lambda c, x: (0.9 * c + 0.1 * x, c), jnp.zeros(64, jnp.float32), xs)[1], r(1000, 64))
     case("cond(sum > 0) on 1e6", lambda x: qb.cond(x.sum() > 0, lambda y: y * 2, lambda y: y - 1, x), lambda x: jax.lax.cond(x.sum() > 0, lambda y: y * 2, lambda y: y - 1, x), r(1000000))
     case("tanh f64 1e6", lambda x: qb.tanh(x), lambda x: jnp.tanh(x), r(1000000, dt=np.float64))

@@ -606,6 +606,61 @@ fn products_without_a_sum_are_one_multiply_and_match_the_interpreter() {
 }
 
 #[test]
+fn transposed_matrix_vector_products_read_the_matrix_in_place_and_match_the_interpreter() {
+    // `x.T @ g` (the matrix laid out [batch, contract, free], one column) on the loop path is
+    // one generic over (batch, K groups, rows) reading the matrix in place (dot::km_matvec):
+    // no transposed copy, no named matmul. K whole (at most 16), in groups, and prime (groups
+    // of one); batched; a vector laid out [1, k]; several free dims. A vector computed by an
+    // elementwise op is kept apart (its own generic with a unit reduction loop), not
+    // recomputed per row. Sums in K order: the interpreter's bits.
+    let mut rng = Rng(167);
+    let dd = |lb: &[i64], rb: &[i64], lc: &[i64], rc: &[i64]| DotDims { lhs_batching_dimensions: lb.to_vec(), rhs_batching_dimensions: rb.to_vec(), lhs_contracting_dimensions: lc.to_vec(), rhs_contracting_dimensions: rc.to_vec() };
+    // (lhs, rhs, dims, K whole)
+    let cases: Vec<(Vec<i64>, Vec<i64>, DotDims, bool)> = vec![
+        (vec![1000, 10], vec![1000], dd(&[], &[], &[0], &[0]), false),
+        (vec![12, 7], vec![12, 1], dd(&[], &[], &[0], &[0]), true),
+        (vec![1009, 5], vec![1009], dd(&[], &[], &[0], &[0]), false),
+        (vec![3, 40, 6], vec![3, 40], dd(&[0], &[0], &[1], &[1]), false),
+        (vec![20, 6], vec![1, 20], dd(&[], &[], &[0], &[1]), false),
+        (vec![30, 2, 3], vec![30], dd(&[], &[], &[0], &[0]), false),
+        // The rows split between two threads.
+        (vec![4096, 256], vec![4096], dd(&[], &[], &[0], &[0]), false),
+    ];
+    for d in [DType::F32, DType::F64, DType::I32] {
+        for (ls, rs, dims, whole) in &cases {
+            for exp in [false, true] {
+                if exp && d == DType::I32 {
+                    continue;
+                }
+                let (lt, rt) = (TensorType::new(d, ls.clone()), TensorType::new(d, rs.clone()));
+                let mut f = Func::new("main", &[lt.clone(), rt.clone()]);
+                let (a, mut b) = (f.params[0], f.params[1]);
+                if exp {
+                    b = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Exp }), &[b], None).unwrap();
+                }
+                f.outputs = vec![f.push1(OpKind::Dot(DotOp::DotGeneral { dims: dims.clone() }), &[a, b], None).unwrap()];
+                let m = Module { funcs: vec![f] };
+                let what = format!("{d} {ls:?} x {rs:?} {dims:?} exp {exp}: ");
+                let text = lower_for_cpu(&m, &CpuOptions::default()).unwrap().text;
+                assert!(!text.contains("matmul"), "{what}no named product:\n{text}");
+                // The product's group loop, and the kept-apart vector's unit loop.
+                assert_eq!(text.matches("\"reduction\"").count(), (!whole) as usize + exp as usize, "{what}loops:\n{text}");
+                if ls[0] == 4096 {
+                    let two = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
+                    assert!(two.tag_pipeline.is_some(), "{what}not split between threads:\n{}", two.text);
+                }
+                let inputs = [rng.buffer(&lt, -4.0, 4.0), rng.buffer(&rt, -2.0, 2.0)];
+                // exp is a polynomial kernel on the CPU, libm's in the interpreter: a few ulps
+                // of each of K terms of at most 4 e^2 (the sums cancel).
+                let k: i64 = dims.lhs_contracting_dimensions.iter().map(|&i| ls[i as usize]).product();
+                let tol = if exp { Tol::Rel(1e-6) } else { Tol::Exact };
+                equals_interpreter_on_one_and_two_threads(&m, &inputs, tol, |_| k as f64 * 30.0, &what);
+            }
+        }
+    }
+}
+
+#[test]
 fn runtime_products_match_the_interpreter_on_one_and_two_threads() {
     // Large f32/f64 products call the runtime's packed product (runtime/src/gemm.rs,
     // quabla_kernels::gemm) on hosts with its micro-kernels: every layout the lowering hands

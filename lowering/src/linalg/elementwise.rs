@@ -842,7 +842,7 @@ const APART_MAX_ELEMENTS: i64 = 1 << 16;
 /// leaves alone, so that a consumer reading it through the broadcast does not recompute it
 /// per element (`x / sqrt(sum(x * x, 1))` on 4096 x 256
 /// f32: a million square roots instead of 4096, 175 -> 93 us, JAX 112-152).
-pub fn kept_apart(f: &Func, ops: &[Op], scalars: &HashMap<Value, ReadBroadcast>) -> std::collections::HashSet<Value> {
+pub fn kept_apart(f: &Func, ops: &[Op], scalars: &HashMap<Value, ReadBroadcast>, cg: &crate::target::Codegen) -> std::collections::HashSet<Value> {
     let dear = |op: &Op| match &op.kind {
         OpKind::Elementwise(ElementwiseOp::Unary { op: u }) => f.ty(op.operands[0]).dtype.is_float() && !matches!(u, UnaryOp::Neg | UnaryOp::Abs),
         OpKind::Elementwise(ElementwiseOp::Binary { op: b }) => f.ty(op.operands[0]).dtype.is_float() && matches!(b, BinaryOp::Div | BinaryOp::Rem | BinaryOp::Pow | BinaryOp::Atan2),
@@ -867,7 +867,14 @@ pub fn kept_apart(f: &Func, ops: &[Op], scalars: &HashMap<Value, ReadBroadcast>)
     });
     let unit_k = unit_k.flat_map(|op| op.operands.iter().map(|&v| (elementwise_source(f, v), f.ty(op.results[0]).num_elements())).collect::<Vec<_>>());
     let unit_k = unit_k.filter_map(|(src, big)| src.filter(|&s| apart(s, big)));
-    broadcast.chain(unit_k).collect()
+    // The vector of a matrix-vector product read in place from the `[k, m]` matrix
+    // (crate::linalg::dot's km_matvec), read once per row: however cheap, its producer fused
+    // into the product would run m times per element.
+    let km = ops.iter().filter_map(|op| match &op.kind {
+        OpKind::Dot(quabla_dialect::DotOp::DotGeneral { dims }) if op.operands.len() == 2 && super::dot::transposed_matvec(cg, f.ty(op.operands[0]), f.ty(op.operands[1]), dims) => elementwise_source(f, op.operands[1]),
+        _ => None,
+    });
+    broadcast.chain(unit_k).chain(km).collect()
 }
 
 /// The value an elementwise op of `f` computes that `v` is, seen through layout ops (which

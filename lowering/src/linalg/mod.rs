@@ -404,7 +404,7 @@ pub(crate) fn lower_block(e: &mut Emitter, cx: &Ctx, f: &Func, ops: &[Op], outpu
     let scalars = elementwise::read_broadcasts(f, ops);
     let deferred = elementwise::deferred_values(f, ops, outputs, &pending);
     let unused = elementwise::unmaterialised(&scalars, ops, outputs);
-    let apart = if e.cg.target.parallel_outer() { Default::default() } else { elementwise::kept_apart(f, ops, &scalars) };
+    let apart = if e.cg.target.parallel_outer() { Default::default() } else { elementwise::kept_apart(f, ops, &scalars, &e.cg) };
     for op in ops {
         if op.results.len() == 1 && (pending.contains_key(&op.results[0]) || deferred.contains_key(&op.results[0]) || unused.contains(&op.results[0])) {
             continue;
