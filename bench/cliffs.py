@@ -216,6 +216,19 @@ def misc():
     case("scan RNN 100 steps of 16x128", rnn(qb, qb.scan), rnn(jnp, jax.lax.scan), *rnn_args)
     case("scan RNN gradient", qb.grad(rnn(qb, qb.scan)), jax.grad(rnn(jnp, jax.lax.scan)), *rnn_args)
 
+    def nbody(np_, fori):
+        def acc(p):
+            d = p[None, :, :] - p[:, None, :]
+            r2 = (d * d).sum(-1) + 0.01
+            return (d / (r2 ** 1.5)[:, :, None]).sum(1)
+
+        def step(i, s):
+            p, v = s
+            v = v + 0.001 * acc(p)
+            return (p + 0.001 * v, v)
+
+        return lambda p, v: fori(0, 100, step, (p, v))[0]
+
     def logreg(np_, fori, grad):
         def loss(w, x, y):
             return np_.mean(np_.log1p(np_.exp(-y * (x @ w))))
@@ -237,6 +250,7 @@ def misc():
         return lambda s: fori_loop(0, 1000, step, s)
 
     case("RK4 Lorenz, fori_loop of 1000 steps on a 3-vector", lorenz(qb, qb.fori_loop), lorenz(jnp, jax.lax.fori_loop), np.ones(3, np.float32))
+    case("n-body, fori_loop of 100 steps, 16 bodies", nbody(qb, qb.fori_loop), nbody(jnp, jax.lax.fori_loop), r(16, 3), r(16, 3))
     case("logistic regression, fori_loop of 100 GD steps, 1000x10", logreg(qb, qb.fori_loop, qb.grad), logreg(jnp, jax.lax.fori_loop, jax.grad), r(10), r(1000, 10), np.sign(r(1000)))
     case("EMA scan 1000 x 64", lambda xs: qb.scan(lambda c, x: (0.9 * c + 0.1 * x, c), qb.zeros(64, qb.float32), xs)[1], lambda xs: jax.lax.scan(lambda c, x: (0.9 * c + 0.1 * x, c), jnp.zeros(64, jnp.float32), xs)[1], r(1000, 64))
     case("cond(sum > 0) on 1e6", lambda x: qb.cond(x.sum() > 0, lambda y: y * 2, lambda y: y - 1, x), lambda x: jax.lax.cond(x.sum() > 0, lambda y: y * 2, lambda y: y - 1, x), r(1000000))

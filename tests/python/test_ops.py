@@ -189,7 +189,7 @@ def _c99_pow(a, p):
     return np.array([one(v) for v in a.astype(np.float64).ravel()]).reshape(a.shape).astype(a.dtype)
 
 
-for _p in (0.5, -0.5, 2.0, 3.0, -1.0, -2.0, 0.0, 1.0, 8.0, -8.0):
+for _p in (0.5, -0.5, 2.0, 3.0, -1.0, -2.0, 0.0, 1.0, 8.0, -8.0, 1.5, -1.5, 2.5, 8.5, -8.5):
     case(f"pow-special-{_p}", lambda a, p=_p: a ** p, lambda a, p=_p: _c99_pow(a, p), const(_SPECIAL_BASES), dtypes=F)
 case("reciprocal", qb.reciprocal, lambda a: (1.0 / a).astype(a.dtype), R((3, 4), 0.5, 3), dtypes=F)
 case("pow-fast-exps", lambda a: a ** 0.5 + a ** -0.5 + a ** 2.0 + a ** -1.0 + a ** 3.0, lambda a: (a ** 0.5 + a ** -0.5 + a ** 2.0 + a ** -1.0 + a ** 3.0).astype(a.dtype), R((3, 4), 0.5, 3), dtypes=F)

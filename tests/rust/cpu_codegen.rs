@@ -1247,6 +1247,38 @@ fn dear_broadcast_sources_are_computed_once_per_element_of_their_own() {
 }
 
 #[test]
+fn sources_broadcast_through_a_reshape_are_kept_apart_by_their_cost() {
+    // n-body shaped: a [16, 16] value reshaped to [16, 16, 1], broadcast to [16, 16, 3] and
+    // divided into, then summed over dim 1. A transcendental source read three times per
+    // element is kept apart (elementwise::kept_apart: its cost with its fused producers
+    // against the broadcast's extra reads, seen through the reshape), a square root (a
+    // quarter of the cost) still fuses. Equal to the interpreter on one and two threads.
+    let text = |op: &str| {
+        format!(
+            r#"module {{
+  func.func @main(%0: tensor<16x16xf32>, %1: tensor<16x16x3xf32>) -> (tensor<16x3xf32>) {{
+    %2 = "quabla.{op}"(%0) : (tensor<16x16xf32>) -> tensor<16x16xf32>
+    %3 = "quabla.reshape"(%2) : (tensor<16x16xf32>) -> tensor<16x16x1xf32>
+    %4 = "quabla.broadcast_in_dim"(%3) {{dims = array<i64: 0, 1, 2>}} : (tensor<16x16x1xf32>) -> tensor<16x16x3xf32>
+    %5 = "quabla.div"(%1, %4) : (tensor<16x16x3xf32>, tensor<16x16x3xf32>) -> tensor<16x16x3xf32>
+    %6 = "quabla.reduce_sum"(%5) {{dims = array<i64: 1>}} : (tensor<16x16x3xf32>) -> tensor<16x3xf32>
+    return %6 : tensor<16x3xf32>
+  }}
+}}"#
+        )
+    };
+    let mut rng = Rng(173);
+    let inputs = [rng.buffer(&TensorType::new(DType::F32, [16, 16]), 0.5, 2.0), rng.buffer(&TensorType::new(DType::F32, [16, 16, 3]), -2.0, 2.0)];
+    for (op, apart) in [("exp", true), ("sqrt", false)] {
+        let ctx = quabla_dialect::mlir::new_context();
+        let module = quabla_dialect::mlir::parse_and_import(&ctx, &text(op)).unwrap();
+        let cm = lower_for_cpu(&module, &CpuOptions::default()).unwrap();
+        assert_eq!(cm.text.contains(r#"iterator_types = ["parallel", "parallel", "reduction"]"#), apart, "{op}:\n{}", cm.text);
+        equals_interpreter_on_one_and_two_threads(&module, &inputs, Tol::Rel(1e-5), |_| 4.0, op);
+    }
+}
+
+#[test]
 fn broadcasts_read_in_place_match_the_interpreter_on_one_and_two_threads() {
     // Softmax-shaped: row maxima and row sums (kept as [rows, 1]) and a per-column vector
     // ([cols], broadcast along dim 1), each broadcast with several elementwise uses, so the

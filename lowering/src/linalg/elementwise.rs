@@ -835,25 +835,46 @@ pub fn read_broadcasts(f: &Func, ops: &[Op]) -> HashMap<Value, ReadBroadcast> {
 /// Most elements of a value [`kept_apart`] (a broadcast's small source).
 const APART_MAX_ELEMENTS: i64 = 1 << 16;
 
-/// Sources of [`read_broadcasts`] (of at most [`APART_MAX_ELEMENTS`], broadcast to at least
-/// four times as many) computed by a dear elementwise op (a square root, a division, a
-/// transcendental function; not negation or absolute value), and such operands of products
-/// with nothing to sum: lowered with a unit reduction loop, which upstream elementwise fusion
+/// Sources of [`read_broadcasts`] (of at most [`APART_MAX_ELEMENTS`], seen through a reshape)
+/// whose elementwise chain costs more to recompute for the broadcast's extra elements than to
+/// write and read (a transcendental function broadcast to twice as many elements, a square
+/// root or a division to four times; not a negation), such operands of products with
+/// nothing to sum, and the vectors of transposed matrix-vector products (any cost): lowered
+/// with a unit reduction loop, which upstream elementwise fusion
 /// leaves alone, so that a consumer reading it through the broadcast does not recompute it
 /// per element (`x / sqrt(sum(x * x, 1))` on 4096 x 256
 /// f32: a million square roots instead of 4096, 175 -> 93 us, JAX 112-152).
 pub fn kept_apart(f: &Func, ops: &[Op], scalars: &HashMap<Value, ReadBroadcast>, cg: &crate::target::Codegen) -> std::collections::HashSet<Value> {
-    let dear = |op: &Op| match &op.kind {
-        OpKind::Elementwise(ElementwiseOp::Unary { op: u }) => f.ty(op.operands[0]).dtype.is_float() && !matches!(u, UnaryOp::Neg | UnaryOp::Abs),
-        OpKind::Elementwise(ElementwiseOp::Binary { op: b }) => f.ty(op.operands[0]).dtype.is_float() && matches!(b, BinaryOp::Div | BinaryOp::Rem | BinaryOp::Pow | BinaryOp::Atan2),
-        _ => false,
-    };
-    let dear: std::collections::HashSet<Value> = ops.iter().filter(|op| op.results.len() == 1 && dear(op)).map(|op| op.results[0]).collect();
+    // Each float elementwise value's cost per element ([`scalar_cost`]) with that of the
+    // single-use elementwise producers of its shape computed in its generic.
+    let mut uses: HashMap<Value, usize> = HashMap::new();
+    for op in ops {
+        for v in &op.operands {
+            *uses.entry(*v).or_default() += 1;
+        }
+    }
+    let mut cost: HashMap<Value, i64> = HashMap::new();
+    for op in ops {
+        let OpKind::Elementwise(k) = &op.kind else { continue };
+        if op.results.len() != 1 || !f.ty(op.results[0]).dtype.is_float() && !op.operands.iter().any(|v| f.ty(*v).dtype.is_float()) {
+            continue;
+        }
+        let shape = &f.ty(op.results[0]).shape;
+        let inner = op.operands.iter().filter(|v| uses.get(v) == Some(&1) && &f.ty(**v).shape == shape).filter_map(|v| cost.get(v)).fold(0i64, |a, c| a.saturating_add(*c));
+        cost.insert(op.results[0], scalar_cost(k).saturating_add(inner));
+    }
+    // Kept apart when the consumers' extra evaluations (the broadcast's `big / n - 1` per
+    // element) cost more than writing and reading it: a transcendental function from twice
+    // as many elements (n-body forces: `r2 ** 1.5` of [16, 16] read as [16, 16, 3] inside
+    // the sum over bodies, 5.7 us of a 6.8 us step), a division or square root from four;
+    // cheaper chains (a negation: a free instruction in a loop bound by memory) fuse.
     let apart = |src: Value, big: usize| {
         let n = f.ty(src).num_elements() as i64;
-        dear.contains(&src) && n <= APART_MAX_ELEMENTS && big as i64 >= 4 * n
+        let c = cost.get(&src).copied().unwrap_or(0);
+        c >= 4 && n > 0 && n <= APART_MAX_ELEMENTS && big as i64 >= 2 * n && (big as i64 / n - 1).saturating_mul(c) >= 12
     };
-    let broadcast = scalars.iter().filter(|(b, (src, _))| apart(*src, f.ty(**b).num_elements())).map(|(_, (src, _))| *src);
+    // (A source reshaped first, `p[:, :, None]`, is the value it reshapes.)
+    let broadcast = scalars.iter().filter_map(|(b, (src, _))| elementwise_source(f, *src).filter(|&s| apart(s, f.ty(*b).num_elements())));
     // The operands of products with nothing to sum (crate::linalg::dot's unit_k_product),
     // which read each element once per element of the other operand: `einsum("bi,bj->bij",
     // tanh(a), b)` took a tanh per element of the result.
