@@ -1784,10 +1784,37 @@ def arange(start, stop=None, step=1, dtype=None):
     if count > 0:
         d = _dt.dtype(dtype, "arange") if dtype is not None else (float64 if builtins.any(isinstance(v, (float, np.floating)) for v in (start, stop, step)) else int64)
         _shape_arg("arange", (count,), d)
+    if count > _STAGED_MIN and _current_trace() is not None:
+        staged = _staged_arange(lo, step, count, d)
+        if staged is not None:
+            return staged
     a = _np_alloc("arange", np.arange, start, stop, step) if count > 0 and stop is not None else _np_alloc("arange", np.arange, start, step=step) if count > 0 else np.zeros(0)
     if a.size == 0:
         raise ShapeError(f"arange: the range (start={start}, stop={stop}, step={step}) is empty (zero-extent tensors are not supported)")
     return _from_numpy(a, dtype)
+
+
+def _staged_arange(lo, step, count, d):
+    """``arange`` of ``count`` values from ``lo`` by ``step`` as an iota of the program (a
+    NumPy range entered a trace as a dense constant: ``arange(1, 1000001)`` 4 MB of program,
+    550 ms of first call), where that is exact: integral start and step, every value and
+    product on the way representable in ``d`` (integers, or floats within their mantissa);
+    None otherwise (NumPy's own float arithmetic is kept)."""
+    if isinstance(lo, bool) or isinstance(step, bool) or not builtins.all(isinstance(v, (int, np.integer)) or (isinstance(v, (float, np.floating)) and float(v).is_integer()) for v in (lo, step)):
+        return None
+    lo, step = int(lo), int(step)
+    bound = builtins.max(builtins.abs(lo), builtins.abs(lo + count * step), builtins.abs(count * step))
+    if d.is_float:
+        if bound >= 2 ** (24 if d.itemsize == 4 else 53):
+            return None
+    elif d.is_bool or bound >= 2 ** (8 * d.itemsize - 1) or (d.is_unsigned and builtins.min(lo, lo + (count - 1) * step) < 0):
+        return None
+    r = _iota((count,), 0)
+    if step != 1:
+        r = multiply(r, step)
+    if lo != 0:
+        r = add(r, lo)
+    return astype(r, d)
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
@@ -1811,6 +1838,19 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         _shape_arg("linspace", (num,), _dt.dtype(dtype, "linspace") if dtype is not None else float64)
         # Python ints beyond int64 would make NumPy compute on objects: as floats, like JAX.
         start, stop = (float(v) if isinstance(v, int) and not -(2**63) <= v < 2**63 else v for v in (start, stop))
+        if num > _STAGED_MIN and div > 0 and _current_trace() is not None and builtins.all(type(v) in (int, float) for v in (start, stop)):
+            # Inside a trace NumPy's formula in float64 by the program (an iota times the
+            # step plus start, the last value stop; the same float64 operations, so the same
+            # values) instead of a dense constant.
+            step = (float(stop) - float(start)) / div
+            if step != 0 and math.isfinite(step):
+                dt = _dt.dtype(dtype, "linspace") if dtype is not None else float64
+                i = _iota((num,), 0)
+                y = add(multiply(astype(i, float64), step), float(start))
+                if endpoint and num > 1:
+                    y = where(equal(i, num - 1), float(stop), y)
+                r = astype(y if dt.is_float else floor(y), dt)
+                return (r, step) if retstep else r
         r = _from_numpy(_np_alloc("linspace", np.linspace, start, stop, num, endpoint=endpoint), dtype)
         if retstep:
             step = (float(stop) - float(start)) / div if div > 0 else math.nan

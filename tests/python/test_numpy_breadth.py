@@ -333,3 +333,31 @@ def test_errors_are_typed():
         qb.repeat(qb.ones(3), [1, 2])
     with pytest.raises(qb.DTypeError):
         qb.arcsin(qb.array([True])) if False else qb.bitwise_and(qb.ones(2), qb.ones(2))
+
+
+def test_large_ranges_inside_a_trace_are_iotas_with_numpys_values():
+    # arange / linspace of more than 4096 values inside a trace are computed by the program
+    # (an iota op, NumPy's float64 formula for linspace) instead of entering it as a dense
+    # constant (arange(1, 1000001) was 4 MB of program text and 550 ms of first call); the
+    # values are NumPy's, bit for bit. A float range past the mantissa keeps the constant.
+    for args, kw in [((1, 100001), {"dtype": np.float32}), ((5000,), {}), ((-3, 20000, 3), {}), ((0, 10000, 2), {"dtype": np.int32}),
+                     ((0.0, 5000.0), {}), ((9000, 0, -1), {"dtype": np.float64}), ((0.5, 9000.5), {})]:
+        f = qb.jit(lambda c, args=args, kw=kw: qb.arange(*args, **kw) + c)
+        want = np.arange(*args, **kw)
+        c = np.zeros((), want.dtype)
+        text = f.lower(c).as_text()
+        assert ("quabla.iota" in text) == (args != (0.5, 9000.5)), (args, kw)
+        assert len(text) < 60_000 or args == (0.5, 9000.5), (args, len(text))
+        got = np.asarray(f(c))
+        assert got.dtype == want.dtype and np.array_equal(got, want), (args, kw)
+    for args, kw in [((0.0, 1.0, 10001), {}), ((-2, 7, 5000), {"endpoint": False}), ((0, 1e-300, 9000), {}), ((0, 1, 10001), {"dtype": np.float32}),
+                     ((0, 100, 10001), {"dtype": np.int32}), ((3.0, -1.0, 4097), {"retstep": True})]:
+        f = qb.jit(lambda c, args=args, kw=kw: qb.linspace(*args, **kw))
+        text = f.lower(np.float64(0)).as_text()
+        assert "quabla.iota" in text and len(text) < 60_000, (args, kw)
+        got, want = f(np.float64(0)), np.linspace(*args, **kw)
+        if kw.get("retstep"):
+            assert float(got[1]) == want[1]
+            got, want = got[0], want[0]
+        got = np.asarray(got)
+        assert got.dtype == want.dtype and np.array_equal(got, want), (args, kw)
