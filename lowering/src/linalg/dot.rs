@@ -174,7 +174,6 @@ fn km_matvec(e: &mut Emitter, (l, lt): (&str, &TensorType), (r, rt): (&str, &Ten
     let a = reshape(e, l, lt, &at);
     let r1 = transpose(e, r, rt, rperm);
     let v = reshape(e, &r1, &permuted(rt, rperm), &vt);
-    let (mul, add) = if d.is_float() { ("arith.mulf", "arith.addf") } else { ("arith.muli", "arith.addi") };
     let z = e.scalar(d, zero_lit(d));
     let u = k_group(k).unwrap_or(1);
     let whole = u == k;
@@ -196,16 +195,7 @@ fn km_matvec(e: &mut Emitter, (l, lt): (&str, &TensorType), (r, rt): (&str, &Ten
         ins.push(Operand::new(g, &gt, map(rank, std::slice::from_ref(&dg))));
         e.filled(&ct, &z)
     };
-    let u = u as usize;
-    let c = generic(e, &its, &ins, &[Operand::new(init, &ct, map(rank, &with_b(std::slice::from_ref(&dm))))], |e, x| {
-        let mut acc = if whole { z.clone() } else { x[x.len() - 1].clone() };
-        for i in 0..u {
-            let p = e.op(format!("{mul} {}, {} : {d}", x[2 * i], x[2 * i + 1]));
-            acc = e.op(format!("{add} {acc}, {p} : {d}"));
-        }
-        vec![acc]
-    })
-    .remove(0);
+    let c = generic(e, &its, &ins, &[Operand::new(init, &ct, map(rank, &with_b(std::slice::from_ref(&dm))))], |e, x| vec![group_step(e, d, x, u as usize, whole.then_some(z.as_str()))]).remove(0);
     // No operand has the identity map of all the loops (mod.rs parallel_candidate): the rows
     // (inner, with the K groups outer) are split between the threads here; a [4096, 1024] f32
     // matrix 324-350 -> 214 us on two threads (JAX 298).
@@ -820,6 +810,19 @@ fn elementwise_result(f: &Func, v: quabla_dialect::Value) -> bool {
     super::elementwise::elementwise_source(f, v).is_some()
 }
 
+/// One step of a product's K group ([`plain_matmul`], [`km_matvec`]): the `u` products of the
+/// operand pairs `a[2 i] * a[2 i + 1]` added in K order to `from` (a whole K's zero), else to
+/// the accumulator, the block's last argument.
+fn group_step(e: &mut Emitter, d: DType, a: &[String], u: usize, from: Option<&str>) -> String {
+    let (mul, add) = if d.is_float() { ("arith.mulf", "arith.addf") } else { ("arith.muli", "arith.addi") };
+    let mut acc = from.map_or_else(|| a[a.len() - 1].clone(), str::to_string);
+    for i in 0..u {
+        let p = e.op(format!("{mul} {}, {} : {d}", a[2 * i], a[2 * i + 1]));
+        acc = e.op(format!("{add} {acc}, {p} : {d}"));
+    }
+    acc
+}
+
 /// The most elements of K an untiled product's step reads ([`plain_matmul`], [`k_group`]).
 const K_GROUP_MAX: i64 = 16;
 
@@ -890,16 +893,7 @@ fn plain_matmul(e: &mut Emitter, [l3, r3]: [&str; 2], [l3t, r3t, o3t]: [&TensorT
             ins.push(Operand::new(g, &gt, map(r, std::slice::from_ref(&dg))));
             e.filled(o3t, &z)
         };
-        let u = u as usize;
-        return generic(e, &its, &ins, &[Operand::new(out, o3t, map(r, &at(&[dm, dn])))], |e, a| {
-            let mut acc = if whole { z.clone() } else { a[a.len() - 1].clone() };
-            for i in 0..u {
-                let p = e.op(format!("{mul} {}, {} : {d}", a[2 * i], a[2 * i + 1]));
-                acc = e.op(format!("{add} {acc}, {p} : {d}"));
-            }
-            vec![acc]
-        })
-        .remove(0);
+        return generic(e, &its, &ins, &[Operand::new(out, o3t, map(r, &at(&[dm, dn])))], |e, a| vec![group_step(e, d, a, u as usize, whole.then_some(z.as_str()))]).remove(0);
     }
     let [dm, dk, dn] = if batched { ["d1", "d2", "d3"] } else { ["d0", "d1", "d2"] };
     let mut its = vec![Iter::Parallel; rank];
