@@ -87,6 +87,8 @@ def matmul():
     case("short product 4x2048x2048", mm, mm, r(4, 2048), r(2048, 2048))
     case("f32 1536^3 (two column blocks)", mm, mm, r(1536, 1536), r(1536, 1536))
     case("Gram x^T x of 5000x100", lambda x: x.T @ x, lambda x: x.T @ x, r(5000, 100))
+    case("vmap(m @ v) 1000 x (64x64 @ 64)", qb.vmap(lambda m, v: m @ v), jax.vmap(lambda m, v: m @ v), r(1000, 64, 64), r(1000, 64))
+    case("vmap(m @ v) 1000 x (16x16 @ 16)", qb.vmap(lambda m, v: m @ v), jax.vmap(lambda m, v: m @ v), r(1000, 16, 16), r(1000, 16))
     case("x.T @ g 1000x10 (transposed matrix-vector)", lambda x, g: x.T @ g, lambda x, g: x.T @ g, r(1000, 10), r(1000))
     case("grad of (x @ w).sum(), x 4096x1024", qb.grad(lambda w, x: (x @ w).sum()), jax.grad(lambda w, x: (x @ w).sum()), r(1024), r(4096, 1024))
     case("long K 64x10000x64", mm, mm, r(64, 10000), r(10000, 64))

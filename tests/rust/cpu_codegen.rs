@@ -661,6 +661,35 @@ fn transposed_matrix_vector_products_read_the_matrix_in_place_and_match_the_inte
 }
 
 #[test]
+fn batched_matrix_vector_products_call_the_runtime_row_dots_and_match_the_interpreter() {
+    // `vmap(m @ v)`: a batch of products of one column, each below the tiled path's size, is
+    // one runtime product call (tiling::runtime_gemm's batched row dots, the target's
+    // batched_matvec_plan) where the host has the kernels (AVX-512), else the loop path; the
+    // rows' sums are reassociated (a length-K dot's bounds). One and two threads (the batch
+    // split between them).
+    use quabla_lowering::tiling;
+    let mut rng = Rng(179);
+    let dd = |lb: &[i64], rb: &[i64], lc: &[i64], rc: &[i64]| DotDims { lhs_batching_dimensions: lb.to_vec(), rhs_batching_dimensions: rb.to_vec(), lhs_contracting_dimensions: lc.to_vec(), rhs_contracting_dimensions: rc.to_vec() };
+    for d in [DType::F32, DType::F64] {
+        for (ls, rs, dims) in [
+            (vec![64i64, 32, 48], vec![64i64, 48], dd(&[0], &[0], &[2], &[1])),
+            (vec![100, 16, 64], vec![100, 64, 1], dd(&[0], &[0], &[2], &[1])),
+            (vec![9, 130, 70], vec![9, 70], dd(&[0], &[0], &[2], &[1])),
+        ] {
+            let (lt, rt) = (TensorType::new(d, ls.clone()), TensorType::new(d, rs.clone()));
+            let m = dot_module(&lt, &rt, dims.clone());
+            let what = format!("{d} {ls:?} x {rs:?}");
+            let text = lower_for_cpu(&m, &CpuOptions::default()).unwrap().text;
+            let runtime = tiling::runtime_gemm(d, [ls[0], ls[1], 1, ls[2]], tiling::host_regs());
+            assert_eq!(text.contains("func.call @quabla_gemm_"), runtime, "{what}:\n{text}");
+            let inputs = [rng.buffer(&lt, -1.0, 1.0), rng.buffer(&rt, -1.0, 1.0)];
+            let tol = if d == DType::F32 { Tol::Rel(1e-6 * ls[2] as f64) } else { Tol::Rel(1e-14 * ls[2] as f64) };
+            equals_interpreter_on_one_and_two_threads(&m, &inputs, tol, |_| 1.0, &what);
+        }
+    }
+}
+
+#[test]
 fn runtime_products_match_the_interpreter_on_one_and_two_threads() {
     // Large f32/f64 products call the runtime's packed product (runtime/src/gemm.rs,
     // quabla_kernels::gemm) on hosts with its micro-kernels: every layout the lowering hands

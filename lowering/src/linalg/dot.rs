@@ -92,6 +92,9 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let DotShape { bmkn: [b, m, k, n], lperm, rperm, a_km, b_nk } = dot_shape(lt, rt, dims);
     let batched = !dims.lhs_batching_dimensions.is_empty();
     let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k) } else { None };
+    // A batch of small matrix-vector products with A's rows along K: the runtime's row dot
+    // products (each row's sum reassociated in vector accumulators, as for one product).
+    let plan = plan.or_else(|| (e.cg.tile_matmuls && batched && !a_km && !e.cg.target.parallel_outer()).then(|| e.cg.target.batched_matvec_plan(d, [b, m, n, k])).flatten());
     // A runtime product whose result is a destination-passing output of the function writes
     // into the output's buffer (see [`runtime_gemm`]): no copy after the call.
     let dest = e.outs.iter().find(|(v, _)| *v == o.results[0]).map(|(_, name)| (name.clone(), out.clone()));

@@ -44,6 +44,13 @@ pub trait Target: Send + Sync + std::fmt::Debug {
     /// to keep the plain `linalg.matmul` / `linalg.batch_matmul`.
     fn matmul_plan(&self, d: DType, m: i64, n: i64, k: i64) -> Option<Plan>;
 
+    /// The (marker) plan of a batch of matrix-vector products (`[b, m, 1, k]`, A's rows along
+    /// K) that has no [`Self::matmul_plan`] of its own but is a runtime product; None keeps
+    /// the loop path.
+    fn batched_matvec_plan(&self, _d: DType, _bmnk: [i64; 4]) -> Option<Plan> {
+        None
+    }
+
     /// The transform sequences, embedded in the lowered module, that tile the matmuls
     /// tagged with `tiles` and, with `threads` > 1, split the generics tagged
     /// `quabla.par = <PAR_CODE>` into `threads` tiles (only asked when there is work for it).
