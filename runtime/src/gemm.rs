@@ -101,6 +101,26 @@ unsafe fn run<T: Real>(a: *const Unranked, b: *const Unranked, c: *const Unranke
     let csz = ops.0[2].1;
     let batch = if csz.len() == 3 { csz[0].max(0) as usize } else { 1 };
     let team = Omp::new(threads);
+    if batch > 1 {
+        if let Some(dot) = T::row_dots() {
+            let p = ops.problem(0, a_km, b_nk, accumulate);
+            if p.n == 1 && p.a.cs == 1 && p.b.rs == 1 && p.k > 0 {
+                // A batch of matrix-vector products (`vmap(m @ v)`), A's rows and the vector
+                // contiguous along K: the row dot products of each element straight away,
+                // the batch split between the threads. Through `gemm` per element (its
+                // dispatch and scratch) 1000 x (16x16 @ 16) f32 took 84.5 us, JAX 46-47.
+                let body = |t: usize, n: usize| {
+                    let n = n.max(1);
+                    for i in batch * t / n..batch * (t + 1) / n {
+                        let p = ops.problem(i, a_km, b_nk, accumulate);
+                        dot(p.k, p.a.ptr, p.a.rs, p.b.ptr, p.c, p.ldc as usize, p.m, p.accumulate);
+                    }
+                };
+                team.run(&body);
+                return Ok(());
+            }
+        }
+    }
     if split_batch(batch, team.threads) {
         return gemm_parts(&team, batch, |i| ops.problem(i, a_km, b_nk, accumulate));
     }
