@@ -91,10 +91,10 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     // operands.
     let DotShape { bmkn: [b, m, k, n], lperm, rperm, a_km, b_nk } = dot_shape(lt, rt, dims);
     let batched = !dims.lhs_batching_dimensions.is_empty();
-    let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k) } else { None };
-    // A batch of small matrix-vector products with A's rows along K: the runtime's row dot
-    // products (each row's sum reassociated in vector accumulators, as for one product).
-    let plan = plan.or_else(|| (e.cg.tile_matmuls && batched && !a_km && !e.cg.target.parallel_outer()).then(|| e.cg.target.batched_matvec_plan(d, [b, m, n, k])).flatten());
+    // (A batch of small matrix-vector products is the runtime's row dot products: each row's
+    // sum reassociated in vector accumulators, as for one product. Laid out [k, m], it is
+    // km_matvec's below.)
+    let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k).or_else(|| e.cg.target.batched_matvec_plan(d, [b, m, n, k])) } else { None };
     // A runtime product whose result is a destination-passing output of the function writes
     // into the output's buffer (see [`runtime_gemm`]): no copy after the call.
     let dest = e.outs.iter().find(|(v, _)| *v == o.results[0]).map(|(_, name)| (name.clone(), out.clone()));
@@ -202,16 +202,8 @@ fn km_matvec(e: &mut Emitter, (l, lt): (&str, &TensorType), (r, rt): (&str, &Ten
     // No operand has the identity map of all the loops (mod.rs parallel_candidate): the rows
     // (inner, with the K groups outer) are split between the threads here; a [4096, 1024] f32
     // matrix 324-350 -> 214 us on two threads (JAX 298).
-    let threads = e.threads();
-    if threads > 1 && !e.par {
-        let mut extents: Vec<i64> = bs.clone();
-        if !whole {
-            extents.push(k / u as i64);
-        }
-        extents.push(m);
-        let parallel: Vec<bool> = its.iter().map(|i| *i == Iter::Parallel).collect();
-        e.par = e.cg.target.parallel_loop(&parallel, &extents, threads, 2 * u as i64 + 2 * super::elementwise::MEMORY_COST).is_some();
-    }
+    let extents: Vec<i64> = bs.iter().copied().chain((!whole).then_some(k / u)).chain([m]).collect();
+    super::split_candidate(e, &its, &extents, 2 * u + 2 * super::elementwise::MEMORY_COST);
     reshape(e, &c, &ct, out)
 }
 

@@ -844,23 +844,16 @@ const APART_MAX_ELEMENTS: i64 = 1 << 16;
 /// leaves alone, so that a consumer reading it through the broadcast does not recompute it
 /// per element (`x / sqrt(sum(x * x, 1))` on 4096 x 256
 /// f32: a million square roots instead of 4096, 175 -> 93 us, JAX 112-152).
-pub fn kept_apart(f: &Func, ops: &[Op], scalars: &HashMap<Value, ReadBroadcast>, cg: &crate::target::Codegen) -> std::collections::HashSet<Value> {
+pub fn kept_apart(f: &Func, ops: &[Op], scalars: &HashMap<Value, ReadBroadcast>, pending: &HashMap<Value, &Op>, cg: &crate::target::Codegen) -> std::collections::HashSet<Value> {
     // Each float elementwise value's cost per element ([`scalar_cost`]) with that of the
-    // single-use elementwise producers of its shape computed in its generic.
-    let mut uses: HashMap<Value, usize> = HashMap::new();
-    for op in ops {
-        for v in &op.operands {
-            *uses.entry(*v).or_default() += 1;
-        }
-    }
+    // producers its generic computes ([`fusible_producers`]).
     let mut cost: HashMap<Value, i64> = HashMap::new();
     for op in ops {
         let OpKind::Elementwise(k) = &op.kind else { continue };
         if op.results.len() != 1 || !f.ty(op.results[0]).dtype.is_float() && !op.operands.iter().any(|v| f.ty(*v).dtype.is_float()) {
             continue;
         }
-        let shape = &f.ty(op.results[0]).shape;
-        let inner = op.operands.iter().filter(|v| uses.get(v) == Some(&1) && &f.ty(**v).shape == shape).filter_map(|v| cost.get(v)).fold(0i64, |a, c| a.saturating_add(*c));
+        let inner = op.operands.iter().filter(|v| pending.contains_key(v)).filter_map(|v| cost.get(v)).fold(0i64, |a, c| a.saturating_add(*c));
         cost.insert(op.results[0], scalar_cost(k).saturating_add(inner));
     }
     // Kept apart when the consumers' extra evaluations (the broadcast's `big / n - 1` per

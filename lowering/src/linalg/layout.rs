@@ -201,15 +201,24 @@ pub fn result_buffer(e: &mut Emitter, dest: Option<(String, TensorType)>, ct: &T
         // Shapes that do not nest (`[64, 256, 256]` written as `[1, 64, 65536]`): through the
         // flat buffer (the output is contiguous). A fresh buffer cost a copy of the result
         // into the output (the transpose (2, 0, 1) of 256x256x64 f32 2309 -> 1.5 ms).
-        if ot.num_elements() != ct.num_elements() {
-            return None;
-        }
-        let flat = TensorType::new(ct.dtype, [ct.num_elements() as i64]);
-        let all = |r: usize| format!("[[{}]]", (0..r).map(|i| i.to_string()).collect::<Vec<_>>().join(", "));
-        let f = if ot.rank() == 1 { out } else { e.op(format!("memref.collapse_shape {out} {} : {} into {}", all(ot.rank()), memref(&ot), memref(&flat))) };
-        Some(if ct.rank() == 1 { f } else { e.op(format!("memref.expand_shape {f} {} output_shape [{}] : {} into {cm}", all(ct.rank()), list(&ct.shape), memref(&flat))) })
+        (ot.num_elements() == ct.num_elements()).then(|| flat_view(&out, &ot, ct, |_, rhs| e.op(rhs)))
     });
     view.unwrap_or_else(|| e.op(format!("memref.alloc() {{alignment = 64 : i64}} : {cm}")))
+}
+
+/// The contiguous memref `src` of type `from` viewed as `to` (as many elements) through the
+/// flat buffer: its collapse to one dim (unless it has one), then the expand to `to` (unless
+/// `to` has one), each op's right-hand side given to `emit` with its step (`"flat"`, `"as"`),
+/// which returns the new value's name. Returns the view's name.
+pub fn flat_view(src: &str, from: &TensorType, to: &TensorType, mut emit: impl FnMut(&str, String) -> String) -> String {
+    let flat = TensorType::new(to.dtype, [quabla_dialect::size::saturating_product(to.shape.iter().copied())]);
+    let all = |r: usize| format!("[[{}]]", (0..r).map(|i| i.to_string()).collect::<Vec<_>>().join(", "));
+    let f = if from.rank() == 1 { src.to_string() } else { emit("flat", format!("memref.collapse_shape {src} {} : {} into {}", all(from.rank()), memref(from), memref(&flat))) };
+    if to.rank() == 1 {
+        f
+    } else {
+        emit("as", format!("memref.expand_shape {f} {} output_shape [{}] : {} into {}", all(to.rank()), list(&to.shape), memref(&flat), memref(to)))
+    }
 }
 
 /// The declarations of the transposing copies the module's transposes call (C interface).

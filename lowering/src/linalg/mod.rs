@@ -308,17 +308,23 @@ pub fn generic(e: &mut Emitter, iters: &[Iter], ins: &[Operand], outs: &[Operand
 /// `body_cost` is the [`elementwise::op_cost`] of the body; with [`elementwise::MEMORY_COST`]
 /// per identity-mapped operand it is the work of one iteration.
 pub(super) fn parallel_candidate(e: &mut Emitter, iters: &[Iter], ins: &[Operand], outs: &[Operand], body_cost: i64) {
+    let id = identity(iters.len());
+    let full: Vec<&Operand> = ins.iter().chain(outs).filter(|o| o.map == id && o.ty.rank() == iters.len()).collect();
+    if let Some(first) = full.first() {
+        split_candidate(e, iters, &first.ty.shape, body_cost + elementwise::MEMORY_COST * full.len() as i64);
+    }
+}
+
+/// [`parallel_candidate`] of a generic over `iters` whose loop extents are `extents` and one
+/// iteration costs `cost` (for generics where no operand has the identity map of all the
+/// loops: dot::km_matvec's).
+pub(super) fn split_candidate(e: &mut Emitter, iters: &[Iter], extents: &[i64], cost: i64) {
     let threads = e.threads();
     if threads <= 1 || e.par {
         return;
     }
-    let id = identity(iters.len());
-    let full: Vec<&Operand> = ins.iter().chain(outs).filter(|o| o.map == id && o.ty.rank() == iters.len()).collect();
-    if let Some(first) = full.first() {
-        let parallel: Vec<bool> = iters.iter().map(|i| *i == Iter::Parallel).collect();
-        let cost = body_cost + elementwise::MEMORY_COST * full.len() as i64;
-        e.par = e.cg.target.parallel_loop(&parallel, &first.ty.shape, threads, cost).is_some();
-    }
+    let parallel: Vec<bool> = iters.iter().map(|i| *i == Iter::Parallel).collect();
+    e.par = e.cg.target.parallel_loop(&parallel, extents, threads, cost).is_some();
 }
 
 /// An elementwise `linalg.generic` (identity maps) over same-shaped operands, producing `out`.
@@ -404,7 +410,7 @@ pub(crate) fn lower_block(e: &mut Emitter, cx: &Ctx, f: &Func, ops: &[Op], outpu
     let scalars = elementwise::read_broadcasts(f, ops);
     let deferred = elementwise::deferred_values(f, ops, outputs, &pending);
     let unused = elementwise::unmaterialised(&scalars, ops, outputs);
-    let apart = if e.cg.target.parallel_outer() { Default::default() } else { elementwise::kept_apart(f, ops, &scalars, &e.cg) };
+    let apart = if e.cg.target.parallel_outer() { Default::default() } else { elementwise::kept_apart(f, ops, &scalars, &pending, &e.cg) };
     for op in ops {
         if op.results.len() == 1 && (pending.contains_key(&op.results[0]) || deferred.contains_key(&op.results[0]) || unused.contains(&op.results[0])) {
             continue;
@@ -521,20 +527,10 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
         for (k, (v, t)) in f.outputs.iter().zip(&results).enumerate() {
             match reshaped_source(f, *v).filter(|(_, ut)| t.rank() >= 1 && ut.rank() >= 1) {
                 Some((u, ut)) => {
-                    let n = TensorType::new(t.dtype, [quabla_dialect::size::saturating_product(ut.shape.iter().copied())]);
-                    let all = |r: usize| (0..r).map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
-                    let flat = if t.rank() == 1 {
-                        format!("%out{k}")
-                    } else {
-                        let _ = writeln!(views, "    %out{k}_flat = memref.collapse_shape %out{k} [[{}]] : {} into {}", all(t.rank()), memref(t), memref(&n));
-                        format!("%out{k}_flat")
-                    };
-                    let view = if ut.rank() == 1 {
-                        flat
-                    } else {
-                        let _ = writeln!(views, "    %out{k}_as = memref.expand_shape {flat} [[{}]] output_shape [{}] : {} into {}", all(ut.rank()), list(&ut.shape), memref(&n), memref(&ut));
-                        format!("%out{k}_as")
-                    };
+                    let view = layout::flat_view(&format!("%out{k}"), t, &ut, |step, rhs| {
+                        let _ = writeln!(views, "    %out{k}_{step} = {rhs}");
+                        format!("%out{k}_{step}")
+                    });
                     if !e.outs.iter().any(|(w, _)| *w == u) {
                         e.outs.push((u, view.clone()));
                     }
