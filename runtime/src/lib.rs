@@ -11,6 +11,7 @@ pub mod cuda;
 pub mod nccl;
 pub mod device;
 pub mod executor;
+mod flat_loops;
 mod gemm;
 mod layout_kernels;
 pub use quabla_interp as interp;

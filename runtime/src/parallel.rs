@@ -87,13 +87,15 @@ pub fn policy_key(cm: &quabla_lowering::CpuModule) -> String {
 /// `scf.forall`. Each
 /// generic whose iterations are independent in memory too
 /// ([`crate::parallel_accesses::fresh_parallel`]) is tagged `quabla.vec`, whatever the
-/// thread count: its loops reach LLVM as loops with parallel accesses. Returns how many
+/// thread count: its loops reach LLVM as loops with parallel accesses; elementwise ones of
+/// several loops are first flattened into one ([`crate::flat_loops`]). Returns how many
 /// generics were tagged `quabla.vec`.
 pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> usize {
+    crate::flat_loops::flatten_generics(ctx, module, |op| crate::parallel_accesses::fresh_parallel(op) && !small_generic(op));
     let i64t = Type::parse(ctx, "i64").expect("i64 parses").to_raw();
     let name = melior::StringRef::new("quabla.par");
     let vec = melior::StringRef::new("quabla.vec");
-    let flat = melior::StringRef::new("quabla.flat");
+    let unroll = melior::StringRef::new("quabla.unroll");
     // SAFETY: the context is live.
     let unit = unsafe { mlir_sys::mlirUnitAttrGet(ctx.to_raw()) };
     let mut vecs = 0;
@@ -113,9 +115,9 @@ pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> usize 
             // SAFETY: a live operation of the module; a unit attribute of its context.
             unsafe { mlir_sys::mlirOperationSetAttributeByName(op.to_raw(), vec.to_raw(), unit) };
             vecs += 1;
-            if flat_candidate(&op) {
-                // SAFETY: as above.
-                unsafe { mlir_sys::mlirOperationSetAttributeByName(op.to_raw(), flat.to_raw(), unit) };
+            if let Some(rank) = unroll_rank(&op) {
+                // SAFETY: as above; an i64 attribute of its context.
+                unsafe { mlir_sys::mlirOperationSetAttributeByName(op.to_raw(), unroll.to_raw(), mlir_sys::mlirIntegerAttrGet(i64t, rank as i64)) };
             }
         }
         if let Some(dim) = split_of(&op, threads) {
@@ -146,19 +148,39 @@ fn small_generic<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
     loop_extents(op, &loops).is_some_and(|e| e.iter().all(|&x| x >= 0) && quabla_dialect::size::saturating_product(e) <= SMALL_GENERIC)
 }
 
-/// Whether the `quabla.vec` generic `op` may be flattened into one loop
-/// (quabla_lowering::tiling::LOOPS_SCRIPT): two loops or more, every operand read and
-/// written through the identity map. Its inner loop may be short (a `[rows, 3]` operand):
-/// LLVM vectorizes the inner loop alone (the tanh of a [65536, 3] f32 array 246 us, of the
-/// flat one 93).
-fn flat_candidate<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
-    let Some(loops) = GenericLoops::of(op) else { return false };
-    loops.parallel.len() >= 2 && (0..loops.maps.len()).all(|i| loops.identity_map(i)) && !reads_indices(op)
+/// The longest inner loop [`unroll_rank`] has written out. From 8 elements the inner loop is
+/// a vector step of its own (AVX2 width), and written out it was slower: tanh of `x + b`
+/// over 65536 x 8 f64 235 -> 558 us, f32 80 -> 128 (2026-12-05, Zen 4).
+pub(crate) const UNROLL_INNER: i64 = 7;
+
+/// The least body cost (`op_cost` units) for which [`unroll_rank`] writes a short inner loop
+/// out: bodies of a few adds and multiplies are memory-bound either way (`x * b + 1` of
+/// 65536 x 6 27 us as a loop, 37 written out), tanh (about 30) and exp (about 25) are not:
+/// `exp(x * b)` of 65536 x 5 f32 138 -> 72 us, `tanh(x + b)` of 65536 x 3 83 -> 39, a
+/// sigmoid of 65536 x 2 f64 195 -> 75.
+pub(crate) const UNROLL_MIN_COST: i64 = 8;
+
+/// The rank of the `quabla.vec` generic `op` when its inner loop is to be written out (the
+/// script's `quabla.unroll`, quabla_lowering::tiling::LOOPS_SCRIPT): loops all parallel, an
+/// inner loop of 2 to [`UNROLL_INNER`] iterations and a body of [`UNROLL_MIN_COST`] or more
+/// (a transcendental). Such a generic reads some operand through a broadcast (else it was
+/// flattened: crate::flat_loops); LLVM vectorises the inner loop alone, and left one shorter
+/// than a vector scalar: `exp(x[:, None] * w[None])` of 100000 x 5 ran one exp at a time.
+/// Written out, the loop around it is vectorised (the short rows' accesses interleaved).
+fn unroll_rank<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<usize> {
+    let loops = GenericLoops::of(op)?;
+    let rank = loops.parallel.len();
+    if !quabla_lowering::tiling::UNROLL_RANKS.contains(&rank) || !loops.parallel.iter().all(|&p| p) {
+        return None;
+    }
+    let extents = loop_extents(op, &loops)?;
+    let inner = *extents.last()?;
+    ((2..=UNROLL_INNER).contains(&inner) && body_cost(op) >= UNROLL_MIN_COST).then_some(rank)
 }
 
 /// Whether `op`'s body reads its loop indices (`linalg.index`): flattened, each would be
 /// recovered by a division and a remainder per element (tril of 1024^2 f32 53 -> 120 us).
-fn reads_indices<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
+pub(crate) fn reads_indices<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
     op.region(0).ok().and_then(|r| r.first_block()).is_some_and(|b| block_ops(&b).any(|o| o.name().as_string_ref().as_str() == Ok("linalg.index")))
 }
 
@@ -212,7 +234,7 @@ fn operand_dim<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, i: usize, d: usize) 
 /// map reads as that loop alone (all of an operand's with the identity map; a split
 /// reduction's element loop from its chunk-shaped operand: quabla_lowering's
 /// `reduce::thread_partials` reads the operand itself at `part * chunk + element`).
-fn loop_extents<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, loops: &GenericLoops<'c>) -> Option<Vec<i64>> {
+pub(crate) fn loop_extents<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, loops: &GenericLoops<'c>) -> Option<Vec<i64>> {
     let rank = loops.parallel.len();
     let mut extents = vec![None; rank];
     for i in 0..loops.maps.len().min(op.operand_count()) {

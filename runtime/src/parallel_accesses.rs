@@ -35,7 +35,7 @@ const SCRIPT_MARK: &str = "#llvm.loop_annotation<mustProgress = true>";
 /// Whether `op` (a `linalg.generic` on tensors) is one whose loops may run their iterations
 /// in any order, memory included (see the module doc): every iterator parallel, every output
 /// through the identity map and initialised by a `tensor.empty` or by the
-/// `bufferization.to_tensor` of a block argument (a program output), and no output also
+/// `bufferization.to_tensor` of a block argument (a program output; collapsed too), and no output also
 /// read as an input.
 pub fn fresh_parallel<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
     let Some(loops) = GenericLoops::of(op) else { return false };
@@ -58,9 +58,15 @@ pub fn fresh_parallel<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
             return false;
         }
         // SAFETY: as above.
-        let def = unsafe { mlir_sys::mlirOpResultGetOwner(v.to_raw()) };
-        // SAFETY: `def` is a live operation.
-        let def = unsafe { OperationRef::from_raw(def) };
+        let mut def = unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(v.to_raw())) };
+        // A program output collapsed for a flat loop (crate::flat_loops) is still fresh.
+        if def.name().as_string_ref().as_str() == Ok("tensor.collapse_shape") {
+            // SAFETY: a live op's operand; only an op result has an owner op.
+            match def.operand(0) {
+                Ok(s) if unsafe { mlir_sys::mlirValueIsAOpResult(s.to_raw()) } => def = unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(s.to_raw())) },
+                _ => return false,
+            }
+        }
         match def.name().as_string_ref().as_str() {
             Ok("tensor.empty") => true,
             // SAFETY: the operand of a live op; a block argument is not an op result.
@@ -89,11 +95,19 @@ pub fn mark_parallel_loops(ctx: &Context, module: &mut MlirModule) {
     // Loops the lowering annotated itself (quabla_lowering's row loops: unrolling disabled)
     // keep their annotation, now the back edge's own.
     let script_mark = Attribute::parse(ctx, SCRIPT_MARK);
+    let unroll_mark = Attribute::parse(ctx, quabla_lowering::tiling::UNROLL_MARK);
+    // The script's loops, each with whether it is to be unrolled in full.
+    let mut full = HashSet::new();
     edges.retain(|&br| {
         // SAFETY: `br` is a live `llvm.br` carrying MARK (collected above).
         unsafe {
             let a = mlir_sys::mlirOperationGetAttributeByName(br, mark.to_raw());
-            if script_mark.is_some_and(|m| mlir_sys::mlirAttributeEqual(a, m.to_raw())) {
+            let is = |m: Option<Attribute>| m.is_some_and(|m| mlir_sys::mlirAttributeEqual(a, m.to_raw()));
+            if is(unroll_mark) {
+                full.insert(br.ptr);
+                return true;
+            }
+            if is(script_mark) {
                 return true;
             }
             mlir_sys::mlirOperationRemoveAttributeByName(br, mark.to_raw());
@@ -110,7 +124,10 @@ pub fn mark_parallel_loops(ctx: &Context, module: &mut MlirModule) {
         // Not unrolled: a short inner loop (a `[rows, 10]` operand's) written out left the
         // loop over the rows innermost, vectorized across rows with stride-10 interleaved
         // accesses (the softmax over 65536 rows of 10 f32 418 -> 642 us).
-        let text = format!("[#llvm.access_group<id = distinct[{k}]<>>, #llvm.loop_annotation<unroll = <disable = true>, mustProgress = true, parallelAccesses = #llvm.access_group<id = distinct[{k}]<>>>]");
+        // The inner loops of short rows under a dear body are written out on purpose
+        // (quabla_lowering::tiling::UNROLL_MARK).
+        let unroll = if full.contains(&br.ptr) { "full" } else { "disable" };
+        let text = format!("[#llvm.access_group<id = distinct[{k}]<>>, #llvm.loop_annotation<unroll = <{unroll} = true>, mustProgress = true, parallelAccesses = #llvm.access_group<id = distinct[{k}]<>>>]");
         let Some(pair) = Attribute::parse(ctx, &text).and_then(|a| ArrayAttribute::try_from(a).ok()) else { continue };
         let (Ok(group), Ok(loop_annotation)) = (pair.element(0), pair.element(1)) else { continue };
         // SAFETY: `br` is a live `llvm.br` of the module (the walk only collected it); its
@@ -210,6 +227,11 @@ mod tests {
     #[test]
     fn the_script_marks_its_loops_with_the_value_told_apart_here() {
         assert!(quabla_lowering::tiling::LOOPS_SCRIPT.contains(super::SCRIPT_MARK));
+        assert!(quabla_lowering::tiling::LOOPS_SCRIPT.contains(quabla_lowering::tiling::UNROLL_MARK));
+        // One `quabla.unroll` sequence per rank unroll_rank may tag.
+        for rank in quabla_lowering::tiling::UNROLL_RANKS {
+            assert!(quabla_lowering::tiling::LOOPS_SCRIPT.contains(&format!("quabla.unroll = {rank} : i64")));
+        }
         assert_ne!(quabla_lowering::linalg::reduce::ROW_LOOP_ANNOTATION, super::SCRIPT_MARK);
     }
 }

@@ -1064,22 +1064,31 @@ fn row_reductions_loop_over_each_row_and_match_the_interpreter() {
 
 #[test]
 fn elementwise_loops_with_identity_maps_are_flattened_and_match_the_interpreter() {
-    // An elementwise generic whose operands all have the identity map is one loop after
-    // bufferization (runtime parallel::flat_candidate, tiling::LOOPS_SCRIPT's
-    // flatten_elementwise): LLVM vectorizes a nest's inner loop only, three elements of a
-    // [rows, 3] array. A body the upstream transform refuses (exp's llvm.intr.ldexp), a
-    // broadcast operand and a body reading its loop indices (an iota: each index would be a
-    // division and a remainder) keep the nest. Equal to the interpreter on one and two
-    // threads.
+    // An elementwise generic whose operands all have the identity map is one loop (runtime
+    // flat_loops, on tensors before the threads' split): LLVM vectorizes a nest's inner loop
+    // only, three elements of a [rows, 3] array. Bodies of any op are flattened (exp's
+    // llvm.intr.ldexp, which upstream's flatten_elementwise refused); a broadcast operand
+    // keeps the nest (under a dear body its short inner loop is written out:
+    // short_inner_loops_under_dear_bodies_are_unrolled_and_match_the_interpreter), and so
+    // does a body reading its loop indices (an iota: each index would be a division and a
+    // remainder). Two results of one fused generic are both flattened. Equal to the
+    // interpreter on one and two threads.
     use quabla_dialect::{ConstantOp, LayoutOp};
     let mut rng = Rng(157);
     let ty = TensorType::new(DType::F32, [40000, 3]);
     let row = TensorType::new(DType::F32, [3]);
-    // (unary op, a broadcast row added, an iota along the rows added, one loop)
-    for (op, broadcast, iota, flat) in [(UnaryOp::Tanh, false, false, true), (UnaryOp::Exp, false, false, false), (UnaryOp::Tanh, true, false, false), (UnaryOp::Tanh, false, true, false)] {
+    // (unary op, a broadcast row added, an iota along the rows added, both results out, one loop)
+    for (op, broadcast, iota, two, flat) in [
+        (UnaryOp::Tanh, false, false, false, true),
+        (UnaryOp::Exp, false, false, false, true),
+        (UnaryOp::Sin, false, false, true, true),
+        (UnaryOp::Tanh, true, false, false, false),
+        (UnaryOp::Tanh, false, true, false, false),
+    ] {
         let mut f = Func::new("main", &[ty.clone(), row.clone()]);
         let (x, b) = (f.params[0], f.params[1]);
-        let mut y = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op }), &[x], None).unwrap();
+        let t = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op }), &[x], None).unwrap();
+        let mut y = t;
         if broadcast {
             let bb = f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![1], shape: vec![40000, 3] }), &[b], None).unwrap();
             y = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[y, bb], None).unwrap();
@@ -1088,14 +1097,76 @@ fn elementwise_loops_with_identity_maps_are_flattened_and_match_the_interpreter(
             let i = f.push1(OpKind::Constant(ConstantOp::Iota { dim: 0, ty: ty.clone() }), &[], None).unwrap();
             y = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[y, i], None).unwrap();
         }
-        f.outputs = vec![y];
+        if two {
+            y = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[t, x], None).unwrap();
+            f.outputs = vec![t, y];
+        } else {
+            f.outputs = vec![y];
+        }
         let m = Module { funcs: vec![f] };
-        let what = format!("{op:?} broadcast {broadcast} iota {iota}: ");
+        let what = format!("{op:?} broadcast {broadcast} iota {iota} two {two}: ");
         let llvm = executor().lower_to_llvm(&m, &with_threads(1)).unwrap();
         let loops = llvm.matches("{loop_annotation = #").count();
-        assert_eq!(loops == 1, flat, "{what}{loops} marked loops:\n{llvm}");
+        assert_eq!(loops == 1 || (two && loops == 2 && !llvm.contains("array<2 x i64>")), flat, "{what}{loops} marked loops:\n{llvm}");
         let inputs = [rng.buffer(&ty, -3.0, 3.0), rng.buffer(&row, -1.0, 1.0)];
         equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Rel(1e-5), |_| 1.0, &what);
+    }
+}
+
+#[test]
+fn short_inner_loops_under_dear_bodies_are_unrolled_and_match_the_interpreter() {
+    // A generic that reads an operand through a broadcast (a row `b[None]`, a column
+    // `x[:, None]`) or a transposed map is not flattened; when its inner loop is 2 to 7 long
+    // and its body dear (runtime parallel::unroll_rank: exp, tanh, sin), the script marks
+    // that loop for full unrolling (tiling::UNROLL_MARK), and LLVM vectorizes the loop
+    // around it. Inner loops of 8 and cheap bodies (an add) keep unrolling disabled. Ranks 2
+    // and 3, f32 and f64; equal to the interpreter on one and two threads (the rows split
+    // between them).
+    use quabla_dialect::LayoutOp;
+    let mut rng = Rng(167);
+    // (shape, body, dtype, read: 0 row broadcast, 1 column broadcast, 2 transposed)
+    let cases: Vec<(Vec<i64>, UnaryOp, DType, u8)> = vec![
+        (vec![50000, 3], UnaryOp::Exp, DType::F32, 0),
+        (vec![50000, 5], UnaryOp::Tanh, DType::F64, 0),
+        (vec![50000, 7], UnaryOp::Sin, DType::F32, 1),
+        (vec![50000, 2], UnaryOp::Exp, DType::F64, 2),
+        (vec![500, 40, 3], UnaryOp::Tanh, DType::F32, 0),
+        (vec![500, 40, 5], UnaryOp::Exp, DType::F32, 1),
+        (vec![50000, 8], UnaryOp::Exp, DType::F32, 0),
+        (vec![50000, 3], UnaryOp::Neg, DType::F32, 0),
+    ];
+    for (shape, op, d, read) in cases {
+        let rank = shape.len();
+        let inner = shape[rank - 1];
+        let ty = TensorType::new(d, shape.clone());
+        let (other, map): (Vec<i64>, Vec<i64>) = match read {
+            0 => (vec![inner], vec![rank as i64 - 1]),
+            1 => (shape[..rank - 1].to_vec(), (0..rank as i64 - 1).collect()),
+            _ => (shape.iter().rev().copied().collect(), vec![]),
+        };
+        let oty = TensorType::new(d, other.clone());
+        let mut f = Func::new("main", &[ty.clone(), oty.clone()]);
+        let (x, b) = (f.params[0], f.params[1]);
+        let bb = if read == 2 {
+            f.push1(OpKind::Layout(LayoutOp::Transpose { perm: (0..rank as i64).rev().collect() }), &[b], None).unwrap()
+        } else {
+            f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: map, shape: shape.clone() }), &[b], None).unwrap()
+        };
+        let s = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, bb], None).unwrap();
+        let y = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op }), &[s], None).unwrap();
+        f.outputs = vec![y];
+        let m = Module { funcs: vec![f] };
+        let what = format!("{shape:?} {op:?} {d:?} read {read}: ");
+        let dear = op != UnaryOp::Neg;
+        let unrolled = dear && inner <= 7;
+        let llvm = executor().lower_to_llvm(&m, &with_threads(1)).unwrap();
+        // (The annotations are printed through aliases: `#llvm.loop_unroll<full = true>`.)
+        let full = llvm.contains("full = true");
+        assert_eq!(full, unrolled, "{what}unrolled in full: {full}\n{llvm}");
+        let loops = llvm.matches("{loop_annotation = #").count();
+        assert_eq!(loops, rank, "{what}{loops} marked loops:\n{llvm}");
+        let inputs = [rng.buffer(&ty, -2.0, 2.0), rng.buffer(&oty, -1.0, 1.0)];
+        equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Rel(2e-5), |_| 1.0, &what);
     }
 }
 

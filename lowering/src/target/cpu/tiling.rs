@@ -427,19 +427,33 @@ fn tile(out: &mut String, h: &str, name: &str, sizes: &[i64]) -> String {
 /// The named sequence `@__quabla_loops` (after bufferization): each generic the executor
 /// tagged `quabla.vec` (its iterations independent in memory: quabla_runtime's
 /// `parallel_accesses`) becomes loops marked `llvm.loop_annotation`, which the executor
-/// turns into loops with parallel accesses on the LLVM dialect. Those it also tagged
-/// `quabla.flat` (identity maps only) are first flattened into one loop where upstream's
-/// `flatten_elementwise` accepts them (scalar elementwise bodies, collapsible buffers; a
-/// refusal leaves the generic as it was).
+/// turns into loops with parallel accesses on the LLVM dialect (elementwise generics of
+/// several loops reach it already flattened into one: quabla_runtime's `flat_loops`).
+///
+/// Those it also tagged `quabla.unroll = rank` (a short inner loop under a dear body) have
+/// their inner loop marked for full unrolling instead ([`UNROLL_MARK`]): written out, the
+/// loop around it is the one LLVM vectorises (interleaved accesses of the short rows).
 pub const LOOPS_SCRIPT: &str = r#"  transform.named_sequence private @__quabla_loops(%module: !transform.any_op {transform.readonly}) {
-    %flat = transform.structured.match ops{["linalg.generic"]} attributes {quabla.flat} in %module : (!transform.any_op) -> !transform.any_op
-    transform.foreach %flat : !transform.any_op {
+    %unroll2 = transform.structured.match ops{["linalg.generic"]} attributes {quabla.unroll = 2 : i64} in %module : (!transform.any_op) -> !transform.any_op
+    transform.foreach %unroll2 : !transform.any_op {
     ^bb0(%g: !transform.any_op):
-      transform.sequence %g : !transform.any_op failures(suppress) {
-      ^bb1(%h: !transform.any_op):
-        %f = transform.structured.flatten_elementwise %h : (!transform.any_op) -> !transform.any_op
-        transform.annotate %f "quabla.vec" : !transform.any_op
-      }
+      %l = transform.structured.convert_to_loops %g : (!transform.any_op) -> !transform.any_op
+      %l0, %l1 = transform.split_handle %l : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %outer = transform.param.constant #llvm.loop_annotation<mustProgress = true> -> !transform.any_param
+      %inner = transform.param.constant #llvm.loop_annotation<mustProgress = true, unroll = <full = true>> -> !transform.any_param
+      transform.annotate %l0 "llvm.loop_annotation" = %outer : !transform.any_op, !transform.any_param
+      transform.annotate %l1 "llvm.loop_annotation" = %inner : !transform.any_op, !transform.any_param
+    }
+    %unroll3 = transform.structured.match ops{["linalg.generic"]} attributes {quabla.unroll = 3 : i64} in %module : (!transform.any_op) -> !transform.any_op
+    transform.foreach %unroll3 : !transform.any_op {
+    ^bb0(%g: !transform.any_op):
+      %l = transform.structured.convert_to_loops %g : (!transform.any_op) -> !transform.any_op
+      %l0, %l1, %l2 = transform.split_handle %l : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      %outer = transform.param.constant #llvm.loop_annotation<mustProgress = true> -> !transform.any_param
+      %inner = transform.param.constant #llvm.loop_annotation<mustProgress = true, unroll = <full = true>> -> !transform.any_param
+      transform.annotate %l0 "llvm.loop_annotation" = %outer : !transform.any_op, !transform.any_param
+      transform.annotate %l1 "llvm.loop_annotation" = %outer : !transform.any_op, !transform.any_param
+      transform.annotate %l2 "llvm.loop_annotation" = %inner : !transform.any_op, !transform.any_param
     }
     %vec = transform.structured.match ops{["linalg.generic"]} attributes {quabla.vec} in %module : (!transform.any_op) -> !transform.any_op
     %vec_loops = transform.structured.convert_to_loops %vec : (!transform.any_op) -> !transform.any_op
@@ -448,6 +462,13 @@ pub const LOOPS_SCRIPT: &str = r#"  transform.named_sequence private @__quabla_l
     transform.yield
   }
 "#;
+
+/// The mark of the inner loops [`LOOPS_SCRIPT`] has fully unrolled (quabla_runtime's
+/// `parallel_accesses` keeps the request on the loop's parallel-accesses annotation).
+pub const UNROLL_MARK: &str = "#llvm.loop_annotation<mustProgress = true, unroll = <full = true>>";
+
+/// The ranks of the generics [`LOOPS_SCRIPT`] unrolls the inner loop of (`quabla.unroll`).
+pub const UNROLL_RANKS: std::ops::RangeInclusive<usize> = 2..=3;
 
 /// `text`, a lowered module, with [`LOOPS_SCRIPT`] among its named sequences.
 pub fn with_loops_script(text: String) -> String {
