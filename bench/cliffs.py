@@ -258,6 +258,14 @@ def misc():
     case("cond(sum > 0) on 1e6", lambda x: qb.cond(x.sum() > 0, lambda y: y * 2, lambda y: y - 1, x), lambda x: jax.lax.cond(x.sum() > 0, lambda y: y * 2, lambda y: y - 1, x), r(1000000))
     case("tanh f64 1e6", lambda x: qb.tanh(x), lambda x: jnp.tanh(x), r(1000000, dt=np.float64))
     case("tril 1024^2", lambda x: qb.tril(x), lambda x: jnp.tril(x), r(1024, 1024))
+    # Short last dims (points of 3, a few features): flat loops and short inner loops written out.
+    case("exp(p * 2) of 100000x3", lambda p: qb.exp(p * 2), lambda p: jnp.exp(p * 2), r(100000, 3))
+    case("sin(p * s) of 100000x3 by a [3] scale", lambda p, s: qb.sin(p * s), lambda p, s: jnp.sin(p * s), r(100000, 3), r(3))
+    case("exp(x[:, None] * w[None]) 100000x5", lambda x, w: qb.exp(x[:, None] * w[None]), lambda x, w: jnp.exp(x[:, None] * w[None]), r(100000), r(5))
+    case("RBF features exp(-(x[:, None] - c)**2) 100000x5", lambda x, c: qb.exp(-((x[:, None] - c) ** 2)), lambda x, c: jnp.exp(-((x[:, None] - c) ** 2)), r(100000), r(5))
+    case("|x|[:, None] ** arange(5.) 100000", lambda x: qb.abs(x)[:, None] ** qb.arange(5.0, dtype=np.float32), lambda x: jnp.abs(x)[:, None] ** jnp.arange(5.0, dtype=np.float32), r(100000))
+    case("tanh(x + b) f64 65536x5", lambda x, b: qb.tanh(x + b), lambda x, b: jnp.tanh(x + b), r(65536, 5, dt=np.float64), r(5, dt=np.float64))
+    case("sigmoid(x + b) f64 65536x2", lambda x, b: 1 / (1 + qb.exp(-(x + b))), lambda x, b: 1 / (1 + jnp.exp(-(x + b))), r(65536, 2, dt=np.float64), r(2, dt=np.float64))
     case("solve 256 (8 rhs)", lambda a, b: qb.linalg.solve(a + 256 * qb.eye(256, dtype=np.float32), b), lambda a, b: jnp.linalg.solve(a + 256 * jnp.eye(256, dtype=np.float32), b), r(256, 256), r(256, 8))
 
 
