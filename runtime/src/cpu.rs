@@ -235,18 +235,20 @@ fn to_llvm<'c>(c: &'c Ctx, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeErro
     let r = with_diagnostics(ctx, || {
         let mut module = MlirModule::parse(ctx, &cm.text)?;
         (t2, c2) = (std::time::Instant::now(), cpu_ms());
-        let mut pipeline = &cm.pipeline;
+        let mut pipeline = std::borrow::Cow::Borrowed(&cm.pipeline);
         if let Some(pre) = &cm.tag_pipeline {
-            // Fusion first, then the large generics it left are tagged for the script.
+            // Fusion first, then the large generics it left are tagged for the script, whose
+            // runs are left out where they would match nothing.
             c.1.run(ctx, pre, &mut module)?;
-            if tag_loops(ctx, &mut module, cm.threads) == 0 {
-                pipeline = cm.pipeline_without_loops.as_ref().unwrap_or(pipeline);
+            let tagged = tag_loops(ctx, &mut module, cm.threads);
+            if tagged.vec == 0 || tagged.par == 0 {
+                pipeline = std::borrow::Cow::Owned(cm.pipeline_without(tagged.vec > 0, tagged.par > 0));
             }
             if let Some(dir) = dump_dir() {
                 let _ = std::fs::write(std::path::Path::new(&dir).join("tagged.mlir"), module.as_operation().to_string());
             }
         }
-        c.1.run(ctx, pipeline, &mut module)?;
+        c.1.run(ctx, &pipeline, &mut module)?;
         crate::bool_memory::widen_bool_accesses(ctx, &mut module);
         // Also moves the lowering's own loop annotations (row loops) onto their back edges.
         crate::parallel_accesses::mark_parallel_loops(ctx, &mut module);

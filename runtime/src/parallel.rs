@@ -89,8 +89,8 @@ pub fn policy_key(cm: &quabla_lowering::CpuModule) -> String {
 /// ([`crate::parallel_accesses::fresh_parallel`]) is tagged `quabla.vec`, whatever the
 /// thread count: its loops reach LLVM as loops with parallel accesses; elementwise ones of
 /// several loops are first flattened into one ([`crate::flat_loops`]). Returns how many
-/// generics were tagged `quabla.vec`.
-pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> usize {
+/// generics were tagged.
+pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> Tagged {
     crate::flat_loops::flatten_generics(ctx, module, |op| crate::parallel_accesses::fresh_parallel(op) && !small_generic(op));
     let i64t = Type::parse(ctx, "i64").expect("i64 parses").to_raw();
     let name = melior::StringRef::new("quabla.par");
@@ -98,7 +98,7 @@ pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> usize 
     let unroll = melior::StringRef::new("quabla.unroll");
     // SAFETY: the context is live.
     let unit = unsafe { mlir_sys::mlirUnitAttrGet(ctx.to_raw()) };
-    let mut vecs = 0;
+    let (mut vecs, mut pars) = (0, 0);
     let mut body = module.as_operation_mut();
     body.walk_mut(WalkOrder::PreOrder, |op| {
         let op_name = op.name();
@@ -126,11 +126,19 @@ pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> usize 
                 // SAFETY: a live operation of the module; an i64 attribute of its context (the
                 // walk's callback lifetimes are higher-ranked, so the raw API sets it).
                 unsafe { mlir_sys::mlirOperationSetAttributeByName(op.to_raw(), name.to_raw(), mlir_sys::mlirIntegerAttrGet(i64t, par_code(dim))) };
+                pars += 1;
             }
         }
         WalkResult::Skip
     });
-    vecs
+    Tagged { vec: vecs, par: pars }
+}
+
+/// How many generics [`tag_loops`] tagged `quabla.vec` and `quabla.par`.
+#[derive(Clone, Copy, Debug)]
+pub struct Tagged {
+    pub vec: usize,
+    pub par: usize,
 }
 
 /// Generics of at most this many iterations in all (static) are left to LLVM as plain loops,

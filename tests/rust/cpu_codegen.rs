@@ -1649,15 +1649,23 @@ fn independent_loops_reach_llvm_with_parallel_accesses() {
 #[test]
 fn the_loops_script_runs_only_where_a_loop_was_tagged() {
     // The executor's pipeline runs @__quabla_loops; its variant for modules with no tagged
-    // generic is the same passes without that run (symbol-dce still drops the sequences). A
-    // row sum tags nothing: its LLVM module has no sequence left and no marked loop.
+    // generic is the same passes without that run (symbol-dce still drops the sequences), and
+    // likewise @__quabla_tile's run where no generic is split and no matmul tiled. A row sum
+    // tags nothing: its LLVM module has no sequence left and no marked loop.
     use quabla_dialect::{BinaryOp, ReduceOp, Reducer};
     let ty = TensorType::new(DType::F32, [64, 300]);
     let add = one_op_module(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[ty.clone(), ty.clone()]);
     let cm = lower_for_cpu(&add, &CpuOptions::default()).unwrap();
-    let without = cm.pipeline_without_loops.clone().unwrap();
+    let without = cm.pipeline_without(false, true);
     assert!(cm.pipeline.contains("entry-point=__quabla_loops") && without.contains("symbol-dce"), "{}\n{without}", cm.pipeline);
     assert_eq!(cm.pipeline.replace("transform-interpreter{entry-point=__quabla_loops},", ""), without);
+    assert_eq!(cm.pipeline_without(true, true), cm.pipeline);
+    // Without the tile sequence's run too (no generic split, no tiled matmul).
+    let big = TensorType::new(DType::F32, [1024, 1024]);
+    let add2 = one_op_module(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[big.clone(), big]);
+    let cm2 = lower_for_cpu(&add2, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
+    assert!(cm2.pipeline.contains("entry-point=__quabla_tile"), "{}", cm2.pipeline);
+    assert_eq!(cm2.pipeline.replace("transform-interpreter{entry-point=__quabla_tile},", ""), cm2.pipeline_without(true, false));
     let sum = one_op_module(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![1] }), &[ty]);
     for threads in [1, 2] {
         let llvm = executor().lower_to_llvm(&sum, &with_threads(threads)).unwrap();

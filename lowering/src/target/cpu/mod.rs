@@ -183,10 +183,21 @@ pub struct CpuModule {
     pub tag_pipeline: Option<String>,
     /// Threads the parallel loops use (1 when there are none).
     pub threads: i64,
-    /// `pipeline` without its `@__quabla_loops` step (tiling::LOOPS_SCRIPT), for a module in
-    /// which the executor tagged no generic `quabla.vec` (the interpreter's run costs ~0.6 ms
-    /// even when it matches nothing). None when `pipeline` has no such step.
-    pub pipeline_without_loops: Option<String>,
+    /// The passes of `pipeline` (module-level entries), for [`CpuModule::pipeline_without`].
+    pub passes: Vec<String>,
+}
+
+impl CpuModule {
+    /// `pipeline` without the run of the script's `@__quabla_loops` sequence
+    /// (tiling::LOOPS_SCRIPT) when `loops` is false (the executor tagged no generic
+    /// `quabla.vec`), and without the run of `@__quabla_tile` when `tile` is false (it tagged
+    /// no generic `quabla.par` and no matmul is tiled): each interpreter run costs 0.5-0.7 ms
+    /// of a compile even when it matches nothing (a 1024 x 1024 row sum's compile, 2026-12-05).
+    /// `symbol-dce` still drops the sequences.
+    pub fn pipeline_without(&self, loops: bool, tile: bool) -> String {
+        let keep = |p: &&String| (loops || p.as_str() != LOOPS_PASS) && (tile || self.tiled_matmuls > 0 || p.as_str() != TILE_PASS);
+        format!("builtin.module({})", self.passes.iter().filter(keep).cloned().collect::<Vec<_>>().join(","))
+    }
 }
 
 /// Lowers `m` with the destination-passing ABI for the CPU executor, with the code
@@ -206,14 +217,15 @@ pub fn lower_for_cpu(m: &Module, opts: &CpuOptions) -> Result<CpuModule, LowerEr
     let text = if vec_loops { tiling::with_loops_script(text) } else { text };
     let (pre, rest) = cpu_passes(&CpuOptions { vectorize: opts.vectorize, transform: !tiles.is_empty() || loops, threads, runtime_gemm: opts.runtime_gemm }, !tiles.is_empty(), vec_loops);
     let module = |p: &[String]| format!("builtin.module({})", p.join(","));
-    // The same passes without the script's run (its `symbol-dce` still drops the sequences).
-    let pipeline_without_loops = vec_loops.then(|| module(&rest.iter().filter(|p| *p != LOOPS_PASS).cloned().collect::<Vec<_>>()));
-    let (pipeline, tag_pipeline) = if loops || vec_loops { (module(&rest), Some(module(&pre))) } else { (module(&[pre, rest].concat()), None) };
-    Ok(CpuModule { text, pipeline, tiled_matmuls: tiles.len(), parallel, tag_pipeline, threads, pipeline_without_loops })
+    let (passes, tag_pipeline) = if loops || vec_loops { (rest, Some(module(&pre))) } else { ([pre, rest].concat(), None) };
+    Ok(CpuModule { text, pipeline: module(&passes), tiled_matmuls: tiles.len(), parallel, tag_pipeline, threads, passes })
 }
 
 /// The pass that runs the `@__quabla_loops` sequence (tiling::LOOPS_SCRIPT).
 const LOOPS_PASS: &str = "transform-interpreter{entry-point=__quabla_loops}";
+
+/// The pass that runs the `@__quabla_tile` sequence (tiling::script).
+const TILE_PASS: &str = "transform-interpreter{entry-point=__quabla_tile}";
 
 /// The pass pipeline, as a `builtin.module(...)` string for MLIR's pass-pipeline parser.
 pub fn cpu_pipeline(opts: &CpuOptions) -> String {
@@ -244,7 +256,7 @@ fn cpu_passes(opts: &CpuOptions, vectors: bool, loops: bool) -> (Vec<String>, Ve
         (true, "eliminate-empty-tensors"),
         (true, "canonicalize"),
         (true, "cse"),
-        (t, "transform-interpreter{entry-point=__quabla_tile}"),
+        (t, TILE_PASS),
         // Loops (scf.while of quabla.while) may yield values that are not their iteration
         // arguments (a body result computed out of place): bufferization then allocates them.
         (true, "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map allow-return-allocs-from-loops}"),
