@@ -1379,6 +1379,42 @@ fn sources_broadcast_through_a_reshape_are_kept_apart_by_their_cost() {
 }
 
 #[test]
+fn dear_inputs_of_reductions_over_short_rows_are_kept_apart() {
+    // A reduction (over the rows or over the short dim itself) of an array whose last dim is
+    // 2 to 7, whose input is a dear elementwise chain (tanh of x plus a broadcast row: the
+    // gradient of sum(tanh(x + b)) in b), computes that chain apart (elementwise::kept_apart:
+    // a unit reduction loop after its own, also when it reads a broadcast), so it is one
+    // vectorized loop rather than one element of the short dim at a time inside the
+    // reduction's loops. A cheap chain (an add), a last dim of 8 and a small array fuse.
+    // Equal to the interpreter on one and two threads.
+    let text = |rows: i64, cols: i64, op: &str, dim: i64| {
+        let out = if dim == 0 { cols } else { rows };
+        format!(
+            r#"module {{
+  func.func @main(%0: tensor<{rows}x{cols}xf32>, %1: tensor<{cols}xf32>) -> (tensor<{out}xf32>) {{
+    %2 = "quabla.broadcast_in_dim"(%1) {{dims = array<i64: 1>}} : (tensor<{cols}xf32>) -> tensor<{rows}x{cols}xf32>
+    %3 = "quabla.add"(%0, %2) : (tensor<{rows}x{cols}xf32>, tensor<{rows}x{cols}xf32>) -> tensor<{rows}x{cols}xf32>
+    %4 = "quabla.{op}"(%3) : (tensor<{rows}x{cols}xf32>) -> tensor<{rows}x{cols}xf32>
+    %5 = "quabla.mul"(%4, %4) : (tensor<{rows}x{cols}xf32>, tensor<{rows}x{cols}xf32>) -> tensor<{rows}x{cols}xf32>
+    %6 = "quabla.reduce_sum"(%5) {{dims = array<i64: {dim}>}} : (tensor<{rows}x{cols}xf32>) -> tensor<{out}xf32>
+    return %6 : tensor<{out}xf32>
+  }}
+}}"#
+        )
+    };
+    let mut rng = Rng(179);
+    for (rows, cols, op, dim, apart) in [(20000, 5, "tanh", 0, true), (20000, 3, "exp", 1, true), (20000, 5, "neg", 0, false), (20000, 8, "tanh", 0, false), (100, 5, "tanh", 0, false)] {
+        let ctx = quabla_dialect::mlir::new_context();
+        let module = quabla_dialect::mlir::parse_and_import(&ctx, &text(rows, cols, op, dim)).unwrap();
+        let what = format!("{rows}x{cols} {op} over {dim}: ");
+        let cm = lower_for_cpu(&module, &CpuOptions::default()).unwrap();
+        assert_eq!(cm.text.contains(r#"iterator_types = ["parallel", "parallel", "reduction"]"#), apart, "{what}\n{}", cm.text);
+        let inputs = [rng.buffer(&TensorType::new(DType::F32, [rows, cols]), -1.0, 1.0), rng.buffer(&TensorType::new(DType::F32, [cols]), -1.0, 1.0)];
+        equals_interpreter_on_one_and_two_threads(&module, &inputs, Tol::Rel(1e-4), |_| 1.0, &what);
+    }
+}
+
+#[test]
 fn broadcasts_read_in_place_match_the_interpreter_on_one_and_two_threads() {
     // Softmax-shaped: row maxima and row sums (kept as [rows, 1]) and a per-column vector
     // ([cols], broadcast along dim 1), each broadcast with several elementwise uses, so the

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use quabla_dialect::{BinaryOp, CmpDir, DType, ElementwiseOp, Func, Op, OpKind, TensorType, UnaryOp, Value};
 
-use super::{elementwise, float_lit, generic, identity, int_max, int_min, map, one_lit, operands, zero_lit, Emitter, Iter, Operand};
+use super::{elementwise, float_lit, generic, int_max, int_min, map, one_lit, operands, zero_lit, Emitter, Iter, Operand};
 use crate::target::{Builder, Cast, FBin, FCmp, FUn, IBin, ICmp};
 use crate::LowerError;
 
@@ -888,8 +888,35 @@ pub fn kept_apart(f: &Func, ops: &[Op], scalars: &HashMap<Value, ReadBroadcast>,
         OpKind::Dot(quabla_dialect::DotOp::DotGeneral { dims }) if op.operands.len() == 2 && super::dot::transposed_matvec(cg, f.ty(op.operands[0]), f.ty(op.operands[1]), dims) => elementwise_source(f, op.operands[1]),
         _ => None,
     });
-    broadcast.chain(unit_k).chain(km).collect()
+    // The inputs of reductions over arrays whose last dim is short (2 to 7: points of 3, a few
+    // features or classes), dear ones: fused, the chain runs inside the reduction's loops,
+    // one element of the short dim at a time (scalar); apart, it is one flat loop
+    // (vectorized) and the reduction reads its result. The gradient of `sum(tanh(x + b))` in
+    // b over 65536 x 5 f32 457 -> ~200 us (JAX 358), `tanh(x).sum(1)` 317 -> ~90.
+    let short = ops.iter().filter_map(|op| match &op.kind {
+        OpKind::Reduce(quabla_dialect::ReduceOp::Reduce { .. }) | OpKind::Reduce(quabla_dialect::ReduceOp::ArgReduce { .. }) if op.operands.len() == 1 => {
+            let t = f.ty(op.operands[0]);
+            let last = t.shape.last().copied().unwrap_or(0);
+            let big = t.num_elements() as i64 >= SHORT_APART_MIN_ELEMENTS;
+            (t.rank() >= 2 && (2..SHORT_LAST_DIM).contains(&last) && big).then(|| elementwise_source(f, op.operands[0])).flatten()
+        }
+        _ => None,
+    });
+    let short = short.filter(|s| cost.get(s).copied().unwrap_or(0) >= SHORT_APART_COST);
+    broadcast.chain(unit_k).chain(km).chain(short).collect()
 }
+
+/// Last dims below which a reduction's dear input is [`kept_apart`] (from 8 f32 elements a
+/// row is a vector step of its own).
+const SHORT_LAST_DIM: i64 = 8;
+
+/// The least chain cost per element ([`scalar_cost`] units: a transcendental) for which a
+/// reduction's input over short rows is [`kept_apart`].
+const SHORT_APART_COST: i64 = 8;
+
+/// The least elements of a reduction's input over short rows [`kept_apart`] (smaller ones
+/// are not worth a buffer).
+const SHORT_APART_MIN_ELEMENTS: i64 = 4096;
 
 /// The value an elementwise op of `f` computes that `v` is, seen through layout ops (which
 /// read it in place or fuse with it); None when `v` is no such value.
@@ -1047,13 +1074,26 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
         // Full-size leaves through the identity map, broadcast sources through theirs (`()`
         // for a scalar); the root's result, then the deferred values.
         let r = out.rank();
-        let ops: Vec<Operand> = ins.iter().enumerate().map(|(i, (n, t))| Operand::new(n.clone(), t, if i < n_full { identity(r) } else { map(r, &srcs[i - n_full].1) })).collect();
+        // A value kept apart (kept_apart) gets a unit reduction loop after its own, as
+        // super::unfused_generic writes it: upstream fusion leaves it out of its consumers.
+        let apart = e.apart && extra.is_empty() && r > 0;
+        let loops = r + usize::from(apart);
+        let dims: Vec<String> = (0..r).map(|i| format!("d{i}")).collect();
+        let mut ops: Vec<Operand> = ins.iter().enumerate().map(|(i, (n, t))| Operand::new(n.clone(), t, if i < n_full { map(loops, &dims) } else { map(loops, &srcs[i - n_full].1) })).collect();
+        let n_ins = ops.len();
+        let mut iters = vec![Iter::Parallel; r];
+        if apart {
+            let ut = TensorType::new(out.dtype, [1]);
+            let u = e.empty(&ut);
+            ops.push(Operand::new(u, &ut, map(loops, &[format!("d{r}")])));
+            iters.push(Iter::Reduction);
+        }
         let mut outs = vec![];
         for t in std::iter::once(&out).chain(extra.iter().map(|v| f.ty(*v))) {
             let init = e.empty(t);
-            outs.push(Operand::new(init, t, identity(r)));
+            outs.push(Operand::new(init, t, map(loops, &dims)));
         }
-        let mut names = generic(e, &vec![Iter::Parallel; r], &ops, &outs, |e, a| body(e, a));
+        let mut names = generic(e, &iters, &ops, &outs, |e, a| body(e, &a[..n_ins]));
         for (v, n) in extra.iter().zip(names.drain(1..)) {
             e.alias(*v, n);
         }
