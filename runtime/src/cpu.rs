@@ -119,6 +119,15 @@ impl CpuExecutor {
         let module = lower_in(&guard, m, opts)?;
         Ok(module.as_operation().to_string())
     }
+
+    /// The text of `m` lowered to linalg, fused and tagged for the transform script (loops
+    /// flattened, split, marked): the stage `QUABLA_DUMP_IR` writes as tagged.mlir. For tests.
+    pub fn lower_tagged(&self, m: &Module, opts: &CompileOptions) -> Result<String, RuntimeError> {
+        let guard = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
+        let (cm, _) = lower_text(m, opts)?;
+        let module = to_llvm_until(&guard, &cm, true)?;
+        Ok(module.as_operation().to_string())
+    }
 }
 
 /// True when `QUABLA_LOG_COMPILES` is set: each compile prints its phase times to stderr.
@@ -229,6 +238,12 @@ fn lower_in<'c>(ctx: &'c Ctx, m: &Module, opts: &CompileOptions) -> Result<MlirM
 /// Parses the linalg text and runs the upstream pipeline to the LLVM dialect, with the pass
 /// managers `c` keeps for its pipeline texts.
 fn to_llvm<'c>(c: &'c Ctx, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeError> {
+    to_llvm_until(c, cm, false)
+}
+
+/// [`to_llvm`], or with `tagged_only` the module after fusion and tagging (what
+/// `QUABLA_DUMP_IR` writes as tagged.mlir), before the rest of the pipeline.
+fn to_llvm_until<'c>(c: &'c Ctx, cm: &CpuModule, tagged_only: bool) -> Result<MlirModule<'c>, RuntimeError> {
     let ctx = &c.0;
     let (t1, c1) = (std::time::Instant::now(), cpu_ms());
     let (mut t2, mut c2) = (t1, c1);
@@ -247,6 +262,9 @@ fn to_llvm<'c>(c: &'c Ctx, cm: &CpuModule) -> Result<MlirModule<'c>, RuntimeErro
             if let Some(dir) = dump_dir() {
                 let _ = std::fs::write(std::path::Path::new(&dir).join("tagged.mlir"), module.as_operation().to_string());
             }
+        }
+        if tagged_only {
+            return Some(module);
         }
         c.1.run(ctx, &pipeline, &mut module)?;
         crate::bool_memory::widen_bool_accesses(ctx, &mut module);

@@ -91,7 +91,7 @@ pub fn policy_key(cm: &quabla_lowering::CpuModule) -> String {
 /// several loops are first flattened into one ([`crate::flat_loops`]). Returns how many
 /// generics were tagged.
 pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> Tagged {
-    crate::flat_loops::flatten_generics(ctx, module, |op| crate::parallel_accesses::fresh_parallel(op) && !small_generic(op));
+    crate::flat_loops::flatten_generics(ctx, module, |op| !small_generic(op));
     let i64t = Type::parse(ctx, "i64").expect("i64 parses").to_raw();
     let name = melior::StringRef::new("quabla.par");
     let vec = melior::StringRef::new("quabla.vec");

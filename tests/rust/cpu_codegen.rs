@@ -1114,6 +1114,59 @@ fn elementwise_loops_with_identity_maps_are_flattened_and_match_the_interpreter(
 }
 
 #[test]
+fn loop_states_and_contiguous_slices_are_flattened_strided_slices_are_not() {
+    // An elementwise update of a loop's [rows, 5] state (written in place: not a fresh
+    // output, so not `quabla.vec`) is flattened too (runtime flat_loops; a fori_loop's tanh of
+    // a 10000 x 3 state ran one element at a time, 14x JAX's time), and so is one that reads
+    // a contiguous slice (a scan's `xs[i]`); one reading a strided slice (`x[:, :5]` of [rows, 6]) keeps
+    // its nest (collapsed, its buffer would be copied element by element). Equal to the
+    // interpreter on one and two threads.
+    let looped = r#"module {
+  func.func @main(%s0: tensor<20000x5xf32>, %x: tensor<4x20000x5xf32>) -> (tensor<20000x5xf32>) {
+    %zero = "quabla.constant"() {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+    %r:2 = scf.while (%i = %zero, %s = %s0) : (tensor<i64>, tensor<20000x5xf32>) -> (tensor<i64>, tensor<20000x5xf32>) {
+      %n = "quabla.constant"() {value = dense<4> : tensor<i64>} : () -> tensor<i64>
+      %lt = "quabla.compare"(%i, %n) {direction = "lt"} : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      %c = tensor.extract %lt[] : tensor<i1>
+      scf.condition(%c) %i, %s : tensor<i64>, tensor<20000x5xf32>
+    } do {
+    ^bb0(%i2: tensor<i64>, %s2: tensor<20000x5xf32>):
+      %z = "quabla.constant"() {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+      %xi = "quabla.dynamic_slice"(%x, %i2, %z, %z) {slice_sizes = array<i64: 1, 20000, 5>} : (tensor<4x20000x5xf32>, tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<1x20000x5xf32>
+      %xr = "quabla.reshape"(%xi) : (tensor<1x20000x5xf32>) -> tensor<20000x5xf32>
+      %k = "quabla.constant"() {value = dense<1.01e0> : tensor<20000x5xf32>} : () -> tensor<20000x5xf32>
+      %m = "quabla.mul"(%s2, %k) : (tensor<20000x5xf32>, tensor<20000x5xf32>) -> tensor<20000x5xf32>
+      %a = "quabla.add"(%m, %xr) : (tensor<20000x5xf32>, tensor<20000x5xf32>) -> tensor<20000x5xf32>
+      %t = "quabla.tanh"(%a) : (tensor<20000x5xf32>) -> tensor<20000x5xf32>
+      %one = "quabla.constant"() {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+      %i3 = "quabla.add"(%i2, %one) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      scf.yield %i3, %t : tensor<i64>, tensor<20000x5xf32>
+    }
+    return %r#1 : tensor<20000x5xf32>
+  }
+}"#;
+    let strided = r#"module {
+  func.func @main(%x: tensor<20000x6xf32>) -> (tensor<20000x5xf32>) {
+    %1 = "quabla.slice"(%x) {start_indices = array<i64: 0, 0>, limit_indices = array<i64: 20000, 5>, strides = array<i64: 1, 1>} : (tensor<20000x6xf32>) -> tensor<20000x5xf32>
+    %2 = "quabla.tanh"(%1) : (tensor<20000x5xf32>) -> tensor<20000x5xf32>
+    return %2 : tensor<20000x5xf32>
+  }
+}"#;
+    let mut rng = Rng(181);
+    for (text, flat) in [(looped, true), (strided, false)] {
+        let ctx = quabla_dialect::mlir::new_context();
+        let module = quabla_dialect::mlir::parse_and_import(&ctx, text).unwrap();
+        let llvm = executor().lower_to_llvm(&module, &with_threads(1)).unwrap();
+        let what = if flat { "loop state: " } else { "strided slice: " };
+        let tagged = executor().lower_tagged(&module, &with_threads(1)).unwrap();
+        assert_eq!(tagged.contains("tensor<100000xf32>"), flat, "{what}\n{tagged}");
+        assert!(!llvm.is_empty());
+        let inputs: Vec<Buffer> = if flat { vec![rng.buffer(&TensorType::new(DType::F32, [20000, 5]), -1.0, 1.0), rng.buffer(&TensorType::new(DType::F32, [4, 20000, 5]), -2.0, 2.0)] } else { vec![rng.buffer(&TensorType::new(DType::F32, [20000, 6]), -2.0, 2.0)] };
+        equals_interpreter_on_one_and_two_threads(&module, &inputs, Tol::Rel(1e-5), |_| 1.0, what);
+    }
+}
+
+#[test]
 fn short_inner_loops_under_dear_bodies_are_unrolled_and_match_the_interpreter() {
     // A generic that reads an operand through a broadcast (a row `b[None]`, a column
     // `x[:, None]`) or a transposed map is not flattened; when its inner loop is 2 to 7 long
