@@ -1167,6 +1167,45 @@ fn loop_states_and_contiguous_slices_are_flattened_strided_slices_are_not() {
 }
 
 #[test]
+fn concatenations_of_short_rows_are_one_generic_and_match_the_interpreter() {
+    // Along the last dim of a result whose rows are at most 7 long (slicing.rs
+    // short_rows_concat): one generic over the result picks each element from its operand
+    // (clamped column, a select by column), no insert per operand; wider rows, a small result
+    // and other dims keep the inserts. f32, i32 and bool; two and three operands, a chain of
+    // concatenations (flattened into one), rank 3. Equal to the interpreter on one and two
+    // threads (exactly: copies).
+    use quabla_dialect::SlicingOp;
+    let mut rng = Rng(191);
+    // (operand shapes, dim, dtype, one generic)
+    let cases: Vec<(Vec<Vec<i64>>, i64, DType, bool)> = vec![
+        (vec![vec![30000, 3], vec![30000, 1]], 1, DType::F32, true),
+        (vec![vec![30000, 2], vec![30000, 4], vec![30000, 1]], 1, DType::I32, true),
+        (vec![vec![300, 40, 3], vec![300, 40, 4]], 2, DType::F32, true),
+        (vec![vec![30000, 4], vec![30000, 4]], 1, DType::F32, false),
+        (vec![vec![30000, 1], vec![30000, 1]], 1, DType::I1, true),
+        (vec![vec![100, 3], vec![100, 1]], 1, DType::F32, false),
+        (vec![vec![3, 30000], vec![1, 30000]], 0, DType::F32, false),
+    ];
+    for (shapes, dim, d, one) in cases {
+        let tys: Vec<TensorType> = shapes.iter().map(|s| TensorType::new(d, s.clone())).collect();
+        let mut f = Func::new("main", &tys);
+        let ps = f.params.clone();
+        // Pairwise, as qb.concatenate of three arrays traces.
+        let mut y = f.push1(OpKind::Slicing(SlicingOp::Concatenate { dim }), &ps[..2], None).unwrap();
+        if ps.len() > 2 {
+            y = f.push1(OpKind::Slicing(SlicingOp::Concatenate { dim }), &[y, ps[2]], None).unwrap();
+        }
+        f.outputs = vec![y];
+        let m = Module { funcs: vec![f] };
+        let what = format!("{shapes:?} along {dim} {d:?}: ");
+        let cm = lower_for_cpu(&m, &CpuOptions::default()).unwrap();
+        assert_eq!(!cm.text.contains("tensor.insert_slice"), one, "{what}\n{}", cm.text);
+        let inputs: Vec<Buffer> = tys.iter().map(|t| rng.buffer(t, -5.0, 5.0)).collect();
+        equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, &what);
+    }
+}
+
+#[test]
 fn short_inner_loops_under_dear_bodies_are_unrolled_and_match_the_interpreter() {
     // A generic that reads an operand through a broadcast (a row `b[None]`, a column
     // `x[:, None]`) or a transposed map is not flattened; when its inner loop is 2 to 7 long
