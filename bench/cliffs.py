@@ -265,6 +265,11 @@ def misc():
     case("RBF features exp(-(x[:, None] - c)**2) 100000x5", lambda x, c: qb.exp(-((x[:, None] - c) ** 2)), lambda x, c: jnp.exp(-((x[:, None] - c) ** 2)), r(100000), r(5))
     case("|x|[:, None] ** arange(5.) 100000", lambda x: qb.abs(x)[:, None] ** qb.arange(5.0, dtype=np.float32), lambda x: jnp.abs(x)[:, None] ** jnp.arange(5.0, dtype=np.float32), r(100000))
     case("tanh(x + b) f64 65536x5", lambda x, b: qb.tanh(x + b), lambda x, b: jnp.tanh(x + b), r(65536, 5, dt=np.float64), r(5, dt=np.float64))
+    case("grad of sum(tanh(x + b)) in b, 65536x5", qb.grad(lambda b, x: qb.tanh(x + b).sum()), jax.grad(lambda b, x: jnp.tanh(x + b).sum()), r(5), r(65536, 5))
+    case("logsumexp over rows of 5, 100000", lambda x: qb.log(qb.exp(x).sum(-1)), lambda x: jnp.log(jnp.exp(x).sum(-1)), r(100000, 5))
+    case("fori_loop of 20 tanh steps on a 10000x3 state", lambda s: qb.fori_loop(0, 20, lambda i, c: qb.tanh(c * 1.01 + 0.1), s), lambda s: jax.lax.fori_loop(0, 20, lambda i, c: jnp.tanh(c * 1.01 + 0.1), s), r(10000, 3))
+    case("concatenate([p, q], 1) 100000x3 and x1", lambda p, q: qb.concatenate([p, q], 1), lambda p, q: jnp.concatenate([p, q], 1), r(100000, 3), r(100000, 1))
+    case("grad of sum(concatenate([p, q], 1)**2)", qb.grad(lambda p, q: (qb.concatenate([p, q], 1) ** 2).sum()), jax.grad(lambda p, q: (jnp.concatenate([p, q], 1) ** 2).sum()), r(100000, 3), r(100000, 1))
     case("sigmoid(x + b) f64 65536x2", lambda x, b: 1 / (1 + qb.exp(-(x + b))), lambda x, b: 1 / (1 + jnp.exp(-(x + b))), r(65536, 2, dt=np.float64), r(2, dt=np.float64))
     case("solve 256 (8 rhs)", lambda a, b: qb.linalg.solve(a + 256 * qb.eye(256, dtype=np.float32), b), lambda a, b: jnp.linalg.solve(a + 256 * jnp.eye(256, dtype=np.float32), b), r(256, 256), r(256, 8))
 

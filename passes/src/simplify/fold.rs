@@ -11,7 +11,8 @@
 //! swapped: autodiff writes weight gradients as `(dz^T h)^T`), a dot_general of a transposed
 //! operand (the transpose's only use) as a product of the untransposed one, broadcast of a splat
 //! constant (a splat of the result shape), select with a splat predicate, and reductions
-//! over no dims. Float `x + 0.0 -> x` treats -0.0 + 0.0 as -0.0 (the sign of a zero may
+//! over no dims; slices sink towards their data (`sunk_slice`: into a concatenation's
+//! operand, through a single-use elementwise op, onto a scalar's broadcast). Float `x + 0.0 -> x` treats -0.0 + 0.0 as -0.0 (the sign of a zero may
 //! differ from IEEE), as XLA's simplifier does; every other rule is exact.
 use std::collections::HashMap;
 
@@ -105,6 +106,14 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
             r.ops = fold_block(f, subst, body_ops, &body_outputs, changed);
             r.outputs = r.outputs.iter().map(|v| subst.get(*v)).collect();
         }
+        if let Some(ops) = sunk_slice(f, &op, &defs, &uses) {
+            // The new ops fold in turn (a slice of a slice of a concatenation, ...).
+            for n in ops.into_iter().rev() {
+                queue.push_front(n);
+            }
+            *changed = true;
+            continue;
+        }
         let before = op.clone();
         match fold_op(f, op, &consts, &defs, &uses) {
             Fold::Keep(op) => {
@@ -128,6 +137,60 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
         }
     }
     out
+}
+
+/// A slice moved towards its data, as the ops that replace it (the last computes its
+/// result): a slice of a concatenation within one operand is a slice of that operand; a
+/// slice of an elementwise op read by nothing else is the op on slices of its operands; a
+/// slice of a scalar's broadcast is the scalar's broadcast to the slice. The gradient of
+/// `sum(concatenate([x, y], 1) ** 2)` in x is `2 * x` instead of a product over the whole
+/// concatenation sliced back (100000 x 3 and x 1 f32: 848 -> ~60 us, JAX 60-70).
+fn sunk_slice(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usize>) -> Option<Vec<Op>> {
+    let OpKind::Slicing(SlicingOp::Slice { start_indices, limit_indices, strides }) = &op.kind else { return None };
+    let d = defs.get(&op.operands[0])?;
+    let out = f.ty(op.results[0]).clone();
+    let slice_of = |f: &mut Func, x: Value, start: Vec<i64>, limit: Vec<i64>| {
+        let ty = quabla_dialect::TensorType::new(f.ty(x).dtype, out.shape.clone());
+        let r = f.new_value(ty);
+        (Op { kind: OpKind::Slicing(SlicingOp::Slice { start_indices: start, limit_indices: limit, strides: strides.clone() }), operands: vec![x], results: vec![r], regions: vec![], loc: op.loc.clone() }, r)
+    };
+    match &d.kind {
+        OpKind::Slicing(SlicingOp::Concatenate { dim }) => {
+            let c = usize::try_from(*dim).ok()?;
+            if strides.get(c) != Some(&1) {
+                return None;
+            }
+            let mut off = 0i64;
+            for &x in &d.operands {
+                let w = *f.ty(x).shape.get(c)?;
+                if start_indices[c] >= off && limit_indices[c] <= off + w {
+                    let (mut start, mut limit) = (start_indices.clone(), limit_indices.clone());
+                    start[c] -= off;
+                    limit[c] -= off;
+                    let (mut s, _) = slice_of(f, x, start, limit);
+                    s.results = op.results.clone();
+                    return Some(vec![s]);
+                }
+                off += w;
+            }
+            None
+        }
+        OpKind::Elementwise(_) if d.results.len() == 1 && d.regions.is_empty() && uses.get(&d.results[0]) == Some(&1) => {
+            let mut ops = Vec::with_capacity(d.operands.len() + 1);
+            let mut xs = Vec::with_capacity(d.operands.len());
+            for &x in &d.operands {
+                let (s, r) = slice_of(f, x, start_indices.clone(), limit_indices.clone());
+                ops.push(s);
+                xs.push(r);
+            }
+            ops.push(Op { kind: d.kind.clone(), operands: xs, results: op.results.clone(), regions: vec![], loc: d.loc.clone() });
+            Some(ops)
+        }
+        OpKind::Layout(LayoutOp::BroadcastInDim { .. }) if f.ty(d.operands[0]).rank() == 0 => {
+            Some(vec![Op { kind: OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: out.shape.clone() }), operands: vec![d.operands[0]], results: op.results.clone(), regions: vec![], loc: op.loc.clone() }])
+        }
+        _ => None,
+    }
 }
 
 /// Operand-free ops (iota) of at most this many elements are known values to constant
