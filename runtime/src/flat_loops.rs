@@ -4,6 +4,9 @@
 //! than the vector is left scalar), whatever the body cost. A generic whose operands are all
 //! read through the identity map is one loop over all its elements instead: its operands
 //! collapsed to one dim, its results expanded back to their shape (views, once bufferized).
+//! Whatever its output: a loop carry updated in place is flattened too (a `fori_loop` of
+//! tanh on a 10000 x 3 state 3850 -> 259 us), though only fresh outputs make the loop
+//! `quabla.vec`. Operands must be contiguous (a strided slice would be copied).
 //!
 //! Upstream's `flatten_elementwise` (on buffers, in the loop script until stop 46) refused
 //! bodies with ops that are not elementwise-mappable: exp's `llvm.intr.ldexp`, the table
