@@ -270,6 +270,7 @@ def misc():
     case("fori_loop of 20 tanh steps on a 10000x3 state", lambda s: qb.fori_loop(0, 20, lambda i, c: qb.tanh(c * 1.01 + 0.1), s), lambda s: jax.lax.fori_loop(0, 20, lambda i, c: jnp.tanh(c * 1.01 + 0.1), s), r(10000, 3))
     case("concatenate([p, q], 1) 100000x3 and x1", lambda p, q: qb.concatenate([p, q], 1), lambda p, q: jnp.concatenate([p, q], 1), r(100000, 3), r(100000, 1))
     case("grad of sum(concatenate([p, q], 1)**2)", qb.grad(lambda p, q: (qb.concatenate([p, q], 1) ** 2).sum()), jax.grad(lambda p, q: (jnp.concatenate([p, q], 1) ** 2).sum()), r(100000, 3), r(100000, 1))
+    case("arctan2 of the columns of 100000x2", lambda p: qb.arctan2(p[:, 1], p[:, 0]), lambda p: jnp.arctan2(p[:, 1], p[:, 0]), r(100000, 2))
     case("sigmoid(x + b) f64 65536x2", lambda x, b: 1 / (1 + qb.exp(-(x + b))), lambda x, b: 1 / (1 + jnp.exp(-(x + b))), r(65536, 2, dt=np.float64), r(2, dt=np.float64))
     case("solve 256 (8 rhs)", lambda a, b: qb.linalg.solve(a + 256 * qb.eye(256, dtype=np.float32), b), lambda a, b: jnp.linalg.solve(a + 256 * jnp.eye(256, dtype=np.float32), b), r(256, 256), r(256, 8))
 

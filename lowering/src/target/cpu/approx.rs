@@ -136,6 +136,11 @@ pub trait Builder {
     }
 }
 
+/// atan(t) = t + t^3 P(t^2) on [-tan(pi/8), tan(pi/8)]: P's coefficients, lowest degree first
+/// (a weighted least-squares fit of the relative error in f64, numpy, 200001 points: max
+/// 7.3e-11).
+const ATAN_P: [f64; 6] = [-0.33333332660001574, 0.1999991921861787, -0.14282467814101227, 0.1105062108226389, -0.08510539122258681, 0.048170508806141335];
+
 /// Whether `u` on `d` has a polynomial kernel here.
 pub fn supported(u: UnaryOp, d: DType) -> bool {
     use UnaryOp::*;
@@ -146,9 +151,9 @@ pub fn supported(u: UnaryOp, d: DType) -> bool {
     }
 }
 
-/// Whether binary op `op` on `d` has a kernel here (f32 `pow`).
+/// Whether binary op `op` on `d` has a kernel here (f32 `pow` and `atan2`).
 pub fn binary_supported(op: BinaryOp, d: DType) -> bool {
-    op == BinaryOp::Pow && d == DType::F32
+    matches!(op, BinaryOp::Pow | BinaryOp::Atan2) && d == DType::F32
 }
 
 /// Emits the kernel of `op` on `x` and `y` (of float type `d`); None when
@@ -158,7 +163,10 @@ pub fn binary<B: Builder>(b: &mut B, op: BinaryOp, d: DType, x: &B::V, y: &B::V)
         return None;
     }
     let mut k = K { b, d };
-    Some(k.powf(x, y))
+    Some(match op {
+        BinaryOp::Atan2 => k.atan2f(x, y),
+        _ => k.powf(x, y),
+    })
 }
 
 /// Emits the kernel of `u` on `x` (of float type `d`); None when [`supported`] is false.
@@ -953,6 +961,60 @@ impl<B: Builder> K<'_, B> {
         let r = w.sel(&y0, &one, &r);
         let r = w.sel(&x1, &one, &r);
         let r = w.sel(&unit_inf, &one, &r);
+        w.b.cast(Cast::TruncF, &r, DType::F32)
+    }
+
+    /// f32 atan2(y, x) computed in f64 and rounded once (a libm call per element before, not
+    /// vectorized: 24 ns, twice JAX's time). The smaller of |x|, |y| over the larger, a, is
+    /// in [0, 1]; above tan(pi/8) atan(a) = pi/4 + atan((a - 1) / (a + 1)), and on
+    /// [-tan(pi/8), tan(pi/8)] atan(t) = t + t^3 P(t^2), P a degree-5 least-squares fit
+    /// (relative error 7e-11: the f32 result is within an ulp). Then pi/2 - r when |y| >
+    /// |x|, pi - r when x's sign bit is set, and y's sign: C99's cases follow (atan2(+-0,
+    /// -0) = +-pi, atan2(+-inf, -inf) = +-3pi/4, ...); NaN in, NaN out.
+    fn atan2f(&mut self, y: &B::V, x: &B::V) -> B::V {
+        let mut w = K { b: &mut *self.b, d: DType::F64 };
+        let yd = w.b.cast(Cast::ExtF, y, DType::F64);
+        let xd = w.b.cast(Cast::ExtF, x, DType::F64);
+        let ay = w.b.fun(FUn::Abs, &yd);
+        let ax = w.b.fun(FUn::Abs, &xd);
+        let swap = w.cmp(FCmp::Ogt, &ay, &ax);
+        let big = w.sel(&swap, &ay, &ax);
+        let small = w.sel(&swap, &ax, &ay);
+        let a = w.div(&small, &big);
+        // 0 / 0 (both zero) is 0; inf / inf (both infinite) is 1.
+        let zero = w.c(0.0);
+        let one = w.c(1.0);
+        let inf = w.c(f64::INFINITY);
+        let big0 = w.cmp(FCmp::Oeq, &big, &zero);
+        let a = w.sel(&big0, &zero, &a);
+        let small_inf = w.cmp(FCmp::Oeq, &small, &inf);
+        let a = w.sel(&small_inf, &one, &a);
+        let tan_pi_8 = w.c(std::f64::consts::FRAC_PI_8.tan());
+        let hi = w.cmp(FCmp::Ogt, &a, &tan_pi_8);
+        let am = w.sub(&a, &one);
+        let ap = w.add(&a, &one);
+        let q = w.div(&am, &ap);
+        let t = w.sel(&hi, &q, &a);
+        let z = w.mul(&t, &t);
+        let p = w.poly(&z, &ATAN_P);
+        let tz = w.mul(&t, &z);
+        let at = w.fma(&tz, &p, &t);
+        let quarter = w.c(std::f64::consts::FRAC_PI_4);
+        let shifted = w.add(&quarter, &at);
+        let r = w.sel(&hi, &shifted, &at);
+        let half_pi = w.c(std::f64::consts::FRAC_PI_2);
+        let comp = w.sub(&half_pi, &r);
+        let r = w.sel(&swap, &comp, &r);
+        // x's sign bit (-0 included): the other half-plane.
+        let sx = w.b.copysign(&one, &xd);
+        let negx = w.cmp(FCmp::Olt, &sx, &zero);
+        let pi = w.c(std::f64::consts::PI);
+        let back = w.sub(&pi, &r);
+        let r = w.sel(&negx, &back, &r);
+        let r = w.b.copysign(&r, &yd);
+        let nan = w.cmp(FCmp::Uno, &xd, &yd);
+        let both = w.add(&xd, &yd);
+        let r = w.sel(&nan, &both, &r);
         w.b.cast(Cast::TruncF, &r, DType::F32)
     }
 
