@@ -98,13 +98,7 @@ fn pow_kernel_matches_the_interpreter() {
     // and the interpreter's powf within 1 ulp (NaN where it gives NaN).
     use quabla_dialect::BinaryOp;
     let special: [f32; 24] = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e-40, -1e-40, 1e30, -1e30, 1.7, -1.7, 100.0, 0.1, -2.5, 7.0, 1e-3];
-    let (mut xs, mut ys) = (Vec::new(), Vec::new());
-    for &a in &special {
-        for &b in &special {
-            xs.push(a as f64);
-            ys.push(b as f64);
-        }
-    }
+    let (mut xs, mut ys) = all_pairs(&special);
     let mut rng = Rng(88);
     let n = 20_000;
     let ty = TensorType::new(DType::F32, [n as i64]);
@@ -112,17 +106,29 @@ fn pow_kernel_matches_the_interpreter() {
     ys.extend(rng.buffer(&ty, -40.0, 40.0).to_f64_vec());
     xs.extend(rng.buffer(&ty, -6.0, 6.0).to_f64_vec().iter().map(|v| v.round()));
     ys.extend(rng.buffer(&ty, -20.0, 20.0).to_f64_vec().iter().map(|v| v.round()));
+    binary_kernel_matches_the_interpreter(BinaryOp::Pow, &xs, &ys);
+}
+
+/// Every ordered pair of `special` values, as two columns.
+fn all_pairs(special: &[f32]) -> (Vec<f64>, Vec<f64>) {
+    special.iter().flat_map(|&a| special.iter().map(move |&b| (a as f64, b as f64))).unzip()
+}
+
+/// The f32 kernel of `op` on pairs `(xs[i], ys[i])`: the JIT equals the kernels' evaluator
+/// bit for bit and the interpreter within 1 ulp (NaN where it gives NaN; equal bits count,
+/// so signed zeros must match).
+fn binary_kernel_matches_the_interpreter(op: quabla_dialect::BinaryOp, xs: &[f64], ys: &[f64]) {
     let t = TensorType::new(DType::F32, [xs.len() as i64]);
-    let (x, y) = (Buffer::from_f64s(t.clone(), &xs).unwrap(), Buffer::from_f64s(t.clone(), &ys).unwrap());
-    let m = one_op_module(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Pow }), &[t.clone(), t]);
+    let (x, y) = (Buffer::from_f64s(t.clone(), xs).unwrap(), Buffer::from_f64s(t.clone(), ys).unwrap());
+    let m = one_op_module(OpKind::Elementwise(ElementwiseOp::Binary { op }), &[t.clone(), t]);
     let want = &interp::run_func(&m, "main", &[x.clone(), y.clone()]).unwrap()[0];
     let got = &executor().compile(&m, "main", &CompileOptions::default()).unwrap().run(&[&x, &y]).unwrap()[0];
     for i in 0..xs.len() {
         let (g, w) = (got.get_f64(i), want.get_f64(i));
-        let e = eval::f32_binary(BinaryOp::Pow, xs[i] as f32, ys[i] as f32).unwrap() as f64;
-        assert!(g.to_bits() == e.to_bits() || (g.is_nan() && e.is_nan()), "pow({}, {}): JIT {g:e} vs evaluator {e:e}", xs[i], ys[i]);
-        let ok = if w.is_nan() { g.is_nan() } else { ulps(DType::F32, g, w) <= 1 };
-        assert!(ok, "pow({:e}, {:e}): JIT {g:e} vs interpreter {w:e}", xs[i], ys[i]);
+        let e = eval::f32_binary(op, xs[i] as f32, ys[i] as f32).unwrap() as f64;
+        assert!(g.to_bits() == e.to_bits() || (g.is_nan() && e.is_nan()), "{op:?}({}, {}): JIT {g:e} vs evaluator {e:e}", xs[i], ys[i]);
+        let ok = if w.is_nan() { g.is_nan() } else { g.to_bits() == w.to_bits() || ulps(DType::F32, g, w) <= 1 };
+        assert!(ok, "{op:?}({:e}, {:e}): JIT {g:e} vs interpreter {w:e}", xs[i], ys[i]);
     }
 }
 
@@ -134,13 +140,7 @@ fn atan2_kernel_matches_the_interpreter() {
     // bit for bit and the interpreter's atan2f within 1 ulp (NaN where it gives NaN).
     use quabla_dialect::BinaryOp;
     let special: [f32; 20] = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e-40, -1e-40, 1e30, -1e30, 0.41421357, 0.4142135, 2.4142137, 3.0, -7.5];
-    let (mut ys, mut xs) = (Vec::new(), Vec::new());
-    for &a in &special {
-        for &b in &special {
-            ys.push(a as f64);
-            xs.push(b as f64);
-        }
-    }
+    let (mut ys, mut xs) = all_pairs(&special);
     let mut rng = Rng(193);
     let n = 20_000;
     let ty = TensorType::new(DType::F32, [n as i64]);
@@ -148,18 +148,7 @@ fn atan2_kernel_matches_the_interpreter() {
         ys.extend(rng.buffer(&ty, -3.0, 3.0).to_f64_vec().iter().map(|v| v * scale));
         xs.extend(rng.buffer(&ty, -3.0, 3.0).to_f64_vec());
     }
-    let t = TensorType::new(DType::F32, [ys.len() as i64]);
-    let (y, x) = (Buffer::from_f64s(t.clone(), &ys).unwrap(), Buffer::from_f64s(t.clone(), &xs).unwrap());
-    let m = one_op_module(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Atan2 }), &[t.clone(), t]);
-    let want = &interp::run_func(&m, "main", &[y.clone(), x.clone()]).unwrap()[0];
-    let got = &executor().compile(&m, "main", &CompileOptions::default()).unwrap().run(&[&y, &x]).unwrap()[0];
-    for i in 0..ys.len() {
-        let (g, w) = (got.get_f64(i), want.get_f64(i));
-        let e = eval::f32_binary(BinaryOp::Atan2, ys[i] as f32, xs[i] as f32).unwrap() as f64;
-        assert!(g.to_bits() == e.to_bits() || (g.is_nan() && e.is_nan()), "atan2({}, {}): JIT {g:e} vs evaluator {e:e}", ys[i], xs[i]);
-        let ok = if w.is_nan() { g.is_nan() } else { g.to_bits() == w.to_bits() || ulps(DType::F32, g, w) <= 1 };
-        assert!(ok, "atan2({:e}, {:e}): JIT {g:e} vs interpreter {w:e}", ys[i], xs[i]);
-    }
+    binary_kernel_matches_the_interpreter(BinaryOp::Atan2, &ys, &xs);
 }
 
 /// One dot_general module.

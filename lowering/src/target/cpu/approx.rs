@@ -496,6 +496,12 @@ impl<B: Builder> K<'_, B> {
         let above = self.cmp(FCmp::Ogt, &a, &h);
         self.sel(&above, &h, &a)
     }
+    /// t + t z P(z) (z = t^2: an odd function's series), P by [`K::poly`] over `c`.
+    fn odd_poly(&mut self, t: &B::V, z: &B::V, c: &[f64]) -> B::V {
+        let p = self.poly(z, c);
+        let tz = self.mul(t, z);
+        self.fma(&tz, &p, t)
+    }
     /// Horner: c[0] + z c[1] + z^2 c[2] + ...
     fn poly(&mut self, z: &B::V, c: &[f64]) -> B::V {
         let mut p = self.c(c[c.len() - 1]);
@@ -996,9 +1002,7 @@ impl<B: Builder> K<'_, B> {
         let q = w.div(&am, &ap);
         let t = w.sel(&hi, &q, &a);
         let z = w.mul(&t, &t);
-        let p = w.poly(&z, &ATAN_P);
-        let tz = w.mul(&t, &z);
-        let at = w.fma(&tz, &p, &t);
+        let at = w.odd_poly(&t, &z, &ATAN_P);
         let quarter = w.c(std::f64::consts::FRAC_PI_4);
         let shifted = w.add(&quarter, &at);
         let r = w.sel(&hi, &shifted, &at);
@@ -1227,9 +1231,7 @@ impl<B: Builder> K<'_, B> {
         let q = w.b.select(&big, &q_big, &q_small);
         // Polynomials on |r| <= pi/4.
         let z = w.mul(&r, &r);
-        let ps = w.poly(&z, &SIN_F32);
-        let rz = w.mul(&r, &z);
-        let sn = w.fma(&rz, &ps, &r);
+        let sn = w.odd_poly(&r, &z, &SIN_F32);
         let pc = w.poly(&z, &COS_F32);
         let z2 = w.mul(&z, &z);
         let mhalf = w.c(-0.5);
