@@ -19,15 +19,10 @@ use mlir_sys::{MlirAttribute, MlirContext, MlirLocation, MlirOperation, MlirType
 
 use crate::parallel::GenericLoops;
 
-/// What flattening a generic needs: its loop extents.
-struct Plan {
-    extents: Vec<i64>,
-}
-
 /// Flattens the elementwise generics that [`plan`] accepts among those `take` selects
-/// (outside `scf.forall` bodies, whose generics the lowering placed). Returns how many.
-pub(crate) fn flatten_generics(ctx: &Context, module: &mut MlirModule, take: impl Fn(&OperationRef) -> bool) -> usize {
-    let mut found: Vec<(MlirOperation, Plan)> = Vec::new();
+/// (outside `scf.forall` bodies, whose generics the lowering placed).
+pub(crate) fn flatten_generics(ctx: &Context, module: &mut MlirModule, take: impl Fn(&OperationRef) -> bool) {
+    let mut found: Vec<(MlirOperation, Vec<i64>)> = Vec::new();
     module.as_operation_mut().walk_mut(WalkOrder::PreOrder, |op| {
         let name = op.name();
         match name.as_string_ref().as_str() {
@@ -45,19 +40,17 @@ pub(crate) fn flatten_generics(ctx: &Context, module: &mut MlirModule, take: imp
             _ => WalkResult::Advance,
         }
     });
-    let n = found.len();
-    for (op, p) in found {
+    for (op, extents) in found {
         // SAFETY: each collected op is a live generic of the module that `plan` checked; the
         // rewrites are independent (one generic each, uses replaced before it is destroyed).
-        unsafe { flatten(ctx.to_raw(), op, &p) };
+        unsafe { flatten(ctx.to_raw(), op, &extents) };
     }
-    n
 }
 
-/// The plan for flattening `op`, when it is an elementwise generic of two loops or more over
+/// The loop extents of `op` when it is to be flattened: an elementwise generic of two loops or more over
 /// static extents whose body does not read its indices and whose operands are all tensors of
 /// static shape read and written through the identity map.
-fn plan<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Plan> {
+fn plan<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Vec<i64>> {
     let loops = GenericLoops::of(op)?;
     let rank = loops.parallel.len();
     if rank < 2 || !loops.parallel.iter().all(|&p| p) || crate::parallel::reads_indices(op) {
@@ -72,7 +65,7 @@ fn plan<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Plan> {
         return None;
     }
     let extents = crate::parallel::loop_extents(op, &loops)?;
-    (extents.len() == rank && extents.iter().all(|&e| e >= 1)).then_some(Plan { extents })
+    (extents.len() == rank && extents.iter().all(|&e| e >= 1)).then_some(extents)
 }
 
 /// The shape of `v` when it is a ranked tensor of static shape.
@@ -87,9 +80,9 @@ fn static_tensor(v: MlirValue) -> Option<Vec<i64>> {
     }
 }
 
-/// Rewrites `op` by `plan` (see the module doc): its operands collapsed, one flat generic
-/// taking `op`'s body, expands of its results replacing `op`'s; destroys `op`.
-unsafe fn flatten(ctx: MlirContext, op: MlirOperation, plan: &Plan) {
+/// Rewrites `op`, of loop `extents` (see the module doc): its operands collapsed, one flat
+/// generic taking `op`'s body, expands of its results replacing `op`'s; destroys `op`.
+unsafe fn flatten(ctx: MlirContext, op: MlirOperation, extents: &[i64]) {
     // SAFETY (whole function): `op` is a live generic checked by `plan`; every handle made
     // here belongs to `ctx`; created ops are inserted into a block before use, and `op` is
     // destroyed only after its results' uses and its body have moved.
@@ -98,8 +91,8 @@ unsafe fn flatten(ctx: MlirContext, op: MlirOperation, plan: &Plan) {
         let parent = mlir_sys::mlirOperationGetBlock(op);
         let n = mlir_sys::mlirOperationGetNumOperands(op) as usize;
         let outs = mlir_sys::mlirOperationGetNumResults(op) as usize;
-        let rank = plan.extents.len();
-        let total: i64 = quabla_dialect::size::saturating_product(plan.extents.iter().copied());
+        let rank = extents.len();
+        let total: i64 = quabla_dialect::size::saturating_product(extents.iter().copied());
         let all: String = (0..rank).map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
         let reassociation = attr(ctx, &format!("[[{all}]]"));
         let flat_type = |t: MlirType| mlir_sys::mlirRankedTensorTypeGet(1, [total].as_ptr(), mlir_sys::mlirShapedTypeGetElementType(t), mlir_sys::mlirAttributeGetNull());
@@ -109,9 +102,9 @@ unsafe fn flatten(ctx: MlirContext, op: MlirOperation, plan: &Plan) {
         let collapse = |v: MlirValue| {
             let t = flat_type(mlir_sys::mlirValueGetType(v));
             let c = if defined_by(v, "tensor.empty") {
-                create(ctx, "tensor.empty", loc, &[], &[t], &[])
+                create(ctx, "tensor.empty", loc, &[], &[t], &[], 0)
             } else {
-                create(ctx, "tensor.collapse_shape", loc, &[v], &[t], &[("reassociation", reassociation)])
+                create(ctx, "tensor.collapse_shape", loc, &[v], &[t], &[("reassociation", reassociation)], 0)
             };
             before(c);
             mlir_sys::mlirOperationGetResult(c, 0)
@@ -145,11 +138,12 @@ unsafe fn flatten(ctx: MlirContext, op: MlirOperation, plan: &Plan) {
                 ("iterator_types", attr(ctx, "[#linalg.iterator_type<parallel>]")),
                 ("operandSegmentSizes", attr(ctx, &format!("array<i32: {ins}, {outs}>"))),
             ],
+            1,
         );
         mlir_sys::mlirRegionTakeBody(mlir_sys::mlirOperationGetRegion(generic, 0), mlir_sys::mlirOperationGetRegion(op, 0));
         before(generic);
         // The results, expanded back, in place of `op`'s.
-        let shape = plan.extents.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ");
+        let shape = extents.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ");
         let mut at = generic;
         for k in 0..outs {
             let old = mlir_sys::mlirOperationGetResult(op, k as isize);
@@ -160,6 +154,7 @@ unsafe fn flatten(ctx: MlirContext, op: MlirOperation, plan: &Plan) {
                 &[mlir_sys::mlirOperationGetResult(generic, k as isize)],
                 &[mlir_sys::mlirValueGetType(old)],
                 &[("reassociation", reassociation), ("static_output_shape", attr(ctx, &format!("array<i64: {shape}>")))],
+                0,
             );
             mlir_sys::mlirBlockInsertOwnedOperationAfter(parent, at, e);
             at = e;
@@ -211,9 +206,9 @@ unsafe fn attr(ctx: MlirContext, text: &str) -> MlirAttribute {
     unsafe { mlir_sys::mlirAttributeParseGet(ctx, mlir_sys::MlirStringRef { data: text.as_ptr() as *const _, length: text.len() }) }
 }
 
-/// A detached op `name` with `operands`, `results`, attributes `attrs` and one empty region
-/// for a `linalg.generic`.
-unsafe fn create(ctx: MlirContext, name: &str, loc: MlirLocation, operands: &[MlirValue], results: &[MlirType], attrs: &[(&str, MlirAttribute)]) -> MlirOperation {
+/// A detached op `name` with `operands`, `results`, attributes `attrs` and `regions` empty
+/// regions.
+unsafe fn create(ctx: MlirContext, name: &str, loc: MlirLocation, operands: &[MlirValue], results: &[MlirType], attrs: &[(&str, MlirAttribute)], regions: usize) -> MlirOperation {
     // SAFETY: live handles; the state's arrays outlive the create call.
     unsafe {
         let s = |t: &str| mlir_sys::MlirStringRef { data: t.as_ptr() as *const _, length: t.len() };
@@ -222,10 +217,8 @@ unsafe fn create(ctx: MlirContext, name: &str, loc: MlirLocation, operands: &[Ml
         mlir_sys::mlirOperationStateAddResults(&mut state, results.len() as isize, results.as_ptr());
         let named: Vec<_> = attrs.iter().map(|(k, a)| mlir_sys::mlirNamedAttributeGet(mlir_sys::mlirIdentifierGet(ctx, s(k)), *a)).collect();
         mlir_sys::mlirOperationStateAddAttributes(&mut state, named.len() as isize, named.as_ptr());
-        if name == "linalg.generic" {
-            let regions = [mlir_sys::mlirRegionCreate()];
-            mlir_sys::mlirOperationStateAddOwnedRegions(&mut state, 1, regions.as_ptr());
-        }
+        let regions: Vec<_> = (0..regions).map(|_| mlir_sys::mlirRegionCreate()).collect();
+        mlir_sys::mlirOperationStateAddOwnedRegions(&mut state, regions.len() as isize, regions.as_ptr());
         mlir_sys::mlirOperationCreate(&mut state)
     }
 }

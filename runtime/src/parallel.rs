@@ -156,21 +156,9 @@ fn small_generic<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
     loop_extents(op, &loops).is_some_and(|e| e.iter().all(|&x| x >= 0) && quabla_dialect::size::saturating_product(e) <= SMALL_GENERIC)
 }
 
-/// The longest inner loop [`unroll_rank`] has written out. From 8 elements the inner loop is
-/// a vector step of its own (AVX2 width), and written out it was slower: tanh of `x + b`
-/// over 65536 x 8 f64 235 -> 558 us, f32 80 -> 128 (2026-12-05, Zen 4).
-pub(crate) const UNROLL_INNER: i64 = 7;
-
-/// The least body cost (`op_cost` units) for which [`unroll_rank`] writes a short inner loop
-/// out: bodies of a few adds and multiplies are memory-bound either way (`x * b + 1` of
-/// 65536 x 6 27 us as a loop, 37 written out), tanh (about 30) and exp (about 25) are not:
-/// `exp(x * b)` of 65536 x 5 f32 138 -> 72 us, `tanh(x + b)` of 65536 x 3 83 -> 39, a
-/// sigmoid of 65536 x 2 f64 195 -> 75.
-pub(crate) const UNROLL_MIN_COST: i64 = 8;
-
 /// The rank of the `quabla.vec` generic `op` when its inner loop is to be written out (the
 /// script's `quabla.unroll`, quabla_lowering::tiling::LOOPS_SCRIPT): loops all parallel, an
-/// inner loop of 2 to [`UNROLL_INNER`] iterations and a body of [`UNROLL_MIN_COST`] or more
+/// inner loop of 2 to `UNROLL_INNER` iterations and a body of `UNROLL_MIN_COST` or more
 /// (a transcendental). Such a generic reads some operand through a broadcast (else it was
 /// flattened: crate::flat_loops); LLVM vectorises the inner loop alone, and left one shorter
 /// than a vector scalar: `exp(x[:, None] * w[None])` of 100000 x 5 ran one exp at a time.
@@ -183,6 +171,7 @@ fn unroll_rank<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<usize> {
     }
     let extents = loop_extents(op, &loops)?;
     let inner = *extents.last()?;
+    use quabla_lowering::tiling::{UNROLL_INNER, UNROLL_MIN_COST};
     ((2..=UNROLL_INNER).contains(&inner) && body_cost(op) >= UNROLL_MIN_COST).then_some(rank)
 }
 

@@ -888,8 +888,9 @@ pub fn kept_apart(f: &Func, ops: &[Op], scalars: &HashMap<Value, ReadBroadcast>,
         OpKind::Dot(quabla_dialect::DotOp::DotGeneral { dims }) if op.operands.len() == 2 && super::dot::transposed_matvec(cg, f.ty(op.operands[0]), f.ty(op.operands[1]), dims) => elementwise_source(f, op.operands[1]),
         _ => None,
     });
-    // The inputs of reductions over arrays whose last dim is short (2 to 7: points of 3, a few
-    // features or classes), dear ones: fused, the chain runs inside the reduction's loops,
+    // The inputs of reductions over arrays whose last dim is short (2 to
+    // tiling::UNROLL_INNER: points of 3, a few features or classes), dear ones
+    // (tiling::UNROLL_MIN_COST): fused, the chain runs inside the reduction's loops,
     // one element of the short dim at a time (scalar); apart, it is one flat loop
     // (vectorized) and the reduction reads its result. The gradient of `sum(tanh(x + b))` in
     // b over 65536 x 5 f32 457 -> ~200 us (JAX 358), `tanh(x).sum(1)` 317 -> ~90.
@@ -898,21 +899,13 @@ pub fn kept_apart(f: &Func, ops: &[Op], scalars: &HashMap<Value, ReadBroadcast>,
             let t = f.ty(op.operands[0]);
             let last = t.shape.last().copied().unwrap_or(0);
             let big = t.num_elements() as i64 >= SHORT_APART_MIN_ELEMENTS;
-            (t.rank() >= 2 && (2..SHORT_LAST_DIM).contains(&last) && big).then(|| elementwise_source(f, op.operands[0])).flatten()
+            (t.rank() >= 2 && (2..=crate::tiling::UNROLL_INNER).contains(&last) && big).then(|| elementwise_source(f, op.operands[0])).flatten()
         }
         _ => None,
     });
-    let short = short.filter(|s| cost.get(s).copied().unwrap_or(0) >= SHORT_APART_COST);
+    let short = short.filter(|s| cost.get(s).copied().unwrap_or(0) >= crate::tiling::UNROLL_MIN_COST);
     broadcast.chain(unit_k).chain(km).chain(short).collect()
 }
-
-/// Last dims below which a reduction's dear input is [`kept_apart`] (from 8 f32 elements a
-/// row is a vector step of its own).
-const SHORT_LAST_DIM: i64 = 8;
-
-/// The least chain cost per element ([`scalar_cost`] units: a transcendental) for which a
-/// reduction's input over short rows is [`kept_apart`].
-const SHORT_APART_COST: i64 = 8;
 
 /// The least elements of a reduction's input over short rows [`kept_apart`] (smaller ones
 /// are not worth a buffer).

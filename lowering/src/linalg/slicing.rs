@@ -111,17 +111,13 @@ pub fn lower_concatenate(e: &mut Emitter, f: &Func, o: &Op, dim: i64) -> Result<
     Ok(acc)
 }
 
-/// The widest last dim [`short_rows_concat`] writes as one generic: up to the rows the loop
-/// script writes out (quabla_runtime's `UNROLL_INNER`). At 16 the generic's selects and
-/// gathers ran per element: two 100000 x 8 f32 113 -> 547 us (JAX 85).
-const SHORT_CONCAT_WIDTH: i64 = 7;
-
 /// The least elements of a result [`short_rows_concat`] writes as one generic (a small one
 /// keeps its inserts).
 const SHORT_CONCAT_MIN_ELEMENTS: i64 = 4096;
 
 /// A concatenation along the last dim of a result whose rows are short (at most
-/// [`SHORT_CONCAT_WIDTH`]) as one generic over the result: element `j` of a row is read from
+/// `tiling::UNROLL_INNER`, the rows the loop script writes out; at 16 the generic's selects
+/// and gathers ran per element: two 100000 x 8 f32 113 -> 547 us, JAX 85) as one generic over the result: element `j` of a row is read from
 /// the operand whose columns hold it (`tensor.extract` at its clamped column, a select by
 /// `j`). Inserted operand by operand, each row of each operand was a copy of a few elements
 /// (`concatenate([p, ones], 1)` of 100000 x 3 and x 1 f32: 342 us, JAX 49); as one loop per
@@ -131,7 +127,7 @@ const SHORT_CONCAT_MIN_ELEMENTS: i64 = 4096;
 fn short_rows_concat(e: &mut Emitter, f: &Func, out: &TensorType, dim: i64, leaves: &[quabla_dialect::Value]) -> Option<String> {
     let r = out.rank();
     let width = *out.shape.last()?;
-    if r < 2 || dim as usize != r - 1 || width > SHORT_CONCAT_WIDTH || leaves.len() < 2 || (out.num_elements() as i64) < SHORT_CONCAT_MIN_ELEMENTS || e.cg.target.parallel_outer() {
+    if r < 2 || dim as usize != r - 1 || width > crate::tiling::UNROLL_INNER || leaves.len() < 2 || (out.num_elements() as i64) < SHORT_CONCAT_MIN_ELEMENTS || e.cg.target.parallel_outer() {
         return None;
     }
     let parts: Vec<(String, TensorType)> = leaves.iter().map(|v| (e.name(*v), f.ty(*v).clone())).collect();
@@ -153,8 +149,7 @@ fn short_rows_concat(e: &mut Emitter, f: &Func, out: &TensorType, dim: i64, leav
             off += w;
         }
         // From the last operand back: below an operand's first column, the one before it.
-        let (_, mut v) = picks.pop().expect("two operands or more");
-        let mut next = off - parts.last().map_or(0, |(_, t)| t.shape[r - 1]);
+        let (mut next, mut v) = picks.pop().expect("two operands or more");
         while let Some((o, x)) = picks.pop() {
             let b = e.index(next);
             let lt = e.op(format!("arith.cmpi ult, {j}, {b} : index"));

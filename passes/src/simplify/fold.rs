@@ -149,11 +149,8 @@ fn sunk_slice(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<V
     let OpKind::Slicing(SlicingOp::Slice { start_indices, limit_indices, strides }) = &op.kind else { return None };
     let d = defs.get(&op.operands[0])?;
     let out = f.ty(op.results[0]).clone();
-    let slice_of = |f: &mut Func, x: Value, start: Vec<i64>, limit: Vec<i64>| {
-        let ty = quabla_dialect::TensorType::new(f.ty(x).dtype, out.shape.clone());
-        let r = f.new_value(ty);
-        (Op { kind: OpKind::Slicing(SlicingOp::Slice { start_indices: start, limit_indices: limit, strides: strides.clone() }), operands: vec![x], results: vec![r], regions: vec![], loc: op.loc.clone() }, r)
-    };
+    // The slice of `x` from `start` to `limit` (this slice's strides) into `r`.
+    let slice_of = |x: Value, start: Vec<i64>, limit: Vec<i64>, r: Value| Op { kind: OpKind::Slicing(SlicingOp::Slice { start_indices: start, limit_indices: limit, strides: strides.clone() }), operands: vec![x], results: vec![r], regions: vec![], loc: op.loc.clone() };
     match &d.kind {
         OpKind::Slicing(SlicingOp::Concatenate { dim }) => {
             let c = usize::try_from(*dim).ok()?;
@@ -167,9 +164,7 @@ fn sunk_slice(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<V
                     let (mut start, mut limit) = (start_indices.clone(), limit_indices.clone());
                     start[c] -= off;
                     limit[c] -= off;
-                    let (mut s, _) = slice_of(f, x, start, limit);
-                    s.results = op.results.clone();
-                    return Some(vec![s]);
+                    return Some(vec![slice_of(x, start, limit, op.results[0])]);
                 }
                 off += w;
             }
@@ -179,8 +174,8 @@ fn sunk_slice(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<V
             let mut ops = Vec::with_capacity(d.operands.len() + 1);
             let mut xs = Vec::with_capacity(d.operands.len());
             for &x in &d.operands {
-                let (s, r) = slice_of(f, x, start_indices.clone(), limit_indices.clone());
-                ops.push(s);
+                let r = f.new_value(quabla_dialect::TensorType::new(f.ty(x).dtype, out.shape.clone()));
+                ops.push(slice_of(x, start_indices.clone(), limit_indices.clone(), r));
                 xs.push(r);
             }
             ops.push(Op { kind: d.kind.clone(), operands: xs, results: op.results.clone(), regions: vec![], loc: d.loc.clone() });

@@ -470,6 +470,20 @@ pub const UNROLL_MARK: &str = "#llvm.loop_annotation<mustProgress = true, unroll
 /// The ranks of the generics [`LOOPS_SCRIPT`] unrolls the inner loop of (`quabla.unroll`).
 pub const UNROLL_RANKS: std::ops::RangeInclusive<usize> = 2..=3;
 
+/// The longest inner loop the executor has written out (`quabla.unroll`, quabla_runtime's
+/// `unroll_rank`), and so the longest rows the lowering lays out for it (short-row
+/// concatenations, reductions' inputs kept apart). From 8 elements the inner loop is a vector
+/// step of its own (AVX2 width), and written out it was slower: tanh of `x + b` over 65536 x 8
+/// f64 235 -> 558 us, f32 80 -> 128 (2026-12-05, Zen 4).
+pub const UNROLL_INNER: i64 = 7;
+
+/// The least body cost (`op_cost` / `scalar_cost` units) for which a short inner loop is
+/// written out: bodies of a few adds and multiplies are memory-bound either way (`x * b + 1`
+/// of 65536 x 6 27 us as a loop, 37 written out), tanh (about 30) and exp (about 25) are not:
+/// `exp(x * b)` of 65536 x 5 f32 138 -> 72 us, `tanh(x + b)` of 65536 x 3 83 -> 39, a sigmoid
+/// of 65536 x 2 f64 195 -> 75.
+pub const UNROLL_MIN_COST: i64 = 8;
+
 /// `text`, a lowered module, with [`LOOPS_SCRIPT`] among its named sequences.
 pub fn with_loops_script(text: String) -> String {
     const PLAIN: &str = "module {\n";
