@@ -441,6 +441,40 @@ fn scatters_into_outputs_update_the_output_buffer() {
 }
 
 #[test]
+fn large_pads_and_operand_copies_split_between_threads() {
+    // pad writes its fill and then copies the operand into the fill's (strided) slice: both
+    // are loops (`linalg.fill`, `linalg.copy`) that a large pad splits between the threads
+    // (the copy was one `memrefCopy` on one thread); x.at[rows].set copies its operand into the
+    // output the same way (it was bufferization's `memcpy`). Edge and interior padding, a
+    // small pad (one thread), f32 and i32: the interpreter's results to the bit on one and two
+    // threads.
+    use quabla_dialect::{Combiner, ScatterOp, SlicingOp};
+    let mut rng = Rng(131);
+    let cases: [(DType, &[i64], [i64; 2], [i64; 2], [i64; 2], bool); 4] = [
+        (DType::F32, &[1024, 512], [3, 5], [2, 7], [0, 0], true),
+        (DType::F32, &[600, 300], [1, 0], [0, 4], [1, 0], true),
+        (DType::I32, &[512, 513], [0, 9], [8, 0], [0, 1], true),
+        (DType::F32, &[6, 7], [1, 1], [1, 1], [0, 1], false),
+    ];
+    for (d, shape, lo, hi, interior, split) in cases {
+        let (xt, pt) = (TensorType::new(d, shape.to_vec()), TensorType::new(d, Vec::<i64>::new()));
+        let pad = OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo.to_vec(), edge_padding_high: hi.to_vec(), interior_padding: interior.to_vec() });
+        let m = one_op_module(pad, &[xt.clone(), pt.clone()]);
+        let tagged = executor().lower_tagged(&m, &with_threads(2)).unwrap();
+        let tags = ["linalg.fill", "linalg.copy"].map(|op| tagged.lines().any(|l| l.contains(op) && l.contains("quabla.par")));
+        assert_eq!(tags, [split; 2], "{shape:?} {interior:?}:\n{tagged}");
+        let inputs = [rng.buffer(&xt, -100.0, 100.0), rng.buffer(&pt, -5.0, 5.0)];
+        equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, &format!("pad of {shape:?} by {lo:?} {hi:?} {interior:?}, "));
+    }
+    let (xt, it, ut) = (TensorType::new(DType::F32, [1024i64, 512]), TensorType::new(DType::I64, [64i64]), TensorType::new(DType::F32, [64i64, 512]));
+    let m = one_op_module(OpKind::Scatter(ScatterOp::along_axis(Combiner::Set, 2, 1, 0)), &[xt.clone(), it.clone(), ut.clone()]);
+    let tagged = executor().lower_tagged(&m, &with_threads(2)).unwrap();
+    assert!(tagged.lines().any(|l| l.contains("linalg.copy") && l.contains("quabla.par")), "{tagged}");
+    let inputs = [rng.buffer(&xt, -1.0, 1.0), rng.buffer(&it, -10.0, 1030.0), rng.buffer(&ut, -1.0, 1.0)];
+    equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, "x.at[rows].set, ");
+}
+
+#[test]
 fn tiled_matmul_inside_a_program() {
     // A matmul between elementwise work (tanh of the product, exp of an input): fusion,
     // the tiled path and the polynomial kernels together, with two results.

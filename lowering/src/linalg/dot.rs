@@ -339,7 +339,7 @@ fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: 
         debug_assert!(zero, "a padded product is computed into a zero product");
         let z = e.scalar(d, zero_lit(d));
         let big = e.filled(&TensorType::new(d, a_shape(mp)), &z);
-        let ap = insert_by_copy(e, a, &TensorType::new(d, a_shape(m)), &big, &TensorType::new(d, a_shape(mp)), "0, 0");
+        let ap = super::insert_by_copy(e, a, &TensorType::new(d, a_shape(m)), &big, &TensorType::new(d, a_shape(mp)), "0, 0", None);
         let cp = e.empty(&TensorType::new(d, [mp, n]));
         let r = packed_matmul(e, d, [&ap, b, &cp], [mp, n, k], &Plan { mp, ..*plan }, tag, par, lay, true);
         return e.op(format!("tensor.extract_slice {r}[0, 0] [{m}, {n}] [1, 1] : {} to {}", TensorType::new(d, [mp, n]), TensorType::new(d, [m, n])));
@@ -391,7 +391,7 @@ fn packed_matmul(e: &mut Emitter, d: DType, [a, b, init]: [&str; 3], [m, n, k]: 
         });
         let wt = TensorType::new(d, [m, w]);
         let pe = e.op(format!("tensor.extract_slice {ev}[0, 0] [{m}, {w}] [1, 1] : {et} to {wt}"));
-        acc = insert_by_copy(e, &pe, &wt, &acc, &ct, &format!("0, {}", full * nr));
+        acc = super::insert_by_copy(e, &pe, &wt, &acc, &ct, &format!("0, {}", full * nr), None);
     }
     acc
 }
@@ -584,20 +584,8 @@ fn pack_b(e: &mut Emitter, d: DType, b: &str, [n, k]: [i64; 2], nr: i64, b_nk: b
     let z = e.scalar(d, zero_lit(d));
     let pant = TensorType::new(d, [k, nr]);
     let pz = e.filled(&pant, &z);
-    let pl = insert_by_copy(e, &last, &kw, &pz, &pant, "0, 0");
+    let pl = super::insert_by_copy(e, &last, &kw, &pz, &pant, "0, 0", None);
     e.op(format!("tensor.insert_slice {pl} into {bp}[{full}, 0, 0] [1, {k}, {nr}] [1, 1, 1] : {pant} into {bpt}"))
-}
-
-/// `tensor.insert_slice` of `src` (`st`) into `dst` (`dt`) at `offsets` with unit strides,
-/// written as a `linalg.copy` into the destination's slice: the copy bufferizes to a loop
-/// over the subviews (vectorised by LLVM) instead of a strided `memrefCopy` call.
-fn insert_by_copy(e: &mut Emitter, src: &str, st: &TensorType, dst: &str, dt: &TensorType, offsets: &str) -> String {
-    let sizes: Vec<String> = st.shape.iter().map(|x| x.to_string()).collect();
-    let ones = vec!["1"; st.shape.len()].join(", ");
-    let sizes = sizes.join(", ");
-    let slot = e.op(format!("tensor.extract_slice {dst}[{offsets}] [{sizes}] [{ones}] : {dt} to {st}"));
-    let c = e.op(format!("linalg.copy ins({src} : {st}) outs({slot} : {st}) -> {st}"));
-    e.op(format!("tensor.insert_slice {c} into {dst}[{offsets}] [{sizes}] [{ones}] : {st} into {dt}"))
 }
 
 /// A loop over `rows` row blocks (`mb x k` slices of `a`, or `k x mb` ones with `a_km`: A

@@ -166,9 +166,32 @@ impl Emitter {
 
     /// `linalg.fill` of a new tensor of `ty` with scalar `value`.
     pub fn filled(&mut self, ty: &TensorType, value: &str) -> String {
+        // A large fill is split between the threads (quabla_runtime's `parallel::tag_loops`).
+        split_candidate(self, &vec![Iter::Parallel; ty.rank()], &ty.shape, elementwise::MEMORY_COST);
         let e = self.empty(ty);
         self.op(format!("linalg.fill ins({value} : {}) outs({e} : {ty}) -> {ty}", ty.dtype))
     }
+}
+
+/// `tensor.insert_slice` of `src` (`st`) into `dst` (`dt`) at `offsets` (with `strides`, unit
+/// when None), written as a `linalg.copy` into the destination's slice: the copy bufferizes
+/// to a loop over the subviews (vectorised by LLVM) instead of a strided `memrefCopy` call,
+/// and a large one is split between the threads (quabla_runtime's `parallel::tag_loops`). A
+/// copy that is a plain `linalg.generic` would not survive canonicalization (an identity
+/// generic folds to its input).
+pub fn insert_by_copy(e: &mut Emitter, src: &str, st: &TensorType, dst: &str, dt: &TensorType, offsets: &str, strides: Option<&[i64]>) -> String {
+    let sizes = list(&st.shape);
+    let strides = strides.map_or_else(|| vec!["1"; st.rank()].join(", "), list);
+    let slot = e.op(format!("tensor.extract_slice {dst}[{offsets}] [{sizes}] [{strides}] : {dt} to {st}"));
+    let c = copy_into(e, src, st, &slot);
+    e.op(format!("tensor.insert_slice {c} into {dst}[{offsets}] [{sizes}] [{strides}] : {st} into {dt}"))
+}
+
+/// `linalg.copy` of `src` into `dst` (both of type `t`), noted as a loop the executor may split
+/// ([`split_candidate`]: an element read and one written per iteration).
+pub fn copy_into(e: &mut Emitter, src: &str, t: &TensorType, dst: &str) -> String {
+    split_candidate(e, &vec![Iter::Parallel; t.rank()], &t.shape, 2 * elementwise::MEMORY_COST);
+    e.op(format!("linalg.copy ins({src} : {t}) outs({dst} : {t}) -> {t}"))
 }
 
 /// `affine_map<(d0, .., dn-1) -> (exprs)>`.

@@ -498,7 +498,7 @@ pub fn with_loops_script(text: String) -> String {
 
 /// The two named sequences for the tagged matmuls and, with `threads` > 1, the parallel
 /// loops (module-level text, to be placed inside a module with
-/// `transform.with_named_sequence`). A generic tagged `quabla.par = par_code(dim)` is tiled
+/// `transform.with_named_sequence`). A generic (or a copy or fill) tagged `quabla.par = par_code(dim)` is tiled
 /// into an `scf.forall` of `threads` tiles along `dim` (the pipeline makes it an OpenMP loop
 /// after bufferization); codes no generic carries match nothing. Without tagged matmuls
 /// there is no `@__quabla_lower_vectors` (the pipeline runs it only for them) and the tile
@@ -511,7 +511,7 @@ pub fn script(tiles: &[MatmulTile], threads: i64) -> String {
         let code = par_code(dim);
         let _ = writeln!(
             s,
-            "    %par{code} = transform.structured.match ops{{[\"linalg.generic\"]}} attributes {{quabla.par = {code} : i64}} in %module : (!transform.any_op) -> !transform.any_op"
+            "    %par{code} = transform.structured.match ops{{[\"linalg.generic\", \"linalg.copy\", \"linalg.fill\"]}} attributes {{quabla.par = {code} : i64}} in %module : (!transform.any_op) -> !transform.any_op"
         );
         let zeros = "0, ".repeat(dim);
         let _ = writeln!(
