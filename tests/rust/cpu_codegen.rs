@@ -800,6 +800,9 @@ fn runtime_products_match_the_interpreter_on_one_and_two_threads() {
         // Dot products and a matrix-vector product of a few rows (row dot products).
         (vec![4096], vec![4096], tr(0, 0)),
         (vec![3, 50_000], vec![50_000], tr(1, 0)),
+        // A dot of long vectors: few multiply-adds but many elements read, split along K
+        // (tiling::PAR_SPLIT_K_READ).
+        (vec![300_000], vec![300_000], tr(0, 0)),
     ];
     for d in [DType::F32, DType::F64] {
         for (ls, rs, dims) in &cases {

@@ -359,6 +359,12 @@ pub const PAR_SHORT_GEMM_WORK: i64 = 1 << 21;
 /// (each thread its part of K, no barriers, then one pass adding the small partial outputs).
 pub const PAR_SPLIT_K_WORK: i64 = 1 << 21;
 
+/// Elements of A and B from which a product split along K runs on the threads whatever its
+/// multiply-adds: a dot of vectors or a matrix-vector product streams its operands once
+/// (Xeon, 2026-12-06, jitted `x @ y` f32, min of 3 x timeit, one thread / two: 1e6 283 /
+/// 145 us, JAX 260-272; 262144 30 / 10; 131072 7.5 / 6.4; 65536 4.6 / 4.9 stays on one).
+pub const PAR_SPLIT_K_READ: i64 = 1 << 18;
+
 /// The longest K of a product that runs on several threads from [`PAR_RUNTIME_GEMM_WORK`].
 pub const PAR_RUNTIME_GEMM_K: i64 = 256;
 
@@ -366,7 +372,7 @@ pub const PAR_RUNTIME_GEMM_K: i64 = 256;
 /// threads (host registers `r`): every product of [`PAR_MATMUL_WORK`] multiply-adds or more
 /// (all batch elements), batches of at least `threads` products from [`PAR_BATCH_GEMM_WORK`],
 /// short products from [`PAR_SHORT_GEMM_WORK`], products split along K from
-/// [`PAR_SPLIT_K_WORK`],
+/// [`PAR_SPLIT_K_WORK`] (or [`PAR_SPLIT_K_READ`] elements read),
 /// and single products from [`PAR_RUNTIME_GEMM_WORK`] with K up to
 /// [`PAR_RUNTIME_GEMM_K`], or any K on the narrow path ([`narrow_gemm`]), whose threads split
 /// the rows without barriers: 1024x512x10 f32 121-126 -> 65.8 us (the generated code: 106),
@@ -381,7 +387,8 @@ pub fn parallel_runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], threads: i64, r: 
     let batch_split = threads > 1 && b >= threads && m.saturating_mul(n).saturating_mul(k).saturating_mul(b) >= PAR_BATCH_GEMM_WORK;
     let work = m.saturating_mul(n).saturating_mul(k);
     let short = threads > 1 && b == 1 && short_gemm(d, m, n, r) && work >= PAR_SHORT_GEMM_WORK;
-    let split_k = split_k_gemm(d, [b, m, n, k], threads, r) && work >= PAR_SPLIT_K_WORK;
+    let read = m.saturating_add(n).saturating_mul(k);
+    let split_k = split_k_gemm(d, [b, m, n, k], threads, r) && (work >= PAR_SPLIT_K_WORK || read >= PAR_SPLIT_K_READ);
     batch_split || short || split_k || parallel_matmul(m, n, k.saturating_mul(b), threads) || (threads > 1 && b == 1 && short_k && work >= PAR_RUNTIME_GEMM_WORK)
 }
 
