@@ -26,7 +26,7 @@ pub(crate) fn flatten_generics(ctx: &Context, module: &mut MlirModule, take: imp
     module.as_operation_mut().walk_mut(WalkOrder::PreOrder, |op| {
         let name = op.name();
         match name.as_string_ref().as_str() {
-            Ok("scf.forall") => WalkResult::Skip,
+            Ok("scf.forall") if !crate::parallel::block_loop(&op) => WalkResult::Skip,
             Ok("linalg.generic") => {
                 // SAFETY: a live operation of the module, viewed for the duration of the call.
                 let r = unsafe { OperationRef::from_raw(op.to_raw()) };

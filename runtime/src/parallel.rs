@@ -106,11 +106,13 @@ pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> Tagged
         let op_name = op_name.as_string_ref();
         // The body of a loop the lowering already made parallel (a convolution's per-image
         // scf.forall) runs on one thread per iteration: no nested teams.
+        // The loops of a row-block loop (quabla_lowering's `row_blocks`) are tagged but not
+        // split: its blocks are.
         if op_name.as_str() == Ok("scf.forall") {
-            return WalkResult::Skip;
+            return if block_loop(&op) { WalkResult::Advance } else { WalkResult::Skip };
         }
         if matches!(op_name.as_str(), Ok("linalg.copy" | "linalg.fill")) {
-            if let Some(dim) = copy_split(&op, threads) {
+            if let Some(dim) = copy_split(&op, threads).filter(|_| !in_forall(&op)) {
                 // SAFETY: as below.
                 unsafe { mlir_sys::mlirOperationSetAttributeByName(op.to_raw(), name.to_raw(), mlir_sys::mlirIntegerAttrGet(i64t, par_code(dim))) };
                 pars += 1;
@@ -129,7 +131,7 @@ pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> Tagged
                 unsafe { mlir_sys::mlirOperationSetAttributeByName(op.to_raw(), unroll.to_raw(), mlir_sys::mlirIntegerAttrGet(i64t, rank as i64)) };
             }
         }
-        if let Some(dim) = split_of(&op, threads) {
+        if let Some(dim) = split_of(&op, threads).filter(|_| !in_forall(&op)) {
             let rank = loop_count(&op).unwrap_or(0);
             if rank <= PAR_MAX_RANK {
                 // SAFETY: a live operation of the module; an i64 attribute of its context (the
@@ -157,6 +159,27 @@ fn copy_split<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, threads: i64) -> Opti
     }).collect::<Option<_>>()?;
     let moved = if op.name().as_string_ref().as_str() == Ok("linalg.copy") { 2 } else { 1 };
     quabla_lowering::tiling::parallel_loop(&vec![true; extents.len()], &extents, threads, moved * quabla_lowering::linalg::elementwise::MEMORY_COST)
+}
+
+/// Whether `op` is a row-block loop (an `scf.forall` with quabla_lowering's
+/// `row_blocks::BLOCKS_ATTR`).
+pub(crate) fn block_loop<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
+    op.attribute(quabla_lowering::linalg::row_blocks::BLOCKS_ATTR).is_ok()
+}
+
+/// Whether `op` lies inside an `scf.forall`.
+fn in_forall<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
+    // SAFETY: plain queries of live operations; the parent chain ends in a null operation.
+    let mut p = unsafe { mlir_sys::mlirOperationGetParentOperation(op.to_raw()) };
+    while !p.ptr.is_null() {
+        let name = unsafe { mlir_sys::mlirIdentifierStr(mlir_sys::mlirOperationGetName(p)) };
+        // SAFETY: the identifier's string lives as long as the context.
+        if unsafe { melior::StringRef::from_raw(name) }.as_str() == Ok("scf.forall") {
+            return true;
+        }
+        p = unsafe { mlir_sys::mlirOperationGetParentOperation(p) };
+    }
+    false
 }
 
 /// How many generics [`tag_loops`] tagged `quabla.vec` and `quabla.par`.

@@ -475,6 +475,115 @@ fn large_pads_and_operand_copies_split_between_threads() {
 }
 
 #[test]
+fn row_local_runs_on_large_arrays_are_lowered_in_blocks_of_rows() {
+    // A softmax with a scale read whole ([cols] broadcast along rows, and a [1, cols] one),
+    // its row sums a second output and read again after the run by a column sum (not
+    // row-local: it ends the run). On 4 MB and more of input the run is one scf.forall over
+    // blocks of rows (crate row_blocks in quabla_lowering); on fewer rows, or a row count
+    // with no block size under the limit but itself (a prime), op by op. f32 and f64, one
+    // and two threads, against the interpreter.
+    use quabla_dialect::{BinaryOp, LayoutOp, ReduceOp, Reducer};
+    let mut rng = Rng(137);
+    for (d, rows, cols, blocked) in [(DType::F32, 8192i64, 128i64, true), (DType::F64, 4096, 160, true), (DType::F32, 4096, 128, false), (DType::F32, 65537, 16, false)] {
+        let (xt, wt, w1t) = (TensorType::new(d, [rows, cols]), TensorType::new(d, [cols]), TensorType::new(d, [1, cols]));
+        let mut f = Func::new("main", &[xt.clone(), wt.clone(), w1t.clone()]);
+        let (x, w, w1) = (f.params[0], f.params[1], f.params[2]);
+        let bin = |f: &mut Func, op, a, b| f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op }), &[a, b], None).unwrap();
+        let bc = |f: &mut Func, v, dims: Vec<i64>| f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape: vec![rows, cols] }), &[v], None).unwrap();
+        let wb = bc(&mut f, w, vec![1]);
+        let w1b = bc(&mut f, w1, vec![0, 1]);
+        let xw = bin(&mut f, BinaryOp::Mul, x, wb);
+        let xw = bin(&mut f, BinaryOp::Add, xw, w1b);
+        let mx = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max, dims: vec![1] }), &[xw], None).unwrap();
+        let mx = f.push1(OpKind::Layout(LayoutOp::Reshape { shape: vec![rows, 1] }), &[mx], None).unwrap();
+        let mxb = bc(&mut f, mx, vec![0, 1]);
+        let z = bin(&mut f, BinaryOp::Sub, xw, mxb);
+        let ez = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Exp }), &[z], None).unwrap();
+        let s = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![1] }), &[ez], None).unwrap();
+        let sr = f.push1(OpKind::Layout(LayoutOp::Reshape { shape: vec![rows, 1] }), &[s], None).unwrap();
+        let sb = bc(&mut f, sr, vec![0, 1]);
+        let p = bin(&mut f, BinaryOp::Div, ez, sb);
+        let total = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![0] }), &[s], None).unwrap();
+        f.outputs = vec![p, s, total];
+        let m = Module { funcs: vec![f] };
+        let text = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
+        let block_rows = text.lines().any(|l| l.contains("scf.forall") && l.contains("shared_outs"));
+        assert_eq!(block_rows, blocked, "{d} {rows}x{cols}:\n{text}");
+        let inputs = [rng.buffer(&xt, -4.0, 4.0), rng.buffer(&wt, 0.5, 1.5), rng.buffer(&w1t, -1.0, 1.0)];
+        let tol = if d == DType::F32 { Tol::Rel(1e-5) } else { Tol::Rel(1e-13) };
+        equals_interpreter_on_one_and_two_threads(&m, &inputs, tol, |k| [1.0, (cols as f64).sqrt(), (rows as f64).sqrt()][k], &format!("{d} {rows}x{cols} in row blocks, "));
+    }
+    // Slices, pads and concatenations along the rows are row-local too (a gradient's one-hot
+    // column): max(concat(pad(x[:, 1:]), x[:, :1])) subtracted from that concatenation.
+    use quabla_dialect::SlicingOp;
+    let (rows, cols) = (8192i64, 128i64);
+    let (xt, st) = (TensorType::new(DType::F32, [rows, cols]), TensorType::new(DType::F32, Vec::<i64>::new()));
+    let mut f = Func::new("main", &[xt.clone(), st.clone()]);
+    let (x, pv) = (f.params[0], f.params[1]);
+    let tail = f.push1(OpKind::Slicing(SlicingOp::Slice { start_indices: vec![0, 1], limit_indices: vec![rows, cols], strides: vec![1, 1] }), &[x], None).unwrap();
+    let head = f.push1(OpKind::Slicing(SlicingOp::Slice { start_indices: vec![0, 0], limit_indices: vec![rows, 1], strides: vec![1, 1] }), &[x], None).unwrap();
+    let padded = f.push1(OpKind::Slicing(SlicingOp::Pad { edge_padding_low: vec![0, 0], edge_padding_high: vec![0, 2], interior_padding: vec![0, 0] }), &[tail, pv], None).unwrap();
+    let c = f.push1(OpKind::Slicing(SlicingOp::Concatenate { dim: 1 }), &[padded, head], None).unwrap();
+    let mx = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max, dims: vec![1] }), &[c], None).unwrap();
+    let mxb = f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![0], shape: vec![rows, cols + 2] }), &[mx], None).unwrap();
+    let out = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Sub }), &[c, mxb], None).unwrap();
+    f.outputs = vec![out];
+    let m = Module { funcs: vec![f] };
+    let text = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
+    assert!(text.lines().any(|l| l.contains("scf.forall") && l.contains("shared_outs")), "{text}");
+    let inputs = [rng.buffer(&xt, -4.0, 4.0), rng.buffer(&st, -5.0, 5.0)];
+    equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, "slices, pads and concatenations in row blocks, ");
+}
+
+#[test]
+fn row_block_runs_read_values_the_block_materialises() {
+    // The softmax's forward ops and its gradient (a loss's cotangent) at 1024 x 1024: the
+    // forward run ends at the full sum, the gradient's run reads the forward's exp, its
+    // division and the sum's broadcast (copied into the run with its reshape): values the
+    // rest of the block must materialise although its own consumers would fuse them.
+    let text = r#"module {
+  func.func @main(%0: tensor<1024x1024xf32>, %1: tensor<1024x1024xf32>) -> (tensor<f32>, tensor<1024x1024xf32>) {
+    %6 = "quabla.reduce_max"(%0) {dims = array<i64: 1>} : (tensor<1024x1024xf32>) -> tensor<1024xf32>
+    %7 = "quabla.reshape"(%6) : (tensor<1024xf32>) -> tensor<1024x1xf32>
+    %8 = "quabla.abs"(%7) : (tensor<1024x1xf32>) -> tensor<1024x1xf32>
+    %10 = "quabla.constant"() {value = dense<0x7F800000> : tensor<1024x1xf32>} : () -> tensor<1024x1xf32>
+    %11 = "quabla.compare"(%8, %10) {direction = "lt"} : (tensor<1024x1xf32>, tensor<1024x1xf32>) -> tensor<1024x1xi1>
+    %13 = "quabla.constant"() {value = dense<0.0e0> : tensor<1024x1xf32>} : () -> tensor<1024x1xf32>
+    %14 = "quabla.select"(%11, %7, %13) : (tensor<1024x1xi1>, tensor<1024x1xf32>, tensor<1024x1xf32>) -> tensor<1024x1xf32>
+    %15 = "quabla.stop_gradient"(%14) : (tensor<1024x1xf32>) -> tensor<1024x1xf32>
+    %16 = "quabla.broadcast_in_dim"(%15) {dims = array<i64: 0, 1>} : (tensor<1024x1xf32>) -> tensor<1024x1024xf32>
+    %17 = "quabla.sub"(%0, %16) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+    %18 = "quabla.exp"(%17) : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+    %19 = "quabla.reduce_sum"(%18) {dims = array<i64: 1>} : (tensor<1024x1024xf32>) -> tensor<1024xf32>
+    %20 = "quabla.reshape"(%19) : (tensor<1024xf32>) -> tensor<1024x1xf32>
+    %21 = "quabla.broadcast_in_dim"(%20) {dims = array<i64: 0, 1>} : (tensor<1024x1xf32>) -> tensor<1024x1024xf32>
+    %22 = "quabla.div"(%18, %21) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+    %23 = "quabla.mul"(%22, %1) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+    %24 = "quabla.reduce_sum"(%23) {dims = array<i64: 0, 1>} : (tensor<1024x1024xf32>) -> tensor<f32>
+    %28 = "quabla.constant"() {value = dense<1.0e0> : tensor<1024x1024xf32>} : () -> tensor<1024x1024xf32>
+    %29 = "quabla.div"(%28, %21) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+    %30 = "quabla.div"(%22, %21) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+    %31 = "quabla.neg"(%30) : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+    %32 = "quabla.mul"(%1, %29) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+    %33 = "quabla.mul"(%1, %31) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+    %34 = "quabla.reduce_sum"(%33) {dims = array<i64: 1>} : (tensor<1024x1024xf32>) -> tensor<1024xf32>
+    %37 = "quabla.broadcast_in_dim"(%34) {dims = array<i64: 0>} : (tensor<1024xf32>) -> tensor<1024x1024xf32>
+    %38 = "quabla.add"(%32, %37) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+    %39 = "quabla.mul"(%38, %18) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+    return %24, %39 : tensor<f32>, tensor<1024x1024xf32>
+  }
+}"#;
+    let ctx = quabla_dialect::mlir::new_context();
+    let module = quabla_dialect::mlir::parse_and_import(&ctx, text).unwrap();
+    let lowered = lower_for_cpu(&module, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
+    assert_eq!(lowered.lines().filter(|l| l.contains("scf.forall") && l.contains("shared_outs")).count(), 2, "{lowered}");
+    let mut rng = Rng(8);
+    let ty = TensorType::new(DType::F32, [1024, 1024]);
+    let inputs = [rng.buffer(&ty, -3.0, 3.0), rng.buffer(&ty, -1.0, 1.0)];
+    equals_interpreter_on_one_and_two_threads(&module, &inputs, Tol::Rel(1e-4), |_| 1.0, "");
+}
+
+#[test]
 fn tiled_matmul_inside_a_program() {
     // A matmul between elementwise work (tanh of the product, exp of an input): fusion,
     // the tiled path and the polynomial kernels together, with two results.

@@ -624,7 +624,9 @@ pub(super) fn end_forall_mapped(e: &mut Emitter, inserts: &[String], mapping: &s
     close_forall(e, inserts, &format!("}} {{mapping = [{mapping}]}}"));
 }
 
-fn close_forall(e: &mut Emitter, inserts: &[String], last: &str) {
+/// Closes an `scf.forall`: its `in_parallel` block with one `tensor.parallel_insert_slice` per
+/// entry of `inserts`, then `last` (the closing brace and any attributes).
+pub(super) fn close_forall(e: &mut Emitter, inserts: &[String], last: &str) {
     e.raw_line("scf.forall.in_parallel {");
     e.depth += 1;
     for into in inserts {

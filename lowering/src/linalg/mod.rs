@@ -19,6 +19,7 @@ pub mod layout;
 pub mod linalg;
 pub mod linalg_loops;
 pub mod reduce;
+pub mod row_blocks;
 pub mod slicing;
 pub mod scatter;
 pub mod convolution;
@@ -428,13 +429,44 @@ pub fn operands(e: &Emitter, f: &Func, o: &Op) -> Vec<(String, TensorType)> {
 /// (`elementwise::read_broadcasts`), so one used several times is not materialised (upstream
 /// fusion keeps a producer with several uses).
 pub(crate) fn lower_block(e: &mut Emitter, cx: &Ctx, f: &Func, ops: &[Op], outputs: &[Value]) -> Result<(), LowerError> {
+    // Runs of row-local ops on large arrays, lowered in blocks of rows (row_blocks); the other
+    // ops are analysed and lowered as a block of their own, each run written before the op
+    // that followed it.
+    let runs = row_blocks::runs(e, f, ops, outputs);
+    if runs.is_empty() {
+        return lower_ops(e, cx, f, ops, outputs, &[]);
+    }
+    let mut kept = Vec::with_capacity(ops.len());
+    let mut at = Vec::with_capacity(runs.len());
+    let mut next = 0;
+    for run in &runs {
+        kept.extend(ops[next..run.start].iter().cloned());
+        at.push(kept.len());
+        kept.extend(run.again.iter().map(|&k| ops[k].clone()));
+        next = run.end;
+    }
+    kept.extend(ops[next..].iter().cloned());
+    let placed: Vec<(usize, &row_blocks::Run)> = at.into_iter().zip(&runs).collect();
+    // What the runs read is materialised like what the block yields (the analyses of the
+    // other ops do not see the runs' uses).
+    let mut yielded = outputs.to_vec();
+    yielded.extend(runs.iter().flat_map(|r| r.inputs()));
+    lower_ops(e, cx, f, &kept, &yielded, &placed)
+}
+
+/// [`lower_block`] of `ops` (the block without its row-block runs), each run of `runs` written
+/// before the op of its index.
+fn lower_ops(e: &mut Emitter, cx: &Ctx, f: &Func, ops: &[Op], outputs: &[Value], runs: &[(usize, &row_blocks::Run)]) -> Result<(), LowerError> {
     let pending = elementwise::fusible_producers(f, ops, outputs);
     let splats = elementwise::splat_scalars(ops);
     let scalars = elementwise::read_broadcasts(f, ops);
     let deferred = elementwise::deferred_values(f, ops, outputs, &pending);
     let unused = elementwise::unmaterialised(&scalars, ops, outputs);
     let apart = if e.cg.target.parallel_outer() { Default::default() } else { elementwise::kept_apart(f, ops, &scalars, &pending, &e.cg) };
-    for op in ops {
+    for (i, op) in ops.iter().enumerate() {
+        for (_, run) in runs.iter().filter(|(at, _)| *at == i) {
+            row_blocks::lower_run(e, cx, f, run)?;
+        }
         if op.results.len() == 1 && (pending.contains_key(&op.results[0]) || deferred.contains_key(&op.results[0]) || unused.contains(&op.results[0])) {
             continue;
         }
@@ -449,6 +481,9 @@ pub(crate) fn lower_block(e: &mut Emitter, cx: &Ctx, f: &Func, ops: &[Op], outpu
         }
         lower_op(e, cx, f, op)?;
         e.apart = false;
+    }
+    for (_, run) in runs.iter().filter(|(at, _)| *at == ops.len()) {
+        row_blocks::lower_run(e, cx, f, run)?;
     }
     Ok(())
 }
