@@ -466,6 +466,15 @@ fn large_pads_and_operand_copies_split_between_threads() {
         let inputs = [rng.buffer(&xt, -100.0, 100.0), rng.buffer(&pt, -5.0, 5.0)];
         equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, &format!("pad of {shape:?} by {lo:?} {hi:?} {interior:?}, "));
     }
+    // A splat operand (a gradient's one-hot column) fills its slice.
+    let mut f = Func::new("main", &[TensorType::new(DType::F32, Vec::<i64>::new())]);
+    let c = f.push1(OpKind::Constant(quabla_dialect::ConstantOp::Constant { value: quabla_dialect::Literal::splat(TensorType::new(DType::F32, [65536i64, 1]), -1.0) }), &[], None).unwrap();
+    let pv = f.params[0];
+    f.outputs = vec![f.push1(OpKind::Slicing(SlicingOp::Pad { edge_padding_low: vec![0, 2], edge_padding_high: vec![0, 7], interior_padding: vec![0, 0] }), &[c, pv], None).unwrap()];
+    let m = Module { funcs: vec![f] };
+    let llvm = executor().lower_to_llvm(&m, &with_threads(1)).unwrap();
+    assert!(!llvm.contains("memrefCopy"), "{llvm}");
+    equals_interpreter_on_one_and_two_threads(&m, &[rng.buffer(&TensorType::new(DType::F32, Vec::<i64>::new()), -5.0, 5.0)], Tol::Exact, |_| 1.0, "pad of a splat, ");
     let (xt, it, ut) = (TensorType::new(DType::F32, [1024i64, 512]), TensorType::new(DType::I64, [64i64]), TensorType::new(DType::F32, [64i64, 512]));
     let m = one_op_module(OpKind::Scatter(ScatterOp::along_axis(Combiner::Set, 2, 1, 0)), &[xt.clone(), it.clone(), ut.clone()]);
     let tagged = executor().lower_tagged(&m, &with_threads(2)).unwrap();

@@ -537,6 +537,20 @@ pub fn memref(t: &TensorType) -> String {
 }
 
 /// The op of `f` (at any depth) that defines `v`; None for a block argument.
+/// The element of the splat constant that defines `v`, as a 0-d `arith.constant` tensor (its
+/// name and type), if `v` is one.
+pub fn splat_scalar(e: &mut Emitter, f: &Func, v: Value) -> Option<(String, TensorType)> {
+    let Some(OpKind::Constant(quabla_dialect::ConstantOp::Constant { value })) = defining(f, v).map(|o| &o.kind) else {
+        return None;
+    };
+    if !value.is_splat() || value.is_empty() {
+        return None;
+    }
+    let st = TensorType::new(value.ty.dtype, Vec::<i64>::new());
+    let scalar = quabla_dialect::Literal::from_bytes(st.clone(), value.elem_bytes(0).to_vec());
+    Some((e.op(format!("arith.constant {}", scalar.to_mlir())), st))
+}
+
 pub fn defining(f: &Func, v: Value) -> Option<&Op> {
     let mut def = None;
     quabla_dialect::walk_ops(&f.ops, &mut |op| {

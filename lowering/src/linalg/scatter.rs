@@ -38,15 +38,10 @@ fn combine(e: &mut Emitter, c: Combiner, d: DType, a: &str, b: &str) -> String {
 /// broadcasting the scalar, which the executor threads and vectorizes), if it is one of more
 /// than [`SPLAT_FILL_MIN`] elements: fresh, or the function's output buffer `out`.
 fn splat_fill(e: &mut Emitter, f: &Func, v: Value, xt: &TensorType, out: Option<&str>) -> Option<String> {
-    let Some(OpKind::Constant(quabla_dialect::ConstantOp::Constant { value })) = super::defining(f, v).map(|o| &o.kind) else {
-        return None;
-    };
-    if !value.is_splat() || value.is_empty() || (value.len() as u64) <= SPLAT_FILL_MIN {
+    if (xt.num_elements() as u64) <= SPLAT_FILL_MIN {
         return None;
     }
-    let st = TensorType::new(xt.dtype, vec![]);
-    let scalar = quabla_dialect::Literal::from_bytes(st.clone(), value.elem_bytes(0).to_vec());
-    let c = e.op(format!("arith.constant {}", scalar.to_mlir()));
+    let (c, st) = super::splat_scalar(e, f, v)?;
     let r = xt.rank();
     let target = match out {
         Some(out) => e.op(format!("bufferization.to_tensor {out} restrict writable : {} to {xt}", super::memref(xt))),
