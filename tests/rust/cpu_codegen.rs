@@ -488,12 +488,12 @@ fn row_local_runs_on_large_arrays_are_lowered_in_blocks_of_rows() {
     // A softmax with a scale read whole ([cols] broadcast along rows, and a [1, cols] one),
     // its row sums a second output and read again after the run by a column sum (not
     // row-local: it ends the run). On 4 MB and more of input the run is one scf.forall over
-    // blocks of rows (crate row_blocks in quabla_lowering); on fewer rows, or a row count
-    // with no block size under the limit but itself (a prime), op by op. f32 and f64, one
-    // and two threads, against the interpreter.
+    // blocks of rows (crate row_blocks in quabla_lowering); on fewer rows, a row count with
+    // no block size under the limit but itself (a prime), or short rows, op by op. f32 and
+    // f64, one and two threads, against the interpreter.
     use quabla_dialect::{BinaryOp, LayoutOp, ReduceOp, Reducer};
     let mut rng = Rng(137);
-    for (d, rows, cols, blocked) in [(DType::F32, 8192i64, 128i64, true), (DType::F64, 4096, 160, true), (DType::F32, 4096, 128, false), (DType::F32, 65537, 16, false)] {
+    for (d, rows, cols, blocked) in [(DType::F32, 8192i64, 128i64, true), (DType::F64, 4096, 160, true), (DType::F32, 4096, 128, false), (DType::F32, 65537, 64, false), (DType::F32, 131072, 16, false)] {
         let (xt, wt, w1t) = (TensorType::new(d, [rows, cols]), TensorType::new(d, [cols]), TensorType::new(d, [1, cols]));
         let mut f = Func::new("main", &[xt.clone(), wt.clone(), w1t.clone()]);
         let (x, w, w1) = (f.params[0], f.params[1], f.params[2]);

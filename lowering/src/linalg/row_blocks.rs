@@ -24,6 +24,11 @@ pub const ROW_BLOCK_MIN_BYTES: u64 = 4 << 20;
 /// size, stay in L1 and L2).
 const BLOCK_BYTES: i64 = 32 << 10;
 
+/// The least bytes of a row (of the widest value of a run) for the row-block form: short rows
+/// lose in blocks (Xeon, 2026-12-06, softmax of f32 rows, op by op / in blocks, us: 262144 x
+/// 10 1574 / 2338, 131072 x 16 1032 / 1205; 65536 x 32 1020 / 899, 65536 x 64 1866 / 1539).
+const MIN_ROW_BYTES: i64 = 128;
+
 /// The unit attribute of a row-block loop: the CPU executor tags the loops inside it as it
 /// does those of the function (flattened, vector loops, short inner loops written out) but
 /// splits none between threads (the blocks are; quabla_runtime's `parallel::tag_loops`).
@@ -121,7 +126,7 @@ pub fn runs(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value]) -> Vec<Run> {
 /// The run `ops[start..end]` on `rows` rows, if it takes the row-block form: a reduction in
 /// it, its sliced inputs [`ROW_BLOCK_MIN_BYTES`] or more, a block size that divides the rows
 /// (blocks of [`MIN_BLOCK_BYTES`] to [`BLOCK_BYTES`] of a sliced input's rows, at least one
-/// block per thread),
+/// block per thread, rows of [`MIN_ROW_BYTES`] or more),
 /// values used after it, and the copy in block shapes passes every op's shape rule.
 fn plan(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value], start: usize, end: usize, rows: i64) -> Option<Run> {
     if !ops[start..end].iter().any(|op| matches!(op.kind, OpKind::Reduce(ReduceOp::Reduce { .. }))) {
@@ -190,6 +195,9 @@ fn plan(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value], start: usize, end:
         quabla_dialect::size::saturating_product(t.shape[1..].iter().copied()).saturating_mul(t.dtype.size() as i64)
     });
     let row_bytes = row_bytes.max()?.max(1);
+    if row_bytes < MIN_ROW_BYTES {
+        return None;
+    }
     let threads = e.threads().max(1);
     let block = (1..=rows).rev().find(|&b| rows % b == 0 && b.saturating_mul(row_bytes) <= BLOCK_BYTES && rows / b >= threads)?;
     // Blocks of a few short rows (a prime row count) would cost more in loop overhead than
