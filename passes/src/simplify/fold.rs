@@ -10,10 +10,13 @@
 //! dot_general's only use that swaps its lhs and rhs free dims (the product with its operands
 //! swapped: autodiff writes weight gradients as `(dz^T h)^T`), a dot_general of a transposed
 //! operand (the transpose's only use) as a product of the untransposed one, broadcast of a splat
-//! constant (a splat of the result shape), select with a splat predicate, and reductions
-//! over no dims; slices sink towards their data (`sunk_slice`: into a concatenation's
-//! operand, through a single-use elementwise op, onto a scalar's broadcast). Float `x + 0.0 -> x` treats -0.0 + 0.0 as -0.0 (the sign of a zero may
-//! differ from IEEE), as XLA's simplifier does; every other rule is exact.
+//! constant (a splat of the result shape), select with a splat predicate, reductions over
+//! no dims, and over dims of one element (a reshape); slices sink towards their data
+//! (`sunk_slice`: into a concatenation's operand, through a single-use elementwise op, onto a
+//! scalar's broadcast); sums move towards theirs (`pulled_sum`: through a single-use
+//! negation, onto the operand of a zero padding along the summed dims). Float `x + 0.0 -> x`
+//! (and a sum over one element) treats -0.0 + 0.0 as -0.0 (the sign of a zero may differ
+//! from IEEE), as XLA's simplifier does; every other rule is exact.
 use std::collections::HashMap;
 
 use quabla_dialect::{BinaryOp, CallOp, ConstantOp, ControlOp, DotDims, DotOp, ElementwiseOp, Func, LayoutOp, Literal, Module, Op, OpKind, ReduceOp, SlicingOp, UnaryOp, Value};
@@ -106,7 +109,7 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
             r.ops = fold_block(f, subst, body_ops, &body_outputs, changed);
             r.outputs = r.outputs.iter().map(|v| subst.get(*v)).collect();
         }
-        if let Some(ops) = sunk_slice(f, &op, &defs, &uses) {
+        if let Some(ops) = sunk_slice(f, &op, &defs, &uses).or_else(|| pulled_sum(f, &op, &consts, &defs, &uses)) {
             // The new ops fold in turn (a slice of a slice of a concatenation, ...).
             for n in ops.into_iter().rev() {
                 queue.push_front(n);
@@ -183,6 +186,30 @@ fn sunk_slice(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<V
         }
         OpKind::Layout(LayoutOp::BroadcastInDim { .. }) if f.ty(d.operands[0]).rank() == 0 => {
             Some(vec![Op { kind: OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: out.shape.clone() }), operands: vec![d.operands[0]], results: op.results.clone(), regions: vec![], loc: op.loc.clone() }])
+        }
+        _ => None,
+    }
+}
+
+/// A sum moved towards its data, as the ops that replace it: the sum of a negation read by
+/// nothing else is the negation of the sum; the sum of a zero-padded array over every padded
+/// dim is the sum of the array. The cross-entropy gradient's `sum(neg(pad(-1, 0)))` over the
+/// classes (the cotangent of `log_softmax(x)[:, 0]`) becomes the negated column, folded
+/// further to a constant (a fill, a negation and a row sum of the whole 65536 x 10 array
+/// before). Both exact: negation commutes with rounding, zeros add nothing (but -0.0 sums).
+fn pulled_sum(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usize>) -> Option<Vec<Op>> {
+    let OpKind::Reduce(ReduceOp::Reduce { op: quabla_dialect::Reducer::Sum, dims }) = &op.kind else { return None };
+    let d = defs.get(&op.operands[0])?;
+    let sum_of = |x: Value, r: Value| Op { kind: op.kind.clone(), operands: vec![x], results: vec![r], regions: vec![], loc: op.loc.clone() };
+    match &d.kind {
+        OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Neg }) if uses.get(&d.results[0]) == Some(&1) => {
+            let r = f.new_value(f.ty(op.results[0]).clone());
+            Some(vec![sum_of(d.operands[0], r), Op { kind: d.kind.clone(), operands: vec![r], results: op.results.clone(), regions: vec![], loc: d.loc.clone() }])
+        }
+        OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo, edge_padding_high: hi, interior_padding: mid }) => {
+            let padded_only_summed = (0..lo.len()).all(|k| lo[k] >= 0 && hi[k] >= 0 && mid[k] >= 0 && (dims.contains(&(k as i64)) || lo[k] == 0 && hi[k] == 0 && mid[k] == 0));
+            let zero = splat_of(consts, defs, d.operands[1]).is_some_and(|l| l.get_f64(0) == 0.0);
+            (padded_only_summed && zero).then(|| vec![sum_of(d.operands[0], op.results[0])])
         }
         _ => None,
     }
@@ -379,6 +406,12 @@ fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Va
             return Fold::Alias(op.operands[0]);
         }
         OpKind::Reduce(ReduceOp::Reduce { dims, .. }) if dims.is_empty() => return Fold::Alias(op.operands[0]),
+        // Over dims of one element: the array itself, reshaped (a sum's 0 + -0.0 gives +0.0:
+        // the sign of a zero may differ, as with x + 0).
+        OpKind::Reduce(ReduceOp::Reduce { dims, .. }) if dims.iter().all(|&k| f.ty(op.operands[0]).shape.get(k as usize) == Some(&1)) => {
+            let shape = out_ty.clone().map(|t| t.shape).unwrap_or_default();
+            return Fold::Keep(Op { kind: OpKind::Layout(LayoutOp::Reshape { shape }), operands: op.operands.clone(), results: op.results.clone(), regions: vec![], loc: op.loc.clone() });
+        }
         OpKind::Elementwise(ElementwiseOp::Select {}) => {
             if let Some(p) = splat_of(consts, defs, op.operands[0]) {
                 return Fold::Alias(if p.get_i64(0) != 0 { op.operands[1] } else { op.operands[2] });
