@@ -148,6 +148,17 @@ def reduce():
     case("log of keepdims sums [65536, 1]", lambda x: qb.log(x), lambda x: jnp.log(x), abs(r(65536, 1)) + 0.5)
     case("norm of rows of 3 (points)", lambda p: p / qb.linalg.norm(p, axis=-1, keepdims=True), lambda p: p / jnp.linalg.norm(p, axis=-1, keepdims=True), r(65536, 3))
     case("logsumexp axis1", lambda x: qb.logsumexp(x, 1), lambda x: jax.nn.logsumexp(x, 1), x)
+    # Row-local runs on arrays past the caches, lowered in blocks of rows (row_blocks.rs).
+    x64 = r(65536, 64)
+    case("log_softmax 65536x64 (row blocks)", lambda x: qb.nn.log_softmax(x, -1), lambda x: jax.nn.log_softmax(x, -1), x64)
+    case("softmax 4096x1024 (row blocks)", lambda x: qb.nn.softmax(x, -1), lambda x: jax.nn.softmax(x, -1), r(4096, 1024))
+    ln = lambda np_: lambda x, g, b: (x - x.mean(-1, keepdims=True)) / np_.sqrt(x.var(-1, keepdims=True) + 1e-5) * g + b
+    case("layernorm 16384x256 (row blocks)", ln(qb), ln(jnp), r(16384, 256), r(256), r(256))
+    case("x / row norms 65536x64 (row blocks)", lambda x: x / qb.sqrt((x * x).sum(1, keepdims=True)), lambda x: x / jnp.sqrt((x * x).sum(1, keepdims=True)), x64)
+    case("softmax 65536x32 (row blocks)", lambda x: qb.nn.softmax(x, -1), lambda x: jax.nn.softmax(x, -1), r(65536, 32))
+    case("softmax 262144x10 (short rows: op by op)", lambda x: qb.nn.softmax(x, -1), lambda x: jax.nn.softmax(x, -1), r(262144, 10))
+    ce = lambda nn: lambda x: -nn.log_softmax(x, -1)[:, 0].sum()
+    case("cross-entropy gradient 65536x10", qb.grad(ce(qb.nn)), jax.grad(ce(jax.nn)), x10)
 
 
 def window():
