@@ -4,5 +4,6 @@
 //! micro-kernels are written once per instruction set with the `core::arch` intrinsics and
 //! chosen at run time from the host's features.
 pub mod gemm;
+pub mod reduce;
 pub mod host;
 pub mod transpose;

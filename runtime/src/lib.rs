@@ -14,6 +14,7 @@ pub mod executor;
 mod flat_loops;
 mod gemm;
 mod layout_kernels;
+mod reduce_kernels;
 pub use quabla_interp as interp;
 pub mod interp_exec;
 mod objcache;

@@ -189,6 +189,7 @@ pub(crate) fn symbols() -> Vec<(&'static str, *mut ())> {
     v.extend(crate::sort_kernels::symbols());
     v.extend(crate::gemm::symbols());
     v.extend(crate::layout_kernels::symbols());
+    v.extend(crate::reduce_kernels::symbols());
     v
 }
 

@@ -593,6 +593,55 @@ fn row_block_runs_read_values_the_block_materialises() {
 }
 
 #[test]
+fn sums_of_parameters_over_long_rows_or_many_columns_call_the_runtime() {
+    // x.sum over trailing dims of rows of 1024+ elements, or over leading dims keeping 4096+
+    // columns, of an f32/f64 parameter: one call of the runtime's sums (quabla_kernels::reduce)
+    // into the output buffer or a fresh one (the sum used again), equal to the interpreter
+    // on one and two threads (rows: lanes added pairwise, within the tolerance; columns: in
+    // row order, the same bits); short rows, few columns and computed operands keep the
+    // generated code.
+    use quabla_dialect::{ReduceOp, Reducer};
+    let mut rng = Rng(139);
+    let cases: [(DType, &[i64], &[i64], bool); 8] = [
+        (DType::F32, &[1024, 1024], &[1], true),
+        (DType::F64, &[300, 1500], &[1], true),
+        (DType::F32, &[7, 64, 40], &[1, 2], true),
+        (DType::F32, &[3, 5000], &[0], true),
+        (DType::F64, &[2, 33, 4100], &[0, 1], true),
+        (DType::F32, &[1000, 4099], &[0], true),
+        (DType::F32, &[65536, 16], &[1], false),
+        (DType::F32, &[1024, 1024], &[0], false),
+    ];
+    for (d, shape, dims, runtime) in cases {
+        let xt = TensorType::new(d, shape.to_vec());
+        for used_again in [false, true] {
+            let mut f = Func::new("main", &[xt.clone()]);
+            let x = f.params[0];
+            let s = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: dims.to_vec() }), &[x], None).unwrap();
+            // Used again by a full sum (not row-local: no row-block run takes them both).
+            let rank = f.ty(s).rank() as i64;
+            f.outputs = if used_again { vec![f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: (0..rank).collect() }), &[s], None).unwrap(), s] } else { vec![s] };
+            let m = Module { funcs: vec![f] };
+            let text = lower_for_cpu(&m, &CpuOptions::default()).unwrap().text;
+            assert_eq!(text.contains("func.call @quabla_sum_"), runtime, "{d} {shape:?} over {dims:?}:\n{text}");
+            let n: i64 = dims.iter().map(|&k| shape[k as usize]).product();
+            let tol = if d == DType::F32 { Tol::Rel(1e-6) } else { Tol::Rel(1e-14) };
+            let inputs = [rng.buffer(&xt, -1.0, 1.0)];
+            let all = (xt.num_elements() as f64).sqrt() * 4.0;
+            equals_interpreter_on_one_and_two_threads(&m, &inputs, tol, |k| if used_again && k == 0 { all } else { (n as f64).sqrt() * 4.0 }, &format!("{d} {shape:?} summed over {dims:?}, "));
+        }
+    }
+    // Computed operands keep the generated (fused) reduction.
+    let xt = TensorType::new(DType::F32, [512i64, 2048]);
+    let mut f = Func::new("main", &[xt.clone()]);
+    let x = f.params[0];
+    let e = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Exp }), &[x], None).unwrap();
+    f.outputs = vec![f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![1] }), &[e], None).unwrap()];
+    let text = lower_for_cpu(&Module { funcs: vec![f] }, &CpuOptions::default()).unwrap().text;
+    assert!(!text.contains("quabla_sum_"), "{text}");
+}
+
+#[test]
 fn tiled_matmul_inside_a_program() {
     // A matmul between elementwise work (tanh of the product, exp of an input): fusion,
     // the tiled path and the polynomial kernels together, with two results.
@@ -1058,10 +1107,12 @@ fn split_reductions_match_the_interpreter_on_one_and_two_threads() {
         let module = Module { funcs: vec![f] };
         let what = format!("{op:?} over {dims:?} of {d} {shape:?}, ");
         // A split reads its operand at `part * chunk + element`.
-        let split = |threads| lower_for_cpu(&module, &CpuOptions { threads, ..CpuOptions::default() }).unwrap().text.lines().any(|l| l.contains("linalg.generic") && l.contains(" + d"));
+        // (The generated code: sums of parameters over long rows or many columns call the
+        // runtime's sums otherwise, checked below and in sums_of_parameters_...)
+        let split = |threads| lower_for_cpu(&module, &CpuOptions { threads, ..generated_cpu() }).unwrap().text.lines().any(|l| l.contains("linalg.generic") && l.contains(" + d"));
         assert_eq!((split(2), split(1)), (splits, false), "{what}split on two threads, not on one");
         let parallel = splits || dims.len() < shape.len();
-        assert_eq!(executor().lower_to_llvm(&module, &with_threads(2)).unwrap().contains("omp.parallel"), parallel, "{what}on two threads");
+        assert_eq!(executor().lower_to_llvm(&module, &generated(2)).unwrap().contains("omp.parallel"), parallel, "{what}on two threads");
         let (lo, hi) = match (op, d) {
             (Reducer::Prod, _) => (0.999_999, 1.000_001),
             (_, DType::I32) => (-1000.0, 1000.0),

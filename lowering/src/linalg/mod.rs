@@ -60,11 +60,13 @@ pub struct Emitter {
     /// The destination-passing outputs of the function: (value, its `%out<k>` memref), each
     /// value once. A runtime product whose result is one writes into it (crate::linalg::dot).
     pub outs: Vec<(Value, String)>,
+    /// Lowering a row block's ops (crate::linalg::row_blocks): no runtime kernel calls.
+    pub blocks: bool,
 }
 
 impl Emitter {
     fn new(f: &Func, cg: Codegen, (tiles, par, gemms): Tagged) -> Self {
-        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None, depth: 0, cg, tiles, par, apart: false, gemms, outs: Vec::new() }
+        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None, depth: 0, cg, tiles, par, apart: false, gemms, outs: Vec::new(), blocks: false }
     }
 
     /// Threads the code may use, when the target splits work across them (1 otherwise).
@@ -719,6 +721,7 @@ fn lower_module_signless(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, T
         body.push_str(&sort::declarations(m));
         body.push_str(&dot::declarations(&tagged.2));
         body.push_str(&layout::declarations(m, cg.target));
+        body.push_str(&reduce::declarations(m, cg.target));
     }
     let threads = if tagged.1 { cg.threads } else { 1 };
     let out = if tagged.0.is_empty() && threads <= 1 {

@@ -452,6 +452,11 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]
     if dims.is_empty() {
         return Ok(x);
     }
+    if !e.blocks {
+        if let Some((mn, columns)) = runtime_sum(e.cg.target, f, o) {
+            return Ok(call_sum(e, o, (&x, xt), out, mn, columns));
+        }
+    }
     let in_place = read_in_place(f, o.operands[0]);
     // Keys where the last dim is reduced (each row ends in horizontal steps); a column
     // reduction's vector steps read the operand in place, several rows at a time (`unroll`),
@@ -470,6 +475,77 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]
         return Ok(from_keys(e, &r, &kout, out, op));
     }
     Ok(reduce_dims(e, op, (&x, xt, in_place), dims, out))
+}
+
+/// The shortest rows a row sum takes the runtime's sums for: shorter rows are faster in the
+/// generated paths (Xeon, 2026-12-06, jitted `x.sum(1)` f32, generated / runtime, us: 65536 x
+/// 16 65 / 991, 65536 x 64 311 / 1083, 32768 x 128 308 / 586, 8192 x 512 309 / 327; 1024^2
+/// 42 / 44, 4096^2 1189 / 1199, 64 x 100000 461 / 471).
+const RUNTIME_SUM_MIN_ROW: i64 = 1024;
+
+/// The fewest kept columns a column sum takes the runtime's sums for (`x.sum(0)`, as above:
+/// 1024^2 45 / 72, 100000 x 128 1011 / 1224; 4096^2 1221 / 1117, 8 x 100000 65 / 27).
+const RUNTIME_SUM_MIN_COLUMNS: i64 = 4096;
+
+/// Elements from which the runtime's sums split the rows or columns between the threads (the
+/// loops' policy: every loop of 2^17 iterations is split).
+const RUNTIME_SUM_PAR_ELEMENTS: i64 = 1 << 17;
+
+/// `[m, n]` and whether the columns are summed, when the sum of `o` (a reduction of `f`) runs as
+/// the runtime's sums (`quabla_sum_<dtype>`, quabla_runtime's reduce_kernels, precompiled:
+/// quabla_kernels::reduce): an f32/f64 parameter (no producer to fuse) summed over its
+/// trailing dims (rows of [`RUNTIME_SUM_MIN_ROW`] or more: `[m, n]` its view, `m` outputs)
+/// or its leading dims ([`RUNTIME_SUM_MIN_COLUMNS`] or more kept: `n` outputs), on a target
+/// with runtime kernels. The program then has no reduction loop to generate: the first call
+/// of a row sum of 1024 x 1024 f32 was 12-15 ms (JAX 10-13), 10 of it LLVM's.
+pub fn runtime_sum(target: &dyn crate::target::Target, f: &Func, o: &Op) -> Option<([i64; 2], bool)> {
+    let quabla_dialect::OpKind::Reduce(quabla_dialect::ReduceOp::Reduce { op: Reducer::Sum, dims }) = &o.kind else { return None };
+    let xt = f.ty(o.operands[0]);
+    let (r, k) = (xt.rank(), dims.len());
+    if !matches!(xt.dtype, DType::F32 | DType::F64) || !target.runtime_kernels() || target.parallel_outer() || !f.params.contains(&o.operands[0]) || k == 0 || k >= r {
+        return None;
+    }
+    let mut sorted = dims.clone();
+    sorted.sort_unstable();
+    let prod = |d: &[i64]| quabla_dialect::size::saturating_product(d.iter().copied());
+    if sorted.iter().copied().eq((r - k) as i64..r as i64) {
+        let n = prod(&xt.shape[r - k..]);
+        (n >= RUNTIME_SUM_MIN_ROW).then_some(([prod(&xt.shape[..r - k]), n], false))
+    } else if sorted.iter().copied().eq(0..k as i64) {
+        let n = prod(&xt.shape[k..]);
+        (n >= RUNTIME_SUM_MIN_COLUMNS).then_some(([prod(&xt.shape[..k]), n], true))
+    } else {
+        None
+    }
+}
+
+/// The call of [`runtime_sum`]'s kernel on `x` (`xt`, viewed as `[m, n]` in place), its result
+/// written into the function's output buffer when `o`'s result is one, else a fresh buffer;
+/// returns the result as `out`.
+fn call_sum(e: &mut Emitter, o: &Op, (x, xt): (&str, &TensorType), out: &TensorType, [m, n]: [i64; 2], columns: bool) -> String {
+    let d = xt.dtype;
+    let st = TensorType::new(d, [m, n]);
+    let x2 = super::layout::reshape(e, x, xt, &st);
+    let xu = super::kernel_operand(e, &x2, &st);
+    let ct = TensorType::new(d, [if columns { n } else { m }]);
+    let dest = e.outs.iter().find(|(v, _)| *v == o.results[0]).map(|(_, name)| (name.clone(), out.clone()));
+    let c = super::layout::result_buffer(e, dest, &ct);
+    let (cm, unranked) = (super::memref(&ct), format!("memref<*x{d}>"));
+    let cu = e.op(format!("memref.cast {c} : {cm} to {unranked}"));
+    let threads = if m.saturating_mul(n) >= RUNTIME_SUM_PAR_ELEMENTS { e.threads() } else { 1 };
+    let flags = [columns as i64, threads].map(|v| e.op(format!("arith.constant {v} : i64")));
+    e.line(format!("func.call @quabla_sum_{d}({xu}, {cu}, {}, {}) : ({unranked}, {unranked}, i64, i64) -> ()", flags[0], flags[1]));
+    let res = e.op(format!("bufferization.to_tensor {c} restrict writable : {cm} to {ct}"));
+    super::layout::reshape(e, &res, &ct, out)
+}
+
+/// The declarations of the runtime sums the module's reductions call (C interface).
+pub fn declarations(m: &quabla_dialect::Module, target: &dyn crate::target::Target) -> String {
+    super::linalg::declare(m, |f, o| {
+        runtime_sum(target, f, o)?;
+        let d = f.ty(o.operands[0]).dtype;
+        Some((format!("quabla_sum_{d}"), vec![format!("memref<*x{d}>"), format!("memref<*x{d}>"), "i64".to_string(), "i64".to_string()]))
+    })
 }
 
 /// The bits of `d`'s floats as signed integers ordered as IEEE 754's maximum / minimum order

@@ -295,6 +295,7 @@ pub fn lower_run(e: &mut Emitter, cx: &Ctx, f: &Func, run: &Run) -> Result<(), L
     cg.threads = 1;
     let mut inner = Emitter::new(&run.g, cg, (std::mem::take(&mut e.tiles), false, std::mem::take(&mut e.gemms)));
     inner.next = e.next;
+    inner.blocks = true;
     inner.depth = e.depth;
     for (p, name) in run.g.params.iter().zip(names) {
         inner.alias(*p, name);

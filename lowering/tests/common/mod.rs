@@ -62,7 +62,7 @@ pub fn to_llvm(text: &str, opts: &CpuOptions) -> Result<String, String> {
 /// vectorize settings: plain math ops and loops, or polynomial kernels and tiled matmuls).
 pub fn check_pipeline(what: &str, m: &Module, abi: Abi) {
     for vectorize in [false, true] {
-        let (text, tiles) = lower_module_tiles(m, abi, Codegen { approx_math: vectorize, tile_matmuls: vectorize, ..Codegen::default() }).unwrap_or_else(|e| panic!("{what}: lowering failed: {e}"));
+        let (text, tiles) = lower_module_tiles(m, abi, Codegen { approx_math: vectorize, tile_matmuls: vectorize, target: &quabla_lowering::target::cpu::CPU_GENERATED, ..Codegen::default() }).unwrap_or_else(|e| panic!("{what}: lowering failed: {e}"));
         if let Err(e) = to_llvm(&text, &CpuOptions { vectorize, transform: !tiles.is_empty(), ..CpuOptions::default() }) {
             panic!("{what} ({abi:?}, vectorize={vectorize}): pipeline failed:\n{e}\n--- input ---\n{text}");
         }
@@ -192,7 +192,7 @@ fn driver(cases: &[Case]) -> String {
 /// JIT-runs every case (public functions, plus the private `helpers`) through the DPS ABI and
 /// the default CPU pipeline, with LLVM at `opt_level`, and returns each case's outputs.
 pub fn jit(cases: &[Case], helpers: &[Func], opt_level: u8) -> Vec<Vec<Vals>> {
-    jit_with(cases, helpers, opt_level, Codegen { approx_math: true, tile_matmuls: true, ..Codegen::default() })
+    jit_with(cases, helpers, opt_level, Codegen { approx_math: true, tile_matmuls: true, target: &quabla_lowering::target::cpu::CPU_GENERATED, ..Codegen::default() })
 }
 
 /// [`jit`] of the linalg forms `cg` asks for, e.g. the CUDA target's (every computation a
