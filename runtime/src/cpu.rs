@@ -720,8 +720,9 @@ fn program_work(m: &Module, opts: &CompileOptions) -> Work {
 /// reduction of a large input has a small result), plus the work of its regions; a loop counts
 /// as large work (its trip count multiplies its body, and is not known in general). A product
 /// that `target` makes a runtime call counts only the copies generated around it
-/// (quabla_lowering::linalg::dot::runtime_product_work): a program that is little more than
-/// such calls compiles like a small one.
+/// (quabla_lowering::linalg::dot::runtime_product_work), and a sum that it makes a runtime
+/// call (`reduce::runtime_sum`) nothing: a program that is little more than such calls
+/// compiles like a small one.
 fn ops_work(f: &quabla_dialect::Func, ops: &[quabla_dialect::Op], target: Option<&dyn quabla_lowering::target::Target>) -> Work {
     let mut work = Work::default();
     for o in ops {
@@ -734,6 +735,10 @@ fn ops_work(f: &quabla_dialect::Func, ops: &[quabla_dialect::Op], target: Option
                 work = work.plus(Work { total: w, dot: 0 });
                 continue;
             }
+        }
+        // A sum the runtime's kernel computes generates no loop (a call, results in place).
+        if target.is_some_and(|t| quabla_lowering::linalg::reduce::runtime_sum(t, f, o).is_some()) {
+            continue;
         }
         // A contraction does K multiply-adds per result element.
         let k = match &o.kind {
