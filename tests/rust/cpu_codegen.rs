@@ -550,40 +550,9 @@ fn row_block_runs_read_values_the_block_materialises() {
     // forward run ends at the full sum, the gradient's run reads the forward's exp, its
     // division and the sum's broadcast (copied into the run with its reshape): values the
     // rest of the block must materialise although its own consumers would fuse them.
-    let text = r#"module {
-  func.func @main(%0: tensor<1024x1024xf32>, %1: tensor<1024x1024xf32>) -> (tensor<f32>, tensor<1024x1024xf32>) {
-    %6 = "quabla.reduce_max"(%0) {dims = array<i64: 1>} : (tensor<1024x1024xf32>) -> tensor<1024xf32>
-    %7 = "quabla.reshape"(%6) : (tensor<1024xf32>) -> tensor<1024x1xf32>
-    %8 = "quabla.abs"(%7) : (tensor<1024x1xf32>) -> tensor<1024x1xf32>
-    %10 = "quabla.constant"() {value = dense<0x7F800000> : tensor<1024x1xf32>} : () -> tensor<1024x1xf32>
-    %11 = "quabla.compare"(%8, %10) {direction = "lt"} : (tensor<1024x1xf32>, tensor<1024x1xf32>) -> tensor<1024x1xi1>
-    %13 = "quabla.constant"() {value = dense<0.0e0> : tensor<1024x1xf32>} : () -> tensor<1024x1xf32>
-    %14 = "quabla.select"(%11, %7, %13) : (tensor<1024x1xi1>, tensor<1024x1xf32>, tensor<1024x1xf32>) -> tensor<1024x1xf32>
-    %15 = "quabla.stop_gradient"(%14) : (tensor<1024x1xf32>) -> tensor<1024x1xf32>
-    %16 = "quabla.broadcast_in_dim"(%15) {dims = array<i64: 0, 1>} : (tensor<1024x1xf32>) -> tensor<1024x1024xf32>
-    %17 = "quabla.sub"(%0, %16) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
-    %18 = "quabla.exp"(%17) : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
-    %19 = "quabla.reduce_sum"(%18) {dims = array<i64: 1>} : (tensor<1024x1024xf32>) -> tensor<1024xf32>
-    %20 = "quabla.reshape"(%19) : (tensor<1024xf32>) -> tensor<1024x1xf32>
-    %21 = "quabla.broadcast_in_dim"(%20) {dims = array<i64: 0, 1>} : (tensor<1024x1xf32>) -> tensor<1024x1024xf32>
-    %22 = "quabla.div"(%18, %21) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
-    %23 = "quabla.mul"(%22, %1) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
-    %24 = "quabla.reduce_sum"(%23) {dims = array<i64: 0, 1>} : (tensor<1024x1024xf32>) -> tensor<f32>
-    %28 = "quabla.constant"() {value = dense<1.0e0> : tensor<1024x1024xf32>} : () -> tensor<1024x1024xf32>
-    %29 = "quabla.div"(%28, %21) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
-    %30 = "quabla.div"(%22, %21) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
-    %31 = "quabla.neg"(%30) : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
-    %32 = "quabla.mul"(%1, %29) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
-    %33 = "quabla.mul"(%1, %31) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
-    %34 = "quabla.reduce_sum"(%33) {dims = array<i64: 1>} : (tensor<1024x1024xf32>) -> tensor<1024xf32>
-    %37 = "quabla.broadcast_in_dim"(%34) {dims = array<i64: 0>} : (tensor<1024xf32>) -> tensor<1024x1024xf32>
-    %38 = "quabla.add"(%32, %37) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
-    %39 = "quabla.mul"(%38, %18) : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
-    return %24, %39 : tensor<f32>, tensor<1024x1024xf32>
-  }
-}"#;
+    let text = softmax_grad_text(1024);
     let ctx = quabla_dialect::mlir::new_context();
-    let module = quabla_dialect::mlir::parse_and_import(&ctx, text).unwrap();
+    let module = quabla_dialect::mlir::parse_and_import(&ctx, &text).unwrap();
     let lowered = lower_for_cpu(&module, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
     assert_eq!(lowered.lines().filter(|l| l.contains("scf.forall") && l.contains("shared_outs")).count(), 2, "{lowered}");
     let mut rng = Rng(8);
@@ -1386,7 +1355,7 @@ fn loop_states_and_contiguous_slices_are_flattened_strided_slices_are_not() {
     let mut rng = Rng(181);
     for (text, flat) in [(looped, true), (strided, false)] {
         let ctx = quabla_dialect::mlir::new_context();
-        let module = quabla_dialect::mlir::parse_and_import(&ctx, text).unwrap();
+        let module = quabla_dialect::mlir::parse_and_import(&ctx, &text).unwrap();
         let llvm = executor().lower_to_llvm(&module, &with_threads(1)).unwrap();
         let what = if flat { "loop state: " } else { "strided slice: " };
         let tagged = executor().lower_tagged(&module, &with_threads(1)).unwrap();
@@ -1960,7 +1929,7 @@ fn cheap_multi_use_values_are_recomputed_by_each_consumer() {
   }
 }"#;
     let ctx = quabla_dialect::mlir::new_context();
-    let module = quabla_dialect::mlir::parse_and_import(&ctx, text).unwrap();
+    let module = quabla_dialect::mlir::parse_and_import(&ctx, &text).unwrap();
     let linalg = lower_for_cpu(&module, &CpuOptions::default()).unwrap().text;
     assert_eq!(linalg.matches("= linalg.generic").count(), 3, "three loops:\n{linalg}");
     assert_eq!(linalg.matches("tensor.empty() : tensor<37x301xf32>").count(), 3, "loss terms and tanh, then the gradient:\n{linalg}");
@@ -2032,6 +2001,43 @@ fn the_loops_script_runs_only_where_a_loop_was_tagged() {
     }
 }
 
+/// The softmax gradient as qb.value_and_grad traces it, on `rows` rows of 1024 f32 (the loss
+/// `sum(softmax(x) * y)` and its gradient in x).
+fn softmax_grad_text(rows: i64) -> String {
+    r#"module {
+  func.func @main(%0: tensor<ROWSx1024xf32>, %1: tensor<ROWSx1024xf32>) -> (tensor<f32>, tensor<ROWSx1024xf32>) {
+    %6 = "quabla.reduce_max"(%0) {dims = array<i64: 1>} : (tensor<ROWSx1024xf32>) -> tensor<ROWSxf32>
+    %7 = "quabla.reshape"(%6) : (tensor<ROWSxf32>) -> tensor<ROWSx1xf32>
+    %8 = "quabla.abs"(%7) : (tensor<ROWSx1xf32>) -> tensor<ROWSx1xf32>
+    %10 = "quabla.constant"() {value = dense<0x7F800000> : tensor<ROWSx1xf32>} : () -> tensor<ROWSx1xf32>
+    %11 = "quabla.compare"(%8, %10) {direction = "lt"} : (tensor<ROWSx1xf32>, tensor<ROWSx1xf32>) -> tensor<ROWSx1xi1>
+    %13 = "quabla.constant"() {value = dense<0.0e0> : tensor<ROWSx1xf32>} : () -> tensor<ROWSx1xf32>
+    %14 = "quabla.select"(%11, %7, %13) : (tensor<ROWSx1xi1>, tensor<ROWSx1xf32>, tensor<ROWSx1xf32>) -> tensor<ROWSx1xf32>
+    %15 = "quabla.stop_gradient"(%14) : (tensor<ROWSx1xf32>) -> tensor<ROWSx1xf32>
+    %16 = "quabla.broadcast_in_dim"(%15) {dims = array<i64: 0, 1>} : (tensor<ROWSx1xf32>) -> tensor<ROWSx1024xf32>
+    %17 = "quabla.sub"(%0, %16) : (tensor<ROWSx1024xf32>, tensor<ROWSx1024xf32>) -> tensor<ROWSx1024xf32>
+    %18 = "quabla.exp"(%17) : (tensor<ROWSx1024xf32>) -> tensor<ROWSx1024xf32>
+    %19 = "quabla.reduce_sum"(%18) {dims = array<i64: 1>} : (tensor<ROWSx1024xf32>) -> tensor<ROWSxf32>
+    %20 = "quabla.reshape"(%19) : (tensor<ROWSxf32>) -> tensor<ROWSx1xf32>
+    %21 = "quabla.broadcast_in_dim"(%20) {dims = array<i64: 0, 1>} : (tensor<ROWSx1xf32>) -> tensor<ROWSx1024xf32>
+    %22 = "quabla.div"(%18, %21) : (tensor<ROWSx1024xf32>, tensor<ROWSx1024xf32>) -> tensor<ROWSx1024xf32>
+    %23 = "quabla.mul"(%22, %1) : (tensor<ROWSx1024xf32>, tensor<ROWSx1024xf32>) -> tensor<ROWSx1024xf32>
+    %24 = "quabla.reduce_sum"(%23) {dims = array<i64: 0, 1>} : (tensor<ROWSx1024xf32>) -> tensor<f32>
+    %28 = "quabla.constant"() {value = dense<1.0e0> : tensor<ROWSx1024xf32>} : () -> tensor<ROWSx1024xf32>
+    %29 = "quabla.div"(%28, %21) : (tensor<ROWSx1024xf32>, tensor<ROWSx1024xf32>) -> tensor<ROWSx1024xf32>
+    %30 = "quabla.div"(%22, %21) : (tensor<ROWSx1024xf32>, tensor<ROWSx1024xf32>) -> tensor<ROWSx1024xf32>
+    %31 = "quabla.neg"(%30) : (tensor<ROWSx1024xf32>) -> tensor<ROWSx1024xf32>
+    %32 = "quabla.mul"(%1, %29) : (tensor<ROWSx1024xf32>, tensor<ROWSx1024xf32>) -> tensor<ROWSx1024xf32>
+    %33 = "quabla.mul"(%1, %31) : (tensor<ROWSx1024xf32>, tensor<ROWSx1024xf32>) -> tensor<ROWSx1024xf32>
+    %34 = "quabla.reduce_sum"(%33) {dims = array<i64: 1>} : (tensor<ROWSx1024xf32>) -> tensor<ROWSxf32>
+    %37 = "quabla.broadcast_in_dim"(%34) {dims = array<i64: 0>} : (tensor<ROWSxf32>) -> tensor<ROWSx1024xf32>
+    %38 = "quabla.add"(%32, %37) : (tensor<ROWSx1024xf32>, tensor<ROWSx1024xf32>) -> tensor<ROWSx1024xf32>
+    %39 = "quabla.mul"(%38, %18) : (tensor<ROWSx1024xf32>, tensor<ROWSx1024xf32>) -> tensor<ROWSx1024xf32>
+    return %24, %39 : tensor<f32>, tensor<ROWSx1024xf32>
+  }
+}"#.replace("ROWS", &rows.to_string())
+}
+
 #[test]
 fn loops_fused_through_reshapes_still_split_across_threads() {
     // The softmax gradient (as qb.value_and_grad traces it): fusion folds the keepdims
@@ -2040,40 +2046,9 @@ fn loops_fused_through_reshapes_still_split_across_threads() {
     // by each) must still run on both threads (a split per rank once missed the three-loop
     // ones: 181 -> 232 us per call), and so does the loss's full sum (split in parts: six
     // parallel loops), and equal the interpreter on one and two.
-    let text = r#"module {
-  func.func @main(%0: tensor<256x1024xf32>, %1: tensor<256x1024xf32>) -> (tensor<f32>, tensor<256x1024xf32>) {
-    %6 = "quabla.reduce_max"(%0) {dims = array<i64: 1>} : (tensor<256x1024xf32>) -> tensor<256xf32>
-    %7 = "quabla.reshape"(%6) : (tensor<256xf32>) -> tensor<256x1xf32>
-    %8 = "quabla.abs"(%7) : (tensor<256x1xf32>) -> tensor<256x1xf32>
-    %10 = "quabla.constant"() {value = dense<0x7F800000> : tensor<256x1xf32>} : () -> tensor<256x1xf32>
-    %11 = "quabla.compare"(%8, %10) {direction = "lt"} : (tensor<256x1xf32>, tensor<256x1xf32>) -> tensor<256x1xi1>
-    %13 = "quabla.constant"() {value = dense<0.0e0> : tensor<256x1xf32>} : () -> tensor<256x1xf32>
-    %14 = "quabla.select"(%11, %7, %13) : (tensor<256x1xi1>, tensor<256x1xf32>, tensor<256x1xf32>) -> tensor<256x1xf32>
-    %15 = "quabla.stop_gradient"(%14) : (tensor<256x1xf32>) -> tensor<256x1xf32>
-    %16 = "quabla.broadcast_in_dim"(%15) {dims = array<i64: 0, 1>} : (tensor<256x1xf32>) -> tensor<256x1024xf32>
-    %17 = "quabla.sub"(%0, %16) : (tensor<256x1024xf32>, tensor<256x1024xf32>) -> tensor<256x1024xf32>
-    %18 = "quabla.exp"(%17) : (tensor<256x1024xf32>) -> tensor<256x1024xf32>
-    %19 = "quabla.reduce_sum"(%18) {dims = array<i64: 1>} : (tensor<256x1024xf32>) -> tensor<256xf32>
-    %20 = "quabla.reshape"(%19) : (tensor<256xf32>) -> tensor<256x1xf32>
-    %21 = "quabla.broadcast_in_dim"(%20) {dims = array<i64: 0, 1>} : (tensor<256x1xf32>) -> tensor<256x1024xf32>
-    %22 = "quabla.div"(%18, %21) : (tensor<256x1024xf32>, tensor<256x1024xf32>) -> tensor<256x1024xf32>
-    %23 = "quabla.mul"(%22, %1) : (tensor<256x1024xf32>, tensor<256x1024xf32>) -> tensor<256x1024xf32>
-    %24 = "quabla.reduce_sum"(%23) {dims = array<i64: 0, 1>} : (tensor<256x1024xf32>) -> tensor<f32>
-    %28 = "quabla.constant"() {value = dense<1.0e0> : tensor<256x1024xf32>} : () -> tensor<256x1024xf32>
-    %29 = "quabla.div"(%28, %21) : (tensor<256x1024xf32>, tensor<256x1024xf32>) -> tensor<256x1024xf32>
-    %30 = "quabla.div"(%22, %21) : (tensor<256x1024xf32>, tensor<256x1024xf32>) -> tensor<256x1024xf32>
-    %31 = "quabla.neg"(%30) : (tensor<256x1024xf32>) -> tensor<256x1024xf32>
-    %32 = "quabla.mul"(%1, %29) : (tensor<256x1024xf32>, tensor<256x1024xf32>) -> tensor<256x1024xf32>
-    %33 = "quabla.mul"(%1, %31) : (tensor<256x1024xf32>, tensor<256x1024xf32>) -> tensor<256x1024xf32>
-    %34 = "quabla.reduce_sum"(%33) {dims = array<i64: 1>} : (tensor<256x1024xf32>) -> tensor<256xf32>
-    %37 = "quabla.broadcast_in_dim"(%34) {dims = array<i64: 0>} : (tensor<256xf32>) -> tensor<256x1024xf32>
-    %38 = "quabla.add"(%32, %37) : (tensor<256x1024xf32>, tensor<256x1024xf32>) -> tensor<256x1024xf32>
-    %39 = "quabla.mul"(%38, %18) : (tensor<256x1024xf32>, tensor<256x1024xf32>) -> tensor<256x1024xf32>
-    return %24, %39 : tensor<f32>, tensor<256x1024xf32>
-  }
-}"#;
+    let text = softmax_grad_text(256);
     let ctx = quabla_dialect::mlir::new_context();
-    let module = quabla_dialect::mlir::parse_and_import(&ctx, text).unwrap();
+    let module = quabla_dialect::mlir::parse_and_import(&ctx, &text).unwrap();
     let llvm = executor().lower_to_llvm(&module, &with_threads(2)).unwrap();
     assert_eq!(llvm.matches("omp.parallel num_threads").count(), 6, "parallel loops:\n{llvm}");
     let mut rng = Rng(7);
