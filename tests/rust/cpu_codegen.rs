@@ -445,7 +445,8 @@ fn large_pads_and_operand_copies_split_between_threads() {
     // pad writes its fill and then copies the operand into the fill's (strided) slice: both
     // are loops (`linalg.fill`, `linalg.copy`) that a large pad splits between the threads
     // (the copy was one `memrefCopy` on one thread); x.at[rows].set copies its operand into the
-    // output the same way (it was bufferization's `memcpy`). Edge and interior padding, a
+    // output the same way (it was bufferization's `memcpy`), and so does a stack of
+    // parameters into its large result. Edge and interior padding, a
     // small pad (one thread), f32 and i32: the interpreter's results to the bit on one and two
     // threads.
     use quabla_dialect::{Combiner, ScatterOp, SlicingOp};
@@ -461,11 +462,26 @@ fn large_pads_and_operand_copies_split_between_threads() {
         let pad = OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo.to_vec(), edge_padding_high: hi.to_vec(), interior_padding: interior.to_vec() });
         let m = one_op_module(pad, &[xt.clone(), pt.clone()]);
         let tagged = executor().lower_tagged(&m, &with_threads(2)).unwrap();
-        let tags = ["linalg.fill", "linalg.copy"].map(|op| tagged.lines().any(|l| l.contains(op) && l.contains("quabla.par")));
+        let tags = ["linalg.fill", "linalg.copy"].map(|op| tagged.contains(&format!("= {op} {{quabla.par")));
         assert_eq!(tags, [split; 2], "{shape:?} {interior:?}:\n{tagged}");
         let inputs = [rng.buffer(&xt, -100.0, 100.0), rng.buffer(&pt, -5.0, 5.0)];
         equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, &format!("pad of {shape:?} by {lo:?} {hi:?} {interior:?}, "));
     }
+    // Parameters stacked along a new first dim (reshapes of parameters, pairwise
+    // concatenations as qb.stack traces them): copies, each split.
+    let pt = TensorType::new(DType::F32, [256i64, 256]);
+    let mut f = Func::new("main", &vec![pt.clone(); 8]);
+    let rows: Vec<quabla_dialect::Value> = f.params.clone().into_iter().map(|p| f.push1(OpKind::Layout(quabla_dialect::LayoutOp::Reshape { shape: vec![1, 256, 256] }), &[p], None).unwrap()).collect();
+    let mut acc = rows[0];
+    for &r in &rows[1..] {
+        acc = f.push1(OpKind::Slicing(SlicingOp::Concatenate { dim: 0 }), &[acc, r], None).unwrap();
+    }
+    f.outputs = vec![acc];
+    let m = Module { funcs: vec![f] };
+    let tagged = executor().lower_tagged(&m, &with_threads(2)).unwrap();
+    assert_eq!(tagged.matches("= linalg.copy {quabla.par").count(), 8, "{tagged}");
+    let inputs: Vec<Buffer> = (0..8).map(|_| rng.buffer(&pt, -1.0, 1.0)).collect();
+    equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, "stack of 8, ");
     // A splat operand (a gradient's one-hot column) fills its slice.
     let mut f = Func::new("main", &[TensorType::new(DType::F32, Vec::<i64>::new())]);
     let c = f.push1(OpKind::Constant(quabla_dialect::ConstantOp::Constant { value: quabla_dialect::Literal::splat(TensorType::new(DType::F32, [65536i64, 1]), -1.0) }), &[], None).unwrap();
@@ -478,7 +494,7 @@ fn large_pads_and_operand_copies_split_between_threads() {
     let (xt, it, ut) = (TensorType::new(DType::F32, [1024i64, 512]), TensorType::new(DType::I64, [64i64]), TensorType::new(DType::F32, [64i64, 512]));
     let m = one_op_module(OpKind::Scatter(ScatterOp::along_axis(Combiner::Set, 2, 1, 0)), &[xt.clone(), it.clone(), ut.clone()]);
     let tagged = executor().lower_tagged(&m, &with_threads(2)).unwrap();
-    assert!(tagged.lines().any(|l| l.contains("linalg.copy") && l.contains("quabla.par")), "{tagged}");
+    assert!(tagged.contains("= linalg.copy {quabla.par"), "{tagged}");
     let inputs = [rng.buffer(&xt, -1.0, 1.0), rng.buffer(&it, -10.0, 1030.0), rng.buffer(&ut, -1.0, 1.0)];
     equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, "x.at[rows].set, ");
 }
@@ -516,7 +532,7 @@ fn row_local_runs_on_large_arrays_are_lowered_in_blocks_of_rows() {
         f.outputs = vec![p, s, total];
         let m = Module { funcs: vec![f] };
         let text = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
-        let block_rows = text.lines().any(|l| l.contains("scf.forall") && l.contains("shared_outs"));
+        let block_rows = text.contains("} {quabla.blocks}");
         assert_eq!(block_rows, blocked, "{d} {rows}x{cols}:\n{text}");
         let inputs = [rng.buffer(&xt, -4.0, 4.0), rng.buffer(&wt, 0.5, 1.5), rng.buffer(&w1t, -1.0, 1.0)];
         let tol = if d == DType::F32 { Tol::Rel(1e-5) } else { Tol::Rel(1e-13) };
@@ -539,7 +555,7 @@ fn row_local_runs_on_large_arrays_are_lowered_in_blocks_of_rows() {
     f.outputs = vec![out];
     let m = Module { funcs: vec![f] };
     let text = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
-    assert!(text.lines().any(|l| l.contains("scf.forall") && l.contains("shared_outs")), "{text}");
+    assert!(text.contains("} {quabla.blocks}"), "{text}");
     let inputs = [rng.buffer(&xt, -4.0, 4.0), rng.buffer(&st, -5.0, 5.0)];
     equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, "slices, pads and concatenations in row blocks, ");
 }
@@ -554,7 +570,7 @@ fn row_block_runs_read_values_the_block_materialises() {
     let ctx = quabla_dialect::mlir::new_context();
     let module = quabla_dialect::mlir::parse_and_import(&ctx, &text).unwrap();
     let lowered = lower_for_cpu(&module, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
-    assert_eq!(lowered.lines().filter(|l| l.contains("scf.forall") && l.contains("shared_outs")).count(), 2, "{lowered}");
+    assert_eq!(lowered.matches("} {quabla.blocks}").count(), 2, "{lowered}");
     let mut rng = Rng(8);
     let ty = TensorType::new(DType::F32, [1024, 1024]);
     let inputs = [rng.buffer(&ty, -3.0, 3.0), rng.buffer(&ty, -1.0, 1.0)];

@@ -191,9 +191,9 @@ pub fn insert_by_copy(e: &mut Emitter, src: &str, st: &TensorType, dst: &str, dt
 }
 
 /// `linalg.copy` of `src` into `dst` (both of type `t`), noted as a loop the executor may split
-/// ([`split_candidate`]: an element read and one written per iteration).
+/// ([`split_candidate`] at quabla_runtime's `parallel::copy_cost` of a copied element).
 pub fn copy_into(e: &mut Emitter, src: &str, t: &TensorType, dst: &str) -> String {
-    split_candidate(e, &vec![Iter::Parallel; t.rank()], &t.shape, 2 * elementwise::MEMORY_COST);
+    split_candidate(e, &vec![Iter::Parallel; t.rank()], &t.shape, 64);
     e.op(format!("linalg.copy ins({src} : {t}) outs({dst} : {t}) -> {t}"))
 }
 

@@ -175,7 +175,7 @@ pub fn lower_scatter(e: &mut Emitter, f: &Func, o: &Op, op: &ScatterOp) -> Resul
 /// A value computed in `f` and copied into the output buffer may be computed there directly
 /// (empty-tensor elimination), so the scatter's in-place updates would reach that value's
 /// later readers (a gradient's `ct` both scattered into an output and gathered afterwards).
-fn reads_parameter(f: &Func, mut v: Value) -> bool {
+pub(super) fn reads_parameter(f: &Func, mut v: Value) -> bool {
     loop {
         if f.params.contains(&v) {
             return true;

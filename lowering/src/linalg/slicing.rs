@@ -119,6 +119,11 @@ pub fn lower_concatenate(e: &mut Emitter, f: &Func, o: &Op, dim: i64) -> Result<
                 o_off[d] = off.to_string();
                 format!("{c} into {inner}[{}] [{}] [{}] : {chunk} into {out}", o_off.join(", "), sizes.join(", "), list(&ones))
             });
+        } else if d == 0 && !e.cg.target.parallel_outer() && super::scatter::reads_parameter(f, *v) && out.checked_byte_size().is_none_or(|b| b as i64 >= PAR_ROW_GATHER_BYTES) {
+            // A parameter (or its reshape: `qb.stack`) into a large result along the first dim:
+            // a copy loop the executor splits between the threads (`insert_by_copy`), not a
+            // `memcpy` on one thread (a stack of 8 256^2 f32 148 us, JAX 137-152).
+            acc = super::insert_by_copy(e, &x, t, &acc, out, &list(&offs), None);
         } else {
             acc = e.op(format!("tensor.insert_slice {x} into {acc}[{}] [{}] [{}] : {t} into {out}", list(&offs), list(&t.shape), list(&ones)));
         }
