@@ -181,14 +181,13 @@ fn in_forall<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
     false
 }
 
-/// The work units an element of a copy or fill counts for in the split policy: copies from
-/// 2^16 elements are split (a memory-bound element costs more than a generic's body says:
-/// a 256 KB f32 copy ~16 us on one thread, ~6 on two, Xeon 2026-12-06), fills from 2^17.
+/// The work units an element of a copy or fill counts for in the split policy (the
+/// lowering's, which notes them as candidates: quabla_lowering's `copy_into`, `fill_into`).
 fn copy_cost<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> i64 {
     if op.name().as_string_ref().as_str() == Ok("linalg.copy") {
-        64
+        quabla_lowering::tiling::COPY_ELEMENT_COST
     } else {
-        32
+        quabla_lowering::linalg::elementwise::MEMORY_COST
     }
 }
 

@@ -169,10 +169,8 @@ impl Emitter {
 
     /// `linalg.fill` of a new tensor of `ty` with scalar `value`.
     pub fn filled(&mut self, ty: &TensorType, value: &str) -> String {
-        // A large fill is split between the threads (quabla_runtime's `parallel::tag_loops`).
-        split_candidate(self, &vec![Iter::Parallel; ty.rank()], &ty.shape, elementwise::MEMORY_COST);
         let e = self.empty(ty);
-        self.op(format!("linalg.fill ins({value} : {}) outs({e} : {ty}) -> {ty}", ty.dtype))
+        fill_into(self, value, ty, &e)
     }
 }
 
@@ -183,18 +181,32 @@ impl Emitter {
 /// copy that is a plain `linalg.generic` would not survive canonicalization (an identity
 /// generic folds to its input).
 pub fn insert_by_copy(e: &mut Emitter, src: &str, st: &TensorType, dst: &str, dt: &TensorType, offsets: &str, strides: Option<&[i64]>) -> String {
+    write_slice(e, st, (dst, dt), offsets, strides, |e, slot| copy_into(e, src, st, slot))
+}
+
+/// The slice of `dst` (`dt`) at `offsets` (with `strides`, unit when None) of type `st`, written
+/// by `write(e, slot)` (a destination-passing op into the slice, returning its result) and
+/// inserted back: bufferized in place.
+pub fn write_slice(e: &mut Emitter, st: &TensorType, (dst, dt): (&str, &TensorType), offsets: &str, strides: Option<&[i64]>, write: impl FnOnce(&mut Emitter, &str) -> String) -> String {
     let sizes = list(&st.shape);
     let strides = strides.map_or_else(|| vec!["1"; st.rank()].join(", "), list);
     let slot = e.op(format!("tensor.extract_slice {dst}[{offsets}] [{sizes}] [{strides}] : {dt} to {st}"));
-    let c = copy_into(e, src, st, &slot);
+    let c = write(e, &slot);
     e.op(format!("tensor.insert_slice {c} into {dst}[{offsets}] [{sizes}] [{strides}] : {st} into {dt}"))
 }
 
 /// `linalg.copy` of `src` into `dst` (both of type `t`), noted as a loop the executor may split
-/// ([`split_candidate`] at quabla_runtime's `parallel::copy_cost` of a copied element).
+/// ([`split_candidate`] at `tiling::COPY_ELEMENT_COST`).
 pub fn copy_into(e: &mut Emitter, src: &str, t: &TensorType, dst: &str) -> String {
-    split_candidate(e, &vec![Iter::Parallel; t.rank()], &t.shape, 64);
+    split_candidate(e, &vec![Iter::Parallel; t.rank()], &t.shape, crate::tiling::COPY_ELEMENT_COST);
     e.op(format!("linalg.copy ins({src} : {t}) outs({dst} : {t}) -> {t}"))
+}
+
+/// `linalg.fill` of `dst` (type `t`) with scalar `value`, noted as a loop the executor may
+/// split (quabla_runtime's `parallel::tag_loops`).
+pub fn fill_into(e: &mut Emitter, value: &str, t: &TensorType, dst: &str) -> String {
+    split_candidate(e, &vec![Iter::Parallel; t.rank()], &t.shape, elementwise::MEMORY_COST);
+    e.op(format!("linalg.fill ins({value} : {}) outs({dst} : {t}) -> {t}", t.dtype))
 }
 
 /// `affine_map<(d0, .., dn-1) -> (exprs)>`.
@@ -538,7 +550,6 @@ pub fn memref(t: &TensorType) -> String {
     s
 }
 
-/// The op of `f` (at any depth) that defines `v`; None for a block argument.
 /// The element of the splat constant that defines `v`, as a 0-d `arith.constant` tensor (its
 /// name and type), if `v` is one.
 pub fn splat_scalar(e: &mut Emitter, f: &Func, v: Value) -> Option<(String, TensorType)> {
@@ -553,6 +564,23 @@ pub fn splat_scalar(e: &mut Emitter, f: &Func, v: Value) -> Option<(String, Tens
     Some((e.op(format!("arith.constant {}", scalar.to_mlir())), st))
 }
 
+/// Whether `v` is a parameter of `f`, or a reshape of one: a buffer that no op of `f` writes.
+/// A value computed in `f` and copied into the output buffer may be computed there directly
+/// (empty-tensor elimination), so the scatter's in-place updates would reach that value's
+/// later readers (a gradient's `ct` both scattered into an output and gathered afterwards).
+pub fn reads_parameter(f: &Func, mut v: Value) -> bool {
+    loop {
+        if f.params.contains(&v) {
+            return true;
+        }
+        match f.ops.iter().find(|op| op.results.contains(&v)) {
+            Some(Op { kind: OpKind::Layout(quabla_dialect::LayoutOp::Reshape { .. }), operands, .. }) => v = operands[0],
+            _ => return false,
+        }
+    }
+}
+
+/// The op of `f` (at any depth) that defines `v`; None for a block argument.
 pub fn defining(f: &Func, v: Value) -> Option<&Op> {
     let mut def = None;
     quabla_dialect::walk_ops(&f.ops, &mut |op| {

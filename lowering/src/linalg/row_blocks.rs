@@ -11,7 +11,7 @@
 //! passes).
 use std::collections::HashMap;
 
-use quabla_dialect::{ConstantOp, DType, Func, LayoutOp, Literal, Op, OpKind, ReduceOp, SlicingOp, TensorType, Value};
+use quabla_dialect::{ConstantOp, Func, LayoutOp, Literal, Op, OpKind, ReduceOp, SlicingOp, TensorType, Value};
 
 use super::{list, lower_block, memref, Ctx, Emitter};
 use crate::LowerError;
@@ -170,7 +170,7 @@ fn plan(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value], start: usize, end:
     if bytes < ROW_BLOCK_MIN_BYTES {
         return None;
     }
-    let later = |v: &Value| outputs.contains(v) || ops[end..].iter().any(|op| uses(op, *v)) || ops[..start].iter().any(|op| uses(op, *v));
+    let later = |v: &Value| outputs.contains(v) || ops[end..].iter().any(|op| uses(op, *v));
     let own: Vec<Value> = ops[start..end].iter().flat_map(|op| op.results.iter().copied()).collect();
     let mut outs: Vec<Value> = own.iter().copied().filter(later).collect();
     // A broadcast, reshape or splat of the run used after it is lowered again after the run
@@ -199,7 +199,9 @@ fn plan(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value], start: usize, end:
         return None;
     }
     let threads = e.threads().max(1);
-    let block = (1..=rows).rev().find(|&b| rows % b == 0 && b.saturating_mul(row_bytes) <= BLOCK_BYTES && rows / b >= threads)?;
+    // The largest divisor of the rows within BLOCK_BYTES (at most BLOCK_BYTES / MIN_ROW_BYTES
+    // candidates, whatever the row count).
+    let block = (1..=rows.min(BLOCK_BYTES / row_bytes)).rev().find(|&b| rows % b == 0 && rows / b >= threads)?;
     // Blocks of a few short rows (a prime row count) would cost more in loop overhead than
     // they save: op by op then.
     if block.saturating_mul(row_bytes) < MIN_BLOCK_BYTES {
@@ -216,11 +218,16 @@ fn uses(op: &Op, v: Value) -> bool {
     hit
 }
 
+/// `shape` with `block` rows.
+fn block_shape(shape: &[i64], block: i64) -> Vec<i64> {
+    let mut s = shape.to_vec();
+    s[0] = block;
+    s
+}
+
 /// `t` with `block` rows.
 fn block_type(t: &TensorType, block: i64) -> TensorType {
-    let mut shape = t.shape.clone();
-    shape[0] = block;
-    TensorType::new(t.dtype, shape)
+    TensorType::new(t.dtype, block_shape(&t.shape, block))
 }
 
 /// The run's ops on blocks of `block` rows, as a function of the run's inputs (sliced ones
@@ -231,13 +238,9 @@ fn block_func(f: &Func, run: &[&Op], inputs: &[(Value, bool)], outs: &[Value], b
     let mut map: HashMap<Value, Value> = inputs.iter().map(|(v, _)| *v).zip(g.params.iter().copied()).collect();
     for op in run.iter().copied() {
         let kind = match &op.kind {
-            OpKind::Layout(LayoutOp::Reshape { shape }) => OpKind::Layout(LayoutOp::Reshape { shape: block_type(&TensorType::new(DType::F32, shape.clone()), block).shape }),
-            OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape }) => OpKind::Layout(LayoutOp::BroadcastInDim { dims: dims.clone(), shape: block_type(&TensorType::new(DType::F32, shape.clone()), block).shape }),
-            OpKind::Slicing(SlicingOp::Slice { start_indices, limit_indices, strides }) => {
-                let mut limit = limit_indices.clone();
-                limit[0] = block;
-                OpKind::Slicing(SlicingOp::Slice { start_indices: start_indices.clone(), limit_indices: limit, strides: strides.clone() })
-            }
+            OpKind::Layout(LayoutOp::Reshape { shape }) => OpKind::Layout(LayoutOp::Reshape { shape: block_shape(shape, block) }),
+            OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape }) => OpKind::Layout(LayoutOp::BroadcastInDim { dims: dims.clone(), shape: block_shape(shape, block) }),
+            OpKind::Slicing(SlicingOp::Slice { start_indices, limit_indices, strides }) => OpKind::Slicing(SlicingOp::Slice { start_indices: start_indices.clone(), limit_indices: block_shape(limit_indices, block), strides: strides.clone() }),
             OpKind::Constant(ConstantOp::Constant { value }) => {
                 let t = block_type(&value.ty, block);
                 let n = t.num_elements();

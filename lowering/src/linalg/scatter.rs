@@ -9,7 +9,7 @@
 //! GPU) the nest is the body of a one-iteration `scf.forall` over the result, so it becomes
 //! a one-thread kernel: updates applied in order, any combiner, duplicate indices as on the
 //! CPU (no atomics yet: a large scatter is slow there, not wrong).
-use quabla_dialect::{Combiner, DType, Func, LayoutOp, Op, OpKind, ScatterOp, TensorType, Value};
+use quabla_dialect::{Combiner, DType, Func, Op, ScatterOp, TensorType, Value};
 
 use super::{close_nest, open_nest, Emitter, ForNest};
 use crate::LowerError;
@@ -81,8 +81,8 @@ pub fn lower_scatter(e: &mut Emitter, f: &Func, o: &Op, op: &ScatterOp) -> Resul
     // A result that is a destination-passing output of the function (or viewed as one) is
     // updated in the output's buffer: the operand is copied there first, so the loop carries
     // the output (one copy of the operand, not one into a new buffer and another into the
-    // output). Only for an operand that is a parameter ([`reads_parameter`]).
-    let dest = e.outs.iter().find(|(v, _)| *v == o.results[0]).map(|(_, name)| name.clone()).filter(|_| kernel.is_none() && reads_parameter(f, o.operands[0]));
+    // output). Only for an operand that is a parameter ([`super::reads_parameter`]).
+    let dest = e.outs.iter().find(|(v, _)| *v == o.results[0]).map(|(_, name)| name.clone()).filter(|_| kernel.is_none() && super::reads_parameter(f, o.operands[0]));
     // The operand's copy is a `linalg.copy` (split between the threads when large:
     // quabla_runtime's `parallel::tag_loops`), not bufferization's `memcpy` on one thread:
     // `x.at[64 rows].set(0.)` of a 1024^2 f32 matrix 301 us on the Xeon, JAX 252.
@@ -93,7 +93,7 @@ pub fn lower_scatter(e: &mut Emitter, f: &Func, o: &Op, op: &ScatterOp) -> Resul
             let o = e.op(format!("bufferization.to_tensor {out} restrict writable : {} to {xt}", super::memref(&xt)));
             copy(e, o)
         }
-        None if kernel.is_none() && reads_parameter(f, o.operands[0]) => {
+        None if kernel.is_none() && super::reads_parameter(f, o.operands[0]) => {
             let fresh = e.empty(&xt);
             copy(e, fresh)
         }
@@ -169,22 +169,6 @@ pub fn lower_scatter(e: &mut Emitter, f: &Func, o: &Op, op: &ScatterOp) -> Resul
             res
         }
     })
-}
-
-/// Whether `v` is a parameter of `f`, or a reshape of one: a buffer that no op of `f` writes.
-/// A value computed in `f` and copied into the output buffer may be computed there directly
-/// (empty-tensor elimination), so the scatter's in-place updates would reach that value's
-/// later readers (a gradient's `ct` both scattered into an output and gathered afterwards).
-pub(super) fn reads_parameter(f: &Func, mut v: Value) -> bool {
-    loop {
-        if f.params.contains(&v) {
-            return true;
-        }
-        match f.ops.iter().find(|op| op.results.contains(&v)) {
-            Some(Op { kind: OpKind::Layout(LayoutOp::Reshape { .. }), operands, .. }) => v = operands[0],
-            _ => return false,
-        }
-    }
 }
 
 /// A set or add of whole rows (a take-form scatter along the first axis: `x.at[rows].set(v)`,

@@ -61,10 +61,7 @@ pub fn lower_pad(e: &mut Emitter, f: &Func, o: &Op, low: &[i64], interior: &[i64
     // element down the column (the cross-entropy gradient of 65536 x 10: 849 us, JAX 514).
     if let Some((c, ct)) = super::splat_scalar(e, f, o.operands[0]) {
         let c = e.op(format!("tensor.extract {c}[] : {ct}"));
-        let (sizes, strides) = (list(&xt.shape), list(&st));
-        let slot = e.op(format!("tensor.extract_slice {filled}[{}] [{sizes}] [{strides}] : {out} to {xt}", list(low)));
-        let s = e.op(format!("linalg.fill ins({c} : {}) outs({slot} : {xt}) -> {xt}", xt.dtype));
-        return Ok(e.op(format!("tensor.insert_slice {s} into {filled}[{}] [{sizes}] [{strides}] : {xt} into {out}", list(low))));
+        return Ok(super::write_slice(e, xt, (&filled, out), &list(low), Some(&st), |e, slot| super::fill_into(e, &c, xt, slot)));
     }
     // On the CPU a copy loop (split between the threads when large): the plain insert was a
     // `memrefCopy` on one thread, a `memcpy` per row (per element with interior padding):
@@ -119,7 +116,7 @@ pub fn lower_concatenate(e: &mut Emitter, f: &Func, o: &Op, dim: i64) -> Result<
                 o_off[d] = off.to_string();
                 format!("{c} into {inner}[{}] [{}] [{}] : {chunk} into {out}", o_off.join(", "), sizes.join(", "), list(&ones))
             });
-        } else if d == 0 && !e.cg.target.parallel_outer() && super::scatter::reads_parameter(f, *v) && out.checked_byte_size().is_none_or(|b| b as i64 >= PAR_ROW_GATHER_BYTES) {
+        } else if d == 0 && !e.cg.target.parallel_outer() && super::reads_parameter(f, *v) && out.checked_byte_size().is_none_or(|b| b as i64 >= PAR_ROW_GATHER_BYTES) {
             // A parameter (or its reshape: `qb.stack`) into a large result along the first dim:
             // a copy loop the executor splits between the threads (`insert_by_copy`), not a
             // `memcpy` on one thread (a stack of 8 256^2 f32 148 us, JAX 137-152).

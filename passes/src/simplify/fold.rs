@@ -153,7 +153,7 @@ fn sunk_slice(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<V
     let d = defs.get(&op.operands[0])?;
     let out = f.ty(op.results[0]).clone();
     // The slice of `x` from `start` to `limit` (this slice's strides) into `r`.
-    let slice_of = |x: Value, start: Vec<i64>, limit: Vec<i64>, r: Value| Op { kind: OpKind::Slicing(SlicingOp::Slice { start_indices: start, limit_indices: limit, strides: strides.clone() }), operands: vec![x], results: vec![r], regions: vec![], loc: op.loc.clone() };
+    let slice_of = |x: Value, start: Vec<i64>, limit: Vec<i64>, r: Value| Op::new(OpKind::Slicing(SlicingOp::Slice { start_indices: start, limit_indices: limit, strides: strides.clone() }), vec![x], vec![r], op.loc.clone());
     match &d.kind {
         OpKind::Slicing(SlicingOp::Concatenate { dim }) => {
             let c = usize::try_from(*dim).ok()?;
@@ -181,11 +181,11 @@ fn sunk_slice(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<V
                 ops.push(slice_of(x, start_indices.clone(), limit_indices.clone(), r));
                 xs.push(r);
             }
-            ops.push(Op { kind: d.kind.clone(), operands: xs, results: op.results.clone(), regions: vec![], loc: d.loc.clone() });
+            ops.push(Op::new(d.kind.clone(), xs, op.results.clone(), d.loc.clone()));
             Some(ops)
         }
         OpKind::Layout(LayoutOp::BroadcastInDim { .. }) if f.ty(d.operands[0]).rank() == 0 => {
-            Some(vec![Op { kind: OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: out.shape.clone() }), operands: vec![d.operands[0]], results: op.results.clone(), regions: vec![], loc: op.loc.clone() }])
+            Some(vec![Op::new(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: out.shape.clone() }), vec![d.operands[0]], op.results.clone(), op.loc.clone())])
         }
         _ => None,
     }
@@ -200,11 +200,11 @@ fn sunk_slice(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<V
 fn pulled_sum(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usize>) -> Option<Vec<Op>> {
     let OpKind::Reduce(ReduceOp::Reduce { op: quabla_dialect::Reducer::Sum, dims }) = &op.kind else { return None };
     let d = defs.get(&op.operands[0])?;
-    let sum_of = |x: Value, r: Value| Op { kind: op.kind.clone(), operands: vec![x], results: vec![r], regions: vec![], loc: op.loc.clone() };
+    let sum_of = |x: Value, r: Value| Op::new(op.kind.clone(), vec![x], vec![r], op.loc.clone());
     match &d.kind {
         OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Neg }) if uses.get(&d.results[0]) == Some(&1) => {
             let r = f.new_value(f.ty(op.results[0]).clone());
-            Some(vec![sum_of(d.operands[0], r), Op { kind: d.kind.clone(), operands: vec![r], results: op.results.clone(), regions: vec![], loc: d.loc.clone() }])
+            Some(vec![sum_of(d.operands[0], r), Op::new(d.kind.clone(), vec![r], op.results.clone(), d.loc.clone())])
         }
         OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo, edge_padding_high: hi, interior_padding: mid }) => {
             let padded_only_summed = (0..lo.len()).all(|k| lo[k] >= 0 && hi[k] >= 0 && mid[k] >= 0 && (dims.contains(&(k as i64)) || lo[k] == 0 && hi[k] == 0 && mid[k] == 0));
@@ -410,7 +410,7 @@ fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Va
         // the sign of a zero may differ, as with x + 0).
         OpKind::Reduce(ReduceOp::Reduce { dims, .. }) if dims.iter().all(|&k| f.ty(op.operands[0]).shape.get(k as usize) == Some(&1)) => {
             let shape = out_ty.clone().map(|t| t.shape).unwrap_or_default();
-            return Fold::Keep(Op { kind: OpKind::Layout(LayoutOp::Reshape { shape }), operands: op.operands.clone(), results: op.results.clone(), regions: vec![], loc: op.loc.clone() });
+            return Fold::Keep(Op::new(OpKind::Layout(LayoutOp::Reshape { shape }), op.operands.clone(), op.results.clone(), op.loc.clone()));
         }
         OpKind::Elementwise(ElementwiseOp::Select {}) => {
             if let Some(p) = splat_of(consts, defs, op.operands[0]) {

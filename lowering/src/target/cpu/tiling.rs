@@ -365,6 +365,12 @@ pub const PAR_SPLIT_K_WORK: i64 = 1 << 21;
 /// 145 us, JAX 260-272; 262144 30 / 10; 131072 7.5 / 6.4; 65536 4.6 / 4.9 stays on one).
 pub const PAR_SPLIT_K_READ: i64 = 1 << 18;
 
+/// The work units an element of a `linalg.copy` counts for in [`parallel_loop`]'s policy:
+/// copies from 2^16 elements are split between the threads (a memory-bound element costs
+/// more than a generic's body says: a 256 KB f32 copy ~16 us on one thread, ~6 on two, Xeon
+/// 2026-12-06; a stack of 8 256^2 f32 150 -> 84 us). Fills count `MEMORY_COST` (from 2^17).
+pub const COPY_ELEMENT_COST: i64 = 64;
+
 /// The longest K of a product that runs on several threads from [`PAR_RUNTIME_GEMM_WORK`].
 pub const PAR_RUNTIME_GEMM_K: i64 = 256;
 
