@@ -500,6 +500,61 @@ fn large_pads_and_operand_copies_split_between_threads() {
 }
 
 #[test]
+fn pads_of_splats_are_computed_by_their_elementwise_consumers() {
+    // `x + pad(c)` with c a splat constant (or the broadcast of a scalar constant too large to
+    // fold) and a constant padding value: the consumer's generic selects between the two
+    // literals on its loop indices and no fill is written. Edge padding on either side and
+    // interior padding, rank 3, f32, f64 and i32; a pad that is also an
+    // output is written as well; a padding value that is a parameter keeps the fill. To the
+    // bit against the interpreter on one and two threads.
+    use quabla_dialect::{BinaryOp, ConstantOp, LayoutOp, Literal, SlicingOp};
+    let mut rng = Rng(139);
+    type Case = (DType, &'static [i64], [i64; 3], [i64; 3], [i64; 3], bool, bool);
+    let cases: [Case; 6] = [
+        (DType::F32, &[65536, 1, 1], [0, 0, 0], [0, 9, 0], [0, 0, 0], false, false),
+        (DType::F32, &[300, 4, 1], [0, 3, 0], [0, 0, 0], [0, 1, 0], true, false),
+        (DType::F32, &[7, 5, 3], [2, 1, 0], [3, 0, 2], [1, 0, 2], false, false),
+        (DType::I32, &[40, 6, 8], [2, 0, 1], [0, 2, 0], [0, 1, 0], true, false),
+        (DType::F32, &[64, 2, 2], [1, 1, 1], [1, 1, 1], [0, 0, 0], false, true),
+        (DType::F64, &[128, 3, 5], [0, 2, 0], [0, 2, 0], [0, 0, 0], true, false),
+    ];
+    for (d, shape, lo, hi, interior, broadcast, also_output) in cases {
+        let out: Vec<i64> = (0..3).map(|k| lo[k] + hi[k] + shape[k] + (shape[k] - 1) * interior[k]).collect();
+        let (ct, ot, st) = (TensorType::new(d, shape.to_vec()), TensorType::new(d, out.clone()), TensorType::new(d, Vec::<i64>::new()));
+        let mut f = Func::new("main", &[ot.clone()]);
+        let x = f.params[0];
+        let konst = |f: &mut Func, t: &TensorType, v: f64| f.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(t.clone(), v) }), &[], None).unwrap();
+        let c = if broadcast {
+            let s = konst(&mut f, &st, -1.5);
+            f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: shape.to_vec() }), &[s], None).unwrap()
+        } else {
+            konst(&mut f, &ct, 2.5)
+        };
+        let pv = konst(&mut f, &st, 0.25);
+        let p = f.push1(OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo.to_vec(), edge_padding_high: hi.to_vec(), interior_padding: interior.to_vec() }), &[c, pv], None).unwrap();
+        let y = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[x, p], None).unwrap();
+        let z = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[y, p], None).unwrap();
+        f.outputs = if also_output { vec![z, p] } else { vec![z] };
+        let m = Module { funcs: vec![f] };
+        let what = format!("{d} pad of {shape:?} by {lo:?} {hi:?} {interior:?}, ");
+        let tagged = executor().lower_tagged(&m, &with_threads(2)).unwrap();
+        assert!(tagged.contains("linalg.index"), "{what}\n{tagged}");
+        assert_eq!(tagged.contains("= linalg.fill"), also_output, "{what}\n{tagged}");
+        equals_interpreter_on_one_and_two_threads(&m, &[rng.buffer(&ot, -100.0, 100.0)], Tol::Exact, |_| 1.0, &what);
+    }
+    // A padding value that is a parameter: the pad is a fill and an insert, as before.
+    let (ct, xt, st) = (TensorType::new(DType::F32, [64i64, 1]), TensorType::new(DType::F32, [64i64, 4]), TensorType::new(DType::F32, Vec::<i64>::new()));
+    let mut f = Func::new("main", &[xt.clone(), st.clone()]);
+    let (x, pv) = (f.params[0], f.params[1]);
+    let c = f.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(ct, 3.0) }), &[], None).unwrap();
+    let p = f.push1(OpKind::Slicing(SlicingOp::Pad { edge_padding_low: vec![0, 1], edge_padding_high: vec![0, 2], interior_padding: vec![0, 0] }), &[c, pv], None).unwrap();
+    f.outputs = vec![f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Sub }), &[x, p], None).unwrap()];
+    let m = Module { funcs: vec![f] };
+    assert!(!executor().lower_tagged(&m, &with_threads(1)).unwrap().contains("linalg.index"));
+    equals_interpreter_on_one_and_two_threads(&m, &[rng.buffer(&xt, -1.0, 1.0), rng.buffer(&st, -1.0, 1.0)], Tol::Exact, |_| 1.0, "pad by a parameter, ");
+}
+
+#[test]
 fn row_local_runs_on_large_arrays_are_lowered_in_blocks_of_rows() {
     // A softmax with a scale read whole ([cols] broadcast along rows, and a [1, cols] one),
     // its row sums a second output and read again after the run by a column sum (not

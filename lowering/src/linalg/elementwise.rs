@@ -805,6 +805,82 @@ pub fn text_body_cost(body: &str) -> i64 {
         .sum()
 }
 
+/// A pad of a splat constant by a constant padding value, read by elementwise generics as a
+/// select on their loop indices ([`padded_splats`]): the two literals and, for each padded dim,
+/// (dim, first position of the operand, last position, step).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PaddedSplat {
+    pub inside: String,
+    pub outside: String,
+    pub dims: Vec<(usize, i64, i64, i64)>,
+}
+
+/// The pads of splat constants by constant padding values (`splats`), by result: the
+/// cotangent of a slice of a splat, a gradient's one-hot column (`x[:, 0]` in a loss gives
+/// `pad(-1, [0, 9])` of `[n, 1]`). An elementwise generic that uses one computes it from its
+/// loop indices (a compare and a select per padded dim) instead of reading a filled array: the
+/// cross-entropy gradient over 65536 x 10 f32 wrote a 2.6 MB fill, its column, then read it.
+/// The operand may be a broadcast of a splat (`scalars`: one too large to fold to a constant).
+/// Not on targets whose kernels are the outer loops (`Target::parallel_outer`).
+pub fn padded_splats(f: &Func, ops: &[Op], splats: &HashMap<Value, String>, scalars: &HashMap<Value, ReadBroadcast>) -> HashMap<Value, PaddedSplat> {
+    let literal = |v: &Value| splats.get(v).or_else(|| splats.get(&scalars.get(v)?.0));
+    ops.iter()
+        .filter_map(|op| {
+            let OpKind::Slicing(quabla_dialect::SlicingOp::Pad { edge_padding_low: low, interior_padding: interior, .. }) = &op.kind else { return None };
+            let (inside, outside) = (literal(op.operands.first()?)?, splats.get(op.operands.get(1)?)?);
+            let (xt, out) = (f.ty(op.operands[0]), f.ty(*op.results.first()?));
+            if xt.rank() != out.rank() || out.rank() == 0 || low.len() != out.rank() || interior.len() != out.rank() || xt.num_elements() == 0 {
+                return None;
+            }
+            let mut dims = Vec::new();
+            for k in 0..out.rank() {
+                let (n, l, step) = (xt.shape[k], low[k], interior[k].checked_add(1)?);
+                let last = l.checked_add((n - 1).checked_mul(step)?)?;
+                if l != 0 || step != 1 || last != out.shape[k] - 1 {
+                    dims.push((k, l, last, step));
+                }
+            }
+            Some((op.results[0], PaddedSplat { inside: inside.clone(), outside: outside.clone(), dims }))
+        })
+        .collect()
+}
+
+/// [`PaddedSplat`] `p` in a generic body: `inside` where every padded dim's loop index is a
+/// position of the operand, else `outside`.
+fn padded_value(e: &mut Emitter, p: &PaddedSplat, d: DType, extent: &[i64]) -> String {
+    let (inside, outside) = (e.scalar(d, &p.inside), e.scalar(d, &p.outside));
+    let mut cond: Option<String> = None;
+    for &(k, first, last, step) in &p.dims {
+        let i = e.op(format!("linalg.index {k} : index"));
+        let mut conds = Vec::new();
+        if first > 0 {
+            let c = e.index(first);
+            conds.push(e.op(format!("arith.cmpi sge, {i}, {c} : index")));
+        }
+        if last < extent[k] - 1 {
+            let c = e.index(last);
+            conds.push(e.op(format!("arith.cmpi sle, {i}, {c} : index")));
+        }
+        if step > 1 {
+            // (i - first) is non-negative wherever i >= first; below it the first compare fails.
+            let (c, s, z) = (e.index(first), e.index(step), e.index(0));
+            let off = e.op(format!("arith.subi {i}, {c} : index"));
+            let m = e.op(format!("arith.remsi {off}, {s} : index"));
+            conds.push(e.op(format!("arith.cmpi eq, {m}, {z} : index")));
+        }
+        for c in conds {
+            cond = Some(match cond {
+                None => c,
+                Some(a) => e.op(format!("arith.andi {a}, {c} : i1")),
+            });
+        }
+    }
+    match cond {
+        None => inside,
+        Some(c) => e.op(format!("arith.select {c}, {inside}, {outside} : {d}")),
+    }
+}
+
 /// A broadcast read in place: its source and the source's indexing expressions over the
 /// result's dims (empty for a scalar source; `0` for a size-1 dim that is expanded).
 pub type ReadBroadcast = (Value, Vec<String>);
@@ -921,10 +997,11 @@ pub(crate) fn elementwise_source(f: &Func, v: Value) -> Option<Value> {
     }
 }
 
-/// The [`read_broadcasts`] that need no tensor at all: every use is an elementwise op (which
-/// reads the source instead, [`lower_fused`]) and none is a block output.
-pub fn unmaterialised(scalars: &HashMap<Value, ReadBroadcast>, ops: &[Op], outputs: &[Value]) -> std::collections::HashSet<Value> {
-    let mut out: std::collections::HashSet<Value> = scalars.keys().copied().filter(|v| !outputs.contains(v)).collect();
+/// The [`read_broadcasts`] and [`padded_splats`] that need no tensor at all: every use is an
+/// elementwise op (which reads the source or computes the value instead, [`lower_fused`]) and
+/// none is a block output.
+pub fn unmaterialised(scalars: &HashMap<Value, ReadBroadcast>, padded: &HashMap<Value, PaddedSplat>, ops: &[Op], outputs: &[Value]) -> std::collections::HashSet<Value> {
+    let mut out: std::collections::HashSet<Value> = scalars.keys().chain(padded.keys()).copied().filter(|v| !outputs.contains(v)).collect();
     for op in ops {
         if !matches!(op.kind, OpKind::Elementwise(_)) {
             for v in &op.operands {
@@ -936,9 +1013,18 @@ pub fn unmaterialised(scalars: &HashMap<Value, ReadBroadcast>, ops: &[Op], outpu
 }
 
 /// Whether elementwise op `op` is lowered by [`lower_fused`]: it consumes a pending producer
-/// or a broadcast read in place.
-pub fn takes_fused(op: &Op, pending: &HashMap<Value, &Op>, scalars: &HashMap<Value, ReadBroadcast>, deferred: &HashMap<Value, Deferred>) -> bool {
-    matches!(op.kind, OpKind::Elementwise(_)) && op.operands.iter().any(|v| pending.contains_key(v) || scalars.contains_key(v) || deferred.contains_key(v))
+/// a broadcast read in place or a padded splat.
+pub fn takes_fused(op: &Op, pending: &HashMap<Value, &Op>, reads: &Reads, deferred: &HashMap<Value, Deferred>) -> bool {
+    matches!(op.kind, OpKind::Elementwise(_)) && op.operands.iter().any(|v| pending.contains_key(v) || reads.scalars.contains_key(v) || reads.padded.contains_key(v) || deferred.contains_key(v))
+}
+
+/// What elementwise generics of a block read without a tensor of the value: splat constants
+/// as literals ([`splat_scalars`]), broadcasts from their sources ([`read_broadcasts`]), pads
+/// of splats from the loop indices ([`padded_splats`]).
+pub struct Reads {
+    pub splats: HashMap<Value, String>,
+    pub scalars: HashMap<Value, ReadBroadcast>,
+    pub padded: HashMap<Value, PaddedSplat>,
 }
 
 /// The scalar formula of elementwise op `op` on operand scalars `a` (operand dtypes from `f`).
@@ -967,7 +1053,8 @@ fn scalar(e: &mut Emitter, f: &Func, op: &Op, a: &[String]) -> Result<String, Lo
 /// The [`deferred_values`] whose root is `root` are computed in the same generic (the tree is
 /// then a DAG: each op is evaluated once) and yielded as extra results, which their values
 /// then name.
-pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value, &Op>, splats: &HashMap<Value, String>, scalars: &HashMap<Value, ReadBroadcast>, deferred: &HashMap<Value, Deferred>) -> Result<String, LowerError> {
+pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value, &Op>, reads: &Reads, deferred: &HashMap<Value, Deferred>) -> Result<String, LowerError> {
+    let (splats, scalars, padded) = (&reads.splats, &reads.scalars, &reads.padded);
     let mine: HashMap<Value, &Deferred> = deferred.iter().filter(|(_, d)| d.root == root.results[0]).map(|(v, d)| (*v, d)).collect();
     // Post order of the DAG and its leaves, iteratively.
     let mut order: Vec<&Op> = Vec::new();
@@ -987,7 +1074,7 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
             match pending.get(v).or_else(|| mine.get(v).map(|d| &d.op)) {
                 Some(p) => stack.push((p, false)),
                 None => {
-                    if !leaves.contains(v) && !splats.contains_key(v) {
+                    if !leaves.contains(v) && !splats.contains_key(v) && !padded.contains_key(v) {
                         leaves.push(*v);
                     }
                 }
@@ -1035,6 +1122,15 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
         for (v, text) in &literal {
             let s = e.scalar(f.ty(*v).dtype, text);
             vals.insert(*v, s);
+        }
+        // Padded splats from the loop indices (the generic's loops are the result's dims).
+        for op in &order {
+            for v in &op.operands {
+                if let (Some(p), false) = (padded.get(v), vals.contains_key(v)) {
+                    let s = padded_value(e, p, f.ty(*v).dtype, &out.shape);
+                    vals.insert(*v, s);
+                }
+            }
         }
         // Splat constants become scalars of the body (not operands of the generic).
         for op in &order {

@@ -474,9 +474,11 @@ fn lower_ops(e: &mut Emitter, cx: &Ctx, f: &Func, ops: &[Op], outputs: &[Value],
     let pending = elementwise::fusible_producers(f, ops, outputs);
     let splats = elementwise::splat_scalars(ops);
     let scalars = elementwise::read_broadcasts(f, ops);
+    let padded = if e.cg.target.parallel_outer() { Default::default() } else { elementwise::padded_splats(f, ops, &splats, &scalars) };
     let deferred = elementwise::deferred_values(f, ops, outputs, &pending);
-    let unused = elementwise::unmaterialised(&scalars, ops, outputs);
+    let unused = elementwise::unmaterialised(&scalars, &padded, ops, outputs);
     let apart = if e.cg.target.parallel_outer() { Default::default() } else { elementwise::kept_apart(f, ops, &scalars, &pending, &e.cg) };
+    let reads = elementwise::Reads { splats, scalars, padded };
     for (i, op) in ops.iter().enumerate() {
         for (_, run) in runs.iter().filter(|(at, _)| *at == i) {
             row_blocks::lower_run(e, cx, f, run)?;
@@ -485,9 +487,9 @@ fn lower_ops(e: &mut Emitter, cx: &Ctx, f: &Func, ops: &[Op], outputs: &[Value],
             continue;
         }
         e.apart = op.results.len() == 1 && apart.contains(&op.results[0]);
-        if elementwise::takes_fused(op, &pending, &scalars, &deferred) {
+        if elementwise::takes_fused(op, &pending, &reads, &deferred) {
             e.loc = op.loc.as_ref().map(|l| l.to_string());
-            let r = elementwise::lower_fused(e, f, op, &pending, &splats, &scalars, &deferred)?;
+            let r = elementwise::lower_fused(e, f, op, &pending, &reads, &deferred)?;
             e.alias(op.results[0], r);
             e.loc = None;
             e.apart = false;

@@ -14,12 +14,13 @@
 //! no dims, and over dims of one element (a reshape); slices sink towards their data
 //! (`sunk_slice`: into a concatenation's operand, through a single-use elementwise op, onto a
 //! scalar's broadcast); sums move towards theirs (`pulled_sum`: through a single-use
-//! negation, onto the operand of a zero padding along the summed dims). Float `x + 0.0 -> x`
+//! negation, onto the operand of a zero padding along the summed dims); a sum of a splat is
+//! the splat of `n` times it where every order of the sum gives that (`summed_splat`). Float `x + 0.0 -> x`
 //! (and a sum over one element) treats -0.0 + 0.0 as -0.0 (the sign of a zero may differ
 //! from IEEE), as XLA's simplifier does; every other rule is exact.
 use std::collections::HashMap;
 
-use quabla_dialect::{BinaryOp, CallOp, ConstantOp, ControlOp, DotDims, DotOp, ElementwiseOp, Func, LayoutOp, Literal, Module, Op, OpKind, ReduceOp, SlicingOp, UnaryOp, Value};
+use quabla_dialect::{BinaryOp, CallOp, ConstantOp, ControlOp, DType, DotDims, DotOp, ElementwiseOp, Func, LayoutOp, Literal, Module, Op, OpKind, ReduceOp, SlicingOp, TensorType, UnaryOp, Value};
 use quabla_interp as interp;
 use quabla_interp::Buffer;
 
@@ -109,7 +110,7 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
             r.ops = fold_block(f, subst, body_ops, &body_outputs, changed);
             r.outputs = r.outputs.iter().map(|v| subst.get(*v)).collect();
         }
-        if let Some(ops) = sunk_slice(f, &op, &defs, &uses).or_else(|| pulled_sum(f, &op, &consts, &defs, &uses)) {
+        if let Some(ops) = sunk_slice(f, &op, &defs, &uses).or_else(|| pulled_sum(f, &op, &consts, &defs, &uses)).or_else(|| summed_splat(f, &op, &consts, &defs)) {
             // The new ops fold in turn (a slice of a slice of a concatenation, ...).
             for n in ops.into_iter().rev() {
                 queue.push_front(n);
@@ -213,6 +214,50 @@ fn pulled_sum(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &Ha
         }
         _ => None,
     }
+}
+
+/// The sum of a splat `c` over `n` elements per result element as the splat `n * c` (a
+/// constant when small, else the broadcast of a scalar constant), where that is what the sum
+/// gives in any order: integers wrap alike; for floats every partial sum `k * c` is exact when
+/// `c`'s odd integer significand times `n` fits the significand (`-1` summed over the
+/// classes a strided slice keeps, in the gradient of `log_softmax(x)[:, 3::2].sum()`), and
+/// infinities and NaN stay themselves. Zeros sum to +0.0.
+fn summed_splat(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Value, Op>) -> Option<Vec<Op>> {
+    let OpKind::Reduce(ReduceOp::Reduce { op: quabla_dialect::Reducer::Sum, dims }) = &op.kind else { return None };
+    let (xt, out) = (f.ty(op.operands[0]).clone(), f.ty(*op.results.first()?).clone());
+    let c = splat_of(consts, defs, op.operands[0])?;
+    if c.is_empty() || consts.contains_key(&op.operands[0]) && xt.num_elements() <= MAX_FOLD_ELEMENTS {
+        return None; // (constant folding evaluates it)
+    }
+    let n = quabla_dialect::size::saturating_product(dims.iter().map(|&k| xt.shape.get(k as usize).copied().unwrap_or(0)));
+    let scalar = TensorType::scalar(xt.dtype);
+    let value = match xt.dtype {
+        DType::F32 | DType::F64 => {
+            let (v, bits) = (c.get_f64(0), if xt.dtype == DType::F32 { 24 } else { 53 });
+            if v.is_finite() && v != 0.0 {
+                let mut m = v.abs();
+                while m.fract() != 0.0 {
+                    m *= 2.0;
+                }
+                while m >= 2.0 && (m / 2.0).fract() == 0.0 {
+                    m /= 2.0;
+                }
+                if m * n as f64 > (1u64 << bits) as f64 {
+                    return None;
+                }
+            }
+            Literal::from_f64s(scalar.clone(), &[v * n as f64 + 0.0])
+        }
+        DType::I32 | DType::I64 | DType::U32 => Literal::from_i64s(scalar.clone(), &[c.get_i64(0).wrapping_mul(n)]),
+        DType::I1 | DType::U8 => return None,
+    };
+    if out.num_elements() <= MAX_SPLAT_ELEMENTS {
+        let bytes = value.elem_bytes(0).repeat(out.num_elements());
+        return Some(vec![constant_op(op, Literal::from_bytes(out, bytes))]);
+    }
+    let s = f.new_value(scalar);
+    let bcast = Op::new(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: out.shape.clone() }), vec![s], op.results.clone(), op.loc.clone());
+    Some(vec![Op::new(OpKind::Constant(ConstantOp::Constant { value }), vec![], vec![s], op.loc.clone()), bcast])
 }
 
 /// Operand-free ops (iota) of at most this many elements are known values to constant
