@@ -442,9 +442,8 @@ fn scatters_into_outputs_update_the_output_buffer() {
 
 #[test]
 fn large_pads_and_operand_copies_split_between_threads() {
-    // pad writes its fill and then copies the operand into the fill's (strided) slice: both
-    // are loops (`linalg.fill`, `linalg.copy`) that a large pad splits between the threads
-    // (the copy was one `memrefCopy` on one thread); x.at[rows].set copies its operand into the
+    // pad fills its padding and copies the operand into its (strided) slice (the copy was one
+    // `memrefCopy` on one thread), a loop a large pad splits between the threads; x.at[rows].set copies its operand into the
     // output the same way (it was bufferization's `memcpy`), and so does a stack of
     // parameters into its large result. Edge and interior padding, a
     // small pad (one thread), f32 and i32: the interpreter's results to the bit on one and two
@@ -460,12 +459,19 @@ fn large_pads_and_operand_copies_split_between_threads() {
     for (d, shape, lo, hi, interior, split) in cases {
         let (xt, pt) = (TensorType::new(d, shape.to_vec()), TensorType::new(d, Vec::<i64>::new()));
         let pad = OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo.to_vec(), edge_padding_high: hi.to_vec(), interior_padding: interior.to_vec() });
-        let m = one_op_module(pad, &[xt.clone(), pt.clone()]);
+        let m = one_op_module(pad.clone(), &[xt.clone(), pt.clone()]);
         let tagged = executor().lower_tagged(&m, &with_threads(2)).unwrap();
-        let tags = ["linalg.fill", "linalg.copy"].map(|op| tagged.contains(&format!("= {op} {{quabla.par")));
-        assert_eq!(tags, [split; 2], "{shape:?} {interior:?}:\n{tagged}");
+        assert_eq!(tagged.contains("= linalg.copy {quabla.par"), split, "{shape:?} {interior:?}:\n{tagged}");
+        // The result is the output: only its padding is filled, in the output's buffer.
+        let full = m.funcs[0].ty(m.funcs[0].outputs[0]).to_string();
+        assert!(!tagged.lines().any(|l| l.contains("linalg.fill") && l.ends_with(&format!("-> {full}"))), "{shape:?} {interior:?}:\n{tagged}");
         let inputs = [rng.buffer(&xt, -100.0, 100.0), rng.buffer(&pt, -5.0, 5.0)];
         equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, &format!("pad of {shape:?} by {lo:?} {hi:?} {interior:?}, "));
+        // Read by another op, it is a fill of the whole result and the copy.
+        let mut f = Func::new("main", &[xt.clone(), pt.clone()]);
+        let p = f.push1(pad.clone(), &f.params.clone(), None).unwrap();
+        f.outputs = vec![f.push1(OpKind::Reduce(quabla_dialect::ReduceOp::Reduce { op: quabla_dialect::Reducer::Max, dims: vec![1] }), &[p], None).unwrap()];
+        equals_interpreter_on_one_and_two_threads(&Module { funcs: vec![f] }, &inputs, Tol::Exact, |_| 1.0, &format!("max of the pad of {shape:?} by {lo:?} {hi:?} {interior:?}, "));
     }
     // Parameters stacked along a new first dim (reshapes of parameters, pairwise
     // concatenations as qb.stack traces them): copies, each split.
@@ -500,7 +506,7 @@ fn large_pads_and_operand_copies_split_between_threads() {
 }
 
 #[test]
-fn pads_of_splats_are_computed_by_their_elementwise_consumers() {
+fn pads_by_constants_are_computed_by_their_elementwise_consumers() {
     // `x + pad(c)` with c a splat constant (or the broadcast of a scalar constant too large to
     // fold) and a constant padding value: the consumer's generic selects between the two
     // literals on its loop indices and no fill is written. Edge padding on either side and
@@ -541,6 +547,27 @@ fn pads_of_splats_are_computed_by_their_elementwise_consumers() {
         assert!(tagged.contains("linalg.index"), "{what}\n{tagged}");
         assert_eq!(tagged.contains("= linalg.fill"), also_output, "{what}\n{tagged}");
         equals_interpreter_on_one_and_two_threads(&m, &[rng.buffer(&ot, -100.0, 100.0)], Tol::Exact, |_| 1.0, &what);
+    }
+    // A computed operand with one element along the padded dim (the cotangent of
+    // `tanh(x[:, 2])`) is read in place through a map; a computed operand padded along a long
+    // dim (`2 * x[:, 1:-1]`'s) is written by its producer into the output buffer, only the
+    // padding filled: no buffer of its own, no copy.
+    use quabla_dialect::UnaryOp;
+    for (d, n, lo, hi, read) in [(DType::F32, 1i64, 2i64, 7i64, true), (DType::F64, 1, 0, 4, true), (DType::F32, 1022, 1, 1, false), (DType::I32, 100, 0, 3, false)] {
+        let (xt, ct) = (TensorType::new(d, [300i64, n + lo + hi]), TensorType::new(d, [300i64, n]));
+        let mut f = Func::new("main", &[xt.clone(), ct.clone()]);
+        let (x, c) = (f.params[0], f.params[1]);
+        let t = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: if d == DType::I32 { UnaryOp::Neg } else { UnaryOp::Tanh } }), &[c], None).unwrap();
+        let zero = f.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(TensorType::new(d, Vec::<i64>::new()), 0.0) }), &[], None).unwrap();
+        let p = f.push1(OpKind::Slicing(SlicingOp::Pad { edge_padding_low: vec![0, lo], edge_padding_high: vec![0, hi], interior_padding: vec![0, 0] }), &[t, zero], None).unwrap();
+        f.outputs = vec![if read { f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[x, p], None).unwrap() } else { p }];
+        let m = Module { funcs: vec![f] };
+        let what = format!("{d} pad of a computed [300, {n}] by {lo} {hi}, ");
+        let tagged = executor().lower_tagged(&m, &with_threads(2)).unwrap();
+        assert_eq!(tagged.contains("linalg.index"), read, "{what}\n{tagged}");
+        let llvm = executor().lower_to_llvm(&m, &with_threads(1)).unwrap();
+        assert!(!llvm.contains("memrefCopy") && !llvm.contains("malloc"), "{what}\n{llvm}");
+        equals_interpreter_on_one_and_two_threads(&m, &[rng.buffer(&xt, -100.0, 100.0), rng.buffer(&ct, -2.0, 2.0)], Tol::Ulps(4), |_| 1.0, &what);
     }
     // A padding value that is a parameter: the pad is a fill and an insert, as before.
     let (ct, xt, st) = (TensorType::new(DType::F32, [64i64, 1]), TensorType::new(DType::F32, [64i64, 4]), TensorType::new(DType::F32, Vec::<i64>::new()));

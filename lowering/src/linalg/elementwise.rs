@@ -805,30 +805,40 @@ pub fn text_body_cost(body: &str) -> i64 {
         .sum()
 }
 
-/// A pad of a splat constant by a constant padding value, read by elementwise generics as a
-/// select on their loop indices ([`padded_splats`]): the two literals and, for each padded dim,
+/// A pad by a constant padding value that elementwise generics read without a padded array
+/// ([`padded_reads`]): what is inside, the padding value's literal and, for each padded dim,
 /// (dim, first position of the operand, last position, step).
 #[derive(Clone, Debug, PartialEq)]
-pub struct PaddedSplat {
-    pub inside: String,
+pub struct PaddedRead {
+    pub inside: Inside,
     pub outside: String,
     pub dims: Vec<(usize, i64, i64, i64)>,
 }
 
-/// The pads of splat constants by constant padding values (`splats`), by result: the
-/// cotangent of a slice of a splat, a gradient's one-hot column (`x[:, 0]` in a loss gives
-/// `pad(-1, [0, 9])` of `[n, 1]`). An elementwise generic that uses one computes it from its
-/// loop indices (a compare and a select per padded dim) instead of reading a filled array: the
-/// cross-entropy gradient over 65536 x 10 f32 wrote a 2.6 MB fill, its column, then read it.
-/// The operand may be a broadcast of a splat (`scalars`: one too large to fold to a constant).
-/// Not on targets whose kernels are the outer loops (`Target::parallel_outer`).
-pub fn padded_splats(f: &Func, ops: &[Op], splats: &HashMap<Value, String>, scalars: &HashMap<Value, ReadBroadcast>) -> HashMap<Value, PaddedSplat> {
+/// The operand of a [`PaddedRead`]: a splat's literal, or the operand read through a map over
+/// the result's dims (`0` along the padded dims, where it has one element).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Inside {
+    Literal(String),
+    Read(ReadBroadcast),
+}
+
+/// The pads by constant padding values (`splats`) whose operand is a splat constant (or the
+/// broadcast of one too large to fold, `scalars`) or has one element along every padded dim,
+/// by result: a gradient's cotangents of `x[:, 0]` and `x[:, k::2]` (a one-hot column of a
+/// loss, `pad(-1, [0, 9])` of `[n, 1]`; the column `1 - tanh(x[:, 0])^2`). An elementwise
+/// generic that uses one computes it from its loop indices (a compare and a select per padded
+/// dim, reading the operand in place where it is not a splat) instead of reading a padded
+/// array: the cross-entropy gradient over 65536 x 10 f32 wrote a 2.6 MB fill, its column,
+/// then read it (765 -> 389 us, JAX 528). Not on targets whose kernels are the outer loops
+/// (`Target::parallel_outer`).
+pub fn padded_reads(f: &Func, ops: &[Op], splats: &HashMap<Value, String>, scalars: &HashMap<Value, ReadBroadcast>) -> HashMap<Value, PaddedRead> {
     let literal = |v: &Value| splats.get(v).or_else(|| splats.get(&scalars.get(v)?.0));
     ops.iter()
         .filter_map(|op| {
             let OpKind::Slicing(quabla_dialect::SlicingOp::Pad { edge_padding_low: low, interior_padding: interior, .. }) = &op.kind else { return None };
-            let (inside, outside) = (literal(op.operands.first()?)?, splats.get(op.operands.get(1)?)?);
-            let (xt, out) = (f.ty(op.operands[0]), f.ty(*op.results.first()?));
+            let (x, outside) = (*op.operands.first()?, splats.get(op.operands.get(1)?)?);
+            let (xt, out) = (f.ty(x), f.ty(*op.results.first()?));
             if xt.rank() != out.rank() || out.rank() == 0 || low.len() != out.rank() || interior.len() != out.rank() || xt.num_elements() == 0 {
                 return None;
             }
@@ -840,15 +850,20 @@ pub fn padded_splats(f: &Func, ops: &[Op], splats: &HashMap<Value, String>, scal
                     dims.push((k, l, last, step));
                 }
             }
-            Some((op.results[0], PaddedSplat { inside: inside.clone(), outside: outside.clone(), dims }))
+            let inside = match literal(&x) {
+                Some(text) => Inside::Literal(text.clone()),
+                None if dims.iter().all(|&(k, ..)| xt.shape[k] == 1) => Inside::Read((x, (0..out.rank()).map(|k| if dims.iter().any(|d| d.0 == k) { "0".to_string() } else { format!("d{k}") }).collect())),
+                None => return None,
+            };
+            Some((op.results[0], PaddedRead { inside, outside: outside.clone(), dims }))
         })
         .collect()
 }
 
-/// [`PaddedSplat`] `p` in a generic body: `inside` where every padded dim's loop index is a
-/// position of the operand, else `outside`.
-fn padded_value(e: &mut Emitter, p: &PaddedSplat, d: DType, extent: &[i64]) -> String {
-    let (inside, outside) = (e.scalar(d, &p.inside), e.scalar(d, &p.outside));
+/// [`PaddedRead`] `p` in a generic body over `extent`: `inside` (the operand's value) where
+/// every padded dim's loop index is a position of the operand, else the padding value.
+fn padded_value(e: &mut Emitter, p: &PaddedRead, d: DType, extent: &[i64], inside: String) -> String {
+    let outside = e.scalar(d, &p.outside);
     let mut cond: Option<String> = None;
     for &(k, first, last, step) in &p.dims {
         let i = e.op(format!("linalg.index {k} : index"));
@@ -997,10 +1012,10 @@ pub(crate) fn elementwise_source(f: &Func, v: Value) -> Option<Value> {
     }
 }
 
-/// The [`read_broadcasts`] and [`padded_splats`] that need no tensor at all: every use is an
+/// The [`read_broadcasts`] and [`padded_reads`] that need no tensor at all: every use is an
 /// elementwise op (which reads the source or computes the value instead, [`lower_fused`]) and
 /// none is a block output.
-pub fn unmaterialised(scalars: &HashMap<Value, ReadBroadcast>, padded: &HashMap<Value, PaddedSplat>, ops: &[Op], outputs: &[Value]) -> std::collections::HashSet<Value> {
+pub fn unmaterialised(scalars: &HashMap<Value, ReadBroadcast>, padded: &HashMap<Value, PaddedRead>, ops: &[Op], outputs: &[Value]) -> std::collections::HashSet<Value> {
     let mut out: std::collections::HashSet<Value> = scalars.keys().chain(padded.keys()).copied().filter(|v| !outputs.contains(v)).collect();
     for op in ops {
         if !matches!(op.kind, OpKind::Elementwise(_)) {
@@ -1013,18 +1028,18 @@ pub fn unmaterialised(scalars: &HashMap<Value, ReadBroadcast>, padded: &HashMap<
 }
 
 /// Whether elementwise op `op` is lowered by [`lower_fused`]: it consumes a pending producer
-/// a broadcast read in place or a padded splat.
+/// a broadcast read in place or a padded read.
 pub fn takes_fused(op: &Op, pending: &HashMap<Value, &Op>, reads: &Reads, deferred: &HashMap<Value, Deferred>) -> bool {
     matches!(op.kind, OpKind::Elementwise(_)) && op.operands.iter().any(|v| pending.contains_key(v) || reads.scalars.contains_key(v) || reads.padded.contains_key(v) || deferred.contains_key(v))
 }
 
 /// What elementwise generics of a block read without a tensor of the value: splat constants
 /// as literals ([`splat_scalars`]), broadcasts from their sources ([`read_broadcasts`]), pads
-/// of splats from the loop indices ([`padded_splats`]).
+/// from the loop indices ([`padded_reads`]).
 pub struct Reads {
     pub splats: HashMap<Value, String>,
     pub scalars: HashMap<Value, ReadBroadcast>,
-    pub padded: HashMap<Value, PaddedSplat>,
+    pub padded: HashMap<Value, PaddedRead>,
 }
 
 /// The scalar formula of elementwise op `op` on operand scalars `a` (operand dtypes from `f`).
@@ -1048,7 +1063,8 @@ fn scalar(e: &mut Emitter, f: &Func, op: &Op, a: &[String]) -> Result<String, Lo
 /// the chain's leaves (the values it uses that are not pending). The chain is a tree (each
 /// pending value has one use); it is evaluated in post order without recursion. A leaf that
 /// is a broadcast (`scalars`, [`read_broadcasts`]) is read from its source through the
-/// broadcast's map (or is the source's literal when that is a splat constant).
+/// broadcast's map (or is the source's literal when that is a splat constant); a padded read
+/// ([`padded_reads`]) is a select on the loop indices.
 ///
 /// The [`deferred_values`] whose root is `root` are computed in the same generic (the tree is
 /// then a DAG: each op is evaluated once) and yielded as extra results, which their values
@@ -1104,8 +1120,18 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
     let n_full = leaves.len();
     // One operand per (source, map): two broadcasts of one source along the same dims share it.
     let mut srcs: Vec<&ReadBroadcast> = Vec::new();
-    for v in &ins_of {
-        let s = &scalars[v];
+    // The padded reads of the chain (in order of use), their operands read in place.
+    let mut pads: Vec<Value> = Vec::new();
+    for v in order.iter().flat_map(|op| &op.operands) {
+        if padded.contains_key(v) && !pads.contains(v) {
+            pads.push(*v);
+        }
+    }
+    let reads_of_pads = pads.iter().filter_map(|v| match &padded[v].inside {
+        Inside::Read(r) => Some(r),
+        Inside::Literal(_) => None,
+    });
+    for s in ins_of.iter().map(|v| &scalars[v]).chain(reads_of_pads) {
         if !srcs.contains(&s) {
             srcs.push(s);
         }
@@ -1123,14 +1149,16 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
             let s = e.scalar(f.ty(*v).dtype, text);
             vals.insert(*v, s);
         }
-        // Padded splats from the loop indices (the generic's loops are the result's dims).
-        for op in &order {
-            for v in &op.operands {
-                if let (Some(p), false) = (padded.get(v), vals.contains_key(v)) {
-                    let s = padded_value(e, p, f.ty(*v).dtype, &out.shape);
-                    vals.insert(*v, s);
-                }
-            }
+        // Padded reads from the loop indices (the generic's loops are the result's dims).
+        for v in &pads {
+            let p = &padded[v];
+            let d = f.ty(*v).dtype;
+            let inside = match &p.inside {
+                Inside::Read(r) => args[n_full + srcs.iter().position(|s| *s == r).unwrap_or(0)].clone(),
+                Inside::Literal(text) => e.scalar(d, text),
+            };
+            let s = padded_value(e, p, d, &out.shape, inside);
+            vals.insert(*v, s);
         }
         // Splat constants become scalars of the body (not operands of the generic).
         for op in &order {

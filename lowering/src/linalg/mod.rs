@@ -62,11 +62,14 @@ pub struct Emitter {
     pub outs: Vec<(Value, String)>,
     /// Lowering a row block's ops (crate::linalg::row_blocks): no runtime kernel calls.
     pub blocks: bool,
+    /// Lines written at the start of the function's body, before every op
+    /// ([`Emitter::output_tensor`]).
+    prologue: String,
 }
 
 impl Emitter {
     fn new(f: &Func, cg: Codegen, (tiles, par, gemms): Tagged) -> Self {
-        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None, depth: 0, cg, tiles, par, apart: false, gemms, outs: Vec::new(), blocks: false }
+        Emitter { out: String::new(), next: 0, names: (0..f.types.len()).map(|i| format!("%v{i}")).collect(), loc: None, depth: 0, cg, tiles, par, apart: false, gemms, outs: Vec::new(), blocks: false, prologue: String::new() }
     }
 
     /// Threads the code may use, when the target splits work across them (1 otherwise).
@@ -165,6 +168,17 @@ impl Emitter {
         self.depth -= 1;
         self.line("}");
         n
+    }
+
+    /// The buffer of output `v` of the function (type `t`) as a tensor made at the start of the
+    /// body, so that it dominates every op: empty-tensor elimination can then let the producer
+    /// of a value inserted into it write it in place. None when `v` is no output. (Each output
+    /// buffer is made a tensor once: this, or one op's own `to_tensor` of its result's buffer.)
+    pub fn output_tensor(&mut self, v: Value, t: &TensorType) -> Option<String> {
+        let buffer = self.outs.iter().find(|(w, _)| *w == v).map(|(_, name)| name.clone())?;
+        let n = self.fresh();
+        let _ = writeln!(self.prologue, "    {n} = bufferization.to_tensor {buffer} restrict writable : {} to {t}", memref(t));
+        Some(n)
     }
 
     /// `linalg.fill` of a new tensor of `ty` with scalar `value`.
@@ -474,7 +488,7 @@ fn lower_ops(e: &mut Emitter, cx: &Ctx, f: &Func, ops: &[Op], outputs: &[Value],
     let pending = elementwise::fusible_producers(f, ops, outputs);
     let splats = elementwise::splat_scalars(ops);
     let scalars = elementwise::read_broadcasts(f, ops);
-    let padded = if e.cg.target.parallel_outer() { Default::default() } else { elementwise::padded_splats(f, ops, &splats, &scalars) };
+    let padded = if e.cg.target.parallel_outer() { Default::default() } else { elementwise::padded_reads(f, ops, &splats, &scalars) };
     let deferred = elementwise::deferred_values(f, ops, outputs, &pending);
     let unused = elementwise::unmaterialised(&scalars, &padded, ops, outputs);
     let apart = if e.cg.target.parallel_outer() { Default::default() } else { elementwise::kept_apart(f, ops, &scalars, &pending, &e.cg) };
@@ -650,6 +664,7 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
     if dps {
         let _ = writeln!(out, "  func.func {vis}{}({}) attributes {{llvm.emit_c_interface}} {{", sym(name), params.join(", "));
         out.push_str(&views);
+        out.push_str(&e.prologue);
         let mut writes = String::new();
         for (v, t, dest) in &targets {
             let _ = writeln!(writes, "    bufferization.materialize_in_destination {} in restrict writable {dest} : ({t}, {}) -> ()", e.name(*v), memref(t));
