@@ -1,5 +1,7 @@
 //! Lowering of slicing ops: `slice` (a strided `tensor.extract_slice`), `pad` (a fill with
-//! the padding value, then a copy into its strided slice: interior padding is the stride),
+//! the padding value, of only the padding when the result is an output, then the operand
+//! copied, or inserted when computed, into its strided slice: interior padding is the
+//! stride; read in place by elementwise consumers, elementwise::padded_reads),
 //! `concatenate` (`tensor.insert_slice`s into an empty tensor), `dynamic_slice` (start indices
 //! clamped to [0, extent - size], then a dynamic-offset `tensor.extract_slice`) and `gather`
 //! (a generic that `tensor.extract`s with the index clamped to [0, n - 1]) and
@@ -81,8 +83,10 @@ pub fn lower_pad(e: &mut Emitter, f: &Func, o: &Op, low: &[i64], interior: &[i64
     }
     // On the CPU a copy loop (split between the threads when large): the plain insert was a
     // `memrefCopy` on one thread, a `memcpy` per row (per element with interior padding):
-    // `pad(x, 8)` of a 1024^2 f32 matrix 447 us on the Xeon, JAX 344.
-    if super::reads_parameter(f, o.operands[0]) || std::env::var("QB_PADCOPY").is_ok() {
+    // `pad(x, 8)` of a 1024^2 f32 matrix 447 us on the Xeon, JAX 344. A computed operand is
+    // inserted: its producer writes the slice in place (copied, `pad(2 * x, 8)` took 686 us
+    // against 219, JAX 280).
+    if super::reads_parameter(f, o.operands[0]) {
         return Ok(super::insert_by_copy(e, &x, xt, &filled, out, &list(low), Some(&st)));
     }
     Ok(e.op(format!("tensor.insert_slice {x} into {filled}[{}] [{}] [{}] : {xt} into {out}", list(low), list(&xt.shape), list(&st))))
