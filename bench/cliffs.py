@@ -190,6 +190,12 @@ def index():
     case("tile 256^2 by 4x4", lambda x: qb.tile(x, (4, 4)), lambda x: jnp.tile(x, (4, 4)), r(256, 256))
     case("pad 1024^2 by 8", lambda x: qb.pad(x, 8), lambda x: jnp.pad(x, 8), x)
     emb, ids = r(50000, 128), RNG.integers(0, 50000, 4096).astype(np.int32)
+    # Gradients of slicing: pads of the cotangent (slicing.rs lower_pad, elementwise::padded_reads).
+    case("gradient of sum(tanh(x[:, 0])) + sum(x^2) 65536x10", qb.grad(lambda x: qb.tanh(x[:, 0]).sum() + (x * x).sum()), jax.grad(lambda x: jnp.tanh(x[:, 0]).sum() + (x * x).sum()), r(65536, 10))
+    case("gradient of sum(x[::2]**2) 4096x1024", qb.grad(lambda x: (x[::2] ** 2).sum()), jax.grad(lambda x: (x[::2] ** 2).sum()), r(4096, 1024))
+    case("gradient of sum(x[:, 1:-1]**2) 4096x1024", qb.grad(lambda x: (x[:, 1:-1] ** 2).sum()), jax.grad(lambda x: (x[:, 1:-1] ** 2).sum()), r(4096, 1024))
+    cs = lambda nn: lambda x: -nn.log_softmax(x, -1)[:, 3::2].sum()  # noqa: E731
+    case("cross-entropy gradient, classes 3::2", qb.grad(cs(qb.nn)), jax.grad(cs(jax.nn)), r(65536, 10))
     case("embedding gradient 4096 of 50000x128", qb.grad(lambda e, i: (e[i] ** 2).sum()), jax.grad(lambda e, i: (e[i] ** 2).sum()), emb, ids)
 
 

@@ -67,6 +67,22 @@ pub fn fresh_parallel<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
                 _ => return false,
             }
         }
+        // A slice of such a buffer (a pad's operand written into the output, the padding
+        // filled around it: quabla_lowering's slicing::lower_pad), through the inserts that
+        // wrote other slices of it: no input aliases the elements it writes (one-shot
+        // bufferization copies an input that would).
+        for _ in 0..MAX_SLICE_DEPTH {
+            let next = match def.name().as_string_ref().as_str() {
+                Ok("tensor.extract_slice") => def.operand(0),
+                Ok("tensor.insert_slice") => def.operand(1),
+                _ => break,
+            };
+            // SAFETY: as above.
+            match next {
+                Ok(s) if unsafe { mlir_sys::mlirValueIsAOpResult(s.to_raw()) } => def = unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(s.to_raw())) },
+                _ => return false,
+            }
+        }
         match def.name().as_string_ref().as_str() {
             Ok("tensor.empty") => true,
             // SAFETY: the operand of a live op; a block argument is not an op result.
@@ -75,6 +91,9 @@ pub fn fresh_parallel<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
         }
     })
 }
+
+/// Most slices and inserts [`fresh_parallel`] follows from an output to its buffer.
+const MAX_SLICE_DEPTH: usize = 64;
 
 /// Every loop of the LLVM-dialect `module` whose back edge carries the `quabla.vec` loops'
 /// mark becomes a loop with parallel accesses (see the module doc): a fresh access group per

@@ -551,7 +551,8 @@ fn pads_by_constants_are_computed_by_their_elementwise_consumers() {
     // A computed operand with one element along the padded dim (the cotangent of
     // `tanh(x[:, 2])`) is read in place through a map; a computed operand padded along a long
     // dim (`2 * x[:, 1:-1]`'s) is written by its producer into the output buffer, only the
-    // padding filled: no buffer of its own, no copy.
+    // padding filled: no buffer of its own, no copy (and a loop of independent iterations,
+    // quabla_runtime::parallel_accesses::fresh_parallel through the slices of the output).
     use quabla_dialect::UnaryOp;
     for (d, n, lo, hi, read) in [(DType::F32, 1i64, 2i64, 7i64, true), (DType::F64, 1, 0, 4, true), (DType::F32, 1022, 1, 1, false), (DType::I32, 100, 0, 3, false)] {
         let (xt, ct) = (TensorType::new(d, [300i64, n + lo + hi]), TensorType::new(d, [300i64, n]));
@@ -565,6 +566,8 @@ fn pads_by_constants_are_computed_by_their_elementwise_consumers() {
         let what = format!("{d} pad of a computed [300, {n}] by {lo} {hi}, ");
         let tagged = executor().lower_tagged(&m, &with_threads(2)).unwrap();
         assert_eq!(tagged.contains("linalg.index"), read, "{what}\n{tagged}");
+        // The producer writing its slice of the output is a loop of independent iterations.
+        assert!(tagged.contains("quabla.vec} {"), "{what}\n{tagged}");
         let llvm = executor().lower_to_llvm(&m, &with_threads(1)).unwrap();
         assert!(!llvm.contains("memrefCopy") && !llvm.contains("malloc"), "{what}\n{llvm}");
         equals_interpreter_on_one_and_two_threads(&m, &[rng.buffer(&xt, -100.0, 100.0), rng.buffer(&ct, -2.0, 2.0)], Tol::Ulps(4), |_| 1.0, &what);
