@@ -157,6 +157,8 @@ def reduce():
     case("x / row norms 65536x64 (row blocks)", lambda x: x / qb.sqrt((x * x).sum(1, keepdims=True)), lambda x: x / jnp.sqrt((x * x).sum(1, keepdims=True)), x64)
     case("softmax 65536x32 (row blocks)", lambda x: qb.nn.softmax(x, -1), lambda x: jax.nn.softmax(x, -1), r(65536, 32))
     case("softmax 262144x10 (short rows: op by op)", lambda x: qb.nn.softmax(x, -1), lambda x: jax.nn.softmax(x, -1), r(262144, 10))
+    mask = np.tril(np.ones((128, 128), bool))
+    case("causal-masked softmax 8x4x128x128 (exp of -1e9)", lambda s: qb.nn.softmax(qb.where(mask, s, -1e9), -1), lambda s: jax.nn.softmax(jnp.where(mask, s, -1e9), -1), r(8, 4, 128, 128))
     ce = lambda nn: lambda x: -nn.log_softmax(x, -1)[:, 0].sum()
     case("cross-entropy gradient 65536x10", qb.grad(ce(qb.nn)), jax.grad(ce(jax.nn)), x10)
 
