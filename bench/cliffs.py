@@ -276,6 +276,7 @@ def misc():
     case("EMA scan 1000 x 64", lambda xs: qb.scan(lambda c, x: (0.9 * c + 0.1 * x, c), qb.zeros(64, qb.float32), xs)[1], lambda xs: jax.lax.scan(lambda c, x: (0.9 * c + 0.1 * x, c), jnp.zeros(64, jnp.float32), xs)[1], r(1000, 64))
     case("cond(sum > 0) on 1e6", lambda x: qb.cond(x.sum() > 0, lambda y: y * 2, lambda y: y - 1, x), lambda x: jax.lax.cond(x.sum() > 0, lambda y: y * 2, lambda y: y - 1, x), r(1000000))
     case("tanh f64 1e6", lambda x: qb.tanh(x), lambda x: jnp.tanh(x), r(1000000, dt=np.float64))
+    case("gradient of sum(clip(x, -0.5, 0.5)**2) 4096x1024", qb.grad(lambda x: (qb.clip(x, -0.5, 0.5) ** 2).sum()), jax.grad(lambda x: (jnp.clip(x, -0.5, 0.5) ** 2).sum()), r(4096, 1024))
     case("tril 1024^2", lambda x: qb.tril(x), lambda x: jnp.tril(x), r(1024, 1024))
     # Short last dims (points of 3, a few features): flat loops and short inner loops written out.
     case("exp(p * 2) of 100000x3", lambda p: qb.exp(p * 2), lambda p: jnp.exp(p * 2), r(100000, 3))

@@ -191,8 +191,8 @@ pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> R
                 let zero = b.zeros(&TensorType::scalar(xt.dtype));
                 let padded = b.op(kind.clone(), &[x, zero]);
                 let pt = b.ty(padded);
-                let ones = b.op(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(TensorType::new(DType::I1, xt.shape.clone()), 1.0) }), &[]);
-                let f = b.op(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(TensorType::scalar(DType::I1), 0.0) }), &[]);
+                let ones = b.splat(&TensorType::new(DType::I1, xt.shape.clone()), 1.0);
+                let f = b.splat(&TensorType::scalar(DType::I1), 0.0);
                 let mask = b.op(kind, &[ones, f]);
                 let pv = b.broadcast(xs[1], vec![0], pt.shape.clone());
                 b.select(mask, padded, pv)
