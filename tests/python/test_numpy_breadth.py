@@ -335,6 +335,26 @@ def test_errors_are_typed():
         qb.arcsin(qb.array([True])) if False else qb.bitwise_and(qb.ones(2), qb.ones(2))
 
 
+def test_large_fills_inside_a_trace_are_broadcasts_of_a_scalar():
+    # zeros / ones / full and the *_like forms of more than 4096 elements inside a trace are
+    # the broadcast of a scalar constant of the program (a concrete fill entered it as a dense
+    # constant: x * ones((4096, 1024)) was a 16 MB literal and 49 ms of first call); small
+    # ones and those outside a trace stay concrete arrays.
+    x = np.random.default_rng(3).standard_normal((300, 20)).astype(np.float32)
+    cases = [(lambda v: v * qb.ones((300, 20), qb.float32), x), (lambda v: v + qb.full((300, 20), 2.5, qb.float32), x + 2.5),
+             (lambda v: qb.zeros((300, 20), qb.int32) + 3, np.full((300, 20), 3, np.int32)), (lambda v: qb.full_like(np.zeros((300, 20), np.float32), -1.0) * v, -x),
+             (lambda v: qb.ones_like(np.zeros((300, 20), np.float64)), np.ones((300, 20)))]
+    for fn, want in cases:
+        f = qb.jit(fn)
+        text = f.lower(x).as_text()
+        assert "quabla.broadcast_in_dim" in text and "tensor<300x20xf32>} : () ->" not in text and len(text) < 5000, text[:2000]
+        got = np.asarray(f(x))
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    small = qb.jit(lambda v: v[:4, :4] + qb.ones((4, 4), qb.float32)).lower(x).as_text()
+    assert "dense<1.0e0> : tensor<4x4xf32>" in small
+    assert isinstance(qb.ones((300, 20)), qb.Array) and qb.full((300, 20), 7).tolist()[0][0] == 7
+
+
 def test_large_ranges_inside_a_trace_are_iotas_with_numpys_values():
     # arange / linspace of more than 4096 values inside a trace are computed by the program
     # (an iota op, NumPy's float64 formula for linspace) instead of entering it as a dense
