@@ -190,6 +190,8 @@ def index():
     case("take 4096 rows of 1024^2", lambda x, i: x[i], lambda x, i: x[i], x, RNG.integers(0, 1024, 4096).astype(np.int32))
     case("gather x[i, j] 1e5", lambda x, i, j: x[i, j], lambda x, i, j: x[i, j], x, RNG.integers(0, 1024, 100000).astype(np.int32), RNG.integers(0, 1024, 100000).astype(np.int32))
     case("tile 256^2 by 4x4", lambda x: qb.tile(x, (4, 4)), lambda x: jnp.tile(x, (4, 4)), r(256, 256))
+    case("tile(x, (4, 1)).reshape(-1) 512^2 (an output with a unit dim)", lambda x: qb.tile(x, (4, 1)).reshape(-1), lambda x: jnp.tile(x, (4, 1)).reshape(-1), r(512, 512))
+    case("x[:, None, :] * y 4096x1x1024", lambda x, y: x[:, None, :] * y, lambda x, y: x[:, None, :] * y, r(4096, 1024), r(4096, 1, 1024))
     case("pad 1024^2 by 8", lambda x: qb.pad(x, 8), lambda x: jnp.pad(x, 8), x)
     emb, ids = r(50000, 128), RNG.integers(0, 50000, 4096).astype(np.int32)
     # Gradients of slicing: pads of the cotangent (slicing.rs lower_pad, elementwise::padded_reads).

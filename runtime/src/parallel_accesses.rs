@@ -35,8 +35,9 @@ const SCRIPT_MARK: &str = "#llvm.loop_annotation<mustProgress = true>";
 /// Whether `op` (a `linalg.generic` on tensors) is one whose loops may run their iterations
 /// in any order, memory included (see the module doc): every iterator parallel, every output
 /// through the identity map and initialised by a `tensor.empty` or by the
-/// `bufferization.to_tensor` of a block argument (a program output; collapsed too), and no output also
-/// read as an input.
+/// `bufferization.to_tensor` of a block argument (a program output, or a reshaped view of one),
+/// through reshapes, slices and the inserts of other slices, and no output also read as an
+/// input.
 pub fn fresh_parallel<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
     let Some(loops) = GenericLoops::of(op) else { return false };
     if loops.parallel.is_empty() || !loops.parallel.iter().all(|&p| p) {
@@ -59,25 +60,18 @@ pub fn fresh_parallel<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
         }
         // SAFETY: as above.
         let mut def = unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(v.to_raw())) };
-        // A program output collapsed for a flat loop (crate::flat_loops) is still fresh.
-        if def.name().as_string_ref().as_str() == Ok("tensor.collapse_shape") {
-            // SAFETY: a live op's operand; only an op result has an owner op.
-            match def.operand(0) {
-                Ok(s) if unsafe { mlir_sys::mlirValueIsAOpResult(s.to_raw()) } => def = unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(s.to_raw())) },
-                _ => return false,
-            }
-        }
-        // A slice of such a buffer (a pad's operand written into the output, the padding
-        // filled around it: quabla_lowering's slicing::lower_pad), through the inserts that
-        // wrote other slices of it: no input aliases the elements it writes (one-shot
-        // bufferization copies an input that would).
+        // A program output collapsed for a flat loop (crate::flat_loops) or for its unit dims
+        // is still fresh; so is a slice of such a buffer (a pad's operand written into the
+        // output, the padding filled around it: quabla_lowering's slicing::lower_pad), through
+        // the inserts that wrote other slices of it: no input aliases the elements it writes
+        // (one-shot bufferization copies an input that would).
         for _ in 0..MAX_SLICE_DEPTH {
             let next = match def.name().as_string_ref().as_str() {
-                Ok("tensor.extract_slice") => def.operand(0),
+                Ok("tensor.collapse_shape" | "tensor.expand_shape" | "tensor.extract_slice") => def.operand(0),
                 Ok("tensor.insert_slice") => def.operand(1),
                 _ => break,
             };
-            // SAFETY: as above.
+            // SAFETY: a live op's operand; only an op result has an owner op.
             match next {
                 Ok(s) if unsafe { mlir_sys::mlirValueIsAOpResult(s.to_raw()) } => def = unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(s.to_raw())) },
                 _ => return false,
@@ -85,14 +79,39 @@ pub fn fresh_parallel<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
         }
         match def.name().as_string_ref().as_str() {
             Ok("tensor.empty") => true,
-            // SAFETY: the operand of a live op; a block argument is not an op result.
-            Ok("bufferization.to_tensor") => def.operand(0).is_ok_and(|m| unsafe { mlir_sys::mlirValueIsABlockArgument(m.to_raw()) }),
+            Ok("bufferization.to_tensor") => def.operand(0).is_ok_and(|m| argument_view(m.to_raw())),
             _ => false,
         }
     })
 }
 
-/// Most slices and inserts [`fresh_parallel`] follows from an output to its buffer.
+/// Whether memref `m` is a block argument (a program output) or a reshape of one
+/// (`memref.expand_shape`/`collapse_shape`: an output written in the shape of the value that
+/// reshapes to it, quabla_lowering's `lower_func`).
+fn argument_view(mut m: mlir_sys::MlirValue) -> bool {
+    for _ in 0..MAX_SLICE_DEPTH {
+        // SAFETY: a live value of the module; only an op result has an owner op.
+        if unsafe { mlir_sys::mlirValueIsABlockArgument(m) } {
+            return true;
+        }
+        if unsafe { !mlir_sys::mlirValueIsAOpResult(m) } {
+            return false;
+        }
+        // SAFETY: as above.
+        let def = unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(m)) };
+        match def.name().as_string_ref().as_str() {
+            Ok("memref.expand_shape" | "memref.collapse_shape") => match def.operand(0) {
+                Ok(s) => m = s.to_raw(),
+                Err(_) => return false,
+            },
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// Most reshapes, slices and inserts [`fresh_parallel`] (and [`argument_view`]) follow from
+/// an output to its buffer.
 const MAX_SLICE_DEPTH: usize = 64;
 
 /// Every loop of the LLVM-dialect `module` whose back edge carries the `quabla.vec` loops'
