@@ -121,6 +121,9 @@ def gather(x, key, mode=None, fill_value=None):
     if builtins.any(k != slice(None) for k in basic):
         x = o.getitem(x, basic)
         shape = x.shape
+    if not adv:
+        # Slices only (`x.at[::2]`, `x.at[:, 1:3]`): the basic slice is the whole gather.
+        return x
     idx = []
     for d in adv:
         k = exp[d]
