@@ -700,7 +700,9 @@ def flip(m, axis=None):
         ax = _norm_axis("flip", ax, x.ndim, x.shape)
         n = x.shape[ax]
         if n > 1:
-            x = take(x, _from_numpy(np.arange(n - 1, -1, -1, dtype=np.int64)), axis=ax)
+            # A slice of step -1 (a gather with constant indices, and a scatter-add for its
+            # gradient, took 4.3x JAX's time: `sum(flip(x, 1) * x)`'s gradient on 4096 x 1024).
+            x = x[(slice(None),) * ax + (slice(None, None, -1),)]
     return x
 
 
@@ -747,6 +749,14 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     if (r < 0).any():
         raise _errors.InvalidArgumentError("repeat: repeats must be non-negative")
     _shape_arg("repeat", (builtins.max(int(r.sum(dtype=object)), 1),), int64)
+    c = int(r[0]) if n else 0
+    if total_repeat_length is None and c > 0 and (r == c).all():
+        # The same count for every element: a broadcast along a new axis after ``ax``,
+        # merged into it (a gather with constant indices, and a scatter-add for its gradient,
+        # took 5x JAX's time: `sum(repeat(x, 2, 1) ** 2)`'s gradient on 2048 x 512).
+        shape = x.shape
+        y = broadcast_to(expand_dims(x, ax + 1), shape[: ax + 1] + (c,) + shape[ax + 1 :])
+        return reshape(y, shape[:ax] + (n * c,) + shape[ax + 1 :])
     idx = _np_alloc("repeat", np.repeat, np.arange(n, dtype=np.int64), r)
     if total_repeat_length is not None:
         idx = np.resize(idx, int(total_repeat_length)) if idx.size else idx

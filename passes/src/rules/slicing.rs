@@ -47,6 +47,33 @@ fn int_scalar(b: &mut B, d: DType, v: i64) -> Value {
 }
 
 /// Integer indices clamped to [0, hi] elementwise (as `gather` clamps them).
+/// The inverse of the permutation of `0..n` that the constant `idx` of `f` holds (a vector
+/// of `n` distinct indices in range), if it is one.
+fn inverse_permutation(f: &quabla_dialect::Func, idx: Value, n: i64) -> Option<Vec<i64>> {
+    let mut lit = None;
+    quabla_dialect::walk_ops(&f.ops, &mut |o| {
+        if let (OpKind::Constant(ConstantOp::Constant { value }), true) = (&o.kind, o.results.contains(&idx)) {
+            lit = Some(value);
+        }
+    });
+    let lit = lit?;
+    if lit.ty.rank() != 1 || lit.len() as i64 != n || n > PERMUTATION_MAX {
+        return None;
+    }
+    let mut inv = vec![-1i64; n as usize];
+    for j in 0..lit.len() {
+        let i = lit.get_i64(j);
+        if !(0..n).contains(&i) || inv[i as usize] >= 0 {
+            return None;
+        }
+        inv[i as usize] = j as i64;
+    }
+    Some(inv)
+}
+
+/// The longest constant index vector [`inverse_permutation`] inverts.
+const PERMUTATION_MAX: i64 = 1 << 20;
+
 fn clamp_indices(b: &mut B, idx: Value, hi: i64) -> Value {
     let it = b.ty(idx);
     let zero = int_scalar(b, it.dtype, 0);
@@ -105,11 +132,18 @@ pub fn vjp(b: &mut B, op: &Op, ct: Value) -> Result<Tangents, RuleError> {
             v
         }
         OpKind::Slicing(SlicingOp::Gather { axis }) => {
-            // A scatter-add of the cotangent at the clamped indices (the indices the gather
-            // read): one pass over the cotangent, no one-hot.
             let a = *axis as usize;
             let idx = op.operands[1];
             let it = b.ty(idx);
+            // Constant indices that permute the axis (`flip`, a reversed slice): the gather of
+            // the cotangent by the inverse permutation, no accumulation (the scatter-add took
+            // 4.3x JAX's time for the gradient of `sum(flip(x, 1) * x)` on 4096 x 1024).
+            if let Some(inv) = inverse_permutation(b.f, idx, xt.shape[a]) {
+                let c = b.op(OpKind::Constant(ConstantOp::Constant { value: Literal::from_i64s(it.clone(), &inv) }), &[]);
+                return Ok(vec![Some(b.op(op.kind.clone(), &[ct, c])), None]);
+            }
+            // A scatter-add of the cotangent at the clamped indices (the indices the gather
+            // read): one pass over the cotangent, no one-hot.
             let ic = clamp_indices(b, idx, xt.shape[a] - 1);
             let z = b.zeros(&xt);
             let add = OpKind::Scatter(ScatterOp::along_axis(Combiner::Add, xt.rank(), it.rank(), a));

@@ -13,7 +13,7 @@
 //! constant (a splat of the result shape), select with a splat predicate, reductions over
 //! no dims, and over dims of one element (a reshape); slices sink towards their data
 //! (`sunk_slice`: into a concatenation's operand, through a single-use elementwise op, onto a
-//! scalar's broadcast); sums move towards theirs (`pulled_sum`: through a single-use
+//! scalar's broadcast, into a pad's operand); sums move towards theirs (`pulled_sum`: through a single-use
 //! negation, onto the operand of a zero padding along the summed dims); a sum of a splat is
 //! the splat of `n` times it where every order of the sum gives that (`summed_splat`). Float `x + 0.0 -> x`
 //! (and a sum over one element) treats -0.0 + 0.0 as -0.0 (the sign of a zero may differ
@@ -187,6 +187,19 @@ fn sunk_slice(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<V
         }
         OpKind::Layout(LayoutOp::BroadcastInDim { .. }) if f.ty(d.operands[0]).rank() == 0 => {
             Some(vec![Op::new(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: out.shape.clone() }), vec![d.operands[0]], op.results.clone(), op.loc.clone())])
+        }
+        // Within the operand of a pad without interior padding: a slice of the operand (the
+        // gradient of `sum(pad(x, 1) ** 2)` is `2 * pad(x, 1)` sliced back: 3.8x JAX's time
+        // as a fill, a copy and a slice of 4096 x 1024).
+        OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo, interior_padding: mid, .. }) => {
+            let xt = f.ty(d.operands[0]);
+            let inside = (0..lo.len()).all(|k| mid[k] == 0 && start_indices[k] >= lo[k] && limit_indices[k] <= lo[k] + xt.shape[k]);
+            if !inside || lo.len() != start_indices.len() {
+                return None;
+            }
+            let start = start_indices.iter().zip(lo).map(|(s, l)| s - l).collect();
+            let limit = limit_indices.iter().zip(lo).map(|(s, l)| s - l).collect();
+            Some(vec![slice_of(d.operands[0], start, limit, op.results[0])])
         }
         _ => None,
     }
