@@ -193,6 +193,7 @@ def index():
     case("gradient of sum(pad(x, 1)**2) 4096x1024", qb.grad(lambda x: (qb.pad(x, 1) ** 2).sum()), jax.grad(lambda x: (jnp.pad(x, 1) ** 2).sum()), r(4096, 1024))
     case("gradient of sum(flip(x, 1) * x) 4096x1024", qb.grad(lambda x: (qb.flip(x, 1) * x).sum()), jax.grad(lambda x: (jnp.flip(x, 1) * x).sum()), r(4096, 1024))
     case("gradient of sum(repeat(x, 2, 1)**2) 2048x512", qb.grad(lambda x: (qb.repeat(x, 2, axis=1) ** 2).sum()), jax.grad(lambda x: (jnp.repeat(x, 2, axis=1) ** 2).sum()), r(2048, 512))
+    case("gradient of sum(a[:, None] * c[None, :]) 4096 by 1024", qb.grad(lambda a, c: (a[:, None] * c[None, :]).sum()), jax.grad(lambda a, c: (a[:, None] * c[None, :]).sum()), r(4096), r(1024))
     case("tile(x, (4, 1)).reshape(-1) 512^2 (an output with a unit dim)", lambda x: qb.tile(x, (4, 1)).reshape(-1), lambda x: jnp.tile(x, (4, 1)).reshape(-1), r(512, 512))
     case("x[:, None, :] * y 4096x1x1024", lambda x, y: x[:, None, :] * y, lambda x, y: x[:, None, :] * y, r(4096, 1024), r(4096, 1, 1024))
     case("pad 1024^2 by 8", lambda x: qb.pad(x, 8), lambda x: jnp.pad(x, 8), x)

@@ -14,7 +14,8 @@
 //! no dims, and over dims of one element (a reshape); slices sink towards their data
 //! (`sunk_slice`: into a concatenation's operand, through a single-use elementwise op, onto a
 //! scalar's broadcast, into a pad's operand); sums move towards theirs (`pulled_sum`: through a single-use
-//! negation, onto the operand of a zero padding along the summed dims); a sum of a splat is
+//! negation, onto the operand of a zero padding along the summed dims, onto a broadcast's
+//! operand over dims it has whole); a sum of a splat is
 //! the splat of `n` times it where every order of the sum gives that (`summed_splat`). Float `x + 0.0 -> x`
 //! (and a sum over one element) treats -0.0 + 0.0 as -0.0 (the sign of a zero may differ
 //! from IEEE), as XLA's simplifier does; every other rule is exact.
@@ -219,6 +220,33 @@ fn pulled_sum(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &Ha
         OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Neg }) if uses.get(&d.results[0]) == Some(&1) => {
             let r = f.new_value(f.ty(op.results[0]).clone());
             Some(vec![sum_of(d.operands[0], r), Op::new(d.kind.clone(), vec![r], op.results.clone(), d.loc.clone())])
+        }
+        // Over dims the broadcast's operand has at full extent: the broadcast of the operand's
+        // sum (the gradient of `sum(a[:, None] * c[None, :])` in `a` summed `c` once per row of
+        // the 4096 x 1024 broadcast: 42 us against JAX's 26). The same sums of the same values.
+        OpKind::Layout(LayoutOp::BroadcastInDim { dims: bd, .. }) => {
+            if dims.is_empty() {
+                return None;
+            }
+            let (st, bt) = (f.ty(d.operands[0]).clone(), f.ty(d.results[0]).clone());
+            let mut src = Vec::with_capacity(dims.len());
+            for &k in dims {
+                let j = bd.iter().position(|&x| x == k)?;
+                if st.shape[j] != *bt.shape.get(k as usize)? {
+                    return None;
+                }
+                src.push(j as i64);
+            }
+            src.sort_unstable();
+            let kept: Vec<usize> = (0..st.rank()).filter(|j| !src.contains(&(*j as i64))).collect();
+            let out_pos = |k: i64| k - dims.iter().filter(|&&s| s < k).count() as i64;
+            let nd: Vec<i64> = kept.iter().map(|&j| out_pos(bd[j])).collect();
+            let r = f.new_value(TensorType::new(st.dtype, kept.iter().map(|&j| st.shape[j]).collect::<Vec<_>>()));
+            let out = f.ty(op.results[0]).shape.clone();
+            Some(vec![
+                Op::new(OpKind::Reduce(ReduceOp::Reduce { op: quabla_dialect::Reducer::Sum, dims: src }), vec![d.operands[0]], vec![r], op.loc.clone()),
+                Op::new(OpKind::Layout(LayoutOp::BroadcastInDim { dims: nd, shape: out }), vec![r], op.results.clone(), op.loc.clone()),
+            ])
         }
         OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo, edge_padding_high: hi, interior_padding: mid }) => {
             let padded_only_summed = (0..lo.len()).all(|k| lo[k] >= 0 && hi[k] >= 0 && mid[k] >= 0 && (dims.contains(&(k as i64)) || lo[k] == 0 && hi[k] == 0 && mid[k] == 0));
