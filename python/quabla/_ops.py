@@ -83,9 +83,14 @@ def _fill(value, dtype, shape, like=None):
     """An array of ``shape`` filled with ``value``; a constant of ``like``'s trace when
     ``like`` is a Tracer."""
     if type(like) is Tracer:
-        c = like._trace.const(_q.full((), value, dtype.code))
-        return broadcast_to(c, shape) if shape else c
+        return _trace_fill(like._trace, value, dtype, shape)
     return _q.full(list(shape), value, dtype.code)
+
+
+def _trace_fill(trace, value, dtype, shape):
+    """``value`` of ``dtype`` as a scalar constant of ``trace``, broadcast to ``shape``."""
+    c = trace.const(_q.full((), value, dtype.code))
+    return broadcast_to(c, shape) if shape else c
 
 
 def astype(x, dtype):
@@ -1697,7 +1702,7 @@ def _full(op, shape, value, d):
     constant: ``x * ones((4096, 1024))`` a 16 MB literal, 49 ms of first call against 17)."""
     t = _current_trace()
     if t is not None and math.prod(shape) > _STAGED_MIN:
-        return broadcast_to(t.const(_q.full([], value, d.code, op)), shape)
+        return _trace_fill(t, value, d, tuple(shape))
     return _q.full(list(shape), value, d.code, op)
 
 

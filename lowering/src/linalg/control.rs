@@ -83,7 +83,7 @@ fn output_dests(e: &mut Emitter, o: &Op, results: &[TensorType]) -> Vec<Option<S
         .iter()
         .zip(results)
         .map(|(r, t)| {
-            let out = e.outs.iter().find(|(v, _)| v == r).map(|(_, name)| name.clone())?;
+            let out = e.out_buffer(*r)?;
             // One result per buffer (a value returned twice is one buffer's, the other copied).
             if taken.contains(&out) {
                 return None;

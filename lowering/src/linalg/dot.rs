@@ -97,7 +97,7 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k).or_else(|| e.cg.target.batched_matvec_plan(d, [b, m, n, k])) } else { None };
     // A runtime product whose result is a destination-passing output of the function writes
     // into the output's buffer (see [`runtime_gemm`]): no copy after the call.
-    let dest = e.outs.iter().find(|(v, _)| *v == o.results[0]).map(|(_, name)| (name.clone(), out.clone()));
+    let dest = e.out_buffer(o.results[0]).map(|name| (name, out.clone()));
     if k == 1 && plan.is_none() && !e.cg.target.parallel_outer() && d != DType::I1 {
         return Ok(unit_k_product(e, f, o, dims));
     }

@@ -863,7 +863,6 @@ pub fn padded_reads(f: &Func, ops: &[Op], splats: &HashMap<Value, String>, scala
 /// [`PaddedRead`] `p` in a generic body over `extent`: `inside` (the operand's value) where
 /// every padded dim's loop index is a position of the operand, else the padding value.
 fn padded_value(e: &mut Emitter, p: &PaddedRead, d: DType, extent: &[i64], inside: String) -> String {
-    let outside = e.scalar(d, &p.outside);
     let mut cond: Option<String> = None;
     for &(k, first, last, step) in &p.dims {
         let i = e.op(format!("linalg.index {k} : index"));
@@ -892,7 +891,10 @@ fn padded_value(e: &mut Emitter, p: &PaddedRead, d: DType, extent: &[i64], insid
     }
     match cond {
         None => inside,
-        Some(c) => e.op(format!("arith.select {c}, {inside}, {outside} : {d}")),
+        Some(c) => {
+            let outside = e.scalar(d, &p.outside);
+            e.op(format!("arith.select {c}, {inside}, {outside} : {d}"))
+        }
     }
 }
 

@@ -120,7 +120,7 @@ pub fn lower_transpose(e: &mut Emitter, f: &Func, o: &Op, perm: &[i64]) -> Resul
     let from = f.ty(o.operands[0]);
     // At the function's top level only: a call inside a loop would start threads per step.
     if let (0, Some(bmn)) = (e.depth, runtime_transpose(e.cg.target, from, perm)) {
-        let dest = e.outs.iter().find(|(v, _)| *v == o.results[0]).map(|(_, name)| name.clone());
+        let dest = e.out_buffer(o.results[0]);
         return Ok(call_transpose(e, (&x, from), f.ty(o.results[0]), bmn, dest));
     }
     Ok(transpose(e, &x, from, perm))

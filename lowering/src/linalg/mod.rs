@@ -170,12 +170,18 @@ impl Emitter {
         n
     }
 
+    /// The destination-passing buffer of output `v` of the function ([`Emitter::outs`]), if `v`
+    /// is one.
+    pub fn out_buffer(&self, v: Value) -> Option<String> {
+        self.outs.iter().find(|(w, _)| *w == v).map(|(_, name)| name.clone())
+    }
+
     /// The buffer of output `v` of the function (type `t`) as a tensor made at the start of the
     /// body, so that it dominates every op: empty-tensor elimination can then let the producer
     /// of a value inserted into it write it in place. None when `v` is no output. (Each output
     /// buffer is made a tensor once: this, or one op's own `to_tensor` of its result's buffer.)
     pub fn output_tensor(&mut self, v: Value, t: &TensorType) -> Option<String> {
-        let buffer = self.outs.iter().find(|(w, _)| *w == v).map(|(_, name)| name.clone())?;
+        let buffer = self.out_buffer(v)?;
         let n = self.fresh();
         let _ = writeln!(self.prologue, "    {n} = bufferization.to_tensor {buffer} restrict writable : {} to {t}", memref(t));
         Some(n)

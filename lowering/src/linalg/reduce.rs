@@ -528,7 +528,7 @@ fn call_sum(e: &mut Emitter, o: &Op, (x, xt): (&str, &TensorType), out: &TensorT
     let x2 = super::layout::reshape(e, x, xt, &st);
     let xu = super::kernel_operand(e, &x2, &st);
     let ct = TensorType::new(d, [if columns { n } else { m }]);
-    let dest = e.outs.iter().find(|(v, _)| *v == o.results[0]).map(|(_, name)| (name.clone(), out.clone()));
+    let dest = e.out_buffer(o.results[0]).map(|name| (name, out.clone()));
     let c = super::layout::result_buffer(e, dest, &ct);
     let (cm, unranked) = (super::memref(&ct), format!("memref<*x{d}>"));
     let cu = e.op(format!("memref.cast {c} : {cm} to {unranked}"));

@@ -267,7 +267,7 @@ pub fn lower_run(e: &mut Emitter, cx: &Ctx, f: &Func, run: &Run) -> Result<(), L
         .iter()
         .map(|v| {
             let t = f.ty(*v);
-            match e.outs.iter().find(|(w, _)| w == v).map(|(_, name)| name.clone()) {
+            match e.out_buffer(*v) {
                 Some(out) => e.op(format!("bufferization.to_tensor {out} restrict writable : {} to {t}", memref(t))),
                 None => e.empty(t),
             }

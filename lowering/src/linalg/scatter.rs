@@ -62,7 +62,7 @@ pub fn lower_scatter(e: &mut Emitter, f: &Func, o: &Op, op: &ScatterOp) -> Resul
     // fresh tensor: as the loop's init a dense constant is a read-only global that every call
     // copies (an embedding gradient of 50000 x 128: 3.9 ms, of which ~3 the copy).
     // Filled straight into the function's output buffer when the result is one.
-    let out_buffer = e.outs.iter().find(|(v, _)| *v == o.results[0]).map(|(_, name)| name.clone()).filter(|_| !e.cg.target.parallel_outer());
+    let out_buffer = e.out_buffer(o.results[0]).filter(|_| !e.cg.target.parallel_outer());
     let filled = splat_fill(e, f, o.operands[0], &xt, out_buffer.as_deref());
     let x = filled.clone().unwrap_or(x);
     let d = op.dims();
@@ -82,7 +82,7 @@ pub fn lower_scatter(e: &mut Emitter, f: &Func, o: &Op, op: &ScatterOp) -> Resul
     // updated in the output's buffer: the operand is copied there first, so the loop carries
     // the output (one copy of the operand, not one into a new buffer and another into the
     // output). Only for an operand that is a parameter ([`super::reads_parameter`]).
-    let dest = e.outs.iter().find(|(v, _)| *v == o.results[0]).map(|(_, name)| name.clone()).filter(|_| kernel.is_none() && super::reads_parameter(f, o.operands[0]));
+    let dest = e.out_buffer(o.results[0]).filter(|_| kernel.is_none() && super::reads_parameter(f, o.operands[0]));
     // The operand's copy is a `linalg.copy` (split between the threads when large:
     // quabla_runtime's `parallel::tag_loops`), not bufferization's `memcpy` on one thread:
     // `x.at[64 rows].set(0.)` of a 1024^2 f32 matrix 301 us on the Xeon, JAX 252.

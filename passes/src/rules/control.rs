@@ -368,12 +368,9 @@ pub struct Counted {
     pub trips: i64,
 }
 
-/// The value of `v` when a top-level op of `ops` defines it as a 0-d integer constant.
+/// The value of `v` when an op of `ops` defines it as a 0-d integer constant.
 fn const_int(ops: &[Op], v: Value) -> Option<i64> {
-    ops.iter().find(|o| o.results.first() == Some(&v)).and_then(|o| match &o.kind {
-        OpKind::Constant(ConstantOp::Constant { value }) if value.ty.rank() == 0 && value.ty.dtype.is_int() => Some(value.get_i64(0)),
-        _ => None,
-    })
+    super::constant_of(ops, v).filter(|value| value.ty.rank() == 0 && value.ty.dtype.is_int()).map(|value| value.get_i64(0))
 }
 
 /// Recognises a counted loop: the cond region yields `compare(counter, bound)` (or the mirrored

@@ -37,6 +37,17 @@ pub enum RuleError {
 
 pub type Tangents = Vec<Option<Value>>;
 
+/// The literal of the constant op of `ops` (at any depth) that defines `v`, if one does.
+pub fn constant_of(ops: &[Op], v: Value) -> Option<&Literal> {
+    let mut lit = None;
+    quabla_dialect::walk_ops(ops, &mut |o| {
+        if let (OpKind::Constant(ConstantOp::Constant { value }), true) = (&o.kind, o.results.first() == Some(&v)) {
+            lit = Some(value);
+        }
+    });
+    lit
+}
+
 /// Emits ops into a function at the location of the op being differentiated.
 pub struct B<'a> {
     pub f: &'a mut Func,

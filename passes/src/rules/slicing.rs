@@ -46,17 +46,10 @@ fn int_scalar(b: &mut B, d: DType, v: i64) -> Value {
     b.op(OpKind::Constant(ConstantOp::Constant { value: Literal::from_i64s(TensorType::scalar(d), &[v]) }), &[])
 }
 
-/// Integer indices clamped to [0, hi] elementwise (as `gather` clamps them).
 /// The inverse of the permutation of `0..n` that the constant `idx` of `f` holds (a vector
 /// of `n` distinct indices in range), if it is one.
 fn inverse_permutation(f: &quabla_dialect::Func, idx: Value, n: i64) -> Option<Vec<i64>> {
-    let mut lit = None;
-    quabla_dialect::walk_ops(&f.ops, &mut |o| {
-        if let (OpKind::Constant(ConstantOp::Constant { value }), true) = (&o.kind, o.results.contains(&idx)) {
-            lit = Some(value);
-        }
-    });
-    let lit = lit?;
+    let lit = super::constant_of(&f.ops, idx)?;
     if lit.ty.rank() != 1 || lit.len() as i64 != n || n > PERMUTATION_MAX {
         return None;
     }
@@ -74,6 +67,7 @@ fn inverse_permutation(f: &quabla_dialect::Func, idx: Value, n: i64) -> Option<V
 /// The longest constant index vector [`inverse_permutation`] inverts.
 const PERMUTATION_MAX: i64 = 1 << 20;
 
+/// Integer indices clamped to [0, hi] elementwise (as `gather` clamps them).
 fn clamp_indices(b: &mut B, idx: Value, hi: i64) -> Value {
     let it = b.ty(idx);
     let zero = int_scalar(b, it.dtype, 0);

@@ -13,10 +13,10 @@
 //! constant (a splat of the result shape), select with a splat predicate, reductions over
 //! no dims, and over dims of one element (a reshape); slices sink towards their data
 //! (`sunk_slice`: into a concatenation's operand, through a single-use elementwise op, onto a
-//! scalar's broadcast, into a pad's operand); sums move towards theirs (`pulled_sum`: through a single-use
-//! negation, onto the operand of a zero padding along the summed dims, onto a broadcast's
-//! operand over dims it has whole); a sum of a splat is
-//! the splat of `n` times it where every order of the sum gives that (`summed_splat`). Float `x + 0.0 -> x`
+//! scalar's broadcast, into a pad's operand); sums move towards theirs (`pulled_sum`: through
+//! a single-use negation, onto the operand of a zero padding along the summed dims, onto a
+//! broadcast's operand over dims it has whole); a sum of a splat is the splat of `n` times it
+//! where every order of the sum gives that (`summed_splat`). Float `x + 0.0 -> x`
 //! (and a sum over one element) treats -0.0 + 0.0 as -0.0 (the sign of a zero may differ
 //! from IEEE), as XLA's simplifier does; every other rule is exact.
 use std::collections::HashMap;
@@ -194,8 +194,8 @@ fn sunk_slice(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<V
         // as a fill, a copy and a slice of 4096 x 1024).
         OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo, interior_padding: mid, .. }) => {
             let xt = f.ty(d.operands[0]);
-            let inside = (0..lo.len()).all(|k| mid[k] == 0 && start_indices[k] >= lo[k] && limit_indices[k] <= lo[k] + xt.shape[k]);
-            if !inside || lo.len() != start_indices.len() {
+            let ranks = [mid.len(), start_indices.len(), limit_indices.len(), xt.rank()].iter().all(|&r| r == lo.len());
+            if !ranks || !(0..lo.len()).all(|k| mid[k] == 0 && start_indices[k] >= lo[k] && limit_indices[k] <= lo[k] + xt.shape[k]) {
                 return None;
             }
             let start = start_indices.iter().zip(lo).map(|(s, l)| s - l).collect();

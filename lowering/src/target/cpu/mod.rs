@@ -245,10 +245,6 @@ fn cpu_passes(opts: &CpuOptions, vectors: bool, loops: bool) -> (Vec<String>, Ve
     let omp = format!("convert-scf-to-openmp{{num-threads={}}}", opts.threads);
     let passes: Vec<String> = [
         (true, "func.func(linalg-fuse-elementwise-ops)"),
-        // Unit dims out of the loops (a keepdims [rows, 1] operand's loop nest ended in a
-        // loop of one iteration, which LLVM's vectorizer took for the inner loop: the log of
-        // a [65536, 1] f32 array 311 -> 33 us). After fusion: generics with a unit reduction
-        // loop (kept apart from their consumers) lose it only here.
         // Outputs first: folding unit dims puts a reshape between a generic and the output
         // it writes (an output with a unit dim, or written in the shape of a value that
         // reshapes to it), which empty-tensor elimination does not see through: a buffer of
@@ -256,6 +252,10 @@ fn cpu_passes(opts: &CpuOptions, vectors: bool, loops: bool) -> (Vec<String>, Ve
         // 212; `x[:, None, :] * y` of 4096 x 1 x 1024 2047 -> 897, JAX 1066). Placed before
         // the fold, the generic writes the output buffer through the reshapes.
         (true, "eliminate-empty-tensors"),
+        // Unit dims out of the loops (a keepdims [rows, 1] operand's loop nest ended in a
+        // loop of one iteration, which LLVM's vectorizer took for the inner loop: the log of
+        // a [65536, 1] f32 array 311 -> 33 us). After fusion: generics with a unit reduction
+        // loop (kept apart from their consumers) lose it only here.
         (true, "func.func(linalg-fold-unit-extent-dims)"),
         // Before CSE: otherwise identical inits (fill of an empty) of two results merge and
         // one-shot bufferization with eliminated empties copies a result buffer after it was
