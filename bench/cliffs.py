@@ -204,6 +204,11 @@ def index():
     case("gradient of sum(x[:, 1:-1]**2) 4096x1024", qb.grad(lambda x: (x[:, 1:-1] ** 2).sum()), jax.grad(lambda x: (x[:, 1:-1] ** 2).sum()), r(4096, 1024))
     cs = lambda nn: lambda x: -nn.log_softmax(x, -1)[:, 3::2].sum()  # noqa: E731
     case("cross-entropy gradient, classes 3::2", qb.grad(cs(qb.nn)), jax.grad(cs(jax.nn)), r(65536, 10))
+    # Elementwise ops over pads of computed arrays: boxes between the pads' edges (fold.rs split_pads).
+    case("gradient of sum(diff(x, axis=1)**2) 4096x1024", qb.grad(lambda x: (qb.diff(x, axis=1) ** 2).sum()), jax.grad(lambda x: (jnp.diff(x, axis=1) ** 2).sum()), r(4096, 1024))
+    case("gradient of sum(roll(x, 3, 1) * x) 4096x1024", qb.grad(lambda x: (qb.roll(x, 3, axis=1) * x).sum()), jax.grad(lambda x: (jnp.roll(x, 3, axis=1) * x).sum()), r(4096, 1024))
+    # A flat computation written to a 2-D output (flat_loops rejoin).
+    case("gradient of sum(tanh(x.reshape(-1))) 4096x1024", qb.grad(lambda x: qb.tanh(x.reshape(-1)).sum()), jax.grad(lambda x: jnp.tanh(x.reshape(-1)).sum()), r(4096, 1024))
     case("embedding gradient 4096 of 50000x128", qb.grad(lambda e, i: (e[i] ** 2).sum()), jax.grad(lambda e, i: (e[i] ** 2).sum()), emb, ids)
 
 

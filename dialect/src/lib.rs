@@ -12,7 +12,7 @@ pub use error::{DialectError, Result};
 pub use ir::{insert_axis, walk_ops, walk_ops_mut, Body, Func, Loc, Module, Op, Transform, TransformKind, Value};
 pub use ops::{Combiner, ScatterDims, ScatterOp};
 pub use ops::{ConvAttrs, ConvDims, ConvWindow, ConvolutionOp, ReduceWindowOp, Window, WindowReducer};
-pub use ops::{all_op_names, keywords, ArgOp, AttrSource, BinaryOp, CallOp, CmpDir, ConstantOp, ControlOp, DotDims, DotOp, ElementwiseOp, Family, LayoutOp, LinalgOp, Literal, OpKind, ReduceOp, Reducer, SlicingOp, UnaryOp};
+pub use ops::{all_op_names, keywords, ArgOp, AttrSource, BinaryOp, CallOp, CmpDir, ConstantOp, ControlOp, DotDims, DotOp, ElementwiseOp, RECOMPUTE_COST, Family, LayoutOp, LinalgOp, Literal, OpKind, ReduceOp, Reducer, SlicingOp, UnaryOp};
 pub use ops::SortOp;
 pub use ops::CallbackOp;
 pub use types::{DType, TensorType};

@@ -349,7 +349,9 @@ fn outline_func(f: &mut Func, max_ops: usize, taken: &mut HashSet<String>) -> Ve
         // chunks that do (unless they are results of `f`).
         // Broadcasts of small values made in other chunks are made again here (their operand,
         // a small constant copied first or an input, then the broadcast).
-        let remade: Vec<usize> = seg.iter().flat_map(|o| o.operands.iter().copied()).filter(|v| def[v.0 as usize] != s).filter_map(|v| remat.get(&v).copied()).filter(|&i| seen.insert(ops[i].results[0])).collect();
+        // In program order: a broadcast of another one made again comes after it.
+        let mut remade: Vec<usize> = seg.iter().flat_map(|o| o.operands.iter().copied()).filter(|v| def[v.0 as usize] != s).filter_map(|v| remat.get(&v).copied()).filter(|&i| seen.insert(ops[i].results[0])).collect();
+        remade.sort_unstable();
         let remade_srcs: Vec<Value> = remade.iter().map(|&i| ops[i].operands[0]).collect();
         let mut copied: Vec<usize> = seg.iter().flat_map(|o| o.operands.iter().copied()).chain(remade_srcs.iter().copied()).filter_map(|v| small_const.get(&v).copied()).filter(|&i| seen.insert(ops[i].results[0])).collect();
         let rest: Vec<Op> = seg

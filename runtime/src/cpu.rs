@@ -256,6 +256,9 @@ fn to_llvm_until<'c>(c: &'c Ctx, cm: &CpuModule, tagged_only: bool) -> Result<Ml
             // runs are left out where they would match nothing.
             c.1.run(ctx, pre, &mut module)?;
             let tagged = tag_loops(ctx, &mut module, cm.threads);
+            if tagged.rejoined > 0 {
+                c.1.run(ctx, "builtin.module(eliminate-empty-tensors)", &mut module)?;
+            }
             if tagged.vec == 0 || tagged.par == 0 {
                 pipeline = std::borrow::Cow::Owned(cm.pipeline_without(tagged.vec > 0, tagged.par > 0));
             }

@@ -21,7 +21,9 @@ use crate::parallel::GenericLoops;
 
 /// Flattens the elementwise generics that [`plan`] accepts among those `take` selects
 /// (outside `scf.forall` bodies, whose generics the lowering placed).
-pub(crate) fn flatten_generics(ctx: &Context, module: &mut MlirModule, take: impl Fn(&OperationRef) -> bool) {
+/// Returns how many results of the flattened generics now reach a flat value directly
+/// ([`flatten`]), which empty-tensor elimination may then place in their destination.
+pub(crate) fn flatten_generics(ctx: &Context, module: &mut MlirModule, take: impl Fn(&OperationRef) -> bool) -> usize {
     let mut found: Vec<(MlirOperation, Vec<i64>)> = Vec::new();
     module.as_operation_mut().walk_mut(WalkOrder::PreOrder, |op| {
         let name = op.name();
@@ -40,11 +42,13 @@ pub(crate) fn flatten_generics(ctx: &Context, module: &mut MlirModule, take: imp
             _ => WalkResult::Advance,
         }
     });
+    let mut rejoined = 0;
     for (op, extents) in found {
         // SAFETY: each collected op is a live generic of the module that `plan` checked; the
         // rewrites are independent (one generic each, uses replaced before it is destroyed).
-        unsafe { flatten(ctx.to_raw(), op, &extents) };
+        rejoined += unsafe { flatten(ctx.to_raw(), op, &extents) };
     }
+    rejoined
 }
 
 /// The loop extents of `op` when it is to be flattened: an elementwise generic of two loops or more over
@@ -81,8 +85,13 @@ fn static_tensor(v: MlirValue) -> Option<Vec<i64>> {
 }
 
 /// Rewrites `op`, of loop `extents` (see the module doc): its operands collapsed, one flat
-/// generic taking `op`'s body, expands of its results replacing `op`'s; destroys `op`.
-unsafe fn flatten(ctx: MlirContext, op: MlirOperation, extents: &[i64]) {
+/// generic taking `op`'s body, expands of its results replacing `op`'s; destroys `op`. A
+/// use that collapsed a result to one dim (fusion had expanded a flat computation into
+/// `op`: the gradient of `tanh(x.reshape(-1))`, written to the output buffer viewed flat)
+/// takes the flat result instead, so that the generic can write that destination (the
+/// round trip hid it from empty-tensor elimination: a buffer and a copy, 1.8 ms against
+/// JAX's 0.8 for 4096 x 1024 f32); returns how many such uses there were.
+unsafe fn flatten(ctx: MlirContext, op: MlirOperation, extents: &[i64]) -> usize {
     // SAFETY (whole function): `op` is a live generic checked by `plan`; every handle made
     // here belongs to `ctx`; created ops are inserted into a block before use, and `op` is
     // destroyed only after its results' uses and its body have moved.
@@ -145,6 +154,7 @@ unsafe fn flatten(ctx: MlirContext, op: MlirOperation, extents: &[i64]) {
         // The results, expanded back, in place of `op`'s.
         let shape = extents.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ");
         let mut at = generic;
+        let mut rejoined = 0;
         for k in 0..outs {
             let old = mlir_sys::mlirOperationGetResult(op, k as isize);
             let e = create(
@@ -159,8 +169,34 @@ unsafe fn flatten(ctx: MlirContext, op: MlirOperation, extents: &[i64]) {
             mlir_sys::mlirBlockInsertOwnedOperationAfter(parent, at, e);
             at = e;
             mlir_sys::mlirValueReplaceAllUsesOfWith(old, mlir_sys::mlirOperationGetResult(e, 0));
+            let flat = mlir_sys::mlirOperationGetResult(generic, k as isize);
+            rejoined += rejoin(mlir_sys::mlirOperationGetResult(e, 0), flat);
         }
         mlir_sys::mlirOperationDestroy(op);
+        rejoined
+    }
+}
+
+/// Replaces the uses of each `tensor.collapse_shape` of `expanded` whose type is `flat`'s by
+/// `flat` (the collapse undoes the expand); returns how many collapses it bypassed.
+unsafe fn rejoin(expanded: MlirValue, flat: MlirValue) -> usize {
+    // SAFETY (whole function): live values of one block; uses are read before any is
+    // replaced (the replacement moves uses of the collapses, not of `expanded`).
+    unsafe {
+        let mut collapses = Vec::new();
+        let mut u = mlir_sys::mlirValueGetFirstUse(expanded);
+        while !mlir_sys::mlirOpOperandIsNull(u) {
+            let user = mlir_sys::mlirOpOperandGetOwner(u);
+            let r = (mlir_sys::mlirOperationGetNumResults(user) == 1).then(|| mlir_sys::mlirOperationGetResult(user, 0));
+            if let Some(r) = r.filter(|r| defined_by(*r, "tensor.collapse_shape") && mlir_sys::mlirTypeEqual(mlir_sys::mlirValueGetType(*r), mlir_sys::mlirValueGetType(flat))) {
+                collapses.push(r);
+            }
+            u = mlir_sys::mlirOpOperandGetNextUse(u);
+        }
+        for r in &collapses {
+            mlir_sys::mlirValueReplaceAllUsesOfWith(*r, flat);
+        }
+        collapses.len()
     }
 }
 

@@ -66,7 +66,7 @@ pub fn openmp_loaded() -> bool {
 
 /// Bumped when the cost model (`op_cost`) or the tagging changes, so cached objects tagged by
 /// the old one miss.
-const POLICY_VERSION: u32 = 9;
+const POLICY_VERSION: u32 = 10;
 
 /// What the persistent compile cache's key adds for the loops [`tag_loops`] splits: the tag
 /// pipeline and the policy's constants (the program text does not change with them).
@@ -92,7 +92,7 @@ pub fn policy_key(cm: &quabla_lowering::CpuModule) -> String {
 /// and `linalg.fill` ops are tagged `quabla.par` by the same policy ([`copy_split`]).
 /// Returns how many ops were tagged.
 pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> Tagged {
-    crate::flat_loops::flatten_generics(ctx, module, |op| !small_generic(op));
+    let rejoined = crate::flat_loops::flatten_generics(ctx, module, |op| !small_generic(op));
     let i64t = Type::parse(ctx, "i64").expect("i64 parses").to_raw();
     let name = melior::StringRef::new("quabla.par");
     let vec = melior::StringRef::new("quabla.vec");
@@ -142,7 +142,7 @@ pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> Tagged
         }
         WalkResult::Skip
     });
-    Tagged { vec: vecs, par: pars }
+    Tagged { vec: vecs, par: pars, rejoined }
 }
 
 /// The loop a large `linalg.copy` or `linalg.fill` (tensor form, static shape) is split
@@ -196,6 +196,9 @@ fn copy_cost<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> i64 {
 pub struct Tagged {
     pub vec: usize,
     pub par: usize,
+    /// Flattened results written to a flat destination (crate::flat_loops::flatten_generics):
+    /// empty-tensor elimination runs again.
+    pub rejoined: usize,
 }
 
 /// Generics of at most this many iterations in all (static) are left to LLVM as plain loops,

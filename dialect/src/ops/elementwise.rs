@@ -30,7 +30,35 @@ impl ElementwiseOp {
             ElementwiseOp::Convert { to } => infer_convert(xs[0], *to),
         }
     }
+
+    /// Work units of one evaluation in a loop body: 1 for what is one or two instructions, 4
+    /// for a division or square root, 16 for a transcendental function (the scale of the CPU
+    /// lowering's loop costs, where reading or writing an element costs 2).
+    pub fn scalar_cost(&self) -> i64 {
+        match self {
+            ElementwiseOp::Unary { op } => match op {
+                UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Not | UnaryOp::IsFinite | UnaryOp::PopulationCount => 1,
+                UnaryOp::Sqrt | UnaryOp::Rsqrt => 4,
+                UnaryOp::Exp | UnaryOp::Exp2 | UnaryOp::Expm1 | UnaryOp::Log | UnaryOp::Log1p | UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan | UnaryOp::Tanh | UnaryOp::Logistic | UnaryOp::Erf | UnaryOp::Sinh | UnaryOp::Cosh | UnaryOp::Asin | UnaryOp::Acos | UnaryOp::Atan | UnaryOp::Asinh | UnaryOp::Acosh | UnaryOp::Atanh | UnaryOp::Cbrt | UnaryOp::Erfc | UnaryOp::ErfInv | UnaryOp::Lgamma | UnaryOp::Digamma => 16,
+            },
+            ElementwiseOp::Binary { op } => match op {
+                BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Max | BinaryOp::Min | BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::ShiftLeft | BinaryOp::ShiftRightLogical | BinaryOp::ShiftRightArithmetic => 1,
+                BinaryOp::Div | BinaryOp::Rem => 4,
+                BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Logaddexp => 16,
+            },
+            // Square and multiply: two multiplies per bit, and a division for a negative exponent.
+            ElementwiseOp::Powi { exponent } => 2 * i64::from(64 - exponent.unsigned_abs().leading_zeros()).max(1) + if *exponent < 0 { 4 } else { 0 },
+            ElementwiseOp::Compare { .. } | ElementwiseOp::Select {} | ElementwiseOp::Convert { .. } => 1,
+        }
+    }
 }
+
+/// The most work units per element ([`ElementwiseOp::scalar_cost`], summed over a chain) a
+/// value with several uses may cost for its consumers to recompute it instead of reading it
+/// from memory. Materialising it costs a write and a read per consumer loop (2 units each,
+/// more once the arrays outgrow the caches); a handful of adds and multiplies is cheaper than
+/// that, a transcendental function is not.
+pub const RECOMPUTE_COST: i64 = 8;
 
 /// The dtype classes an elementwise op accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -26,7 +26,7 @@ pub use callback::CallbackOp;
 pub use constant::{ConstantOp, Literal};
 pub use control::ControlOp;
 pub use dot::{DotDims, DotOp};
-pub use elementwise::{BinaryOp, CmpDir, DClass, ElementwiseOp, UnaryOp};
+pub use elementwise::{BinaryOp, CmpDir, DClass, ElementwiseOp, UnaryOp, RECOMPUTE_COST};
 pub use layout::LayoutOp;
 pub use linalg::LinalgOp;
 pub use reduce::{ArgOp, ReduceOp, Reducer};

@@ -659,32 +659,14 @@ pub fn fusible_producers<'a>(f: &Func, ops: &'a [Op], outputs: &[Value]) -> Hash
     out
 }
 
-/// The most work units per element (the scale of [`op_cost`]) a value with several uses may
-/// cost for its consumers to recompute it ([`fusible_producers`]). Materialising it costs a
-/// write and a read per consumer loop ([`MEMORY_COST`] each, more once the arrays outgrow the
-/// caches); a handful of adds and multiplies is cheaper than that, a transcendental function
-/// is not.
-pub const RECOMPUTE_COST: i64 = 8;
+/// The most work units per element a value with several uses may cost for its consumers to
+/// recompute it ([`fusible_producers`]; the dialect's table, shared with `quabla-fold`).
+pub use quabla_dialect::RECOMPUTE_COST;
 
 /// Work units of one evaluation of elementwise op `k` in a loop body (the scale of
-/// [`op_cost`]): 1 for what is one or two instructions, 4 for a division or square root, 16
-/// for a transcendental function.
+/// [`op_cost`]; the dialect's [`ElementwiseOp::scalar_cost`]).
 pub fn scalar_cost(k: &ElementwiseOp) -> i64 {
-    match k {
-        ElementwiseOp::Unary { op } => match op {
-            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Not | UnaryOp::IsFinite | UnaryOp::PopulationCount => 1,
-            UnaryOp::Sqrt | UnaryOp::Rsqrt => 4,
-            UnaryOp::Exp | UnaryOp::Exp2 | UnaryOp::Expm1 | UnaryOp::Log | UnaryOp::Log1p | UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan | UnaryOp::Tanh | UnaryOp::Logistic | UnaryOp::Erf | UnaryOp::Sinh | UnaryOp::Cosh | UnaryOp::Asin | UnaryOp::Acos | UnaryOp::Atan | UnaryOp::Asinh | UnaryOp::Acosh | UnaryOp::Atanh | UnaryOp::Cbrt | UnaryOp::Erfc | UnaryOp::ErfInv | UnaryOp::Lgamma | UnaryOp::Digamma => 16,
-        },
-        ElementwiseOp::Binary { op } => match op {
-            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Max | BinaryOp::Min | BinaryOp::And | BinaryOp::Or | BinaryOp::Xor | BinaryOp::ShiftLeft | BinaryOp::ShiftRightLogical | BinaryOp::ShiftRightArithmetic => 1,
-            BinaryOp::Div | BinaryOp::Rem => 4,
-            BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Logaddexp => 16,
-        },
-        // Square and multiply: two multiplies per bit, and a division for a negative exponent.
-        ElementwiseOp::Powi { exponent } => 2 * i64::from(64 - exponent.unsigned_abs().leading_zeros()).max(1) + if *exponent < 0 { 4 } else { 0 },
-        ElementwiseOp::Compare { .. } | ElementwiseOp::Select {} | ElementwiseOp::Convert { .. } => 1,
-    }
+    k.scalar_cost()
 }
 
 /// The splat constants of `ops` as scalar MLIR text (`1.5e0`, `-3`, `true`), by value: inside a
