@@ -206,6 +206,8 @@ def index():
     case("cross-entropy gradient, classes 3::2", qb.grad(cs(qb.nn)), jax.grad(cs(jax.nn)), r(65536, 10))
     # Elementwise ops over pads of computed arrays: boxes between the pads' edges (fold.rs split_pads).
     case("gradient of sum(diff(x, axis=1)**2) 4096x1024", qb.grad(lambda x: (qb.diff(x, axis=1) ** 2).sum()), jax.grad(lambda x: (jnp.diff(x, axis=1) ** 2).sum()), r(4096, 1024))
+    lap = lambda m: lambda x: m.sum((x[2:, 1:-1] + x[:-2, 1:-1] + x[1:-1, 2:] + x[1:-1, :-2] - 4 * x[1:-1, 1:-1]) ** 2)  # noqa: E731
+    case("gradient of a 5-point stencil's sum of squares 2048^2", qb.grad(lap(qb)), jax.grad(lap(jnp)), r(2048, 2048))
     case("gradient of sum(roll(x, 3, 1) * x) 4096x1024", qb.grad(lambda x: (qb.roll(x, 3, axis=1) * x).sum()), jax.grad(lambda x: (jnp.roll(x, 3, axis=1) * x).sum()), r(4096, 1024))
     # A flat computation written to a 2-D output (flat_loops rejoin).
     case("gradient of sum(tanh(x.reshape(-1))) 4096x1024", qb.grad(lambda x: qb.tanh(x.reshape(-1)).sum()), jax.grad(lambda x: jnp.tanh(x.reshape(-1)).sum()), r(4096, 1024))

@@ -492,3 +492,32 @@ def test_transform_cache_is_lru_bounded():
     for n in range(1, 13):
         np.testing.assert_allclose(g(qb.ones(n)).numpy(), 2.0 * np.ones(n))
     assert g._jitted()._cache_size == 8
+
+
+# Gradients of shifted slices: sums of pads of the cotangent, split into boxes between the
+# pads' edges by quabla-fold (split_pads; thin bands stay small pads), large enough to split.
+def _stencil(m):
+    def f(x):
+        lap = x[2:, 1:-1] + x[:-2, 1:-1] + x[1:-1, 2:] + x[1:-1, :-2] - 4 * x[1:-1, 1:-1]
+        return m.sum(lap**2)
+
+    return f
+
+
+SHIFTED = [
+    ("diff axis 1", lambda m: lambda x: m.sum(m.diff(x, axis=1) ** 2)),
+    ("diff axis 0", lambda m: lambda x: m.mean((x[1:] - x[:-1]) ** 2)),
+    ("roll", lambda m: lambda x: m.sum(m.roll(x, 3, axis=1) * x)),
+    ("stencil", _stencil),
+    ("tanh of the flat array", lambda m: lambda x: m.sum(m.tanh(x.reshape(-1)))),
+    ("pads of a product", lambda m: lambda x: m.sum(m.pad(x * x, ((1, 2), (0, 3))) * m.pad(x, ((2, 1), (3, 0))))),
+]
+
+
+@pytest.mark.parametrize("name,make", SHIFTED, ids=[s[0] for s in SHIFTED])
+@pytest.mark.parametrize("shape", [(96, 80), (7, 1024)])
+def test_grad_of_shifted_slices(name, make, shape):
+    x = np.random.default_rng(5).normal(size=shape).astype(np.float32)
+    want = jax.grad(make(jnp))(x)
+    close(qb.grad(make(qb))(x), want, tol=2e-5)
+    close(qb.jit(qb.grad(make(qb)))(x), want, tol=2e-5)

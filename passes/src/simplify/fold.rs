@@ -74,6 +74,22 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
     for v in ops.iter().flat_map(|o| o.operands.iter()).chain(outputs) {
         *uses.entry(*v).or_default() += 1;
     }
+    // Values whose one use is an elementwise op of their shape (split_pads splits the tree
+    // they feed at its root).
+    let mut chained: std::collections::HashSet<Value> = std::collections::HashSet::new();
+    for o in &ops {
+        if matches!(o.kind, OpKind::Elementwise(_)) && o.results.len() == 1 {
+            chained.extend(o.operands.iter().filter(|v| uses.get(v) == Some(&1) && f.ty(**v).shape == f.ty(o.results[0]).shape));
+        }
+    }
+    // Elements read per element of each value (recomputed): a slice reads its part.
+    let mut reads: HashMap<Value, f64> = HashMap::new();
+    for o in &ops {
+        add_reads(f, &mut reads, o, 1.0);
+    }
+    for v in outputs {
+        *reads.entry(*v).or_default() += 1.0;
+    }
     let mut defs: HashMap<Value, Op> = HashMap::new();
     let mut out = Vec::with_capacity(ops.len());
     let mut queue: std::collections::VecDeque<Op> = ops.into();
@@ -113,8 +129,14 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
             r.ops = fold_block(f, subst, body_ops, &body_outputs, changed);
             r.outputs = r.outputs.iter().map(|v| subst.get(*v)).collect();
         }
-        if let Some(ops) = sunk_slice(f, &op, &defs, &uses).or_else(|| split_pads(f, &op, &consts, &defs, &uses)).or_else(|| pulled_sum(f, &op, &consts, &defs, &uses)).or_else(|| summed_splat(f, &op, &consts, &defs)) {
-            // The new ops fold in turn (a slice of a slice of a concatenation, ...).
+        if let Some(ops) = sunk_slice(f, &op, &defs, &uses, &reads).or_else(|| split_pads(f, &op, &consts, &defs, &uses, &reads, &chained)).or_else(|| pulled_sum(f, &op, &consts, &defs, &uses)).or_else(|| summed_splat(f, &op, &consts, &defs)) {
+            // The new ops fold in turn (a slice of a slice of a concatenation, ...). Their
+            // operands' uses replace the op's.
+            recount(&mut uses, &op.operands, ops.iter().flat_map(|n| n.operands.iter()));
+            add_reads(f, &mut reads, &op, -1.0);
+            for n in &ops {
+                add_reads(f, &mut reads, n, 1.0);
+            }
             for n in ops.into_iter().rev() {
                 queue.push_front(n);
             }
@@ -125,6 +147,11 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
         match fold_op(f, op, &consts, &defs, &uses) {
             Fold::Keep(op) => {
                 *changed |= op != before;
+                if op.operands != before.operands {
+                    recount(&mut uses, &before.operands, op.operands.iter());
+                    add_reads(f, &mut reads, &before, -1.0);
+                    add_reads(f, &mut reads, &op, 1.0);
+                }
                 if let OpKind::Constant(ConstantOp::Constant { value }) = &op.kind {
                     consts.insert(op.results[0], value.clone());
                 } else if let Some(value) = small_nullary(f, &op) {
@@ -138,6 +165,13 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
                 out.push(op);
             }
             Fold::Alias(v) => {
+                // v takes the result's uses (its users are substituted as they come).
+                let n = uses.get(&before.results[0]).copied().unwrap_or(0);
+                *uses.entry(v).or_default() += n;
+                recount(&mut uses, &before.operands, std::iter::empty());
+                let r = reads.get(&before.results[0]).copied().unwrap_or(0.0);
+                *reads.entry(v).or_default() += r;
+                add_reads(f, &mut reads, &before, -1.0);
                 subst.set(before.results[0], v);
                 *changed = true;
             }
@@ -146,14 +180,43 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
     out
 }
 
+/// Use counts after an op whose operands were `gone` is replaced by ops with operands
+/// `added`: the rules that must not duplicate work ([`recomputed`], `uses == 1`) see the
+/// program as it is now (a `1 * g` folded to `g` gives `g` the product's uses).
+fn recount<'a>(uses: &mut HashMap<Value, usize>, gone: &[Value], added: impl Iterator<Item = &'a Value>) {
+    for v in gone {
+        if let Some(n) = uses.get_mut(v) {
+            *n = n.saturating_sub(1);
+        }
+    }
+    for v in added {
+        *uses.entry(*v).or_default() += 1;
+    }
+}
+
+/// Adds `sign` times what `op` reads of each operand, per element of the operand, to `reads`:
+/// a slice its share of the elements, any other op all of them.
+fn add_reads(f: &Func, reads: &mut HashMap<Value, f64>, op: &Op, sign: f64) {
+    let share = match (&op.kind, op.operands.first(), op.results.first()) {
+        (OpKind::Slicing(SlicingOp::Slice { .. }), Some(x), Some(r)) => {
+            let n = f.ty(*x).num_elements();
+            if n == 0 { 1.0 } else { f.ty(*r).num_elements() as f64 / n as f64 }
+        }
+        _ => 1.0,
+    };
+    for v in &op.operands {
+        *reads.entry(*v).or_default() += sign * share;
+    }
+}
+
 /// A slice moved towards its data, as the ops that replace it (the last computes its
 /// result): a slice of a concatenation within one operand is a slice of that operand (across
 /// the join of two, the concatenation of their slices); a slice of an elementwise op read by
-/// nothing else, or cheap to recompute ([`recompute_cost`]), is the op on slices of its operands; a
+/// nothing else, or cheap to recompute for each use ([`recomputed`]), is the op on slices of its operands; a
 /// slice of a broadcast is the broadcast of the operand's slice (of a scalar: to the slice). The gradient of
 /// `sum(concatenate([x, y], 1) ** 2)` in x is `2 * x` instead of a product over the whole
 /// concatenation sliced back (100000 x 3 and x 1 f32: 848 -> ~60 us, JAX 60-70).
-fn sunk_slice(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usize>) -> Option<Vec<Op>> {
+fn sunk_slice(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usize>, reads: &HashMap<Value, f64>) -> Option<Vec<Op>> {
     let OpKind::Slicing(SlicingOp::Slice { start_indices, limit_indices, strides }) = &op.kind else { return None };
     let d = defs.get(&op.operands[0])?;
     let out = f.ty(op.results[0]).clone();
@@ -193,7 +256,7 @@ fn sunk_slice(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<V
             let join = Op::new(OpKind::Slicing(SlicingOp::Concatenate { dim: *dim }), vec![ra, rb], op.results.clone(), op.loc.clone());
             Some(vec![slice_of(a, start_indices.clone(), la, ra), slice_of(b, sb, lb, rb), join])
         }
-        OpKind::Elementwise(_) if d.results.len() == 1 && d.regions.is_empty() && (uses.get(&d.results[0]) == Some(&1) || recompute_cost(f, defs, d.results[0], 0).is_some()) => {
+        OpKind::Elementwise(_) if d.results.len() == 1 && d.regions.is_empty() && recomputed(f, defs, uses, reads, d.results[0]) => {
             let mut ops = Vec::with_capacity(d.operands.len() + 1);
             let mut xs = Vec::with_capacity(d.operands.len());
             for &x in &d.operands {
@@ -242,15 +305,42 @@ fn sunk_slice(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<V
         // Within the operand of a pad without interior padding: a slice of the operand (the
         // gradient of `sum(pad(x, 1) ** 2)` is `2 * pad(x, 1)` sliced back: 3.8x JAX's time
         // as a fill, a copy and a slice of 4096 x 1024).
-        OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo, interior_padding: mid, .. }) => {
-            let xt = f.ty(d.operands[0]);
-            let ranks = [mid.len(), start_indices.len(), limit_indices.len(), xt.rank()].iter().all(|&r| r == lo.len());
-            if !ranks || !(0..lo.len()).all(|k| mid[k] == 0 && start_indices[k] >= lo[k] && limit_indices[k] <= lo[k] + xt.shape[k]) {
+        // Reaching into the padding (unit strides, edges of 0 or more): the pad of the
+        // operand's slice, or the padding value's broadcast where no operand element is in
+        // the slice (the thin bands of split_pads).
+        OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo, edge_padding_high: hi, interior_padding: mid }) => {
+            let (x, pv) = (d.operands[0], d.operands[1]);
+            let xt = f.ty(x).clone();
+            let ranks = [mid.len(), hi.len(), start_indices.len(), limit_indices.len(), strides.len(), xt.rank()].iter().all(|&r| r == lo.len());
+            if !ranks || mid.iter().any(|&m| m != 0) {
                 return None;
             }
-            let start = start_indices.iter().zip(lo).map(|(s, l)| s - l).collect();
-            let limit = limit_indices.iter().zip(lo).map(|(s, l)| s - l).collect();
-            Some(vec![slice_of(d.operands[0], start, limit, op.results[0])])
+            if (0..lo.len()).all(|k| start_indices[k] >= lo[k] && limit_indices[k] <= lo[k] + xt.shape[k]) {
+                let start = start_indices.iter().zip(lo).map(|(s, l)| s - l).collect();
+                let limit = limit_indices.iter().zip(lo).map(|(s, l)| s - l).collect();
+                return Some(vec![slice_of(x, start, limit, op.results[0])]);
+            }
+            if strides.iter().any(|&st| st != 1) || lo.iter().chain(hi).any(|&e| e < 0) {
+                return None;
+            }
+            // The operand's part of the slice along each dim, and the padding around it.
+            let (mut s, mut l, mut nlo, mut nhi) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            for k in 0..lo.len() {
+                let a = (start_indices[k] - lo[k]).clamp(0, xt.shape[k]);
+                let b = (limit_indices[k] - lo[k]).clamp(a, xt.shape[k]);
+                if a == b {
+                    return Some(vec![Op::new(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: out.shape.clone() }), vec![pv], op.results.clone(), op.loc.clone())]);
+                }
+                let before = (lo[k] - start_indices[k]).max(0);
+                s.push(a);
+                l.push(b);
+                nlo.push(before);
+                nhi.push(out.shape[k] - before - (b - a));
+            }
+            let shape: Vec<i64> = s.iter().zip(&l).map(|(a, b)| b - a).collect();
+            let y = f.new_value(TensorType::new(xt.dtype, shape));
+            let pad = Op::new(OpKind::Slicing(SlicingOp::Pad { edge_padding_low: nlo, edge_padding_high: nhi, interior_padding: vec![0; lo.len()] }), vec![y, pv], op.results.clone(), op.loc.clone());
+            Some(vec![slice_of(x, s, l, y), pad])
         }
         _ => None,
     }
@@ -259,35 +349,58 @@ fn sunk_slice(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<V
 /// The least elements of an elementwise op's result that [`split_pads`] splits.
 const SPLIT_MIN_ELEMENTS: usize = 4096;
 /// The most pieces [`split_pads`] splits an op into.
-const SPLIT_MAX_PIECES: usize = 9;
+const SPLIT_MAX_PIECES: usize = 25;
 
-/// An elementwise op that reads pads of computed arrays, as the concatenation of the op over
-/// the boxes of its result between consecutive pad edges (and joins of concatenated operands)
-/// along each dim: in a box, each pad is all padding (a broadcast of its padding value) or all
-/// inside (a slice of its operand), and the other operands are sliced. The slices sink
-/// towards the data in turn ([`sunk_slice`], which recomputes chains of cheap elementwise
-/// ops), so every box is one loop over the arrays the pads were computed from, writing its part of the
-/// result in place. The gradient of `sum(diff(x, axis=1) ** 2)` is the sum of two
-/// zero-padded copies of `2 * diff(x)`: two fills, two copies and an add of 4096 x 1024 f32
-/// (8.6 ms, JAX 1.4) become three loops reading `x` (~0.7 ms).
+/// An elementwise op that reads pads of computed arrays, with the tree of elementwise ops of
+/// its shape that feed only it (`chained`), as the concatenation of that tree over the boxes
+/// of its result between consecutive pad edges (and joins of concatenated leaves) along each
+/// dim: in a box, each pad is all padding (a broadcast of its padding value) or all inside (a
+/// slice of its operand), and the other leaves are sliced. The slices sink towards the data
+/// in turn ([`sunk_slice`], which recomputes chains of cheap elementwise ops), so every box
+/// is one loop over the arrays the pads were computed from, writing its part of the result in
+/// place. The gradient of `sum(diff(x, axis=1) ** 2)` is the sum of two zero-padded copies of
+/// `2 * diff(x)`: two fills, two copies and an add of 4096 x 1024 f32 (8.6 ms, JAX 1.4)
+/// become three loops reading `x` (~0.7 ms); a 5-point stencil's gradient sums five pads of
+/// its cotangent (5 x 5 boxes, one tree).
 ///
-/// Not split: pads with interior padding or cropping edges, pads the lowering computes from
-/// the loop indices (`linalg::elementwise::padded_reads`: the operand is a splat or has one
-/// element along every padded dim), a pad of an array that is dear to recompute when the pad
-/// has other uses (each use would compute its part again), results under
-/// [`SPLIT_MIN_ELEMENTS`] or with more than [`SPLIT_MAX_PIECES`] boxes.
-fn split_pads(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usize>) -> Option<Vec<Op>> {
-    if !matches!(op.kind, OpKind::Elementwise(_)) || op.results.len() != 1 || !op.regions.is_empty() {
+/// Only at the root of a tree (an op whose result is not `chained`): splitting each op of a
+/// chain of sums on its own nested the boxes of one in those of the next. Not split: pads with
+/// interior padding or cropping edges, pads the lowering computes from the loop indices
+/// (`linalg::elementwise::padded_reads`: the operand is a splat or has one element along every
+/// padded dim), a pad of an array that is dear to recompute when the pad has other uses (each
+/// use would compute its part again), results under [`SPLIT_MIN_ELEMENTS`] or with more than
+/// [`SPLIT_MAX_PIECES`] boxes.
+fn split_pads(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usize>, reads: &HashMap<Value, f64>, chained: &std::collections::HashSet<Value>) -> Option<Vec<Op>> {
+    let same = |o: &Op, f: &Func| matches!(o.kind, OpKind::Elementwise(_)) && o.results.len() == 1 && o.regions.is_empty() && o.operands.iter().all(|v| f.ty(*v).shape == f.ty(o.results[0]).shape);
+    if !same(op, f) || chained.contains(&op.results[0]) {
         return None;
     }
     let out = f.ty(op.results[0]).clone();
-    if out.rank() == 0 || out.num_elements() < SPLIT_MIN_ELEMENTS || op.operands.iter().any(|v| f.ty(*v).shape != out.shape) {
+    if out.rank() == 0 || out.num_elements() < SPLIT_MIN_ELEMENTS {
         return None;
     }
-    // The pads among the operands: (operand position, operand, padding value, low edges).
-    let mut pads: Vec<(usize, Value, Value, Vec<i64>)> = Vec::new();
+    // The tree, operands before their users (the root last), and its leaves.
+    let mut tree: Vec<&Op> = Vec::new();
+    let mut leaves: Vec<Value> = Vec::new();
+    let mut stack: Vec<(&Op, bool)> = vec![(op, false)];
+    while let Some((o, expanded)) = stack.pop() {
+        if expanded {
+            tree.push(o);
+            continue;
+        }
+        stack.push((o, true));
+        for v in o.operands.iter().rev() {
+            match defs.get(v).filter(|d| chained.contains(v) && same(d, f)) {
+                Some(d) => stack.push((d, false)),
+                None if !leaves.contains(v) => leaves.push(*v),
+                None => {}
+            }
+        }
+    }
+    // The pads among the leaves: (leaf, operand, padding value, low edges).
+    let mut pads: Vec<(Value, Value, Value, Vec<i64>)> = Vec::new();
     let mut computed = false;
-    for (i, v) in op.operands.iter().enumerate() {
+    for v in &leaves {
         let Some(d) = defs.get(v) else { continue };
         let OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo, edge_padding_high: hi, interior_padding: mid }) = &d.kind else { continue };
         let (x, pv) = (d.operands[0], d.operands[1]);
@@ -299,11 +412,11 @@ fn split_pads(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &Ha
         let selected = splat_of(consts, defs, x).is_some() || padded.clone().all(|k| xt.shape[k] == 1);
         if !selected {
             computed = true;
-            if uses.get(v) != Some(&1) && recompute_cost(f, defs, x, 0).is_none() {
+            if uses.get(v) != Some(&1) && !recomputed(f, defs, uses, reads, x) {
                 return None;
             }
         }
-        pads.push((i, x, pv, lo.clone()));
+        pads.push((*v, x, pv, lo.clone()));
     }
     if !computed {
         return None;
@@ -317,8 +430,8 @@ fn split_pads(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &Ha
         }
         cuts.push(c);
     }
-    // Concatenated operands: their joins too, so that a box reads within one part.
-    for d in op.operands.iter().filter_map(|v| defs.get(v)) {
+    // Concatenated leaves: their joins too, so that a box reads within one part.
+    for d in leaves.iter().filter_map(|v| defs.get(v)) {
         let OpKind::Slicing(SlicingOp::Concatenate { dim }) = d.kind else { continue };
         let c = usize::try_from(dim).ok().filter(|&c| c < out.rank())?;
         let mut at = 0;
@@ -331,54 +444,56 @@ fn split_pads(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &Ha
         c.sort_unstable();
         c.dedup();
     }
-    let pieces = cuts.iter().try_fold(1usize, |n, c| n.checked_mul(c.len() - 1))?;
+    let pieces = box_count(&out.shape, &cuts, 0);
     if !(2..=SPLIT_MAX_PIECES).contains(&pieces) {
         return None;
     }
+    let tree: Vec<Op> = tree.into_iter().cloned().collect();
     let mut ops = Vec::new();
-    let root = split_box(f, op, &pads, &cuts, 0, &mut vec![], &mut ops);
+    let root = split_box(f, &tree, &leaves, &pads, &cuts, 0, &mut vec![], &mut ops);
     // The outermost concatenation computes the op's result.
     let last = ops.last_mut().filter(|l| l.results == [root])?;
     last.results[0] = op.results[0];
     Some(ops)
 }
 
-/// The op of [`split_pads`] over the boxes whose intervals along dims before `k` are `bx`
-/// (start, limit), concatenated along dim `k` and the later ones; returns the value.
-fn split_box(f: &mut Func, op: &Op, pads: &[(usize, Value, Value, Vec<i64>)], cuts: &[Vec<i64>], k: usize, bx: &mut Vec<(i64, i64)>, ops: &mut Vec<Op>) -> Value {
-    let out = f.ty(op.results[0]).clone();
+/// Whether the band of `split_pads` between `w0` and `w1` along dim `k` of `shape` is too thin
+/// to be split along the later dims: fewer than [`SPLIT_MIN_ELEMENTS`] elements. It is one box,
+/// reading its pads as small pads (a stencil's first rows: one box instead of five).
+fn thin_band(shape: &[i64], k: usize, w0: i64, w1: i64) -> bool {
+    k + 1 < shape.len() && quabla_dialect::size::saturating_product(std::iter::once(w1 - w0).chain(shape[k + 1..].iter().copied())) < SPLIT_MIN_ELEMENTS as i64
+}
+
+/// How many boxes [`split_box`] makes from dim `k` on.
+fn box_count(shape: &[i64], cuts: &[Vec<i64>], k: usize) -> usize {
     if k == cuts.len() {
-        let start: Vec<i64> = bx.iter().map(|b| b.0).collect();
-        let limit: Vec<i64> = bx.iter().map(|b| b.1).collect();
-        let shape: Vec<i64> = bx.iter().map(|b| b.1 - b.0).collect();
-        let mut xs = Vec::with_capacity(op.operands.len());
-        for (i, &v) in op.operands.iter().enumerate() {
-            let x = match pads.iter().find(|p| p.0 == i) {
-                Some((_, x, pv, lo)) => {
-                    let xt = f.ty(*x).clone();
-                    let inside = (0..shape.len()).all(|d| start[d] >= lo[d] && limit[d] <= lo[d] + xt.shape[d]);
-                    if inside {
-                        let s: Vec<i64> = start.iter().zip(lo).map(|(a, l)| a - l).collect();
-                        let l: Vec<i64> = limit.iter().zip(lo).map(|(a, l)| a - l).collect();
-                        sliced(f, *x, &s, &l, ops, &op.loc)
-                    } else {
-                        let r = f.new_value(TensorType::new(xt.dtype, shape.clone()));
-                        ops.push(Op::new(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: shape.clone() }), vec![*pv], vec![r], op.loc.clone()));
-                        r
-                    }
-                }
-                None => sliced(f, v, &start, &limit, ops, &op.loc),
-            };
-            xs.push(x);
-        }
-        let r = f.new_value(TensorType::new(out.dtype, shape));
-        ops.push(Op::new(op.kind.clone(), xs, vec![r], op.loc.clone()));
-        return r;
+        return 1;
+    }
+    cuts[k].windows(2).map(|w| if thin_band(shape, k, w[0], w[1]) { 1 } else { box_count(shape, cuts, k + 1) }).fold(0usize, |a, b| a.saturating_add(b))
+}
+
+/// The tree of [`split_pads`] (operands first, its root last) over the boxes whose intervals
+/// along dims before `k` are `bx` (start, limit), concatenated along dim `k` and the later
+/// ones (a [`thin_band`] is one box over all the later dims); returns the value.
+#[allow(clippy::too_many_arguments)]
+fn split_box(f: &mut Func, tree: &[Op], leaves: &[Value], pads: &[(Value, Value, Value, Vec<i64>)], cuts: &[Vec<i64>], k: usize, bx: &mut Vec<(i64, i64)>, ops: &mut Vec<Op>) -> Value {
+    let root = &tree[tree.len() - 1];
+    let out = f.ty(root.results[0]).shape.clone();
+    if k == cuts.len() {
+        return tree_box(f, tree, leaves, pads, bx, ops);
     }
     let mut acc: Option<Value> = None;
     for w in cuts[k].windows(2) {
         bx.push((w[0], w[1]));
-        let v = split_box(f, op, pads, cuts, k + 1, bx, ops);
+        let v = if thin_band(&out, k, w[0], w[1]) {
+            let n = bx.len();
+            bx.extend(out[k + 1..].iter().map(|&e| (0, e)));
+            let v = tree_box(f, tree, leaves, pads, bx, ops);
+            bx.truncate(n);
+            v
+        } else {
+            split_box(f, tree, leaves, pads, cuts, k + 1, bx, ops)
+        };
         bx.pop();
         acc = Some(match acc {
             None => v,
@@ -387,20 +502,63 @@ fn split_box(f: &mut Func, op: &Op, pads: &[(usize, Value, Value, Vec<i64>)], cu
                 let mut shape = at.shape.clone();
                 shape[k] += vt.shape[k];
                 let r = f.new_value(TensorType::new(at.dtype, shape));
-                ops.push(Op::new(OpKind::Slicing(SlicingOp::Concatenate { dim: k as i64 }), vec![a, v], vec![r], op.loc.clone()));
+                ops.push(Op::new(OpKind::Slicing(SlicingOp::Concatenate { dim: k as i64 }), vec![a, v], vec![r], root.loc.clone()));
                 r
             }
         });
     }
     // (At least one interval per dim: cuts hold 0 and the extent.)
-    acc.unwrap_or(op.results[0])
+    acc.unwrap_or(Value(u32::MAX))
+}
+
+/// The tree of [`split_pads`] over box `bx` (start, limit per dim), its leaves sliced: a pad
+/// whose operand holds the box is the operand's slice, one whose operand misses it the
+/// padding value's broadcast, another one its own slice (a smaller pad, [`sunk_slice`]).
+fn tree_box(f: &mut Func, tree: &[Op], leaves: &[Value], pads: &[(Value, Value, Value, Vec<i64>)], bx: &[(i64, i64)], ops: &mut Vec<Op>) -> Value {
+    let loc = tree[tree.len() - 1].loc.clone();
+    let start: Vec<i64> = bx.iter().map(|b| b.0).collect();
+    let limit: Vec<i64> = bx.iter().map(|b| b.1).collect();
+    let shape: Vec<i64> = bx.iter().map(|b| b.1 - b.0).collect();
+    let mut vals: HashMap<Value, Value> = HashMap::new();
+    for &v in leaves {
+        let x = match pads.iter().find(|p| p.0 == v) {
+            Some((_, x, pv, lo)) => {
+                let xt = f.ty(*x).clone();
+                let inside = (0..shape.len()).all(|d| start[d] >= lo[d] && limit[d] <= lo[d] + xt.shape[d]);
+                let outside = (0..shape.len()).any(|d| limit[d] <= lo[d] || start[d] >= lo[d] + xt.shape[d]);
+                if inside {
+                    let s: Vec<i64> = start.iter().zip(lo).map(|(a, l)| a - l).collect();
+                    let l: Vec<i64> = limit.iter().zip(lo).map(|(a, l)| a - l).collect();
+                    sliced(f, *x, &s, &l, ops, &loc)
+                } else if outside {
+                    let r = f.new_value(TensorType::new(xt.dtype, shape.clone()));
+                    ops.push(Op::new(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: shape.clone() }), vec![*pv], vec![r], loc.clone()));
+                    r
+                } else {
+                    sliced(f, v, &start, &limit, ops, &loc)
+                }
+            }
+            None => sliced(f, v, &start, &limit, ops, &loc),
+        };
+        vals.insert(v, x);
+    }
+    let mut last = Value(u32::MAX);
+    for o in tree {
+        let xs: Vec<Value> = o.operands.iter().map(|v| vals[v]).collect();
+        let r = f.new_value(TensorType::new(f.ty(o.results[0]).dtype, shape.clone()));
+        ops.push(Op::new(o.kind.clone(), xs, vec![r], o.loc.clone()));
+        vals.insert(o.results[0], r);
+        last = r;
+    }
+    last
 }
 
 /// Work units per element ([`ElementwiseOp::scalar_cost`]) of recomputing `v` from the values
 /// its chain of elementwise ops (of its shape) starts from, when at most
-/// [`quabla_dialect::RECOMPUTE_COST`]; None when dearer or not an elementwise value. A shared
-/// operand counts each time (an upper bound).
-fn recompute_cost(f: &Func, defs: &HashMap<Value, Op>, v: Value, depth: usize) -> Option<i64> {
+/// [`quabla_dialect::RECOMPUTE_COST`]; None when dearer or not an elementwise value. An operand
+/// that is not itself [`recomputed`] is read (it costs nothing here); a shared one counts each
+/// time (an upper bound).
+fn recompute_cost(f: &Func, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usize>, reads: &HashMap<Value, f64>, v: Value, depth: usize) -> Option<i64> {
     let d = defs.get(&v)?;
     let OpKind::Elementwise(k) = &d.kind else { return None };
     if depth > 16 || d.results.len() != 1 || !d.regions.is_empty() {
@@ -412,11 +570,32 @@ fn recompute_cost(f: &Func, defs: &HashMap<Value, Op>, v: Value, depth: usize) -
         if f.ty(*x).shape != *shape {
             return None;
         }
-        if let Some(n) = recompute_cost(f, defs, *x, depth + 1) {
+        if let Some(n) = recompute_cost(f, defs, uses, reads, *x, depth + 1).filter(|&n| recomputes(uses, reads, *x, n)) {
             c += n;
         }
+        if c > quabla_dialect::RECOMPUTE_COST {
+            return None;
+        }
     }
-    (c <= quabla_dialect::RECOMPUTE_COST).then_some(c)
+    Some(c)
+}
+
+/// Whether slices of elementwise value `v` are computed from slices of its operands: when it
+/// has one use (the slices then partition it, as [`split_pads`] makes them), or when
+/// computing it as many times as its elements are read costs at most
+/// [`quabla_dialect::RECOMPUTE_COST`] per element ([`recompute_cost`]; `reads` counts a slice
+/// by its share). `2 * diff(x)` read by two pads is recomputed in each box; the cotangent of a
+/// 5-point stencil read by five pads is not (computed once, its slices read in place: 6 units
+/// times 5 reads).
+fn recomputed(f: &Func, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usize>, reads: &HashMap<Value, f64>, v: Value) -> bool {
+    uses.get(&v).is_none_or(|&n| n <= 1) || recompute_cost(f, defs, uses, reads, v, 0).is_some_and(|c| recomputes(uses, reads, v, c))
+}
+
+/// Whether `v`, costing `c` per element, is cheap enough to compute for every read of it
+/// ([`recomputed`]).
+fn recomputes(uses: &HashMap<Value, usize>, reads: &HashMap<Value, f64>, v: Value, c: i64) -> bool {
+    let r = reads.get(&v).copied().unwrap_or(1.0).max(1.0);
+    uses.get(&v).is_none_or(|&n| n <= 1) || c as f64 * r <= quabla_dialect::RECOMPUTE_COST as f64 + 1e-9
 }
 
 /// `v[start:limit]` (unit strides) as a value: `v` itself when the box is all of it, else a

@@ -3,12 +3,13 @@
 // RUN: quabla-opt %s --pass-pipeline='builtin.module(quabla-canonicalize)' | quabla-opt --run --arg='dense<[[1.0, -2.0, 3.0], [4.0, 5.5, -6.0]]> : tensor<2x3xf32>' | FileCheck %s --check-prefix=OUT
 // A slice within the operand of a pad without interior padding is a slice of the operand
 // (fold.rs sunk_slice): the whole operand (the gradient of sum(pad(x, 1) ** 2)), a strided
-// part of it; a slice reaching into the padding, or of an interior-padded pad, stays.
+// part of it; a slice reaching into the padding is the pad of the operand's slice; a slice of
+// an interior-padded pad stays.
 
 // CHECK-LABEL: func.func @main
-// CHECK: %[[P:.*]] = "quabla.pad"(%arg0
 // CHECK: "quabla.slice"(%arg0) {limit_indices = array<i64: 2, 3>, start_indices = array<i64: 0, 0>, strides = array<i64: 1, 2>}
-// CHECK: "quabla.slice"(%[[P]])
+// CHECK: %[[S:.*]] = "quabla.slice"(%arg0) {limit_indices = array<i64: 1, 2>, start_indices = array<i64: 0, 0>, strides = array<i64: 1, 1>}
+// CHECK: "quabla.pad"(%[[S]], %{{.*}}) {edge_padding_high = array<i64: 0, 0>, edge_padding_low = array<i64: 1, 0>
 // CHECK: %[[Q:.*]] = "quabla.pad"(%arg0
 // CHECK: "quabla.slice"(%[[Q]])
 // CHECK: return %arg0,
