@@ -26,8 +26,10 @@ use crate::rewrite::clone_ops_into;
 pub const DEFAULT_MAX_OPS: usize = 64;
 
 /// Weight units of one op ([`weight`]): a sixteenth of an op's for a cheap elementwise op
-/// ([`cheap`]) or a broadcast whose result has at least [`LARGE_ELEMENTS`] elements, a
-/// quarter for the other elementwise ops of such results, a whole op's for the rest.
+/// ([`cheap`]) or a broadcast whose result has at least [`LARGE_ELEMENTS`] elements, and for a
+/// slice (a view); a quarter for the other elementwise ops of such results and for a
+/// concatenation (its parts written in place: quabla-fold's `split_pads` makes many of both,
+/// and a cut among them copied the parts made before it); a whole op's for the rest.
 const UNIT: usize = 16;
 
 /// Results of at least this many elements make an elementwise op or a broadcast a quarter of
@@ -50,6 +52,12 @@ fn weight(f: &Func, op: &Op) -> usize {
 }
 
 fn op_units(f: &Func, o: &Op) -> usize {
+    // A slice is a view (no loop, no buffer); a concatenation writes its parts in place.
+    match o.kind {
+        OpKind::Slicing(quabla_dialect::SlicingOp::Slice { .. }) => return 1,
+        OpKind::Slicing(quabla_dialect::SlicingOp::Concatenate { .. }) => return UNIT / 4,
+        _ => {}
+    }
     let fusible = matches!(o.kind, OpKind::Elementwise(_) | OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { .. }));
     let large = o.results.first().is_some_and(|v| quabla_dialect::size::saturating_product(f.ty(*v).shape.iter().copied()) >= LARGE_ELEMENTS);
     match (fusible && large, cheap(o)) {

@@ -511,12 +511,17 @@ SHIFTED = [
     ("stencil", _stencil),
     ("tanh of the flat array", lambda m: lambda x: m.sum(m.tanh(x.reshape(-1)))),
     ("pads of a product", lambda m: lambda x: m.sum(m.pad(x * x, ((1, 2), (0, 3))) * m.pad(x, ((2, 1), (3, 0))))),
+    ("even and odd columns", lambda m: lambda x: m.sum((x[:, ::2] + x[:, 1::2]) ** 2)),
+    ("every fourth row, shifted", lambda m: lambda x: m.sum(m.tanh(x[1::4] * x[3::4]))),
+    ("3-D stencil", lambda m: lambda x: m.sum((x[2:, 1:-1] + x[:-2, 1:-1] + x[1:-1, 2:] + x[1:-1, :-2] - 4 * x[1:-1, 1:-1]) ** 2)),
 ]
 
 
 @pytest.mark.parametrize("name,make", SHIFTED, ids=[s[0] for s in SHIFTED])
-@pytest.mark.parametrize("shape", [(96, 80), (7, 1024)])
+@pytest.mark.parametrize("shape", [(96, 80), (8, 1024), (40, 40, 40)])
 def test_grad_of_shifted_slices(name, make, shape):
+    if (name == "3-D stencil") != (len(shape) == 3) and name in ("3-D stencil", "tanh of the flat array", "pads of a product"):
+        pytest.skip("2-D pad widths, or a 3-D array's program")
     x = np.random.default_rng(5).normal(size=shape).astype(np.float32)
     want = jax.grad(make(jnp))(x)
     close(qb.grad(make(qb))(x), want, tol=2e-5)

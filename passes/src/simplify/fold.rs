@@ -397,6 +397,9 @@ fn split_pads(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &Ha
             }
         }
     }
+    if let Some(ops) = unfolded_interior(f, op, &tree, &leaves, consts, defs) {
+        return Some(ops);
+    }
     // The pads among the leaves: (leaf, operand, padding value, low edges).
     let mut pads: Vec<(Value, Value, Value, Vec<i64>)> = Vec::new();
     let mut computed = false;
@@ -457,11 +460,94 @@ fn split_pads(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &Ha
     Some(ops)
 }
 
+/// The tree of [`split_pads`] (root `op`, operands first) when some leaves are pads with
+/// interior padding `s` along one dim `k` (the same for all, edges of 0 or more; the result's
+/// extent there a multiple of `s + 1`), computed in the view that splits dim `k` into `[M, s +
+/// 1]`: there each such pad is an edge pad of its operand with a unit dim inserted (low
+/// `r = lo % (s + 1)` along the new dim, `lo / (s + 1)` along `k`), the other leaves are
+/// reshaped, and the tree's result is reshaped back (when some such pad's operand is
+/// computed and not one element along `k`). The gradient of
+/// `sum((x[:, ::2] + x[:, 1::2]) ** 2)` sums two interleaving pads of one cotangent: in the
+/// view, two edge pads of its columns that the lowering selects between
+/// (`linalg::elementwise::padded_reads`), one pass writing the result (15 ms -> ~1 for 4096 x
+/// 1024 f32, JAX 0.7).
+fn unfolded_interior(f: &mut Func, op: &Op, tree: &[&Op], leaves: &[Value], consts: &HashMap<Value, Literal>, defs: &HashMap<Value, Op>) -> Option<Vec<Op>> {
+    let out = f.ty(op.results[0]).clone();
+    let mut dim: Option<(usize, i64)> = None;
+    let mut computed = false;
+    for v in leaves {
+        let Some(OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo, edge_padding_high: hi, interior_padding: mid })) = defs.get(v).map(|d| &d.kind) else { continue };
+        let Some(k) = mid.iter().position(|&m| m != 0) else { continue };
+        if mid.len() != out.rank() || lo.len() != out.rank() || hi.len() != out.rank() || mid.iter().filter(|&&m| m != 0).count() != 1 || mid[k] < 0 || lo.iter().chain(hi).any(|&e| e < 0) || dim.is_some_and(|d| d != (k, mid[k])) {
+            return None;
+        }
+        dim = Some((k, mid[k]));
+        let x = defs.get(v)?.operands[0];
+        computed |= splat_of(consts, defs, x).is_none() && f.ty(x).shape[k] > 1;
+    }
+    // (Pads of splats and of single columns the lowering selects from the loop indices.)
+    let (k, s) = dim.filter(|_| computed)?;
+    let p = s.checked_add(1)?;
+    if out.shape[k] % p != 0 {
+        return None;
+    }
+    let m = out.shape[k] / p;
+    let mut view = out.shape.clone();
+    view[k] = m;
+    view.insert(k + 1, p);
+    let loc = op.loc.clone();
+    let reshape = |f: &mut Func, ops: &mut Vec<Op>, x: Value, shape: Vec<i64>| {
+        let r = f.new_value(TensorType::new(f.ty(x).dtype, shape.clone()));
+        ops.push(Op::new(OpKind::Layout(LayoutOp::Reshape { shape }), vec![x], vec![r], loc.clone()));
+        r
+    };
+    let mut ops = Vec::new();
+    let mut vals: HashMap<Value, Value> = HashMap::new();
+    for &v in leaves {
+        let d = defs.get(&v);
+        let x = match d.map(|d| (&d.kind, d)) {
+            Some((OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo, edge_padding_high: hi, interior_padding: mid }), d)) if mid[k] == s => {
+                let (x, pv) = (d.operands[0], d.operands[1]);
+                let xt = f.ty(x).clone();
+                let (r, q) = (lo[k] % p, lo[k] / p);
+                let q_hi = m - q - xt.shape[k];
+                if q_hi < 0 {
+                    return None;
+                }
+                let mut ys = xt.shape.clone();
+                ys.insert(k + 1, 1);
+                let y = reshape(f, &mut ops, x, ys);
+                let (mut nlo, mut nhi) = (lo.clone(), hi.clone());
+                (nlo[k], nhi[k]) = (q, q_hi);
+                nlo.insert(k + 1, r);
+                nhi.insert(k + 1, s - r);
+                let z = f.new_value(TensorType::new(xt.dtype, view.clone()));
+                ops.push(Op::new(OpKind::Slicing(SlicingOp::Pad { edge_padding_low: nlo, edge_padding_high: nhi, interior_padding: vec![0; view.len()] }), vec![y, pv], vec![z], loc.clone()));
+                z
+            }
+            _ => reshape(f, &mut ops, v, view.clone()),
+        };
+        vals.insert(v, x);
+    }
+    let mut last = None;
+    for o in tree {
+        let xs: Vec<Value> = o.operands.iter().map(|v| vals[v]).collect();
+        let r = f.new_value(TensorType::new(f.ty(o.results[0]).dtype, view.clone()));
+        ops.push(Op::new(o.kind.clone(), xs, vec![r], o.loc.clone()));
+        vals.insert(o.results[0], r);
+        last = Some(r);
+    }
+    ops.push(Op::new(OpKind::Layout(LayoutOp::Reshape { shape: out.shape.clone() }), vec![last?], op.results.clone(), loc));
+    Some(ops)
+}
+
 /// Whether the band of `split_pads` between `w0` and `w1` along dim `k` of `shape` is too thin
-/// to be split along the later dims: fewer than [`SPLIT_MIN_ELEMENTS`] elements. It is one box,
-/// reading its pads as small pads (a stencil's first rows: one box instead of five).
+/// to be split along the later dims: at most a 32nd of the dim, or fewer than
+/// [`SPLIT_MIN_ELEMENTS`] elements across. It is one box, reading its pads as small pads
+/// (a 2-D stencil's first rows: one box instead of five; a 3-D one's first planes).
 fn thin_band(shape: &[i64], k: usize, w0: i64, w1: i64) -> bool {
-    k + 1 < shape.len() && quabla_dialect::size::saturating_product(std::iter::once(w1 - w0).chain(shape[k + 1..].iter().copied())) < SPLIT_MIN_ELEMENTS as i64
+    let across = quabla_dialect::size::saturating_product(std::iter::once(w1 - w0).chain(shape[k + 1..].iter().copied()));
+    k + 1 < shape.len() && ((w1 - w0).saturating_mul(32) <= shape[k] || across < SPLIT_MIN_ELEMENTS as i64)
 }
 
 /// How many boxes [`split_box`] makes from dim `k` on.
