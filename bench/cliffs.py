@@ -208,6 +208,12 @@ def index():
     case("gradient of sum(diff(x, axis=1)**2) 4096x1024", qb.grad(lambda x: (qb.diff(x, axis=1) ** 2).sum()), jax.grad(lambda x: (jnp.diff(x, axis=1) ** 2).sum()), r(4096, 1024))
     lap = lambda m: lambda x: m.sum((x[2:, 1:-1] + x[:-2, 1:-1] + x[1:-1, 2:] + x[1:-1, :-2] - 4 * x[1:-1, 1:-1]) ** 2)  # noqa: E731
     case("gradient of a 5-point stencil's sum of squares 2048^2", qb.grad(lap(qb)), jax.grad(lap(jnp)), r(2048, 2048))
+    case("gradient of a 3-D 7-point stencil's sum of squares 128^3", qb.grad(lambda x: qb.sum((x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1] + x[1:-1, 1:-1, 2:] + x[1:-1, 1:-1, :-2] - 6 * x[1:-1, 1:-1, 1:-1]) ** 2)), jax.grad(lambda x: jnp.sum((x[2:, 1:-1, 1:-1] + x[:-2, 1:-1, 1:-1] + x[1:-1, 2:, 1:-1] + x[1:-1, :-2, 1:-1] + x[1:-1, 1:-1, 2:] + x[1:-1, 1:-1, :-2] - 6 * x[1:-1, 1:-1, 1:-1]) ** 2)), r(128, 128, 128))
+    case("gradient of a second difference's sum of squares 4096x1024", qb.grad(lambda x: qb.sum((x[:, 2:] - 2 * x[:, 1:-1] + x[:, :-2]) ** 2)), jax.grad(lambda x: jnp.sum((x[:, 2:] - 2 * x[:, 1:-1] + x[:, :-2]) ** 2)), r(4096, 1024))
+    # Interior pads in the view that splits their dim (fold.rs unfolded_interior).
+    case("gradient of sum((x[:, ::2] + x[:, 1::2])**2) 4096x1024", qb.grad(lambda x: qb.sum((x[:, ::2] + x[:, 1::2]) ** 2)), jax.grad(lambda x: jnp.sum((x[:, ::2] + x[:, 1::2]) ** 2)), r(4096, 1024))
+    # Concatenations of parameter slices are copy loops (slicing.rs sliced_parameter).
+    case("gradient of sum(x[:, :512] * x[:, 512:]) 4096x1024", qb.grad(lambda x: qb.sum(x[:, :512] * x[:, 512:])), jax.grad(lambda x: jnp.sum(x[:, :512] * x[:, 512:])), r(4096, 1024))
     case("gradient of sum(roll(x, 3, 1) * x) 4096x1024", qb.grad(lambda x: (qb.roll(x, 3, axis=1) * x).sum()), jax.grad(lambda x: (jnp.roll(x, 3, axis=1) * x).sum()), r(4096, 1024))
     # A flat computation written to a 2-D output (flat_loops rejoin).
     case("gradient of sum(tanh(x.reshape(-1))) 4096x1024", qb.grad(lambda x: qb.tanh(x.reshape(-1)).sum()), jax.grad(lambda x: jnp.tanh(x.reshape(-1)).sum()), r(4096, 1024))

@@ -677,11 +677,19 @@ fn recomputed(f: &Func, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usize>,
     uses.get(&v).is_none_or(|&n| n <= 1) || recompute_cost(f, defs, uses, reads, v, 0).is_some_and(|c| recomputes(uses, reads, v, c))
 }
 
+/// The most work units per element of a value that recomputing it for every read of it may
+/// cost ([`recomputes`]: its chain's cost times the elements read per element). Twice the
+/// lowering's per-use bound: its reads are shifted windows of one array, in cache when the
+/// next window reads them. A second difference's cotangent (5 units) read by three pads is
+/// recomputed (4096 x 1024 f32: 1480 -> ~1000 us, JAX 1020); a 5-point stencil's (6 units)
+/// read by five is not (recomputed: 3.7 -> 1.4 ms as read, JAX 2.8).
+const RECOMPUTE_WORK: f64 = 2.0 * quabla_dialect::RECOMPUTE_COST as f64;
+
 /// Whether `v`, costing `c` per element, is cheap enough to compute for every read of it
 /// ([`recomputed`]).
 fn recomputes(uses: &HashMap<Value, usize>, reads: &HashMap<Value, f64>, v: Value, c: i64) -> bool {
     let r = reads.get(&v).copied().unwrap_or(1.0).max(1.0);
-    uses.get(&v).is_none_or(|&n| n <= 1) || c as f64 * r <= quabla_dialect::RECOMPUTE_COST as f64 + 1e-9
+    uses.get(&v).is_none_or(|&n| n <= 1) || c as f64 * r <= RECOMPUTE_WORK + 1e-9
 }
 
 /// `v[start:limit]` (unit strides) as a value: `v` itself when the box is all of it, else a
