@@ -196,7 +196,7 @@ fn sunk_reshape(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &
     let mut reshaped = false;
     for &v in &d.operands {
         let vd = defs.get(&v);
-        let x = match vd.map(|o| (&o.kind, o.operands[0])) {
+        let x = match vd.and_then(|o| Some((&o.kind, *o.operands.first()?))) {
             Some((OpKind::Layout(LayoutOp::Reshape { .. }), y)) if f.ty(y).shape == *shape => {
                 reshaped = true;
                 y
