@@ -10,7 +10,8 @@
 // CHECK-LABEL: func.func @main
 // CHECK-NOT: "quabla.reshape"
 // CHECK-NOT: "quabla.broadcast_in_dim"
-// CHECK: %[[M:.*]] = "quabla.mul"(%{{.*}}, %[[X:.*]]) : (tensor<64x64xi32>
+// CHECK: %[[TWO:.*]] = "quabla.constant"() {value = dense<2> : tensor<64x64xi32>}
+// CHECK: %[[M:.*]] = "quabla.mul"(%[[TWO]], %{{.*}}) : (tensor<64x64xi32>
 // CHECK: %[[S:.*]] = "quabla.add"(%[[M]], %[[M]])
 // CHECK: "quabla.reduce_sum"(%[[S]]) {dims = array<i64: 1>}
 // CHECK-NOT: "quabla.reduce_sum"
