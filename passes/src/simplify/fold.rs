@@ -12,10 +12,14 @@
 //! operand (the transpose's only use) as a product of the untransposed one, broadcast of a splat
 //! constant (a splat of the result shape), select with a splat predicate, reductions over
 //! no dims, and over dims of one element (a reshape); slices sink towards their data
-//! (`sunk_slice`: into a concatenation's operand, through a single-use elementwise op, onto a
-//! scalar's broadcast, into a pad's operand, into a slice's operand); an elementwise op over
-//! pads of computed arrays is the concatenation of the op over the boxes between the pads'
-//! edges (`split_pads`); sums move towards theirs (`pulled_sum`: through
+//! (`sunk_slice`: into a concatenation's operand, through a cheap or single-use elementwise op, onto a
+//! broadcast's operand, into a pad's operand or onto a smaller pad, into a slice's operand);
+//! an elementwise tree over pads of computed arrays is the concatenation of the tree over the
+//! boxes between the pads' edges (`split_pads`, interior pads first in the view that splits
+//! their dim, `unfolded_interior`); a sum over a short last dim of an elementwise value is the
+//! sum of its columns (`summed_columns`); a reshape of an elementwise op over splats and
+//! reshapes is the op in the reshape's shape (`sunk_reshape`); a broadcast of a broadcast is
+//! one broadcast; sums move towards theirs (`pulled_sum`: through
 //! a single-use negation, onto the operand of a zero padding along the summed dims, onto a
 //! broadcast's operand over dims it has whole); a sum of a splat is the splat of `n` times it
 //! where every order of the sum gives that (`summed_splat`). Float `x + 0.0 -> x`
