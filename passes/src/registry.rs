@@ -349,9 +349,18 @@ pub fn imports_on_this_thread() -> usize {
     IMPORTS.with(|c| c.get())
 }
 
-/// Runs a group of quabla passes on a module op: import (verifying), apply each pass in
-/// order, verify once, write back once.
+/// Runs a group of quabla passes on a module op ([`run_group_inner`]). MLIR calls it through a
+/// C frame, which a panic cannot unwind through (the process aborted: "panic in a function
+/// that cannot unwind"): a panic of a pass is caught here and fails the pass (the panic hook
+/// has reported it, e.g. quabla-opt's "internal error, please report").
 fn run_group(name: &str, steps: &[Step], op: OperationRef, pass: ExternalPass) {
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_group_inner(name, steps, op, pass))).is_err() {
+        pass.signal_failure();
+    }
+}
+
+/// Import (verifying), apply each pass in order, verify once, write back once.
+fn run_group_inner(name: &str, steps: &[Step], op: OperationRef, pass: ExternalPass) {
     // Keep the ContextRef alive: `to_ref` borrows it.
     let cref = op.context();
     let context = unsafe { cref.to_ref() };
