@@ -146,6 +146,10 @@ def reduce():
     case("(x * x).max(1) 65536x10 (a producer)", lambda x: (x * x).max(1), lambda x: (x * x).max(1), x10)
     case("max axis1 f64 65536x10", lambda x: x.max(1), lambda x: x.max(1), r(65536, 10, dt=np.float64))
     case("log of keepdims sums [65536, 1]", lambda x: qb.log(x), lambda x: jnp.log(x), abs(r(65536, 1)) + 0.5)
+    # Sums over a short last dim of a computed value: the sum of its columns (fold.rs summed_columns).
+    case("sqrt(sum(x * x, -1)) 1e6x2", lambda x: qb.sqrt((x * x).sum(-1)), lambda x: jnp.sqrt((x * x).sum(-1)), r(1000000, 2))
+    case("tanh(x).reshape(4096, 512, 2).sum(-1)", lambda x: qb.tanh(x).reshape(4096, 512, 2).sum(-1), lambda x: jnp.tanh(x).reshape(4096, 512, 2).sum(-1), r(4096, 1024))
+    case("gradient of a 2-D upsampling (repeat 2, 2) 512^2", qb.grad(lambda x: (qb.repeat(qb.repeat(x, 2, 0), 2, 1) ** 2).sum()), jax.grad(lambda x: (jnp.repeat(jnp.repeat(x, 2, 0), 2, 1) ** 2).sum()), r(512, 512))
     case("norm of rows of 3 (points)", lambda p: p / qb.linalg.norm(p, axis=-1, keepdims=True), lambda p: p / jnp.linalg.norm(p, axis=-1, keepdims=True), r(65536, 3))
     case("logsumexp axis1", lambda x: qb.logsumexp(x, 1), lambda x: jax.nn.logsumexp(x, 1), x)
     # Row-local runs on arrays past the caches, lowered in blocks of rows (row_blocks.rs).

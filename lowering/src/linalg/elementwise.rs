@@ -14,7 +14,7 @@
 //! approx::Builder that prints it).
 use std::collections::HashMap;
 
-use quabla_dialect::{BinaryOp, CmpDir, DType, ElementwiseOp, Func, Op, OpKind, TensorType, UnaryOp, Value};
+use quabla_dialect::{BinaryOp, CmpDir, DType, ElementwiseOp, Func, Op, OpKind, TensorType, UnaryOp, Value, RECOMPUTE_COST};
 
 use super::{elementwise, float_lit, generic, int_max, int_min, map, one_lit, operands, zero_lit, Emitter, Iter, Operand};
 use crate::target::{Builder, Cast, FBin, FCmp, FUn, IBin, ICmp};
@@ -580,7 +580,7 @@ pub fn lower_convert(e: &mut Emitter, f: &Func, o: &Op, to: quabla_dialect::DTyp
 ///   shape);
 /// - a cheap value with several uses, all elementwise ops of its shape and none a block
 ///   output, when recomputing it costs at most [`RECOMPUTE_COST`] work units per element
-///   (its [`scalar_cost`] plus those of the computed-inside producers it brings along). Each
+///   (its [`ElementwiseOp::scalar_cost`] plus those of the computed-inside producers it brings along). Each
 ///   consumer's generic recomputes it (once per generic, however many of its ops use it)
 ///   instead of one loop writing it and each consumer reading it back. Example: the gelu
 ///   gradient's 0.5 x, x^2 and 1 + tanh(..), each read by both the loss's loop and the
@@ -615,7 +615,7 @@ pub fn fusible_producers<'a>(f: &Func, ops: &'a [Op], outputs: &[Value]) -> Hash
             continue;
         }
         let mut seen: Vec<Value> = Vec::new();
-        let mut c = scalar_cost(k);
+        let mut c = k.scalar_cost();
         for v in &op.operands {
             if out.contains_key(v) && !seen.contains(v) {
                 seen.push(*v);
@@ -657,16 +657,6 @@ pub fn fusible_producers<'a>(f: &Func, ops: &'a [Op], outputs: &[Value]) -> Hash
         }
     }
     out
-}
-
-/// The most work units per element a value with several uses may cost for its consumers to
-/// recompute it ([`fusible_producers`]; the dialect's table, shared with `quabla-fold`).
-pub use quabla_dialect::RECOMPUTE_COST;
-
-/// Work units of one evaluation of elementwise op `k` in a loop body (the scale of
-/// [`op_cost`]; the dialect's [`ElementwiseOp::scalar_cost`]).
-pub fn scalar_cost(k: &ElementwiseOp) -> i64 {
-    k.scalar_cost()
 }
 
 /// The splat constants of `ops` as scalar MLIR text (`1.5e0`, `-3`, `true`), by value: inside a
@@ -920,7 +910,7 @@ const APART_MAX_ELEMENTS: i64 = 1 << 16;
 /// per element (`x / sqrt(sum(x * x, 1))` on 4096 x 256
 /// f32: a million square roots instead of 4096, 175 -> 93 us, JAX 112-152).
 pub fn kept_apart(f: &Func, ops: &[Op], scalars: &HashMap<Value, ReadBroadcast>, pending: &HashMap<Value, &Op>, cg: &crate::target::Codegen) -> std::collections::HashSet<Value> {
-    // Each float elementwise value's cost per element ([`scalar_cost`]) with that of the
+    // Each float elementwise value's cost per element ([`ElementwiseOp::scalar_cost`]) with that of the
     // producers its generic computes ([`fusible_producers`]).
     let mut cost: HashMap<Value, i64> = HashMap::new();
     for op in ops {
@@ -929,7 +919,7 @@ pub fn kept_apart(f: &Func, ops: &[Op], scalars: &HashMap<Value, ReadBroadcast>,
             continue;
         }
         let inner = op.operands.iter().filter(|v| pending.contains_key(v)).filter_map(|v| cost.get(v)).fold(0i64, |a, c| a.saturating_add(*c));
-        cost.insert(op.results[0], scalar_cost(k).saturating_add(inner));
+        cost.insert(op.results[0], k.scalar_cost().saturating_add(inner));
     }
     // Kept apart when the consumers' extra evaluations (the broadcast's `big / n - 1` per
     // element) cost more than writing and reading it: a transcendental function from twice

@@ -136,10 +136,9 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
         if let Some(ops) = sunk_slice(f, &op, &defs, &uses, &reads).or_else(|| split_pads(f, &op, &consts, &defs, &uses, &reads, &chained)).or_else(|| sunk_reshape(f, &op, &consts, &defs, &uses)).or_else(|| summed_columns(f, &op, &defs, &uses)).or_else(|| pulled_sum(f, &op, &consts, &defs, &uses)).or_else(|| summed_splat(f, &op, &consts, &defs)) {
             // The new ops fold in turn (a slice of a slice of a concatenation, ...). Their
             // operands' uses replace the op's.
-            recount(&mut uses, &op.operands, ops.iter().flat_map(|n| n.operands.iter()));
-            add_reads(f, &mut reads, &op, -1.0);
+            count(f, &mut uses, &mut reads, &op, -1);
             for n in &ops {
-                add_reads(f, &mut reads, n, 1.0);
+                count(f, &mut uses, &mut reads, n, 1);
             }
             for n in ops.into_iter().rev() {
                 queue.push_front(n);
@@ -152,9 +151,8 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
             Fold::Keep(op) => {
                 *changed |= op != before;
                 if op.operands != before.operands {
-                    recount(&mut uses, &before.operands, op.operands.iter());
-                    add_reads(f, &mut reads, &before, -1.0);
-                    add_reads(f, &mut reads, &op, 1.0);
+                    count(f, &mut uses, &mut reads, &before, -1);
+                    count(f, &mut uses, &mut reads, &op, 1);
                 }
                 if let OpKind::Constant(ConstantOp::Constant { value }) = &op.kind {
                     consts.insert(op.results[0], value.clone());
@@ -172,10 +170,9 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
                 // v takes the result's uses (its users are substituted as they come).
                 let n = uses.get(&before.results[0]).copied().unwrap_or(0);
                 *uses.entry(v).or_default() += n;
-                recount(&mut uses, &before.operands, std::iter::empty());
                 let r = reads.get(&before.results[0]).copied().unwrap_or(0.0);
                 *reads.entry(v).or_default() += r;
-                add_reads(f, &mut reads, &before, -1.0);
+                count(f, &mut uses, &mut reads, &before, -1);
                 subst.set(before.results[0], v);
                 *changed = true;
             }
@@ -248,10 +245,7 @@ fn summed_columns(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashM
     for k in 0..n {
         let (mut start, mut limit) = (vec![0; r], xt.shape.clone());
         (start[r - 1], limit[r - 1]) = (k, k + 1);
-        let mut cs = xt.shape.clone();
-        cs[r - 1] = 1;
-        let c = f.new_value(TensorType::new(xt.dtype, cs));
-        ops.push(Op::new(OpKind::Slicing(SlicingOp::Slice { start_indices: start, limit_indices: limit, strides: vec![1; r] }), vec![x], vec![c], op.loc.clone()));
+        let c = sliced(f, x, &start, &limit, &mut ops, &op.loc);
         let col = f.new_value(out.clone());
         ops.push(Op::new(OpKind::Layout(LayoutOp::Reshape { shape: out.shape.clone() }), vec![c], vec![col], op.loc.clone()));
         acc = Some(match acc {
@@ -266,18 +260,15 @@ fn summed_columns(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashM
     Some(ops)
 }
 
-/// Use counts after an op whose operands were `gone` is replaced by ops with operands
-/// `added`: the rules that must not duplicate work ([`recomputed`], `uses == 1`) see the
+/// Counts `op`'s operands in (`sign` 1) or out (-1) of `uses` and `reads` ([`add_reads`]) as ops
+/// are replaced: the rules that must not duplicate work ([`recomputed`], `uses == 1`) see the
 /// program as it is now (a `1 * g` folded to `g` gives `g` the product's uses).
-fn recount<'a>(uses: &mut HashMap<Value, usize>, gone: &[Value], added: impl Iterator<Item = &'a Value>) {
-    for v in gone {
-        if let Some(n) = uses.get_mut(v) {
-            *n = n.saturating_sub(1);
-        }
+fn count(f: &Func, uses: &mut HashMap<Value, usize>, reads: &mut HashMap<Value, f64>, op: &Op, sign: i8) {
+    for v in &op.operands {
+        let n = uses.entry(*v).or_default();
+        *n = if sign > 0 { *n + 1 } else { n.saturating_sub(1) };
     }
-    for v in added {
-        *uses.entry(*v).or_default() += 1;
-    }
+    add_reads(f, reads, op, f64::from(sign));
 }
 
 /// Adds `sign` times what `op` reads of each operand, per element of the operand, to `reads`:
@@ -388,12 +379,11 @@ fn sunk_slice(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<V
             }
             Some(vec![Op::new(OpKind::Slicing(SlicingOp::Slice { start_indices: start, limit_indices: limit, strides: step }), vec![d.operands[0]], op.results.clone(), op.loc.clone())])
         }
-        // Within the operand of a pad without interior padding: a slice of the operand (the
+        // Of a pad without interior padding: within the operand, a slice of the operand (the
         // gradient of `sum(pad(x, 1) ** 2)` is `2 * pad(x, 1)` sliced back: 3.8x JAX's time
-        // as a fill, a copy and a slice of 4096 x 1024).
-        // Reaching into the padding (unit strides, edges of 0 or more): the pad of the
-        // operand's slice, or the padding value's broadcast where no operand element is in
-        // the slice (the thin bands of split_pads).
+        // as a fill, a copy and a slice of 4096 x 1024); reaching into the padding (unit
+        // strides, edges of 0 or more), the pad of the operand's slice, or the padding
+        // value's broadcast where no operand element is in the slice (split_pads' thin bands).
         OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo, edge_padding_high: hi, interior_padding: mid }) => {
             let (x, pv) = (d.operands[0], d.operands[1]);
             let xt = f.ty(x).clone();
@@ -537,7 +527,6 @@ fn split_pads(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &Ha
     if !(2..=SPLIT_MAX_PIECES).contains(&pieces) {
         return None;
     }
-    let tree: Vec<Op> = tree.into_iter().cloned().collect();
     let mut ops = Vec::new();
     let root = split_box(f, &tree, &leaves, &pads, &cuts, 0, &mut vec![], &mut ops);
     // The outermost concatenation computes the op's result.
@@ -615,17 +604,25 @@ fn unfolded_interior(f: &mut Func, op: &Op, tree: &[&Op], leaves: &[Value], cons
         };
         vals.insert(v, x);
     }
+    let last = clone_tree(f, tree, &mut vals, &view, &mut ops)?;
+    ops.push(Op::new(OpKind::Layout(LayoutOp::Reshape { shape: out.shape.clone() }), vec![last], op.results.clone(), loc));
+    Some(ops)
+}
+
+/// Appends copies of `tree` (operands first) with results of `shape`, operands through `vals`
+/// (the leaves' values, then each copy's); returns the last copy's result.
+fn clone_tree(f: &mut Func, tree: &[&Op], vals: &mut HashMap<Value, Value>, shape: &[i64], ops: &mut Vec<Op>) -> Option<Value> {
     let mut last = None;
     for o in tree {
-        let xs: Vec<Value> = o.operands.iter().map(|v| vals[v]).collect();
-        let r = f.new_value(TensorType::new(f.ty(o.results[0]).dtype, view.clone()));
+        let xs: Vec<Value> = o.operands.iter().map(|v| vals.get(v).copied()).collect::<Option<_>>()?;
+        let r = f.new_value(TensorType::new(f.ty(o.results[0]).dtype, shape.to_vec()));
         ops.push(Op::new(o.kind.clone(), xs, vec![r], o.loc.clone()));
         vals.insert(o.results[0], r);
         last = Some(r);
     }
-    ops.push(Op::new(OpKind::Layout(LayoutOp::Reshape { shape: out.shape.clone() }), vec![last?], op.results.clone(), loc));
-    Some(ops)
+    last
 }
+
 
 /// Whether the band of `split_pads` between `w0` and `w1` along dim `k` of `shape` is too thin
 /// to be split along the later dims: at most a 32nd of the dim, or fewer than
@@ -648,7 +645,7 @@ fn box_count(shape: &[i64], cuts: &[Vec<i64>], k: usize) -> usize {
 /// along dims before `k` are `bx` (start, limit), concatenated along dim `k` and the later
 /// ones (a [`thin_band`] is one box over all the later dims); returns the value.
 #[allow(clippy::too_many_arguments)]
-fn split_box(f: &mut Func, tree: &[Op], leaves: &[Value], pads: &[(Value, Value, Value, Vec<i64>)], cuts: &[Vec<i64>], k: usize, bx: &mut Vec<(i64, i64)>, ops: &mut Vec<Op>) -> Value {
+fn split_box(f: &mut Func, tree: &[&Op], leaves: &[Value], pads: &[(Value, Value, Value, Vec<i64>)], cuts: &[Vec<i64>], k: usize, bx: &mut Vec<(i64, i64)>, ops: &mut Vec<Op>) -> Value {
     let root = &tree[tree.len() - 1];
     let out = f.ty(root.results[0]).shape.clone();
     if k == cuts.len() {
@@ -686,7 +683,7 @@ fn split_box(f: &mut Func, tree: &[Op], leaves: &[Value], pads: &[(Value, Value,
 /// The tree of [`split_pads`] over box `bx` (start, limit per dim), its leaves sliced: a pad
 /// whose operand holds the box is the operand's slice, one whose operand misses it the
 /// padding value's broadcast, another one its own slice (a smaller pad, [`sunk_slice`]).
-fn tree_box(f: &mut Func, tree: &[Op], leaves: &[Value], pads: &[(Value, Value, Value, Vec<i64>)], bx: &[(i64, i64)], ops: &mut Vec<Op>) -> Value {
+fn tree_box(f: &mut Func, tree: &[&Op], leaves: &[Value], pads: &[(Value, Value, Value, Vec<i64>)], bx: &[(i64, i64)], ops: &mut Vec<Op>) -> Value {
     let loc = tree[tree.len() - 1].loc.clone();
     let start: Vec<i64> = bx.iter().map(|b| b.0).collect();
     let limit: Vec<i64> = bx.iter().map(|b| b.1).collect();
@@ -714,15 +711,7 @@ fn tree_box(f: &mut Func, tree: &[Op], leaves: &[Value], pads: &[(Value, Value, 
         };
         vals.insert(v, x);
     }
-    let mut last = Value(u32::MAX);
-    for o in tree {
-        let xs: Vec<Value> = o.operands.iter().map(|v| vals[v]).collect();
-        let r = f.new_value(TensorType::new(f.ty(o.results[0]).dtype, shape.clone()));
-        ops.push(Op::new(o.kind.clone(), xs, vec![r], o.loc.clone()));
-        vals.insert(o.results[0], r);
-        last = r;
-    }
-    last
+    clone_tree(f, tree, &mut vals, &shape, ops).unwrap_or(Value(u32::MAX))
 }
 
 /// Work units per element ([`ElementwiseOp::scalar_cost`]) of recomputing `v` from the values
@@ -753,12 +742,10 @@ fn recompute_cost(f: &Func, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usi
 }
 
 /// Whether slices of elementwise value `v` are computed from slices of its operands: when it
-/// has one use (the slices then partition it, as [`split_pads`] makes them), or when
-/// computing it as many times as its elements are read costs at most
-/// [`quabla_dialect::RECOMPUTE_COST`] per element ([`recompute_cost`]; `reads` counts a slice
-/// by its share). `2 * diff(x)` read by two pads is recomputed in each box; the cotangent of a
-/// 5-point stencil read by five pads is not (computed once, its slices read in place: 6 units
-/// times 5 reads).
+/// has one use (the slices then partition it, as [`split_pads`] makes them), or when it is
+/// cheap enough to compute for every read of it ([`recomputes`]). `2 * diff(x)` read by two
+/// pads is recomputed in each box; the cotangent of a 5-point stencil read by five pads is not
+/// (computed once, its slices read in place: 6 units times 5 reads).
 fn recomputed(f: &Func, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usize>, reads: &HashMap<Value, f64>, v: Value) -> bool {
     uses.get(&v).is_none_or(|&n| n <= 1) || recompute_cost(f, defs, uses, reads, v, 0).is_some_and(|c| recomputes(uses, reads, v, c))
 }

@@ -490,7 +490,7 @@ pub const UNROLL_RANKS: std::ops::RangeInclusive<usize> = 2..=3;
 /// f64 235 -> 558 us, f32 80 -> 128 (2026-12-05, Zen 4).
 pub const UNROLL_INNER: i64 = 7;
 
-/// The least body cost (`op_cost` / `scalar_cost` units) for which a short inner loop is
+/// The least body cost (`op_cost` / `ElementwiseOp::scalar_cost` units) for which a short inner loop is
 /// written out: bodies of a few adds and multiplies are memory-bound either way (`x * b + 1`
 /// of 65536 x 6 27 us as a loop, 37 written out), tanh (about 30) and exp (about 25) are not:
 /// `exp(x * b)` of 65536 x 5 f32 138 -> 72 us, `tanh(x + b)` of 65536 x 3 83 -> 39, a sigmoid
