@@ -526,3 +526,24 @@ def test_grad_of_shifted_slices(name, make, shape):
     want = jax.grad(make(jnp))(x)
     close(qb.grad(make(qb))(x), want, tol=2e-5)
     close(qb.jit(qb.grad(make(qb)))(x), want, tol=2e-5)
+
+
+# Repeats and short sums along middle dims: reshapes of elementwise trees sunk to where the
+# values come from, sums over 2-4 elements of a middle dim as sums of slices (fold.rs
+# sunk_reshape, summed_columns).
+REPEATED = [
+    ("2-D upsampling", lambda m: lambda x: m.sum(m.repeat(m.repeat(x, 2, 0), 2, 1) ** 2)),
+    ("upsampling by 3 and 2, tanh", lambda m: lambda x: m.sum(m.tanh(m.repeat(m.repeat(x, 3, 0), 2, 1)))),
+    ("upsampling times x's own", lambda m: lambda x: m.sum(m.repeat(m.repeat(x, 2, 0), 2, 1) * m.repeat(m.repeat(x * x, 2, 0), 2, 1))),
+    ("sum over a middle dim of 4", lambda m: lambda x: m.sum(m.sin(x.reshape(x.shape[0] // 4, 4, -1)).sum(1) ** 2)),
+    ("repeat along the rows, then a row sum", lambda m: lambda x: m.sum(m.repeat(x, 3, 0).reshape(x.shape[0], 3, -1).sum(1) * x)),
+]
+
+
+@pytest.mark.parametrize("name,make", REPEATED, ids=[s[0] for s in REPEATED])
+@pytest.mark.parametrize("shape", [(96, 80), (8, 1024)])
+def test_grad_of_repeats(name, make, shape):
+    x = np.random.default_rng(6).normal(size=shape).astype(np.float32)
+    want = jax.grad(make(jnp))(x)
+    close(qb.grad(make(qb))(x), want, tol=2e-5)
+    close(qb.jit(qb.grad(make(qb)))(x), want, tol=2e-5)

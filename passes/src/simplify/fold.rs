@@ -181,45 +181,77 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
     out
 }
 
-/// A reshape of a single-use elementwise op whose operands are splats or reshapes from the
-/// reshape's shape, as the op in that shape (on the splats reshaped, the reshapes' operands):
-/// the reshapes between a computation and its consumer go. With [`summed_columns`], the
-/// gradient of `sum(repeat(x, 2, 1) ** 2)` (`reshape(2 * reshape(broadcast(x)))` summed over
-/// the repeats) is one loop over `x`.
+/// A reshape of a tree of elementwise ops whose leaves are splats or reshapes from the
+/// reshape's shape, as the tree in that shape (on the splats reshaped, the reshapes'
+/// operands): the reshapes between a computation and its consumer go. The tree's inner values
+/// feed only the op above them (an op may read one twice: `add(m, m)`). With
+/// [`summed_columns`], the gradient of `sum(repeat(x, 2, 1) ** 2)`
+/// (`reshape(2 * reshape(broadcast(x)))` summed over the repeats) is one loop over `x`, and
+/// so is a 2-D upsampling's (`reshape(add(m, m))` with `m = 2 * reshape(..)`, summed over a
+/// middle dim).
 fn sunk_reshape(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usize>) -> Option<Vec<Op>> {
     let OpKind::Layout(LayoutOp::Reshape { shape }) = &op.kind else { return None };
-    let d = defs.get(&op.operands[0])?;
-    if !matches!(d.kind, OpKind::Elementwise(_)) || d.results.len() != 1 || !d.regions.is_empty() || uses.get(&d.results[0]) != Some(&1) {
+    let root = defs.get(&op.operands[0]).filter(|d| uses.get(&d.results[0]) == Some(&1))?;
+    let inner = |d: &Op| matches!(d.kind, OpKind::Elementwise(_)) && d.results.len() == 1 && d.regions.is_empty();
+    if !inner(root) {
+        return None;
+    }
+    // The tree, operands first (a post-order walk), and its leaves.
+    let mut tree: Vec<&Op> = Vec::new();
+    let mut leaves: Vec<Value> = Vec::new();
+    let mut stack: Vec<(&Op, bool)> = vec![(root, false)];
+    let mut reshaped = false;
+    while let Some((d, expanded)) = stack.pop() {
+        if expanded {
+            tree.push(d);
+            continue;
+        }
+        stack.push((d, true));
+        for (i, &v) in d.operands.iter().enumerate() {
+            if d.operands[..i].contains(&v) {
+                continue;
+            }
+            let twice = d.operands.iter().filter(|&&w| w == v).count();
+            match defs.get(&v) {
+                Some(o) if inner(o) && uses.get(&v) == Some(&twice) => stack.push((o, false)),
+                Some(o) if matches!(o.kind, OpKind::Layout(LayoutOp::Reshape { .. })) && f.ty(o.operands[0]).shape == *shape => {
+                    reshaped = true;
+                    leaves.push(v);
+                }
+                _ if splat_of(consts, defs, v).is_some() => leaves.push(v),
+                _ => return None,
+            }
+        }
+    }
+    if !reshaped {
         return None;
     }
     let mut ops = Vec::new();
-    let mut xs = Vec::with_capacity(d.operands.len());
-    let mut reshaped = false;
-    for &v in &d.operands {
-        let vd = defs.get(&v);
-        let x = match vd.and_then(|o| Some((&o.kind, *o.operands.first()?))) {
-            Some((OpKind::Layout(LayoutOp::Reshape { .. }), y)) if f.ty(y).shape == *shape => {
-                reshaped = true;
-                y
-            }
+    let mut vals: HashMap<Value, Value> = HashMap::new();
+    for v in leaves {
+        if vals.contains_key(&v) {
+            continue;
+        }
+        let ld = defs.get(&v);
+        let x = match ld.and_then(|o| Some((&o.kind, *o.operands.first()?))) {
+            Some((OpKind::Layout(LayoutOp::Reshape { .. }), y)) if f.ty(y).shape == *shape => y,
             Some((OpKind::Layout(LayoutOp::BroadcastInDim { .. }), y)) if f.ty(y).rank() == 0 => {
                 let r = f.new_value(TensorType::new(f.ty(v).dtype, shape.clone()));
                 ops.push(Op::new(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: shape.clone() }), vec![y], vec![r], op.loc.clone()));
                 r
             }
-            _ if splat_of(consts, defs, v).is_some() => {
+            _ => {
                 let r = f.new_value(TensorType::new(f.ty(v).dtype, shape.clone()));
                 ops.push(Op::new(op.kind.clone(), vec![v], vec![r], op.loc.clone()));
                 r
             }
-            _ => return None,
         };
-        xs.push(x);
+        vals.insert(v, x);
     }
-    if !reshaped {
-        return None;
-    }
-    ops.push(Op::new(d.kind.clone(), xs, op.results.clone(), d.loc.clone()));
+    let (root, below) = tree.split_last()?;
+    clone_tree(f, below, &mut vals, shape, &mut ops);
+    let xs: Vec<Value> = root.operands.iter().map(|v| vals.get(v).copied()).collect::<Option<_>>()?;
+    ops.push(Op::new(root.kind.clone(), xs, op.results.clone(), root.loc.clone()));
     Some(ops)
 }
 
@@ -236,15 +268,17 @@ fn summed_columns(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashM
     let xt = f.ty(x).clone();
     let r = xt.rank();
     let d = defs.get(&x)?;
-    if r < 2 || dims[..] != [r as i64 - 1] || !(2..=4).contains(&xt.shape[r - 1]) || xt.num_elements() < SPLIT_MIN_ELEMENTS || !matches!(d.kind, OpKind::Elementwise(_)) || uses.get(&x) != Some(&1) {
+    let [s] = dims[..] else { return None };
+    let s = usize::try_from(s).ok().filter(|&s| s < r)?;
+    if r < 2 || !(2..=4).contains(&xt.shape[s]) || xt.num_elements() < SPLIT_MIN_ELEMENTS || !matches!(d.kind, OpKind::Elementwise(_)) || uses.get(&x) != Some(&1) {
         return None;
     }
     let mut ops = Vec::new();
     let mut acc: Option<Value> = None;
-    let n = xt.shape[r - 1];
+    let n = xt.shape[s];
     for k in 0..n {
         let (mut start, mut limit) = (vec![0; r], xt.shape.clone());
-        (start[r - 1], limit[r - 1]) = (k, k + 1);
+        (start[s], limit[s]) = (k, k + 1);
         let c = sliced(f, x, &start, &limit, &mut ops, &op.loc);
         let col = f.new_value(out.clone());
         ops.push(Op::new(OpKind::Layout(LayoutOp::Reshape { shape: out.shape.clone() }), vec![c], vec![col], op.loc.clone()));
