@@ -513,6 +513,8 @@ SHIFTED = [
     ("pads of a product", lambda m: lambda x: m.sum(m.pad(x * x, ((1, 2), (0, 3))) * m.pad(x, ((2, 1), (3, 0))))),
     ("even and odd columns", lambda m: lambda x: m.sum((x[:, ::2] + x[:, 1::2]) ** 2)),
     ("every fourth row, shifted", lambda m: lambda x: m.sum(m.tanh(x[1::4] * x[3::4]))),
+    ("strided rows and columns", lambda m: lambda x: m.sum(m.sin(x[1::2, ::3]) * x[1::2, ::3])),
+    ("every other element, squared", lambda m: lambda x: m.sum(x[::2, ::2] ** 2)),
     ("3-D stencil", lambda m: lambda x: m.sum((x[2:, 1:-1] + x[:-2, 1:-1] + x[1:-1, 2:] + x[1:-1, :-2] - 4 * x[1:-1, 1:-1]) ** 2)),
 ]
 

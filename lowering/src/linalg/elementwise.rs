@@ -824,12 +824,38 @@ pub fn padded_reads(f: &Func, ops: &[Op], splats: &HashMap<Value, String>, scala
             }
             let inside = match literal(&x) {
                 Some(text) => Inside::Literal(text.clone()),
-                None if dims.iter().all(|&(k, ..)| xt.shape[k] == 1) => Inside::Read((x, (0..out.rank()).map(|k| if dims.iter().any(|d| d.0 == k) { "0".to_string() } else { format!("d{k}") }).collect())),
+                None if dims.iter().all(|&(k, ..)| xt.shape[k] == 1) => Inside::Read(unit_reshaped(f, x, (0..out.rank()).map(|k| if dims.iter().any(|d| d.0 == k) { "0".to_string() } else { format!("d{k}") }).collect())),
                 None => return None,
             };
             Some((op.results[0], PaddedRead { inside, outside: outside.clone(), dims }))
         })
         .collect()
+}
+
+/// `x` read through `exprs`, or the source of a reshape `x` that only adds or drops unit dims,
+/// read through the same expressions of its other dims (`0` along its own unit dims): the
+/// generic then reads the computed value itself, which upstream fusion computes inside it. A
+/// gradient's interleaved columns (`pad` of `reshape(c)`, `c = 2 (x[:, ::2] + x[:, 1::2])`)
+/// read `c` through an `expand_shape`, which kept `c`'s generic (with strided reads, not
+/// expandable) out of the padded read's: `c` was written and read back.
+fn unit_reshaped(f: &Func, x: Value, exprs: Vec<String>) -> ReadBroadcast {
+    let Some(y) = super::defining(f, x).and_then(|op| match op.kind {
+        OpKind::Layout(quabla_dialect::LayoutOp::Reshape { .. }) => op.operands.first().copied(),
+        _ => None,
+    }) else {
+        return (x, exprs);
+    };
+    let (xt, yt) = (f.ty(x), f.ty(y));
+    let kept = |t: &TensorType| t.shape.iter().copied().filter(|&n| n != 1).collect::<Vec<_>>();
+    if kept(xt) != kept(yt) || exprs.len() != xt.rank() {
+        return (x, exprs);
+    }
+    let mut from_x = (0..xt.rank()).filter(|&k| xt.shape[k] != 1).map(|k| exprs[k].clone());
+    let ys = yt.shape.iter().map(|&n| if n == 1 { Some("0".to_string()) } else { from_x.next() }).collect::<Option<Vec<_>>>();
+    match ys {
+        Some(ys) => (y, ys),
+        None => (x, exprs),
+    }
 }
 
 /// [`PaddedRead`] `p` in a generic body over `extent`: `inside` (the operand's value) where

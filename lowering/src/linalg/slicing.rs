@@ -96,17 +96,28 @@ pub fn lower_pad(e: &mut Emitter, f: &Func, o: &Op, low: &[i64], interior: &[i64
 /// padding) fill the whole result first.
 const MAX_PADDING_REGIONS: usize = 8;
 
-/// The regions of a pad's result that are padding, as (offsets, sizes, strides) of slices that
-/// cover them (overlapping at the corners): along each padded dim the edges before and after
-/// the operand and each offset between its elements (interior padding), over the whole of the
-/// other dims. None when there are more than [`MAX_PADDING_REGIONS`].
+/// The regions of a pad's result that are padding, as (offsets, sizes, strides) of disjoint
+/// slices that cover them: along each padded dim k the edges before and after the operand and
+/// each offset between its elements (interior padding), over the operand's positions along the
+/// dims before k (the rest of those was padding of theirs) and the whole of the dims after it.
+/// None when there are more than [`MAX_PADDING_REGIONS`] (or the operand is empty or cropped). Covering
+/// the whole of the earlier dims wrote their padding twice: the gradient of `sum(x[::2, ::2]
+/// ** 2)` filled the odd rows, then the odd columns of every row (4096 x 1024 f32: 905 us,
+/// JAX 841).
 fn padding_regions(x: &[i64], out: &[i64], low: &[i64], steps: &[i64]) -> Option<Vec<(Vec<i64>, Vec<i64>, Vec<i64>)>> {
+    let inside = |k: usize| x[k] > 0 && low[k] >= 0 && low[k] + (x[k] - 1) * steps[k] < out[k];
+    if !(0..out.len()).all(inside) {
+        return None;
+    }
     let mut regions = Vec::new();
     for k in 0..out.len() {
         let last = low[k] + (x[k] - 1) * steps[k];
         let mut along = |offset: i64, size: i64, stride: i64| {
             if size > 0 {
                 let (mut o, mut n, mut st) = (vec![0; out.len()], out.to_vec(), vec![1; out.len()]);
+                for j in 0..k {
+                    (o[j], n[j], st[j]) = (low[j], x[j], steps[j]);
+                }
                 (o[k], n[k], st[k]) = (offset, size, stride);
                 regions.push((o, n, st));
             }
