@@ -461,6 +461,10 @@ const SPLIT_MIN_ELEMENTS: usize = 4096;
 /// The most pieces [`split_pads`] splits an op into.
 const SPLIT_MAX_PIECES: usize = 25;
 
+/// The least elements per box of a `split_pads` split: a box is a generic and a copy into the
+/// concatenation to compile (bufferization, LLVM), worth it for 64 KB of f32 and more.
+const SPLIT_MIN_BOX_ELEMENTS: usize = 16384;
+
 /// An elementwise op that reads pads of computed arrays, with the tree of elementwise ops of
 /// its shape that feed only it (`chained`), as the concatenation of that tree over the boxes
 /// of its result between consecutive pad edges (and joins of concatenated leaves) along each
@@ -478,8 +482,10 @@ const SPLIT_MAX_PIECES: usize = 25;
 /// interior padding or cropping edges, pads the lowering computes from the loop indices
 /// (`linalg::elementwise::padded_reads`: the operand is a splat or has one element along every
 /// padded dim), a pad of an array that is dear to recompute when the pad has other uses (each
-/// use would compute its part again), results under [`SPLIT_MIN_ELEMENTS`] or with more than
-/// [`SPLIT_MAX_PIECES`] boxes.
+/// use would compute its part again), results of more than [`SPLIT_MAX_PIECES`] boxes or of
+/// fewer than [`SPLIT_MIN_BOX_ELEMENTS`] per box. (A thin band's box, split again when the pass
+/// ran next: a 3-D stencil's boundary planes of 128^2 in 9 boxes each, their rows in 3, 50
+/// concatenations of pieces of a few elements; its first call took 250 ms, 140 in bufferization.)
 fn split_pads(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usize>, reads: &HashMap<Value, f64>, chained: &std::collections::HashSet<Value>) -> Option<Vec<Op>> {
     let same = |o: &Op, f: &Func| matches!(o.kind, OpKind::Elementwise(_)) && o.results.len() == 1 && o.regions.is_empty() && o.operands.iter().all(|v| f.ty(*v).shape == f.ty(o.results[0]).shape);
     if !same(op, f) || chained.contains(&op.results[0]) {
@@ -558,7 +564,7 @@ fn split_pads(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &Ha
         c.dedup();
     }
     let pieces = box_count(&out.shape, &cuts, 0);
-    if !(2..=SPLIT_MAX_PIECES).contains(&pieces) {
+    if !(2..=SPLIT_MAX_PIECES).contains(&pieces) || out.num_elements() / pieces < SPLIT_MIN_BOX_ELEMENTS {
         return None;
     }
     let mut ops = Vec::new();
@@ -659,12 +665,27 @@ fn clone_tree(f: &mut Func, tree: &[&Op], vals: &mut HashMap<Value, Value>, shap
 
 
 /// Whether the band of `split_pads` between `w0` and `w1` along dim `k` of `shape` is too thin
-/// to be split along the later dims: at most a 32nd of the dim, or fewer than
-/// [`SPLIT_MIN_ELEMENTS`] elements across. It is one box, reading its pads as small pads
-/// (a 2-D stencil's first rows: one box instead of five; a 3-D one's first planes).
+/// to be split along the later dims: at most a 32nd of the dim, or (before the last dim)
+/// fewer than [`SPLIT_MIN_ELEMENTS`] elements across. It is one box, reading its pads as small
+/// pads (a 2-D stencil's first rows: one box instead of five; a 3-D one's first planes).
 fn thin_band(shape: &[i64], k: usize, w0: i64, w1: i64) -> bool {
     let across = quabla_dialect::size::saturating_product(std::iter::once(w1 - w0).chain(shape[k + 1..].iter().copied()));
-    k + 1 < shape.len() && ((w1 - w0).saturating_mul(32) <= shape[k] || across < SPLIT_MIN_ELEMENTS as i64)
+    (w1 - w0).saturating_mul(32) <= shape[k] || k + 1 < shape.len() && across < SPLIT_MIN_ELEMENTS as i64
+}
+
+/// The bands of `split_pads` along dim `k` (start, limit, thin): between consecutive cuts,
+/// consecutive [`thin_band`]s joined into one (a stencil's two first rows or planes, or
+/// columns along the last dim: one box, not two). A thin band is one box over the later dims.
+fn bands(shape: &[i64], cuts: &[Vec<i64>], k: usize) -> Vec<(i64, i64, bool)> {
+    let mut out: Vec<(i64, i64, bool)> = Vec::new();
+    for w in cuts[k].windows(2) {
+        let thin = thin_band(shape, k, w[0], w[1]);
+        match out.last_mut() {
+            Some(last) if thin && last.2 => last.1 = w[1],
+            _ => out.push((w[0], w[1], thin)),
+        }
+    }
+    out
 }
 
 /// How many boxes [`split_box`] makes from dim `k` on.
@@ -672,12 +693,12 @@ fn box_count(shape: &[i64], cuts: &[Vec<i64>], k: usize) -> usize {
     if k == cuts.len() {
         return 1;
     }
-    cuts[k].windows(2).map(|w| if thin_band(shape, k, w[0], w[1]) { 1 } else { box_count(shape, cuts, k + 1) }).fold(0usize, |a, b| a.saturating_add(b))
+    bands(shape, cuts, k).into_iter().map(|(_, _, thin)| if thin { 1 } else { box_count(shape, cuts, k + 1) }).fold(0usize, |a, b| a.saturating_add(b))
 }
 
 /// The tree of [`split_pads`] (operands first, its root last) over the boxes whose intervals
 /// along dims before `k` are `bx` (start, limit), concatenated along dim `k` and the later
-/// ones (a [`thin_band`] is one box over all the later dims); returns the value.
+/// ones (a thin band, [`bands`], is one box over all the later dims); returns the value.
 #[allow(clippy::too_many_arguments)]
 fn split_box(f: &mut Func, tree: &[&Op], leaves: &[Value], pads: &[(Value, Value, Value, Vec<i64>)], cuts: &[Vec<i64>], k: usize, bx: &mut Vec<(i64, i64)>, ops: &mut Vec<Op>) -> Value {
     let root = &tree[tree.len() - 1];
@@ -686,9 +707,9 @@ fn split_box(f: &mut Func, tree: &[&Op], leaves: &[Value], pads: &[(Value, Value
         return tree_box(f, tree, leaves, pads, bx, ops);
     }
     let mut acc: Option<Value> = None;
-    for w in cuts[k].windows(2) {
-        bx.push((w[0], w[1]));
-        let v = if thin_band(&out, k, w[0], w[1]) {
+    for (w0, w1, thin) in bands(&out, cuts, k) {
+        bx.push((w0, w1));
+        let v = if thin {
             let n = bx.len();
             bx.extend(out[k + 1..].iter().map(|&e| (0, e)));
             let v = tree_box(f, tree, leaves, pads, bx, ops);
