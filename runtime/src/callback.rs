@@ -19,6 +19,8 @@ unsafe fn run<T>(d: DType, u: *const Unranked, callback: i64, index: i64, count:
     let n = quabla_dialect::size::saturating_product(sizes.iter().copied());
     let bytes = std::slice::from_raw_parts(p as *const u8, n.max(0) as usize * std::mem::size_of::<T>());
     let batched = (0..levels.clamp(0, 63)).map(|l| (mask >> l) & 1).collect();
+    // The host function runs with gradual underflow, as outside compiled code (crate::fpmode).
+    let _mode = crate::fpmode::Flushed::leave();
     match Buffer::from_bytes(TensorType::new(d, sizes), bytes) {
         Ok(value) => deliver(callback, index, count, Arg { value, batched }),
         Err(e) => eprintln!("quabla: host callback {callback}: {e}"),

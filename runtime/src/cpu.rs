@@ -1030,6 +1030,9 @@ impl Executable for CpuExecutable {
         let base = words.as_mut_ptr();
         let mut desc_ptrs: Vec<*mut c_void> = self.template.starts.iter().map(|&s| unsafe { base.add(s) } as *mut c_void).collect();
         let mut args: Vec<*mut c_void> = desc_ptrs.iter_mut().map(|p| p as *mut *mut c_void as *mut c_void).collect();
+        // Denormals flushed to zero while the program runs, as XLA's CPU programs run
+        // (crate::fpmode); the caller's mode is back when the guard drops.
+        let _mode = crate::fpmode::Flushed::enter();
         // SAFETY: each argument points at a pointer to a descriptor matching the compiled
         // signature (types checked above); inputs are only read (bufferization.writable =
         // false) and outputs are unique, correctly sized buffers.

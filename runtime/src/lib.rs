@@ -12,6 +12,7 @@ pub mod nccl;
 pub mod device;
 pub mod executor;
 mod flat_loops;
+pub mod fpmode;
 mod gemm;
 mod layout_kernels;
 mod reduce_kernels;

@@ -98,7 +98,10 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     // A runtime product whose result is a destination-passing output of the function writes
     // into the output's buffer (see [`runtime_gemm`]): no copy after the call.
     let dest = e.out_buffer(o.results[0]).map(|name| (name, out.clone()));
-    if k == 1 && plan.is_none() && !e.cg.target.parallel_outer() && d != DType::I1 {
+    // Whatever the plan: a tiled product of one contracted element per result element packs
+    // both operands to multiply them once (the per-example weight gradients of a 784-10
+    // softmax regression, 256 examples: 2017 us, JAX 421).
+    if k == 1 && !e.cg.target.parallel_outer() && d != DType::I1 {
         return Ok(unit_k_product(e, f, o, dims));
     }
     if transposed_matvec(&e.cg, lt, rt, dims) {
