@@ -334,7 +334,7 @@ impl Executor for CpuExecutor {
                             eprintln!("[quabla] compile cache hit for @{entry}: object loaded in {:.2} ms ({})", t.elapsed().as_secs_f64() * 1e3, dir.display());
                         }
                         let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
-                        return Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, guarded: flags.guarded, engine: Engine::Orc(jit).counted() }));
+                        return Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, guarded: flags.guarded, flush: opts.flush_denormals, engine: Engine::Orc(jit).counted() }));
                     }
                     Err(e) => {
                         objcache::warn(&format!("the loader rejected an entry ({e}); it is rebuilt"));
@@ -395,7 +395,7 @@ impl Executor for CpuExecutor {
             }
             // SAFETY: the packed interface has signature void(void**).
             let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
-            return Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, guarded, engine: Engine::Orc(jit).counted() }));
+            return Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, guarded, flush: opts.flush_denormals, engine: Engine::Orc(jit).counted() }));
         }
         // The object is kept (for the cache or a dump) only when asked; cached objects are
         // position-independent so any later process can link them anywhere.
@@ -438,7 +438,7 @@ impl Executor for CpuExecutor {
         }
         // SAFETY: the packed interface has signature void(void**).
         let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
-        Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, guarded, engine: Engine::Mlir(engine).counted() }))
+        Ok(Arc::new(CpuExecutable { entry: entry.to_string(), inputs, outputs, func, template, guarded, flush: opts.flush_denormals, engine: Engine::Mlir(engine).counted() }))
     }
 }
 
@@ -986,6 +986,8 @@ struct CpuExecutable {
     template: DescTemplate,
     /// The code allocates temporaries: calls go through the allocation guard.
     guarded: bool,
+    /// Calls run with denormals flushed to zero (CompileOptions::flush_denormals).
+    flush: bool,
     // Keeps the JIT'ed code alive; dropped after `func` is last usable.
     #[allow(dead_code)]
     engine: Engine,
@@ -1032,7 +1034,7 @@ impl Executable for CpuExecutable {
         let mut args: Vec<*mut c_void> = desc_ptrs.iter_mut().map(|p| p as *mut *mut c_void as *mut c_void).collect();
         // Denormals flushed to zero while the program runs, as XLA's CPU programs run
         // (crate::fpmode); the caller's mode is back when the guard drops.
-        let _mode = crate::fpmode::Flushed::enter();
+        let _mode = self.flush.then(crate::fpmode::Flushed::enter);
         // SAFETY: each argument points at a pointer to a descriptor matching the compiled
         // signature (types checked above); inputs are only read (bufferization.writable =
         // false) and outputs are unique, correctly sized buffers.
@@ -1129,7 +1131,7 @@ mod tests {
         let (inputs, outputs) = (vec![t.clone(), t.clone()], vec![t.clone(), t.clone()]);
         let template = DescTemplate::new(&inputs, &outputs);
         let func: PackedFn = unsafe { std::mem::transmute::<*mut c_void, PackedFn>(sym) };
-        let parts = CpuExecutable { entry: "main".into(), inputs, outputs, func, template, guarded, engine: Engine::Orc(jit).counted() };
+        let parts = CpuExecutable { entry: "main".into(), inputs, outputs, func, template, guarded, flush: true, engine: Engine::Orc(jit).counted() };
         close(&parts.run(&[&x, &y]).unwrap());
     }
 

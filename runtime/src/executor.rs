@@ -60,11 +60,15 @@ pub struct CompileOptions {
     /// CPU executor: large f32/f64 products call the runtime's packed product
     /// (quabla_lowering::tiling::runtime_gemm); off, their code is generated.
     pub runtime_gemm: bool,
+    /// CPU executor: calls run with denormals flushed to zero, as XLA's CPU programs run
+    /// (crate::fpmode); off, with IEEE gradual underflow (the interpreter's arithmetic).
+    /// Default: on, unless `QUABLA_FLUSH_DENORMALS=0`.
+    pub flush_denormals: bool,
 }
 
 impl Default for CompileOptions {
     fn default() -> Self {
-        CompileOptions { opt_level: 2, vectorize: true, threads: 0, cuda_arch: None, runtime_gemm: true }
+        CompileOptions { opt_level: 2, vectorize: true, threads: 0, cuda_arch: None, runtime_gemm: true, flush_denormals: crate::fpmode::enabled() }
     }
 }
 

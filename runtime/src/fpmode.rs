@@ -11,8 +11,9 @@
 //! hands the forking thread's mode to its workers at each parallel region (its default
 //! `KMP_INHERIT_FP_CONTROL`), so the compiled loops and the runtime's kernels on the team run
 //! in it too. A host callback runs its Python function in the caller's mode
-//! ([`Flushed::leave`]). `QUABLA_FLUSH_DENORMALS=0` keeps gradual underflow (the reference
-//! interpreter's arithmetic) for compiled code as well.
+//! ([`Flushed::leave`]). An executable compiled with `CompileOptions::flush_denormals` off
+//! (default off under `QUABLA_FLUSH_DENORMALS=0`) keeps gradual underflow, the reference
+//! interpreter's arithmetic (the math kernels' subnormal cases are tested so).
 
 /// The mode bits this module sets: MXCSR's FTZ (bit 15) and DAZ (bit 6) on x86-64, FPCR's FZ
 /// (bit 24) on AArch64 (which flushes both operands and results).
@@ -64,8 +65,8 @@ fn set(mode: u64) {
     }
 }
 
-/// Whether compiled code flushes denormals (`QUABLA_FLUSH_DENORMALS`, default on).
-fn enabled() -> bool {
+/// Whether compiled code flushes denormals by default (`QUABLA_FLUSH_DENORMALS`, default on).
+pub(crate) fn enabled() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("QUABLA_FLUSH_DENORMALS").map_or(true, |v| v.trim() != "0"))
 }
@@ -75,8 +76,7 @@ fn enabled() -> bool {
 pub struct Flushed(Option<u64>);
 
 impl Flushed {
-    /// Flushes denormals on this thread until the guard drops (a no-op when they already are,
-    /// or when `QUABLA_FLUSH_DENORMALS=0`).
+    /// Flushes denormals on this thread until the guard drops (a no-op when they already are).
     #[inline(always)]
     pub fn enter() -> Flushed {
         Flushed::to(true)
@@ -91,7 +91,7 @@ impl Flushed {
 
     #[inline(always)]
     fn to(flush: bool) -> Flushed {
-        if FLUSH == 0 || flush && !enabled() {
+        if FLUSH == 0 {
             return Flushed(None);
         }
         let old = get();
@@ -124,7 +124,7 @@ mod tests {
 
     #[test]
     fn flushes_inside_and_restores_after() {
-        if FLUSH == 0 || !enabled() {
+        if FLUSH == 0 {
             return;
         }
         let tiny = 1e-40_f32; // subnormal

@@ -58,6 +58,38 @@ fn ranges(u: UnaryOp, d: DType) -> Vec<(f64, f64)> {
     }
 }
 
+/// Compile options with IEEE gradual underflow: the kernels' subnormal cases (underflowing
+/// exp, subnormal arguments of pow and atan2) as the interpreter computes them. By default
+/// compiled code flushes denormals to zero, as XLA's does (quabla_runtime::fpmode).
+fn gradual_underflow() -> CompileOptions {
+    CompileOptions { flush_denormals: false, ..CompileOptions::default() }
+}
+
+/// Compiled code flushes denormals like XLA by default, on the calling thread and on the
+/// parallel loops' workers (libomp hands them the caller's mode), and restores the caller's
+/// mode; with `flush_denormals` off it underflows gradually like the interpreter.
+#[test]
+fn denormals_flush_to_zero_like_xla() {
+    let n = 1 << 20;
+    let t = TensorType::new(DType::F32, [n]);
+    let tiny = Buffer::from_f64s(t.clone(), &vec![1e-40; n as usize]).unwrap();
+    let m = one_op_module(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[t.clone(), t.clone()]);
+    for threads in [1, 2] {
+        let flushed = executor().compile(&m, "main", &with_threads(threads)).unwrap().run(&[&tiny, &tiny]).unwrap().remove(0);
+        assert!(flushed.to_f64_vec().iter().all(|&v| v.to_bits() == 0), "{threads} threads: 1e-40 + 1e-40 reads subnormals as zero");
+        let kept = executor().compile(&m, "main", &CompileOptions { threads, ..gradual_underflow() }).unwrap().run(&[&tiny, &tiny]).unwrap().remove(0);
+        assert!(kept.to_f64_vec().iter().all(|&v| (v - 2e-40).abs() < 1e-44), "{threads} threads: gradual underflow keeps 2e-40");
+    }
+    let s = TensorType::new(DType::F32, [3]);
+    let x = Buffer::from_f64s(s.clone(), &[-100.0, -87.0, 0.0]).unwrap();
+    let e = one_op_module(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Exp }), &[s]);
+    let got = executor().compile(&e, "main", &CompileOptions::default()).unwrap().run(&[&x]).unwrap().remove(0).to_f64_vec();
+    assert_eq!(got[0], 0.0, "exp(-100) f32 is flushed (JAX gives 0 on the CPU)");
+    assert!(got[1] > 1e-38 && got[2] == 1.0);
+    // The caller's mode is back: this thread still underflows gradually.
+    assert!(std::hint::black_box(1e-40_f32) * std::hint::black_box(1.5_f32) > 0.0);
+}
+
 #[test]
 fn polynomial_kernels_match_the_interpreter() {
     let mut rng = Rng(77);
@@ -70,7 +102,7 @@ fn polynomial_kernels_match_the_interpreter() {
             let x = Buffer::from_f64s(ty.clone(), &xs).unwrap();
             let m = one_op_module(OpKind::Elementwise(ElementwiseOp::Unary { op: u }), &[ty.clone()]);
             let want = &interp::run_func(&m, "main", &[x.clone()]).unwrap()[0];
-            let got = &executor().compile(&m, "main", &CompileOptions::default()).unwrap().run(&[&x]).unwrap()[0];
+            let got = &executor().compile(&m, "main", &gradual_underflow()).unwrap().run(&[&x]).unwrap()[0];
             let mut worst = (0u64, 0.0);
             for (i, &xi) in xs.iter().enumerate() {
                 let (g, w) = (got.get_f64(i), want.get_f64(i));
@@ -122,7 +154,7 @@ fn binary_kernel_matches_the_interpreter(op: quabla_dialect::BinaryOp, xs: &[f64
     let (x, y) = (Buffer::from_f64s(t.clone(), xs).unwrap(), Buffer::from_f64s(t.clone(), ys).unwrap());
     let m = one_op_module(OpKind::Elementwise(ElementwiseOp::Binary { op }), &[t.clone(), t]);
     let want = &interp::run_func(&m, "main", &[x.clone(), y.clone()]).unwrap()[0];
-    let got = &executor().compile(&m, "main", &CompileOptions::default()).unwrap().run(&[&x, &y]).unwrap()[0];
+    let got = &executor().compile(&m, "main", &gradual_underflow()).unwrap().run(&[&x, &y]).unwrap()[0];
     for i in 0..xs.len() {
         let (g, w) = (got.get_f64(i), want.get_f64(i));
         let e = eval::f32_binary(op, xs[i] as f32, ys[i] as f32).unwrap() as f64;
