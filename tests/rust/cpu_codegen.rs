@@ -706,6 +706,49 @@ fn row_local_runs_on_large_arrays_are_lowered_in_blocks_of_rows() {
 }
 
 #[test]
+fn row_blocks_span_leading_dims_when_rows_along_the_first_are_too_long() {
+    // A softmax over the last dim of [16, 256, 256] and [4, 8, 128, 256] f32 arrays, scaled by
+    // a [256] weight (read whole) and shifted by a [1, 1, 256] (or [1, 1, 1, 256]) one: a row
+    // along the first dim alone is 256 KB-1 MB, more than a block, so the rows span the first
+    // two (three) dims and a block is [1, b, 256] ([1, 1, b, 256]). With the max a second
+    // output. One and two threads against the interpreter.
+    use quabla_dialect::{BinaryOp, LayoutOp, ReduceOp, Reducer};
+    let mut rng = Rng(139);
+    for shape in [vec![16i64, 256, 256], vec![4, 8, 128, 256]] {
+        let r = shape.len();
+        let cols = shape[r - 1];
+        let lead = shape[..r - 1].to_vec();
+        let ones: Vec<i64> = std::iter::repeat_n(1, r - 1).chain([cols]).collect();
+        let (xt, wt, w1t) = (TensorType::new(DType::F32, shape.clone()), TensorType::new(DType::F32, [cols]), TensorType::new(DType::F32, ones));
+        let mut f = Func::new("main", &[xt.clone(), wt.clone(), w1t.clone()]);
+        let (x, w, w1) = (f.params[0], f.params[1], f.params[2]);
+        let bin = |f: &mut Func, op, a, b| f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op }), &[a, b], None).unwrap();
+        let bc = |f: &mut Func, v, dims: Vec<i64>| f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape: shape.clone() }), &[v], None).unwrap();
+        let all: Vec<i64> = (0..r as i64).collect();
+        let wb = bc(&mut f, w, vec![r as i64 - 1]);
+        let w1b = bc(&mut f, w1, all.clone());
+        let xw = bin(&mut f, BinaryOp::Mul, x, wb);
+        let xw = bin(&mut f, BinaryOp::Add, xw, w1b);
+        let mx = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max, dims: vec![r as i64 - 1] }), &[xw], None).unwrap();
+        let keep: Vec<i64> = lead.iter().copied().chain([1]).collect();
+        let mxr = f.push1(OpKind::Layout(LayoutOp::Reshape { shape: keep.clone() }), &[mx], None).unwrap();
+        let mxb = bc(&mut f, mxr, all.clone());
+        let z = bin(&mut f, BinaryOp::Sub, xw, mxb);
+        let ez = f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Exp }), &[z], None).unwrap();
+        let sum = f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Sum, dims: vec![r as i64 - 1] }), &[ez], None).unwrap();
+        let sr = f.push1(OpKind::Layout(LayoutOp::Reshape { shape: keep }), &[sum], None).unwrap();
+        let sb = bc(&mut f, sr, all);
+        let p = bin(&mut f, BinaryOp::Div, ez, sb);
+        f.outputs = vec![p, mx];
+        let m = Module { funcs: vec![f] };
+        let text = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
+        assert!(text.contains("} {quabla.blocks}"), "{shape:?}:\n{text}");
+        let inputs = [rng.buffer(&xt, -4.0, 4.0), rng.buffer(&wt, 0.5, 1.5), rng.buffer(&w1t, -1.0, 1.0)];
+        equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Rel(1e-5), |_| 1.0, &format!("{shape:?} in row blocks over the leading dims, "));
+    }
+}
+
+#[test]
 fn row_block_runs_read_values_the_block_materialises() {
     // The softmax's forward ops and its gradient (a loss's cotangent) at 1024 x 1024: the
     // forward run ends at the full sum, the gradient's run reads the forward's exp, its

@@ -44,7 +44,10 @@ const MIN_BLOCK_BYTES: i64 = 4 << 10;
 pub struct Run {
     pub start: usize,
     pub end: usize,
-    rows: i64,
+    /// The leading dims the rows span (`[rows]`, or `[a, b, ...]`: rows of 3-D and larger
+    /// arrays whose first dim alone holds rows too long for a block).
+    lead: Vec<i64>,
+    /// Rows of a block along the last leading dim (one along the others).
     block: i64,
     inputs: Vec<(Value, bool)>,
     outputs: Vec<Value>,
@@ -60,34 +63,47 @@ impl Run {
     }
 }
 
-/// How an op of a run reads operand `i`: `Some(true)` its rows (the row dim is its dim 0),
-/// `Some(false)` whole (in every block), None when the op is not row-local over `rows` rows.
-fn reads(f: &Func, op: &Op, rows: i64) -> Option<Vec<bool>> {
+/// How an op of a run reads operand `i`: `Some(true)` its rows (its leading dims are `lead`),
+/// `Some(false)` whole (in every block), None when the op is not row-local over the rows
+/// `lead` spans.
+fn reads(f: &Func, op: &Op, lead: &[i64]) -> Option<Vec<bool>> {
+    let k = lead.len();
     let out = f.ty(*op.results.first()?);
-    if op.results.len() != 1 || !op.regions.is_empty() || out.rank() == 0 || out.shape[0] != rows {
+    if op.results.len() != 1 || !op.regions.is_empty() || k == 0 || !out.shape.starts_with(lead) {
         return None;
     }
-    let lead = |v: &Value| f.ty(*v).shape.first() == Some(&rows);
+    let leads = |v: &Value| f.ty(*v).shape.starts_with(lead);
+    let before = |d: i64| usize::try_from(d).map_or(true, |d| d < k);
     match &op.kind {
         OpKind::Elementwise(_) => op.operands.iter().all(|v| f.ty(*v).shape == out.shape).then(|| vec![true; op.operands.len()]),
-        OpKind::Reduce(ReduceOp::Reduce { dims, .. }) => (!dims.contains(&0) && lead(&op.operands[0])).then(|| vec![true]),
-        OpKind::Layout(LayoutOp::Reshape { .. } | LayoutOp::StopGradient {}) => lead(&op.operands[0]).then(|| vec![true]),
-        OpKind::Layout(LayoutOp::BroadcastInDim { dims, .. }) => match dims.iter().position(|&d| d == 0) {
-            Some(0) if lead(&op.operands[0]) => Some(vec![true]),
-            Some(0) if f.ty(op.operands[0]).shape[0] == 1 => Some(vec![false]),
-            None => Some(vec![false]),
-            _ => None,
-        },
+        OpKind::Reduce(ReduceOp::Reduce { dims, .. }) => (!dims.iter().any(|&d| before(d)) && leads(&op.operands[0])).then(|| vec![true]),
+        OpKind::Layout(LayoutOp::Reshape { .. } | LayoutOp::StopGradient {}) => leads(&op.operands[0]).then(|| vec![true]),
+        OpKind::Layout(LayoutOp::BroadcastInDim { dims, .. }) => {
+            // Sliced: the operand's first dims are the leading ones, in place; whole: no
+            // operand dim of more than one element lands on a leading dim.
+            let xt = f.ty(op.operands[0]);
+            let sliced = dims.len() >= k && (0..k).all(|j| dims[j] == j as i64) && leads(&op.operands[0]);
+            let whole = dims.iter().zip(&xt.shape).all(|(&d, &n)| !before(d) || n == 1);
+            if sliced {
+                Some(vec![true])
+            } else {
+                whole.then(|| vec![false])
+            }
+        }
         OpKind::Constant(ConstantOp::Constant { value }) => value.is_splat().then(Vec::new),
         // Padding, slices and concatenations along later dims (a gradient's one-hot column).
-        OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo, edge_padding_high: hi, interior_padding: mid }) => (lo[0] == 0 && hi[0] == 0 && mid[0] == 0 && lead(&op.operands[0])).then(|| vec![true, false]),
-        OpKind::Slicing(SlicingOp::Slice { start_indices, strides, .. }) => (start_indices[0] == 0 && strides[0] == 1 && lead(&op.operands[0])).then(|| vec![true]),
-        OpKind::Slicing(SlicingOp::Concatenate { dim }) => (*dim > 0 && op.operands.iter().all(lead)).then(|| vec![true; op.operands.len()]),
+        OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo, edge_padding_high: hi, interior_padding: mid }) => ((0..k).all(|j| lo.get(j) == Some(&0) && hi.get(j) == Some(&0) && mid.get(j) == Some(&0)) && leads(&op.operands[0])).then(|| vec![true, false]),
+        OpKind::Slicing(SlicingOp::Slice { start_indices, strides, .. }) => ((0..k).all(|j| start_indices.get(j) == Some(&0) && strides.get(j) == Some(&1)) && leads(&op.operands[0])).then(|| vec![true]),
+        OpKind::Slicing(SlicingOp::Concatenate { dim }) => (!before(*dim) && op.operands.iter().all(leads)).then(|| vec![true; op.operands.len()]),
         _ => None,
     }
 }
 
-/// The runs of `ops` (a block of `f` yielding `outputs`) that take the row-block form.
+/// The runs of `ops` (a block of `f` yielding `outputs`) that take the row-block form. Rows
+/// are along the first dim, or (when no run over it takes the form: rows too long for a
+/// block) the first two or more dims of 3-D and larger arrays: a layernorm over the features
+/// of [batch, sequence, features] activations, a softmax over the keys of [batch, heads,
+/// queries, keys] scores.
 pub fn runs(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value]) -> Vec<Run> {
     if e.cg.target.parallel_outer() || !e.cg.tile_matmuls {
         return Vec::new();
@@ -95,40 +111,53 @@ pub fn runs(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value]) -> Vec<Run> {
     let mut found = Vec::new();
     let mut i = 0;
     while i < ops.len() {
-        let Some(rows) = ops[i].results.first().map(|v| f.ty(*v)).filter(|t| t.rank() > 0).map(|t| t.shape[0]) else {
+        let Some(shape) = ops[i].results.first().map(|v| f.ty(*v)).filter(|t| t.rank() > 0).map(|t| t.shape.clone()) else {
             i += 1;
             continue;
         };
-        // The longest run from op i: each op row-local over `rows`, reading the run's own
-        // values by their rows.
-        let mut inner: Vec<Value> = Vec::new();
-        let mut end = i;
-        while end < ops.len() {
-            let op = &ops[end];
-            let ok = reads(f, op, rows).is_some_and(|r| op.operands.iter().zip(&r).all(|(v, &sliced)| sliced || !inner.contains(v)));
-            if !ok {
+        let mut next = i + 1;
+        let mut run = None;
+        for k in 1..=shape.len() {
+            let lead = &shape[..k];
+            // The longest run from op i: each op row-local over `lead`, reading the run's
+            // own values by their rows.
+            let mut inner: Vec<Value> = Vec::new();
+            let mut end = i;
+            while end < ops.len() {
+                let op = &ops[end];
+                let ok = reads(f, op, lead).is_some_and(|r| op.operands.iter().zip(&r).all(|(v, &sliced)| sliced || !inner.contains(v)));
+                if !ok {
+                    break;
+                }
+                inner.extend(&op.results);
+                end += 1;
+            }
+            if k == 1 {
+                next = end.max(i + 1);
+            }
+            run = (end > i + 1).then(|| plan(e, f, ops, outputs, i, end, lead)).flatten();
+            if run.is_some() {
                 break;
             }
-            inner.extend(&op.results);
-            end += 1;
         }
-        match (end > i + 1).then(|| plan(e, f, ops, outputs, i, end, rows)).flatten() {
+        match run {
             Some(run) => {
+                i = run.end;
                 found.push(run);
-                i = end;
             }
-            None => i = end.max(i + 1),
+            None => i = next,
         }
     }
     found
 }
 
-/// The run `ops[start..end]` on `rows` rows, if it takes the row-block form: a reduction in
-/// it, its sliced inputs [`ROW_BLOCK_MIN_BYTES`] or more, a block size that divides the rows
-/// (blocks of [`MIN_BLOCK_BYTES`] to [`BLOCK_BYTES`] of a sliced input's rows, at least one
+/// The run `ops[start..end]` on the rows `lead` spans, if it takes the row-block form: a
+/// reduction in it, its sliced inputs [`ROW_BLOCK_MIN_BYTES`] or more, a block size that
+/// divides the last leading dim (blocks of [`MIN_BLOCK_BYTES`] to [`BLOCK_BYTES`] of a sliced input's rows, at least one
 /// block per thread, rows of [`MIN_ROW_BYTES`] or more),
 /// values used after it, and the copy in block shapes passes every op's shape rule.
-fn plan(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value], start: usize, end: usize, rows: i64) -> Option<Run> {
+fn plan(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value], start: usize, end: usize, lead: &[i64]) -> Option<Run> {
+    let k = lead.len();
     if !ops[start..end].iter().any(|op| matches!(op.kind, OpKind::Reduce(ReduceOp::Reduce { .. }))) {
         return None;
     }
@@ -141,7 +170,7 @@ fn plan(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value], start: usize, end:
         let defined: Vec<Value> = run.iter().flat_map(|op| op.results.iter().copied()).collect();
         let mut inputs: Vec<(Value, bool)> = Vec::new();
         for op in &run {
-            for (v, sliced) in op.operands.iter().zip(reads(f, op, rows)?) {
+            for (v, sliced) in op.operands.iter().zip(reads(f, op, lead)?) {
                 if defined.contains(v) {
                     continue;
                 }
@@ -155,7 +184,7 @@ fn plan(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value], start: usize, end:
         let cheap = |k: &usize| {
             let op = &ops[*k];
             let kind = matches!(op.kind, OpKind::Layout(LayoutOp::BroadcastInDim { .. } | LayoutOp::Reshape { .. } | LayoutOp::StopGradient {}) | OpKind::Constant(_));
-            kind && inputs.iter().any(|(v, s)| *s && op.results.contains(v)) && reads(f, op, rows).is_some()
+            kind && inputs.iter().any(|(v, s)| *s && op.results.contains(v)) && reads(f, op, lead).is_some()
         };
         match (0..start).rev().find(cheap) {
             Some(k) => {
@@ -192,23 +221,24 @@ fn plan(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value], start: usize, end:
     }
     let row_bytes = defined.iter().chain(inputs.iter().filter(|(_, s)| *s).map(|(v, _)| v)).map(|v| {
         let t = f.ty(*v);
-        quabla_dialect::size::saturating_product(t.shape[1..].iter().copied()).saturating_mul(t.dtype.size() as i64)
+        quabla_dialect::size::saturating_product(t.shape.get(k..).unwrap_or(&[]).iter().copied()).saturating_mul(t.dtype.size() as i64)
     });
     let row_bytes = row_bytes.max()?.max(1);
     if row_bytes < MIN_ROW_BYTES {
         return None;
     }
     let threads = e.threads().max(1);
-    // The largest divisor of the rows within BLOCK_BYTES (at most BLOCK_BYTES / MIN_ROW_BYTES
-    // candidates, whatever the row count).
-    let block = (1..=rows.min(BLOCK_BYTES / row_bytes)).rev().find(|&b| rows % b == 0 && rows / b >= threads)?;
+    // The largest divisor of the last leading dim within BLOCK_BYTES (at most BLOCK_BYTES /
+    // MIN_ROW_BYTES candidates, whatever the row count), with a block per thread.
+    let (rows, outer) = (lead[k - 1], quabla_dialect::size::saturating_product(lead[..k - 1].iter().copied()));
+    let block = (1..=rows.min(BLOCK_BYTES / row_bytes)).rev().find(|&b| rows % b == 0 && (rows / b).saturating_mul(outer) >= threads)?;
     // Blocks of a few short rows (a prime row count) would cost more in loop overhead than
     // they save: op by op then.
     if block.saturating_mul(row_bytes) < MIN_BLOCK_BYTES {
         return None;
     }
-    let g = block_func(f, &run, &inputs, &outs, block)?;
-    Some(Run { start, end, rows, block, inputs, outputs: outs, again, g })
+    let g = block_func(f, &run, &inputs, &outs, k, block)?;
+    Some(Run { start, end, lead: lead.to_vec(), block, inputs, outputs: outs, again, g })
 }
 
 /// Whether `op` (or an op of its regions) reads `v`.
@@ -218,31 +248,34 @@ fn uses(op: &Op, v: Value) -> bool {
     hit
 }
 
-/// `shape` with `block` rows.
-fn block_shape(shape: &[i64], block: i64) -> Vec<i64> {
+/// `shape` (whose first `k` dims are the leading ones) in a block of `block` rows: one along
+/// the leading dims before the last.
+fn block_shape(shape: &[i64], k: usize, block: i64) -> Vec<i64> {
     let mut s = shape.to_vec();
-    s[0] = block;
+    for (j, n) in s.iter_mut().enumerate().take(k) {
+        *n = if j + 1 == k { block } else { 1 };
+    }
     s
 }
 
-/// `t` with `block` rows.
-fn block_type(t: &TensorType, block: i64) -> TensorType {
-    TensorType::new(t.dtype, block_shape(&t.shape, block))
+/// `t` in a block of `block` rows ([`block_shape`]).
+fn block_type(t: &TensorType, k: usize, block: i64) -> TensorType {
+    TensorType::new(t.dtype, block_shape(&t.shape, k, block))
 }
 
 /// The run's ops on blocks of `block` rows, as a function of the run's inputs (sliced ones
 /// of `block` rows) yielding its outputs; None if an op's shape rule rejects its block form.
-fn block_func(f: &Func, run: &[&Op], inputs: &[(Value, bool)], outs: &[Value], block: i64) -> Option<Func> {
-    let types: Vec<TensorType> = inputs.iter().map(|(v, s)| if *s { block_type(f.ty(*v), block) } else { f.ty(*v).clone() }).collect();
+fn block_func(f: &Func, run: &[&Op], inputs: &[(Value, bool)], outs: &[Value], k: usize, block: i64) -> Option<Func> {
+    let types: Vec<TensorType> = inputs.iter().map(|(v, s)| if *s { block_type(f.ty(*v), k, block) } else { f.ty(*v).clone() }).collect();
     let mut g = Func::new("row_block", &types);
     let mut map: HashMap<Value, Value> = inputs.iter().map(|(v, _)| *v).zip(g.params.iter().copied()).collect();
     for op in run.iter().copied() {
         let kind = match &op.kind {
-            OpKind::Layout(LayoutOp::Reshape { shape }) => OpKind::Layout(LayoutOp::Reshape { shape: block_shape(shape, block) }),
-            OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape }) => OpKind::Layout(LayoutOp::BroadcastInDim { dims: dims.clone(), shape: block_shape(shape, block) }),
-            OpKind::Slicing(SlicingOp::Slice { start_indices, limit_indices, strides }) => OpKind::Slicing(SlicingOp::Slice { start_indices: start_indices.clone(), limit_indices: block_shape(limit_indices, block), strides: strides.clone() }),
+            OpKind::Layout(LayoutOp::Reshape { shape }) => OpKind::Layout(LayoutOp::Reshape { shape: block_shape(shape, k, block) }),
+            OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape }) => OpKind::Layout(LayoutOp::BroadcastInDim { dims: dims.clone(), shape: block_shape(shape, k, block) }),
+            OpKind::Slicing(SlicingOp::Slice { start_indices, limit_indices, strides }) => OpKind::Slicing(SlicingOp::Slice { start_indices: start_indices.clone(), limit_indices: block_shape(limit_indices, k, block), strides: strides.clone() }),
             OpKind::Constant(ConstantOp::Constant { value }) => {
-                let t = block_type(&value.ty, block);
+                let t = block_type(&value.ty, k, block);
                 let n = t.num_elements();
                 let bytes = value.elem_bytes(0).repeat(n);
                 OpKind::Constant(ConstantOp::Constant { value: Literal::from_bytes(t, bytes) })
@@ -261,7 +294,11 @@ fn block_func(f: &Func, run: &[&Op], inputs: &[(Value, bool)], outs: &[Value], b
 /// of rows and binds its outputs. An output that is a destination-passing output of the
 /// function is inserted into the output's buffer.
 pub fn lower_run(e: &mut Emitter, cx: &Ctx, f: &Func, run: &Run) -> Result<(), LowerError> {
-    let (b, n) = (run.block, run.rows / run.block);
+    let (b, k) = (run.block, run.lead.len());
+    // Blocks in row-major order over the leading dims, the last one counted in blocks.
+    let mut counts = run.lead.clone();
+    counts[k - 1] /= b;
+    let n = quabla_dialect::size::saturating_product(counts.iter().copied());
     let inits: Vec<String> = run
         .outputs
         .iter()
@@ -277,20 +314,37 @@ pub fn lower_run(e: &mut Emitter, cx: &Ctx, f: &Func, run: &Run) -> Result<(), L
     let shared: Vec<String> = run.outputs.iter().map(|_| e.fresh()).collect();
     let types: Vec<String> = run.outputs.iter().map(|v| f.ty(*v).to_string()).collect();
     let pairs: Vec<String> = shared.iter().zip(&inits).map(|(s, i)| format!("{s} = {i}")).collect();
-    let k = run.outputs.len();
-    let head = if k == 1 { res.clone() } else { format!("{res}:{k}") };
+    let nout = run.outputs.len();
+    let head = if nout == 1 { res.clone() } else { format!("{res}:{nout}") };
     e.raw_line(format!("{head} = scf.forall ({iv}) in ({n}) shared_outs({}) -> ({}) {{", pairs.join(", "), types.join(", ")));
     e.depth += 1;
-    let cb = e.index(b);
-    let off = e.op(format!("arith.muli {iv}, {cb} : index"));
+    // The block's offsets along the leading dims: iv's digits in `counts`, the last times b.
+    let mut lead_offs = vec![String::new(); k];
+    let mut rest = iv.clone();
+    for j in (0..k).rev() {
+        let digit = if j == 0 {
+            rest.clone()
+        } else {
+            let c = e.index(counts[j]);
+            let d = e.op(format!("arith.remui {rest}, {c} : index"));
+            rest = e.op(format!("arith.divui {rest}, {c} : index"));
+            d
+        };
+        lead_offs[j] = if j + 1 == k {
+            let cb = e.index(b);
+            e.op(format!("arith.muli {digit}, {cb} : index"))
+        } else {
+            digit
+        };
+    }
     let slice = |t: &TensorType| {
-        let offs: Vec<String> = std::iter::once(off.clone()).chain(std::iter::repeat_n("0".to_string(), t.rank() - 1)).collect();
-        format!("[{}] [{}] [{}]", offs.join(", "), list(&block_type(t, b).shape), vec!["1"; t.rank()].join(", "))
+        let offs: Vec<String> = lead_offs.iter().cloned().chain(std::iter::repeat_n("0".to_string(), t.rank() - k)).collect();
+        format!("[{}] [{}] [{}]", offs.join(", "), list(&block_type(t, k, b).shape), vec!["1"; t.rank()].join(", "))
     };
     let mut names = Vec::new();
     for (v, sliced) in &run.inputs {
         let (x, t) = (e.name(*v), f.ty(*v));
-        names.push(if *sliced { e.op(format!("tensor.extract_slice {x}{} : {t} to {}", slice(t), block_type(t, b))) } else { x });
+        names.push(if *sliced { e.op(format!("tensor.extract_slice {x}{} : {t} to {}", slice(t), block_type(t, k, b))) } else { x });
     }
     // The run's ops, lowered on block shapes by an emitter of their own (one thread: the
     // blocks are split between the threads) that continues this one's names.
@@ -311,11 +365,11 @@ pub fn lower_run(e: &mut Emitter, cx: &Ctx, f: &Func, run: &Run) -> Result<(), L
     e.gemms = inner.gemms;
     let inserts: Vec<String> = run.outputs.iter().zip(&results).zip(&shared).map(|((v, r), s)| {
         let t = f.ty(*v);
-        format!("{r} into {s}{} : {} into {t}", slice(t), block_type(t, b))
+        format!("{r} into {s}{} : {} into {t}", slice(t), block_type(t, k, b))
     }).collect();
     super::dot::close_forall(e, &inserts, &format!("}} {{{BLOCKS_ATTR}}}"));
     for (i, v) in run.outputs.iter().enumerate() {
-        e.alias(*v, if k == 1 { res.clone() } else { format!("{res}#{i}") });
+        e.alias(*v, if nout == 1 { res.clone() } else { format!("{res}#{i}") });
     }
     e.par |= e.threads() > 1;
     Ok(())
