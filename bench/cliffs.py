@@ -108,6 +108,9 @@ def matmul():
     def per_example(np_, g, vmap):
         return lambda w1, b1, w2, x, y: vmap(g(lambda p, x, y: mlp(np_, p, x, y)), (None, 0, 0))((w1, b1, w2), x, y)[0]
 
+    # Wide logits: exp underflows to subnormals, flushed to zero as XLA does (fpmode.rs).
+    sr = lambda np_, nn, g, vmap: vmap(g(lambda w, x: np_.sum(nn.log_softmax(x @ w))), in_axes=(None, 0))
+    case("per-example grads of a 784-10 softmax regression, 256", sr(qb, qb.nn, qb.grad, qb.vmap), sr(jnp, jax.nn, jax.grad, jax.vmap), r(784, 10), r(256, 784))
     case("per-example grads vmap(grad) 128 of 32-64-4", per_example(qb, qb.grad, qb.vmap), per_example(jnp, jax.grad, jax.vmap), r(32, 64), r(64), r(64, 4), r(128, 32), r(128, 4))
 
 
@@ -158,6 +161,10 @@ def reduce():
     case("softmax 4096x1024 (row blocks)", lambda x: qb.nn.softmax(x, -1), lambda x: jax.nn.softmax(x, -1), r(4096, 1024))
     ln = lambda np_: lambda x, g, b: (x - x.mean(-1, keepdims=True)) / np_.sqrt(x.var(-1, keepdims=True) + 1e-5) * g + b
     case("layernorm 16384x256 (row blocks)", ln(qb), ln(jnp), r(16384, 256), r(256), r(256))
+    # Rows over the leading dims of 3-D and 4-D arrays (a row along dim 0 alone is too long).
+    lng = lambda np_: lambda x, w: np_.sum((x - x.mean(-1, keepdims=True)) / np_.sqrt(x.var(-1, keepdims=True) + 1e-5) * w)
+    case("layernorm gradient [64, 128, 256] (row blocks over 2 dims)", qb.grad(lng(qb)), jax.grad(lng(jnp)), r(64, 128, 256), r(64, 128, 256))
+    case("softmax [4, 8, 256, 256] (row blocks over 3 dims)", lambda x: qb.nn.softmax(x, -1), lambda x: jax.nn.softmax(x, -1), r(4, 8, 256, 256))
     case("x / row norms 65536x64 (row blocks)", lambda x: x / qb.sqrt((x * x).sum(1, keepdims=True)), lambda x: x / jnp.sqrt((x * x).sum(1, keepdims=True)), x64)
     case("softmax 65536x32 (row blocks)", lambda x: qb.nn.softmax(x, -1), lambda x: jax.nn.softmax(x, -1), r(65536, 32))
     case("softmax 262144x10 (short rows: op by op)", lambda x: qb.nn.softmax(x, -1), lambda x: jax.nn.softmax(x, -1), r(262144, 10))
@@ -242,6 +249,7 @@ def random():
 
 def misc():
     case("erf 1e6", lambda x: qb.erf(x), lambda x: jax.scipy.special.erf(x), r(1000000))
+    case("exp of -90..-100 1e6 f32 (subnormal results, flushed)", lambda x: qb.exp(x), lambda x: jnp.exp(x), (-95.0 + 5.0 * np.tanh(r(1000000))).astype(np.float32))
     case("|x| ** 1.7 1e6", lambda x: qb.abs(x) ** 1.7, lambda x: jnp.abs(x) ** 1.7, r(1000000))
     case("x / sqrt(row sums of squares) 4096x256", lambda x: x / qb.sqrt((x * x).sum(1, keepdims=True)), lambda x: x / jnp.sqrt((x * x).sum(1, keepdims=True)), r(4096, 256))
     case("where + clip 1e6", lambda x: qb.where(x > 0, qb.clip(x, 0, 1), x * 2), lambda x: jnp.where(x > 0, jnp.clip(x, 0, 1), x * 2), r(1000000))
