@@ -403,3 +403,36 @@ def test_docstring_example(test):
     r = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     r.run(test, out=out.append)
     assert r.failures == 0, "".join(out)
+
+
+# 1-D convolutions laid out NWC whose product the runtime computes read their patches as
+# overlapping rows of the (padded) input (lowering/src/linalg/convolution.rs `windowed`): no
+# patch matrix. Paddings (SAME, VALID, asymmetric, cropping), kernel layouts, an input that
+# is a slice of a wider array (copied first, checked at run time), outputs read by later
+# ops, f32 and f64, gradients, against JAX.
+WINDOWED = {
+    "same_f64": ((2, 1024, 64), (5, 64, 64), dict(padding="SAME", dimension_numbers=("NWC", "WIO", "NWC")), np.float64),
+    "valid_f32": ((3, 1030, 64), (7, 64, 48), dict(padding="VALID", dimension_numbers=("NWC", "WIO", "NWC")), np.float32),
+    "cropped_oiw": ((2, 1100, 64), (5, 64, 64), dict(padding=((3, -2),), dimension_numbers=("NWC", "OIW", "NWC")), np.float64),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WINDOWED))
+def test_windowed_nwc_conv1d(name):
+    ls, rs, kw, dt = WINDOWED[name]
+    rng = np.random.default_rng(11)
+    x, w = rng.normal(size=ls).astype(dt), rng.normal(size=rs).astype(dt)
+    tol = 1e-12 if dt == np.float64 else 2e-5
+    conv = lambda m: lambda x, w: m(x, w, (1,), **kw)  # noqa: E731
+    want = jax.lax.conv_general_dilated(x, w, (1,), **kw)
+    close(qb.conv_general_dilated(x, w, (1,), **kw), want, tol, name)
+    close(qb.jit(conv(qb.conv_general_dilated))(x, w), want, tol, name + " jit")
+    # Read by a later op (a fresh result buffer, not the output's).
+    close(qb.jit(lambda x, w: qb.tanh(conv(qb.conv_general_dilated)(x, w)))(x, w), jnp.tanh(want), tol, name + " tanh")
+    # An input whose positions are not C apart: the features of a wider array.
+    wide = np.concatenate([x, rng.normal(size=ls[:2] + (32,)).astype(dt)], -1)
+    close(qb.jit(lambda xw, w: conv(qb.conv_general_dilated)(xw[:, :, : ls[2]], w))(wide, w), want, tol, name + " slice")
+    g = jax.grad(lambda x, w: jnp.sum(jnp.tanh(conv(jax.lax.conv_general_dilated)(x, w))), argnums=(0, 1))(x, w)
+    got = qb.jit(qb.grad(lambda x, w: qb.sum(qb.tanh(conv(qb.conv_general_dilated)(x, w))), argnums=(0, 1)))(x, w)
+    close(got[0], g[0], tol * 10, name + " dx")
+    close(got[1], g[1], tol * 100, name + " dw")

@@ -233,11 +233,39 @@ fn per_image_convolution_on_one_and_two_threads() {
     let kind = OpKind::Convolution(ConvAttrs { window_strides: &strides, padding: &padding, lhs_dilation: &one, rhs_dilation: &one, dims: &nhwc, feature_group_count: 1, batch_group_count: 1 }.to_op());
     images_on_threads("nhwc", kind, [TensorType::new(DType::F32, [8, 32, 32, 32]), TensorType::new(DType::F32, [3, 3, 32, 8])], &mut rng);
     // NWC with a per-image product large enough to be "parallel by itself" (1024 x 64 x 320):
-    // the product with the prepacked kernel never is, so the images are split instead.
-    let (s1, p1, o1) = (vec![1], vec![2, 2], vec![1]);
+    // the product with the prepacked kernel never is, so the images are split instead. (With
+    // rhs dilation 2: undilated, the patches are windows of the input, `windowed` below.)
+    let (s1, p1, o1, d2) = (vec![1], vec![4, 4], vec![1], vec![2]);
     let nwc = ConvDims::from_specs(&[0, 2, 1], &[2, 1, 0], &[0, 2, 1]);
-    let kind = OpKind::Convolution(ConvAttrs { window_strides: &s1, padding: &p1, lhs_dilation: &o1, rhs_dilation: &o1, dims: &nwc, feature_group_count: 1, batch_group_count: 1 }.to_op());
+    let kind = OpKind::Convolution(ConvAttrs { window_strides: &s1, padding: &p1, lhs_dilation: &o1, rhs_dilation: &d2, dims: &nwc, feature_group_count: 1, batch_group_count: 1 }.to_op());
     images_on_threads("nwc", kind, [TensorType::new(DType::F32, [4, 1024, 64]), TensorType::new(DType::F32, [5, 64, 64])], &mut rng);
+}
+
+#[test]
+fn windowed_nwc_convolution_on_one_and_two_threads() {
+    // A stride-1 undilated NWC convolution whose product the runtime computes reads its
+    // patches as overlapping rows of the padded input (convolution.rs `windowed`: a
+    // reinterpret_cast view, no patch copy), batched over the images: equal to the
+    // interpreter on one and two threads, the same bits on both; padded (a fresh input) and
+    // not (the parameter itself), kernel [W, I, O] and [O, I, W].
+    use quabla_lowering::{lower_for_cpu, CpuOptions};
+    let mut rng = Rng(71);
+    let (s1, o1) = (vec![1], vec![1]);
+    for (padding, kernel, kshape) in [(vec![2, 2], [2, 1, 0], [5, 64, 64]), (vec![0, 0], [0, 1, 2], [48, 64, 7])] {
+        let nwc = ConvDims::from_specs(&[0, 2, 1], &kernel, &[0, 2, 1]);
+        let kind = OpKind::Convolution(ConvAttrs { window_strides: &s1, padding: &padding, lhs_dilation: &o1, rhs_dilation: &o1, dims: &nwc, feature_group_count: 1, batch_group_count: 1 }.to_op());
+        let params = [TensorType::new(DType::F32, [3, 1030, 64]), TensorType::new(DType::F32, kshape)];
+        let m = one_op_module(kind, &params);
+        let text = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
+        assert!(text.contains("memref.reinterpret_cast") && text.contains("@quabla_gemm_f32"), "{padding:?}: windows of the input\n{text}");
+        let inputs: Vec<_> = params.iter().map(|t| rng.buffer(t, -2.0, 2.0)).collect();
+        let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
+        let outs: Vec<_> = [1, 2].iter().map(|&threads| executor().compile(&m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap().remove(0)).collect();
+        for got in &outs {
+            compare(got, want, Tol::Rel(1e-5), 50.0).unwrap_or_else(|e| panic!("{padding:?}: JIT differs from the interpreter: {e}"));
+        }
+        assert!(outs[0].bytes() == outs[1].bytes(), "{padding:?}: one and two threads differ");
+    }
 }
 
 /// The convolution `kind` of f32 operands `params`: its images in an `scf.forall` on two

@@ -244,14 +244,14 @@ fn unit_k_product(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> String {
 
 /// The operand layouts of a tiled product.
 #[derive(Clone, Copy)]
-struct Layout {
+pub(super) struct Layout {
     /// `[b, m, k] x [b, k, n]` in a loop over the batch (else `[m, k] x [k, n]`).
-    batched: bool,
+    pub batched: bool,
     /// B is given as `[n, k]` (`[b, n, k]` when batched).
-    b_nk: bool,
+    pub b_nk: bool,
     /// A is given as `[k, m]` (`[b, k, m]` when batched): the tagged products read it
     /// transposed.
-    a_km: bool,
+    pub a_km: bool,
 }
 
 impl Layout {
@@ -293,14 +293,24 @@ fn tiled(e: &mut Emitter, d: DType, ops: [&str; 3], [b, m, n, k]: [i64; 4], lay:
 /// [b, h, q, k] as [b * h, q, k]).
 #[allow(clippy::too_many_arguments)]
 fn runtime_gemm(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k]: [i64; 4], lay: Layout, zero: bool, dest: Option<(String, TensorType)>) -> String {
-    if !e.gemms.contains(&d) {
-        e.gemms.push(d);
-    }
     let bs: &[i64] = if lay.batched { &[b] } else { &[] };
     let ty = |x: i64, y: i64| TensorType::new(d, bs.iter().copied().chain([x, y]).collect::<Vec<_>>());
     let (at, bt, ct) = (if lay.a_km { ty(k, m) } else { ty(m, k) }, if lay.b_nk { ty(n, k) } else { ty(k, n) }, ty(m, n));
-    let unranked = format!("memref<*x{d}>");
     let (au, bu) = (super::kernel_operand(e, a, &at), super::kernel_operand(e, bb, &bt));
+    gemm_call(e, d, [&au, &bu, init], &ct, [b, m, n, k], lay, zero, dest)
+}
+
+/// The call of the runtime's product on unranked memrefs `au` and `bu` (A and B as [`Layout`]
+/// says; a rank-3 A or B is batched, a rank-2 B shared by the batch) into C of type `ct`
+/// (rank 3: batched), a fresh buffer or the function's output `dest` ([`runtime_gemm`]).
+/// Returns C as a tensor.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn gemm_call(e: &mut Emitter, d: DType, [au, bu, init]: [&str; 3], ct: &TensorType, [b, m, n, k]: [i64; 4], lay: Layout, zero: bool, dest: Option<(String, TensorType)>) -> String {
+    if !e.gemms.contains(&d) {
+        e.gemms.push(d);
+    }
+    let ct = ct.clone();
+    let unranked = format!("memref<*x{d}>");
     let cm = super::memref(&ct);
     let c = super::layout::result_buffer(e, dest, &ct);
     if !zero {
