@@ -132,14 +132,15 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
 /// A 1-D convolution laid out `[N, W, C]` in and `[N, W', O]` out (NWC), stride 1, no
 /// dilation or groups, whose product the runtime computes: with the features innermost, the
 /// patch of output position `j` is the `K * C` elements from input position `j` on, so the
-/// patches of an image are rows of the padded input read `C` apart. The runtime's product
-/// reads them there (A a `[N, W', K * C]` view with strides `[W * C, C, 1]`, rows
+/// patches of an image are rows of the input read `C` apart. The runtime's product reads
+/// them there ([`windows`]: A a `[N, rows, K * C]` view with strides `[W * C, C, 1]`, rows
 /// overlapping) against the kernel as `[K * C, O]`, batched over the images, into the
 /// output: no patch matrix is copied (im2col wrote `K` times the input, 21 MB for 16 x 1024 x
-/// 64 and 5 taps, then read it back; 2.69 ms against JAX's 2.29). The view needs positions
-/// `C` elements apart and features contiguous: a padded input is a fresh tensor, and an
-/// input laid out otherwise (a slice of a wider array) is copied first (checked when the
-/// program runs). None for other convolutions.
+/// 64 and 5 taps, then read it back; 2.69 ms against JAX's 2.29). With edge padding the
+/// outputs whose windows lie inside the input are that product on the input itself; the
+/// `lo` first and `hi` last ones are two small products on padded copies of the input's
+/// `K - 1` first and last positions (padding the whole batch cost a write and a read of it).
+/// Other paddings (cropping) pad the input first. None for other convolutions.
 fn windowed(e: &mut Emitter, (x, lt): (&str, &TensorType), (w, rt): (&str, &TensorType), out: &TensorType, a: &ConvAttrs, dest: Option<(String, TensorType)>) -> Option<String> {
     let d = a.dims;
     let dt = out.dtype;
@@ -151,62 +152,95 @@ fn windowed(e: &mut Emitter, (x, lt): (&str, &TensorType), (w, rt): (&str, &Tens
         return None;
     }
     let (nb, wo, og) = (out.shape[0], out.shape[1], out.shape[2]);
-    let (c, k) = (lt.shape[2], rt.shape[d.kernel_spatial_dimensions[0] as usize]);
+    let (wi, c, k) = (lt.shape[1], lt.shape[2], rt.shape[d.kernel_spatial_dimensions[0] as usize]);
     let kk = c.checked_mul(k)?;
     if [nb, wo, og, c, k].iter().any(|&v| v <= 0) || !matches!(dt, DType::F32 | DType::F64) || !e.cg.target.runtime_gemm(dt, [nb, wo, og, kk]) {
         return None;
     }
-    // The padded input (a fresh tensor), or the input itself.
-    let z = e.scalar(dt, zero_lit(dt));
     let (lo, hi) = (a.padding[0], a.padding[1]);
-    let (p, pt) = pad_dilate(e, x, lt, &[0, lo, 0], &[0, hi, 0], &[1, 1, 1], &z);
-    if pt.shape[1] != wo + k - 1 {
-        return None;
+    // B: the kernel as [K * C, O] (spatial, input feature, output feature order).
+    let perm = [d.kernel_spatial_dimensions[0], d.kernel_input_feature_dimension, d.kernel_output_feature_dimension];
+    let wt = transpose(e, w, rt, &perm);
+    let bt = TensorType::new(dt, [kk, og]);
+    let b2 = reshape(e, &wt, &TensorType::new(dt, [k, c, og]), &bt);
+    let bu = super::kernel_operand(e, &b2, &bt);
+    let cm = super::memref(out);
+    let cbuf = super::layout::result_buffer(e, dest, out);
+    let lay = super::dot::Layout { batched: true, b_nk: false, a_km: false };
+    let z = e.scalar(dt, zero_lit(dt));
+    // Output rows [r0, r1) from the windows of `p` (type `pt`).
+    let product = |e: &mut Emitter, p: &str, pt: &TensorType, r0: i64, r1: i64| {
+        let rows = r1 - r0;
+        let au = windows(e, p, pt, rows, kk);
+        let (cv, ct) = if rows == wo {
+            (cbuf.clone(), cm.clone())
+        } else {
+            let sub = format!("memref<{nb}x{rows}x{og}x{dt}, strided<[{}, {og}, 1], offset: {}>>", wo * og, r0 * og);
+            (e.op(format!("memref.subview {cbuf}[0, {r0}, 0] [{nb}, {rows}, {og}] [1, 1, 1] : {cm} to {sub}")), sub)
+        };
+        let cu = e.op(format!("memref.cast {cv} : {ct} to memref<*x{dt}>"));
+        super::dot::gemm_into(e, dt, [&au, &bu, &cu], [nb, rows, og, kk], lay, false);
+    };
+    let inner = wo - lo.max(0) - hi.max(0);
+    if lo >= 0 && hi >= 0 && k >= 2 && wi >= k - 1 && inner > 0 {
+        product(e, x, lt, lo, wo - hi);
+        // The edges: the K - 1 first (last) positions of the input, padded.
+        for (r0, r1, start, plo, phi) in [(0, lo, 0, lo, 0), (wo - hi, wo, wi - (k - 1), 0, hi)] {
+            if r1 == r0 {
+                continue;
+            }
+            let st = TensorType::new(dt, [nb, k - 1, c]);
+            let part = e.op(format!("tensor.extract_slice {x}[0, {start}, 0] [{nb}, {}, {c}] [1, 1, 1] : {lt} to {st}", k - 1));
+            let (p, pt) = pad_dilate(e, &part, &st, &[0, plo, 0], &[0, phi, 0], &[1, 1, 1], &z);
+            product(e, &p, &pt, r0, r1);
+        }
+    } else {
+        let (p, pt) = pad_dilate(e, x, lt, &[0, lo, 0], &[0, hi, 0], &[1, 1, 1], &z);
+        if pt.shape[1] != wo + k - 1 {
+            return None;
+        }
+        product(e, &p, &pt, 0, wo);
     }
-    // A: the windows, over a buffer whose positions are C apart and features contiguous.
-    let strided = |t: &TensorType| format!("memref<{}x{dt}, strided<[?, ?, ?], offset: ?>>", t.shape.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("x"));
-    let pm = strided(&pt);
+    Some(e.op(format!("bufferization.to_tensor {cbuf} restrict writable : {cm} to {out}")))
+}
+
+/// The windows of `rows` consecutive positions, `kk` elements each, of `p` (type `pt`, `[N,
+/// W, C]`) as an unranked `[N, rows, kk]` view with strides `[W * C, C, 1]`: rows overlap. The
+/// view needs positions `C` elements apart and features contiguous; `p` laid out otherwise
+/// (a slice of a wider array) is copied first (checked when the program runs).
+fn windows(e: &mut Emitter, p: &str, pt: &TensorType, rows: i64, kk: i64) -> String {
+    let (dt, nb, c) = (pt.dtype, pt.shape[0], pt.shape[2]);
+    let pm = format!("memref<{}x{dt}, strided<[?, ?, ?], offset: ?>>", pt.shape.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("x"));
     let id = e.id();
     let buf = e.op(format!("bufferization.to_buffer {p} read_only {{quabla.gemm_operand = {id} : i64}} : {pt} to {pm}"));
-    let meta = |e: &mut Emitter, b: &str| -> (String, String) {
-        let base = e.fresh();
-        e.line(format!("{base}:8 = memref.extract_strided_metadata {b} : {pm} -> memref<{dt}>, index, index, index, index, index, index, index"));
-        (format!("{base}#0"), base)
+    let meta = |e: &mut Emitter, b: &str| -> String {
+        let m = e.fresh();
+        e.line(format!("{m}:8 = memref.extract_strided_metadata {b} : {pm} -> memref<{dt}>, index, index, index, index, index, index, index"));
+        m
     };
-    let (_, m0) = meta(e, &buf);
+    let m0 = meta(e, &buf);
     let (cc, one) = (e.index(c), e.index(1));
     let rows_ok = e.op(format!("arith.cmpi eq, {m0}#6, {cc} : index"));
     let cols_ok = e.op(format!("arith.cmpi eq, {m0}#7, {one} : index"));
     let ok = e.op(format!("arith.andi {rows_ok}, {cols_ok} : i1"));
     let src = e.fresh();
-    let dense = super::memref(&pt);
+    let dense = super::memref(pt);
     e.raw_line(format!("{src} = scf.if {ok} -> ({pm}) {{"));
     e.depth += 1;
     e.line(format!("scf.yield {buf} : {pm}"));
     e.depth -= 1;
-    e.raw_line("} else {".to_string());
+    e.raw_line("} else {");
     e.depth += 1;
     let copy = e.op(format!("memref.alloc() {{alignment = 64 : i64}} : {dense}"));
     e.line(format!("memref.copy {buf}, {copy} : {pm} to {dense}"));
     let cast = e.op(format!("memref.cast {copy} : {dense} to {pm}"));
     e.line(format!("scf.yield {cast} : {pm}"));
     e.depth -= 1;
-    e.raw_line("}".to_string());
-    let (base, m1) = meta(e, &src);
-    let at = TensorType::new(dt, [nb, wo, kk]);
-    let am = format!("memref<{nb}x{wo}x{kk}x{dt}, strided<[?, ?, 1], offset: ?>>");
-    let view = e.op(format!("memref.reinterpret_cast {base} to offset: [{m1}#1], sizes: [{nb}, {wo}, {kk}], strides: [{m1}#5, {m1}#6, 1] : memref<{dt}> to {am}"));
-    let au = e.op(format!("memref.cast {view} : {am} to memref<*x{dt}>"));
-    let _ = at;
-    // B: the kernel as [K * C, O] (spatial, input feature, output feature order).
-    let perm = [d.kernel_spatial_dimensions[0], d.kernel_input_feature_dimension, d.kernel_output_feature_dimension];
-    let wt = transpose(e, w, rt, &perm);
-    let wt_t = TensorType::new(dt, [k, c, og]);
-    let bt = TensorType::new(dt, [kk, og]);
-    let b2 = reshape(e, &wt, &wt_t, &bt);
-    let bu = super::kernel_operand(e, &b2, &bt);
-    let lay = super::dot::Layout { batched: true, b_nk: false, a_km: false };
-    Some(super::dot::gemm_call(e, dt, [&au, &bu, ""], out, [nb, wo, og, kk], lay, true, dest))
+    e.raw_line("}");
+    let m1 = meta(e, &src);
+    let am = format!("memref<{nb}x{rows}x{kk}x{dt}, strided<[?, ?, 1], offset: ?>>");
+    let view = e.op(format!("memref.reinterpret_cast {m1}#0 to offset: [{m1}#1], sizes: [{nb}, {rows}, {kk}], strides: [{m1}#5, {m1}#6, 1] : memref<{dt}> to {am}"));
+    e.op(format!("memref.cast {view} : {am} to memref<*x{dt}>"))
 }
 
 /// One phase of one spatial dim of [`by_phase`]: the kernel taps `k0, k0 + step, ...` (`cnt`

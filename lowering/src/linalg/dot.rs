@@ -317,11 +317,21 @@ pub(super) fn gemm_call(e: &mut Emitter, d: DType, [au, bu, init]: [&str; 3], ct
         e.line(format!("bufferization.materialize_in_destination {init} in restrict writable {c} : ({ct}, {cm}) -> ()"));
     }
     let cu = e.op(format!("memref.cast {c} : {cm} to {unranked}"));
+    gemm_into(e, d, [au, bu, &cu], [b, m, n, k], lay, !zero);
+    e.op(format!("bufferization.to_tensor {c} restrict writable : {cm} to {ct}"))
+}
+
+/// The call of the runtime's product on unranked memrefs A, B and C (any strides; rank 3:
+/// batched), adding into C when `accumulate`; threaded when the product is worth it.
+pub(super) fn gemm_into(e: &mut Emitter, d: DType, [au, bu, cu]: [&str; 3], [b, m, n, k]: [i64; 4], lay: Layout, accumulate: bool) {
+    if !e.gemms.contains(&d) {
+        e.gemms.push(d);
+    }
+    let unranked = format!("memref<*x{d}>");
     let threads = e.threads();
     let threads = if threads > 1 && e.cg.target.parallel_runtime_gemm(d, [b, m, n, k], threads) { threads } else { 1 };
-    let flags: Vec<String> = [lay.a_km as i64, lay.b_nk as i64, !zero as i64, threads].iter().map(|v| e.op(format!("arith.constant {v} : i64"))).collect();
+    let flags: Vec<String> = [lay.a_km as i64, lay.b_nk as i64, accumulate as i64, threads].iter().map(|v| e.op(format!("arith.constant {v} : i64"))).collect();
     e.line(format!("func.call @quabla_gemm_{d}({au}, {bu}, {cu}, {}) : ({unranked}, {unranked}, {unranked}, i64, i64, i64, i64) -> ()", flags.join(", ")));
-    e.op(format!("bufferization.to_tensor {c} restrict writable : {cm} to {ct}"))
 }
 
 /// The declarations of the runtime products of element types `ds` (C interface).
