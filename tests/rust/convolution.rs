@@ -266,6 +266,23 @@ fn windowed_nwc_convolution_on_one_and_two_threads() {
         }
         assert!(outs[0].bytes() == outs[1].bytes(), "{padding:?}: one and two threads differ");
     }
+    // Its kernel gradient as JAX's transpose rule writes it (input [N, W, C] with C as batch,
+    // the cotangent [N, W', O] as kernel, result [K, C, O]): windows accumulated per image.
+    for padding in [vec![0, 0], vec![2, 2]] {
+        let dims = ConvDims::from_specs(&[2, 0, 1], &[2, 0, 1], &[1, 2, 0]);
+        let kind = OpKind::Convolution(ConvAttrs { window_strides: &s1, padding: &padding, lhs_dilation: &o1, rhs_dilation: &o1, dims: &dims, feature_group_count: 1, batch_group_count: 1 }.to_op());
+        let wo = 1026 + padding[0] + padding[1];
+        let params = [TensorType::new(DType::F32, [3, 1030, 64]), TensorType::new(DType::F32, [3, wo, 48])];
+        let m = one_op_module(kind, &params);
+        let text = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
+        assert!(text.contains("memref.reinterpret_cast") && text.contains("scf.for"), "kernel gradient {padding:?}: windows per image\n{text}");
+        let inputs: Vec<_> = params.iter().map(|t| rng.buffer(t, -2.0, 2.0)).collect();
+        let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
+        let outs: Vec<_> = [1, 2].iter().map(|&threads| executor().compile(&m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap().remove(0)).collect();
+        for got in &outs {
+            compare(got, want, Tol::Rel(1e-5), 200.0).unwrap_or_else(|e| panic!("kernel gradient {padding:?}: JIT differs from the interpreter: {e}"));
+        }
+    }
 }
 
 /// The convolution `kind` of f32 operands `params`: its images in an `scf.forall` on two

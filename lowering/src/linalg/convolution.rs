@@ -123,7 +123,10 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
         return Ok(r);
     }
     let dest = e.out_buffer(o.results[0]).map(|name| (name, out.clone()));
-    if let Some(r) = windowed(e, (&x, &lt), (&w, &rt), &out, a, dest) {
+    if let Some(r) = windowed(e, (&x, &lt), (&w, &rt), &out, a, dest.clone()) {
+        return Ok(r);
+    }
+    if let Some(r) = windowed_kernel_gradient(e, (&x, &lt), (&w, &rt), &out, a, dest) {
         return Ok(r);
     }
     conv(e, (&x, &lt), (&w, &rt), &out, a)
@@ -219,6 +222,66 @@ fn windowed(e: &mut Emitter, (x, lt): (&str, &TensorType), (w, rt): (&str, &Tens
     }
     let r = e.op(format!("bufferization.to_tensor {cbuf} restrict writable : {cm} to {out}"));
     Some(if ncw { transpose(e, &r, out, &[0, 2, 1]) } else { r })
+}
+
+/// The kernel gradient of a [`windowed`] NWC convolution, as JAX's transpose rule writes it:
+/// the input `[N, W, C]` with C as batch and N as feature, the output cotangent `[N, W', O]`
+/// as kernel (N its input feature), the result `[K, C, O]`. `dw[k, c, o] = sum_n sum_j
+/// x[n, j + k, c] dy[n, j, o]`: per image, the windows of the padded input (`[W', K * C]`,
+/// rows `C` apart) transposed times `dy[n]`, accumulated over the images into `dw` as
+/// `[K * C, O]` by the runtime's product (an `scf.for` over the images after the first): no
+/// patch matrix (16 x 1024 x 64, 5 taps: 8.05 ms against JAX's 6.74). None otherwise.
+fn windowed_kernel_gradient(e: &mut Emitter, (x, lt): (&str, &TensorType), (dy, yt): (&str, &TensorType), out: &TensorType, a: &ConvAttrs, dest: Option<(String, TensorType)>) -> Option<String> {
+    let d = a.dims;
+    let dt = out.dtype;
+    let ok = d.input_batch_dimension == 2 && d.input_feature_dimension == 0 && d.input_spatial_dimensions == [1] && d.kernel_input_feature_dimension == 0 && d.kernel_output_feature_dimension == 2 && d.kernel_spatial_dimensions == [1] && d.output_spatial_dimensions == [0] && d.output_batch_dimension == 1 && d.output_feature_dimension == 2;
+    if !ok || lt.rank() != 3 || yt.rank() != 3 || out.rank() != 3 || a.window_strides != [1] || a.lhs_dilation != [1] || a.rhs_dilation != [1] || a.feature_group_count != 1 || a.batch_group_count != 1 || e.cg.target.parallel_outer() || !e.cg.tile_matmuls {
+        return None;
+    }
+    let (nb, c, wo, og, k) = (lt.shape[0], lt.shape[2], yt.shape[1], yt.shape[2], out.shape[0]);
+    let kk = k.checked_mul(c)?;
+    if [nb, c, wo, og, k].iter().any(|&v| v <= 0) || yt.shape[0] != nb || out.shape[1] != c || out.shape[2] != og || !matches!(dt, DType::F32 | DType::F64) || !e.cg.target.runtime_gemm(dt, [1, kk, og, wo]) {
+        return None;
+    }
+    let z = e.scalar(dt, zero_lit(dt));
+    let (p, pt) = pad_dilate(e, x, lt, &[0, a.padding[0], 0], &[0, a.padding[1], 0], &[1, 1, 1], &z);
+    if pt.shape[1] != wo + k - 1 {
+        return None;
+    }
+    let m = dense_buffer(e, &p, &pt);
+    // dy, read per image.
+    let ym = format!("memref<{}x{dt}, strided<[?, ?, ?], offset: ?>>", yt.shape.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("x"));
+    let id = e.id();
+    let ybuf = e.op(format!("bufferization.to_buffer {dy} read_only {{quabla.gemm_operand = {id} : i64}} : {yt} to {ym}"));
+    let ct = TensorType::new(dt, [kk, og]);
+    let cm = super::memref(&ct);
+    let cbuf = super::layout::result_buffer(e, dest, &ct);
+    let cu = e.op(format!("memref.cast {cbuf} : {cm} to memref<*x{dt}>"));
+    let lay = super::dot::Layout { batched: false, b_nk: false, a_km: true };
+    let am = format!("memref<{wo}x{kk}x{dt}, strided<[?, 1], offset: ?>>");
+    let bm = format!("memref<{wo}x{og}x{dt}, strided<[?, ?], offset: ?>>");
+    let image = |e: &mut Emitter, n: &str, accumulate: bool| {
+        let step = e.op(format!("arith.muli {n}, {m}#5 : index"));
+        let off = e.op(format!("arith.addi {m}#1, {step} : index"));
+        let view = e.op(format!("memref.reinterpret_cast {m}#0 to offset: [{off}], sizes: [{wo}, {kk}], strides: [{m}#6, 1] : memref<{dt}> to {am}"));
+        let au = e.op(format!("memref.cast {view} : {am} to memref<*x{dt}>"));
+        let yn = e.op(format!("memref.subview {ybuf}[{n}, 0, 0] [1, {wo}, {og}] [1, 1, 1] : {ym} to {bm}"));
+        let bu = e.op(format!("memref.cast {yn} : {bm} to memref<*x{dt}>"));
+        super::dot::gemm_into(e, dt, [&au, &bu, &cu], [1, kk, og, wo], lay, accumulate);
+    };
+    let first = e.index(0);
+    image(e, &first, false);
+    if nb > 1 {
+        let (one, end) = (e.index(1), e.index(nb));
+        let n = e.fresh();
+        e.raw_line(format!("scf.for {n} = {one} to {end} step {one} {{"));
+        e.depth += 1;
+        image(e, &n, true);
+        e.depth -= 1;
+        e.raw_line("}");
+    }
+    let r = e.op(format!("bufferization.to_tensor {cbuf} restrict writable : {cm} to {ct}"));
+    Some(reshape(e, &r, &ct, out))
 }
 
 /// The windows of `rows` consecutive positions, `kk` elements each, of `p` (type `pt`, `[N,
