@@ -248,41 +248,48 @@ fn windowed_nwc_convolution_on_one_and_two_threads() {
     // reinterpret_cast view, no patch copy), batched over the images: equal to the
     // interpreter on one and two threads, the same bits on both; padded (a fresh input) and
     // not (the parameter itself), kernel [W, I, O] and [O, I, W].
-    use quabla_lowering::{lower_for_cpu, CpuOptions};
     let mut rng = Rng(71);
     let (s1, o1) = (vec![1], vec![1]);
     for (padding, kernel, kshape) in [(vec![2, 2], [2, 1, 0], [5, 64, 64]), (vec![0, 0], [0, 1, 2], [48, 64, 7])] {
         let nwc = ConvDims::from_specs(&[0, 2, 1], &kernel, &[0, 2, 1]);
         let kind = OpKind::Convolution(ConvAttrs { window_strides: &s1, padding: &padding, lhs_dilation: &o1, rhs_dilation: &o1, dims: &nwc, feature_group_count: 1, batch_group_count: 1 }.to_op());
         let params = [TensorType::new(DType::F32, [3, 1030, 64]), TensorType::new(DType::F32, kshape)];
-        let m = one_op_module(kind, &params);
-        let text = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
-        assert!(text.contains("memref.reinterpret_cast") && text.contains("@quabla_gemm_f32"), "{padding:?}: windows of the input\n{text}");
-        let inputs: Vec<_> = params.iter().map(|t| rng.buffer(t, -2.0, 2.0)).collect();
-        let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
-        let outs: Vec<_> = [1, 2].iter().map(|&threads| executor().compile(&m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap().remove(0)).collect();
-        for got in &outs {
-            compare(got, want, Tol::Rel(1e-5), 50.0).unwrap_or_else(|e| panic!("{padding:?}: JIT differs from the interpreter: {e}"));
-        }
-        assert!(outs[0].bytes() == outs[1].bytes(), "{padding:?}: one and two threads differ");
+        lowered_with(&format!("{padding:?}"), kind, params, &["memref.reinterpret_cast", "@quabla_gemm_f32"], true, &mut rng);
     }
     // Its kernel gradient as JAX's transpose rule writes it (input [N, W, C] with C as batch,
     // the cotangent [N, W', O] as kernel, result [K, C, O]): windows accumulated per image.
+    // (Each image's product, 320 x 48 with K = 1026, is split along K on two threads:
+    // kernels::gemm::gemm_split_k, sums in another order.)
     for padding in [vec![0, 0], vec![2, 2]] {
         let dims = ConvDims::from_specs(&[2, 0, 1], &[2, 0, 1], &[1, 2, 0]);
         let kind = OpKind::Convolution(ConvAttrs { window_strides: &s1, padding: &padding, lhs_dilation: &o1, rhs_dilation: &o1, dims: &dims, feature_group_count: 1, batch_group_count: 1 }.to_op());
         let wo = 1026 + padding[0] + padding[1];
         let params = [TensorType::new(DType::F32, [3, 1030, 64]), TensorType::new(DType::F32, [3, wo, 48])];
-        let m = one_op_module(kind, &params);
-        let text = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
-        assert!(text.contains("memref.reinterpret_cast") && text.contains("scf.for"), "kernel gradient {padding:?}: windows per image\n{text}");
-        let inputs: Vec<_> = params.iter().map(|t| rng.buffer(t, -2.0, 2.0)).collect();
-        let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
-        let outs: Vec<_> = [1, 2].iter().map(|&threads| executor().compile(&m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap().remove(0)).collect();
-        for got in &outs {
-            compare(got, want, Tol::Rel(1e-5), 200.0).unwrap_or_else(|e| panic!("kernel gradient {padding:?}: JIT differs from the interpreter: {e}"));
-        }
+        lowered_with(&format!("kernel gradient {padding:?}"), kind, params, &["memref.reinterpret_cast", "scf.for"], false, &mut rng);
     }
+}
+
+/// The convolution `kind` of f32 operands `params`, lowered for two threads with each of
+/// `marks` in its text: equal to the interpreter on one and two threads (the same bits on
+/// both when `same_bits`).
+fn lowered_with(what: &str, kind: OpKind, params: [TensorType; 2], marks: &[&str], same_bits: bool, rng: &mut Rng) {
+    use quabla_lowering::{lower_for_cpu, CpuOptions};
+    let m = one_op_module(kind, &params);
+    let text = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
+    assert!(marks.iter().all(|k| text.contains(k)), "{what}: {marks:?} in\n{text}");
+    on_one_and_two_threads(what, &m, &params, same_bits, rng);
+}
+
+/// Module `m` (one convolution of f32 operands `params`) on random inputs: equal to the
+/// interpreter on one and two threads, the same bits on both when `same_bits`.
+fn on_one_and_two_threads(what: &str, m: &quabla_dialect::Module, params: &[TensorType; 2], same_bits: bool, rng: &mut Rng) {
+    let inputs: Vec<_> = params.iter().map(|t| rng.buffer(t, -2.0, 2.0)).collect();
+    let want = &interp::run_func(m, "main", &inputs).unwrap()[0];
+    let outs: Vec<_> = [1, 2].iter().map(|&threads| executor().compile(m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap().remove(0)).collect();
+    for got in &outs {
+        compare(got, want, Tol::Rel(1e-5), 200.0).unwrap_or_else(|e| panic!("{what}: JIT differs from the interpreter: {e}"));
+    }
+    assert!(!same_bits || outs[0].bytes() == outs[1].bytes(), "{what}: one and two threads differ");
 }
 
 /// The convolution `kind` of f32 operands `params`: its images in an `scf.forall` on two
@@ -292,13 +299,7 @@ fn images_on_threads(what: &str, kind: OpKind, params: [TensorType; 2], rng: &mu
     let m = one_op_module(kind, &params);
     let cm = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
     assert!(cm.parallel && cm.text.contains("scf.forall"), "{what}: parallel loop over the images");
-    let inputs: Vec<_> = params.iter().map(|t| rng.buffer(t, -2.0, 2.0)).collect();
-    let want = &interp::run_func(&m, "main", &inputs).unwrap()[0];
-    let outs: Vec<_> = [1, 2].iter().map(|&threads| executor().compile(&m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap().run(&[&inputs[0], &inputs[1]]).unwrap().remove(0)).collect();
-    for got in &outs {
-        compare(got, want, Tol::Rel(1e-5), 50.0).unwrap_or_else(|e| panic!("{what}: JIT differs from the interpreter: {e}"));
-    }
-    assert!(outs[0].bytes() == outs[1].bytes(), "{what}: one and two threads differ");
+    on_one_and_two_threads(what, &m, &params, true, rng);
 }
 
 #[test]
