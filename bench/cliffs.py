@@ -182,6 +182,8 @@ def window():
     case("avg pooling 3x3 SAME 8x32x32x64", lambda x: qb.avg_pool(x, (3, 3), strides=(1, 1), padding="SAME"), lambda x: jax.lax.reduce_window(x, 0.0, jax.lax.add, (1, 3, 3, 1), (1, 1, 1, 1), "SAME") / 9, r(8, 32, 32, 64))
     dn1 = ("NWC", "WIO", "NWC")
     case("conv1d NWC 16x1024x64, 5 taps, 64 -> 64", lambda x, k: qb.conv_general_dilated(x, k, (1,), "SAME", dimension_numbers=dn1), lambda x, k: jax.lax.conv_general_dilated(x, k, (1,), "SAME", dimension_numbers=dn1), r(16, 1024, 64), r(5, 64, 64))
+    case("conv1d NCW 16x64x1024, 5 taps (lax.conv's layout)", lambda x, k: qb.conv_general_dilated(x, k, (1,), "SAME"), lambda x, k: jax.lax.conv_general_dilated(x, k, (1,), "SAME"), r(16, 64, 1024), r(64, 64, 5))
+    case("conv2d NCHW 16x32x64x64 * 64x32x3x3 (channels-last inside)", lambda x, k: qb.conv_general_dilated(x, k, (1, 1), "SAME"), lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "SAME"), r(16, 32, 64, 64), r(64, 32, 3, 3))
     case("conv2d NHWC 8x32x32x16 * 3x3x16x32", lambda x, k: qb.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")), lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")), r(8, 32, 32, 16), r(3, 3, 16, 32))
 
 

@@ -440,3 +440,31 @@ def test_windowed_nwc_conv1d(name):
     got = qb.jit(qb.grad(lambda x, w: qb.sum(qb.tanh(conv(qb.conv_general_dilated)(x, w))), argnums=(0, 1)))(x, w)
     close(got[0], g[0], tol * 10, name + " dx")
     close(got[1], g[1], tol * 100, name + " dw")
+
+
+# 2-D and 3-D convolutions laid out channels-first with 32+ features and large patch
+# matrices are computed channels-last (convolution.rs `channels_last`: the input transposed
+# to NHWC, the result back): strides, dilation, padding kinds, kernel layouts, gradients.
+CHANNELS_LAST = {
+    "2d_same": ((4, 32, 40, 40), (48, 32, 3, 3), dict(window_strides=(1, 1), padding="SAME")),
+    "2d_strided_dilated": ((3, 40, 41, 38), (32, 40, 3, 2), dict(window_strides=(2, 1), padding=((1, 2), (0, 1)), rhs_dilation=(1, 2))),
+    "2d_hwio_kernel": ((4, 32, 40, 40), (3, 3, 32, 16), dict(window_strides=(1, 1), padding="VALID", dimension_numbers=("NCHW", "HWIO", "NCHW"))),
+    "3d_ncdhw": ((2, 32, 12, 12, 12), (32, 32, 3, 3, 3), dict(window_strides=(1, 1, 1), padding="SAME")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHANNELS_LAST))
+def test_channels_first_computed_channels_last(name):
+    ls, rs, kw = CHANNELS_LAST[name]
+    rng = np.random.default_rng(13)
+    x, w = rand(rng, ls), rand(rng, rs)
+    n = len(ls) - 2
+    conv = lambda m: lambda x, w: m(x, w, **kw)  # noqa: E731
+    want = jax.lax.conv_general_dilated(x, w, **kw)
+    close(qb.jit(conv(qb.conv_general_dilated))(x, w), want, TOL, name)
+    close(qb.conv_general_dilated(x, w, **kw), want, TOL, name + " eager")
+    g = jax.grad(lambda x, w: jnp.sum(jnp.sin(conv(jax.lax.conv_general_dilated)(x, w))), argnums=(0, 1))(x, w)
+    got = qb.jit(qb.grad(lambda x, w: qb.sum(qb.sin(conv(qb.conv_general_dilated)(x, w))), argnums=(0, 1)))(x, w)
+    close(got[0], g[0], TOL * 10, name + " dx")
+    close(got[1], g[1], TOL * 100, name + " dw")
+    assert n in (2, 3)

@@ -126,6 +126,18 @@ pub fn lower_transpose(e: &mut Emitter, f: &Func, o: &Op, perm: &[i64]) -> Resul
     Ok(transpose(e, &x, from, perm))
 }
 
+/// `x` (`from`) transposed by `perm`: the runtime's transposing copy where [`runtime_transpose`]
+/// says so (at the function's top level, into `dest` when given: the function's output
+/// buffer), else a generic. For lowerings that transpose operands or results of their own
+/// (a convolution computed channels-last).
+pub fn transposed(e: &mut Emitter, x: &str, from: &TensorType, perm: &[i64], dest: Option<String>) -> String {
+    let to = TensorType::new(from.dtype, perm.iter().map(|&p| from.shape[p as usize]).collect::<Vec<_>>());
+    match (e.depth, runtime_transpose(e.cg.target, from, perm)) {
+        (0, Some(bmn)) => call_transpose(e, (x, from), &to, bmn, dest),
+        _ => transpose(e, x, from, perm),
+    }
+}
+
 /// Elements from which a transpose calls the runtime's transposing copy (see
 /// [`runtime_transpose`]); smaller ones stay in cache whatever the loop order.
 pub const RUNTIME_TRANSPOSE_ELEMENTS: i64 = 1 << 14;
@@ -227,6 +239,14 @@ pub fn declarations(m: &quabla_dialect::Module, target: &dyn crate::target::Targ
         OpKind::Layout(LayoutOp::Transpose { perm }) if runtime_transpose(target, f.ty(o.operands[0]), perm).is_some() => {
             let d = f.ty(o.operands[0]).dtype;
             Some((format!("quabla_transpose_{d}"), vec![format!("memref<*x{d}>"), format!("memref<*x{d}>"), "i64".to_string()]))
+        }
+        // A float convolution laid out channels-first may be computed channels-last, its
+        // input and result transposed (crate::linalg::convolution `channels_last`,
+        // `windowed`); an unused declaration is dropped with the module's dead symbols.
+        OpKind::Convolution(op) if target.runtime_kernels() && matches!(f.ty(o.operands[0]).dtype, quabla_dialect::DType::F32 | quabla_dialect::DType::F64) => {
+            let dims = quabla_dialect::ConvAttrs::of(op).dims;
+            let d = f.ty(o.operands[0]).dtype;
+            (dims.input_batch_dimension == 0 && dims.input_feature_dimension == 1).then(|| (format!("quabla_transpose_{d}"), vec![format!("memref<*x{d}>"), format!("memref<*x{d}>"), "i64".to_string()]))
         }
         _ => None,
     })
