@@ -122,14 +122,15 @@ pub fn lower_convolution(e: &mut Emitter, f: &Func, o: &Op, a: &ConvAttrs) -> Re
     if let Some(r) = by_phase(e, (&x, &lt), (&w, &rt), &out, a)? {
         return Ok(r);
     }
-    let dest = e.out_buffer(o.results[0]).map(|name| (name, out.clone()));
+    let out_buf = e.out_buffer(o.results[0]);
+    let dest = out_buf.clone().map(|name| (name, out.clone()));
     if let Some(r) = windowed(e, (&x, &lt), (&w, &rt), &out, a, dest.clone()) {
         return Ok(r);
     }
     if let Some(r) = windowed_kernel_gradient(e, (&x, &lt), (&w, &rt), &out, a, dest) {
         return Ok(r);
     }
-    if let Some(r) = channels_last(e, (&x, &lt), (&w, &rt), &out, a, e.out_buffer(o.results[0])) {
+    if let Some(r) = channels_last(e, (&x, &lt), (&w, &rt), &out, a, out_buf) {
         return r;
     }
     conv(e, (&x, &lt), (&w, &rt), &out, a)
@@ -151,7 +152,7 @@ fn channels_last(e: &mut Emitter, (x, lt): (&str, &TensorType), (w, rt): (&str, 
     if !(4..=5).contains(&r) || out.rank() != r || !nchw(d.input_batch_dimension, d.input_feature_dimension, &d.input_spatial_dimensions) || !nchw(d.output_batch_dimension, d.output_feature_dimension, &d.output_spatial_dimensions) {
         return None;
     }
-    if a.lhs_dilation.iter().any(|&l| l != 1) || a.feature_group_count != 1 || a.batch_group_count != 1 || e.cg.target.parallel_outer() || !e.cg.tile_matmuls {
+    if !host_plain(e, a) {
         return None;
     }
     let c = lt.shape[1];
@@ -170,6 +171,18 @@ fn channels_last(e: &mut Emitter, (x, lt): (&str, &TensorType), (w, rt): (&str, 
     let dims = quabla_dialect::ConvDims { input_batch_dimension: 0, input_feature_dimension: r as i64 - 1, input_spatial_dimensions: last.clone(), output_batch_dimension: 0, output_feature_dimension: r as i64 - 1, output_spatial_dimensions: last, ..d.clone() };
     let attrs = ConvAttrs { dims: &dims, ..*a };
     Some(conv(e, (&xl, &xt), (w, rt), &ot, &attrs).map(|y| transposed(e, &y, &ot, &to_first, dest)))
+}
+
+/// Whether the convolution `a` has no lhs dilation or groups and `e` lowers for a host target
+/// with runtime products (the layouts [`windowed`] and [`channels_last`] compute).
+fn host_plain(e: &Emitter, a: &ConvAttrs) -> bool {
+    a.lhs_dilation.iter().all(|&l| l == 1) && a.feature_group_count == 1 && a.batch_group_count == 1 && !e.cg.target.parallel_outer() && e.cg.tile_matmuls
+}
+
+/// Whether a 1-D convolution's window has stride 1 and no rhs dilation: a patch is consecutive
+/// input positions ([`windowed`]).
+fn unit_window(a: &ConvAttrs) -> bool {
+    a.window_strides == [1] && a.rhs_dilation == [1]
 }
 
 /// A 1-D convolution laid out `[N, W, C]` in and `[N, W', O]` out (NWC), stride 1, no
@@ -196,7 +209,7 @@ fn windowed(e: &mut Emitter, (x, lt): (&str, &TensorType), (w, rt): (&str, &Tens
     if !(is(1, 2) || ncw) || lt.rank() != 3 || out.rank() != 3 {
         return None;
     }
-    if a.window_strides != [1] || a.lhs_dilation != [1] || a.rhs_dilation != [1] || a.feature_group_count != 1 || a.batch_group_count != 1 || e.cg.target.parallel_outer() || !e.cg.tile_matmuls {
+    if !unit_window(a) || !host_plain(e, a) {
         return None;
     }
     let swap = |t: &TensorType| TensorType::new(t.dtype, [t.shape[0], t.shape[2], t.shape[1]]);
@@ -277,7 +290,7 @@ fn windowed_kernel_gradient(e: &mut Emitter, (x, lt): (&str, &TensorType), (dy, 
     let d = a.dims;
     let dt = out.dtype;
     let ok = d.input_batch_dimension == 2 && d.input_feature_dimension == 0 && d.input_spatial_dimensions == [1] && d.kernel_input_feature_dimension == 0 && d.kernel_output_feature_dimension == 2 && d.kernel_spatial_dimensions == [1] && d.output_spatial_dimensions == [0] && d.output_batch_dimension == 1 && d.output_feature_dimension == 2;
-    if !ok || lt.rank() != 3 || yt.rank() != 3 || out.rank() != 3 || a.window_strides != [1] || a.lhs_dilation != [1] || a.rhs_dilation != [1] || a.feature_group_count != 1 || a.batch_group_count != 1 || e.cg.target.parallel_outer() || !e.cg.tile_matmuls {
+    if !ok || lt.rank() != 3 || yt.rank() != 3 || out.rank() != 3 || !unit_window(a) || !host_plain(e, a) {
         return None;
     }
     let (nb, c, wo, og, k) = (lt.shape[0], lt.shape[2], yt.shape[1], yt.shape[2], out.shape[0]);
@@ -292,9 +305,7 @@ fn windowed_kernel_gradient(e: &mut Emitter, (x, lt): (&str, &TensorType), (dy, 
     }
     let m = dense_buffer(e, &p, &pt);
     // dy, read per image.
-    let ym = format!("memref<{}x{dt}, strided<[?, ?, ?], offset: ?>>", yt.shape.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("x"));
-    let id = e.id();
-    let ybuf = e.op(format!("bufferization.to_buffer {dy} read_only {{quabla.gemm_operand = {id} : i64}} : {yt} to {ym}"));
+    let (ybuf, ym) = super::kernel_buffer(e, dy, yt);
     let ct = TensorType::new(dt, [kk, og]);
     let cm = super::memref(&ct);
     let cbuf = super::layout::result_buffer(e, dest, &ct);
@@ -342,9 +353,7 @@ fn windows(e: &mut Emitter, p: &str, pt: &TensorType, rows: i64, kk: i64) -> Str
 /// when the program runs), else a dense copy of it (a slice of a wider array).
 fn dense_buffer(e: &mut Emitter, p: &str, pt: &TensorType) -> String {
     let dt = pt.dtype;
-    let pm = format!("memref<{}x{dt}, strided<[?, ?, ?], offset: ?>>", pt.shape.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("x"));
-    let id = e.id();
-    let buf = e.op(format!("bufferization.to_buffer {p} read_only {{quabla.gemm_operand = {id} : i64}} : {pt} to {pm}"));
+    let (buf, pm) = super::kernel_buffer(e, p, pt);
     let meta = |e: &mut Emitter, b: &str| -> String {
         let m = e.fresh();
         e.line(format!("{m}:8 = memref.extract_strided_metadata {b} : {pm} -> memref<{dt}>, index, index, index, index, index, index, index"));

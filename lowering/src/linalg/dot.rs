@@ -306,13 +306,9 @@ fn runtime_gemm(e: &mut Emitter, d: DType, [a, bb, init]: [&str; 3], [b, m, n, k
 /// Returns C as a tensor.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn gemm_call(e: &mut Emitter, d: DType, [au, bu, init]: [&str; 3], ct: &TensorType, [b, m, n, k]: [i64; 4], lay: Layout, zero: bool, dest: Option<(String, TensorType)>) -> String {
-    if !e.gemms.contains(&d) {
-        e.gemms.push(d);
-    }
-    let ct = ct.clone();
     let unranked = format!("memref<*x{d}>");
-    let cm = super::memref(&ct);
-    let c = super::layout::result_buffer(e, dest, &ct);
+    let cm = super::memref(ct);
+    let c = super::layout::result_buffer(e, dest, ct);
     if !zero {
         e.line(format!("bufferization.materialize_in_destination {init} in restrict writable {c} : ({ct}, {cm}) -> ()"));
     }

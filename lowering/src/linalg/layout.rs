@@ -117,23 +117,21 @@ pub fn lower_reshape(e: &mut Emitter, f: &Func, o: &Op) -> Result<String, LowerE
 /// runtime's transposing copy, else a generic over the result.
 pub fn lower_transpose(e: &mut Emitter, f: &Func, o: &Op, perm: &[i64]) -> Result<String, LowerError> {
     let x = e.name(o.operands[0]);
-    let from = f.ty(o.operands[0]);
-    // At the function's top level only: a call inside a loop would start threads per step.
-    if let (0, Some(bmn)) = (e.depth, runtime_transpose(e.cg.target, from, perm)) {
-        let dest = e.out_buffer(o.results[0]);
-        return Ok(call_transpose(e, (&x, from), f.ty(o.results[0]), bmn, dest));
-    }
-    Ok(transpose(e, &x, from, perm))
+    let dest = e.out_buffer(o.results[0]);
+    Ok(transposed(e, &x, f.ty(o.operands[0]), perm, dest))
 }
 
 /// `x` (`from`) transposed by `perm`: the runtime's transposing copy where [`runtime_transpose`]
-/// says so (at the function's top level, into `dest` when given: the function's output
-/// buffer), else a generic. For lowerings that transpose operands or results of their own
-/// (a convolution computed channels-last).
+/// says so (at the function's top level only: a call inside a loop would start threads per
+/// step; into `dest` when given: the function's output buffer), else a generic. Also for
+/// lowerings that transpose operands or results of their own (a convolution computed
+/// channels-last).
 pub fn transposed(e: &mut Emitter, x: &str, from: &TensorType, perm: &[i64], dest: Option<String>) -> String {
-    let to = TensorType::new(from.dtype, perm.iter().map(|&p| from.shape[p as usize]).collect::<Vec<_>>());
     match (e.depth, runtime_transpose(e.cg.target, from, perm)) {
-        (0, Some(bmn)) => call_transpose(e, (x, from), &to, bmn, dest),
+        (0, Some(bmn)) => {
+            let to = TensorType::new(from.dtype, perm.iter().map(|&p| from.shape[p as usize]).collect::<Vec<_>>());
+            call_transpose(e, (x, from), &to, bmn, dest)
+        }
         _ => transpose(e, x, from, perm),
     }
 }
@@ -235,20 +233,20 @@ pub fn flat_view(src: &str, from: &TensorType, to: &TensorType, mut emit: impl F
 
 /// The declarations of the transposing copies the module's transposes call (C interface).
 pub fn declarations(m: &quabla_dialect::Module, target: &dyn crate::target::Target) -> String {
-    super::linalg::declare(m, |f, o| match &o.kind {
-        OpKind::Layout(LayoutOp::Transpose { perm }) if runtime_transpose(target, f.ty(o.operands[0]), perm).is_some() => {
-            let d = f.ty(o.operands[0]).dtype;
-            Some((format!("quabla_transpose_{d}"), vec![format!("memref<*x{d}>"), format!("memref<*x{d}>"), "i64".to_string()]))
+    let decl = |d: quabla_dialect::DType| (format!("quabla_transpose_{d}"), vec![format!("memref<*x{d}>"), format!("memref<*x{d}>"), "i64".to_string()]);
+    super::linalg::declare(m, |f, o| {
+        let d = f.ty(*o.operands.first()?).dtype;
+        match &o.kind {
+            OpKind::Layout(LayoutOp::Transpose { perm }) if runtime_transpose(target, f.ty(o.operands[0]), perm).is_some() => Some(decl(d)),
+            // A float convolution laid out channels-first may be computed channels-last, its
+            // input and result transposed (crate::linalg::convolution `channels_last`); an
+            // unused declaration is dropped with the module's dead symbols.
+            OpKind::Convolution(op) if target.runtime_kernels() && matches!(d, quabla_dialect::DType::F32 | quabla_dialect::DType::F64) => {
+                let dims = quabla_dialect::ConvAttrs::of(op).dims;
+                (dims.input_batch_dimension == 0 && dims.input_feature_dimension == 1).then(|| decl(d))
+            }
+            _ => None,
         }
-        // A float convolution laid out channels-first may be computed channels-last, its
-        // input and result transposed (crate::linalg::convolution `channels_last`,
-        // `windowed`); an unused declaration is dropped with the module's dead symbols.
-        OpKind::Convolution(op) if target.runtime_kernels() && matches!(f.ty(o.operands[0]).dtype, quabla_dialect::DType::F32 | quabla_dialect::DType::F64) => {
-            let dims = quabla_dialect::ConvAttrs::of(op).dims;
-            let d = f.ty(o.operands[0]).dtype;
-            (dims.input_batch_dimension == 0 && dims.input_feature_dimension == 1).then(|| (format!("quabla_transpose_{d}"), vec![format!("memref<*x{d}>"), format!("memref<*x{d}>"), "i64".to_string()]))
-        }
-        _ => None,
     })
 }
 

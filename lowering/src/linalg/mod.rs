@@ -247,12 +247,19 @@ pub fn identity(rank: usize) -> String {
 /// the same tensor (which would let bufferization reuse the buffer in between). The kernel
 /// reads it through its strides.
 pub fn kernel_operand(e: &mut Emitter, x: &str, t: &TensorType) -> String {
-    let d = t.dtype;
+    let (buf, strided) = kernel_buffer(e, x, t);
+    e.op(format!("memref.cast {buf} : {strided} to memref<*x{}>", t.dtype))
+}
+
+/// The read-only buffer of tensor `x` (type `t`) a runtime kernel reads, with any strides, and
+/// its memref type ([`kernel_operand`] before the cast to unranked; views of it, a
+/// convolution's windows).
+pub fn kernel_buffer(e: &mut Emitter, x: &str, t: &TensorType) -> (String, String) {
     let dims: Vec<String> = t.shape.iter().map(|s| s.to_string()).collect();
-    let strided = format!("memref<{}x{d}, strided<[{}], offset: ?>>", dims.join("x"), vec!["?"; t.shape.len()].join(", "));
+    let strided = format!("memref<{}x{}, strided<[{}], offset: ?>>", dims.join("x"), t.dtype, vec!["?"; t.shape.len()].join(", "));
     let id = e.id();
     let buf = e.op(format!("bufferization.to_buffer {x} read_only {{quabla.gemm_operand = {id} : i64}} : {t} to {strided}"));
-    e.op(format!("memref.cast {buf} : {strided} to memref<*x{d}>"))
+    (buf, strided)
 }
 
 /// An `scf.for` nest over `extents` whose levels carry a tensor of type `ty` from `init`

@@ -196,11 +196,11 @@ fn sunk_reshape(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &
     if !inner(root) {
         return None;
     }
-    // The tree, operands first (a post-order walk), and its leaves.
+    // The tree, operands first (a post-order walk), and its leaves with the source of those
+    // that are reshapes from `shape` (the others are splats).
     let mut tree: Vec<&Op> = Vec::new();
-    let mut leaves: Vec<Value> = Vec::new();
+    let mut leaves: Vec<(Value, Option<Value>)> = Vec::new();
     let mut stack: Vec<(&Op, bool)> = vec![(root, false)];
-    let mut reshaped = false;
     while let Some((d, expanded)) = stack.pop() {
         if expanded {
             tree.push(d);
@@ -214,28 +214,25 @@ fn sunk_reshape(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &
             let twice = d.operands.iter().filter(|&&w| w == v).count();
             match defs.get(&v) {
                 Some(o) if inner(o) && uses.get(&v) == Some(&twice) => stack.push((o, false)),
-                Some(o) if matches!(o.kind, OpKind::Layout(LayoutOp::Reshape { .. })) && f.ty(o.operands[0]).shape == *shape => {
-                    reshaped = true;
-                    leaves.push(v);
-                }
-                _ if splat_of(consts, defs, v).is_some() => leaves.push(v),
+                Some(o) if matches!(o.kind, OpKind::Layout(LayoutOp::Reshape { .. })) && f.ty(o.operands[0]).shape == *shape => leaves.push((v, Some(o.operands[0]))),
+                _ if splat_of(consts, defs, v).is_some() => leaves.push((v, None)),
                 _ => return None,
             }
         }
     }
-    if !reshaped {
+    if leaves.iter().all(|(_, src)| src.is_none()) {
         return None;
     }
     let mut ops = Vec::new();
     let mut vals: HashMap<Value, Value> = HashMap::new();
-    for v in leaves {
+    for (v, src) in leaves {
         if vals.contains_key(&v) {
             continue;
         }
-        let ld = defs.get(&v);
-        let x = match ld.and_then(|o| Some((&o.kind, *o.operands.first()?))) {
-            Some((OpKind::Layout(LayoutOp::Reshape { .. }), y)) if f.ty(y).shape == *shape => y,
-            Some((OpKind::Layout(LayoutOp::BroadcastInDim { .. }), y)) if f.ty(y).rank() == 0 => {
+        let x = match (src, defs.get(&v).and_then(|o| Some((&o.kind, *o.operands.first()?)))) {
+            (Some(y), _) => y,
+            // A splat: the broadcast of its scalar in `shape`, or its reshape.
+            (None, Some((OpKind::Layout(LayoutOp::BroadcastInDim { .. }), y))) if f.ty(y).rank() == 0 => {
                 let r = f.new_value(TensorType::new(f.ty(v).dtype, shape.clone()));
                 ops.push(Op::new(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: shape.clone() }), vec![y], vec![r], op.loc.clone()));
                 r
