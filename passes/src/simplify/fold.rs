@@ -196,30 +196,24 @@ fn sunk_reshape(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &
     if !inner(root) {
         return None;
     }
-    // The tree, operands first (a post-order walk), and its leaves with the source of those
-    // that are reshapes from `shape` (the others are splats).
-    let mut tree: Vec<&Op> = Vec::new();
+    // The tree, operands first, and its leaves with the source of those that are reshapes
+    // from `shape` (the others are splats).
     let mut leaves: Vec<(Value, Option<Value>)> = Vec::new();
-    let mut stack: Vec<(&Op, bool)> = vec![(root, false)];
-    while let Some((d, expanded)) = stack.pop() {
-        if expanded {
-            tree.push(d);
-            continue;
-        }
-        stack.push((d, true));
-        for (i, &v) in d.operands.iter().enumerate() {
-            if d.operands[..i].contains(&v) {
-                continue;
+    let tree = post_order(root, |d, v| {
+        let twice = d.operands.iter().filter(|&&w| w == v).count();
+        match defs.get(&v) {
+            Some(o) if inner(o) && uses.get(&v) == Some(&twice) => Some(Some(o)),
+            Some(o) if matches!(o.kind, OpKind::Layout(LayoutOp::Reshape { .. })) && f.ty(o.operands[0]).shape == *shape => {
+                leaves.push((v, Some(o.operands[0])));
+                Some(None)
             }
-            let twice = d.operands.iter().filter(|&&w| w == v).count();
-            match defs.get(&v) {
-                Some(o) if inner(o) && uses.get(&v) == Some(&twice) => stack.push((o, false)),
-                Some(o) if matches!(o.kind, OpKind::Layout(LayoutOp::Reshape { .. })) && f.ty(o.operands[0]).shape == *shape => leaves.push((v, Some(o.operands[0]))),
-                _ if splat_of(consts, defs, v).is_some() => leaves.push((v, None)),
-                _ => return None,
+            _ if splat_of(consts, defs, v).is_some() => {
+                leaves.push((v, None));
+                Some(None)
             }
+            _ => None,
         }
-    }
+    })?;
     if leaves.iter().all(|(_, src)| src.is_none()) {
         return None;
     }
@@ -493,23 +487,14 @@ fn split_pads(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &Ha
         return None;
     }
     // The tree, operands before their users (the root last), and its leaves.
-    let mut tree: Vec<&Op> = Vec::new();
     let mut leaves: Vec<Value> = Vec::new();
-    let mut stack: Vec<(&Op, bool)> = vec![(op, false)];
-    while let Some((o, expanded)) = stack.pop() {
-        if expanded {
-            tree.push(o);
-            continue;
+    let tree = post_order(op, |_, v| {
+        let d = defs.get(&v).filter(|d| chained.contains(&v) && same(d, f));
+        if d.is_none() && !leaves.contains(&v) {
+            leaves.push(v);
         }
-        stack.push((o, true));
-        for v in o.operands.iter().rev() {
-            match defs.get(v).filter(|d| chained.contains(v) && same(d, f)) {
-                Some(d) => stack.push((d, false)),
-                None if !leaves.contains(v) => leaves.push(*v),
-                None => {}
-            }
-        }
-    }
+        Some(d)
+    })?;
     if let Some(ops) = unfolded_interior(f, op, &tree, &leaves, consts, defs) {
         return Some(ops);
     }
@@ -644,6 +629,31 @@ fn unfolded_interior(f: &mut Func, op: &Op, tree: &[&Op], leaves: &[Value], cons
     let last = clone_tree(f, tree, &mut vals, &view, &mut ops)?;
     ops.push(Op::new(OpKind::Layout(LayoutOp::Reshape { shape: out.shape.clone() }), vec![last], op.results.clone(), loc));
     Some(ops)
+}
+
+/// The ops of the tree rooted at `root`, operands before their users (the root last): for each
+/// distinct operand `v` of a tree op `o` (last first, once), `step(o, v)` gives the op defining `v`
+/// to descend into, `Some(None)` for a leaf (which the closure records), or None to give up.
+/// Shared by [`split_pads`] and [`sunk_reshape`].
+fn post_order<'a>(root: &'a Op, mut step: impl FnMut(&'a Op, Value) -> Option<Option<&'a Op>>) -> Option<Vec<&'a Op>> {
+    let mut tree = Vec::new();
+    let mut stack = vec![(root, false)];
+    while let Some((o, expanded)) = stack.pop() {
+        if expanded {
+            tree.push(o);
+            continue;
+        }
+        stack.push((o, true));
+        for (i, &v) in o.operands.iter().enumerate().rev() {
+            if o.operands[i + 1..].contains(&v) {
+                continue;
+            }
+            if let Some(d) = step(o, v)? {
+                stack.push((d, false));
+            }
+        }
+    }
+    Some(tree)
 }
 
 /// Appends copies of `tree` (operands first) with results of `shape`, operands through `vals`
