@@ -184,6 +184,10 @@ def window():
     case("conv1d NWC 16x1024x64, 5 taps, 64 -> 64", lambda x, k: qb.conv_general_dilated(x, k, (1,), "SAME", dimension_numbers=dn1), lambda x, k: jax.lax.conv_general_dilated(x, k, (1,), "SAME", dimension_numbers=dn1), r(16, 1024, 64), r(5, 64, 64))
     case("conv1d NCW 16x64x1024, 5 taps (lax.conv's layout)", lambda x, k: qb.conv_general_dilated(x, k, (1,), "SAME"), lambda x, k: jax.lax.conv_general_dilated(x, k, (1,), "SAME"), r(16, 64, 1024), r(64, 64, 5))
     case("conv2d NCHW 16x32x64x64 * 64x32x3x3 (channels-last inside)", lambda x, k: qb.conv_general_dilated(x, k, (1, 1), "SAME"), lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "SAME"), r(16, 32, 64, 64), r(64, 32, 3, 3))
+    c1 = lambda cv, dn: lambda x, k: (cv(x, k, (1,), "SAME", dimension_numbers=dn) ** 2).sum()  # noqa: E731
+    case("conv1d NWC kernel gradient 16x1024x64, 5 taps", qb.grad(c1(qb.conv_general_dilated, ("NWC", "WIO", "NWC")), argnums=1), jax.grad(c1(jax.lax.conv_general_dilated, ("NWC", "WIO", "NWC")), argnums=1), r(16, 1024, 64), r(5, 64, 64))
+    case("conv1d NCW input gradient 16x64x1024, 5 taps", qb.grad(c1(qb.conv_general_dilated, None)), jax.grad(c1(jax.lax.conv_general_dilated, None)), r(16, 64, 1024), r(64, 64, 5))
+    case("conv2d NCHW 8x64x32x32 * 128x64x3x3", lambda x, k: qb.conv_general_dilated(x, k, (1, 1), "SAME"), lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "SAME"), r(8, 64, 32, 32), r(128, 64, 3, 3))
     case("conv2d NHWC 8x32x32x16 * 3x3x16x32", lambda x, k: qb.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")), lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")), r(8, 32, 32, 16), r(3, 3, 16, 32))
 
 
@@ -214,6 +218,7 @@ def index():
     # Gradients of slicing: pads of the cotangent (slicing.rs lower_pad, elementwise::padded_reads).
     case("gradient of sum(tanh(x[:, 0])) + sum(x^2) 65536x10", qb.grad(lambda x: qb.tanh(x[:, 0]).sum() + (x * x).sum()), jax.grad(lambda x: jnp.tanh(x[:, 0]).sum() + (x * x).sum()), r(65536, 10))
     case("gradient of sum(x[::2]**2) 4096x1024", qb.grad(lambda x: (x[::2] ** 2).sum()), jax.grad(lambda x: (x[::2] ** 2).sum()), r(4096, 1024))
+    case("gradient of sum(x[::2, ::2]**2) 4096x1024", qb.grad(lambda x: (x[::2, ::2] ** 2).sum()), jax.grad(lambda x: (x[::2, ::2] ** 2).sum()), r(4096, 1024))
     case("gradient of sum(x[:, 1:-1]**2) 4096x1024", qb.grad(lambda x: (x[:, 1:-1] ** 2).sum()), jax.grad(lambda x: (x[:, 1:-1] ** 2).sum()), r(4096, 1024))
     cs = lambda nn: lambda x: -nn.log_softmax(x, -1)[:, 3::2].sum()  # noqa: E731
     case("cross-entropy gradient, classes 3::2", qb.grad(cs(qb.nn)), jax.grad(cs(jax.nn)), r(65536, 10))
