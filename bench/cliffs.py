@@ -195,6 +195,20 @@ def index():
     x = r(1024, 1024)
     i = RNG.integers(-1024, 1024, 64).astype(np.int32)
     case("x.at[64 rows].set 1024^2", lambda x, i: x.at[i].set(0.0), lambda x, i: x.at[i].set(0.0), x, i)
+    # Updates of a box (no index arrays): the box's slice combined and written back with one
+    # dynamic_update_slice; a parameter's copy on the threads.
+    xl = r(4096, 1024)
+    case("x.at[:, 3].set(0) 4096x1024 (a column box)", lambda x: x.at[:, 3].set(0.0), lambda x: x.at[:, 3].set(0.0), xl)
+    case("x.at[:, i].add(1) 4096x1024, i traced", lambda x, i: x.at[:, i].add(1.0), lambda x, i: x.at[:, i].add(1.0), xl, np.int64(9))
+    case("x.at[::2].set(0) 4096x1024 (a stepped box)", lambda x: x.at[::2].set(0.0), lambda x: x.at[::2].set(0.0), xl)
+    case("x.at[:, :, 0].set(0) 64x256x256", lambda x: x.at[:, :, 0].set(0.0), lambda x: x.at[:, :, 0].set(0.0), r(64, 256, 256))
+    # Index arrays beside slices: positions from the indices, not a gather of an iota.
+    cols = np.arange(0, 1024, 16).astype(np.int32)
+    case("x.at[:, 64 cols].set(0) 4096x1024", lambda x, i: x.at[:, i].set(0.0), lambda x, i: x.at[:, i].set(0.0), xl, cols)
+    case("x.at[ar, ar].set(0) (a diagonal) 4096x1024", lambda x, i: x.at[i, i].set(0.0), lambda x, i: x.at[i, i].set(0.0), xl, np.arange(1024).astype(np.int32))
+    case("x[:, 64 cols] 4096x1024 (gathered in place)", lambda x, i: x[:, i], lambda x, i: x[:, i], xl, cols)
+    case("x[i, j] 1e5 of 4096x1024 (reads split)", lambda x, i, j: x[i, j], lambda x, i, j: x[i, j], xl, RNG.integers(0, 4096, 100000).astype(np.int32), RNG.integers(0, 1024, 100000).astype(np.int32))
+    case("take_along_axis 8 of 1024 per row, 4096 rows", lambda x, i: qb.take_along_axis(x, i, 1), lambda x, i: jnp.take_along_axis(x, i, 1), xl, RNG.integers(0, 1024, (4096, 8)).astype(np.int32))
     x3 = r(256, 256, 64)
     case("transpose (2,0,1) 256x256x64", lambda x: qb.transpose(x, (2, 0, 1)), lambda x: jnp.transpose(x, (2, 0, 1)), x3)
     case("transpose (0,2,1) 256x256x64", lambda x: qb.transpose(x, (0, 2, 1)), lambda x: jnp.transpose(x, (0, 2, 1)), x3)

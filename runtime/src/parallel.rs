@@ -66,7 +66,7 @@ pub fn openmp_loaded() -> bool {
 
 /// Bumped when the cost model (`op_cost`) or the tagging changes, so cached objects tagged by
 /// the old one miss.
-const POLICY_VERSION: u32 = 10;
+const POLICY_VERSION: u32 = 11;
 
 /// What the persistent compile cache's key adds for the loops [`tag_loops`] splits: the tag
 /// pipeline and the policy's constants (the program text does not change with them).
@@ -325,25 +325,54 @@ fn split_of<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, threads: i64) -> Option
 /// constant bounds counts its body's ops once per iteration (a row reduction's loop over the
 /// row, quabla_lowering::linalg::reduce), other nested regions as their op.
 fn body_cost<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> i64 {
-    op.region(0).ok().and_then(|r| r.first_block()).map_or(0, |b| block_cost(&b))
+    op.region(0).ok().and_then(|r| r.first_block()).map_or(0, |b| block_cost(&b, b.to_raw()))
 }
 
-fn block_cost<'c: 'a, 'a>(block: &impl BlockLike<'c, 'a>) -> i64 {
+/// The summed op costs of `block`, a block of the generic whose element block is `elements`.
+fn block_cost<'c: 'a, 'a>(block: &impl BlockLike<'c, 'a>, elements: mlir_sys::MlirBlock) -> i64 {
     block_ops(block).fold(0i64, |cost, o| {
         cost.saturating_add(match o.name().as_string_ref().as_str() {
-            Ok("scf.for") => for_cost(&o),
+            Ok("scf.for") => for_cost(&o, elements),
+            Ok("tensor.extract") if gathered(&o, elements) => quabla_lowering::linalg::elementwise::GATHER_READ_COST,
             Ok(name) => quabla_lowering::linalg::elementwise::op_cost(name),
             Err(_) => 0,
         })
     })
 }
 
+/// Whether the `tensor.extract` `o` reads a tensor of `GATHER_SOURCE_ELEMENTS` or more at
+/// indices computed from the arguments of `elements` (the values of the generic's operands).
+fn gathered<'c: 'a, 'a>(o: &impl OperationLike<'c, 'a>, elements: mlir_sys::MlirBlock) -> bool {
+    let big = o.operand(0).ok().and_then(|v| RankedTensorType::try_from(v.r#type()).ok()).is_some_and(|t| {
+        (0..t.rank()).try_fold(1i64, |n, d| match t.dim_size(d) {
+            Ok(DimSize::Static(s)) => n.checked_mul(i64::try_from(s).ok()?),
+            _ => None,
+        }).is_some_and(|n| n >= quabla_lowering::linalg::elementwise::GATHER_SOURCE_ELEMENTS)
+    });
+    big && (1..o.operand_count()).any(|i| o.operand(i).is_ok_and(|v| from_elements(v.to_raw(), elements, 8)))
+}
+
+/// Whether `v` is computed (within `depth` ops) from an argument of block `elements`.
+fn from_elements(v: mlir_sys::MlirValue, elements: mlir_sys::MlirBlock, depth: usize) -> bool {
+    // SAFETY: plain queries of live values and operations of the module.
+    unsafe {
+        if mlir_sys::mlirValueIsABlockArgument(v) {
+            return mlir_sys::mlirBlockEqual(mlir_sys::mlirBlockArgumentGetOwner(v), elements);
+        }
+        if depth == 0 || !mlir_sys::mlirValueIsAOpResult(v) {
+            return false;
+        }
+        let op = mlir_sys::mlirOpResultGetOwner(v);
+        (0..mlir_sys::mlirOperationGetNumOperands(op)).any(|i| from_elements(mlir_sys::mlirOperationGetOperand(op, i), elements, depth - 1))
+    }
+}
+
 /// An `scf.for`'s body cost, at least `PAR_LOOP_MIN_COST` (an iteration of a loop over a
 /// row costs about what one of a generic's loops does: 65536 rows of 10 f32 summed, 1.65 ns a
 /// row on one thread, ~28 units an element), times its trip count when its bounds are
 /// constants (once else).
-fn for_cost<'c: 'a, 'a>(o: &impl OperationLike<'c, 'a>) -> i64 {
-    let body = o.region(0).ok().and_then(|r| r.first_block()).map_or(0, |b| block_cost(&b));
+fn for_cost<'c: 'a, 'a>(o: &impl OperationLike<'c, 'a>, elements: mlir_sys::MlirBlock) -> i64 {
+    let body = o.region(0).ok().and_then(|r| r.first_block()).map_or(0, |b| block_cost(&b, elements));
     let bound = |i: usize| o.operand(i).ok().and_then(|v| constant_int(v.to_raw()));
     let trips = match (bound(0), bound(1), bound(2)) {
         (Some(lb), Some(ub), Some(st)) if st > 0 => (ub.saturating_sub(lb).max(0) + st - 1) / st,

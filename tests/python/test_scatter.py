@@ -185,3 +185,81 @@ def test_errors():
         x.at[IDX].add(1.0, mode="wrap")
     with pytest.raises(qb.ShapeError):
         x.at[IDX].set(np.ones((2, 2)))
+
+
+# Keys without index arrays update a box (quabla._indexing._box_update): static and stepped
+# slices (negative steps too), ints, None, ..., and 0-d indices, traced or not.
+BOX_X = RNG.standard_normal((6, 5, 4))
+BOX_KEYS = [
+    (slice(None), 3),
+    (3,),
+    (slice(1, 4),),
+    (slice(None, None, 2),),
+    (slice(None, None, -2), slice(1, None, 3)),
+    (Ellipsis, 0),
+    (None, 2, slice(1, 3)),
+    (slice(4, 1, -1), -1, None),
+    (slice(5, 5),),
+    (1, slice(None), slice(0, 4, 3)),
+    (Ellipsis,),
+]
+
+
+@pytest.mark.parametrize("c", COMBINERS)
+@pytest.mark.parametrize("k", range(len(BOX_KEYS)))
+def test_box_updates_match_jax(c, k):
+    key = BOX_KEYS[k]
+    ref_view = np.asarray(jnp.asarray(BOX_X)[key])
+    # Values of the view's shape (distinct) and a broadcast scalar.
+    # (Arrays have no zero extents: an empty view takes the scalar only.)
+    values = [1.5] if ref_view.size == 0 else [np.arange(ref_view.size, dtype=np.float64).reshape(ref_view.shape) % 7 - 3.0, 1.5]
+    for v in values:
+        want = _ref(BOX_X, key, v, c)
+        np.testing.assert_allclose(np.asarray(getattr(qb.array(BOX_X).at[key], c)(v)), want, rtol=0, atol=0)
+        got = qb.jit(lambda x, v: getattr(x.at[key], c)(v))(BOX_X, np.asarray(v))
+        np.testing.assert_allclose(np.asarray(got), want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("mode", [None, "drop", "clip", "promise_in_bounds"])
+@pytest.mark.parametrize("i", [-7, -6, -1, 0, 5, 6, 100])
+def test_traced_scalar_index_boxes(mode, i):
+    """A traced (or 0-d array) index: wrapped once from the end, an out-of-bounds box left as
+    it was (clamped with "clip"), as JAX's scatter."""
+    if mode == "promise_in_bounds" and not -5 <= i < 5:
+        return  # JAX leaves the result unspecified
+    x = BOX_X[:, :, 0]
+    for f in (lambda x, i: x.at[:, i].add(2.0, mode=mode), lambda x, i: x.at[i, 1:3].set(9.0, mode=mode), lambda x, i: x.at[i, ::2].max(0.5, mode=mode)):
+        want = np.asarray(jax.jit(f)(jnp.asarray(x), np.int64(i)))
+        np.testing.assert_array_equal(np.asarray(qb.jit(f)(x, np.int64(i))), want)
+        np.testing.assert_array_equal(np.asarray(f(qb.array(x), qb.array(np.int32(i)))), want)
+
+
+def test_box_update_gradients_match_jax():
+    f = lambda np_: lambda x, v: (x.at[::2, 1].set(v * x[1::2, 2]) ** 2).sum() + (x.at[1:, ::-2].add(x[:-1, ::2] * v[0]) ** 3).sum()
+    x, v = BOX_X[:, :, 0], RNG.standard_normal(3)
+    for a in (0, 1):
+        got = qb.grad(f(qb), argnums=a)(x, v)
+        want = jax.grad(f(jnp), argnums=a)(jnp.asarray(x), jnp.asarray(v))
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, atol=1e-12)
+
+
+# Index arrays mixed with slices, ints and None: positions computed from the indices
+# (quabla._indexing._flat_positions), placed as NumPy places advanced indices.
+MIXED_X = RNG.standard_normal((5, 6, 7))
+I5 = np.array([0, 2, 4, -1, 9])
+J21 = np.array([[1], [3]], np.int32)
+MIXED_KEYS = [(slice(None), I5), (I5, I5), (slice(None), I5, J21), (I5, slice(1, 5, 2), J21), (1, I5), (I5, slice(None), 2), (slice(None), J21, None, I5), (None, I5, J21), (Ellipsis, I5), (J21, slice(None, None, -1)), (slice(None), 2, I5)]
+
+
+@pytest.mark.parametrize("mode", [None, "clip", "fill"])
+@pytest.mark.parametrize("k", range(len(MIXED_KEYS)))
+def test_mixed_index_arrays_match_jax(mode, k):
+    key = MIXED_KEYS[k]
+    xj = jnp.asarray(MIXED_X)
+    want = np.asarray(xj.at[key].get(mode=mode))
+    np.testing.assert_array_equal(np.asarray(qb.jit(lambda x: x.at[key].get(mode=mode))(MIXED_X)), want)
+    np.testing.assert_array_equal(np.asarray(qb.array(MIXED_X).at[key].get(mode=mode)), want)
+    for c in ("add", "min"):
+        v = np.arange(want.size, dtype=np.float64).reshape(want.shape) % 5 + 1.0
+        got = qb.jit(lambda x, v: getattr(x.at[key], c)(v, mode=mode))(MIXED_X, v)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(getattr(xj.at[key], c)(v, mode=mode)), rtol=1e-15, atol=0)

@@ -15,7 +15,7 @@ use quabla_dialect::{ConstantOp, Func, Op, OpKind, SlicingOp, TensorType};
 
 use quabla_dialect::size::saturating_product;
 
-use super::{close_nest, defining, generic, identity, list, map, open_nest, Emitter, ForNest, Iter, Operand};
+use super::{close_nest, defining, elementwise, generic, identity, list, map, open_nest, Emitter, ForNest, Iter, Operand};
 use crate::LowerError;
 
 /// `quabla.slice`.
@@ -33,8 +33,19 @@ pub fn lower_slice(e: &mut Emitter, f: &Func, o: &Op, start: &[i64], strides: &[
     if strides.iter().any(|&s| s != 1) {
         let r = out.rank();
         let exprs: Vec<String> = (0..r).map(|i| format!("d{i} * {} + {}", strides[i], start[i])).collect();
+        // A dim read from 0 with step 1 is `d_i` once the map is simplified, which gives its
+        // loop the operand's extent: where the slice is shorter, the generic reads a view of
+        // that length (`x[:-1, ::2]`).
+        let short: Vec<bool> = (0..r).map(|i| strides[i] == 1 && start[i] == 0 && out.shape[i] < xt.shape[i]).collect();
+        let (x, xt) = if short.contains(&true) {
+            let sizes: Vec<i64> = (0..r).map(|i| if short[i] { out.shape[i] } else { xt.shape[i] }).collect();
+            let vt = TensorType::new(xt.dtype, sizes.clone());
+            (e.op(format!("tensor.extract_slice {x}[{}] [{}] [{}] : {xt} to {vt}", list(&vec![0; r]), list(&sizes), list(&vec![1; r]))), vt)
+        } else {
+            (x, xt.clone())
+        };
         let init = e.empty(out);
-        return Ok(generic(e, &vec![Iter::Parallel; r], &[Operand::new(x, xt, map(r, &exprs))], &[Operand::new(init, out, identity(r))], |_, a| vec![a[0].clone()]).remove(0));
+        return Ok(generic(e, &vec![Iter::Parallel; r], &[Operand::new(x, &xt, map(r, &exprs))], &[Operand::new(init, out, identity(r))], |_, a| vec![a[0].clone()]).remove(0));
     }
     Ok(e.op(format!("tensor.extract_slice {x}[{}] [{}] [{}] : {xt} to {out}", list(start), list(&out.shape), list(strides))))
 }
@@ -347,8 +358,8 @@ fn used_after(f: &Func, r: quabla_dialect::Value, v: quabla_dialect::Value) -> b
 }
 
 /// `quabla.dynamic_update_slice`. The insert writes into the operand's buffer unless the
-/// operand is still used after the update (later ops of its block, or the block's outputs):
-/// then it is copied first. One-shot bufferization would copy it too, but after
+/// operand is a parameter or still used after the update (later ops of its block, or the
+/// block's outputs): then it is copied first. One-shot bufferization would copy it too, but after
 /// `eliminate-empty-tensors` has placed the operand in the destination of the result, the
 /// operand's own output would be read after the update (an upstream ordering hazard of
 /// `materialize_in_destination`). Reads before the update (a loop's stacked outputs, a
@@ -359,9 +370,13 @@ pub fn lower_dynamic_update_slice(e: &mut Emitter, f: &Func, o: &Op) -> Result<S
     if xt == ut {
         return Ok(u);
     }
-    if used_after(f, o.results[0], o.operands[0]) {
+    // A parameter (or its reshape) is not writable: copied here by a loop the threads may
+    // split, rather than by bufferization's `memref.copy` on one thread (`x.at[:, 3].set(0)`
+    // of 4096 x 1024 f32: 2.4 ms, JAX 0.8). The kernel form reads it and writes a new buffer.
+    let param = !e.cg.target.parallel_outer() && super::reads_parameter(f, o.operands[0]);
+    if param || used_after(f, o.results[0], o.operands[0]) {
         let init = e.empty(xt);
-        x = e.op(format!("linalg.copy ins({x} : {xt}) outs({init} : {xt}) -> {xt}"));
+        x = super::copy_into(e, &x, xt, &init);
     }
     if e.cg.target.parallel_outer() {
         return Ok(kernel_dynamic_update_slice(e, f, o, &x));
@@ -450,6 +465,11 @@ pub fn lower_gather(e: &mut Emitter, f: &Func, o: &Op, axis: i64) -> Result<Stri
         return Ok(row_gather(e, (&x, &xt), (&idx, it), out, a));
     }
     let exprs: Vec<String> = (a..a + q).map(|i| format!("d{i}")).collect();
+    // Reads at the indices' positions of a large operand miss the caches: the loop may be
+    // split even when the streamed-read cost would keep it on one thread.
+    if xt.num_elements() as i64 >= elementwise::GATHER_SOURCE_ELEMENTS {
+        super::split_candidate(e, &vec![Iter::Parallel; r], &out.shape, elementwise::GATHER_READ_COST);
+    }
     let init = e.empty(out);
     let ins = [Operand::new(idx, it, map(r, &exprs))];
     let id = it.dtype;
