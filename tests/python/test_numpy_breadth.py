@@ -406,3 +406,18 @@ def test_flip_repeat_and_permuting_takes_have_cheap_gradients():
             assert f"quabla.{absent}" not in text, (k, text)
     np.testing.assert_array_equal(np.asarray(qb.flip(X, (0, 2))), np.flip(X, (0, 2)))
     np.testing.assert_array_equal(np.asarray(qb.repeat(X, 2, axis=None)), np.repeat(X, 2))
+
+
+def test_dots_without_free_dims():
+    """einsum("ij,ij->i") and vmap(dot) are dot_generals with batch and contracting dims only:
+    a sum of the product (fold.rs free_dot), jitted and differentiated, in float32 and int32."""
+    cases = [("ij,ij->i", (U((7, 5)), U((7, 5)))), ("bij,bij->b", (U((3, 4, 5)), U((3, 4, 5)))), ("ibj,ibj->b", (U((3, 4, 5)), U((3, 4, 5))))]
+    for sub, ops in cases:
+        want = np.einsum(sub, *ops)
+        assert_close(qb.jit(lambda a, b: qb.einsum(sub, a, b))(*ops), want, rtol=1e-13, atol=1e-13, what=sub)
+        g = qb.jit(qb.grad(lambda a, b: (qb.einsum(sub, a, b) ** 2).sum()))(*ops)
+        assert_close(g, np.asarray(jax.grad(lambda a, b: (jnp.einsum(sub, a, b) ** 2).sum())(*ops)), rtol=1e-12, atol=1e-12, what=sub + " grad")
+    a, b = U((6, 9)).astype(np.float32), U((6, 9)).astype(np.float32)
+    assert_close(qb.jit(qb.vmap(qb.dot))(a, b), (a.astype(np.float64) * b).sum(1), rtol=1e-5, atol=1e-5)
+    i, j = (np.arange(54, dtype=np.int32).reshape(6, 9) % 7 - 3), (np.arange(54, dtype=np.int32).reshape(6, 9) % 5 - 2)
+    np.testing.assert_array_equal(np.asarray(qb.jit(lambda a, b: qb.einsum("ij,ij->i", a, b))(i, j)), np.einsum("ij,ij->i", i, j))

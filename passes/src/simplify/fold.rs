@@ -133,7 +133,7 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
             r.ops = fold_block(f, subst, body_ops, &body_outputs, changed);
             r.outputs = r.outputs.iter().map(|v| subst.get(*v)).collect();
         }
-        if let Some(ops) = sunk_slice(f, &op, &defs, &uses, &reads).or_else(|| split_pads(f, &op, &consts, &defs, &uses, &reads, &chained)).or_else(|| sunk_reshape(f, &op, &consts, &defs, &uses)).or_else(|| summed_columns(f, &op, &defs, &uses)).or_else(|| pulled_sum(f, &op, &consts, &defs, &uses)).or_else(|| summed_splat(f, &op, &consts, &defs)) {
+        if let Some(ops) = sunk_slice(f, &op, &defs, &uses, &reads).or_else(|| split_pads(f, &op, &consts, &defs, &uses, &reads, &chained)).or_else(|| sunk_reshape(f, &op, &consts, &defs, &uses)).or_else(|| summed_columns(f, &op, &defs, &uses)).or_else(|| pulled_sum(f, &op, &consts, &defs, &uses)).or_else(|| summed_splat(f, &op, &consts, &defs)).or_else(|| free_dot(f, &op)) {
             // The new ops fold in turn (a slice of a slice of a concatenation, ...). Their
             // operands' uses replace the op's.
             count(f, &mut uses, &mut reads, &op, -1);
@@ -283,6 +283,30 @@ fn summed_columns(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashM
         });
     }
     Some(ops)
+}
+
+/// A `dot_general` whose operands have no free dims (batch and contracting dims only, in the
+/// same places on both sides, batch dims in order: `einsum("ij,ij->i")`, `vmap(jnp.dot)`) is the
+/// sum over the contracting dims of the operands' product: a reduction with its producer fused,
+/// where the product's lowering ran one dot per batch element (4096 rows of 256 f32: 478 us
+/// against 151 for the sum, JAX 264). Not for `i1` (a dot of bools is an `or` of `and`s), nor
+/// without batch dims (a dot of vectors keeps the product's lowering: split along K).
+fn free_dot(f: &mut Func, op: &Op) -> Option<Vec<Op>> {
+    let OpKind::Dot(DotOp::DotGeneral { dims }) = &op.kind else { return None };
+    let (a, b) = (op.operands[0], op.operands[1]);
+    let (at, bt, out) = (f.ty(a).clone(), f.ty(b).clone(), f.ty(op.results[0]).clone());
+    let r = at.rank();
+    let same = dims.lhs_batching_dimensions == dims.rhs_batching_dimensions && dims.lhs_contracting_dimensions == dims.rhs_contracting_dimensions;
+    let sorted = dims.lhs_batching_dimensions.windows(2).all(|w| w[0] < w[1]);
+    if !same || !sorted || at != bt || at.dtype == DType::I1 || dims.lhs_batching_dimensions.len() + dims.lhs_contracting_dimensions.len() != r || dims.lhs_contracting_dimensions.is_empty() || dims.lhs_batching_dimensions.is_empty() || out.dtype != at.dtype {
+        return None;
+    }
+    let prod = f.new_value(at.clone());
+    let mul = Op::new(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), vec![a, b], vec![prod], op.loc.clone());
+    let mut summed = dims.lhs_contracting_dimensions.clone();
+    summed.sort_unstable();
+    let sum = Op::new(OpKind::Reduce(ReduceOp::Reduce { op: quabla_dialect::Reducer::Sum, dims: summed }), vec![prod], op.results.clone(), op.loc.clone());
+    Some(vec![mul, sum])
 }
 
 /// Counts `op`'s operands in (`sign` 1) or out (-1) of `uses` and `reads` ([`add_reads`]) as ops
