@@ -153,6 +153,9 @@ def reduce():
     case("sqrt(sum(x * x, -1)) 1e6x2", lambda x: qb.sqrt((x * x).sum(-1)), lambda x: jnp.sqrt((x * x).sum(-1)), r(1000000, 2))
     case("tanh(x).reshape(4096, 512, 2).sum(-1)", lambda x: qb.tanh(x).reshape(4096, 512, 2).sum(-1), lambda x: jnp.tanh(x).reshape(4096, 512, 2).sum(-1), r(4096, 1024))
     case("gradient of a 2-D upsampling (repeat 2, 2) 512^2", qb.grad(lambda x: (qb.repeat(qb.repeat(x, 2, 0), 2, 1) ** 2).sum()), jax.grad(lambda x: (jnp.repeat(jnp.repeat(x, 2, 0), 2, 1) ** 2).sum()), r(512, 512))
+    # Sums over a short dim of an elementwise value: sums of its slices, no [N, M, k] value.
+    case("k-means squared distances 100000x8 to 16 centres", lambda x, c: qb.argmin(((x[:, None, :] - c[None]) ** 2).sum(-1), 1), lambda x, c: jnp.argmin(((x[:, None, :] - c[None]) ** 2).sum(-1), 1), r(100000, 8), r(16, 8))
+    case("pairwise squared distances 1024x8", lambda p: ((p[:, None, :] - p[None, :, :]) ** 2).sum(-1), lambda p: ((p[:, None, :] - p[None, :, :]) ** 2).sum(-1), r(1024, 8))
     case("norm of rows of 3 (points)", lambda p: p / qb.linalg.norm(p, axis=-1, keepdims=True), lambda p: p / jnp.linalg.norm(p, axis=-1, keepdims=True), r(65536, 3))
     case("logsumexp axis1", lambda x: qb.logsumexp(x, 1), lambda x: jax.nn.logsumexp(x, 1), x)
     # Row-local runs on arrays past the caches, lowered in blocks of rows (row_blocks.rs).

@@ -421,3 +421,22 @@ def test_dots_without_free_dims():
     assert_close(qb.jit(qb.vmap(qb.dot))(a, b), (a.astype(np.float64) * b).sum(1), rtol=1e-5, atol=1e-5)
     i, j = (np.arange(54, dtype=np.int32).reshape(6, 9) % 7 - 3), (np.arange(54, dtype=np.int32).reshape(6, 9) % 5 - 2)
     np.testing.assert_array_equal(np.asarray(qb.jit(lambda a, b: qb.einsum("ij,ij->i", a, b))(i, j)), np.einsum("ij,ij->i", i, j))
+
+
+@pytest.mark.parametrize("k", [2, 5, 8, 9])
+def test_sums_over_short_dims_of_elementwise_values(k):
+    """Sums over a dim of 2-8 elements of a single-use elementwise value are sums of its
+    slices (fold.rs summed_columns): squared distances of points to centres (the [N, M, k]
+    value never written), a short middle dim, and their gradients; 9 keeps the reduction."""
+    x, c = U((300, k)), U((16, k))
+    want = ((x[:, None, :] - c[None]) ** 2).sum(-1)
+    assert_close(qb.jit(lambda x, c: ((x[:, None, :] - c[None]) ** 2).sum(-1))(x, c), want, rtol=1e-13, atol=1e-13)
+    assert_close(qb.jit(lambda x, c: qb.argmin(((x[:, None, :] - c[None]) ** 2).sum(-1), 1))(x, c), want.argmin(1))
+    y = U((40, k, 30))
+    assert_close(qb.jit(lambda y: qb.exp(y * 0.5).sum(1))(y), np.exp(y * 0.5).sum(1), rtol=1e-13, atol=1e-13)
+    g = qb.jit(qb.grad(lambda x, c: ((x[:, None, :] - c[None]) ** 2).sum(-1).min(1).sum(), argnums=1))(x, c)
+    d = ((x[:, None, :] - c[None]) ** 2).sum(-1)
+    gw = np.zeros_like(c)
+    for i, j in enumerate(d.argmin(1)):
+        gw[j] -= 2 * (x[i] - c[j])
+    assert_close(g, gw, rtol=1e-12, atol=1e-12)
