@@ -99,6 +99,10 @@ def matmul():
     case("batched 256 x 8x8x8", mm, mm, r(256, 8, 8), r(256, 8, 8))
     case("batched 32 x 4x64x4", mm, mm, r(32, 4, 64), r(32, 64, 4))
     case("dot 1e6", mm, mm, r(1000000), r(1000000))
+    # Dots with no free dims (a fused sum of the product) and no contracting dims (a product of broadcasts).
+    case("einsum ij,ij->i 4096x256", lambda a, b: qb.einsum("ij,ij->i", a, b), lambda a, b: jnp.einsum("ij,ij->i", a, b), r(4096, 256), r(4096, 256))
+    case("vmap(dot) 1000 x 256", qb.vmap(qb.dot), jax.vmap(jnp.dot), r(1000, 256), r(1000, 256))
+    case("gradient of einsum bij,bij->b 64x128x128", qb.grad(lambda a, b: qb.einsum("bij,bij->b", a, b).sum()), jax.grad(lambda a, b: jnp.einsum("bij,bij->b", a, b).sum()), r(64, 128, 128), r(64, 128, 128))
     case("outer einsum i,j->ij 2048", lambda a, b: qb.einsum("i,j->ij", a, b), lambda a, b: jnp.einsum("i,j->ij", a, b), r(2048), r(2048))
     case("batched outer tanh(a) b 128x32x64", lambda a, b: qb.einsum("bi,bj->bij", qb.tanh(a), b), lambda a, b: jnp.einsum("bi,bj->bij", jnp.tanh(a), b), r(128, 32), r(128, 64))
 
@@ -330,6 +334,10 @@ def misc():
     case("logistic regression, fori_loop of 100 GD steps, 1000x10", logreg(qb, qb.fori_loop, qb.grad), logreg(jnp, jax.lax.fori_loop, jax.grad), r(10), r(1000, 10), np.sign(r(1000)))
     case("EMA scan 1000 x 64", lambda xs: qb.scan(lambda c, x: (0.9 * c + 0.1 * x, c), qb.zeros(64, qb.float32), xs)[1], lambda xs: jax.lax.scan(lambda c, x: (0.9 * c + 0.1 * x, c), jnp.zeros(64, jnp.float32), xs)[1], r(1000, 64))
     case("cond(sum > 0) on 1e6", lambda x: qb.cond(x.sum() > 0, lambda y: y * 2, lambda y: y - 1, x), lambda x: jax.lax.cond(x.sum() > 0, lambda y: y * 2, lambda y: y - 1, x), r(1000000))
+    # A 0-d carry is carried as a scalar (a tensor carry read after its update took a buffer per step).
+    case("scalar scan 10000 steps (stacks the old carry)", lambda xs: qb.scan(lambda c, x: (c * 0.9 + x, c), 0.0, xs)[1], lambda xs: jax.lax.scan(lambda c, x: (c * 0.9 + x, c), 0.0, xs)[1], r(10000, dt=np.float64))
+    # A returned argument is copied by a loop on the threads (at the level of a large program).
+    case("returned argument 4096x1024 f32", lambda x: x, lambda x: x, r(4096, 1024))
     case("tanh f64 1e6", lambda x: qb.tanh(x), lambda x: jnp.tanh(x), r(1000000, dt=np.float64))
     case("gradient of sum(clip(x, -0.5, 0.5)**2) 4096x1024", qb.grad(lambda x: (qb.clip(x, -0.5, 0.5) ** 2).sum()), jax.grad(lambda x: (jnp.clip(x, -0.5, 0.5) ** 2).sum()), r(4096, 1024))
     case("tril 1024^2", lambda x: qb.tril(x), lambda x: jnp.tril(x), r(1024, 1024))

@@ -48,41 +48,54 @@ pub fn fresh_parallel<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
         return false;
     }
     let ins: Vec<_> = (0..n - outs).filter_map(|i| op.operand(i).ok().map(|v| v.to_raw())).collect();
-    (n - outs..n).all(|i| {
-        let Ok(v) = op.operand(i) else { return false };
-        // SAFETY: value handles of live values (a pointer comparison).
-        if !loops.identity_map(i) || ins.iter().any(|w| unsafe { mlir_sys::mlirValueEqual(*w, v.to_raw()) }) {
-            return false;
+    (n - outs..n).all(|i| loops.identity_map(i) && op.operand(i).is_ok_and(|v| fresh_output(v.to_raw(), &ins)))
+}
+
+/// Whether a `linalg.copy` (tensor form) writes a fresh buffer no input shares, as
+/// [`fresh_parallel`]'s outputs: its loops too may run their iterations in any order (a
+/// parameter copied into the program's output: quabla_lowering's `lower_func`).
+pub fn fresh_copy<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
+    match (op.operand(0), op.operand(1)) {
+        (Ok(x), Ok(y)) => op.operand_count() == 2 && fresh_output(y.to_raw(), &[x.to_raw()]),
+        _ => false,
+    }
+}
+
+/// Whether output operand `v` is a fresh buffer (see [`fresh_parallel`]) that none of `ins`
+/// is.
+fn fresh_output(v: mlir_sys::MlirValue, ins: &[mlir_sys::MlirValue]) -> bool {
+    // SAFETY: value handles of live values (a pointer comparison).
+    if ins.iter().any(|w| unsafe { mlir_sys::mlirValueEqual(*w, v) }) {
+        return false;
+    }
+    // SAFETY: a live value of the module; only an op result has an owner op.
+    if unsafe { !mlir_sys::mlirValueIsAOpResult(v) } {
+        return false;
+    }
+    // SAFETY: as above.
+    let mut def = unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(v)) };
+    // A program output collapsed for a flat loop (crate::flat_loops) or for its unit dims
+    // is still fresh; so is a slice of such a buffer (a pad's operand written into the
+    // output, the padding filled around it: quabla_lowering's slicing::lower_pad), through
+    // the inserts that wrote other slices of it: no input aliases the elements it writes
+    // (one-shot bufferization copies an input that would).
+    for _ in 0..MAX_SLICE_DEPTH {
+        let next = match def.name().as_string_ref().as_str() {
+            Ok("tensor.collapse_shape" | "tensor.expand_shape" | "tensor.extract_slice") => def.operand(0),
+            Ok("tensor.insert_slice") => def.operand(1),
+            _ => break,
+        };
+        // SAFETY: a live op's operand; only an op result has an owner op.
+        match next {
+            Ok(s) if unsafe { mlir_sys::mlirValueIsAOpResult(s.to_raw()) } => def = unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(s.to_raw())) },
+            _ => return false,
         }
-        // SAFETY: a live value of the module; only an op result has an owner op.
-        if unsafe { !mlir_sys::mlirValueIsAOpResult(v.to_raw()) } {
-            return false;
-        }
-        // SAFETY: as above.
-        let mut def = unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(v.to_raw())) };
-        // A program output collapsed for a flat loop (crate::flat_loops) or for its unit dims
-        // is still fresh; so is a slice of such a buffer (a pad's operand written into the
-        // output, the padding filled around it: quabla_lowering's slicing::lower_pad), through
-        // the inserts that wrote other slices of it: no input aliases the elements it writes
-        // (one-shot bufferization copies an input that would).
-        for _ in 0..MAX_SLICE_DEPTH {
-            let next = match def.name().as_string_ref().as_str() {
-                Ok("tensor.collapse_shape" | "tensor.expand_shape" | "tensor.extract_slice") => def.operand(0),
-                Ok("tensor.insert_slice") => def.operand(1),
-                _ => break,
-            };
-            // SAFETY: a live op's operand; only an op result has an owner op.
-            match next {
-                Ok(s) if unsafe { mlir_sys::mlirValueIsAOpResult(s.to_raw()) } => def = unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(s.to_raw())) },
-                _ => return false,
-            }
-        }
-        match def.name().as_string_ref().as_str() {
-            Ok("tensor.empty") => true,
-            Ok("bufferization.to_tensor") => def.operand(0).is_ok_and(|m| argument_view(m.to_raw())),
-            _ => false,
-        }
-    })
+    }
+    match def.name().as_string_ref().as_str() {
+        Ok("tensor.empty") => true,
+        Ok("bufferization.to_tensor") => def.operand(0).is_ok_and(|m| argument_view(m.to_raw())),
+        _ => false,
+    }
 }
 
 /// Whether memref `m` is a block argument (a program output) or a reshape of one

@@ -388,6 +388,16 @@ pub fn lower_dynamic_update_slice(e: &mut Emitter, f: &Func, o: &Op) -> Result<S
         let i = e.op(format!("arith.index_cast {s} : {} to index", t.dtype));
         offs.push(clamp_index(e, &i, xt.shape[k] - ut.shape[k]));
     }
+    if ut.num_elements() == 1 {
+        // One element (a scan's stacked scalar output): its value inserted. The extract reads
+        // the update where it is computed (a loop's old carry is read before its new value is
+        // written, so that value's buffer is the carry's own), where the slice copy read it
+        // after: a new carry buffer each iteration (10000 steps of a scalar scan 98 us, JAX 50).
+        let zero = e.index(0);
+        let zeros = vec![zero; ut.rank()];
+        let v = e.op(format!("tensor.extract {u}[{}] : {ut}", zeros.join(", ")));
+        return Ok(e.op(format!("tensor.insert {v} into {x}[{}] : {xt}", offs.join(", "))));
+    }
     Ok(e.op(format!("tensor.insert_slice {u} into {x}[{}] [{}] [{}] : {ut} into {xt}", offs.join(", "), list(&ut.shape), list(&vec![1; ut.rank()]))))
 }
 

@@ -133,7 +133,7 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
             r.ops = fold_block(f, subst, body_ops, &body_outputs, changed);
             r.outputs = r.outputs.iter().map(|v| subst.get(*v)).collect();
         }
-        if let Some(ops) = sunk_slice(f, &op, &defs, &uses, &reads).or_else(|| split_pads(f, &op, &consts, &defs, &uses, &reads, &chained)).or_else(|| sunk_reshape(f, &op, &consts, &defs, &uses)).or_else(|| summed_columns(f, &op, &defs, &uses)).or_else(|| pulled_sum(f, &op, &consts, &defs, &uses)).or_else(|| summed_splat(f, &op, &consts, &defs)).or_else(|| free_dot(f, &op)) {
+        if let Some(ops) = sunk_slice(f, &op, &defs, &uses, &reads).or_else(|| split_pads(f, &op, &consts, &defs, &uses, &reads, &chained)).or_else(|| sunk_reshape(f, &op, &consts, &defs, &uses)).or_else(|| summed_columns(f, &op, &defs, &uses)).or_else(|| pulled_sum(f, &op, &consts, &defs, &uses)).or_else(|| summed_splat(f, &op, &consts, &defs)).or_else(|| free_dot(f, &op)).or_else(|| outer_dot(f, &op)) {
             // The new ops fold in turn (a slice of a slice of a concatenation, ...). Their
             // operands' uses replace the op's.
             count(f, &mut uses, &mut reads, &op, -1);
@@ -310,6 +310,59 @@ fn free_dot(f: &mut Func, op: &Op) -> Option<Vec<Op>> {
     summed.sort_unstable();
     let sum = Op::new(OpKind::Reduce(ReduceOp::Reduce { op: quabla_dialect::Reducer::Sum, dims: summed }), vec![prod], op.results.clone(), op.loc.clone());
     Some(vec![mul, sum])
+}
+
+/// A `dot_general` that contracts nothing is the product of its operands broadcast to the
+/// result (`[batch, lhs free, rhs free]`): the gradient of `einsum("bij,bij->b")` is the ones
+/// of the cotangent times the other operand, which then folds to the operand (64 x 128^2 f32:
+/// a product 305 us, JAX 256). Not for `i1`.
+fn outer_dot(f: &mut Func, op: &Op) -> Option<Vec<Op>> {
+    let OpKind::Dot(DotOp::DotGeneral { dims }) = &op.kind else { return None };
+    let out = f.ty(op.results[0]).clone();
+    if !dims.lhs_contracting_dimensions.is_empty() || out.dtype == DType::I1 {
+        return None;
+    }
+    let nb = dims.lhs_batching_dimensions.len();
+    let (at, bt) = (f.ty(op.operands[0]).clone(), f.ty(op.operands[1]).clone());
+    if at.dtype != out.dtype || bt.dtype != out.dtype {
+        return None;
+    }
+    // Each operand's dims in the result: a batch dim at its position in the batch list, a free
+    // one after the batch dims (the rhs's after the lhs's).
+    let place = |rank: usize, batch: &[i64], first_free: usize| -> Vec<i64> {
+        let mut free = first_free as i64;
+        (0..rank as i64)
+            .map(|d| match batch.iter().position(|&b| b == d) {
+                Some(i) => i as i64,
+                None => {
+                    free += 1;
+                    free - 1
+                }
+            })
+            .collect()
+    };
+    let la = place(at.rank(), &dims.lhs_batching_dimensions, nb);
+    let lb = place(bt.rank(), &dims.rhs_batching_dimensions, nb + at.rank() - nb);
+    let mut ops = Vec::new();
+    // Broadcast dims are increasing: an operand whose dims land out of order is transposed first.
+    let mut spread = |x: Value, d: Vec<i64>| {
+        let mut perm: Vec<usize> = (0..d.len()).collect();
+        perm.sort_by_key(|&i| d[i]);
+        let x = if perm.iter().enumerate().all(|(i, &p)| i == p) {
+            x
+        } else {
+            let xt = f.ty(x).clone();
+            let t = f.new_value(TensorType::new(xt.dtype, perm.iter().map(|&p| xt.shape[p]).collect::<Vec<_>>()));
+            ops.push(Op::new(OpKind::Layout(LayoutOp::Transpose { perm: perm.iter().map(|&p| p as i64).collect() }), vec![x], vec![t], op.loc.clone()));
+            t
+        };
+        let v = f.new_value(out.clone());
+        ops.push(Op::new(OpKind::Layout(LayoutOp::BroadcastInDim { dims: perm.iter().map(|&p| d[p]).collect(), shape: out.shape.clone() }), vec![x], vec![v], op.loc.clone()));
+        v
+    };
+    let (a, b) = (spread(op.operands[0], la), spread(op.operands[1], lb));
+    ops.push(Op::new(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), vec![a, b], op.results.clone(), op.loc.clone()));
+    Some(ops)
 }
 
 /// Counts `op`'s operands in (`sign` 1) or out (-1) of `uses` and `reads` ([`add_reads`]) as ops

@@ -468,7 +468,7 @@ pub const LOOPS_SCRIPT: &str = r#"  transform.named_sequence private @__quabla_l
       transform.annotate %l1 "llvm.loop_annotation" = %outer : !transform.any_op, !transform.any_param
       transform.annotate %l2 "llvm.loop_annotation" = %inner : !transform.any_op, !transform.any_param
     }
-    %vec = transform.structured.match ops{["linalg.generic"]} attributes {quabla.vec} in %module : (!transform.any_op) -> !transform.any_op
+    %vec = transform.structured.match ops{["linalg.generic", "linalg.copy"]} attributes {quabla.vec} in %module : (!transform.any_op) -> !transform.any_op
     %vec_loops = transform.structured.convert_to_loops %vec : (!transform.any_op) -> !transform.any_op
     %mark = transform.param.constant #llvm.loop_annotation<mustProgress = true> -> !transform.any_param
     transform.annotate %vec_loops "llvm.loop_annotation" = %mark : !transform.any_op, !transform.any_param
