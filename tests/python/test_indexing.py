@@ -158,3 +158,26 @@ def test_slice_combinations_compile_and_match_numpy(a):
         g = np.zeros_like(x2)
         g[key] = 2 * x2[key]
         np.testing.assert_array_equal(np.asarray(qb.jit(qb.grad(lambda x: (x[key] ** 2).sum()))(x2)), g)
+
+
+def test_slices_of_gathers_match_numpy():
+    """A slice of a gather by a 1-D index is the gather of the operand's slice by the index's
+    slice (fold.rs sunk_slice): flips and index arrays cropped, stepped and reversed, with the
+    gradient."""
+    x = np.arange(6 * 7 * 8 * 3, dtype=np.float64).reshape(6, 7, 8, 3)
+    idx = np.array([3, 1, 1, 5])
+    cases = [
+        (lambda x: qb.flip(x, 2)[:, 1:5, 2:7, :], lambda x: np.flip(x, 2)[:, 1:5, 2:7, :]),
+        (lambda x: qb.flip(x, 2)[:, ::2, 1:8:3, 1:], lambda x: np.flip(x, 2)[:, ::2, 1:8:3, 1:]),
+        (lambda x: x[:, idx][1:4, 1:3], lambda x: x[:, idx][1:4, 1:3]),
+        (lambda x: qb.flip(x, (1, 2))[::-1, 2:6, :3], lambda x: np.flip(x, (1, 2))[::-1, 2:6, :3]),
+    ]
+    for fq, fn in cases:
+        np.testing.assert_array_equal(np.asarray(qb.jit(fq)(x)), fn(x))
+        g = np.asarray(qb.jit(qb.grad(lambda x: (fq(x) ** 2).sum()))(x))
+        want = np.zeros_like(x)
+        for k in np.ndindex(*x.shape):
+            e = np.zeros_like(x)
+            e[k] = 1.0
+            want[k] = 2 * (fn(x) * fn(e)).sum()
+        np.testing.assert_allclose(g, want, rtol=1e-12, atol=0)
