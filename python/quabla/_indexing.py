@@ -66,6 +66,27 @@ def _is_array_index(k):
     return True
 
 
+def _static_index(i, n, axis, shape):
+    """Static int index ``i`` of an axis of extent ``n``, counted from the end when negative;
+    an InvalidIndexError out of range."""
+    i = int(i)
+    if not -n <= i < n:
+        raise _errors.InvalidIndexError(f"index {i} is out of bounds for axis {axis} with extent {n} (shape {tuple(shape)})")
+    return i + n if i < 0 else i
+
+
+def _wrapped(i, n, check):
+    """Index array ``i`` of an axis of extent ``n`` wrapped once from the end and clamped into
+    it, and (with ``check``) where it was in range (else None)."""
+    i = o.where(i < 0, i + n, i)
+    ok = ((i >= 0) & (i < n)) if check else None
+    return o.clip(i, 0, n - 1), ok
+
+
+def _and(a, b):
+    return b if a is None else a if b is None else a & b
+
+
 def has_advanced(key):
     """Whether ``key`` (a tuple) needs the advanced path (any integer array or traced index)."""
     return builtins.any(_is_array_index(k) for k in key)
@@ -133,10 +154,7 @@ def gather(x, key, mode=None, fill_value=None):
         k = exp[d]
         n = shape[d]
         if _is_int(k):
-            i = int(k)
-            if not -n <= i < n:
-                raise _errors.InvalidIndexError(f"index {i} is out of bounds for axis {d} with extent {n} (shape {tuple(shape)})")
-            k = np.asarray(i + n if i < 0 else i, dtype=np.int64)
+            k = np.asarray(_static_index(k, n, d, shape), dtype=np.int64)
         idx.append(_as_index(k))
     bshape = o._bcast_shapes("getitem", *[tuple(i.shape) for i in idx])
     idx = [o.broadcast_to(i, bshape) for i in idx]
@@ -145,11 +163,8 @@ def gather(x, key, mode=None, fill_value=None):
     flat = None
     for d, i in zip(adv, idx):
         n = shape[d]
-        i = o.where(i < 0, i + n, i)
-        if mode == "fill":
-            ok = (i >= 0) & (i < n)
-            valid = ok if valid is None else valid & ok
-        i = o.clip(i, 0, n - 1)
+        i, ok = _wrapped(i, n, mode == "fill")
+        valid = _and(valid, ok)
         flat = i if flat is None else flat * n + i
     # Adjacent advanced dims are merged in place (a reshape) and gathered along that axis,
     # where their result dims go; others are moved first (a transpose), where theirs go.
@@ -199,10 +214,7 @@ def _flat_positions(x, key, mode):
     for a in adv:
         k, n = items[a], ext[a]
         if _is_int(k):
-            i = int(k)
-            if not -n <= i < n:
-                raise _errors.InvalidIndexError(f"index {i} is out of bounds for axis {a} with extent {n} (shape {tuple(x.shape)})")
-            k = np.asarray(i + n if i < 0 else i, dtype=np.int64)
+            k = np.asarray(_static_index(k, n, a, x.shape), dtype=np.int64)
         idx.append(o.astype(_as_index(k), _dt.int64))
     bshape = o._bcast_shapes("at[]", *[tuple(i.shape) for i in idx])
     # The result's dims: the slices' in order, the advanced indices' broadcast dims in place of
@@ -214,31 +226,25 @@ def _flat_positions(x, key, mode):
     rank = len(sliced) + q
     traced = current() is not None
     pos, valid = None, None
+    full = [1] * rank
+    full[at:at + q] = bshape
     for j, a in enumerate(sliced):
-        lo, _, step = items[a].indices(ext[a])
-        count = len(range(*items[a].indices(ext[a])))
-        if count == 0:
+        r = range(*items[a].indices(ext[a]))
+        if len(r) == 0:
             raise _errors.InvalidIndexError(f"at[]: index {items[a]} of axis {a} selects no elements")
-        r = j if j < at else j + q
+        k = j if j < at else j + q
+        full[k] = len(r)
         shape = [1] * rank
-        shape[r] = count
-        ar = bind(o._op("iota", dim=0, ty=((count,), _dt.int64.code))) if traced else o.array(np.arange(count, dtype=np.int64))
-        term = o.reshape(ar * (step * st[a]) + lo * st[a], tuple(shape))
+        shape[k] = len(r)
+        ar = bind(o._op("iota", dim=0, ty=((len(r),), _dt.int64.code))) if traced else o.array(np.arange(len(r), dtype=np.int64))
+        term = o.reshape(ar * (r.step * st[a]) + r.start * st[a], tuple(shape))
         pos = term if pos is None else pos + term
     lead, trail = (1,) * at, (1,) * (len(sliced) - at)
     for a, i in zip(adv, idx):
-        n = ext[a]
-        i = o.where(i < 0, i + n, i)
-        if mode != "clip":
-            ok = (i >= 0) & (i < n)
-            valid = ok if valid is None else valid & ok
-        i = o.clip(i, 0, n - 1)
+        i, ok = _wrapped(i, ext[a], mode != "clip")
+        valid = _and(valid, ok)
         term = o.reshape(o.broadcast_to(i * st[a], tuple(bshape)), lead + tuple(bshape) + trail)
         pos = term if pos is None else pos + term
-    full = [1] * rank
-    for j, a in enumerate(sliced):
-        full[j if j < at else j + q] = len(range(*items[a].indices(ext[a])))
-    full[at:at + q] = bshape
     pos = o.broadcast_to(pos, tuple(full))
     if valid is not None:
         pos = o.where(o.broadcast_to(o.reshape(valid, lead + tuple(bshape) + trail), tuple(full)), pos, -1)
@@ -246,20 +252,15 @@ def _flat_positions(x, key, mode):
 
 
 def _leading_rows(x, key):
-    """The indices of a key that is one integer array or int on the first axis (whole
-    rows), as an integer array; None for any other key."""
-    if len(key) != 1 or x.ndim == 0:
+    """The indices of a key that is one integer array on the first axis (whole rows); None
+    for any other key."""
+    if len(key) != 1 or x.ndim == 0 or not _is_array_index(key[0]):
         return None
-    k = key[0]
-    if not (_is_int(k) or _is_array_index(k)):
-        return None
-    return _as_index(k)
+    return _as_index(key[0])
 
 
 def _is_scalar_index(k):
     """A 0-d integer index array (traced or concrete): one position of its axis, as an int."""
-    if _is_int(k) or k is None or k is Ellipsis or isinstance(k, slice):
-        return False
     return _is_array_index(k) and tuple(k.shape if is_array(k) else np.shape(k)) == ()
 
 
@@ -305,25 +306,17 @@ def _box_update(x, key, v, combiner, mode):
             starts.append(min(r[0], r[-1]))
             steps.append(abs(r.step))
             flips.append(r.step < 0)
-        elif _is_int(k):
-            i = int(k)
-            if not -n <= i < n:
-                raise _errors.InvalidIndexError(f"index {i} is out of bounds for axis {d} with extent {n} (shape {tuple(x.shape)})")
-            counts.append(1)
-            starts.append(i + n if i < 0 else i)
-            steps.append(1)
-            flips.append(False)
         else:
-            i = o.astype(o._to_array(k), _dt.int64)
-            i = o.where(i < 0, i + n, i)
-            if mode not in ("clip", "promise_in_bounds"):
-                inside = (i >= 0) & (i < n)
-                ok = inside if ok is None else ok & inside
+            if _is_int(k):
+                starts.append(_static_index(k, n, d, x.shape))
+            else:
+                i, inside = _wrapped(o.astype(o._to_array(k), _dt.int64), n, mode not in ("clip", "promise_in_bounds"))
+                starts.append(i)
+                ok = _and(ok, inside)
+                dynamic = True
             counts.append(1)
-            starts.append(o.clip(i, 0, n - 1))
             steps.append(1)
             flips.append(False)
-            dynamic = True
         d += 1
     v = o.reshape(o.broadcast_to(v, tuple(view)), tuple(counts))
     if builtins.any(flips):
@@ -357,13 +350,13 @@ def scatter(x, key, values, combiner, mode=None):
     x = o._to_array(x)
     if not isinstance(key, tuple):
         key = (key,)
-    rows = _leading_rows(x, key)
     v = o._to_array(values) if is_array(values) else o._to_array(values, x.dtype)
     if v.dtype is not x.dtype:
         v = o.astype(v, x.dtype)
     box = _box_update(x, key, v, combiner, mode)
     if box is not None:
         return box
+    rows = _leading_rows(x, key)
     if rows is not None:
         # Whole rows (an index array or int on the first axis): a scatter along axis 0 with
         # the row indices (the take-along-axis form, whose updates are the rows: the CPU
