@@ -714,13 +714,14 @@ fn effective_opt_level(work: i64, requested: usize) -> usize {
 
 /// The estimated element operations of one call of `m` (see [`ops_work`]).
 fn program_work(m: &Module, opts: &CompileOptions) -> Work {
-    let threads = threads_for(opts) as i64;
+    // The lowering's threads (it splits loops only when it vectorises: lower_for_cpu).
+    let threads = if opts.vectorize { threads_for(opts) as i64 } else { 1 };
     let target: Option<&dyn quabla_lowering::target::Target> = (opts.vectorize && opts.runtime_gemm).then_some(&quabla_lowering::cpu::CPU);
     m.funcs.iter().fold(Work::default(), |w, f| {
         // A large output that is a parameter is copied into its buffer by a loop
-        // (quabla_lowering's `split_output_copy`); a program of little else was compiled at
+        // (quabla_lowering's `copied_parameters`); a program of little else was compiled at
         // -O0 and the loop left scalar (a returned 4096 x 1024 f32 argument 2.2 ms, JAX 0.7).
-        let copied = f.outputs.iter().filter(|v| f.params.contains(v) && quabla_lowering::linalg::split_output_copy(f.ty(**v), threads)).map(|v| f.ty(*v).num_elements() as i64).fold(0i64, i64::saturating_add);
+        let copied = quabla_lowering::linalg::copied_parameters(f, threads).iter().map(|(_, t)| t.num_elements() as i64).fold(0i64, i64::saturating_add);
         w.plus(ops_work(f, &f.ops, target)).plus(Work { total: copied, dot: 0 })
     })
 }

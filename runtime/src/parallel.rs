@@ -161,12 +161,17 @@ pub fn tag_loops(ctx: &Context, module: &mut MlirModule, threads: i64) -> Tagged
 /// `scatter`); as a `memcpy` on one thread a 1024^2 f32 copy took 270 us on the Xeon of
 /// 2026-12-06, 133 us on two.
 fn copy_split<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, threads: i64) -> Option<usize> {
-    let t = RankedTensorType::try_from(op.result(0).ok()?.r#type()).ok()?;
-    let extents: Vec<i64> = (0..t.rank()).map(|d| match t.dim_size(d) {
+    let extents = static_shape(op.result(0).ok()?.r#type())?;
+    quabla_lowering::tiling::parallel_loop(&vec![true; extents.len()], &extents, threads, copy_cost(op))
+}
+
+/// The extents of a ranked tensor type of static shape.
+fn static_shape(t: Type) -> Option<Vec<i64>> {
+    let t = RankedTensorType::try_from(t).ok()?;
+    (0..t.rank()).map(|d| match t.dim_size(d) {
         Ok(DimSize::Static(s)) => i64::try_from(s).ok(),
         _ => None,
-    }).collect::<Option<_>>()?;
-    quabla_lowering::tiling::parallel_loop(&vec![true; extents.len()], &extents, threads, copy_cost(op))
+    }).collect()
 }
 
 /// Whether `op` is a row-block loop (an `scf.forall` with quabla_lowering's
@@ -352,12 +357,7 @@ fn block_cost<'c: 'a, 'a>(block: &impl BlockLike<'c, 'a>, elements: mlir_sys::Ml
 /// Whether the `tensor.extract` `o` reads a tensor of `GATHER_SOURCE_ELEMENTS` or more at
 /// indices computed from the arguments of `elements` (the values of the generic's operands).
 fn gathered<'c: 'a, 'a>(o: &impl OperationLike<'c, 'a>, elements: mlir_sys::MlirBlock) -> bool {
-    let big = o.operand(0).ok().and_then(|v| RankedTensorType::try_from(v.r#type()).ok()).is_some_and(|t| {
-        (0..t.rank()).try_fold(1i64, |n, d| match t.dim_size(d) {
-            Ok(DimSize::Static(s)) => n.checked_mul(i64::try_from(s).ok()?),
-            _ => None,
-        }).is_some_and(|n| n >= quabla_lowering::linalg::elementwise::GATHER_SOURCE_ELEMENTS)
-    });
+    let big = o.operand(0).ok().and_then(|v| static_shape(v.r#type())).is_some_and(|s| quabla_dialect::size::saturating_product(s) >= quabla_lowering::linalg::elementwise::GATHER_SOURCE_ELEMENTS);
     big && (1..o.operand_count()).any(|i| o.operand(i).is_ok_and(|v| from_elements(v.to_raw(), elements, 8)))
 }
 

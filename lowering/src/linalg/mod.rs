@@ -222,11 +222,20 @@ pub fn copy_into(e: &mut Emitter, src: &str, t: &TensorType, dst: &str) -> Strin
     e.op(format!("linalg.copy ins({src} : {t}) outs({dst} : {t}) -> {t}"))
 }
 
-/// Whether a program output of type `t` that is one of its parameters is copied into its
-/// buffer by a loop the `threads` split (`lower_func`); else bufferization's `memcpy` copies
-/// it. The CPU executor counts such copies as work when it picks LLVM's level.
-pub fn split_output_copy(t: &TensorType, threads: i64) -> bool {
-    t.rank() >= 1 && crate::tiling::parallel_loop(&vec![true; t.rank()], &t.shape, threads, crate::tiling::COPY_ELEMENT_COST).is_some()
+/// The parameters of `f` that [`lower_func`] copies into output buffers by a loop the
+/// `threads` split (outputs that are parameters, or reshapes of them, large enough to split;
+/// each parameter once), with their types; smaller ones are left to bufferization's `memcpy`.
+/// The CPU executor counts these copies as work when it picks LLVM's level.
+pub fn copied_parameters(f: &Func, threads: i64) -> Vec<(Value, TensorType)> {
+    let mut copied: Vec<(Value, TensorType)> = Vec::new();
+    for v in &f.outputs {
+        let (u, t) = viewed_source(f, *v).unwrap_or_else(|| (*v, f.ty(*v).clone()));
+        let split = t.rank() >= 1 && crate::tiling::parallel_loop(&vec![true; t.rank()], &t.shape, threads, crate::tiling::COPY_ELEMENT_COST).is_some();
+        if split && f.params.contains(&u) && !copied.iter().any(|(w, _)| *w == u) {
+            copied.push((u, t));
+        }
+    }
+    copied
 }
 
 /// `linalg.fill` of `dst` (type `t`) with scalar `value`, noted as a loop the executor may
@@ -636,6 +645,12 @@ fn reshaped_source(f: &Func, v: Value) -> Option<(Value, TensorType)> {
     }
 }
 
+/// The value written into output `v`'s buffer viewed in its shape, when `v` reshapes it (both
+/// of rank 1 or more: [`lower_func`]'s output views).
+fn viewed_source(f: &Func, v: Value) -> Option<(Value, TensorType)> {
+    reshaped_source(f, v).filter(|(_, ut)| f.ty(v).rank() >= 1 && ut.rank() >= 1)
+}
+
 /// Writes `f` as a func.func named `name`; `dps` selects the destination-passing signature.
 /// `tagged` carries the module's tagged matmuls and parallel loops through the functions.
 fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dps: bool, tagged: &mut Tagged) -> Result<(), LowerError> {
@@ -663,7 +678,7 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
             }
         }
         for (k, (v, t)) in f.outputs.iter().zip(&results).enumerate() {
-            match reshaped_source(f, *v).filter(|(_, ut)| t.rank() >= 1 && ut.rank() >= 1) {
+            match viewed_source(f, *v) {
                 Some((u, ut)) => {
                     let view = layout::flat_view(&format!("%out{k}"), t, &ut, |step, rhs| {
                         let _ = writeln!(views, "    %out{k}_{step} = {rhs}");
@@ -685,10 +700,11 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
     // `einsum("bij,bij->b")` with respect to one operand is the other).
     let mut written: Vec<String> = targets.iter().map(|(v, _, _)| e.name(*v)).collect();
     if dps && !e.cg.target.parallel_outer() {
-        let mut seen = Vec::new();
+        let mut copied = copied_parameters(f, e.threads());
         for (k, (v, t, _)) in targets.iter().enumerate() {
-            if f.params.contains(v) && split_output_copy(t, e.threads()) && !seen.contains(v) {
-                seen.push(*v);
+            // Each parameter once: its output buffer is made a tensor once.
+            if let Some(i) = copied.iter().position(|(u, _)| u == v) {
+                copied.swap_remove(i);
                 if let Some(d) = e.output_tensor(*v, t) {
                     written[k] = copy_into(&mut e, &written[k], t, &d);
                 }

@@ -342,7 +342,7 @@ fn outer_dot(f: &mut Func, op: &Op) -> Option<Vec<Op>> {
             .collect()
     };
     let la = place(at.rank(), &dims.lhs_batching_dimensions, nb);
-    let lb = place(bt.rank(), &dims.rhs_batching_dimensions, nb + at.rank() - nb);
+    let lb = place(bt.rank(), &dims.rhs_batching_dimensions, at.rank());
     let mut ops = Vec::new();
     // Broadcast dims are increasing: an operand whose dims land out of order is transposed first.
     let mut spread = |x: Value, d: Vec<i64>| {
