@@ -264,6 +264,16 @@ def _is_scalar_index(k):
     return _is_array_index(k) and tuple(k.shape if is_array(k) else np.shape(k)) == ()
 
 
+def _values_to(v, shape, combiner):
+    """The values of ``x.at[key].<combiner>`` broadcast to the indexed ``shape`` (a ShapeError
+    naming the update when they do not broadcast)."""
+    try:
+        np.broadcast_shapes(tuple(v.shape), tuple(shape))
+    except ValueError:
+        raise o.ShapeError(f"at[].{combiner}: values of shape {tuple(v.shape)} do not broadcast to the indexed shape {tuple(shape)}") from None
+    return o.broadcast_to(v, tuple(shape))
+
+
 def _combine(combiner, old, new):
     """The updated values of ``x.at[...].<combiner>`` from the old ones and the values."""
     if combiner == "set":
@@ -318,7 +328,7 @@ def _box_update(x, key, v, combiner, mode):
             steps.append(1)
             flips.append(False)
         d += 1
-    v = o.reshape(o.broadcast_to(v, tuple(view)), tuple(counts))
+    v = o.reshape(_values_to(v, view, combiner), tuple(counts))
     if builtins.any(flips):
         v = o.getitem(v, tuple(slice(None, None, -1) if f else slice(None) for f in flips))
     extents = tuple((c - 1) * s + 1 for c, s in zip(counts, steps))
@@ -369,11 +379,11 @@ def scatter(x, key, values, combiner, mode=None):
         if i.ndim == 0:
             i = o.reshape(i, (1,))
         q, r = i.ndim, x.ndim
-        v = o.broadcast_to(v, tuple(i.shape) + tuple(x.shape[1:]))
+        v = _values_to(v, tuple(i.shape) + tuple(x.shape[1:]), combiner)
         op = o._op(name, update_window_dims=tuple(range(q, r - 1 + q)), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,), index_vector_dim=q)
         return bind(op, x, i, v)
     pos = _flat_positions(x, key, mode)
-    v = o.broadcast_to(v, tuple(pos.shape))
+    v = _values_to(v, pos.shape, combiner)
     xf = o.reshape(x, (int(np.prod(x.shape)),))
     if pos.ndim == 0:
         pos, v = o.reshape(pos, (1,)), o.reshape(v, (1,))

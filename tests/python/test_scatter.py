@@ -185,6 +185,13 @@ def test_errors():
         x.at[IDX].add(1.0, mode="wrap")
     with pytest.raises(qb.ShapeError):
         x.at[IDX].set(np.ones((2, 2)))
+    # Values that do not fit the indexed shape name the update, on every path.
+    with pytest.raises(qb.ShapeError, match=r"at\[\]\.set: values of shape \(3,\) do not broadcast to the indexed shape \(5,\)"):
+        x.at[:, 1].set(np.ones(3))
+    with pytest.raises(qb.ShapeError, match=r"at\[\]\.add: .* \(5, 2\)"):
+        x.at[:, np.array([0, 1])].add(np.ones(3))
+    with pytest.raises(qb.InvalidIndexError, match="index 7 is out of bounds for axis 0 with extent 5"):
+        x.at[7, 1].set(1.0)
 
 
 # Keys without index arrays update a box (quabla._indexing._box_update): static and stepped
