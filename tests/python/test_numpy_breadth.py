@@ -440,3 +440,27 @@ def test_sums_over_short_dims_of_elementwise_values(k):
     for i, j in enumerate(d.argmin(1)):
         gw[j] -= 2 * (x[i] - c[j])
     assert_close(g, gw, rtol=1e-12, atol=1e-12)
+
+
+def test_chains_of_repeats_and_broadcasts_are_one_broadcast():
+    """Chains of reshapes and broadcasts with two broadcasts or more (repeats along several axes,
+    nearest upsampling, tile after repeat, a new axis broadcast after a repeat) are one
+    broadcast between reshapes (fold.rs broadcast_chain), exact against NumPy, with gradients
+    against JAX; a chain whose reshape has no common refinement keeps its broadcasts."""
+    x = U((3, 4, 5, 2))
+    cases = [
+        ("upsample 2x2", lambda m, x: m.repeat(m.repeat(x, 2, 1), 2, 2)),
+        ("upsample 3x2", lambda m, x: m.repeat(m.repeat(x, 3, 1), 2, 2)),
+        ("repeat every axis", lambda m, x: m.repeat(m.repeat(m.repeat(x, 2, 0), 3, 2), 2, 3)),
+        ("repeat then tile", lambda m, x: m.tile(m.repeat(x, 2, 1), (1, 1, 3, 1))),
+        ("repeat then new axis", lambda m, x: m.broadcast_to(m.repeat(x, 2, 2)[:, None], (3, 4, 4, 10, 2))),
+        ("ragged reshape", lambda m, x: m.broadcast_to(m.broadcast_to(x[..., None], (3, 4, 5, 2, 6)).reshape(3, 4, 6, 10)[..., None], (3, 4, 6, 10, 2))),
+    ]
+    for what, f in cases:
+        want = f(np, x)
+        np.testing.assert_array_equal(np.asarray(qb.jit(lambda x: f(qb, x))(x)), want, err_msg=what)
+        w = U(want.shape)
+        g = qb.jit(qb.grad(lambda x: (f(qb, x) * w).sum()))(x)
+        assert_close(g, np.asarray(jax.grad(lambda x: (f(jnp, x) * w).sum())(x)), rtol=1e-12, atol=1e-12, what=what + " grad")
+    ir = qb.jit(lambda x: qb.repeat(qb.repeat(x, 2, 1), 2, 2)).lower(x).as_text(optimized=True)
+    assert ir.count("quabla.broadcast_in_dim") == 1, ir
