@@ -221,7 +221,6 @@ def index():
     case("transpose (0,2,1) 256x256x64", lambda x: qb.transpose(x, (0, 2, 1)), lambda x: jnp.transpose(x, (0, 2, 1)), x3)
     case("transpose (1,2,0) 256x256x64", lambda x: qb.transpose(x, (1, 2, 0)), lambda x: jnp.transpose(x, (1, 2, 0)), x3)
     case("x.T f64 65536x32", lambda x: x.T, lambda x: x.T, r(65536, 32, dt=np.float64))
-    # Open (stop 51): the middle reshape of the first repeat's broadcast is materialized.
     # fold.rs broadcast_chain: one broadcast of x between reshapes (was 677 us against JAX 453).
     case("nearest 2x upsampling NHWC 16x32x32x64", lambda x: qb.repeat(qb.repeat(x, 2, 1), 2, 2), lambda x: jnp.repeat(jnp.repeat(x, 2, 1), 2, 2), r(16, 32, 32, 64))
     case("flip + crop augment 64x64x64x3 (the gather of the slice)", lambda x: qb.flip(x, 2)[:, 4:60, 4:60, :], lambda x: jnp.flip(x, 2)[:, 4:60, 4:60, :], r(64, 64, 64, 3))
