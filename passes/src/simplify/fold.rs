@@ -19,7 +19,8 @@
 //! their dim, `unfolded_interior`); a sum over a short last dim of an elementwise value is the
 //! sum of its columns (`summed_columns`); a reshape of an elementwise op over splats and
 //! reshapes is the op in the reshape's shape (`sunk_reshape`); a broadcast of a broadcast is
-//! one broadcast; sums move towards theirs (`pulled_sum`: through
+//! one broadcast, and so is a chain of reshapes and broadcasts, between two reshapes
+//! (`broadcast_chain`); sums move towards theirs (`pulled_sum`: through
 //! a single-use negation, onto the operand of a zero padding along the summed dims, onto a
 //! broadcast's operand over dims it has whole); a sum of a splat is the splat of `n` times it
 //! where every order of the sum gives that (`summed_splat`). Float `x + 0.0 -> x`
