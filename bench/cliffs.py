@@ -58,7 +58,9 @@ def case(name, f_q, f_j, *args, rounds=2):
     rj = fj(*ja)
     block(rj)
     tj0 = time.perf_counter() - t0
-    a, b = np.asarray(rq).astype(np.float64), np.asarray(rj).astype(np.float64)
+    # Pytrees of outputs compare leaf by leaf, flattened into one vector.
+    a = np.concatenate([np.asarray(v, dtype=np.float64).ravel() for v in jax.tree_util.tree_leaves(rq)])
+    b = np.concatenate([np.asarray(v, dtype=np.float64).ravel() for v in jax.tree_util.tree_leaves(rj)])
     fin = np.isfinite(b)
     err = float(np.max(np.abs(a[fin] - b[fin])) / (np.max(np.abs(b[fin])) + 1e-30)) if b[fin].size else 0.0
     best_q = best_j = float("inf")

@@ -133,6 +133,49 @@ def test_scan_gradient_reads_the_products_residuals_from_the_forward_loop():
     close(qb.grad(lambda wx: qb.grad(q, argnums=1)(args_q[0], wx, args_q[2]).sum())(args_q[1]), jax.grad(lambda wx: jax.grad(j, argnums=1)(wh, wx, xs).sum())(wx), 1e-11)
 
 
+def test_recurrent_weight_gradients_are_one_product_of_stacked_steps():
+    # The backward loop of an LSTM adds h_t^T dz_t into the gradient of its [H, 4H] weight at
+    # each step; fold's accumulate.rs stacks h_t and dz_t instead and multiplies the stacks
+    # once after the loop (contracting steps and batch). Against JAX to reassociation, first
+    # and second order, and a fori_loop from 3 (the stack index (i - 3)) adding x_i^T y_i.
+    def lstm(ns):
+        m = ns.m
+
+        def f(w, u, xs):
+            def step(c, x):
+                h, s = c
+                z = x @ w + h @ u
+                i, g, o = z[:, :8], z[:, 8:16], z[:, 16:]
+                s = s * 0.5 + m.tanh(i) * m.tanh(g)
+                h = m.tanh(o) * m.tanh(s)
+                return (h, s), h
+
+            _, hs = ns.scan(step, (arr(ns, np.zeros((4, 8))), arr(ns, np.zeros((4, 8)))), xs)
+            return m.sum(hs * hs)
+
+        return f
+
+    w, u, xs = RNG.normal(size=(3, 24)) * 0.5, RNG.normal(size=(8, 24)) * 0.5, RNG.normal(size=(6, 4, 3))
+    q, j = lstm(QB), lstm(JX)
+    args_q = (qb.array(w), qb.array(u), qb.array(xs))
+    close(qb.jit(qb.grad(q, argnums=(0, 1, 2)))(*args_q), jax.grad(j, argnums=(0, 1, 2))(w, u, xs), 1e-11)
+    text = qb.jit(qb.grad(q, argnums=1)).lower(*args_q).as_text(optimized=True)
+    after = text[text.rindex("scf.yield"):]
+    assert "tensor<6x4x8xf64>, tensor<6x4x24xf64>) -> tensor<8x24xf64>" in after, text
+    close(qb.grad(lambda u: qb.grad(q, argnums=1)(args_q[0], u, args_q[2]).sum())(args_q[1]), jax.grad(lambda u: jax.grad(j, argnums=1)(w, u, xs).sum())(u), 1e-10)
+
+    def outer(ns):
+        def f(x, y):
+            return ns.fori(3, 9, lambda i, acc: acc + ns.m.tanh(x[i]).T @ (y[i] * i), ns.m.zeros((5, 6)))
+
+        return f
+
+    x, y = RNG.normal(size=(9, 2, 5)), RNG.normal(size=(9, 2, 6))
+    close(qb.jit(outer(QB))(qb.array(x), qb.array(y)), outer(JX)(jnp.asarray(x), jnp.asarray(y)), 1e-12)
+    text = qb.jit(outer(QB)).lower(qb.array(x), qb.array(y)).as_text(optimized=True)
+    assert "(tensor<6x2x5xf64>, tensor<6x2x6xf64>) -> tensor<5x6xf64>" in text, text
+
+
 def fori_prog(ns, unroll=None):
     def f(x, a):
         return ns.fori(1, 6, lambda i, c: c * a + ns.m.sin(c) * i, x, unroll=unroll)

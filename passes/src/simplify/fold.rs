@@ -134,7 +134,7 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
             r.ops = fold_block(f, subst, body_ops, &body_outputs, changed);
             r.outputs = r.outputs.iter().map(|v| subst.get(*v)).collect();
         }
-        if let Some(ops) = sunk_slice(f, &op, &defs, &uses, &reads).or_else(|| split_pads(f, &op, &consts, &defs, &uses, &reads, &chained)).or_else(|| sunk_reshape(f, &op, &consts, &defs, &uses)).or_else(|| summed_columns(f, &op, &defs, &uses)).or_else(|| pulled_sum(f, &op, &consts, &defs, &uses)).or_else(|| summed_splat(f, &op, &consts, &defs)).or_else(|| free_dot(f, &op)).or_else(|| outer_dot(f, &op)).or_else(|| broadcast_chain(f, &op, &defs)) {
+        if let Some(ops) = sunk_slice(f, &op, &defs, &uses, &reads).or_else(|| split_pads(f, &op, &consts, &defs, &uses, &reads, &chained)).or_else(|| sunk_reshape(f, &op, &consts, &defs, &uses)).or_else(|| summed_columns(f, &op, &defs, &uses)).or_else(|| pulled_sum(f, &op, &consts, &defs, &uses)).or_else(|| summed_splat(f, &op, &consts, &defs)).or_else(|| free_dot(f, &op)).or_else(|| outer_dot(f, &op)).or_else(|| broadcast_chain(f, &op, &defs)).or_else(|| super::accumulate::stacked_products(f, &op, &defs)) {
             // The new ops fold in turn (a slice of a slice of a concatenation, ...). Their
             // operands' uses replace the op's.
             count(f, &mut uses, &mut reads, &op, -1);

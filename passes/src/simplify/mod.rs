@@ -1,4 +1,5 @@
 //! Simplification passes on the quabla level: fold, CSE, DCE, inline, canonicalize.
+pub mod accumulate;
 pub mod canonicalize;
 pub mod cse;
 pub mod dce;
