@@ -259,6 +259,7 @@ fn to_llvm_until<'c>(c: &'c Ctx, cm: &CpuModule, tagged_only: bool) -> Result<Ml
             if tagged.rejoined > 0 {
                 c.1.run(ctx, "builtin.module(eliminate-empty-tensors)", &mut module)?;
             }
+            crate::parallel_accesses::read_outputs_in_place(&mut module);
             if tagged.vec == 0 || tagged.par == 0 {
                 pipeline = std::borrow::Cow::Owned(cm.pipeline_without(tagged.vec > 0, tagged.par > 0));
             }

@@ -37,7 +37,7 @@ const SCRIPT_MARK: &str = "#llvm.loop_annotation<mustProgress = true>";
 /// through the identity map and initialised by a `tensor.empty` or by the
 /// `bufferization.to_tensor` of a block argument (a program output, or a reshaped view of one),
 /// through reshapes, slices and the inserts of other slices, and no output also read as an
-/// input.
+/// input unless every map is the identity (an elementwise update in place).
 pub fn fresh_parallel<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
     let Some(loops) = GenericLoops::of(op) else { return false };
     if loops.parallel.is_empty() || !loops.parallel.iter().all(|&p| p) {
@@ -48,7 +48,110 @@ pub fn fresh_parallel<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
         return false;
     }
     let ins: Vec<_> = (0..n - outs).filter_map(|i| op.operand(i).ok().map(|v| v.to_raw())).collect();
-    (n - outs..n).all(|i| loops.identity_map(i) && op.operand(i).is_ok_and(|v| fresh_output(v.to_raw(), &ins)))
+    // An elementwise update in place (every map the identity, an output also read as an
+    // input: a loop's carries updated by one fused generic) reads and writes element i in
+    // iteration i only; one-shot bufferization writes an output into an input's buffer only
+    // for such elementwise accesses, so no other overlap arises.
+    let elementwise = (0..n).all(|i| loops.identity_map(i));
+    let in_place = |v: mlir_sys::MlirValue| elementwise && ins.iter().any(|w| unsafe { mlir_sys::mlirValueEqual(*w, v) });
+    (n - outs..n).all(|i| loops.identity_map(i) && op.operand(i).is_ok_and(|v| fresh_output(v.to_raw(), &ins) || in_place(v.to_raw())))
+}
+
+/// Makes each `linalg.generic` of `module` (tensor form) that reads an output's own value as
+/// an input (fusion and empty-tensor elimination update a loop's carries by one generic,
+/// `ins(%c, ..) outs(%c, ..)`) read it through the output's block argument, through the same
+/// indexing map: the input is left unread. Bufferization then sees no read of the carry but
+/// the output's own, and the tiling into an `scf.forall`, which slices the output from the
+/// loop's shared output but an input from the value outside it, leaves the update in place:
+/// the three carries of a Mandelbrot loop (512^2 f32) were each copied into a new buffer
+/// and back at every iteration. A `bufferization.materialize_in_destination` of such a
+/// generic's result into the buffer the generic already writes (a flattened loop's
+/// `expand_shape` of the result into the carry whose `collapse_shape` is its output) is its
+/// source (the value it yields), not a copy of a buffer into itself, which bufferization
+/// takes for a conflict and resolves by copying the carry out and back. Returns how many
+/// inputs and materializations were redirected.
+pub fn read_outputs_in_place(module: &mut MlirModule) -> usize {
+    let mut redirected = 0;
+    let mut same_buffer: Vec<MlirOperation> = Vec::new();
+    module.as_operation_mut().walk_mut(WalkOrder::PreOrder, |op| {
+        if op.name().as_string_ref().as_str() == Ok("bufferization.materialize_in_destination") {
+            if let (Ok(src), Ok(dest), 1) = (op.operand(0), op.operand(1), op.result_count()) {
+                if writes_into(src.to_raw(), dest.to_raw()) {
+                    same_buffer.push(op.to_raw());
+                }
+            }
+            return WalkResult::Advance;
+        }
+        if op.name().as_string_ref().as_str() != Ok("linalg.generic") {
+            return WalkResult::Advance;
+        }
+        let Some(loops) = GenericLoops::of(&op) else { return WalkResult::Advance };
+        let (n, outs) = (op.operand_count(), op.result_count());
+        if outs > n || loops.maps.len() != n {
+            return WalkResult::Advance;
+        }
+        let map = |i: usize| loops.maps.element(i).map(|m| m.to_string()).ok();
+        // SAFETY: a live generic of the module: its region holds one block whose arguments
+        // are its operands' elements, in operand order.
+        let block = unsafe { mlir_sys::mlirRegionGetFirstBlock(mlir_sys::mlirOperationGetRegion(op.to_raw(), 0)) };
+        if block.ptr.is_null() {
+            return WalkResult::Advance;
+        }
+        for k in 0..n - outs {
+            let Ok(x) = op.operand(k) else { continue };
+            let same = (n - outs..n).find(|&m| op.operand(m).is_ok_and(|y| unsafe { mlir_sys::mlirValueEqual(x.to_raw(), y.to_raw()) }) && map(k).is_some() && map(k) == map(m));
+            if let Some(m) = same {
+                // SAFETY: block arguments k and m of the body (k < m < n, one per operand).
+                unsafe { mlir_sys::mlirValueReplaceAllUsesOfWith(mlir_sys::mlirBlockGetArgument(block, k as isize), mlir_sys::mlirBlockGetArgument(block, m as isize)) };
+                redirected += 1;
+            }
+        }
+        WalkResult::Advance
+    });
+    for op in same_buffer {
+        // SAFETY: a live materialization of the module (collected above, none destroyed yet):
+        // its uses now read its source, then it goes.
+        unsafe {
+            mlir_sys::mlirValueReplaceAllUsesOfWith(mlir_sys::mlirOperationGetResult(op, 0), mlir_sys::mlirOperationGetOperand(op, 0));
+            mlir_sys::mlirOperationDestroy(op);
+        }
+        redirected += 1;
+    }
+    redirected
+}
+
+/// The value `v` through `tensor.expand_shape` / `tensor.collapse_shape` ops (at most
+/// [`MAX_SLICE_DEPTH`]).
+fn reshaped_from(mut v: mlir_sys::MlirValue) -> mlir_sys::MlirValue {
+    for _ in 0..MAX_SLICE_DEPTH {
+        // SAFETY: a live value; only an op result has an owner op.
+        if unsafe { !mlir_sys::mlirValueIsAOpResult(v) } {
+            break;
+        }
+        let def = unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(v)) };
+        match (def.name().as_string_ref().as_str(), def.operand(0)) {
+            (Ok("tensor.expand_shape" | "tensor.collapse_shape"), Ok(x)) => v = x.to_raw(),
+            _ => break,
+        }
+    }
+    v
+}
+
+/// Whether tensor `src` is (a reshape of) a result of a `linalg.generic` whose output operand
+/// for it is (a reshape of) `dest`: the generic writes `src` into `dest`'s buffer.
+fn writes_into(src: mlir_sys::MlirValue, dest: mlir_sys::MlirValue) -> bool {
+    let v = reshaped_from(src);
+    // SAFETY: live values; only an op result has an owner op and a result number.
+    if unsafe { !mlir_sys::mlirValueIsAOpResult(v) } {
+        return false;
+    }
+    let (def, r) = unsafe { (OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(v)), mlir_sys::mlirOpResultGetResultNumber(v) as usize) };
+    if def.name().as_string_ref().as_str() != Ok("linalg.generic") {
+        return false;
+    }
+    let (n, outs) = (def.operand_count(), def.result_count());
+    let init = def.operand(n - outs + r).map(|x| reshaped_from(x.to_raw()));
+    init.is_ok_and(|i| unsafe { mlir_sys::mlirValueEqual(i, reshaped_from(dest)) })
 }
 
 /// Whether a `linalg.copy` (tensor form) writes a fresh buffer no input shares, as

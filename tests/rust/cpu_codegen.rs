@@ -466,6 +466,64 @@ fn outputs_with_unit_dims_are_written_in_place() {
 }
 
 #[test]
+fn loop_carries_updated_by_one_generic_stay_in_place_on_two_threads() {
+    // A counted loop whose three [512, 512] carries are updated by one fused elementwise
+    // generic (z <- z^2 + c in real and imaginary parts, and n <- n + |z|^2, which reads both
+    // new parts, so that fusion puts the three into one generic): flattened for the threads, the generic
+    // writes the carries it reads (empty-tensor elimination), read through its outputs'
+    // block arguments (quabla_runtime's parallel_accesses::read_outputs_in_place), so
+    // bufferization copies neither carry inside the loop: the inits into fresh buffers and
+    // the result into the output only (each carry was copied out and back per iteration).
+    use quabla_dialect::{CmpDir, ConstantOp, ControlOp, Literal, Value};
+    let mut rng = Rng(91);
+    let t = TensorType::new(DType::F32, [512i64, 512]);
+    let it = TensorType::new(DType::I64, Vec::<i64>::new());
+    let mut f = Func::new("main", &[t.clone(), t.clone()]);
+    let (cr, ci) = (f.params[0], f.params[1]);
+    let int = |f: &mut Func, body: Option<&mut quabla_dialect::Body>, v: i64| {
+        let k = OpKind::Constant(ConstantOp::Constant { value: Literal::from_i64s(it.clone(), &[v]) });
+        match body {
+            Some(b) => f.push_into(b, k, &[], vec![], None).unwrap()[0],
+            None => f.push1(k, &[], None).unwrap(),
+        }
+    };
+    let zero = int(&mut f, None, 0);
+    let carries = [it.clone(), t.clone(), t.clone(), t.clone(), t.clone(), t.clone()];
+    let mut cond = f.new_body(&carries);
+    let ten = int(&mut f, Some(&mut cond), 10);
+    let k = cond.params[0];
+    let c = f.push_into(&mut cond, OpKind::Elementwise(ElementwiseOp::Compare { direction: CmpDir::Lt }), &[k, ten], vec![], None).unwrap()[0];
+    cond.outputs = vec![c];
+    let mut body = f.new_body(&carries);
+    let (i, zr, zi, cr1, ci1, n) = (body.params[0], body.params[1], body.params[2], body.params[3], body.params[4], body.params[5]);
+    let one = int(&mut f, Some(&mut body), 1);
+    let bin = |f: &mut Func, body: &mut quabla_dialect::Body, op: BinaryOp, x: Value, y: Value| f.push_into(body, OpKind::Elementwise(ElementwiseOp::Binary { op }), &[x, y], vec![], None).unwrap()[0];
+    let i2 = bin(&mut f, &mut body, BinaryOp::Add, i, one);
+    let rr = bin(&mut f, &mut body, BinaryOp::Mul, zr, zr);
+    let ii = bin(&mut f, &mut body, BinaryOp::Mul, zi, zi);
+    let d = bin(&mut f, &mut body, BinaryOp::Sub, rr, ii);
+    let zr2 = bin(&mut f, &mut body, BinaryOp::Add, d, cr1);
+    let ri = bin(&mut f, &mut body, BinaryOp::Mul, zr, zi);
+    let ri2 = bin(&mut f, &mut body, BinaryOp::Add, ri, ri);
+    let zi2 = bin(&mut f, &mut body, BinaryOp::Add, ri2, ci1);
+    let r2 = bin(&mut f, &mut body, BinaryOp::Mul, zr2, zr2);
+    let i2s = bin(&mut f, &mut body, BinaryOp::Mul, zi2, zi2);
+    let m2 = bin(&mut f, &mut body, BinaryOp::Add, r2, i2s);
+    let n2 = bin(&mut f, &mut body, BinaryOp::Add, n, m2);
+    body.outputs = vec![i2, zr2, zi2, cr1, ci1, n2];
+    let res = f.push_with_regions(OpKind::Control(ControlOp::While {}), &[zero, cr, ci, cr, ci, cr], vec![cond, body], None).unwrap();
+    f.outputs = vec![res[1], res[2], res[5]];
+    let m = Module { funcs: vec![f] };
+    m.verify().unwrap();
+    let llvm = executor().lower_to_llvm(&m, &with_threads(2)).unwrap();
+    assert!(llvm.contains("omp.parallel"), "{llvm}");
+    // The three inits into fresh buffers and (at most) the results into the outputs.
+    assert!(llvm.matches("llvm.intr.memcpy").count() <= 6, "copies:\n{llvm}");
+    let inputs = [rng.buffer(&t, -0.5, 0.5), rng.buffer(&t, -0.5, 0.5)];
+    equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, "in-place carries on ");
+}
+
+#[test]
 fn scatters_into_outputs_update_the_output_buffer() {
     // x.at[positions].add(v) on a flattened 256x256 operand: the scatter's result is an
     // output viewed through a reshape (the form qb traces for x.at[rows]), and in a second
