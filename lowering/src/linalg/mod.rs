@@ -596,9 +596,16 @@ pub fn memref(t: &TensorType) -> String {
 }
 
 /// The element of the splat constant that defines `v`, as a 0-d `arith.constant` tensor (its
-/// name and type), if `v` is one.
+/// name and type), if `v` is one: a splat constant, or the broadcast of a 0-d constant (the
+/// form of splats larger than folding writes, `fold::MAX_SPLAT_ELEMENTS`: the zeros that two
+/// embedding gradients scatter into, each filled in its own output).
 pub fn splat_scalar(e: &mut Emitter, f: &Func, v: Value) -> Option<(String, TensorType)> {
-    let Some(OpKind::Constant(quabla_dialect::ConstantOp::Constant { value })) = defining(f, v).map(|o| &o.kind) else {
+    let def = defining(f, v)?;
+    let def = match &def.kind {
+        OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { dims, .. }) if dims.is_empty() => defining(f, def.operands[0])?,
+        _ => def,
+    };
+    let OpKind::Constant(quabla_dialect::ConstantOp::Constant { value }) = &def.kind else {
         return None;
     };
     if !value.is_splat() || value.is_empty() {
