@@ -66,7 +66,7 @@ pub fn openmp_loaded() -> bool {
 
 /// Bumped when the cost model (`op_cost`) or the tagging changes, so cached objects tagged by
 /// the old one miss.
-const POLICY_VERSION: u32 = 13;
+const POLICY_VERSION: u32 = 14;
 
 /// What the persistent compile cache's key adds for the loops [`tag_loops`] splits: the tag
 /// pipeline and the policy's constants (the program text does not change with them).

@@ -171,34 +171,69 @@ fn fresh_output(v: mlir_sys::MlirValue, ins: &[mlir_sys::MlirValue]) -> bool {
     if ins.iter().any(|w| unsafe { mlir_sys::mlirValueEqual(*w, v) }) {
         return false;
     }
-    // SAFETY: a live value of the module; only an op result has an owner op.
-    if unsafe { !mlir_sys::mlirValueIsAOpResult(v) } {
-        return false;
-    }
-    // SAFETY: as above.
-    let mut def = unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(v)) };
     // A program output collapsed for a flat loop (crate::flat_loops) or for its unit dims
     // is still fresh; so is a slice of such a buffer (a pad's operand written into the
     // output, the padding filled around it: quabla_lowering's slicing::lower_pad), through
-    // the inserts that wrote other slices of it: no input aliases the elements it writes
-    // (one-shot bufferization copies an input that would).
-    for _ in 0..MAX_SLICE_DEPTH {
-        let next = match def.name().as_string_ref().as_str() {
-            Ok("tensor.collapse_shape" | "tensor.expand_shape" | "tensor.extract_slice") => def.operand(0),
-            Ok("tensor.insert_slice") => def.operand(1),
-            _ => break,
-        };
-        // SAFETY: a live op's operand; only an op result has an owner op.
-        match next {
-            Ok(s) if unsafe { mlir_sys::mlirValueIsAOpResult(s.to_raw()) } => def = unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(s.to_raw())) },
-            _ => return false,
-        }
+    // the inserts that wrote other slices of it, and a slice of a row-block loop's shared
+    // output (quabla_lowering's row_blocks: each block writes its rows of it): no input
+    // aliases the elements it writes (one-shot bufferization copies an input that would),
+    // and no input is read from the same buffer.
+    let Some(root) = buffer_root(v) else { return false };
+    if ins.iter().any(|w| buffer_root(*w).is_some_and(|r| unsafe { mlir_sys::mlirValueEqual(r, root) })) {
+        return false;
     }
+    // SAFETY: a live value; only an op result has an owner op.
+    if unsafe { !mlir_sys::mlirValueIsAOpResult(root) } {
+        return false;
+    }
+    let def = unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(root)) };
     match def.name().as_string_ref().as_str() {
         Ok("tensor.empty") => true,
         Ok("bufferization.to_tensor") => def.operand(0).is_ok_and(|m| argument_view(m.to_raw())),
         _ => false,
     }
+}
+
+/// The value whose buffer tensor `v` views: through reshapes, slices, the destinations of
+/// inserts and the shared outputs of an `scf.forall` (to its init), at most
+/// [`MAX_SLICE_DEPTH`] steps; None when the chain is longer.
+fn buffer_root(mut v: mlir_sys::MlirValue) -> Option<mlir_sys::MlirValue> {
+    for _ in 0..MAX_SLICE_DEPTH {
+        // SAFETY: live values and ops of the module; a block argument's owner block has a
+        // parent op (the forall), whose shared outputs are its last operands and block
+        // arguments, one each per result.
+        let next = unsafe {
+            if mlir_sys::mlirValueIsAOpResult(v) {
+                let def = OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(v));
+                match def.name().as_string_ref().as_str() {
+                    Ok("tensor.collapse_shape" | "tensor.expand_shape" | "tensor.extract_slice") => def.operand(0).ok().map(|x| x.to_raw()),
+                    Ok("tensor.insert_slice") => def.operand(1).ok().map(|x| x.to_raw()),
+                    _ => None,
+                }
+            } else if mlir_sys::mlirValueIsABlockArgument(v) {
+                let block = mlir_sys::mlirBlockArgumentGetOwner(v);
+                let parent = mlir_sys::mlirBlockGetParentOperation(block);
+                if parent.ptr.is_null() {
+                    None
+                } else {
+                    let op = OperationRef::from_raw(parent);
+                    let (args, outs, n) = (mlir_sys::mlirBlockGetNumArguments(block) as usize, op.result_count(), op.operand_count());
+                    let k = mlir_sys::mlirBlockArgumentGetArgNumber(v) as usize;
+                    match op.name().as_string_ref().as_str() {
+                        Ok("scf.forall") if outs <= args && outs <= n && k >= args - outs => op.operand(n - outs + (k - (args - outs))).ok().map(|x| x.to_raw()),
+                        _ => None,
+                    }
+                }
+            } else {
+                None
+            }
+        };
+        match next {
+            Some(x) => v = x,
+            None => return Some(v),
+        }
+    }
+    None
 }
 
 /// Whether memref `m` is a block argument (a program output) or a reshape of one

@@ -464,3 +464,22 @@ def test_chains_of_repeats_and_broadcasts_are_one_broadcast():
         assert_close(g, np.asarray(jax.grad(lambda x: (f(jnp, x) * w).sum())(x)), rtol=1e-12, atol=1e-12, what=what + " grad")
     ir = qb.jit(lambda x: qb.repeat(qb.repeat(x, 2, 1), 2, 2)).lower(x).as_text(optimized=True)
     assert ir.count("quabla.broadcast_in_dim") == 1, ir
+    # The gradient's sums over the repeats are one sum over both (chains.rs reduction_chain),
+    # of 4 elements: the sum of its columns (fold's summed_columns), no reduction left.
+    y = U((64, 80))
+    up = lambda m, x: (m.repeat(m.repeat(x, 2, 0), 2, 1) ** 2).sum()
+    g = qb.jit(qb.grad(lambda x: up(qb, x)))
+    assert_close(g(y), np.asarray(jax.grad(lambda x: up(jnp, x))(y)), rtol=1e-13, atol=1e-13, what="upsampling gradient")
+    assert "reduce_sum" not in g.lower(y).as_text(optimized=True)
+
+
+@pytest.mark.parametrize("dims", [(1, 3), (0, 2), (1, 2)])
+def test_sums_over_several_short_dims(dims):
+    """A sum over several dims of 8 elements or fewer together (of an elementwise value) is
+    the sum of its columns in row-major order of those dims (fold.rs summed_columns), and a
+    chain of sums through reshapes one sum (chains.rs reduction_chain)."""
+    x = U((40, 2, 64, 3)) if dims != (0, 2) else U((2, 40, 3, 64))
+    assert_close(qb.jit(lambda x: qb.exp(x).sum(dims))(x), np.exp(x).sum(dims), rtol=1e-13, atol=1e-13)
+    z = U((80, 96))
+    chained = lambda m, z: m.tanh(z).reshape(80, 48, 2).sum(2).reshape(40, 2, 48).sum(1)
+    assert_close(qb.jit(lambda z: chained(qb, z))(z), chained(np, z), rtol=1e-13, atol=1e-13)

@@ -20,7 +20,8 @@
 //! sum of its columns (`summed_columns`); a reshape of an elementwise op over splats and
 //! reshapes is the op in the reshape's shape (`sunk_reshape`); a broadcast of a broadcast is
 //! one broadcast, and so is a chain of reshapes and broadcasts, between two reshapes
-//! (`broadcast_chain`); sums move towards theirs (`pulled_sum`: through
+//! (`chains::broadcast_chain`), and a chain of reshapes and reductions of one kind one
+//! reduction between two reshapes (`chains::reduction_chain`); sums move towards theirs (`pulled_sum`: through
 //! a single-use negation, onto the operand of a zero padding along the summed dims, onto a
 //! broadcast's operand over dims it has whole); a sum of a splat is the splat of `n` times it
 //! where every order of the sum gives that (`summed_splat`). Float `x + 0.0 -> x`
@@ -134,7 +135,7 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
             r.ops = fold_block(f, subst, body_ops, &body_outputs, changed);
             r.outputs = r.outputs.iter().map(|v| subst.get(*v)).collect();
         }
-        if let Some(ops) = sunk_slice(f, &op, &defs, &uses, &reads).or_else(|| split_pads(f, &op, &consts, &defs, &uses, &reads, &chained)).or_else(|| sunk_reshape(f, &op, &consts, &defs, &uses)).or_else(|| summed_columns(f, &op, &defs, &uses)).or_else(|| pulled_sum(f, &op, &consts, &defs, &uses)).or_else(|| summed_splat(f, &op, &consts, &defs)).or_else(|| free_dot(f, &op)).or_else(|| outer_dot(f, &op)).or_else(|| broadcast_chain(f, &op, &defs)).or_else(|| super::accumulate::stacked_products(f, &op, &defs)) {
+        if let Some(ops) = sunk_slice(f, &op, &defs, &uses, &reads).or_else(|| split_pads(f, &op, &consts, &defs, &uses, &reads, &chained)).or_else(|| sunk_reshape(f, &op, &consts, &defs, &uses)).or_else(|| summed_columns(f, &op, &defs, &uses)).or_else(|| pulled_sum(f, &op, &consts, &defs, &uses)).or_else(|| summed_splat(f, &op, &consts, &defs)).or_else(|| free_dot(f, &op)).or_else(|| outer_dot(f, &op)).or_else(|| super::chains::broadcast_chain(f, &op, &defs)).or_else(|| super::chains::reduction_chain(f, &op, &defs)).or_else(|| super::accumulate::stacked_products(f, &op, &defs)) {
             // The new ops fold in turn (a slice of a slice of a concatenation, ...). Their
             // operands' uses replace the op's.
             count(f, &mut uses, &mut reads, &op, -1);
@@ -247,143 +248,7 @@ fn sunk_reshape(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &
     Some(ops)
 }
 
-/// A dim of the common refinement of a chain of reshapes and broadcasts ([`broadcast_chain`]):
-/// its size, and whether the chain's source varies along it (else it is a broadcast dim).
-#[derive(Clone, Copy)]
-struct FineDim {
-    size: i64,
-    source: bool,
-}
-
-/// Longest chain of reshapes and broadcasts [`broadcast_chain`] walks.
-const MAX_CHAIN: usize = 16;
-
-/// A broadcast at the top of a chain of reshapes and broadcasts (a second broadcast among
-/// them) is one broadcast between two reshapes: `reshape(broadcast(reshape(x)))` with the
-/// source's dims and the broadcast dims interleaved in the common refinement of every shape
-/// along the chain. Nearest 2x upsampling, `repeat(repeat(x, 2, 1), 2, 2)`, was two
-/// broadcasts with the first's result materialized (its reshape merges a broadcast dim):
-/// 16 x 32^2 x 64 f32 677 us, JAX 453. Not when a reshape splits a dim that no factor of the
-/// next shape matches (`[6, 4] -> [4, 6]`), nor for a broadcast that transposes.
-fn broadcast_chain(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>) -> Option<Vec<Op>> {
-    let is_broadcast = |o: &Op| matches!(o.kind, OpKind::Layout(LayoutOp::BroadcastInDim { .. }));
-    if !is_broadcast(op) {
-        return None;
-    }
-    let mut chain = vec![op];
-    let mut src = op.operands[0];
-    while let Some(d) = defs.get(&src).filter(|d| matches!(d.kind, OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::BroadcastInDim { .. }))) {
-        if chain.len() == MAX_CHAIN {
-            return None;
-        }
-        chain.push(d);
-        src = d.operands[0];
-    }
-    if chain.iter().filter(|o| is_broadcast(o)).count() < 2 {
-        return None;
-    }
-    let st = f.ty(src).clone();
-    if st.shape.iter().any(|&d| d <= 0) {
-        return None;
-    }
-    // The refinement (unit dims dropped) and each dim of the current shape's range of it.
-    let mut fine: Vec<FineDim> = st.shape.iter().filter(|&&d| d != 1).map(|&size| FineDim { size, source: true }).collect();
-    let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
-    let mut at = 0;
-    for &d in &st.shape {
-        let n = usize::from(d != 1);
-        groups.push(at..at + n);
-        at += n;
-    }
-    let mut cur = st.shape.clone();
-    for o in chain.iter().rev() {
-        let (nf, ng, shape) = match &o.kind {
-            OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape }) => {
-                if dims.windows(2).any(|w| w[0] >= w[1]) || dims.len() != cur.len() {
-                    return None;
-                }
-                let (mut nf, mut ng) = (Vec::new(), Vec::new());
-                for (r, &s) in shape.iter().enumerate() {
-                    let start = nf.len();
-                    match dims.iter().position(|&d| d == r as i64) {
-                        Some(i) if cur[i] == s => nf.extend_from_slice(&fine[groups[i].clone()]),
-                        Some(i) if cur[i] != 1 => return None,
-                        _ if s == 1 => {}
-                        _ => nf.push(FineDim { size: s, source: false }),
-                    }
-                    ng.push(start..nf.len());
-                }
-                (nf, ng, shape.clone())
-            }
-            OpKind::Layout(LayoutOp::Reshape { shape }) => {
-                // Regroup the refinement into `shape`'s dims, splitting a dim where a boundary
-                // of `shape` falls inside it.
-                let (mut nf, mut ng) = (Vec::new(), Vec::new());
-                let mut rest = fine.iter().copied().collect::<std::collections::VecDeque<FineDim>>();
-                for &s in shape {
-                    if s <= 0 {
-                        return None;
-                    }
-                    let start = nf.len();
-                    let mut prod = 1i64;
-                    while prod < s {
-                        let d = rest.pop_front()?;
-                        let need = s / prod;
-                        if s % prod != 0 {
-                            return None;
-                        }
-                        if d.size <= need && need % d.size == 0 {
-                            nf.push(d);
-                            prod *= d.size;
-                        } else if d.size % need == 0 {
-                            nf.push(FineDim { size: need, ..d });
-                            rest.push_front(FineDim { size: d.size / need, ..d });
-                            prod *= need;
-                        } else {
-                            return None;
-                        }
-                    }
-                    ng.push(start..nf.len());
-                }
-                if !rest.is_empty() {
-                    return None;
-                }
-                (nf, ng, shape.clone())
-            }
-            _ => return None,
-        };
-        (fine, groups, cur) = (nf, ng, shape);
-    }
-    let out = f.ty(op.results[0]).clone();
-    if cur != out.shape {
-        return None;
-    }
-    let src_shape: Vec<i64> = fine.iter().filter(|d| d.source).map(|d| d.size).collect();
-    if quabla_dialect::size::saturating_product(src_shape.iter().copied()) != quabla_dialect::size::saturating_product(st.shape.iter().copied()) {
-        return None;
-    }
-    let mut ops = Vec::new();
-    let x = if src_shape == st.shape {
-        src
-    } else {
-        let r = f.new_value(TensorType::new(st.dtype, src_shape));
-        ops.push(Op::new(OpKind::Layout(LayoutOp::Reshape { shape: f.ty(r).shape.clone() }), vec![src], vec![r], op.loc.clone()));
-        r
-    };
-    let full: Vec<i64> = fine.iter().map(|d| d.size).collect();
-    let dims: Vec<i64> = fine.iter().enumerate().filter(|(_, d)| d.source).map(|(i, _)| i as i64).collect();
-    let bcast = OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape: full.clone() });
-    if full == out.shape {
-        ops.push(Op::new(bcast, vec![x], op.results.clone(), op.loc.clone()));
-    } else {
-        let b = f.new_value(TensorType::new(st.dtype, full));
-        ops.push(Op::new(bcast, vec![x], vec![b], op.loc.clone()));
-        ops.push(Op::new(OpKind::Layout(LayoutOp::Reshape { shape: out.shape.clone() }), vec![b], op.results.clone(), op.loc.clone()));
-    }
-    Some(ops)
-}
-
-/// The sum over a dim of 2 to 8 elements of a single-use elementwise value (of at least
+/// The sum over dims of 2 to 8 elements together of a single-use elementwise value (of at least
 /// [`SPLIT_MIN_ELEMENTS`] elements) as the sum of its columns, in the reduction's order (the
 /// first column is the sum of 0 and it: exact but for the sign of a zero, as with `x + 0`).
 /// The columns' slices sink into the value ([`sunk_slice`]), so the sum is one loop over its
@@ -392,24 +257,30 @@ fn broadcast_chain(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>) -> Option<V
 /// (the gradient of `sum(repeat(x, 2, 1) ** 2)` over 2048 x 512: 441 us, JAX 270). Up to 8
 /// (the lowering's whole rows, `reduce.rs` `WHOLE_ROW_MAX`): k-means' squared distances of
 /// 10^5 points of 8 dims to 16 centres wrote and read back a [10^5, 16, 8] value, 15 ms -> 1.9
-/// (JAX 4.3); a row sum of `x * x` over 65536 x 8 146 -> 62 us (JAX 190).
+/// (JAX 4.3); a row sum of `x * x` over 65536 x 8 146 -> 62 us (JAX 190). Several summed dims
+/// (a 2-D upsampling's gradient sums over both repeats, [`super::chains::reduction_chain`])
+/// give a column per element of theirs, in row-major order.
 fn summed_columns(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usize>) -> Option<Vec<Op>> {
     let OpKind::Reduce(ReduceOp::Reduce { op: quabla_dialect::Reducer::Sum, dims }) = &op.kind else { return None };
     let (x, out) = (op.operands[0], f.ty(op.results[0]).clone());
     let xt = f.ty(x).clone();
     let r = xt.rank();
     let d = defs.get(&x)?;
-    let [s] = dims[..] else { return None };
-    let s = usize::try_from(s).ok().filter(|&s| s < r)?;
-    if r < 2 || !(2..=8).contains(&xt.shape[s]) || xt.num_elements() < SPLIT_MIN_ELEMENTS || !matches!(d.kind, OpKind::Elementwise(_)) || uses.get(&x) != Some(&1) {
+    let summed: Vec<usize> = dims.iter().map(|&s| usize::try_from(s).ok().filter(|&s| s < r)).collect::<Option<_>>()?;
+    let n: i64 = summed.iter().map(|&s| xt.shape[s]).product();
+    if r < 2 || summed.is_empty() || summed.len() >= r || !(2..=8).contains(&n) || xt.num_elements() < SPLIT_MIN_ELEMENTS || !matches!(d.kind, OpKind::Elementwise(_)) || uses.get(&x) != Some(&1) {
         return None;
     }
     let mut ops = Vec::new();
     let mut acc: Option<Value> = None;
-    let n = xt.shape[s];
     for k in 0..n {
+        // The k-th element of the summed dims in row-major order (the reduction's).
         let (mut start, mut limit) = (vec![0; r], xt.shape.clone());
-        (start[s], limit[s]) = (k, k + 1);
+        let mut rest = k;
+        for &s in summed.iter().rev() {
+            (start[s], limit[s]) = (rest % xt.shape[s], rest % xt.shape[s] + 1);
+            rest /= xt.shape[s];
+        }
         let c = sliced(f, x, &start, &limit, &mut ops, &op.loc);
         let col = f.new_value(out.clone());
         ops.push(Op::new(OpKind::Layout(LayoutOp::Reshape { shape: out.shape.clone() }), vec![c], vec![col], op.loc.clone()));
