@@ -176,6 +176,48 @@ def test_recurrent_weight_gradients_are_one_product_of_stacked_steps():
     assert "(tensor<6x2x5xf64>, tensor<6x2x6xf64>) -> tensor<5x6xf64>" in text, text
 
 
+@pytest.mark.parametrize("n", [300000, 100003])
+def test_elementwise_loops_run_block_by_block(n):
+    # Loops whose bodies are elementwise on their carries run block by block (row_blocks
+    # loop_reads: each block of rows iterates in the caches). Newton's square root, a loop
+    # reading its counter, a while_loop with a counter, an escape-time loop on a 2-D grid
+    # (three carries, one counting), exact against NumPy's same float64 arithmetic; a prime
+    # length (no block size divides it) and a body reading an iota (positions: not
+    # row-local) keep the op-by-op loop, with the same numbers.
+    a = np.abs(RNG.normal(size=n)) + 1.0
+    newton = lambda ns: lambda a: ns.fori(0, 20, lambda i, x: (x + a / x) * 0.5, a)
+    want = a.copy()
+    for _ in range(20):
+        want = (want + a / want) * 0.5
+    np.testing.assert_array_equal(np.asarray(qb.jit(newton(QB))(qb.array(a))), want)
+    counted = lambda ns: lambda x: ns.fori(2, 9, lambda i, c: c * 0.5 + ns.m.sin(c) * i, x)
+    close(qb.jit(counted(QB))(qb.array(a)), counted(JX)(jnp.asarray(a)))
+    wl = lambda ns: lambda x: ns.while_loop(lambda s: s[1] < 7, lambda s: (s[0] * s[0] * 0.25 + x, s[1] + 1), (x, 0))[0]
+    close(qb.jit(wl(QB))(qb.array(a * 0.1)), wl(JX)(jnp.asarray(a * 0.1)))
+    positions = lambda ns: lambda x: ns.fori(0, 3, lambda i, c: c + ns.m.arange(n) * 1e-6, x)
+    close(qb.jit(positions(QB))(qb.array(a)), positions(JX)(jnp.asarray(a)))
+
+
+def test_escape_time_loop_in_blocks_matches_numpy():
+    g = np.linspace(-2.0, 1.0, 384)
+    cr, ci = np.meshgrid(g, g * 1.2 + 0.3)
+
+    def esc(ns):
+        def f(cr, ci):
+            def step(i, s):
+                zr, zi, k = s
+                zr, zi = zr * zr - zi * zi + cr, 2.0 * zr * zi + ci
+                return zr, zi, k + ns.m.where(zr * zr + zi * zi < 4.0, 1.0, 0.0)
+
+            return ns.fori(0, 30, step, (cr * 0.0, ci * 0.0, cr * 0.0))[2]
+
+        return f
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = esc(types.SimpleNamespace(m=np, fori=lambda lo, hi, body, s: [s := body(i, s) for i in range(lo, hi)][-1]))(cr, ci)
+    np.testing.assert_array_equal(np.asarray(qb.jit(esc(QB))(qb.array(cr), qb.array(ci))), want)
+
+
 def fori_prog(ns, unroll=None):
     def f(x, a):
         return ns.fori(1, 6, lambda i, c: c * a + ns.m.sin(c) * i, x, unroll=unroll)

@@ -11,7 +11,7 @@
 //! passes).
 use std::collections::HashMap;
 
-use quabla_dialect::{ConstantOp, Func, LayoutOp, Literal, Op, OpKind, ReduceOp, SlicingOp, TensorType, Value};
+use quabla_dialect::{Body, ConstantOp, ControlOp, Func, LayoutOp, Literal, Op, OpKind, ReduceOp, SlicingOp, TensorType, Value};
 
 use super::{list, lower_block, memref, Ctx, Emitter};
 use crate::LowerError;
@@ -19,6 +19,11 @@ use crate::LowerError;
 /// The least bytes of the arrays a run slices for it to take the row-block form (twice a
 /// core's L2 on the Xeon and the Zen 4 of 2026-12: smaller arrays stay in the caches op by op).
 pub const ROW_BLOCK_MIN_BYTES: u64 = 4 << 20;
+
+/// The least bytes of the arrays a run with a loop slices ([`loop_reads`]): its carries are
+/// read and written at every iteration, so smaller ones than [`ROW_BLOCK_MIN_BYTES`] already
+/// gain from staying in a core's caches (Mandelbrot's 512^2 f32 carries).
+pub const LOOP_BLOCK_MIN_BYTES: u64 = 1 << 20;
 
 /// The most bytes of one block of a sliced input (the block's intermediates, a few of that
 /// size, stay in L1 and L2).
@@ -68,6 +73,9 @@ impl Run {
 /// `lead` spans.
 fn reads(f: &Func, op: &Op, lead: &[i64]) -> Option<Vec<bool>> {
     let k = lead.len();
+    if matches!(op.kind, OpKind::Control(ControlOp::While {})) {
+        return loop_reads(f, op, lead);
+    }
     let out = f.ty(*op.results.first()?);
     if op.results.len() != 1 || !op.regions.is_empty() || k == 0 || !out.shape.starts_with(lead) {
         return None;
@@ -99,6 +107,32 @@ fn reads(f: &Func, op: &Op, lead: &[i64]) -> Option<Vec<bool>> {
     }
 }
 
+/// How a `while` loop reads its operands when it is row-local over `lead` (see [`reads`]):
+/// each carry either has rows (its leading dims are `lead`: a block of rows in, the same
+/// block out) or is 0-d (a counter, a scalar: whole), the cond reads only 0-d carries, and
+/// every op of its body is row-local on the body's values in the same way or a computation on
+/// 0-d values (the counter's). Elementwise iterations (Newton's method on every element, the
+/// escape-time loop of a fractal) then run block by block, each block's carries staying in
+/// the core's caches over all the iterations, instead of every iteration streaming every
+/// carry through memory.
+fn loop_reads(f: &Func, op: &Op, lead: &[i64]) -> Option<Vec<bool>> {
+    let [cond, body] = op.regions.as_slice() else { return None };
+    if op.results.len() != op.operands.len() {
+        return None;
+    }
+    let scalar = |v: &Value| f.ty(*v).rank() == 0;
+    let rows = |v: &Value| f.ty(*v).shape.starts_with(lead);
+    let sliced: Vec<bool> = op.operands.iter().map(|v| (!scalar(v) && rows(v)).then_some(true).or(scalar(v).then_some(false))).collect::<Option<_>>()?;
+    let row_local = |b: &quabla_dialect::Body| {
+        b.ops.iter().all(|o| {
+            let all_scalar = o.regions.is_empty() && o.operands.iter().chain(&o.results).all(scalar);
+            all_scalar || (o.results.len() == 1 && reads(f, o, lead).is_some_and(|r| o.operands.iter().zip(&r).all(|(v, &s)| s || scalar(v))))
+        })
+    };
+    let cond_reads_rows = cond.params.iter().zip(&sliced).any(|(p, &s)| s && cond.ops.iter().any(|o| o.operands.contains(p)));
+    (!cond_reads_rows && row_local(cond) && row_local(body) && !op.operands.iter().any(|v| !scalar(v) && !rows(v))).then_some(sliced)
+}
+
 /// The runs of `ops` (a block of `f` yielding `outputs`) that take the row-block form. Rows
 /// are along the first dim, or (when no run over it takes the form: rows too long for a
 /// block) the first two or more dims of 3-D and larger arrays: a layernorm over the features
@@ -111,7 +145,7 @@ pub fn runs(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value]) -> Vec<Run> {
     let mut found = Vec::new();
     let mut i = 0;
     while i < ops.len() {
-        let Some(shape) = ops[i].results.first().map(|v| f.ty(*v)).filter(|t| t.rank() > 0).map(|t| t.shape.clone()) else {
+        let Some(shape) = ops[i].results.iter().map(|v| f.ty(*v)).find(|t| t.rank() > 0).map(|t| t.shape.clone()) else {
             i += 1;
             continue;
         };
@@ -135,7 +169,7 @@ pub fn runs(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value]) -> Vec<Run> {
             if k == 1 {
                 next = end.max(i + 1);
             }
-            run = (end > i + 1).then(|| plan(e, f, ops, outputs, i, end, lead)).flatten();
+            run = (end > i + 1 || (end == i + 1 && is_loop(&ops[i]))).then(|| plan(e, f, ops, outputs, i, end, lead)).flatten();
             if run.is_some() {
                 break;
             }
@@ -158,7 +192,8 @@ pub fn runs(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value]) -> Vec<Run> {
 /// values used after it, and the copy in block shapes passes every op's shape rule.
 fn plan(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value], start: usize, end: usize, lead: &[i64]) -> Option<Run> {
     let k = lead.len();
-    if !ops[start..end].iter().any(|op| matches!(op.kind, OpKind::Reduce(ReduceOp::Reduce { .. }))) {
+    let looped = ops[start..end].iter().any(is_loop);
+    if !looped && !ops[start..end].iter().any(|op| matches!(op.kind, OpKind::Reduce(ReduceOp::Reduce { .. }))) {
         return None;
     }
     // The run's ops, after copies of the broadcasts, reshapes and splats of the block that
@@ -196,7 +231,7 @@ fn plan(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value], start: usize, end:
     };
     let run: Vec<&Op> = taken.iter().map(|&k| &ops[k]).collect();
     let bytes: u64 = inputs.iter().filter(|(_, s)| *s).map(|(v, _)| f.ty(*v).checked_byte_size().map_or(u64::MAX, |b| b as u64)).fold(0, u64::saturating_add);
-    if bytes < ROW_BLOCK_MIN_BYTES {
+    if bytes < if looped { LOOP_BLOCK_MIN_BYTES } else { ROW_BLOCK_MIN_BYTES } {
         return None;
     }
     let later = |v: &Value| outputs.contains(v) || ops[end..].iter().any(|op| uses(op, *v));
@@ -206,7 +241,7 @@ fn plan(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value], start: usize, end:
     // (`again`), from the run's outputs: later lowerings read through such ops to their
     // sources, which must be values of the block.
     let mut again: Vec<usize> = Vec::new();
-    while let Some(k) = (start..end).find(|&k| !matches!(ops[k].kind, OpKind::Elementwise(_) | OpKind::Reduce(_)) && ops[k].results.iter().any(|v| outs.contains(v))) {
+    while let Some(k) = (start..end).find(|&k| !matches!(ops[k].kind, OpKind::Elementwise(_) | OpKind::Reduce(_) | OpKind::Control(_)) && ops[k].results.iter().any(|v| outs.contains(v))) {
         outs.retain(|v| !ops[k].results.contains(v));
         again.push(k);
         for v in &ops[k].operands {
@@ -216,15 +251,19 @@ fn plan(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value], start: usize, end:
         }
     }
     again.sort_unstable();
-    if outs.is_empty() {
+    // (A loop's 0-d results, its counter, are no rows to insert.)
+    if outs.is_empty() || outs.iter().any(|v| !f.ty(*v).shape.starts_with(lead)) {
         return None;
     }
-    let row_bytes = defined.iter().chain(inputs.iter().filter(|(_, s)| *s).map(|(v, _)| v)).map(|v| {
+    // (A loop's 0-d values, its counter, have no rows.)
+    let row_bytes = defined.iter().chain(inputs.iter().filter(|(_, s)| *s).map(|(v, _)| v)).filter(|v| f.ty(**v).rank() > 0).map(|v| {
         let t = f.ty(*v);
         quabla_dialect::size::saturating_product(t.shape.get(k..).unwrap_or(&[]).iter().copied()).saturating_mul(t.dtype.size() as i64)
     });
     let row_bytes = row_bytes.max()?.max(1);
-    if row_bytes < MIN_ROW_BYTES {
+    // (Short rows cost loops of a few elements per reduction; a loop's iterations are
+    // elementwise.)
+    if row_bytes < MIN_ROW_BYTES && !looped {
         return None;
     }
     let threads = e.threads().max(1);
@@ -270,24 +309,52 @@ fn block_func(f: &Func, run: &[&Op], inputs: &[(Value, bool)], outs: &[Value], k
     let mut g = Func::new("row_block", &types);
     let mut map: HashMap<Value, Value> = inputs.iter().map(|(v, _)| *v).zip(g.params.iter().copied()).collect();
     for op in run.iter().copied() {
-        let kind = match &op.kind {
-            OpKind::Layout(LayoutOp::Reshape { shape }) => OpKind::Layout(LayoutOp::Reshape { shape: block_shape(shape, k, block) }),
-            OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape }) => OpKind::Layout(LayoutOp::BroadcastInDim { dims: dims.clone(), shape: block_shape(shape, k, block) }),
-            OpKind::Slicing(SlicingOp::Slice { start_indices, limit_indices, strides }) => OpKind::Slicing(SlicingOp::Slice { start_indices: start_indices.clone(), limit_indices: block_shape(limit_indices, k, block), strides: strides.clone() }),
-            OpKind::Constant(ConstantOp::Constant { value }) => {
-                let t = block_type(&value.ty, k, block);
-                let n = t.num_elements();
-                let bytes = value.elem_bytes(0).repeat(n);
-                OpKind::Constant(ConstantOp::Constant { value: Literal::from_bytes(t, bytes) })
-            }
-            k => k.clone(),
-        };
         let operands: Vec<Value> = op.operands.iter().map(|v| map.get(v).copied()).collect::<Option<_>>()?;
-        let r = g.push1(kind, &operands, op.loc.clone()).ok()?;
-        map.insert(op.results[0], r);
+        let bodies: Vec<Body> = op.regions.iter().map(|r| block_body(&mut g, f, r, k, block)).collect::<Option<_>>()?;
+        let rs = g.push_with_regions(block_kind(&op.kind, k, block), &operands, bodies, op.loc.clone()).ok()?;
+        map.extend(op.results.iter().copied().zip(rs));
     }
     g.outputs = outs.iter().map(|v| map[v]).collect();
     Some(g)
+}
+
+/// `kind` on blocks of `block` rows: shapes in reshapes, broadcasts, slices and constants.
+fn block_kind(kind: &OpKind, k: usize, block: i64) -> OpKind {
+    match kind {
+        OpKind::Layout(LayoutOp::Reshape { shape }) => OpKind::Layout(LayoutOp::Reshape { shape: block_shape(shape, k, block) }),
+        OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape }) => OpKind::Layout(LayoutOp::BroadcastInDim { dims: dims.clone(), shape: block_shape(shape, k, block) }),
+        OpKind::Slicing(SlicingOp::Slice { start_indices, limit_indices, strides }) => OpKind::Slicing(SlicingOp::Slice { start_indices: start_indices.clone(), limit_indices: block_shape(limit_indices, k, block), strides: strides.clone() }),
+        OpKind::Constant(ConstantOp::Constant { value }) => {
+            let t = block_type(&value.ty, k, block);
+            let n = t.num_elements();
+            let bytes = value.elem_bytes(0).repeat(n);
+            OpKind::Constant(ConstantOp::Constant { value: Literal::from_bytes(t, bytes) })
+        }
+        k => k.clone(),
+    }
+}
+
+/// A region body of a loop ([`loop_reads`]) on blocks of `block` rows, in `g`: its values of
+/// rows in block shapes, its 0-d values as they are.
+fn block_body(g: &mut Func, f: &Func, body: &Body, k: usize, block: i64) -> Option<Body> {
+    let types: Vec<TensorType> = body.params.iter().map(|p| f.ty(*p)).map(|t| if t.rank() == 0 { t.clone() } else { block_type(t, k, block) }).collect();
+    let mut nb = g.new_body(&types);
+    let mut map: HashMap<Value, Value> = body.params.iter().copied().zip(nb.params.iter().copied()).collect();
+    for op in &body.ops {
+        if !op.regions.is_empty() {
+            return None;
+        }
+        let operands: Vec<Value> = op.operands.iter().map(|v| map.get(v).copied()).collect::<Option<_>>()?;
+        let rs = g.push_into(&mut nb, block_kind(&op.kind, k, block), &operands, vec![], op.loc.clone()).ok()?;
+        map.extend(op.results.iter().copied().zip(rs));
+    }
+    nb.outputs = body.outputs.iter().map(|v| map.get(v).copied()).collect::<Option<_>>()?;
+    Some(nb)
+}
+
+/// Whether `op` is a `while` loop (a run may hold one: [`loop_reads`]).
+fn is_loop(op: &Op) -> bool {
+    matches!(op.kind, OpKind::Control(ControlOp::While {}))
 }
 
 /// Writes `run` (of the block being lowered by `e`, in `f`) as its `scf.forall` over blocks
