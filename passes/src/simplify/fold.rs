@@ -267,7 +267,7 @@ fn summed_columns(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashM
     let r = xt.rank();
     let d = defs.get(&x)?;
     let summed: Vec<usize> = dims.iter().map(|&s| usize::try_from(s).ok().filter(|&s| s < r)).collect::<Option<_>>()?;
-    let n: i64 = summed.iter().map(|&s| xt.shape[s]).product();
+    let n = quabla_dialect::size::saturating_product(summed.iter().map(|&s| xt.shape[s]));
     if r < 2 || summed.is_empty() || summed.len() >= r || !(2..=8).contains(&n) || xt.num_elements() < SPLIT_MIN_ELEMENTS || !matches!(d.kind, OpKind::Elementwise(_)) || uses.get(&x) != Some(&1) {
         return None;
     }
