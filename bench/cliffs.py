@@ -207,6 +207,9 @@ def window():
     c1 = lambda cv, dn: lambda x, k: (cv(x, k, (1,), "SAME", dimension_numbers=dn) ** 2).sum()  # noqa: E731
     case("conv1d NWC kernel gradient 16x1024x64, 5 taps", qb.grad(c1(qb.conv_general_dilated, ("NWC", "WIO", "NWC")), argnums=1), jax.grad(c1(jax.lax.conv_general_dilated, ("NWC", "WIO", "NWC")), argnums=1), r(16, 1024, 64), r(5, 64, 64))
     case("conv1d NCW input gradient 16x64x1024, 5 taps", qb.grad(c1(qb.conv_general_dilated, None)), jax.grad(c1(jax.lax.conv_general_dilated, None)), r(16, 64, 1024), r(64, 64, 5))
+    # A dilated window, one runtime product per tap accumulating (convolution.rs windowed;
+    # 437 us with the patch copy, JAX 470-493).
+    case("causal conv1d NWC 8x1024x32, 3 taps, dilation 4", lambda x, w: qb.conv_general_dilated(x, w, (1,), [(8, 0)], rhs_dilation=(4,), dimension_numbers=("NWC", "WIO", "NWC")), lambda x, w: jax.lax.conv_general_dilated(x, w, (1,), [(8, 0)], rhs_dilation=(4,), dimension_numbers=("NWC", "WIO", "NWC")), r(8, 1024, 32), r(3, 32, 32) * 0.1)
     case("conv2d NCHW 8x64x32x32 * 128x64x3x3", lambda x, k: qb.conv_general_dilated(x, k, (1, 1), "SAME"), lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "SAME"), r(8, 64, 32, 32), r(128, 64, 3, 3))
     case("conv2d NHWC 8x32x32x16 * 3x3x16x32", lambda x, k: qb.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")), lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")), r(8, 32, 32, 16), r(3, 3, 16, 32))
 

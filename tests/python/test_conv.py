@@ -417,6 +417,10 @@ WINDOWED = {
     # NCW (lax.conv's default): transposed to NWC and back.
     "ncw_same_f32": ((2, 64, 1024), (64, 64, 5), dict(padding="SAME"), np.float32),
     "ncw_valid_f64": ((3, 48, 1030), (32, 48, 7), dict(padding=((0, 2),)), np.float64),
+    # Dilated windows (a WaveNet's causal stack): one product per tap, accumulating.
+    "causal_dilated_f32": ((4, 1024, 32), (3, 32, 32), dict(padding=((8, 0),), rhs_dilation=(4,), dimension_numbers=("NWC", "WIO", "NWC")), np.float32),
+    "same_dilated_f64": ((2, 1000, 48), (5, 48, 40), dict(padding="SAME", rhs_dilation=(3,), dimension_numbers=("NWC", "WIO", "NWC")), np.float64),
+    "valid_dilated_ncw_f64": ((2, 40, 1030), (24, 40, 4), dict(padding="VALID", rhs_dilation=(2,)), np.float64),
 }
 
 
