@@ -232,11 +232,12 @@ fn per_image_convolution_on_one_and_two_threads() {
     let nhwc = ConvDims::from_specs(&[0, 3, 1, 2], &[3, 2, 0, 1], &[0, 3, 1, 2]);
     let kind = OpKind::Convolution(ConvAttrs { window_strides: &strides, padding: &padding, lhs_dilation: &one, rhs_dilation: &one, dims: &nhwc, feature_group_count: 1, batch_group_count: 1 }.to_op());
     images_on_threads("nhwc", kind, [TensorType::new(DType::F32, [8, 32, 32, 32]), TensorType::new(DType::F32, [3, 3, 32, 8])], &mut rng);
-    // NWC with a per-image product large enough to be "parallel by itself" (1024 x 64 x 320):
-    // the product with the prepacked kernel never is, so the images are split instead. (With
-    // rhs dilation 2: undilated, the patches are windows of the input, `windowed` below.)
+    // NWC in, NCW out, with a per-image product large enough to be "parallel by itself"
+    // (1024 x 64 x 320): the product with the prepacked kernel never is, so the images are
+    // split instead. (NWC out, stride 1: the patches are windows of the input, dilated or not,
+    // `windowed` below.)
     let (s1, p1, o1, d2) = (vec![1], vec![4, 4], vec![1], vec![2]);
-    let nwc = ConvDims::from_specs(&[0, 2, 1], &[2, 1, 0], &[0, 2, 1]);
+    let nwc = ConvDims::from_specs(&[0, 2, 1], &[2, 1, 0], &[0, 1, 2]);
     let kind = OpKind::Convolution(ConvAttrs { window_strides: &s1, padding: &p1, lhs_dilation: &o1, rhs_dilation: &d2, dims: &nwc, feature_group_count: 1, batch_group_count: 1 }.to_op());
     images_on_threads("nwc", kind, [TensorType::new(DType::F32, [4, 1024, 64]), TensorType::new(DType::F32, [5, 64, 64])], &mut rng);
 }
@@ -256,6 +257,12 @@ fn windowed_nwc_convolution_on_one_and_two_threads() {
         let params = [TensorType::new(DType::F32, [3, 1030, 64]), TensorType::new(DType::F32, kshape)];
         lowered_with(&format!("{padding:?}"), kind, params, &["memref.reinterpret_cast", "@quabla_gemm_f32"], true, &mut rng);
     }
+    // Dilated (rhs dilation 2, padded 4 and 4): one product per tap accumulating into the
+    // output, each tap's rows read from its offset.
+    let (d2, p4) = (vec![2], vec![4, 4]);
+    let nwc = ConvDims::from_specs(&[0, 2, 1], &[2, 1, 0], &[0, 2, 1]);
+    let kind = OpKind::Convolution(ConvAttrs { window_strides: &s1, padding: &p4, lhs_dilation: &o1, rhs_dilation: &d2, dims: &nwc, feature_group_count: 1, batch_group_count: 1 }.to_op());
+    lowered_with("dilated", kind, [TensorType::new(DType::F32, [4, 1024, 64]), TensorType::new(DType::F32, [5, 64, 64])], &["memref.reinterpret_cast", "@quabla_gemm_f32"], true, &mut rng);
     // Its kernel gradient as JAX's transpose rule writes it (input [N, W, C] with C as batch,
     // the cotangent [N, W', O] as kernel, result [K, C, O]): windows accumulated per image.
     // (Each image's product, 320 x 48 with K = 1026, is split along K on two threads:
