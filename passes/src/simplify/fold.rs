@@ -26,7 +26,9 @@
 //! broadcast's operand over dims it has whole); a sum of a splat is the splat of `n` times it
 //! where every order of the sum gives that (`summed_splat`). Float `x + 0.0 -> x`
 //! (and a sum over one element) treats -0.0 + 0.0 as -0.0 (the sign of a zero may differ
-//! from IEEE), as XLA's simplifier does; every other rule is exact.
+//! from IEEE), as XLA's simplifier does; `chains::reduction_chain` (two sums one) and
+//! `accumulate::stacked_products` (a loop's sum of products one product) reassociate sums,
+//! as a reduction's lowering does; every other rule is exact.
 use std::collections::HashMap;
 
 use quabla_dialect::{BinaryOp, CallOp, ConstantOp, ControlOp, DType, DotDims, DotOp, ElementwiseOp, Func, LayoutOp, Literal, Module, Op, OpKind, ReduceOp, SlicingOp, TensorType, UnaryOp, Value};
