@@ -274,6 +274,12 @@ fn windowed_nwc_convolution_on_one_and_two_threads() {
         let params = [TensorType::new(DType::F32, [3, 1030, 64]), TensorType::new(DType::F32, [3, wo, 48])];
         lowered_with(&format!("kernel gradient {padding:?}"), kind, params, &["memref.reinterpret_cast", "scf.for"], false, &mut rng);
     }
+    // The kernel gradient of a dilated window (taps 2 positions apart: stride 2 here, 5 taps
+    // over a cotangent of 1022 positions): one product per tap into its rows of the result.
+    let (s2, p0) = (vec![2], vec![0, 0]);
+    let dims = ConvDims::from_specs(&[2, 0, 1], &[2, 0, 1], &[1, 2, 0]);
+    let kind = OpKind::Convolution(ConvAttrs { window_strides: &s2, padding: &p0, lhs_dilation: &o1, rhs_dilation: &o1, dims: &dims, feature_group_count: 1, batch_group_count: 1 }.to_op());
+    lowered_with("dilated kernel gradient", kind, [TensorType::new(DType::F32, [3, 1030, 64]), TensorType::new(DType::F32, [3, 1022, 48])], &["memref.reinterpret_cast", "offset: 3072>>", "scf.for"], false, &mut rng);
 }
 
 /// The convolution `kind` of f32 operands `params`, lowered for two threads with each of

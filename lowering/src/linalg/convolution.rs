@@ -179,12 +179,6 @@ fn host_plain(e: &Emitter, a: &ConvAttrs) -> bool {
     a.lhs_dilation.iter().all(|&l| l == 1) && a.feature_group_count == 1 && a.batch_group_count == 1 && !e.cg.target.parallel_outer() && e.cg.tile_matmuls
 }
 
-/// Whether a 1-D convolution's window has stride 1 and no rhs dilation: a patch is consecutive
-/// input positions ([`windowed`]).
-fn unit_window(a: &ConvAttrs) -> bool {
-    a.window_strides == [1] && a.rhs_dilation == [1]
-}
-
 /// A 1-D convolution laid out `[N, W, C]` in and `[N, W', O]` out (NWC), stride 1, no
 /// dilation or groups, whose product the runtime computes: with the features innermost, the
 /// patch of output position `j` is the `K * C` elements from input position `j` on, so the
@@ -316,9 +310,13 @@ fn windowed_kernel_gradient(e: &mut Emitter, (x, lt): (&str, &TensorType), (dy, 
     let d = a.dims;
     let dt = out.dtype;
     let ok = d.input_batch_dimension == 2 && d.input_feature_dimension == 0 && d.input_spatial_dimensions == [1] && d.kernel_input_feature_dimension == 0 && d.kernel_output_feature_dimension == 2 && d.kernel_spatial_dimensions == [1] && d.output_spatial_dimensions == [0] && d.output_batch_dimension == 1 && d.output_feature_dimension == 2;
-    if !ok || lt.rank() != 3 || yt.rank() != 3 || out.rank() != 3 || !unit_window(a) || !host_plain(e, a) {
+    // A stride (the kernel gradient of a dilated window: taps `s` positions apart) gives one
+    // product per tap, each tap's windows `[W', C]` from its offset into its `[C, O]` rows of
+    // the result.
+    if !ok || lt.rank() != 3 || yt.rank() != 3 || out.rank() != 3 || a.rhs_dilation != [1] || a.window_strides.len() != 1 || a.window_strides[0] < 1 || !host_plain(e, a) {
         return None;
     }
+    let stride = a.window_strides[0];
     let (nb, c, wo, og, k) = (lt.shape[0], lt.shape[2], yt.shape[1], yt.shape[2], out.shape[0]);
     let kk = k.checked_mul(c)?;
     if [nb, c, wo, og, k].iter().any(|&v| v <= 0) || yt.shape[0] != nb || out.shape[1] != c || out.shape[2] != og || !matches!(dt, DType::F32 | DType::F64) || !e.cg.target.runtime_gemm(dt, [1, kk, og, wo]) {
@@ -326,7 +324,7 @@ fn windowed_kernel_gradient(e: &mut Emitter, (x, lt): (&str, &TensorType), (dy, 
     }
     let z = e.scalar(dt, zero_lit(dt));
     let (p, pt) = pad_dilate(e, x, lt, &[0, a.padding[0], 0], &[0, a.padding[1], 0], &[1, 1, 1], &z);
-    if pt.shape[1] != wo + k - 1 {
+    if pt.shape[1] != wo + (k - 1) * stride {
         return None;
     }
     let m = dense_buffer(e, &p, &pt);
@@ -342,11 +340,25 @@ fn windowed_kernel_gradient(e: &mut Emitter, (x, lt): (&str, &TensorType), (dy, 
     let image = |e: &mut Emitter, n: &str, accumulate: bool| {
         let step = e.op(format!("arith.muli {n}, {m}#5 : index"));
         let off = e.op(format!("arith.addi {m}#1, {step} : index"));
-        let view = e.op(format!("memref.reinterpret_cast {m}#0 to offset: [{off}], sizes: [{wo}, {kk}], strides: [{m}#6, 1] : memref<{dt}> to {am}"));
-        let au = e.op(format!("memref.cast {view} : {am} to memref<*x{dt}>"));
         let yn = e.op(format!("memref.subview {ybuf}[{n}, 0, 0] [1, {wo}, {og}] [1, 1, 1] : {ym} to {bm}"));
         let bu = e.op(format!("memref.cast {yn} : {bm} to memref<*x{dt}>"));
-        super::dot::gemm_into(e, dt, [&au, &bu, &cu], [1, kk, og, wo], lay, accumulate);
+        if stride == 1 {
+            let view = e.op(format!("memref.reinterpret_cast {m}#0 to offset: [{off}], sizes: [{wo}, {kk}], strides: [{m}#6, 1] : memref<{dt}> to {am}"));
+            let au = e.op(format!("memref.cast {view} : {am} to memref<*x{dt}>"));
+            super::dot::gemm_into(e, dt, [&au, &bu, &cu], [1, kk, og, wo], lay, accumulate);
+            return;
+        }
+        let tm = format!("memref<{wo}x{c}x{dt}, strided<[?, 1], offset: ?>>");
+        for t in 0..k {
+            let shift = e.index(t * stride * c);
+            let at = e.op(format!("arith.addi {off}, {shift} : index"));
+            let view = e.op(format!("memref.reinterpret_cast {m}#0 to offset: [{at}], sizes: [{wo}, {c}], strides: [{m}#6, 1] : memref<{dt}> to {tm}"));
+            let au = e.op(format!("memref.cast {view} : {tm} to memref<*x{dt}>"));
+            let rm = format!("memref<{c}x{og}x{dt}, strided<[{og}, 1], offset: {}>>", t * c * og);
+            let rows = e.op(format!("memref.subview {cbuf}[{}, 0] [{c}, {og}] [1, 1] : {cm} to {rm}", t * c));
+            let cu_t = e.op(format!("memref.cast {rows} : {rm} to memref<*x{dt}>"));
+            super::dot::gemm_into(e, dt, [&au, &bu, &cu_t], [1, c, og, wo], lay, accumulate);
+        }
     };
     let first = e.index(0);
     image(e, &first, false);
