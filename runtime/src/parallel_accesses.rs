@@ -120,18 +120,13 @@ pub fn read_outputs_in_place(module: &mut MlirModule) -> usize {
     redirected
 }
 
-/// The value `v` through `tensor.expand_shape` / `tensor.collapse_shape` ops (at most
-/// [`MAX_SLICE_DEPTH`]).
+/// The value `v` through `tensor.expand_shape` / `tensor.collapse_shape` ops ([`viewed`]
+/// without slices, at most [`MAX_SLICE_DEPTH`] steps).
 fn reshaped_from(mut v: mlir_sys::MlirValue) -> mlir_sys::MlirValue {
     for _ in 0..MAX_SLICE_DEPTH {
-        // SAFETY: a live value; only an op result has an owner op.
-        if unsafe { !mlir_sys::mlirValueIsAOpResult(v) } {
-            break;
-        }
-        let def = unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(v)) };
-        match (def.name().as_string_ref().as_str(), def.operand(0)) {
-            (Ok("tensor.expand_shape" | "tensor.collapse_shape"), Ok(x)) => v = x.to_raw(),
-            _ => break,
+        match viewed(v, false) {
+            Some(x) => v = x,
+            None => break,
         }
     }
     v
@@ -199,41 +194,47 @@ fn fresh_output(v: mlir_sys::MlirValue, ins: &[mlir_sys::MlirValue]) -> bool {
 /// [`MAX_SLICE_DEPTH`] steps; None when the chain is longer.
 fn buffer_root(mut v: mlir_sys::MlirValue) -> Option<mlir_sys::MlirValue> {
     for _ in 0..MAX_SLICE_DEPTH {
-        // SAFETY: live values and ops of the module; a block argument's owner block has a
-        // parent op (the forall), whose shared outputs are its last operands and block
-        // arguments, one each per result.
-        let next = unsafe {
-            if mlir_sys::mlirValueIsAOpResult(v) {
-                let def = OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(v));
-                match def.name().as_string_ref().as_str() {
-                    Ok("tensor.collapse_shape" | "tensor.expand_shape" | "tensor.extract_slice") => def.operand(0).ok().map(|x| x.to_raw()),
-                    Ok("tensor.insert_slice") => def.operand(1).ok().map(|x| x.to_raw()),
-                    _ => None,
-                }
-            } else if mlir_sys::mlirValueIsABlockArgument(v) {
-                let block = mlir_sys::mlirBlockArgumentGetOwner(v);
-                let parent = mlir_sys::mlirBlockGetParentOperation(block);
-                if parent.ptr.is_null() {
-                    None
-                } else {
-                    let op = OperationRef::from_raw(parent);
-                    let (args, outs, n) = (mlir_sys::mlirBlockGetNumArguments(block) as usize, op.result_count(), op.operand_count());
-                    let k = mlir_sys::mlirBlockArgumentGetArgNumber(v) as usize;
-                    match op.name().as_string_ref().as_str() {
-                        Ok("scf.forall") if outs <= args && outs <= n && k >= args - outs => op.operand(n - outs + (k - (args - outs))).ok().map(|x| x.to_raw()),
-                        _ => None,
-                    }
-                }
-            } else {
-                None
-            }
-        };
-        match next {
+        match viewed(v, true) {
             Some(x) => v = x,
             None => return Some(v),
         }
     }
     None
+}
+
+/// One step from tensor `v` to the value whose buffer it views: the source of a reshape, and
+/// with `slices` the source of an `extract_slice`, the destination of an `insert_slice` and
+/// the init of an `scf.forall`'s shared output; None for any other value.
+fn viewed(v: mlir_sys::MlirValue, slices: bool) -> Option<mlir_sys::MlirValue> {
+    // SAFETY: live values and ops of the module; a block argument's owner block has a parent
+    // op (the forall), whose shared outputs are its last operands and block arguments, one
+    // each per result.
+    unsafe {
+        if mlir_sys::mlirValueIsAOpResult(v) {
+            let def = OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(v));
+            match def.name().as_string_ref().as_str() {
+                Ok("tensor.collapse_shape" | "tensor.expand_shape") => def.operand(0).ok().map(|x| x.to_raw()),
+                Ok("tensor.extract_slice") if slices => def.operand(0).ok().map(|x| x.to_raw()),
+                Ok("tensor.insert_slice") if slices => def.operand(1).ok().map(|x| x.to_raw()),
+                _ => None,
+            }
+        } else if slices && mlir_sys::mlirValueIsABlockArgument(v) {
+            let block = mlir_sys::mlirBlockArgumentGetOwner(v);
+            let parent = mlir_sys::mlirBlockGetParentOperation(block);
+            if parent.ptr.is_null() {
+                return None;
+            }
+            let op = OperationRef::from_raw(parent);
+            let (args, outs, n) = (mlir_sys::mlirBlockGetNumArguments(block) as usize, op.result_count(), op.operand_count());
+            let k = mlir_sys::mlirBlockArgumentGetArgNumber(v) as usize;
+            match op.name().as_string_ref().as_str() {
+                Ok("scf.forall") if outs <= args && outs <= n && k >= args - outs => op.operand(n - outs + (k - (args - outs))).ok().map(|x| x.to_raw()),
+                _ => None,
+            }
+        } else {
+            None
+        }
+    }
 }
 
 /// Whether memref `m` is a block argument (a program output) or a reshape of one

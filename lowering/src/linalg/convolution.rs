@@ -333,31 +333,37 @@ fn windowed_kernel_gradient(e: &mut Emitter, (x, lt): (&str, &TensorType), (dy, 
     let ct = TensorType::new(dt, [kk, og]);
     let cm = super::memref(&ct);
     let cbuf = super::layout::result_buffer(e, dest, &ct);
-    let cu = e.op(format!("memref.cast {cbuf} : {cm} to memref<*x{dt}>"));
     let lay = super::dot::Layout { batched: false, b_nk: false, a_km: true };
-    let am = format!("memref<{wo}x{kk}x{dt}, strided<[?, 1], offset: ?>>");
     let bm = format!("memref<{wo}x{og}x{dt}, strided<[?, ?], offset: ?>>");
+    // The taps' windows, each (offset in the image, width) with its rows of the result: all
+    // K * C elements of a position's window at stride 1, else C per tap.
+    let taps: Vec<(i64, i64, String)> = if stride == 1 {
+        vec![(0, kk, e.op(format!("memref.cast {cbuf} : {cm} to memref<*x{dt}>")))]
+    } else {
+        (0..k)
+            .map(|t| {
+                let rm = format!("memref<{c}x{og}x{dt}, strided<[{og}, 1], offset: {}>>", t * c * og);
+                let rows = e.op(format!("memref.subview {cbuf}[{}, 0] [{c}, {og}] [1, 1] : {cm} to {rm}", t * c));
+                (t * stride * c, c, e.op(format!("memref.cast {rows} : {rm} to memref<*x{dt}>")))
+            })
+            .collect()
+    };
     let image = |e: &mut Emitter, n: &str, accumulate: bool| {
         let step = e.op(format!("arith.muli {n}, {m}#5 : index"));
         let off = e.op(format!("arith.addi {m}#1, {step} : index"));
         let yn = e.op(format!("memref.subview {ybuf}[{n}, 0, 0] [1, {wo}, {og}] [1, 1, 1] : {ym} to {bm}"));
         let bu = e.op(format!("memref.cast {yn} : {bm} to memref<*x{dt}>"));
-        if stride == 1 {
-            let view = e.op(format!("memref.reinterpret_cast {m}#0 to offset: [{off}], sizes: [{wo}, {kk}], strides: [{m}#6, 1] : memref<{dt}> to {am}"));
+        for (shift, width, cu) in &taps {
+            let at = if *shift == 0 {
+                off.clone()
+            } else {
+                let s = e.index(*shift);
+                e.op(format!("arith.addi {off}, {s} : index"))
+            };
+            let am = format!("memref<{wo}x{width}x{dt}, strided<[?, 1], offset: ?>>");
+            let view = e.op(format!("memref.reinterpret_cast {m}#0 to offset: [{at}], sizes: [{wo}, {width}], strides: [{m}#6, 1] : memref<{dt}> to {am}"));
             let au = e.op(format!("memref.cast {view} : {am} to memref<*x{dt}>"));
-            super::dot::gemm_into(e, dt, [&au, &bu, &cu], [1, kk, og, wo], lay, accumulate);
-            return;
-        }
-        let tm = format!("memref<{wo}x{c}x{dt}, strided<[?, 1], offset: ?>>");
-        for t in 0..k {
-            let shift = e.index(t * stride * c);
-            let at = e.op(format!("arith.addi {off}, {shift} : index"));
-            let view = e.op(format!("memref.reinterpret_cast {m}#0 to offset: [{at}], sizes: [{wo}, {c}], strides: [{m}#6, 1] : memref<{dt}> to {tm}"));
-            let au = e.op(format!("memref.cast {view} : {tm} to memref<*x{dt}>"));
-            let rm = format!("memref<{c}x{og}x{dt}, strided<[{og}, 1], offset: {}>>", t * c * og);
-            let rows = e.op(format!("memref.subview {cbuf}[{}, 0] [{c}, {og}] [1, 1] : {cm} to {rm}", t * c));
-            let cu_t = e.op(format!("memref.cast {rows} : {rm} to memref<*x{dt}>"));
-            super::dot::gemm_into(e, dt, [&au, &bu, &cu_t], [1, c, og, wo], lay, accumulate);
+            super::dot::gemm_into(e, dt, [&au, &bu, cu], [1, *width, og, wo], lay, accumulate);
         }
     };
     let first = e.index(0);

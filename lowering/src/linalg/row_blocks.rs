@@ -122,7 +122,8 @@ fn loop_reads(f: &Func, op: &Op, lead: &[i64]) -> Option<Vec<bool>> {
     }
     let scalar = |v: &Value| f.ty(*v).rank() == 0;
     let rows = |v: &Value| f.ty(*v).shape.starts_with(lead);
-    let sliced: Vec<bool> = op.operands.iter().map(|v| (!scalar(v) && rows(v)).then_some(true).or(scalar(v).then_some(false))).collect::<Option<_>>()?;
+    // Sliced (true) or whole (false), None for a carry neither 0-d nor of rows.
+    let sliced: Vec<bool> = op.operands.iter().map(|v| if scalar(v) { Some(false) } else { rows(v).then_some(true) }).collect::<Option<_>>()?;
     let row_local = |b: &quabla_dialect::Body| {
         b.ops.iter().all(|o| {
             let all_scalar = o.regions.is_empty() && o.operands.iter().chain(&o.results).all(scalar);
@@ -130,7 +131,7 @@ fn loop_reads(f: &Func, op: &Op, lead: &[i64]) -> Option<Vec<bool>> {
         })
     };
     let cond_reads_rows = cond.params.iter().zip(&sliced).any(|(p, &s)| s && cond.ops.iter().any(|o| o.operands.contains(p)));
-    (!cond_reads_rows && row_local(cond) && row_local(body) && !op.operands.iter().any(|v| !scalar(v) && !rows(v))).then_some(sliced)
+    (!cond_reads_rows && row_local(cond) && row_local(body)).then_some(sliced)
 }
 
 /// The runs of `ops` (a block of `f` yielding `outputs`) that take the row-block form. Rows

@@ -30,6 +30,8 @@ struct Accumulation {
     add: usize,
     a: Value,
     b: Value,
+    /// Elements of `a` and `b` together (one step's stacks).
+    step: i64,
     dims: DotDims,
 }
 
@@ -56,11 +58,11 @@ fn varying(body: &Body) -> HashSet<Value> {
     vary
 }
 
-/// The first carry of `op` (a `while` of body `body`, cond `cond`) that accumulates a product
-/// worth stacking over `trips` iterations.
-fn accumulation(f: &Func, cond: &Body, body: &Body, trips: i64) -> Option<Accumulation> {
+/// The carries of a `while` (body `body`, cond `cond`) that accumulate a product worth
+/// stacking (an accumulator at least as large as the operands of a step), in carry order.
+fn accumulations(f: &Func, cond: &Body, body: &Body) -> Vec<Accumulation> {
     let vary = varying(body);
-    (0..body.params.len()).find_map(|carry| {
+    (0..body.params.len()).filter_map(|carry| {
         let (p, out) = (body.params[carry], body.outputs[carry]);
         if p == out || uses(body, p) != 1 || uses(body, out) != 1 || uses(cond, cond.params[carry]) != 0 {
             return None;
@@ -79,10 +81,10 @@ fn accumulation(f: &Func, cond: &Body, body: &Body, trips: i64) -> Option<Accumu
         if uses(body, d) != 1 || !matches!(acc.dtype, DType::F32 | DType::F64) || at.dtype != acc.dtype || bt.dtype != acc.dtype || !vary.contains(&a) || !vary.contains(&b) {
             return None;
         }
-        let step = at.num_elements() as i64 + bt.num_elements() as i64;
-        let fits = step.checked_mul(trips).is_some_and(|s| s <= MAX_STACK_ELEMENTS);
-        (fits && acc.num_elements() as i64 >= step).then(|| Accumulation { carry, dot, add, a, b, dims: dims.clone() })
+        let step = (at.num_elements() as i64).saturating_add(bt.num_elements() as i64);
+        (acc.num_elements() as i64 >= step).then(|| Accumulation { carry, dot, add, a, b, step, dims: dims.clone() })
     })
+    .collect()
 }
 
 /// `[trips, ..t]`.
@@ -97,13 +99,18 @@ fn stacked(t: &TensorType, trips: i64) -> TensorType {
 pub(super) fn stacked_products(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>) -> Option<Vec<Op>> {
     let OpKind::Control(ControlOp::While {}) = op.kind else { return None };
     let [cond, body] = op.regions.as_slice() else { return None };
+    // The pattern first: the trip count needs copies of the regions (fold runs every round).
+    let candidates = accumulations(f, cond, body);
+    if candidates.is_empty() {
+        return None;
+    }
     let outer: Vec<Op> = op.operands.iter().filter_map(|v| defs.get(v).cloned()).collect();
     let (cf, bf) = (body_func(cond, &f.types, "cond").ok()?, body_func(body, &f.types, "body").ok()?);
     let cl = counted_loop(&outer, &op.operands, &cf, &bf).ok()?;
     if cl.trips < 2 {
         return None;
     }
-    let acc = accumulation(f, cond, body, cl.trips)?;
+    let acc = candidates.into_iter().find(|c| c.step.checked_mul(cl.trips).is_some_and(|s| s <= MAX_STACK_ELEMENTS))?;
     let (at, bt) = (f.ty(acc.a).clone(), f.ty(acc.b).clone());
     let (sa, sb) = (stacked(&at, cl.trips), stacked(&bt, cl.trips));
     let ctr = f.ty(body.params[cl.counter]).clone();
