@@ -82,8 +82,16 @@ fn output_dests(e: &mut Emitter, o: &Op, results: &[TensorType]) -> Vec<Option<S
     o.results
         .iter()
         .zip(results)
-        .map(|(r, t)| {
+        .enumerate()
+        .map(|(k, (r, t))| {
             let out = e.out_buffer(*r)?;
+            // A branch whose result is a nested branch op's: empty-tensor elimination put the
+            // output into the inner branch that computes its value while another inner branch
+            // yields a read-only value (a parameter), and one-shot bufferization then fails
+            // ("cannot avoid RaW conflict"). Such a result is copied out after the op.
+            if o.regions.iter().any(|b| b.outputs.get(k).is_some_and(|v| b.ops.iter().any(|i| matches!(i.kind, OpKind::Control(_)) && i.results.contains(v)))) {
+                return None;
+            }
             // One result per buffer (a value returned twice is one buffer's, the other copied).
             if taken.contains(&out) {
                 return None;
