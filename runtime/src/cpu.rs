@@ -247,6 +247,7 @@ fn to_llvm_until<'c>(c: &'c Ctx, cm: &CpuModule, tagged_only: bool) -> Result<Ml
     let ctx = &c.0;
     let (t1, c1) = (std::time::Instant::now(), cpu_ms());
     let (mut t2, mut c2) = (t1, c1);
+    let mut bare = Vec::new();
     let r = with_diagnostics(ctx, || {
         let mut module = MlirModule::parse(ctx, &cm.text)?;
         (t2, c2) = (std::time::Instant::now(), cpu_ms());
@@ -270,13 +271,18 @@ fn to_llvm_until<'c>(c: &'c Ctx, cm: &CpuModule, tagged_only: bool) -> Result<Ml
         if tagged_only {
             return Some(module);
         }
+        bare = crate::entry_abi::bare_entries(ctx, &mut module);
         c.1.run(ctx, &pipeline, &mut module)?;
         crate::bool_memory::widen_bool_accesses(ctx, &mut module);
         // Also moves the lowering's own loop annotations (row loops) onto their back edges.
         crate::parallel_accesses::mark_parallel_loops(ctx, &mut module);
         Some(module)
     })
-    .map_err(RuntimeError::Compile);
+    .map_err(RuntimeError::Compile)
+    .and_then(|mut module| {
+        crate::entry_abi::add_descriptor_wrappers(ctx, &mut module, &bare).map_err(RuntimeError::Compile)?;
+        Ok(module)
+    });
     if log_compiles() {
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         eprintln!("[quabla] parse {:.2} ms (cpu {:.2}), upstream pipeline {:.2} ms (cpu {:.2})", ms(t2 - t1), c2 - c1, ms(t2.elapsed()), cpu_ms() - c2);
@@ -287,7 +293,7 @@ fn to_llvm_until<'c>(c: &'c Ctx, cm: &CpuModule, tagged_only: bool) -> Result<Ml
 /// Bumped when the object code of the same lowered text, pipeline and LLVM options changes
 /// (csrc/llvm_compile.c's treatment of the module, e.g. which wrappers are inlined): part of
 /// the compile cache's key, so objects of the earlier code generation are not reused.
-const CODEGEN_REVISION: &str = "5";
+const CODEGEN_REVISION: &str = "6";
 
 /// The persistent cache's key of a compile: everything the object code depends on (see
 /// `objcache`).

@@ -10,6 +10,7 @@ pub mod cuda;
 #[cfg(feature = "cuda")]
 pub mod nccl;
 pub mod device;
+mod entry_abi;
 pub mod executor;
 mod flat_loops;
 pub mod fpmode;

@@ -1,11 +1,14 @@
 //! Lowering of `quabla.call @f` to `func.call` of the callee's tensor form: the callee itself,
 //! or, under `Abi::Dps` when the callee is public (and so has a memref signature), its private
-//! tensor twin emitted by `lower_module`. A custom-derivative call (`custom_jvp_call`,
+//! tensor twin emitted by `lower_module`. A private callee of a target whose private functions
+//! pass destinations (`Target::private_dps`) is called with a buffer per result: the caller's
+//! own output buffer where the result is one of its outputs, else a new allocation, read back
+//! as a tensor after the call. A custom-derivative call (`custom_jvp_call`,
 //! `custom_vjp_call`; its rules are used by autodiff only) lowers to its primal body in place.
 use quabla_dialect::{Func, Op, TensorType};
 
-use super::{lower_block, sym, Ctx, Emitter};
-use crate::LowerError;
+use super::{lower_block, memref, sym, Ctx, Emitter};
+use crate::{Abi, LowerError};
 
 /// `quabla.call`: returns the names of the results.
 pub fn lower_call(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, callee: &str, results: &[TensorType]) -> Result<Vec<String>, LowerError> {
@@ -13,6 +16,9 @@ pub fn lower_call(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, callee: &str, res
     let args: Vec<String> = o.operands.iter().map(|v| e.name(*v)).collect();
     let at: Vec<String> = o.operands.iter().map(|v| f.ty(*v).to_string()).collect();
     let rt: Vec<String> = results.iter().map(|t| t.to_string()).collect();
+    if cx.abi == Abi::Dps && cx.cg.target.private_dps() && cx.module.func(target).is_some_and(|g| !g.public) {
+        return Ok(destination_call(e, o, target, (&args, &at), results));
+    }
     let call = format!("func.call {}({}) : ({}) -> ({})", sym(target), args.join(", "), at.join(", "), rt.join(", "));
     if results.is_empty() {
         e.line(call);
@@ -22,6 +28,29 @@ pub fn lower_call(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, callee: &str, res
     let lhs = if results.len() == 1 { n.clone() } else { format!("{n}:{}", results.len()) };
     e.line(format!("{lhs} = {call}"));
     Ok(if results.len() == 1 { vec![n] } else { (0..results.len()).map(|i| format!("{n}#{i}")).collect() })
+}
+
+/// A call of the destination-passing private function `target` (see the module docs):
+/// returns the names of the results.
+fn destination_call(e: &mut Emitter, o: &Op, target: &str, (args, at): (&[String], &[String]), results: &[TensorType]) -> Vec<String> {
+    let mut taken: Vec<String> = Vec::new();
+    let dests: Vec<String> = o
+        .results
+        .iter()
+        .zip(results)
+        .map(|(r, t)| match e.out_buffer(*r).filter(|b| !taken.contains(b)) {
+            // One result per buffer: a value the caller returns twice is one buffer's.
+            Some(b) => {
+                taken.push(b.clone());
+                b
+            }
+            None => e.op(format!("memref.alloc() {{alignment = 64 : i64}} : {}", memref(t))),
+        })
+        .collect();
+    let types: Vec<String> = at.iter().cloned().chain(results.iter().map(memref)).collect();
+    let operands: Vec<String> = args.iter().chain(&dests).cloned().collect();
+    e.line(format!("func.call {}({}) : ({}) -> ()", sym(target), operands.join(", "), types.join(", ")));
+    dests.iter().zip(results).map(|(d, t)| e.op(format!("bufferization.to_tensor {d} restrict writable : {} to {t}", memref(t)))).collect()
 }
 
 /// `custom_jvp_call` / `custom_vjp_call`: the primal body (region 0) lowered in place, its

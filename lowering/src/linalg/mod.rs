@@ -658,7 +658,8 @@ fn viewed_source(f: &Func, v: Value) -> Option<(Value, TensorType)> {
     reshaped_source(f, v).filter(|(_, ut)| f.ty(v).rank() >= 1 && ut.rank() >= 1)
 }
 
-/// Writes `f` as a func.func named `name`; `dps` selects the destination-passing signature.
+/// Writes `f` as a func.func named `name`; `dps` selects the destination-passing signature
+/// (public: the C interface; private: bare pointers, see [`crate::target::Target::private_dps`]).
 /// `tagged` carries the module's tagged matmuls and parallel loops through the functions.
 fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dps: bool, tagged: &mut Tagged) -> Result<(), LowerError> {
     let mut e = Emitter::new(f, cx.cg, std::mem::take(tagged));
@@ -721,7 +722,10 @@ fn lower_func(out: &mut String, cx: &Ctx, f: &Func, name: &str, public: bool, dp
     let vis = if public { "" } else { "private " };
     let loc = f.loc.as_ref().map(|l| format!(" loc({l})")).unwrap_or_default();
     if dps {
-        let _ = writeln!(out, "  func.func {vis}{}({}) attributes {{llvm.emit_c_interface}} {{", sym(name), params.join(", "));
+        // A private destination-passing function is called only by the module's own code:
+        // bare pointers (crate::target::Target::private_dps).
+        let abi = if public { "llvm.emit_c_interface" } else { "llvm.bareptr" };
+        let _ = writeln!(out, "  func.func {vis}{}({}) attributes {{{abi}}} {{", sym(name), params.join(", "));
         out.push_str(&views);
         out.push_str(&e.prologue);
         let mut writes = String::new();
@@ -809,7 +813,7 @@ fn lower_module_signless(m: &Module, abi: Abi, cg: Codegen) -> Result<(String, T
     let mut body = String::new();
     let mut tagged = Tagged::default();
     for f in &m.funcs {
-        lower_func(&mut body, &cx, f, &f.name, f.public, abi == Abi::Dps && f.public, &mut tagged)?;
+        lower_func(&mut body, &cx, f, &f.name, f.public, abi == Abi::Dps && (f.public || cg.target.private_dps()), &mut tagged)?;
     }
     for (f, name) in twins {
         lower_func(&mut body, &cx, f, &name, false, false, &mut tagged)?;

@@ -103,6 +103,18 @@ pub trait Target: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// Whether private functions take their results as memref arguments, as public ones do
+    /// under `Abi::Dps` (their callers pass the buffers: an output of the caller's own where
+    /// the result is one), and their memrefs as bare pointers (`llvm.bareptr`: one pointer
+    /// per static, identity-layout memref instead of a descriptor of 3 + 2 x rank words).
+    /// The CPU's outlined chunks (quabla_passes::outline) pass every value that crosses a
+    /// chunk boundary: a step over 100 parameters called its chunks with 900 scalars and
+    /// returned 32 descriptors from each, and LLVM's instruction selection of those calls
+    /// was most of the first call. Only asked under `Abi::Dps`.
+    fn private_dps(&self) -> bool {
+        false
+    }
+
     /// Whether large transposes call the runtime's transposing copy
     /// (crate::linalg::layout::runtime_transpose) instead of a generic.
     fn runtime_kernels(&self) -> bool {

@@ -53,6 +53,10 @@ pub static CPU: CpuTarget = CpuTarget { runtime_products: true };
 pub static CPU_GENERATED: CpuTarget = CpuTarget { runtime_products: false };
 
 impl Target for CpuTarget {
+    fn private_dps(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         if self.runtime_products {
             "cpu"
