@@ -154,6 +154,55 @@ static void inline_into_wrapper(LLVMModuleRef m, LLVMContextRef ctx, const char 
   LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, always, 0));
 }
 
+/* The program `<f>` that the C-interface wrapper `wrap` (`_mlir_ciface_<f>`) calls, or NULL. */
+static LLVMValueRef wrapped_program(LLVMModuleRef m, const char *wrap) {
+  static const char prefix[] = "_mlir_ciface_";
+  size_t pl = sizeof prefix - 1;
+  if (strncmp(wrap, prefix, pl) != 0) return NULL;
+  LLVMValueRef f = LLVMGetNamedFunction(m, wrap + pl);
+  return f && !LLVMIsDeclaration(f) ? f : NULL;
+}
+
+/* Whether `f` has a loop: a branch to its own block or to one laid out before it (every
+ * cycle has such an edge in any order of the blocks). Functions of more than 4096 blocks
+ * count as having one (the search is quadratic). */
+static int has_loop(LLVMValueRef f) {
+  unsigned n = LLVMCountBasicBlocks(f);
+  if (n > 4096) return 1;
+  LLVMBasicBlockRef *bbs = malloc((n ? n : 1) * sizeof *bbs);
+  if (!bbs) return 1;
+  LLVMGetBasicBlocks(f, bbs);
+  int loop = 0;
+  for (unsigned i = 0; i < n && !loop; i++) {
+    LLVMValueRef t = LLVMGetBasicBlockTerminator(bbs[i]);
+    unsigned ns = t ? LLVMGetNumSuccessors(t) : 0;
+    for (unsigned k = 0; k < ns && !loop; k++) {
+      LLVMBasicBlockRef succ = LLVMGetSuccessor(t, k);
+      for (unsigned j = 0; j <= i; j++)
+        if (bbs[j] == succ) loop = 1;
+    }
+  }
+  free(bbs);
+  return loop;
+}
+
+/* Inlines the program into its C-interface wrapper too when it has no loop (the program of
+ * a long function outlined into chunks is a sequence of calls): the bit-identity argument of
+ * inline_into_wrapper is about loops, and the call of a program of many parameters (one
+ * pointer per buffer, runtime/src/entry_abi.rs) was itself a third of the code generation
+ * of a step over 100 parameters. Returns whether it did. */
+static int inline_loop_free_program(LLVMModuleRef m, LLVMContextRef ctx, const char *wrap) {
+  LLVMValueRef f = wrapped_program(m, wrap);
+  if (!f || has_loop(f)) return 0;
+  size_t len;
+  const char *name = LLVMGetValueName2(f, &len);
+  char *copy = strndup(name, len);
+  if (!copy) return 0;
+  inline_into_wrapper(m, ctx, copy);
+  free(copy);
+  return 1;
+}
+
 /* Passes `args` (space-separated LLVM command-line options, e.g. "-disable-lsr") to LLVM's
  * option parser (QUABLA_LLVM_ARGS); the caller calls it once per process, before the first
  * compile (runtime/src/llvm_compile.rs `set_args`). */
@@ -292,6 +341,7 @@ static int plan_split(LLVMModuleRef m, const char *wrap, int parts, split_t *s) 
   if (n < 2) return 1;
   unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", strlen("alwaysinline"));
   size_t wlen = strlen(wrap);
+  LLVMValueRef program = wrapped_program(m, wrap);
   int found = 1;
   s->fname = calloc(n, sizeof *s->fname);
   s->fpart = calloc(n, sizeof *s->fpart);
@@ -305,10 +355,12 @@ static int plan_split(LLVMModuleRef m, const char *wrap, int parts, split_t *s) 
     const char *name = LLVMGetValueName2(f, &len);
     int is_wrap = len == wlen && memcmp(name, wrap, wlen) == 0;
     int is_packed = len == wlen + 6 && memcmp(name, "_mlir_", 6) == 0 && memcmp(name + 6, wrap, wlen) == 0;
-    if (!is_wrap && LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, always)) goto out;
+    /* The program itself, when inline_loop_free_program inlines it into the wrapper. */
+    int is_program = f == program;
+    if (!is_wrap && !is_program && LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, always)) goto out;
     s->fname[s->nfn] = strndup(name, len);
     w[s->nfn] = instructions(f);
-    entry[s->nfn] = is_wrap || is_packed;
+    entry[s->nfn] = is_wrap || is_packed || is_program;
     s->nfn++;
   }
   /* The most parts (from `parts` down to 2) whose lightest part has SPLIT_MIN_PART
@@ -479,7 +531,10 @@ int quabla_llvm_compile(void *op, const char *passes, int level, const char *wra
     if (*err) strcat(strcat(strcpy(*err, "no function "), wrap), " to wrap in the LLVM module");
     goto done;
   }
-  if (wrap) inline_into_wrapper(m, ctx, wrap);
+  if (wrap) {
+    inline_into_wrapper(m, ctx, wrap);
+    inline_loop_free_program(m, ctx, wrap);
+  }
   split_t s = {.passes = passes, .level = level, .m0 = m};
   /* Level 0 compiles in a few milliseconds (programs of a few thousand element operations). */
   s.nparts = level > 0 ? plan_split(m, wrap, parts, &s) : 1;
