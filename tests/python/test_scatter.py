@@ -62,7 +62,7 @@ def test_row_updates_of_higher_rank_operands(mode):
     x = RNG.standard_normal((6, 3, 2))
     idx = np.array([[0, -1, 9], [2, 2, -7]])
     v = RNG.standard_normal((2, 3, 3, 2))
-    for c in ["set", "add", "max"]:
+    for c in COMBINERS:
         want = getattr(jnp.asarray(x).at[idx], c)(v, mode=mode)
         got = qb.jit(lambda x, i, v: getattr(x.at[i], c)(v, mode=mode))(x, idx, v)
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, atol=0, err_msg=c)
