@@ -1,6 +1,7 @@
 //! `quabla-fold`'s rules for chains of layout ops: a chain of reshapes and broadcasts is one
 //! broadcast between two reshapes ([`broadcast_chain`]), a chain of reshapes and reductions of
-//! one kind one reduction between two reshapes ([`reduction_chain`]).
+//! one kind one reduction between two reshapes ([`reduction_chain`]), and an elementwise op of
+//! broadcasts of one shape is the op before the broadcast ([`elementwise_of_broadcasts`]).
 //!
 //! Both follow the chain from its source in the common refinement of every shape along it: a
 //! list of dims ([`Fine`]) whose consecutive groups make each shape, split where a shape's
@@ -14,7 +15,7 @@ use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 
 use quabla_dialect::size::saturating_product;
-use quabla_dialect::{Func, LayoutOp, Op, OpKind, ReduceOp, TensorType, Value};
+use quabla_dialect::{ConstantOp, Func, LayoutOp, Literal, Op, OpKind, ReduceOp, TensorType, Value};
 
 /// Longest chain the rules walk.
 const MAX_CHAIN: usize = 16;
@@ -253,5 +254,67 @@ pub(super) fn reduction_chain(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>) 
     let x = reshaped(f, &mut ops, src, full, op);
     let reduced = OpKind::Reduce(ReduceOp::Reduce { op: kind, dims: fine.positions(Role::Reduced) });
     into_result(f, &mut ops, reduced, x, fine.sizes(|r| r != Role::Reduced), op);
+    Some(ops)
+}
+
+/// An elementwise op whose operands are broadcasts of values of one shape along the same dims
+/// and splats (dense splat constants, broadcasts of 0-d values) is the op on those values (the
+/// splats in their shape), broadcast: `sin(x[None, :] * ones((n, 1)))`, `meshgrid`'s
+/// `sin(X) * cos(Y)` and a positional encoding's transcendentals ran once per element of the
+/// broadcast result (1024^2 sines and cosines of a meshgrid of 1024 points: 1.35 ms, JAX 1.13),
+/// where once per element of the source gives the same values. Only where the broadcast at
+/// least doubles the element count.
+pub(super) fn elementwise_of_broadcasts(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Value, Op>) -> Option<Vec<Op>> {
+    if !matches!(op.kind, OpKind::Elementwise(_)) || op.results.len() != 1 || !op.regions.is_empty() {
+        return None;
+    }
+    let out = f.ty(op.results[0]).clone();
+    // The broadcast of a value of rank >= 1 behind operand `v`: (source, dims).
+    let broadcast = |v: &Value| match defs.get(v) {
+        Some(Op { kind: OpKind::Layout(LayoutOp::BroadcastInDim { dims, .. }), operands, .. }) => Some((operands[0], dims.clone())),
+        _ => None,
+    };
+    let mut main: Option<(Vec<i64>, Vec<i64>)> = None;
+    for v in &op.operands {
+        let Some((x, dims)) = broadcast(v) else { continue };
+        let shape = &f.ty(x).shape;
+        if shape.is_empty() {
+            continue;
+        }
+        match &main {
+            None => main = Some((shape.clone(), dims)),
+            Some((s, d)) if s == shape && *d == dims => {}
+            Some(_) => return None,
+        }
+    }
+    let (src, dims) = main?;
+    if saturating_product(src.iter().copied()).saturating_mul(2) > saturating_product(out.shape.iter().copied()) {
+        return None;
+    }
+    let mut ops = Vec::new();
+    let mut xs = Vec::with_capacity(op.operands.len());
+    for v in &op.operands {
+        let t = TensorType::new(f.ty(*v).dtype, src.clone());
+        let x = match (broadcast(v), consts.get(v)) {
+            (Some((x, _)), _) if !f.ty(x).shape.is_empty() => x,
+            (Some((x, _)), _) => {
+                let r = f.new_value(t.clone());
+                ops.push(Op::new(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: src.clone() }), vec![x], vec![r], op.loc.clone()));
+                r
+            }
+            (None, Some(l)) if l.is_splat() && !l.bytes.is_empty() => {
+                let width = l.bytes.len() / l.ty.num_elements().max(1);
+                let bytes = l.bytes[..width].repeat(t.num_elements());
+                let r = f.new_value(t.clone());
+                ops.push(Op::new(OpKind::Constant(ConstantOp::Constant { value: Literal::from_bytes(t, bytes) }), vec![], vec![r], op.loc.clone()));
+                r
+            }
+            _ => return None,
+        };
+        xs.push(x);
+    }
+    let small = f.new_value(TensorType::new(out.dtype, src));
+    ops.push(Op::new(op.kind.clone(), xs, vec![small], op.loc.clone()));
+    ops.push(Op::new(OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape: out.shape }), vec![small], op.results.clone(), op.loc.clone()));
     Some(ops)
 }

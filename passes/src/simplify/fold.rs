@@ -20,7 +20,8 @@
 //! sum of its columns (`summed_columns`); a reshape of an elementwise op over splats and
 //! reshapes is the op in the reshape's shape (`sunk_reshape`); a broadcast of a broadcast is
 //! one broadcast, and so is a chain of reshapes and broadcasts, between two reshapes
-//! (`chains::broadcast_chain`), and a chain of reshapes and reductions of one kind one
+//! (`chains::broadcast_chain`); an elementwise op of broadcasts of one shape (and splats) is
+//! the op on their sources, broadcast (`chains::elementwise_of_broadcasts`); and a chain of reshapes and reductions of one kind one
 //! reduction between two reshapes (`chains::reduction_chain`); sums move towards theirs (`pulled_sum`: through
 //! a single-use negation, onto the operand of a zero padding along the summed dims, onto a
 //! broadcast's operand over dims it has whole); a sum of a splat is the splat of `n` times it
@@ -137,7 +138,7 @@ fn fold_block(f: &mut Func, subst: &mut Subst, ops: Vec<Op>, outputs: &[Value], 
             r.ops = fold_block(f, subst, body_ops, &body_outputs, changed);
             r.outputs = r.outputs.iter().map(|v| subst.get(*v)).collect();
         }
-        if let Some(ops) = sunk_slice(f, &op, &defs, &uses, &reads).or_else(|| split_pads(f, &op, &consts, &defs, &uses, &reads, &chained)).or_else(|| sunk_reshape(f, &op, &consts, &defs, &uses)).or_else(|| summed_columns(f, &op, &defs, &uses)).or_else(|| pulled_sum(f, &op, &consts, &defs, &uses)).or_else(|| summed_splat(f, &op, &consts, &defs)).or_else(|| free_dot(f, &op)).or_else(|| outer_dot(f, &op)).or_else(|| super::chains::broadcast_chain(f, &op, &defs)).or_else(|| super::chains::reduction_chain(f, &op, &defs)).or_else(|| super::accumulate::stacked_products(f, &op, &defs)) {
+        if let Some(ops) = sunk_slice(f, &op, &defs, &uses, &reads).or_else(|| split_pads(f, &op, &consts, &defs, &uses, &reads, &chained)).or_else(|| sunk_reshape(f, &op, &consts, &defs, &uses)).or_else(|| summed_columns(f, &op, &defs, &uses)).or_else(|| pulled_sum(f, &op, &consts, &defs, &uses)).or_else(|| summed_splat(f, &op, &consts, &defs)).or_else(|| free_dot(f, &op)).or_else(|| outer_dot(f, &op)).or_else(|| super::chains::elementwise_of_broadcasts(f, &op, &consts, &defs)).or_else(|| super::chains::broadcast_chain(f, &op, &defs)).or_else(|| super::chains::reduction_chain(f, &op, &defs)).or_else(|| super::accumulate::stacked_products(f, &op, &defs)) {
             // The new ops fold in turn (a slice of a slice of a concatenation, ...). Their
             // operands' uses replace the op's.
             count(f, &mut uses, &mut reads, &op, -1);
@@ -261,7 +262,9 @@ fn sunk_reshape(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &
 /// 10^5 points of 8 dims to 16 centres wrote and read back a [10^5, 16, 8] value, 15 ms -> 1.9
 /// (JAX 4.3); a row sum of `x * x` over 65536 x 8 146 -> 62 us (JAX 190). Several summed dims
 /// (a 2-D upsampling's gradient sums over both repeats, [`super::chains::reduction_chain`])
-/// give a column per element of theirs, in row-major order.
+/// give a column per element of theirs, in row-major order. A broadcast's columns are its
+/// operand's (the slices sink onto it): elementwise ops move above broadcasts
+/// ([`super::chains::elementwise_of_broadcasts`]), so a repeat's gradient sums a broadcast.
 fn summed_columns(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashMap<Value, usize>) -> Option<Vec<Op>> {
     let OpKind::Reduce(ReduceOp::Reduce { op: quabla_dialect::Reducer::Sum, dims }) = &op.kind else { return None };
     let (x, out) = (op.operands[0], f.ty(op.results[0]).clone());
@@ -270,7 +273,7 @@ fn summed_columns(f: &mut Func, op: &Op, defs: &HashMap<Value, Op>, uses: &HashM
     let d = defs.get(&x)?;
     let summed: Vec<usize> = dims.iter().map(|&s| usize::try_from(s).ok().filter(|&s| s < r)).collect::<Option<_>>()?;
     let n = quabla_dialect::size::saturating_product(summed.iter().map(|&s| xt.shape[s]));
-    if r < 2 || summed.is_empty() || summed.len() >= r || !(2..=8).contains(&n) || xt.num_elements() < SPLIT_MIN_ELEMENTS || !matches!(d.kind, OpKind::Elementwise(_)) || uses.get(&x) != Some(&1) {
+    if r < 2 || summed.is_empty() || summed.len() >= r || !(2..=8).contains(&n) || xt.num_elements() < SPLIT_MIN_ELEMENTS || !matches!(d.kind, OpKind::Elementwise(_) | OpKind::Layout(LayoutOp::BroadcastInDim { .. })) || uses.get(&x) != Some(&1) {
         return None;
     }
     let mut ops = Vec::new();

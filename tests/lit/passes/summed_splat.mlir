@@ -4,12 +4,14 @@
 // A sum of a splat is the splat of n times it where every order of the sum gives that
 // (fold.rs summed_splat): -1.5 over 4 (exact), an i32 that wraps, a result too large for a
 // dense constant (a broadcast of the scalar); 0.1 over 2 is past the rule's bound (its odd
-// significand 13421773 times 2 > 2^24): kept, a sum (a pair sums alike in any order).
+// significand 13421773 times 2 > 2^24): kept, a sum (a pair sums alike in any order), which
+// summed_columns writes as the add of the broadcast's two columns.
 
 // CHECK-LABEL: func.func @main
 // CHECK: dense<-6.000000e+00> : tensor<3xf32>
 // CHECK: dense<-2147483648> : tensor<2xi32>
-// CHECK: "quabla.reduce_sum"
+// CHECK: %[[C:.*]] = "quabla.reshape"
+// CHECK-NEXT: "quabla.add"(%[[C]], %[[C]])
 // CHECK: "quabla.constant"() {value = dense<1.600000e+01> : tensor<f32>}
 // CHECK-NEXT: "quabla.broadcast_in_dim"({{.*}}) {dims = array<i64>} : (tensor<f32>) -> tensor<70000xf32>
 // CHECK-NOT: quabla.reduce_sum
