@@ -483,3 +483,33 @@ def test_sums_over_several_short_dims(dims):
     z = U((80, 96))
     chained = lambda m, z: m.tanh(z).reshape(80, 48, 2).sum(2).reshape(40, 2, 48).sum(1)
     assert_close(qb.jit(lambda z: chained(qb, z))(z), chained(np, z), rtol=1e-13, atol=1e-13)
+
+
+def test_elementwise_ops_of_broadcasts_and_their_gradients():
+    # quabla-fold computes an elementwise op of broadcasts of one shape on their sources
+    # (chains.rs elementwise_of_broadcasts) and the row-block lowering keeps a product that
+    # only a later column sum reads out of its run (row_blocks::sunk): a meshgrid's
+    # sin(X) * cos(Y), its gradient (a row sum and a column sum of two outer products), a
+    # positional encoding, a comparison and a select of broadcasts, on arrays large enough
+    # for row blocks.
+    a = np.random.default_rng(5).standard_normal(1024).astype(np.float32)
+
+    def mesh(np_):
+        return lambda a: (lambda X, Y: (np_.sin(X) * np_.cos(Y)).sum())(*np_.meshgrid(a, a))
+
+    got = qb.jit(lambda a: (lambda X, Y: np.float32(1) * qb.sin(X) * qb.cos(Y))(*qb.meshgrid(a, a)))(a)
+    np.testing.assert_allclose(np.asarray(got), np.sin(a)[None, :] * np.cos(a)[:, None], rtol=2e-6, atol=2e-6)
+    g = qb.jit(qb.grad(mesh(qb)))(a)
+    gj = jax.grad(mesh(jnp))(jnp.asarray(a))
+    np.testing.assert_allclose(np.asarray(g), np.asarray(gj), rtol=2e-4, atol=2e-3)
+    x = a[:256]
+
+    def pe(np_):
+        def f(x):
+            ang = np_.arange(512, dtype=np_.float32)[:, None] / (100.0 ** (np_.arange(128, dtype=np_.float32)[None, :] / 128))
+            enc = np_.concatenate([np_.sin(ang), np_.cos(ang)], -1)
+            return np_.where(x[None, :] > 0, enc * x[None, :], -x[None, :])
+
+        return f
+
+    np.testing.assert_allclose(np.asarray(qb.jit(pe(qb))(x)), np.asarray(pe(jnp)(jnp.asarray(x))), rtol=1e-5, atol=1e-5)

@@ -489,10 +489,14 @@ pub(crate) fn lower_block(e: &mut Emitter, cx: &Ctx, f: &Func, ops: &[Op], outpu
     // Runs of row-local ops on large arrays, lowered in blocks of rows (row_blocks); the other
     // ops are analysed and lowered as a block of their own, each run written before the op
     // that followed it.
-    let runs = row_blocks::runs(e, f, ops, outputs);
+    // On the block with its elementwise and layout ops next to their first users, so that a
+    // run does not take in an op whose results only ops after it read (row_blocks::sunk).
+    let sunk = row_blocks::sunk(ops);
+    let runs = row_blocks::runs(e, f, &sunk, outputs);
     if runs.is_empty() {
         return lower_ops(e, cx, f, ops, outputs, &[]);
     }
+    let ops = &sunk[..];
     let mut kept = Vec::with_capacity(ops.len());
     let mut at = Vec::with_capacity(runs.len());
     let mut next = 0;

@@ -134,6 +134,50 @@ fn loop_reads(f: &Func, op: &Op, lead: &[i64]) -> Option<Vec<bool>> {
     (!cond_reads_rows && row_local(cond) && row_local(body)).then_some(sliced)
 }
 
+/// `ops` with each elementwise op, broadcast and reshape moved to just before its first user
+/// (after the last op when only the block's outputs read it), the other ops in their order:
+/// the gradient of `sum(sin(X) * cos(Y))` over a meshgrid sums one outer product along its
+/// rows and another along its columns; between the first product and its row sum, the second
+/// product joined the run, which wrote it out for the column sum after it (a 4 MB array, and
+/// its factor recomputed in every block) instead of the column sum reading it fused.
+pub fn sunk(ops: &[Op]) -> Vec<Op> {
+    let sinks = |op: &Op| op.regions.is_empty() && op.results.len() == 1 && matches!(op.kind, OpKind::Elementwise(_) | OpKind::Layout(LayoutOp::BroadcastInDim { .. } | LayoutOp::Reshape { .. }));
+    let producer: HashMap<Value, usize> = ops.iter().enumerate().filter(|(_, op)| sinks(op)).flat_map(|(k, op)| op.results.iter().map(move |v| (*v, k))).collect();
+    let mut placed = vec![false; ops.len()];
+    let mut out = Vec::with_capacity(ops.len());
+    // Places op k after the pending producers of its operands (operands first, in order).
+    fn place(k: usize, ops: &[Op], producer: &HashMap<Value, usize>, placed: &mut [bool], out: &mut Vec<Op>) {
+        let mut stack = vec![(k, false)];
+        while let Some((k, ready)) = stack.pop() {
+            if placed[k] {
+                continue;
+            }
+            if ready {
+                placed[k] = true;
+                out.push(ops[k].clone());
+                continue;
+            }
+            stack.push((k, true));
+            for v in ops[k].operands.iter().rev() {
+                if let Some(&p) = producer.get(v) {
+                    if !placed[p] {
+                        stack.push((p, false));
+                    }
+                }
+            }
+        }
+    }
+    for (k, op) in ops.iter().enumerate() {
+        if !sinks(op) {
+            place(k, ops, &producer, &mut placed, &mut out);
+        }
+    }
+    for k in 0..ops.len() {
+        place(k, ops, &producer, &mut placed, &mut out);
+    }
+    out
+}
+
 /// The runs of `ops` (a block of `f` yielding `outputs`) that take the row-block form. Rows
 /// are along the first dim, or (when no run over it takes the form: rows too long for a
 /// block) the first two or more dims of 3-D and larger arrays: a layernorm over the features
