@@ -330,6 +330,13 @@ def random():
 
 def misc():
     case("erf 1e6", lambda x: qb.erf(x), lambda x: jax.scipy.special.erf(x), r(1000000))
+    # Stop 53: elementwise ops of broadcasts on their sources (fold's elementwise_of_broadcasts;
+    # 1354 us), the gradient's second product out of the row run (row_blocks::sunk; 11.7 ms).
+    mesh = lambda np_: lambda a: (lambda X, Y: np_.sin(X) * np_.cos(Y))(*np_.meshgrid(a, a))  # noqa: E731
+    case("meshgrid sin(X) * cos(Y) 1024^2", mesh(qb), mesh(jnp), r(1024))
+    case("its gradient (sum)", qb.grad(lambda a: mesh(qb)(a).sum()), jax.grad(lambda a: mesh(jnp)(a).sum()), r(1024))
+    # One pointer per buffer at the entry and between chunks (first call 413-458 ms, JAX 86).
+    case("100 leaves of 64^2: p - 0.01 g (50 outputs)", lambda *xs: [p - 0.01 * g for p, g in zip(xs[:50], xs[50:])], lambda *xs: [p - 0.01 * g for p, g in zip(xs[:50], xs[50:])], *[r(64, 64) for _ in range(100)])
     case("exp of -90..-100 1e6 f32 (subnormal results, flushed)", lambda x: qb.exp(x), lambda x: jnp.exp(x), (-95.0 + 5.0 * np.tanh(r(1000000))).astype(np.float32))
     case("|x| ** 1.7 1e6", lambda x: qb.abs(x) ** 1.7, lambda x: jnp.abs(x) ** 1.7, r(1000000))
     case("x / sqrt(row sums of squares) 4096x256", lambda x: x / qb.sqrt((x * x).sum(1, keepdims=True)), lambda x: x / jnp.sqrt((x * x).sum(1, keepdims=True)), r(4096, 256))

@@ -513,3 +513,13 @@ def test_elementwise_ops_of_broadcasts_and_their_gradients():
         return f
 
     np.testing.assert_allclose(np.asarray(qb.jit(pe(qb))(x)), np.asarray(pe(jnp)(jnp.asarray(x))), rtol=1e-4, atol=2e-4)
+
+
+def test_large_folded_constants_round_trip_through_the_jit():
+    # Constants of 256 elements and more reach MLIR as hex strings of their bytes
+    # (Literal::to_mlir_compact): every dtype the lowering writes that way, values exact.
+    rng = np.random.default_rng(11)
+    for dt in [np.float32, np.float64, np.int32, np.int64, np.uint8, np.uint32]:
+        c = (rng.standard_normal((17, 31)) * 100).astype(dt)
+        got = qb.jit(lambda x: x + qb.asarray(c))(np.zeros((17, 31), dt))
+        np.testing.assert_array_equal(np.asarray(got), c, err_msg=np.dtype(dt).name)

@@ -7,7 +7,7 @@ use crate::LowerError;
 
 /// `quabla.constant`.
 pub fn lower_constant(e: &mut Emitter, value: &Literal) -> Result<String, LowerError> {
-    Ok(e.op(format!("arith.constant {}", value.to_mlir())))
+    Ok(e.op(format!("arith.constant {}", value.to_mlir_compact())))
 }
 
 /// `quabla.iota`: result[i...] = i[dim] in the result dtype (i1: index != 0).

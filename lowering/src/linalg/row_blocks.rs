@@ -76,6 +76,11 @@ fn reads(f: &Func, op: &Op, lead: &[i64]) -> Option<Vec<bool>> {
     if matches!(op.kind, OpKind::Control(ControlOp::While {})) {
         return loop_reads(f, op, lead);
     }
+    // A splat constant of any shape (a 0-d one included: a scalar the gradient broadcasts)
+    // is made in every block.
+    if let OpKind::Constant(ConstantOp::Constant { value }) = &op.kind {
+        return (k > 0 && value.is_splat()).then(Vec::new);
+    }
     let out = f.ty(*op.results.first()?);
     if op.results.len() != 1 || !op.regions.is_empty() || k == 0 || !out.shape.starts_with(lead) {
         return None;
@@ -98,7 +103,6 @@ fn reads(f: &Func, op: &Op, lead: &[i64]) -> Option<Vec<bool>> {
                 whole.then(|| vec![false])
             }
         }
-        OpKind::Constant(ConstantOp::Constant { value }) => value.is_splat().then(Vec::new),
         // Padding, slices and concatenations along later dims (a gradient's one-hot column).
         OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo, edge_padding_high: hi, interior_padding: mid }) => ((0..k).all(|j| lo.get(j) == Some(&0) && hi.get(j) == Some(&0) && mid.get(j) == Some(&0)) && leads(&op.operands[0])).then(|| vec![true, false]),
         OpKind::Slicing(SlicingOp::Slice { start_indices, strides, .. }) => ((0..k).all(|j| start_indices.get(j) == Some(&0) && strides.get(j) == Some(&1)) && leads(&op.operands[0])).then(|| vec![true]),
@@ -208,7 +212,10 @@ pub fn runs(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value]) -> Vec<Run> {
                 if !ok {
                     break;
                 }
-                inner.extend(&op.results);
+                // A splat constant is made in every block: ops may read it whole.
+                if !matches!(op.kind, OpKind::Constant(_)) {
+                    inner.extend(&op.results);
+                }
                 end += 1;
             }
             if k == 1 {
