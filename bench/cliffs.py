@@ -213,6 +213,9 @@ def window():
     case("conv2d NCHW 8x64x32x32 * 128x64x3x3", lambda x, k: qb.conv_general_dilated(x, k, (1, 1), "SAME"), lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "SAME"), r(8, 64, 32, 32), r(128, 64, 3, 3))
     case("conv2d NHWC 8x32x32x16 * 3x3x16x32", lambda x, k: qb.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")), lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")), r(8, 32, 32, 16), r(3, 3, 16, 32))
 
+    # Stop 53: qb.conv_transpose (a decoder's upsampling; lhs_dilation of the convolution).
+    case("conv_transpose 2x NHWC 8x32x32x64 -> 32", lambda x, w: qb.conv_transpose(x, w, (2, 2), "SAME"), lambda x, w: jax.lax.conv_transpose(x, w, (2, 2), "SAME"), r(8, 32, 32, 64), r(3, 3, 64, 32) * 0.1)
+
     def conv_nhwc(np_, x, w):
         return (qb.conv_general_dilated if np_ is qb else jax.lax.conv_general_dilated)(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
 

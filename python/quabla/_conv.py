@@ -21,6 +21,7 @@ from .errors import ArgumentTypeError, DTypeError, ShapeError, UnsupportedOperat
 
 __all__ = [
     "conv_general_dilated",
+    "conv_transpose",
     "conv",
     "convolve",
     "correlate",
@@ -179,6 +180,70 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
     else:
         pads = _pads(name, padding, [0] * n, None, None)
     return bind(_conv_op(strides, pads, lhs_dil, rhs_dil, specs, feature_group_count, batch_group_count), lhs, rhs)
+
+
+def _transpose_pads(k, s, padding):
+    """(lo, hi) padding of the dilated input of a transposed convolution with a (dilated)
+    window of ``k`` and stride ``s`` (``jax.lax.conv_transpose``'s 'SAME' and 'VALID')."""
+    if padding == "SAME":
+        total = k + s - 2
+        lo = k - 1 if s > k - 1 else -(-total // 2)
+    else:
+        total = k + s - 2 + builtins.max(k - s, 0)
+        lo = k - 1
+    return lo, total - lo
+
+
+def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numbers=None, transpose_kernel=False, precision=None, preferred_element_type=None):
+    """Transposed convolution (``jax.lax.conv_transpose``): the input dilated by ``strides``
+    and convolved with the kernel, as a decoder's upsampling layer.
+
+    Args:
+        lhs: input, rank n+2.
+        rhs: kernel, rank n+2.
+        strides: n strides (the input's dilation).
+        padding: 'SAME', 'VALID' or n (low, high) pairs of the dilated input.
+        rhs_dilation: n kernel dilations, default 1.
+        dimension_numbers: as ``conv_general_dilated``; None is JAX's default for the rank
+            (('NC', 'IO', 'NC'), ('NHC', 'HIO', 'NHC'), ('NHWC', 'HWIO', 'NHWC'),
+            ('NHWDC', 'HWDIO', 'NHWDC')).
+        transpose_kernel: flip the kernel's spatial dims and swap its input and output
+            features (the gradient of ``conv_general_dilated`` with respect to its input).
+        precision, preferred_element_type: must be None, as for ``conv_general_dilated``.
+
+    Returns:
+        The transposed convolution in the output layout.
+
+    Example:
+        >>> y = qb.conv_transpose(qb.ones((1, 4, 4, 3)), qb.ones((3, 3, 3, 8)), (2, 2), "SAME")
+        >>> y.shape
+        (1, 8, 8, 8)
+    """
+    name = "conv_transpose"
+    lhs, rhs = _same_float(name, lhs, rhs)
+    if lhs.ndim < 2 or lhs.ndim != rhs.ndim:
+        raise ShapeError(f"{name}: lhs and rhs need the same rank >= 2, got shapes {lhs.shape} and {rhs.shape}")
+    n = lhs.ndim - 2
+    if dimension_numbers is None:
+        defaults = {0: ("NC", "IO", "NC"), 1: ("NHC", "HIO", "NHC"), 2: ("NHWC", "HWIO", "NHWC"), 3: ("NHWDC", "HWDIO", "NHWDC")}
+        if n not in defaults:
+            raise ShapeError(f"{name}: no default dimension_numbers for rank {lhs.ndim}; pass them")
+        dimension_numbers = defaults[n]
+    specs = _specs(name, dimension_numbers, lhs.ndim)
+    strides = _ints(name, "strides", strides, n)
+    rhs_dil = _ints(name, "rhs_dilation", rhs_dilation, n)
+    if isinstance(padding, str):
+        p = padding.upper()
+        if p not in ("SAME", "VALID"):
+            raise ShapeError(f"{name}: padding must be 'SAME', 'VALID' or a sequence of (low, high) pairs, got {padding!r}")
+        pads = tuple(_transpose_pads(_dilate(rhs.shape[d], r), s, p) for d, r, s in zip(specs[1][2:], rhs_dil, strides))
+    else:
+        pads = padding
+    if transpose_kernel:
+        for d in specs[1][2:]:
+            rhs = _flip_axis(rhs, d)
+        rhs = _ops.swapaxes(rhs, specs[1][0], specs[1][1])
+    return conv_general_dilated(lhs, rhs, (1,) * n, pads, lhs_dilation=strides, rhs_dilation=rhs_dil, dimension_numbers=specs, precision=precision, preferred_element_type=preferred_element_type)
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):

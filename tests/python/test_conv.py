@@ -472,3 +472,40 @@ def test_channels_first_computed_channels_last(name):
     close(got[0], g[0], TOL * 10, name + " dx")
     close(got[1], g[1], TOL * 100, name + " dw")
     assert n in (2, 3)
+
+
+# (lhs shape, rhs shape, keyword arguments of conv_transpose)
+TRANSPOSE_CASES = {
+    "1d_default_same_s2": ((2, 7, 3), (3, 3, 4), dict(strides=(2,), padding="SAME")),
+    "1d_valid_s3_dilated": ((1, 5, 2), (2, 2, 3), dict(strides=(3,), padding="VALID", rhs_dilation=(2,))),
+    "2d_nhwc_same_s2": ((2, 4, 5, 3), (3, 3, 3, 4), dict(strides=(2, 2), padding="SAME")),
+    "2d_valid_k4_s2": ((1, 3, 3, 2), (4, 4, 2, 3), dict(strides=(2, 2), padding="VALID")),
+    "2d_same_k2_s3": ((1, 3, 4, 2), (2, 2, 2, 2), dict(strides=(3, 1), padding="SAME")),
+    "2d_explicit_nchw": ((2, 3, 5, 4), (4, 3, 3, 3), dict(strides=(2, 1), padding=((1, 2), (0, 1)), dimension_numbers=("NCHW", "OIHW", "NCHW"))),
+    "2d_transpose_kernel": ((1, 5, 5, 4), (3, 3, 2, 4), dict(strides=(2, 2), padding="SAME", transpose_kernel=True)),
+    "3d_same": ((1, 3, 2, 3, 2), (2, 2, 2, 2, 3), dict(strides=(2, 1, 2), padding="SAME")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRANSPOSE_CASES))
+def test_conv_transpose_matches_jax(name):
+    ls, rs, kw = TRANSPOSE_CASES[name]
+    rng = np.random.default_rng(7)
+    x, w = rand(rng, ls), rand(rng, rs)
+    want = jax.lax.conv_transpose(x, w, **kw)
+    close(qb.conv_transpose(x, w, **kw), want, what=name)
+    close(qb.jit(lambda x, w: qb.conv_transpose(x, w, **kw))(x, w), want, what=name + " jit")
+    loss_q = lambda x, w: (qb.conv_transpose(x, w, **kw) ** 2).sum()  # noqa: E731
+    loss_j = lambda x, w: (jax.lax.conv_transpose(x, w, **kw) ** 2).sum()  # noqa: E731
+    for got, exp in zip(qb.grad(loss_q, argnums=(0, 1))(x, w), jax.grad(loss_j, argnums=(0, 1))(x, w)):
+        close(got, exp, what=name + " grad")
+
+
+def test_conv_transpose_errors():
+    x, w = np.ones((1, 4, 4, 2)), np.ones((3, 3, 2, 2))
+    with pytest.raises(qb.ShapeError, match="conv_transpose"):
+        qb.conv_transpose(x, w, (2, 2), "FULL")
+    with pytest.raises(qb.ShapeError, match="conv_transpose"):
+        qb.conv_transpose(x, w, (2, 2, 2), "SAME")
+    with pytest.raises(qb.DTypeError, match="conv_transpose"):
+        qb.conv_transpose(x.astype(np.float32), w, (2, 2), "SAME")
