@@ -134,6 +134,7 @@ from ._transforms import jacfwd, jacrev, linearize  # noqa: E402
 from ._staging import ArgumentError  # noqa: E402
 from . import optim  # noqa: E402
 from . import linalg  # noqa: E402
+from . import ops  # noqa: E402
 from . import scipy  # noqa: E402
 from . import typing  # noqa: E402
 from .typing import Array  # noqa: E402
@@ -236,5 +237,5 @@ _SHADOWING = {"abs", "all", "any", "max", "min", "round", "sum"}
 __all__ = sorted(
     n
     for n in dir()
-    if not n.startswith("_") and n not in _SHADOWING and n not in {"tree", "dtypes", "errors", "jit_module", "optim", "typing", "test_util", "random", "linalg", "nn", "scipy", "sharding", "distributed", "debug"}
-) + ["tree", "optim", "typing", "test_util", "random", "linalg", "nn", "scipy", "sharding", "distributed", "debug"]
+    if not n.startswith("_") and n not in _SHADOWING and n not in {"tree", "dtypes", "errors", "jit_module", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug"}
+) + ["tree", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug"]
