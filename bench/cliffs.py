@@ -258,6 +258,10 @@ def index():
     cols = np.arange(0, 1024, 16).astype(np.int32)
     case("x.at[:, 64 cols].set(0) 4096x1024", lambda x, i: x.at[:, i].set(0.0), lambda x, i: x.at[:, i].set(0.0), xl, cols)
     case("x.at[ar, ar].set(0) (a diagonal) 4096x1024", lambda x, i: x.at[i, i].set(0.0), lambda x, i: x.at[i, i].set(0.0), xl, np.arange(1024).astype(np.int32))
+    # Stop 53: searching and counting (a binary search of every value at once; row scatters).
+    case("searchsorted 1e5 in 1e4", lambda a, v: qb.searchsorted(a, v), lambda a, v: jnp.searchsorted(a, v), np.sort(r(10000)), r(100000))
+    case("histogram 1e6, 50 bins", lambda x: qb.histogram(x, bins=50, range=(0, 1))[0], lambda x: jnp.histogram(x, bins=50, range=(0, 1))[0], r(1000000))
+    case("interp 1e5 on 1000 points", lambda x, xp, fp: qb.interp(x, xp, fp), lambda x, xp, fp: jnp.interp(x, xp, fp), r(100000), np.sort(r(1000)), r(1000))
     # Segment max / min / product as whole rows (stop 53: 7.0 ms element by element, JAX 1.0).
     seg, rows = np.random.randint(0, 1000, size=100000).astype(np.int32), r(100000, 64)
     case("x.at[seg].max(rows) 1e5x64 -> 1000 rows", lambda d, s: qb.full((1000, 64), -np.inf, d.dtype).at[s].max(d), lambda d, s: jnp.full((1000, 64), -jnp.inf, d.dtype).at[s].max(d), rows, seg)

@@ -1,0 +1,196 @@
+"""Searching sorted arrays and counting into bins (``jnp.searchsorted``, ``digitize``,
+``bincount``, ``histogram``, ``interp``).
+
+``searchsorted`` is a binary search of every value at once: ``bit_length(n)`` steps of a
+gather of the midpoints and a compare, each step a few elementwise ops over the values
+(``jnp.searchsorted``'s 'scan' method); the others are compositions of it with gathers and
+row scatters (``x.at[i].add``), so they differentiate, batch and lower as those ops do.
+"""
+
+import builtins
+
+import numpy as np
+
+from . import _ops as _o
+from ._numpy import argsort as _argsort
+from ._trace import Tracer
+from .errors import DTypeError, ShapeError, TracerError
+
+__all__ = ["searchsorted", "digitize", "bincount", "histogram", "interp"]
+
+
+def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
+    """Indices (int64) where the values ``v`` would be inserted into the sorted 1-D ``a`` to
+    keep it sorted (``jnp.searchsorted``): the first such index with ``side='left'``, the
+    last with ``side='right'``.
+
+    Example:
+        >>> qb.searchsorted(qb.array([1.0, 2.0, 2.0, 5.0]), qb.array([0.0, 2.0, 6.0])).tolist()
+        [0, 1, 4]
+    """
+    name = "searchsorted"
+    a, v = _o._to_array(a), _o._to_array(v)
+    if a.ndim != 1:
+        raise ShapeError(f"{name}: a must be 1-D, got shape {a.shape}")
+    if side not in ("left", "right"):
+        raise ShapeError(f"{name}: side must be 'left' or 'right', got {side!r}")
+    if method not in ("scan", "scan_unrolled", "sort", "compare_all"):
+        raise ShapeError(f"{name}: method must be 'scan', 'scan_unrolled', 'sort' or 'compare_all', got {method!r}")
+    if sorter is not None:
+        a = _o.take(a, _o._to_array(sorter))
+    if a.dtype != v.dtype and not (v.ndim == 0 and v.dtype.kind in "fiu" and a.dtype.kind in "fiu"):
+        raise DTypeError(f"{name}: a and v must have the same dtype, got {a.dtype.name} of shape {a.shape} and {v.dtype.name} of shape {v.shape}")
+    n = a.shape[0]
+    lo = _o.zeros(v.shape, _o.int64)
+    if n == 0:
+        return lo
+    hi = _o.full(v.shape, n, _o.int64)
+    below = _o.less if side == "left" else _o.less_equal
+    for _ in range(n.bit_length()):
+        mid = (lo + hi) // 2
+        at_mid = _o.take(a, _o.minimum(mid, n - 1))
+        go = _o.logical_and(below(at_mid, v), mid < hi)
+        lo = _o.where(go, mid + 1, lo)
+        hi = _o.where(go, hi, mid)
+    return lo
+
+
+def digitize(x, bins, right=False):
+    """The index of the bin of each value of ``x`` among the monotonic 1-D ``bins``
+    (``jnp.digitize``; NumPy's semantics for increasing and decreasing bins).
+
+    Example:
+        >>> qb.digitize(qb.array([0.5, 1.5, 2.5]), qb.array([1.0, 2.0, 3.0])).tolist()
+        [0, 1, 2]
+    """
+    x, bins = _o._to_array(x), _o._to_array(bins)
+    if bins.ndim != 1:
+        raise ShapeError(f"digitize: bins must be 1-D, got shape {bins.shape}")
+    side = "left" if right else "right"
+    n = bins.shape[0]
+    if n == 0:
+        return _o.zeros(x.shape, _o.int64)
+    up = searchsorted(bins, x, side=side)
+    down = n - searchsorted(bins[::-1], x, side=side)
+    return _o.where(bins[-1] >= bins[0], up, down)
+
+
+def _count(name, x, length, minlength):
+    if x.dtype.kind not in "iub":
+        raise DTypeError(f"{name}: x must have an integer dtype, got {x.dtype.name} of shape {x.shape}")
+    if x.ndim != 1:
+        raise ShapeError(f"{name}: x must be 1-D, got shape {x.shape}")
+    minlength = int(minlength)
+    if length is None:
+        if isinstance(x, Tracer):
+            raise TracerError(f"{name}: length=None needs a concrete x to count its bins; inside jit pass length")
+        top = int(np.asarray(x).max()) + 1 if x.shape[0] else 0
+        length = builtins.max(minlength, top)
+    return int(length)
+
+
+def bincount(x, weights=None, minlength=0, *, length=None):
+    """The number (or the sum of ``weights``) of each non-negative integer in the 1-D ``x``
+    (``jnp.bincount``): ``length`` bins (needed under jit; else ``max(minlength, x.max() + 1)``),
+    negative values counted in bin 0 and values past the last bin dropped, as JAX does.
+
+    Example:
+        >>> qb.bincount(qb.array([0, 1, 1, 3])).tolist()
+        [1, 2, 0, 1]
+    """
+    x = _o._to_array(x)
+    n = _count("bincount", x, length, minlength)
+    if weights is None:
+        w, dtype = _o.ones(x.shape, _o.int64), _o.int64
+    else:
+        w = _o._to_array(weights)
+        if w.shape != x.shape:
+            raise ShapeError(f"bincount: weights must have x's shape {x.shape}, got {w.shape}")
+        dtype = w.dtype
+    idx = _o.maximum(_o.astype(x, _o.int64), 0)
+    return _o.zeros((n,), dtype).at[idx].add(w, mode="drop")
+
+
+def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002 - NumPy's name
+    """Counts of ``a`` (flattened) in ``bins`` bins of equal width over ``range``, or between
+    the given edges, and the edges (``jnp.histogram``): each bin holds its left edge, the last
+    its right edge too; values outside are not counted. ``density`` divides by the total
+    and the widths.
+
+    Example:
+        >>> counts, edges = qb.histogram(qb.array([0.0, 0.5, 1.0, 2.0]), bins=2, range=(0.0, 1.0))
+        >>> counts.tolist(), edges.tolist()
+        ([1.0, 2.0], [0.0, 0.5, 1.0])
+    """
+    a = _o.ravel(_o._to_array(a))
+    dtype = a.dtype if a.dtype.kind == "f" else _o.float64
+    a = _o.astype(a, dtype)
+    if isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
+        if bins < 1:
+            raise ShapeError(f"histogram: bins must be >= 1, got {bins}")
+        if range is None:
+            if isinstance(a, Tracer):
+                raise TracerError("histogram: range=None needs a concrete a to find its extent; inside jit pass range")
+            arr = np.asarray(a)
+            range = (float(arr.min()), float(arr.max())) if arr.size else (0.0, 1.0)
+        lo, hi = (float(range[0]), float(range[1]))
+        if hi == lo:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = _o.linspace(lo, hi, int(bins) + 1, dtype=dtype)
+    else:
+        edges = _o.astype(_o._to_array(bins), dtype)
+        if edges.ndim != 1 or edges.shape[0] < 2:
+            raise ShapeError(f"histogram: bins must be a count or a 1-D array of at least 2 edges, got shape {edges.shape}")
+    nb = edges.shape[0] - 1
+    idx = searchsorted(edges, a, side="right")
+    idx = _o.where(a == edges[-1], nb, idx)
+    w = _o.ones(a.shape, dtype) if weights is None else _o.astype(_o.ravel(_o._to_array(weights)), dtype)
+    if w.shape != a.shape:
+        raise ShapeError(f"histogram: weights must have a's size {a.shape[0]}, got shape {w.shape}")
+    counts = _o.zeros((nb + 2,), dtype).at[idx].add(w, mode="drop")[1 : nb + 1]
+    if density:
+        widths = edges[1:] - edges[:-1]
+        counts = counts / (_o.sum(counts) * widths)
+    return counts, edges
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """Piecewise-linear interpolation of the points ``(xp, fp)`` at ``x`` (``jnp.interp``):
+    ``xp`` increasing; ``left`` / ``right`` (default ``fp[0]`` / ``fp[-1]``) outside; with
+    ``period``, ``x`` and ``xp`` taken modulo it.
+
+    Example:
+        >>> qb.interp(qb.array([0.5, 1.5, 3.0]), qb.array([0.0, 1.0, 2.0]), qb.array([0.0, 10.0, 20.0])).tolist()
+        [5.0, 15.0, 20.0]
+    """
+    x, xp, fp = _o._to_array(x), _o._to_array(xp), _o._to_array(fp)
+    if xp.ndim != 1 or fp.ndim != 1 or xp.shape != fp.shape or xp.shape[0] < 1:
+        raise ShapeError(f"interp: xp and fp must be 1-D of one length >= 1, got shapes {xp.shape} and {fp.shape}")
+    dtype = x.dtype if x.dtype.kind == "f" else _o.float64
+    x, xp, fp = _o.astype(x, dtype), _o.astype(xp, dtype), _o.astype(fp, dtype)
+    if period is not None:
+        if left is not None or right is not None:
+            raise ShapeError("interp: left and right cannot be given with period")
+        p = abs(float(period))
+        x = x % p
+        xp = xp % p
+        order = _argsort(xp)
+        xp, fp = _o.take(xp, order), _o.take(fp, order)
+        xp = _o.concatenate([xp[-1:] - p, xp, xp[:1] + p])
+        fp = _o.concatenate([fp[-1:], fp, fp[:1]])
+    n = xp.shape[0]
+    if n == 1:
+        out = _o.broadcast_to(fp[0], x.shape)
+    else:
+        i = _o.clip(searchsorted(xp, x, side="right"), 1, n - 1)
+        x0, x1 = _o.take(xp, i - 1), _o.take(xp, i)
+        f0, f1 = _o.take(fp, i - 1), _o.take(fp, i)
+        dx = x1 - x0
+        t = _o.where(dx == 0, 0.0, (x - x0) / _o.where(dx == 0, 1.0, dx))
+        out = f0 + t * (f1 - f0)
+    if period is None:
+        lv = fp[0] if left is None else left
+        rv = fp[-1] if right is None else right
+        out = _o.where(x < xp[0], lv, out)
+        out = _o.where(x > xp[-1], rv, out)
+    return _o.astype(out, dtype)
