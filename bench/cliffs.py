@@ -258,6 +258,9 @@ def index():
     cols = np.arange(0, 1024, 16).astype(np.int32)
     case("x.at[:, 64 cols].set(0) 4096x1024", lambda x, i: x.at[:, i].set(0.0), lambda x, i: x.at[:, i].set(0.0), xl, cols)
     case("x.at[ar, ar].set(0) (a diagonal) 4096x1024", lambda x, i: x.at[i, i].set(0.0), lambda x, i: x.at[i, i].set(0.0), xl, np.arange(1024).astype(np.int32))
+    # Stop 53: lax.associative_scan (a parallel scan) of a linear recurrence.
+    aff = lambda l, r_: (r_[0] * l[0], r_[0] * l[1] + r_[1])  # noqa: E731
+    case("associative_scan linear recurrence 4096x256", lambda a, b: qb.associative_scan(aff, (a, b))[1], lambda a, b: jax.lax.associative_scan(aff, (a, b))[1], r(4096, 256) * 0.5 + 0.5, r(4096, 256))
     # Stop 53: searching and counting (a binary search of every value at once; row scatters).
     case("searchsorted 1e5 in 1e4", lambda a, v: qb.searchsorted(a, v), lambda a, v: jnp.searchsorted(a, v), np.sort(r(10000)), r(100000))
     case("histogram 1e6, 50 bins", lambda x: qb.histogram(x, bins=50, range=(0, 1))[0], lambda x: jnp.histogram(x, bins=50, range=(0, 1))[0], r(1000000))

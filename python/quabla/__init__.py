@@ -126,7 +126,7 @@ from .errors import (  # noqa: E402
 from .errors import ArgumentTypeError, ArraySizeError, InvalidArgumentError, InvalidIndexError, OutOfMemoryError, ScalarOverflowError, ZeroStepError  # noqa: E402
 from .jit import Compiled, Lowered, ShapeDtype, export, jit  # noqa: E402
 from ._control import cond, fori_loop, stop_gradient, switch, while_loop  # noqa: E402
-from ._control import scan  # noqa: E402
+from ._control import associative_scan, scan  # noqa: E402
 from ._ops import dynamic_slice, dynamic_update_slice  # noqa: E402
 from ._custom import custom_jvp, custom_vjp  # noqa: E402
 from ._transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp, vmap  # noqa: E402

@@ -22,7 +22,7 @@ from ._trace import Trace, Tracer, bind, current, is_array, user_loc
 from .errors import DTypeError, ShapeError, TracerError
 from . import errors as _errors
 
-__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "stop_gradient"]
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "associative_scan", "stop_gradient"]
 
 
 def _pred_array(pred):
@@ -470,3 +470,66 @@ def _run_steps(one, carry, n, what):
     leaves0, y_tree = _tree.flatten(ys[0])
     cols = [[_to_array(_tree.flatten(y)[0][j]) for y in ys] for j in range(len(leaves0))]
     return carry, _tree.unflatten(y_tree, [stack(c) for c in cols])
+
+
+def associative_scan(fn, elems, reverse=False, axis=0):
+    """Inclusive scan of the pytree of arrays ``elems`` along ``axis`` with the associative
+    ``fn`` (``jax.lax.associative_scan``): ``fn(a, b)`` combines two pytrees of ``elems``'
+    structure elementwise. A parallel scan (log2(n) levels of ``fn`` on the pairs of the level
+    below, then on the odd positions), not a loop: the linear recurrences of state-space
+    models.
+
+    Example:
+        >>> qb.associative_scan(qb.add, qb.array([1.0, 2.0, 3.0, 4.0])).tolist()
+        [1.0, 3.0, 6.0, 10.0]
+    """
+    from . import _numpy, _ops, tree
+
+    name = "associative_scan"
+    if not callable(fn):
+        raise _errors.ArgumentTypeError(f"{name}: fn must be callable, got {type(fn).__name__}")
+    leaves, treedef = tree.flatten(elems)
+    if not leaves:
+        raise ShapeError(f"{name}: elems has no arrays")
+    xs = [_ops._to_array(x) for x in leaves]
+    ax = [_ops._norm_axis(name, axis, x.ndim, x.shape) for x in xs]
+    n = xs[0].shape[ax[0]]
+    if any(x.shape[a] != n for x, a in zip(xs, ax)):
+        raise ShapeError(f"{name}: every array of elems needs the same length along axis {axis}, got shapes {[x.shape for x in xs]}")
+    if reverse:
+        xs = [_numpy.flip(x, a) for x, a in zip(xs, ax)]
+
+    def cut(ys, lo, hi, step=1):
+        return [_ops._slice_axis(y, a, lo, hi, step) for y, a in zip(ys, ax)]
+
+    def combine(a, b):
+        out = tree.leaves(fn(tree.unflatten(treedef, a), tree.unflatten(treedef, b)))
+        if len(out) != len(a):
+            raise ShapeError(f"{name}: fn must return elems' structure ({len(a)} arrays), got {len(out)}")
+        return [_ops._to_array(o) for o in out]
+
+    def level(ys):
+        m = ys[0].shape[ax[0]]
+        if m < 2:
+            return ys
+        pairs = combine(cut(ys, 0, m - 1, 2), cut(ys, 1, m, 2))
+        odd = level(pairs)
+        even = combine(cut(odd, 0, (m - 1) // 2), cut(ys, 2, m, 2)) if m > 2 else []
+        even = [_ops.concatenate([h] + ([e] if m > 2 else []), axis=a) for h, e, a in zip(cut(ys, 0, 1), even or [None] * len(ys), ax)]
+        # Interleave: even positions from `even`, odd ones from `odd`.
+        out = []
+        for e, o, a in zip(even, odd, ax):
+            if e.shape[a] > o.shape[a]:
+                pad = list(o.shape)
+                pad[a] = 1
+                o = _ops.concatenate([o, _ops.zeros(tuple(pad), o.dtype)], axis=a)
+            both = _ops.stack([e, o], axis=a + 1)
+            shape = list(e.shape)
+            shape[a] = 2 * e.shape[a]
+            out.append(_ops._slice_axis(_ops.reshape(both, tuple(shape)), a, 0, m, 1))
+        return out
+
+    ys = level(xs)
+    if reverse:
+        ys = [_numpy.flip(y, a) for y, a in zip(ys, ax)]
+    return tree.unflatten(treedef, ys)

@@ -31,7 +31,7 @@ GROUPS = [
                     "Lowered", "Compiled", "Tracer",
                     "jacfwd", "jacrev", "linearize"]),
     ("Control flow", ["cond", "switch", "while_loop", "fori_loop", "stop_gradient"]),
-    ("Loops and dynamic slicing", ["scan", "dynamic_slice", "dynamic_update_slice"]),
+    ("Loops and dynamic slicing", ["scan", "associative_scan", "dynamic_slice", "dynamic_update_slice"]),
     ("Custom derivatives", ["custom_jvp", "custom_vjp"]),
     ("Convolutions, windows and cumulative reductions", ["conv_general_dilated", "conv_transpose", "conv", "convolve", "correlate",
                                                         "reduce_window", "max_pool", "avg_pool", "cumsum", "cumprod",

@@ -440,3 +440,36 @@ def test_scan_closing_over_eager_arrays_and_jvp_of_grad_through_fori():
     close(qb.grad(prog(QB, wq), argnums=(0, 1))(qb.array(H0), qb.array(XS)), jax.grad(prog(JX, wj), argnums=(0, 1))(H0, XS))
     g = lambda ns: lambda a: ns.grad(lambda a: ns.fori(0, 5, lambda i, c: ns.m.sin(c) * a, a))(a)  # noqa: E731
     close(qb.jvp(g(QB), (qb.array(0.6),), (qb.array(1.0),)), jax.jvp(g(JX), (0.6,), (1.0,)))
+
+
+def _affine(l, r):
+    # The composition of two affine maps x -> a x + b: associative, not commutative.
+    return (r[0] * l[0], r[0] * l[1] + r[1])
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 13, 100])
+def test_associative_scan_matches_jax(n):
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((n, 3))
+    for reverse in [False, True]:
+        np.testing.assert_array_equal(np.asarray(qb.associative_scan(qb.add, x, reverse=reverse)), np.asarray(jax.lax.associative_scan(jnp.add, x, reverse=reverse)))
+        a, b = rng.uniform(size=(4, n)), rng.standard_normal((4, n))
+        got = qb.jit(lambda a, b: qb.associative_scan(_affine, (a, b), reverse=reverse, axis=1))(a, b)
+        want = jax.lax.associative_scan(_affine, (a, b), reverse=reverse, axis=1)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12, atol=1e-12)
+
+
+def test_associative_scan_gradient_vmap_and_errors():
+    rng = np.random.default_rng(4)
+    a, b = rng.uniform(size=37), rng.standard_normal(37)
+    loss_q = lambda a, b: (qb.associative_scan(_affine, (a, b))[1] ** 2).sum()  # noqa: E731
+    loss_j = lambda a, b: (jax.lax.associative_scan(_affine, (a, b))[1] ** 2).sum()  # noqa: E731
+    for g, w in zip(qb.grad(loss_q, argnums=(0, 1))(a, b), jax.grad(loss_j, argnums=(0, 1))(a, b)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-10, atol=1e-12)
+    xs = rng.standard_normal((3, 37))
+    np.testing.assert_allclose(np.asarray(qb.vmap(lambda x: qb.associative_scan(qb.maximum, x))(xs)), np.maximum.accumulate(xs, axis=1))
+    with pytest.raises(qb.ShapeError, match="associative_scan"):
+        qb.associative_scan(qb.add, (np.ones(3), np.ones(4)))
+    with pytest.raises(qb.ArgumentTypeError, match="associative_scan"):
+        qb.associative_scan(3, np.ones(3))
