@@ -154,7 +154,7 @@ from ._bits import (  # noqa: E402
     shift_right_logical,
 )
 from . import random  # noqa: E402
-from ._search import bincount, digitize, histogram, interp, searchsorted  # noqa: E402
+from ._search import bincount, digitize, histogram, interp, median, percentile, quantile, searchsorted  # noqa: E402
 from ._conv import avg_pool, conv, conv_general_dilated, conv_transpose, convolve, correlate, cumlogsumexp, cummax, cummin, cumprod, cumsum, max_pool, reduce_window  # noqa: E402
 from ._numpy import (  # noqa: E402
     acos,

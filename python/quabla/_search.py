@@ -16,7 +16,7 @@ from ._numpy import argsort as _argsort
 from ._trace import Tracer
 from .errors import DTypeError, ShapeError, TracerError
 
-__all__ = ["searchsorted", "digitize", "bincount", "histogram", "interp"]
+__all__ = ["searchsorted", "digitize", "bincount", "histogram", "interp", "quantile", "percentile", "median"]
 
 
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
@@ -194,3 +194,96 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         out = _o.where(x < xp[0], lv, out)
         out = _o.where(x > xp[-1], rv, out)
     return _o.astype(out, dtype)
+
+
+_QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, interpolation=None):
+    """The ``q``-th quantiles (``q`` in [0, 1], a scalar or a 1-D array) of ``a`` along ``axis``
+    (None: flattened), as ``jnp.quantile``: the sorted values at ``q * (n - 1)`` by ``method``
+    ('linear', 'lower', 'higher', 'nearest', 'midpoint'); NaN where the values hold a NaN.
+    The quantiles' dims come first.
+
+    Example:
+        >>> qb.quantile(qb.array([4.0, 1.0, 3.0, 2.0]), 0.5).item()
+        2.5
+    """
+    from ._numpy import isnan, sort
+
+    name = "quantile"
+    if out is not None:
+        raise ShapeError(f"{name}: out is not supported (arrays are immutable)")
+    method = interpolation if interpolation is not None else method
+    if method not in _QUANTILE_METHODS:
+        raise ShapeError(f"{name}: method must be one of {_QUANTILE_METHODS}, got {method!r}")
+    a = _o._to_array(a)
+    if a.dtype.kind != "f":
+        a = _o.astype(a, _o.float64)
+    if axis is None:
+        shape_keep = (1,) * a.ndim
+        a, ax = _o.ravel(a), 0
+    else:
+        ax = _o._norm_axis(name, axis, a.ndim, a.shape)
+        shape_keep = tuple(1 if d == ax else n for d, n in enumerate(a.shape))
+    n = a.shape[ax]
+    if n == 0:
+        raise ShapeError(f"{name}: the reduced axis is empty (shape {a.shape})")
+    qs = _o._to_array(q)
+    if qs.ndim > 1:
+        raise ShapeError(f"{name}: q must be a scalar or 1-D, got shape {qs.shape}")
+    qs = _o.astype(qs, a.dtype)
+    s = sort(a, axis=ax)
+    pos = qs * (n - 1)
+    lo = _o.clip(_o.astype(_o.floor(pos), _o.int64), 0, n - 1)
+    hi = _o.clip(_o.astype(_o.ceil(pos), _o.int64), 0, n - 1)
+    frac = pos - _o.floor(pos)
+
+    def at(i):
+        # The sorted values at indices i (shape q), the q dims first.
+        v = _o.take(s, _o.reshape(i, (-1,)) if i.ndim else i, axis=ax)
+        if i.ndim and ax:
+            v = _o.transpose(v, (ax,) + tuple(d for d in range(v.ndim) if d != ax))
+        return v
+
+    def bq(t, like):
+        # q-shaped t against the q-first values `like`.
+        return _o.reshape(t, t.shape + (1,) * (like.ndim - t.ndim))
+
+    vlo, vhi = at(lo), at(hi)
+    if method == "linear":
+        r = vlo + bq(frac, vlo) * (vhi - vlo)
+    elif method == "lower":
+        r = vlo
+    elif method == "higher":
+        r = vhi
+    elif method == "nearest":
+        # A tie (a fraction of exactly 0.5) takes the lower value, as jnp.quantile does.
+        r = _o.where(bq(frac <= 0.5, vlo), vlo, vhi)
+    else:
+        r = (vlo + vhi) * 0.5
+    nan = _o.any(isnan(a), axis=ax)
+    r = _o.where(nan, np.nan, r)
+    if keepdims:
+        r = _o.reshape(r, qs.shape + shape_keep)
+    return r
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, interpolation=None):
+    """``quantile`` with ``q`` in percent (``jnp.percentile``).
+
+    Example:
+        >>> qb.percentile(qb.array([1.0, 2.0, 3.0, 4.0, 5.0]), 25.0).item()
+        2.0
+    """
+    return quantile(a, _o._to_array(q) / 100.0, axis=axis, out=out, overwrite_input=overwrite_input, method=method, keepdims=keepdims, interpolation=interpolation)
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median along ``axis`` (``jnp.median``: the 0.5 quantile by 'midpoint').
+
+    Example:
+        >>> qb.median(qb.array([3.0, 1.0, 4.0, 2.0])).item()
+        2.5
+    """
+    return quantile(a, 0.5, axis=axis, out=out, overwrite_input=overwrite_input, method="midpoint", keepdims=keepdims)

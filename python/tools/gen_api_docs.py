@@ -79,7 +79,7 @@ GROUPS = [
                        "outer", "inner", "vdot", "kron", "diag", "diagonal", "trace", "tril", "triu", "tri",
                        "meshgrid", "atleast_1d", "atleast_2d", "vstack", "hstack", "column_stack", "pad", "roll",
                        "flip", "fliplr", "flipud", "repeat", "tile", "diff", "sort", "argsort", "top_k", "searchsorted",
-                       "digitize", "bincount", "histogram", "interp"]),
+                       "digitize", "bincount", "histogram", "interp", "quantile", "percentile", "median"]),
     ("quabla.nn", ["nn." + n for n in qb.nn.__all__]),
     ("quabla.scipy", ["scipy.special." + n for n in qb.scipy.special.__all__]
      + ["scipy.stats.norm." + n for n in ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")]),

@@ -86,3 +86,29 @@ def test_errors():
         qb.jit(lambda a: qb.histogram(a)[0])(np.ones(3))
     with pytest.raises(qb.ShapeError, match="interp"):
         qb.interp(1.0, np.ones(3), np.ones(2))
+
+
+@pytest.mark.parametrize("method", ["linear", "lower", "higher", "nearest", "midpoint"])
+def test_quantile(method):
+    a = RNG.standard_normal((7, 9, 5))
+    a[3, 2, 1] = np.nan  # its column's quantiles are NaN
+    for axis in [None, 0, 1, 2]:
+        for q in [0.37, np.array([0.0, 0.25, 0.5, 1.0])]:
+            for keepdims in [False, True]:
+                got = qb.quantile(a, q, axis=axis, method=method, keepdims=keepdims)
+                want = jnp.quantile(a, q, axis=axis, method=method, keepdims=keepdims)
+                np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, atol=1e-12, err_msg=str((axis, q, keepdims)))
+    jitted = qb.jit(lambda a: qb.quantile(a, np.array([0.1, 0.9]), axis=1, method=method))(a)
+    np.testing.assert_allclose(np.asarray(jitted), np.asarray(jnp.quantile(a, jnp.array([0.1, 0.9]), axis=1, method=method)), rtol=1e-12, atol=1e-12)
+
+
+def test_median_percentile_and_gradients():
+    a = RNG.standard_normal((6, 11))
+    np.testing.assert_allclose(np.asarray(qb.median(a, axis=1)), np.asarray(jnp.median(a, axis=1)), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(qb.median(a)), np.asarray(jnp.median(a)), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(qb.percentile(a, [10.0, 90.0], axis=0)), np.asarray(jnp.percentile(a, jnp.array([10.0, 90.0]), axis=0)), rtol=1e-12)
+    g = qb.grad(lambda a: (qb.quantile(a, 0.3, axis=1) ** 2).sum())(a)
+    gj = jax.grad(lambda a: (jnp.quantile(a, 0.3, axis=1) ** 2).sum())(a)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(gj), rtol=1e-10, atol=1e-12)
+    with pytest.raises(qb.ShapeError, match="quantile"):
+        qb.quantile(a, 0.5, method="cubic")
