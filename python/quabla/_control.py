@@ -15,7 +15,8 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import tree as _tree
-from ._ops import _op, _to_array, dynamic_slice, dynamic_update_slice, reshape, stack, zeros
+from ._ops import _norm_axis, _op, _slice_axis, _to_array, concatenate, dynamic_slice, dynamic_update_slice, reshape, stack, zeros
+from ._numpy import flip as _flip
 from ._ops import maximum as _maximum
 from ._ops import minimum as _minimum
 from ._trace import Trace, Tracer, bind, current, is_array, user_loc
@@ -483,53 +484,49 @@ def associative_scan(fn, elems, reverse=False, axis=0):
         >>> qb.associative_scan(qb.add, qb.array([1.0, 2.0, 3.0, 4.0])).tolist()
         [1.0, 3.0, 6.0, 10.0]
     """
-    from . import _numpy, _ops, tree
-
     name = "associative_scan"
     if not callable(fn):
         raise _errors.ArgumentTypeError(f"{name}: fn must be callable, got {type(fn).__name__}")
-    leaves, treedef = tree.flatten(elems)
+    leaves, treedef = _tree.flatten(elems)
     if not leaves:
         raise ShapeError(f"{name}: elems has no arrays")
-    xs = [_ops._to_array(x) for x in leaves]
-    ax = [_ops._norm_axis(name, axis, x.ndim, x.shape) for x in xs]
+    xs = [_to_array(x) for x in leaves]
+    ax = [_norm_axis(name, axis, x.ndim, x.shape) for x in xs]
     n = xs[0].shape[ax[0]]
     if any(x.shape[a] != n for x, a in zip(xs, ax)):
         raise ShapeError(f"{name}: every array of elems needs the same length along axis {axis}, got shapes {[x.shape for x in xs]}")
-    if reverse:
-        xs = [_numpy.flip(x, a) for x, a in zip(xs, ax)]
 
     def cut(ys, lo, hi, step=1):
-        return [_ops._slice_axis(y, a, lo, hi, step) for y, a in zip(ys, ax)]
+        return [_slice_axis(y, a, lo, hi, step) for y, a in zip(ys, ax)]
 
     def combine(a, b):
-        out = tree.leaves(fn(tree.unflatten(treedef, a), tree.unflatten(treedef, b)))
+        out = _tree.leaves(fn(_tree.unflatten(treedef, a), _tree.unflatten(treedef, b)))
         if len(out) != len(a):
             raise ShapeError(f"{name}: fn must return elems' structure ({len(a)} arrays), got {len(out)}")
-        return [_ops._to_array(o) for o in out]
+        return [_to_array(o) for o in out]
 
     def level(ys):
         m = ys[0].shape[ax[0]]
         if m < 2:
             return ys
-        pairs = combine(cut(ys, 0, m - 1, 2), cut(ys, 1, m, 2))
-        odd = level(pairs)
-        even = combine(cut(odd, 0, (m - 1) // 2), cut(ys, 2, m, 2)) if m > 2 else []
-        even = [_ops.concatenate([h] + ([e] if m > 2 else []), axis=a) for h, e, a in zip(cut(ys, 0, 1), even or [None] * len(ys), ax)]
-        # Interleave: even positions from `even`, odd ones from `odd`.
+        # Odd positions: the scan of the pairs; even ones: the first element, then each odd
+        # position's prefix combined with the next element.
+        odd = level(combine(cut(ys, 0, m - 1, 2), cut(ys, 1, m, 2)))
+        even = cut(ys, 0, 1)
+        if m > 2:
+            even = [concatenate([h, r], axis=a) for h, r, a in zip(even, combine(cut(odd, 0, (m - 1) // 2), cut(ys, 2, m, 2)), ax)]
+        # Interleaved along the axis (the odd ones padded by one when m is odd).
         out = []
         for e, o, a in zip(even, odd, ax):
             if e.shape[a] > o.shape[a]:
-                pad = list(o.shape)
-                pad[a] = 1
-                o = _ops.concatenate([o, _ops.zeros(tuple(pad), o.dtype)], axis=a)
-            both = _ops.stack([e, o], axis=a + 1)
-            shape = list(e.shape)
-            shape[a] = 2 * e.shape[a]
-            out.append(_ops._slice_axis(_ops.reshape(both, tuple(shape)), a, 0, m, 1))
+                o = concatenate([o, zeros(tuple(1 if d == a else k for d, k in enumerate(o.shape)), o.dtype)], axis=a)
+            both = reshape(stack([e, o], axis=a + 1), tuple(2 * k if d == a else k for d, k in enumerate(e.shape)))
+            out.append(_slice_axis(both, a, 0, m, 1))
         return out
 
+    if reverse:
+        xs = [_flip(x, a) for x, a in zip(xs, ax)]
     ys = level(xs)
     if reverse:
-        ys = [_numpy.flip(y, a) for y, a in zip(ys, ax)]
-    return tree.unflatten(treedef, ys)
+        ys = [_flip(y, a) for y, a in zip(ys, ax)]
+    return _tree.unflatten(treedef, ys)

@@ -1,10 +1,12 @@
-"""Searching sorted arrays and counting into bins (``jnp.searchsorted``, ``digitize``,
-``bincount``, ``histogram``, ``interp``).
+"""Searching sorted arrays, counting into bins and order statistics (``jnp.searchsorted``,
+``digitize``, ``bincount``, ``histogram``, ``interp``, ``quantile``, ``percentile``,
+``median``).
 
 ``searchsorted`` is a binary search of every value at once: ``bit_length(n)`` steps of a
 gather of the midpoints and a compare, each step a few elementwise ops over the values
 (``jnp.searchsorted``'s 'scan' method); the others are compositions of it with gathers and
-row scatters (``x.at[i].add``), so they differentiate, batch and lower as those ops do.
+row scatters (``x.at[i].add``), and the order statistics gathers from a sort, so they
+differentiate, batch and lower as those ops do.
 """
 
 import builtins
@@ -13,6 +15,8 @@ import numpy as np
 
 from . import _ops as _o
 from ._numpy import argsort as _argsort
+from ._numpy import isnan as _isnan
+from ._numpy import sort as _sort
 from ._trace import Tracer
 from .errors import DTypeError, ShapeError, TracerError
 
@@ -75,6 +79,14 @@ def digitize(x, bins, right=False):
     return _o.where(bins[-1] >= bins[0], up, down)
 
 
+def _concrete(name, x, xname, arg, what):
+    """``x`` as a NumPy array, for an argument ``arg=None`` that ``x``'s values decide
+    (``what``); a TracerError inside jit."""
+    if isinstance(x, Tracer):
+        raise TracerError(f"{name}: {arg}=None needs a concrete {xname} {what}; inside jit pass {arg}")
+    return np.asarray(x)
+
+
 def _count(name, x, length, minlength):
     if x.dtype.kind not in "iub":
         raise DTypeError(f"{name}: x must have an integer dtype, got {x.dtype.name} of shape {x.shape}")
@@ -82,9 +94,7 @@ def _count(name, x, length, minlength):
         raise ShapeError(f"{name}: x must be 1-D, got shape {x.shape}")
     minlength = int(minlength)
     if length is None:
-        if isinstance(x, Tracer):
-            raise TracerError(f"{name}: length=None needs a concrete x to count its bins; inside jit pass length")
-        top = int(np.asarray(x).max()) + 1 if x.shape[0] else 0
+        top = int(_concrete(name, x, "x", "length", "to count its bins").max()) + 1 if x.shape[0] else 0
         length = builtins.max(minlength, top)
     return int(length)
 
@@ -129,9 +139,7 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
         if bins < 1:
             raise ShapeError(f"histogram: bins must be >= 1, got {bins}")
         if range is None:
-            if isinstance(a, Tracer):
-                raise TracerError("histogram: range=None needs a concrete a to find its extent; inside jit pass range")
-            arr = np.asarray(a)
+            arr = _concrete("histogram", a, "a", "range", "to find its extent")
             range = (float(arr.min()), float(arr.max())) if arr.size else (0.0, 1.0)
         lo, hi = (float(range[0]), float(range[1]))
         if hi == lo:
@@ -209,8 +217,6 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
         >>> qb.quantile(qb.array([4.0, 1.0, 3.0, 2.0]), 0.5).item()
         2.5
     """
-    from ._numpy import isnan, sort
-
     name = "quantile"
     if out is not None:
         raise ShapeError(f"{name}: out is not supported (arrays are immutable)")
@@ -233,7 +239,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     if qs.ndim > 1:
         raise ShapeError(f"{name}: q must be a scalar or 1-D, got shape {qs.shape}")
     qs = _o.astype(qs, a.dtype)
-    s = sort(a, axis=ax)
+    s = _sort(a, axis=ax)
     pos = qs * (n - 1)
     lo = _o.clip(_o.astype(_o.floor(pos), _o.int64), 0, n - 1)
     hi = _o.clip(_o.astype(_o.ceil(pos), _o.int64), 0, n - 1)
@@ -262,7 +268,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
         r = _o.where(bq(frac <= 0.5, vlo), vlo, vhi)
     else:
         r = (vlo + vhi) * 0.5
-    nan = _o.any(isnan(a), axis=ax)
+    nan = _o.any(_isnan(a), axis=ax)
     r = _o.where(nan, np.nan, r)
     if keepdims:
         r = _o.reshape(r, qs.shape + shape_keep)

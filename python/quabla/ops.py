@@ -9,8 +9,8 @@ Ids outside ``[0, num_segments)`` are dropped, as JAX's default mode does.
 import numpy as np
 
 from . import _ops as _o
-from ._trace import Tracer
-from .errors import DTypeError, ShapeError, TracerError
+from ._search import _concrete
+from .errors import DTypeError, ShapeError
 
 __all__ = ["segment_sum", "segment_prod", "segment_max", "segment_min"]
 
@@ -26,20 +26,15 @@ def _segment(name, combiner, identity, data, segment_ids, num_segments, indices_
     # Accepted for JAX compatibility: hints that do not change the result.
     del indices_are_sorted, unique_indices, bucket_size
     if num_segments is None:
-        if isinstance(ids, Tracer):
-            raise TracerError(f"{name}: num_segments=None needs concrete segment_ids to count the segments; inside jit pass num_segments")
-        num_segments = int(np.asarray(ids).max()) + 1 if ids.shape[0] else 0
+        num_segments = int(_concrete(name, ids, "segment_ids", "num_segments", "to count the segments").max()) + 1 if ids.shape[0] else 0
     n = int(num_segments)
     if n < 0:
         raise ShapeError(f"{name}: num_segments must be >= 0, got {num_segments}")
     out = _o.full((n,) + tuple(data.shape[1:]), identity(data.dtype), data.dtype)
     # Segment ids are not Python indices: a negative one is out of range (dropped, or clamped
     # to 0), where `.at[]` would count it from the end.
-    if mode == "clip":
-        ids = _o.clip(ids, 0, max(n - 1, 0))
-    else:
-        ids = _o.where(ids < 0, n, ids)
-    return getattr(out.at[ids], combiner)(data, mode="drop" if mode in (None, "promise_in_bounds") else mode)
+    ids = _o.clip(ids, 0, max(n - 1, 0)) if mode == "clip" else _o.where(ids < 0, n, ids)
+    return getattr(out.at[ids], combiner)(data, mode="drop")
 
 
 def _lowest(dtype):

@@ -138,14 +138,13 @@ static int add_packed_wrapper(LLVMModuleRef m, LLVMContextRef ctx, const char *n
   return 1;
 }
 
-/* Makes the defined function `name` of `m` internal and always inlined: the C-interface
+/* Makes the defined function `f` (or NULL) internal and always inlined: the C-interface
  * wrapper `_mlir_ciface_<f>`, whose only caller is the packed wrapper, so code generation
  * compiles two functions instead of three. The program `<f>` itself stays a function of its
  * own: inlined into its wrapper LLVM optimises its loops differently from the same loops in
  * an OpenMP-outlined body, and one and two threads would no longer give the same bits
  * (tests/rust/cpu_codegen.rs, broadcasts_read_in_place...). */
-static void inline_into_wrapper(LLVMModuleRef m, LLVMContextRef ctx, const char *name) {
-  LLVMValueRef f = LLVMGetNamedFunction(m, name);
+static void inline_into_wrapper(LLVMValueRef f, LLVMContextRef ctx) {
   if (!f || LLVMIsDeclaration(f)) return;
   unsigned always = LLVMGetEnumAttributeKindForName("alwaysinline", strlen("alwaysinline"));
   unsigned never = LLVMGetEnumAttributeKindForName("noinline", strlen("noinline"));
@@ -190,17 +189,10 @@ static int has_loop(LLVMValueRef f) {
  * a long function outlined into chunks is a sequence of calls): the bit-identity argument of
  * inline_into_wrapper is about loops, and the call of a program of many parameters (one
  * pointer per buffer, runtime/src/entry_abi.rs) was itself a third of the code generation
- * of a step over 100 parameters. Returns whether it did. */
-static int inline_loop_free_program(LLVMModuleRef m, LLVMContextRef ctx, const char *wrap) {
+ * of a step over 100 parameters. */
+static void inline_loop_free_program(LLVMModuleRef m, LLVMContextRef ctx, const char *wrap) {
   LLVMValueRef f = wrapped_program(m, wrap);
-  if (!f || has_loop(f)) return 0;
-  size_t len;
-  const char *name = LLVMGetValueName2(f, &len);
-  char *copy = strndup(name, len);
-  if (!copy) return 0;
-  inline_into_wrapper(m, ctx, copy);
-  free(copy);
-  return 1;
+  if (f && !has_loop(f)) inline_into_wrapper(f, ctx);
 }
 
 /* Passes `args` (space-separated LLVM command-line options, e.g. "-disable-lsr") to LLVM's
@@ -355,9 +347,11 @@ static int plan_split(LLVMModuleRef m, const char *wrap, int parts, split_t *s) 
     const char *name = LLVMGetValueName2(f, &len);
     int is_wrap = len == wlen && memcmp(name, wrap, wlen) == 0;
     int is_packed = len == wlen + 6 && memcmp(name, "_mlir_", 6) == 0 && memcmp(name + 6, wrap, wlen) == 0;
-    /* The program itself, when inline_loop_free_program inlines it into the wrapper. */
-    int is_program = f == program;
-    if (!is_wrap && !is_program && LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, always)) goto out;
+    /* The program itself when inline_loop_free_program made it always-inline: it goes with
+     * the wrapper it is inlined into (a program with loops stays a function of its own). */
+    int inlined = LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, always) != NULL;
+    int is_program = inlined && f == program;
+    if (!is_wrap && !is_program && inlined) goto out;
     s->fname[s->nfn] = strndup(name, len);
     w[s->nfn] = instructions(f);
     entry[s->nfn] = is_wrap || is_packed || is_program;
@@ -532,7 +526,7 @@ int quabla_llvm_compile(void *op, const char *passes, int level, const char *wra
     goto done;
   }
   if (wrap) {
-    inline_into_wrapper(m, ctx, wrap);
+    inline_into_wrapper(LLVMGetNamedFunction(m, wrap), ctx);
     inline_loop_free_program(m, ctx, wrap);
   }
   split_t s = {.passes = passes, .level = level, .m0 = m};

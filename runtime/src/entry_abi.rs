@@ -20,6 +20,7 @@ use melior::ir::operation::{OperationLike, OperationMutLike};
 use melior::ir::r#type::TypeLike;
 use melior::ir::{Attribute, BlockLike, Module as MlirModule, RegionLike, ValueLike};
 use melior::Context;
+use quabla_lowering::linalg::sym;
 
 /// The public, defined `func.func`s of `module` marked `llvm.emit_c_interface` whose
 /// arguments are all statically shaped tensors or identity-layout memrefs and which return
@@ -66,28 +67,6 @@ fn bare_eligible<'c: 'a, 'a>(f: &impl OperationLike<'c, 'a>) -> Option<String> {
     Some(name)
 }
 
-/// `@name` in MLIR's symbol syntax, quoted and escaped.
-fn symbol(name: &str) -> String {
-    let mut s = String::from("@\"");
-    for c in name.chars() {
-        match c {
-            '"' | '\\' => {
-                s.push('\\');
-                s.push(c);
-            }
-            c if c.is_ascii_graphic() || c == ' ' => s.push(c),
-            c => {
-                let mut buf = [0u8; 4];
-                for b in c.encode_utf8(&mut buf).bytes() {
-                    s.push_str(&format!("\\{b:02X}"));
-                }
-            }
-        }
-    }
-    s.push('"');
-    s
-}
-
 /// Adds `_mlir_ciface_<f>` for each converted bare-pointer function `f` of `names`: it
 /// takes a pointer to each argument's descriptor and calls `f` with the descriptor's aligned
 /// pointer (its second word). Fails when `f` is missing or takes anything but pointers.
@@ -96,12 +75,12 @@ pub(crate) fn add_descriptor_wrappers(ctx: &Context, module: &mut MlirModule, na
         let n = llvm_pointer_params(module, name).ok_or_else(|| format!("the bare-pointer entry @{name} is missing after the pipeline or takes more than pointers"))?;
         let ptrs = vec!["!llvm.ptr"; n].join(", ");
         let params: Vec<String> = (0..n).map(|k| format!("%d{k}: !llvm.ptr")).collect();
-        let mut text = format!("module {{\n  llvm.func {}({ptrs})\n  llvm.func {}({}) {{\n", symbol(name), symbol(&format!("_mlir_ciface_{name}")), params.join(", "));
+        let mut text = format!("module {{\n  llvm.func {}({ptrs})\n  llvm.func {}({}) {{\n", sym(name), sym(&format!("_mlir_ciface_{name}")), params.join(", "));
         for k in 0..n {
             text.push_str(&format!("    %f{k} = llvm.getelementptr %d{k}[1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr\n    %p{k} = llvm.load %f{k} : !llvm.ptr -> !llvm.ptr\n"));
         }
         let args: Vec<String> = (0..n).map(|k| format!("%p{k}")).collect();
-        text.push_str(&format!("    llvm.call {}({}) : ({ptrs}) -> ()\n    llvm.return\n  }}\n}}\n", symbol(name), args.join(", ")));
+        text.push_str(&format!("    llvm.call {}({}) : ({ptrs}) -> ()\n    llvm.return\n  }}\n}}\n", sym(name), args.join(", ")));
         let parsed = MlirModule::parse(ctx, &text).ok_or_else(|| format!("the descriptor wrapper of @{name} did not parse"))?;
         let wrapper = parsed.body().first_operation().and_then(|d| d.next_in_block()).ok_or("the descriptor wrapper is empty")?;
         // SAFETY: a live operation of `parsed`; the clone is owned and moved into `module`.

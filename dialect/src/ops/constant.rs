@@ -80,6 +80,13 @@ impl Literal {
         Literal { ty, bytes: one.bytes.repeat(n).into() }
     }
 
+    /// A tensor of `ty` filled with this literal's first element (the splat of a splat
+    /// literal in another shape; `ty` has this literal's dtype).
+    pub fn splat_like(&self, ty: TensorType) -> Literal {
+        let bytes = self.elem_bytes(0).repeat(ty.num_elements());
+        Literal { ty, bytes: bytes.into() }
+    }
+
     pub fn len(&self) -> usize {
         self.ty.num_elements()
     }

@@ -33,20 +33,8 @@ pub fn lower_call(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, callee: &str, res
 /// A call of the destination-passing private function `target` (see the module docs):
 /// returns the names of the results.
 fn destination_call(e: &mut Emitter, o: &Op, target: &str, (args, at): (&[String], &[String]), results: &[TensorType]) -> Vec<String> {
-    let mut taken: Vec<String> = Vec::new();
-    let dests: Vec<String> = o
-        .results
-        .iter()
-        .zip(results)
-        .map(|(r, t)| match e.out_buffer(*r).filter(|b| !taken.contains(b)) {
-            // One result per buffer: a value the caller returns twice is one buffer's.
-            Some(b) => {
-                taken.push(b.clone());
-                b
-            }
-            None => e.op(format!("memref.alloc() {{alignment = 64 : i64}} : {}", memref(t))),
-        })
-        .collect();
+    let outs = e.distinct_out_buffers(&o.results.iter().copied().map(Some).collect::<Vec<_>>());
+    let dests: Vec<String> = outs.into_iter().zip(results).map(|(b, t)| b.unwrap_or_else(|| e.op(format!("memref.alloc() {{alignment = 64 : i64}} : {}", memref(t))))).collect();
     let types: Vec<String> = at.iter().cloned().chain(results.iter().map(memref)).collect();
     let operands: Vec<String> = args.iter().chain(&dests).cloned().collect();
     e.line(format!("func.call {}({}) : ({}) -> ()", sym(target), operands.join(", "), types.join(", ")));

@@ -78,28 +78,15 @@ fn output_dests(e: &mut Emitter, o: &Op, results: &[TensorType]) -> Vec<Option<S
     if e.cg.target.parallel_outer() {
         return vec![];
     }
-    let mut taken: Vec<String> = Vec::new();
-    o.results
-        .iter()
-        .zip(results)
-        .enumerate()
-        .map(|(k, (r, t))| {
-            let out = e.out_buffer(*r)?;
-            // A branch whose result is a nested branch op's: empty-tensor elimination put the
-            // output into the inner branch that computes its value while another inner branch
-            // yields a read-only value (a parameter), and one-shot bufferization then fails
-            // ("cannot avoid RaW conflict"). Such a result is copied out after the op.
-            if o.regions.iter().any(|b| b.outputs.get(k).is_some_and(|v| b.ops.iter().any(|i| matches!(i.kind, OpKind::Control(_)) && i.results.contains(v)))) {
-                return None;
-            }
-            // One result per buffer (a value returned twice is one buffer's, the other copied).
-            if taken.contains(&out) {
-                return None;
-            }
-            taken.push(out.clone());
-            Some(e.op(format!("bufferization.to_tensor {out} restrict writable : {} to {t}", super::memref(t))))
-        })
-        .collect()
+    // A branch whose result is a nested branch op's: empty-tensor elimination put the output
+    // into the inner branch that computes its value while another inner branch yields a
+    // read-only value (a parameter), and one-shot bufferization then fails ("cannot avoid RaW
+    // conflict"). Such a result is copied out after the op. One result per buffer (a value
+    // returned twice is one buffer's, the other copied).
+    let nested = |k: usize| o.regions.iter().any(|b| b.outputs.get(k).is_some_and(|v| b.ops.iter().any(|i| matches!(i.kind, OpKind::Control(_)) && i.results.contains(v))));
+    let asked: Vec<Option<Value>> = o.results.iter().enumerate().map(|(k, r)| (!nested(k)).then_some(*r)).collect();
+    let outs = e.distinct_out_buffers(&asked);
+    outs.into_iter().zip(results).map(|(out, t)| Some(e.op(format!("bufferization.to_tensor {} restrict writable : {} to {t}", out?, super::memref(t))))).collect()
 }
 
 /// `quabla.if`: returns the names of the results.

@@ -176,6 +176,19 @@ impl Emitter {
         self.outs.iter().find(|(w, _)| *w == v).map(|(_, name)| name.clone())
     }
 
+    /// [`Emitter::out_buffer`] of each value of `vs` (None: no buffer asked), each buffer
+    /// once: a later value of the same buffer (a value returned twice) gets None.
+    pub fn distinct_out_buffers(&self, vs: &[Option<Value>]) -> Vec<Option<String>> {
+        let mut taken: Vec<String> = Vec::new();
+        vs.iter()
+            .map(|v| {
+                let b = self.out_buffer((*v)?).filter(|b| !taken.contains(b))?;
+                taken.push(b.clone());
+                Some(b)
+            })
+            .collect()
+    }
+
     /// The buffer of output `v` of the function (type `t`) as a tensor made at the start of the
     /// body, so that it dominates every op: empty-tensor elimination can then let the producer
     /// of a value inserted into it write it in place. None when `v` is no output. (Each output
@@ -491,12 +504,13 @@ pub(crate) fn lower_block(e: &mut Emitter, cx: &Ctx, f: &Func, ops: &[Op], outpu
     // that followed it.
     // On the block with its elementwise and layout ops next to their first users, so that a
     // run does not take in an op whose results only ops after it read (row_blocks::sunk).
-    let sunk = row_blocks::sunk(ops);
-    let runs = row_blocks::runs(e, f, &sunk, outputs);
+    let sunk = row_blocks::sunk(e, ops);
+    let ordered = sunk.as_deref().unwrap_or(ops);
+    let runs = row_blocks::runs(e, f, ordered, outputs);
     if runs.is_empty() {
         return lower_ops(e, cx, f, ops, outputs, &[]);
     }
-    let ops = &sunk[..];
+    let ops = ordered;
     let mut kept = Vec::with_capacity(ops.len());
     let mut at = Vec::with_capacity(runs.len());
     let mut next = 0;

@@ -143,14 +143,18 @@ fn loop_reads(f: &Func, op: &Op, lead: &[i64]) -> Option<Vec<bool>> {
 /// the gradient of `sum(sin(X) * cos(Y))` over a meshgrid sums one outer product along its
 /// rows and another along its columns; between the first product and its row sum, the second
 /// product joined the run, which wrote it out for the column sum after it (a 4 MB array, and
-/// its factor recomputed in every block) instead of the column sum reading it fused.
-pub fn sunk(ops: &[Op]) -> Vec<Op> {
+/// its factor recomputed in every block) instead of the column sum reading it fused. None
+/// when `ops` are in that order already or the target has no row blocks ([`runs`]).
+pub fn sunk(e: &Emitter, ops: &[Op]) -> Option<Vec<Op>> {
+    if !has_runs(e) {
+        return None;
+    }
     let sinks = |op: &Op| op.regions.is_empty() && op.results.len() == 1 && matches!(op.kind, OpKind::Elementwise(_) | OpKind::Layout(LayoutOp::BroadcastInDim { .. } | LayoutOp::Reshape { .. }));
     let producer: HashMap<Value, usize> = ops.iter().enumerate().filter(|(_, op)| sinks(op)).flat_map(|(k, op)| op.results.iter().map(move |v| (*v, k))).collect();
     let mut placed = vec![false; ops.len()];
-    let mut out = Vec::with_capacity(ops.len());
+    let mut order = Vec::with_capacity(ops.len());
     // Places op k after the pending producers of its operands (operands first, in order).
-    fn place(k: usize, ops: &[Op], producer: &HashMap<Value, usize>, placed: &mut [bool], out: &mut Vec<Op>) {
+    let mut place = |k: usize, order: &mut Vec<usize>| {
         let mut stack = vec![(k, false)];
         while let Some((k, ready)) = stack.pop() {
             if placed[k] {
@@ -158,28 +162,27 @@ pub fn sunk(ops: &[Op]) -> Vec<Op> {
             }
             if ready {
                 placed[k] = true;
-                out.push(ops[k].clone());
+                order.push(k);
                 continue;
             }
             stack.push((k, true));
-            for v in ops[k].operands.iter().rev() {
-                if let Some(&p) = producer.get(v) {
-                    if !placed[p] {
-                        stack.push((p, false));
-                    }
-                }
-            }
+            stack.extend(ops[k].operands.iter().rev().filter_map(|v| producer.get(v)).filter(|&&p| !placed[p]).map(|&p| (p, false)));
         }
-    }
+    };
     for (k, op) in ops.iter().enumerate() {
         if !sinks(op) {
-            place(k, ops, &producer, &mut placed, &mut out);
+            place(k, &mut order);
         }
     }
     for k in 0..ops.len() {
-        place(k, ops, &producer, &mut placed, &mut out);
+        place(k, &mut order);
     }
-    out
+    (!order.iter().enumerate().all(|(i, &k)| i == k)).then(|| order.into_iter().map(|k| ops[k].clone()).collect())
+}
+
+/// Whether the target lowers row blocks at all.
+fn has_runs(e: &Emitter) -> bool {
+    !e.cg.target.parallel_outer() && e.cg.tile_matmuls
 }
 
 /// The runs of `ops` (a block of `f` yielding `outputs`) that take the row-block form. Rows
@@ -188,7 +191,7 @@ pub fn sunk(ops: &[Op]) -> Vec<Op> {
 /// of [batch, sequence, features] activations, a softmax over the keys of [batch, heads,
 /// queries, keys] scores.
 pub fn runs(e: &Emitter, f: &Func, ops: &[Op], outputs: &[Value]) -> Vec<Run> {
-    if e.cg.target.parallel_outer() || !e.cg.tile_matmuls {
+    if !has_runs(e) {
         return Vec::new();
     }
     let mut found = Vec::new();

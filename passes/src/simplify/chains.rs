@@ -303,10 +303,8 @@ pub(super) fn elementwise_of_broadcasts(f: &mut Func, op: &Op, consts: &HashMap<
                 r
             }
             (None, Some(l)) if l.is_splat() && !l.bytes.is_empty() => {
-                let width = l.bytes.len() / l.ty.num_elements().max(1);
-                let bytes = l.bytes[..width].repeat(t.num_elements());
                 let r = f.new_value(t.clone());
-                ops.push(Op::new(OpKind::Constant(ConstantOp::Constant { value: Literal::from_bytes(t, bytes) }), vec![], vec![r], op.loc.clone()));
+                ops.push(Op::new(OpKind::Constant(ConstantOp::Constant { value: l.splat_like(t) }), vec![], vec![r], op.loc.clone()));
                 r
             }
             _ => return None,

@@ -1047,8 +1047,7 @@ fn summed_splat(f: &mut Func, op: &Op, consts: &HashMap<Value, Literal>, defs: &
         DType::I1 | DType::U8 => return None,
     };
     if out.num_elements() <= MAX_SPLAT_ELEMENTS {
-        let bytes = value.elem_bytes(0).repeat(out.num_elements());
-        return Some(vec![constant_op(op, Literal::from_bytes(out, bytes))]);
+        return Some(vec![constant_op(op, value.splat_like(out))]);
     }
     let s = f.new_value(scalar);
     let bcast = Op::new(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: out.shape.clone() }), vec![s], op.results.clone(), op.loc.clone());
@@ -1283,10 +1282,7 @@ fn fold_op(f: &Func, op: Op, consts: &HashMap<Value, Literal>, defs: &HashMap<Va
     }
     if let (OpKind::Layout(LayoutOp::BroadcastInDim { .. }) | OpKind::Layout(LayoutOp::Reshape { .. }) | OpKind::Layout(LayoutOp::Transpose { .. }), Some(l)) = (&op.kind, x.and_then(|v| consts.get(&v))) {
         if l.is_splat() && out_ty.as_ref().is_some_and(|t| t.num_elements() <= MAX_SPLAT_ELEMENTS) {
-            let ty = out_ty.clone().unwrap();
-            let n = ty.num_elements();
-            let bytes = l.elem_bytes(0).repeat(n);
-            return Fold::Keep(constant_op(&op, Literal::from_bytes(ty, bytes)));
+            return Fold::Keep(constant_op(&op, l.splat_like(out_ty.clone().unwrap())));
         }
     }
     Fold::Keep(op)
