@@ -231,12 +231,18 @@ except Exception:  # pragma: no cover - running from a source tree without metad
     __version__ = "0.0.0"
 
 from ._indexing import take_along_axis  # noqa: E402
+from ._math import *  # noqa: E402,F401,F403
+from ._shape import *  # noqa: E402,F401,F403
+from ._select import *  # noqa: E402,F401,F403
+from . import lax  # noqa: E402
 
 # Names that shadow builtins (abs, all, any, max, min, round, sum) are attributes of the
 # package but not in __all__, so `from quabla import *` does not shadow the builtins.
-_SHADOWING = {"abs", "all", "any", "max", "min", "round", "sum"}
+import builtins as _builtins  # noqa: E402
+
+_SHADOWING = {n for n in dir() if not n.startswith("_") and hasattr(_builtins, n)}
 __all__ = sorted(
     n
     for n in dir()
-    if not n.startswith("_") and n not in _SHADOWING and n not in {"tree", "dtypes", "errors", "jit_module", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug"}
-) + ["tree", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug"]
+    if not n.startswith("_") and n not in _SHADOWING and n not in {"tree", "dtypes", "errors", "jit_module", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax"}
+) + ["tree", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax"]

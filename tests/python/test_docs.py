@@ -9,10 +9,10 @@ import sys
 import pytest
 
 import quabla as qb
-from quabla import _control, _conv, _ops, _search, dtypes, jit, ops, tree
+from quabla import _control, _conv, _math, _ops, _search, _select, _shape, dtypes, jit, lax, ops, tree
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TESTS = [t for m in (qb, _ops, _control, _conv, _search, ops, jit, tree, dtypes) for t in doctest.DocTestFinder().find(m) if t.examples]
+TESTS = [t for m in (qb, _ops, _control, _conv, _search, _math, _shape, _select, lax, ops, jit, tree, dtypes) for t in doctest.DocTestFinder().find(m) if t.examples]
 
 
 @pytest.mark.parametrize("test", TESTS, ids=[t.name for t in TESTS])
