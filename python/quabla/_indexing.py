@@ -5,7 +5,8 @@ mixed with ints, slices, ``None`` and ``...``, follows NumPy's rules: the advanc
 broadcast shape replaces them in place when they are adjacent, and goes first otherwise
 (``None`` counts as a basic index between them). Array indices wrap once from the end and
 are then clamped (JAX's default for gathers); ``mode="fill"`` gives ``fill_value`` for them
-instead (NaN for floats, the most negative integer for ints, False for bools, as JAX). The
+instead (NaN for floats, the most negative integer for signed ints, the largest for unsigned
+ones, True for bools, as JAX). The
 gather is one ``quabla.gather`` along the flattened advanced dims; other dims stay whole.
 
 ``x.at[key].set/add/multiply/min/max(values, mode=...)``: a key of ints, slices, ``None``,
@@ -113,8 +114,9 @@ def _fill_value(dtype, fill_value):
     if dtype.is_float:
         return float("nan")
     if dtype.is_bool:
-        return False
-    return int(np.iinfo(dtype.np).min)
+        return True
+    info = np.iinfo(dtype.np)
+    return int(info.max if info.min == 0 else info.min)
 
 
 def gather(x, key, mode=None, fill_value=None):

@@ -202,7 +202,7 @@ def test_index_out_of_bounds():
 
 def test_take_out_of_range():
     with raises(IndexError, "take", "extent 3"):
-        qb.take(X23, [3], axis=1)
+        qb.take(X23, [3], axis=1, mode="raise")
 
 
 def test_bool_of_multi_element_tensor():
