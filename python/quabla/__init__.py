@@ -235,6 +235,7 @@ from ._math import *  # noqa: E402,F401,F403
 from ._shape import *  # noqa: E402,F401,F403
 from ._select import *  # noqa: E402,F401,F403
 from . import lax  # noqa: E402
+from ._compat import *  # noqa: E402,F401,F403
 
 # Names that shadow builtins (abs, all, any, max, min, round, sum) are attributes of the
 # package but not in __all__, so `from quabla import *` does not shadow the builtins.
@@ -246,3 +247,5 @@ __all__ = sorted(
     for n in dir()
     if not n.startswith("_") and n not in _SHADOWING and n not in {"tree", "dtypes", "errors", "jit_module", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax"}
 ) + ["tree", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax"]
+
+from . import numpy  # noqa: E402,F401 - `import quabla.numpy as jnp` (not in __all__: it would shadow NumPy)

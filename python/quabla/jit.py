@@ -263,8 +263,9 @@ def _prepare_leaves(fname, leaves):
     return out
 
 
-def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs, static_kw=()):
-    """Traces ``fun`` on abstract leaves; returns (Program, out_tree)."""
+def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs, static_kw=(), shapes_only=False):
+    """Traces ``fun`` on abstract leaves; returns (Program, out_tree), or with
+    ``shapes_only`` (the output leaves as ShapeDtypes, out_tree) without building a program."""
     specs = [(list(x.shape), x.dtype.code) for x in leaves if not isinstance(x, (bool, int, float))]
     builder = _q.TraceBuilder(specs)
     trace = Trace(builder)
@@ -284,7 +285,7 @@ def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs, static_kw=()):
     try:
         out = fun(*args, **kwargs)
         out_leaves, out_tree = _tree.flatten(out)
-        ids = []
+        ids, arrays = [], []
         for leaf in out_leaves:
             if not is_array(leaf):
                 if isinstance(leaf, (bool, int, float, np.ndarray, np.generic)):
@@ -292,6 +293,10 @@ def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs, static_kw=()):
                 else:
                     raise _errors.ArgumentTypeError(f"jit({_name(fun)}): outputs must be arrays or Python numbers, got {type(leaf).__name__}")
             ids.append(trace.id_of(leaf))
+            arrays.append(leaf)
+        if shapes_only:
+            builder.abandon()
+            return [ShapeDtype(a.shape, a.dtype) for a in arrays], out_tree
         program = builder.finish(ids)
     except BaseException:
         builder.abandon()

@@ -79,6 +79,7 @@ GROUPS = [
     ("More NumPy: construction, layout and index helpers", sorted(qb._shape.__all__)),
     ("More NumPy: selections with a static size, unique, sets, lexsort", sorted(qb._select.__all__)),
     ("quabla.lax", ["lax." + n for n in qb.lax.__all__]),
+    ("JAX's top level", sorted(qb._compat.__all__)),
     ("quabla.nn", ["nn." + n for n in qb.nn.__all__]),
     ("quabla.scipy", ["scipy.special." + n for n in qb.scipy.special.__all__]
      + ["scipy.stats.norm." + n for n in ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")]),

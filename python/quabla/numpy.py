@@ -1,0 +1,27 @@
+"""``quabla.numpy``: the package's NumPy-shaped names in one namespace (what ``jax.numpy``
+has and Quabla provides), so ``import quabla.numpy as jnp`` runs code written against
+``jax.numpy``; ``quabla.numpy.linalg`` is :mod:`quabla.linalg`. The transforms, control
+flow and the other subpackages stay at the top level (``qb.jit``, ``qb.lax``, ...).
+
+Example:
+    >>> import quabla.numpy as jnp
+    >>> jnp.sum(jnp.arange(4)).item()
+    6
+"""
+
+import quabla as _qb
+from quabla import linalg  # noqa: F401
+
+# The top-level names that are not NumPy's: transforms, control flow, staging, devices,
+# errors, subpackages and JAX's top-level utilities.
+_NOT_NUMPY = {
+    "jit", "grad", "value_and_grad", "jvp", "vjp", "vmap", "jacobian", "jacfwd", "jacrev", "hessian", "linearize",
+    "custom_jvp", "custom_vjp", "cond", "switch", "while_loop", "fori_loop", "scan", "associative_scan",
+    "stop_gradient", "export", "Lowered", "Compiled", "Tracer", "ShapeDtype", "ShapeDtypeStruct", "eval_shape",
+    "block_until_ready", "checkpoint", "remat", "checkpoint_policies", "named_call", "named_scope", "config",
+    "devices", "device_put", "dynamic_slice", "dynamic_update_slice", "tree", "optim", "typing", "test_util",
+    "random", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax", "linalg", "ArgumentError",
+}
+_names = sorted(n for n in set(_qb.__all__) | _qb._SHADOWING if n not in _NOT_NUMPY and not n.endswith("Error"))
+globals().update({n: getattr(_qb, n) for n in _names})
+__all__ = _names + ["linalg"]

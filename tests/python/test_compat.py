@@ -1,0 +1,82 @@
+"""JAX's top-level utilities (eval_shape, block_until_ready, ShapeDtypeStruct, checkpoint /
+remat, named_call, named_scope, config) and the quabla.numpy namespace."""
+
+import numpy as np
+import pytest
+
+import quabla as qb
+import quabla.numpy as qnp
+from breadth_util import assert_close
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_platforms", "cpu")
+import jax.numpy as jnp  # noqa: E402
+
+
+def test_eval_shape_matches_jax():
+    def f(x, y, n):
+        return {"p": x @ y, "s": (x.sum(0), y.astype(qb.float64 if isinstance(y, qb.Array) else jnp.float64) * n)}
+
+    def fj(x, y, n):
+        return {"p": x @ y, "s": (x.sum(0), y.astype(jnp.float64) * n)}
+
+    x, y = qb.ShapeDtype((3, 5), qb.float32), np.ones((5, 2), np.float32)
+    got = qb.eval_shape(f, x, y, 2)
+    want = jax.eval_shape(fj, jax.ShapeDtypeStruct((3, 5), jnp.float32), y, 2)
+    gl, gt = qb.tree.flatten(got)
+    wl = jax.tree_util.tree_leaves(want)
+    assert [(g.shape, g.dtype.name) for g in gl] == [(w.shape, str(w.dtype)) for w in wl]
+    # jax's own ShapeDtypeStruct and Tensors are abstract leaves too; nothing runs.
+    assert qb.eval_shape(lambda a: a[:, None] * 2, jax.ShapeDtypeStruct((4,), "float32")) == qb.ShapeDtypeStruct((4, 1), qb.float32)
+    calls = []
+    qb.eval_shape(lambda a: calls.append(type(a).__name__) or a, qb.ones(2))
+    assert calls == ["Tracer"]
+    with pytest.raises(qb.ShapeError):
+        qb.eval_shape(lambda a, b: a @ b, qb.ShapeDtype((2, 3), qb.float32), qb.ShapeDtype((2, 3), qb.float32))
+
+
+def test_checkpoint_keeps_values_and_derivatives():
+    def f(x):
+        return qb.sum(qb.tanh(x @ x.T) * x[:, :1])
+
+    x = np.random.default_rng(0).normal(size=(4, 3))
+    for wrapped in (qb.checkpoint(f), qb.remat(f, policy=qb.checkpoint_policies.dots_saveable), qb.checkpoint(prevent_cse=False)(f)):
+        assert_close(wrapped(qb.array(x)), f(qb.array(x)))
+        assert_close(qb.jit(qb.grad(wrapped))(qb.array(x)), qb.grad(f)(qb.array(x)))
+        assert_close(qb.grad(wrapped)(qb.array(x)), jax.grad(jax.checkpoint(lambda a: jnp.sum(jnp.tanh(a @ a.T) * a[:, :1])))(x))
+    with pytest.raises(qb.ArgumentTypeError, match="checkpoint: expected a function"):
+        qb.checkpoint(3)
+
+
+def test_small_utilities():
+    t = {"a": qb.ones(2)}
+    assert qb.block_until_ready(t) is t
+    assert qb.named_call(qb.sin, name="s") is qb.sin
+    with qb.named_scope("layer"):
+        assert qb.ones(1).tolist() == [1.0]
+    with pytest.raises(qb.ArgumentTypeError):
+        with qb.named_scope(3):
+            pass
+    qb.config.update("jax_enable_x64", True)
+    qb.config.update("jax_platforms", "cpu")
+    assert qb.config.jax_enable_x64 is True
+    with pytest.raises(qb.UnsupportedOperationError, match="jax_enable_x64=False"):
+        qb.config.update("jax_enable_x64", False)
+    with pytest.raises(qb.UnsupportedOperationError, match="jax_debug_nans"):
+        qb.config.update("jax_debug_nans", True)
+
+
+def test_numpy_namespace():
+    assert qnp.linalg is qb.linalg
+    for n in ("sum", "max", "abs", "round", "where", "take", "sin", "matmul", "einsum", "float32", "nonzero", "unique"):
+        assert getattr(qnp, n) is getattr(qb, n), n
+    for n in ("jit", "grad", "vmap", "random", "lax", "scan"):
+        assert not hasattr(qnp, n), n
+    assert "numpy" not in qb.__all__  # `from quabla import *` must not shadow NumPy
+
+    def model(x):  # written against jax.numpy, run with quabla.numpy
+        return qnp.mean(qnp.tanh(x) ** 2, axis=0)
+
+    x = np.random.default_rng(1).normal(size=(5, 3))
+    assert_close(qb.jit(model)(qb.array(x)), jnp.mean(jnp.tanh(x) ** 2, axis=0))
