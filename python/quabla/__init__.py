@@ -235,7 +235,12 @@ from ._math import *  # noqa: E402,F401,F403
 from ._shape import *  # noqa: E402,F401,F403
 from ._select import *  # noqa: E402,F401,F403
 from . import lax  # noqa: E402
+from . import tree_util  # noqa: E402
 from ._compat import *  # noqa: E402,F401,F403
+import sys as _sys  # noqa: E402
+from ._tensor import install_late as _install_late  # noqa: E402
+
+_install_late(_sys.modules[__name__])
 
 # Names that shadow builtins (abs, all, any, max, min, round, sum) are attributes of the
 # package but not in __all__, so `from quabla import *` does not shadow the builtins.
@@ -245,7 +250,7 @@ _SHADOWING = {n for n in dir() if not n.startswith("_") and hasattr(_builtins, n
 __all__ = sorted(
     n
     for n in dir()
-    if not n.startswith("_") and n not in _SHADOWING and n not in {"tree", "dtypes", "errors", "jit_module", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax"}
-) + ["tree", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax"]
+    if not n.startswith("_") and n not in _SHADOWING and n not in {"tree", "dtypes", "errors", "jit_module", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax", "tree_util"}
+) + ["tree", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax", "tree_util"]
 
 from . import numpy  # noqa: E402,F401 - `import quabla.numpy as jnp` (not in __all__: it would shadow NumPy)

@@ -189,3 +189,57 @@ def install():
         setattr(Tracer, name, fn)
     for name, fn in _TENSOR_ONLY.items():
         setattr(Tensor, name, fn)
+
+
+def _no_out(name, out):
+    if out is not None:
+        raise _errors.UnsupportedOperationError(f"{name}: out= is not supported (arrays are immutable)", op=name)
+
+
+def install_late(qb):
+    """The methods over functions defined after the core (python/quabla/_math.py, _shape.py,
+    _select.py), with jax.Array's signatures; installed by ``quabla/__init__.py`` once those
+    modules are imported."""
+
+    def cumsum(x, axis=None, dtype=None, out=None):
+        _no_out("cumsum", out)
+        return qb.cumsum(x, axis, dtype)
+
+    def cumprod(x, axis=None, dtype=None, out=None):
+        _no_out("cumprod", out)
+        return qb.cumprod(x, axis, dtype)
+
+    def ptp(x, axis=None, out=None, keepdims=False):
+        _no_out("ptp", out)
+        return qb.ptp(x, axis, keepdims=keepdims)
+
+    def choose(x, choices, out=None, mode="raise"):
+        _no_out("choose", out)
+        return qb.choose(x, choices, mode=mode)
+
+    def compress(x, condition, axis=None, *, out=None, size=None, fill_value=0):
+        _no_out("compress", out)
+        return qb.compress(condition, x, axis, size=size, fill_value=fill_value)
+
+    methods = {
+        "nonzero": lambda x, *, fill_value=None, size=None: qb.nonzero(x, size=size, fill_value=fill_value),
+        "cumsum": cumsum,
+        "cumprod": cumprod,
+        "searchsorted": lambda x, v, side="left", sorter=None, *, method="scan": qb.searchsorted(x, v, side, sorter, method=method),
+        "ptp": ptp,
+        "conj": lambda x: qb.conj(x),
+        "conjugate": lambda x: qb.conjugate(x),
+        "real": property(lambda x: qb.real(x)),
+        "imag": property(lambda x: qb.imag(x)),
+        # Arrays are immutable: a copy is the array itself.
+        "copy": lambda x: x,
+        "mT": property(lambda x: qb.matrix_transpose(x)),
+        "choose": choose,
+        "compress": compress,
+        "argpartition": lambda x, kth, axis=-1: qb.argpartition(x, kth, axis),
+        "nbytes": property(lambda x: x.size * x.dtype.itemsize),
+        "block_until_ready": lambda x: x,
+    }
+    for name, fn in methods.items():
+        setattr(Tensor, name, fn)
+        setattr(Tracer, name, fn)

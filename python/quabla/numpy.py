@@ -20,7 +20,7 @@ _NOT_NUMPY = {
     "stop_gradient", "export", "Lowered", "Compiled", "Tracer", "ShapeDtype", "ShapeDtypeStruct", "eval_shape",
     "block_until_ready", "checkpoint", "remat", "checkpoint_policies", "named_call", "named_scope", "config",
     "devices", "device_put", "dynamic_slice", "dynamic_update_slice", "tree", "optim", "typing", "test_util",
-    "random", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax", "linalg", "ArgumentError",
+    "random", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax", "tree_util", "linalg", "ArgumentError",
 }
 _names = sorted(n for n in set(_qb.__all__) | _qb._SHADOWING if n not in _NOT_NUMPY and not n.endswith("Error"))
 globals().update({n: getattr(_qb, n) for n in _names})

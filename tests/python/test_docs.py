@@ -9,12 +9,12 @@ import sys
 import pytest
 
 import quabla as qb
-from quabla import _compat, _control, _conv, _math, _ops, _search, _select, _shape, dtypes, jit, lax, ops, tree
+from quabla import _compat, _control, _conv, _math, _ops, _search, _select, _shape, dtypes, jit, lax, ops, tree, tree_util
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import quabla.numpy  # noqa: E402
 
-TESTS = [t for m in (qb, _compat, _ops, _control, _conv, _search, _math, _shape, _select, lax, quabla.numpy, ops, jit, tree, dtypes) for t in doctest.DocTestFinder().find(m) if t.examples]
+TESTS = [t for m in (qb, _compat, _ops, _control, _conv, _search, _math, _shape, _select, lax, quabla.numpy, ops, jit, tree, tree_util, dtypes) for t in doctest.DocTestFinder().find(m) if t.examples]
 
 
 @pytest.mark.parametrize("test", TESTS, ids=[t.name for t in TESTS])
