@@ -80,3 +80,32 @@ def test_numpy_namespace():
 
     x = np.random.default_rng(1).normal(size=(5, 3))
     assert_close(qb.jit(model)(qb.array(x)), jnp.mean(jnp.tanh(x) ** 2, axis=0))
+
+
+def test_array_methods_match_jax():
+    x = np.array([[3.0, 0.0, 1.5], [1.0, 2.0, 0.0]])
+    q, j = qb.array(x), jnp.asarray(x)
+    cases = [
+        lambda a: a.nonzero(size=5, fill_value=-1),
+        lambda a: a.cumsum(axis=1),
+        lambda a: a.cumprod(),
+        lambda a: a.ptp(axis=0, keepdims=True),
+        lambda a: a.conj(),
+        lambda a: a.conjugate(),
+        lambda a: a.real,
+        lambda a: a.imag,
+        lambda a: a.copy(),
+        lambda a: a.mT,
+        lambda a: a.compress(np.array([True, False, True]), axis=1),
+        lambda a: a.argpartition(1, axis=1),
+        lambda a: a.ravel().searchsorted(1.0),
+    ]
+    for f in cases:
+        assert_close(f(q), f(j))
+    idx = np.array([0, 1, 1])
+    assert_close(qb.array(idx).choose([qb.array([1, 2, 3]), qb.array([4, 5, 6])]), jnp.asarray(idx).choose([jnp.array([1, 2, 3]), jnp.array([4, 5, 6])]))
+    assert q.nbytes == j.nbytes
+    assert q.block_until_ready() is q
+    assert_close(qb.jit(lambda a: a.cumsum(0) + a.mT.T)(q), np.cumsum(x, 0) + x)
+    with pytest.raises(qb.UnsupportedOperationError, match="cumsum: out="):
+        q.cumsum(out=q)
