@@ -12,6 +12,11 @@ there; ``key_data``/``wrap_key_data`` are the identity here). With the installed
 ``truncated_normal`` go through the ``erf_inv`` op, whose CPU kernel computes XLA's erf_inv
 operation for operation (bitwise equal to JAX's samples on the CPU).
 
+The further distributions (``laplace`` ... ``orthogonal``) use JAX's algorithms and key usage,
+so they give JAX's samples up to the rounding of ``log``/``log1p``/``pow`` (``gamma`` and its
+rejection loop bitwise in float64; ``poisson``/``binomial`` integer-equal); ``gamma`` and the
+samplers built on it take no gradient with respect to their shape parameters.
+
 Departures from JAX: ``bits`` defaults to uint32 and supports uint8/uint32 only (Quabla has no
 uint16/uint64); a traced
 ``lower``/``upper`` of ``truncated_normal`` clips to the closed interval.
@@ -24,10 +29,10 @@ import numpy as np
 from . import _ops as _o
 from . import dtypes as _dt
 from ._bits import shift_left, shift_right_logical
-from ._ops import _op, _shape_str, _to_array, bind
+from ._ops import _floatify, _op, _shape_str, _to_array, bind
 from ._trace import Tracer, is_array
 from .dtypes import float32, float64, int32, int64, uint8, uint32
-from .errors import ArgumentTypeError, DTypeError, ShapeError
+from .errors import ArgumentTypeError, DTypeError, InvalidArgumentError, ShapeError, TracerError
 
 __all__ = [
     "key",
@@ -48,6 +53,35 @@ __all__ = [
     "gumbel",
     "exponential",
     "threefry_2x32",
+    "clone",
+    "key_impl",
+    "laplace",
+    "logistic",
+    "cauchy",
+    "rademacher",
+    "lognormal",
+    "rayleigh",
+    "weibull_min",
+    "pareto",
+    "maxwell",
+    "double_sided_maxwell",
+    "triangular",
+    "wald",
+    "geometric",
+    "gamma",
+    "loggamma",
+    "beta",
+    "dirichlet",
+    "chisquare",
+    "f",
+    "t",
+    "generalized_normal",
+    "ball",
+    "poisson",
+    "binomial",
+    "multinomial",
+    "multivariate_normal",
+    "orthogonal",
 ]
 
 _MASK32 = 0xFFFFFFFF
@@ -723,3 +757,867 @@ def categorical(key, logits, axis=-1, shape=None, replace=True):
     top = _o.astype(_order(_o.transpose(g, perm_axes), descending=True)[..., :m], int32)  # batch + (m,), int32 as lax.top_k
     nb = len(batch)
     return _o.reshape(_o.transpose(top, (nb, *range(nb))), shape) if nb else _o.reshape(top, shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# Keys: clone / key_impl
+
+
+def clone(key):
+    """The same key (``jax.random.clone``: JAX uses it to mark a deliberate key reuse for its
+    key-reuse checker; Quabla has no checker, so it is the identity on valid keys).
+
+    Example:
+        >>> qb.random.clone(qb.random.key(5)).tolist()
+        [0, 5]
+    """
+    return key_data(key)
+
+
+def key_impl(keys):
+    """The name of the generator of ``keys``: always ``"threefry2x32"`` (``jax.random.key_impl``
+    returns a PRNGSpec that prints as that name).
+
+    Example:
+        >>> qb.random.key_impl(qb.random.key(0))
+        'threefry2x32'
+    """
+    key_data(keys)
+    return "threefry2x32"
+
+
+# ---------------------------------------------------------------------------------------------
+# Distributions built from uniform / normal samples (JAX's transforms, same key usage)
+
+
+def _start(name, key, dtype):
+    """The checked key and float dtype of a float sampler."""
+    return _check_key(name, key), _float_dtype(name, dtype)
+
+
+def _shape_arg(name, shape):
+    return _shape(name, shape) if shape != () else ()
+
+
+def _pshape(v):
+    return tuple(v.shape) if is_array(v) else np.shape(v)
+
+
+def _param_shape(name, shape, *params):
+    """JAX's rule: with ``shape=None`` the parameters' broadcast shape; else ``shape``, which
+    the parameters must broadcast to without changing it."""
+    pshapes = [_pshape(p) for p in params]
+    if shape is None:
+        return _o._bcast_shapes(name, *pshapes) if pshapes else ()
+    shape = _shape_arg(name, shape)
+    try:
+        ok = _o._bcast_shapes(name, shape, *pshapes) == shape
+    except ShapeError:
+        ok = False
+    if not ok:
+        raise ShapeError(
+            f"{name}: parameter shapes {', '.join(_shape_str(s) for s in pshapes)} must broadcast to the shape argument "
+            f"{_shape_str(shape)} without changing it"
+        )
+    return shape
+
+
+def _safe_cast(name, d, **params):
+    """JAX's ``_check_all_safe_to_cast``: an array parameter of a wider float dtype than the
+    sample dtype (float64 into float32) is rejected; Python numbers are weak and cast."""
+    for nm, v in params.items():
+        vd = v.dtype if is_array(v) else (np.asarray(v).dtype if isinstance(v, (np.ndarray, np.generic)) else None)
+        if vd is not None and _dt.dtype(vd).is_float and _dt.dtype(vd).itemsize > d.itemsize:
+            raise DTypeError(f"{name}: cannot safely cast {nm} of dtype {_dt.dtype(vd).name} to the sample dtype {d.name}")
+
+
+def _c(x, d):
+    """A constant of the sample dtype (for exact JAX rounding of constants)."""
+    return _o.asarray(x, dtype=d)
+
+
+def laplace(key, shape=(), dtype=None):
+    """Standard Laplace samples ``sign(u) * log1p(-|u|)`` for ``u`` uniform in
+    (-1, 1) (``jax.random.laplace``; JAX's values up to the rounding of ``log1p``).
+
+    Example:
+        >>> qb.random.laplace(qb.random.key(0), (2, 3), "float32").dtype
+        quabla.float32
+    """
+    k, d = _start("laplace", key, dtype)
+    u = uniform(k, shape, d, -1.0 + float(np.finfo(d.np).epsneg), 1.0)
+    return _o.sign(u) * _o.log1p(-_o.abs(u))
+
+
+def logistic(key, shape=(), dtype=None):
+    """Standard logistic samples ``log(u) - log1p(-u)`` (``jax.random.logistic``).
+
+    Example:
+        >>> qb.random.logistic(qb.random.key(0), (4,)).shape
+        (4,)
+    """
+    k, d = _start("logistic", key, dtype)
+    u = uniform(k, shape, d, float(np.finfo(d.np).tiny), 1.0)
+    return _o.log(u) - _o.log1p(-u)
+
+
+def cauchy(key, shape=(), dtype=None):
+    """Standard Cauchy samples ``tan(pi (u - 1/2))`` (``jax.random.cauchy``).
+
+    Example:
+        >>> qb.random.cauchy(qb.random.key(0), (3,)).shape
+        (3,)
+    """
+    k, d = _start("cauchy", key, dtype)
+    u = uniform(k, shape, d, float(np.finfo(d.np).eps), 1.0)
+    return _o.tan(_c(np.pi, d) * (u - 0.5))
+
+
+def rademacher(key, shape=(), dtype=None):
+    """Random signs -1 / +1 with equal probability (``jax.random.rademacher``; int64 by
+    default, any int or float dtype).
+
+    Example:
+        >>> sorted(set(qb.random.rademacher(qb.random.key(0), (50,)).tolist()))
+        [-1, 1]
+    """
+    k = _check_key("rademacher", key)
+    d = int64 if dtype is None else _dt.dtype(dtype, "rademacher")
+    if not (d.is_float or d.is_int) or d.is_unsigned:
+        raise DTypeError(f"rademacher: dtype must be a signed integer or float dtype, got {d.name}")
+    b = _o.astype(bernoulli(k, 0.5, _shape_arg("rademacher", shape)), d)
+    return _o.astype(2 * b - 1, d)
+
+
+def lognormal(key, sigma=np.float32(1), shape=None, dtype=None):
+    """Log-normal samples ``exp(sigma * z)``, ``z`` standard normal (``jax.random.lognormal``).
+
+    Example:
+        >>> bool((qb.random.lognormal(qb.random.key(0), 0.5, (10,)) > 0).all())
+        True
+    """
+    k, d = _start("lognormal", key, dtype)
+    _safe_cast("lognormal", d, sigma=sigma)
+    shape = _param_shape("lognormal", shape, sigma)
+    return _o.exp(normal(k, shape, d) * _as_float(sigma, d))
+
+
+def rayleigh(key, scale, shape=None, dtype=None):
+    """Rayleigh samples ``scale * sqrt(-2 log u)`` (``jax.random.rayleigh``; ``scale``
+    differentiable).
+
+    Example:
+        >>> qb.random.rayleigh(qb.random.key(0), 2.0, (3,)).shape
+        (3,)
+    """
+    k, d = _start("rayleigh", key, dtype)
+    _safe_cast("rayleigh", d, scale=scale)
+    shape = _param_shape("rayleigh", shape, scale)
+    u = uniform(k, shape, d)
+    return _o.broadcast_to(_as_float(scale, d), shape) * _o.sqrt(_o.log(u) * -2.0)
+
+
+def weibull_min(key, scale, concentration, shape=(), dtype=None):
+    """Weibull samples ``scale * (-log1p(-u)) ** (1 / concentration)``
+    (``jax.random.weibull_min``; the result broadcasts ``shape`` with the parameters, as JAX).
+
+    Example:
+        >>> qb.random.weibull_min(qb.random.key(0), 1.0, 2.0, (3,)).shape
+        (3,)
+    """
+    k, d = _start("weibull_min", key, dtype)
+    u = uniform(k, _shape_arg("weibull_min", shape), d)
+    inv = _as_float(1.0 / concentration if not is_array(concentration) and not isinstance(concentration, np.ndarray)
+                    else 1.0 / _to_array(concentration), d)
+    return _o.power(-_o.log1p(-u), inv) * _as_float(scale, d)
+
+
+def pareto(key, b, shape=None, dtype=None):
+    """Pareto samples ``exp(e / b)``, ``e`` standard exponential (``jax.random.pareto``).
+
+    Example:
+        >>> bool((qb.random.pareto(qb.random.key(0), 3.0, (10,)) >= 1).all())
+        True
+    """
+    k, d = _start("pareto", key, dtype)
+    _safe_cast("pareto", d, b=b)
+    shape = _param_shape("pareto", shape, b)
+    return _o.exp(exponential(k, shape, d) / _as_float(b, d))
+
+
+def _norm_last(x):
+    return _o.sqrt(_o.sum(x * x, axis=-1))
+
+
+def maxwell(key, shape=(), dtype=None):
+    """Maxwell samples: the norm of 3 standard normals (``jax.random.maxwell``).
+
+    Example:
+        >>> qb.random.maxwell(qb.random.key(0), (2,)).shape
+        (2,)
+    """
+    k, d = _start("maxwell", key, dtype)
+    return _norm_last(normal(k, (*_shape_arg("maxwell", shape), 3), d))
+
+
+def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
+    """Double-sided Maxwell samples ``sign * maxwell * scale + loc``
+    (``jax.random.double_sided_maxwell``). As JAX, the sample shape is ``shape`` followed by
+    the broadcast shape of ``loc`` and ``scale`` (with ``shape=()``, that shape twice).
+
+    Example:
+        >>> qb.random.double_sided_maxwell(qb.random.key(0), 0.0, 1.0, (4,)).shape
+        (4,)
+    """
+    k, d = _start("double_sided_maxwell", key, dtype)
+    shape = _shape_arg("double_sided_maxwell", shape)
+    pshape = _o._bcast_shapes("double_sided_maxwell", _pshape(loc), _pshape(scale))
+    shape = (shape or pshape) + pshape
+    km, kr = split(k)
+    m = maxwell(km, shape, d)
+    sgn = rademacher(kr, shape, d)
+    return sgn * m * _as_float(scale, d) + _as_float(loc, d)
+
+
+def triangular(key, left, mode, right, shape=None, dtype=None):
+    """Triangular samples on [left, right] with the given ``mode`` (inverse CDF, as
+    ``jax.random.triangular``).
+
+    Example:
+        >>> x = qb.random.triangular(qb.random.key(0), 0.0, 0.5, 1.0, (100,))
+        >>> bool((x >= 0).all() and (x <= 1).all())
+        True
+    """
+    k, d = _start("triangular", key, dtype)
+    _safe_cast("triangular", d, left=left, mode=mode, right=right)
+    shape = _param_shape("triangular", shape, left, mode, right)
+    lo, md, hi = (_o.broadcast_to(_as_float(v, d), shape) for v in (left, mode, right))
+    fc = (md - lo) / (hi - lo)
+    u = uniform(k, shape, d)
+    out1 = lo + _o.sqrt(u * (hi - lo) * (md - lo))
+    out2 = hi - _o.sqrt((1.0 - u) * (hi - lo) * (hi - md))
+    return _o.where(u < fc, out1, out2)
+
+
+def wald(key, mean, shape=None, dtype=None):
+    """Wald (inverse Gaussian, unit shape) samples by Michael-Schucany-Haas
+    (``jax.random.wald``).
+
+    Example:
+        >>> bool((qb.random.wald(qb.random.key(0), 1.5, (10,)) > 0).all())
+        True
+    """
+    k, d = _start("wald", key, dtype)
+    _safe_cast("wald", d, mean=mean)
+    shape = _param_shape("wald", shape, mean)
+    k1, k2 = split(k)
+    mu = _o.broadcast_to(_as_float(mean, d), shape)
+    v = normal(k1, shape, d)
+    z = uniform(k2, shape, d)
+    y = v * v
+    mu2 = mu * mu
+    root = _o.sqrt(4.0 * mu * y + mu2 * (y * y))
+    x = mu + mu2 * y / 2.0 - mu / 2.0 * root
+    return _o.where(z <= mu / (mu + x), x, mu2 / x)
+
+
+def _int_dtype(name, dtype):
+    d = int64 if dtype is None else _dt.dtype(dtype, name)
+    if not d.is_int:
+        raise DTypeError(f"{name}: dtype must be an integer dtype, got {d.name}")
+    return d
+
+
+def geometric(key, p, shape=None, dtype=None):
+    """Geometric samples (trials to the first success, >= 1): ``floor(log u / log1p(-p)) + 1``
+    (``jax.random.geometric``; int64 by default; the uniforms have p's float dtype).
+
+    Example:
+        >>> bool((qb.random.geometric(qb.random.key(0), 0.3, (20,)) >= 1).all())
+        True
+    """
+    k = _check_key("geometric", key)
+    d = _int_dtype("geometric", dtype)
+    pa = _floatify(_to_array(p))
+    shape = _param_shape("geometric", shape, pa)
+    u = uniform(k, shape, pa.dtype)
+    u = _o.where(u == 0, _c(1.0, pa.dtype), u)
+    g = _o.floor(_o.log(u) / _o.broadcast_to(_o.log1p(-pa), shape)) + 1.0
+    return _o.astype(g, d)
+
+
+# ---------------------------------------------------------------------------------------------
+# Gamma family (Marsaglia-Tsang rejection, one while loop per element as JAX's vmapped loop)
+
+
+def _gamma_one(k, alpha, log_space):
+    """One Gamma(alpha) sample from key ``k`` (scalar alpha), JAX's key usage: a split for
+    the boost uniform, then per round a 3-way split (next key, normal key, uniform key) and an
+    inner loop of normals until ``v = 1 + c x > 0``. As XLA computes it, ``c`` is
+    ``(1/3) * rsqrt(d)`` and ``1 + c x`` one fused multiply-add: the samples are JAX's bits."""
+    from ._control import while_loop
+
+    d = alpha.dtype
+    zero, one = _c(0.0, d), _c(1.0, d)
+    boosted = alpha >= 1.0
+    a = _o.where(boosted, alpha, alpha + 1.0)
+    dd = a - _c(1.0 / 3.0, d)
+    c = _c(1.0 / 3.0, d) * _o.rsqrt(dd)
+
+    def accept_not_yet(s):
+        _, xx, vv, uu = s
+        return (uu >= 1.0 - 0.0331 * (xx * xx)) & (_o.log(uu) >= xx * 0.5 + dd * ((1.0 - vv) + _o.log(vv)))
+
+    def next_normal(s):
+        kk, sub = split(s[0])
+        x = normal(sub, (), d)
+        return kk, x, _fma(x, c, one)
+
+    def round_(s):
+        ks = split(s[0], 3)
+        _, x, v = while_loop(lambda t: t[2] <= 0.0, next_normal, (ks[1], zero, -one))
+        return ks[0], x * x, v * v * v, uniform(ks[2], (), d)
+
+    kk, sub = split(k)
+    v = while_loop(accept_not_yet, round_, (kk, zero, one, _c(2.0, d)))[2]
+    if log_space:
+        ls = -exponential(sub, (), d)
+        boost = _o.where(boosted | (ls == 0.0), zero, ls * (1.0 / alpha))
+        return _o.log(dd) + _o.log(v) + boost
+    s = 1.0 - uniform(sub, (), d)
+    boost = _o.where(boosted, one, _o.power(s, 1.0 / alpha))
+    return dd * v * boost
+
+
+def _gamma(name, key, a, shape, dtype, log_space):
+    from ._transforms import vmap
+
+    k, d = _start(name, key, dtype)
+    a = _to_array(a)
+    if not (a.dtype.is_float or a.dtype.is_int) or a.dtype.is_bool:
+        raise DTypeError(f"{name}: a must be a real number or array, got {a.dtype.name}")
+    shape = _param_shape(name, shape, a)
+    n = math.prod(shape)
+    alphas = _o.reshape(_o.broadcast_to(_as_float(a, d), shape), (n,))
+    keys = split(k, n)
+    out = vmap(lambda kk, al: _gamma_one(kk, al, log_space))(keys, alphas)
+    if type(a) is not Tracer:
+        # A concrete ``a`` takes no gradient: cut the loop out of reverse mode, which would
+        # otherwise reject it even when only a later use of the sample is differentiated.
+        from ._control import stop_gradient
+
+        out = stop_gradient(out)
+    return _o.reshape(out, shape)
+
+
+_GAMMA_GRAD_NOTE = """Gradients: none with respect to ``a``. JAX differentiates through its
+    implicit reparameterisation (``lax.random_gamma_grad``, the derivative of the incomplete
+    gamma function), which Quabla lacks: reverse mode (``grad``) with respect to ``a`` raises
+    :class:`UnsupportedOperationError` (the rejection loop has no static trip count), and
+    forward mode through the loop is not that gradient. With a concrete ``a``, what uses the
+    sample (``theta * gamma(key, a)``) differentiates as usual; with a traced ``a`` (a
+    ``jit`` argument), wrap the sample in ``qb.stop_gradient`` to differentiate past it."""
+
+
+def gamma(key, a, shape=None, dtype=None):
+    """Standard Gamma(a) samples (unit scale) by Marsaglia and Tsang's rejection method, one
+    while loop per element (``jax.random.gamma``; the same keys and arithmetic, so JAX's
+    values: bitwise in float64 on the CPU, within a few ulps in float32).
+
+    Args:
+        key: a key of shape (2,).
+        a: the shape parameter (> 0), broadcast to ``shape``.
+        shape: the result shape (default ``a``'s shape).
+        dtype: float64 (default) or float32.
+
+    """ + _GAMMA_GRAD_NOTE + """
+
+    Example:
+        >>> x = qb.random.gamma(qb.random.key(0), qb.array([0.5, 2.0, 9.0]))
+        >>> x.shape, bool((x > 0).all())
+        ((3,), True)
+    """
+    return _gamma("gamma", key, a, shape, dtype, False)
+
+
+def loggamma(key, a, shape=None, dtype=None):
+    """The logarithm of Gamma(a) samples, computed in log space (accurate for small ``a``,
+    where the samples underflow); ``exp(loggamma(k, a))`` is ``gamma(k, a)`` up to rounding,
+    as ``jax.random.loggamma``.
+
+    """ + _GAMMA_GRAD_NOTE + """
+
+    Example:
+        >>> bool(qb.random.loggamma(qb.random.key(0), 0.01, (5,)).max() < 0)
+        True
+    """
+    return _gamma("loggamma", key, a, shape, dtype, True)
+
+
+def beta(key, a, b, shape=None, dtype=None):
+    """Beta(a, b) samples from two log-gamma samples, ``G_a / (G_a + G_b)`` scaled by their
+    maximum (``jax.random.beta``; no gradient with respect to ``a``/``b``, see :func:`gamma`).
+
+    Example:
+        >>> x = qb.random.beta(qb.random.key(0), 2.0, 3.0, (10,))
+        >>> bool(((x > 0) & (x < 1)).all())
+        True
+    """
+    k, d = _start("beta", key, dtype)
+    _safe_cast("beta", d, a=a, b=b)
+    shape = _param_shape("beta", shape, a, b)
+    ka, kb = split(k)
+    la = loggamma(ka, _o.broadcast_to(_as_float(a, d), shape), shape, d)
+    lb = loggamma(kb, _o.broadcast_to(_as_float(b, d), shape), shape, d)
+    m = _o.maximum(la, lb)
+    ea, eb = _o.exp(la - m), _o.exp(lb - m)
+    return ea / (ea + eb)
+
+
+def dirichlet(key, alpha, shape=None, dtype=None):
+    """Dirichlet(alpha) samples along the last axis: a softmax of log-gamma samples
+    (``jax.random.dirichlet``; ``shape`` is the batch shape, the result adds ``alpha``'s last
+    axis).
+
+    Example:
+        >>> x = qb.random.dirichlet(qb.random.key(0), qb.array([1.0, 2.0, 3.0]), (2,))
+        >>> x.shape, [round(v, 12) for v in x.sum(axis=-1).tolist()]
+        ((2, 3), [1.0, 1.0])
+    """
+    k, d = _start("dirichlet", key, dtype)
+    al = _to_array(alpha)
+    if al.ndim < 1:
+        raise ShapeError("dirichlet: alpha must have at least one dimension, got a scalar")
+    if shape is None:
+        shape = tuple(al.shape[:-1])
+    else:
+        shape = _param_shape("dirichlet", shape, _o.zeros(al.shape[:-1], dtype=d) if al.ndim > 1 else 0.0)
+    lg = loggamma(k, al, (*shape, al.shape[-1]), d)
+    return _o.softmax(lg, axis=-1)
+
+
+def chisquare(key, df, shape=None, dtype=None):
+    """Chi-square(df) samples, ``2 * exp(loggamma(df / 2))`` (``jax.random.chisquare``).
+
+    Example:
+        >>> bool((qb.random.chisquare(qb.random.key(0), 3.0, (10,)) > 0).all())
+        True
+    """
+    k, d = _start("chisquare", key, dtype)
+    _safe_cast("chisquare", d, df=df)
+    shape = _param_shape("chisquare", shape, df)
+    half = _as_float(df, d) / 2.0
+    return _o.exp(loggamma(k, half, shape, d)) * 2.0
+
+
+def f(key, dfnum, dfden, shape=None, dtype=None):
+    """F(dfnum, dfden) samples, a ratio of scaled chi-squares (``jax.random.f``).
+
+    Example:
+        >>> qb.random.f(qb.random.key(0), 3.0, 5.0, (4,)).shape
+        (4,)
+    """
+    k, d = _start("f", key, dtype)
+    _safe_cast("f", d, dfnum=dfnum, dfden=dfden)
+    shape = _param_shape("f", shape, dfnum, dfden)
+    dn, dd = _as_float(dfnum, d), _as_float(dfden, d)
+    k_den, k_num = split(k)
+    num = chisquare(k_num, dn, shape, d) / dn
+    den = chisquare(k_den, dd, shape, d) / dd
+    return num / den
+
+
+def t(key, df, shape=None, dtype=None):
+    """Student's t(df) samples, ``z * sqrt(df / 2 / G)`` with ``G ~ Gamma(df / 2)``
+    (``jax.random.t``).
+
+    Example:
+        >>> qb.random.t(qb.random.key(0), 4.0, (3,)).shape
+        (3,)
+    """
+    k, d = _start("t", key, dtype)
+    _safe_cast("t", d, df=df)
+    shape = _param_shape("t", shape, df)
+    kn, kg = split(k)
+    z = normal(kn, shape, d)
+    half = _as_float(df, d) / 2.0
+    g = gamma(kg, half, shape, d)
+    return z * _o.sqrt(half / g)
+
+
+def _static_float(name, arg, v):
+    if is_array(v) or isinstance(v, np.ndarray) and v.ndim:
+        if type(v) is Tracer:
+            raise TracerError(f"{name}: {arg} must be a concrete number (it is traced); pass it as a Python float")
+        v = np.asarray(v)
+        if v.ndim:
+            raise ShapeError(f"{name}: {arg} must be a scalar, got shape {_shape_str(v.shape)}")
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        raise ArgumentTypeError(f"{name}: {arg} must be a number, got {type(v).__name__}") from None
+
+
+def generalized_normal(key, p, shape=(), dtype=None):
+    """Generalized normal samples with density proportional to ``exp(-|x|**p)``: a random
+    sign times ``Gamma(1/p) ** (1/p)`` (``jax.random.generalized_normal``; ``p`` a number).
+
+    Example:
+        >>> qb.random.generalized_normal(qb.random.key(0), 1.5, (3,)).shape
+        (3,)
+    """
+    k, d = _start("generalized_normal", key, dtype)
+    pv = _static_float("generalized_normal", "p", p)
+    if not pv > 0:
+        raise InvalidArgumentError(f"generalized_normal: p must be positive, got {pv}")
+    shape = _shape_arg("generalized_normal", shape)
+    k1, k2 = split(k)
+    g = gamma(k1, 1.0 / pv, shape, d)
+    r = rademacher(k2, shape, d)
+    return r * _o.power(g, _c(1.0 / pv, d))
+
+
+def ball(key, d, p=2, shape=(), dtype=None):
+    """Points uniform in the unit ``p``-norm ball of dimension ``d`` (``jax.random.ball``:
+    generalized normals divided by the p-norm plus an exponential).
+
+    Example:
+        >>> x = qb.random.ball(qb.random.key(0), 3, shape=(50,))
+        >>> x.shape, bool((qb.linalg.norm(x, axis=-1) < 1).all())
+        ((50, 3), True)
+    """
+    kk, dt = _start("ball", key, dtype)
+    if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+        raise ArgumentTypeError(f"ball: the dimension d must be a Python int, got {type(d).__name__}")
+    if int(d) <= 0:
+        raise ShapeError(f"ball: the dimension d must be positive, got {int(d)}")
+    pv = _static_float("ball", "p", p)
+    shape = _shape_arg("ball", shape)
+    k1, k2 = split(kk)
+    g = generalized_normal(k1, pv, (*shape, int(d)), dt)
+    e = exponential(k2, shape, dt)
+    s = _o.sum(_o.power(_o.abs(g), _c(pv, dt)), axis=-1) + e
+    return g / _o.expand_dims(_o.power(s, _c(1.0 / pv, dt)), -1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Poisson and binomial (whole-array while loops, as JAX's)
+
+
+def poisson(key, lam, shape=None, dtype=None):
+    """Poisson(lam) samples (``jax.random.poisson``, JAX's algorithms and key usage): for
+    ``lam < 10`` Knuth's product of float32 uniforms, otherwise Hormann's transformed
+    rejection, each a while loop over the whole array until every element is done. As JAX,
+    ``lam`` is computed in float32. The samples equal JAX's but where an acceptance test
+    lands within rounding of its bound (``log`` and ``lgamma`` round differently from XLA's):
+    rare in practice.
+
+    Args:
+        key: a key of shape (2,).
+        lam: the rate (>= 0), broadcast to ``shape``.
+        shape: the result shape (default ``lam``'s shape).
+        dtype: an integer dtype (default int64).
+
+    Example:
+        >>> x = qb.random.poisson(qb.random.key(0), qb.array([0.5, 4.0, 50.0]))
+        >>> x.dtype, bool((x >= 0).all())
+        (quabla.int64, True)
+    """
+    from ._control import while_loop
+    from .scipy.special import gammaln
+
+    k = _check_key("poisson", key)
+    d = _int_dtype("poisson", dtype)
+    la = _to_array(lam)
+    if not (la.dtype.is_float or la.dtype.is_int) or la.dtype.is_bool:
+        raise DTypeError(f"poisson: lam must be a real number or array, got {la.dtype.name}")
+    shape = tuple(la.shape) if shape is None else _shape_arg("poisson", shape)
+    if _o._bcast_shapes("poisson", shape, la.shape) != shape:
+        raise ShapeError(f"poisson: lam of shape {_shape_str(la.shape)} does not broadcast to shape {_shape_str(shape)}")
+    la = _o.broadcast_to(_as_float(la, float32), shape)
+    small = (la != la) | (la < 10.0)
+    lam_k = _o.where(small, la, _c(0.0, float32))
+    lam_r = _o.where(small, _c(1e5, float32), la)
+
+    # Knuth: count uniforms until their product drops below exp(-lam).
+    def knuth_go(s):
+        return _o.any(s[2] > -lam_k)
+
+    def knuth_step(s):
+        kk, sub = split(s[0])
+        n = _o.where(s[2] > -lam_k, s[1] + 1, s[1])
+        return kk, n, s[2] + _o.log(uniform(sub, shape, float32))
+
+    n_k = while_loop(knuth_go, knuth_step, (k, _o.zeros(shape, dtype=d), _o.zeros(shape, dtype=float32)))[1] - 1
+
+    # Transformed rejection (PTRS).
+    log_lam = _o.log(lam_r)
+    b = 0.931 + 2.53 * _o.sqrt(lam_r)
+    a = -0.059 + 0.02483 * b
+    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    v_r = 0.9277 - 3.6224 / (b - 2.0)
+
+    def rej_go(s):
+        return _o.any(~s[2])
+
+    def rej_step(s):
+        kk, out, done = s
+        ks = split(kk, 3)
+        u = uniform(ks[1], shape, float32) - 0.5
+        v = uniform(ks[2], shape, float32)
+        us = 0.5 - _o.abs(u)
+        kv = _o.floor((2.0 * a / us + b) * u + lam_r + 0.43)
+        s_ = _o.log(v * inv_alpha / (a / (us * us) + b))
+        t_ = -lam_r + kv * log_lam - gammaln(kv + 1.0)
+        accept1 = (us >= 0.07) & (v <= v_r)
+        reject = (kv < 0) | ((us < 0.013) & (v > us))
+        accept = accept1 | (~reject & (s_ <= t_))
+        return ks[0], _o.where(accept, kv, out), done | accept
+
+    init = (k, _o.full(shape, -1.0, dtype=float32), _o.zeros(shape, dtype=_dt.bool_))
+    n_r = _o.astype(while_loop(rej_go, rej_step, init)[1], d)
+    out = _o.where(small, n_k, n_r)
+    return _o.where(la == 0.0, _o.zeros((), dtype=d), out)
+
+
+_STIRLING_TAIL = np.array([0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509, 0.0166446911898211,
+                           0.0138761288230707, 0.0118967099458917, 0.0104112652619720, 0.00925546218271273, 0.00833056343336287])
+
+
+def _stirling_tail(kv):
+    """log k! minus its Stirling approximation: a table for k <= 9, the series above."""
+    d = kv.dtype
+    table = _o.asarray(_STIRLING_TAIL, dtype=d)
+    kc = _o.clip(kv, 0.0, 9.0)
+    kp1sq = (kc + 1.0) * (kc + 1.0)
+    approx = (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (kc + 1.0)
+    tab = _o.take(table, _o.astype(_o.floor(kc), int32))
+    return _o.where(kv <= 9.0, tab, approx)
+
+
+def _binomial_core(k, count, q, shape):
+    """Binomial(count, q) for q <= 1/2 (float samples): geometric-gap inversion where
+    ``count * q <= 10``, BTRS elsewhere; JAX's keys and loops."""
+    from ._control import while_loop
+
+    d = q.dtype
+    use_inv = (count != count) | (count < 0.0) | (count * q <= 10.0)
+    count = _o.floor(count)
+    c_inv = _o.where(use_inv, count, _c(0.0, d))
+    c_bt = _o.where(use_inv, _c(1e4, d), count)
+    q_bt = _o.where(use_inv, _c(0.5, d), q)
+
+    l1mq = _o.log1p(-q)
+
+    def inv_go(s):
+        return _o.any(s[2] <= c_inv)
+
+    def inv_step(s):
+        kk, n, tot = s
+        ks = split(kk)
+        n = _o.where(tot <= c_inv, n + 1.0, n)
+        u = uniform(ks[0], shape, d)
+        return ks[1], n, tot + _o.ceil(_o.log(u) / l1mq)
+
+    z = _o.zeros(shape, dtype=d)
+    n_inv = while_loop(inv_go, inv_step, (k, z, z))[1] - 1.0
+
+    sd = _o.sqrt(c_bt * q_bt * (1.0 - q_bt))
+    b = 1.15 + 2.53 * sd
+    a = -0.0873 + 0.0248 * b + 0.01 * q_bt
+    c = c_bt * q_bt + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = q_bt / (1.0 - q_bt)
+    alpha = (2.83 + 5.1 / b) * sd
+    m = _o.floor((c_bt + 1.0) * q_bt)
+
+    def bt_go(s):
+        return _o.any(~s[2])
+
+    def bt_step(s):
+        kk, out, done = s
+        ks = split(kk, 3)
+        u = uniform(ks[1], shape, d) - 0.5
+        v = uniform(ks[2], shape, d)
+        us = 0.5 - _o.abs(u)
+        accept1 = (us >= 0.07) & (v <= v_r)
+        kv = _o.floor((2.0 * a / us + b) * u + c)
+        reject = (kv < 0) | (kv > c_bt)
+        lv = _o.log(v * alpha / (a / (us * us) + b))
+        ub = ((m + 0.5) * _o.log((m + 1.0) / (r * (c_bt - m + 1.0)))
+              + (c_bt + 1.0) * _o.log((c_bt - m + 1.0) / (c_bt - kv + 1.0))
+              + (kv + 0.5) * _o.log(r * (c_bt - kv + 1.0) / (kv + 1.0))
+              + _stirling_tail(m) + _stirling_tail(c_bt - m) - _stirling_tail(kv) - _stirling_tail(c_bt - kv))
+        accept = accept1 | (~reject & (lv <= ub))
+        return ks[0], _o.where(accept, kv, out), done | accept
+
+    n_bt = while_loop(bt_go, bt_step, (k, _o.full(shape, -1.0, dtype=d), _o.zeros(shape, dtype=_dt.bool_)))[1]
+    return _o.where(use_inv, n_inv, n_bt)
+
+
+def binomial(key, n, p, shape=None, dtype=None):
+    """Binomial(n, p) samples as floats (``jax.random.binomial``, JAX's algorithms: inversion
+    by geometric gaps where ``n * min(p, 1-p) <= 10``, else BTRS rejection, with its NaN/inf
+    conventions: NaN for a NaN or negative ``n`` or an invalid ``p``, inf for ``n = inf``).
+    The arithmetic runs in ``p``'s float dtype; samples equal JAX's but where an acceptance
+    test lands within rounding of its bound.
+
+    Example:
+        >>> x = qb.random.binomial(qb.random.key(0), 20.0, 0.3, (5,))
+        >>> x.dtype, bool(((x >= 0) & (x <= 20)).all())
+        (quabla.float64, True)
+    """
+    k, d = _start("binomial", key, dtype)
+    pa = _floatify(_to_array(p))
+    na = _to_array(n)
+    if not (na.dtype.is_float or na.dtype.is_int) or na.dtype.is_bool:
+        raise DTypeError(f"binomial: n must be a real number or array, got {na.dtype.name}")
+    shape = _param_shape("binomial", shape, na, pa)
+    pd = pa.dtype
+    count = _o.broadcast_to(_as_float(na, pd), shape)
+    prob = _o.broadcast_to(pa, shape)
+    lt_half = prob < 0.5
+    q = _o.where(lt_half, prob, 1.0 - prob)
+    bad_count = (count != count) | (count < 0.0)
+    inf_count = (count == math.inf) | (count == -math.inf)
+    q_nan = q != q
+    q_neg = q < 0.0
+    q = _o.where(q_nan | q_neg, _c(0.01, pd), q)
+    s = _o.astype(_binomial_core(k, count, q, shape), d)
+    invalid = q_neg | q_nan | bad_count
+    s = _o.where(invalid, _c(math.nan, d), s)
+    s = _o.where(inf_count & ~invalid, _c(math.inf, d), s)
+    return _o.where(lt_half | bad_count | q_nan | inf_count, s, _o.astype(_o.floor(count), d) - s)
+
+
+def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
+    """Multinomial counts of ``n`` trials over the categories of ``p``'s last axis
+    (``jax.random.multinomial``: one binomial per category on the remaining trials, with
+    keys ``split(key, k)``). ``unroll`` is accepted for JAX compatibility (the categories are
+    unrolled at trace time).
+
+    Example:
+        >>> c = qb.random.multinomial(qb.random.key(0), 10.0, qb.array([0.2, 0.3, 0.5]))
+        >>> c.shape, c.sum().item()
+        ((3,), 10.0)
+    """
+    from ._conv import cumsum
+
+    k = _check_key("multinomial", key)
+    d = _float_dtype("multinomial", dtype)
+    pa, na = _to_array(p), _to_array(n)
+    pd = float64 if (not pa.dtype.is_float or not na.dtype.is_float or pa.dtype is float64 or na.dtype is float64) else float32
+    if not is_array(n) and not isinstance(n, np.ndarray) and pa.dtype is float32:
+        pd = float32
+    pa, na = _as_float(pa, pd), _as_float(na, pd)
+    if pa.ndim < 1:
+        raise ShapeError("multinomial: p must have at least one dimension (the categories)")
+    shape = tuple(pa.shape) if shape is None else _shape_arg("multinomial", shape)
+    if not shape:
+        raise ShapeError("multinomial: shape must end with the number of categories")
+    for nm, v, target in (("n", na, shape[:-1]), ("p", pa, shape)):
+        if len(v.shape) > len(target) or _o._bcast_shapes("multinomial", v.shape, target) != target:
+            raise ShapeError(f"multinomial: {nm} of shape {_shape_str(v.shape)} does not broadcast to {_shape_str(target)}")
+    na = _o.broadcast_to(na, shape[:-1])
+    pa = _o.broadcast_to(pa, shape)
+    kcat = shape[-1]
+    rest = cumsum(pa, axis=-1, reverse=True)
+    ratios = pa / _o.where(rest == 0.0, _c(1.0, pd), rest)
+    keys = split(k, kcat)
+    remainder, counts = na, []
+    for i in range(kcat):
+        c = binomial(keys[i], remainder, _o.clip(ratios[..., i], 0.0, 1.0), dtype=pd)
+        remainder = remainder - c
+        counts.append(c)
+    return _o.astype(_o.stack(counts, axis=-1), d)
+
+
+# ---------------------------------------------------------------------------------------------
+# Matrices
+
+
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
+    """Multivariate normal samples ``mean + factor @ z`` with ``factor`` from ``cov``
+    (``jax.random.multivariate_normal``): 'cholesky' (default; JAX's values up to rounding),
+    'eigh' or 'svd' (for singular covariances; eigenvector signs may differ from LAPACK's,
+    so these samples follow the same law as JAX's but are not the same numbers).
+
+    Args:
+        key: a key of shape (2,).
+        mean: ``(..., n)``.
+        cov: ``(..., n, n)``, positive (semi-)definite.
+        shape: the batch shape (default the broadcast batch shapes of mean and cov).
+        dtype: the sample dtype (default mean's and cov's float dtype).
+        method: 'cholesky', 'eigh' or 'svd'.
+
+    Example:
+        >>> x = qb.random.multivariate_normal(qb.random.key(0), qb.zeros(2), qb.eye(2), (5,))
+        >>> x.shape
+        (5, 2)
+    """
+    from . import linalg
+
+    k = _check_key("multivariate_normal", key)
+    if method not in ("svd", "eigh", "cholesky"):
+        raise InvalidArgumentError(f"multivariate_normal: method must be 'svd', 'eigh' or 'cholesky', got {method!r}")
+    mu, cv = _to_array(mean), _to_array(cov)
+    md = float64 if not (mu.dtype is float32 and cv.dtype in (float32,)) else float32
+    if not is_array(mean) and not isinstance(mean, np.ndarray) and cv.dtype is float32:
+        md = float32
+    mu, cv = _as_float(mu, md), _as_float(cv, md)
+    d = md if dtype is None else _float_dtype("multivariate_normal", dtype)
+    if mu.ndim < 1:
+        raise ShapeError("multivariate_normal: mean must have at least one dimension, got a scalar")
+    if cv.ndim < 2:
+        raise ShapeError(f"multivariate_normal: cov must have at least two dimensions, got shape {_shape_str(cv.shape)}")
+    n = mu.shape[-1]
+    if tuple(cv.shape[-2:]) != (n, n):
+        raise ShapeError(f"multivariate_normal: cov must have shape (..., {n}, {n}) for mean of shape {_shape_str(mu.shape)}, got {_shape_str(cv.shape)}")
+    bshape = _o._bcast_shapes("multivariate_normal", tuple(mu.shape[:-1]), tuple(cv.shape[:-2]))
+    if shape is None:
+        shape = bshape
+    else:
+        shape = _shape_arg("multivariate_normal", shape)
+        if _o._bcast_shapes("multivariate_normal", shape, bshape) != shape:
+            raise ShapeError(f"multivariate_normal: the batch shapes of mean and cov {_shape_str(bshape)} must broadcast to shape {_shape_str(shape)}")
+    if method == "svd":
+        u, s, _ = linalg.svd(cv)
+        factor = u * _o.expand_dims(_o.sqrt(s), -2)
+    elif method == "eigh":
+        w, v = linalg.eigh(cv)
+        factor = v * _o.expand_dims(_o.sqrt(w), -2)
+    else:
+        factor = linalg.cholesky(cv)
+    z = normal(k, (*shape, n), d)
+    return mu + _o.sum(factor * _o.expand_dims(z, -2), axis=-1)
+
+
+def orthogonal(key, n, shape=(), dtype=None, m=None):
+    """Haar-random orthogonal ``n x n`` matrices (``n x m`` with orthonormal rows or columns
+    when ``m`` is given): the Q of a normal matrix's QR with the signs of R's diagonal
+    (``jax.random.orthogonal``; JAX's values up to rounding).
+
+    Example:
+        >>> q = qb.random.orthogonal(qb.random.key(0), 3)
+        >>> bool(qb.allclose(q @ q.T, qb.eye(3), atol=1e-12))
+        True
+    """
+    from . import linalg
+
+    k, d = _start("orthogonal", key, dtype)
+    dims = []
+    for nm, v in (("n", n), ("m", n if m is None else m)):
+        if type(v) is Tracer:
+            raise TracerError(f"orthogonal: {nm} must be a concrete int (it is traced)")
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise ArgumentTypeError(f"orthogonal: {nm} must be an int, got {type(v).__name__}")
+        if int(v) <= 0:
+            raise ShapeError(f"orthogonal: {nm} must be positive, got {int(v)}")
+        dims.append(int(v))
+    nn, mm = dims
+    shape = _shape_arg("orthogonal", shape)
+    z = normal(k, (*shape, max(nn, mm), min(nn, mm)), d)
+    q, r = linalg.qr(z)
+    diag = _o.sum(r * _o.eye(min(nn, mm), dtype=d), axis=-1)
+    x = q * _o.expand_dims(_o.sign(diag), -2)
+    return _o.swapaxes(x, -1, -2) if nn < mm else x
