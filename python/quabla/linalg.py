@@ -464,3 +464,314 @@ def matrix_power(a, n):
         if not n:
             return result
         z = _o.matmul(z, z)
+
+
+# ---------------------------------------------------------------------------------------------
+# The array-API forms of jnp.linalg: norms, condition number, rank, products and tensor solves.
+
+__all__ += ["matrix_norm", "vector_norm", "cond", "matrix_rank", "multi_dot", "tensorinv", "tensorsolve", "trace", "diagonal",
+            "outer", "cross", "matmul", "tensordot", "vecdot", "matrix_transpose"]
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """The norm of each matrix over the last two axes (``jnp.linalg.matrix_norm``): ``ord``
+    'fro', 'nuc', 1, -1, 2, -2, inf or -inf, as :func:`norm` with ``axis=(-2, -1)``.
+
+    Example:
+        >>> qb.linalg.matrix_norm(qb.array([[3.0, 0.0], [0.0, -4.0]]), ord=2).item()
+        4.0
+    """
+    x = _o._floatify(_o._to_array(x))
+    if x.ndim < 2:
+        raise ShapeError(f"matrix_norm: x must have at least two dimensions, got shape {_shape(x.shape)}")
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """The vector norm over ``axis`` (None: all elements, flattened; a tuple: those axes
+    together) with ``ord`` 2, 1, inf, -inf, 0 or any other number (``jnp.linalg.vector_norm``).
+
+    Example:
+        >>> qb.linalg.vector_norm(qb.array([[3.0], [4.0]])).item()
+        5.0
+    """
+    keepdims = _o._bool_arg("vector_norm", "keepdims", keepdims)
+    x = _o._floatify(_o._to_array(x))
+    if isinstance(ord, str):
+        raise UnsupportedOperationError(f"vector_norm: ord {ord!r} is not a vector norm")
+    if axis is None:
+        r = norm(_o.ravel(x), ord=ord)
+        return _o.reshape(r, (1,) * x.ndim) if keepdims else r
+    if isinstance(axis, (tuple, list)) and len(axis) != 1:
+        axes = _norm_axes("vector_norm", x, axis)
+        rest = [d for d in range(x.ndim) if d not in axes]
+        moved = _o.transpose(x, rest + list(axes))
+        flat = _o.reshape(moved, tuple(x.shape[d] for d in rest) + (-1,)) if rest else _o.ravel(moved)
+        r = norm(flat, ord=ord, axis=-1)
+        if keepdims:
+            r = _o.reshape(r, tuple(1 if d in axes else x.shape[d] for d in range(x.ndim)))
+        return r
+    ax = axis[0] if isinstance(axis, (tuple, list)) else axis
+    return norm(x, ord=ord, axis=_norm_axes("vector_norm", x, ax)[0], keepdims=keepdims)
+
+
+def cond(x, p=None):
+    """The condition number of each matrix (``jnp.linalg.cond``): for ``p`` None, 2 or -2 the
+    ratio of extreme singular values; otherwise (square matrices) ``norm(x, p) * norm(inv(x),
+    p)``; NaN results of a NaN-free matrix are inf, as JAX's.
+
+    Example:
+        >>> round(qb.linalg.cond(qb.array([[1.0, 2.0], [2.0, 1.0]])).item(), 12)
+        3.0
+    """
+    x = _mat("cond", x)
+    if p is None or p == 2:
+        s = svdvals(x)
+        return s[..., 0] / s[..., -1]
+    if p == -2:
+        s = svdvals(x)
+        r = s[..., -1] / s[..., 0]
+    else:
+        if x.shape[-1] != x.shape[-2]:
+            raise ShapeError(f"cond: p={p!r} needs (a batch of) square matrices, got shape {_shape(x.shape)}")
+        r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
+    x_nan = _o.any(x != x, axis=(-2, -1))
+    return _o.where(_o.logical_and(r != r, _o.logical_not(x_nan)), float("inf"), r)
+
+
+def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
+    """The number of singular values above the threshold (``jnp.linalg.matrix_rank``):
+    ``rtol`` given (or its alias ``tol``) is compared with the singular values directly, as
+    JAX does; by default the threshold is ``max(S) * max(m, n) * eps``. 1-D input: 1 if any
+    element is nonzero. The result is int64.
+
+    Example:
+        >>> qb.linalg.matrix_rank(qb.array([[1.0, 2.0], [2.0, 4.0]])).item()
+        1
+    """
+    if tol is not None:
+        if rtol is not None:
+            raise UnsupportedOperationError("matrix_rank: only one of tol and rtol may be specified")
+        rtol = tol
+    del hermitian
+    M = _o._floatify(_o._to_array(M))
+    if M.ndim < 2:
+        return _o.astype(_o.any(M != 0), _dt.int64)
+    s = svdvals(M)
+    if rtol is None:
+        rtol = _o.max(s, axis=-1) * (max(M.shape[-2:]) * float(_dt_eps(s.dtype)))
+    rtol = _o.expand_dims(_o.astype(_o._to_array(rtol), s.dtype), -1)
+    return _o.sum(_o.astype(s > rtol, _dt.int64), axis=-1)
+
+
+def multi_dot(arrays, *, precision=None):
+    """The product of a chain of matrices (``jnp.linalg.multi_dot``): the first may be 1-D
+    (a row vector) and the last 1-D (a column vector); the others are 2-D. The order of
+    the products is chosen by the classic dynamic program on the shapes.
+
+    Example:
+        >>> qb.linalg.multi_dot([qb.array([1.0, 2.0]), qb.eye(2), qb.array([3.0, 4.0])]).item()
+        11.0
+    """
+    del precision
+    arrs = [_o._to_array(a) for a in arrays]
+    if len(arrs) < 2:
+        raise ShapeError(f"multi_dot: needs at least two arrays, got {len(arrs)}")
+    first_vec, last_vec = arrs[0].ndim == 1, arrs[-1].ndim == 1
+    if first_vec:
+        arrs[0] = _o.expand_dims(arrs[0], 0)
+    if last_vec:
+        arrs[-1] = _o.expand_dims(arrs[-1], -1)
+    for i, a in enumerate(arrs):
+        if a.ndim != 2:
+            raise ShapeError(f"multi_dot: array {i} must be 2-D (the first and last may be 1-D), got shape {_shape(a.shape)}")
+    for i in range(len(arrs) - 1):
+        if arrs[i].shape[1] != arrs[i + 1].shape[0]:
+            raise ShapeError(f"multi_dot: shapes {_shape(arrs[i].shape)} and {_shape(arrs[i + 1].shape)} (arrays {i} and {i + 1}) do not chain")
+    dims = [a.shape[0] for a in arrs] + [arrs[-1].shape[1]]
+    n = len(arrs)
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def prod(i, j):
+        if i == j:
+            return arrs[i]
+        k = split[i][j]
+        return _o.matmul(prod(i, k), prod(k + 1, j))
+
+    out = prod(0, n - 1)
+    if first_vec and last_vec:
+        return _o.reshape(out, ())
+    if first_vec:
+        return _o.squeeze(out, 0)
+    if last_vec:
+        return _o.squeeze(out, -1)
+    return out
+
+
+def tensorinv(a, ind=2):
+    """The inverse of ``a`` seen as a square matrix of its first ``ind`` axes by the rest
+    (``jnp.linalg.tensorinv``): the result has shape ``a.shape[ind:] + a.shape[:ind]``.
+
+    Example:
+        >>> qb.linalg.tensorinv(qb.eye(4).reshape((4, 2, 2)), ind=1).shape
+        (2, 2, 4)
+    """
+    import math
+    import operator
+
+    try:
+        ind = operator.index(ind)
+    except TypeError:
+        raise UnsupportedOperationError(f"tensorinv: ind must be an integer, got {ind!r}") from None
+    a = _o._floatify(_o._to_array(a))
+    if ind <= 0:
+        raise ShapeError(f"tensorinv: ind must be positive, got {ind}")
+    head, tail = a.shape[:ind], a.shape[ind:]
+    if math.prod(head) != math.prod(tail):
+        raise ShapeError(f"tensorinv: prod(a.shape[:ind]) must equal prod(a.shape[ind:]), got shape {_shape(a.shape)} with ind={ind}")
+    return _o.reshape(inv(_o.reshape(a, (math.prod(head), math.prod(tail)))), tail + head)
+
+
+def tensorsolve(a, b, axes=None):
+    """Solves the tensor equation ``tensordot(a, x, x.ndim) = b`` for ``x``
+    (``jnp.linalg.tensorsolve``); ``axes`` names axes of ``a`` moved to the end first.
+
+    Example:
+        >>> qb.linalg.tensorsolve(qb.eye(4).reshape((2, 2, 4)), qb.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+        [1.0, 2.0, 3.0, 4.0]
+    """
+    import math
+
+    a = _o._to_array(a)
+    b = _o._to_array(b)
+    a, b = _common_float(a, b)
+    if axes is not None:
+        axes = [ax % a.ndim for ax in ((axes,) if isinstance(axes, int) else axes)]
+        rest = [d for d in range(a.ndim) if d not in axes]
+        a = _o.transpose(a, rest + axes)
+    out_shape = a.shape[b.ndim:]
+    if a.shape[: b.ndim] != b.shape:
+        raise ShapeError(f"tensorsolve: the leading shape of a {_shape(a.shape)} must match the shape of b {_shape(b.shape)}")
+    bsize = math.prod(b.shape)
+    if bsize != math.prod(out_shape):
+        raise ShapeError(f"tensorsolve: a {_shape(a.shape)} is not square in its leading axes {_shape(b.shape)} and trailing axes {_shape(out_shape)}")
+    return _o.reshape(solve(_o.reshape(a, (bsize, bsize)), _o.reshape(b, (bsize,))), out_shape)
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """The sum of each matrix's ``offset`` diagonal over the last two axes
+    (``jnp.linalg.trace``; ``qb.trace`` sums over axes 0 and 1).
+
+    Example:
+        >>> qb.linalg.trace(qb.array([[1.0, 2.0], [3.0, 4.0]])).item()
+        5.0
+    """
+    from . import _numpy
+
+    return _numpy.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+def diagonal(x, /, *, offset=0):
+    """The ``offset`` diagonal of each matrix over the last two axes (``jnp.linalg.diagonal``;
+    ``qb.diagonal`` uses axes 0 and 1).
+
+    Example:
+        >>> qb.linalg.diagonal(qb.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+        [1.0, 4.0]
+    """
+    from . import _numpy
+
+    return _numpy.diagonal(x, offset=offset, axis1=-2, axis2=-1)
+
+
+def outer(x1, x2, /):
+    """The outer product of two 1-D arrays (``jnp.linalg.outer``: other ranks are a
+    ShapeError, where ``qb.outer`` flattens).
+
+    Example:
+        >>> qb.linalg.outer(qb.array([1.0, 2.0]), qb.array([3.0, 4.0])).tolist()
+        [[3.0, 4.0], [6.0, 8.0]]
+    """
+    x1, x2 = _o._to_array(x1), _o._to_array(x2)
+    if x1.ndim != 1 or x2.ndim != 1:
+        raise ShapeError(f"outer: x1 and x2 must be 1-D, got shapes {_shape(x1.shape)} and {_shape(x2.shape)}")
+    from . import _numpy
+
+    return _numpy.outer(x1, x2)
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """The cross product of 3-vectors along ``axis`` (``jnp.linalg.cross``: both inputs
+    have extent 3 there; the other axes broadcast).
+
+    Example:
+        >>> qb.linalg.cross(qb.array([1.0, 0.0, 0.0]), qb.array([0.0, 1.0, 0.0])).tolist()
+        [0.0, 0.0, 1.0]
+    """
+    x1, x2 = _o._to_array(x1), _o._to_array(x2)
+    for nm, v in (("x1", x1), ("x2", x2)):
+        if v.ndim == 0 or not -v.ndim <= axis < v.ndim or v.shape[axis] != 3:
+            raise ShapeError(f"cross: {nm} must have extent 3 along axis {axis}, got shape {_shape(v.shape)}")
+    from . import _math
+
+    return _math.cross(x1, x2, axis=axis)
+
+
+def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
+    """Matrix product with NumPy's broadcasting rules (``jnp.linalg.matmul``; the same as
+    ``qb.matmul``; ``preferred_element_type`` casts the result).
+
+    Example:
+        >>> qb.linalg.matmul(qb.array([[1.0, 2.0]]), qb.array([[3.0], [4.0]])).tolist()
+        [[11.0]]
+    """
+    del precision
+    r = _o.matmul(x1, x2)
+    return r if preferred_element_type is None else _o.astype(r, _dt.dtype(preferred_element_type))
+
+
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
+    """Tensor contraction over ``axes`` (an int: the last ``axes`` of x1 with the first of
+    x2; or a pair of axis sequences), ``jnp.linalg.tensordot``'s keyword-only form.
+
+    Example:
+        >>> qb.linalg.tensordot(qb.ones((2, 3)), qb.ones((3, 4)), axes=1).shape
+        (2, 4)
+    """
+    del precision
+    r = _o.tensordot(x1, x2, axes=axes)
+    return r if preferred_element_type is None else _o.astype(r, _dt.dtype(preferred_element_type))
+
+
+def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+    """The dot product of vectors along ``axis``, other axes broadcast (``jnp.linalg.vecdot``).
+
+    Example:
+        >>> qb.linalg.vecdot(qb.array([[1.0, 2.0], [3.0, 4.0]]), qb.array([1.0, 1.0])).tolist()
+        [3.0, 7.0]
+    """
+    from . import _math
+
+    return _math.vecdot(x1, x2, axis=axis, precision=precision, preferred_element_type=preferred_element_type)
+
+
+def matrix_transpose(x, /):
+    """Swaps the last two axes (``jnp.linalg.matrix_transpose``; needs rank >= 2).
+
+    Example:
+        >>> qb.linalg.matrix_transpose(qb.ones((2, 3))).shape
+        (3, 2)
+    """
+    x = _o._to_array(x)
+    if x.ndim < 2:
+        raise ShapeError(f"matrix_transpose: x must have at least two dimensions, got shape {_shape(x.shape)}")
+    return _mT(x)

@@ -1100,23 +1100,123 @@ def _gamma(name, key, a, shape, dtype, log_space):
     n = math.prod(shape)
     alphas = _o.reshape(_o.broadcast_to(_as_float(a, d), shape), (n,))
     keys = split(k, n)
-    out = vmap(lambda kk, al: _gamma_one(kk, al, log_space))(keys, alphas)
-    if type(a) is not Tracer:
-        # A concrete ``a`` takes no gradient: cut the loop out of reverse mode, which would
-        # otherwise reject it even when only a later use of the sample is differentiated.
-        from ._control import stop_gradient
-
-        out = stop_gradient(out)
+    # The loop is cut out of differentiation; derivatives in ``a`` are the implicit ones
+    # (``_implicit``), as JAX's.
+    out = _stop_gradient(vmap(lambda kk, al: _gamma_one(kk, al, log_space))(keys, alphas))
+    out = (_implicit_log if log_space else _implicit)(alphas, out)
     return _o.reshape(out, shape)
 
 
-_GAMMA_GRAD_NOTE = """Gradients: none with respect to ``a``. JAX differentiates through its
-    implicit reparameterisation (``lax.random_gamma_grad``, the derivative of the incomplete
-    gamma function), which Quabla lacks: reverse mode (``grad``) with respect to ``a`` raises
-    :class:`UnsupportedOperationError` (the rejection loop has no static trip count), and
-    forward mode through the loop is not that gradient. With a concrete ``a``, what uses the
-    sample (``theta * gamma(key, a)``) differentiates as usual; with a traced ``a`` (a
-    ``jit`` argument), wrap the sample in ``qb.stop_gradient`` to differentiate past it."""
+def _stop_gradient(x):
+    from ._control import stop_gradient
+
+    return stop_gradient(x)
+
+
+def _masked_loop(enabled, state, step, going):
+    """``step`` applied to the elements of ``state`` (a tuple of arrays) still ``enabled``
+    until none is (``going(new)`` keeps an element going), at most 2000 times."""
+    from ._control import while_loop
+
+    def body(c):
+        en, it, st = c[0], c[1], c[2:]
+        new = step(st)
+        new = tuple(_o.where(en, n, o) for n, o in zip(new, st))
+        return (_o.logical_and(en, going(new)), it + 1) + new
+
+    return while_loop(lambda c: _o.logical_and(_o.any(c[0]), c[1] < 2000), body, (enabled, _to_array(0)) + tuple(state))[2:]
+
+
+def random_gamma_grad(a, x):
+    """d x / d a of a Gamma(a) sample ``x`` held at its quantile (the implicit
+    reparameterisation gradient, JAX's ``lax.random_gamma_grad``): ``-(dP/da) / (dP/dx)``
+    with P the regularized lower incomplete gamma function, from the derivatives of its
+    power series (x <= max(a, 1)) or of its continued fraction, each summed until the
+    derivative's terms fall below the precision (as XLA's)."""
+    from .scipy.special import digamma, gammaln
+
+    d = a.dtype
+    eps = float(np.finfo(d.np).eps)
+    one, zero = _c(1.0, d), _c(0.0, d)
+    nan_in = _o.logical_or(a != a, x != x)
+    domain = _o.logical_or(x < 0, a <= 0)
+    use_cf = _o.logical_and(x > 1, x > a)
+    sa, sx = _o.where(_o.logical_or(domain, nan_in), one, a), _o.where(x > 0, x, one)
+    logax = sa * _o.log(sx) - sx - gammaln(sa)
+    enabled = _o.logical_not(_o.logical_or(_o.logical_or(x == 0, domain), _o.logical_or(logax < -math.log(float(np.finfo(d.np).max)), nan_in)))
+
+    def series_step(st):
+        r, c, ans, dc, dans = st
+        r = r + 1.0
+        dc = dc * (sx / r) - (c * sx) / (r * r)
+        c = c * (sx / r)
+        return r, c, ans + c, dc, dans + dc
+
+    z0 = _o.zeros_like(sx)
+    _, _, ans, _, dans = _masked_loop(_o.logical_and(enabled, _o.logical_not(use_cf)), (sa, one + z0, one + z0, z0, z0), series_step,
+                                      lambda n: _o.abs(n[3] / _o.where(n[4] == 0, one, n[4])) > eps)
+    series = -(dans + ans * (_o.log(sx) - digamma(sa + 1.0))) * sx / sa
+
+    def cf_step(st):
+        ans, y, z, c, pkm1, qkm1, pkm2, qkm2, dpkm2, dqkm2, dpkm1, dqkm1, dans, _delta = st
+        c, y, z = c + 1.0, y + 1.0, z + 2.0
+        yc = y * c
+        pk = pkm1 * z - pkm2 * yc
+        qk = qkm1 * z - qkm2 * yc
+        nz = qk != 0
+        sq = _o.where(nz, qk, one)
+        ans = _o.where(nz, pk / sq, ans)
+        dpk = dpkm1 * z - pkm1 - dpkm2 * yc + pkm2 * c
+        dqk = dqkm1 * z - qkm1 - dqkm2 * yc + qkm2 * c
+        dans_new = _o.where(nz, (dpk - ans * dqk) / sq, dans)
+        delta = _o.where(nz, _o.abs(dans_new - dans), one)
+        big = _o.abs(pk) > 1.0 / eps
+        sc = lambda v: _o.where(big, v * eps, v)  # noqa: E731
+        return ans, y, z, c, sc(pk), sc(qk), sc(pkm1), sc(qkm1), sc(dpkm1), sc(dqkm1), sc(dpk), sc(dqk), dans_new, delta
+
+    y0 = 1.0 - sa
+    zz = sx + y0 + 1.0
+    pkm1, qkm1 = sx + 1.0, zz * sx
+    ans0 = pkm1 / qkm1
+    init = (ans0, y0, zz, z0, pkm1, qkm1, one + z0, sx, z0, z0, z0, -sx, (z0 - ans0 * -sx) / qkm1, one + z0)
+    out = _masked_loop(_o.logical_and(enabled, use_cf), init, cf_step, lambda n: n[13] > eps)
+    cf = (out[12] + out[0] * (_o.log(sx) - digamma(sa))) * sx
+    g = _o.where(use_cf, cf, series)
+    g = _o.where(x == 0, zero, g)
+    return _o.where(_o.logical_or(domain, nan_in), _c(math.nan, d), g)
+
+
+def _implicit_rule(log_space):
+    def rule(primals, tangents):
+        a, x = primals
+        ta, tx = tangents
+        if log_space:
+            # d log(s) = ds / s, with s = exp(x) at least the smallest normal number.
+            s = _o.exp(x)
+            s = _o.where(s == 0, float(np.finfo(x.dtype.np).tiny), s)
+            g = random_gamma_grad(a, s) / s
+        else:
+            g = random_gamma_grad(a, x)
+        return x, tx + ta * _stop_gradient(g)
+
+    return rule
+
+
+def _implicit_fn():
+    from ._custom import custom_jvp
+
+    return custom_jvp(lambda a, x: x)
+
+
+_implicit = _implicit_fn()
+_implicit.defjvp(_implicit_rule(False))
+_implicit_log = _implicit_fn()
+_implicit_log.defjvp(_implicit_rule(True))
+
+
+_GAMMA_GRAD_NOTE = """Gradients in ``a`` are JAX's implicit reparameterisation gradients: the
+    sample held at its quantile, ``d x / d a = -(dP/da) / (dP/dx)`` with P the regularized
+    incomplete gamma function (first order; the loop itself is not differentiated)."""
 
 
 def gamma(key, a, shape=None, dtype=None):

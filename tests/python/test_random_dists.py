@@ -144,10 +144,31 @@ def test_gradients_of_reparameterised_samplers_match_jax():
     np.testing.assert_allclose(np.asarray(g), np.asarray(jg), rtol=1e-9, atol=1e-12)
 
 
-def test_gamma_grad_wrt_alpha_is_a_typed_error():
-    k = qb.random.key(0)
-    with pytest.raises(qb.UnsupportedOperationError):
-        qb.grad(lambda a: qb.sum(qb.random.gamma(k, a, (3,))))(2.0)
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_gamma_family_gradients_in_their_shape_parameters_match_jax(dt):
+    # JAX's implicit reparameterisation: d x / d a = -(dP/da) / (dP/dx), in both modes.
+    from jax import lax
+
+    k, jk = qb.random.key(3), jax.random.PRNGKey(3)
+    tol = 1e-9 if dt == np.float64 else 2e-4
+    a = np.array([0.05, 0.3, 1.0, 2.5, 40.0, 700.0], dt)
+    x = np.array([1e-3, 0.05, 3.0, 2.0, 45.0, 690.0], dt)
+    np.testing.assert_allclose(np.asarray(qb.random.random_gamma_grad(qb.array(a), qb.array(x))), np.asarray(lax.random_gamma_grad(a, x)), rtol=tol)
+    for qf, jf, p in (
+        (lambda a: qb.sum(qb.random.gamma(k, a, (6,), dtype=dt)), lambda a: jnp.sum(jax.random.gamma(jk, a, (6,), dtype=dt)), 0.7),
+        (lambda a: qb.sum(qb.random.gamma(k, a, (6,), dtype=dt)), lambda a: jnp.sum(jax.random.gamma(jk, a, (6,), dtype=dt)), 3.0),
+        (lambda a: qb.sum(qb.random.loggamma(k, a, (6,), dtype=dt)), lambda a: jnp.sum(jax.random.loggamma(jk, a, (6,), dtype=dt)), 0.2),
+        (lambda a: qb.sum(qb.random.beta(k, a, 2.0, (6,), dtype=dt)), lambda a: jnp.sum(jax.random.beta(jk, a, 2.0, (6,), dtype=dt)), 1.5),
+        (lambda d: qb.sum(qb.random.chisquare(k, d, (6,), dtype=dt)), lambda d: jnp.sum(jax.random.chisquare(jk, d, (6,), dtype=dt)), 3.0),
+        (lambda d: qb.sum(qb.random.t(k, d, (6,), dtype=dt)), lambda d: jnp.sum(jax.random.t(jk, d, (6,), dtype=dt)), 4.0),
+    ):
+        p = dt(p)
+        np.testing.assert_allclose(float(qb.grad(qf)(qb.array(p))), float(jax.grad(jf)(p)), rtol=tol)
+        np.testing.assert_allclose(float(qb.jvp(qf, (qb.array(p),), (qb.array(dt(1.0)),))[1]), float(jax.jvp(jf, (p,), (dt(1.0),))[1]), rtol=tol)
+    al = np.array([1.5, 2.0, 0.7], dt)
+    got = qb.jit(qb.grad(lambda a: qb.random.dirichlet(k, a, (2,), dtype=dt)[:, 0].sum()))(qb.array(al))
+    want = jax.grad(lambda a: jax.random.dirichlet(jk, a, (2,), dtype=dt)[:, 0].sum())(al)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=tol, atol=tol)
 
 
 def test_eigh_and_svd_multivariate_normals_have_the_right_law():
