@@ -13,8 +13,9 @@ from quabla import _compat, _control, _conv, _math, _ops, _search, _select, _sha
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import quabla.numpy  # noqa: E402
+import quabla.scipy.special  # noqa: E402
 
-TESTS = [t for m in (qb, _compat, _ops, _control, _conv, _search, _math, _shape, _select, lax, quabla.numpy, ops, jit, tree, tree_util, dtypes) for t in doctest.DocTestFinder().find(m) if t.examples]
+TESTS = [t for m in (qb, _compat, _ops, _control, _conv, _search, _math, _shape, _select, lax, quabla.numpy, ops, jit, tree, tree_util, dtypes, qb.nn, qb.random, qb.linalg, quabla.scipy.special) for t in doctest.DocTestFinder().find(m) if t.examples]
 
 
 @pytest.mark.parametrize("test", TESTS, ids=[t.name for t in TESTS])
