@@ -100,14 +100,12 @@ from ._ops import (  # noqa: E402
     subtract,
     sum,
     swapaxes,
-    take,
     tan,
     tanh,
     tensordot,
     transpose,
     true_divide,
     var,
-    where,
     zeros,
     zeros_like,
 )
@@ -230,7 +228,7 @@ try:
 except Exception:  # pragma: no cover - running from a source tree without metadata
     __version__ = "0.0.0"
 
-from ._indexing import take_along_axis  # noqa: E402
+from ._indexing import take, take_along_axis  # noqa: E402
 from ._math import *  # noqa: E402,F401,F403
 from ._shape import *  # noqa: E402,F401,F403
 from ._select import *  # noqa: E402,F401,F403

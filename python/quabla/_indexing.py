@@ -482,3 +482,59 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
             pos = bind(o._op("iota", dim=0, ty=((arr.shape[d],), _dt.int64.code))) if traced else np.arange(arr.shape[d])
             key.append(o.reshape(pos, tuple(shape)) if traced else pos.reshape(shape))
     return gather(arr, tuple(key), mode="fill" if mode is None else mode, fill_value=fill_value)
+
+
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False, fill_value=None):
+    """Elements of ``a`` at integer ``indices`` along ``axis`` (None: of the flattened array),
+    as ``jax.numpy.take``: the result shape is ``a.shape[:axis] + indices.shape +
+    a.shape[axis+1:]``. ``mode``: ``"fill"`` (the default) wraps negative indices once and
+    gives ``fill_value`` out of range (default NaN for floats, the most negative integer for
+    signed ones, the largest for unsigned ones, True for bools, as JAX); ``"clip"`` clamps
+    into range (no wrapping); ``"wrap"`` takes indices modulo the extent; ``"raise"`` (JAX
+    has none) raises IndexError for concrete out-of-range indices. ``unique_indices`` and
+    ``indices_are_sorted`` are accepted and ignored.
+
+    Example:
+        >>> qb.take(qb.array([10.0, 20.0, 30.0]), qb.array([2, -1, 3])).tolist()
+        [30.0, 30.0, nan]
+        >>> qb.take(qb.array([10, 20, 30]), qb.array([4, -1]), mode="wrap").tolist()
+        [20, 30]
+    """
+    del unique_indices, indices_are_sorted
+    if out is not None:
+        raise UnsupportedOperationError("take: out= is not supported (arrays are immutable)", op="take")
+    x = o._to_array(a)
+    if axis is None:
+        x = o.ravel(x)
+        axis = 0
+    ax = o._norm_axis("take", axis, x.ndim, x.shape)
+    n = x.shape[ax]
+    if not (mode is None or isinstance(mode, str)) or mode not in (None, "fill", "clip", "wrap", "raise"):
+        raise UnsupportedOperationError(f"take: mode must be 'fill', 'clip', 'wrap', 'raise' or None, got {mode!r}", op="take")
+    if type(indices) is Tracer:
+        idx = indices
+        if idx.dtype.is_float or idx.dtype.is_bool:
+            raise DTypeError(f"take: indices must be integers, got {idx.dtype.name} of shape {o._shape_str(idx.shape)}")
+        if mode == "raise":
+            raise UnsupportedOperationError("take: mode='raise' needs concrete indices (a traced index cannot raise)", op="take")
+    else:
+        try:
+            arr = np.asarray(indices)
+        except ValueError:
+            raise _errors.ArgumentTypeError(f"take: indices must be an array of integers, got a ragged {type(indices).__name__} {o._short_repr(indices)}") from None
+        if arr.dtype.kind not in "iu":
+            raise DTypeError(f"take: indices must be integers, got dtype {arr.dtype} of shape {o._shape_str(arr.shape)}")
+        if arr.size == 0:
+            raise _errors.ShapeError("take: empty index arrays are not supported (zero-extent result)")
+        if mode == "raise" and ((arr >= n).any() or (arr < -n).any()):
+            raise _errors.InvalidIndexError(f"take: index out of range for axis {ax} of extent {n} (shape {o._shape_str(x.shape)})")
+        idx = o._from_numpy(arr.astype(np.int64))
+    if mode == "clip":
+        idx, mode = o.clip(idx, 0, n - 1), None
+    elif mode == "wrap":
+        idx, mode = idx % n, None
+    elif mode == "raise":
+        mode = None
+    else:
+        mode = "fill"
+    return gather(x, (slice(None),) * ax + (idx,), mode=mode, fill_value=fill_value)

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _ops as _o
 from . import dtypes as _dt
+from . import linalg as _linalg
 from ._control import scan as _scan
 from ._control import while_loop as _while_loop
 from ._conv import convolve as _convolve
@@ -101,18 +102,11 @@ def _dtype_of(name, a):
 
 
 def _join(a, b):
-    """JAX's (x64) promotion lattice on two strong dtypes; float32 with float64 is float64."""
-    if a is b:
-        return a
-    if a.is_bool:
-        return b
-    if b.is_bool:
-        return a
-    if a.is_int and b.is_int:
-        return _dt._int_join(a, b)
-    if a.is_float and b.is_float:
+    """JAX's (x64) promotion lattice on two strong dtypes: Quabla's (``dtypes.result_type``),
+    except that float32 with float64 is float64."""
+    if a.is_float and b.is_float and a is not b:
         return float64
-    return a if a.is_float else b
+    return _dt.result_type("promote_types", a, b)
 
 
 def promote_types(a, b):
@@ -1631,8 +1625,6 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         raise UnsupportedOperationError(f"{name}: full=True is not supported", op=name)
     if cov:
         raise UnsupportedOperationError(f"{name}: cov={cov!r} is not supported", op=name)
-    from . import linalg as _linalg
-
     deg = _static_int(name, "deg", deg)
     if deg < 0:
         raise InvalidArgumentError(f"{name}: deg must be >= 0, got {deg}")

@@ -601,25 +601,14 @@ greater = _compare("gt", "greater")
 greater_equal = _compare("ge", "greater_equal")
 
 
-def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+def where(condition, x, y):
     """Elementwise ``x`` where ``condition`` else ``y`` (broadcasting all three; a
-    non-bool condition means ``condition != 0``). With ``condition`` alone it is
-    ``qb.nonzero(condition, size=size, fill_value=fill_value)``, as ``jax.numpy.where``.
+    non-bool condition means ``condition != 0``).
 
     Example:
         >>> qb.where(qb.array([True, False]), 1.0, qb.array([5.0, 6.0])).tolist()
         [1.0, 6.0]
-        >>> qb.where(qb.array([0, 3, 4]))[0].tolist()
-        [1, 2]
     """
-    if x is None and y is None:
-        from ._select import nonzero
-
-        return nonzero(condition, size=size, fill_value=fill_value)
-    if x is None or y is None:
-        raise ArgumentTypeError("where: pass both x and y, or neither (the indices of the nonzero entries)")
-    if size is not None or fill_value is not None:
-        raise ArgumentTypeError("where: size= and fill_value= go with the one-argument form where(condition)")
     c = _to_array(condition)
     if not c.dtype.is_bool:
         c = c != 0
@@ -1449,42 +1438,28 @@ def einsum(subscripts, *operands):
 # Indexing
 
 
-def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False, fill_value=None):
-    """Elements of ``a`` at integer ``indices`` along ``axis`` (None: of the flattened array),
-    as ``jax.numpy.take``: the result shape is ``a.shape[:axis] + indices.shape +
-    a.shape[axis+1:]``. ``mode``: ``"fill"`` (the default) wraps negative indices once and
-    gives ``fill_value`` out of range (default NaN for floats, the most negative integer for
-    signed ones, the largest for unsigned ones, True for bools, as JAX); ``"clip"`` clamps
-    into range (no wrapping); ``"wrap"`` takes indices modulo the extent; ``"raise"`` (JAX
-    has none) raises
-    IndexError for concrete out-of-range indices. ``unique_indices`` and
-    ``indices_are_sorted`` are accepted and ignored.
+def take(x, indices, axis=None):
+    """Elements of ``x`` at integer ``indices`` along ``axis`` (None: of the flattened array):
+    the gather the package's own compositions use (the public ``qb.take``, JAX's with its
+    modes, is python/quabla/_indexing.py's). The result shape is ``x.shape[:axis] +
+    indices.shape + x.shape[axis+1:]``. Concrete negative indices count from the end and
+    out-of-range ones raise IndexError; traced indices wrap once from the end and are clamped.
 
     Example:
-        >>> qb.take(qb.array([10.0, 20.0, 30.0]), qb.array([2, -1, 3])).tolist()
-        [30.0, 30.0, nan]
-        >>> qb.take(qb.array([10, 20, 30]), qb.array([4, -1]), mode="wrap").tolist()
-        [20, 30]
+        >>> qb.take(qb.array([10, 20, 30]), qb.array([2, 0])).tolist()
+        [30, 10]
     """
-    from ._indexing import gather
-
-    del unique_indices, indices_are_sorted
-    if out is not None:
-        raise UnsupportedOperationError("take: out= is not supported (arrays are immutable)", op="take")
-    x = _to_array(a)
+    x = _to_array(x)
     if axis is None:
         x = ravel(x)
         axis = 0
-    ax = _norm_axis("take", axis, x.ndim, x.shape)
-    n = x.shape[ax]
-    if not (mode is None or isinstance(mode, str)) or mode not in (None, "fill", "clip", "wrap", "raise"):
-        raise UnsupportedOperationError(f"take: mode must be 'fill', 'clip', 'wrap', 'raise' or None, got {mode!r}", op="take")
+    a = _norm_axis("take", axis, x.ndim, x.shape)
+    n = x.shape[a]
     if type(indices) is Tracer:
         idx = indices
         if idx.dtype.is_float or idx.dtype.is_bool:
             raise DTypeError(f"take: indices must be integers, got {idx.dtype.name} of shape {_shape_str(idx.shape)}")
-        if mode == "raise":
-            raise UnsupportedOperationError("take: mode='raise' needs concrete indices (a traced index cannot raise)", op="take")
+        idx = where(idx < 0, idx + n, idx)
     else:
         try:
             arr = np.asarray(indices)
@@ -1494,18 +1469,13 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
             raise DTypeError(f"take: indices must be integers, got dtype {arr.dtype} of shape {_shape_str(arr.shape)}")
         if arr.size == 0:
             raise ShapeError("take: empty index arrays are not supported (zero-extent result)")
-        if mode == "raise" and ((arr >= n).any() or (arr < -n).any()):
-            raise _errors.InvalidIndexError(f"take: index out of range for axis {ax} of extent {n} (shape {_shape_str(x.shape)})")
-        idx = _from_numpy(arr.astype(np.int64))
-    if mode == "clip":
-        idx, mode = clip(idx, 0, n - 1), None
-    elif mode == "wrap":
-        idx, mode = idx % n, None
-    elif mode == "raise":
-        mode = None
-    else:
-        mode = "fill"
-    return gather(x, (slice(None),) * ax + (idx,), mode=mode, fill_value=fill_value)
+        if (arr >= n).any() or (arr < -n).any():
+            raise _errors.InvalidIndexError(f"take: index out of range for axis {a} of extent {n} (shape {_shape_str(x.shape)})")
+        idx = _from_numpy(np.where(arr < 0, arr + n, arr).astype(np.int64))
+    if idx.ndim == 0:
+        r = bind(_op("gather", axis=a), x, reshape(idx, (1,)))
+        return reshape(r, x.shape[:a] + x.shape[a + 1:])
+    return bind(_op("gather", axis=a), x, idx)
 
 
 def _expand_index(key, shape):

@@ -23,6 +23,7 @@ from .dtypes import int64
 from .errors import ArgumentTypeError, InvalidArgumentError, ShapeError
 
 __all__ = [
+    "where",
     "nonzero",
     "flatnonzero",
     "argwhere",
@@ -117,6 +118,26 @@ def nonzero(a, *, size=None, fill_value=None):
         coord = (pos // s) % d if x.ndim > 1 else pos
         out.append(_fill("nonzero", coord, valid, fills[axis]))
     return tuple(out)
+
+
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
+    """Elementwise ``x`` where ``condition`` else ``y`` (broadcasting all three; a
+    non-bool condition means ``condition != 0``). With ``condition`` alone it is
+    ``qb.nonzero(condition, size=size, fill_value=fill_value)``, as ``jax.numpy.where``.
+
+    Example:
+        >>> qb.where(qb.array([True, False]), 1.0, qb.array([5.0, 6.0])).tolist()
+        [1.0, 6.0]
+        >>> qb.where(qb.array([0, 3, 4]))[0].tolist()
+        [1, 2]
+    """
+    if x is None and y is None:
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ArgumentTypeError("where: pass both x and y, or neither (the indices of the nonzero entries)")
+    if size is not None or fill_value is not None:
+        raise ArgumentTypeError("where: size= and fill_value= go with the one-argument form where(condition)")
+    return _o.where(condition, x, y)
 
 
 def flatnonzero(a, *, size=None, fill_value=None):

@@ -143,7 +143,7 @@ _METHODS = {
     "var": o.var,
     "std": o.std,
     "clip": _clip,
-    "take": o.take,
+    "take": _indexing.take,
     "dot": o.dot,
     "abs": o.abs,
     "exp": o.exp,

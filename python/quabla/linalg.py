@@ -721,9 +721,19 @@ def cross(x1, x2, /, *, axis=-1):
     for nm, v in (("x1", x1), ("x2", x2)):
         if v.ndim == 0 or not -v.ndim <= axis < v.ndim or v.shape[axis] != 3:
             raise ShapeError(f"cross: {nm} must have extent 3 along axis {axis}, got shape {_shape(v.shape)}")
-    from . import _math
+    x1, x2 = _o._common("cross", [x1, x2])
+    a, b = _last(x1, axis), _last(x2, axis)
+    c = [a[..., i] for i in range(3)], [b[..., i] for i in range(3)]
+    (a0, a1, a2), (b0, b1, b2) = c
+    out = _o.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    ax = axis % out.ndim
+    return out if ax == out.ndim - 1 else _o.transpose(out, list(range(ax)) + [out.ndim - 1] + list(range(ax, out.ndim - 1)))
 
-    return _math.cross(x1, x2, axis=axis)
+
+def _last(x, axis):
+    """``x`` with its axis ``axis`` moved last."""
+    a = axis % x.ndim
+    return x if a == x.ndim - 1 else _o.transpose(x, [d for d in range(x.ndim) if d != a] + [a])
 
 
 def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
@@ -759,9 +769,16 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
         >>> qb.linalg.vecdot(qb.array([[1.0, 2.0], [3.0, 4.0]]), qb.array([1.0, 1.0])).tolist()
         [3.0, 7.0]
     """
-    from . import _math
-
-    return _math.vecdot(x1, x2, axis=axis, precision=precision, preferred_element_type=preferred_element_type)
+    if precision is not None or preferred_element_type is not None:
+        raise UnsupportedOperationError("vecdot: precision and preferred_element_type are not supported", op="vecdot")
+    x1, x2 = _o._common("vecdot", [x1, x2])
+    for nm, v in (("x1", x1), ("x2", x2)):
+        if v.ndim == 0 or not -v.ndim <= axis < v.ndim:
+            raise ShapeError(f"vecdot: axis {axis} is out of range for {nm} of shape {_shape(v.shape)}")
+    a, b = _last(x1, axis), _last(x2, axis)
+    if a.shape[-1] != b.shape[-1]:
+        raise ShapeError(f"vecdot: the vector axes must match, got shapes {_shape(x1.shape)} and {_shape(x2.shape)} with axis={axis}")
+    return _o.sum(a * b, -1)
 
 
 def matrix_transpose(x, /):

@@ -77,7 +77,7 @@ GROUPS = [
                        "digitize", "bincount", "histogram", "interp", "quantile", "percentile", "median"]),
     ("More NumPy: constants, elementwise, reductions, statistics, polynomials", sorted(qb._math.__all__)),
     ("More NumPy: construction, layout and index helpers", sorted(qb._shape.__all__)),
-    ("More NumPy: selections with a static size, unique, sets, lexsort", sorted(qb._select.__all__)),
+    ("More NumPy: selections with a static size, unique, sets, lexsort", sorted(n for n in qb._select.__all__ if n != "where")),
     ("quabla.lax", ["lax." + n for n in qb.lax.__all__]),
     ("quabla.tree_util", ["tree_util." + n for n in qb.tree_util.__all__]),
     ("JAX's top level", sorted(qb._compat.__all__)),
