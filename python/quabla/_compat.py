@@ -40,6 +40,8 @@ def eval_shape(fun, *args, **kwargs):
         >>> qb.eval_shape(lambda x: (x @ x.T).sum(0), qb.ShapeDtype((3, 5), qb.float32))
         ShapeDtype((3,), float32)
     """
+    if not callable(fun):
+        raise ArgumentTypeError(f"eval_shape: fun must be callable, got {type(fun).__name__}")
     leaves, tree = _tree.flatten((args, kwargs))
     name = getattr(fun, "__name__", "fun")
     leaves = _prepare_leaves(name, [_abstract(x) for x in leaves])

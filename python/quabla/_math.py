@@ -154,6 +154,13 @@ def result_type(*args):
     return strong
 
 
+def _required(name, **args):
+    """ArgumentTypeError for a required array argument given as None."""
+    for k, v in args.items():
+        if v is None:
+            raise ArgumentTypeError(f"{name}: {k} must be an array, got None")
+
+
 def _promote(name, *xs, inexact=False):
     """The arrays ``xs`` (None kept) converted to their JAX result dtype (float64 for integers
     when ``inexact``); no broadcasting."""
@@ -672,7 +679,12 @@ def shape(a):
         >>> qb.shape(qb.ones((2, 3))), qb.shape(1.0)
         ((2, 3), ())
     """
-    return tuple(a.shape) if is_array(a) else tuple(np.shape(a))
+    if is_array(a):
+        return tuple(a.shape)
+    try:
+        return tuple(np.shape(a))
+    except ValueError:
+        raise ArgumentTypeError(f"shape: a must be an array, a scalar or a rectangular nested list, got a ragged {type(a).__name__}") from None
 
 
 def size(a, axis=None):
@@ -1418,6 +1430,7 @@ def matvec(x1, x2, /):
         >>> qb.matvec(qb.array([[1.0, 2.0], [3.0, 4.0]]), qb.array([1.0, -1.0])).tolist()
         [-1.0, -1.0]
     """
+    _required("matvec", x1=x1, x2=x2)
     x1, x2 = _promote("matvec", x1, x2)
     if x1.ndim < 2 or x2.ndim < 1 or x1.shape[-1] != x2.shape[-1]:
         raise ShapeError(f"matvec: expected shapes (..., n, m) and (..., m), got {_shape_str(x1.shape)} and {_shape_str(x2.shape)}")
@@ -1432,6 +1445,7 @@ def vecmat(x1, x2, /):
         >>> qb.vecmat(qb.array([1.0, -1.0]), qb.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
         [-2.0, -2.0]
     """
+    _required("vecmat", x1=x1, x2=x2)
     x1, x2 = _promote("vecmat", x1, x2)
     if x1.ndim < 1 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-2]:
         raise ShapeError(f"vecmat: expected shapes (..., n) and (..., n, m), got {_shape_str(x1.shape)} and {_shape_str(x2.shape)}")
@@ -1467,6 +1481,7 @@ def polyval(p, x, *, unroll=16):
         >>> qb.polyval(qb.array([1.0, 0.0, -2.0]), qb.array([0.0, 2.0])).tolist()
         [-2.0, 2.0]
     """
+    _required("polyval", p=p, x=x)
     p, xa = _promote("polyval", _poly_arg("polyval", p), x)
     out_shape = _o._bcast_shapes("polyval", p.shape[1:], xa.shape)
     y = _o.zeros(out_shape, xa.dtype)

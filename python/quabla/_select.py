@@ -13,6 +13,8 @@ positive extents, so a selection that finds nothing without ``size`` raises a Sh
 
 import collections
 
+import numpy as np
+
 from . import _ops as _o
 from ._conv import cumsum
 from ._indexing import take_along_axis
@@ -204,6 +206,9 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         ([1.0, 3.0, 0.0], [1, 2, 0])
     """
     del sorted
+    for arg, v in (("return_index", return_index), ("return_inverse", return_inverse), ("return_counts", return_counts), ("equal_nan", equal_nan)):
+        if not isinstance(v, (bool, np.bool_, int)):
+            raise ArgumentTypeError(f"unique: {arg} must be a bool, got {type(v).__name__}")
     x = _to_array(ar)
     if axis is None:
         shape = x.shape

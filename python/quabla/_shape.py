@@ -832,6 +832,20 @@ Example:
 """
 
 
+def _callable(name, arg, f):
+    if not callable(f):
+        raise ArgumentTypeError(f"{name}: {arg} must be callable, got {type(f).__name__}")
+
+
+def _sequence(name, arg, v):
+    """``v`` as a list: a list or tuple, or an array split along its first axis."""
+    if isinstance(v, (list, tuple)):
+        return list(v)
+    if (is_array(v) or isinstance(v, np.ndarray)) and v.ndim >= 1:
+        return [v[i] for i in range(v.shape[0])]
+    raise ArgumentTypeError(f"{name}: {arg} must be a sequence, got {type(v).__name__}")
+
+
 def fromfunction(function, shape, *, dtype=float, **kwargs):
     """``function`` evaluated at each index of a grid of ``shape``: it is called through
     ``vmap`` over every axis with the (scalar) indices of ``dtype`` (default float64), as
@@ -841,6 +855,7 @@ def fromfunction(function, shape, *, dtype=float, **kwargs):
         >>> qb.fromfunction(lambda i, j: i + 10 * j, (2, 3), dtype=int).tolist()
         [[0, 10, 20], [1, 11, 21]]
     """
+    _callable("fromfunction", "function", function)
     shape = _o._shape_arg("fromfunction", shape)
     f = functools.partial(function, **kwargs) if kwargs else function
     nd = len(shape)
@@ -1041,7 +1056,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None)
     """
     name = "ravel_multi_index"
     dims = _o._ints_arg(name, "dims", dims)
-    idx = [_A(i) for i in multi_index]
+    idx = [_A(i) for i in _sequence(name, "multi_index", multi_index)]
     if len(idx) != len(dims):
         raise ShapeError(f"{name}: {len(idx)} index arrays for {len(dims)} dims {dims}")
     d = _o.int64 if dtype is None else _dt.dtype(dtype, name)
@@ -1164,7 +1179,7 @@ def select(condlist, choicelist, default=0):
         [1.0, 0.0, 30.0]
     """
     name = "select"
-    condlist, choicelist = list(condlist), list(choicelist)
+    condlist, choicelist = _sequence(name, "condlist", condlist), _sequence(name, "choicelist", choicelist)
     if len(condlist) != len(choicelist):
         raise ShapeError(f"{name}: condlist and choicelist must have one length, got {len(condlist)} and {len(choicelist)}")
     if not condlist:
@@ -1232,8 +1247,8 @@ def piecewise(x, condlist, funclist, *args, **kw):
         raise ShapeError(f"{name}: condlist must be a sequence of conditions (or an array of them along its first axis), got a scalar")
     # As JAX: the conditions are condlist's entries along its first axis (an array of x's
     # shape is len(condlist) conditions, not one as in NumPy).
-    conds = [condlist[i] for i in range(len(condlist))] if not isinstance(condlist, (list, tuple)) else list(condlist)
-    conds = [_o.astype(_A(c), _o.bool_) for c in conds]
+    conds = [_o.astype(_A(c), _o.bool_) for c in _sequence(name, "condlist", condlist)]
+    funclist = _sequence(name, "funclist", funclist)
     nc, nf = len(conds), len(funclist)
     if nf == nc + 1:
         funcs = [funclist[-1]] + list(funclist[:-1])
@@ -1447,8 +1462,9 @@ def apply_over_axes(func, a, axes):
         >>> qb.apply_over_axes(qb.sum, qb.ones((2, 3, 4)), [0, 2]).shape
         (1, 3, 1)
     """
+    _callable("apply_over_axes", "func", func)
     x = _A(a)
-    for ax in ([axes] if isinstance(axes, (int, np.integer)) else axes):
+    for ax in ([axes] if isinstance(axes, (int, np.integer)) else _o._ints_arg("apply_over_axes", "axes", axes)):
         b = _A(func(x, ax))
         if b.ndim == x.ndim - 1:
             b = _o.expand_dims(b, ax)
