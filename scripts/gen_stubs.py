@@ -29,7 +29,8 @@ RESULTS = {
     "__eq__": "Tensor:  # type: ignore[override]",
     "__ne__": "Tensor:  # type: ignore[override]",
 }
-PROPERTIES = {"T": "Tensor", "at": "Any"}
+PROPERTIES = {"T": "Tensor", "at": "Any", "mT": "Tensor", "real": "Tensor", "imag": "Tensor", "nbytes": "int"}
+RESULTS["nonzero"] = "tuple[Tensor, ...]"
 
 
 def _param(p):
@@ -58,10 +59,11 @@ def _signature(name, fn):
 
 def block():
     sys.path.insert(0, os.path.join(ROOT, "python"))
+    import quabla
     from quabla import _tensor
 
     lines = []
-    for name, fn in {**_tensor._METHODS, **_tensor._TENSOR_ONLY}.items():
+    for name, fn in {**_tensor._METHODS, **_tensor._TENSOR_ONLY, **_tensor.late_methods(quabla)}.items():
         if isinstance(fn, property):
             lines.append(f"    @property\n    def {name}(self) -> {PROPERTIES[name]}: ...")
         elif fn is None:

@@ -196,10 +196,10 @@ def _no_out(name, out):
         raise _errors.UnsupportedOperationError(f"{name}: out= is not supported (arrays are immutable)", op=name)
 
 
-def install_late(qb):
+def late_methods(qb):
     """The methods over functions defined after the core (python/quabla/_math.py, _shape.py,
-    _select.py), with jax.Array's signatures; installed by ``quabla/__init__.py`` once those
-    modules are imported."""
+    _select.py), with jax.Array's signatures, over the package ``qb`` (scripts/gen_stubs.py
+    writes their stubs)."""
 
     def cumsum(x, axis=None, dtype=None, out=None):
         _no_out("cumsum", out)
@@ -221,7 +221,7 @@ def install_late(qb):
         _no_out("compress", out)
         return qb.compress(condition, x, axis, size=size, fill_value=fill_value)
 
-    methods = {
+    return {
         "nonzero": lambda x, *, fill_value=None, size=None: qb.nonzero(x, size=size, fill_value=fill_value),
         "cumsum": cumsum,
         "cumprod": cumprod,
@@ -240,6 +240,11 @@ def install_late(qb):
         "nbytes": property(lambda x: x.size * x.dtype.itemsize),
         "block_until_ready": lambda x: x,
     }
-    for name, fn in methods.items():
+
+
+def install_late(qb):
+    """Installs :func:`late_methods`; called by ``quabla/__init__.py`` once the modules they
+    use are imported."""
+    for name, fn in late_methods(qb).items():
         setattr(Tensor, name, fn)
         setattr(Tracer, name, fn)
