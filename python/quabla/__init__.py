@@ -235,6 +235,8 @@ from ._select import *  # noqa: E402,F401,F403
 from . import lax  # noqa: E402
 from . import tree_util  # noqa: E402
 from ._compat import *  # noqa: E402,F401,F403
+
+bool = bool_  # noqa: A001 - jax.numpy's alias (an attribute, not in __all__: it shadows the builtin)
 import sys as _sys  # noqa: E402
 from ._tensor import install_late as _install_late  # noqa: E402
 

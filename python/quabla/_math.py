@@ -1660,3 +1660,292 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     scale = _o.sqrt(_o.sum(lhs * lhs, 0))
     c = _linalg.lstsq(lhs / scale, rhs, float(rcond))[0]
     return c / _o.expand_dims(scale, 1) if c.ndim == 2 else c / scale
+
+
+# ---------------------------------------------------------------------------------------------
+# The remaining names of jax.numpy that real code reaches for: scalar-type aliases, windows,
+# cumulative_sum/prod, poly/polydiv, packbits/unpackbits, copy, iterable, i0.
+
+# NumPy's abstract scalar types, as jax.numpy re-exports them (``qb.issubdtype(x.dtype,
+# qb.floating)``).
+generic, number, inexact, floating, integer = np.generic, np.number, np.inexact, np.floating, np.integer
+signedinteger, unsignedinteger, complexfloating, character, flexible = np.signedinteger, np.unsignedinteger, np.complexfloating, np.character, np.flexible
+# The dtype aliases jax.numpy has (x64): ``qb.double(1)`` is ``qb.asarray(1, qb.float64)``
+# (``qb.bool`` is set in quabla/__init__.py: here it would shadow the builtin).
+float_, double, single, int_ = float64, float64, _dt.float32, int64
+
+__all__ += ["generic", "number", "inexact", "floating", "integer", "signedinteger", "unsignedinteger", "complexfloating", "character",
+            "flexible", "float_", "double", "single", "int_", "ndarray", "cumulative_sum", "cumulative_prod", "bartlett",
+            "blackman", "hamming", "hanning", "kaiser", "i0", "copy", "iterable", "poly", "polydiv", "packbits", "unpackbits"]
+
+
+def _ndarray():
+    from .typing import Array
+
+    return Array
+
+
+ndarray = _ndarray()
+
+
+def _cumulative(name, f, x, axis, dtype, include_initial, initial):
+    x = _to_array(x)
+    if x.ndim == 0:
+        raise ShapeError(f"{name}: x must have rank >= 1, got a 0-d array")
+    if axis is None:
+        if x.ndim > 1:
+            raise InvalidArgumentError(f"{name}: axis must be given for an array of rank {x.ndim} (shape {_shape_str(x.shape)})")
+        axis = 0
+    ax = _o._norm_axis(name, axis, x.ndim, x.shape)
+    out = f(x, ax, dtype)
+    if not include_initial:
+        return out
+    shape = out.shape[:ax] + (1,) + out.shape[ax + 1:]
+    return _o.concatenate([_o.full(shape, initial, out.dtype), out], axis=ax)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Cumulative sums along ``axis`` (the array API's ``cumulative_sum``, as jnp's: ``axis``
+    may be left out for 1-D ``x`` only; ``include_initial`` starts with a 0).
+
+    Example:
+        >>> qb.cumulative_sum(qb.array([1, 2, 3]), include_initial=True).tolist()
+        [0, 1, 3, 6]
+    """
+    return _cumulative("cumulative_sum", _cumsum, x, axis, dtype, include_initial, 0)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Cumulative products along ``axis`` (the array API's ``cumulative_prod``; as
+    ``cumulative_sum``, ``include_initial`` starts with a 1).
+
+    Example:
+        >>> qb.cumulative_prod(qb.array([[1, 2], [3, 4]]), axis=1).tolist()
+        [[1, 2], [3, 12]]
+    """
+    return _cumulative("cumulative_prod", _cumprod, x, axis, dtype, include_initial, 1)
+
+
+def _window_n(name, M):
+    M = _o._int_arg(name, "M", M)
+    if M < 1:
+        raise ShapeError(f"{name}: M must be at least 1, got {M} (Quabla arrays have positive extents)")
+    # NumPy's symmetric sample positions 1-M, 3-M, ..., M-1 over M - 1.
+    return M, _o.arange(1 - M, M, 2, dtype=float64) / builtins.max(M - 1, 1)
+
+
+def bartlett(M):
+    """The Bartlett (triangular) window of ``M`` points, float64 (``jnp.bartlett``).
+
+    Example:
+        >>> qb.bartlett(5).tolist()
+        [0.0, 0.5, 1.0, 0.5, 0.0]
+    """
+    M, n = _window_n("bartlett", M)
+    return _o.ones((1,), float64) if M == 1 else 1.0 - _o.abs(n)
+
+
+def _cosine_window(name, M, terms):
+    M, n = _window_n(name, M)
+    if M == 1:
+        return _o.ones((1,), float64)
+    return builtins.sum(c * _o.cos(k * math.pi * n) for k, c in enumerate(terms))
+
+
+def blackman(M):
+    """The Blackman window of ``M`` points, float64 (``jnp.blackman``).
+
+    Example:
+        >>> [round(v, 6) for v in qb.blackman(3).tolist()]
+        [-0.0, 1.0, -0.0]
+    """
+    return _cosine_window("blackman", M, (0.42, 0.5, 0.08))
+
+
+def hamming(M):
+    """The Hamming window of ``M`` points, float64 (``jnp.hamming``).
+
+    Example:
+        >>> [round(v, 6) for v in qb.hamming(3).tolist()]
+        [0.08, 1.0, 0.08]
+    """
+    return _cosine_window("hamming", M, (0.54, 0.46))
+
+
+def hanning(M):
+    """The Hann window of ``M`` points, float64 (``jnp.hanning``).
+
+    Example:
+        >>> [round(v, 6) for v in qb.hanning(3).tolist()]
+        [0.0, 1.0, 0.0]
+    """
+    return _cosine_window("hanning", M, (0.5, 0.5))
+
+
+def kaiser(M, beta):
+    """The Kaiser window of ``M`` points with shape ``beta`` (``i0(beta sqrt(1 - n^2)) /
+    i0(beta)``, float64; ``beta`` may be traced), as ``jnp.kaiser``.
+
+    Example:
+        >>> [round(v, 6) for v in qb.kaiser(3, 2.0).tolist()]
+        [0.439391, 1.0, 0.439391]
+    """
+    M, n = _window_n("kaiser", M)
+    b = _o.astype(_to_array(beta), float64)
+    if M == 1:
+        return _o.ones((1,), float64)
+    return i0(b * _o.sqrt(_o.maximum(1.0 - n * n, 0.0))) / i0(b)
+
+
+def i0(x):
+    """The modified Bessel function of the first kind of order 0 (``jnp.i0``; the same as
+    ``qb.scipy.special.i0``).
+
+    Example:
+        >>> round(qb.i0(qb.array(1.0)).item(), 10)
+        1.2660658778
+    """
+    from .scipy.special import i0 as _i0
+
+    return _i0(x)
+
+
+def copy(a, order=None):
+    """``a`` as an array (``jnp.copy``; arrays are immutable, so no data is copied).
+
+    Example:
+        >>> qb.copy([1.0, 2.0]).tolist()
+        [1.0, 2.0]
+    """
+    if order not in (None, "K", "A", "C"):
+        raise UnsupportedOperationError(f"copy: order={order!r} is not supported (arrays are row-major)", op="copy")
+    return _to_array(a)
+
+
+def iterable(y):
+    """Whether ``iter(y)`` succeeds (``jnp.iterable``).
+
+    Example:
+        >>> qb.iterable([1, 2]), qb.iterable(3)
+        (True, False)
+    """
+    try:
+        iter(y)
+    except TypeError:
+        return False
+    return True
+
+
+def poly(seq_of_zeros):
+    """The coefficients (highest degree first) of the monic polynomial with the given roots,
+    as ``jnp.poly`` of a 1-D array (a 2-D input means its eigenvalues, complex in general:
+    an UnsupportedOperationError, Quabla has no complex dtypes).
+
+    Example:
+        >>> qb.poly(qb.array([1.0, 2.0])).tolist()
+        [1.0, -3.0, 2.0]
+    """
+    z = _to_array(seq_of_zeros)
+    if z.ndim != 1:
+        raise UnsupportedOperationError(f"poly: roots must be 1-D, got shape {_shape_str(z.shape)} (the eigenvalues of a matrix are complex in general)", op="poly")
+    z = _floatify(z)
+    a = _o.ones((1,), z.dtype)
+    for k in range(z.shape[0]):
+        zero = _o.zeros((1,), z.dtype)
+        a = _o.concatenate([a, zero]) - z[k] * _o.concatenate([zero, a])
+    return a
+
+
+def polydiv(u, v, *, trim_leading_zeros=False):
+    """Polynomial long division: ``(q, r)`` with ``u = q v + r`` (coefficients highest degree
+    first; ``r`` has ``u``'s length, as ``jnp.polydiv``; ``trim_leading_zeros`` needs concrete
+    values and keeps one zero of an all-zero remainder, which JAX leaves empty).
+
+    Example:
+        >>> [c.tolist() for c in qb.polydiv(qb.array([1.0, 3.0, 2.0]), qb.array([1.0, 1.0]))]
+        [[1.0, 2.0], [0.0, 0.0, 0.0]]
+    """
+    u, v = _o._common("polydiv", [_floatify(_to_array(u)), _floatify(_to_array(v))])
+    if u.ndim != 1 or v.ndim != 1:
+        raise ShapeError(f"polydiv: u and v must be 1-D, got shapes {_shape_str(u.shape)} and {_shape_str(v.shape)}")
+    m, n = u.shape[0], v.shape[0]
+    if m < n:
+        raise ShapeError(f"polydiv: u (length {m}) must be at least as long as v (length {n}): the quotient would be empty")
+    rem, q = u, []
+    for k in range(m - n + 1):
+        d = rem[k] / v[0]
+        q.append(d)
+        rem = rem.at[k:k + n].add(-d * v)
+    if trim_leading_zeros:
+        r = _o._to_array(rem)
+        if isinstance(r, Tracer):
+            raise TracerError("polydiv: trim_leading_zeros=True needs concrete values; inside jit leave it False")
+        nz = np.flatnonzero(np.asarray(r))
+        rem = r[int(nz[0]):] if nz.size else r[-1:]
+    return _o.stack(q), rem
+
+
+def packbits(a, axis=None, bitorder="big"):
+    """The truthiness of ``a``'s entries packed 8 to a uint8 along ``axis`` (None: of the
+    flattened array; the last byte padded with zeros), as ``jnp.packbits``.
+
+    Example:
+        >>> qb.packbits(qb.array([1, 0, 1, 1, 0, 0, 0, 1, 1])).tolist()
+        [177, 128]
+    """
+    x = _to_array(a)
+    if not (x.dtype.is_int or x.dtype.is_bool):
+        raise DTypeError(f"packbits: a must have an integer or bool dtype, got {x.dtype.name}")
+    if bitorder not in ("big", "little"):
+        raise InvalidArgumentError(f"packbits: bitorder must be 'big' or 'little', got {bitorder!r}")
+    if axis is None:
+        x, axis = _o.ravel(x), 0
+    ax = _o._norm_axis("packbits", axis, x.ndim, x.shape)
+    x = _moveaxis(_o.astype(x != 0, _dt.uint8), ax, -1)
+    n = x.shape[-1]
+    pad = -n % 8
+    if pad:
+        x = _o.concatenate([x, _o.zeros(x.shape[:-1] + (pad,), _dt.uint8)], axis=-1)
+    x = _o.reshape(x, x.shape[:-1] + ((n + pad) // 8, 8))
+    w = [1 << (7 - i) for i in range(8)] if bitorder == "big" else [1 << i for i in range(8)]
+    out = _o.sum(x * _o.array(np.array(w, np.uint8)), axis=-1, dtype=_dt.uint8)
+    return _moveaxis(out, -1, ax)
+
+
+def unpackbits(a, axis=None, count=None, bitorder="big"):
+    """The bits of uint8 ``a`` as a uint8 array of 0 and 1, 8 per byte along ``axis`` (None:
+    of the flattened array), as ``jnp.unpackbits``; ``count`` keeps that many (a negative
+    count drops from the end; more than there are pads with zeros). Other integer arrays
+    (a NumPy uint8 array imports as int32) give the bits of their low byte.
+
+    Example:
+        >>> qb.unpackbits(qb.array([5], dtype=qb.uint8)).tolist()
+        [0, 0, 0, 0, 0, 1, 0, 1]
+    """
+    x = _to_array(a)
+    if not x.dtype.is_int:
+        raise DTypeError(f"unpackbits: a must be uint8, got {x.dtype.name}")
+    # A NumPy uint8 array imports as int32 (docs/api.md): its low byte is the value.
+    x = _o.astype(x, _dt.uint8)
+    if bitorder not in ("big", "little"):
+        raise InvalidArgumentError(f"unpackbits: bitorder must be 'big' or 'little', got {bitorder!r}")
+    if axis is None:
+        x, axis = _o.ravel(x), 0
+    ax = _o._norm_axis("unpackbits", axis, x.ndim, x.shape)
+    x = _moveaxis(x, ax, -1)
+    shifts = np.arange(7, -1, -1, dtype=np.uint8) if bitorder == "big" else np.arange(8, dtype=np.uint8)
+    from ._bits import shift_right_logical
+
+    bits = shift_right_logical(_o.expand_dims(x, -1), _o.array(shifts)) & _o.array(np.uint8(1))
+    bits = _o.reshape(bits, x.shape[:-1] + (x.shape[-1] * 8,))
+    if count is not None:
+        count = _o._int_arg("unpackbits", "count", count)
+        total = bits.shape[-1]
+        keep = count if count >= 0 else total + count
+        if keep <= 0:
+            raise ShapeError(f"unpackbits: count={count} keeps no bits (Quabla arrays have positive extents)")
+        if keep <= total:
+            bits = bits[..., :keep]
+        else:
+            bits = _o.concatenate([bits, _o.zeros(bits.shape[:-1] + (keep - total,), _dt.uint8)], axis=-1)
+    return _moveaxis(bits, -1, ax)

@@ -15,7 +15,7 @@ import quabla as qb
 GROUPS = [
     ("Arrays and dtypes", ["Tensor", "array", "asarray", "zeros", "ones", "full", "arange", "linspace", "eye",
                            "zeros_like", "ones_like", "full_like", "astype", "dtype", "DType", "float32", "float64",
-                           "bool_", "int32", "int64", "devices", "device_put"]),
+                           "bool_", "bool", "int32", "int64", "devices", "device_put"]),
     ("Elementwise", ["abs", "sign", "negative", "exp", "exp2", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh", "sqrt",
                      "rsqrt", "relu", "sigmoid", "softplus", "erf", "floor", "ceil", "round", "add", "subtract",
                      "multiply", "divide", "true_divide", "floor_divide", "remainder", "mod", "power", "logaddexp", "maximum",
@@ -87,7 +87,9 @@ GROUPS = [
 ]
 
 # Type aliases (no docstring of their own): the text documenting them.
+_SCALAR_TYPES = ("generic", "number", "inexact", "floating", "integer", "signedinteger", "unsignedinteger", "complexfloating", "character", "flexible")
 ALIASES = {
+    **{n: f"NumPy's abstract scalar type `numpy.{n}`, as `jax.numpy.{n}` (for `qb.issubdtype(x.dtype, qb.{n})`)." for n in _SCALAR_TYPES},
     "typing.ArrayLike": "What the ops accept as an array: `qb.Array` (a Tensor or a tracer), a NumPy array or "
     "scalar, or a Python `bool`/`int`/`float` (as `jax.typing.ArrayLike`).\n\n"
     "    >>> def f(x: qb.typing.ArrayLike) -> qb.Array: ...",

@@ -655,3 +655,90 @@ def test_typed_errors():
         qb.average(qb.ones(2), returned="yes")
     with pytest.raises(qb.ArgumentTypeError, match="axis"):
         qb.nanmean(qb.ones(2), axis=1.5)
+
+
+# ---------------------------------------------------------------------------------------------
+# The remaining names: scalar-type aliases, windows, cumulative_sum/prod, poly/polydiv,
+# packbits/unpackbits, copy, iterable, i0.
+
+
+def test_scalar_type_and_dtype_aliases():
+    for n in ("generic", "number", "inexact", "floating", "integer", "signedinteger", "unsignedinteger", "complexfloating", "character", "flexible"):
+        assert getattr(qb, n) is getattr(jnp, n) is getattr(np, n)
+    assert qb.issubdtype(qb.float32, qb.floating) and qb.issubdtype(qb.int32, qb.signedinteger) and not qb.issubdtype(qb.uint8, qb.signedinteger)
+    assert (qb.bool, qb.float_, qb.double, qb.single, qb.int_) == (qb.bool_, qb.float64, qb.float64, qb.float32, qb.int64)
+    assert qb.double(2).dtype == qb.float64
+    assert isinstance(qb.ones(2), qb.ndarray) and not isinstance(np.ones(2), qb.ndarray)
+    assert isinstance(qb.jit(lambda x: qb.ones(1) if isinstance(x, qb.ndarray) else None)(qb.ones(2)), qb.ndarray)
+
+
+@pytest.mark.parametrize("name", ["bartlett", "blackman", "hamming", "hanning"])
+def test_windows(name):
+    for m in (1, 2, 5, 8):
+        assert_close(getattr(qb, name)(m), getattr(jnp, name)(m), 1e-14, 1e-15, what=f"{name}({m})")
+    with pytest.raises(qb.ShapeError, match=f"{name}: M must be at least 1"):
+        getattr(qb, name)(0)
+
+
+def test_kaiser():
+    for m in (1, 4, 9):
+        assert_close(qb.kaiser(m, 3.5), jnp.kaiser(m, 3.5), 1e-12, 1e-14)
+    g = qb.grad(lambda b: qb.kaiser(6, b).sum())(qb.array(2.0))
+    assert_close(g, jax.grad(lambda b: jnp.kaiser(6, b).sum())(2.0), 1e-10, 1e-12)
+    assert_close(qb.i0(qb.array([0.5, 3.0])), jnp.i0(np.array([0.5, 3.0])), 1e-14, 0)
+
+
+def test_cumulative_sum_and_prod():
+    x = np.array([[1.5, 2.0, -3.0], [4.0, 0.5, 6.0]])
+    for kw in (dict(axis=1), dict(axis=0, include_initial=True), dict(axis=-1, dtype=np.float32)):
+        for q, j in ((qb.cumulative_sum, jnp.cumulative_sum), (qb.cumulative_prod, jnp.cumulative_prod)):
+            qkw = dict(kw, dtype=qb.float32) if "dtype" in kw else kw
+            assert_close(q(qb.array(x), **qkw), j(x, **kw), 1e-6, 1e-6, what=f"{q.__name__} {kw}")
+            assert_close(qb.jit(lambda a: q(a, **qkw))(qb.array(x)), j(x, **kw), 1e-6, 1e-6)
+    assert_close(qb.cumulative_sum(qb.array([1, 2, 3]), include_initial=True), jnp.cumulative_sum(np.array([1, 2, 3]), include_initial=True))
+    g = qb.grad(lambda a: qb.cumulative_prod(a, axis=1, include_initial=True).sum())(qb.array(x))
+    assert_close(g, jax.grad(lambda a: jnp.cumulative_prod(a, axis=1, include_initial=True).sum())(x))
+    with pytest.raises(qb.InvalidArgumentError, match="cumulative_sum: axis must be given"):
+        qb.cumulative_sum(qb.ones((2, 2)))
+
+
+def test_poly_and_polydiv():
+    r = np.array([1.0, 2.0, -3.0, 0.5])
+    assert_close(qb.poly(qb.array(r)), jnp.poly(r))
+    assert_close(qb.grad(lambda z: qb.poly(z).sum())(qb.array(r)), jax.grad(lambda z: jnp.poly(z).sum())(r))
+    for u, v in (([1.0, 3.0, 2.0], [1.0, 1.0]), ([2.0, 0.0, -1.0, 5.0], [3.0, 1.0]), ([4.0, 2.0], [2.0, 1.0])):
+        u, v = np.array(u), np.array(v)
+        assert_close(qb.polydiv(qb.array(u), qb.array(v)), jnp.polydiv(u, v), 1e-14, 1e-14)
+        assert_close(qb.jit(qb.polydiv)(qb.array(u), qb.array(v)), jnp.polydiv(u, v), 1e-14, 1e-14)
+    u, v = np.array([2.0, 0.0, 0.0, 5.0]), np.array([1.0, 0.0])
+    assert_close(qb.polydiv(qb.array(u), qb.array(v), trim_leading_zeros=True), jnp.polydiv(u, v, trim_leading_zeros=True))
+    # An all-zero remainder keeps one zero (JAX's is empty; Quabla arrays are never empty).
+    assert qb.polydiv(qb.array([1.0, 1.0]), qb.array([1.0, 1.0]), trim_leading_zeros=True)[1].tolist() == [0.0]
+    with pytest.raises(qb.UnsupportedOperationError, match="poly: roots must be 1-D"):
+        qb.poly(qb.ones((2, 2)))
+    with pytest.raises(qb.ShapeError, match="polydiv: u .* at least as long"):
+        qb.polydiv(qb.ones(2), qb.ones(3))
+
+
+def test_packbits_and_unpackbits():
+    b = np.random.default_rng(0).integers(0, 2, (3, 13))
+    for kw in (dict(), dict(axis=1), dict(axis=0, bitorder="little")):
+        assert_close(qb.packbits(qb.array(b), **kw), jnp.packbits(b, **kw), what=str(kw))
+        assert_close(qb.jit(lambda a: qb.packbits(a, **kw))(qb.array(b)), jnp.packbits(b, **kw))
+    u = np.random.default_rng(1).integers(0, 256, (2, 3)).astype(np.uint8)
+    for kw in (dict(), dict(axis=1), dict(axis=0, bitorder="little", count=11), dict(axis=1, count=-3), dict(count=60)):
+        assert_close(qb.unpackbits(qb.array(u, dtype=qb.uint8), **kw), jnp.unpackbits(u, **kw), what=str(kw))
+        assert_close(qb.unpackbits(qb.array(u), **kw), jnp.unpackbits(u, **kw), what=str(kw))
+    assert_close(qb.vmap(qb.packbits)(qb.array(b)), jax.vmap(jnp.packbits)(b))
+    with pytest.raises(qb.DTypeError, match="packbits: a must have an integer or bool dtype"):
+        qb.packbits(qb.ones(3))
+    with pytest.raises(qb.InvalidArgumentError, match="bitorder"):
+        qb.unpackbits(qb.array([1], dtype=qb.uint8), bitorder="middle")
+
+
+def test_copy_and_iterable():
+    x = qb.array([1.0, 2.0])
+    assert qb.copy(x) is x and qb.copy([1, 2]).tolist() == [1, 2]
+    assert qb.iterable([1]) and qb.iterable(x) and not qb.iterable(3)
+    with pytest.raises(qb.UnsupportedOperationError, match="copy: order='F'"):
+        qb.copy(x, order="F")
