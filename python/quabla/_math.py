@@ -1788,7 +1788,7 @@ def kaiser(M, beta):
 
     Example:
         >>> [round(v, 6) for v in qb.kaiser(3, 2.0).tolist()]
-        [0.439391, 1.0, 0.439391]
+        [0.438676, 1.0, 0.438676]
     """
     M, n = _window_n("kaiser", M)
     b = _o.astype(_to_array(beta), float64)
