@@ -4,8 +4,6 @@ exponential integrals, bernoulli) against jax.scipy.special (x64) and scipy.spec
 qb.linalg's array-API forms against jnp.linalg: eager and jit, edge values, f32, gradients,
 vmap, typed errors, and the docstring examples of both modules."""
 
-import builtins
-import doctest
 
 import numpy as np
 import pytest
@@ -327,13 +325,4 @@ def test_array_api_forms():
         L.matrix_transpose(qb.ones(3))
 
 
-DOCTESTS = [t for m in (qb.scipy.special, qb.linalg) for t in doctest.DocTestFinder().find(m) if t.examples]
-
-
-@pytest.mark.parametrize("test", DOCTESTS, ids=[t.name for t in DOCTESTS])
-def test_docstring_examples(test):
-    test.globs = {"qb": qb, "round": builtins.round}
-    out = []
-    r = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    r.run(test, out=out.append)
-    assert r.failures == 0, "".join(out)
+# The docstring examples of qb.scipy.special and qb.linalg run in tests/python/test_docs.py.
