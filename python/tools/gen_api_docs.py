@@ -83,7 +83,8 @@ GROUPS = [
     ("JAX's top level", sorted(qb._compat.__all__)),
     ("quabla.nn", ["nn." + n for n in qb.nn.__all__]),
     ("quabla.scipy", ["scipy.special." + n for n in qb.scipy.special.__all__]
-     + ["scipy.stats.norm." + n for n in ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")]),
+     + ["scipy.stats.norm." + n for n in ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")]
+     + ["scipy.stats." + n for n in qb.scipy.stats.__all__ if n != "norm"]),
 ]
 
 # Type aliases (no docstring of their own): the text documenting them.
