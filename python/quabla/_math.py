@@ -32,6 +32,7 @@ from ._numpy import diag as _diag
 from ._numpy import diff as _diff
 from ._numpy import isnan as _isnan
 from ._numpy import sort as _sort
+from ._shape import moveaxis as _moveaxis
 from ._ops import _binary_operands, _floatify, _no_out, _shape_str, _to_array, astype, bind, where
 from ._trace import Tracer, is_array
 from .dtypes import DType, bool_, float64, int32, int64
@@ -1212,16 +1213,6 @@ def corrcoef(x, y=None, rowvar=True, dtype=None):
     sd = _o.sqrt(_diag(c))
     c = c / _o.expand_dims(sd, 1) / _o.expand_dims(sd, 0)
     return _o.clip(c, -1, 1)
-
-
-def _moveaxis(x, src, dst):
-    src = _o._norm_axis("moveaxis", src, x.ndim, x.shape)
-    dst = _o._norm_axis("moveaxis", dst, x.ndim, x.shape)
-    if src == dst:
-        return x
-    perm = [i for i in range(x.ndim) if i != src]
-    perm.insert(dst, src)
-    return _o.transpose(x, tuple(perm))
 
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):

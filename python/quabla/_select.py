@@ -21,6 +21,7 @@ from ._indexing import take_along_axis
 from ._numpy import argsort, isnan, sort
 from ._ops import _int_arg, _norm_axis, _shape_str, _to_array, astype, ravel, reshape, where
 from ._search import _concrete, searchsorted
+from ._shape import moveaxis
 from .dtypes import int64
 from .errors import ArgumentTypeError, InvalidArgumentError, ShapeError
 
@@ -219,7 +220,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
             raise ShapeError("unique: axis given for a 0-d array")
         ax = _norm_axis("unique", axis, x.ndim, x.shape)
         shape = None
-        x = _o.transpose(x, [ax] + [d for d in range(x.ndim) if d != ax])
+        x = moveaxis(x, ax, 0)
     aux, perm, mask = _sorted_runs(x, equal_nan)
     n = x.shape[0]
     size_given = size is not None
@@ -232,7 +233,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
             valid = reshape(valid, (size,) + (1,) * (vals.ndim - 1))
         vals = _fill("unique", vals, valid, fill_value)
     if axis is not None:
-        vals = _o.transpose(vals, list(range(1, ax + 1)) + [0] + list(range(ax + 1, vals.ndim)))
+        vals = moveaxis(vals, 0, ax)
     out = [vals]
     if return_index:
         out.append(_o.take(perm, ind))

@@ -837,15 +837,6 @@ def _callable(name, arg, f):
         raise ArgumentTypeError(f"{name}: {arg} must be callable, got {type(f).__name__}")
 
 
-def _sequence(name, arg, v):
-    """``v`` as a list: a list or tuple, or an array split along its first axis."""
-    if isinstance(v, (list, tuple)):
-        return list(v)
-    if (is_array(v) or isinstance(v, np.ndarray)) and v.ndim >= 1:
-        return [v[i] for i in range(v.shape[0])]
-    raise ArgumentTypeError(f"{name}: {arg} must be a sequence, got {type(v).__name__}")
-
-
 def fromfunction(function, shape, *, dtype=float, **kwargs):
     """``function`` evaluated at each index of a grid of ``shape``: it is called through
     ``vmap`` over every axis with the (scalar) indices of ``dtype`` (default float64), as
@@ -1056,7 +1047,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None)
     """
     name = "ravel_multi_index"
     dims = _o._ints_arg(name, "dims", dims)
-    idx = [_A(i) for i in _sequence(name, "multi_index", multi_index)]
+    idx = [_A(i) for i in _o._arrays_arg(name, "multi_index", multi_index)]
     if len(idx) != len(dims):
         raise ShapeError(f"{name}: {len(idx)} index arrays for {len(dims)} dims {dims}")
     d = _o.int64 if dtype is None else _dt.dtype(dtype, name)
@@ -1179,7 +1170,7 @@ def select(condlist, choicelist, default=0):
         [1.0, 0.0, 30.0]
     """
     name = "select"
-    condlist, choicelist = _sequence(name, "condlist", condlist), _sequence(name, "choicelist", choicelist)
+    condlist, choicelist = _o._arrays_arg(name, "condlist", condlist), _o._arrays_arg(name, "choicelist", choicelist)
     if len(condlist) != len(choicelist):
         raise ShapeError(f"{name}: condlist and choicelist must have one length, got {len(condlist)} and {len(choicelist)}")
     if not condlist:
@@ -1247,8 +1238,8 @@ def piecewise(x, condlist, funclist, *args, **kw):
         raise ShapeError(f"{name}: condlist must be a sequence of conditions (or an array of them along its first axis), got a scalar")
     # As JAX: the conditions are condlist's entries along its first axis (an array of x's
     # shape is len(condlist) conditions, not one as in NumPy).
-    conds = [_o.astype(_A(c), _o.bool_) for c in _sequence(name, "condlist", condlist)]
-    funclist = _sequence(name, "funclist", funclist)
+    conds = [_o.astype(_A(c), _o.bool_) for c in _o._arrays_arg(name, "condlist", condlist)]
+    funclist = _o._arrays_arg(name, "funclist", funclist)
     nc, nf = len(conds), len(funclist)
     if nf == nc + 1:
         funcs = [funclist[-1]] + list(funclist[:-1])

@@ -1113,27 +1113,13 @@ def _stop_gradient(x):
     return stop_gradient(x)
 
 
-def _masked_loop(enabled, state, step, going):
-    """``step`` applied to the elements of ``state`` (a tuple of arrays) still ``enabled``
-    until none is (``going(new)`` keeps an element going), at most 2000 times."""
-    from ._control import while_loop
-
-    def body(c):
-        en, it, st = c[0], c[1], c[2:]
-        new = step(st)
-        new = tuple(_o.where(en, n, o) for n, o in zip(new, st))
-        return (_o.logical_and(en, going(new)), it + 1) + new
-
-    return while_loop(lambda c: _o.logical_and(_o.any(c[0]), c[1] < 2000), body, (enabled, _to_array(0)) + tuple(state))[2:]
-
-
 def random_gamma_grad(a, x):
     """d x / d a of a Gamma(a) sample ``x`` held at its quantile (the implicit
     reparameterisation gradient, JAX's ``lax.random_gamma_grad``): ``-(dP/da) / (dP/dx)``
     with P the regularized lower incomplete gamma function, from the derivatives of its
     power series (x <= max(a, 1)) or of its continued fraction, each summed until the
     derivative's terms fall below the precision (as XLA's)."""
-    from .scipy.special import digamma, gammaln
+    from .scipy.special import _masked_loop, digamma, gammaln
 
     d = a.dtype
     eps = float(np.finfo(d.np).eps)
@@ -1153,8 +1139,8 @@ def random_gamma_grad(a, x):
         return r, c, ans + c, dc, dans + dc
 
     z0 = _o.zeros_like(sx)
-    _, _, ans, _, dans = _masked_loop(_o.logical_and(enabled, _o.logical_not(use_cf)), (sa, one + z0, one + z0, z0, z0), series_step,
-                                      lambda n: _o.abs(n[3] / _o.where(n[4] == 0, one, n[4])) > eps)
+    _, _, ans, _, dans = _masked_loop(_o.logical_and(enabled, _o.logical_not(use_cf)), (sa, one + z0, one + z0, z0, z0),
+                                      lambda st, it: series_step(st), lambda n, o: _o.abs(n[3] / _o.where(n[4] == 0, one, n[4])) <= eps, 2000)
     series = -(dans + ans * (_o.log(sx) - digamma(sa + 1.0))) * sx / sa
 
     def cf_step(st):
@@ -1179,7 +1165,7 @@ def random_gamma_grad(a, x):
     pkm1, qkm1 = sx + 1.0, zz * sx
     ans0 = pkm1 / qkm1
     init = (ans0, y0, zz, z0, pkm1, qkm1, one + z0, sx, z0, z0, z0, -sx, (z0 - ans0 * -sx) / qkm1, one + z0)
-    out = _masked_loop(_o.logical_and(enabled, use_cf), init, cf_step, lambda n: n[13] > eps)
+    out = _masked_loop(_o.logical_and(enabled, use_cf), init, lambda st, it: cf_step(st), lambda n, o: n[13] <= eps, 2000)
     cf = (out[12] + out[0] * (_o.log(sx) - digamma(sa))) * sx
     g = _o.where(use_cf, cf, series)
     g = _o.where(x == 0, zero, g)

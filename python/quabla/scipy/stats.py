@@ -27,13 +27,8 @@ _SQRT2 = math.sqrt(2.0)
 
 
 def _std(x, loc, scale):
-    x = _floatify(_to_array(x))
-    x, loc = _binary_operands("norm", x, loc)
-    x, scale = _binary_operands("norm", x, scale)
-    loc, scale = _binary_operands("norm", loc, scale)
-    if not x.dtype.is_float:
-        x, loc, scale = astype(x, float64), astype(loc, float64), astype(scale, float64)
-    return (x - loc) / scale, scale
+    """(x - loc) / scale and scale, float arrays of one dtype (see ``_z``)."""
+    return _z("norm", x, loc, scale)
 
 
 def logpdf(x, loc=0, scale=1):
