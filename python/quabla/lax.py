@@ -31,7 +31,7 @@ from ._conv import cumprod as _cumprod
 from ._conv import cumsum as _cumsum
 from ._conv import reduce_window as _reduce_window
 from ._indexing import take_along_axis as _take_along_axis
-from ._numpy import argsort as _argsort
+from ._select import lexsort as _lexsort
 from ._numpy import flip as _flip
 from ._numpy import sort as _npsort
 from ._numpy import tile as _tile
@@ -1219,10 +1219,8 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     d = _axis("sort", dimension, len(shape), shape)
     if single:
         return _npsort(xs[0], axis=d)
-    perm = _argsort(xs[k - 1], axis=d)
-    for key in reversed(xs[: k - 1]):
-        inner = _argsort(_take_along_axis(key, perm, axis=d), axis=d)
-        perm = _take_along_axis(perm, inner, axis=d)
+    # The first key is the primary one: lexsort's last.
+    perm = _lexsort(xs[k - 1::-1], axis=d)
     return tuple(_take_along_axis(x, perm, axis=d) for x in xs)
 
 
