@@ -18,7 +18,7 @@ from . import dtypes as _dt
 from . import tree as _tree
 from ._control import _signature, _trace_branch
 from ._ops import _to_array, zeros
-from ._trace import Tracer, current, user_loc
+from ._trace import Tracer, current, diff_budget, differentiations, user_loc
 from .errors import ArgumentTypeError, DTypeError, ShapeError, TracerError
 
 __all__ = ["custom_jvp", "custom_vjp"]
@@ -38,9 +38,6 @@ class _Custom:
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.nondiff_argnums = tuple(sorted(set(int(i) for i in nondiff_argnums)))
-        # > 0 while this function's own rules are being traced: a call of the function inside
-        # its rule (the usual `return f(x), ...`) is then its primal, not another rule trace.
-        self._in_rule = 0
 
     def _name(self):
         return getattr(self.fun, "__name__", type(self).__name__)
@@ -65,11 +62,11 @@ class _Custom:
         return diff_idx, nd_vals, xs, in_tree, [(tuple(x.shape), x.dtype) for x in xs]
 
     def _rule_trace(self, t, fun, n, avals, which):
-        self._in_rule += 1
-        try:
+        # A rule serves one differentiation; custom calls inside it (the usual `return f(x),
+        # ...`, or JAX's per-order rules that call the function of the next order) get their
+        # own rules only for the differentiations left after it (none left: their primal).
+        with differentiations(-1):
             return _trace_branch(t, fun, _flat(n), avals, which)
-        finally:
-            self._in_rule -= 1
 
     def _traced(self, args):
         t = current()
@@ -152,7 +149,7 @@ class custom_jvp(_Custom):
             raise AttributeError(f"No JVP defined for custom_jvp function {self._name()} using defjvp.")
         args = self._resolve(args, kwargs)
         t = self._traced(args)
-        if t is None or self._in_rule:
+        if t is None or diff_budget() < 0:
             return self.fun(*args)
         loc = user_loc()
         diff_idx, nd_vals, xs, in_tree, avals = self._split(args)
@@ -220,7 +217,7 @@ class custom_vjp(_Custom):
             raise AttributeError(f"No VJP defined for custom_vjp function {self._name()} using defvjp.")
         args = self._resolve(args, kwargs)
         t = self._traced(args)
-        if t is None or self._in_rule:
+        if t is None or diff_budget() < 0:
             return self.fun(*args)
         loc = user_loc()
         diff_idx, nd_vals, xs, in_tree, avals = self._split(args)

@@ -34,9 +34,35 @@ def user_loc():
 class _Stack(threading.local):
     def __init__(self):
         self.traces = []
+        # Differentiations still to come of what is being traced now: +1 while a
+        # differentiating transform (grad, jvp, vjp, jacobians) stages its function, -1 while a
+        # custom rule is traced (the rule itself is the first of them). Custom derivative
+        # calls trace their rules only while it is >= 0 (`_custom.py`).
+        self.diff = 0
 
 
 _STACK = _Stack()
+
+
+def diff_budget():
+    """How many more times the values traced now may be differentiated (see ``_Stack``)."""
+    return _STACK.diff
+
+
+class differentiations:
+    """Context manager: ``delta`` more (or, negative, fewer) differentiations of what is
+    traced inside it."""
+
+    __slots__ = ("delta",)
+
+    def __init__(self, delta):
+        self.delta = delta
+
+    def __enter__(self):
+        _STACK.diff += self.delta
+
+    def __exit__(self, *exc):
+        _STACK.diff -= self.delta
 
 
 def current():

@@ -35,7 +35,7 @@ from ._ops import _bool_arg, _op, _to_array, astype, reshape, transpose
 from ._staging import TransformedFunction
 from ._staging import float_args as _float_args
 from ._staging import is_pyscalar as _is_pyscalar
-from ._trace import Trace, Tracer, bind, current, user_loc
+from ._trace import Trace, Tracer, bind, current, differentiations, user_loc
 from ._staging import ArgumentError
 from .errors import ArgumentTypeError, BatchingError, DTypeError, ShapeError, TracerError, UnsupportedOperationError
 from .jit import jit
@@ -218,14 +218,15 @@ def _out_leaf(x, fname):
     raise _errors.ArgumentTypeError(f"{fname}: outputs must be pytrees of arrays or Python numbers, got a {type(x).__name__}")
 
 
-def _stage(fun, parent, a, shapes=None, name=None, inside=None):
+def _stage(fun, parent, a, shapes=None, name=None, inside=None, differentiated=False):
     """Traces ``fun`` into a new private function of ``parent``'s module. ``a`` are the call's
     arguments; ``shapes[i]`` (optional) overrides the traced shape of array leaf i (vmap
     traces one example). The array leaves ``i`` with ``inside(i)`` (default: all) become
     parameters; the others stay values of the parent trace, so that work depending on them
     alone is done there and they enter the function as captures where they meet its
     parameters (the transform then treats them as constants, as JAX treats closed-over
-    values)."""
+    values). ``differentiated``: the transform differentiates the staged function (custom
+    derivative rules met inside it are then traced one level deeper, ``_trace.diff_budget``)."""
     fname = name or _name(fun)
     specs, leaf_param = [], {}
     for i, v in enumerate(a.values):
@@ -247,7 +248,8 @@ def _stage(fun, parent, a, shapes=None, name=None, inside=None):
     args, kwargs = a.rebuild(leaves)
     t.enter()
     try:
-        out = fun(*args, **kwargs)
+        with differentiations(1 if differentiated else 0):
+            out = fun(*args, **kwargs)
         out_leaves, out_tree = _tree.flatten(out)
         ids = [t.id_of(_out_leaf(x, fname)) for x in out_leaves]
         res = b.finish(ids)
@@ -437,7 +439,7 @@ class _Grad(_Transformed):
         a = _Args(self.fun, fname, args, kwargs, argnums)
         if not self.allow_int:
             _check_diff_args(fname, a, argnums)
-        st = _stage(self.fun, parent, a, inside=lambda i: a.owner[i] in argnums)
+        st = _stage(self.fun, parent, a, inside=lambda i: a.owner[i] in argnums, differentiated=True)
         main, aux_idx, aux_tree = _split_aux(fname, st, self.has_aux)
         shape, dtype = st.outs[main]
         if shape != () or not dtype.is_float:
@@ -546,7 +548,7 @@ class _JvpApply(_Transformed):
         parent = _parent(fname)
         a = _Args(self.fun, fname, tuple(primals), {}, tuple(range(len(primals))))
         t_leaves = _tree.flatten(tuple(tangents))[0]
-        st = _stage(self.fun, parent, a)
+        st = _stage(self.fun, parent, a, differentiated=True)
         ops = _operands(parent, a, st)
         tans = []
         for li, j in st.leaf_param.items():
@@ -641,7 +643,7 @@ class _VjpApply(_Transformed):
         parent = _parent(fname)
         n = len(primals)
         a = _Args(self.fun, fname, tuple(primals), {}, tuple(range(n)))
-        st = _stage(self.fun, parent, a)
+        st = _stage(self.fun, parent, a, differentiated=True)
         pos = _tree.unflatten(st.out_tree, list(range(len(st.outs))))
         main = pos[0] if self.has_aux else pos
         main_idx, main_tree = _tree.flatten(main)
@@ -765,7 +767,7 @@ class _Jacobian(_Transformed):
         a = _Args(self.fun, fname, args, kwargs, argnums)
         if not self.allow_int:
             _check_diff_args(fname, a, argnums)
-        st = _stage(self.fun, parent, a, inside=lambda i: a.owner[i] in argnums)
+        st = _stage(self.fun, parent, a, inside=lambda i: a.owner[i] in argnums, differentiated=True)
         # The differentiated outputs (all, or the first of the pair with has_aux).
         if self.has_aux:
             pos = _tree.unflatten(st.out_tree, list(range(len(st.outs))))

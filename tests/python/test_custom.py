@@ -204,6 +204,40 @@ def test_closure_over_outer_tracer():
     close(qb.jit(qo)(qb.array(1.7), qb.array(0.4)), jo(1.7, 0.4))
 
 
+def make_maclaurin(m, custom_jvp):
+    """JAX's pattern for sinc at 0: the rule of order k calls the function of order k + 1."""
+
+    @partial(custom_jvp, nondiff_argnums=(0,))
+    def mac(k, x):
+        c = 0.0 if k % 2 else (-1.0) ** (k // 2) * np.pi**k / (k + 1)
+        return x * 0 + c
+
+    @mac.defjvp
+    def mac_jvp(k, primals, tangents):
+        (x,), (t,) = primals, tangents
+        return mac(k, x), mac(k + 1, x) * t
+
+    return partial(mac, 0)
+
+
+def test_rules_calling_the_next_order_differentiate_as_in_jax():
+    # Each differentiation uses the rule of the next order (the rules of custom calls inside a
+    # rule are traced while differentiations remain): sinc's derivatives at 0.
+    qf, jf = make_maclaurin(qb, qb.custom_jvp), make_maclaurin(jnp, jax.custom_jvp)
+    for n in range(5):
+        q, j = qf, jf
+        for _ in range(n):
+            q, j = qb.grad(q), jax.grad(j)
+        close(q(qb.array(0.0)), j(0.0))
+        close(qb.jit(q)(qb.array(0.0)), j(0.0))
+    close(qb.hessian(qf)(qb.array(0.0)), jax.hessian(jf)(0.0))
+    close(qb.vmap(qb.grad(qb.grad(qf)))(qb.array([0.0, 0.0])), jax.vmap(jax.grad(jax.grad(jf)))(jnp.zeros(2)))
+    # The primal call inside a rule (`return f(x), ...`) is differentiated by the rule too.
+    ql, jl = make_log1pexp(qb, qb.custom_jvp), make_log1pexp(jnp, jax.custom_jvp)
+    inner = lambda f, jvp: lambda x: jvp(f, (x,), (x * 0 + 1.0,))  # noqa: E731
+    close(qb.jvp(inner(ql, qb.jvp), (qb.array(50.0),), (qb.array(1.0),)), jax.jvp(inner(jl, jax.jvp), (50.0,), (1.0,)))
+
+
 def test_ir_carries_rules_and_autodiff_expands_them():
     # The traced program is one call of the outlined primal naming its outlined jvp rule.
     text = qb.jit(QL).lower(qb.array(1.0)).as_text()
