@@ -20,7 +20,7 @@ from ._numpy import flip as _flip
 from ._ops import maximum as _maximum
 from ._ops import minimum as _minimum
 from ._trace import Trace, Tracer, bind, current, is_array, user_loc
-from .errors import DTypeError, ShapeError, TracerError
+from .errors import DTypeError, ShapeError
 from . import errors as _errors
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "associative_scan", "stop_gradient"]
@@ -97,7 +97,7 @@ def _cond(pred, true_fun, false_fun, operands, names, what):
     t = current()
     traced = type(pred) is Tracer or any(type(x) is Tracer for x in leaves)
     if t is None and traced:
-        raise TracerError(
+        raise _errors.UnexpectedTracerError(
             f"{what}: called with tracers of a trace that already finished (a tracer escaped its trace); "
             "return values from the traced function instead of storing them"
         )
@@ -155,7 +155,7 @@ def switch(index, branches, *operands):
     t = current()
     traced = type(i) is Tracer or any(type(x) is Tracer for x in leaves)
     if t is None and traced:
-        raise TracerError("switch: called with tracers of a trace that already finished (a tracer escaped its trace)")
+        raise _errors.UnexpectedTracerError("switch: called with tracers of a trace that already finished (a tracer escaped its trace)")
     if t is None:
         k = min(max(int(i.item()), 0), len(branches) - 1)
         return branches[k](*operands)
@@ -222,7 +222,7 @@ def while_loop(cond_fun, body_fun, init_val):
     leaves, init_tree = _tree.flatten(init_val)
     t = current()
     if t is None and any(type(x) is Tracer for x in leaves):
-        raise TracerError("while_loop: called with tracers of a trace that already finished (a tracer escaped its trace)")
+        raise _errors.UnexpectedTracerError("while_loop: called with tracers of a trace that already finished (a tracer escaped its trace)")
     if t is None:
         val = init_val
         while bool(np.asarray(_pred_array(cond_fun(val)).numpy())):
@@ -409,7 +409,7 @@ def _scan(g, init, xs, length, reverse, unroll, what):
     t = current()
     traced = any(type(x) is Tracer for x in xs_leaves + init_leaves)
     if t is None and traced:
-        raise TracerError(f"{what}: called with tracers of a trace that already finished (a tracer escaped its trace)")
+        raise _errors.UnexpectedTracerError(f"{what}: called with tracers of a trace that already finished (a tracer escaped its trace)")
     if t is None and n == 0:
         # Nothing runs; one step on zeros tells whether there are ys (a zero-length scan with
         # ys would need zero-extent arrays).

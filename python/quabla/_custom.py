@@ -19,7 +19,8 @@ from . import tree as _tree
 from ._control import _signature, _trace_branch
 from ._ops import _to_array, zeros
 from ._trace import Tracer, current, diff_budget, differentiations, user_loc
-from .errors import ArgumentTypeError, DTypeError, ShapeError, TracerError
+from .errors import ArgumentTypeError, DTypeError, ShapeError
+from . import errors as _errors
 
 __all__ = ["custom_jvp", "custom_vjp"]
 
@@ -72,7 +73,7 @@ class _Custom:
         t = current()
         traced = any(type(x) is Tracer for x in _tree.flatten(args)[0])
         if t is None and traced:
-            raise TracerError(f"{self._name()}: called with tracers of a trace that already finished (a tracer escaped its trace)")
+            raise _errors.UnexpectedTracerError(f"{self._name()}: called with tracers of a trace that already finished (a tracer escaped its trace)")
         return t
 
     def _primal(self, t, args, diff_idx, in_tree, avals):

@@ -28,7 +28,7 @@ import numpy as np
 from . import _ops as o
 from . import dtypes as _dt
 from ._trace import Tracer, bind, current, is_array
-from .errors import DTypeError, TracerError, UnsupportedOperationError
+from .errors import DTypeError, ShapeError, TracerError, UnsupportedOperationError
 from . import errors as _errors
 
 _MODES = (None, "clip", "fill", "drop", "promise_in_bounds")
@@ -88,6 +88,71 @@ def _and(a, b):
     return b if a is None else a if b is None else a & b
 
 
+def _is_mask(k):
+    """A boolean index: a bool array (Tensor, tracer, NumPy, nested list) or a Python bool."""
+    if isinstance(k, (bool, np.bool_)):
+        return True
+    if is_array(k):
+        return k.dtype.is_bool
+    if isinstance(k, (list, np.ndarray)):
+        try:
+            return np.asarray(k).dtype == np.bool_
+        except (ValueError, TypeError):
+            return False
+    return False
+
+
+def _expand_masks(x, key, op="getitem"):
+    """``key`` with each concrete boolean mask replaced by the integer index arrays of its
+    True positions (NumPy's and JAX's meaning of ``x[mask]``; a scalar True is a new axis).
+    A traced mask raises NonConcreteBooleanIndexError (its result's shape would depend on
+    its values); a mask selecting nothing raises ShapeError (no zero-size arrays)."""
+    if not builtins.any(_is_mask(k) for k in key):
+        return key
+
+    def width(k):
+        if k is None or k is Ellipsis:
+            return 0
+        if _is_mask(k):
+            return len(k.shape) if is_array(k) else np.ndim(k)
+        return 1
+
+    rest = builtins.sum(width(k) for k in key)
+    out, axis = [], 0
+    for pos, k in enumerate(key):
+        if k is Ellipsis:
+            axis += builtins.max(len(x.shape) - rest, 0)
+            out.append(k)
+            continue
+        if not _is_mask(k):
+            out.append(k)
+            axis += width(k)
+            continue
+        if type(k) is Tracer:
+            raise _errors.NonConcreteBooleanIndexError(
+                f"{op}: the boolean index {k!r} at position {pos} is traced; the result's shape would depend on its "
+                "values. Inside jit use qb.where(mask, x, other), or qb.nonzero(mask, size=...) for positions"
+            )
+        m = np.asarray(k, dtype=np.bool_)
+        if m.ndim == 0:
+            if not m:
+                raise ShapeError(f"{op}: the index False selects no element, and Quabla has no zero-size arrays")
+            out.append(None)
+            continue
+        want = tuple(x.shape[axis : axis + m.ndim])
+        if tuple(m.shape) != want:
+            raise _errors.InvalidIndexError(
+                f"{op}: boolean index at position {pos} has shape {tuple(m.shape)}, but the axes it indexes have shape {want} "
+                f"(array shape {tuple(x.shape)})"
+            )
+        hits = np.nonzero(m)
+        if hits[0].size == 0:
+            raise ShapeError(f"{op}: the boolean index at position {pos} selects no element, and Quabla has no zero-size arrays")
+        out.extend(o.array(h.astype(np.int64)) for h in hits)
+        axis += m.ndim
+    return tuple(out)
+
+
 def has_advanced(key):
     """Whether ``key`` (a tuple) needs the advanced path (any integer array or traced index)."""
     return builtins.any(_is_array_index(k) for k in key)
@@ -96,7 +161,7 @@ def has_advanced(key):
 def getitem(x, key):
     """``x[key]``: keys with integer arrays or traced indices take :func:`gather`, the rest
     the basic path (:func:`quabla._ops.getitem`)."""
-    k = key if isinstance(key, tuple) else (key,)
+    k = _expand_masks(x, key if isinstance(key, tuple) else (key,))
     if has_advanced(k):
         return gather(x, k)
     return o.getitem(x, k)
@@ -125,6 +190,7 @@ def gather(x, key, mode=None, fill_value=None):
     x = o._to_array(x)
     if not isinstance(key, tuple):
         key = (key,)
+    key = _expand_masks(x, key)
     # None -> a new size-1 axis of x, indexed by a full slice.
     if builtins.any(k is None for k in key):
         exp0 = o._expand_index(key, x.shape)
@@ -362,6 +428,7 @@ def scatter(x, key, values, combiner, mode=None):
     x = o._to_array(x)
     if not isinstance(key, tuple):
         key = (key,)
+    key = _expand_masks(x, key, f"at[].{combiner}")
     v = o._to_array(values) if is_array(values) else o._to_array(values, x.dtype)
     if v.dtype is not x.dtype:
         v = o.astype(v, x.dtype)
@@ -404,7 +471,7 @@ class _IndexRef:
 
     def get(self, *, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False):
         """``x[key]`` (``mode="fill"`` gives ``fill_value`` out of bounds)."""
-        key = self._key if isinstance(self._key, tuple) else (self._key,)
+        key = _expand_masks(self._x, self._key if isinstance(self._key, tuple) else (self._key,), "at[].get")
         if mode is None and fill_value is None and not has_advanced(key):
             return o.getitem(self._x, key)
         return gather(self._x, key, mode=mode, fill_value=fill_value)

@@ -41,9 +41,9 @@ from .errors import (
     DTypeError,
     InvalidArgumentError,
     ShapeError,
-    TracerError,
     UnsupportedOperationError,
 )
+from . import errors as _errors
 
 __all__ = [
     # constants
@@ -1456,7 +1456,7 @@ def _poly_arg(name, p):
 
 def _static_int(name, arg, v):
     if isinstance(v, Tracer):
-        raise TracerError(f"{name}: {arg} must be a static Python int, got a traced value")
+        raise _errors.ConcretizationTypeError(f"{name}: {arg} must be a static Python int, got a traced value")
     return _o._int_arg(name, arg, v)
 
 
@@ -1520,7 +1520,7 @@ def polysub(a1, a2):
 
 def _trim_front(name, a):
     if isinstance(a, Tracer):
-        raise TracerError(
+        raise _errors.ConcretizationTypeError(
             f"{name}: trim_leading_zeros=True needs concrete coefficients (its output length depends on them); "
             "inside jit pass trim_leading_zeros=False"
         )
@@ -1870,7 +1870,7 @@ def polydiv(u, v, *, trim_leading_zeros=False):
     if trim_leading_zeros:
         r = _o._to_array(rem)
         if isinstance(r, Tracer):
-            raise TracerError("polydiv: trim_leading_zeros=True needs concrete values; inside jit leave it False")
+            raise _errors.ConcretizationTypeError("polydiv: trim_leading_zeros=True needs concrete values; inside jit leave it False")
         nz = np.flatnonzero(np.asarray(r))
         rem = r[int(nz[0]):] if nz.size else r[-1:]
     return _o.stack(q), rem

@@ -659,7 +659,7 @@ def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):  #
 def _norm_axis(op, ax, nd, shape):
     if isinstance(ax, bool) or not isinstance(ax, (int, np.integer)):
         if isinstance(ax, Tracer):
-            raise TracerError(f"{op}: axis must be a static Python int, got a traced value")
+            raise _errors.ConcretizationTypeError(f"{op}: axis must be a static Python int, got a traced value")
         raise _errors.ArgumentTypeError(f"{op}: axis must be an int, got {type(ax).__name__}")
     a = int(ax)
     if not -nd <= a < nd:
@@ -1635,7 +1635,7 @@ def _int_arg(op, name, v):
     if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
         return int(v)
     if isinstance(v, Tracer):
-        raise TracerError(f"{op}: {name} must be a static Python int, got a traced value")
+        raise _errors.ConcretizationTypeError(f"{op}: {name} must be a static Python int, got a traced value")
     if type(v) is Tensor and v.ndim == 0 and v.dtype.is_int:
         return int(v.item())
     raise ArgumentTypeError(f"{op}: {name} must be an integer, got {type(v).__name__} {_short_repr(v)}")
@@ -1662,7 +1662,7 @@ def _ints_arg(op, name, v):
     if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
         return (int(v),)
     if isinstance(v, Tracer):
-        raise TracerError(f"{op}: {name} must be static Python ints, got a traced value")
+        raise _errors.ConcretizationTypeError(f"{op}: {name} must be static Python ints, got a traced value")
     if isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "iu":
         return tuple(int(d) for d in v)
     if type(v) is Tensor and v.ndim == 1 and v.dtype.is_int:

@@ -18,7 +18,8 @@ from ._numpy import argsort as _argsort
 from ._numpy import isnan as _isnan
 from ._numpy import sort as _sort
 from ._trace import Tracer
-from .errors import DTypeError, ShapeError, TracerError
+from .errors import DTypeError, ShapeError
+from . import errors as _errors
 
 __all__ = ["searchsorted", "digitize", "bincount", "histogram", "interp", "quantile", "percentile", "median"]
 
@@ -83,7 +84,7 @@ def _concrete(name, x, xname, arg, what):
     """``x`` as a NumPy array, for an argument ``arg=None`` that ``x``'s values decide
     (``what``); a TracerError inside jit."""
     if isinstance(x, Tracer):
-        raise TracerError(f"{name}: {arg}=None needs a concrete {xname} {what}; inside jit pass {arg}")
+        raise _errors.ConcretizationTypeError(f"{name}: {arg}=None needs a concrete {xname} {what}; inside jit pass {arg}")
     return np.asarray(x)
 
 

@@ -37,9 +37,9 @@ from .errors import (
     InvalidArgumentError,
     InvalidIndexError,
     ShapeError,
-    TracerError,
     UnsupportedOperationError,
 )
+from . import errors as _errors
 
 __all__ = [
     # layout
@@ -73,7 +73,7 @@ def _const_ints(a):
 def _concrete(name, x, arg, hint):
     """``x`` as a NumPy array; a TracerError naming ``arg`` and what to do (``hint``) when traced."""
     if isinstance(x, Tracer):
-        raise TracerError(f"{name}: {arg} must be concrete (its values decide the result's shape); {hint}")
+        raise _errors.ConcretizationTypeError(f"{name}: {arg} must be concrete (its values decide the result's shape); {hint}")
     if isinstance(x, _o.Tensor):
         return x.numpy()
     return np.asarray(x)
@@ -324,7 +324,7 @@ def append(arr, values, axis=None):
 
 def _static_index_array(name, obj, arg="obj"):
     if isinstance(obj, Tracer):
-        raise TracerError(f"{name}: {arg} must be concrete (static indices); traced positions are not supported")
+        raise _errors.ConcretizationTypeError(f"{name}: {arg} must be concrete (static indices); traced positions are not supported")
     arr = np.asarray(obj.numpy() if isinstance(obj, _o.Tensor) else obj)
     return arr
 
@@ -675,7 +675,7 @@ def _grid_1d(s, name):
         raise ArgumentTypeError(f"{name}: expected slices, got {type(s).__name__} {s!r}")
     for v in (s.start, s.stop, s.step):
         if isinstance(v, Tracer):
-            raise TracerError(f"{name}: slice bounds must be concrete Python numbers, got a traced value")
+            raise _errors.ConcretizationTypeError(f"{name}: slice bounds must be concrete Python numbers, got a traced value")
     start = 0 if s.start is None else s.start
     step = 1 if s.step is None else s.step
     if isinstance(step, complex):

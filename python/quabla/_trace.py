@@ -12,7 +12,6 @@ import threading
 
 from . import _quabla as _q
 from .dtypes import BY_CODE
-from .errors import TracerError
 from . import errors as _errors
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -134,7 +133,7 @@ class Trace:
         if src is self:
             return x
         if src.builder.closed:
-            raise TracerError(
+            raise _errors.UnexpectedTracerError(
                 "a tracer escaped its trace: it was used after the function traced for it returned "
                 "(return it as an output instead of storing it)"
             )
@@ -144,7 +143,7 @@ class Trace:
             chain.append(t)
             t = t.parent
         if t is None:
-            raise TracerError(
+            raise _errors.UnexpectedTracerError(
                 f"a tracer {x!r} of another trace was used here: only tracers of enclosing traces in progress can be "
                 "closed over (a jitted function called outside the trace that created the tracer cannot use it); "
                 "pass it as an argument"
@@ -208,37 +207,37 @@ class Tracer:
         dims = ",".join(str(d) for d in self.shape)
         return f"Tracer<{self.dtype.name}[{dims}]>"
 
-    def _concrete(self, what):
-        raise TracerError(
+    def _concrete(self, what, cls=None):
+        raise (cls or _errors.ConcretizationTypeError)(
             f"{what} needs a concrete value, but this is a traced value {self!r} inside a jitted function; {_CONTROL_HINT}"
         )
 
     def __bool__(self):
-        self._concrete("bool() / a Python `if` or `while` on a tensor")
+        self._concrete("bool() / a Python `if` or `while` on a tensor", _errors.TracerBoolConversionError)
 
     def __float__(self):
         self._concrete("float()")
 
     def __int__(self):
-        self._concrete("int()")
+        self._concrete("int()", _errors.TracerIntegerConversionError)
 
     def __index__(self):
-        self._concrete("using a tensor as an index")
+        self._concrete("using a tensor as an index", _errors.TracerIntegerConversionError)
 
     def __complex__(self):
         self._concrete("complex()")
 
     def item(self):
-        self._concrete(".item()")
+        self._concrete(".item()", _errors.TracerArrayConversionError)
 
     def tolist(self):
-        self._concrete(".tolist()")
+        self._concrete(".tolist()", _errors.TracerArrayConversionError)
 
     def numpy(self):
-        self._concrete(".numpy()")
+        self._concrete(".numpy()", _errors.TracerArrayConversionError)
 
     def __array__(self, dtype=None, copy=None):
-        self._concrete("conversion to a NumPy array (np.asarray)")
+        self._concrete("conversion to a NumPy array (np.asarray)", _errors.TracerArrayConversionError)
 
     def __len__(self):
         if not self.shape:

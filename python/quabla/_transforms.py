@@ -37,7 +37,7 @@ from ._staging import float_args as _float_args
 from ._staging import is_pyscalar as _is_pyscalar
 from ._trace import Trace, Tracer, bind, current, differentiations, user_loc
 from ._staging import ArgumentError
-from .errors import ArgumentTypeError, BatchingError, DTypeError, ShapeError, TracerError, UnsupportedOperationError
+from .errors import ArgumentTypeError, BatchingError, DTypeError, ShapeError, UnsupportedOperationError
 from .jit import jit
 from . import errors as _errors
 
@@ -306,7 +306,7 @@ def _fill(parent, shape, dtype, value):
 def _parent(fname):
     p = current()
     if p is None:
-        raise TracerError(
+        raise _errors.UnexpectedTracerError(
             f"{fname}: called with tracers of a trace that already finished (a tracer escaped its trace); "
             "return values from the traced function instead of storing them"
         )

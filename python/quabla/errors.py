@@ -6,6 +6,12 @@ Every exception subclasses :class:`QuablaError` and the builtin exception that c
     QuablaError(Exception)
     ├── UnsupportedOperationError(QuablaError, ValueError, NotImplementedError)  .op, .device
     ├── TracerError(QuablaError, TypeError)
+    │   ├── ConcretizationTypeError(TracerError)  a concrete value needed, a traced one given
+    │   │   └── TracerBoolConversionError          bool() / `if` on a traced value
+    │   ├── TracerIntegerConversionError           int() / an index from a traced value
+    │   ├── TracerArrayConversionError             np.asarray of a traced value
+    │   ├── UnexpectedTracerError                  a tracer used outside its trace
+    │   └── NonConcreteBooleanIndexError(TracerError, IndexError)  a traced boolean mask
     ├── RetraceLimitError(QuablaError, ValueError)                               .keys
     ├── ArraySizeError(QuablaError, ValueError, MemoryError)  a tensor too big to exist
     ├── OutOfMemoryError(QuablaError, MemoryError)  a failed host allocation
@@ -33,6 +39,12 @@ __all__ = [
     "QuablaError",
     "UnsupportedOperationError",
     "TracerError",
+    "ConcretizationTypeError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "TracerArrayConversionError",
+    "UnexpectedTracerError",
+    "NonConcreteBooleanIndexError",
     "RetraceLimitError",
     "ShapeError",
     "DTypeError",
@@ -93,6 +105,37 @@ class UnsupportedOperationError(QuablaError, ValueError, NotImplementedError):
 class TracerError(QuablaError, TypeError):
     """A traced value was used where a concrete value is needed (Python control flow,
     ``float()``, ``.numpy()``, indexing with a tracer), or a tracer escaped its trace."""
+
+
+# The subclasses below carry jax.errors' names, so programs that catch those (``except
+# jax.errors.ConcretizationTypeError``) work with ``qb.errors`` unchanged.
+
+
+class ConcretizationTypeError(TracerError):
+    """A concrete value (a Python number, a static shape or axis) was needed where a traced
+    value was given (JAX's ``ConcretizationTypeError``)."""
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """``bool()`` of a traced value: a Python ``if``/``while``/``and`` on it inside a traced
+    function (use ``qb.lax.cond`` / ``qb.where``)."""
+
+
+class TracerIntegerConversionError(TracerError):
+    """``int()`` or ``__index__`` of a traced value (a Python index or size from it)."""
+
+
+class TracerArrayConversionError(TracerError):
+    """A traced value converted to a NumPy array (``np.asarray``, ``.numpy()``, ``.item()``)."""
+
+
+class UnexpectedTracerError(TracerError):
+    """A tracer used after its trace finished, or in an unrelated trace (a leaked tracer)."""
+
+
+class NonConcreteBooleanIndexError(TracerError, IndexError):
+    """Indexing with a traced boolean mask (the result's shape would depend on its values;
+    use ``qb.where`` or ``size=`` of ``qb.nonzero``)."""
 
 
 class RetraceLimitError(QuablaError, ValueError):

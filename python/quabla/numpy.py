@@ -21,7 +21,14 @@ _NOT_NUMPY = {
     "block_until_ready", "checkpoint", "remat", "checkpoint_policies", "named_call", "named_scope", "config",
     "devices", "device_put", "dynamic_slice", "dynamic_update_slice", "tree", "optim", "typing", "test_util",
     "random", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax", "tree_util", "linalg", "ArgumentError",
+    "make_jaxpr", "Jaxpr", "linear_transpose", "custom_gradient", "typeof", "ensure_compile_time_eval", "device_get",
+    "device_count", "local_device_count", "local_devices", "process_index", "process_count", "default_backend",
 }
 _names = sorted(n for n in set(_qb.__all__) | _qb._SHADOWING if n not in _NOT_NUMPY and not n.endswith("Error"))
 globals().update({n: getattr(_qb, n) for n in _names})
 __all__ = _names + ["linalg"]
+
+# `import quabla.numpy.linalg` (as `import jax.numpy.linalg`): this module is not a package, so
+# the submodule is registered under its dotted name.
+_sys_modules = __import__("sys").modules
+_sys_modules.setdefault(__name__ + ".linalg", linalg)

@@ -32,7 +32,8 @@ from ._bits import shift_left, shift_right_logical
 from ._ops import _floatify, _op, _shape_str, _to_array, bind
 from ._trace import Tracer, is_array
 from .dtypes import float32, float64, int32, int64, uint8, uint32
-from .errors import ArgumentTypeError, DTypeError, InvalidArgumentError, ShapeError, TracerError
+from .errors import ArgumentTypeError, DTypeError, InvalidArgumentError, ShapeError
+from . import errors as _errors
 
 __all__ = [
     "key",
@@ -1334,7 +1335,7 @@ def t(key, df, shape=None, dtype=None):
 def _static_float(name, arg, v):
     if is_array(v) or isinstance(v, np.ndarray) and v.ndim:
         if type(v) is Tracer:
-            raise TracerError(f"{name}: {arg} must be a concrete number (it is traced); pass it as a Python float")
+            raise _errors.ConcretizationTypeError(f"{name}: {arg} must be a concrete number (it is traced); pass it as a Python float")
         v = np.asarray(v)
         if v.ndim:
             raise ShapeError(f"{name}: {arg} must be a scalar, got shape {_shape_str(v.shape)}")
@@ -1694,7 +1695,7 @@ def orthogonal(key, n, shape=(), dtype=None, m=None):
     dims = []
     for nm, v in (("n", n), ("m", n if m is None else m)):
         if type(v) is Tracer:
-            raise TracerError(f"orthogonal: {nm} must be a concrete int (it is traced)")
+            raise _errors.ConcretizationTypeError(f"orthogonal: {nm} must be a concrete int (it is traced)")
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
             raise ArgumentTypeError(f"orthogonal: {nm} must be an int, got {type(v).__name__}")
         if int(v) <= 0:

@@ -109,3 +109,66 @@ def test_array_methods_match_jax():
     assert_close(qb.jit(lambda a: a.cumsum(0) + a.mT.T)(q), np.cumsum(x, 0) + x)
     with pytest.raises(qb.UnsupportedOperationError, match="cumsum: out="):
         q.cumsum(out=q)
+
+
+def test_make_jaxpr_shows_the_traced_program():
+    jp = qb.make_jaxpr(lambda x, n: qb.sin(x) * n, static_argnums=1)(qb.ones(3, qb.float32), 2)
+    assert "quabla.sin" in str(jp) and "func.func @main" in jp.text and "tensor<3xf32>" in jp.text
+    assert jp.in_avals == [qb.ShapeDtype((3,), qb.float32)] and jp.out_avals == [qb.ShapeDtype((3,), qb.float32)]
+    jp, shape = qb.make_jaxpr(lambda x: {"a": x, "s": x.sum()}, return_shape=True)(np.ones((2, 2)))
+    assert shape == {"a": qb.ShapeDtype((2, 2), qb.float64), "s": qb.ShapeDtype((), qb.float64)}
+    # The transforms are declarations in the traced program, expanded by the pipeline.
+    jp = qb.make_jaxpr(qb.grad(lambda x: qb.sum(qb.exp(x))))(qb.ones(2))
+    assert "quabla.transform" in jp.text and "quabla.transform" not in jp.optimized
+    with pytest.raises(qb.UnsupportedOperationError):
+        qb.make_jaxpr(qb.sin, axis_env=[("i", 2)])
+
+
+def test_linear_transpose_matches_jax():
+    def f(x, y):
+        return {"u": 2.0 * x[::-1] + y.sum(0), "v": y.T @ np.array([1.0, -3.0]) - x}
+
+    sx, sy = qb.ShapeDtype((3,), qb.float64), qb.ShapeDtype((2, 3), qb.float64)
+    ct = {"u": np.array([1.0, -2.0, 0.5]), "v": np.array([3.0, 1.0, 2.0])}
+    got = qb.linear_transpose(f, sx, sy)({k: qb.array(v) for k, v in ct.items()})
+    want = jax.linear_transpose(f, jax.ShapeDtypeStruct((3,), jnp.float64), jax.ShapeDtypeStruct((2, 3), jnp.float64))(ct)
+    assert_close(got, want)
+    with pytest.raises(qb.UnsupportedOperationError, match="int32"):
+        qb.linear_transpose(lambda i: i, qb.ShapeDtype((2,), qb.int32))
+
+
+def test_custom_gradient_matches_jax():
+    def make(m, custom_gradient):
+        @custom_gradient
+        def f(x, y):
+            s = m.sin(x)
+            return s * y, lambda g: (g * 10.0 * m.cos(x) * y, g * s)
+
+        return f
+
+    fq, fj = make(qb, qb.custom_gradient), make(jnp, jax.custom_gradient)
+    x, y = np.array([0.3, 1.2]), np.array([2.0, -1.0])
+    lq = lambda a, b: qb.sum(fq(a, b) ** 2)  # noqa: E731
+    lj = lambda a, b: jnp.sum(fj(a, b) ** 2)  # noqa: E731
+    assert_close(qb.grad(lq, argnums=(0, 1))(x, y), jax.grad(lj, argnums=(0, 1))(x, y))
+    assert_close(qb.jit(qb.grad(lq))(x, y), jax.grad(lj)(x, y))
+    assert_close(qb.vmap(qb.grad(lambda a, b: qb.sum(fq(a, b))))(x[:, None], y[:, None]), jax.vmap(jax.grad(lambda a, b: jnp.sum(fj(a, b))))(x[:, None], y[:, None]))
+    assert_close(fq(x, y), fj(x, y))
+
+
+def test_devices_processes_and_small_utilities():
+    assert qb.device_count() == jax.device_count() and qb.local_device_count() == jax.local_device_count()
+    assert (qb.process_index(), qb.process_count(), qb.default_backend()) == (0, 1, "cpu")
+    got = qb.device_get({"w": qb.ones(2), "n": 3})
+    assert isinstance(got["w"], np.ndarray) and got["n"] == 3
+    assert qb.typeof(qb.ones((2, 3), qb.float32)) == qb.ShapeDtype((2, 3), qb.float32)
+    assert qb.typeof(2.0) == qb.ShapeDtype((), qb.float64)
+
+    @qb.jit
+    def f(x):
+        with qb.ensure_compile_time_eval():
+            c = qb.ones(2) * 3.0  # concrete: computed while tracing
+            assert isinstance(c, qb.Tensor)
+        return x * c
+
+    assert f(qb.ones(2)).tolist() == [3.0, 3.0]

@@ -122,3 +122,34 @@ def test_class_rule_raises_dtype_error_with_fields():
     v = e.value
     assert (v.op, v.constraint, v.operand, v.actual) == ("and", "binary_c2", 0, "tensor<2x3xf64>")
     assert v.expected == "one of i1, i32, i64, ui8, ui32"
+
+
+def test_jax_named_tracer_errors_are_raised_where_jax_raises_them():
+    # The classes carry jax.errors' names and builtin bases, so `except` clauses written for
+    # JAX catch Quabla's errors; each is a TracerError (and a QuablaError).
+    jax_errors = pytest.importorskip("jax.errors")
+    E = qb.errors
+    for name in ("ConcretizationTypeError", "TracerBoolConversionError", "TracerIntegerConversionError", "TracerArrayConversionError",
+                 "UnexpectedTracerError", "NonConcreteBooleanIndexError"):
+        ours, theirs = getattr(E, name), getattr(jax_errors, name)
+        assert issubclass(ours, E.TracerError)
+        for base in (TypeError, IndexError):
+            assert issubclass(ours, base) or not issubclass(theirs, base), name
+    assert issubclass(E.TracerBoolConversionError, E.ConcretizationTypeError)
+    x = qb.ones(3)
+    cases = [
+        (lambda v: qb.where(v > 0, 1.0, 0.0) if v.sum() > 0 else v, E.TracerBoolConversionError),
+        (lambda v: v[int(v[0])], E.TracerIntegerConversionError),
+        (lambda v: __import__("numpy").asarray(v), E.TracerArrayConversionError),
+        (lambda v: v.item(), E.TracerArrayConversionError),
+        (lambda v: float(v[0]), E.ConcretizationTypeError),
+        (lambda v: qb.sum(v, axis=qb.argmax(v)), E.ConcretizationTypeError),
+        (lambda v: v[v > 0], E.NonConcreteBooleanIndexError),
+    ]
+    for f, cls in cases:
+        with pytest.raises(cls):
+            qb.jit(f)(x)
+    leaked = []
+    qb.jit(lambda v: leaked.append(v) or v)(x)
+    with pytest.raises(E.UnexpectedTracerError):
+        qb.jit(lambda v: v + leaked[0])(x)

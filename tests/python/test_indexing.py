@@ -113,10 +113,38 @@ def test_take_along_axis_broadcasts_and_differentiates():
     np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12, atol=1e-12)
 
 
+MASKS = [
+    lambda a: a[a > 0.5],
+    lambda a: a[:, np.array([True, False, True, True, False])],
+    lambda a: a[..., np.array([True, False, True, False, False, True])],
+    lambda a: a[abs(a[:, :, 0]) > 0.4],
+    lambda a: a[True],
+    lambda a: a[1, [True, False, False, True, True]],
+    lambda a: a[np.array([True, False, True, True]), 1:, np.array([2, 3, 3])],
+    lambda a: a.at[a > 0.5].set(0.0),
+    lambda a: a.at[:, np.array([True, False, True, False, True])].add(1.0),
+    lambda a: a.at[a < 0].get(),
+]
+
+
+@pytest.mark.parametrize("k", range(len(MASKS)))
+def test_concrete_boolean_masks_as_jax(k):
+    # Eagerly a concrete mask selects its True positions (as NumPy and JAX), gathers and
+    # scatters alike.
+    f = MASKS[k]
+    np.testing.assert_array_equal(np.asarray(f(qb.array(X))), np.asarray(f(jnp.asarray(X))))
+
+
 def test_errors():
     x = qb.array(X)
-    with pytest.raises(qb.UnsupportedOperationError, match="mask"):
-        x[np.array([True, False, True, True])]
+    with pytest.raises(qb.errors.InvalidIndexError, match="boolean index at position 0 has shape"):
+        x[np.array([True, False, True, True, False])]
+    with pytest.raises(qb.ShapeError, match="selects no element"):
+        x[x > 100]
+    with pytest.raises(qb.errors.NonConcreteBooleanIndexError, match="traced"):
+        qb.jit(lambda z: z[z > 0])(x)
+    with pytest.raises(IndexError):  # JAX's class is an IndexError too
+        qb.jit(lambda z: z.at[z > 0].set(0.0))(x)
     with pytest.raises(IndexError, match="out of bounds"):
         x[np.array([0]), 9]
     with pytest.raises(qb.DTypeError, match="integers"):

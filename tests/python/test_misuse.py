@@ -190,9 +190,13 @@ def test_einsum_ellipsis_unsupported():
         qb.einsum("..i->...", X23)
 
 
-def test_boolean_mask_unsupported():
-    with raises(qb.UnsupportedOperationError, "mask", "qb.where"):
-        X23[np.ones((2, 3), dtype=bool)]
+def test_boolean_mask_traced_or_empty():
+    with raises(qb.errors.NonConcreteBooleanIndexError, "boolean index", "traced", "qb.where"):
+        qb.jit(lambda x: x[x > 0])(X23)
+    with raises(qb.ShapeError, "selects no element", "zero-size"):
+        X23[np.zeros((2, 3), dtype=bool)]
+    with raises(IndexError, "boolean index", "(3,)", "(2,)"):
+        X23[np.ones(3, dtype=bool)]
 
 
 def test_index_out_of_bounds():
