@@ -46,6 +46,16 @@ __all__ = [
     "register_pytree_node",
     "register_pytree_with_keys",
     "register_dataclass",
+    "register_static",
+    "static",
+    "transpose",
+    "broadcast",
+    "reduce_associative",
+    "flatten_one_level",
+    "flatten_one_level_with_keys",
+    "is_tree_node",
+    "treedef_children",
+    "treedef_tuple",
 ]
 
 _LEAF = "*"
@@ -687,3 +697,190 @@ def all(tree, is_leaf=None):  # noqa: A001 - the public name is quabla.tree.all
         (True, False)
     """
     return builtins.all(leaves(tree, is_leaf))
+
+
+def static(**kwargs):
+    """A dataclass field declared static (``dataclasses.field(**kwargs)`` with
+    ``metadata={"static": True}``), as ``jax.tree.static``: :func:`register_dataclass` makes
+    such fields part of the structure instead of children.
+
+    Example:
+        >>> import dataclasses
+        >>> @qb.tree.register_dataclass
+        ... @dataclasses.dataclass
+        ... class Op:
+        ...     x: object
+        ...     kind: str = qb.tree.static(default="add")
+        >>> qb.tree.leaves(Op(1.0))
+        [1.0]
+    """
+    meta = dict(kwargs.pop("metadata", None) or {})
+    meta["static"] = True
+    try:
+        return dataclasses.field(metadata=meta, **kwargs)
+    except TypeError as e:
+        raise _RegistrationError(f"static: {e}") from None
+
+
+def register_static(cls):
+    """Makes ``cls`` a pytree node without children whose instances are their own (hashable)
+    auxiliary data, as ``jax.tree_util.register_static``: such values are static, part of the
+    structure (and of jit's cache key). Returns ``cls``.
+
+    Example:
+        >>> @qb.tree.register_static
+        ... class Tag(str):
+        ...     pass
+        >>> qb.tree.leaves([Tag("a"), 1.0])
+        [1.0]
+    """
+    _check_registration("register_static", cls)
+    _REGISTRY[cls] = _Node(cls, lambda x: ((), x), lambda aux, _: aux, None, cls.__name__)
+    return cls
+
+
+def transpose(outer_treedef, inner_treedef, pytree_to_transpose):
+    """Turns a pytree of structure ``outer`` whose leaves are pytrees of structure ``inner``
+    into one of structure ``inner`` whose leaves are pytrees of structure ``outer``
+    (``jax.tree.transpose``); ``inner_treedef=None`` takes the structure of the first inner
+    tree.
+
+    Example:
+        >>> outer = qb.tree.structure([0, 0])
+        >>> inner = qb.tree.structure({"a": 0, "b": 0})
+        >>> qb.tree.transpose(outer, inner, [{"a": 1, "b": 2}, {"a": 3, "b": 4}])
+        {'a': [1, 3], 'b': [2, 4]}
+    """
+    for what, td in (("outer_treedef", outer_treedef), ("inner_treedef", inner_treedef)):
+        if td is not None and not isinstance(td, TreeDef):
+            raise _RegistrationError(f"tree.transpose: {what} must be a TreeDef, got a {type(td).__name__}")
+    if outer_treedef is None:
+        raise _RegistrationError("tree.transpose: outer_treedef must be a TreeDef, got None")
+    subtrees = outer_treedef.flatten_up_to(pytree_to_transpose)
+    if inner_treedef is None:
+        if not subtrees:
+            raise PyTreeError("tree.transpose: inner_treedef=None needs at least one inner tree")
+        inner_treedef = structure(subtrees[0])
+    inner_leaves = []
+    for i, sub in enumerate(subtrees):
+        ls, td = flatten(sub)
+        if td != inner_treedef:
+            raise PyTreeError(f"tree.transpose: inner tree {i} has structure {td!r} where {inner_treedef!r} was expected")
+        inner_leaves.append(ls)
+    columns = [outer_treedef.unflatten([row[j] for row in inner_leaves]) for j in range(inner_treedef.num_leaves)]
+    return inner_treedef.unflatten(columns)
+
+
+def broadcast(prefix_tree, full_tree, is_leaf=None):
+    """``prefix_tree`` with each leaf repeated over the subtree of ``full_tree`` at its place
+    (``jax.tree.broadcast``): the result has ``full_tree``'s structure.
+
+    Example:
+        >>> qb.tree.broadcast([1, {"a": 2}], [[0, 0], {"a": (0, 0)}])
+        [[1, 1], {'a': (2, 2)}]
+    """
+    ls, td = flatten(prefix_tree, is_leaf)
+    subs = _rest_leaves("tree.broadcast", td, full_tree, 0)
+    return unflatten(td, [map(lambda _, v=v: v, sub, is_leaf=is_leaf) for v, sub in zip(ls, subs)])
+
+
+def reduce_associative(operation, tree, *, identity=_MISSING, is_leaf=None):
+    """Combines the leaves with the associative ``operation`` as a balanced tree of pairs
+    (``jax.tree.reduce_associative``: ``((a . b) . (c . d))`` rather than a left fold);
+    ``identity`` is returned for a tree without leaves.
+
+    Example:
+        >>> qb.tree.reduce_associative(lambda a, b: a + b, [1, 2, (3, 4), 5])
+        15
+    """
+    if not callable(operation):
+        raise _RegistrationError(f"tree.reduce_associative: operation must be callable, got a {type(operation).__name__}")
+    ls = leaves(tree, is_leaf)
+    if not ls:
+        if identity is _MISSING:
+            raise PyTreeError("tree.reduce_associative: a tree without leaves needs an identity")
+        return identity
+    while len(ls) > 1:
+        nxt = [operation(ls[i], ls[i + 1]) for i in range(0, len(ls) - 1, 2)]
+        if len(ls) % 2:
+            nxt.append(ls[-1])
+        ls = nxt
+    return ls[0]
+
+
+def flatten_one_level(tree):
+    """``(children, aux)`` of a pytree node, one level down (``jax.tree_util.flatten_one_level``):
+    a dict's children in key order with its keys as aux, a registered node's flatten output.
+
+    Raises:
+        PyTreeError: ``tree`` is a leaf.
+
+    Example:
+        >>> qb.tree.flatten_one_level({"a": 1, "b": [2]})
+        ((1, [2]), ('a', 'b'))
+    """
+    kc, aux = flatten_one_level_with_keys(tree)
+    return tuple(c for _, c in kc), aux
+
+
+def flatten_one_level_with_keys(tree):
+    """``([(key, child), ...], aux)`` of a pytree node, one level down.
+
+    Example:
+        >>> qb.tree.flatten_one_level_with_keys((1, 2))
+        (((SequenceKey(idx=0), 1), (SequenceKey(idx=1), 2)), None)
+    """
+    node = _children(tree)
+    if node is None:
+        raise PyTreeError(f"flatten_one_level: {type(tree).__name__} is a leaf, not a pytree node")
+    _, aux, kc = node
+    return tuple(kc), aux
+
+
+def is_tree_node(typ):
+    """True when instances of the class ``typ`` are pytree nodes (tuple, list, dict, None's
+    type, namedtuples and registered classes), as ``jax.tree_util.is_tree_node``.
+
+    Example:
+        >>> qb.tree.is_tree_node(list), qb.tree.is_tree_node(float)
+        (True, False)
+    """
+    if not isinstance(typ, type):
+        raise _RegistrationError(f"is_tree_node: expected a class, got a {type(typ).__name__}")
+    return typ in (tuple, list, dict, type(None)) or typ in _REGISTRY or _is_namedtuple(typ)
+
+
+def treedef_children(treedef):
+    """The structures of the root's children (``jax.tree_util.treedef_children``).
+
+    Example:
+        >>> qb.tree.treedef_children(qb.tree.structure([1, (2, 3)]))
+        [TreeDef(*), TreeDef((*, *))]
+    """
+    if not isinstance(treedef, TreeDef):
+        raise _RegistrationError(f"treedef_children: expected a TreeDef, got a {type(treedef).__name__}")
+    t = treedef._t
+    if t == _LEAF:
+        return []
+    return [TreeDef(c, _count_leaves(c)) for c in t[2]]
+
+
+def treedef_tuple(treedefs):
+    """The structure of a tuple whose items have the structures ``treedefs``
+    (``jax.tree_util.treedef_tuple``).
+
+    Example:
+        >>> qb.tree.treedef_tuple([qb.tree.structure(1), qb.tree.structure([2, 3])])
+        TreeDef((*, [*, *]))
+    """
+    tds = list(treedefs)
+    bad = [type(td).__name__ for td in tds if not isinstance(td, TreeDef)]
+    if bad:
+        raise _RegistrationError(f"treedef_tuple: expected TreeDefs, got {bad}")
+    return TreeDef(("tuple", None, tuple(td._t for td in tds)), builtins.sum(td.num_leaves for td in tds))
+
+
+def _count_leaves(t):
+    if t == _LEAF:
+        return 1
+    return builtins.sum(_count_leaves(c) for c in t[2])

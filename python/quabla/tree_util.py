@@ -2,7 +2,7 @@
 node registered here is a node for ``jit``, the transforms and ``qb.tree`` alike).
 
 ``tree_map``, ``tree_leaves`` ... are :mod:`quabla.tree`'s functions under JAX's older
-names; this module adds ``tree_transpose``, ``register_pytree_node_class``, ``Partial``,
+names; this module adds ``tree_transpose``, ``tree_broadcast``, ``tree_reduce_associative``, ``register_pytree_node_class``, ``register_pytree_with_keys_class``, ``Partial``,
 ``all_leaves``, ``treedef_is_leaf`` and ``keystr``'s ``simple=``/``separator=``.
 ``PyTreeDef`` is :class:`quabla.tree.TreeDef`.
 
@@ -19,13 +19,16 @@ from .errors import ArgumentTypeError
 from .tree import DictKey, FlattenedIndexKey, GetAttrKey, PyTreeError, SequenceKey, register_dataclass, register_pytree_node
 from .tree import TreeDef as PyTreeDef
 from .tree import register_pytree_with_keys
+from .tree import flatten_one_level, flatten_one_level_with_keys, is_tree_node, register_static, treedef_children, treedef_tuple
 
 __all__ = [
     "PyTreeDef", "SequenceKey", "DictKey", "GetAttrKey", "FlattenedIndexKey", "Partial",
     "tree_map", "tree_leaves", "tree_flatten", "tree_unflatten", "tree_structure", "tree_reduce", "tree_all",
     "tree_transpose", "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path", "keystr",
     "register_pytree_node", "register_pytree_with_keys", "register_dataclass", "register_pytree_node_class",
-    "all_leaves", "treedef_is_leaf",
+    "all_leaves", "treedef_is_leaf", "tree_broadcast", "tree_reduce_associative", "register_pytree_with_keys_class",
+    "register_static", "flatten_one_level", "flatten_one_level_with_keys", "is_tree_node", "treedef_children",
+    "treedef_tuple", "KeyEntry", "KeyPath",
 ]
 
 tree_flatten = _tree.flatten
@@ -145,33 +148,33 @@ def treedef_is_leaf(treedef):
     return treedef.num_nodes == 1
 
 
-def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
-    """Turns a pytree of structure ``outer`` whose leaves are pytrees of structure ``inner``
-    into one of structure ``inner`` whose leaves are pytrees of structure ``outer``
-    (``jax.tree_util.tree_transpose``); ``inner_treedef=None`` takes the structure of the
-    first inner tree.
+tree_transpose = _tree.transpose
+tree_broadcast = _tree.broadcast
+tree_reduce_associative = _tree.reduce_associative
+KeyEntry = object
+KeyPath = tuple
+
+
+def register_pytree_with_keys_class(cls):
+    """Registers ``cls`` from its methods ``tree_flatten_with_keys() -> ([(key, child), ...],
+    aux)`` and classmethod ``tree_unflatten(aux, children)`` (``tree_flatten`` is used when
+    defined), as ``jax.tree_util.register_pytree_with_keys_class``; returns ``cls``.
 
     Example:
-        >>> outer = qb.tree_util.tree_structure([0, 0])
-        >>> inner = qb.tree_util.tree_structure({"a": 0, "b": 0})
-        >>> qb.tree_util.tree_transpose(outer, inner, [{"a": 1, "b": 2}, {"a": 3, "b": 4}])
-        {'a': [1, 3], 'b': [2, 4]}
+        >>> @qb.tree_util.register_pytree_with_keys_class
+        ... class P:
+        ...     def __init__(self, a):
+        ...         self.a = a
+        ...     def tree_flatten_with_keys(self):
+        ...         return [(qb.tree_util.GetAttrKey("a"), self.a)], None
+        ...     @classmethod
+        ...     def tree_unflatten(cls, aux, children):
+        ...         return cls(*children)
+        >>> qb.tree_util.keystr(qb.tree_util.tree_flatten_with_path(P(1))[0][0][0])
+        '.a'
     """
-    for what, td in (("outer_treedef", outer_treedef), ("inner_treedef", inner_treedef)):
-        if td is not None and not isinstance(td, PyTreeDef):
-            raise ArgumentTypeError(f"tree_transpose: {what} must be a PyTreeDef, got a {type(td).__name__}")
-    if outer_treedef is None:
-        raise ArgumentTypeError("tree_transpose: outer_treedef must be a PyTreeDef, got None")
-    subtrees = outer_treedef.flatten_up_to(pytree_to_transpose)
-    if inner_treedef is None:
-        if not subtrees:
-            raise PyTreeError("tree_transpose: inner_treedef=None needs at least one inner tree")
-        inner_treedef = _tree.structure(subtrees[0])
-    inner_leaves = []
-    for i, sub in enumerate(subtrees):
-        ls, td = _tree.flatten(sub)
-        if td != inner_treedef:
-            raise PyTreeError(f"tree_transpose: inner tree {i} has structure {td!r} where {inner_treedef!r} was expected")
-        inner_leaves.append(ls)
-    columns = [outer_treedef.unflatten([row[j] for row in inner_leaves]) for j in range(inner_treedef.num_leaves)]
-    return inner_treedef.unflatten(columns)
+    if not isinstance(cls, type) or not callable(getattr(cls, "tree_flatten_with_keys", None)) or not callable(getattr(cls, "tree_unflatten", None)):
+        raise ArgumentTypeError("register_pytree_with_keys_class: the class needs tree_flatten_with_keys and tree_unflatten methods")
+    flat = getattr(cls, "tree_flatten", None)
+    register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten, (lambda x: x.tree_flatten()) if callable(flat) else None)
+    return cls

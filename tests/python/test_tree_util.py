@@ -119,7 +119,7 @@ def test_errors():
         tu.treedef_is_leaf([1])
     with pytest.raises(qb.tree.PyTreeError, match="keystr"):
         tu.keystr("abc")
-    with pytest.raises(qb.ArgumentTypeError, match="tree_transpose"):
+    with pytest.raises(qb.QuablaError, match="transpose: outer_treedef"):
         tu.tree_transpose(None, None, [1])
 
 
@@ -127,3 +127,62 @@ def test_doctests():
     qb.tree_util = tu
     r = doctest.testmod(tu, extraglobs={"qb": qb, "round": builtins.round}, optionflags=doctest.ELLIPSIS)
     assert r.failed == 0 and r.attempted > 10
+
+
+def test_more_of_jax_tree_util():
+    import dataclasses
+
+    import jax
+
+    T, J = qb.tree_util, jax.tree_util
+    tree = [1, {"a": 2, "b": (3, 4)}, None]
+    assert T.flatten_one_level(tree[1]) == J.flatten_one_level(tree[1])
+    assert [(str(k), c) for k, c in T.flatten_one_level_with_keys((5, 6))[0]] == [(str(k), c) for k, c in J.flatten_one_level_with_keys((5, 6))[0]]
+    with pytest.raises(qb.tree.PyTreeError):
+        T.flatten_one_level(1.0)
+    for typ in (list, tuple, dict, type(None), float, int):
+        assert T.is_tree_node(typ) == J.is_tree_node(typ)
+    assert [c.num_leaves for c in T.treedef_children(T.tree_structure(tree))] == [c.num_leaves for c in J.treedef_children(J.tree_structure(tree))]
+    td = T.treedef_tuple([T.tree_structure(1), T.tree_structure([2, 3])])
+    assert td == T.tree_structure((0, [0, 0])) and td.num_leaves == 3
+    assert T.tree_broadcast([1, {"a": 2}], [[0, 0], {"a": (0, 0)}]) == J.tree_broadcast([1, {"a": 2}], [[0, 0], {"a": (0, 0)}])
+    seen = []
+
+    def op(a, b):
+        seen.append((a, b))
+        return a + b
+
+    assert T.tree_reduce_associative(op, [1, 2, (3, 4), 5]) == 15 and seen[:2] == [(1, 2), (3, 4)]
+    assert qb.tree.reduce_associative(op, [], identity=0) == 0
+    outer, inner = T.tree_structure([0, 0]), T.tree_structure({"a": 0, "b": 0})
+    assert qb.tree.transpose(outer, inner, [{"a": 1, "b": 2}, {"a": 3, "b": 4}]) == {"a": [1, 3], "b": [2, 4]}
+
+    @T.register_static
+    class Tag(str):
+        pass
+
+    assert T.tree_leaves([Tag("x"), 1.0]) == [1.0]
+    assert T.tree_structure(Tag("x")) != T.tree_structure(Tag("y"))
+
+    @qb.tree.register_dataclass
+    @dataclasses.dataclass
+    class Op:
+        x: object
+        kind: str = qb.tree.static(default="add")
+
+    assert qb.tree.leaves(Op(qb.ones(2))) and qb.jit(lambda o: o.x * 2 if o.kind == "add" else o.x)(Op(qb.ones(2))).tolist() == [2.0, 2.0]
+
+    @T.register_pytree_with_keys_class
+    class P:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+        def tree_flatten_with_keys(self):
+            return [(T.GetAttrKey("a"), self.a), (T.GetAttrKey("b"), self.b)], None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+
+    assert [T.keystr(p) for p, _ in T.tree_flatten_with_path(P(1, 2))[0]] == [".a", ".b"]
+    assert qb.jit(lambda p: p.a + p.b)(P(qb.ones(1), qb.ones(1))).tolist() == [2.0]
