@@ -19,7 +19,7 @@ from ._ops import _to_array, zeros
 from ._trace import Tracer
 from ._transforms import vjp
 from .errors import ArgumentTypeError, UnsupportedOperationError
-from .jit import ShapeDtype, _prepare_leaves, _trace, jit
+from .jit import ShapeDtype, _prepare_leaves, _set_jit_disabled, _trace, jit
 
 __all__ = [
     "eval_shape",
@@ -44,6 +44,7 @@ __all__ = [
     "process_index",
     "process_count",
     "default_backend",
+    "disable_jit",
 ]
 
 ShapeDtypeStruct = ShapeDtype
@@ -452,3 +453,23 @@ def default_backend():
         'cpu'
     """
     return "cpu"
+
+
+@contextlib.contextmanager
+def disable_jit(disable=True):
+    """A context manager in which jitted functions run their Python op by op instead of
+    their compiled programs, as ``jax.disable_jit`` (to print or step through values while
+    debugging). The transforms (``grad``, ``vmap``, ...) still trace and compile: they
+    transform programs. Departure: the setting is process-wide, not per thread.
+
+    Example:
+        >>> f = qb.jit(lambda x: print(type(x).__name__) or x * 2)
+        >>> with qb.disable_jit():
+        ...     y = f(qb.ones(2))
+        Tensor
+    """
+    prev = _set_jit_disabled(bool(disable))
+    try:
+        yield
+    finally:
+        _set_jit_disabled(prev)

@@ -37,6 +37,17 @@ __all__ = ["jit", "ShapeDtype", "Lowered", "Compiled"]
 
 Tensor = _q.Tensor
 _LOG = bool(os.environ.get("QUABLA_LOG_COMPILES"))
+# Set by `qb.disable_jit()`: jitted functions then run their Python op by op (the Rust fast
+# path checks its own copy of the flag, `_q.set_jit_disabled`).
+_JIT_DISABLED = False
+
+
+def _set_jit_disabled(flag):
+    """Sets whether jitted calls run op by op; returns the previous setting."""
+    global _JIT_DISABLED
+    prev, _JIT_DISABLED = _JIT_DISABLED, bool(flag)
+    _q.set_jit_disabled(_JIT_DISABLED)
+    return prev
 _EXPLAIN = os.environ.get("QUABLA_EXPLAIN_CACHE_MISSES", "") not in ("", "0")
 
 
@@ -324,6 +335,9 @@ def _slow(self, args, kwargs):
     # Called inside another trace (with tracers, or while one is in progress): trace through,
     # so that the enclosing program contains this function's ops.
     if _current() is not None:
+        return fun(*args, **kwargs)
+    if _JIT_DISABLED and not isinstance(fun, TransformedFunction):
+        # qb.disable_jit(): op by op (the transforms still compile: they need a trace).
         return fun(*args, **kwargs)
     for x in _tree.flatten((args, kwargs))[0]:
         if type(x) is Tracer:

@@ -22,7 +22,7 @@ _NOT_NUMPY = {
     "devices", "device_put", "dynamic_slice", "dynamic_update_slice", "tree", "optim", "typing", "test_util",
     "random", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax", "tree_util", "linalg", "ArgumentError",
     "make_jaxpr", "Jaxpr", "linear_transpose", "custom_gradient", "typeof", "ensure_compile_time_eval", "device_get",
-    "device_count", "local_device_count", "local_devices", "process_index", "process_count", "default_backend",
+    "device_count", "local_device_count", "local_devices", "process_index", "process_count", "default_backend", "disable_jit",
 }
 _names = sorted(n for n in set(_qb.__all__) | _qb._SHADOWING if n not in _NOT_NUMPY and not n.endswith("Error"))
 globals().update({n: getattr(_qb, n) for n in _names})

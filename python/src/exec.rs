@@ -329,6 +329,17 @@ struct FastEntry {
     hits: std::sync::atomic::AtomicU64,
 }
 
+/// Set while `qb.disable_jit()` is in effect: every jitted call then goes to `slow`, which
+/// runs the function op by op.
+static JIT_DISABLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets whether jitted calls bypass their compiled programs (`qb.disable_jit`); returns the
+/// previous setting.
+#[pyfunction]
+pub fn set_jit_disabled(disabled: bool) -> bool {
+    JIT_DISABLED.swap(disabled, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The object `qb.jit` returns (subclassed in Python by `quabla.jit.Jitted`). Calls whose
 /// positional arguments are pytrees (tuples, lists, string-keyed dicts, None) of Tensors and
 /// static values are served from the Rust cache under their [`callkey`]; all other calls and
@@ -355,7 +366,7 @@ impl JitFunction {
         errors::guard(|| {
             let py = slf.py();
             let this = slf.get();
-            if kwargs.is_none_or(|k| k.is_empty()) {
+            if kwargs.is_none_or(|k| k.is_empty()) && !JIT_DISABLED.load(std::sync::atomic::Ordering::Relaxed) {
                 let mut key: Vec<u8> = Vec::with_capacity(8 + 24 * args.len());
                 let mut refs: Vec<Bound<'_, Tensor>> = Vec::with_capacity(args.len());
                 if callkey::call(args, &mut key, &mut refs) {

@@ -62,6 +62,7 @@ fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(exec::device_put, m)?)?;
     m.add_function(wrap_pyfunction!(exec::nccl_all_reduce, m)?)?;
     m.add_function(wrap_pyfunction!(exec::eager_device_name, m)?)?;
+    m.add_function(wrap_pyfunction!(exec::set_jit_disabled, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(errors::error_variants, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_panic_for_test, m)?)?;

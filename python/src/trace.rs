@@ -89,7 +89,7 @@ fn types(specs: Vec<Spec>) -> PyResult<Vec<TensorType>> {
 fn leaked(py: Python<'_>) -> PyErr {
     errors::new(
         py,
-        "TracerError",
+        "UnexpectedTracerError",
         "a tracer escaped its trace: it was used after the function traced for it returned (return it as an output instead of storing it)",
     )
 }

@@ -549,3 +549,12 @@ def test_grad_of_repeats(name, make, shape):
     want = jax.grad(make(jnp))(x)
     close(qb.grad(make(qb))(x), want, tol=2e-5)
     close(qb.jit(qb.grad(make(qb)))(x), want, tol=2e-5)
+
+
+def test_abs_derivative_follows_jax_at_zero():
+    # JAX's convention: d|x|/dx = 1 where x >= 0 (at 0 and -0 too), -1 elsewhere.
+    x = np.array([-2.0, -0.0, 0.0, 3.0, np.nan])
+    got = qb.vmap(qb.grad(qb.abs))(x)
+    want = jax.vmap(jax.grad(jnp.abs))(x)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    np.testing.assert_array_equal(np.asarray(qb.jvp(qb.abs, (x,), (np.ones(5),))[1]), np.asarray(jax.jvp(jnp.abs, (x,), (np.ones(5),))[1]))

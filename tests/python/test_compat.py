@@ -172,3 +172,28 @@ def test_devices_processes_and_small_utilities():
         return x * c
 
     assert f(qb.ones(2)).tolist() == [3.0, 3.0]
+
+
+def test_disable_jit_runs_op_by_op():
+    seen = []
+
+    @qb.jit
+    def inner(x):
+        seen.append(type(x).__name__)
+        return x * 2
+
+    f = qb.jit(lambda x: inner(x) + 1)
+    x = qb.ones(2)
+    assert f(x).tolist() == [3.0, 3.0] and seen == ["Tracer"]
+    f(x)  # the fast path: no trace
+    assert seen == ["Tracer"]
+    with qb.disable_jit():
+        assert f(x).tolist() == [3.0, 3.0]
+        assert seen[1:] == ["Tensor"]  # concrete values inside
+        # The transforms still trace (they transform programs).
+        assert qb.grad(lambda v: qb.sum(inner(v)))(x).tolist() == [2.0, 2.0]
+        with qb.disable_jit(False):
+            f(x)
+    assert seen[-1] == "Tracer"
+    n = len(seen)
+    assert f(x).tolist() == [3.0, 3.0] and len(seen) == n  # compiled again after the block

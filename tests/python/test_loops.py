@@ -473,3 +473,29 @@ def test_associative_scan_gradient_vmap_and_errors():
         qb.associative_scan(qb.add, (np.ones(3), np.ones(4)))
     with pytest.raises(qb.ArgumentTypeError, match="associative_scan"):
         qb.associative_scan(3, np.ones(3))
+
+
+def test_data_dependent_while_inside_scan_and_fori_loop():
+    # A while_loop whose carry is the enclosing loop's carry (it used to fail to bufferize:
+    # "scf.while op not bufferizable ... cannot avoid RaW conflict").
+    import jax
+    import jax.numpy as jnp
+
+    def mk(lax, m):
+        def f(y, ts):
+            def step(c, tg):
+                return lax.while_loop(lambda s: s[0] < tg, lambda s: (s[0] + 0.3, s[1] * 1.5 + m.sin(s[1])), c), c[1].sum()
+
+            return lax.scan(step, (ts[0], y), ts[1:])
+
+        def g(y):
+            return lax.fori_loop(0, 3, lambda i, c: lax.while_loop(lambda s: s.sum() < 10.0 * (i + 1), lambda s: s * 1.7 + 0.1, c), y)
+
+        return f, g
+
+    (fq, gq), (fj, gj) = mk(qb.lax, qb), mk(jax.lax, jnp)
+    y, ts = np.array([1.0, 0.5]), np.array([0.0, 1.0, 2.5, 3.0])
+    got, want = qb.jit(fq)(y, ts), jax.jit(fj)(y, ts)
+    for a, b in zip(qb.tree.leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(qb.jit(gq)(y)), np.asarray(jax.jit(gj)(y)), rtol=1e-13)

@@ -20,7 +20,8 @@
 //! fresh buffer before the loop (`bufferization.alloc_tensor() copy(...)`): the loop writes
 //! its state in place, which a read-only init (a parameter, a constant) or one still read
 //! after the loop would not allow; a carry yielded as or read through a view (reshape,
-//! slice) is yielded without forcing. Other whiles stay `scf.while`.
+//! slice), or computed by a nested `scf.while` (which updates its inits in place), is
+//! yielded without forcing. Other whiles stay `scf.while`.
 use quabla_dialect::{BinaryOp, CmpDir, ConstantOp, ControlOp, DType, ElementwiseOp, Func, Op, OpKind, SlicingOp, TensorType, Value};
 
 use super::{lower_block, Ctx, Emitter};
@@ -294,6 +295,12 @@ fn lower_for(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, c: &Counted) -> Result
         // forward loop stacks the carry first) leaves the update in place.
         let is_view = |p: &Op| matches!(p.kind, OpKind::Layout(_) | OpKind::Slicing(SlicingOp::Slice { .. }));
         let view = body.ops.iter().any(|p| is_view(p) && (p.results.contains(&body.outputs[j]) || (p.operands.contains(&body.params[j]) && !read_before_update(f, body, j))));
+        // Nor can the result of a nested `scf.while` (a while that is not a counted loop):
+        // it updates its inits in place, so forcing its result into the carry it started from
+        // is a read-after-write conflict one-shot bufferization rejects (a data-dependent
+        // while_loop inside a scan or fori_loop).
+        let from_while = body.ops.iter().any(|p| matches!(p.kind, OpKind::Control(ControlOp::While {})) && counted(f, p).is_none() && p.results.contains(&body.outputs[j]));
+        let view = view || from_while;
         ys.push(if v == *a || view { v } else { e.op(format!("bufferization.materialize_in_destination {v} in {a} : ({t}, {t}) -> {t}")) });
     }
     if ys.is_empty() {

@@ -84,7 +84,14 @@ fn partials(b: &mut B, op: &Op) -> Result<Vec<Option<Value>>, RuleError> {
     let y = op.results[0];
     Ok(match &op.kind {
         OpKind::Elementwise(ElementwiseOp::Unary { op: u }) => vec![match u {
-            UnaryOp::Abs => Some(b.un(UnaryOp::Sign, x)),
+            // JAX's convention: +1 where x >= 0 (so at 0 and -0 too), -1 elsewhere (NaN).
+            UnaryOp::Abs => {
+                let z = b.like(x, 0.0);
+                let ge = b.cmp(CmpDir::Ge, x, z);
+                let one = b.like(x, 1.0);
+                let minus = b.like(x, -1.0);
+                Some(b.select(ge, one, minus))
+            }
             UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Not | UnaryOp::IsFinite | UnaryOp::PopulationCount => None,
             UnaryOp::Neg => Some(b.like(x, -1.0)),
             UnaryOp::Exp => Some(y),
