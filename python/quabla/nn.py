@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from . import _initializers as initializers  # noqa: F401 - qb.nn.initializers, as jax.nn.initializers
 from . import _ops as _o
 from ._control import stop_gradient as _stop_gradient
 from ._conv import avg_pool, max_pool  # noqa: F401 - pooling lives with the convolutions
