@@ -87,6 +87,16 @@ def _fill(value, dtype, shape, like=None):
     return _q.full(list(shape), value, dtype.code)
 
 
+def _scalar_fill(value, dtype, shape, like):
+    """The Python scalar operand ``value`` of a binary op as an array (``_fill``); inside a
+    trace its constant is weak (`Tracer.weak`), so arithmetic with weak scalars stays weak."""
+    if type(like) is Tracer:
+        c = like._trace.const(_q.full((), value, dtype.code))
+        c.weak = True
+        return broadcast_to(c, shape) if shape else c
+    return _q.full(list(shape), value, dtype.code)
+
+
 def _trace_fill(trace, value, dtype, shape):
     """``value`` of ``dtype`` as a scalar constant of ``trace``, broadcast to ``shape``."""
     c = trace.const(_q.full((), value, dtype.code))
@@ -174,6 +184,17 @@ def _binary_operands(name, x, y, kind="numeric"):
     if not ya and not _is_scalar(y):
         y = _to_array(y)
         ya = True
+    if xa and ya and _weak(x) != _weak(y):
+        # A weak scalar with an array: the array's dtype, as a Python number of its kind.
+        if _weak(x):
+            dt = _dt.weak_result(y.dtype, _WEAK_SAMPLE[x.dtype.kind])
+            y = y if y.dtype is dt else astype(y, dt)
+            x = x if x.dtype is dt else astype(x, dt)
+            return (broadcast_to(x, y.shape) if y.shape else x), y
+        dt = _dt.weak_result(x.dtype, _WEAK_SAMPLE[y.dtype.kind])
+        x = x if x.dtype is dt else astype(x, dt)
+        y = y if y.dtype is dt else astype(y, dt)
+        return x, (broadcast_to(y, x.shape) if x.shape else y)
     if xa and ya:
         dt = _dt.result_type(name, x.dtype, y.dtype)
         if x.dtype is not dt:
@@ -190,12 +211,12 @@ def _binary_operands(name, x, y, kind="numeric"):
         dt = _dt.weak_result(x.dtype, y)
         if x.dtype is not dt:
             x = astype(x, dt)
-        return x, _fill(y, dt, x.shape, x)
+        return x, _scalar_fill(y, dt, x.shape, x)
     if ya:
         dt = _dt.weak_result(y.dtype, x)
         if y.dtype is not dt:
             y = astype(y, dt)
-        return _fill(x, dt, y.shape, y), y
+        return _scalar_fill(x, dt, y.shape, y), y
     return _to_array(x), _to_array(y)
 
 
@@ -390,6 +411,14 @@ def softplus(x):
     """
     x = _floatify(_to_array(x))
     return log1p(exp(negative(abs(x)))) + maximum(x, 0)
+
+
+def _weak(x):
+    return type(x) is Tracer and x.weak
+
+
+# A Python number of each dtype kind, for `_dt.weak_result`'s promotion of weak scalars.
+_WEAK_SAMPLE = {"b": True, "i": 0, "u": 0, "f": 0.0}
 
 
 def _binary(name, kind, doc):

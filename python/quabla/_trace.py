@@ -178,7 +178,7 @@ class Tracer:
     ``if``, or as an index) raises :class:`TracerError`.
     """
 
-    __slots__ = ("_trace", "_id", "shape", "dtype")
+    __slots__ = ("_trace", "_id", "shape", "dtype", "weak")
     __array_priority__ = 1000
     __array_ufunc__ = None
 
@@ -187,6 +187,9 @@ class Tracer:
         self._id = vid
         self.shape = shape
         self.dtype = dtype
+        # A weak scalar (a Python number that jit made a parameter, and arithmetic of such
+        # values): it promotes like the Python number it stands for (`_ops._binary_operands`).
+        self.weak = False
 
     @property
     def ndim(self):
@@ -261,10 +264,20 @@ def bind(op, *xs):
         return _q.apply(op, *xs)
     ids = [trace.id_of(x) for x in xs]
     r = trace.builder.push(op, ids, user_loc())
+    # Ops on weak scalars only (traced Python numbers and the Python numbers they meet) give
+    # weak results, as JAX's weak types; comparisons give ordinary bools.
+    weak = bool(xs) and all(type(x) is Tracer and x.weak for x in xs)
     if len(r) == 1:
         v = r[0]
-        return Tracer(trace, v[0], tuple(v[1]), BY_CODE[v[2]])
-    return [Tracer(trace, v[0], tuple(v[1]), BY_CODE[v[2]]) for v in r]
+        t = Tracer(trace, v[0], tuple(v[1]), BY_CODE[v[2]])
+        if weak and not t.dtype.is_bool:
+            t.weak = True
+        return t
+    out = [Tracer(trace, v[0], tuple(v[1]), BY_CODE[v[2]]) for v in r]
+    if weak:
+        for t in out:
+            t.weak = not t.dtype.is_bool
+    return out
 
 
 def is_array(x):

@@ -211,12 +211,53 @@ class _Entry:
         self.out_tree = out_tree
 
 
-def _leaf_key(x):
+def _leaf_key(x, weak=False):
     if isinstance(x, Tensor) or type(x) is ShapeDtype:
         return (x.shape, x.dtype.code)
     if isinstance(x, (bool, int, float)):
+        if weak:
+            return ("weak", type(x).__name__)
         return ("static", type(x).__name__, _Exact(x))
     raise _errors.ArgumentTypeError(x)
+
+
+def _is_number(x):
+    """A Python int or float (not a bool): the leaves that may become weak scalars."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _weak_dtype(x):
+    return _dt.int64 if isinstance(x, int) else _dt.float64
+
+
+def _weak_tensor(x):
+    """The Python number ``x`` as the 0-d Tensor a weak-scalar parameter receives."""
+    d = _weak_dtype(x)
+    if d is _dt.int64:
+        _dt.check_int_range(x, d)
+    return _q.full((), x, d.code)
+
+
+def _changed_numbers(key, cached, refused):
+    """Leaf positions holding Python numbers that differ from a cached key which equals
+    ``key`` everywhere else (same structure, shapes, dtypes, statics, device), less the
+    ``refused`` ones; with that key. (None, None) when there is none."""
+    tree, lk = key[0], key[1]
+    for old in cached:
+        if old[0] != tree or old[2:] != key[2:] or len(old[1]) != len(lk):
+            continue
+        diff = set()
+        for i, (a, b) in enumerate(zip(old[1], lk)):
+            if a == b:
+                continue
+            if a[0] == "static" and b[0] == "static" and a[1] == b[1] and a[1] in ("int", "float") and i not in refused:
+                diff.add(i)
+            else:
+                diff = None
+                break
+        if diff:
+            return diff, old
+    return None, None
 
 
 class _Exact:
@@ -274,20 +315,29 @@ def _prepare_leaves(fname, leaves):
     return out
 
 
-def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs, static_kw=(), shapes_only=False):
+def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs, static_kw=(), shapes_only=False, weak=frozenset()):
     """Traces ``fun`` on abstract leaves; returns (Program, out_tree), or with
-    ``shapes_only`` (the output leaves as ShapeDtypes, out_tree) without building a program."""
-    specs = [(list(x.shape), x.dtype.code) for x in leaves if not isinstance(x, (bool, int, float))]
+    ``shapes_only`` (the output leaves as ShapeDtypes, out_tree) without building a program.
+    The Python numbers at the leaf positions ``weak`` are parameters (0-d int64/float64
+    tracers marked weak: they promote like Python scalars), the others are static."""
+    specs = []
+    for i, x in enumerate(leaves):
+        if not isinstance(x, (bool, int, float)):
+            specs.append((list(x.shape), x.dtype.code))
+        elif i in weak:
+            specs.append(([], _weak_dtype(x).code))
     builder = _q.TraceBuilder(specs)
     trace = Trace(builder)
     params = iter(builder.params())
     targs = []
-    for x in leaves:
-        if isinstance(x, (bool, int, float)):
+    for i, x in enumerate(leaves):
+        if isinstance(x, (bool, int, float)) and i not in weak:
             targs.append(x)
         else:
             v = next(params)
-            targs.append(Tracer(trace, v[0], tuple(v[1]), _dt.BY_CODE[v[2]]))
+            t = Tracer(trace, v[0], tuple(v[1]), _dt.BY_CODE[v[2]])
+            t.weak = i in weak
+            targs.append(t)
     dyn_args, kwargs = _tree.unflatten(dyn_tree, targs)
     args = _merge(dyn_args, static, static_argnums, nargs)
     if static_kw:
@@ -354,10 +404,28 @@ def _slow(self, args, kwargs):
         hash(dyn_tree)
     except _tree.PyTreeError as e:
         raise ArgumentError(f"jit({_name(fun)}): the arguments' structure is not hashable: {e}") from None
-    key = (dyn_tree, tuple(_leaf_key(x) for x in leaves), tuple(map(_Exact, static)), tuple((k, _Exact(v)) for k, v in static_kw), self._device)
+    weak = self._weak.get(dyn_tree, frozenset())
+    rest = (tuple(map(_Exact, static)), tuple((k, _Exact(v)) for k, v in static_kw), self._device)
+    key = (dyn_tree, tuple(_leaf_key(x, i in weak) for i, x in enumerate(leaves))) + rest
     entry = self._cache.get(key)
     if entry is None:
-        entry = self._compile(key, dyn_tree, leaves, static, sa, len(args), static_kw)
+        # A Python number that changed since an earlier trace (a step counter, a learning
+        # rate) becomes a weak-scalar parameter rather than a static value, as JAX traces
+        # numbers: one program for all its values.
+        changed, old = _changed_numbers(key, list(self._cache), self._weak_refused.get(dyn_tree, ()))
+        if changed:
+            grown = weak | frozenset(changed)
+            wkey = (dyn_tree, tuple(_leaf_key(x, i in grown) for i, x in enumerate(leaves))) + rest
+            entry = self._compile_weak(wkey, old, dyn_tree, leaves, static, sa, len(args), static_kw, grown)
+            if entry is None:
+                self._weak_refused.setdefault(dyn_tree, set()).update(changed)
+            else:
+                self._weak[dyn_tree] = weak = grown
+                key = wkey
+        if entry is None:
+            entry = self._compile(key, dyn_tree, leaves, static, sa, len(args), static_kw, weak)
+    if weak:
+        leaves = [_weak_tensor(x) if i in weak and isinstance(x, (int, float)) else x for i, x in enumerate(leaves)]
     tensors = [x for x in leaves if isinstance(x, Tensor)]
     outs = entry.compiled(tensors)
     if not kwargs and not static_kw:
@@ -465,6 +533,11 @@ class Jitted(_q.JitFunction):
         self._max_traces = _max_traces(_name(fun), max_traces)
         self._cache = _TraceCache(self._max_traces, self)
         self._lock = threading.Lock()
+        # Per argument structure: the leaf positions whose Python numbers are weak-scalar
+        # parameters, and those that could not be (their trace needs the value: a shape, a
+        # Python branch, a loop count), which stay static.
+        self._weak = {}
+        self._weak_refused = {}
 
     def _normalize_static(self, nargs):
         """The static positions among ``nargs`` positional arguments. A static position past
@@ -497,7 +570,25 @@ class Jitted(_q.JitFunction):
                 device=self._device,
             )
 
-    def _compile(self, key, dyn_tree, leaves, static, sa, nargs, static_kw=()):
+    def _compile_weak(self, key, old, dyn_tree, leaves, static, sa, nargs, static_kw, weak):
+        """The entry for ``key`` with the numbers at ``weak`` as weak-scalar parameters, or
+        None where that trace fails (the function needs a value: a shape, a Python branch)
+        or gives outputs of other types than the static trace ``old`` did."""
+        prev = self._cache.get(old)
+        if prev is None:
+            return None
+        try:
+            program, out_tree = _trace(self.__wrapped__, dyn_tree, leaves, static, sa, nargs, static_kw, weak=weak)
+            if out_tree != prev.out_tree:
+                return None
+            compiled = program.compile(device=self._device)
+        except Exception:  # noqa: BLE001 - any failure keeps the numbers static (the old behaviour)
+            return None
+        if [tuple(o) for o in compiled.out_avals] != [tuple(o) for o in prev.compiled.out_avals]:
+            return None
+        return self._compile(key, dyn_tree, leaves, static, sa, nargs, static_kw, weak, done=(program, out_tree, compiled))
+
+    def _compile(self, key, dyn_tree, leaves, static, sa, nargs, static_kw=(), weak=frozenset(), done=None):
         with self._lock:
             entry = self._cache.get(key)
             if entry is not None:
@@ -505,8 +596,11 @@ class Jitted(_q.JitFunction):
             self._check_device()
             if _EXPLAIN:
                 print(f"quabla: jit({_name(self.__wrapped__)}) traces: {explain_miss(key, list(self._cache), sa)}", file=sys.stderr)
-            program, out_tree = _trace(self.__wrapped__, dyn_tree, leaves, static, sa, nargs, static_kw)
-            compiled = program.compile(device=self._device)
+            if done is None:
+                program, out_tree = _trace(self.__wrapped__, dyn_tree, leaves, static, sa, nargs, static_kw, weak=weak)
+                compiled = program.compile(device=self._device)
+            else:
+                program, out_tree, compiled = done
             if _LOG:
                 print(f"quabla: compiled jit({_name(self.__wrapped__)}) for {_show_key(key)}", file=sys.stderr)
             entry = _Entry(program, compiled, out_tree)
@@ -559,6 +653,8 @@ def _show_key(key):
     for lk in leaves:
         if lk[0] == "static":
             parts.append(f"{lk[1]}={lk[2]!r}")
+        elif lk[0] == "weak":
+            parts.append(f"{lk[1]} (traced)")
         else:
             parts.append(f"{_dt.BY_CODE[lk[1]].name}{list(lk[0])}")
     s = f"{tree!r} leaves=({', '.join(parts)})"
@@ -572,6 +668,8 @@ def _show_key(key):
 def _leaf_str(lk):
     if lk[0] == "static":
         return f"{lk[1]} {lk[2]!r}"
+    if lk[0] == "weak":
+        return f"{lk[1]} (traced)"
     return f"{_dt.BY_CODE[lk[1]].name}{list(lk[0])}"
 
 

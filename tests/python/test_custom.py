@@ -275,3 +275,24 @@ def test_errors():
         qb.grad(g)(qb.array(1.0), qb.array(2.0))
     # Eager calls just run the function.
     assert g(qb.array(2.0), qb.array(3.0)).item() == 6.0
+
+
+def test_rule_whose_primal_part_is_a_while_loop_transposes():
+    # The transpose of a jvp rule in its tangents leaves the rule's primal computations
+    # alone (a data-dependent while_loop has no reverse-mode rule), as JAX linearizes first.
+    def mk(m, lax, custom_jvp):
+        @custom_jvp
+        def f(x):
+            return lax.while_loop(lambda s: s < 10.0, lambda s: s * 1.5, x)
+
+        @f.defjvp
+        def f_jvp(primals, tangents):
+            (x,), (t,) = primals, tangents
+            y = f(x)
+            return y, t * y / x
+
+        return f
+
+    qf, jf = mk(qb, qb.lax, qb.custom_jvp), mk(jnp, jax.lax, jax.custom_jvp)
+    close(qb.grad(qf)(qb.array(1.0)), jax.grad(jf)(1.0))
+    close(qb.jit(qb.vmap(qb.grad(qf)))(qb.array([1.0, 2.0, 7.0])), jax.vmap(jax.grad(jf))(jnp.array([1.0, 2.0, 7.0])))

@@ -102,8 +102,39 @@ def test_python_scalars_are_static_and_weak():
     x = qb.array([1.0, 2.0], dtype=qb.float32)
     assert g(x, 2).dtype == qb.float32  # weak: keeps float32
     assert g(x, 2).tolist() == [2.0, 4.0]
-    g(x, 3)
-    assert calls == [2, 3]
+    assert calls == [2]
+    # A number that changes is traced from then on (a weak int64 parameter: one program for
+    # every value, as JAX traces numbers), still weak: the result stays float32.
+    assert g(x, 3).tolist() == [3.0, 6.0] and g(x, 3).dtype == qb.float32
+    assert len(calls) == 2 and isinstance(calls[1], qb.Tracer) and calls[1].dtype == qb.int64
+    assert g(x, -7).tolist() == [-7.0, -14.0] and g(x, 2).tolist() == [2.0, 4.0] and len(calls) == 2
+
+
+def test_changing_numbers_become_traced_unless_the_trace_needs_them():
+    traces = []
+
+    def step(i, lr, p):
+        traces.append(1)
+        decay = 0.5 ** (i / 10)  # arithmetic of traced numbers stays weak
+        return p - lr * decay * p
+
+    g = qb.jit(step)
+    p = qb.ones(3, qb.float32)
+    for i in range(6):
+        got = g(i, 0.1 * (i + 1), p)
+        assert got.dtype == qb.float32
+        np.testing.assert_allclose(np.asarray(got), 1 - 0.1 * (i + 1) * 0.5 ** (i / 10), rtol=1e-6)
+    assert len(traces) == 2  # the first call, then once with both numbers traced
+    # A number used as a shape, a Python branch or a loop count stays static (one trace per
+    # value, as before): tracing it fails, and the function is not tried that way again.
+    shapes = []
+    h = qb.jit(lambda x, n: shapes.append(n) or x.reshape(n, -1))
+    x = qb.arange(12.0)
+    assert [h(x, n).shape for n in (2, 3, 4, 3)] == [(2, 6), (3, 4), (4, 3), (3, 4)]
+    assert shapes[0] == 2 and [s for s in shapes if not isinstance(s, qb.Tracer)] == [2, 3, 4]
+    # An integer power keeps its exact value when the exponent is traced.
+    k = qb.jit(lambda x, e: x ** e)
+    assert [k(qb.array([-2.0, 3.0]), e).tolist() for e in (2, 3, 5)] == [[4.0, 9.0], [-8.0, 27.0], [-32.0, 243.0]]
 
 
 def test_static_argnums():

@@ -79,5 +79,6 @@ def test_jit_of_transform_keeps_python_numbers_dynamic():
     g = qb.jit(qb.grad(f))
     assert [g(v, 3).item() for v in (2.0, 3.0, 4)] == [12.0, 27.0, 48.0]
     assert calls == [3]  # x is a float64 argument (differentiated); n stays static
-    g(2.0, 2)
-    assert calls == [3, 2]
+    assert g(2.0, 2).item() == 4.0  # a changed number is traced from then on (weak int64)
+    assert calls[0] == 3 and len(calls) == 2 and isinstance(calls[1], qb.Tracer)
+    assert g(2.0, 4).item() == 32.0 and len(calls) == 2

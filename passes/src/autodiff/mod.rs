@@ -168,6 +168,23 @@ fn vjp_func(g: &Func, name: &str) -> Result<Func, rules::RuleError> {
 /// Each op gets the cotangents of all its results (`None`: a symbolic zero) and is skipped
 /// when all are zero. Returns it with each parameter's cotangent (`None` when zero).
 pub(crate) fn vjp_core(g: &Func, name: &str, active: &[bool]) -> Result<(Func, Vec<Option<Value>>), rules::RuleError> {
+    vjp_core_wrt(g, name, active, None)
+}
+
+/// [`vjp_core`] with cotangents wanted for the parameters marked in `wrt` only (all when
+/// None): ops that depend on none of them are constants of the sweep and are not transposed
+/// (the transpose of a custom JVP rule in its tangents, whose primal computations, a
+/// data-dependent `while` among them, need no cotangent).
+pub(crate) fn vjp_core_wrt(g: &Func, name: &str, active: &[bool], wrt: Option<&[bool]>) -> Result<(Func, Vec<Option<Value>>), rules::RuleError> {
+    let live: Option<std::collections::HashSet<Value>> = wrt.map(|w| {
+        let mut dep: std::collections::HashSet<Value> = g.params.iter().zip(w).filter(|(_, on)| **on).map(|(p, _)| *p).collect();
+        for op in &g.ops {
+            if op.operands.iter().any(|v| dep.contains(v)) {
+                dep.extend(op.results.iter().copied());
+            }
+        }
+        dep
+    });
     let mut f = g.clone();
     f.name = name.to_string();
     let mut ct: HashMap<Value, Value> = HashMap::new();
@@ -185,11 +202,14 @@ pub(crate) fn vjp_core(g: &Func, name: &str, active: &[bool]) -> Result<(Func, V
         if rcts.iter().all(Option::is_none) {
             continue;
         }
+        if live.as_ref().is_some_and(|l| !op.operands.iter().any(|v| l.contains(v))) {
+            continue;
+        }
         let mut b = B { f: &mut f, loc: op.loc.clone() };
         let cts = rules::vjp(&mut b, op, &rcts)?;
         for (v, c) in op.operands.iter().zip(cts) {
             let Some(c) = c else { continue };
-            if !differentiable(g.ty(*v)) {
+            if !differentiable(g.ty(*v)) || live.as_ref().is_some_and(|l| !l.contains(v)) {
                 continue;
             }
             let acc = b.add_opt(ct.get(v).copied(), Some(c)).unwrap();

@@ -23,7 +23,7 @@ use quabla_dialect::{CallOp, Func, Module, Op, OpKind, TensorType, Value, insert
 
 use super::control::{body_func, copy_ops, func_body};
 use super::{differentiable, lift, RuleError, Tangents, B};
-use crate::autodiff::{vjp_core, vmap::vmap_core};
+use crate::autodiff::{vjp_core_wrt, vmap::vmap_core};
 
 fn internal(e: impl std::fmt::Display) -> RuleError {
     RuleError::Internal(e.to_string())
@@ -68,7 +68,10 @@ pub fn vjp(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, RuleEr
         OpKind::Call(CallOp::CustomJvp { .. }) => {
             let rule = region(b, op, 1, "jvp")?;
             let active: Vec<bool> = (0..2 * nres).map(|j| j >= nres && cts[j - nres].is_some() && differentiable(b.f.ty(op.results[j - nres]))).collect();
-            let (t, pcts) = vjp_core(&rule, "jvp_transpose", &active)?;
+            // Cotangents of the tangent parameters only: the rule's primal computations are
+            // constants of its transpose (as JAX linearizes a rule before transposing it).
+            let wrt: Vec<bool> = (0..2 * n).map(|i| i >= n).collect();
+            let (t, pcts) = vjp_core_wrt(&rule, "jvp_transpose", &active, Some(&wrt))?;
             let mut args = op.operands.clone();
             for x in &op.operands {
                 let z = b.or_zero(None, *x);
