@@ -14,13 +14,18 @@ from quabla import _compat, _control, _conv, _math, _ops, _search, _select, _sha
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import quabla.numpy  # noqa: E402
 import quabla.scipy.special  # noqa: E402
+from quabla import _indexing, _initializers, _solvers, errors, example_libraries, experimental, flatten_util, image  # noqa: E402
 
-TESTS = [t for m in (qb, _compat, _ops, _control, _conv, _search, _math, _shape, _select, lax, quabla.numpy, ops, jit, tree, tree_util, dtypes, qb.nn, qb.random, qb.linalg, quabla.scipy.special) for t in doctest.DocTestFinder().find(m) if t.examples]
+MODULES = (qb, _compat, _ops, _control, _conv, _search, _math, _shape, _select, lax, quabla.numpy, ops, jit, tree, tree_util, dtypes, qb.nn,
+           qb.random, qb.linalg, quabla.scipy.special, quabla.scipy.stats, quabla.scipy.linalg, quabla.scipy.optimize,
+           quabla.scipy.sparse.linalg, _indexing, _initializers, _solvers, errors, example_libraries.stax, example_libraries.optimizers,
+           experimental.ode, flatten_util, image)
+TESTS = [t for m in MODULES for t in doctest.DocTestFinder().find(m) if t.examples]
 
 
 @pytest.mark.parametrize("test", TESTS, ids=[t.name for t in TESTS])
 def test_docstring_example(test):
-    test.globs = {"qb": qb, "round": builtins.round}
+    test.globs = {"qb": qb, "round": builtins.round, "np": __import__("numpy")}
     out = []
     r = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     r.run(test, out=out.append)

@@ -42,7 +42,7 @@ class OptimizeResults(NamedTuple):
     inverse-Hessian estimate; None for L-BFGS), ``nfev``, ``njev``, ``nit``.
 
     Example:
-        >>> OptimizeResults._fields[:3]
+        >>> qb.scipy.optimize.OptimizeResults._fields[:3]
         ('x', 'success', 'status')
     """
 
