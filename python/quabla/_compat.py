@@ -18,7 +18,7 @@ from ._custom import custom_vjp
 from ._ops import _to_array, zeros
 from ._trace import Tracer
 from ._transforms import vjp
-from .errors import ArgumentTypeError, UnsupportedOperationError
+from .errors import ArgumentTypeError, InvalidArgumentError, UnsupportedOperationError
 from .jit import ShapeDtype, _prepare_leaves, _set_jit_disabled, _trace, jit
 
 __all__ = [
@@ -387,12 +387,21 @@ def device_get(x):
     return _tree.map(get, x)
 
 
-def _xla_or_local(name, fn, default):
+def _xla_or_local(name, fn, default, backend=None):
     """``fn()`` on the XLA runtime when jax is installed (``qb.distributed`` runs there),
     ``default`` otherwise (one CPU, one process)."""
+    if backend is not None and not isinstance(backend, str):
+        raise ArgumentTypeError(f"{name}: backend must be a platform name such as 'cpu' or None, got a {type(backend).__name__}")
     if not _sharding.available():
+        if backend not in (None, "cpu", "xla"):
+            raise UnsupportedOperationError(f"{name}: no {backend!r} devices (jax is not installed; Quabla's own executor is 'cpu')", op=name)
         return default
-    return fn()
+    try:
+        return fn()
+    except RuntimeError as e:
+        raise UnsupportedOperationError(f"{name}: {e}", op=name) from None
+    except ValueError as e:
+        raise InvalidArgumentError(f"{name}: {e}") from None
 
 
 def device_count(backend=None):
@@ -403,14 +412,15 @@ def device_count(backend=None):
         >>> qb.device_count() >= 1
         True
     """
-    return _xla_or_local("device_count", lambda: _sharding.device_count(backend or "xla"), 1)
+    return _xla_or_local("device_count", lambda: _sharding.device_count(backend or "xla"), 1, backend)
 
 
 def local_devices(process_index=None, backend=None):
     """This process's devices (``jax.local_devices``): XLA's devices when jax is installed,
     else ``["cpu"]``."""
-    del process_index
-    return _xla_or_local("local_devices", lambda: list(_sharding._jax().local_devices(backend=backend)), ["cpu"])
+    if process_index is not None and (not isinstance(process_index, int) or isinstance(process_index, bool)):
+        raise ArgumentTypeError(f"local_devices: process_index must be an int or None, got a {type(process_index).__name__}")
+    return _xla_or_local("local_devices", lambda: list(_sharding._jax().local_devices(process_index, backend)), ["cpu"], backend)
 
 
 def local_device_count(backend=None):
