@@ -397,7 +397,7 @@ def tril(m, k=0):
         [[1.0, 0.0], [1.0, 1.0]]
     """
     x = _to_array(m)
-    return where(_tri_mask(x, k, True), x, 0)
+    return where(_tri_mask(x, k, True), x, _to_array(0, x.dtype))
 
 
 def triu(m, k=0):
@@ -408,7 +408,7 @@ def triu(m, k=0):
         [[1.0, 1.0], [0.0, 1.0]]
     """
     x = _to_array(m)
-    return where(_tri_mask(x, k, False), x, 0)
+    return where(_tri_mask(x, k, False), x, _to_array(0, x.dtype))
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):

@@ -1388,18 +1388,36 @@ def _einsum_ellipsis(s, operands):
     return ",".join(new_specs) + "->" + out, new_xs
 
 
-def einsum(subscripts, *operands):
+_EINSUM_OPTIMIZE = ("auto", "greedy", "optimal", "eager", "dp", "branch-all", "branch-2", "random-greedy")
+
+
+def einsum(subscripts, *operands, out=None, optimize="auto", precision=None, preferred_element_type=None):
     """Einstein summation over explicit subscripts (``"ij,jk->ik"``; implicit output when
-    ``->`` is omitted; ``...`` stands for broadcast leading axes, as NumPy). Products become
-    ``dot_general``, other sums ``reduce_sum``. Repeated indices within one operand
-    (diagonals) are not supported.
+    ``->`` is omitted; ``...`` stands for broadcast leading axes; a repeated index within one
+    operand takes its diagonal, ``"ii->"`` is a trace), as ``jax.numpy.einsum``. Products
+    become ``dot_general``, other sums ``reduce_sum``. With three or more operands and
+    ``optimize`` true or a strategy name (JAX's default ``"auto"``), the pairs are contracted
+    greedily, smallest intermediate first; ``optimize=False`` contracts left to right (an
+    explicit contraction path, as opt_einsum's list, is accepted and contracts greedily).
+    ``precision`` is accepted and ignored; ``preferred_element_type`` converts the operands
+    to that dtype first.
 
     Example:
         >>> qb.einsum("bij,bjk->bik", qb.ones((2, 3, 4)), qb.ones((2, 4, 5))).shape
         (2, 3, 5)
         >>> qb.einsum("...ij,jk->...ik", qb.ones((2, 3, 4)), qb.ones((4, 5))).shape
         (2, 3, 5)
+        >>> qb.einsum("ii->", qb.eye(3)).item()
+        3.0
     """
+    if out is not None:
+        raise UnsupportedOperationError("einsum: out= is not supported (arrays are immutable)", op="einsum")
+    if not (isinstance(optimize, (bool, list, tuple)) or optimize is None or optimize in _EINSUM_OPTIMIZE):
+        raise _errors.InvalidArgumentError(f"einsum: optimize must be a bool, a strategy name ({', '.join(_EINSUM_OPTIMIZE)}) or a contraction path, got {optimize!r}")
+    greedy = bool(optimize) if not isinstance(optimize, (list, tuple)) else True
+    if preferred_element_type is not None:
+        want = _dt.dtype(preferred_element_type, "einsum")
+        operands = tuple(astype(_to_array(x), want) for x in operands)
     if not isinstance(subscripts, str):
         raise ArgumentTypeError(f"einsum: subscripts must be a string such as 'ij,jk->ik', got {type(subscripts).__name__} {_short_repr(subscripts)}")
     s = subscripts.replace(" ", "")
@@ -1416,7 +1434,7 @@ def einsum(subscripts, *operands):
     specs = ins.split(",")
     if len(specs) != len(operands):
         raise _errors.InvalidArgumentError(f"einsum: {subscripts!r} names {len(specs)} operands, got {len(operands)}")
-    xs = _common("einsum", operands)
+    xs = list(_common("einsum", operands))
     if xs[0].dtype.is_bool:
         raise DTypeError("einsum: bool_ operands are not supported; convert with astype")
     sizes = {}
@@ -1425,8 +1443,17 @@ def einsum(subscripts, *operands):
             raise _errors.InvalidArgumentError(f"einsum: invalid subscripts {sp!r}")
         if len(sp) != x.ndim:
             raise ShapeError(f"einsum: operand {k} has shape {_shape_str(x.shape)} but subscripts {sp!r} name {len(sp)} axes")
-        if len(set(sp)) != len(sp):
-            raise UnsupportedOperationError(f"einsum: repeated index in {sp!r} (diagonals) is not supported", op="einsum")
+        while len(set(sp)) != len(sp):
+            # A repeated index: the diagonal over its two axes, as the operand's last axis.
+            c = next(c for c in sp if sp.count(c) > 1)
+            i = sp.index(c)
+            j = sp.index(c, i + 1)
+            if x.shape[i] != x.shape[j]:
+                raise ShapeError(f"einsum: index {c!r} repeated in {specs[k]!r} has extents {x.shape[i]} and {x.shape[j]} (operand {k} of shape {_shape_str(x.shape)})")
+            x = _diagonal(x, i, j)
+            sp = "".join(ch for n, ch in enumerate(sp) if n not in (i, j)) + c
+            specs[k] = sp
+        xs[k] = x
         for c, d in zip(sp, x.shape):
             if sizes.setdefault(c, d) != d:
                 raise ShapeError(f"einsum: index {c!r} has extent {sizes[c]} and {d} (operand {k} of shape {_shape_str(x.shape)})")
@@ -1442,10 +1469,11 @@ def einsum(subscripts, *operands):
             x = bind(_op("reduce_sum", dims=drop), x)
             sp = "".join(c for i, c in enumerate(sp) if i not in drop)
         terms.append((sp, x))
-    cur_sp, cur = terms[0]
-    for k in range(1, len(terms)):
-        sp, x = terms[k]
-        keep = out + "".join(t[0] for t in terms[k + 1:])
+    while len(terms) > 1:
+        a, b = _einsum_pair(terms, out, sizes) if greedy and len(terms) > 2 else (0, 1)
+        (cur_sp, cur), (sp, x) = terms[a], terms[b]
+        rest = [t for n, t in enumerate(terms) if n not in (a, b)]
+        keep = out + "".join(t[0] for t in rest)
         batch = [c for c in cur_sp if c in sp and c in keep]
         contract = [c for c in cur_sp if c in sp and c not in keep]
         cur = _dot_general(
@@ -1456,11 +1484,40 @@ def einsum(subscripts, *operands):
         cur_sp = "".join(batch) + "".join(c for c in cur_sp if c not in batch and c not in contract) + "".join(
             c for c in sp if c not in batch and c not in contract
         )
+        terms = [(cur_sp, cur)] + rest
+    cur_sp, cur = terms[0]
     drop = tuple(i for i, c in enumerate(cur_sp) if c not in out)
     if drop:
         cur = bind(_op("reduce_sum", dims=drop), cur)
         cur_sp = "".join(c for c in cur_sp if c in out)
     return transpose(cur, [cur_sp.index(c) for c in out]) if cur_sp != out else cur
+
+
+def _einsum_pair(terms, out, sizes):
+    """The pair of ``terms`` whose product is smallest (fewest elements, then fewest
+    multiply-adds): opt_einsum's greedy choice."""
+    best = None
+    for a in range(len(terms)):
+        for b in range(a + 1, len(terms)):
+            keep = out + "".join(t[0] for n, t in enumerate(terms) if n not in (a, b))
+            both = set(terms[a][0]) | set(terms[b][0])
+            result = math.prod(sizes[c] for c in both if c in keep)
+            cost = math.prod(sizes[c] for c in both)
+            if best is None or (result, cost) < best[0]:
+                best = ((result, cost), (a, b))
+    return best[1]
+
+
+def _diagonal(x, i, j):
+    """The diagonal of axes ``i`` < ``j`` of ``x`` as its last axis (a gather of the
+    flattened pair)."""
+    n = x.shape[i]
+    perm = [d for d in range(x.ndim) if d not in (i, j)] + [i, j]
+    y = transpose(x, perm)
+    lead = tuple(y.shape[:-2])
+    y = reshape(y, lead + (n * n,))
+    idx = arange(n, dtype=int64) * (n + 1)
+    return take(y, idx, axis=len(lead))
 
 
 # ---------------------------------------------------------------------------------------------

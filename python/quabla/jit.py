@@ -789,7 +789,8 @@ class Compiled:
         return _tree.unflatten(low.out_tree, self._compiled(tensors))
 
 
-def jit(fun=None, *, device=None, static_argnums=None, static_argnames=None, max_traces=None, in_shardings=None, out_shardings=None, resident=False):
+def jit(fun=None, *, device=None, static_argnums=None, static_argnames=None, max_traces=None, in_shardings=None, out_shardings=None, resident=False,
+        donate_argnums=None, donate_argnames=None, keep_unused=False, inline=False, backend=None, compiler_options=None, abstracted_axes=None):
     """Compiles ``fun`` with Quabla: traced once per signature, then run as a compiled
     program.
 
@@ -813,6 +814,13 @@ def jit(fun=None, *, device=None, static_argnums=None, static_argnames=None, max
         out_shardings: likewise for the results (None: XLA chooses).
         resident: on the xla device, return the results as XLA arrays that stay on the
             devices (pass them to the next call: no host round trip) instead of Tensors.
+        donate_argnums, donate_argnames: JAX's donation hints, checked and accepted:
+            Quabla does not reuse a donated argument's buffer (the caller's array stays
+            valid), so programs written for donation run unchanged.
+        keep_unused, inline, compiler_options: accepted for JAX compatibility (Quabla's
+            pipeline decides both; compiler options are XLA's).
+        backend: None or ``"cpu"``; another platform name is the ``device``.
+        abstracted_axes: must be None (no dynamic shapes).
 
     Returns:
         A callable with ``.lower(*args)``.
@@ -828,15 +836,39 @@ def jit(fun=None, *, device=None, static_argnums=None, static_argnames=None, max
     if fun is None:
         return lambda f: jit(
             f, device=device, static_argnums=static_argnums, static_argnames=static_argnames, max_traces=max_traces,
-            in_shardings=in_shardings, out_shardings=out_shardings, resident=resident,
+            in_shardings=in_shardings, out_shardings=out_shardings, resident=resident, donate_argnums=donate_argnums,
+            donate_argnames=donate_argnames, keep_unused=keep_unused, inline=inline, backend=backend,
+            compiler_options=compiler_options, abstracted_axes=abstracted_axes,
         )
     if not callable(fun):
         raise ArgumentTypeError(f"jit: expected a callable, got {type(fun).__name__}")
+    _check_jax_options(donate_argnums, donate_argnames, compiler_options, abstracted_axes)
+    if backend is not None:
+        if not isinstance(backend, str):
+            raise ArgumentTypeError(f"jit: backend must be a platform name such as 'cpu' or None, got {type(backend).__name__}")
+        if backend != "cpu" and device is None:
+            device = backend
     if isinstance(fun, Jitted):
         fun = fun.__wrapped__
     if device == "xla" or in_shardings is not None or out_shardings is not None or resident:
         return _xla_jit(fun, device, static_argnums, static_argnames, max_traces, in_shardings, out_shardings, resident)
     return Jitted(_slow, fun, device=device, static_argnums=static_argnums, max_traces=max_traces, static_argnames=static_argnames)
+
+
+def _check_jax_options(donate_argnums, donate_argnames, compiler_options, abstracted_axes):
+    """Checks the jit options Quabla accepts for JAX compatibility without acting on them."""
+    if donate_argnums is not None:
+        nums = (donate_argnums,) if isinstance(donate_argnums, int) else donate_argnums
+        if isinstance(donate_argnums, bool) or not isinstance(nums, (tuple, list)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in nums):
+            raise ArgumentTypeError(f"jit: donate_argnums must be an int or a sequence of ints, got {donate_argnums!r}")
+    if donate_argnames is not None:
+        names = (donate_argnames,) if isinstance(donate_argnames, str) else donate_argnames
+        if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
+            raise ArgumentTypeError(f"jit: donate_argnames must be a str or a sequence of str, got {donate_argnames!r}")
+    if compiler_options is not None and not isinstance(compiler_options, dict):
+        raise ArgumentTypeError(f"jit: compiler_options must be a dict or None, got {type(compiler_options).__name__}")
+    if abstracted_axes is not None:
+        raise UnsupportedOperationError("jit: abstracted_axes (dynamic shapes) is not available in Quabla", op="jit")
 
 
 # Executors written in Python, by device name: the jitted-function class of each. Filled by

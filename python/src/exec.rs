@@ -336,8 +336,8 @@ static JIT_DISABLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBo
 /// Sets whether jitted calls bypass their compiled programs (`qb.disable_jit`); returns the
 /// previous setting.
 #[pyfunction]
-pub fn set_jit_disabled(disabled: bool) -> bool {
-    JIT_DISABLED.swap(disabled, std::sync::atomic::Ordering::Relaxed)
+pub fn set_jit_disabled(disabled: bool) -> PyResult<bool> {
+    errors::guard(|| Ok(JIT_DISABLED.swap(disabled, std::sync::atomic::Ordering::Relaxed)))
 }
 
 /// The object `qb.jit` returns (subclassed in Python by `quabla.jit.Jitted`). Calls whose

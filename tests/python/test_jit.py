@@ -330,3 +330,16 @@ def test_concrete_operand_broadcast_inside_a_trace_stays_small():
     assert np.asarray(b).shape == (8, 4, 64, 64)
     small = qb.jit(lambda a: a + qb.broadcast_to(qb.array([1.0, 2.0]), (3, 2))).lower(qb.ones((3, 2))).as_text()
     assert "dense<[[1.0" in small or "dense<[[1.000000e+00" in small
+
+
+def test_jax_options_are_accepted():
+    # Donation is a hint (Quabla does not reuse the buffer: the argument stays valid).
+    p = {"w": qb.ones(3)}
+    g = qb.jit(lambda p, x: qb.tree.map(lambda a: a * x, p), donate_argnums=0, keep_unused=True, inline=True, backend="cpu")
+    assert g(p, 2.0)["w"].tolist() == [2.0, 2.0, 2.0] and p["w"].tolist() == [1.0, 1.0, 1.0]
+    h = qb.jit(donate_argnames="x", compiler_options={})(lambda x: x + 1)
+    assert h(x=qb.ones(1)).tolist() == [2.0]
+    with pytest.raises(qb.ArgumentTypeError, match="donate_argnums"):
+        qb.jit(lambda x: x, donate_argnums="x")
+    with pytest.raises(qb.UnsupportedOperationError, match="abstracted_axes"):
+        qb.jit(lambda x: x, abstracted_axes=("n",))

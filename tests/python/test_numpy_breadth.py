@@ -523,3 +523,25 @@ def test_large_folded_constants_round_trip_through_the_jit():
         c = (rng.standard_normal((17, 31)) * 100).astype(dt)
         got = qb.jit(lambda x: x + qb.asarray(c))(np.zeros((17, 31), dt))
         np.testing.assert_array_equal(np.asarray(got), c, err_msg=np.dtype(dt).name)
+
+
+def test_einsum_diagonals_orders_and_jax_keywords():
+    a, b, c, d = U((3, 3)), U((2, 3, 3)), U((3, 4)), U((4, 5))
+    cases = [("ii->", (a,)), ("ii->i", (a,)), ("bii->bi", (b,)), ("iij->ij", (U((3, 3, 2)),)), ("ij,jj->i", (c.T, a)),
+             ("ij,jk,kl->il", (a, c, d)), ("i,ij,jk->k", (U((3,)), c, d)), ("ab,bc,cd,de->ae", (U((2, 3)), c, d, U((5, 2))))]
+    for sub, ops in cases:
+        want = np.einsum(sub, *ops)
+        for opt in ("auto", True, False, "greedy"):
+            got = qb.einsum(sub, *[qb.array(o) for o in ops], optimize=opt)
+            assert_close(got, want, rtol=1e-12, atol=1e-12, what=f"{sub} optimize={opt}")
+    # Differentiable (the diagonal is a gather), under jit, as JAX.
+    g = qb.jit(qb.grad(lambda m: qb.einsum("ii->", m) * 2.0 + qb.einsum("ij,jk,ki->", m, m, m, optimize=True)))(qb.array(a))
+    want = jax.grad(lambda m: jnp.einsum("ii->", m) * 2.0 + jnp.einsum("ij,jk,ki->", m, m, m))(a)
+    assert_close(g, np.asarray(want), rtol=1e-12, atol=1e-12)
+    got = qb.einsum("ij,jk->ik", qb.array(c, dtype=qb.float32), qb.array(d, dtype=qb.float32), preferred_element_type=qb.float64, precision="highest")
+    assert got.dtype == qb.float64
+    with pytest.raises(qb.ShapeError, match="repeated"):
+        qb.einsum("ii->i", qb.array(c))
+    with pytest.raises(qb.errors.InvalidArgumentError, match="optimize"):
+        qb.einsum("ij->", qb.array(c), optimize="fastest")
+    assert qb.tril(qb.ones((3, 3), qb.bool_)).dtype == qb.bool_ and qb.triu(qb.ones((2, 2), qb.uint8)).dtype == qb.uint8
