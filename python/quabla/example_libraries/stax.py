@@ -283,7 +283,13 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
         >>> shape, W.shape, b.shape
         ((2, 4, 6, 6), (4, 3, 3, 3), (1, 4, 1, 1))
     """
-    name = "GeneralConv"
+    return _conv_layer("GeneralConv", dimension_numbers, out_chan, filter_shape, strides, padding, W_init, b_init, _conv_out_shape,
+                       lambda x, W, strides, padding, one, specs: _conv.conv_general_dilated(x, W, strides, padding, one, one, dimension_numbers=specs))
+
+
+def _conv_layer(name, dimension_numbers, out_chan, filter_shape, strides, padding, W_init, b_init, out_shape, conv):
+    """The (init_fun, apply_fun) of a convolution layer: ``out_shape`` gives its output
+    shape, ``conv(x, W, strides, padding, ones, specs)`` applies it (plain or transposed)."""
     filter_shape = _ints(name, "filter_shape", filter_shape)
     lhs_spec, rhs_spec, out_spec = specs = _specs(name, dimension_numbers, len(filter_shape))
     out_chan = _int(name, "out_chan", out_chan)
@@ -299,7 +305,7 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
         input_shape = _in_shape(name, input_shape, len(lhs_spec))
         it = iter(filter_shape)
         kernel_shape = [out_chan if c == "O" else input_shape[lhs_spec.index("C")] if c == "I" else next(it) for c in rhs_spec]
-        output_shape = _conv_out_shape(name, input_shape, kernel_shape, strides, padding, specs)
+        output_shape = out_shape(name, input_shape, kernel_shape, strides, padding, specs)
         bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
         k1, k2 = _random.split(rng)
         W, b = W_init(k1, kernel_shape), b_init(k2, bias_shape)
@@ -308,7 +314,7 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
     def apply_fun(params, inputs, **kwargs):
         W, b = _pair(name, params)
         x, W, b = _promote(inputs, W, b)
-        return _conv.conv_general_dilated(x, W, strides, padding, one, one, dimension_numbers=specs) + b
+        return conv(x, W, strides, padding, one, specs) + b
 
     return init_fun, apply_fun
 
@@ -347,34 +353,8 @@ def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None
         >>> shape, apply(params, qb.ones((1, 5, 5, 2))).shape
         ((1, 10, 10, 4), (1, 10, 10, 4))
     """
-    name = "GeneralConvTranspose"
-    filter_shape = _ints(name, "filter_shape", filter_shape)
-    lhs_spec, rhs_spec, out_spec = specs = _specs(name, dimension_numbers, len(filter_shape))
-    out_chan = _int(name, "out_chan", out_chan)
-    one = (1,) * len(filter_shape)
-    strides = _ints(name, "strides", strides) if strides else one
-    if len(strides) != len(filter_shape):
-        raise ShapeError(f"{name}: strides {strides} need one entry per filter dim {filter_shape}")
-    padding = _padding(name, padding)
-    W_init = _check_init(name, W_init) if W_init is not None else glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
-    _check_init(name, b_init)
-
-    def init_fun(rng, input_shape):
-        input_shape = _in_shape(name, input_shape, len(lhs_spec))
-        it = iter(filter_shape)
-        kernel_shape = [out_chan if c == "O" else input_shape[lhs_spec.index("C")] if c == "I" else next(it) for c in rhs_spec]
-        output_shape = _conv_transpose_out_shape(name, input_shape, kernel_shape, strides, padding, specs)
-        bias_shape = [out_chan if c == "C" else 1 for c in out_spec]
-        k1, k2 = _random.split(rng)
-        W, b = W_init(k1, kernel_shape), b_init(k2, bias_shape)
-        return output_shape, (W, b)
-
-    def apply_fun(params, inputs, **kwargs):
-        W, b = _pair(name, params)
-        x, W, b = _promote(inputs, W, b)
-        return _conv.conv_transpose(x, W, strides, padding, dimension_numbers=specs) + b
-
-    return init_fun, apply_fun
+    return _conv_layer("GeneralConvTranspose", dimension_numbers, out_chan, filter_shape, strides, padding, W_init, b_init, _conv_transpose_out_shape,
+                       lambda x, W, strides, padding, one, specs: _conv.conv_transpose(x, W, strides, padding, dimension_numbers=specs))
 
 
 Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))
