@@ -44,6 +44,14 @@ def _str(self):
     return str(_numpy(self))
 
 
+def _setitem(self, key, value):
+    """Arrays are immutable, as JAX's: an ArgumentTypeError (a TypeError) naming ``.at``."""
+    raise _errors.ArgumentTypeError(
+        f"{type(self).__name__} does not support item assignment: Quabla arrays are immutable, as JAX's. "
+        "Instead of x[idx] = y, use x = x.at[idx].set(y) (or .add, .multiply, .min, .max)"
+    )
+
+
 def _iter(self):
     if self.ndim == 0:
         raise _errors.ArgumentTypeError("iteration over a 0-d tensor")
@@ -119,6 +127,7 @@ _METHODS = {
     "__eq__": lambda x, y: NotImplemented if _foreign(y) else o.equal(x, y),
     "__ne__": lambda x, y: NotImplemented if _foreign(y) else o.not_equal(x, y),
     "__getitem__": _indexing.getitem,
+    "__setitem__": _setitem,
     "at": property(lambda x: _indexing.at(x)),
     "__iter__": _iter,
     "astype": o.astype,

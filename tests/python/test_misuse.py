@@ -234,3 +234,11 @@ def test_tensors_are_immutable():
         X23[0] = 1.0
     with pytest.raises((TypeError, BufferError)):
         memoryview(X23).cast("B")[0:1] = b"\x00"  # read-only export
+
+
+def test_item_assignment_names_at():
+    # Arrays are immutable, as JAX's: a typed TypeError pointing to .at[].set.
+    with raises(TypeError, "immutable", "x.at[idx].set(y)"):
+        X23[0, 0] = 1.0
+    with raises(qb.ArgumentTypeError, "Tracer", "immutable"):
+        qb.jit(lambda v: v.__setitem__(0, 1.0))(X23)
