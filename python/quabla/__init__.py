@@ -220,6 +220,7 @@ from . import _xla  # noqa: E402,F401 - registers the xla executor with jit (imp
 
 _install()
 Tensor.__module__ = "quabla"
+tree.LEAF_TYPES.update((Tensor, Tracer))
 
 try:
     from importlib.metadata import version as _version

@@ -233,7 +233,7 @@ def _weak_dtype(x):
 def _weak_tensor(x):
     """The Python number ``x`` as the 0-d Tensor a weak-scalar parameter receives."""
     d = _weak_dtype(x)
-    if d is _dt.int64:
+    if d is _dt.int64 and not -(2**63) <= x < 2**63:
         _dt.check_int_range(x, d)
     return _q.full((), x, d.code)
 
@@ -389,16 +389,23 @@ def _slow(self, args, kwargs):
     if _JIT_DISABLED and not isinstance(fun, TransformedFunction):
         # qb.disable_jit(): op by op (the transforms still compile: they need a trace).
         return fun(*args, **kwargs)
-    for x in _tree.flatten((args, kwargs))[0]:
+    given, given_tree = _tree.flatten((tuple(args), kwargs))
+    for x in given:
         if type(x) is Tracer:
             return fun(*args, **kwargs)
+    orig = args
     sa, args, static, kwargs, static_kw = _split_static(self, args, kwargs)
     for i, s in zip(sa, static):
         _check_hashable(fun, f"static argument {i}", s)
     for k, s in static_kw:
         _check_hashable(fun, f"static argument {k!r}", s)
-    dyn_args = tuple(a for i, a in enumerate(args) if i not in sa) if sa else tuple(args)
-    leaves, dyn_tree = _tree.flatten((dyn_args, kwargs))
+    if not sa and not static_kw and args is orig:
+        leaves, dyn_tree = given, given_tree  # nothing static: the arguments as flattened above
+    else:
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in sa) if sa else tuple(args)
+        leaves, dyn_tree = _tree.flatten((dyn_args, kwargs))
+    # Only calls whose leaves are all Tensors can be served by the Rust fast path.
+    fast_ok = all(isinstance(x, Tensor) for x in leaves)
     leaves = _prepare_leaves(_name(fun), leaves)
     try:
         hash(dyn_tree)
@@ -428,7 +435,7 @@ def _slow(self, args, kwargs):
         leaves = [_weak_tensor(x) if i in weak and isinstance(x, (int, float)) else x for i, x in enumerate(leaves)]
     tensors = [x for x in leaves if isinstance(x, Tensor)]
     outs = entry.compiled(tensors)
-    if not kwargs and not static_kw:
+    if fast_ok and not kwargs and not static_kw:
         # Pytrees of Tensors (and static values) are served by the Rust fast path from the
         # next call on; `_register` refuses calls it cannot key (NumPy or number leaves).
         single = entry.out_tree.is_leaf()

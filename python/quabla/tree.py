@@ -215,12 +215,17 @@ class _Node:
 
 _REGISTRY = {}
 
+# Classes whose instances are always leaves (the package adds its array types): the hot path
+# of flatten skips the registry lookup for them. Registering a class removes it.
+LEAF_TYPES = {int, float, bool, str}
+
 
 def _check_registration(fname, nodetype):
     if not isinstance(nodetype, type):
         raise _RegistrationError(f"{fname}: nodetype must be a class, got a {type(nodetype).__name__}")
     if nodetype in (tuple, list, dict, type(None)) or nodetype in _REGISTRY:
         raise PyTreeError(f"{fname}: {nodetype.__name__} is already registered as a pytree node")
+    LEAF_TYPES.discard(nodetype)
 
 
 def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None):
@@ -495,6 +500,9 @@ def _walk_fast(x, is_leaf, out):
         return ("dict", keys, tuple(_walk_fast(x[k], is_leaf, out) for k in keys))
     if x is None:
         return ("none", None, ())
+    if tx in LEAF_TYPES:
+        out.append(x)
+        return _LEAF
     node = _children(x)
     if node is None:
         out.append(x)
