@@ -1047,9 +1047,9 @@ def _prefix_leaves(fname, what, prefix, tree, path, out):
 class _Vmap(_Transformed):
     kind = "vmap"
 
-    def __init__(self, fun, in_axes, out_axes):
-        super().__init__(fun, (in_axes, out_axes))
-        self.in_axes, self.out_axes = in_axes, out_axes
+    def __init__(self, fun, in_axes, out_axes, axis_size=None):
+        super().__init__(fun, (in_axes, out_axes, axis_size))
+        self.in_axes, self.out_axes, self.axis_size = in_axes, out_axes, axis_size
 
     def _apply(self, *args, **kwargs):
         fname = self.__name__
@@ -1108,8 +1108,12 @@ class _Vmap(_Transformed):
                 raise BatchingError(f"{fname}: the mapped axes have different sizes:\n" + "\n".join(lines))
             norm.append(ax)
             shapes.append(v.shape[:ax] + v.shape[ax + 1:])
+        if self.axis_size is not None and size is not None and size != self.axis_size:
+            raise BatchingError(f"{fname}: axis_size={self.axis_size}, but the mapped axes have size {size} (argument {first[0]} of shape {_shape_str(first[1])})")
         if size is None:
-            raise BatchingError(f"{fname}: no argument is mapped (every in_axes entry is None); vmap needs at least one mapped axis")
+            if self.axis_size is None:
+                raise BatchingError(f"{fname}: no argument is mapped (every in_axes entry is None); pass axis_size, or map an argument")
+            size = self.axis_size
         st = _stage(self.fun, parent, a, shapes=shapes, name=_name(self.fun))
         # out_axes over the output tree
         oa = self.out_axes
@@ -1148,7 +1152,7 @@ class _Vmap(_Transformed):
         return _tree.unflatten(st.out_tree, res)
 
 
-def vmap(fun, in_axes=0, out_axes=0):
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
     """Vectorizes ``fun`` over a batch axis: ``vmap(f)(xs)`` equals stacking ``f(x)`` over
     the examples ``x`` of ``xs``, computed as one batched program (the ``quabla-vmap``
     expansion of a ``vmap`` transform declaration).
@@ -1161,6 +1165,11 @@ def vmap(fun, in_axes=0, out_axes=0):
             end. Keyword arguments are mapped along axis 0.
         out_axes: where the batch axis goes in each result (same prefix rules over the
             output; None returns a result that does not depend on a mapped argument as is).
+        axis_name: accepted for JAX compatibility; Quabla has no collectives over named axes
+            (``qb.lax.psum`` and the like), so the name has no use.
+        axis_size: the batch size when no argument is mapped (every result is then the same
+            value broadcast over it); when given with mapped arguments it must equal their size.
+        spmd_axis_name: must be None (sharding of the batch axis).
 
     Returns:
         The batched function. Results that do not depend on a mapped argument are broadcast
@@ -1172,4 +1181,12 @@ def vmap(fun, in_axes=0, out_axes=0):
         >>> qb.vmap(lambda x, w: qb.sum(x * w), in_axes=(0, None))(qb.ones((3, 2)), qb.array([1.0, 2.0])).tolist()
         [3.0, 3.0, 3.0]
     """
-    return _Vmap(fun, in_axes, out_axes)
+    if axis_size is not None and (not isinstance(axis_size, int) or isinstance(axis_size, bool) or axis_size < 1):
+        raise BatchingError(f"vmap: axis_size must be a positive int or None, got {axis_size!r}")
+    if spmd_axis_name is not None:
+        raise UnsupportedOperationError("vmap: spmd_axis_name (sharding the batch axis) is not available", op="vmap")
+    try:
+        hash(axis_name)
+    except TypeError:
+        raise BatchingError(f"vmap: axis_name must be hashable, got {type(axis_name).__name__}") from None
+    return _Vmap(fun, in_axes, out_axes, axis_size)

@@ -245,3 +245,20 @@ def test_out_axes_none_on_mapped_result():
     # inside jit, the error is raised while tracing
     with raises(qb.BatchingError, "out_axes=None"):
         qb.jit(lambda x: qb.vmap(lambda t: t * 2.0, out_axes=None)(x))(x)
+
+
+def test_axis_size_and_axis_name_as_jax():
+    import jax
+    import jax.numpy as jnp
+
+    got = qb.vmap(lambda x: x * 2, in_axes=None, axis_size=3)(qb.ones(2))
+    want = jax.vmap(lambda x: x * 2, in_axes=None, axis_size=3)(jnp.ones(2))
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    got = qb.jit(qb.vmap(lambda x, y: x + y, in_axes=(None, 0), axis_size=2, axis_name="batch"))(qb.ones(2), qb.ones((2, 2)))
+    assert got.tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    with pytest.raises(qb.BatchingError, match="axis_size=4"):
+        qb.vmap(lambda x: x, axis_size=4)(qb.ones(3))
+    with pytest.raises(qb.BatchingError, match="axis_size"):
+        qb.vmap(lambda x: x, in_axes=None)(qb.ones(3))
+    with pytest.raises(qb.UnsupportedOperationError, match="spmd_axis_name"):
+        qb.vmap(lambda x: x, spmd_axis_name="d")
