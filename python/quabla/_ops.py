@@ -264,8 +264,33 @@ tanh = _unary_float("tanh", "Elementwise hyperbolic tangent.")
 sqrt = _unary_float("sqrt", "Elementwise square root (NaN for negative inputs).")
 rsqrt = _unary_float("rsqrt", "Elementwise 1 / sqrt(x).")
 erf = _unary_float("erf", "Elementwise error function.")
-floor = _unary_float("floor", "Elementwise floor.")
-ceil = _unary_float("ceil", "Elementwise ceiling.")
+_floor = _unary_float("floor", "Elementwise floor.")
+_ceil = _unary_float("ceil", "Elementwise ceiling.")
+
+
+def floor(x):
+    """Elementwise floor. Integer and bool arrays are their own floor and are returned
+    unchanged, as jax.numpy (NumPy gives float64).
+
+    Example:
+        >>> qb.floor(qb.array([-0.5, 1.5], dtype=qb.float32)).tolist()
+        [-1.0, 1.0]
+        >>> qb.floor(qb.array([3, -2])).tolist()
+        [3, -2]
+    """
+    x = _to_array(x)
+    return _floor(x) if x.dtype.is_float else x
+
+
+def ceil(x):
+    """Elementwise ceiling. Integer and bool arrays are returned unchanged, as jax.numpy.
+
+    Example:
+        >>> qb.ceil(qb.array([-0.5, 1.5])).tolist()
+        [-0.0, 2.0]
+    """
+    x = _to_array(x)
+    return _ceil(x) if x.dtype.is_float else x
 sigmoid = _unary_float("logistic", "Elementwise logistic sigmoid 1 / (1 + exp(-x)).")
 sigmoid.__name__ = sigmoid.__qualname__ = "sigmoid"
 sigmoid.__doc__ = sigmoid.__doc__.replace("qb.logistic(", "qb.sigmoid(")

@@ -545,3 +545,12 @@ def test_einsum_diagonals_orders_and_jax_keywords():
     with pytest.raises(qb.errors.InvalidArgumentError, match="optimize"):
         qb.einsum("ij->", qb.array(c), optimize="fastest")
     assert qb.tril(qb.ones((3, 3), qb.bool_)).dtype == qb.bool_ and qb.triu(qb.ones((2, 2), qb.uint8)).dtype == qb.uint8
+
+
+def test_floor_and_ceil_keep_integers_as_jax():
+    for dt, jdt in ((qb.int32, jnp.int32), (qb.int64, jnp.int64), (qb.uint8, jnp.uint8), (qb.bool_, jnp.bool_)):
+        x = np.array([0, 1, 3], dtype=np.dtype(jdt))
+        for qf, jf in ((qb.floor, jnp.floor), (qb.ceil, jnp.ceil)):
+            got, want = qf(qb.array(x, dtype=dt)), jf(jnp.asarray(x))
+            assert got.dtype.name.replace("bool_", "bool") == str(want.dtype) and got.tolist() == want.tolist()
+    assert qb.floor(qb.array([-0.5], dtype=qb.float32)).dtype == qb.float32
