@@ -301,7 +301,7 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         a = _abstract(x)
         if type(a) is not ShapeDtype and type(a) is not Tracer:
             a = ShapeDtype((), _to_array(a).dtype)
-        dt = a.dtype if type(a) is ShapeDtype else a.dtype
+        dt = a.dtype
         if not dt.is_float:
             raise UnsupportedOperationError(f"linear_transpose: primal of dtype {dt.name} (only floating-point arguments have cotangents)", op="linear_transpose")
         points.append(zeros(tuple(a.shape), dt))

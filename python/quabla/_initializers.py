@@ -74,8 +74,7 @@ class Initializer(typing.Protocol):
         True
     """
 
-    def __call__(self, key, shape, dtype=None, out_sharding=None):
-        raise NotImplementedError
+    def __call__(self, key, shape, dtype=None, out_sharding=None): ...
 
 
 # ---------------------------------------------------------------------------------------------

@@ -79,27 +79,19 @@ def _is_scalar(x):
     return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
 
 
-def _fill(value, dtype, shape, like=None):
+def _fill(value, dtype, shape, like=None, weak=False):
     """An array of ``shape`` filled with ``value``; a constant of ``like``'s trace when
-    ``like`` is a Tracer."""
+    ``like`` is a Tracer (``weak``: the constant stands for a Python number, `Tracer.weak`)."""
     if type(like) is Tracer:
-        return _trace_fill(like._trace, value, dtype, shape)
+        return _trace_fill(like._trace, value, dtype, shape, weak)
     return _q.full(list(shape), value, dtype.code)
 
 
-def _scalar_fill(value, dtype, shape, like):
-    """The Python scalar operand ``value`` of a binary op as an array (``_fill``); inside a
-    trace its constant is weak (`Tracer.weak`), so arithmetic with weak scalars stays weak."""
-    if type(like) is Tracer:
-        c = like._trace.const(_q.full((), value, dtype.code))
-        c.weak = True
-        return broadcast_to(c, shape) if shape else c
-    return _q.full(list(shape), value, dtype.code)
-
-
-def _trace_fill(trace, value, dtype, shape):
+def _trace_fill(trace, value, dtype, shape, weak=False):
     """``value`` of ``dtype`` as a scalar constant of ``trace``, broadcast to ``shape``."""
     c = trace.const(_q.full((), value, dtype.code))
+    if weak:
+        c.weak = True
     return broadcast_to(c, shape) if shape else c
 
 
@@ -186,15 +178,13 @@ def _binary_operands(name, x, y, kind="numeric"):
         ya = True
     if xa and ya and _weak(x) != _weak(y):
         # A weak scalar with an array: the array's dtype, as a Python number of its kind.
-        if _weak(x):
-            dt = _dt.weak_result(y.dtype, _WEAK_SAMPLE[x.dtype.kind])
-            y = y if y.dtype is dt else astype(y, dt)
-            x = x if x.dtype is dt else astype(x, dt)
-            return (broadcast_to(x, y.shape) if y.shape else x), y
-        dt = _dt.weak_result(x.dtype, _WEAK_SAMPLE[y.dtype.kind])
-        x = x if x.dtype is dt else astype(x, dt)
-        y = y if y.dtype is dt else astype(y, dt)
-        return x, (broadcast_to(y, x.shape) if x.shape else y)
+        xw = _weak(x)
+        w, a = (x, y) if xw else (y, x)
+        dt = _dt.weak_result(a.dtype, _WEAK_SAMPLE[w.dtype.kind])
+        a = a if a.dtype is dt else astype(a, dt)
+        w = w if w.dtype is dt else astype(w, dt)
+        w = broadcast_to(w, a.shape) if a.shape else w
+        return (w, a) if xw else (a, w)
     if xa and ya:
         dt = _dt.result_type(name, x.dtype, y.dtype)
         if x.dtype is not dt:
@@ -211,12 +201,12 @@ def _binary_operands(name, x, y, kind="numeric"):
         dt = _dt.weak_result(x.dtype, y)
         if x.dtype is not dt:
             x = astype(x, dt)
-        return x, _scalar_fill(y, dt, x.shape, x)
+        return x, _fill(y, dt, x.shape, x, weak=True)
     if ya:
         dt = _dt.weak_result(y.dtype, x)
         if y.dtype is not dt:
             y = astype(y, dt)
-        return _scalar_fill(x, dt, y.shape, y), y
+        return _fill(x, dt, y.shape, y, weak=True), y
     return _to_array(x), _to_array(y)
 
 

@@ -37,6 +37,7 @@ __all__ = ["jit", "ShapeDtype", "Lowered", "Compiled"]
 
 Tensor = _q.Tensor
 _LOG = bool(os.environ.get("QUABLA_LOG_COMPILES"))
+_EXPLAIN = os.environ.get("QUABLA_EXPLAIN_CACHE_MISSES", "") not in ("", "0")
 # Set by `qb.disable_jit()`: jitted functions then run their Python op by op (the Rust fast
 # path checks its own copy of the flag, `_q.set_jit_disabled`).
 _JIT_DISABLED = False
@@ -48,7 +49,6 @@ def _set_jit_disabled(flag):
     prev, _JIT_DISABLED = _JIT_DISABLED, bool(flag)
     _q.set_jit_disabled(_JIT_DISABLED)
     return prev
-_EXPLAIN = os.environ.get("QUABLA_EXPLAIN_CACHE_MISSES", "") not in ("", "0")
 
 
 def _default_max_traces():
@@ -215,7 +215,7 @@ def _leaf_key(x, weak=False):
     if isinstance(x, Tensor) or type(x) is ShapeDtype:
         return (x.shape, x.dtype.code)
     if isinstance(x, (bool, int, float)):
-        if weak:
+        if weak and _is_number(x):
             return ("weak", type(x).__name__)
         return ("static", type(x).__name__, _Exact(x))
     raise _errors.ArgumentTypeError(x)
@@ -324,14 +324,14 @@ def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs, static_kw=(), s
     for i, x in enumerate(leaves):
         if not isinstance(x, (bool, int, float)):
             specs.append((list(x.shape), x.dtype.code))
-        elif i in weak:
+        elif i in weak and _is_number(x):
             specs.append(([], _weak_dtype(x).code))
     builder = _q.TraceBuilder(specs)
     trace = Trace(builder)
     params = iter(builder.params())
     targs = []
     for i, x in enumerate(leaves):
-        if isinstance(x, (bool, int, float)) and i not in weak:
+        if isinstance(x, (bool, int, float)) and not (i in weak and _is_number(x)):
             targs.append(x)
         else:
             v = next(params)
@@ -432,7 +432,7 @@ def _slow(self, args, kwargs):
         if entry is None:
             entry = self._compile(key, dyn_tree, leaves, static, sa, len(args), static_kw, weak)
     if weak:
-        leaves = [_weak_tensor(x) if i in weak and isinstance(x, (int, float)) else x for i, x in enumerate(leaves)]
+        leaves = [_weak_tensor(x) if i in weak and _is_number(x) else x for i, x in enumerate(leaves)]
     tensors = [x for x in leaves if isinstance(x, Tensor)]
     outs = entry.compiled(tensors)
     if fast_ok and not kwargs and not static_kw:
