@@ -605,8 +605,8 @@ pub use crate::host::{caches as host_caches, Caches};
 /// The blocks of a product: `kc` rows of B per block (a `kc x mr` micro-panel of A fills at most
 /// L1, and `kc` at most [`KC_MAX`]), `mc` rows of A per row block (a multiple of `mr` whose packed
 /// `mc x kc` block fills at most a quarter of L2), `nc` columns per B block (a multiple of
-/// `nr`; the packed `kc x nc` block at most twice L2: each thread's share of it stays in its
-/// core's L2 when two share it; N split into equal blocks).
+/// `nr`; each thread's share of the packed `kc x nc` block at most twice L2; N split into
+/// equal blocks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Blocks {
     pub kc: usize,
@@ -652,9 +652,9 @@ pub const ROW_ORDER_MAX_K: usize = 16;
 pub const KC_MAX: usize = 512;
 
 /// The blocks for an `m x n x k` product of `size`-byte elements with register tile
-/// `mr x nr` on caches `c`. K and N blocks are balanced (split into equal blocks, K's each a
-/// multiple of 8 up to the L1 bound, N's of `nr`).
-pub fn blocks(size: usize, [m, n, k]: [usize; 3], [mr, nr]: [usize; 2], c: Caches) -> Blocks {
+/// `mr x nr` on caches `c`, for a team of `threads`. K and N blocks are balanced (split into
+/// equal blocks, K's each a multiple of 8 up to the L1 bound, N's of `nr`).
+pub fn blocks(size: usize, [m, n, k]: [usize; 3], [mr, nr]: [usize; 2], c: Caches, threads: usize) -> Blocks {
     let (l1d, l2) = (c.l1d.max(0) as usize, c.l2.max(0) as usize);
     let kmax = (l1d / (mr * size)).clamp(16, KC_MAX) / 8 * 8;
     let parts = k.div_ceil(kmax).max(1);
@@ -665,7 +665,14 @@ pub fn blocks(size: usize, [m, n, k]: [usize; 3], [mr, nr]: [usize; 2], c: Cache
     // Balanced column blocks too: a last block narrower than the others would leave a thread
     // without panels when the threads split each block's columns (1536^3 f32 on two threads:
     // blocks of 1024 and 512 columns, 160 GFLOP/s; two of 768, 217).
-    let cols = (2 * l2 / (kc * size)).max(nr) / nr * nr;
+    // Each thread's share of a B block at most twice L2, not the whole block: the panels
+    // stream from L3 into the tiles of a row block (the packed A block is what stays in L2),
+    // and every further block repacks all of A on every thread that splits the columns.
+    // Measured (two threads, Zen 4, 2026-12-07, `gemm_ab`-style alternation, 15 rounds), the
+    // whole block / its share at most twice L2: 1024^3 f64 20.56 / 20.20 ms (min; p25 20.69 /
+    // 20.40), 1500^3 f64 65.3 / 63.0, 1536^3 f32 34.2 / 33.5; 768^3 f64, 1024^3 f32, 2048^3
+    // within noise; one thread unchanged.
+    let cols = (threads.max(1) * 2 * l2 / (kc * size)).max(nr) / nr * nr;
     let nc = n.div_ceil(n.div_ceil(cols).max(1)).div_ceil(nr) * nr;
     Blocks { kc, mc, nc: nc.max(nr) }
 }
@@ -1002,8 +1009,8 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
     }
     let (mr, nr) = (kern.mr, kern.nr);
     let size = std::mem::size_of::<T>();
-    let bl = blocks(size, [m, n, k], [mr, nr], caches);
     let slots = team.threads().max(1);
+    let bl = blocks(size, [m, n, k], [mr, nr], caches, slots);
     let mpanels = m.div_ceil(mr);
     // A thin K on several threads splits the rows, each thread with its own copy of B's
     // (small) block: see [`ROW_ORDER_MAX_K`].
@@ -1571,16 +1578,20 @@ mod tests {
     #[test]
     fn block_choice() {
         let xeon = Caches { l1d: 48 << 10, l2: 2 << 20, l1_sets: 64, line: 64 };
-        assert_eq!(blocks(4, [1024, 1024, 1024], [8, 32], xeon), Blocks { kc: 512, mc: 64, nc: 1024 });
-        assert_eq!(blocks(8, [1024, 1024, 1024], [8, 16], xeon), Blocks { kc: 512, mc: 64, nc: 1024 });
+        assert_eq!(blocks(4, [1024, 1024, 1024], [8, 32], xeon, 1), Blocks { kc: 512, mc: 64, nc: 1024 });
+        assert_eq!(blocks(8, [1024, 1024, 1024], [8, 16], xeon, 1), Blocks { kc: 512, mc: 64, nc: 1024 });
         let zen4 = Caches { l1d: 32 << 10, l2: 1 << 20, l1_sets: 64, line: 64 };
-        assert_eq!(blocks(4, [1024, 1024, 1024], [8, 32], zen4), Blocks { kc: 512, mc: 64, nc: 1024 });
-        assert_eq!(blocks(8, [1024, 1024, 1024], [8, 16], zen4).kc, 512);
+        assert_eq!(blocks(4, [1024, 1024, 1024], [8, 32], zen4, 1), Blocks { kc: 512, mc: 64, nc: 1024 });
+        assert_eq!(blocks(8, [1024, 1024, 1024], [8, 16], zen4, 1).kc, 512);
         // Balanced column blocks: 1536 = 2 x 768, not 1024 + 512.
-        assert_eq!(blocks(4, [1536, 1536, 1536], [8, 32], zen4).nc, 768);
-        assert_eq!(blocks(4, [1500, 1500, 1500], [8, 32], zen4).nc, 768);
+        assert_eq!(blocks(4, [1536, 1536, 1536], [8, 32], zen4, 1).nc, 768);
+        assert_eq!(blocks(4, [1500, 1500, 1500], [8, 32], zen4, 1).nc, 768);
+        // Two threads: each one's share of the block at most twice L2.
+        assert_eq!(blocks(8, [1024, 1024, 1024], [8, 16], zen4, 1).nc, 512);
+        assert_eq!(blocks(8, [1024, 1024, 1024], [8, 16], zen4, 2).nc, 1024);
+        assert_eq!(blocks(4, [3000, 3000, 3000], [8, 32], zen4, 2).nc, 1504);
         // Balanced K blocks: 784 = 2 x 392; small shapes keep one block.
-        assert_eq!(blocks(4, [256, 512, 784], [8, 32], xeon).kc, 392);
-        assert_eq!(blocks(4, [10, 10, 10], [8, 32], xeon), Blocks { kc: 10, mc: 16, nc: 32 });
+        assert_eq!(blocks(4, [256, 512, 784], [8, 32], xeon, 1).kc, 392);
+        assert_eq!(blocks(4, [10, 10, 10], [8, 32], xeon, 1), Blocks { kc: 10, mc: 16, nc: 32 });
     }
 }
