@@ -108,7 +108,9 @@ pub enum TransformKind {
     Vjp,
     /// Batching: parameter i has an extra dim of extent `size` at `in_axes[i]` (or none),
     /// result j has it at `out_axes[j]` (or none: the result must not depend on a mapped input).
-    Vmap { in_axes: Vec<Option<i64>>, out_axes: Vec<Option<i64>>, size: i64 },
+    /// `axis_name` names the axis for the collectives of the body (`quabla.psum`, ...): the
+    /// expansion resolves those naming it.
+    Vmap { in_axes: Vec<Option<i64>>, out_axes: Vec<Option<i64>>, size: i64, axis_name: Option<crate::ops::AxisName> },
 }
 
 impl TransformKind {
@@ -147,7 +149,7 @@ impl Transform {
         let mut p = params.to_vec();
         let mut r = results.to_vec();
         match &self.kind {
-            TransformKind::Vmap { in_axes, out_axes, size } => {
+            TransformKind::Vmap { in_axes, out_axes, size, .. } => {
                 p = params.iter().zip(in_axes).map(|(t, a)| insert_axis(t, *a, *size)).collect();
                 r = results.iter().zip(out_axes).map(|(t, a)| insert_axis(t, *a, *size)).collect();
             }
@@ -268,10 +270,13 @@ impl Func {
             let ps: Vec<String> = self.params.iter().map(|v| self.ty(*v).to_string()).collect();
             let rs: Vec<String> = self.outputs_decl.iter().map(|t| t.to_string()).collect();
             let mut extra = String::new();
-            if let TransformKind::Vmap { in_axes, out_axes, size } = &t.kind {
+            if let TransformKind::Vmap { in_axes, out_axes, size, axis_name } = &t.kind {
                 let ax = |v: &[Option<i64>]| v.iter().map(|a| a.unwrap_or(-1).to_string()).collect::<Vec<_>>().join(", ");
                 let arr = |v: &[Option<i64>]| if v.is_empty() { "array<i64>".to_string() } else { format!("array<i64: {}>", ax(v)) };
                 extra = format!(", quabla.axis_size = {size} : i64, quabla.in_axes = {}, quabla.out_axes = {}", arr(in_axes), arr(out_axes));
+                if let Some(n) = axis_name {
+                    extra = format!(", quabla.axis_name = \"{n}\"{extra}");
+                }
             }
             let _ = writeln!(s, "  func.func private @{}({}) -> ({}) attributes {{quabla.of = @{}, quabla.transform = \"{}\"{extra}}}", self.name, ps.join(", "), rs.join(", "), t.of, t.kind.name());
             return;
@@ -556,7 +561,7 @@ impl Module {
             if g.public {
                 // Allowed: transforms of entry points are common (grad of main).
             }
-            if let TransformKind::Vmap { in_axes, out_axes, size } = &t.kind {
+            if let TransformKind::Vmap { in_axes, out_axes, size, .. } = &t.kind {
                 let gp = g.param_types();
                 let gr = g.result_types();
                 let bad = in_axes.len() != gp.len()

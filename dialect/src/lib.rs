@@ -15,4 +15,5 @@ pub use ops::{ConvAttrs, ConvDims, ConvWindow, ConvolutionOp, ReduceWindowOp, Wi
 pub use ops::{all_op_names, keywords, ArgOp, AttrSource, BinaryOp, CallOp, CmpDir, ConstantOp, ControlOp, DotDims, DotOp, ElementwiseOp, RECOMPUTE_COST, Family, LayoutOp, LinalgOp, Literal, OpKind, ReduceOp, Reducer, SlicingOp, UnaryOp};
 pub use ops::SortOp;
 pub use ops::CallbackOp;
+pub use ops::{AxisName, CollectiveOp};
 pub use types::{DType, TensorType};

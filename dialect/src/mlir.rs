@@ -499,7 +499,11 @@ fn import_declaration(fop: &OperationRef, name: String, public: bool) -> Result<
         "vjp" => crate::ir::TransformKind::Vjp,
         "vmap" => {
             let size = fop.attribute("quabla.axis_size").ok().and_then(|a| crate::ops::parse_i64(&a.to_string())).ok_or_else(|| Diag::new(Some(floc), format!("@{name}: a vmap transform needs quabla.axis_size = N : i64")))?;
-            crate::ir::TransformKind::Vmap { in_axes: axes("quabla.in_axes")?, out_axes: axes("quabla.out_axes")?, size }
+            let axis_name = match string_attr(fop, "quabla.axis_name") {
+                None => None,
+                Some(s) => Some(crate::ops::AxisName::parse(&s).ok_or_else(|| Diag::new(Some(floc), format!("@{name}: quabla.axis_name must be a string of 1 to 64 letters, digits or '_.-#', got {s}")))?),
+            };
+            crate::ir::TransformKind::Vmap { in_axes: axes("quabla.in_axes")?, out_axes: axes("quabla.out_axes")?, size, axis_name }
         }
         other => return Err(Diag::new(Some(floc), format!("@{name}: quabla.transform must be \"jvp\", \"vjp\" or \"vmap\", got \"{other}\""))),
     };

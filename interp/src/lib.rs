@@ -14,6 +14,7 @@
 pub mod buffer;
 mod call;
 pub mod callback;
+pub mod collective;
 mod constant;
 mod control;
 mod dot;
@@ -78,6 +79,10 @@ pub enum InterpError {
     /// `BufferError::OutOfMemory`): the interpreter never aborts on a failed allocation.
     #[error("'quabla.{op}' op: {source}")]
     Buffer { op: &'static str, source: BufferError },
+    /// A collective whose axis no enclosing vmap binds (the vmap expansion resolves the
+    /// collectives of its axis; docs/spec.md, collectives).
+    #[error("'quabla.{op}' op: axis '{axis}' is bound by no enclosing vmap (collectives run inside vmap(..., axis_name='{axis}'), whose expansion resolves them)")]
+    UnboundAxis { op: &'static str, axis: String },
     /// An op's result types in the IR differ from what the interpreter computed.
     #[error("@{func}: 'quabla.{op}' op result {index} has type {expected} in the IR but computes {actual}")]
     ResultType { func: String, op: &'static str, index: usize, expected: TensorType, actual: TensorType },
@@ -125,6 +130,7 @@ pub fn run_op(kind: &OpKind, operands: &[&Buffer]) -> Result<Vec<Buffer>> {
         OpKind::Linalg(x) => linalg::eval(operands, &out, x),
         OpKind::Sort(x) => sort::eval(operands, ty, x),
         OpKind::Callback(x) => callback::eval(operands, ty, x),
+        OpKind::Collective(x) => collective::eval(operands, ty, x),
     }
 }
 

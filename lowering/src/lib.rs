@@ -56,6 +56,10 @@ pub enum LowerError {
     /// An upstream pass pipeline of `target` failed at `stage`; `message` holds MLIR's diagnostics.
     #[error("the {target} pipeline failed ({stage}): {message}")]
     Pipeline { target: &'static str, stage: &'static str, message: String },
+    /// A collective (`quabla.psum`, ...) whose axis no enclosing vmap binds: the vmap expansion
+    /// resolves the collectives of its axis before any lowering (docs/spec.md, collectives).
+    #[error("'quabla.{op}' op cannot be lowered: axis '{axis}' is bound by no enclosing vmap (collectives run inside vmap(..., axis_name='{axis}'), whose expansion resolves them)")]
+    UnboundAxis { op: &'static str, axis: String },
     /// The module does not verify (shape rules, structure, calls).
     #[error("invalid module: {0}")]
     Invalid(#[from] quabla_dialect::DialectError),
@@ -92,6 +96,11 @@ fn list_or_none(names: &[String]) -> String {
 }
 
 impl LowerError {
+    /// The unbound-axis error of collective `op` named `name`.
+    pub fn unbound_axis(name: &'static str, op: &quabla_dialect::CollectiveOp) -> LowerError {
+        LowerError::UnboundAxis { op: name, axis: op.axis_name().to_string() }
+    }
+
     /// The variant's name (`Unsupported`, ...), for tables of the error classes.
     pub fn variant(&self) -> &'static str {
         match self {
@@ -102,6 +111,7 @@ impl LowerError {
             LowerError::Toolkit { .. } => "Toolkit",
             LowerError::HostCode { .. } => "HostCode",
             LowerError::Pipeline { .. } => "Pipeline",
+            LowerError::UnboundAxis { .. } => "UnboundAxis",
             LowerError::Invalid(_) => "Invalid",
         }
     }
@@ -117,6 +127,7 @@ impl LowerError {
             LowerError::Toolkit { looked: vec!["/venv/lib/python3.11/site-packages/nvidia/cuda_nvcc".into()] },
             LowerError::HostCode { op: "scf.for".into(), loc: "f.py:3".into(), device: "cuda" },
             LowerError::Pipeline { target: "cuda", stage: "to-ptx", message: "error: ...".into() },
+            LowerError::UnboundAxis { op: "psum", axis: "batch".into() },
         ];
         v.extend(quabla_dialect::DialectError::samples().into_iter().map(LowerError::Invalid));
         v
@@ -137,7 +148,7 @@ mod tests {
             .filter(|l| l.starts_with(|c: char| c.is_ascii_uppercase()))
             .map(|l| l.split(|c: char| !c.is_ascii_alphanumeric()).next().unwrap_or_default())
             .collect();
-        assert_eq!(declared, ["Unsupported", "UnexpandedTransform", "UnknownCallee", "NoEntryPoint", "Toolkit", "HostCode", "Pipeline", "Invalid"]);
+        assert_eq!(declared, ["Unsupported", "UnexpandedTransform", "UnknownCallee", "NoEntryPoint", "Toolkit", "HostCode", "Pipeline", "UnboundAxis", "Invalid"]);
         let mut sampled: Vec<&str> = LowerError::samples().iter().map(|e| e.variant()).collect();
         sampled.dedup();
         assert_eq!(sampled, declared, "LowerError::samples() must hold every variant, in declaration order");

@@ -28,6 +28,7 @@ import re
 
 import numpy as np
 
+from . import _collective
 from . import _quabla as _q
 from . import dtypes as _dt
 from . import tree as _tree
@@ -1047,9 +1048,9 @@ def _prefix_leaves(fname, what, prefix, tree, path, out):
 class _Vmap(_Transformed):
     kind = "vmap"
 
-    def __init__(self, fun, in_axes, out_axes, axis_size=None):
-        super().__init__(fun, (in_axes, out_axes, axis_size))
-        self.in_axes, self.out_axes, self.axis_size = in_axes, out_axes, axis_size
+    def __init__(self, fun, in_axes, out_axes, axis_size=None, axis_name=None):
+        super().__init__(fun, (in_axes, out_axes, axis_size, axis_name))
+        self.in_axes, self.out_axes, self.axis_size, self.axis_name = in_axes, out_axes, axis_size, axis_name
 
     def _apply(self, *args, **kwargs):
         fname = self.__name__
@@ -1114,7 +1115,9 @@ class _Vmap(_Transformed):
             if self.axis_size is None:
                 raise BatchingError(f"{fname}: no argument is mapped (every in_axes entry is None); pass axis_size, or map an argument")
             size = self.axis_size
-        st = _stage(self.fun, parent, a, shapes=shapes, name=_name(self.fun))
+        # The collectives of the function (qb.lax.psum, ...) see this vmap's axis while it traces.
+        with _collective._bound(self.axis_name, size):
+            st = _stage(self.fun, parent, a, shapes=shapes, name=_name(self.fun))
         # out_axes over the output tree
         oa = self.out_axes
         if isinstance(oa, list):
@@ -1137,7 +1140,8 @@ class _Vmap(_Transformed):
             onorm.append(ax + r if ax < 0 else ax)
         in_axes = [norm[li] if norm[li] is not None else -1 for li in st.leaf_param]
         in_axes += [-1] * len(st.caps)
-        decl = parent.builder.declare("vmap", st.name, in_axes, onorm, size)[0]
+        spelling = None if self.axis_name is None else _collective._spell(self.axis_name)
+        decl = parent.builder.declare("vmap", st.name, in_axes, onorm, size, spelling)[0]
         if -1 in onorm:
             err = parent.builder.check_transform(decl)
             if err is not None and "cannot be None" in err:
@@ -1165,8 +1169,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             end. Keyword arguments are mapped along axis 0.
         out_axes: where the batch axis goes in each result (same prefix rules over the
             output; None returns a result that does not depend on a mapped argument as is).
-        axis_name: accepted for JAX compatibility; Quabla has no collectives over named axes
-            (``qb.lax.psum`` and the like), so the name has no use.
+        axis_name: a hashable name of the batch axis for the collectives of ``fun``
+            (``qb.lax.psum``, ``pmean``, ``all_gather``, ``axis_index``, ...): they reduce or
+            exchange across the examples of the innermost vmap with that name.
         axis_size: the batch size when no argument is mapped (every result is then the same
             value broadcast over it); when given with mapped arguments it must equal their size.
         spmd_axis_name: must be None (sharding of the batch axis).
@@ -1189,4 +1194,4 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         hash(axis_name)
     except TypeError:
         raise BatchingError(f"vmap: axis_name must be hashable, got {type(axis_name).__name__}") from None
-    return _Vmap(fun, in_axes, out_axes, axis_size)
+    return _Vmap(fun, in_axes, out_axes, axis_size, axis_name)

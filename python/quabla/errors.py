@@ -20,6 +20,7 @@ Every exception subclasses :class:`QuablaError` and the builtin exception that c
     ├── ScalarOverflowError(QuablaError, OverflowError)  a Python int outside a dtype's range
     ├── InvalidIndexError(QuablaError, IndexError)  an index out of bounds or of a bad form
     ├── InvalidArgumentError(QuablaError, ValueError)  an argument value a function rejects
+    ├── UnboundAxisNameError(QuablaError, NameError)  a collective naming no enclosing vmap axis
     ├── ShapeError(QuablaError, ValueError)     shapes that do not fit an op
     │   └── BatchingError(ShapeError)           vmap axes/sizes/structures that do not fit
     └── DTypeError(QuablaError, TypeError)      dtypes an op does not accept or cannot mix
@@ -56,6 +57,7 @@ __all__ = [
     "InvalidIndexError",
     "InvalidArgumentError",
     "BatchingError",
+    "UnboundAxisNameError",
 ]
 
 
@@ -169,6 +171,12 @@ class DTypeError(QuablaError, TypeError):
     Raised for the Rust variants ``DialectError::DType`` (a dtype rule of docs/spec.md) and
     ``LowerError::Invalid(DialectError::DType)``.
     """
+
+
+class UnboundAxisNameError(QuablaError, NameError):
+    """A collective (``qb.lax.psum``, ``axis_index``, ...) names an axis that no enclosing
+    ``vmap``/``pmap`` binds (JAX raises ``NameError`` here too). Rust variant:
+    ``LowerError::UnboundAxis``."""
 
 
 class BatchingError(ShapeError):

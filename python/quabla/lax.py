@@ -12,8 +12,11 @@ convolutions are those of the top-level package. ``gather`` and the ``scatter*``
 XLA's dimension numbers (batching dims included) and lower to one take-along-axis gather or
 scatter of the flattened operand, so they differentiate and batch as ``x.at[...]`` does.
 
-Not provided: the collectives (``psum``, ``pmean``, ``all_gather``, ``axis_index``,
-``ppermute``...: Quabla's ``vmap`` has no named axes), complex numbers (``complex``,
+The collectives (``psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``axis_index``,
+``axis_size``, ``psum_scatter``, ``ppermute``, ``pshuffle``, ``all_to_all``) work over the
+named axes of ``qb.vmap(..., axis_name=...)`` and ``qb.pmap`` (quabla/_collective.py).
+
+Not provided: complex numbers (``complex``,
 ``conj``, ``real``, ``imag``, ``fft``), ``bitcast_convert_type``, ``rng_bit_generator``,
 ``ragged_dot*``, ``composite``, tokens (``create_token``, ``after_all``) and the dot
 algorithm presets.
@@ -40,6 +43,7 @@ from ._math import _scale2
 from ._math import frexp as _frexp
 from ._control import associative_scan, cond, fori_loop, scan, stop_gradient, switch, while_loop
 from ._solvers import custom_linear_solve, custom_root
+from ._collective import all_gather, all_to_all, axis_index, axis_size, pmax, pmean, pmin, ppermute, pshuffle, psum, psum_scatter
 from ._conv import conv, conv_general_dilated, conv_transpose, cumlogsumexp, cummax, cummin
 from ._conv import cumprod as _cumprod
 from ._conv import cumsum as _cumsum
@@ -59,6 +63,9 @@ from ._trace import is_array
 from .errors import ArgumentTypeError, DTypeError, InvalidArgumentError, ShapeError
 
 __all__ = [
+    # collectives over named vmap axes
+    "psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size", "psum_scatter", "ppermute", "pshuffle",
+    "all_to_all",
     "custom_linear_solve",
     "custom_root",
     # enums

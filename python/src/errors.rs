@@ -50,6 +50,7 @@ pub fn lowering_class_of(e: &LowerError) -> &'static str {
         LowerError::Toolkit { .. } => "QuablaError",
         LowerError::HostCode { .. } => "UnsupportedOperationError",
         LowerError::Pipeline { .. } => "QuablaError",
+        LowerError::UnboundAxis { .. } => "UnboundAxisNameError",
         LowerError::Invalid(d) => class_of(d),
     }
 }
@@ -123,7 +124,7 @@ pub fn lowering(py: Python<'_>, e: &LowerError, context: &str) -> PyErr {
     let msg = if context.is_empty() { e.to_string() } else { format!("{context}: {e}") };
     let err = new(py, lowering_class_of(e), msg);
     match e {
-        LowerError::Unsupported { op, .. } | LowerError::UnexpandedTransform { kind: op, .. } => {
+        LowerError::Unsupported { op, .. } | LowerError::UnexpandedTransform { kind: op, .. } | LowerError::UnboundAxis { op, .. } => {
             let _ = err.value(py).setattr("op", *op);
         }
         LowerError::UnknownCallee { .. } => {

@@ -405,21 +405,27 @@ impl TraceBuilder {
     }
 
     /// Adds a transform declaration of the finished function `of`: `kind` is "jvp", "vjp" or
-    /// "vmap" (then with `in_axes`/`out_axes`, -1 for unmapped, and `size`). Returns its name
-    /// and its (parameter, result) types.
-    #[pyo3(signature = (kind, of, in_axes=None, out_axes=None, size=0))]
-    fn declare(&self, kind: &str, of: &str, in_axes: Option<Vec<i64>>, out_axes: Option<Vec<i64>>, size: i64) -> PyResult<(String, Vec<Spec>, Vec<Spec>)> {
+    /// "vmap" (then with `in_axes`/`out_axes`, -1 for unmapped, `size`, and the `axis_name` its
+    /// collectives name, if any). Returns its name and its (parameter, result) types.
+    #[pyo3(signature = (kind, of, in_axes=None, out_axes=None, size=0, axis_name=None))]
+    fn declare(&self, kind: &str, of: &str, in_axes: Option<Vec<i64>>, out_axes: Option<Vec<i64>>, size: i64, axis_name: Option<String>) -> PyResult<(String, Vec<Spec>, Vec<Spec>)> {
         errors::guard(|| {
             let kind = match kind {
                 "jvp" => TransformKind::Jvp,
                 "vjp" => TransformKind::Vjp,
-                "vmap" => TransformKind::Vmap { in_axes: axes(in_axes.unwrap_or_default()), out_axes: axes(out_axes.unwrap_or_default()), size },
+                "vmap" => {
+                    let axis_name = match axis_name {
+                        None => None,
+                        Some(n) => Some(quabla_dialect::AxisName::parse(&n).ok_or_else(|| PyValueError::new_err(format!("declare: axis name {n:?} is not 1 to 64 letters, digits or '_.-#'")))?),
+                    };
+                    TransformKind::Vmap { in_axes: axes(in_axes.unwrap_or_default()), out_axes: axes(out_axes.unwrap_or_default()), size, axis_name }
+                }
                 other => return Err(PyValueError::new_err(format!("declare: unknown transform {other:?}"))),
             };
             let mut sh = lock(&self.shared);
             let g = sh.func(of).ok_or_else(|| PyValueError::new_err(format!("declare: unknown function @{of}")))?;
             let (gp, gr) = (g.param_types(), g.result_types());
-            if let TransformKind::Vmap { in_axes, out_axes, size } = &kind {
+            if let TransformKind::Vmap { in_axes, out_axes, size, .. } = &kind {
                 let bad = in_axes.len() != gp.len() || out_axes.len() != gr.len() || *size < 1 || in_axes.iter().zip(&gp).chain(out_axes.iter().zip(&gr)).any(|(a, t)| a.is_some_and(|a| a as usize > t.rank()));
                 if bad {
                     return Err(PyValueError::new_err(format!("declare: vmap axes {in_axes:?} / {out_axes:?} (size {size}) do not fit @{of}")));

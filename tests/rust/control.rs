@@ -28,8 +28,8 @@ fn module() -> Module {
     declare(&mut m, "vjp", TransformKind::Vjp, "main");
     declare(&mut m, "hvp", TransformKind::Jvp, "vjp");
     declare(&mut m, "vjp2", TransformKind::Vjp, "vjp");
-    declare(&mut m, "vmap_x", TransformKind::Vmap { in_axes: vec![None, Some(0), Some(0)], out_axes: vec![Some(0)], size: 3 }, "main");
-    declare(&mut m, "vmap_p", TransformKind::Vmap { in_axes: vec![Some(0), Some(1), None], out_axes: vec![Some(0)], size: 3 }, "main");
+    declare(&mut m, "vmap_x", TransformKind::Vmap { in_axes: vec![None, Some(0), Some(0)], out_axes: vec![Some(0)], size: 3, axis_name: None }, "main");
+    declare(&mut m, "vmap_p", TransformKind::Vmap { in_axes: vec![Some(0), Some(1), None], out_axes: vec![Some(0)], size: 3, axis_name: None }, "main");
     m.verify().unwrap();
     quabla_passes::autodiff::autodiff(&mut m).unwrap_or_else(|e| panic!("{e}"));
     m.verify().unwrap_or_else(|e| panic!("{e}\n{}", m.to_mlir()));

@@ -55,7 +55,7 @@ fn probe(f: &Func, rng: &mut Rng) -> Vec<String> {
     let n_in = f.params.len();
     let n_out = f.outputs.len();
     let out = if n_in == 0 { None } else { Some(0) };
-    let vmap = probe_transform(f, TransformKind::Vmap { in_axes: vec![Some(0); n_in], out_axes: vec![out; n_out], size: 2 });
+    let vmap = probe_transform(f, TransformKind::Vmap { in_axes: vec![Some(0); n_in], out_axes: vec![out; n_out], size: 2, axis_name: None });
     [Ok(()), interp, linalg, shlo, mlx, cuda, jvp, vjp, vmap].into_iter().map(cell).collect()
 }
 

@@ -420,7 +420,7 @@ fn while_vmap_matches_a_loop() {
     let ns = [0i64, 2, 5];
     let xs = [[1.0, -0.5, 3.0], [0.25, 2.0, -1.0], [4.0, 0.0, 1.5]];
     for (na, xa) in [(None, Some(0)), (Some(0), None), (Some(0), Some(0))] {
-        let tr = quabla_dialect::Transform { kind: quabla_dialect::TransformKind::Vmap { in_axes: vec![na, xa], out_axes: vec![Some(0), Some(0)], size }, of: "main".into() };
+        let tr = quabla_dialect::Transform { kind: quabla_dialect::TransformKind::Vmap { in_axes: vec![na, xa], out_axes: vec![Some(0), Some(0)], size, axis_name: None }, of: "main".into() };
         let (ps, rs) = tr.signature(&f.param_types(), &f.result_types());
         let mut mv = m.clone();
         mv.funcs[0].public = false;

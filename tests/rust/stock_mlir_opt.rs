@@ -84,7 +84,7 @@ pub fn every_op_module() -> Module {
     for (name, kind) in [
         ("op0_jvp", TransformKind::Jvp),
         ("op0_vjp", TransformKind::Vjp),
-        ("op0_vmap", TransformKind::Vmap { in_axes: vec![Some(1)], out_axes: vec![Some(0)], size: 4 }),
+        ("op0_vmap", TransformKind::Vmap { in_axes: vec![Some(1)], out_axes: vec![Some(0)], size: 4, axis_name: None }),
     ] {
         let g = &m.funcs[0];
         let t = Transform { kind, of: g.name.clone() };

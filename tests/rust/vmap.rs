@@ -62,7 +62,7 @@ fn stack(xs: &[Buffer], axis: usize) -> Buffer {
 fn vmap_module(f: Func, in_axes: &[Option<i64>], out_axes: &[Option<i64>], size: i64) -> Module {
     let mut m = Module { funcs: vec![f] };
     let g = &m.funcs[0];
-    let tr = Transform { kind: TransformKind::Vmap { in_axes: in_axes.to_vec(), out_axes: out_axes.to_vec(), size }, of: g.name.clone() };
+    let tr = Transform { kind: TransformKind::Vmap { in_axes: in_axes.to_vec(), out_axes: out_axes.to_vec(), size, axis_name: None }, of: g.name.clone() };
     let (p, r) = tr.signature(&g.param_types(), &g.result_types());
     m.funcs.push(Func::declaration("f_vmap", &p, &r, tr));
     m.verify().unwrap();
@@ -173,7 +173,7 @@ fn vmap_of_vjp_gives_per_example_gradients() {
     let vjp = Transform { kind: TransformKind::Vjp, of: "f".into() };
     let (p, r) = vjp.signature(&f.param_types(), &f.result_types());
     let dvjp = Func::declaration("f_vjp", &p, &r, vjp);
-    let vm = Transform { kind: TransformKind::Vmap { in_axes: vec![None, Some(0), Some(0)], out_axes: vec![Some(0), Some(0), Some(0)], size: 4 }, of: "f_vjp".into() };
+    let vm = Transform { kind: TransformKind::Vmap { in_axes: vec![None, Some(0), Some(0)], out_axes: vec![Some(0), Some(0), Some(0)], size: 4, axis_name: None }, of: "f_vjp".into() };
     let (p, r) = vm.signature(&dvjp.param_types(), &dvjp.result_types());
     let dvm = Func::declaration("per_example", &p, &r, vm);
     let mut m = Module { funcs: vec![f, dvjp, dvm] };

@@ -44,7 +44,7 @@ pub fn pinn_module(n: i64) -> Module {
     m.funcs.push(u);
     grad_x(&mut m, "u_x", "u");
     grad_x(&mut m, "u_xx", "u_x");
-    declare(&mut m, "u_xx_b", TransformKind::Vmap { in_axes: vec![Some(0), None], out_axes: vec![Some(0)], size: n }, "u_xx");
+    declare(&mut m, "u_xx_b", TransformKind::Vmap { in_axes: vec![Some(0), None], out_axes: vec![Some(0)], size: n, axis_name: None }, "u_xx");
     // loss(w, x) = mean((u_xx(x, w) + pi^2 sin(pi x))^2)
     let mut l = Func::new("loss", &[s.clone(), v.clone()]);
     l.public = false;

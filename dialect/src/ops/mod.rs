@@ -5,6 +5,7 @@
 //! own sub-enum. A new op fails to compile exactly where it must be handled.
 pub mod call;
 pub mod callback;
+pub mod collective;
 pub mod constant;
 pub mod control;
 pub mod dot;
@@ -23,6 +24,7 @@ use crate::error::{DialectError, Result};
 use crate::types::{DType, TensorType};
 pub use call::CallOp;
 pub use callback::CallbackOp;
+pub use collective::{AxisName, CollectiveOp};
 pub use constant::{ConstantOp, Literal};
 pub use control::ControlOp;
 pub use dot::{DotDims, DotOp};
@@ -56,6 +58,7 @@ pub enum OpKind {
     Linalg(LinalgOp),
     Sort(SortOp),
     Callback(CallbackOp),
+    Collective(CollectiveOp),
 }
 
 /// Runs `$e` with `$x` bound to the family sub-enum of `$k`.
@@ -76,6 +79,7 @@ macro_rules! each_family {
             OpKind::Linalg($x) => $e,
             OpKind::Sort($x) => $e,
             OpKind::Callback($x) => $e,
+            OpKind::Collective($x) => $e,
         }
     };
 }
@@ -97,10 +101,11 @@ pub enum Family {
     Linalg,
     Sort,
     Callback,
+    Collective,
 }
 
 impl Family {
-    pub const ALL: [Family; 14] = [Family::Elementwise, Family::Constant, Family::Layout, Family::Slicing, Family::Reduce, Family::Dot, Family::Call, Family::Control, Family::Scatter, Family::Convolution, Family::ReduceWindow, Family::Linalg, Family::Sort, Family::Callback];
+    pub const ALL: [Family; 15] = [Family::Elementwise, Family::Constant, Family::Layout, Family::Slicing, Family::Reduce, Family::Dot, Family::Call, Family::Control, Family::Scatter, Family::Convolution, Family::ReduceWindow, Family::Linalg, Family::Sort, Family::Callback, Family::Collective];
 
     /// The family's file name in every layer (`reduce` for reduce.rs).
     pub fn name(self) -> &'static str {
@@ -119,6 +124,7 @@ impl Family {
             Family::Linalg => "linalg",
             Family::Sort => "sort",
             Family::Callback => "callback",
+            Family::Collective => "collective",
         }
     }
 
@@ -139,6 +145,7 @@ impl Family {
             Family::Linalg => LinalgOp::names(),
             Family::Sort => SortOp::names(),
             Family::Callback => CallbackOp::names(),
+            Family::Collective => CollectiveOp::names(),
         }
     }
 }
@@ -159,6 +166,7 @@ pub fn all_sigs() -> Vec<OpSig> {
     v.extend(LinalgOp::sigs_with_results());
     v.extend(SortOp::sigs());
     v.extend(CallbackOp::sigs());
+    v.extend(CollectiveOp::sigs());
     v
 }
 
@@ -238,6 +246,7 @@ pub fn keywords(name: &str) -> Option<Vec<(&'static str, &'static str)>> {
         .or_else(|| LinalgOp::keywords(name))
         .or_else(|| SortOp::keywords(name))
         .or_else(|| CallbackOp::keywords(name))
+        .or_else(|| CollectiveOp::keywords(name))
 }
 
 /// Ops that the Python op builder (`quabla._quabla.Op`) cannot make: constants, calls and
@@ -298,6 +307,7 @@ impl OpKind {
             OpKind::Linalg(_) => Family::Linalg,
             OpKind::Sort(_) => Family::Sort,
             OpKind::Callback(_) => Family::Callback,
+            OpKind::Collective(_) => Family::Collective,
         }
     }
 
@@ -340,6 +350,7 @@ impl OpKind {
             OpKind::Linalg(x) => x.infer(xs),
             OpKind::Sort(x) => x.infer(xs).map(|t| vec![t]),
             OpKind::Callback(x) => x.infer(xs).map(|t| vec![t]),
+            OpKind::Collective(x) => x.infer(xs).map(|t| vec![t]),
         }?;
         // No result may be too big to exist (a wrapped element count is a memory-safety hole).
         for t in &results {
@@ -382,7 +393,8 @@ impl OpKind {
             .or_else(|| ReduceWindowOp::build(name, src).map(|r| r.map(OpKind::ReduceWindow)))
             .or_else(|| LinalgOp::build(name, src).map(|r| r.map(OpKind::Linalg)))
             .or_else(|| SortOp::build(name, src).map(|r| r.map(OpKind::Sort)))
-            .or_else(|| CallbackOp::build(name, src).map(|r| r.map(OpKind::Callback)));
+            .or_else(|| CallbackOp::build(name, src).map(|r| r.map(OpKind::Callback)))
+            .or_else(|| CollectiveOp::build(name, src).map(|r| r.map(OpKind::Collective)));
         r.unwrap_or_else(|| Err(DialectError::UnknownOp(format!("quabla.{name}"))))
     }
 

@@ -10,6 +10,7 @@
 //! function that is also called gets a private tensor twin that the calls use.
 pub mod call;
 pub mod callback;
+pub mod collective;
 pub mod constant;
 pub mod control;
 pub mod dot;
@@ -585,6 +586,7 @@ fn lower_op(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op) -> Result<(), LowerErro
         OpKind::Linalg(x) => linalg::lower(e, f, o, x),
         OpKind::Sort(x) => one(sort::lower(e, f, o, x)),
         OpKind::Callback(x) => one(callback::lower(e, f, o, x)),
+        OpKind::Collective(x) => one(collective::lower(e, f, o, x)),
     }?;
     for (v, n) in o.results.iter().zip(names) {
         e.alias(*v, n);

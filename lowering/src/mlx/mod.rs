@@ -20,6 +20,7 @@
 //! `C{k}` built once from their little-endian bytes.
 pub mod call;
 pub mod callback;
+pub mod collective;
 pub mod constant;
 pub mod control;
 pub mod convolution;
@@ -253,6 +254,7 @@ impl<'m> Emitter<'m> {
             OpKind::Linalg(x) => linalg::lower(self, f, o, x),
             OpKind::Sort(x) => sort::lower(self, f, o, x),
             OpKind::Callback(x) => callback::lower(self, f, o, x),
+            OpKind::Collective(x) => collective::lower(self, f, o, x),
         }
     }
 

@@ -18,6 +18,7 @@
 //! the quabla op's location.
 pub mod call;
 pub mod callback;
+pub mod collective;
 pub mod constant;
 pub mod control;
 pub mod dot;
@@ -268,6 +269,7 @@ fn export_op(e: &mut Emitter, names: &HashMap<String, String>, f: &Func, o: &Op)
         OpKind::Linalg(x) => linalg::lower(e, f, o, x),
         OpKind::Sort(x) => one(sort::lower(e, f, o, x)),
         OpKind::Callback(x) => one(callback::lower(e, f, o, x)),
+        OpKind::Collective(x) => one(collective::lower(e, f, o, x)),
     }?;
     for (v, r) in o.results.iter().zip(rs) {
         e.alias(*v, r.name);

@@ -69,7 +69,7 @@ pub fn autodiff(m: &mut Module) -> Result<(), AutodiffError> {
                 let f = match &t.kind {
                     TransformKind::Jvp => jvp_func(&target, &name),
                     TransformKind::Vjp => vjp_func(&target, &name),
-                    TransformKind::Vmap { in_axes, out_axes, size } => vmap::vmap_func(&target, &name, in_axes, out_axes, *size),
+                    TransformKind::Vmap { in_axes, out_axes, size, axis_name } => vmap::vmap_func(&target, &name, in_axes, out_axes, *size, axis_name.as_ref()),
                 }
                 .map_err(|source| AutodiffError::Rule { kind: t.kind.name(), of: t.of.clone(), source })?;
                 done.insert((t.kind.clone(), t.of.clone()), name.clone());

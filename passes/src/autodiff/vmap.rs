@@ -1,15 +1,16 @@
 //! The vmap expansion: every batched value carries its batch dim first (inputs are moved
 //! there on entry, outputs moved to their out_axes on exit); ops without a batched operand
-//! are copied unchanged, the others go through their family's batching rule.
+//! are copied unchanged, the others go through their family's batching rule, and so do the
+//! collectives naming the vmap's axis (and region ops holding them), batched or not.
 use std::collections::HashMap;
 
-use quabla_dialect::{Func, Value, insert_axis};
+use quabla_dialect::{AxisName, Func, Value, insert_axis};
 
 use crate::rules::{self, RuleError, B};
 
 /// The vmap of `g` with the given axes (the body of a `vmap` transform function).
-pub fn vmap_func(g: &Func, name: &str, in_axes: &[Option<i64>], out_axes: &[Option<i64>], size: i64) -> Result<Func, RuleError> {
-    let (mut f, outs) = vmap_core(g, name, in_axes, size)?;
+pub fn vmap_func(g: &Func, name: &str, in_axes: &[Option<i64>], out_axes: &[Option<i64>], size: i64, axis_name: Option<&AxisName>) -> Result<Func, RuleError> {
+    let (mut f, outs) = rules::collective::with_axis(axis_name.cloned(), || vmap_core(g, name, in_axes, size))?;
     let mut res = Vec::new();
     for (j, (v, batched)) in outs.into_iter().enumerate() {
         let mut b = B { f: &mut f, loc: None };
@@ -55,8 +56,9 @@ pub(crate) fn vmap_core(g: &Func, name: &str, in_axes: &[Option<i64>], size: i64
         let xs: Vec<Value> = op.operands.iter().map(|v| map[v].0).collect();
         let batched: Vec<bool> = op.operands.iter().map(|v| map[v].1).collect();
         let mut b = B { f: &mut f, loc: op.loc.clone() };
-        // Host callbacks record every vmap, mapped or not (rules::callback).
-        let outs = if batched.iter().any(|&x| x) || op.kind.has_effect() {
+        // Host callbacks record every vmap, mapped or not (rules::callback); collectives of
+        // this vmap's axis resolve whether or not their operands are mapped.
+        let outs = if batched.iter().any(|&x| x) || op.kind.has_effect() || rules::collective::resolves(op) {
             rules::batch(&mut b, op, &xs, &batched, size)?
         } else {
             let rs = b.f.push_with_regions(op.kind.clone(), &xs, op.regions.clone(), op.loc.clone()).map_err(|e| RuleError::Internal(e.to_string()))?;

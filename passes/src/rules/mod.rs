@@ -4,6 +4,7 @@
 //! the autodiff pass materialises zeros only where a value is required.
 pub mod call;
 pub mod callback;
+pub mod collective;
 pub mod constant;
 pub mod control;
 pub mod dot;
@@ -206,6 +207,7 @@ pub fn jvp(b: &mut B, op: &Op, tangents: &[Option<Value>]) -> Result<Tangents, R
         OpKind::Linalg(_) => linalg::jvp(b, op, tangents),
         OpKind::Sort(_) => sort::jvp(b, op, tangents),
         OpKind::Callback(_) => callback::jvp(b, op, tangents),
+        OpKind::Collective(_) => collective::jvp(b, op, tangents),
     }
 }
 
@@ -245,6 +247,7 @@ pub fn vjp(b: &mut B, op: &Op, cts: &[Option<Value>]) -> Result<Tangents, RuleEr
         OpKind::Linalg(_) => linalg::vjp(b, op, cts),
         OpKind::Sort(_) => sort::vjp(b, op, ct),
         OpKind::Callback(_) => callback::vjp(b, op, ct),
+        OpKind::Collective(_) => collective::vjp(b, op, ct),
     }
 }
 
@@ -294,5 +297,6 @@ pub fn batch(b: &mut B, op: &Op, xs: &[Value], batched: &[bool], size: i64) -> R
         OpKind::Linalg(_) => linalg::batch(b, op, xs, batched, size),
         OpKind::Sort(_) => sort::batch(b, op, xs, batched, size),
         OpKind::Callback(_) => callback::batch(b, op, xs, batched, size),
+        OpKind::Collective(_) => collective::batch(b, op, xs, batched, size),
     }
 }
