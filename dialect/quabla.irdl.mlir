@@ -758,4 +758,43 @@ irdl.dialect @quabla {
     irdl.results(y: %1)
     irdl.attributes {"callback" = %2, "index" = %3, "count" = %4, "batched" = %5}
   }
+  irdl.operation @psum {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "#builtin.string"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+    irdl.attributes {"axis_name" = %2}
+  }
+  irdl.operation @pmax {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "#builtin.string"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+    irdl.attributes {"axis_name" = %2}
+  }
+  irdl.operation @pmin {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "#builtin.string"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+    irdl.attributes {"axis_name" = %2}
+  }
+  irdl.operation @all_gather {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "#builtin.string"
+    %3 = irdl.base "#builtin.integer"
+    irdl.operands(x0: %0)
+    irdl.results(y: %1)
+    irdl.attributes {"axis_name" = %2, "axis_size" = %3}
+  }
+  irdl.operation @axis_index {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "#builtin.string"
+    irdl.results(y: %0)
+    irdl.attributes {"axis_name" = %1}
+  }
 }

@@ -143,7 +143,7 @@ def _reduce(fn, kind, x, axis_name, axis_index_groups):
             return v * n
         v = _leaf(fn, v)
         if kind == "psum" and v.dtype.is_bool:
-            v = _o.astype(v, _dt.int64)  # a count, as JAX's (x64)
+            v = _o.astype(v, _dt.int32)  # a count, int32 as JAX's
         for spelling, _ in bound:
             v = _record(_op(kind, axis_name=spelling), v)
         return v

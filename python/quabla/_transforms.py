@@ -39,10 +39,12 @@ from ._staging import is_pyscalar as _is_pyscalar
 from ._trace import Trace, Tracer, bind, current, differentiations, user_loc
 from ._staging import ArgumentError
 from .errors import ArgumentTypeError, BatchingError, DTypeError, ShapeError, UnsupportedOperationError
+from .errors import InvalidArgumentError as InvalidArgumentError_
 from .jit import jit
 from . import errors as _errors
 
-__all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "jacfwd", "jacrev", "hessian", "linearize", "vmap"]
+__all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "jacfwd", "jacrev", "hessian", "linearize", "vmap", "pmap",
+           "device_put_replicated", "device_put_sharded"]
 
 Tensor = _q.Tensor
 float64 = _dt.float64
@@ -1195,3 +1197,141 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
     except TypeError:
         raise BatchingError(f"vmap: axis_name must be hashable, got {type(axis_name).__name__}") from None
     return _Vmap(fun, in_axes, out_axes, axis_size, axis_name)
+
+
+def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnums=(), devices=None, backend=None,
+         axis_size=None, donate_argnums=(), global_arg_shapes=None):
+    """Maps ``fun`` over a leading axis as ``jax.pmap`` does, computed as one compiled,
+    vectorized program on this process's device: ``jit(vmap(fun, in_axes, out_axes,
+    axis_name=axis_name))``, so the collectives of ``qb.lax`` (``psum``, ``pmean``,
+    ``all_gather``, ``axis_index``, ...) work over ``axis_name``.
+
+    Differences from JAX: the examples are not spread over devices, so the mapped size is not
+    bounded by ``qb.local_device_count()`` (JAX requires it to be at most the device count),
+    results are ordinary arrays, and ``devices``/``backend`` are accepted and ignored.
+
+    Args:
+        fun: a function of pytrees of arrays.
+        axis_name: the name of the mapped axis for the collectives of ``fun``.
+        in_axes, out_axes: as ``qb.vmap``'s (``in_axes`` entries of static arguments are
+            ignored).
+        static_broadcasted_argnums: positions of arguments passed to ``fun`` as they are
+            (hashable Python values; each distinct value compiles once).
+        devices, backend: accepted for compatibility (one device computes all examples).
+        axis_size: the mapped size when no argument is mapped.
+        donate_argnums: as ``qb.jit``'s.
+        global_arg_shapes: must be None.
+
+    Returns:
+        The mapped function.
+
+    Example:
+        >>> f = qb.pmap(lambda x: x / qb.lax.psum(x, "d"), axis_name="d")
+        >>> f(qb.array([1.0, 3.0])).tolist()
+        [0.25, 0.75]
+    """
+    if not callable(fun):
+        raise ArgumentTypeError(f"pmap: fun must be callable, got {type(fun).__name__}")
+    if global_arg_shapes is not None:
+        raise UnsupportedOperationError("pmap: global_arg_shapes is not supported (must be None)", op="pmap")
+    if backend is not None and backend != "cpu":
+        raise UnsupportedOperationError(f"pmap: backend={backend!r}: the mapped program runs on the host ('cpu' or None)", op="pmap")
+    static = (static_broadcasted_argnums,) if isinstance(static_broadcasted_argnums, int) else static_broadcasted_argnums
+    try:
+        static = tuple(int(i) for i in static)
+    except (TypeError, ValueError):
+        raise ArgumentTypeError("pmap: static_broadcasted_argnums must be an int or a sequence of ints") from None
+    if any(i < 0 for i in static):
+        raise ArgumentTypeError(f"pmap: static_broadcasted_argnums must be non-negative, got {static}")
+    if not static:
+        return jit(vmap(fun, in_axes, out_axes, axis_name=axis_name, axis_size=axis_size), donate_argnums=donate_argnums)
+    compiled = {}
+
+    @functools.wraps(fun)
+    def mapped(*args, **kwargs):
+        if max(static) >= len(args):
+            raise ArgumentTypeError(f"pmap: static_broadcasted_argnums {static} names argument {max(static)}, but the call passes {len(args)} positional arguments")
+        values = tuple(args[i] for i in static)
+        try:
+            hash(values)
+        except TypeError:
+            raise ArgumentTypeError("pmap: static arguments must be hashable") from None
+        dyn = [i for i in range(len(args)) if i not in static]
+        f = compiled.get(values)
+        if f is None:
+            ia = tuple(in_axes[i] for i in dyn) if isinstance(in_axes, (tuple, list)) and len(in_axes) == len(args) else in_axes
+
+            def bound(*dargs, **kw):
+                full = list(dargs)
+                for i, v in zip(static, values):
+                    full.insert(i, v)
+                return fun(*full, **kw)
+
+            donate = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums or ())
+            dd = tuple(dyn.index(i) for i in donate if i in dyn)
+            f = compiled[values] = jit(vmap(bound, ia, out_axes, axis_name=axis_name, axis_size=axis_size), donate_argnums=dd)
+        return f(*(args[i] for i in dyn), **kwargs)
+
+    return mapped
+
+
+def _devices_arg(fn, devices):
+    try:
+        n = len(devices)
+    except TypeError:
+        raise ArgumentTypeError(f"{fn}: devices must be a sequence of devices, got {type(devices).__name__}") from None
+    if n < 1:
+        raise InvalidArgumentError_(f"{fn}: devices is empty; pass at least one device")
+    return n
+
+
+def device_put_replicated(x, devices):
+    """``x`` (an array or a pytree of arrays) stacked once per device of ``devices``, as
+    ``jax.device_put_replicated`` prepares ``qb.pmap`` inputs (on the host: ``qb.pmap``
+    computes every example on one device).
+
+    Args:
+        x: an array or a pytree of arrays.
+        devices: a sequence of devices (e.g. ``qb.local_devices()``); its length is the
+            leading extent of each result.
+
+    Returns:
+        The stacked pytree.
+
+    Example:
+        >>> qb.device_put_replicated(qb.array([1.0, 2.0]), qb.local_devices()).shape
+        (1, 2)
+    """
+    n = _devices_arg("device_put_replicated", devices)
+    from ._ops import asarray, broadcast_to
+
+    def one(v):
+        v = asarray(v)
+        return broadcast_to(v[None], (n,) + tuple(v.shape))
+
+    return _tree.map(one, x)
+
+
+def device_put_sharded(shards, devices):
+    """The pytrees of ``shards`` stacked along a new leading axis, one per device of
+    ``devices``, as ``jax.device_put_sharded`` prepares ``qb.pmap`` inputs (on the host).
+
+    Args:
+        shards: a sequence of pytrees of arrays with equal structure, shapes and dtypes, one per
+            device.
+        devices: a sequence of devices of the same length.
+
+    Returns:
+        The stacked pytree.
+
+    Example:
+        >>> qb.device_put_sharded([qb.array(1.0), qb.array(2.0)], qb.local_devices() * 2).tolist()
+        [1.0, 2.0]
+    """
+    n = _devices_arg("device_put_sharded", devices)
+    if not isinstance(shards, (list, tuple)):
+        raise ArgumentTypeError(f"device_put_sharded: shards must be a list or tuple of pytrees, got {type(shards).__name__}")
+    if len(shards) != n:
+        raise InvalidArgumentError_(f"device_put_sharded: {len(shards)} shards for {n} devices; pass one shard per device")
+    from ._ops import stack
+    return _tree.map(lambda *vs: stack(vs), *shards)

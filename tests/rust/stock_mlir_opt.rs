@@ -57,6 +57,7 @@ pub fn every_op_module() -> Module {
         cases.push((OpKind::Scatter(quabla_dialect::ScatterOp::along_axis(c, 2, 1, 0)), vec![f32s(&[5, 2]), t(DType::I32, &[3]), f32s(&[3, 2])]));
     }
     let f64s = |s: &[i64]| t(DType::F64, s);
+    let axis = quabla_dialect::AxisName::parse("batch").unwrap();
     cases.extend([
         (OpKind::Linalg(LinalgOp::Cholesky { lower: true }), vec![f64s(&[2, 3, 3])]),
         (OpKind::Linalg(LinalgOp::TriangularSolve { left_side: false, lower: true, transpose_a: true, unit_diagonal: false }), vec![f64s(&[3, 3]), f64s(&[2, 3])]),
@@ -67,6 +68,11 @@ pub fn every_op_module() -> Module {
         (OpKind::Sort(quabla_dialect::SortOp::Sort { dimension: 1, direction: CmpDir::Gt }), vec![f32s(&[2, 3])]),
         (OpKind::Sort(quabla_dialect::SortOp::Argsort { dimension: 0, direction: CmpDir::Lt, index: DType::I64 }), vec![f32s(&[2, 3])]),
         (OpKind::Callback(quabla_dialect::CallbackOp::HostCallback { callback: 0, index: 0, count: 1, batched: vec![] }), vec![f32s(&[2, 3])]),
+        (OpKind::Collective(quabla_dialect::CollectiveOp::Psum { axis_name: axis.clone() }), vec![f32s(&[2, 3])]),
+        (OpKind::Collective(quabla_dialect::CollectiveOp::Pmax { axis_name: axis.clone() }), vec![f32s(&[2, 3])]),
+        (OpKind::Collective(quabla_dialect::CollectiveOp::Pmin { axis_name: axis.clone() }), vec![f32s(&[2, 3])]),
+        (OpKind::Collective(quabla_dialect::CollectiveOp::AllGather { axis_name: axis.clone(), axis_size: 4 }), vec![f32s(&[2, 3])]),
+        (OpKind::Collective(quabla_dialect::CollectiveOp::AxisIndex { axis_name: axis.clone() }), vec![]),
     ]);
     let mut m = Module::default();
     for (i, (kind, params)) in cases.into_iter().enumerate() {
@@ -85,6 +91,7 @@ pub fn every_op_module() -> Module {
         ("op0_jvp", TransformKind::Jvp),
         ("op0_vjp", TransformKind::Vjp),
         ("op0_vmap", TransformKind::Vmap { in_axes: vec![Some(1)], out_axes: vec![Some(0)], size: 4, axis_name: None }),
+        ("op0_vmap_named", TransformKind::Vmap { in_axes: vec![Some(1)], out_axes: vec![Some(0)], size: 4, axis_name: quabla_dialect::AxisName::parse("batch") }),
     ] {
         let g = &m.funcs[0];
         let t = Transform { kind, of: g.name.clone() };
