@@ -44,6 +44,12 @@ def _str(self):
     return str(_numpy(self))
 
 
+def _devices(self):
+    """The set of devices holding the tensor, as ``jax.Array.devices()``: one, its
+    :attr:`device` (Quabla names devices by strings such as ``"cpu"``)."""
+    return {self.device}
+
+
 def _setitem(self, key, value):
     """Arrays are immutable, as JAX's: an ArgumentTypeError (a TypeError) naming ``.at``."""
     raise _errors.ArgumentTypeError(
@@ -189,6 +195,7 @@ _TENSOR_ONLY = {
     "__repr__": _repr,
     "__str__": _str,
     "__format__": _format,
+    "devices": _devices,
 }
 
 

@@ -234,7 +234,8 @@ def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_ke
     Args:
         nodetype: the class.
         flatten_func: ``x -> (children, aux_data)``: an iterable of children (pytrees) and
-            hashable auxiliary data (static: part of the structure and of jit's cache key).
+            auxiliary data (static: part of the structure and of jit's cache key, compared
+            with ``==``; it need not be hashable, as in JAX).
         unflatten_func: ``(aux_data, children) -> x``.
         flatten_with_keys_func: optional ``x -> ([(key, child), ...], aux_data)``; without
             it, paths name children by :class:`FlattenedIndexKey`.
@@ -292,7 +293,8 @@ def _names(fname, what, fields):
 def register_dataclass(nodetype=None, data_fields=None, meta_fields=None, drop_fields=()):
     """Makes a dataclass (or any class whose constructor takes its fields as keywords) a
     pytree node, as ``jax.tree_util.register_dataclass``: ``data_fields`` are children,
-    ``meta_fields`` are static (hashable; part of the structure and of jit's cache key).
+    ``meta_fields`` are static (part of the structure and of jit's cache key, compared with
+    ``==``).
 
     For a dataclass both may be omitted: fields are data unless declared with
     ``dataclasses.field(metadata=dict(static=True))``. Returns ``nodetype``, so it is a
@@ -397,14 +399,14 @@ class TreeDef:
         return isinstance(other, TreeDef) and self._t == other._t
 
     def __hash__(self):
+        # As JAX's, a structure hashes even when a registered node's auxiliary data does not
+        # (a dict of static fields): that node then hashes by its type alone and equality
+        # compares the auxiliary data with ``==``.
         if self._hash is None:
             try:
                 self._hash = hash(self._t)
             except TypeError:
-                raise PyTreeError(
-                    f"the pytree structure {self!r} is not hashable: the auxiliary data of a registered node "
-                    "(a dataclass's meta fields) must be hashable"
-                ) from None
+                self._hash = hash(_loose_key(self._t))
         return self._hash
 
     def __repr__(self):
@@ -429,6 +431,18 @@ class TreeDef:
         out = []
         _up_to(self._t, tree, out, "tree")
         return out
+
+
+def _loose_key(t):
+    """``t`` with every unhashable auxiliary datum replaced by its type's name."""
+    if t == _LEAF:
+        return t
+    kind, aux, ch = t
+    try:
+        hash(aux)
+    except TypeError:
+        aux = ("<unhashable>", type(aux).__name__)
+    return (kind, aux, tuple(_loose_key(c) for c in ch))
 
 
 def _count_nodes(t):
@@ -459,7 +473,8 @@ def _sorted_keys(x):
     try:
         return tuple(sorted(x))
     except TypeError:
-        raise TypeError(f"pytree dict keys must be sortable (strings), got {list(x)!r}") from None
+        # A ValueError, as JAX's ("Comparator raised exception while sorting ...").
+        raise PyTreeError(f"pytree dict keys must be sortable (of one comparable type), got {list(x)!r}") from None
 
 
 def _children(x):
