@@ -103,13 +103,15 @@ def _describe(x):
 # Arguments
 
 
-def _arrayish(x, fname, path):
-    """A Tensor or Tracer for an array-like leaf; None for Python numbers (static)."""
+def _arrayish(x, fname, path, opaque=False):
+    """A Tensor or Tracer for an array-like leaf; None for Python numbers (static), and with
+    ``opaque`` for any other object (a leaf of an argument that is not differentiated: a
+    function, a string... passed to the function as it is, as JAX's grad does)."""
     if type(x) is Tracer or isinstance(x, Tensor):
         return x
     if isinstance(x, (np.ndarray, np.generic)):
         return _to_array(np.asarray(x))
-    if isinstance(x, (bool, int, float)):
+    if isinstance(x, (bool, int, float)) or opaque:
         return None
     raise _errors.ArgumentTypeError(
         f"{fname}: argument {path} is a {type(x).__name__}; arguments must be pytrees (tuple, list, dict, None, "
@@ -124,7 +126,7 @@ class _Args:
 
     __slots__ = ("leaves", "owner", "tree", "values", "paths", "names")
 
-    def __init__(self, fun, fname, args, kwargs, diff=()):
+    def __init__(self, fun, fname, args, kwargs, diff=(), opaque=False):
         self.names = _arg_names(fun, len(args))
         self.leaves, self.owner, self.paths = [], [], []
         for i, a in enumerate(args):
@@ -139,7 +141,7 @@ class _Args:
         self.tree = _tree.flatten((tuple(args), kwargs))[1]
         self.values = []
         for x, o, p in zip(self.leaves, self.owner, self.paths):
-            v = _arrayish(x, fname, p)
+            v = _arrayish(x, fname, p, opaque and o not in diff)
             if v is None and o in diff and _is_pyscalar(x):
                 v = _q.full((), float(x), float64.code)  # differentiated Python numbers are float64
             self.values.append(v)
@@ -375,14 +377,46 @@ class _Transformed(TransformedFunction):
             diff = self._diff(len(args))
             if diff:
                 args = _float_args(args, diff)
-            for x in _tree.flatten((args, kwargs))[0]:
-                if not isinstance(x, (Tensor, bool, int, float, np.ndarray, np.generic)):
-                    _Args(self.fun, self.__name__, args, kwargs)  # raises, naming the argument
+            opaque = self._opaque(args, kwargs, diff)
+            if opaque:
+                return self._call_opaque(opaque, args, kwargs)
             return self._jitted()(*args, **kwargs)
         return self._apply(*args, **kwargs)
 
     def __repr__(self):
         return f"<{self.__name__}>"
+
+    def _opaque(self, args, kwargs, diff):
+        """Positions of the positional arguments, outside ``diff``, holding leaves that are not
+        arrays or numbers (functions, strings...: differentiation transforms pass them to the
+        function as they are); raises for such leaves elsewhere."""
+        def plain(v):
+            return builtins.all(isinstance(x, (Tensor, bool, int, float, np.ndarray, np.generic)) for x in _tree.flatten(v)[0])
+        opaque = ()
+        if self.kind in ("grad", "value_and_grad", "jacobian", "jacfwd", "jacrev", "hessian") and not plain(args):
+            opaque = tuple(i for i, x in enumerate(args) if i not in diff and not plain(x))
+        if not plain(kwargs) or not plain([x for i, x in enumerate(args) if i not in opaque]):
+            _Args(self.fun, self.__name__, args, kwargs)  # raises, naming the argument
+        return opaque
+
+    def _call_opaque(self, opaque, args, kwargs):
+        """The eager call with the arguments at ``opaque`` static: compiled once per their
+        values when they hash, else traced for this call."""
+        try:
+            hash(tuple(args[i] for i in opaque))
+        except TypeError:
+            def closed(*dyn, **kw):
+                full = list(dyn)
+                for i in opaque:
+                    full.insert(i, args[i])
+                return self(*full, **kw)
+            return jit(closed)(*(x for i, x in enumerate(args) if i not in opaque), **kwargs)
+        base, spec = self._chain()
+        store = self.__dict__.setdefault("_quabla_opaque", {})
+        j = store.get((spec, opaque))
+        if j is None:
+            j = store[(spec, opaque)] = jit(self, static_argnums=opaque)
+        return j(*args, **kwargs)
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -439,7 +473,7 @@ class _Grad(_Transformed):
         fname = self.__name__
         parent = _parent(fname)
         single, argnums = _norm_argnums(fname, self.argnums, len(args))
-        a = _Args(self.fun, fname, args, kwargs, argnums)
+        a = _Args(self.fun, fname, args, kwargs, argnums, opaque=True)
         if not self.allow_int:
             _check_diff_args(fname, a, argnums)
         st = _stage(self.fun, parent, a, inside=lambda i: a.owner[i] in argnums, differentiated=True)
@@ -767,7 +801,7 @@ class _Jacobian(_Transformed):
         fname = self.__name__
         parent = _parent(fname)
         single, argnums = _norm_argnums(fname, self.argnums, len(args))
-        a = _Args(self.fun, fname, args, kwargs, argnums)
+        a = _Args(self.fun, fname, args, kwargs, argnums, opaque=True)
         if not self.allow_int:
             _check_diff_args(fname, a, argnums)
         st = _stage(self.fun, parent, a, inside=lambda i: a.owner[i] in argnums, differentiated=True)

@@ -1079,8 +1079,7 @@ def test_gap_grad_of_python_control_flow():
         """, ["r"])
 
 
-@pytest.mark.xfail(strict=True, reason="_transforms: grad rejects a non-array argument outside argnums (custom_vjp nondiff_argnums)")
-def test_gap_grad_with_function_argument():
+def test_grad_with_function_argument():
     check("""
         import jax
         def app(f, x):
