@@ -119,6 +119,7 @@ from .errors import (  # noqa: E402
     RetraceLimitError,
     ShapeError,
     TracerError,
+    UnboundAxisNameError,
     UnsupportedOperationError,
 )
 from .errors import ArgumentTypeError, ArraySizeError, InvalidArgumentError, InvalidIndexError, OutOfMemoryError, ScalarOverflowError, ZeroStepError  # noqa: E402

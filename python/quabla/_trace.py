@@ -82,15 +82,20 @@ class Trace:
     call site binds it back (the reference's S4b).
     """
 
-    __slots__ = ("builder", "_consts", "parent", "depth", "_caps", "cap_sources", "__weakref__")
+    __slots__ = ("builder", "_consts", "parent", "depth", "_caps", "cap_sources", "concrete", "__weakref__")
 
-    def __init__(self, builder, parent=None):
+    def __init__(self, builder, parent=None, concrete=False):
         self.builder = builder
         self._consts = {}
         self.parent = parent
         self.depth = 0 if parent is None else parent.depth + 1
         self._caps = {}
         self.cap_sources = []
+        # A concrete trace knows the values of its parameters (an eager call of a
+        # differentiation transform that met Python control flow on a value): its ops also
+        # compute their values (`bind`), so bool()/int()/float() of its tracers work, as they
+        # do under JAX's grad.
+        self.concrete = concrete
 
     def enter(self):
         _STACK.traces.append(self)
@@ -112,6 +117,8 @@ class Trace:
             return hit[1]
         r = self.builder.constant(t, user_loc())
         tr = Tracer(self, r[0], tuple(r[1]), BY_CODE[r[2]])
+        if self.concrete:
+            tr.val = t
         self._consts[id(t)] = (t, tr)
         return tr
 
@@ -122,6 +129,8 @@ class Trace:
             return hit
         r = self.builder.add_param(list(x.shape), x.dtype.code)
         tr = Tracer(self, r[0], tuple(r[1]), BY_CODE[r[2]])
+        if self.concrete:
+            tr.val = x.val
         self._caps[x._id] = tr
         self.cap_sources.append(x)
         return tr
@@ -178,7 +187,7 @@ class Tracer:
     ``if``, or as an index) raises :class:`TracerError`.
     """
 
-    __slots__ = ("_trace", "_id", "shape", "dtype", "weak")
+    __slots__ = ("_trace", "_id", "shape", "dtype", "weak", "val")
     __array_priority__ = 1000
     __array_ufunc__ = None
 
@@ -190,6 +199,8 @@ class Tracer:
         # A weak scalar (a Python number that jit made a parameter, and arithmetic of such
         # values): it promotes like the Python number it stands for (`_ops._binary_operands`).
         self.weak = False
+        # The value, in a concrete trace (`Trace.concrete`), when known.
+        self.val = None
 
     @property
     def ndim(self):
@@ -211,36 +222,38 @@ class Tracer:
         return f"Tracer<{self.dtype.name}[{dims}]>"
 
     def _concrete(self, what, cls=None):
+        if self.val is not None:
+            return self.val
         raise (cls or _errors.ConcretizationTypeError)(
             f"{what} needs a concrete value, but this is a traced value {self!r} inside a jitted function; {_CONTROL_HINT}"
         )
 
     def __bool__(self):
-        self._concrete("bool() / a Python `if` or `while` on a tensor", _errors.TracerBoolConversionError)
+        return bool(self._concrete("bool() / a Python `if` or `while` on a tensor", _errors.TracerBoolConversionError))
 
     def __float__(self):
-        self._concrete("float()")
+        return float(self._concrete("float()"))
 
     def __int__(self):
-        self._concrete("int()", _errors.TracerIntegerConversionError)
+        return int(self._concrete("int()", _errors.TracerIntegerConversionError))
 
     def __index__(self):
-        self._concrete("using a tensor as an index", _errors.TracerIntegerConversionError)
+        return self._concrete("using a tensor as an index", _errors.TracerIntegerConversionError).__index__()
 
     def __complex__(self):
-        self._concrete("complex()")
+        return complex(self._concrete("complex()"))
 
     def item(self):
-        self._concrete(".item()", _errors.TracerArrayConversionError)
+        return self._concrete(".item()", _errors.TracerArrayConversionError).item()
 
     def tolist(self):
-        self._concrete(".tolist()", _errors.TracerArrayConversionError)
+        return self._concrete(".tolist()", _errors.TracerArrayConversionError).tolist()
 
     def numpy(self):
-        self._concrete(".numpy()", _errors.TracerArrayConversionError)
+        return self._concrete(".numpy()", _errors.TracerArrayConversionError).numpy()
 
     def __array__(self, dtype=None, copy=None):
-        self._concrete("conversion to a NumPy array (np.asarray)", _errors.TracerArrayConversionError)
+        return self._concrete("conversion to a NumPy array (np.asarray)", _errors.TracerArrayConversionError).__array__(dtype)
 
     def __len__(self):
         if not self.shape:
@@ -264,6 +277,7 @@ def bind(op, *xs):
         return _q.apply(op, *xs)
     ids = [trace.id_of(x) for x in xs]
     r = trace.builder.push(op, ids, user_loc())
+    vals = _values(trace, xs) if trace.concrete else None
     # Ops on weak scalars only (traced Python numbers and the Python numbers they meet) give
     # weak results, as JAX's weak types; comparisons give ordinary bools.
     weak = bool(xs) and all(type(x) is Tracer and x.weak for x in xs)
@@ -272,12 +286,30 @@ def bind(op, *xs):
         t = Tracer(trace, v[0], tuple(v[1]), BY_CODE[v[2]])
         if weak and not t.dtype.is_bool:
             t.weak = True
+        if vals is not None:
+            t.val = _q.apply(op, *vals)
         return t
     out = [Tracer(trace, v[0], tuple(v[1]), BY_CODE[v[2]]) for v in r]
     if weak:
         for t in out:
             t.weak = not t.dtype.is_bool
+    if vals is not None:
+        for t, val in zip(out, _q.apply(op, *vals)):
+            t.val = val
     return out
+
+
+def _values(trace, xs):
+    """The concrete values of ``xs`` in concrete trace ``trace`` (None when one is unknown)."""
+    vals = []
+    for x in xs:
+        if type(x) is Tracer:
+            if x.val is None:
+                return None
+            vals.append(x.val)
+        else:
+            vals.append(x)
+    return vals
 
 
 def is_array(x):

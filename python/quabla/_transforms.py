@@ -40,7 +40,7 @@ from ._trace import Trace, Tracer, bind, current, differentiations, user_loc
 from ._staging import ArgumentError
 from .errors import ArgumentTypeError, BatchingError, DTypeError, ShapeError, UnsupportedOperationError
 from .errors import InvalidArgumentError as InvalidArgumentError_
-from .jit import jit
+from .jit import jit, run_concrete
 from . import errors as _errors
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacobian", "jacfwd", "jacrev", "hessian", "linearize", "vmap", "pmap",
@@ -117,6 +117,11 @@ def _arrayish(x, fname, path, opaque=False):
         f"{fname}: argument {path} is a {type(x).__name__}; arguments must be pytrees (tuple, list, dict, None, "
         "namedtuples, registered nodes) of arrays and Python numbers"
     )
+
+
+# The transforms whose eager calls may trace with concrete values (Python control flow on the
+# function's values works under JAX's differentiation, not under its vmap or jit).
+_CONCRETE_KINDS = ("grad", "value_and_grad", "jacobian", "jacfwd", "jacrev", "hessian", "jvp", "vjp", "fwd")
 
 
 class _Args:
@@ -240,12 +245,17 @@ def _stage(fun, parent, a, shapes=None, name=None, inside=None, differentiated=F
             leaf_param[i] = len(specs)
             specs.append((list(s), v.dtype.code))
     b = parent.builder.child(specs, fname)
-    t = Trace(b, parent)
+    # A concrete parent (an eager grad that met Python control flow on values) passes the
+    # values on, unless the function sees other shapes than the call (vmap's one example).
+    t = Trace(b, parent, concrete=parent.concrete and shapes is None)
     avals = b.params()
     leaves = []
     for i, (x, v) in enumerate(zip(a.leaves, a.values)):
         if i in leaf_param:
-            leaves.append(t.tracer(avals[leaf_param[i]]))
+            p = t.tracer(avals[leaf_param[i]])
+            if t.concrete:
+                p.val = v.val if type(v) is Tracer else v
+            leaves.append(p)
         elif v is None:
             leaves.append(x)
         else:
@@ -378,10 +388,23 @@ class _Transformed(TransformedFunction):
             if diff:
                 args = _float_args(args, diff)
             opaque = self._opaque(args, kwargs, diff)
-            if opaque:
-                return self._call_opaque(opaque, args, kwargs)
-            return self._jitted()(*args, **kwargs)
+            if self._concrete_calls:
+                return run_concrete(self, args, kwargs)
+            try:
+                if opaque:
+                    return self._call_opaque(opaque, args, kwargs)
+                return self._jitted()(*args, **kwargs)
+            except (_errors.TracerBoolConversionError, _errors.TracerIntegerConversionError, _errors.ConcretizationTypeError):
+                if self.kind not in _CONCRETE_KINDS:
+                    raise
+                # Python control flow on a value of the function: as JAX's grad, trace this
+                # call with the values known (the program follows this call's branches), and
+                # every later eager call too.
+                self._concrete_calls = True
+                return run_concrete(self, args, kwargs)
         return self._apply(*args, **kwargs)
+
+    _concrete_calls = False
 
     def __repr__(self):
         return f"<{self.__name__}>"

@@ -315,7 +315,21 @@ def _prepare_leaves(fname, leaves):
     return out
 
 
-def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs, static_kw=(), shapes_only=False, weak=frozenset()):
+def run_concrete(fun, args, kwargs):
+    """``fun(*args, **kwargs)`` traced with the arguments' values known (a concrete trace:
+    bool()/int()/float() of values computed from them work), compiled and run. The program
+    holds the branches this call took, so nothing is kept by signature; the compile cache,
+    keyed by the program, serves calls that take the same branches."""
+    name = _name(fun)
+    leaves, dyn_tree = _tree.flatten((tuple(args), kwargs))
+    leaves = _prepare_leaves(name, leaves)
+    program, out_tree = _trace(fun, dyn_tree, leaves, (), (), len(args), concrete=True)
+    compiled = program.compile()
+    outs = compiled([x for x in leaves if isinstance(x, Tensor)])
+    return _tree.unflatten(out_tree, outs)
+
+
+def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs, static_kw=(), shapes_only=False, weak=frozenset(), concrete=False):
     """Traces ``fun`` on abstract leaves; returns (Program, out_tree), or with
     ``shapes_only`` (the output leaves as ShapeDtypes, out_tree) without building a program.
     The Python numbers at the leaf positions ``weak`` are parameters (0-d int64/float64
@@ -327,7 +341,7 @@ def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs, static_kw=(), s
         elif i in weak and _is_number(x):
             specs.append(([], _weak_dtype(x).code))
     builder = _q.TraceBuilder(specs)
-    trace = Trace(builder)
+    trace = Trace(builder, concrete=concrete)
     params = iter(builder.params())
     targs = []
     for i, x in enumerate(leaves):
@@ -337,6 +351,8 @@ def _trace(fun, dyn_tree, leaves, static, static_argnums, nargs, static_kw=(), s
             v = next(params)
             t = Tracer(trace, v[0], tuple(v[1]), _dt.BY_CODE[v[2]])
             t.weak = i in weak
+            if concrete:
+                t.val = x
             targs.append(t)
     dyn_args, kwargs = _tree.unflatten(dyn_tree, targs)
     args = _merge(dyn_args, static, static_argnums, nargs)

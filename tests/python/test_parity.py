@@ -349,3 +349,40 @@ def test_check_grads_misuse():
         qb.test_util.check_grads(lambda d: d["n"], ({"n": qb.array([1, 2])},), 1)
     with raises(qb.ArgumentError, "argument args[1]", "str"):
         qb.test_util.check_grads(lambda x, s: x, (1.0, "s"), 1)
+
+
+def test_python_control_flow_under_eager_differentiation():
+    # JAX's grad (without jit) sees the values: a Python `if`/`for` on them works, following
+    # the branches of each call. Quabla traces such calls with the values known.
+    def f(x):
+        return 3.0 * x ** 2 if x < 3 else -4 * x
+
+    def g(x):
+        y = 0.0
+        for i in range(int(x)):
+            y = y + qb.sin(x) * i
+        return y
+
+    def g_jax(x):
+        y = 0.0
+        for i in range(int(x)):
+            y = y + jax.numpy.sin(x) * i
+        return y
+
+    for x in (2.0, 4.0, 3.0):
+        assert float(qb.grad(f)(x)) == pytest.approx(float(jax.grad(f)(x)))
+    for x in (0.5, 2.5, 3.5):
+        assert float(qb.grad(g)(x)) == pytest.approx(float(jax.grad(g_jax)(x)))
+        v, d = qb.value_and_grad(g)(x)
+        jv, jd = jax.value_and_grad(g_jax)(x)
+        assert (float(v), float(d)) == pytest.approx((float(jv), float(jd)))
+    h = lambda x: x ** 3 if x > 0 else -x ** 2
+    for x in (2.0, -2.0):
+        assert float(qb.hessian(h)(x)) == pytest.approx(float(jax.hessian(h)(x)))
+    piece = lambda v: v * 2 if v.sum() > 0 else v ** 2
+    np.testing.assert_allclose(np.asarray(qb.jacfwd(piece)(-np.ones(2))), np.asarray(jax.jacfwd(piece)(-np.ones(2))))
+    # Under jit and vmap the values are abstract, in JAX and here.
+    with pytest.raises(qb.errors.TracerBoolConversionError):
+        qb.jit(qb.grad(f))(2.0)
+    with pytest.raises(qb.errors.TracerBoolConversionError):
+        qb.vmap(f)(qb.ones(3))
