@@ -758,6 +758,14 @@ irdl.dialect @quabla {
     irdl.results(y: %1)
     irdl.attributes {"callback" = %2, "index" = %3, "count" = %4, "batched" = %5}
   }
+  irdl.operation @callback_result {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "#builtin.integer"
+    %2 = irdl.base "#builtin.integer"
+    %3 = irdl.base "#builtin.dense_array"
+    irdl.results(y: %0)
+    irdl.attributes {"callback" = %1, "index" = %2, "batched" = %3}
+  }
   irdl.operation @psum {
     %0 = irdl.base "!builtin.tensor"
     %1 = irdl.base "!builtin.tensor"

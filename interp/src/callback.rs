@@ -28,23 +28,93 @@ pub struct Arg {
 /// A host function: runs with the operands of one callback (in `index` order).
 pub type HostFn = Arc<dyn Fn(Vec<Arg>) + Send + Sync>;
 
-fn registry() -> &'static Mutex<(i64, HashMap<i64, HostFn>)> {
-    static R: OnceLock<Mutex<(i64, HashMap<i64, HostFn>)>> = OnceLock::new();
+/// A pure host function (`pure_callback`): runs with the delivered operands, the type the
+/// program gives result 0 and its `batched` flags (one per vmap, outermost first: its leading
+/// dims are the axes of the vmaps flagged 1); returns every result with those dims, or an
+/// error message.
+pub type PureFn = Arc<dyn Fn(Vec<Arg>, &TensorType, &[i64]) -> std::result::Result<Vec<Buffer>, String> + Send + Sync>;
+
+/// A registered host function.
+#[derive(Clone)]
+enum Entry {
+    /// Runs when its last operand arrives (`qb.debug.print`, `qb.debug.callback`).
+    Effect(HostFn),
+    /// Runs when its result 0 is fetched (`callback_result`), on the operands delivered last.
+    Pure(PureFn),
+}
+
+type Registry = (i64, HashMap<i64, Entry>);
+
+fn registry() -> &'static Mutex<Registry> {
+    static R: OnceLock<Mutex<Registry>> = OnceLock::new();
     R.get_or_init(|| Mutex::new((0, HashMap::new())))
 }
 
 thread_local! {
     /// Operands delivered so far, per callback id, until the last one arrives.
     static PENDING: RefCell<HashMap<i64, Vec<Option<Arg>>>> = RefCell::new(HashMap::new());
+    /// The complete operands of pure callbacks, until their result 0 is fetched.
+    static READY: RefCell<HashMap<i64, Vec<Arg>>> = RefCell::new(HashMap::new());
+    /// The results of each pure callback's last run.
+    static RESULTS: RefCell<HashMap<i64, Vec<Buffer>>> = RefCell::new(HashMap::new());
+}
+
+fn insert(e: Entry) -> i64 {
+    let mut r = registry().lock().unwrap_or_else(|e| e.into_inner());
+    r.0 += 1;
+    let id = r.0;
+    r.1.insert(id, e);
+    id
 }
 
 /// Registers `f` and returns its id (ids start at 1 and are never reused in a process).
 pub fn register(f: HostFn) -> i64 {
-    let mut r = registry().lock().unwrap_or_else(|e| e.into_inner());
-    r.0 += 1;
-    let id = r.0;
-    r.1.insert(id, f);
-    id
+    insert(Entry::Effect(f))
+}
+
+/// Registers the pure function `f` and returns its id (shared with [`register`]'s).
+pub fn register_pure(f: PureFn) -> i64 {
+    insert(Entry::Pure(f))
+}
+
+fn last_error() -> &'static Mutex<Option<String>> {
+    static E: OnceLock<Mutex<Option<String>>> = OnceLock::new();
+    E.get_or_init(|| Mutex::new(None))
+}
+
+/// Records the failure of a pure callback inside compiled code (which cannot unwind): the
+/// first one is kept until [`take_error`] (the caller of the program raises it).
+pub fn record_error(message: String) {
+    let mut e = last_error().lock().unwrap_or_else(|e| e.into_inner());
+    if e.is_none() {
+        *e = Some(message);
+    }
+}
+
+/// The failure recorded since the last call, if any.
+pub fn take_error() -> Option<String> {
+    last_error().lock().unwrap_or_else(|e| e.into_inner()).take()
+}
+
+/// Result `index` of pure callback `id`, which the program types `ty` with the vmap axes its
+/// `batched` flags name leading: fetching result 0 runs the function on the operands
+/// delivered last (none for a callback without operands); the others come from that run.
+pub fn fetch(id: i64, index: i64, ty: &TensorType, batched: &[i64]) -> std::result::Result<Buffer, String> {
+    if index == 0 {
+        let args = READY.with(|r| r.borrow_mut().remove(&id)).unwrap_or_default();
+        let f = registry().lock().unwrap_or_else(|e| e.into_inner()).1.get(&id).cloned();
+        let Some(Entry::Pure(f)) = f else {
+            return Err(format!("callback {id} is not a registered pure callback"));
+        };
+        let rs = f(args, ty, batched)?;
+        RESULTS.with(|r| r.borrow_mut().insert(id, rs));
+    }
+    let r = RESULTS.with(|r| r.borrow().get(&id).and_then(|v| v.get(index.max(0) as usize).cloned()));
+    let r = r.ok_or_else(|| format!("pure callback {id} returned no result {index}"))?;
+    if r.ty() != ty {
+        return Err(format!("result {index} of pure callback {id} has type {}, but the program expects {ty}", r.ty()));
+    }
+    Ok(r)
 }
 
 /// Delivers operand `index` of `count` of callback `id`; the last one runs the callback.
@@ -66,7 +136,10 @@ pub fn deliver(id: i64, index: i64, count: i64, arg: Arg) {
     let Some(args) = ready else { return };
     let f = registry().lock().unwrap_or_else(|e| e.into_inner()).1.get(&id).cloned();
     match f {
-        Some(f) => f(args),
+        Some(Entry::Effect(f)) => f(args),
+        Some(Entry::Pure(_)) => {
+            READY.with(|r| r.borrow_mut().insert(id, args));
+        }
         None => print_args(id, &args),
     }
 }
@@ -79,17 +152,48 @@ fn print_args(id: i64, args: &[Arg]) {
     let _ = out.flush();
 }
 
-/// Evaluates the family's op: delivers the operand, returns it.
+/// Evaluates the family's ops: `host_callback` delivers the operand and returns it;
+/// `callback_result` fetches a result of a pure callback.
 pub(super) fn eval(xs: &[&Buffer], _ty: &TensorType, op: &CallbackOp) -> Result<Vec<Buffer>> {
-    let CallbackOp::HostCallback { callback, index, count, batched } = op;
-    deliver(*callback, *index, *count, Arg { value: xs[0].clone(), batched: batched.clone() });
-    Ok(vec![xs[0].clone()])
+    match op {
+        CallbackOp::HostCallback { callback, index, count, batched } => {
+            deliver(*callback, *index, *count, Arg { value: xs[0].clone(), batched: batched.clone() });
+            Ok(vec![xs[0].clone()])
+        }
+        CallbackOp::CallbackResult { callback, index, batched, ty } => match fetch(*callback, *index, ty, batched) {
+            Ok(b) => Ok(vec![b]),
+            Err(message) => Err(super::InterpError::CallbackFailed { callback: *callback, message }),
+        },
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use quabla_dialect::OpKind;
+
+    #[test]
+    fn pure_callbacks_run_at_their_first_fetch() {
+        let calls: Arc<Mutex<usize>> = Arc::default();
+        let c = calls.clone();
+        let id = register_pure(Arc::new(move |args: Vec<Arg>, ty: &TensorType, flags: &[i64]| {
+            *c.lock().unwrap() += 1;
+            assert!(flags.is_empty());
+            let x = args[0].value.get_f64(0);
+            Ok(vec![Buffer::from_slice(&ty.shape, &[x * 2.0]).unwrap(), Buffer::from_slice(&[], &[x + 1.0]).unwrap()])
+        }));
+        let a = Buffer::from_slice(&[], &[1.5f64]).unwrap();
+        crate::run_op(&OpKind::Callback(CallbackOp::HostCallback { callback: id, index: 0, count: 1, batched: vec![] }), &[&a]).unwrap();
+        let ty = TensorType::new(quabla_dialect::DType::F64, Vec::<i64>::new());
+        let fetch_op = |index| OpKind::Callback(CallbackOp::CallbackResult { callback: id, index, batched: vec![], ty: ty.clone() });
+        assert_eq!(crate::run_op(&fetch_op(0), &[]).unwrap()[0].get_f64(0), 3.0);
+        assert_eq!(crate::run_op(&fetch_op(1), &[]).unwrap()[0].get_f64(0), 2.5);
+        assert_eq!(*calls.lock().unwrap(), 1);
+        // A result the function did not return, and an id that is not a pure callback.
+        assert!(matches!(crate::run_op(&fetch_op(2), &[]), Err(crate::InterpError::CallbackFailed { .. })));
+        let other = OpKind::Callback(CallbackOp::CallbackResult { callback: 1 << 40, index: 0, batched: vec![], ty });
+        assert!(matches!(crate::run_op(&other, &[]), Err(crate::InterpError::CallbackFailed { .. })));
+    }
 
     #[test]
     fn delivers_in_order_and_returns_the_operand() {

@@ -79,6 +79,10 @@ pub enum InterpError {
     /// `BufferError::OutOfMemory`): the interpreter never aborts on a failed allocation.
     #[error("'quabla.{op}' op: {source}")]
     Buffer { op: &'static str, source: BufferError },
+    /// A pure host callback (`callback_result`) failed: its function raised, or returned
+    /// results of other types than the program declares.
+    #[error("'quabla.callback_result' op: pure callback {callback} failed: {message}")]
+    CallbackFailed { callback: i64, message: String },
     /// A collective whose axis no enclosing vmap binds (the vmap expansion resolves the
     /// collectives of its axis; docs/spec.md, collectives).
     #[error("'quabla.{op}' op: axis '{axis}' is bound by no enclosing vmap (collectives run inside vmap(..., axis_name='{axis}'), whose expansion resolves them)")]

@@ -129,6 +129,7 @@ from ._control import associative_scan, scan  # noqa: E402
 from ._ops import dynamic_slice, dynamic_update_slice  # noqa: E402
 from ._custom import custom_jvp, custom_vjp  # noqa: E402
 from ._transforms import grad, hessian, jacobian, jvp, value_and_grad, vjp, vmap  # noqa: E402
+from ._callback import pure_callback  # noqa: E402
 from ._transforms import device_put_replicated, device_put_sharded, jacfwd, jacrev, linearize, pmap  # noqa: E402
 from ._staging import ArgumentError  # noqa: E402
 from . import optim  # noqa: E402

@@ -52,6 +52,15 @@ fn run_error(py: Python<'_>, e: &RuntimeError) -> PyErr {
 pub fn run_py(py: Python<'_>, exe: &dyn Executable, inputs: &[&Buffer]) -> PyResult<Vec<Buffer>> {
     let n: usize = inputs.iter().map(|b| b.len()).sum();
     let r = if n >= DETACH_ELEMENTS { py.detach(|| exe.run(inputs)) } else { exe.run(inputs) };
+    // A pure callback that failed inside the program (its function raised, or returned other
+    // types than declared) is raised now: the program ran on with zeros in its place.
+    let failed = quabla_runtime::interp::callback::take_error();
+    if let Some(e) = crate::callback::take_raised() {
+        return Err(e);
+    }
+    if let Some(msg) = failed {
+        return Err(errors::new(py, "InvalidArgumentError", format!("pure_callback: {msg}")));
+    }
     // Device results (MLX arrays, CUDA buffers) stay on their device: Tensors over them read
     // through a host copy made once (`Tensor::host`), and passed back to their executor they
     // go in without a copy.

@@ -70,6 +70,7 @@ fn _quabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(exec::pipeline_used, m)?)?;
     m.add_function(wrap_pyfunction!(exec::default_pipeline, m)?)?;
     m.add_function(wrap_pyfunction!(callback::register_host_callback, m)?)?;
+    m.add_function(wrap_pyfunction!(callback::register_pure_callback, m)?)?;
     m.add_function(wrap_pyfunction!(opt::opt_main, m)?)?;
     Ok(())
 }

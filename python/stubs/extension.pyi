@@ -21,7 +21,7 @@ __all__ = [
     "Tensor", "Op", "TraceBuilder", "Program", "Compiled", "JitFunction", "ResidentStep", "register_dtypes", "from_buffer", "full",
     "check_shape", "share", "apply", "eager_cache_size", "eager_cache_capacity", "live_programs", "release_memory", "canonical_device", "device_put", "nccl_all_reduce", "eager_device_name", "set_jit_disabled", "devices",
     "error_variants", "device_table", "pipeline_used", "default_pipeline", "opt_main",
-    "register_host_callback", "_panic_for_test",
+    "register_host_callback", "register_pure_callback", "_panic_for_test",
 ]
 
 @disjoint_base
@@ -201,6 +201,7 @@ def default_pipeline() -> tuple[str, int]: ...
 def opt_main(argv: list[str]) -> int: ...
 def _panic_for_test(message: str) -> None: ...
 def register_host_callback(f: collections.abc.Callable[..., object]) -> int: ...
+def register_pure_callback(f: collections.abc.Callable[..., object]) -> int: ...
 
 @final
 class TraceBuilder:

@@ -7,7 +7,7 @@
 //! [`quabla_interp::callback::deliver`], which runs the host function once the last operand
 //! of the callback has arrived.
 use quabla_dialect::{DType, TensorType};
-use quabla_interp::callback::{deliver, Arg};
+use quabla_interp::callback::{deliver, fetch, record_error, Arg};
 use quabla_interp::Buffer;
 
 use crate::linalg_kernels::{view, Unranked};
@@ -27,6 +27,30 @@ unsafe fn run<T>(d: DType, u: *const Unranked, callback: i64, index: i64, count:
     }
 }
 
+/// Writes result `index` of pure callback `callback` (fetched as
+/// `quabla_interp::callback::fetch`) into the contiguous memref behind `u`, of dtype `d` and
+/// its `batched` flags as a count and a bit mask; on a failure, records it (`record_error`: the caller raises it after the
+/// program returns) and writes zeros.
+unsafe fn fetch_into<T>(d: DType, u: *const Unranked, callback: i64, index: i64, levels: i64, mask: i64) {
+    let (p, sizes, _strides) = view::<T>(u);
+    let n = quabla_dialect::size::saturating_product(sizes.iter().copied()).max(0) as usize;
+    let out = std::slice::from_raw_parts_mut(p as *mut u8, n * std::mem::size_of::<T>());
+    let ty = TensorType::new(d, sizes);
+    let _mode = crate::fpmode::Flushed::leave();
+    let batched: Vec<i64> = (0..levels.clamp(0, 63)).map(|l| (mask >> l) & 1).collect();
+    match fetch(callback, index, &ty, &batched) {
+        Ok(b) if b.bytes().len() == out.len() => out.copy_from_slice(b.bytes()),
+        Ok(b) => {
+            record_error(format!("result {index} of pure callback {callback} has {} bytes, the program's {ty} {}", b.bytes().len(), out.len()));
+            out.fill(0);
+        }
+        Err(e) => {
+            record_error(e);
+            out.fill(0);
+        }
+    }
+}
+
 macro_rules! entries {
     ($($f:ident: $t:ty = $d:expr),* $(,)?) => {
         $(
@@ -35,9 +59,21 @@ macro_rules! entries {
             }
         )*
 
+        mod result {
+            use super::*;
+            $(
+                pub(super) unsafe extern "C" fn $f(u: *const Unranked, callback: i64, index: i64, levels: i64, mask: i64) {
+                    fetch_into::<$t>($d, u, callback, index, levels, mask)
+                }
+            )*
+        }
+
         /// Every entry: (C interface symbol, address).
         pub(crate) fn symbols() -> Vec<(&'static str, *mut ())> {
-            vec![$((concat!("_mlir_ciface_quabla_host_callback_", stringify!($f)), $f as *mut ())),*]
+            vec![
+                $((concat!("_mlir_ciface_quabla_host_callback_", stringify!($f)), $f as *mut ()),)*
+                $((concat!("_mlir_ciface_quabla_callback_result_", stringify!($f)), result::$f as *mut ()),)*
+            ]
         }
     };
 }

@@ -9,14 +9,14 @@ import sys
 import pytest
 
 import quabla as qb
-from quabla import _collective, _compat, _control, _conv, _math, _ops, _search, _select, _shape, dtypes, jit, lax, ops, tree, tree_util
+from quabla import _callback, _collective, _compat, _control, _conv, _math, _ops, _search, _select, _shape, dtypes, jit, lax, ops, tree, tree_util
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import quabla.numpy  # noqa: E402
 import quabla.scipy.special  # noqa: E402
 from quabla import _indexing, _initializers, _solvers, errors, example_libraries, experimental, flatten_util, image  # noqa: E402
 
-MODULES = (qb, _collective, _compat, _ops, _control, _conv, _search, _math, _shape, _select, lax, quabla.numpy, ops, jit, tree, tree_util, dtypes, qb.nn,
+MODULES = (qb, _callback, _collective, _compat, _ops, _control, _conv, _search, _math, _shape, _select, lax, quabla.numpy, ops, jit, tree, tree_util, dtypes, qb.nn,
            qb.random, qb.linalg, quabla.scipy.special, quabla.scipy.stats, quabla.scipy.linalg, quabla.scipy.optimize,
            quabla.scipy.sparse.linalg, _indexing, _initializers, _solvers, errors, example_libraries.stax, example_libraries.optimizers,
            experimental.ode, flatten_util, image)

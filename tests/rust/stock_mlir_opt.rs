@@ -68,6 +68,7 @@ pub fn every_op_module() -> Module {
         (OpKind::Sort(quabla_dialect::SortOp::Sort { dimension: 1, direction: CmpDir::Gt }), vec![f32s(&[2, 3])]),
         (OpKind::Sort(quabla_dialect::SortOp::Argsort { dimension: 0, direction: CmpDir::Lt, index: DType::I64 }), vec![f32s(&[2, 3])]),
         (OpKind::Callback(quabla_dialect::CallbackOp::HostCallback { callback: 0, index: 0, count: 1, batched: vec![] }), vec![f32s(&[2, 3])]),
+        (OpKind::Callback(quabla_dialect::CallbackOp::CallbackResult { callback: 0, index: 0, batched: vec![], ty: f32s(&[2, 3]) }), vec![]),
         (OpKind::Collective(quabla_dialect::CollectiveOp::Psum { axis_name: axis.clone() }), vec![f32s(&[2, 3])]),
         (OpKind::Collective(quabla_dialect::CollectiveOp::Pmax { axis_name: axis.clone() }), vec![f32s(&[2, 3])]),
         (OpKind::Collective(quabla_dialect::CollectiveOp::Pmin { axis_name: axis.clone() }), vec![f32s(&[2, 3])]),

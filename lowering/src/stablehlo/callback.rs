@@ -1,4 +1,6 @@
-//! Export of the host-callback family. `host_callback` becomes a side-effecting
+//! Export of the host-callback family (`callback_result`: a `stablehlo.custom_call
+//! @quabla.callback_result` with the result's type, its `backend_config` naming the callback
+//! and the result). `host_callback` becomes a side-effecting
 //! `stablehlo.custom_call @quabla.host_callback` with no results whose `backend_config`
 //! names the callback (`callback=<id> index=<i> count=<n> batched=[..]`); its result is the
 //! operand. The custom call is host-only: the id names a function of the process that traced
@@ -12,9 +14,19 @@ use crate::LowerError;
 /// The custom call's target name.
 pub const TARGET: &str = "quabla.host_callback";
 
+/// The target of `callback_result` (a pure callback's result, host-only as `TARGET`).
+pub const RESULT_TARGET: &str = "quabla.callback_result";
+
 /// Exports one op of this family (exhaustive over the family).
 pub fn lower(e: &mut Emitter, f: &Func, o: &Op, op: &CallbackOp) -> Result<Tv, LowerError> {
-    let CallbackOp::HostCallback { callback, index, count, batched } = op;
+    let (callback, index, count, batched) = match op {
+        CallbackOp::HostCallback { callback, index, count, batched } => (callback, index, count, batched),
+        CallbackOp::CallbackResult { callback, index, batched, ty } => {
+            let config = format!("callback={callback} index={index} batched={batched:?}");
+            let attrs = [("call_target_name", format!("\"{RESULT_TARGET}\"")), ("has_side_effect", "true".to_string()), ("backend_config", format!("\"{config}\""))];
+            return Ok(e.op("stablehlo.custom_call", &[], &attrs, ty));
+        }
+    };
     let x = e.get(f, o.operands[0]);
     let config = format!("callback={callback} index={index} count={count} batched={batched:?}");
     let attrs = [("call_target_name", format!("\"{TARGET}\"")), ("has_side_effect", "true".to_string()), ("backend_config", format!("\"{config}\""))];

@@ -1,6 +1,7 @@
 """``qb.experimental``: JAX's ``jax.experimental`` APIs built from Quabla ops.
 
-Submodules: :mod:`quabla.experimental.ode` (``odeint``).
+Submodules: :mod:`quabla.experimental.ode` (``odeint``); ``io_callback`` (a Python function
+with effects called from traced code, as ``jax.experimental.io_callback``).
 
 Example:
     >>> import quabla.experimental.ode
@@ -9,5 +10,6 @@ Example:
 """
 
 from . import ode  # noqa: F401
+from .._callback import io_callback
 
-__all__ = ["ode"]
+__all__ = ["ode", "io_callback"]
