@@ -651,6 +651,24 @@ class Jitted(_q.JitFunction):
         program, out_tree = _trace(self.__wrapped__, dyn_tree, leaves, static, sa, len(args), static_kw)
         return Lowered(self, program, out_tree, dyn_tree, sa, static, len(args))
 
+    def trace(self, *args, **kwargs):
+        """Traces for the given arguments (arrays or :class:`ShapeDtype` leaves) without
+        running, as ``jax.jit(f).trace``; returns a :class:`Traced` (its ``.lower()`` gives the
+        :class:`Lowered`).
+
+        Example:
+            >>> t = qb.jit(lambda x: x * 2).trace(qb.ones(3))
+            >>> t.out_info, t.fun_name
+            (ShapeDtype((3,), float64), '<lambda>')
+        """
+        low = self.lower(*args, **kwargs)
+        sa = set(self._normalize_static(len(args)))
+        dyn = [a for i, a in enumerate(args) if i not in sa]
+        leaves = _prepare_leaves(_name(self.__wrapped__), _tree.leaves((dyn, kwargs)))
+        in_avals = [ShapeDtype(tuple(x.shape), x.dtype) if hasattr(x, "shape") else ShapeDtype((), _to_array(x).dtype) for x in leaves]
+        outs, out_tree = _trace(self.__wrapped__, low.in_tree, leaves, low._static, low._static_argnums, low._nargs, tuple(self._split_kwargs(kwargs)[1]), shapes_only=True)
+        return Traced(_name(self.__wrapped__), low, in_avals, outs, out_tree)
+
     def clear_cache(self):
         """Drops every traced signature and its compiled code (the next call traces again)."""
         with self._lock:
@@ -738,6 +756,30 @@ def _arg_path(path):
     if path.startswith("[1]"):
         return "kwargs" + path[3:]
     return path
+
+
+class Traced:
+    """What ``qb.jit(f).trace(...)`` returns (``jax.stages.Traced``): ``fun_name``,
+    ``in_avals``/``out_avals`` (flat lists of :class:`ShapeDtype`), ``out_info`` (the output
+    pytree of ShapeDtypes), ``in_tree``/``out_tree``, ``jaxpr`` (the traced program's text:
+    Quabla's IR is its ``quabla`` MLIR dialect) and ``lower()``."""
+
+    def __init__(self, fun_name, lowered, in_avals, out_avals, out_tree):
+        self.fun_name = fun_name
+        self._lowered = lowered
+        self.in_avals = in_avals
+        self.out_avals = out_avals
+        self.in_tree = lowered.in_tree
+        self.out_tree = out_tree
+        self.out_info = _tree.unflatten(out_tree, out_avals)
+
+    @property
+    def jaxpr(self):
+        return self._lowered.as_text()
+
+    def lower(self):
+        """The :class:`Lowered` program (``.as_text()``, ``.compile()``)."""
+        return self._lowered
 
 
 class Lowered:
