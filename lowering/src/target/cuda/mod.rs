@@ -197,9 +197,11 @@ fn own_library_dir() -> Option<PathBuf> {
 pub fn gap(kind: &OpKind) -> Option<&'static str> {
     match kind {
         OpKind::Elementwise(_) | OpKind::Constant(_) | OpKind::Layout(_) | OpKind::Reduce(_) | OpKind::Dot(_) | OpKind::Convolution(_) | OpKind::ReduceWindow(_) => None,
-        OpKind::Slicing(_) | OpKind::Scatter(_) | OpKind::Sort(_) | OpKind::Linalg(_) | OpKind::Call(_) | OpKind::Control(_) | OpKind::Callback(_) => None,
+        OpKind::Slicing(_) | OpKind::Scatter(_) | OpKind::Sort(_) | OpKind::Linalg(_) | OpKind::Call(_) | OpKind::Control(_) | OpKind::Callback(quabla_dialect::CallbackOp::HostCallback { .. }) => None,
         // Resolved by the vmap expansion; one left is an unbound axis, which the lowering reports.
         OpKind::Collective(_) => None,
+        // Its fetch writes a host buffer the GPU plan does not stage yet.
+        OpKind::Callback(quabla_dialect::CallbackOp::CallbackResult { .. }) => Some("a pure callback's result (callback_result) is fetched on the host; the CUDA plan has no step for it yet"),
     }
 }
 
