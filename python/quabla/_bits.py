@@ -99,25 +99,34 @@ shift_right_arithmetic.__doc__ = """Elementwise arithmetic right shift: copies o
     """
 
 
+def _numeric_operands(name, x, y):
+    """The promoted operands of a NumPy shift, bools as int32 (JAX's numeric promotion)."""
+    x, y = _binary_operands(name, x, y)
+    if x.dtype.is_bool:
+        x, y = bind(_op("convert", to=_dt.int32.code), x), bind(_op("convert", to=_dt.int32.code), y)
+    return x, y
+
+
 def left_shift(x, y):
-    """NumPy's ``left_shift`` (the ``<<`` operator): :func:`shift_left` after promotion.
+    """NumPy's ``left_shift`` (the ``<<`` operator): :func:`shift_left` after promotion (bools
+    shift as int32, as JAX).
 
     Example:
         >>> (qb.array([1, 2], dtype=qb.uint8) << 7).tolist()
         [128, 0]
     """
-    return shift_left(x, y)
+    return shift_left(*_numeric_operands("left_shift", x, y))
 
 
 def right_shift(x, y):
     """NumPy's ``right_shift`` (the ``>>`` operator): arithmetic for signed dtypes, logical for
-    unsigned ones.
+    unsigned ones (bools shift as int32, as JAX).
 
     Example:
         >>> (qb.array([-8], dtype=qb.int32) >> 1).tolist(), (qb.array([128], dtype=qb.uint8) >> 7).tolist()
         ([-4], [1])
     """
-    x, y = _binary_operands("right_shift", x, y)
+    x, y = _numeric_operands("right_shift", x, y)
     _check_int("right_shift", x, y)
     return bind(_op("shift_right_logical" if x.dtype.is_unsigned else "shift_right_arithmetic"), x, y)
 
@@ -155,13 +164,15 @@ def population_count(x):
 
 
 def bitwise_count(x):
-    """NumPy's ``bitwise_count``: the set bits of ``|x|`` as uint8.
+    """NumPy's ``bitwise_count``: the set bits of ``|x|`` as uint8 (a bool counts as 0 or 1).
 
     Example:
         >>> qb.bitwise_count(qb.array([-3, 7])).tolist()
         [2, 3]
     """
     x = _to_array(x)
+    if x.dtype.is_bool:
+        return bind(_op("convert", to=_dt.uint8.code), x)
     _check_int("bitwise_count", x)
     a = x if x.dtype.is_unsigned else bind(_op("abs"), x)
     return bind(_op("convert", to=_dt.uint8.code), population_count(a))

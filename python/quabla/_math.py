@@ -163,11 +163,11 @@ def _required(name, **args):
 
 
 def _promote(name, *xs, inexact=False):
-    """The arrays ``xs`` (None kept) converted to their JAX result dtype (float64 for integers
-    when ``inexact``); no broadcasting."""
+    """The arrays ``xs`` (None kept) converted to their JAX result dtype (a float when
+    ``inexact``: `dtypes.to_inexact`); no broadcasting."""
     d = result_type(*[x for x in xs if x is not None])
-    if inexact and not d.is_float:
-        d = float64
+    if inexact:
+        d = _dt.to_inexact(d)
     return [None if x is None else _to_array(x, d) if not is_array(x) else astype(x, d) for x in xs]
 
 
@@ -177,7 +177,7 @@ def _pair(name, x, y, inexact=False):
         x = _to_array(x, result_type(x, y))
     x, y = _binary_operands(name, x, y)
     if inexact and not x.dtype.is_float:
-        x, y = astype(x, float64), astype(y, float64)
+        x, y = _floatify(x), _floatify(y)
     return x, y
 
 
@@ -296,7 +296,7 @@ around = _o.round
 
 
 def fabs(x, /):
-    """Elementwise absolute value as a float (integers and bools give float64), as ``jnp.fabs``.
+    """Elementwise absolute value as a float (integers and bools give a float: int64 float64, narrower ones float32, as JAX's x64), as ``jnp.fabs``.
 
     Example:
         >>> qb.fabs(qb.array([-2, 3])).tolist()
@@ -342,7 +342,7 @@ def trunc(x):
 
 
 def deg2rad(x, /):
-    """Degrees to radians, ``x * pi / 180`` (integers give float64), as ``jnp.deg2rad``.
+    """Degrees to radians, ``x * pi / 180`` (integers give a float as :func:`quabla.exp`), as ``jnp.deg2rad``.
 
     Example:
         >>> qb.deg2rad(qb.array([180.0])).tolist()
@@ -352,7 +352,7 @@ def deg2rad(x, /):
 
 
 def rad2deg(x, /):
-    """Radians to degrees, ``x * 180 / pi`` (integers give float64), as ``jnp.rad2deg``.
+    """Radians to degrees, ``x * 180 / pi`` (integers give a float as :func:`quabla.exp`), as ``jnp.rad2deg``.
 
     Example:
         >>> qb.rad2deg(qb.array([qb.pi / 2])).tolist()
@@ -386,7 +386,7 @@ def signbit(x, /):
 
 
 def copysign(x1, x2, /):
-    """Elementwise ``|x1|`` with the sign of ``x2`` (floats; integers give float64), as
+    """Elementwise ``|x1|`` with the sign of ``x2`` (floats; integers give a float as :func:`quabla.exp`), as
     ``jnp.copysign``. A NaN ``x2`` counts as positive (see :func:`signbit`).
 
     Example:
@@ -424,15 +424,15 @@ def fmin(x1, x2):
 
 def _numeric_pair(name, x1, x2):
     x1, x2 = _pair(name, x1, x2)
-    if x1.dtype.is_bool:
-        x1, x2 = astype(x1, int64), astype(x2, int64)
+    if x1.dtype.is_bool:  # JAX's numeric promotion: bool -> int32
+        x1, x2 = astype(x1, int32), astype(x2, int32)
     return x1, x2
 
 
 def fmod(x1, x2, /):
     """Elementwise C ``fmod``: the remainder of ``x1 / x2`` truncated toward zero, with the
     sign of the dividend ``x1`` (``jnp.fmod``; :func:`quabla.remainder` takes the sign of
-    ``x2``). An integer division by zero gives 0, as JAX; bools compute as int64.
+    ``x2``). An integer division by zero gives 0, as JAX; bools compute as int32.
 
     Example:
         >>> qb.fmod(qb.array([7, -7, 7]), qb.array([3, 3, -3])).tolist()
@@ -449,7 +449,7 @@ def fmod(x1, x2, /):
 def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
     """Elementwise ``(floor_divide(x1, x2), remainder(x1, x2))`` (``jnp.divmod``); for floats,
     JAX's computation from C ``fmod`` (a division by zero gives NaN in both); bools compute as
-    int64.
+    int32.
 
     Example:
         >>> q, r = qb.divmod(qb.array([7, -7]), 3)
@@ -470,7 +470,7 @@ def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
 
 def modf(x, /, out=None):
     """The fractional and integral parts of ``x``, both with the sign of ``x`` (``jnp.modf``;
-    integers give float64).
+    integers give a float as :func:`quabla.exp`).
 
     Example:
         >>> f, i = qb.modf(qb.array([-3.5, 2.25]))
@@ -496,7 +496,7 @@ def _scale2(x, k):
 
 def frexp(x, /):
     """The mantissa (|m| in [0.5, 1), the sign of ``x``) and the int32 exponent with
-    ``x == m * 2**e`` (``jnp.frexp``); ``(x, 0)`` for 0, inf and NaN; integers give float64.
+    ``x == m * 2**e`` (``jnp.frexp``); ``(x, 0)`` for 0, inf and NaN; integers give a float as :func:`quabla.exp`.
 
     Computed from the float values (Quabla has no bitcast), exactly; subnormal inputs are
     flushed to zero as by every Quabla float op, so they give ``(0, 0)``. The mantissa
@@ -541,7 +541,7 @@ def ldexp(x1, x2, /):
 
 def heaviside(x1, x2, /):
     """The Heaviside step (``jnp.heaviside``): 0 where ``x1 < 0``, 1 where ``x1 > 0``, ``x2``
-    where ``x1 == 0``, NaN where ``x1`` is NaN (floats; integers give float64).
+    where ``x1 == 0``, NaN where ``x1`` is NaN (floats; integers give a float as :func:`quabla.exp`).
 
     Example:
         >>> qb.heaviside(qb.array([-1.0, 0.0, 2.0]), 0.5).tolist()
@@ -558,7 +558,7 @@ _SINC_TAYLOR = tuple((-1) ** j / math.factorial(2 * j + 1) for j in range(10))
 
 def sinc(x, /):
     """The normalized sinc, ``sin(pi x) / (pi x)`` with ``sinc(0) == 1`` (``jnp.sinc``;
-    integers give float64). Every derivative at 0 is the Taylor coefficient's (its Taylor
+    integers give a float as :func:`quabla.exp`). Every derivative at 0 is the Taylor coefficient's (its Taylor
     polynomial at 0, where JAX has a custom rule): ``sinc'(0) == 0``, ``sinc''(0) == -pi**2 /
     3``; exact to order 19 (higher orders at 0 are 0).
 
@@ -828,7 +828,7 @@ def count_nonzero(a, axis=None, keepdims=False):
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
     """The weighted mean over ``axis`` (``jnp.average``): ``sum(a * w) / sum(w)``; ``weights``
     of ``a``'s shape or, with ``axis``, of the extents of the reduced axes; ``returned`` also
-    gives the sum of the weights (broadcast to the result). Integers give float64.
+    gives the sum of the weights (broadcast to the result). Integers give a float as :func:`quabla.mean`.
 
     Example:
         >>> qb.average(qb.array([1.0, 2.0, 4.0]), weights=qb.array([1.0, 1.0, 2.0])).item()
@@ -926,7 +926,7 @@ def _not_nan_count(x, axis, dtype, keepdims, where_):
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """Mean over ``axis`` of the non-NaN values (``jnp.nanmean``; NaN where all are NaN;
-    integers give float64; ``dtype`` and ``where`` as :func:`quabla.mean`).
+    integers give a float; ``dtype`` and ``where`` as :func:`quabla.mean`).
 
     Example:
         >>> qb.nanmean(qb.array([1.0, float("nan"), 3.0])).item()
@@ -937,14 +937,16 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     if not x.dtype.is_float:
         return _o.mean(x, axis, dtype, keepdims=keepdims, where=where)
     d = x.dtype if dtype is None else _dt.dtype(dtype, "nanmean")
-    n = _not_nan_count(x, axis, d, keepdims, where)
-    return nansum(x, axis, dtype=d, keepdims=keepdims, where=where) / n
+    c = _dt.to_inexact(d)  # an integer dtype= is the result's: computed in a float, then cast
+    n = _not_nan_count(x, axis, c, keepdims, where)
+    r = nansum(x, axis, dtype=c, keepdims=keepdims, where=where) / n
+    return r if r.dtype is d else astype(r, d)
 
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
     """Variance over ``axis`` of the non-NaN values (``jnp.nanvar``): the squared deviations
     from ``mean`` (default their mean) summed and divided by ``count - ddof``; NaN where that
-    is <= 0. Integers give float64.
+    is <= 0. Integers give a float as :func:`quabla.mean`.
 
     Example:
         >>> qb.nanvar(qb.array([1.0, float("nan"), 3.0])).item()
@@ -953,7 +955,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
     name = "nanvar"
     _no_out(name, out)
     x = _to_array(a)
-    d = float64 if dtype is None and not x.dtype.is_float else x.dtype if dtype is None else _dt.dtype(dtype, name)
+    d = _dt.to_inexact(x.dtype) if dtype is None else _dt.dtype(dtype, name)
     if not d.is_float:
         raise DTypeError(f"{name}: dtype must be a float dtype, got {d.name}")
     x = astype(x, d)
@@ -1410,7 +1412,7 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     if x1.shape[a1] != x2.shape[a2]:
         raise ShapeError(f"{name}: the vector axes must match, got shapes {_shape_str(x1.shape)} and {_shape_str(x2.shape)} with axis={axis}")
     x1, x2 = _moveaxis(x1, a1, -1), _moveaxis(x2, a2, -1)
-    return _o.sum(x1 * x2, -1)
+    return _o.sum(x1 * x2, -1, dtype=x1.dtype)  # the operands' dtype (bools: an or of ands), as JAX
 
 
 def matvec(x1, x2, /):
@@ -1425,7 +1427,7 @@ def matvec(x1, x2, /):
     x1, x2 = _promote("matvec", x1, x2)
     if x1.ndim < 2 or x2.ndim < 1 or x1.shape[-1] != x2.shape[-1]:
         raise ShapeError(f"matvec: expected shapes (..., n, m) and (..., m), got {_shape_str(x1.shape)} and {_shape_str(x2.shape)}")
-    return _o.sum(x1 * _o.expand_dims(x2, -2), -1)
+    return _o.sum(x1 * _o.expand_dims(x2, -2), -1, dtype=x1.dtype)
 
 
 def vecmat(x1, x2, /):
@@ -1440,7 +1442,7 @@ def vecmat(x1, x2, /):
     x1, x2 = _promote("vecmat", x1, x2)
     if x1.ndim < 1 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-2]:
         raise ShapeError(f"vecmat: expected shapes (..., n) and (..., n, m), got {_shape_str(x1.shape)} and {_shape_str(x2.shape)}")
-    return _o.sum(_o.expand_dims(x1, -1) * x2, -2)
+    return _o.sum(_o.expand_dims(x1, -1) * x2, -2, dtype=x1.dtype)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1697,12 +1699,16 @@ def _cumulative(name, f, x, axis, dtype, include_initial, initial):
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
     """Cumulative sums along ``axis`` (the array API's ``cumulative_sum``, as jnp's: ``axis``
-    may be left out for 1-D ``x`` only; ``include_initial`` starts with a 0).
+    may be left out for 1-D ``x`` only; ``include_initial`` starts with a 0). Without
+    ``dtype``, bools and signed integers sum as int64 and unsigned integers as uint32 (JAX:
+    uint64), as :func:`quabla.sum`.
 
     Example:
         >>> qb.cumulative_sum(qb.array([1, 2, 3]), include_initial=True).tolist()
         [0, 1, 3, 6]
     """
+    if dtype is None and is_array(x) and not x.dtype.is_float:
+        dtype = _dt.sum_dtype(x.dtype)
     return _cumulative("cumulative_sum", _cumsum, x, axis, dtype, include_initial, 0)
 
 
@@ -1798,7 +1804,7 @@ def i0(x):
     """
     from .scipy.special import i0 as _i0
 
-    return _i0(x)
+    return _i0(_floatify(_to_array(x)))  # integers: float32 except int64, as JAX's x64
 
 
 def copy(a, order=None):
@@ -1927,7 +1933,7 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
     shifts = np.arange(7, -1, -1, dtype=np.uint8) if bitorder == "big" else np.arange(8, dtype=np.uint8)
     from ._bits import shift_right_logical
 
-    bits = shift_right_logical(_o.expand_dims(x, -1), _o.array(shifts)) & _o.array(np.uint8(1))
+    bits = shift_right_logical(_o.expand_dims(x, -1), _o.array(shifts, dtype=_dt.uint8)) & _o.array(1, dtype=_dt.uint8)
     bits = _o.reshape(bits, x.shape[:-1] + (x.shape[-1] * 8,))
     if count is not None:
         count = _o._int_arg("unpackbits", "count", count)

@@ -52,6 +52,7 @@ from ._ops import (
     maximum,
     minimum,
     multiply,
+    not_equal,
     ravel,
     reshape,
     sqrt,
@@ -63,7 +64,7 @@ from ._ops import (
 )
 from ._trace import bind
 from ._trace import current as _current_trace
-from .dtypes import bool_, float64, int64
+from .dtypes import bool_, float64, int32, int64
 from .errors import ArgumentTypeError, ArraySizeError, DTypeError, ShapeError, UnsupportedOperationError
 from . import errors as _errors
 
@@ -80,7 +81,8 @@ def _unary(opname, name, doc, example):
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"""{doc}
 
-    Integer and bool inputs are converted to float64 first.
+    Integer and bool inputs are converted to a float first (int64 to float64; bool, uint8,
+    uint32 and int32 to float32, as JAX's x64 mode).
 
     Example:
         >>> {example}
@@ -108,11 +110,11 @@ def reciprocal(x):
         >>> qb.reciprocal(qb.array([2.0, 4.0])).tolist()
         [0.5, 0.25]
     """
-    return divide(1.0, _to_array(x))
+    return divide(1.0, _floatify(_to_array(x)))
 
 
 def square(x):
-    """Elementwise x * x (integer dtypes kept).
+    """Elementwise x * x (integer dtypes kept; bools give int32, as JAX).
 
     Example:
         >>> qb.square(qb.array([3, -2])).tolist()
@@ -120,7 +122,7 @@ def square(x):
     """
     x = _to_array(x)
     if x.dtype.is_bool:
-        x = astype(x, int64)
+        x = astype(x, int32)
     return bind(_op("powi", exponent=2), x)
 
 
@@ -155,7 +157,7 @@ def arctan2(x1, x2):
     """
     x1, x2 = _binary_operands("atan2", x1, x2)
     if not x1.dtype.is_float:
-        x1, x2 = astype(x1, float64), astype(x2, float64)
+        x1, x2 = _floatify(x1), _floatify(x2)
     return bind(_op("atan2"), x1, x2)
 
 
@@ -172,7 +174,7 @@ def hypot(x1, x2):
     """
     x1, x2 = _binary_operands("hypot", x1, x2)
     if not x1.dtype.is_float:
-        x1, x2 = astype(x1, float64), astype(x2, float64)
+        x1, x2 = _floatify(x1), _floatify(x2)
     a, b = abs(x1), abs(x2)
     m = maximum(a, b)
     n = minimum(a, b)
@@ -291,10 +293,8 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def _prod2(op, a, b):
-    a, b = _common(op, [a, b])
-    if a.dtype.is_bool:
-        a, b = astype(a, int64), astype(b, int64)
-    return a, b
+    """The operands of product ``op`` in their common dtype (Python numbers weak)."""
+    return _common(op, [a, b])
 
 
 def outer(a, b, out=None):
@@ -319,6 +319,8 @@ def inner(a, b):
         11.0
     """
     a, b = _prod2("inner", a, b)
+    if a.dtype.is_bool:
+        return not_equal(inner(astype(a, int32), astype(b, int32)), 0)
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b)
     if a.shape[-1] != b.shape[-1]:
@@ -334,6 +336,8 @@ def vdot(a, b):
         11.0
     """
     a, b = _prod2("vdot", a, b)
+    if a.dtype.is_bool:
+        return not_equal(vdot(astype(a, int32), astype(b, int32)), 0)
     a, b = ravel(a), ravel(b)
     if a.size != b.size:
         raise ShapeError(f"vdot: sizes differ: {a.size} and {b.size}")
@@ -363,13 +367,14 @@ def kron(a, b):
 
 
 def tri(N, M=None, k=0, dtype=None):
-    """An N x M array with ones at and below diagonal ``k`` (default dtype float64).
+    """An N x M array with ones at and below diagonal ``k`` (default dtype float32, as
+    jax.numpy's).
 
     Example:
-        >>> qb.tri(2).tolist()
-        [[1.0, 0.0], [1.0, 1.0]]
+        >>> qb.tri(2, dtype=qb.int32).tolist()
+        [[1, 0], [1, 1]]
     """
-    dt = _dt.dtype(dtype, "tri") if dtype is not None else float64
+    dt = _dt.dtype(dtype, "tri") if dtype is not None else _dt.float32
     n, m = _shape_arg("tri", (N, N if M is None else M), dt)
     k = _int_arg("tri", "k", k)
     if _current_trace() is not None and n * m > _STAGED_MIN:

@@ -211,7 +211,9 @@ def _binary_operands(name, x, y, kind="numeric"):
 
 
 def _floatify(x):
-    return x if x.dtype.is_float else astype(x, float64)
+    """``x`` as a float array: JAX's ``to_inexact_dtype`` (x64): int64 (and Python ints) ->
+    float64; bool, uint8, uint32 and int32 -> float32; floats kept."""
+    return x if x.dtype.is_float else astype(x, _dt.to_inexact(x.dtype))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -227,7 +229,8 @@ def _unary_float(name, doc):
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"""{doc}
 
-    Integer and bool inputs are converted to float64 first.
+    Integer and bool inputs are converted to a float first (int64 to float64; bool, uint8,
+    uint32 and int32 to float32, as JAX's x64 mode).
 
     Args:
         x: an array or a Python number.
@@ -436,11 +439,14 @@ def _weak(x):
 _WEAK_SAMPLE = {"b": True, "i": 0, "u": 0, "f": 0.0}
 
 
-def _binary(name, kind, doc):
+def _binary(name, kind, doc, bool_op=None):
     op = _op(name)
+    bop = _op(bool_op) if bool_op else None
 
     def f(x, y):
         x, y = _binary_operands(name, x, y)
+        if bop is not None and x.dtype.is_bool:
+            return bind(bop, x, y)  # JAX's bool sum and product: or, and
         return bind(op, x, y)
 
     f.__name__ = f.__qualname__ = name
@@ -448,9 +454,9 @@ def _binary(name, kind, doc):
     return f
 
 
-add = _binary("add", "numeric", "Elementwise x + y with broadcasting.\n\n    Example:\n        >>> qb.add(qb.array([1, 2]), 1).tolist()\n        [2, 3]\n    ")
+add = _binary("add", "numeric", "Elementwise x + y with broadcasting (a logical or of bools, as JAX).\n\n    Example:\n        >>> qb.add(qb.array([1, 2]), 1).tolist()\n        [2, 3]\n    ", "or")
 subtract = _binary("sub", "numeric", "Elementwise x - y with broadcasting.\n\n    Example:\n        >>> qb.subtract(3.0, qb.array([1.0])).tolist()\n        [2.0]\n    ")
-multiply = _binary("mul", "numeric", "Elementwise x * y with broadcasting.\n\n    Example:\n        >>> qb.multiply(qb.array([1, 2]), 3).tolist()\n        [3, 6]\n    ")
+multiply = _binary("mul", "numeric", "Elementwise x * y with broadcasting (a logical and of bools, as JAX).\n\n    Example:\n        >>> qb.multiply(qb.array([1, 2]), 3).tolist()\n        [3, 6]\n    ", "and")
 maximum = _binary("max", "any", "Elementwise maximum (NaN propagates; `or` for bools).\n\n    Example:\n        >>> qb.maximum(qb.array([1.0, 5.0]), 2.0).tolist()\n        [2.0, 5.0]\n    ")
 minimum = _binary("min", "any", "Elementwise minimum (NaN propagates; `and` for bools).\n\n    Example:\n        >>> qb.minimum(qb.array([1.0, 5.0]), 2.0).tolist()\n        [1.0, 2.0]\n    ")
 bitwise_and = _binary("and", "logical", "Elementwise logical and (bools) or bitwise and (integers): the `&` operator.\n\n    Example:\n        >>> (qb.array([True, False]) & True).tolist()\n        [True, False]\n    ")
@@ -461,7 +467,8 @@ mul = multiply
 
 
 def divide(x, y):
-    """Elementwise true division x / y (integers and bools are converted to float64 first).
+    """Elementwise true division x / y (integers and bools are converted to a float first:
+    int64 to float64, narrower integers and bools to float32, as JAX's x64 mode).
 
     Example:
         >>> qb.divide(qb.array([1, 2]), 2).tolist()
@@ -469,7 +476,7 @@ def divide(x, y):
     """
     x, y = _binary_operands("div", x, y)
     if not x.dtype.is_float:
-        x, y = astype(x, float64), astype(y, float64)
+        x, y = _floatify(x), _floatify(y)
     return bind(_op("div"), x, y)
 
 
@@ -478,8 +485,8 @@ true_divide = divide
 
 def _floor_parts(name, x, y):
     x, y = _binary_operands(name, x, y)
-    if x.dtype.is_bool:
-        raise DTypeError(f"{name}: bool_ operands of shape {_shape_str(x.shape)} are not supported; convert with astype")
+    if x.dtype.is_bool:  # JAX's numeric promotion: bool -> int32
+        x, y = astype(x, int32), astype(y, int32)
     return x, y
 
 
@@ -536,7 +543,7 @@ mod = remainder
 def logaddexp(x, y):
     """Elementwise log(exp(x) + exp(y)), computed without overflow (NumPy's ``logaddexp``).
 
-    Integers and bools are converted to float64 first; broadcasting and weak scalars as for
+    Integers and bools are converted to a float first (as ``divide``); broadcasting and weak scalars as for
     ``add``. Equal infinities give themselves (``logaddexp(-inf, -inf) == -inf``).
 
     Example:
@@ -545,7 +552,7 @@ def logaddexp(x, y):
     """
     x, y = _binary_operands("logaddexp", x, y)
     if not x.dtype.is_float:
-        x, y = astype(x, float64), astype(y, float64)
+        x, y = _floatify(x), _floatify(y)
     return bind(_op("logaddexp"), x, y)
 
 
@@ -574,8 +581,10 @@ def power(x, p):
     """Elementwise x ** p.
 
     A non-negative Python int exponent uses ``powi`` (exact repeated multiplication, integer
-    dtypes kept); every other exponent uses ``pow`` on floats (integers are converted to
-    float64), with C ``pow`` conventions: NaN for a negative base and a non-integer
+    dtypes kept, bools as int32); an integer (or bool) base with an integer array exponent
+    stays integer (binary exponentiation over the exponent's low 6 bits, as JAX: larger
+    exponents overflow anyway; a negative one gives an undefined value); every other exponent
+    uses ``pow`` on floats, with C ``pow`` conventions: NaN for a negative base and a non-integer
     exponent, ``0 ** 0 == 1``, IEEE results for infinities and NaN. A Python float exponent
     of +-0.5 or an integer value up to 8 in magnitude on a float array is computed as a
     square root or repeated multiplication (and a reciprocal) with the same conventions, as
@@ -588,10 +597,10 @@ def power(x, p):
         >>> qb.power(qb.array([4.0]), 0.5).tolist()
         [2.0]
     """
-    if is_array(x) and isinstance(p, int) and not isinstance(p, bool) and 0 <= p < 2**63:
+    if is_array(x) and isinstance(p, int) and 0 <= p < 2**63:
         if x.dtype.is_bool:
-            x = astype(x, int64)
-        return bind(_op("powi", exponent=p), x)
+            x = astype(x, int32)
+        return bind(_op("powi", exponent=int(p)), x)
     if is_array(x) and x.dtype.is_float and isinstance(p, float):
         # Python float exponents with a cheaper exact form (XLA rewrites them too): a general
         # pow is exp(p log|x|), 15x a square root. pow's conventions kept: +-0 ** 0.5 is +0,
@@ -614,9 +623,29 @@ def power(x, p):
                 r = divide(1.0, r)
             return where(equal(x, -math.inf), math.inf if p > 0 else 0.0, r)
     x, p = _binary_operands("pow", x, p)
+    if x.dtype.is_bool:
+        x, p = astype(x, int32), astype(p, int32)
     if not x.dtype.is_float:
-        x, p = astype(x, float64), astype(p, float64)
+        return _int_pow(x, p)
     return bind(_op("pow"), x, p)
+
+
+def _int_pow(x, p):
+    """``x ** p`` for integer arrays of one dtype and shape: binary exponentiation over the
+    low 6 bits of ``p`` (a larger exponent overflows every base but 0, 1 and -1)."""
+    zero, one = _fill(0, x.dtype, x.shape, x), _fill(1, x.dtype, x.shape, x)
+    acc = where(equal(x, zero) & not_equal(p, zero), zero, one)
+    for k in range(6):
+        bit = bind(_op("and"), p, one) if k == 0 else bind(_op("and"), _shift_right(p, k), one)
+        acc = where(not_equal(bit, zero), multiply(acc, x), acc)
+        x = multiply(x, x)
+    return acc
+
+
+def _shift_right(x, k):
+    """``x >> k`` for a Python int ``k`` (logical for unsigned, arithmetic for signed)."""
+    op = "shift_right_logical" if x.dtype.is_unsigned else "shift_right_arithmetic"
+    return bind(_op(op), x, _fill(k, x.dtype, x.shape, x))
 
 
 def _compare(direction, name):
@@ -766,7 +795,10 @@ def _masked(op, x, where_, fill):
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):  # noqa: A001
     """Sum over ``axis`` (None: all axes; an int or a tuple; negative counts from the end),
     with JAX's signature: ``dtype`` (the accumulation and result dtype), ``initial`` (added),
-    ``where`` (a mask of the elements to include). Bools are summed as int64.
+    ``where`` (a mask of the elements to include). As JAX's (x64), with
+    ``promote_integers=True`` bools and signed integers sum as int64 and unsigned integers as
+    uint32 (JAX: uint64, which Quabla lacks); with False integers keep their dtype and bools
+    sum as int32; ``dtype=bool`` is a logical or.
 
     Example:
         >>> qb.sum(qb.array([[1, 2], [3, 4]]), axis=0).tolist()
@@ -775,30 +807,42 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
         4
     """
     _no_out("sum", out)
-    x = _to_array(a)
-    if dtype is not None:
-        x = astype(x, dtype)
-    if x.dtype.is_bool:
-        x = astype(x, int64)
+    x = _sum_operand("sum", a, dtype, promote_integers)
+    if x.dtype.is_bool:  # dtype=bool: a logical or
+        r = any(_masked("sum", x, where, False), axis, keepdims)
+        return r if initial is None else logical_or(r, initial)
     x = _masked("sum", x, where, 0)
     r = _reduce("sum", "reduce_sum", x, axis, keepdims)
     return r if initial is None else r + initial
 
 
+def _sum_operand(op, a, dtype, promote_integers):
+    """The operand of a sum or product ``op`` in its accumulation dtype: ``dtype`` when given,
+    else JAX's (x64) promotion of bools and integers (`dtypes.sum_dtype`; bools as int32
+    without ``promote_integers``)."""
+    x = _to_array(a)
+    if dtype is not None:
+        return astype(x, _dt.dtype(dtype, op))
+    if _bool_arg(op, "promote_integers", promote_integers):
+        d = _dt.sum_dtype(x.dtype)
+    else:
+        d = int32 if x.dtype.is_bool else x.dtype
+    return x if x.dtype is d else astype(x, d)
+
+
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, promote_integers=True):
-    """Product over ``axis`` (bools as int64), with JAX's signature (``dtype``, ``initial``
-    multiplied in, ``where`` mask).
+    """Product over ``axis``, with JAX's signature (``dtype``, ``initial`` multiplied in,
+    ``where`` mask); the result dtype as :func:`sum` (``dtype=bool``: a logical and).
 
     Example:
         >>> qb.prod(qb.array([1.0, 2.0, 3.0])).item()
         6.0
     """
     _no_out("prod", out)
-    x = _to_array(a)
-    if dtype is not None:
-        x = astype(x, dtype)
-    if x.dtype.is_bool:
-        x = astype(x, int64)
+    x = _sum_operand("prod", a, dtype, promote_integers)
+    if x.dtype.is_bool:  # dtype=bool: a logical and
+        r = all(_masked("prod", x, where, True), axis, keepdims)
+        return r if initial is None else logical_and(r, initial)
     x = _masked("prod", x, where, 1)
     r = _reduce("prod", "reduce_prod", x, axis, keepdims)
     return r if initial is None else r * initial
@@ -844,8 +888,9 @@ def _count(shape, axes):
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
-    """Arithmetic mean over ``axis`` (integers and bools give float64), with JAX's signature
-    (``dtype``, ``where``: the mean of the selected elements).
+    """Arithmetic mean over ``axis``, with JAX's signature (``dtype``: the result dtype, an
+    integer one truncates; ``where``: the mean of the selected elements). Integers and bools
+    give a float as JAX's x64 mode: int64 float64; bool, uint8, uint32, int32 float32.
 
     Example:
         >>> qb.mean(qb.array([1, 2, 3, 4])).item()
@@ -854,16 +899,19 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     _no_out("mean", out)
     x = _to_array(a)
     if dtype is not None:
+        dtype = _dt.dtype(dtype, "mean")
         x = astype(x, dtype)
     x = _floatify(x)
     if where is not None:
         m = _to_array(where)
         m = broadcast_to(m if m.dtype.is_bool else m != 0, x.shape)
         s = _reduce("mean", "reduce_sum", _masked("mean", x, m, 0), axis, keepdims)
-        return s / _reduce("mean", "reduce_sum", astype(m, x.dtype), axis, keepdims)
-    axes = _norm_axes("mean", axis, x.shape)
-    s = _reduce("mean", "reduce_sum", x, axis, keepdims)
-    return s / _count(x.shape, axes)
+        r = s / _reduce("mean", "reduce_sum", astype(m, x.dtype), axis, keepdims)
+    else:
+        axes = _norm_axes("mean", axis, x.shape)
+        s = _reduce("mean", "reduce_sum", x, axis, keepdims)
+        r = s / _count(x.shape, axes)
+    return r if dtype is None or r.dtype is dtype else astype(r, dtype)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None, correction=None):
@@ -933,7 +981,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     if b is not None:
         x, bb = _binary_operands("logsumexp", x, b)
         if not x.dtype.is_float:
-            x, bb = astype(x, float64), astype(bb, float64)
+            x, bb = _floatify(x), _floatify(bb)
     x = _masked("logsumexp", x, where, -math.inf)
     m = max(x, axis, keepdims=True)
     m = bind(_op("stop_gradient"), _where_fn(abs(m) < math.inf, m, 0.0))
@@ -1145,13 +1193,28 @@ def squeeze(x, axis=None):
 
 
 def _common(op, xs):
-    xs = [_to_array(x) for x in _arrays_arg(op, "arrays", xs)]
+    """``xs`` as arrays of their common dtype (no broadcasting). Python numbers and weak
+    traced numbers are weak, as in JAX: they take the arrays' dtype (``[uint8 array, 1]`` stays
+    uint8, ``[float32 array, 0.5]`` float32) unless every operand is one."""
+    xs = _arrays_arg(op, "arrays", xs)
     if not xs:
         raise _errors.InvalidArgumentError(f"{op}: needs at least one array")
-    dt = xs[0].dtype
-    for x in xs[1:]:
-        dt = _dt.result_type(op, dt, x.dtype)
-    return [astype(x, dt) for x in xs]
+    weak = [_is_scalar(x) or _weak(x) for x in xs]
+    arrs = [x if w and _is_scalar(x) else _to_array(x) for x, w in zip(xs, weak)]
+    dt = None
+    for a, w in zip(arrs, weak):
+        if not w:
+            dt = a.dtype if dt is None else _dt.result_type(op, dt, a.dtype)
+    if dt is None:  # only weak operands: the join of their default dtypes
+        arrs = [_to_array(a) for a in arrs]
+        weak = [False] * len(arrs)
+        dt = arrs[0].dtype
+        for a in arrs[1:]:
+            dt = _dt.result_type(op, dt, a.dtype)
+    for a, w in zip(arrs, weak):
+        if w:
+            dt = _dt.weak_result(dt, a if _is_scalar(a) else _WEAK_SAMPLE[a.dtype.kind])
+    return [_to_array(a, dt) if _is_scalar(a) else astype(a, dt) for a in arrs]
 
 
 def concatenate(arrays, axis=0):
@@ -1245,11 +1308,13 @@ def _dot_general(a, b, lb, rb, lc, rc):
 
 
 def _prod_operands(op, a, b):
-    a, b = _to_array(a), _to_array(b)
-    dt = _dt.result_type(op, a.dtype, b.dtype)
-    if dt.is_bool:
-        raise DTypeError(f"{op}: bool_ operands of shapes {_shape_str(a.shape)} and {_shape_str(b.shape)} are not supported; convert with astype")
-    return astype(a, dt), astype(b, dt)
+    return _common(op, [a, b])
+
+
+def _bool_product(f, *xs, **kw):
+    """``f`` (a sum of products) of bool operands: computed on int32 and true where nonzero,
+    JAX's bool result (an or of ands)."""
+    return not_equal(f(*[astype(x, int32) for x in xs], **kw), 0)
 
 
 def matmul(a, b):
@@ -1261,6 +1326,8 @@ def matmul(a, b):
         (5, 2, 4)
     """
     a, b = _prod_operands("matmul", a, b)
+    if a.dtype.is_bool:
+        return _bool_product(matmul, a, b)
     sa, sb = a.shape, b.shape
     if not sa or not sb:
         raise ShapeError(f"matmul: operands must have at least one dimension, got shapes {_shape_str(sa)} and {_shape_str(sb)}")
@@ -1301,6 +1368,8 @@ def dot(a, b):
         11.0
     """
     a, b = _prod_operands("dot", a, b)
+    if a.dtype.is_bool:
+        return _bool_product(dot, a, b)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     ca = a.ndim - 1
@@ -1320,6 +1389,8 @@ def tensordot(a, b, axes=2):
         (2, 5)
     """
     a, b = _prod_operands("tensordot", a, b)
+    if a.dtype.is_bool:
+        return _bool_product(tensordot, a, b, axes=axes)
     if isinstance(axes, (int, np.integer)):
         n = int(axes)
         if n < 0 or n > a.ndim or n > b.ndim:
@@ -1451,7 +1522,7 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None, pre
         raise _errors.InvalidArgumentError(f"einsum: {subscripts!r} names {len(specs)} operands, got {len(operands)}")
     xs = list(_common("einsum", operands))
     if xs[0].dtype.is_bool:
-        raise DTypeError("einsum: bool_ operands are not supported; convert with astype")
+        return _bool_product(lambda *ys: einsum(f"{ins}->{out}", *ys, optimize=optimize), *xs)
     sizes = {}
     for k, (sp, x) in enumerate(zip(specs, xs)):
         if builtins.any(c not in string.ascii_letters for c in sp):
@@ -1829,12 +1900,16 @@ def ones(shape, dtype=None):
 
 
 def full(shape, fill_value, dtype=None):
-    """A tensor filled with ``fill_value`` (dtype from the value when not given).
+    """A tensor filled with ``fill_value`` (dtype from the value when not given: an array or
+    NumPy scalar keeps its dtype and is broadcast to ``shape``, as JAX's).
 
     Example:
         >>> qb.full((2,), 7).tolist()
         [7, 7]
     """
+    if is_array(fill_value) or isinstance(fill_value, (np.ndarray, np.generic)):
+        shape = _shape_arg("full", shape)
+        return broadcast_to(_to_array(fill_value, dtype), shape)
     d = _dt.dtype(dtype, "full") if dtype is not None else _dt.scalar_dtype(fill_value)
     return _full("full", _shape_arg("full", shape), fill_value, d)
 
@@ -1973,9 +2048,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
             step = (float(stop) - float(start)) / div if div > 0 else math.nan
             return r, step
         return r
-    s0 = _to_array(start)
-    s1 = _to_array(stop)
-    dt = _dt.dtype(dtype, "linspace") if dtype is not None else (s0.dtype if s0.dtype.is_float else float64)
+    s0, s1 = _binary_operands("linspace", start, stop)
+    dt = _dt.dtype(dtype, "linspace") if dtype is not None else _dt.to_inexact(s0.dtype)
     s0, s1 = _binary_operands("linspace", astype(s0, dt), astype(s1, dt))
     shape = s0.shape
     nd = len(shape) + 1

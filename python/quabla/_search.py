@@ -14,6 +14,7 @@ import builtins
 import numpy as np
 
 from . import _ops as _o
+from . import dtypes as _dt
 from ._numpy import argsort as _argsort
 from ._numpy import isnan as _isnan
 from ._numpy import sort as _sort
@@ -25,9 +26,9 @@ __all__ = ["searchsorted", "digitize", "bincount", "histogram", "interp", "quant
 
 
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
-    """Indices (int64) where the values ``v`` would be inserted into the sorted 1-D ``a`` to
-    keep it sorted (``jnp.searchsorted``): the first such index with ``side='left'``, the
-    last with ``side='right'``.
+    """Indices (int32, as JAX's) where the values ``v`` would be inserted into the sorted
+    1-D ``a`` to keep it sorted (``jnp.searchsorted``): the first such index with
+    ``side='left'``, the last with ``side='right'``.
 
     Example:
         >>> qb.searchsorted(qb.array([1.0, 2.0, 2.0, 5.0]), qb.array([0.0, 2.0, 6.0])).tolist()
@@ -46,10 +47,11 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     if a.dtype != v.dtype and not (v.ndim == 0 and v.dtype.kind in "fiu" and a.dtype.kind in "fiu"):
         raise DTypeError(f"{name}: a and v must have the same dtype, got {a.dtype.name} of shape {a.shape} and {v.dtype.name} of shape {v.shape}")
     n = a.shape[0]
-    lo = _o.zeros(v.shape, _o.int64)
+    idx = _o.int32 if n < 2**31 - 1 else _o.int64
+    lo = _o.zeros(v.shape, idx)
     if n == 0:
         return lo
-    hi = _o.full(v.shape, n, _o.int64)
+    hi = _o.full(v.shape, n, idx)
     below = _o.less if side == "left" else _o.less_equal
     for _ in range(n.bit_length()):
         mid = (lo + hi) // 2
@@ -74,7 +76,7 @@ def digitize(x, bins, right=False):
     side = "left" if right else "right"
     n = bins.shape[0]
     if n == 0:
-        return _o.zeros(x.shape, _o.int64)
+        return _o.zeros(x.shape, _o.int32)
     up = searchsorted(bins, x, side=side)
     down = n - searchsorted(bins[::-1], x, side=side)
     return _o.where(bins[-1] >= bins[0], up, down)
@@ -133,9 +135,8 @@ def histogram(a, bins=10, range=None, weights=None, density=None):  # noqa: A002
         >>> counts.tolist(), edges.tolist()
         ([1.0, 2.0], [0.0, 0.5, 1.0])
     """
-    a = _o.ravel(_o._to_array(a))
-    dtype = a.dtype if a.dtype.kind == "f" else _o.float64
-    a = _o.astype(a, dtype)
+    a = _o._floatify(_o.ravel(_o._to_array(a)))
+    dtype = a.dtype
     if isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_)):
         if bins < 1:
             raise ShapeError(f"histogram: bins must be >= 1, got {bins}")
@@ -175,7 +176,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     x, xp, fp = _o._to_array(x), _o._to_array(xp), _o._to_array(fp)
     if xp.ndim != 1 or fp.ndim != 1 or xp.shape != fp.shape or xp.shape[0] < 1:
         raise ShapeError(f"interp: xp and fp must be 1-D of one length >= 1, got shapes {xp.shape} and {fp.shape}")
-    dtype = x.dtype if x.dtype.kind == "f" else _o.float64
+    dtype = _dt.to_inexact(_dt.result_type("interp", _dt.result_type("interp", x.dtype, xp.dtype), fp.dtype))
     x, xp, fp = _o.astype(x, dtype), _o.astype(xp, dtype), _o.astype(fp, dtype)
     if period is not None:
         if left is not None or right is not None:
@@ -224,9 +225,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     method = interpolation if interpolation is not None else method
     if method not in _QUANTILE_METHODS:
         raise ShapeError(f"{name}: method must be one of {_QUANTILE_METHODS}, got {method!r}")
-    a = _o._to_array(a)
-    if a.dtype.kind != "f":
-        a = _o.astype(a, _o.float64)
+    a = _o._floatify(_o._to_array(a))
     if axis is None:
         shape_keep = (1,) * a.ndim
         a, ax = _o.ravel(a), 0

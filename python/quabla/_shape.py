@@ -317,8 +317,9 @@ def append(arr, values, axis=None):
         >>> qb.append(qb.array([1, 2]), qb.array([[3], [4]])).tolist()
         [1, 2, 3, 4]
     """
+    arr, values = _o._common("append", [arr, values])  # Python numbers weak, as JAX
     if axis is None:
-        return _o.concatenate([_o.ravel(_A(arr)), _o.ravel(_A(values))], 0)
+        return _o.concatenate([_o.ravel(arr), _o.ravel(values)], 0)
     return _o.concatenate([arr, values], axis=axis)
 
 
@@ -1039,7 +1040,8 @@ def mask_indices(n, mask_func, k=0, *, size=None):
 def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None):
     """Flat indices into an array of shape ``dims`` from a tuple of index arrays (one per
     axis), in C (row-major) or F ``order``; ``mode`` 'raise' (indices must be concrete and in
-    range), 'wrap', 'clip' or 'ignore'.
+    range), 'wrap', 'clip' or 'ignore'. The result has the indices' common dtype unless
+    ``dtype`` is given, as JAX's.
 
     Example:
         >>> qb.ravel_multi_index((qb.array([0, 1]), qb.array([2, 0])), (2, 3)).tolist()
@@ -1050,12 +1052,17 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None)
     idx = [_A(i) for i in _o._arrays_arg(name, "multi_index", multi_index)]
     if len(idx) != len(dims):
         raise ShapeError(f"{name}: {len(idx)} index arrays for {len(dims)} dims {dims}")
-    d = _o.int64 if dtype is None else _dt.dtype(dtype, name)
-    if not d.is_int:
-        raise DTypeError(f"{name}: dtype must be an integer type, got {d.name}")
     for i in idx:
         if not i.dtype.is_int:
             raise DTypeError(f"{name}: the indices must be integers, got {i.dtype.name} of shape {_shape_str(i.shape)}")
+    if dtype is None:
+        d = idx[0].dtype if idx else _o.int64
+        for i in idx[1:]:
+            d = _dt.result_type(name, d, i.dtype)
+    else:
+        d = _dt.dtype(dtype, name)
+    if not d.is_int:
+        raise DTypeError(f"{name}: dtype must be an integer type, got {d.name}")
     if mode == "raise":
         for i, n in zip(idx, dims):
             v = _concrete(name, i, "multi_index", "with mode='raise'; use mode='wrap' or 'clip' under jit")
@@ -1409,7 +1416,7 @@ def partition(a, kth, axis=-1):
 def argpartition(a, kth, axis=-1):
     """The indices that ``partition`` ``a`` along ``axis`` (JAX's exact output: the indices of
     the ``kth + 1`` smallest in ascending order of value, ties by index, then the other
-    indices in increasing order).
+    indices in increasing order), int32 as JAX's (its top_k indices).
 
     Example:
         >>> qb.argpartition(qb.array([5, 1, 4, 2, 3]), 1).tolist()
@@ -1418,10 +1425,11 @@ def argpartition(a, kth, axis=-1):
     a, ax, n, k = _partition_parts("argpartition", a, kth, axis)
     order = _argsort(a, axis=ax)
     if k == n - 1:
-        return order
+        return _o.astype(order, _o.int32)
     rank = _argsort(order, axis=ax)
     rest = _argsort(_o.astype(rank <= k, _o.int32), axis=ax)
-    return _o.concatenate([_o._slice_axis(order, ax, 0, k + 1, 1), _o._slice_axis(rest, ax, 0, n - k - 1, 1)], axis=ax)
+    r = _o.concatenate([_o._slice_axis(order, ax, 0, k + 1, 1), _o._slice_axis(rest, ax, 0, n - k - 1, 1)], axis=ax)
+    return _o.astype(r, _o.int32)
 
 
 def apply_along_axis(func1d, axis, arr, *args, **kwargs):
@@ -1597,7 +1605,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002 - N
     if isinstance(bins, str):
         raise UnsupportedOperationError(f"{name}: string bins are not supported (as JAX)", op=name)
     x = _A(a)
-    dt = x.dtype if x.dtype.is_float else _o.float64
+    dt = _dt.to_inexact(x.dtype)
     if not (isinstance(bins, (int, np.integer)) and not isinstance(bins, (bool, np.bool_))):
         e = _o.astype(_A(bins), dt)
         if e.ndim != 1:
@@ -1632,7 +1640,7 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):  # noq
     s = _A(sample)
     if s.ndim != 2:
         raise ShapeError(f"{name}: sample must be 2-D (N, D), got shape {_shape_str(s.shape)}")
-    dt = s.dtype if s.dtype.is_float else _o.float64
+    dt = _dt.to_inexact(s.dtype)
     if weights is not None:
         w = _A(weights)
         if w.shape != s.shape[:1]:

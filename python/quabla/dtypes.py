@@ -212,6 +212,26 @@ def check_int_range(value, d):
         raise ScalarOverflowError(f"the Python int {value} is out of bounds for {d.name} ({info.min} to {info.max}); use an explicit array of a wider dtype")
 
 
+def to_inexact(d):
+    """The float dtype an integer or bool dtype ``d`` computes in where a float is needed
+    (JAX's ``to_inexact_dtype``, x64): int64 -> float64; bool, uint8, uint32, int32 ->
+    float32; floats are kept."""
+    if d.is_float:
+        return d
+    return float64 if d is int64 else float32
+
+
+def sum_dtype(d):
+    """The result dtype of a sum or product of ``d`` (JAX's ``promote_integers``, x64): bool
+    and signed integers -> int64; unsigned integers -> uint32 (JAX: uint64, which Quabla
+    does not have: uint32 is its widest unsigned dtype); floats are kept."""
+    if d.is_bool or d.is_signed_int:
+        return int64
+    if d.is_unsigned:
+        return uint32
+    return d
+
+
 def scalar_dtype(x):
     """The default dtype of a Python scalar."""
     if isinstance(x, bool):

@@ -674,7 +674,7 @@ def permutation(key, x, axis=0, independent=False):
         sk = _o.transpose(bits(sub, x.shape), perm_axes)
         order = _order(sk)  # [..., r] -> source index
         hit = _o.expand_dims(order, -1) == _o.arange(n)  # [..., r, i]
-        xt = _o.sum(_o.where(hit, _o.expand_dims(xt, -2), _o.zeros((), dtype=xt.dtype)), axis=-1)
+        xt = _o.sum(_o.where(hit, _o.expand_dims(xt, -2), _o.zeros((), dtype=xt.dtype)), axis=-1, dtype=xt.dtype)
     inv = [perm_axes.index(i) for i in range(x.ndim)]
     return _o.transpose(xt, inv)
 

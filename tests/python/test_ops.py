@@ -118,7 +118,7 @@ case("isfinite-int", qb.isfinite, np.isfinite, R((2, 3), -9, 9), dtypes=I)
 case("logaddexp", qb.logaddexp, np.logaddexp, R((3, 4), -30, 30), R((3, 4), -30, 30), dtypes=F)
 case("logaddexp-bcast", qb.logaddexp, np.logaddexp, R((3, 4)), R((4,)), dtypes=F)
 case("logaddexp-inf", qb.logaddexp, np.logaddexp, const(np.array([-np.inf, np.inf, -np.inf, 0.0, np.nan])), const(np.array([-np.inf, np.inf, 1.0, -np.inf, 1.0])))
-case("exp-bool-promotes", qb.exp, lambda x: np.exp(x.astype(np.float64)), R((5,)), dtypes=["bool"])
+case("exp-bool-promotes", qb.exp, lambda x: np.exp(x.astype(np.float32)), R((5,)), dtypes=["bool"])  # JAX x64: bool -> float32
 case("round-half-even", qb.round, np.round, const(np.array([0.5, 1.5, 2.5, -0.5, -1.5])))
 case("round-int", qb.round, np.round, R((5,), -9, 9), dtypes=I)
 for name, qf, nf in [
@@ -161,7 +161,7 @@ case("add-int-float", qb.add, np.add, R((4,), -5, 5), per(lambda dt: rand((4,), 
 case("divide", qb.divide, np.divide, R((3, 4)), per(lambda dt: away_from_zero((3, 4), dt)), dtypes=F)
 case("divide-op", lambda a, b: a / b, np.divide, R((3, 4)), per(lambda dt: away_from_zero((4,), dt)), dtypes=F)
 case("rtruediv", lambda a: 1.0 / a, lambda a: (1.0 / a).astype(a.dtype), per(lambda dt: away_from_zero((4,), dt)), dtypes=F)
-case("divide-int", qb.divide, np.divide, R((3, 4), -9, 9), per(lambda dt: nonzero_int((3, 4), dt)), dtypes=I)
+case("divide-int", qb.divide, lambda a, b: np.divide(a, b).astype(np.float32 if a.dtype == np.int32 else np.float64), R((3, 4), -9, 9), per(lambda dt: nonzero_int((3, 4), dt)), dtypes=I)
 case("floor_divide", lambda a, b: a // b, np.floor_divide, R((3, 4), -9, 9), per(lambda dt: nonzero_int((3, 4), dt)), dtypes=I)
 case("floor_divide-f", lambda a, b: a // b, np.floor_divide, R((3, 4), -9, 9), per(lambda dt: away_from_zero((3, 4), dt)), dtypes=F)
 case("remainder", lambda a, b: a % b, np.remainder, R((3, 4), -9, 9), per(lambda dt: nonzero_int((3, 4), dt)), dtypes=I)
@@ -218,11 +218,12 @@ case("astype-from-bool", lambda x: x.astype(qb.float32), lambda x: x.astype(np.f
 # Reductions (axis None / int / negative / tuple, keepdims)
 AXES = [None, 0, -1, (0, 2), (-1, 1)]
 for name, qf, nf, dts, lohi in [
-    ("sum", qb.sum, lambda x, **k: np.sum(x, dtype=np.int64 if x.dtype == np.bool_ else x.dtype, **k), N + ["bool"], (-3, 3)),
-    ("prod", qb.prod, lambda x, **k: np.prod(x, dtype=x.dtype, **k), N, (-2, 2)),
+    # JAX x64 (promote_integers): bool and int32 sum and multiply as int64.
+    ("sum", qb.sum, lambda x, **k: np.sum(x, dtype=np.int64 if x.dtype in (np.bool_, np.int32) else x.dtype, **k), N + ["bool"], (-3, 3)),
+    ("prod", qb.prod, lambda x, **k: np.prod(x, dtype=np.int64 if x.dtype == np.int32 else x.dtype, **k), N, (-2, 2)),
     ("max", qb.max, np.max, N + ["bool"], (-3, 3)),
     ("min", qb.min, np.min, N + ["bool"], (-3, 3)),
-    ("mean", qb.mean, np.mean, N, (-3, 3)),
+    ("mean", qb.mean, lambda x, **k: np.mean(x, **k).astype(np.float32 if x.dtype == np.int32 else np.float64 if x.dtype == np.int64 else x.dtype), N, (-3, 3)),  # JAX x64: int32 -> float32
     ("var", qb.var, np.var, F, (-3, 3)),
     ("std", qb.std, np.std, F, (-3, 3)),
     ("any", qb.any, np.any, ["bool"] + I, (-1, 1)),
