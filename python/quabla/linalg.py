@@ -778,7 +778,7 @@ def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
     a, b = _last(x1, axis), _last(x2, axis)
     if a.shape[-1] != b.shape[-1]:
         raise ShapeError(f"vecdot: the vector axes must match, got shapes {_shape(x1.shape)} and {_shape(x2.shape)} with axis={axis}")
-    return _o.sum(a * b, -1)
+    return _o.sum(a * b, -1, dtype=a.dtype)
 
 
 def matrix_transpose(x, /):

@@ -110,9 +110,13 @@ pub(super) fn row_strides(shape: &[i64]) -> Vec<i64> {
     s
 }
 
-/// The combining op of reducer `op` on elements of `d`.
+/// The combining op of reducer `op` on elements of `d` (unsigned integers compare
+/// unsigned: `minsi` took 255 as -1, so cummin of uint8 was 255 everywhere).
 fn combiner(op: WindowReducer, d: DType) -> &'static str {
+    let unsigned = d.is_unsigned() || d == DType::I1;
     match (op, d.is_float()) {
+        (WindowReducer::Max, false) if unsigned => "arith.maxui",
+        (WindowReducer::Min, false) if unsigned => "arith.minui",
         (WindowReducer::Sum, true) => "arith.addf",
         (WindowReducer::Max, true) => "arith.maximumf",
         (WindowReducer::Min, true) => "arith.minimumf",

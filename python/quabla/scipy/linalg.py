@@ -433,11 +433,11 @@ def _pivots_to_perm(piv, m):
 
     def body(i, perm):
         i = _o.astype(i, _dt.int32)
-        j = _o.sum(_o.where(kidx == i, piv, 0), axis=-1, keepdims=True)
+        j = _o.sum(_o.where(kidx == i, piv, 0), axis=-1, keepdims=True, dtype=piv.dtype)
         at_i = idx == i
         at_j = idx == j
-        pi = _o.sum(_o.where(at_i, perm, 0), axis=-1, keepdims=True)
-        pj = _o.sum(_o.where(at_j, perm, 0), axis=-1, keepdims=True)
+        pi = _o.sum(_o.where(at_i, perm, 0), axis=-1, keepdims=True, dtype=perm.dtype)
+        pj = _o.sum(_o.where(at_j, perm, 0), axis=-1, keepdims=True, dtype=perm.dtype)
         return _o.where(at_i, pj, _o.where(at_j, pi, perm))
 
     return _fori_loop(0, k, body, perm0)
