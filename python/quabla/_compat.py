@@ -45,7 +45,19 @@ __all__ = [
     "process_count",
     "default_backend",
     "disable_jit",
+    "enable_x64",
+    "default_device",
+    "host_count",
+    "host_id",
+    "host_ids",
+    "NamedSharding",
+    "P",
+    "make_mesh",
 ]
+
+NamedSharding = _sharding.NamedSharding
+P = _sharding.PartitionSpec
+make_mesh = _sharding.make_mesh
 
 ShapeDtypeStruct = ShapeDtype
 
@@ -483,3 +495,67 @@ def disable_jit(disable=True):
         yield
     finally:
         _set_jit_disabled(prev)
+
+
+@contextlib.contextmanager
+def enable_x64(new_val=True):
+    """``jax.enable_x64`` as a context manager: Quabla always types numbers as JAX with x64,
+    so ``True`` changes nothing and ``False`` raises UnsupportedOperationError.
+
+    Example:
+        >>> with qb.enable_x64():
+        ...     print(qb.array(1.5).dtype)
+        float64
+    """
+    if not new_val:
+        raise UnsupportedOperationError("enable_x64(False) is not available: Quabla types Python numbers as JAX with x64 (cast arrays to float32 explicitly)", op="enable_x64")
+    yield
+
+
+@contextlib.contextmanager
+def default_device(device):
+    """``jax.default_device`` as a context manager: eager ops and programs without a
+    ``device=`` run on the host CPU in Quabla, so ``None`` or the CPU (``"cpu"``, a
+    ``qb.devices()`` entry naming it) is accepted and anything else raises
+    UnsupportedOperationError (choose a device with ``qb.jit(device=...)`` or
+    ``qb.device_put``).
+
+    Example:
+        >>> with qb.default_device("cpu"):
+        ...     print((qb.ones(2) * 2).tolist())
+        [2.0, 2.0]
+    """
+    name = getattr(device, "platform", device)
+    if name not in (None, "cpu"):
+        raise UnsupportedOperationError(f"default_device({device!r}): only the host CPU is the default device in Quabla; use qb.jit(device=...) or qb.device_put for others", op="default_device")
+    yield
+
+
+def host_count(backend=None):
+    """The number of processes (``jax.host_count``, JAX's older name of ``process_count``).
+
+    Example:
+        >>> qb.host_count()
+        1
+    """
+    return process_count(backend)
+
+
+def host_id(backend=None):
+    """This process's index (``jax.host_id``, JAX's older name of ``process_index``).
+
+    Example:
+        >>> qb.host_id()
+        0
+    """
+    return process_index(backend)
+
+
+def host_ids(backend=None):
+    """The indices of all processes (``jax.host_ids``).
+
+    Example:
+        >>> qb.host_ids()
+        [0]
+    """
+    return list(range(process_count(backend)))
