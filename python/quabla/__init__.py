@@ -242,6 +242,7 @@ from . import experimental  # noqa: E402
 from . import flatten_util  # noqa: E402
 from . import example_libraries  # noqa: E402
 from ._compat import *  # noqa: E402,F401,F403
+from ._nextafter import nextafter, spacing  # noqa: E402
 
 bool = bool_  # noqa: A001 - jax.numpy's alias (an attribute, not in __all__: it shadows the builtin)
 import sys as _sys  # noqa: E402

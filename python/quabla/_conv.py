@@ -265,9 +265,9 @@ def _conv1d(name, x, y, mode, flip):
     x, y = _ops._to_array(x), _ops._to_array(y)
     if x.ndim != 1 or y.ndim != 1:
         raise ShapeError(f"{name}() only supports 1-dimensional inputs, got shapes {x.shape} and {y.shape}")
-    d = _dt.result_type(name, x.dtype, y.dtype)
-    if not d.is_float:
-        d = _dt.float64
+    # JAX's dtype: the operands' common dtype made inexact (int64 -> float64; bool, uint8,
+    # uint32, int32 -> float32).
+    d = _dt.to_inexact(_dt.result_type(name, x.dtype, y.dtype))
     x, y = _ops.astype(x, d), _ops.astype(y, d)
     reverse_out = False
     if x.shape[0] < y.shape[0]:
@@ -291,28 +291,41 @@ def _conv1d(name, x, y, mode, flip):
     return _flip(r) if reverse_out else r
 
 
+def _conv_result(name, r, preferred_element_type):
+    """The result of convolve/correlate as ``preferred_element_type`` (which may not be
+    narrower than the computed dtype, as JAX's)."""
+    if preferred_element_type is None:
+        return r
+    want = _dt.dtype(preferred_element_type, name)
+    if want is r.dtype:
+        return r
+    if not want.is_float or want.itemsize < r.dtype.itemsize:
+        raise DTypeError(f"{name}: preferred_element_type {want.name} must not be narrower than the computed dtype {r.dtype.name}")
+    return _ops.astype(r, want)
+
+
 def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
-    """Discrete linear convolution of two 1-D arrays (``jax.numpy.convolve``).
+    """Discrete linear convolution of two 1-D arrays (``jax.numpy.convolve``): integer and
+    bool inputs compute in their inexact dtype (int64 -> float64; bool, uint8, uint32, int32
+    -> float32, as JAX). ``precision`` is accepted and ignored (the host computes in the
+    dtype's full precision).
 
     Example:
         >>> qb.convolve(qb.array([1.0, 2.0, 3.0]), qb.array([0.0, 1.0, 0.5])).tolist()
         [0.0, 1.0, 2.5, 4.0, 1.5]
     """
-    if precision is not None or preferred_element_type is not None:
-        raise UnsupportedOperationError("convolve: precision and preferred_element_type are not supported")
-    return _conv1d("convolve", a, v, mode, True)
+    return _conv_result("convolve", _conv1d("convolve", a, v, mode, True), preferred_element_type)
 
 
 def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None):
-    """Cross-correlation of two 1-D arrays (``jax.numpy.correlate``).
+    """Cross-correlation of two 1-D arrays (``jax.numpy.correlate``; dtypes as
+    :func:`convolve`; ``precision`` is accepted and ignored).
 
     Example:
         >>> qb.correlate(qb.array([1.0, 2.0, 3.0]), qb.array([0.0, 1.0, 0.5])).tolist()
         [3.5]
     """
-    if precision is not None or preferred_element_type is not None:
-        raise UnsupportedOperationError("correlate: precision and preferred_element_type are not supported")
-    return _conv1d("correlate", a, v, mode, False)
+    return _conv_result("correlate", _conv1d("correlate", a, v, mode, False), preferred_element_type)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -473,16 +486,25 @@ def _prepare(name, x, axis, dtype):
     return x, _axis(name, x, axis)
 
 
-def cumsum(a, axis=None, dtype=None, *, reverse=False):
+def cumsum(a, axis=None, dtype=None, out=None, *, reverse=False):
     """Cumulative sum along ``axis`` (None: of the flattened array), as ``jax.numpy.cumsum``;
-    ``reverse=True`` sums from the end (``jax.lax.cumsum``'s ``reverse``).
+    ``reverse=True`` sums from the end (``jax.lax.cumsum``'s ``reverse``). ``dtype=bool`` is
+    a cumulative logical or (of the values converted to bool), as JAX's.
 
     Example:
         >>> qb.cumsum(qb.array([1, 2, 3])).tolist()
         [1, 3, 6]
     """
+    _ops._no_out("cumsum", out)
     x, ax = _prepare("cumsum", a, axis, dtype)
+    if x.dtype.is_bool:  # dtype=bool: a cumulative or, as JAX's
+        return _cum_bool("reduce_window_max", x, ax, reverse)
     return _cum_window("reduce_window_sum", x, ax, reverse)
+
+
+def _cum_bool(kind, x, ax, reverse):
+    """A cumulative or (max) / and (min) of a bool array, through uint8."""
+    return _ops.astype(_cum_window(kind, _ops.astype(x, _dt.uint8), ax, reverse), _dt.bool_)
 
 
 def _flip_axis(x, a):
@@ -509,14 +531,18 @@ def _scan(name, x, a, combine, identity, reverse):
     return _flip_axis(y, a) if reverse else y
 
 
-def cumprod(a, axis=None, dtype=None, *, reverse=False):
-    """Cumulative product along ``axis`` (None: flattened), as ``jax.numpy.cumprod``.
+def cumprod(a, axis=None, dtype=None, out=None, *, reverse=False):
+    """Cumulative product along ``axis`` (None: flattened), as ``jax.numpy.cumprod``;
+    ``dtype=bool`` is a cumulative logical and, as JAX's.
 
     Example:
         >>> qb.cumprod(qb.array([1.0, 2.0, 3.0])).tolist()
         [1.0, 2.0, 6.0]
     """
+    _ops._no_out("cumprod", out)
     x, ax = _prepare("cumprod", a, axis, dtype)
+    if x.dtype.is_bool:  # dtype=bool: a cumulative and, as JAX's
+        return _cum_bool("reduce_window_min", x, ax, reverse)
     return _cum_window("reduce_window_prod", x, ax, reverse)
 
 

@@ -3,10 +3,12 @@
 ``x[key]`` with integer arrays (NumPy, Tensor or traced; several of them broadcast together),
 mixed with ints, slices, ``None`` and ``...``, follows NumPy's rules: the advanced indices'
 broadcast shape replaces them in place when they are adjacent, and goes first otherwise
-(``None`` counts as a basic index between them). Array indices wrap once from the end and
-are then clamped (JAX's default for gathers); ``mode="fill"`` gives ``fill_value`` for them
-instead (NaN for floats, the most negative integer for signed ints, the largest for unsigned
-ones, True for bools, as JAX). The
+(``None`` counts as a basic index between them). Indices (ints and arrays, static or
+traced) wrap once from the end and are then clamped (JAX's default for gathers, also
+``mode="clip"`` and ``"promise_in_bounds"``): ``arange(10)[11]`` is 9 and ``[-11]`` is 0;
+``mode="fill"`` (or ``"drop"``) gives ``fill_value`` for them instead (NaN for floats, the
+most negative integer for signed ints, the largest for unsigned ones, True for bools, as
+JAX). Slices are clipped to the axis as Python's. The
 gather is one ``quabla.gather`` along the flattened advanced dims; other dims stay whole.
 
 ``x.at[key].set/add/multiply/min/max(values, mode=...)``: a key of ints, slices, ``None``,
@@ -15,9 +17,10 @@ slices' steps), updated as the box's slice of ``x`` combined with the values and
 with one ``dynamic_update_slice`` (a whole-array box is just the combination); other keys
 scatter (``quabla.scatter*``) into the flat positions that ``x[key]`` reads (a key of one
 index array on the first axis scatters whole rows along axis 0 instead): duplicates
-accumulate (``set``: the last one wins, as XLA on one device), out-of-bounds updates are
-dropped (JAX's default, also for ``"drop"``, ``"fill"`` and ``"promise_in_bounds"``) or
-clamped (``mode="clip"``); a box at an out-of-bounds 0-d index is dropped likewise.
+accumulate (``set``: the last one wins, as XLA on one device), out-of-bounds updates (after
+one wrap from the end) are dropped (JAX's default, also for ``"drop"``, ``"fill"`` and
+``"promise_in_bounds"``, as XLA's scatter) or clamped (``mode="clip"``); a box at an
+out-of-bounds int or 0-d index is dropped likewise.
 ``.get(mode=, fill_value=)`` is ``x[key]`` with that mode.
 """
 
@@ -67,13 +70,12 @@ def _is_array_index(k):
     return True
 
 
-def _static_index(i, n, axis, shape):
-    """Static int index ``i`` of an axis of extent ``n``, counted from the end when negative;
-    an InvalidIndexError out of range."""
-    i = int(i)
-    if not -n <= i < n:
-        raise _errors.InvalidIndexError(f"index {i} is out of bounds for axis {axis} with extent {n} (shape {tuple(shape)})")
-    return i + n if i < 0 else i
+def _static_index(i, n):
+    """Static int index ``i`` of an axis of extent ``n`` as an int64 NumPy scalar array for
+    :func:`_wrapped`: values far out of bounds are brought to ``n`` or ``-n - 1`` (still out
+    of bounds on the same side, and representable)."""
+    i = builtins.min(builtins.max(int(i), -n - 1), n)
+    return np.asarray(i, dtype=np.int64)
 
 
 def _wrapped(i, n, check):
@@ -222,7 +224,7 @@ def gather(x, key, mode=None, fill_value=None):
         k = exp[d]
         n = shape[d]
         if _is_int(k):
-            k = np.asarray(_static_index(k, n, d, shape), dtype=np.int64)
+            k = _static_index(k, n)
         idx.append(_as_index(k))
     bshape = o._bcast_shapes("getitem", *[tuple(i.shape) for i in idx])
     idx = [o.broadcast_to(i, bshape) for i in idx]
@@ -231,7 +233,7 @@ def gather(x, key, mode=None, fill_value=None):
     flat = None
     for d, i in zip(adv, idx):
         n = shape[d]
-        i, ok = _wrapped(i, n, mode == "fill")
+        i, ok = _wrapped(i, n, mode in ("fill", "drop"))
         valid = _and(valid, ok)
         flat = i if flat is None else flat * n + i
     # Adjacent advanced dims are merged in place (a reshape) and gathered along that axis,
@@ -282,7 +284,7 @@ def _flat_positions(x, key, mode):
     for a in adv:
         k, n = items[a], ext[a]
         if _is_int(k):
-            k = np.asarray(_static_index(k, n, a, x.shape), dtype=np.int64)
+            k = _static_index(k, n)
         idx.append(o.astype(_as_index(k), _dt.int64))
     bshape = o._bcast_shapes("at[]", *[tuple(i.shape) for i in idx])
     # The result's dims: the slices' in order, the advanced indices' broadcast dims in place of
@@ -359,8 +361,8 @@ def _box_update(x, key, v, combiner, mode):
     stepped; an index one position) is sliced from ``x``, combined with the values (spread
     over the box's stepped positions by an interior pad where a step exceeds 1, the other
     positions kept by a select) and written back by one ``dynamic_update_slice``. A traced
-    index wraps once from the end; out of bounds, the box is left as it was (``mode="clip"``
-    and ``"promise_in_bounds"`` clamp it instead). One scatter into the flat positions of the
+    or static index wraps once from the end; out of bounds, the box is left as it was
+    (``mode="clip"`` clamps it instead). One scatter into the flat positions of the
     whole array read an iota of all of them (``x.at[:, 3].set(0)`` of 4096 x 1024 f32: 20 ms,
     JAX 0.8). None for keys with integer arrays of rank >= 1."""
     if not builtins.all(_is_int(k) or k is None or k is Ellipsis or isinstance(k, slice) or _is_scalar_index(k) for k in key):
@@ -386,9 +388,15 @@ def _box_update(x, key, v, combiner, mode):
             flips.append(r.step < 0)
         else:
             if _is_int(k):
-                starts.append(_static_index(k, n, d, x.shape))
+                i = int(k)
+                i = i + n if i < 0 else i
+                if not 0 <= i < n:
+                    if mode != "clip":
+                        return x  # the box is out of bounds: dropped
+                    i = builtins.min(builtins.max(i, 0), n - 1)
+                starts.append(i)
             else:
-                i, inside = _wrapped(o.astype(o._to_array(k), _dt.int64), n, mode not in ("clip", "promise_in_bounds"))
+                i, inside = _wrapped(o.astype(o._to_array(k), _dt.int64), n, mode != "clip")
                 starts.append(i)
                 ok = _and(ok, inside)
                 dynamic = True
@@ -470,7 +478,9 @@ class _IndexRef:
         self._x, self._key = x, key
 
     def get(self, *, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False):
-        """``x[key]`` (``mode="fill"`` gives ``fill_value`` out of bounds)."""
+        """``x[key]``: out-of-bounds indices clamped (None, ``"clip"``,
+        ``"promise_in_bounds"``), or ``fill_value`` there (``"fill"``, ``"drop"``; default NaN,
+        the most negative signed int, the largest unsigned int, True), as JAX's."""
         key = _expand_masks(self._x, self._key if isinstance(self._key, tuple) else (self._key,), "at[].get")
         if mode is None and fill_value is None and not has_advanced(key):
             return o.getitem(self._x, key)

@@ -11,7 +11,8 @@ the ``nan*`` family over :func:`quabla.quantile`'s sort) and the polynomials (``
 Quabla has no bitcast: the sign bit of a NaN cannot be read (``signbit(-nan)`` is False) and
 ``frexp``/``ldexp`` work on the float values (powers of two are exact); subnormal floats are
 flushed to zero by every Quabla float op (as XLA on CPU), so ``frexp`` of a subnormal is
-``(0, 0)``. ``nextafter`` and ``spacing`` are not provided.
+``(0, 0)``. ``nextafter`` and ``spacing`` are in python/quabla/_nextafter.py (over
+``lax.nextafter``, which imports this module).
 """
 
 import builtins
@@ -24,10 +25,12 @@ from . import dtypes as _dt
 from . import linalg as _linalg
 from ._control import scan as _scan
 from ._control import while_loop as _while_loop
+from ._control import fori_loop as _fori_loop
 from ._conv import convolve as _convolve
 from ._conv import cumprod as _cumprod
 from ._conv import cumsum as _cumsum
 from ._indexing import take_along_axis as _take_along_axis
+from ._search import _inverted_cdf, _quantile_weights
 from ._numpy import diag as _diag
 from ._numpy import diff as _diff
 from ._numpy import isnan as _isnan
@@ -113,14 +116,18 @@ def _join(a, b):
 def promote_types(a, b):
     """The dtype two dtypes promote to, on JAX's (x64) lattice (``jnp.promote_types``).
 
+    The Python types ``bool``, ``int`` and ``float`` are weak, as in JAX: they take the other
+    dtype when it is of their kind or higher (``promote_types(uint8, int)`` is uint8).
     Quabla's binary ops ask for an explicit ``astype`` to mix float32 with float64; this query
     answers float64 for that pair, as JAX.
 
     Example:
         >>> qb.promote_types(qb.int32, qb.uint32)
         quabla.int64
+        >>> qb.promote_types(qb.uint8, int)
+        quabla.uint8
     """
-    return _join(_dt.dtype(a, "promote_types"), _dt.dtype(b, "promote_types"))
+    return result_type(*(d if d in (bool, int, float) else _dt.dtype(d, "promote_types") for d in (a, b)))
 
 
 def result_type(*args):
@@ -1042,15 +1049,17 @@ def nancumprod(a, axis=None, dtype=None, out=None):
     return _cumprod(x, axis, dtype)
 
 
-_QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+_QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf")
 
 
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None):
     """The ``q``-th quantiles (``q`` in [0, 1], a scalar or 1-D) of the non-NaN values of ``a``
     over ``axis`` (None: all; an int or a tuple), as ``jnp.nanquantile``: each lane's sorted
     values (NaN sorts last) at ``q * (count - 1)``, by ``method`` ('linear', 'lower',
-    'higher', 'nearest', 'midpoint'); NaN where every value is NaN. The quantiles' dims come
-    first. ``weights`` (JAX's 'inverted_cdf') is not supported.
+    'higher', 'nearest', 'midpoint'), or with 'inverted_cdf' the first sorted value whose
+    cumulative weight reaches ``q`` of the total; NaN where every value is NaN. The
+    quantiles' dims come first. ``weights`` (method 'inverted_cdf' only, as JAX): of ``a``'s
+    shape or, with an int ``axis``, of that axis' extent.
 
     Example:
         >>> qb.nanquantile(qb.array([4.0, float("nan"), 1.0, 3.0, 2.0]), 0.5).item()
@@ -1060,21 +1069,31 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
     _no_out(name, out)
     if overwrite_input:
         raise UnsupportedOperationError(f"{name}: overwrite_input=True is not supported (arrays are immutable)", op=name)
-    if weights is not None:
-        raise UnsupportedOperationError(f"{name}: weights= (the 'inverted_cdf' method) is not supported", op=name)
-    if method not in _QUANTILE_METHODS:
+    if not isinstance(method, str) or method not in _QUANTILE_METHODS:
         raise InvalidArgumentError(f"{name}: method must be one of {_QUANTILE_METHODS}, got {method!r}")
-    x = _floatify(_to_array(a))
+    x = _to_array(a)
+    w = None
+    if weights is not None:
+        x, w = _quantile_weights(name, x, weights, axis if isinstance(axis, (int, np.integer)) else None, method)
+    x = _floatify(x)
     shp = x.shape
     axes = _axes(name, axis, shp)
     keep_shape = tuple(1 if i in axes else n for i, n in enumerate(shp))
     rest = tuple(i for i in range(x.ndim) if i not in axes)
-    x = _o.transpose(x, rest + axes) if rest + axes != tuple(range(x.ndim)) else x
-    x = _o.reshape(x, tuple(shp[i] for i in rest) + (math.prod(shp[i] for i in axes),))
+
+    def lanes(v):
+        v = _o.transpose(v, rest + axes) if rest + axes != tuple(range(v.ndim)) else v
+        return _o.reshape(v, tuple(shp[i] for i in rest) + (math.prod(shp[i] for i in axes),))
+
+    x = lanes(x)
     qs = _to_array(q)
     if qs.ndim > 1:
         raise ShapeError(f"{name}: q must be a scalar or 1-D, got shape {_shape_str(qs.shape)}")
     qs = astype(qs, x.dtype)
+    if method == "inverted_cdf":
+        cnt = _o.sum(~_isnan(x), -1)
+        r = _inverted_cdf(x, None if w is None else lanes(w), qs, x.ndim - 1, cnt)
+        return _o.reshape(r, qs.shape + keep_shape) if keepdims else r
     s = _sort(x, axis=-1)
     cnt = astype(_o.sum(~_isnan(x), -1, keepdims=True), x.dtype)  # (rest..., 1)
     qcol = _o.reshape(qs, qs.shape + (1,) * x.ndim)  # (q..., 1, ..., 1)
@@ -1622,17 +1641,24 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     or 2-D for one fit per column), as ``jnp.polyfit``: the columns of the Vandermonde matrix
     scaled to unit norm, solved by :func:`quabla.linalg.lstsq` (singular values below
     ``rcond`` times the largest dropped; default ``len(x) * eps``); ``w`` weights the
-    residuals. ``full=True`` and ``cov=True`` are not supported.
+    residuals.
+
+    ``full=True`` returns ``(c, residuals, rank, singular_values, rcond)`` (the lstsq
+    results of the scaled problem, as JAX's); otherwise ``cov=True`` returns ``(c, V)``
+    with ``V`` the coefficients' covariance (scaled by the residual sum of squares over
+    ``len(x) - deg - 1``; ``cov="unscaled"`` unscaled), of shape ``(deg + 1, deg + 1)``, or
+    ``(deg + 1, deg + 1, k)`` for k columns of ``y``.
 
     Example:
         >>> [round(c, 6) for c in qb.polyfit(qb.array([0.0, 1.0, 2.0, 3.0]), qb.array([1.0, 3.0, 5.0, 7.0]), 1).tolist()]
         [2.0, 1.0]
+        >>> qb.polyfit(qb.array([0.0, 1.0, 2.0, 3.0]), qb.array([1.0, 3.0, 5.0, 8.0]), 1, cov=True)[1].shape
+        (2, 2)
     """
     name = "polyfit"
-    if full:
-        raise UnsupportedOperationError(f"{name}: full=True is not supported", op=name)
-    if cov:
-        raise UnsupportedOperationError(f"{name}: cov={cov!r} is not supported", op=name)
+    full = _o._bool_arg(name, "full", full)
+    if not (cov == "unscaled" or isinstance(cov, (bool, np.bool_))):
+        raise InvalidArgumentError(f"{name}: cov must be a bool or 'unscaled', got {cov!r}")
     deg = _static_int(name, "deg", deg)
     if deg < 0:
         raise InvalidArgumentError(f"{name}: deg must be >= 0, got {deg}")
@@ -1651,8 +1677,28 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
         lhs = lhs * _o.expand_dims(wa, 1)
         rhs = rhs * (_o.expand_dims(wa, 1) if rhs.ndim == 2 else wa)
     scale = _o.sqrt(_o.sum(lhs * lhs, 0))
-    c = _linalg.lstsq(lhs / scale, rhs, float(rcond))[0]
-    return c / _o.expand_dims(scale, 1) if c.ndim == 2 else c / scale
+    lhs = lhs / scale
+    c, resids, rank, sv = _linalg.lstsq(lhs, rhs, float(rcond))
+    c = c / _o.expand_dims(scale, 1) if c.ndim == 2 else c / scale
+    if full:
+        return c, resids, rank, sv, _o.asarray(float(rcond), xa.dtype)
+    if not cov:
+        return c
+    order = deg + 1
+    v = _linalg.inv(_o.matmul(_o.transpose(lhs), lhs)) / _outer(scale, scale)
+    if cov == "unscaled":
+        fac = _o.ones((1,), xa.dtype)
+    else:
+        if xa.shape[0] <= order:
+            raise InvalidArgumentError(f"{name}: the number of data points ({xa.shape[0]}) must exceed deg + 1 = {order} to scale the covariance (or pass cov='unscaled')")
+        fac = resids / (xa.shape[0] - order)
+    if ya.ndim == 1:
+        return c, v * _o.reshape(fac, (1, 1))
+    return c, _o.expand_dims(v, 2) * _o.reshape(fac, (1, 1, -1))
+
+
+def _outer(a, b):
+    return _o.expand_dims(a, 1) * _o.expand_dims(b, 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1835,14 +1881,18 @@ def iterable(y):
 
 def poly(seq_of_zeros):
     """The coefficients (highest degree first) of the monic polynomial with the given roots,
-    as ``jnp.poly`` of a 1-D array (a 2-D input means its eigenvalues, complex in general:
-    an UnsupportedOperationError, Quabla has no complex dtypes).
+    as ``jnp.poly`` of a 1-D array or a scalar (one root); a 2-D input means its eigenvalues,
+    complex in general: an UnsupportedOperationError, Quabla has no complex dtypes.
 
     Example:
         >>> qb.poly(qb.array([1.0, 2.0])).tolist()
         [1.0, -3.0, 2.0]
+        >>> qb.poly(3.0).tolist()
+        [1.0, -3.0]
     """
     z = _to_array(seq_of_zeros)
+    if z.ndim == 0:
+        z = _o.reshape(z, (1,))  # one root, as JAX's
     if z.ndim != 1:
         raise UnsupportedOperationError(f"poly: roots must be 1-D, got shape {_shape_str(z.shape)} (the eigenvalues of a matrix are complex in general)", op="poly")
     z = _floatify(z)
@@ -1946,3 +1996,290 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
         else:
             bits = _o.concatenate([bits, _o.zeros(bits.shape[:-1] + (keep - total,), _dt.uint8)], axis=-1)
     return _moveaxis(bits, -1, ax)
+
+
+# ---------------------------------------------------------------------------------------------
+# Printing (NumPy's print options: a Tensor's repr and str are NumPy's formatting of its
+# values, so the options apply to them), einsum_path, roots.
+
+__all__ += ["printoptions", "set_printoptions", "get_printoptions", "array_repr", "array_str", "einsum_path", "roots"]
+
+
+def printoptions(*args, **kwargs):
+    """A context manager that sets NumPy's print options inside a ``with`` block (NumPy's
+    ``printoptions``, as ``jnp.printoptions``): Quabla arrays print through NumPy's
+    formatting, so ``precision``, ``suppress``, ``threshold``, ``linewidth`` ... apply to
+    ``print(x)`` and ``repr(x)``.
+
+    Args:
+        *args: NumPy's ``set_printoptions`` arguments.
+        **kwargs: likewise.
+
+    Returns:
+        The context manager.
+
+    Example:
+        >>> with qb.printoptions(precision=2):
+        ...     print(qb.array([1 / 3, 2 / 3]))
+        [0.33 0.67]
+    """
+    try:
+        with np.printoptions(*args, **kwargs):  # checks the options now (NumPy checks on entry)
+            pass
+    except TypeError as e:
+        raise ArgumentTypeError(f"printoptions: {e}") from None
+    except ValueError as e:
+        raise InvalidArgumentError(f"printoptions: {e}") from None
+    return np.printoptions(*args, **kwargs)
+
+
+def set_printoptions(*args, **kwargs):
+    """Sets NumPy's print options, which Quabla arrays' ``repr``/``str`` use (NumPy's
+    ``set_printoptions``, as ``jnp.set_printoptions``).
+
+    Args:
+        *args: NumPy's ``set_printoptions`` arguments.
+        **kwargs: likewise.
+
+    Returns:
+        None.
+
+    Example:
+        >>> old = qb.get_printoptions()
+        >>> qb.set_printoptions(precision=3)
+        >>> print(qb.array([1 / 3]))
+        [0.333]
+        >>> qb.set_printoptions(**old)
+    """
+    try:
+        np.set_printoptions(*args, **kwargs)
+    except TypeError as e:
+        raise ArgumentTypeError(f"set_printoptions: {e}") from None
+    except ValueError as e:
+        raise InvalidArgumentError(f"set_printoptions: {e}") from None
+
+
+def get_printoptions():
+    """NumPy's current print options as a dict (``jnp.get_printoptions``).
+
+    Returns:
+        The dict.
+
+    Example:
+        >>> qb.get_printoptions()["precision"] >= 0
+        True
+    """
+    return np.get_printoptions()
+
+
+def _host(name, a):
+    """``a``'s values as a NumPy array (a traced value raises TracerArrayConversionError)."""
+    if isinstance(a, (list, tuple)) or _o._is_scalar(a):
+        a = _to_array(a)
+    if not (is_array(a) or isinstance(a, (np.ndarray, np.generic))):
+        raise ArgumentTypeError(f"{name}: expected an array, got {type(a).__name__}")
+    return np.asarray(a)
+
+
+def array_repr(arr, max_line_width=None, precision=None, suppress_small=None):
+    """The string representation of an array, as NumPy's ``array_repr`` of its values
+    (``jnp.array_repr`` is NumPy's): the class name (``Tensor``), the values, and the dtype
+    unless it is a default one (float64, int64, bool).
+
+    Args:
+        arr: the array.
+        max_line_width: line width (None: the print options').
+        precision: digits (None: the print options').
+        suppress_small: print tiny values as zero (None: the print options').
+
+    Returns:
+        The string.
+
+    Example:
+        >>> qb.array_repr(qb.array([1.0, 2.5]))
+        'Tensor([1. , 2.5])'
+    """
+    r = np.array_repr(_host("array_repr", arr), max_line_width, precision, suppress_small)
+    return "Tensor" + r[len("array"):] if r.startswith("array") else r
+
+
+def array_str(a, max_line_width=None, precision=None, suppress_small=None):
+    """The string of an array's values, as NumPy's ``array_str`` (what ``str(x)`` prints).
+
+    Args:
+        a: the array.
+        max_line_width: line width (None: the print options').
+        precision: digits (None: the print options').
+        suppress_small: print tiny values as zero (None: the print options').
+
+    Returns:
+        The string.
+
+    Example:
+        >>> qb.array_str(qb.array([1.0, 2.5]), precision=1)
+        '[1.  2.5]'
+    """
+    return np.array_str(_host("array_str", a), max_line_width, precision, suppress_small)
+
+
+def _shape_of(name, x):
+    """A zero-strided NumPy stand-in with ``x``'s shape (for np.einsum_path's planning)."""
+    if hasattr(x, "shape") and not isinstance(x, np.ndarray):
+        shape = tuple(int(d) for d in x.shape)
+    else:
+        try:
+            shape = np.shape(x)
+        except (ValueError, TypeError):
+            raise ArgumentTypeError(f"{name}: operands must be arrays, got {type(x).__name__}") from None
+    return np.broadcast_to(np.zeros((), np.float64), shape)
+
+
+def einsum_path(subscripts, /, *operands, optimize="auto"):
+    """The contraction order of an einsum and a report of its cost, without computing it
+    (``jnp.einsum_path``). The path is planned by NumPy's ``einsum_path`` ('greedy', or
+    'optimal' for ``optimize="optimal"``; JAX's other opt_einsum strategies plan as
+    'greedy'; ``optimize=False`` contracts left to right; an explicit path is checked and
+    reported), so it can differ from opt_einsum's choice for JAX; the report is NumPy's
+    text. Only the operands' shapes are read (traced arrays are fine).
+
+    Args:
+        subscripts: the subscripts (``"ij,jk->ik"``), or the first operand of the
+            interleaved form.
+        *operands: the arrays (or objects with a ``shape``).
+        optimize: ``"auto"``, True, ``"greedy"``, ``"optimal"``, another strategy name,
+            False, or an explicit path (a list of index tuples).
+
+    Returns:
+        ``(path, report)``: the path as a list of index tuples (without NumPy's leading
+        ``'einsum_path'``), and the report string.
+
+    Example:
+        >>> qb.einsum_path("ij,jk->ik", qb.ones((2, 3)), qb.ones((3, 4)))[0]
+        [(0, 1)]
+    """
+    name = "einsum_path"
+    if not isinstance(subscripts, str):
+        if operands and isinstance(operands[0], (list, tuple)):
+            subscripts, operands = _o._einsum_interleaved(subscripts, operands)
+        else:
+            raise ArgumentTypeError(f"{name}: subscripts must be a string such as 'ij,jk->ik', got {type(subscripts).__name__}")
+    ops = [_shape_of(name, x) for x in operands]
+    if isinstance(optimize, (list, tuple)):
+        path = list(optimize)
+        if not path or path[0] != "einsum_path":
+            path = ["einsum_path"] + path
+        opt = path
+    elif optimize is False:
+        opt = ["einsum_path"] + [(0, 1)] * builtins.max(len(ops) - 1, 0) if len(ops) > 1 else ["einsum_path", (0,)]
+    elif optimize == "optimal":
+        opt = "optimal"
+    elif optimize is True or optimize is None or (isinstance(optimize, str) and optimize in _o._EINSUM_OPTIMIZE):
+        opt = "greedy"
+    else:
+        raise InvalidArgumentError(f"{name}: optimize must be a bool, a strategy name or a contraction path, got {optimize!r}")
+    try:
+        path, report = np.einsum_path(subscripts, *ops, optimize=opt)
+    except (ValueError, TypeError, KeyError, IndexError) as e:
+        raise InvalidArgumentError(f"{name}: {e} (subscripts {subscripts!r}, shapes {[o.shape for o in ops]})") from None
+    return [tuple(int(i) for i in step) for step in path[1:]], report
+
+
+_ROOTS_ITERS = 200
+
+
+def roots(p, *, strip_zeros=True):
+    """The roots of the polynomial with coefficients ``p`` (highest degree first), as
+    ``jnp.roots``, for polynomials whose roots are all real (Quabla has no complex dtype).
+
+    Computed by the Aberth-Ehrlich iteration (all roots at once, complex arithmetic on
+    pairs of real arrays, a fixed number of steps: it traces, and batches under vmap)
+    rather than as the eigenvalues of the companion matrix (JAX's). Eagerly, complex roots
+    raise UnsupportedOperationError; under jit the roots with a nonzero imaginary part are
+    NaN. The roots are sorted in decreasing order (JAX's order is its eigenvalue solver's).
+    With ``strip_zeros`` (JAX's default; needs concrete coefficients) leading zero
+    coefficients are removed and trailing zeros give exact zero roots; with
+    ``strip_zeros=False`` the leading coefficient must be nonzero (a zero gives NaN roots).
+    Multiple roots converge more slowly (to about the square root of the dtype's precision,
+    as with eigenvalues).
+
+    Args:
+        p: the 1-D coefficients (at least 2 after stripping: a constant has no roots, and
+            Quabla has no zero-size arrays).
+        strip_zeros: remove leading and trailing zero coefficients first.
+
+    Returns:
+        The real roots, float (int64 -> float64; narrower integers -> float32).
+
+    Example:
+        >>> [round(r, 6) for r in qb.roots(qb.array([1.0, -3.0, 2.0])).tolist()]
+        [2.0, 1.0]
+    """
+    name = "roots"
+    c = _floatify(_to_array(p))
+    if c.ndim != 1:
+        raise ShapeError(f"{name}: p must be 1-D, got shape {_shape_str(c.shape)}")
+    zeros_at_end = 0
+    if strip_zeros:
+        if isinstance(c, Tracer):
+            raise _errors.ConcretizationTypeError(f"{name}: strip_zeros=True needs concrete coefficients; inside jit pass strip_zeros=False")
+        v = np.asarray(c)
+        nz = np.nonzero(v)[0]
+        if nz.size == 0 or nz[-1] == nz[0]:
+            raise ShapeError(f"{name}: the polynomial {v.tolist()} has no roots to return after stripping zeros (Quabla has no zero-size arrays)")
+        zeros_at_end = v.shape[0] - 1 - int(nz[-1])
+        c = c[int(nz[0]): int(nz[-1]) + 1]
+    n = c.shape[0] - 1
+    if n < 1:
+        raise ShapeError(f"{name}: p needs at least 2 coefficients (a constant has no roots), got shape {_shape_str(c.shape)}")
+    r = _aberth(c, n)
+    if not isinstance(r, Tracer) and not isinstance(c, Tracer):
+        if bool(_o.any(_isnan(r))) and not bool(_o.any(_isnan(c))):
+            raise UnsupportedOperationError(f"{name}: the polynomial has complex roots; Quabla has no complex dtype", op=name)
+    if zeros_at_end:
+        r = _o.concatenate([r, _o.zeros((zeros_at_end,), r.dtype)])
+    return _sort(r)[::-1]
+
+
+def _aberth(c, n):
+    """The ``n`` roots of the polynomial ``c`` (degree ``n``) by the Aberth-Ehrlich
+    iteration; NaN where a root is not real."""
+    d = c.dtype
+    c = c / c[0]
+    dc = c[:-1] * _o.arange(n, 0, -1).astype(d)  # the derivative's coefficients
+    # Start on a circle of Cauchy's bound on the roots' size, at angles off the axes.
+    radius = 1.0 + _o.max(_o.abs(c[1:]))
+    ang = _o.arange(n).astype(d) * (2 * math.pi / n) + 0.4
+    zr, zi = radius * _o.cos(ang), radius * _o.sin(ang)
+    eye = _o.eye(n, dtype=bool_)
+
+    def horner(coef, xr, xi):
+        pr, pi_ = _o.zeros_like(xr) + coef[0], _o.zeros_like(xr)
+        for k in range(1, coef.shape[0]):
+            pr, pi_ = pr * xr - pi_ * xi + coef[k], pr * xi + pi_ * xr
+        return pr, pi_
+
+    def step(_, z):
+        zr, zi = z
+        pr, pi_ = horner(c, zr, zi)
+        qr, qi = horner(dc, zr, zi) if n > 1 else (_o.zeros_like(zr) + dc[0], _o.zeros_like(zr))
+        den = qr * qr + qi * qi
+        den = _o.where(den == 0, 1.0, den)
+        rr, ri = (pr * qr + pi_ * qi) / den, (pi_ * qr - pr * qi) / den  # p / p'
+        # s_k = sum_{j != k} 1 / (z_k - z_j)
+        dr = _o.expand_dims(zr, 1) - _o.expand_dims(zr, 0)
+        di = _o.expand_dims(zi, 1) - _o.expand_dims(zi, 0)
+        dd = _o.where(eye, 1.0, dr * dr + di * di)
+        sr = _o.sum(_o.where(eye, 0.0, dr / dd), axis=1)
+        si = _o.sum(_o.where(eye, 0.0, -di / dd), axis=1)
+        # w = r / (1 - r s)
+        ar, ai = 1.0 - (rr * sr - ri * si), -(rr * si + ri * sr)
+        aa = ar * ar + ai * ai
+        aa = _o.where(aa == 0, 1.0, aa)
+        wr, wi = (rr * ar + ri * ai) / aa, (ri * ar - rr * ai) / aa
+        done = (pr == 0) & (pi_ == 0)
+        return (_o.where(done, zr, zr - wr), _o.where(done, zi, zi - wi))
+
+    zr, zi = _fori_loop(0, _ROOTS_ITERS, step, (zr, zi))
+    tol = math.sqrt(float(finfo(d).eps)) * 10.0
+    real = _o.abs(zi) <= tol * _o.maximum(1.0, _o.abs(zr))
+    return _o.where(real, zr, math.nan)

@@ -55,6 +55,7 @@ from ._ops import (
     not_equal,
     ravel,
     reshape,
+    round as _round,
     sqrt,
     stack,
     sum,
@@ -62,7 +63,11 @@ from ._ops import (
     transpose,
     where,
 )
-from ._trace import bind
+from ._trace import Tracer as _Tracer
+from ._trace import bind, is_array
+from ._conv import cumsum as _cumsum
+from ._indexing import scatter as _scatter
+from ._transforms import vmap as _vmap
 from ._trace import current as _current_trace
 from .dtypes import bool_, float64, int32, int64
 from .errors import ArgumentTypeError, ArraySizeError, DTypeError, ShapeError, UnsupportedOperationError
@@ -614,52 +619,282 @@ def _pad_widths(pad_width, nd):
     return [(int(a), int(b)) for a, b in pw]
 
 
-def pad(array, pad_width, mode="constant", *, constant_values=0):
-    """Pads ``array``; ``mode`` is "constant" (``constant_values`` a scalar), "edge", "wrap",
-    "reflect" or "symmetric" (NumPy's meanings).
+_PAD_MODES = ("constant", "edge", "wrap", "reflect", "symmetric", "linear_ramp", "maximum", "minimum", "mean", "median", "empty")
+# The keyword arguments each mode takes (NumPy's; others are an error, as JAX's).
+_PAD_KWARGS = {"constant": ("constant_values",), "linear_ramp": ("end_values",), "reflect": ("reflect_type",), "symmetric": ("reflect_type",),
+               "maximum": ("stat_length",), "minimum": ("stat_length",), "mean": ("stat_length",), "median": ("stat_length",)}
+
+
+def _pad_pairs(name, v, nd):
+    """A per-axis ``((before, after), ...)`` of NumPy's broadcastable forms (a scalar,
+    ``(v,)``, ``(before, after)``, ``((before, after),)`` or one pair per axis) of static
+    numbers (``constant_values``/``end_values``; arrays of them are read as numbers)."""
+    try:
+        a = np.asarray(v)
+    except (ValueError, TypeError):
+        raise ShapeError(f"pad: {name} {_short(v)} is not a rectangular sequence of numbers") from None
+    if a.dtype.kind not in "biuf":
+        raise ArgumentTypeError(f"pad: {name} must contain numbers, got {_short(v)}")
+    if a.ndim == 0 or a.shape == (1,) or a.shape == (1, 1):
+        a = np.full((nd, 2), a.reshape(()))
+    elif a.shape in ((2,), (1, 2)):
+        a = np.tile(a.reshape(2), (nd, 1))
+    elif a.shape == (nd, 1):
+        a = np.tile(a, (1, 2))
+    if a.shape != (nd, 2):
+        raise ShapeError(f"pad: {name} of shape {a.shape} does not fit an array of rank {nd} (one (before, after) pair per axis)")
+    return [(a[i, 0].item(), a[i, 1].item()) for i in range(nd)]
+
+
+def _short(v):
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _slab(x, ax, lo, hi):
+    """``x[lo:hi]`` along axis ``ax``."""
+    return _slice_axis(x, ax, lo, hi, 1)
+
+
+def _repeat_slab(x, ax, k):
+    """The extent-1 slab ``x`` repeated ``k`` times along ``ax``."""
+    shape = list(x.shape)
+    shape[ax] = k
+    return broadcast_to(x, tuple(shape))
+
+
+def _stat(mode, x, ax):
+    """The pad statistic of ``mode`` of ``x`` along ``ax`` (kept as extent 1): rounded to the
+    nearest integer for integer arrays (mean, median), as NumPy and JAX."""
+    if mode == "maximum":
+        r = _reduce_max(x, ax)
+    elif mode == "minimum":
+        r = _reduce_min(x, ax)
+    elif mode == "mean":
+        f = _floatify(x)
+        r = sum(f, axis=ax, keepdims=True) / x.shape[ax]
+    else:  # median: the middle of the sorted values (NaN when any is NaN)
+        f = _floatify(x)
+        srt = sort(f, axis=ax)
+        n = x.shape[ax]
+        r = (_slab(srt, ax, (n - 1) // 2, (n - 1) // 2 + 1) + _slab(srt, ax, n // 2, n // 2 + 1)) * 0.5
+        if f.dtype.is_float:
+            r = where(_reduce_max(isnan(f), ax), float("nan"), r)
+    if r.dtype is not x.dtype:
+        if not x.dtype.is_float and not x.dtype.is_bool:
+            r = _round(r)  # half to even
+        r = astype(r, x.dtype)
+    return r
+
+
+def _reduce_max(x, ax):
+    return _reduce_keep(x, ax, "reduce_max")
+
+
+def _reduce_min(x, ax):
+    return _reduce_keep(x, ax, "reduce_min")
+
+
+def _reduce_keep(x, ax, op):
+    shape = list(x.shape)
+    shape[ax] = 1
+    return reshape(bind(_op(op, dims=(ax,)), x), tuple(shape))
+
+
+def _pad_reflect(x, ax, lo, hi, mode, odd):
+    """Reflect/symmetric padding of axis ``ax`` in chunks of at most the axis' extent (less
+    one for "reflect"), each reflecting the array padded so far (NumPy's iteration; "odd"
+    mirrors the values through the current edge value)."""
+    n = x.shape[ax]
+    off = 1 if (mode == "reflect" and n > 1) else 0
+    for before, width in ((True, lo), (False, hi)):
+        edge = _slab(x, ax, 0, 1) if before else _slab(x, ax, x.shape[ax] - 1, x.shape[ax])
+        while width > 0:
+            k = builtins.min(width, n - off)
+            width -= k
+            m = x.shape[ax]
+            if before:
+                chunk = _slab(x, ax, off, off + k)
+            else:
+                stop = m if (mode == "symmetric" or n == 1) else m - 1
+                chunk = _slab(x, ax, stop - k, stop)
+            chunk = flip(chunk, ax)
+            if odd:
+                chunk = edge * 2 - chunk
+                if n > 1:
+                    edge = _slab(chunk, ax, 0, 1) if before else _slab(chunk, ax, k - 1, k)
+            x = concatenate([chunk, x] if before else [x, chunk], axis=ax)
+    return x
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    """Pads ``array`` by NumPy's rules, as ``jax.numpy.pad``: ``pad_width`` is an int, a
+    ``(before, after)`` pair or one pair per axis; ``mode`` is one of
+
+    * ``"constant"`` (``constant_values``: a number or per-axis pairs, default 0),
+    * ``"edge"``, ``"wrap"``, ``"reflect"`` / ``"symmetric"`` (``reflect_type`` "even" or
+      "odd"),
+    * ``"linear_ramp"`` (a ramp from ``end_values``, default 0, to the edge),
+    * ``"maximum"``, ``"minimum"``, ``"mean"``, ``"median"`` (of the whole axis or of the
+      ``stat_length`` values next to each edge; rounded for integer arrays),
+    * ``"empty"`` (zeros, as JAX's),
+    * a callable ``f(vector, pad_width, iaxis, kwargs)`` applied (through vmap) to every 1-D
+      slice of the zero-padded array along each axis in turn, returning the new slice (JAX's
+      form: it returns the vector rather than writing into it).
+
+    Axes are padded one after another (NumPy's order), so corners take values from the axes
+    padded before.
+
+    Args:
+        array: the array.
+        pad_width: the widths.
+        mode: the mode (a string or a callable).
+        **kwargs: the mode's options (above).
+
+    Returns:
+        The padded array of ``array``'s dtype.
 
     Example:
         >>> qb.pad(qb.array([1, 2]), 1).tolist()
         [0, 1, 2, 0]
+        >>> qb.pad(qb.array([1.0, 2.0, 6.0]), (2, 1), mode="mean").tolist()
+        [3.0, 3.0, 1.0, 2.0, 6.0, 3.0]
     """
     x = _to_array(array)
     widths = _pad_widths(pad_width, x.ndim)
+    if callable(mode):
+        return _pad_callable(x, widths, mode, kwargs)
     if not isinstance(mode, str):
-        raise ArgumentTypeError(f"pad: mode must be a string (constant, edge, wrap, reflect, symmetric), got {type(mode).__name__}")
+        raise ArgumentTypeError(f"pad: mode must be a string ({', '.join(_PAD_MODES)}) or a callable, got {type(mode).__name__}")
+    if mode not in _PAD_MODES:
+        raise UnsupportedOperationError(f"pad: mode {mode!r} is not supported ({', '.join(_PAD_MODES)} or a callable)", op="pad")
+    bad = sorted(k for k in kwargs if k not in _PAD_KWARGS.get(mode, ()))
+    if bad:
+        raise _errors.InvalidArgumentError(f"pad: unsupported keyword arguments for mode {mode!r}: {bad}")
+    nd = x.ndim
+    if nd == 0:
+        return x
     if mode == "constant":
-        cv = np.asarray(constant_values)
-        if cv.ndim != 0:
-            raise UnsupportedOperationError("pad: constant_values must be a scalar", op="pad")
-        c = astype(_to_array(cv.item()), x.dtype)
-        return bind(_op("pad", edge_padding_low=tuple(a for a, _ in widths), edge_padding_high=tuple(b for _, b in widths), interior_padding=(0,) * x.ndim), x, c)
-    if mode not in ("edge", "wrap", "reflect", "symmetric"):
-        raise UnsupportedOperationError(f"pad: mode {mode!r} is not supported (constant, edge, wrap, reflect, symmetric)", op="pad")
+        cv = kwargs.get("constant_values", 0)
+        if (is_array(cv) and cv.ndim == 0) or _is_number(cv):
+            c = astype(_to_array(cv), x.dtype)
+            return bind(_op("pad", edge_padding_low=tuple(a for a, _ in widths), edge_padding_high=tuple(b for _, b in widths), interior_padding=(0,) * nd), x, c)
+        pairs = _pad_pairs("constant_values", cv, nd)
+        for ax, ((lo, hi), (cl, ch)) in enumerate(zip(widths, pairs)):
+            parts = []
+            for w, c in ((lo, cl), (hi, ch)):
+                shape = list(x.shape)
+                shape[ax] = w
+                parts.append(full(tuple(shape), c, x.dtype) if w else None)
+            x = concatenate([p for p in (parts[0], x, parts[1]) if p is not None], axis=ax)
+        return x
+    if mode == "empty":
+        zero = _to_array(False if x.dtype.is_bool else 0, x.dtype)
+        return bind(_op("pad", edge_padding_low=tuple(a for a, _ in widths), edge_padding_high=tuple(b for _, b in widths), interior_padding=(0,) * nd), x, zero)
+    if mode in ("reflect", "symmetric"):
+        rt = kwargs.get("reflect_type", "even")
+        if rt not in ("even", "odd") if isinstance(rt, str) else True:
+            raise _errors.InvalidArgumentError(f"pad: reflect_type must be 'even' or 'odd', got {_short(rt)}")
+        for ax, (lo, hi) in enumerate(widths):
+            if lo or hi:
+                x = _pad_reflect(x, ax, lo, hi, mode, rt == "odd")
+        return x
+    if mode in ("edge", "wrap"):
+        for ax, (lo, hi) in enumerate(widths):
+            if lo == 0 and hi == 0:
+                continue
+            n = x.shape[ax]
+            idx = [_pad_index(mode, i, n) for i in range(-lo, n + hi)]
+            x = take(x, _from_numpy(np.array(idx, dtype=np.int64)), axis=ax)
+        return x
+    if mode == "linear_ramp":
+        ends = _pad_pairs("end_values", kwargs.get("end_values", 0), nd)
+        for ax, ((lo, hi), (el, eh)) in enumerate(zip(widths, ends)):
+            parts = [x]
+            n = x.shape[ax]
+            for before, w, end in ((True, lo, el), (False, hi, eh)):
+                if not w:
+                    continue
+                edge = _floatify(_slab(x, ax, 0, 1) if before else _slab(x, ax, n - 1, n))
+                shape = [1] * nd
+                shape[ax] = w
+                t = reshape(_from_numpy(np.arange(w, dtype=edge.dtype.np) / w), tuple(shape))
+                ramp = end + (edge - end) * t  # from the end value towards the edge
+                if not before:
+                    ramp = flip(ramp, ax)
+                if not x.dtype.is_float:
+                    ramp = astype(ramp, x.dtype)
+                parts.insert(0 if before else len(parts), ramp)
+            x = concatenate(parts, axis=ax) if len(parts) > 1 else x
+        return x
+    # maximum, minimum, mean, median
+    sl = kwargs.get("stat_length")
+    lens = None if sl is None else _pad_widths_named("stat_length", sl, nd)
     for ax, (lo, hi) in enumerate(widths):
-        if lo == 0 and hi == 0:
-            continue
         n = x.shape[ax]
-        idx = []
-        for i in range(-lo, n + hi):
-            idx.append(_pad_index(mode, i, n))
-        x = take(x, _from_numpy(np.array(idx, dtype=np.int64)), axis=ax)
+        if lens is None:
+            sb = sa = _stat(mode, x, ax)
+        else:
+            lb, la = lens[ax]
+            if lb == 0 or la == 0:
+                raise _errors.InvalidArgumentError("pad: a stat_length of 0 gives no value to pad with")
+            lb, la = builtins.min(lb, n), builtins.min(la, n)
+            sb, sa = _stat(mode, _slab(x, ax, 0, lb), ax), _stat(mode, _slab(x, ax, n - la, n), ax)
+        parts = ([_repeat_slab(sb, ax, lo)] if lo else []) + [x] + ([_repeat_slab(sa, ax, hi)] if hi else [])
+        x = concatenate(parts, axis=ax) if len(parts) > 1 else x
     return x
 
 
 def _pad_index(mode, i, n):
     if mode == "edge":
         return builtins.min(builtins.max(i, 0), n - 1)
-    if mode == "wrap":
-        return i % n
-    if mode == "reflect":
-        if n == 1:
-            return 0
-        p = 2 * (n - 1)
-        j = i % p
-        return j if j < n else p - j
-    # symmetric
-    p = 2 * n
-    j = i % p
-    return j if j < n else p - 1 - j
+    return i % n  # wrap
+
+
+def _pad_widths_named(name, v, nd):
+    """``_pad_widths`` for another argument (``stat_length``), its errors naming it."""
+    try:
+        return _pad_widths(v, nd)
+    except (ShapeError, ArgumentTypeError, _errors.InvalidArgumentError) as e:
+        raise type(e)(str(e).replace("pad_width", name)) from None
+
+
+def _is_number(v):
+    return isinstance(v, (bool, int, float, np.generic))
+
+
+def _pad_callable(x, widths, func, kwargs):
+    """``mode=func``: the zero-padded array, then ``func(vector, (before, after), axis,
+    kwargs)`` mapped (vmap) over the 1-D slices along each axis in turn."""
+    zero = _to_array(False if x.dtype.is_bool else 0, x.dtype)
+    nd = x.ndim
+    x = bind(_op("pad", edge_padding_low=tuple(a for a, _ in widths), edge_padding_high=tuple(b for _, b in widths), interior_padding=(0,) * nd), x, zero)
+    for ax in range(nd):
+        xt = _moveaxis_last(x, ax)
+        lead = xt.shape[:-1]
+        rows = reshape(xt, (-1, xt.shape[-1]))
+
+        def one(v, ax=ax):
+            r = _to_array(func(v, widths[ax], ax, kwargs))
+            if r.shape != v.shape:
+                raise ShapeError(f"pad: the mode function returned shape {_shape_str(r.shape)} for a vector of shape {_shape_str(v.shape)}")
+            return astype(r, x.dtype)
+
+        out = _vmap(one)(rows)
+        x = _moveaxis_back(reshape(out, lead + (xt.shape[-1],)), ax)
+    return x
+
+
+def _moveaxis_last(x, ax):
+    perm = tuple(i for i in range(x.ndim) if i != ax) + (ax,)
+    return transpose(x, perm)
+
+
+def _moveaxis_back(x, ax):
+    nd = x.ndim
+    perm = list(range(nd - 1))
+    perm.insert(ax, nd - 1)
+    return transpose(x, tuple(perm))
 
 
 def roll(a, shift, axis=None):
@@ -731,13 +966,18 @@ def flipud(m):
     return flip(m, 0)
 
 
-def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+def repeat(a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None):
     """Repeats each element ``repeats`` times along ``axis`` (None: of the flattened array);
-    ``repeats`` is a static int or a static sequence (one count per element).
+    ``repeats`` is an int or one count per element. With ``total_repeat_length`` (a static
+    int, as JAX's) the result has that extent: cut short, or padded with the last element;
+    ``repeats`` may then be traced (under ``jit``). Without it, ``repeats`` must be concrete
+    (the result's extent depends on it). ``out_sharding`` is accepted and ignored.
 
     Example:
         >>> qb.repeat(qb.array([1, 2]), 2).tolist()
         [1, 1, 2, 2]
+        >>> qb.repeat(qb.array([1, 2, 3]), qb.array([1, 2, 0]), total_repeat_length=5).tolist()
+        [1, 2, 2, 3, 3]
     """
     x = _to_array(a)
     if axis is None:
@@ -745,6 +985,16 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         axis = 0
     ax = _norm_axis("repeat", axis, x.ndim, x.shape)
     n = x.shape[ax]
+    if total_repeat_length is not None:
+        total = _int_arg("repeat", "total_repeat_length", total_repeat_length)
+        if total <= 0:
+            raise ShapeError(f"repeat: total_repeat_length must be positive (zero-extent tensors are not supported), got {total}")
+        _shape_arg("repeat", (total,), int64)
+        if type(repeats) is _Tracer:
+            return _repeat_traced(x, repeats, ax, n, total)
+    elif type(repeats) is _Tracer:
+        raise _errors.ConcretizationTypeError(
+            "repeat: traced repeats need total_repeat_length= (a static int: the result's extent cannot depend on traced values)")
     r = np.asarray(repeats)
     if r.dtype.kind not in "iu":
         raise UnsupportedOperationError("repeat: repeats must be static integers", op="repeat")
@@ -764,10 +1014,31 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         return reshape(y, shape[:ax] + (n * c,) + shape[ax + 1 :])
     idx = _np_alloc("repeat", np.repeat, np.arange(n, dtype=np.int64), r)
     if total_repeat_length is not None:
-        idx = np.resize(idx, int(total_repeat_length)) if idx.size else idx
+        # Cut short, or padded with the last element (JAX's rule).
+        idx = np.concatenate([idx[:total], np.full(builtins.max(total - idx.size, 0), n - 1, np.int64)])
     if idx.size == 0:
         raise ShapeError("repeat: the result would be empty (zero-extent tensors are not supported)")
     return take(x, _from_numpy(idx), axis=ax)
+
+
+def _repeat_traced(x, repeats, ax, n, total):
+    """``repeat`` with traced ``repeats`` and a static ``total``: element ``j`` of the result
+    is the element of ``x`` whose cumulative repeat count first exceeds ``j`` (the number of
+    cumulative counts at or below ``j``: marks scattered at the cumulative counts, summed),
+    clamped to the last element."""
+    r = repeats
+    if not r.dtype.is_int:
+        raise DTypeError(f"repeat: repeats must be integers, got {r.dtype.name}")
+    r = broadcast_to(astype(r, int64), (n,)) if r.ndim == 0 else astype(r, int64)
+    if r.shape != (n,):
+        raise ShapeError(f"repeat: {r.shape[0] if r.ndim == 1 else r.shape} repeats for an axis of extent {n}")
+    ends = _cumsum(r)[:-1] if n > 1 else None
+    if ends is None:
+        idx = full((total,), 0, int64)
+    else:
+        marks = _scatter(full((total,), 0, int64), (ends,), 1, "add", "drop")
+        idx = minimum(_cumsum(marks), n - 1)
+    return take(x, idx, axis=ax)
 
 
 def tile(A, reps):

@@ -207,7 +207,15 @@ def _binary_operands(name, x, y, kind="numeric"):
         if y.dtype is not dt:
             y = astype(y, dt)
         return _fill(x, dt, y.shape, y, weak=True), y
-    return _to_array(x), _to_array(y)
+    # Two Python numbers: the join of their kinds (bool < int < float), as JAX's weak types
+    # (x64): 1 + 1.0 is a float64, 1 + True an int64. (The result is a concrete array; eager
+    # arrays carry no weak flag.)
+    dt = builtins.max(_dt.scalar_dtype(x), _dt.scalar_dtype(y), key=_SCALAR_RANK.__getitem__)
+    return _to_array(x, dt), _to_array(y, dt)
+
+
+# The order of the Python scalar dtypes in JAX's weak-type lattice.
+_SCALAR_RANK = {bool_: 0, int64: 1, float64: 2}
 
 
 def _floatify(x):
@@ -597,6 +605,8 @@ def power(x, p):
         >>> qb.power(qb.array([4.0]), 0.5).tolist()
         [2.0]
     """
+    if isinstance(x, bool) and type(p) is int and 0 <= p < 2**63:
+        x = _to_array(x)  # a Python bool base with an int exponent: int32, as a bool array's
     if is_array(x) and isinstance(p, int) and 0 <= p < 2**63:
         if x.dtype.is_bool:
             x = astype(x, int32)
@@ -809,7 +819,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     _no_out("sum", out)
     x = _sum_operand("sum", a, dtype, promote_integers)
     if x.dtype.is_bool:  # dtype=bool: a logical or
-        r = any(_masked("sum", x, where, False), axis, keepdims)
+        r = any(_masked("sum", x, where, False), axis, keepdims=keepdims)
         return r if initial is None else logical_or(r, initial)
     x = _masked("sum", x, where, 0)
     r = _reduce("sum", "reduce_sum", x, axis, keepdims)
@@ -841,7 +851,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     _no_out("prod", out)
     x = _sum_operand("prod", a, dtype, promote_integers)
     if x.dtype.is_bool:  # dtype=bool: a logical and
-        r = all(_masked("prod", x, where, True), axis, keepdims)
+        r = all(_masked("prod", x, where, True), axis, keepdims=keepdims)
         return r if initial is None else logical_and(r, initial)
     x = _masked("prod", x, where, 1)
     r = _reduce("prod", "reduce_prod", x, axis, keepdims)
@@ -1016,30 +1026,38 @@ def softmax(x, axis=-1):
     return e / sum(e, axis, keepdims=True)
 
 
-def any(x, axis=None, keepdims=False):  # noqa: A001
-    """True where any element over ``axis`` is nonzero.
+def any(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+    """True where any element over ``axis`` is nonzero (JAX's signature; ``where``: a mask
+    of the elements to include, broadcast to ``a``; an empty selection is False).
 
     Example:
         >>> qb.any(qb.array([0, 1])).item()
         True
+        >>> qb.any(qb.array([0, 1]), where=qb.array([True, False])).item()
+        False
     """
-    x = _to_array(x)
+    _no_out("any", out)
+    x = _to_array(a)
     if not x.dtype.is_bool:
         x = x != 0
-    return _reduce("any", "reduce_max", x, axis, keepdims)
+    return _reduce("any", "reduce_max", _masked("any", x, where, False), axis, keepdims)
 
 
-def all(x, axis=None, keepdims=False):  # noqa: A001
-    """True where every element over ``axis`` is nonzero.
+def all(a, axis=None, out=None, keepdims=False, *, where=None):  # noqa: A001
+    """True where every element over ``axis`` is nonzero (JAX's signature; ``where``: a mask
+    of the elements to include, broadcast to ``a``; an empty selection is True).
 
     Example:
         >>> qb.all(qb.array([0, 1])).item()
         False
+        >>> qb.all(qb.array([0, 1]), where=qb.array([False, True])).item()
+        True
     """
-    x = _to_array(x)
+    _no_out("all", out)
+    x = _to_array(a)
     if not x.dtype.is_bool:
         x = x != 0
-    return _reduce("all", "reduce_min", x, axis, keepdims)
+    return _reduce("all", "reduce_min", _masked("all", x, where, True), axis, keepdims)
 
 
 def _arg(name, x, axis, keepdims):
@@ -1082,16 +1100,30 @@ def argmin(x, axis=None, keepdims=False):
 # Shape manipulation
 
 
-def reshape(x, *shape):
-    """Reshapes ``x`` (row-major); one extent may be -1.
+def _order_arg(op, order):
+    """``order`` of ``op`` checked: "C" (row-major) or "F" (column-major), as JAX's."""
+    if order == "C" or order == "F":
+        return order
+    if isinstance(order, str) and order in ("A", "K"):
+        raise UnsupportedOperationError(f"{op}: order={order!r} is not supported (JAX and Quabla take 'C' or 'F')", op=op)
+    raise _errors.InvalidArgumentError(f"{op}: order must be 'C' or 'F', got {_short_repr(order)}")
+
+
+def reshape(a, shape, order="C", *, copy=None, out_sharding=None):
+    """Reshapes ``a``; one extent may be -1. ``order="C"`` reads and writes the elements in
+    row-major order, ``"F"`` in column-major order (as NumPy's and JAX's). ``copy`` and
+    ``out_sharding`` are accepted and ignored (arrays are immutable).
 
     Example:
         >>> qb.reshape(qb.arange(6), (2, -1)).shape
         (2, 3)
+        >>> qb.reshape(qb.arange(6), (3, 2), order="F").tolist()
+        [[0, 3], [1, 4], [2, 5]]
     """
-    x = _to_array(x)
-    if len(shape) == 1:
-        shape = shape[0]
+    x = _to_array(a)
+    if _order_arg("reshape", order) == "F":
+        shape = _ints_arg("reshape", "shape", shape)
+        return transpose(reshape(transpose(x), shape[::-1]))
     shape = _ints_arg("reshape", "shape", shape)
     n = x.size
     if shape.count(-1) > 1:
@@ -1111,14 +1143,19 @@ def reshape(x, *shape):
     return bind(_op("reshape", shape=shape), x)
 
 
-def ravel(x):
-    """The elements of ``x`` as a 1-D array.
+def ravel(a, order="C", *, out_sharding=None):
+    """The elements of ``a`` as a 1-D array, in row-major (``order="C"``) or column-major
+    (``"F"``) order. ``out_sharding`` is accepted and ignored.
 
     Example:
         >>> qb.ravel(qb.ones((2, 2))).shape
         (4,)
+        >>> qb.ravel(qb.array([[1, 2], [3, 4]]), order="F").tolist()
+        [1, 3, 2, 4]
     """
-    x = _to_array(x)
+    x = _to_array(a)
+    if _order_arg("ravel", order) == "F":
+        x = transpose(x)
     return reshape(x, (x.size,))
 
 
@@ -1486,11 +1523,14 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None, pre
     greedily, smallest intermediate first; ``optimize=False`` contracts left to right (an
     explicit contraction path, as opt_einsum's list, is accepted and contracts greedily).
     ``precision`` is accepted and ignored; ``preferred_element_type`` converts the operands
-    to that dtype first.
+    to that dtype first. NumPy's interleaved form ``einsum(x, [0, 1], y, [1, 2], [0, 2])``
+    (integer subscripts in 0..51 and ``...``; the output list optional) is accepted too.
 
     Example:
         >>> qb.einsum("bij,bjk->bik", qb.ones((2, 3, 4)), qb.ones((2, 4, 5))).shape
         (2, 3, 5)
+        >>> qb.einsum(qb.ones((2, 3)), [0, 1], qb.ones((3, 4)), [1, 2], [0, 2]).shape
+        (2, 4)
         >>> qb.einsum("...ij,jk->...ik", qb.ones((2, 3, 4)), qb.ones((4, 5))).shape
         (2, 3, 5)
         >>> qb.einsum("ii->", qb.eye(3)).item()
@@ -1501,6 +1541,8 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None, pre
     if not (isinstance(optimize, (bool, list, tuple)) or optimize is None or optimize in _EINSUM_OPTIMIZE):
         raise _errors.InvalidArgumentError(f"einsum: optimize must be a bool, a strategy name ({', '.join(_EINSUM_OPTIMIZE)}) or a contraction path, got {optimize!r}")
     greedy = bool(optimize) if not isinstance(optimize, (list, tuple)) else True
+    if not isinstance(subscripts, str) and operands and isinstance(operands[0], (list, tuple)):
+        subscripts, operands = _einsum_interleaved(subscripts, operands)
     if preferred_element_type is not None:
         want = _dt.dtype(preferred_element_type, "einsum")
         operands = tuple(astype(_to_array(x), want) for x in operands)
@@ -1577,6 +1619,37 @@ def einsum(subscripts, *operands, out=None, optimize="auto", precision=None, pre
         cur = bind(_op("reduce_sum", dims=drop), cur)
         cur_sp = "".join(c for c in cur_sp if c in out)
     return transpose(cur, [cur_sp.index(c) for c in out]) if cur_sp != out else cur
+
+
+_EINSUM_LETTERS = string.ascii_letters
+
+
+def _einsum_sublist(lst, what):
+    """The subscript string of an interleaved-form sublist (ints 0..51 and ``...``)."""
+    if not isinstance(lst, (list, tuple)):
+        raise ArgumentTypeError(f"einsum: {what} must be a list of ints and Ellipsis (the interleaved form), got {type(lst).__name__} {_short_repr(lst)}")
+    out = []
+    for v in lst:
+        if v is Ellipsis:
+            out.append("...")
+        elif isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 0 <= v < len(_EINSUM_LETTERS):
+            out.append(_EINSUM_LETTERS[int(v)])
+        else:
+            raise _errors.InvalidArgumentError(f"einsum: {what} holds {v!r}; subscripts of the interleaved form are ints in [0, {len(_EINSUM_LETTERS)}) or Ellipsis")
+    return "".join(out)
+
+
+def _einsum_interleaved(first, rest):
+    """``einsum(x, [0, 1], y, [1, 2], [0, 2])`` as a subscript string and the operands."""
+    args = (first,) + tuple(rest)
+    ops, subs = list(args[0::2]), list(args[1::2])
+    out = None
+    if len(ops) > len(subs):  # an odd count: the last item is the output sublist
+        out = ops.pop()
+    spec = ",".join(_einsum_sublist(v, f"the sublist of operand {i}") for i, v in enumerate(subs))
+    if out is not None:
+        spec += "->" + _einsum_sublist(out, "the output sublist")
+    return spec, tuple(ops)
 
 
 def _einsum_pair(terms, out, sizes):
@@ -1673,7 +1746,8 @@ def _expand_index(key, shape):
 def getitem(x, key):
     """``x[key]`` for ints, slices (any step), ``None``, ``...`` and one concrete integer
     array (basic indexing; ``Tensor.__getitem__`` sends keys with integer arrays or traced
-    indices to :func:`quabla._indexing.getitem`)."""
+    indices to :func:`quabla._indexing.getitem`). An int out of bounds is wrapped once from
+    the end and clamped, as JAX's default gather (``arange(10)[11]`` is 9, ``[-11]`` is 0)."""
     if not isinstance(key, tuple):
         key = (key,)
     for k in key:
@@ -1706,10 +1780,9 @@ def getitem(x, key):
                 gathers.append((d, np.array(list(r), dtype=np.int64)))
             out_shape.append(("keep", len(r)))
         elif isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+            # Out of bounds: wrapped once from the end, then clamped (JAX's gather default).
             i = int(k)
-            if not -n <= i < n:
-                raise _errors.InvalidIndexError(f"index {i} is out of bounds for axis {d} with extent {n} (shape {_shape_str(shape)})")
-            i = i + n if i < 0 else i
+            i = builtins.min(builtins.max(i + n if i < 0 else i, 0), n - 1)
             start[d], limit[d] = i, i + 1
         else:
             arr = np.asarray(k.numpy() if isinstance(k, Tensor) else k)
@@ -1899,13 +1972,16 @@ def ones(shape, dtype=None):
     return _full("ones", _shape_arg("ones", shape), 1, _dt.dtype(float64 if dtype is None else dtype, "ones"))
 
 
-def full(shape, fill_value, dtype=None):
+def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
     """A tensor filled with ``fill_value`` (dtype from the value when not given: an array or
-    NumPy scalar keeps its dtype and is broadcast to ``shape``, as JAX's).
+    NumPy scalar keeps its dtype and is broadcast to ``shape``, as JAX's). ``device`` and
+    ``out_sharding`` are accepted and ignored (one host device).
 
     Example:
         >>> qb.full((2,), 7).tolist()
         [7, 7]
+        >>> qb.full((2, 2), qb.array([1.0, 2.0])).tolist()
+        [[1.0, 2.0], [1.0, 2.0]]
     """
     if is_array(fill_value) or isinstance(fill_value, (np.ndarray, np.generic)):
         shape = _shape_arg("full", shape)
@@ -1914,43 +1990,67 @@ def full(shape, fill_value, dtype=None):
     return _full("full", _shape_arg("full", shape), fill_value, d)
 
 
-def _like(op, x, value, dtype):
+def _like(op, x, value, dtype, shape=None):
+    """``value`` with the shape (``shape`` when given) and the dtype (``dtype`` when given) of
+    ``x``; an array ``value`` is converted and broadcast to that shape."""
     if type(x) is not Tracer:
         x = _to_array(x)
-    d = _dt.dtype(dtype) if dtype is not None else x.dtype
+    d = _dt.dtype(dtype, op) if dtype is not None else x.dtype
+    shp = tuple(x.shape) if shape is None else _shape_arg(op, shape, d)
+    if is_array(value) or isinstance(value, (np.ndarray, np.generic, list, tuple)):
+        v = _to_array(value, d)
+        if not _broadcastable(tuple(v.shape), shp):
+            raise ShapeError(f"{op}: fill_value of shape {_shape_str(v.shape)} does not broadcast to shape {_shape_str(shp)}")
+        return broadcast_to(v, shp)
+    if not isinstance(value, (bool, int, float)):
+        raise DTypeError(f"{op}: the fill value must be a number or an array, got {type(value).__name__}")
     if type(x) is Tracer:
-        return _fill(value, d, x.shape, x)
-    return _full(op, tuple(x.shape), value, d)
+        return _fill(value, d, shp, x)
+    return _full(op, shp, value, d)
 
 
-def zeros_like(x, dtype=None):
-    """Zeros with the shape (and by default the dtype) of ``x``.
+def _broadcastable(src, dst):
+    """Whether shape ``src`` broadcasts to shape ``dst`` (NumPy's rules, one way)."""
+    return len(src) <= len(dst) and builtins.all(a == 1 or a == b for a, b in zip(src[::-1], dst[::-1]))
+
+
+def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
+    """Zeros with the shape (and by default the dtype) of ``a``; ``shape`` (an int or a
+    tuple) overrides the shape, as JAX's. ``device`` and ``out_sharding`` are accepted and
+    ignored.
 
     Example:
         >>> qb.zeros_like(qb.ones((2,), dtype=qb.int32)).dtype
         quabla.int32
+        >>> qb.zeros_like(qb.ones(2), shape=(2, 3)).shape
+        (2, 3)
     """
-    return _like("zeros_like", x, 0, dtype)
+    return _like("zeros_like", a, 0, dtype, shape)
 
 
-def ones_like(x, dtype=None):
-    """Ones with the shape (and by default the dtype) of ``x``.
+def ones_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
+    """Ones with the shape (and by default the dtype) of ``a``; ``shape`` overrides the shape.
+    ``device`` and ``out_sharding`` are accepted and ignored.
 
     Example:
         >>> qb.ones_like(qb.zeros(2)).tolist()
         [1.0, 1.0]
     """
-    return _like("ones_like", x, 1, dtype)
+    return _like("ones_like", a, 1, dtype, shape)
 
 
-def full_like(x, fill_value, dtype=None):
-    """``fill_value`` with the shape (and by default the dtype) of ``x``.
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None):
+    """``fill_value`` (a number, or an array broadcast to the result) with the shape (and by
+    default the dtype) of ``a``; ``shape`` overrides the shape. ``device`` and
+    ``out_sharding`` are accepted and ignored.
 
     Example:
         >>> qb.full_like(qb.zeros(2), 3).tolist()
         [3.0, 3.0]
+        >>> qb.full_like(qb.zeros((2, 2)), qb.array([1, 2])).tolist()
+        [[1.0, 2.0], [1.0, 2.0]]
     """
-    return _like("full_like", x, fill_value, dtype)
+    return _like("full_like", a, fill_value, dtype, shape)
 
 
 def arange(start, stop=None, step=1, dtype=None):

@@ -18,8 +18,10 @@ from . import dtypes as _dt
 from ._numpy import argsort as _argsort
 from ._numpy import isnan as _isnan
 from ._numpy import sort as _sort
+from ._conv import cumsum as _cumsum
+from ._indexing import take_along_axis as _take_along_axis
 from ._trace import Tracer
-from .errors import DTypeError, ShapeError
+from .errors import DTypeError, ShapeError, UnsupportedOperationError
 from . import errors as _errors
 
 __all__ = ["searchsorted", "digitize", "bincount", "histogram", "interp", "quantile", "percentile", "median"]
@@ -28,14 +30,21 @@ __all__ = ["searchsorted", "digitize", "bincount", "histogram", "interp", "quant
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     """Indices (int32, as JAX's) where the values ``v`` would be inserted into the sorted
     1-D ``a`` to keep it sorted (``jnp.searchsorted``): the first such index with
-    ``side='left'``, the last with ``side='right'``.
+    ``side='left'``, the last with ``side='right'``. ``a`` and ``v`` are promoted to a common
+    dtype first (a Python number in ``v`` is weak), as JAX's.
 
     Example:
         >>> qb.searchsorted(qb.array([1.0, 2.0, 2.0, 5.0]), qb.array([0.0, 2.0, 6.0])).tolist()
         [0, 1, 4]
+        >>> qb.searchsorted(qb.array([1, 3, 5]), 2.5).item()
+        1
     """
     name = "searchsorted"
-    a, v = _o._to_array(a), _o._to_array(v)
+    a = _o._to_array(a)
+    if _o._is_scalar(v):
+        v = _o._to_array(v, _dt.weak_result(a.dtype, v))
+    else:
+        v = _o._to_array(v)
     if a.ndim != 1:
         raise ShapeError(f"{name}: a must be 1-D, got shape {a.shape}")
     if side not in ("left", "right"):
@@ -44,8 +53,9 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
         raise ShapeError(f"{name}: method must be 'scan', 'scan_unrolled', 'sort' or 'compare_all', got {method!r}")
     if sorter is not None:
         a = _o.take(a, _o._to_array(sorter))
-    if a.dtype != v.dtype and not (v.ndim == 0 and v.dtype.kind in "fiu" and a.dtype.kind in "fiu"):
-        raise DTypeError(f"{name}: a and v must have the same dtype, got {a.dtype.name} of shape {a.shape} and {v.dtype.name} of shape {v.shape}")
+    if a.dtype is not v.dtype:
+        d = _dt.result_type(name, a.dtype, v.dtype)
+        a, v = _o.astype(a, d), _o.astype(v, d)
     n = a.shape[0]
     idx = _o.int32 if n < 2**31 - 1 else _o.int64
     lo = _o.zeros(v.shape, idx)
@@ -62,9 +72,10 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     return lo
 
 
-def digitize(x, bins, right=False):
+def digitize(x, bins, right=False, *, method=None):
     """The index of the bin of each value of ``x`` among the monotonic 1-D ``bins``
-    (``jnp.digitize``; NumPy's semantics for increasing and decreasing bins).
+    (``jnp.digitize``; NumPy's semantics for increasing and decreasing bins; ``x`` and
+    ``bins`` are promoted to a common dtype; ``method`` is searchsorted's, default 'scan').
 
     Example:
         >>> qb.digitize(qb.array([0.5, 1.5, 2.5]), qb.array([1.0, 2.0, 3.0])).tolist()
@@ -73,12 +84,13 @@ def digitize(x, bins, right=False):
     x, bins = _o._to_array(x), _o._to_array(bins)
     if bins.ndim != 1:
         raise ShapeError(f"digitize: bins must be 1-D, got shape {bins.shape}")
+    method = "scan" if method is None else method
     side = "left" if right else "right"
     n = bins.shape[0]
     if n == 0:
         return _o.zeros(x.shape, _o.int32)
-    up = searchsorted(bins, x, side=side)
-    down = n - searchsorted(bins[::-1], x, side=side)
+    up = searchsorted(bins, x, side=side, method=method)
+    down = n - searchsorted(bins[::-1], x, side=side, method=method)
     return _o.where(bins[-1] >= bins[0], up, down)
 
 
@@ -206,29 +218,88 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     return _o.astype(out, dtype)
 
 
-_QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+_QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf")
 
 
-def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, interpolation=None):
+def _quantile_weights(name, a, weights, axis, method):
+    """``a`` and ``weights`` in one float dtype, the weights broadcast to ``a`` (JAX's rules:
+    only method 'inverted_cdf' takes weights; of ``a``'s shape, or of the reduced axis'
+    extent when ``axis`` is given)."""
+    if method != "inverted_cdf":
+        raise UnsupportedOperationError(f"{name}: method {method!r} does not take weights; only method 'inverted_cdf' does (as JAX)", op=name)
+    w = _o._to_array(weights)
+    d = _dt.to_inexact(_dt.result_type(name, a.dtype, w.dtype))
+    a, w = _o.astype(a, d), _o.astype(w, d)
+    if w.shape != a.shape:
+        if axis is None:
+            raise ShapeError(f"{name}: weights of shape {tuple(w.shape)} must have the shape {tuple(a.shape)} of a when axis is None")
+        ax = _o._norm_axis(name, axis, a.ndim, a.shape)
+        if w.shape != (a.shape[ax],):
+            raise ShapeError(f"{name}: weights of shape {tuple(w.shape)} must have a's shape {tuple(a.shape)} or the reduced axis' ({a.shape[ax]},)")
+        w = _o.reshape(w, tuple(a.shape[ax] if d_ == ax else 1 for d_ in range(a.ndim)))
+        w = _o.broadcast_to(w, a.shape)
+    return a, w
+
+
+def _to_last(x, ax):
+    """``x`` with axis ``ax`` moved last."""
+    return _o.transpose(x, tuple(d for d in range(x.ndim) if d != ax) + (ax,))
+
+
+def _inverted_cdf(a, w, qs, ax, count):
+    """The 'inverted_cdf' quantiles of ``a`` along ``ax`` with weights ``w`` (None: ones):
+    for each q the first sorted value whose cumulative weight reaches ``q`` times the total
+    (weights that are negative, NaN or on a NaN value count as 0); the index is clamped to
+    ``count - 1`` (the number of values considered; an int or an array of ``a`` without
+    ``ax``). The q dims come first."""
+    order = _argsort(a, axis=ax)
+    s = _to_last(_take_along_axis(a, order, ax), ax)
+    if w is None:
+        ws = _o.ones_like(s)
+    else:
+        ws = _to_last(_take_along_axis(w, order, ax), ax)
+        ws = _o.where((ws < 0) | _isnan(ws), 0.0, ws)
+    ws = _o.where(_isnan(s), 0.0, ws)
+    cw = _cumsum(ws, axis=-1)
+    total = cw[..., -1:]
+    qe = _o.reshape(qs, qs.shape + (1,) * s.ndim)
+    below = _o.expand_dims(cw, 0) < qe * _o.expand_dims(total, 0) if qs.ndim else cw < qs * total
+    idx = _o.sum(_o.astype(below, _dt.int64), axis=-1)
+    idx = _o.maximum(_o.minimum(idx, _o.astype(_o._to_array(count), _dt.int64) - 1), 0)
+    sb = _o.broadcast_to(s, idx.shape + s.shape[-1:])
+    return _take_along_axis(sb, _o.expand_dims(idx, -1), -1)[..., 0]
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None):
     """The ``q``-th quantiles (``q`` in [0, 1], a scalar or a 1-D array) of ``a`` along ``axis``
     (None: flattened), as ``jnp.quantile``: the sorted values at ``q * (n - 1)`` by ``method``
-    ('linear', 'lower', 'higher', 'nearest', 'midpoint'); NaN where the values hold a NaN.
-    The quantiles' dims come first.
+    ('linear', 'lower', 'higher', 'nearest', 'midpoint'), or with 'inverted_cdf' the first
+    sorted value whose cumulative weight reaches ``q`` of the total; NaN where the values
+    hold a NaN. The quantiles' dims come first.
+
+    ``weights`` (JAX's rules: method 'inverted_cdf' only): one weight per value, of ``a``'s
+    shape or, with an int ``axis``, of that axis' extent; negative and NaN weights count as 0.
 
     Example:
         >>> qb.quantile(qb.array([4.0, 1.0, 3.0, 2.0]), 0.5).item()
         2.5
+        >>> qb.quantile(qb.array([1.0, 5.0, 2.0]), 0.5, method="inverted_cdf", weights=qb.array([1.0, 3.0, 1.0])).item()
+        5.0
     """
     name = "quantile"
     if out is not None:
-        raise ShapeError(f"{name}: out is not supported (arrays are immutable)")
-    method = interpolation if interpolation is not None else method
-    if method not in _QUANTILE_METHODS:
-        raise ShapeError(f"{name}: method must be one of {_QUANTILE_METHODS}, got {method!r}")
-    a = _o._floatify(_o._to_array(a))
+        raise UnsupportedOperationError(f"{name}: out is not supported (arrays are immutable)", op=name)
+    if not isinstance(method, str) or method not in _QUANTILE_METHODS:
+        raise _errors.InvalidArgumentError(f"{name}: method must be one of {_QUANTILE_METHODS}, got {method!r}")
+    a = _o._to_array(a)
+    w = None
+    if weights is not None:
+        a, w = _quantile_weights(name, a, weights, axis, method)
+    a = _o._floatify(a)
     if axis is None:
         shape_keep = (1,) * a.ndim
         a, ax = _o.ravel(a), 0
+        w = None if w is None else _o.ravel(w)
     else:
         ax = _o._norm_axis(name, axis, a.ndim, a.shape)
         shape_keep = tuple(1 if d == ax else n for d, n in enumerate(a.shape))
@@ -239,6 +310,10 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     if qs.ndim > 1:
         raise ShapeError(f"{name}: q must be a scalar or 1-D, got shape {qs.shape}")
     qs = _o.astype(qs, a.dtype)
+    if method == "inverted_cdf":
+        r = _inverted_cdf(a, w, qs, ax, n)
+        r = _o.where(_o.any(_isnan(a), axis=ax), np.nan, r)
+        return _o.reshape(r, qs.shape + shape_keep) if keepdims else r
     s = _sort(a, axis=ax)
     pos = qs * (n - 1)
     lo = _o.clip(_o.astype(_o.floor(pos), _o.int64), 0, n - 1)
@@ -275,14 +350,15 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     return r
 
 
-def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, interpolation=None):
-    """``quantile`` with ``q`` in percent (``jnp.percentile``).
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None):
+    """``quantile`` with ``q`` in percent (``jnp.percentile``; ``weights`` with method
+    'inverted_cdf' only).
 
     Example:
         >>> qb.percentile(qb.array([1.0, 2.0, 3.0, 4.0, 5.0]), 25.0).item()
         2.0
     """
-    return quantile(a, _o._to_array(q) / 100.0, axis=axis, out=out, overwrite_input=overwrite_input, method=method, keepdims=keepdims, interpolation=interpolation)
+    return quantile(a, _o._to_array(q) / 100.0, axis=axis, out=out, overwrite_input=overwrite_input, method=method, keepdims=keepdims, weights=weights)
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):

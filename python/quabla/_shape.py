@@ -51,7 +51,7 @@ __all__ = [
     "index_exp", "fromfunction", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from", "diag_indices",
     "diag_indices_from", "diagflat", "fill_diagonal", "mask_indices", "ravel_multi_index", "unravel_index",
     # comparison and selection
-    "array_equal", "array_equiv", "select", "choose", "piecewise", "compress", "extract", "put", "put_along_axis",
+    "array_equal", "array_equiv", "select", "choose", "piecewise", "compress", "extract", "put", "put_along_axis", "place",
     "partition", "argpartition", "apply_along_axis", "apply_over_axes", "vectorize",
     # histograms
     "histogram_bin_edges", "histogram2d", "histogramdd",
@@ -1352,6 +1352,43 @@ def put(a, ind, v, mode=None, *, inplace=True):
     else:
         raise InvalidArgumentError(f"{name}: mode must be None, 'clip' or 'wrap', got {mode!r}")
     return a.at[unravel_index(i, a.shape)].set(val, mode=smode)
+
+
+def place(arr, mask, vals, *, inplace=True):
+    """``arr`` with the entries where ``mask`` is true replaced by the values ``vals`` in
+    order (repeated cyclically: the k-th true entry, in row-major order, takes ``vals[k %
+    len(vals)]``), as ``jnp.place``. Arrays are immutable: ``inplace=False`` is required (as
+    JAX's) and the new array is returned. ``mask`` may be traced (a select, no data-dependent
+    shape).
+
+    Args:
+        arr: the array.
+        mask: an array of ``arr``'s size (any shape), converted to bool.
+        vals: the values (flattened; converted to ``arr``'s dtype).
+        inplace: must be False.
+
+    Returns:
+        The updated array of ``arr``'s shape and dtype.
+
+    Example:
+        >>> x = qb.arange(6.0)
+        >>> qb.place(x, x > 2, qb.array([10.0, 20.0]), inplace=False).tolist()
+        [0.0, 1.0, 2.0, 10.0, 20.0, 10.0]
+    """
+    name = "place"
+    if inplace:
+        raise InvalidArgumentError(f"{name}: arrays are immutable and cannot be modified in place; pass inplace=False to get the updated array")
+    a = _A(arr)
+    m = _A(mask)
+    if m.size != a.size:
+        raise ShapeError(f"{name}: arr and mask must have the same size, got shapes {_shape_str(a.shape)} and {_shape_str(m.shape)}")
+    if not m.dtype.is_bool:
+        m = m != 0
+    v = _o.ravel(_o.astype(_A(vals), a.dtype))
+    flat = _o.ravel(m)
+    k = _cumsum(_o.astype(flat, _dt.int64)) - 1  # the rank of each true entry
+    picked = _o.take(v, _o.maximum(k, 0) % v.shape[0])
+    return _o.reshape(_o.where(flat, picked, _o.ravel(a)), a.shape)
 
 
 def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):

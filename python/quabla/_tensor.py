@@ -65,8 +65,9 @@ def _iter(self):
         yield self[i]
 
 
-def _reshape(self, *shape):
-    return o.reshape(self, *shape)
+def _reshape(self, *shape, order="C", copy=None, out_sharding=None):
+    """``x.reshape(2, 3)`` or ``x.reshape((2, 3), order="F")``, as jax.Array.reshape."""
+    return o.reshape(self, shape[0] if len(shape) == 1 else shape, order)
 
 
 def _transpose(self, *axes):

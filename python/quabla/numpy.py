@@ -26,6 +26,11 @@ _NOT_NUMPY = {
 }
 _names = sorted(n for n in set(_qb.__all__) | _qb._SHADOWING if n not in _NOT_NUMPY and not n.endswith("Error"))
 globals().update({n: getattr(_qb, n) for n in _names})
+# jax.numpy names that are not (yet) package attributes: defined over `quabla.lax`, which
+# imports the modules the package's NumPy functions come from.
+from quabla._nextafter import nextafter, spacing  # noqa: E402
+
+_names = sorted(set(_names) | {"nextafter", "spacing"})
 __all__ = _names + ["linalg"]
 
 # `import quabla.numpy.linalg` (as `import jax.numpy.linalg`): this module is not a package, so

@@ -22,7 +22,7 @@ GROUPS = [
                      "multiply", "divide", "true_divide", "floor_divide", "remainder", "mod", "power", "logaddexp", "maximum",
                      "minimum", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
                      "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor",
-                     "logical_not", "invert", "isfinite", "where", "clip"]),
+                     "logical_not", "invert", "isfinite", "where", "clip", "nextafter", "spacing"]),
     ("Reductions", ["sum", "mean", "max", "min", "prod", "argmax", "argmin", "any", "all", "norm", "var", "std",
                     "logsumexp", "softmax"]),
     ("Products", ["matmul", "dot", "einsum", "tensordot"]),

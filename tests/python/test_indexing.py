@@ -145,8 +145,8 @@ def test_errors():
         qb.jit(lambda z: z[z > 0])(x)
     with pytest.raises(IndexError):  # JAX's class is an IndexError too
         qb.jit(lambda z: z.at[z > 0].set(0.0))(x)
-    with pytest.raises(IndexError, match="out of bounds"):
-        x[np.array([0]), 9]
+    # An out-of-bounds int is clamped (after one wrap), as JAX's gather; not an error.
+    np.testing.assert_array_equal(np.asarray(x[np.array([0]), 9]), np.asarray(jnp.asarray(X)[np.array([0]), 9]))
     with pytest.raises(qb.DTypeError, match="integers"):
         x[qb.array([0.5])]
     with pytest.raises(ValueError, match="mode"):

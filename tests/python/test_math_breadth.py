@@ -628,10 +628,10 @@ def test_polyfit():
     same(lambda a, b, c: qb.polyfit(a, b, 2, w=c), lambda a, b, c: jnp.polyfit(a, b, 2, w=c), x, y2, w, rtol=1e-9, atol=1e-10)
     g = qb.grad(lambda b: qb.sum(qb.polyfit(qb.array(x), b, 2)))(qb.array(y))
     assert_close(g, np.asarray(jax.grad(lambda b: jnp.sum(jnp.polyfit(x, b, 2)))(y)), 1e-9, 1e-10)
-    with pytest.raises(qb.UnsupportedOperationError, match="full"):
-        qb.polyfit(qb.array(x), qb.array(y), 2, full=True)
-    with pytest.raises(qb.UnsupportedOperationError, match="cov"):
-        qb.polyfit(qb.array(x), qb.array(y), 2, cov=True)
+    # full=True and cov=True are supported now (tests/python/test_numpy_gaps.py checks them).
+    assert len(qb.polyfit(qb.array(x), qb.array(y), 2, full=True)) == 5
+    with pytest.raises(qb.InvalidArgumentError, match="cov"):
+        qb.polyfit(qb.array(x), qb.array(y), 2, cov="scaled")
     with pytest.raises(qb.ShapeError, match="y must"):
         qb.polyfit(qb.array(x), qb.ones(4), 2)
     with pytest.raises(qb.InvalidArgumentError, match="deg"):

@@ -101,9 +101,10 @@ def digamma(x):
 
 
 def _pair(name, x, y):
+    """Two operands promoted and broadcast, made inexact as JAX's ``to_inexact_dtype``."""
     x, y = _binary_operands(name, x, y)
     if not x.dtype.is_float:
-        x, y = astype(x, float64), astype(y, float64)
+        x, y = _floatify(x), _floatify(y)
     return x, y
 
 
@@ -171,7 +172,8 @@ __all__ += ["gamma", "gammasgn", "loggamma", "betaln", "beta", "factorial", "com
 
 def _inexact(name, *xs):
     """``xs`` as arrays of one float dtype (weak Python scalars as JAX's; integer and bool
-    arrays become float64) broadcast to one shape (jax's promote_args_inexact)."""
+    dtypes become their inexact dtype, ``dtypes.to_inexact``: int64 -> float64; bool, uint8,
+    uint32, int32 -> float32) broadcast to one shape (jax's promote_args_inexact)."""
     arrs = [_to_array(x) for x in xs if not _o._is_scalar(x)]
     if arrs:
         dt = arrs[0].dtype
@@ -181,9 +183,9 @@ def _inexact(name, *xs):
             if _o._is_scalar(x):
                 dt = _dt.weak_result(dt, x)
     else:
-        dt = float64
+        dt = _o._binary_operands(name, *xs)[0].dtype if len(xs) == 2 else _dt.scalar_dtype(xs[0])
     if not dt.is_float:
-        dt = float64
+        dt = _dt.to_inexact(dt)
     out = [_to_array(x, dt) if _o._is_scalar(x) else astype(_to_array(x), dt) for x in xs]
     shape = out[0].shape
     for a in out[1:]:
@@ -1959,6 +1961,8 @@ def owens_t(h, a):
         >>> round(qb.scipy.special.owens_t(qb.array(0.5), qb.array(1.0)).item(), 10)
         0.106671063
     """
+    if not any(isinstance(v, float) or (not _o._is_scalar(v) and _to_array(v).dtype.is_float) for v in (h, a)):
+        h, a = astype(_to_array(h), float64), astype(_to_array(a), float64)  # JAX's owens_t: integer inputs give float64
     h, a = _inexact("owens_t", h, a)
     return _owens_t(h, a)
 
