@@ -831,6 +831,8 @@ def _sum_operand(op, a, dtype, promote_integers):
     else JAX's (x64) promotion of bools and integers (`dtypes.sum_dtype`; bools as int32
     without ``promote_integers``)."""
     x = _to_array(a)
+    if dtype is None and promote_integers is True and x.dtype.is_float:
+        return x  # the common case, on the eager path: nothing to promote
     if dtype is not None:
         return astype(x, _dt.dtype(dtype, op))
     if _bool_arg(op, "promote_integers", promote_integers):
