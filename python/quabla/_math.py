@@ -127,7 +127,7 @@ def promote_types(a, b):
         >>> qb.promote_types(qb.uint8, int)
         quabla.uint8
     """
-    return result_type(*(d if d in (bool, int, float) else _dt.dtype(d, "promote_types") for d in (a, b)))
+    return result_type(*(d if d is bool or d is int or d is float else _dt.dtype(d, "promote_types") for d in (a, b)))
 
 
 def result_type(*args):
@@ -2099,7 +2099,7 @@ def array_repr(arr, max_line_width=None, precision=None, suppress_small=None):
         >>> qb.array_repr(qb.array([1.0, 2.5]))
         'Tensor([1. , 2.5])'
     """
-    r = np.array_repr(_host("array_repr", arr), max_line_width, precision, suppress_small)
+    r = np.array_repr(_host("array_repr", arr), *_print_args("array_repr", max_line_width, precision, suppress_small))
     return "Tensor" + r[len("array"):] if r.startswith("array") else r
 
 
@@ -2119,7 +2119,17 @@ def array_str(a, max_line_width=None, precision=None, suppress_small=None):
         >>> qb.array_str(qb.array([1.0, 2.5]), precision=1)
         '[1.  2.5]'
     """
-    return np.array_str(_host("array_str", a), max_line_width, precision, suppress_small)
+    return np.array_str(_host("array_str", a), *_print_args("array_str", max_line_width, precision, suppress_small))
+
+
+def _print_args(name, max_line_width, precision, suppress_small):
+    """The formatting options of ``array_repr``/``array_str``, checked (typed errors)."""
+    for arg, v, lo in (("max_line_width", max_line_width, 1), ("precision", precision, 0)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo):
+            raise ArgumentTypeError(f"{name}: {arg} must be None or an int >= {lo}, got {v!r:.40}")
+    if suppress_small is not None and not isinstance(suppress_small, (bool, np.bool_)):
+        raise ArgumentTypeError(f"{name}: suppress_small must be None or a bool, got {type(suppress_small).__name__}")
+    return max_line_width, precision, suppress_small
 
 
 def _shape_of(name, x):
