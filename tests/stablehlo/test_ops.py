@@ -480,3 +480,39 @@ def test_host_callback_is_a_host_only_custom_call():
     verify(hlo)
     with pytest.raises(Exception, match="quabla.host_callback"):
         xla_run(hlo, p.inputs)
+
+
+def test_callback_result_is_a_host_only_custom_call():
+    # A pure callback's result exports as a side-effecting custom call with the result's type
+    # (docs/stablehlo.md); XLA, with no `quabla.callback_result` target, rejects it.
+    from harness import export, verify, xla_run
+
+    p = Program()
+    x = p.arg(np.array([1.5, -2.0]))
+    d = p.op("host_callback", [x], tensor_type((2,), "f64"), "callback = 0 : i64, index = 0 : i64, count = 1 : i64, batched = array<i64>")
+    r = p.op("callback_result", [], tensor_type((2,), "f64"), "callback = 0 : i64, index = 0 : i64, batched = array<i64>")
+    p.out(p.op("add", [d, r], tensor_type((2,), "f64")), "delivered and fetched")
+    hlo = export(p.text())
+    assert 'call_target_name = "quabla.callback_result"' in hlo and hlo.count('"stablehlo.custom_call"') == 2
+    verify(hlo)
+    with pytest.raises(Exception, match="quabla"):
+        xla_run(hlo, p.inputs)
+
+
+def test_named_vmap_collectives_export():
+    # "psum", "pmax", "pmin", "all_gather" and "axis_index" exist only inside the vmap naming
+    # their axis: the export expands the vmap first, so XLA and IREE run ordinary reductions.
+    import quabla as qb
+    from harness import check_fn
+
+    def f(x):
+        def one(v):
+            s = qb.lax.psum(v, "i")
+            m = qb.lax.pmax(v, "i") - qb.lax.pmin(v, "i")
+            g = qb.lax.all_gather(v, "i").sum(0)
+            return v / s + m + g * qb.lax.axis_index("i")
+
+        return qb.vmap(one, axis_name="i")(x)
+
+    text = check_fn(f, np.arange(1.0, 13.0).reshape(3, 4))
+    assert "quabla" not in text
