@@ -131,13 +131,15 @@ def _leaf(fn, x):
         raise ArgumentTypeError(f"{fn}: expected arrays (or a pytree of them), got a leaf of type {type(x).__name__}") from None
 
 
-def _reduce(fn, kind, x, axis_name, axis_index_groups):
+def _reduce(kind, x, axis_name, axis_index_groups):
+    """``kind`` ("psum", "pmax" or "pmin": the function and the op) of the leaves of ``x``."""
+    fn = kind
     _groups(fn, axis_index_groups)
     names = _names(fn, axis_name)
     bound = [_lookup(fn, n) for n in names]
 
     def one(v):
-        if not is_array(v) and isinstance(v, (int, float, bool, np.number)) and not isinstance(v, bool):
+        if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
             # A Python number is the same in every example (JAX: psum(1, 'i') is the size).
             n = int(np.prod([s for _, s in bound])) if kind == "psum" else 1
             return v * n
@@ -169,7 +171,7 @@ def psum(x, axis_name, *, axis_index_groups=None):
         >>> qb.vmap(lambda v: v / qb.lax.psum(v, "i"), axis_name="i")(qb.array([1.0, 3.0])).tolist()
         [0.25, 0.75]
     """
-    return _reduce("psum", "psum", x, axis_name, axis_index_groups)
+    return _reduce("psum", x, axis_name, axis_index_groups)
 
 
 def pmax(x, axis_name, *, axis_index_groups=None):
@@ -188,7 +190,7 @@ def pmax(x, axis_name, *, axis_index_groups=None):
         >>> qb.vmap(lambda v: qb.lax.pmax(v, "i"), axis_name="i")(qb.array([1.0, 3.0])).tolist()
         [3.0, 3.0]
     """
-    return _reduce("pmax", "pmax", x, axis_name, axis_index_groups)
+    return _reduce("pmax", x, axis_name, axis_index_groups)
 
 
 def pmin(x, axis_name, *, axis_index_groups=None):
@@ -206,7 +208,7 @@ def pmin(x, axis_name, *, axis_index_groups=None):
         >>> qb.vmap(lambda v: qb.lax.pmin(v, "i"), axis_name="i")(qb.array([1.0, 3.0])).tolist()
         [1.0, 1.0]
     """
-    return _reduce("pmin", "pmin", x, axis_name, axis_index_groups)
+    return _reduce("pmin", x, axis_name, axis_index_groups)
 
 
 def axis_size(axis_name):
