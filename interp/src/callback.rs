@@ -89,10 +89,18 @@ pub fn record_error(message: String) {
     if e.is_none() {
         *e = Some(message);
     }
+    FAILED.store(true, std::sync::atomic::Ordering::Release);
 }
+
+/// Whether a failure is recorded: one relaxed load on every program run (`take_error`).
+static FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The failure recorded since the last call, if any.
 pub fn take_error() -> Option<String> {
+    if !FAILED.load(std::sync::atomic::Ordering::Acquire) {
+        return None;
+    }
+    FAILED.store(false, std::sync::atomic::Ordering::Release);
     last_error().lock().unwrap_or_else(|e| e.into_inner()).take()
 }
 
