@@ -415,6 +415,8 @@ class _Transformed(TransformedFunction):
         function as they are); raises for such leaves elsewhere."""
         def plain(v):
             return builtins.all(isinstance(x, (Tensor, bool, int, float, np.ndarray, np.generic)) for x in _tree.flatten(v)[0])
+        if plain((args, kwargs)):
+            return ()  # the common case: one flatten
         opaque = ()
         if self.kind in ("grad", "value_and_grad", "jacobian", "jacfwd", "jacrev", "hessian") and not plain(args):
             opaque = tuple(i for i, x in enumerate(args) if i not in diff and not plain(x))
