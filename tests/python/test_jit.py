@@ -343,3 +343,16 @@ def test_jax_options_are_accepted():
         qb.jit(lambda x: x, donate_argnums="x")
     with pytest.raises(qb.UnsupportedOperationError, match="abstracted_axes"):
         qb.jit(lambda x: x, abstracted_axes=("n",))
+
+
+def test_numbers_whose_static_trace_raises_are_traced_as_weak_scalars():
+    # Python's 2. / 0. raises; JAX traces numbers, so the quotient is inf.
+    f = qb.jit(lambda x, y: x / y)
+    assert f(2.0, 0.0).item() == float("inf")
+    assert f(-3.0, 0.0).item() == float("-inf") and f(4.0, 2.0).item() == 2.0
+    assert qb.jit(lambda x: x.shape)(2.0) == ()
+    # Where the weak trace fails too, the static trace's own error is raised.
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        qb.jit(lambda x: x.nope)(2.0)
+    # A number used as a shape still works without static_argnums.
+    assert qb.jit(lambda x, n: qb.numpy.zeros(n) + x)(1.0, 3).shape == (3,)
