@@ -96,6 +96,7 @@ GROUPS = [
     ("quabla.image", ["image." + n for n in qb.image.__all__]),
     ("quabla.experimental.ode and quabla.flatten_util", ["experimental.ode." + n for n in qb.experimental.ode.__all__]
      + ["flatten_util." + n for n in qb.flatten_util.__all__]),
+    ("quabla.experimental.checkify", ["experimental.checkify." + n for n in qb.experimental.checkify.__all__]),
     ("quabla.example_libraries.stax", ["example_libraries.stax." + n for n in qb.example_libraries.stax.__all__]),
     ("quabla.example_libraries.optimizers", ["example_libraries.optimizers." + n for n in qb.example_libraries.optimizers.__all__]),
 ]

@@ -1,6 +1,7 @@
 """``qb.experimental``: JAX's ``jax.experimental`` APIs built from Quabla ops.
 
-Submodules: :mod:`quabla.experimental.ode` (``odeint``); ``io_callback`` (a Python function
+Submodules: :mod:`quabla.experimental.ode` (``odeint``), :mod:`quabla.experimental.checkify`
+(``checkify``, ``check``: runtime checks as values); ``io_callback`` (a Python function
 with effects called from traced code, as ``jax.experimental.io_callback``).
 
 Example:
@@ -9,7 +10,8 @@ Example:
     True
 """
 
+from . import checkify  # noqa: F401
 from . import ode  # noqa: F401
 from .._callback import io_callback
 
-__all__ = ["ode", "io_callback"]
+__all__ = ["checkify", "ode", "io_callback"]
