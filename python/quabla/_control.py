@@ -224,7 +224,9 @@ def while_loop(cond_fun, body_fun, init_val):
     if t is None and any(type(x) is Tracer for x in leaves):
         raise _errors.UnexpectedTracerError("while_loop: called with tracers of a trace that already finished (a tracer escaped its trace)")
     if t is None:
-        val = init_val
+        # The state as arrays (NumPy arrays and Python numbers become Tensors, as JAX's loop
+        # gives arrays), whatever the body returns from them.
+        val = _tree.unflatten(init_tree, [_to_array(x) for x in leaves])
         while bool(np.asarray(_pred_array(cond_fun(val)).numpy())):
             val = body_fun(val)
         return val

@@ -62,7 +62,10 @@ def _is_array_index(k):
         if k.dtype.is_float:
             raise DTypeError(f"indices must be integers, got {k.dtype.name} of shape {tuple(k.shape)}")
         return True
-    arr = np.asarray(k)
+    try:
+        arr = np.asarray(k)
+    except ValueError:
+        raise _errors.InvalidIndexError(f"an index list must be rectangular (a nested list of integers of one shape), got {o._short_repr(k)}") from None
     if arr.dtype == np.bool_:
         raise UnsupportedOperationError("boolean mask indexing gives a data-dependent shape; use qb.where", op="getitem")
     if arr.dtype.kind not in "iu":

@@ -209,3 +209,10 @@ def test_slices_of_gathers_match_numpy():
             e[k] = 1.0
             want[k] = 2 * (fn(x) * fn(e)).sum()
         np.testing.assert_allclose(g, want, rtol=1e-12, atol=0)
+
+
+def test_ragged_index_lists_are_invalid_index_errors():
+    x = qb.ones((3, 4))
+    for use in (lambda k: x[k], lambda k: x.at[k].set(1.0), lambda k: x.at[k].get()):
+        with pytest.raises(qb.errors.InvalidIndexError, match="rectangular"):
+            use([[1, 2], [3]])

@@ -499,3 +499,26 @@ def test_data_dependent_while_inside_scan_and_fori_loop():
     for a, b in zip(qb.tree.leaves(got), jax.tree_util.tree_leaves(want)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-13)
     np.testing.assert_allclose(np.asarray(qb.jit(gq)(y)), np.asarray(jax.jit(gj)(y)), rtol=1e-13)
+
+
+def test_carries_that_swap_or_rotate_compile_and_match_jax():
+    # A counted loop whose next carry is another carry's state (`(a, b) -> (b, a + b)`) used to
+    # fail to bufferize ("materialize_in_destination ... cannot avoid RaW conflict").
+    import jax
+    import jax.numpy as jnp
+
+    def mk(lax):
+        return [
+            lambda b: lax.scan(lambda c, r: ((r + c[1], c[0]), None), (b[0] * 0.0, b[0] + 1.0), b)[0],
+            lambda b: lax.fori_loop(0, 10, lambda i, c: (c[1], c[0] + c[1]), (b[0], b[1])),
+            lambda b: lax.fori_loop(0, 5, lambda i, c: (c[1], c[2], c[0] * 2.0), (b[0], b[1], b[2])),
+            lambda b: lax.while_loop(lambda c: c[2] < 7, lambda c: (c[1], c[0] - c[1], c[2] + 1), (b[0], b[1], 0)),
+            lambda b: lax.scan(lambda c, r: ((c[1], c[0]), c[0] * r), (b[0], b[1]), b)[1],
+        ]
+
+    b = np.random.default_rng(0).standard_normal((6, 3))
+    for fq, fj in zip(mk(qb.lax), mk(jax.lax)):
+        want = jax.tree_util.tree_leaves(jax.jit(fj)(b))
+        for got in (qb.jit(fq)(b), fq(b)):
+            for a, w in zip(qb.tree.leaves(got), want):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(w), rtol=1e-13)

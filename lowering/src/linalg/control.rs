@@ -300,7 +300,12 @@ fn lower_for(e: &mut Emitter, cx: &Ctx, f: &Func, o: &Op, c: &Counted) -> Result
         // is a read-after-write conflict one-shot bufferization rejects (a data-dependent
         // while_loop inside a scan or fori_loop).
         let from_while = body.ops.iter().any(|p| matches!(p.kind, OpKind::Control(ControlOp::While {})) && counted(f, p).is_none() && p.results.contains(&body.outputs[j]));
-        let view = view || from_while;
+        // Nor when carries swap (`(a, b) -> (b, a + b)`): a carry whose next value is another
+        // carry's iteration argument, or whose own argument another carry yields, would have
+        // its buffer overwritten while that state is still yielded; as is, bufferization
+        // copies where it must.
+        let swapped = (0..n).any(|i| i != j && (body.params[i] == body.outputs[j] || body.outputs[i] == body.params[j]));
+        let view = view || from_while || swapped;
         ys.push(if v == *a || view { v } else { e.op(format!("bufferization.materialize_in_destination {v} in {a} : ({t}, {t}) -> {t}")) });
     }
     if ys.is_empty() {
