@@ -15,6 +15,8 @@ scatter of the flattened operand, so they differentiate and batch as ``x.at[...]
 The collectives (``psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``axis_index``,
 ``axis_size``, ``psum_scatter``, ``ppermute``, ``pshuffle``, ``all_to_all``) work over the
 named axes of ``qb.vmap(..., axis_name=...)`` and ``qb.pmap`` (quabla/_collective.py).
+``qb.lax.linalg`` is ``jax.lax.linalg`` (quabla/_lax_linalg.py: its signatures and return
+conventions, e.g. ``eigh`` returning ``(v, w)``); ``import quabla.lax.linalg`` works too.
 
 Not provided: complex numbers (``complex``,
 ``conj``, ``real``, ``imag``, ``fft``), ``bitcast_convert_type``, ``rng_bit_generator``,
@@ -51,6 +53,7 @@ from ._conv import _pads as _conv_pads
 from ._conv import _specs as _conv_specs
 from ._conv import _transpose_pads as _conv_transpose_pads
 from ._conv import reduce_window as _reduce_window
+from . import _lax_linalg as linalg
 from ._indexing import _fill_value as _gather_fill_value
 from ._indexing import take_along_axis as _take_along_axis
 from ._select import lexsort as _lexsort
@@ -2849,3 +2852,9 @@ def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95, reducti
         [1.0, 2.0]
     """
     return _approx_k("approx_min_k", operand, k, reduction_dimension, aggregate_to_topk, False)
+
+
+# `import quabla.lax.linalg` (lax is a module, not a package), as `import jax.lax.linalg`.
+import sys as _sys  # noqa: E402
+
+_sys.modules.setdefault(__name__ + ".linalg", linalg)

@@ -96,6 +96,12 @@ GROUPS = [
     ("quabla.image", ["image." + n for n in qb.image.__all__]),
     ("quabla.experimental.ode and quabla.flatten_util", ["experimental.ode." + n for n in qb.experimental.ode.__all__]
      + ["flatten_util." + n for n in qb.flatten_util.__all__]),
+    ("quabla.lax.linalg", ["lax.linalg." + n for n in qb.lax.linalg.__all__]),
+    ("quabla.scipy.signal, integrate, ndimage, interpolate", ["scipy.signal." + n for n in qb.scipy.signal.__all__]
+     + ["scipy.integrate." + n for n in qb.scipy.integrate.__all__] + ["scipy.ndimage." + n for n in qb.scipy.ndimage.__all__]
+     + ["scipy.interpolate." + n for n in qb.scipy.interpolate.__all__]),
+    ("quabla.scipy.spatial.transform and quabla.scipy.cluster.vq", ["scipy.spatial.transform." + n for n in qb.scipy.spatial.transform.__all__]
+     + ["scipy.cluster.vq." + n for n in qb.scipy.cluster.vq.__all__]),
     ("quabla.experimental.checkify", ["experimental.checkify." + n for n in qb.experimental.checkify.__all__]),
     ("quabla.example_libraries.stax", ["example_libraries.stax." + n for n in qb.example_libraries.stax.__all__]),
     ("quabla.example_libraries.optimizers", ["example_libraries.optimizers." + n for n in qb.example_libraries.optimizers.__all__]),

@@ -19,7 +19,9 @@ from quabla import _indexing, _initializers, _solvers, errors, example_libraries
 MODULES = (qb, _callback, _collective, _compat, _ops, _control, _conv, _search, _math, _shape, _select, lax, quabla.numpy, ops, jit, tree, tree_util, dtypes, qb.nn,
            qb.random, qb.linalg, quabla.scipy.special, quabla.scipy.stats, quabla.scipy.linalg, quabla.scipy.optimize,
            quabla.scipy.sparse.linalg, _indexing, _initializers, _solvers, errors, example_libraries.stax, example_libraries.optimizers,
-           experimental.ode, experimental.checkify, flatten_util, image)
+           experimental.ode, experimental.checkify, flatten_util, image,
+           lax.linalg, quabla.scipy.signal, quabla.scipy.integrate, quabla.scipy.ndimage, quabla.scipy.interpolate,
+           quabla.scipy.spatial.transform, quabla.scipy.cluster.vq)
 TESTS = [t for m in MODULES for t in doctest.DocTestFinder().find(m) if t.examples]
 
 
