@@ -109,7 +109,6 @@ impl AlignedBytes {
         let layout = large::layout(len)?;
         // SAFETY: layout has non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
-        huge::advise(ptr, len);
         (!ptr.is_null()).then_some(AlignedBytes { ptr, len })
     }
 
@@ -126,7 +125,6 @@ impl AlignedBytes {
         let layout = large::layout(len)?;
         // SAFETY: layout has non-zero size; the contents are written before use (contract).
         let ptr = unsafe { alloc(layout) };
-        huge::advise(ptr, len);
         (!ptr.is_null()).then_some(AlignedBytes { ptr, len })
     }
 
@@ -152,58 +150,6 @@ impl Drop for AlignedBytes {
         }
         // SAFETY: allocated in `try_zeroed` / `try_uninit` with this layout.
         unsafe { dealloc(self.ptr, large::layout(self.len).expect("laid out when allocated")) }
-    }
-}
-
-/// Transparent huge pages for large host blocks. A block of at least [`huge::MIN`] bytes is
-/// 2 MiB aligned and its whole 2 MiB pages are advised to the kernel as huge pages
-/// (`madvise(MADV_HUGEPAGE)`; Debian's default THP mode honours only advised ranges) before it
-/// is first touched, so a kernel streaming through operands and results of several megabytes
-/// misses the TLB 512 times less often. Measured (`gemm_speed`-style product of operands and
-/// result so allocated, Zen 4, 2026-12-07): 1024^3 f32 on one thread 106.7 -> 109.5 GFLOP/s,
-/// on two 192 -> 205 (load 1-2). Memory: only whole pages inside a block are advised, so a
-/// block never holds more resident memory than without. Memory reused from glibc's heap keeps
-/// the pages it was first touched with. `QUABLA_HUGE_PAGES=0` turns the advice off.
-pub mod huge {
-    /// The smallest block advised (one huge page).
-    pub const MIN: usize = 2 << 20;
-    /// The huge page size on x86-64 and the usual arm64 kernels.
-    const PAGE: usize = 2 << 20;
-
-    /// The alignment of a host block of `len` bytes.
-    pub(super) fn align(len: usize) -> usize {
-        if len >= MIN && enabled() {
-            PAGE
-        } else {
-            super::ALIGN
-        }
-    }
-
-    /// Whether blocks are advised (`QUABLA_HUGE_PAGES` is not `0`; read once).
-    pub fn enabled() -> bool {
-        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *ON.get_or_init(|| std::env::var("QUABLA_HUGE_PAGES").map_or(true, |v| v.trim() != "0"))
-    }
-
-    /// Advises the whole huge pages inside the block `[ptr, ptr + len)` (nothing for a null
-    /// or small block, or off Linux). A refusal (a kernel without THP) changes nothing.
-    pub(super) fn advise(ptr: *mut u8, len: usize) {
-        #[cfg(target_os = "linux")]
-        if !ptr.is_null() && len >= MIN && enabled() {
-            extern "C" {
-                fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
-            }
-            const MADV_HUGEPAGE: i32 = 14;
-            let start = (ptr as usize).next_multiple_of(PAGE);
-            let end = (ptr as usize + len) / PAGE * PAGE;
-            if end > start {
-                // SAFETY: advice on pages of this block, which this process owns; it changes
-                // no contents.
-                unsafe { madvise(start as *mut std::ffi::c_void, end - start, MADV_HUGEPAGE) };
-            }
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = (ptr, len);
     }
 }
 
@@ -243,7 +189,7 @@ pub mod large {
 
     /// The layout every host block of `len` bytes is allocated and freed with.
     pub(super) fn layout(len: usize) -> Option<Layout> {
-        Layout::from_size_align(rounded(len), super::huge::align(len)).ok()
+        Layout::from_size_align(rounded(len), super::ALIGN).ok()
     }
 
     /// The most bytes kept: an eighth of the memory `QUABLA_MAX_BYTES` allows (the machine's),
@@ -680,22 +626,6 @@ mod tests {
         assert_eq!(large::kept_bytes(), before);
         large::release();
         assert_eq!(large::kept_bytes(), 0);
-    }
-
-    #[test]
-    fn blocks_of_huge_pages_are_aligned_to_them_and_zeroed() {
-        // Blocks below the pool's size, so the pool test above sees none of them.
-        for len in [huge::MIN, 3 * huge::MIN + 4096, 7 << 20] {
-            let mut a = unsafe { AlignedBytes::try_uninit(len) }.unwrap();
-            assert_eq!(a.ptr as usize % if huge::enabled() { huge::MIN } else { ALIGN }, 0);
-            a.as_mut_slice().fill(3);
-            assert!(a.as_slice().iter().all(|&x| x == 3));
-            drop(a);
-            let b = AlignedBytes::try_zeroed(len).unwrap();
-            assert!(b.as_slice().iter().all(|&x| x == 0));
-        }
-        // Small blocks keep the ordinary alignment.
-        assert_eq!(large::layout(huge::MIN - 1).unwrap().align(), ALIGN);
     }
 
     #[test]
