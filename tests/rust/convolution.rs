@@ -90,6 +90,15 @@ fn cases() -> Vec<Case> {
         Case { name: "2d depthwise", lhs: vec![2, 4, 9, 10], rhs: vec![4, 1, 3, 3], strides: vec![1, 2], padding: vec![1, 1, 2, 0], ld: vec![1, 1], rd: vec![2, 1], dims: ConvDims::nchw(2), fg: 4, bg: 1 },
         Case { name: "2d depthwise nhwc", lhs: vec![2, 6, 5, 3], rhs: vec![3, 2, 1, 3], strides: vec![1, 1], padding: vec![1, 1, 0, 1], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc.clone(), fg: 3, bg: 1 },
         Case { name: "1d depthwise lhs dilation", lhs: vec![3, 5, 9], rhs: vec![5, 1, 4], strides: vec![1], padding: vec![2, 3], ld: vec![2], rd: vec![1], dims: ConvDims::nchw(1), fg: 5, bg: 1 },
+        // One input and one output feature: the depthwise generic with G = 1 (2-D and more
+        // with the output rows outside the taps), NCHW strided with padding and rhs dilation,
+        // NHWC, 3-D, lhs dilation (by phase), a 1-D kernel gradient's shape (a short output,
+        // a long kernel).
+        Case { name: "2d single channel", lhs: vec![2, 1, 9, 10], rhs: vec![1, 1, 3, 4], strides: vec![1, 2], padding: vec![1, 1, 2, 0], ld: vec![1, 1], rd: vec![2, 1], dims: ConvDims::nchw(2), fg: 1, bg: 1 },
+        Case { name: "2d single channel nhwc", lhs: vec![2, 6, 5, 1], rhs: vec![3, 2, 1, 1], strides: vec![1, 1], padding: vec![1, 1, 0, 1], ld: vec![1, 1], rd: vec![1, 1], dims: nhwc.clone(), fg: 1, bg: 1 },
+        Case { name: "3d single channel", lhs: vec![1, 1, 5, 6, 7], rhs: vec![1, 1, 2, 3, 2], strides: vec![1, 2, 1], padding: vec![0, 1, 1, 0, 0, 1], ld: vec![1, 1, 1], rd: vec![1, 1, 2], dims: ConvDims::nchw(3), fg: 1, bg: 1 },
+        Case { name: "2d single channel lhs dilation", lhs: vec![1, 1, 6, 5], rhs: vec![1, 1, 3, 2], strides: vec![1, 1], padding: vec![2, 1, 1, 1], ld: vec![2, 3], rd: vec![1, 1], dims: ConvDims::nchw(2), fg: 1, bg: 1 },
+        Case { name: "1d single channel long kernel", lhs: vec![1, 1, 300], rhs: vec![1, 1, 280], strides: vec![1], padding: vec![0, 0], ld: vec![1], rd: vec![1], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
         Case { name: "1d tiled cols", lhs: vec![4, 8, 200], rhs: vec![12, 8, 5], strides: vec![1], padding: vec![2, 2], ld: vec![1], rd: vec![1], dims: ConvDims::nchw(1), fg: 1, bg: 1 },
     ]
 }
@@ -313,6 +322,20 @@ fn images_on_threads(what: &str, kind: OpKind, params: [TensorType; 2], rng: &mu
     let cm = lower_for_cpu(&m, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap();
     assert!(cm.parallel && cm.text.contains("scf.forall"), "{what}: parallel loop over the images");
     on_one_and_two_threads(what, &m, &params, true, rng);
+}
+
+#[test]
+fn single_channel_filter_on_one_and_two_threads() {
+    // One image, one input and one output feature, large enough for the loop over the output
+    // rows to be split between two threads: equal to the interpreter, the same bits on one and
+    // two threads (each element sums its taps in the same order).
+    let mut rng = Rng(14);
+    let (strides, padding, one) = (vec![1, 1], vec![2, 2, 2, 2], vec![1, 1]);
+    let dims = ConvDims::nchw(2);
+    let kind = OpKind::Convolution(ConvAttrs { window_strides: &strides, padding: &padding, lhs_dilation: &one, rhs_dilation: &one, dims: &dims, feature_group_count: 1, batch_group_count: 1 }.to_op());
+    let params = [TensorType::new(DType::F32, [1, 1, 300, 300]), TensorType::new(DType::F32, [1, 1, 5, 5])];
+    let m = one_op_module(kind, &params);
+    on_one_and_two_threads("single channel 300^2 by 5^2", &m, &params, true, &mut rng);
 }
 
 #[test]
