@@ -2,7 +2,8 @@
 //! stride 1 along the dilated dims) the op first splits by output phase ([`by_phase`]: one
 //! stride-1 convolution of the undilated input per phase, with the kernel taps that meet
 //! input elements); a depthwise convolution (one input and one output feature per group) is
-//! one accumulating generic ([`depthwise`]). Otherwise, steps (G = feature_group_count *
+//! one accumulating generic ([`depthwise`]), and so is a single-channel one (one group; 1-D
+//! only when its output row fits L1). Otherwise, steps (G = feature_group_count *
 //! batch_group_count, at most one of them > 1):
 //! 1. the input is padded and dilated in its own layout (`pad_dilate`: a fill of the padded
 //!    shape and one strided `tensor.insert_slice` of the part of the input that lands in it;
