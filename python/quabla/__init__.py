@@ -242,6 +242,9 @@ from . import experimental  # noqa: E402
 from . import flatten_util  # noqa: E402
 from . import example_libraries  # noqa: E402
 from ._compat import *  # noqa: E402,F401,F403
+from ._compat_more import *  # noqa: E402,F401,F403
+from ._shard_map import shard_map  # noqa: E402
+from . import profiler  # noqa: E402
 from ._nextafter import nextafter, spacing  # noqa: E402
 
 bool = bool_  # noqa: A001 - jax.numpy's alias (an attribute, not in __all__: it shadows the builtin)
@@ -258,7 +261,7 @@ _SHADOWING = {n for n in dir() if not n.startswith("_") and hasattr(_builtins, n
 __all__ = sorted(
     n
     for n in dir()
-    if not n.startswith("_") and n not in _SHADOWING and n not in {"tree", "dtypes", "errors", "jit_module", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax", "tree_util", "image", "experimental", "flatten_util", "example_libraries"}
-) + ["tree", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax", "tree_util", "image", "experimental", "flatten_util", "example_libraries"]
+    if not n.startswith("_") and n not in _SHADOWING and n not in {"tree", "dtypes", "errors", "jit_module", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax", "tree_util", "image", "experimental", "flatten_util", "example_libraries", "profiler", "version"}
+) + ["tree", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax", "tree_util", "image", "experimental", "flatten_util", "example_libraries", "profiler", "version"]
 
 from . import numpy  # noqa: E402,F401 - `import quabla.numpy as jnp` (not in __all__: it would shadow NumPy)

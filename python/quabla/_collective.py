@@ -37,6 +37,40 @@ _SAFE = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
 _INTERNED = {}
 
 
+
+# The shard_map (its name) whose body is being traced with check_vma=True, per thread:
+# reverse-mode transforms inside it raise (quabla/_shard_map.py: JAX sums the cotangent of a
+# replicated input over the mesh, which the vmap emulation does not).
+_vma = threading.local()
+
+
+class checking_vma:
+    """Context manager: the body of shard_map ``fname`` (None: not checking) is traced."""
+
+    def __init__(self, fname):
+        self.fname = fname
+
+    def __enter__(self):
+        self.saved = getattr(_vma, "fname", None)
+        _vma.fname = self.fname
+
+    def __exit__(self, *exc):
+        _vma.fname = self.saved
+
+
+def reverse_mode_check(what):
+    """Raises UnsupportedOperationError when ``what`` (a reverse-mode transform) is applied
+    inside the body of a shard_map that checks replication (check_vma=True)."""
+    fname = getattr(_vma, "fname", None)
+    if fname is not None:
+        raise UnsupportedOperationError(
+            f"{what} inside {fname} with check_vma=True: JAX sums the gradient of an input replicated over the mesh "
+            "across its instances, which Quabla's shard_map (a vmap over the mesh on one device) does not; take the "
+            "gradient outside shard_map (as JAX's documentation does), or pass check_vma=False for per-instance "
+            "gradients (then psum or pmean them yourself)",
+            op="shard_map",
+        )
+
 def _spell(name):
     """The dialect's spelling of axis name ``name`` (any hashable): a short identifier-like
     string as is, anything else interned as ``#<n>``."""

@@ -14,6 +14,8 @@ trace the function is just called.
 import functools
 import inspect
 
+import numpy as np
+
 from . import dtypes as _dt
 from . import tree as _tree
 from ._control import _signature, _trace_branch
@@ -268,6 +270,11 @@ class custom_vjp(_Custom):
                 if c_tree != a_tree:
                     raise ArgumentTypeError(f"custom_vjp {self._name()}: a bwd cotangent has structure {c_tree}, its argument {a_tree}")
                 for x, y in zip(a_leaves, c_leaves):
+                    if isinstance(y, np.ndarray) and y.dtype == _dt.float0:
+                        # JAX's "no cotangent" of an integer argument: zeros of its type.
+                        x = _to_array(x)
+                        out.append(zeros(x.shape, x.dtype))
+                        continue
                     x, y = _to_array(x), _to_array(y)
                     if y.dtype is not x.dtype and y.dtype.is_float and x.dtype.is_float:
                         y = y.astype(x.dtype)

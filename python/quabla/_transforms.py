@@ -498,6 +498,7 @@ class _Grad(_Transformed):
         fname = self.__name__
         parent = _parent(fname)
         single, argnums = _norm_argnums(fname, self.argnums, len(args))
+        _collective.reverse_mode_check(fname)
         a = _Args(self.fun, fname, args, kwargs, argnums, opaque=True)
         if not self.allow_int:
             _check_diff_args(fname, a, argnums)
@@ -702,6 +703,7 @@ class _VjpApply(_Transformed):
 
     def _apply(self, primals, ct):
         fname = f"vjp({_name(self.fun)})"
+        _collective.reverse_mode_check(fname)
         parent = _parent(fname)
         n = len(primals)
         a = _Args(self.fun, fname, tuple(primals), {}, tuple(range(n)))
@@ -857,6 +859,8 @@ class _Jacobian(_Transformed):
         nparams = len(st.params)
         blocks = {}  # (out leaf, in leaf) -> array
         mode = self.mode or ("rev" if 0 < Q < P else "fwd")
+        if P and Q and mode == "rev":
+            _collective.reverse_mode_check(fname)
         if P and Q and mode == "fwd":
             jvp_decl = parent.builder.declare("jvp", target)[0]
             tans, in_axes, off = [], [-1] * nparams, 0

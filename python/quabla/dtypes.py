@@ -96,6 +96,11 @@ _BY_NP = {d.np: d for d in BY_CODE}
 _BY_NAME = {d.name: d for d in BY_CODE}
 _BY_NAME.update({"bool": bool_, "f32": float32, "f64": float64, "i1": bool_, "i32": int32, "i64": int64,
                  "ui8": uint8, "ui32": uint32, "u8": uint8, "u32": uint32})
+#: JAX's dtype of the tangents and cotangents of integer and boolean values (``jax.float0``,
+#: ``jax.dtypes.float0``): a NumPy structured void dtype with one zero-size field. No Quabla
+#: array has it; a custom_vjp ``bwd`` may return a NumPy array of it for an integer argument
+#: (taken as no cotangent, as JAX).
+float0 = np.dtype([("float0", np.void, 0)])
 _PY_TYPES = {float: float64, int: int64, bool: bool_}
 # NumPy dtypes that widen losslessly into a Quabla dtype on import.
 WIDEN = {np.dtype(np.int8): int32, np.dtype(np.int16): int32, np.dtype(np.uint8): int32,

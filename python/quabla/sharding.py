@@ -30,6 +30,7 @@ from . import dtypes as _dt
 from .errors import ArgumentTypeError, InvalidArgumentError, ShapeError, UnsupportedOperationError
 
 __all__ = [
+    "AbstractMesh",
     "Mesh",
     "NamedSharding",
     "PartitionSpec",
@@ -247,6 +248,79 @@ class Mesh:
 
     def __repr__(self):
         return "Mesh(" + ", ".join(f"{n!r}: {s}" for n, s in self.shape.items()) + ")"
+
+
+class AbstractMesh:
+    """A mesh of named axes with sizes and no devices (``jax.sharding.AbstractMesh``): what
+    :func:`shard_map` needs, so any sizes work on one device.
+
+    Args:
+        axis_sizes: an int per axis, each >= 1.
+        axis_names: a distinct name (str) per axis (a str for a 1-d mesh).
+        axis_types: accepted for compatibility and ignored (Quabla has no axis types).
+
+    Attributes:
+        shape: ``{axis name: size}`` in axis order; also ``axis_names``, ``axis_sizes``,
+            ``size`` (the product), ``shape_tuple`` (``((name, size), ...)``), ``empty``.
+
+    Example:
+        >>> qb.sharding.AbstractMesh((2, 4), ("x", "y")).shape
+        {'x': 2, 'y': 4}
+    """
+
+    def __init__(self, axis_sizes, axis_names, axis_types=None):
+        names = (axis_names,) if isinstance(axis_names, str) else axis_names
+        try:
+            names = tuple(names)
+        except TypeError:
+            raise ArgumentTypeError(f"AbstractMesh: axis_names must be a str or a sequence of str, got {type(axis_names).__name__}") from None
+        if not all(isinstance(n, str) for n in names):
+            raise ArgumentTypeError(f"AbstractMesh: axis_names must be strings, got {names!r}")
+        if len(set(names)) != len(names):
+            raise InvalidArgumentError(f"AbstractMesh: axis_names must be distinct, got {names!r}")
+        sizes = (axis_sizes,) if isinstance(axis_sizes, (int, np.integer)) else axis_sizes
+        try:
+            sizes = tuple(sizes)
+        except TypeError:
+            raise ArgumentTypeError(f"AbstractMesh: axis_sizes must be a sequence of ints, got {type(axis_sizes).__name__}") from None
+        if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in sizes):
+            raise ArgumentTypeError(f"AbstractMesh: axis_sizes must be ints, got {sizes!r}")
+        if len(sizes) != len(names):
+            raise ShapeError(f"AbstractMesh: {len(sizes)} axis sizes {sizes} for {len(names)} axis names {names!r}")
+        if any(s < 1 for s in sizes):
+            raise ShapeError(f"AbstractMesh: axis sizes must be >= 1, got {sizes}")
+        self.axis_sizes = tuple(int(s) for s in sizes)
+        self.axis_names = names
+        self.axis_types = axis_types
+
+    @property
+    def shape(self):
+        return dict(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def shape_tuple(self):
+        return tuple(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def size(self):
+        return math.prod(self.axis_sizes)
+
+    @property
+    def empty(self):
+        return not self.axis_names
+
+    @property
+    def abstract_mesh(self):
+        return self
+
+    def __eq__(self, other):
+        return isinstance(other, AbstractMesh) and self.shape_tuple == other.shape_tuple
+
+    def __hash__(self):
+        return hash(("AbstractMesh", self.shape_tuple))
+
+    def __repr__(self):
+        return "AbstractMesh(" + ", ".join(f"{n!r}: {s}" for n, s in self.shape_tuple) + ")"
 
 
 def make_mesh(axis_shapes, axis_names, devices=None):

@@ -86,6 +86,8 @@ GROUPS = [
     ("quabla.lax", ["lax." + n for n in qb.lax.__all__]),
     ("quabla.tree_util", ["tree_util." + n for n in qb.tree_util.__all__]),
     ("JAX's top level", sorted(qb._compat.__all__)),
+    ("More of JAX's top level: settings, caches, closure_convert, shard_map", sorted(n for n in qb._compat_more.__all__ if n != "version") + ["shard_map", "experimental.shard_map.shard_map", "sharding.AbstractMesh"]),
+    ("quabla.profiler", ["profiler." + n for n in qb.profiler.__all__]),
     ("quabla.nn", ["nn." + n for n in qb.nn.__all__]),
     ("quabla.scipy", ["scipy.special." + n for n in qb.scipy.special.__all__]
      + ["scipy.stats.norm." + n for n in ("pdf", "logpdf", "cdf", "logcdf", "sf", "logsf", "ppf", "isf")]
@@ -152,7 +154,7 @@ def reference():
             sig = _sig(obj) if not inspect.isclass(obj) or n in ("ShapeDtype",) else ""
             doc = inspect.getdoc(obj) or ""
             out += [f"#### {kind}`qb.{n}{sig}`", "", doc, ""]
-    missing = [n for n in qb.__all__ if n not in documented and n not in ("tree", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax", "tree_util", "image", "experimental", "flatten_util", "example_libraries")]
+    missing = [n for n in qb.__all__ if n not in documented and n not in ("tree", "optim", "typing", "test_util", "random", "linalg", "nn", "ops", "scipy", "sharding", "distributed", "debug", "lax", "tree_util", "image", "experimental", "flatten_util", "example_libraries", "profiler", "version")]
     missing += [n for n in sorted(qb._SHADOWING) if n not in documented]
     if missing:
         raise SystemExit(f"undocumented public names: {missing}")

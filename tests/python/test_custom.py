@@ -296,3 +296,14 @@ def test_rule_whose_primal_part_is_a_while_loop_transposes():
     qf, jf = mk(qb, qb.lax, qb.custom_jvp), mk(jnp, jax.lax, jax.custom_jvp)
     close(qb.grad(qf)(qb.array(1.0)), jax.grad(jf)(1.0))
     close(qb.jit(qb.vmap(qb.grad(qf)))(qb.array([1.0, 2.0, 7.0])), jax.vmap(jax.grad(jf))(jnp.array([1.0, 2.0, 7.0])))
+
+
+def test_custom_vjp_bwd_may_return_float0_for_an_integer_argument():
+    # JAX's idiom for "no cotangent" of an integer argument: a NumPy array of float0.
+    @qb.custom_vjp
+    def f(x, n):
+        return x * n
+
+    f.defvjp(lambda x, n: (x * n, n), lambda n, g: (g * n, np.zeros(np.shape(n), qb.dtypes.float0)))
+    assert qb.grad(f)(qb.array(2.0), qb.array(3)).item() == 3.0
+    assert qb.jit(qb.grad(f))(qb.array(2.0), qb.array(4)).item() == 4.0

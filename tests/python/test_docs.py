@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import quabla as qb
-from quabla import _callback, _collective, _compat, _control, _conv, _math, _ops, _search, _select, _shape, dtypes, jit, lax, ops, tree, tree_util
+from quabla import _callback, _collective, _compat, _compat_more, _control, _shard_map, _conv, _math, _ops, _search, _select, _shape, dtypes, jit, lax, ops, tree, tree_util
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import quabla.numpy  # noqa: E402
@@ -21,7 +21,8 @@ MODULES = (qb, _callback, _collective, _compat, _ops, _control, _conv, _search, 
            quabla.scipy.sparse.linalg, _indexing, _initializers, _solvers, errors, example_libraries.stax, example_libraries.optimizers,
            experimental.ode, experimental.checkify, flatten_util, image,
            lax.linalg, quabla.scipy.signal, quabla.scipy.integrate, quabla.scipy.ndimage, quabla.scipy.interpolate,
-           quabla.scipy.spatial.transform, quabla.scipy.cluster.vq)
+           quabla.scipy.spatial.transform, quabla.scipy.cluster.vq,
+           _compat_more, _shard_map, qb.profiler, experimental.shard_map)
 TESTS = [t for m in MODULES for t in doctest.DocTestFinder().find(m) if t.examples]
 
 
