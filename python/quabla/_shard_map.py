@@ -456,7 +456,7 @@ def _make(fname, f, mesh, in_specs, out_specs, axis_names, check_vma):
     return _ShardMapped(f, fname, axes, manual, in_specs, out_specs, check_vma)
 
 
-def shard_map(f=None, /, *, out_specs, in_specs=_INFER, mesh=None, axis_names=frozenset(), check_vma=True):
+def shard_map(f=None, /, *, out_specs=_INFER, in_specs=_INFER, mesh=None, axis_names=frozenset(), check_vma=True):
     """Maps ``f`` over the blocks of its arguments laid out over ``mesh``, as
     ``jax.shard_map``: each instance of ``f`` (one per position of the manual mesh axes) gets
     its block of every argument and returns its block of every output; inside ``f`` the mesh
@@ -506,6 +506,9 @@ def shard_map(f=None, /, *, out_specs, in_specs=_INFER, mesh=None, axis_names=fr
         >>> f(qb.arange(8.0)).item()
         28.0
     """
+    if out_specs is _INFER:
+        raise ArgumentTypeError("shard_map: out_specs is required (a keyword argument: a PartitionSpec, or a pytree prefix of them for the outputs)")
+
     def make(g):
         return _make("shard_map", g, mesh, in_specs, out_specs, axis_names, check_vma)
 
