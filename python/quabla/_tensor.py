@@ -200,8 +200,31 @@ _TENSOR_ONLY = {
 }
 
 
+def _deferring(f):
+    """The binary operator ``f`` returning NotImplemented for an operand that opts out of
+    array operators (``__array_ufunc__ = None``, NumPy's protocol: a sparse matrix), so that
+    Python calls its reflected method (``x @ bcoo``), as NumPy and JAX arrays do. The check
+    runs only when ``f`` rejects the operand."""
+
+    def method(x, y):
+        try:
+            return f(x, y)
+        except _errors.ArgumentTypeError:
+            if getattr(type(y), "__array_ufunc__", 0) is None:
+                return NotImplemented
+            raise
+
+    return method
+
+
+# The binary operators that defer to such operands.
+_DEFERRING = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+              "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__"}
+
+
 def install():
     for name, fn in _METHODS.items():
+        fn = _deferring(fn) if name in _DEFERRING else fn
         setattr(Tensor, name, fn)
         setattr(Tracer, name, fn)
     for name, fn in _TENSOR_ONLY.items():

@@ -104,6 +104,7 @@ GROUPS = [
      + ["scipy.interpolate." + n for n in qb.scipy.interpolate.__all__]),
     ("quabla.scipy.spatial.transform and quabla.scipy.cluster.vq", ["scipy.spatial.transform." + n for n in qb.scipy.spatial.transform.__all__]
      + ["scipy.cluster.vq." + n for n in qb.scipy.cluster.vq.__all__]),
+    ("quabla.experimental.sparse", ["experimental.sparse." + n for n in qb.experimental.sparse.__all__]),
     ("quabla.experimental.checkify", ["experimental.checkify." + n for n in qb.experimental.checkify.__all__]),
     ("quabla.example_libraries.stax", ["example_libraries.stax." + n for n in qb.example_libraries.stax.__all__]),
     ("quabla.example_libraries.optimizers", ["example_libraries.optimizers." + n for n in qb.example_libraries.optimizers.__all__]),

@@ -126,3 +126,30 @@ def test_large_round_trip():
     a = np.random.default_rng(0).random(1_000_000)
     t = qb.array(a)
     np.testing.assert_array_equal(t.numpy(), a)
+
+
+def test_operators_defer_to_operands_that_opt_out_of_array_operators():
+    # NumPy's protocol (__array_ufunc__ = None, as a sparse matrix sets): the Tensor's operator
+    # returns NotImplemented and Python calls the operand's reflected method.
+    class Opaque:
+        __array_ufunc__ = None
+
+        def __rmatmul__(self, x):
+            return ("rmatmul", x.shape)
+
+        def __radd__(self, x):
+            return ("radd", x.shape)
+
+        def __rmul__(self, x):
+            return ("rmul", x.shape)
+
+    x = qb.ones((2, 3))
+    assert x @ Opaque() == ("rmatmul", (2, 3))
+    assert x + Opaque() == ("radd", (2, 3)) and x * Opaque() == ("rmul", (2, 3))
+    with pytest.raises(TypeError):  # no reflected method: Python's TypeError
+        x - Opaque()
+    # Other foreign operands are still Quabla's typed error.
+    with pytest.raises(qb.errors.ArgumentTypeError):
+        x @ object()
+    with pytest.raises(qb.errors.ArgumentTypeError):
+        x + "a"

@@ -22,7 +22,8 @@ MODULES = (qb, _callback, _collective, _compat, _ops, _control, _conv, _search, 
            experimental.ode, experimental.checkify, flatten_util, image,
            lax.linalg, quabla.scipy.signal, quabla.scipy.integrate, quabla.scipy.ndimage, quabla.scipy.interpolate,
            quabla.scipy.spatial.transform, quabla.scipy.cluster.vq,
-           _compat_more, _shard_map, qb.profiler, experimental.shard_map)
+           _compat_more, _shard_map, qb.profiler, experimental.shard_map,
+           experimental.sparse, experimental.sparse._bcoo, experimental.sparse._bcsr, experimental.sparse._transform)
 TESTS = [t for m in MODULES for t in doctest.DocTestFinder().find(m) if t.examples]
 
 

@@ -14,6 +14,7 @@ Example:
 from . import checkify  # noqa: F401
 from . import ode  # noqa: F401
 from . import shard_map  # noqa: F401
+from . import sparse  # noqa: F401
 from .._callback import io_callback
 
-__all__ = ["checkify", "ode", "shard_map", "io_callback"]
+__all__ = ["checkify", "ode", "shard_map", "sparse", "io_callback"]
