@@ -52,7 +52,7 @@ from . import _trace
 from . import tree as _tree
 from ._ops import _shape_str
 from ._trace import Tracer, is_array
-from ._transforms import jit, vmap
+from ._transforms import _name, jit, vmap
 from .errors import ArgumentTypeError, BatchingError, InvalidArgumentError, ShapeError, UnsupportedOperationError
 from .sharding import AbstractMesh, Mesh, PartitionSpec
 
@@ -67,10 +67,6 @@ class _InferSpecs:
 
 
 _INFER = _InferSpecs()
-
-
-def _fun_name(f):
-    return getattr(f, "__name__", None) or type(f).__name__
 
 
 def _is_spec(s):
@@ -218,7 +214,7 @@ class _ShardMapped:
         self.out_specs = out_specs
         self.check_vma = bool(check_vma)
         self._compiled = {}
-        self.__name__ = f"shard_map({_fun_name(f)})"
+        self.__name__ = f"shard_map({_name(f)})"
         self.__qualname__ = self.__name__
         self.__doc__ = getattr(f, "__doc__", None)
         self.__wrapped__ = f
@@ -282,7 +278,7 @@ class _ShardMapped:
             try:
                 self._sig.bind(*args)
             except TypeError as e:
-                raise ArgumentTypeError(f"{self.fname}: {_fun_name(self.f)} cannot take the {len(args)} arguments passed: {e}") from None
+                raise ArgumentTypeError(f"{self.fname}: {_name(self.f)} cannot take the {len(args)} arguments passed: {e}") from None
         leaves, in_tree, axes, paths = self._plan(args)
         dyn = [i for i, a in enumerate(axes) if a is not None]
         static = tuple((i, leaves[i]) for i, a in enumerate(axes) if a is None)
@@ -350,18 +346,18 @@ class _ShardMapped:
                 full[i] = b
             with _collective.checking_vma(fname if self.check_vma else None):
                 out = self.f(*_tree.unflatten(in_tree, full))
-            outs, ospecs, opaths = _broadcast(fname, "out_specs", self.out_specs, out, f"the output of {_fun_name(self.f)}")
+            outs, ospecs, opaths = _broadcast(fname, "out_specs", self.out_specs, out, f"the output of {_name(self.f)}")
             res, oaxes = [], []
             for v, s, p in zip(outs, ospecs, opaths):
                 shape = _shape_of(v)
                 if shape is None:
-                    raise ArgumentTypeError(f"{fname}: output{p} of {_fun_name(self.f)} is a {type(v).__name__}, not an array")
+                    raise ArgumentTypeError(f"{fname}: output{p} of {_name(self.f)} is a {type(v).__name__}, not an array")
                 v = v if is_array(v) else _o.asarray(v)
                 sa = _spec_axes(fname, "out_specs entry", s)
                 if len(sa) > len(shape):
                     raise ShapeError(
                         f"{fname}: out_specs for output{p} is {_spec_str(sa)}, of length {len(sa)}, but output{p} of "
-                        f"{_fun_name(self.f)} has shape {_shape_str(shape)}, of rank {len(shape)}; an out_specs entry may be "
+                        f"{_name(self.f)} has shape {_shape_str(shape)}, of rank {len(shape)}; an out_specs entry may be "
                         "no longer than its output's rank"
                         + (" (for a rank-0 output that differs across the mesh, give it a singleton axis)" if not shape else "")
                     )

@@ -135,6 +135,17 @@ def _axis_names(fname, axis_names):
     return names
 
 
+def _axis_sizes(fname, sizes):
+    """``sizes`` (an int or a sequence of ints) as a tuple of ints."""
+    try:
+        shape = (sizes,) if isinstance(sizes, (int, np.integer)) else tuple(sizes)
+    except TypeError:
+        shape = None
+    if shape is None or not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in shape):
+        raise ArgumentTypeError(f"{fname}: the axis sizes must be an int or a sequence of ints, got {sizes!r}")
+    return tuple(int(s) for s in shape)
+
+
 def _is_device(d):
     jax = _jax()
     return isinstance(d, jax.Device)
@@ -269,22 +280,8 @@ class AbstractMesh:
     """
 
     def __init__(self, axis_sizes, axis_names, axis_types=None):
-        names = (axis_names,) if isinstance(axis_names, str) else axis_names
-        try:
-            names = tuple(names)
-        except TypeError:
-            raise ArgumentTypeError(f"AbstractMesh: axis_names must be a str or a sequence of str, got {type(axis_names).__name__}") from None
-        if not all(isinstance(n, str) for n in names):
-            raise ArgumentTypeError(f"AbstractMesh: axis_names must be strings, got {names!r}")
-        if len(set(names)) != len(names):
-            raise InvalidArgumentError(f"AbstractMesh: axis_names must be distinct, got {names!r}")
-        sizes = (axis_sizes,) if isinstance(axis_sizes, (int, np.integer)) else axis_sizes
-        try:
-            sizes = tuple(sizes)
-        except TypeError:
-            raise ArgumentTypeError(f"AbstractMesh: axis_sizes must be a sequence of ints, got {type(axis_sizes).__name__}") from None
-        if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in sizes):
-            raise ArgumentTypeError(f"AbstractMesh: axis_sizes must be ints, got {sizes!r}")
+        names = _axis_names("AbstractMesh", axis_names)
+        sizes = _axis_sizes("AbstractMesh", axis_sizes)
         if len(sizes) != len(names):
             raise ShapeError(f"AbstractMesh: {len(sizes)} axis sizes {sizes} for {len(names)} axis names {names!r}")
         if any(s < 1 for s in sizes):
@@ -334,12 +331,7 @@ def make_mesh(axis_shapes, axis_names, devices=None):
         >>> qb.sharding.make_mesh((1,), ("batch",))
         Mesh('batch': 1)
     """
-    try:
-        shape = (axis_shapes,) if isinstance(axis_shapes, (int, np.integer)) else tuple(axis_shapes)
-    except TypeError:
-        shape = None
-    if shape is None or not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in shape):
-        raise ArgumentTypeError(f"make_mesh: axis_shapes must be an int or a sequence of ints, got {axis_shapes!r}")
+    shape = _axis_sizes("make_mesh", axis_shapes)
     names = _axis_names("make_mesh", axis_names)
     try:
         devs = list(_all_devices() if devices is None else devices)
