@@ -448,10 +448,11 @@ def _slow(self, args, kwargs):
         if entry is None:
             try:
                 entry = self._compile(key, dyn_tree, leaves, static, sa, len(args), static_kw, weak)
-            except Exception as e:  # noqa: BLE001 - re-raised unless the retry below succeeds
-                entry = self._retry_weak(e, dyn_tree, leaves, static, sa, len(args), static_kw, weak, rest)
-                weak = self._weak[dyn_tree]
-                key = (dyn_tree, tuple(_leaf_key(x, i in weak) for i, x in enumerate(leaves))) + rest
+            except Exception:  # noqa: BLE001 - re-raised unless the retry below succeeds
+                retried = self._retry_weak(dyn_tree, leaves, static, sa, len(args), static_kw, weak, rest)
+                if retried is None:
+                    raise
+                entry, key, weak = retried
     if weak:
         leaves = [_weak_tensor(x) if i in weak and _is_number(x) else x for i, x in enumerate(leaves)]
     tensors = [x for x in leaves if isinstance(x, Tensor)]
@@ -616,22 +617,23 @@ class Jitted(_q.JitFunction):
             return None
         return self._compile(key, dyn_tree, leaves, static, sa, nargs, static_kw, weak, done=(program, out_tree, compiled))
 
-    def _retry_weak(self, error, dyn_tree, leaves, static, sa, nargs, static_kw, weak, rest):
-        """The entry for a call whose trace with its Python numbers static raised ``error``,
-        traced again with every number a weak-scalar parameter (JAX's tracing of numbers:
-        ``x / y`` of 2.0 and 0.0 is inf, not Python's ZeroDivisionError; ``y.shape`` is
-        ``()``). Raises ``error`` when there is no static number or that trace fails too
-        (the function needs a number's value: a shape, a Python branch)."""
+    def _retry_weak(self, dyn_tree, leaves, static, sa, nargs, static_kw, weak, rest):
+        """For a call whose trace with its Python numbers static raised: the trace with every
+        number a weak-scalar parameter (JAX's tracing of numbers: ``x / y`` of 2.0 and 0.0 is
+        inf, not Python's ZeroDivisionError; ``y.shape`` is ``()``), as ``(entry, key, weak
+        positions)``; None when there is no static number or that trace fails too (the
+        function needs a number's value: a shape, a Python branch), so that the caller raises
+        the first error."""
         grown = weak | frozenset(i for i, x in enumerate(leaves) if _is_number(x))
         if grown == weak:
-            raise error
+            return None
         key = (dyn_tree, tuple(_leaf_key(x, i in grown) for i, x in enumerate(leaves))) + rest
         try:
             entry = self._compile(key, dyn_tree, leaves, static, sa, nargs, static_kw, grown)
         except Exception:  # noqa: BLE001 - the static trace's error is the one to report
-            raise error from None
+            return None
         self._weak[dyn_tree] = grown
-        return entry
+        return entry, key, grown
 
     def _compile(self, key, dyn_tree, leaves, static, sa, nargs, static_kw=(), weak=frozenset(), done=None):
         with self._lock:
