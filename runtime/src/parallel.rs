@@ -66,7 +66,7 @@ pub fn openmp_loaded() -> bool {
 
 /// Bumped when the cost model (`op_cost`) or the tagging changes, so cached objects tagged by
 /// the old one miss.
-const POLICY_VERSION: u32 = 14;
+const POLICY_VERSION: u32 = 15;
 
 /// What the persistent compile cache's key adds for the loops [`tag_loops`] splits: the tag
 /// pipeline and the policy's constants (the program text does not change with them).
@@ -232,8 +232,8 @@ fn small_generic<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
 
 /// The rank of the `quabla.vec` generic `op` when its inner loop is to be written out (the
 /// script's `quabla.unroll`, quabla_lowering::tiling::LOOPS_SCRIPT): loops all parallel, an
-/// inner loop of 2 to `UNROLL_INNER` iterations and a body of `UNROLL_MIN_COST` or more
-/// (a transcendental). Such a generic reads some operand through a broadcast (else it was
+/// inner loop of 2 to `UNROLL_ALWAYS` iterations, or of up to `UNROLL_INNER` under a body
+/// of `UNROLL_MIN_COST` or more (a transcendental). Such a generic reads some operand through a broadcast (else it was
 /// flattened: crate::flat_loops); LLVM vectorises the inner loop alone, and left one shorter
 /// than a vector scalar: `exp(x[:, None] * w[None])` of 100000 x 5 ran one exp at a time.
 /// Written out, the loop around it is vectorised (the short rows' accesses interleaved).
@@ -245,8 +245,8 @@ fn unroll_rank<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<usize> {
     }
     let extents = loop_extents(op, &loops)?;
     let inner = *extents.last()?;
-    use quabla_lowering::tiling::{UNROLL_INNER, UNROLL_MIN_COST};
-    ((2..=UNROLL_INNER).contains(&inner) && body_cost(op) >= UNROLL_MIN_COST).then_some(rank)
+    use quabla_lowering::tiling::{UNROLL_ALWAYS, UNROLL_INNER, UNROLL_MIN_COST};
+    ((2..=UNROLL_ALWAYS).contains(&inner) || (2..=UNROLL_INNER).contains(&inner) && body_cost(op) >= UNROLL_MIN_COST).then_some(rank)
 }
 
 /// Whether `op`'s body reads its loop indices (`linalg.index`): flattened, each would be

@@ -1743,9 +1743,10 @@ fn short_inner_loops_under_dear_bodies_are_unrolled_and_match_the_interpreter() 
     // `x[:, None]`) or a transposed map is not flattened; when its inner loop is 2 to 7 long
     // and its body dear (runtime parallel::unroll_rank: exp, tanh, sin), the script marks
     // that loop for full unrolling (tiling::UNROLL_MARK), and LLVM vectorizes the loop
-    // around it. Inner loops of 8 and cheap bodies (an add) keep unrolling disabled. Ranks 2
-    // and 3, f32 and f64; equal to the interpreter on one and two threads (the rows split
-    // between them).
+    // around it. Inner loops of 2 or 3 are written out whatever the body
+    // (tiling::UNROLL_ALWAYS: LLVM left them scalar); inner loops of 8, and cheap bodies (a
+    // negation) over 4 to 7, keep unrolling disabled. Ranks 2 and 3, f32, f64 and i32; equal
+    // to the interpreter on one and two threads (the rows split between them).
     use quabla_dialect::LayoutOp;
     let mut rng = Rng(167);
     // (shape, body, dtype, read: 0 row broadcast, 1 column broadcast, 2 transposed)
@@ -1758,6 +1759,9 @@ fn short_inner_loops_under_dear_bodies_are_unrolled_and_match_the_interpreter() 
         (vec![500, 40, 5], UnaryOp::Exp, DType::F32, 1),
         (vec![50000, 8], UnaryOp::Exp, DType::F32, 0),
         (vec![50000, 3], UnaryOp::Neg, DType::F32, 0),
+        (vec![50000, 2], UnaryOp::Neg, DType::I32, 1),
+        (vec![500, 40, 2], UnaryOp::Neg, DType::F64, 0),
+        (vec![50000, 4], UnaryOp::Neg, DType::F32, 0),
     ];
     for (shape, op, d, read) in cases {
         let rank = shape.len();
@@ -1782,7 +1786,7 @@ fn short_inner_loops_under_dear_bodies_are_unrolled_and_match_the_interpreter() 
         let m = Module { funcs: vec![f] };
         let what = format!("{shape:?} {op:?} {d:?} read {read}: ");
         let dear = op != UnaryOp::Neg;
-        let unrolled = dear && inner <= 7;
+        let unrolled = inner <= quabla_lowering::tiling::UNROLL_ALWAYS || dear && inner <= 7;
         let llvm = executor().lower_to_llvm(&m, &with_threads(1)).unwrap();
         // (The annotations are printed through aliases: `#llvm.loop_unroll<full = true>`.)
         let full = llvm.contains("full = true");

@@ -490,6 +490,16 @@ pub const UNROLL_RANKS: std::ops::RangeInclusive<usize> = 2..=3;
 /// f64 235 -> 558 us, f32 80 -> 128 (2026-12-05, Zen 4).
 pub const UNROLL_INNER: i64 = 7;
 
+/// The longest inner loop written out whatever its body costs: LLVM left a loop of 2 or 3
+/// iterations scalar (its rows shorter than a vector) and did not vectorise the loop around
+/// it; written out, that loop is vectorised with interleaved accesses. Jitted, two threads,
+/// Zen 4 (2026-12-07), loop -> written out: `x * b + 1` of 2^20 x 2 f32 183 -> 98 us, x 3 f32
+/// 312 -> 156, x 2 f64 393 -> 254, x 3 f64 754 -> 507, x 2 i32 177 -> 98; the gradient of
+/// `sum((x[:, ::2] + x[:, 1::2])**2)` of 4096 x 1024 (an interleaving store) 654 -> 349 (JAX
+/// 441-496). From 4 the inner loop is a vector step and written out was slower (x 4 f32 233
+/// -> 326, x 5 381 -> 661, x 7 732 -> 1386).
+pub const UNROLL_ALWAYS: i64 = 3;
+
 /// The least body cost (`op_cost` / `ElementwiseOp::scalar_cost` units) for which a short inner loop is
 /// written out: bodies of a few adds and multiplies are memory-bound either way (`x * b + 1`
 /// of 65536 x 6 27 us as a loop, 37 written out), tanh (about 30) and exp (about 25) are not:
