@@ -1745,7 +1745,7 @@ fn short_inner_loops_under_dear_bodies_are_unrolled_and_match_the_interpreter() 
     // that loop for full unrolling (tiling::UNROLL_MARK), and LLVM vectorizes the loop
     // around it. Inner loops of 2 or 3 are written out whatever the body
     // (tiling::UNROLL_ALWAYS: LLVM left them scalar); inner loops of 8, and cheap bodies (a
-    // negation) over 4 to 7, keep unrolling disabled. Ranks 2 and 3, f32, f64 and i32; equal
+    // negation) over 4 to 7, keep unrolling disabled. Ranks 2 to 4, f32, f64 and i32; equal
     // to the interpreter on one and two threads (the rows split between them).
     use quabla_dialect::LayoutOp;
     let mut rng = Rng(167);
@@ -1762,6 +1762,8 @@ fn short_inner_loops_under_dear_bodies_are_unrolled_and_match_the_interpreter() 
         (vec![50000, 2], UnaryOp::Neg, DType::I32, 1),
         (vec![500, 40, 2], UnaryOp::Neg, DType::F64, 0),
         (vec![50000, 4], UnaryOp::Neg, DType::F32, 0),
+        (vec![20, 30, 40, 3], UnaryOp::Neg, DType::F32, 2),
+        (vec![20, 30, 40, 5], UnaryOp::Exp, DType::F32, 2),
     ];
     for (shape, op, d, read) in cases {
         let rank = shape.len();
