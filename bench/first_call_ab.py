@@ -30,7 +30,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT = "matmul_f32_64,rowsum_1024,softmax_grad_256x1024,layernorm_grad_256x1024,elementwise_1e6_f32,mlp_784_512_512_10_b256,gpt_3x_d64"
-LLVM_LINE = re.compile(r"LLVM JIT \(O\d\).*?, cpu ([0-9.]+) ms")
+LLVM_LINE = re.compile(r"LLVM JIT \(O\d[^)]*\).*?, cpu ([0-9.]+) ms")
 MARK = "@@quabla-ab@@"
 
 

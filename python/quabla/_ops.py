@@ -167,15 +167,28 @@ def _staged_if_expanding(x, size):
     return x if t is None else t.const(x)
 
 
+def _numpy_float_scalar(s, other, other_array):
+    """``s``, or a Python float when ``s`` is a NumPy float scalar of the other float width than
+    the array ``other``: weak then, as JAX (default mode) canonicalises it, so that ``x /
+    np.sqrt(d)`` on a float32 ``x`` stays float32 where float32 with float64 arrays raise."""
+    if other_array and isinstance(s, np.floating) and other.dtype.kind == "f" and s.dtype.itemsize != other.dtype.itemsize:
+        return float(s)
+    return s
+
+
 def _binary_operands(name, x, y, kind="numeric"):
     """Applies dtype promotion (weak scalars) and broadcasting to two operands."""
     xa, ya = is_array(x), is_array(y)
     if not xa and not _is_scalar(x):
-        x = _to_array(x)
-        xa = True
+        x = _numpy_float_scalar(x, y, ya)
+        xa = not _is_scalar(x)
+        if xa:
+            x = _to_array(x)
     if not ya and not _is_scalar(y):
-        y = _to_array(y)
-        ya = True
+        y = _numpy_float_scalar(y, x, xa)
+        ya = not _is_scalar(y)
+        if ya:
+            y = _to_array(y)
     if xa and ya and _weak(x) != _weak(y):
         # A weak scalar with an array: the array's dtype, as a Python number of its kind.
         xw = _weak(x)

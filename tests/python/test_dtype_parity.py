@@ -249,6 +249,29 @@ def test_operators_with_python_scalars():
             compare(op(x), op(jx), f"op{k}[{d}]")
 
 
+def test_numpy_float_scalars_of_the_other_width_are_weak():
+    # Quabla raises for float32 with float64 arrays; a NumPy float scalar of the other width
+    # (`x / np.sqrt(d)`, an attention scale) takes the array's dtype, as JAX's default mode
+    # gives (JAX with x64 would give float64). Same-width scalars and integer arrays promote
+    # as before. The values against NumPy in float64.
+    for d, s in (("float32", np.float64(8.0)), ("float64", np.float32(0.5)), ("float32", np.float32(3.0))):
+        x = np.array([[1.0, 2.0], [3.0, 4.0]], d)
+        ops = [lambda a: a / np.sqrt(s), lambda a: s * a, lambda a: a - s, lambda a: a > s, lambda a: a ** s]
+        for k, op in enumerate(ops):
+            got = op(qb.asarray(x, dtype=qb.dtype(d)))
+            want = op(x.astype(np.float64))
+            dt = qb.bool_ if k == 3 else qb.dtype(d)
+            assert got.dtype == dt, (k, d, got.dtype)
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want).astype(got.dtype.name), rtol=1e-6, err_msg=f"op{k}[{d}]")
+            traced = qb.jit(op)(qb.asarray(x, dtype=qb.dtype(d)))
+            assert traced.dtype == dt
+    # An int array with a NumPy float64 scalar is float64, as JAX with x64.
+    assert (qb.asarray(np.array([1, 2], np.int32)) * np.float64(0.5)).dtype == qb.float64
+    # Two arrays of the two widths still ask for an explicit astype.
+    with pytest.raises(qb.errors.DTypeError, match="astype"):
+        qb.ones(2, qb.float32) + qb.ones(2, qb.float64)
+
+
 def test_lax_dtypes():
     lax, jlax = qb.lax, jax.lax
     for d in D4:
