@@ -30,19 +30,18 @@ pub unsafe fn transpose<T: Real>(src: *const T, rs: isize, [rows, cols]: [usize;
     let size = std::mem::size_of::<T>();
     let stream = rows.saturating_mul(cols).saturating_mul(size) >= STREAM_BYTES && (dst as usize) % 32 == 0 && (ds * size) % 32 == 0;
     let (src, dst) = (Shared(src as *mut T), Shared(dst));
-    let tiles = rows.div_ceil(TILE);
+    // The tiles in row-major order, a contiguous range of them per thread: split by tile rows
+    // alone, a matrix of at most TILE rows ([64, 1024] per batch element of [16, 64, 1024],
+    // 2026-12-07 on Zen 4: 361 -> 170 us, JAX 281) ran on one thread.
+    let (tr, tc) = (rows.div_ceil(TILE), cols.div_ceil(TILE));
+    let tiles = tr * tc;
     let body = move |t: usize, threads: usize| {
         let (src, dst) = (src, dst);
         let threads = threads.max(1);
         for q in tiles * t / threads..tiles * (t + 1) / threads {
-            let r0 = q * TILE;
-            let h = TILE.min(rows - r0);
-            let mut c0 = 0;
-            while c0 < cols {
-                let w = TILE.min(cols - c0);
-                T::transpose(src.0.offset(r0 as isize * rs).add(c0), rs, h, w, dst.0.add(c0 * ds + r0), ds, stream);
-                c0 += w;
-            }
+            let (r0, c0) = (q / tc * TILE, q % tc * TILE);
+            let (h, w) = (TILE.min(rows - r0), TILE.min(cols - c0));
+            T::transpose(src.0.offset(r0 as isize * rs).add(c0), rs, h, w, dst.0.add(c0 * ds + r0), ds, stream);
         }
     };
     team.run(&body);
