@@ -25,6 +25,8 @@ RESULTS = {
     "__repr__": "str",
     "__str__": "str",
     "__format__": "str",
+    "item": "bool | int | float",
+    "__array_ufunc__": "Any",
     # Arrays are immutable: item assignment raises ArgumentTypeError (quabla/_tensor.py).
     "__setitem__": "None",
     # Comparisons give a bool Tensor, not object's bool (as NumPy's stubs do).

@@ -34,6 +34,42 @@ def _array(self, dtype=None, copy=None):
     return a
 
 
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """NumPy's ufunc protocol: a plain call of a ufunc quabla.numpy has (``np.add(a, t)``,
+    ``np.isfinite(t)``, and so ``ndarray + tensor``) is that function, giving a Tensor;
+    anything else (``out=``, ``reduce``, a ufunc Quabla lacks) runs in NumPy on copies of the
+    tensors, as a JAX array converts."""
+    if method == "__call__" and not kwargs:
+        f = _ufunc_functions().get(ufunc.__name__)
+        if f is not None:
+            return f(*inputs)
+    out = kwargs.get("out")
+    if out is not None and any(isinstance(a, Tensor) for a in (out if isinstance(out, tuple) else (out,))):
+        raise _errors.UnsupportedOperationError(f"numpy.{ufunc.__name__}: out= cannot be a quabla Tensor (arrays are immutable)", op=ufunc.__name__)
+    args = [_array(a) if isinstance(a, Tensor) else a for a in inputs]
+    return getattr(ufunc, method)(*args, **kwargs)
+
+
+_UFUNC_FUNCTIONS = None
+
+
+def _ufunc_functions():
+    """NumPy ufunc names -> the quabla.numpy functions of those names (built on first use)."""
+    global _UFUNC_FUNCTIONS
+    if _UFUNC_FUNCTIONS is None:
+        from . import numpy as qnp
+        names = [n for n in dir(np) if isinstance(getattr(np, n, None), np.ufunc)]
+        _UFUNC_FUNCTIONS = {getattr(np, n).__name__: getattr(qnp, n) for n in names if callable(getattr(qnp, n, None))}
+    return _UFUNC_FUNCTIONS
+
+
+def _item(self, *args):
+    """``x.item()``, or with indices NumPy's ``item(i)`` (a flat index) / ``item(i, j, ...)``."""
+    if not args:
+        return _rust_item(self)
+    return _array(self).item(*args)
+
+
 def _repr(self):
     a = _numpy(self)
     body = np.array2string(a, separator=", ", prefix="Tensor(")
@@ -187,10 +223,11 @@ _METHODS = {
     "repeat": _np_mod.repeat,
     "__hash__": None,
     "__array_priority__": 1000,
-    "__array_ufunc__": None,
 }
 
 _TENSOR_ONLY = {
+    "__array_ufunc__": _array_ufunc,
+    "item": _item,
     "numpy": _numpy,
     "__array__": _array,
     "__repr__": _repr,
@@ -220,6 +257,9 @@ def _deferring(f):
 # The binary operators that defer to such operands.
 _DEFERRING = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
               "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__"}
+
+
+_rust_item = Tensor.item
 
 
 def install():

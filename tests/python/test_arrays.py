@@ -153,3 +153,37 @@ def test_operators_defer_to_operands_that_opt_out_of_array_operators():
         x @ object()
     with pytest.raises(qb.errors.ArgumentTypeError):
         x + "a"
+
+
+def test_numpy_ufuncs_on_tensors():
+    # NumPy's ufunc protocol: a plain call of a ufunc that quabla.numpy has is that function
+    # (a Tensor, so `ndarray + tensor` stays a Tensor); reductions, out= into NumPy arrays and
+    # ufuncs Quabla lacks run in NumPy on copies, as a JAX array converts.
+    t = qb.asarray(np.array([1.0, -2.0, 3.0, np.inf]))
+    a = np.array([0.5, 0.5, 0.5, 0.5])
+    for f in (np.isfinite, np.exp, np.abs, np.square, np.negative):
+        got = f(t)
+        assert isinstance(got, qb.Tensor)
+        np.testing.assert_allclose(np.asarray(got), f(np.asarray(t)), rtol=1e-15)
+    for f in (np.add, np.maximum, np.less, np.multiply):
+        got = f(a, t)
+        assert isinstance(got, qb.Tensor)
+        np.testing.assert_array_equal(np.asarray(got), f(a, np.asarray(t)))
+    assert isinstance(a + t, qb.Tensor) and isinstance(a @ qb.ones(4), qb.Tensor)
+    assert bool(np.isfinite(qb.asarray(1.5)))
+    assert np.add.reduce(qb.arange(4.0)) == 6.0
+    np.testing.assert_array_equal(np.multiply.accumulate(qb.arange(1.0, 5.0)), [1.0, 2.0, 6.0, 24.0])
+    b = np.zeros(4)
+    b += qb.arange(4.0)
+    np.testing.assert_array_equal(b, [0.0, 1.0, 2.0, 3.0])
+    with pytest.raises(qb.errors.UnsupportedOperationError, match="immutable"):
+        np.add(a, a, out=qb.ones(4))
+    # A tracer still refuses: NumPy cannot compute on it.
+    with pytest.raises(TypeError):
+        qb.jit(lambda x: np.exp(x))(qb.ones(2))
+
+
+def test_item_with_indices():
+    x = qb.asarray(np.arange(6.0).reshape(2, 3))
+    assert x.item(4) == 4.0 and x.item(1, 0) == 3.0 and x.item((0, 2)) == 2.0
+    assert qb.asarray(2.5).item() == 2.5
