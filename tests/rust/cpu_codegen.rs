@@ -1944,6 +1944,62 @@ fn column_reductions_of_few_columns_read_rows_in_groups() {
 }
 
 #[test]
+fn column_reductions_of_prime_rows_and_short_rows_peel_and_group() {
+    // A column reduction whose rows no divisor splits between the threads (a prime count)
+    // splits the first n - n % 64 rows and reduces the rest on its own (reduce::peeled_split);
+    // one whose rows are at most 32 bytes, read in place, lays 16 rows side by side first
+    // (reduce::short_columns), the last n % 16 rows apart. Equal to the interpreter on one and
+    // two threads: maxima and minima and integer sums to the bit (a NaN among the maxima),
+    // float sums within reassociation.
+    use quabla_dialect::{ReduceOp, Reducer};
+    let mut rng = Rng(92);
+    // (shape, reducer, dtype, peeled, grouped)
+    let cases: [(Vec<i64>, Reducer, DType, bool, bool); 7] = [
+        (vec![1_000_003, 3], Reducer::Max, DType::F32, false, true),
+        (vec![1_000_003, 3], Reducer::Sum, DType::F32, false, true),
+        (vec![100_003, 4], Reducer::Min, DType::F64, false, true),
+        (vec![100_003, 64], Reducer::Sum, DType::F32, true, false),
+        (vec![100_003, 64], Reducer::Max, DType::F64, true, false),
+        (vec![65_537, 7], Reducer::Sum, DType::I32, false, true),
+        (vec![65_536, 2], Reducer::Prod, DType::F64, false, true),
+    ];
+    for (shape, op, d, peeled, grouped) in cases {
+        let ty = TensorType::new(d, shape.clone());
+        let mut f = Func::new("main", std::slice::from_ref(&ty));
+        let r = f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims: vec![0] }), &[f.params[0]], None).unwrap();
+        f.outputs = vec![r];
+        let module = Module { funcs: vec![f] };
+        let what = format!("{op:?} over dim 0 of {d} {shape:?}, ");
+        let text = lower_for_cpu(&module, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
+        let (n, c) = (shape[0], shape[1]);
+        let wide = format!("tensor<{}x{}x{d}>", (n - n % 16) / 16, 16 * c);
+        assert_eq!(text.contains(&wide), grouped, "{what}grouped as {wide}:\n{text}");
+        let main = format!("tensor<{}x{c}x{d}>", n - n % 64);
+        if !grouped {
+            assert_eq!(text.contains(&format!("to {main}")), peeled, "{what}peeled to {main}:\n{text}");
+        }
+        let (lo, hi) = match (op, d) {
+            (Reducer::Prod, _) => (0.999_999, 1.000_001),
+            (_, DType::I32) => (-1000.0, 1000.0),
+            _ => (-1.0, 1.0),
+        };
+        let mut v: Vec<f64> = (0..ty.num_elements()).map(|_| lo + (hi - lo) * rng.next_f64()).collect();
+        if op == Reducer::Max {
+            // A NaN in the last column of one of the last rows (the peeled or ungrouped rest).
+            v[((n - 1) * c + c - 1) as usize] = f64::NAN;
+        }
+        let input = Buffer::from_f64s(ty.clone(), &v).unwrap();
+        let l1: f64 = v.iter().map(|x| x.abs()).sum();
+        let (tol, scale) = match (op, d) {
+            (Reducer::Sum, DType::F32) => (Tol::Rel(1e-3), l1),
+            (Reducer::Prod, _) => (Tol::Rel(1e-12), 1.0),
+            _ => (Tol::Exact, 1.0),
+        };
+        equals_interpreter_on_one_and_two_threads(&module, &[input], tol, |_| scale, &what);
+    }
+}
+
+#[test]
 fn dear_broadcast_sources_are_computed_once_per_element_of_their_own() {
     // x / sqrt(sum(x * x, 1)): the per-row square root is a generic with a unit reduction
     // loop (elementwise::kept_apart), which upstream fusion leaves alone, so the division's
