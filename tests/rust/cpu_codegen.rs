@@ -1947,15 +1947,18 @@ fn column_reductions_of_few_columns_read_rows_in_groups() {
 fn column_reductions_of_prime_rows_and_short_rows_peel_and_group() {
     // A column reduction whose rows no divisor splits between the threads (a prime count)
     // splits the first n - n % 64 rows and reduces the rest on its own (reduce::peeled_split);
-    // one whose rows are at most 32 bytes, read in place, lays 16 rows side by side first
-    // (reduce::short_columns), the last n % 16 rows apart. Equal to the interpreter on one and
-    // two threads: maxima and minima and integer sums to the bit (a NaN among the maxima),
-    // float sums within reassociation.
+    // one whose rows are at most 32 bytes lays 16 rows side by side first
+    // (reduce::short_columns), the last n % 16 rows apart, also under a batch dim and of a
+    // computed operand. Equal to the interpreter on one and two threads: maxima and minima
+    // and integer sums to the bit (a NaN among the maxima), float sums within reassociation.
     use quabla_dialect::{ReduceOp, Reducer};
     let mut rng = Rng(92);
-    // (shape, reducer, dtype, peeled, grouped)
-    let cases: [(Vec<i64>, Reducer, DType, bool, bool); 7] = [
+    // (shape, reducer, dtype, peeled, grouped); shapes of rank 3 reduce dim 1, one operand
+    // is squared first.
+    let cases: [(Vec<i64>, Reducer, DType, bool, bool); 9] = [
         (vec![1_000_003, 3], Reducer::Max, DType::F32, false, true),
+        (vec![8, 50_001, 3], Reducer::Max, DType::F32, false, true),
+        (vec![100_003, 3], Reducer::Sum, DType::F64, false, true),
         (vec![1_000_003, 3], Reducer::Sum, DType::F32, false, true),
         (vec![100_003, 4], Reducer::Min, DType::F64, false, true),
         (vec![100_003, 64], Reducer::Sum, DType::F32, true, false),
@@ -1965,14 +1968,21 @@ fn column_reductions_of_prime_rows_and_short_rows_peel_and_group() {
     ];
     for (shape, op, d, peeled, grouped) in cases {
         let ty = TensorType::new(d, shape.clone());
+        let rank = shape.len();
+        let squared = d == DType::F64 && op == Reducer::Sum;
         let mut f = Func::new("main", std::slice::from_ref(&ty));
-        let r = f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims: vec![0] }), &[f.params[0]], None).unwrap();
+        let mut x = f.params[0];
+        if squared {
+            x = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, x], None).unwrap();
+        }
+        let r = f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims: vec![rank as i64 - 2] }), &[x], None).unwrap();
         f.outputs = vec![r];
         let module = Module { funcs: vec![f] };
-        let what = format!("{op:?} over dim 0 of {d} {shape:?}, ");
+        let what = format!("{op:?} over dim {} of {d} {shape:?} (squared: {squared}), ", rank - 2);
         let text = lower_for_cpu(&module, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
-        let (n, c) = (shape[0], shape[1]);
-        let wide = format!("tensor<{}x{}x{d}>", (n - n % 16) / 16, 16 * c);
+        let (n, c) = (shape[rank - 2], shape[rank - 1]);
+        let lead: String = shape[..rank - 2].iter().map(|b| format!("{b}x")).collect();
+        let wide = format!("tensor<{lead}{}x{}x{d}>", (n - n % 16) / 16, 16 * c);
         assert_eq!(text.contains(&wide), grouped, "{what}grouped as {wide}:\n{text}");
         let main = format!("tensor<{}x{c}x{d}>", n - n % 64);
         if !grouped {
@@ -1986,12 +1996,14 @@ fn column_reductions_of_prime_rows_and_short_rows_peel_and_group() {
         let mut v: Vec<f64> = (0..ty.num_elements()).map(|_| lo + (hi - lo) * rng.next_f64()).collect();
         if op == Reducer::Max {
             // A NaN in the last column of one of the last rows (the peeled or ungrouped rest).
-            v[((n - 1) * c + c - 1) as usize] = f64::NAN;
+            let last = v.len() - 1;
+            v[last] = f64::NAN;
         }
         let input = Buffer::from_f64s(ty.clone(), &v).unwrap();
-        let l1: f64 = v.iter().map(|x| x.abs()).sum();
+        let l1: f64 = v.iter().map(|x| if squared { x * x } else { x.abs() }).sum();
         let (tol, scale) = match (op, d) {
             (Reducer::Sum, DType::F32) => (Tol::Rel(1e-3), l1),
+            (Reducer::Sum, DType::F64) => (Tol::Rel(1e-12), l1),
             (Reducer::Prod, _) => (Tol::Rel(1e-12), 1.0),
             _ => (Tol::Exact, 1.0),
         };
