@@ -136,6 +136,13 @@ def reduce():
     case("max 1024^2", lambda x: x.max(), lambda x: x.max(), x)
     case("sum of squares 4096^2", lambda x: (x * x).sum(), lambda x: (x * x).sum(), r(4096, 4096))
     case("max axis0 100000x64", lambda x: x.max(0), lambda x: x.max(0), r(100000, 64))
+    # Stop 58: a prime number of rows (reduce.rs peeled_split) and rows of 3 (short_columns:
+    # 16 rows side by side); was 9.8 / 17.3 / 11.8 / 4.0 ms.
+    xp = r(1000003, 3)
+    case("sum axis0 1000003x3 (prime rows of 3)", lambda x: x.sum(0), lambda x: x.sum(0), xp)
+    case("max axis0 1000003x3", lambda x: x.max(0), lambda x: x.max(0), xp)
+    case("softmax axis0 1000003x3", lambda x: qb.nn.softmax(x, 0), lambda x: jax.nn.softmax(x, 0), xp)
+    case("NHWC max over (1, 2) 32x224x224x3", lambda x: x.max((1, 2)), lambda x: x.max((1, 2)), r(32, 224, 224, 3))
     case("sum axis0 100000x64", lambda x: x.sum(0), lambda x: x.sum(0), r(100000, 64))
     case("sum axis0 4096^2", lambda x: x.sum(0), lambda x: x.sum(0), r(4096, 4096))
     x3 = r(256, 256, 64)
@@ -274,6 +281,8 @@ def index():
     case("take_along_axis 8 of 1024 per row, 4096 rows", lambda x, i: qb.take_along_axis(x, i, 1), lambda x, i: jnp.take_along_axis(x, i, 1), xl, RNG.integers(0, 1024, (4096, 8)).astype(np.int32))
     x3 = r(256, 256, 64)
     case("transpose (2,0,1) 256x256x64", lambda x: qb.transpose(x, (2, 0, 1)), lambda x: jnp.transpose(x, (2, 0, 1)), x3)
+    # Stop 58: matrices of one tile row (transpose.rs splits tiles, not tile rows): 361 us.
+    case("transpose (0,2,1) 16x64x1024", lambda x: qb.transpose(x, (0, 2, 1)), lambda x: jnp.transpose(x, (0, 2, 1)), r(16, 64, 1024))
     case("transpose (0,2,1) 256x256x64", lambda x: qb.transpose(x, (0, 2, 1)), lambda x: jnp.transpose(x, (0, 2, 1)), x3)
     case("transpose (1,2,0) 256x256x64", lambda x: qb.transpose(x, (1, 2, 0)), lambda x: jnp.transpose(x, (1, 2, 0)), x3)
     case("x.T f64 65536x32", lambda x: x.T, lambda x: x.T, r(65536, 32, dt=np.float64))
