@@ -1055,8 +1055,9 @@ fn parallel_matmuls_match_the_interpreter_on_one_and_two_threads() {
 #[test]
 fn small_products_read_k_in_groups_and_match_the_interpreter_to_the_bit() {
     // Products on the loop path read K in groups (quabla_lowering::linalg::dot::k_group): a
-    // whole K of up to 16 (no K loop), else a divisor from 4 to 16 per step; a K without one
-    // keeps the K loop. The sums run over K in order from zero either way: the
+    // whole K of up to 16 (no K loop), else a divisor from 4 to 16 per step, else a whole K
+    // of up to 32 (dot::K_WHOLE_MAX); a longer K without a divisor keeps the K loop. The sums
+    // run over K in order from zero either way: the
     // interpreter's bits, on one and two threads (f32, f64, i32).
     let mut rng = Rng(97);
     let mm = DotDims::matmul;
@@ -1068,7 +1069,9 @@ fn small_products_read_k_in_groups_and_match_the_interpreter_to_the_bit() {
         (vec![7, 2], vec![2, 5], mm(), 2),
         (vec![32, 4, 64], vec![32, 64, 4], batched(), 16),
         (vec![3, 1000], vec![1000, 3], mm(), 10),
-        (vec![5, 17], vec![17, 7], mm(), 0),
+        (vec![5, 17], vec![17, 7], mm(), 17),
+        (vec![64, 31, 31], vec![64, 31, 31], batched(), 31),
+        (vec![5, 37], vec![37, 7], mm(), 0),
     ];
     for d in [DType::F32, DType::F64, DType::I32] {
         for (ls, rs, dims, u) in &cases {
