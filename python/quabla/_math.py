@@ -33,6 +33,7 @@ from ._indexing import take_along_axis as _take_along_axis
 from ._search import _inverted_cdf, _quantile_weights
 from ._numpy import diag as _diag
 from ._numpy import diff as _diff
+from ._numpy import roll as _roll
 from ._numpy import isnan as _isnan
 from ._numpy import sort as _sort
 from ._shape import moveaxis as _moveaxis
@@ -1396,6 +1397,13 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         raise ShapeError(f"cross: the vectors must have 2 or 3 components, got shapes {_shape_str(a.shape)} and {_shape_str(b.shape)} (vectors last)")
     if a.shape[-1] == 2 and b.shape[-1] == 2:
         return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    if a.shape[-1] == 3 and a.shape == b.shape:
+        # The components rotated, one elementwise product over the vectors: per component
+        # (strided columns, each into a buffer of its own) then stacked, [1000003, 3] f32 took
+        # 1563 us against JAX's 699; 476 this way. (A roll's gradient is a roll. With a
+        # broadcast operand, [1000, 3] by [3], the components were faster: 3.3 against 9.2.)
+        r1, r2 = (lambda v: _roll(v, -1, -1)), (lambda v: _roll(v, -2, -1))
+        return _moveaxis(r1(a) * r2(b) - r2(a) * r1(b), -1, axisc)
     a0, a1 = a[..., 0], a[..., 1]
     b0, b1 = b[..., 0], b[..., 1]
     c2 = a0 * b1 - a1 * b0
@@ -1409,8 +1417,8 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         b2 = b[..., 2]
         c0, c1 = a1 * b2, -a0 * b2
     c0, c1, c2 = (_o.broadcast_to(c, _o._bcast_shapes("cross", c0.shape, c1.shape, c2.shape)) for c in (c0, c1, c2))
-    c = _o.stack([c0, c1, c2], axis=0)
-    return _moveaxis(c, 0, axisc)
+    c = _o.stack([c0, c1, c2], axis=-1)
+    return _moveaxis(c, -1, axisc)
 
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
