@@ -1490,12 +1490,7 @@ fn multi_dim_reductions_collapse_adjacent_dims_and_reduce_a_short_last_dim_last(
         let what = format!("{op:?} over {dims:?} of {d} {shape:?}, ");
         let text = lower_for_cpu(&module, &CpuOptions::default()).unwrap().text;
         assert_eq!(text.contains("tensor.collapse_shape"), collapse, "{what}collapsed:\n{text}");
-        let (lo, hi) = match (op, d) {
-            (Reducer::Prod, _) => (0.99, 1.01),
-            (_, DType::I32) => (-1000.0, 1000.0),
-            _ => (-1.0, 1.0),
-        };
-        let mut v: Vec<f64> = (0..ty.num_elements()).map(|_| lo + (hi - lo) * rng.next_f64()).collect();
+        let mut v = reduction_values(&mut rng, &ty, op, 1e-2);
         if op == Reducer::Max {
             v[ty.num_elements() / 3] = f64::NAN;
         }
@@ -1883,6 +1878,17 @@ fn float_maxima_and_minima_over_rows_reduce_ordered_keys_exactly() {
     }
 }
 
+/// Random elements of `ty` for a reduction by `op`: products within `spread` of 1 (their
+/// results stay finite), integers in [-1000, 1000], else [-1, 1].
+fn reduction_values(rng: &mut Rng, ty: &TensorType, op: quabla_dialect::Reducer, spread: f64) -> Vec<f64> {
+    let (lo, hi) = match (op, ty.dtype) {
+        (quabla_dialect::Reducer::Prod, _) => (1.0 - spread, 1.0 + spread),
+        (_, DType::I32) => (-1000.0, 1000.0),
+        _ => (-1.0, 1.0),
+    };
+    (0..ty.num_elements()).map(|_| lo + (hi - lo) * rng.next_f64()).collect()
+}
+
 #[test]
 fn column_reductions_of_few_columns_read_rows_in_groups() {
     // A split column reduction of a short row (at most UNROLL_MAX_RUN_BYTES) read in place
@@ -1917,12 +1923,7 @@ fn column_reductions_of_few_columns_read_rows_in_groups() {
         let text = lower_for_cpu(&module, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
         let group = |u: usize| text.lines().any(|l| l.contains("linalg.generic") && l.contains(&format!(" * {u} + {}", u - 1)));
         assert_eq!([group(4), group(2)], [rows == 4, rows == 2], "{what}{rows} rows a step:\n{text}");
-        let (lo, hi) = match (op, d) {
-            (Reducer::Prod, _) => (0.999_999, 1.000_001),
-            (_, DType::I32) => (-1000.0, 1000.0),
-            _ => (-1.0, 1.0),
-        };
-        let mut v: Vec<f64> = (0..ty.num_elements()).map(|_| lo + (hi - lo) * rng.next_f64()).collect();
+        let mut v = reduction_values(&mut rng, &ty, op, 1e-6);
         if op == Reducer::Max {
             // A NaN in column 7 of a late row; column 5 only zeros of both signs (+0).
             let cols = shape[1] as usize;
@@ -1992,12 +1993,7 @@ fn column_reductions_of_prime_rows_and_short_rows_peel_and_group() {
         if !grouped {
             assert_eq!(text.contains(&format!("to {main}")), peeled, "{what}peeled to {main}:\n{text}");
         }
-        let (lo, hi) = match (op, d) {
-            (Reducer::Prod, _) => (0.999_999, 1.000_001),
-            (_, DType::I32) => (-1000.0, 1000.0),
-            _ => (-1.0, 1.0),
-        };
-        let mut v: Vec<f64> = (0..ty.num_elements()).map(|_| lo + (hi - lo) * rng.next_f64()).collect();
+        let mut v = reduction_values(&mut rng, &ty, op, 1e-6);
         if op == Reducer::Max {
             // A NaN in the last column of one of the last rows (the peeled or ungrouped rest).
             let last = v.len() - 1;
