@@ -115,13 +115,13 @@ func.func @dot(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<5x2x3xf32>, 
 // -----
 
 // A longer K in groups of its largest divisor up to 16 (m, K / u, n); a K without one from 4
-// keeps a loop over K.
+// is read whole up to 32 (dot::K_WHOLE_MAX), and keeps a loop over K past it (37).
 // CHECK-LABEL: func.func @dot_groups
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]} ins(%arg0, %arg1, %arg0, %arg1, %arg0, %arg1,
 // CHECK: linalg.generic {indexing_maps = [#map{{[0-9]+}}, #map{{[0-9]+}}, #map{{[0-9]+}}], iterator_types = ["parallel", "reduction", "parallel"]} ins(%arg2, %arg3 :
-func.func @dot_groups(%a: tensor<2x32xf32>, %b: tensor<32x4xf32>, %c: tensor<2x17xf32>, %d: tensor<17x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+func.func @dot_groups(%a: tensor<2x32xf32>, %b: tensor<32x4xf32>, %c: tensor<2x37xf32>, %d: tensor<37x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
   %0 = "quabla.dot_general"(%a, %b) {lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<2x32xf32>, tensor<32x4xf32>) -> tensor<2x4xf32>
-  %1 = "quabla.dot_general"(%c, %d) {lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<2x17xf32>, tensor<17x4xf32>) -> tensor<2x4xf32>
+  %1 = "quabla.dot_general"(%c, %d) {lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<2x37xf32>, tensor<37x4xf32>) -> tensor<2x4xf32>
   return %0, %1 : tensor<2x4xf32>, tensor<2x4xf32>
 }
 
