@@ -1031,13 +1031,8 @@ fn short_columns(e: &mut Emitter, op: Reducer, (x, xt): (&str, &TensorType), dim
         return None;
     }
     let ty = |s: &[i64]| TensorType::new(d, lead.iter().copied().chain(s.iter().copied()).collect::<Vec<_>>());
-    let zeros = |k: usize| vec!["0"; k].join(", ");
-    let ones = list(&vec![1; r]);
-    let lead_sizes: Vec<String> = lead.iter().map(|n| n.to_string()).collect();
-    let sizes = |s: &[i64]| lead_sizes.iter().cloned().chain(s.iter().map(|n| n.to_string())).collect::<Vec<_>>().join(", ");
     let m = rows - rows % g;
-    let mt = ty(&[m, cols]);
-    let main = if m == rows { x.to_string() } else { e.op(format!("tensor.extract_slice {x}[{}] [{}] [{ones}] : {xt} to {mt}", zeros(r), sizes(&[m, cols]))) };
+    let (main, mt) = if m == rows { (x.to_string(), xt.clone()) } else { slice_along(e, (x, xt), r - 2, 0, m) };
     let wide = ty(&[m / g, g * cols]);
     let w = layout::reshape(e, &main, &mt, &wide);
     let gt = ty(&[g * cols]);
@@ -1048,11 +1043,20 @@ fn short_columns(e: &mut Emitter, op: Reducer, (x, xt): (&str, &TensorType), dim
     if m == rows {
         return Some(a);
     }
-    let rt = ty(&[rows - m, cols]);
-    let offs = zeros(r - 2).split(", ").filter(|z| !z.is_empty()).map(str::to_string).chain([m.to_string(), "0".to_string()]).collect::<Vec<_>>().join(", ");
-    let rest = e.op(format!("tensor.extract_slice {x}[{offs}] [{}] [{ones}] : {xt} to {rt}", sizes(&[rows - m, cols])));
+    let (rest, rt) = slice_along(e, (x, xt), r - 2, m, rows - m);
     let b = reduce_nest(e, op, &rest, &rt, &[r as i64 - 2], out, c);
     Some(combined(e, op, &a, &b, out))
+}
+
+/// Elements `start..start + len` of `x` (type `xt`) along dim `s`, and their type.
+fn slice_along(e: &mut Emitter, (x, xt): (&str, &TensorType), s: usize, start: i64, len: i64) -> (String, TensorType) {
+    let mut shape = xt.shape.clone();
+    shape[s] = len;
+    let t = TensorType::new(xt.dtype, shape);
+    let mut offs = vec![0; xt.rank()];
+    offs[s] = start;
+    let v = e.op(format!("tensor.extract_slice {x}[{}] [{}] [{}] : {xt} to {t}", list(&offs), list(&t.shape), list(&vec![1; xt.rank()])));
+    (v, t)
 }
 
 /// `a` and `b` (both of type `out`) combined elementwise by `op`.
@@ -1082,18 +1086,11 @@ fn peeled_split(e: &mut Emitter, op: Reducer, (x, xt): (&str, &TensorType), dims
         if n % PEEL_MULTIPLE == 0 || m < 2 * PEEL_MULTIPLE {
             continue;
         }
-        let part = |len: i64| {
-            let mut shape = xt.shape.clone();
-            shape[s] = len;
-            TensorType::new(d, shape)
-        };
-        let (mt, rt) = (part(m), part(n - m));
-        let Some(split) = thread_split(e, &mt, dims) else { continue };
-        let ones = list(&vec![1; xt.rank()]);
-        let mut offs = vec![0; xt.rank()];
-        let main = e.op(format!("tensor.extract_slice {x}[{}] [{}] [{ones}] : {xt} to {mt}", list(&offs), list(&mt.shape)));
-        offs[s] = m;
-        let rest = e.op(format!("tensor.extract_slice {x}[{}] [{}] [{ones}] : {xt} to {rt}", list(&offs), list(&rt.shape)));
+        let mut mshape = xt.shape.clone();
+        mshape[s] = m;
+        let Some(split) = thread_split(e, &TensorType::new(d, mshape), dims) else { continue };
+        let (main, mt) = slice_along(e, (x, xt), s, 0, m);
+        let (rest, rt) = slice_along(e, (x, xt), s, m, n - m);
         let (partials, pt, at) = thread_partials(e, op, (&main, &mt, true), dims, split, c);
         let a = reduce_nest(e, op, &partials, &pt, &[at], out, c);
         let b = reduce_nest(e, op, &rest, &rt, dims, out, c);
