@@ -231,7 +231,7 @@ fn small_generic<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> bool {
 }
 
 /// The rank of the `quabla.vec` generic `op` when its inner loop is to be written out (the
-/// script's `quabla.unroll`, quabla_lowering::tiling::LOOPS_SCRIPT): loops all parallel, an
+/// script's `quabla.unroll`, quabla_lowering::tiling::loops_script): loops all parallel, an
 /// inner loop of 2 to `UNROLL_ALWAYS` iterations, or of up to `UNROLL_INNER` under a body
 /// of `UNROLL_MIN_COST` or more (a transcendental). Such a generic reads some operand through a broadcast (else it was
 /// flattened: crate::flat_loops); LLVM vectorises the inner loop alone, and left one shorter

@@ -9,7 +9,7 @@
 //! executor allocates apart from every input), has no loop-carried memory dependence: each
 //! iteration writes its own elements of buffers that no input shares. [`fresh_parallel`]
 //! finds them on the tensor form after fusion and the executor tags them `quabla.vec`; the
-//! pipeline's `@__quabla_loops` script (quabla_lowering::tiling::LOOPS_SCRIPT) turns each
+//! pipeline's `@__quabla_loops` script (quabla_lowering::tiling::loops_script) turns each
 //! into loops annotated `llvm.loop_annotation`, which the control-flow lowering carries to
 //! the loop's back edge. [`mark_parallel_loops`] then, on the LLVM dialect, gives each such
 //! loop an access group that every load and store of its body joins and lists the group as
@@ -29,7 +29,7 @@ use crate::parallel::GenericLoops;
 /// moves to their back edges.
 const MARK: &str = "llvm.loop_annotation";
 
-/// The value of [`MARK`] on the `quabla.vec` loops (quabla_lowering::tiling::LOOPS_SCRIPT).
+/// The value of [`MARK`] on the `quabla.vec` loops (quabla_lowering::tiling::loops_script).
 const SCRIPT_MARK: &str = "#llvm.loop_annotation<mustProgress = true>";
 
 /// Whether `op` (a `linalg.generic` on tensors) is one whose loops may run their iterations
@@ -416,11 +416,11 @@ fn loop_blocks(latch: MlirBlock, header: MlirBlock, preds: &Preds) -> Vec<MlirBl
 mod tests {
     #[test]
     fn the_script_marks_its_loops_with_the_value_told_apart_here() {
-        assert!(quabla_lowering::tiling::LOOPS_SCRIPT.contains(super::SCRIPT_MARK));
-        assert!(quabla_lowering::tiling::LOOPS_SCRIPT.contains(quabla_lowering::tiling::UNROLL_MARK));
+        assert!(quabla_lowering::tiling::loops_script().contains(super::SCRIPT_MARK));
+        assert!(quabla_lowering::tiling::loops_script().contains(quabla_lowering::tiling::UNROLL_MARK));
         // One `quabla.unroll` sequence per rank unroll_rank may tag.
         for rank in quabla_lowering::tiling::UNROLL_RANKS {
-            assert!(quabla_lowering::tiling::LOOPS_SCRIPT.contains(&format!("quabla.unroll = {rank} : i64")));
+            assert!(quabla_lowering::tiling::loops_script().contains(&format!("quabla.unroll = {rank} : i64")));
         }
         assert_ne!(quabla_lowering::linalg::reduce::ROW_LOOP_ANNOTATION, super::SCRIPT_MARK);
     }

@@ -446,53 +446,53 @@ fn tile(out: &mut String, h: &str, name: &str, sizes: &[i64]) -> String {
 /// Those it also tagged `quabla.unroll = rank` (a short inner loop under a dear body) have
 /// their inner loop marked for full unrolling instead ([`UNROLL_MARK`]): written out, the
 /// loop around it is the one LLVM vectorises (interleaved accesses of the short rows).
-pub const LOOPS_SCRIPT: &str = r#"  transform.named_sequence private @__quabla_loops(%module: !transform.any_op {transform.readonly}) {
-    %unroll2 = transform.structured.match ops{["linalg.generic"]} attributes {quabla.unroll = 2 : i64} in %module : (!transform.any_op) -> !transform.any_op
-    transform.foreach %unroll2 : !transform.any_op {
-    ^bb0(%g: !transform.any_op):
-      %l = transform.structured.convert_to_loops %g : (!transform.any_op) -> !transform.any_op
-      %l0, %l1 = transform.split_handle %l : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      %outer = transform.param.constant #llvm.loop_annotation<mustProgress = true> -> !transform.any_param
-      %inner = transform.param.constant #llvm.loop_annotation<mustProgress = true, unroll = <full = true>> -> !transform.any_param
-      transform.annotate %l0 "llvm.loop_annotation" = %outer : !transform.any_op, !transform.any_param
-      transform.annotate %l1 "llvm.loop_annotation" = %inner : !transform.any_op, !transform.any_param
-    }
-    %unroll3 = transform.structured.match ops{["linalg.generic"]} attributes {quabla.unroll = 3 : i64} in %module : (!transform.any_op) -> !transform.any_op
-    transform.foreach %unroll3 : !transform.any_op {
-    ^bb0(%g: !transform.any_op):
-      %l = transform.structured.convert_to_loops %g : (!transform.any_op) -> !transform.any_op
-      %l0, %l1, %l2 = transform.split_handle %l : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-      %outer = transform.param.constant #llvm.loop_annotation<mustProgress = true> -> !transform.any_param
-      %inner = transform.param.constant #llvm.loop_annotation<mustProgress = true, unroll = <full = true>> -> !transform.any_param
-      transform.annotate %l0 "llvm.loop_annotation" = %outer : !transform.any_op, !transform.any_param
-      transform.annotate %l1 "llvm.loop_annotation" = %outer : !transform.any_op, !transform.any_param
-      transform.annotate %l2 "llvm.loop_annotation" = %inner : !transform.any_op, !transform.any_param
-    }
-    %unroll4 = transform.structured.match ops{["linalg.generic"]} attributes {quabla.unroll = 4 : i64} in %module : (!transform.any_op) -> !transform.any_op
-    transform.foreach %unroll4 : !transform.any_op {
-    ^bb0(%g: !transform.any_op):
-      %l = transform.structured.convert_to_loops %g : (!transform.any_op) -> !transform.any_op
-      %l0, %l1, %l2, %l3 = transform.split_handle %l : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-      %outer = transform.param.constant #llvm.loop_annotation<mustProgress = true> -> !transform.any_param
-      %inner = transform.param.constant #llvm.loop_annotation<mustProgress = true, unroll = <full = true>> -> !transform.any_param
-      transform.annotate %l0 "llvm.loop_annotation" = %outer : !transform.any_op, !transform.any_param
-      transform.annotate %l1 "llvm.loop_annotation" = %outer : !transform.any_op, !transform.any_param
-      transform.annotate %l2 "llvm.loop_annotation" = %outer : !transform.any_op, !transform.any_param
-      transform.annotate %l3 "llvm.loop_annotation" = %inner : !transform.any_op, !transform.any_param
-    }
-    %vec = transform.structured.match ops{["linalg.generic", "linalg.copy"]} attributes {quabla.vec} in %module : (!transform.any_op) -> !transform.any_op
+pub fn loops_script() -> &'static str {
+    static S: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    S.get_or_init(|| {
+        let unrolls: String = UNROLL_RANKS.map(unroll_sequence).collect();
+        format!(
+            r#"  transform.named_sequence private @__quabla_loops(%module: !transform.any_op {{transform.readonly}}) {{
+{unrolls}    %vec = transform.structured.match ops{{["linalg.generic", "linalg.copy"]}} attributes {{quabla.vec}} in %module : (!transform.any_op) -> !transform.any_op
     %vec_loops = transform.structured.convert_to_loops %vec : (!transform.any_op) -> !transform.any_op
     %mark = transform.param.constant #llvm.loop_annotation<mustProgress = true> -> !transform.any_param
     transform.annotate %vec_loops "llvm.loop_annotation" = %mark : !transform.any_op, !transform.any_param
     transform.yield
-  }
-"#;
+  }}
+"#
+        )
+    })
+}
 
-/// The mark of the inner loops [`LOOPS_SCRIPT`] has fully unrolled (quabla_runtime's
+/// The part of [`loops_script`] for the generics tagged `quabla.unroll = rank`: their `rank`
+/// loops, the inner one marked [`UNROLL_MARK`], the others as the `quabla.vec` loops.
+fn unroll_sequence(rank: usize) -> String {
+    let any = "!transform.any_op";
+    let handles: Vec<String> = (0..rank).map(|i| format!("%l{i}")).collect();
+    let annotations: String = handles
+        .iter()
+        .enumerate()
+        .map(|(i, h)| format!("      transform.annotate {h} \"llvm.loop_annotation\" = {} : {any}, !transform.any_param\n", if i + 1 == rank { "%inner" } else { "%outer" }))
+        .collect();
+    format!(
+        r#"    %unroll{rank} = transform.structured.match ops{{["linalg.generic"]}} attributes {{quabla.unroll = {rank} : i64}} in %module : ({any}) -> {any}
+    transform.foreach %unroll{rank} : {any} {{
+    ^bb0(%g: {any}):
+      %l = transform.structured.convert_to_loops %g : ({any}) -> {any}
+      {} = transform.split_handle %l : ({any}) -> ({})
+      %outer = transform.param.constant #llvm.loop_annotation<mustProgress = true> -> !transform.any_param
+      %inner = transform.param.constant {UNROLL_MARK} -> !transform.any_param
+{annotations}    }}
+"#,
+        handles.join(", "),
+        vec![any; rank].join(", ")
+    )
+}
+
+/// The mark of the inner loops [`loops_script`] has fully unrolled (quabla_runtime's
 /// `parallel_accesses` keeps the request on the loop's parallel-accesses annotation).
 pub const UNROLL_MARK: &str = "#llvm.loop_annotation<mustProgress = true, unroll = <full = true>>";
 
-/// The ranks of the generics [`LOOPS_SCRIPT`] unrolls the inner loop of (`quabla.unroll`).
+/// The ranks of the generics [`loops_script`] unrolls the inner loop of (`quabla.unroll`).
 /// Rank 4 since 2026-12-07: `flip(x, 2)[:, 4:60, 4:60, :]` of 64 x 64 x 64 x 3 f32 (rows of 3
 /// read backwards) 68 -> 37 us, JAX 44-49.
 pub const UNROLL_RANKS: std::ops::RangeInclusive<usize> = 2..=4;
@@ -521,7 +521,7 @@ pub const UNROLL_ALWAYS: i64 = 3;
 /// of 65536 x 2 f64 195 -> 75.
 pub const UNROLL_MIN_COST: i64 = 8;
 
-/// `text`, a lowered module, with [`LOOPS_SCRIPT`] among its named sequences.
+/// `text`, a lowered module, with [`loops_script`] among its named sequences.
 pub fn with_loops_script(text: String) -> String {
     const PLAIN: &str = "module {\n";
     const NAMED: &str = "module attributes {transform.with_named_sequence} {\n";
@@ -530,7 +530,7 @@ pub fn with_loops_script(text: String) -> String {
         (None, None) => return text,
     };
     let Some(body) = body.trim_end().strip_suffix('}') else { return text };
-    format!("{NAMED}{body}{LOOPS_SCRIPT}}}\n")
+    format!("{NAMED}{body}{}}}\n", loops_script())
 }
 
 /// The two named sequences for the tagged matmuls and, with `threads` > 1, the parallel
