@@ -184,6 +184,26 @@ class JAXSparse:
     __array_priority__ = 2000
     __array_ufunc__ = None
 
+    # Dims of ``indices`` after its batch dims: ``(nse, n_sparse)`` for BCOO, ``(nse,)`` for BCSR.
+    _INDEX_TAIL = 2
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def nse(self):
+        return int(self.indices.shape[-self._INDEX_TAIL])
+
+    @property
+    def n_batch(self):
+        nd = getattr(self.indices, "ndim", None)
+        return nd - self._INDEX_TAIL if nd is not None else self.__dict__.get("_nb", 0)
+
+    @property
+    def n_dense(self):
+        return len(self.shape) - self.n_batch - self.n_sparse
+
     @property
     def size(self):
         return _prod(self.shape)
@@ -281,25 +301,8 @@ class BCOO(JAXSparse):
 
     # -- structure
     @property
-    def dtype(self):
-        return self.data.dtype
-
-    @property
-    def nse(self):
-        return int(self.indices.shape[-2])
-
-    @property
-    def n_batch(self):
-        nd = getattr(self.indices, "ndim", None)
-        return nd - 2 if nd is not None else self.__dict__.get("_nb", 0)
-
-    @property
     def n_sparse(self):
         return int(self.indices.shape[-1])
-
-    @property
-    def n_dense(self):
-        return len(self.shape) - self.n_batch - self.n_sparse
 
     def __repr__(self):
         try:

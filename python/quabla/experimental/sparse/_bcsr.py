@@ -33,6 +33,8 @@ class BCSR(JAXSparse):
         ([0, 1, 2], [1.0, 2.0])
     """
 
+    _INDEX_TAIL = 1
+
     def __init__(self, args, *, shape, indices_sorted=False, unique_indices=False):
         name = "BCSR"
         if not isinstance(args, (tuple, list)) or len(args) != 3:
@@ -54,25 +56,8 @@ class BCSR(JAXSparse):
         self.indices_sorted, self.unique_indices = bool(indices_sorted), bool(unique_indices)
 
     @property
-    def dtype(self):
-        return self.data.dtype
-
-    @property
-    def nse(self):
-        return int(self.indices.shape[-1])
-
-    @property
-    def n_batch(self):
-        nd = getattr(self.indices, "ndim", None)
-        return nd - 1 if nd is not None else self.__dict__.get("_nb", 0)
-
-    @property
     def n_sparse(self):
         return 2
-
-    @property
-    def n_dense(self):
-        return len(self.shape) - self.n_batch - 2
 
     def __repr__(self):
         try:
