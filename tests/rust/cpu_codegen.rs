@@ -376,37 +376,42 @@ fn boolean_any_and_all_match_the_interpreter_on_one_and_two_threads() {
 }
 
 #[test]
-fn two_pass_argmax_and_argmin_match_the_interpreter() {
-    // The CPU's argmax/argmin (the lane's extremum, then the first index holding it or a
-    // NaN): rows and columns with ties (a constant row), NaNs (two in one row: the first
-    // wins), infinities, and integers; one and two threads.
+fn argmax_and_argmin_as_two_reductions_match_the_interpreter() {
+    // The CPU's argmax/argmin (reduce::arg_by_reductions: the lane's extremum, then the
+    // smallest candidate index), over every dim: rows and columns with ties (a constant run),
+    // NaNs (two in one lane: the first wins), infinities, and integers; shapes that take the
+    // short-column grouping (4099 rows of 3: a remainder of 3 rows), a prime row count
+    // (peeled split), long rows (thread split) and a batch; one and two threads.
     use quabla_dialect::{ArgOp, ReduceOp};
     let mut rng = Rng(85);
-    for d in [DType::F32, DType::F64, DType::I32] {
-        let ty = TensorType::new(d, [37i64, 300]);
-        let mut f = Func::new("main", std::slice::from_ref(&ty));
-        let x = f.params[0];
-        let mut outs = vec![];
-        for op in [ArgOp::Max, ArgOp::Min] {
-            for dim in [0, 1] {
-                outs.push(f.push1(OpKind::Reduce(ReduceOp::ArgReduce { op, dim, index: DType::I64 }), &[x], None).unwrap());
+    let shapes: [&[i64]; 5] = [&[37, 300], &[4099, 3], &[3, 40009], &[2, 4099, 3], &[8209]];
+    for shape in shapes {
+        for d in [DType::F32, DType::F64, DType::I32] {
+            let ty = TensorType::new(d, shape);
+            let mut f = Func::new("main", std::slice::from_ref(&ty));
+            let x = f.params[0];
+            let mut outs = vec![];
+            for op in [ArgOp::Max, ArgOp::Min] {
+                for dim in 0..shape.len() as i64 {
+                    outs.push(f.push1(OpKind::Reduce(ReduceOp::ArgReduce { op, dim, index: DType::I64 }), &[x], None).unwrap());
+                }
             }
-        }
-        f.outputs = outs;
-        let m = Module { funcs: vec![f] };
-        let mut b = rng.buffer(&ty, -5.0, 5.0);
-        if d.is_float() {
+            f.outputs = outs;
+            let m = Module { funcs: vec![f] };
+            let mut b = rng.buffer(&ty, -5.0, 5.0);
+            let n = ty.num_elements();
             let mut v = b.to_f64_vec();
-            for j in 0..300 {
-                v[5 * 300 + j] = 1.5;
+            for x in &mut v[n / 3..n / 3 + 300] {
+                *x = 1.5;
             }
-            v[3 * 300 + 7] = f64::NAN;
-            v[3 * 300 + 9] = f64::NAN;
-            v[10 * 300 + 2] = f64::INFINITY;
-            v[11 * 300 + 4] = f64::NEG_INFINITY;
+            if d.is_float() {
+                for (i, x) in [(907, f64::NAN), (909, f64::NAN), (3002, f64::INFINITY), (3304, f64::NEG_INFINITY), (n - 2, f64::NAN)] {
+                    v[i] = x;
+                }
+            }
             b = quabla_runtime::Buffer::from_f64s(ty.clone(), &v).unwrap();
+            equals_interpreter_on_one_and_two_threads(&m, &[b], Tol::Exact, |_| 1.0, &format!("{d} {shape:?}: "));
         }
-        equals_interpreter_on_one_and_two_threads(&m, &[b], Tol::Exact, |_| 1.0, &format!("{d}: "));
     }
 }
 

@@ -665,7 +665,7 @@ fn reduce_row(e: &mut Emitter, read: &dyn Fn(&mut Emitter, &str) -> String, n: i
 /// each row ([`rows`]). Elements of at most 32 bits: one loop reducing (key, position) pairs
 /// packed in an i64 ([`packed_arg`]). Wider ones: two loops, the row's extremum `m` (NaN
 /// when it holds one; [`row_loop`]'s keys for floats), then the smallest index whose element
-/// is `m` or NaN ([`arg_two_pass`]'s second pass). 65536 rows of 10 f32: 1046-1100 -> 110 us
+/// is `m` or NaN ([`arg_by_reductions`]'s second pass). 65536 rows of 10 f32: 1046-1100 -> 110 us
 /// (JAX 151-166).
 fn arg_row_loop(e: &mut Emitter, op: ArgOp, (x, xt): (&str, &TensorType), out: &TensorType, index: DType) -> String {
     let d = xt.dtype;
@@ -1201,31 +1201,38 @@ pub fn lower_argreduce(e: &mut Emitter, f: &Func, o: &Op, op: ArgOp, dim: i64, i
         return Ok(arg_row_loop(e, op, (&x, xt), out, index));
     }
     if !e.cg.target.parallel_outer() {
-        return Ok(arg_two_pass(e, op, (&x, xt), dim, out, index));
+        return Ok(arg_by_reductions(e, op, (&x, xt, read_in_place(f, o.operands[0])), dim, out, index));
     }
     Ok(arg_nest(e, op, (&x, xt), None, dim, out, index))
 }
 
-/// argmax/argmin on the CPU in two vectorizable passes: the extremum `m` of each lane (the
-/// NaN-propagating max/min), then the smallest index whose element is `m` or NaN (a lane
-/// with a NaN has `m` NaN and no element equal to it: its first NaN wins, as in the
-/// one-pass select chain, which LLVM does not vectorize). 1024x1024 f32 rows: see
-/// docs/performance.md.
-fn arg_two_pass(e: &mut Emitter, op: ArgOp, (x, xt): (&str, &TensorType), dim: i64, out: &TensorType, index: DType) -> String {
+/// argmax/argmin on the CPU (rows of fewer than [`TINY_ROW`] elements aside: [`arg_row_loop`])
+/// in two vectorizable passes, each a reduction that takes the reductions' paths (thread
+/// splits, peeled splits, [`short_columns`]): the extremum `m` of each lane (the
+/// NaN-propagating max/min, [`reduce_dims`]), then the minimum over `dim` of each element's
+/// candidate index: its index where it is `m` or NaN, else the dim's extent (a lane with a
+/// NaN has `m` NaN and no element equal to it: its first NaN wins, as in the one-pass select
+/// chain, which LLVM does not vectorize). The candidates are an elementwise generic, fused
+/// into the second reduction or, where a path reshapes them, computed into a buffer first.
+/// Before (two nests of their own, one thread), Zen 4, two threads, 2026-12-07, f32, us, JAX
+/// in parentheses: dim 0 of [1000003, 3] 23500 -> 1120 (9100), dim 1 of [1024, 1024] 818 ->
+/// 108 (2370), of [3, 1000003] 3330 -> 410 (9260), i32 [1024, 1024] rows 504 -> 64 (483),
+/// the full argmax of 1e6 1450 -> 96 (4470).
+fn arg_by_reductions(e: &mut Emitter, op: ArgOp, (x, xt, in_place): (&str, &TensorType, bool), dim: i64, out: &TensorType, index: DType) -> String {
     let d = xt.dtype;
-    let nest = reduction_nest(xt.rank(), &[dim], false);
-    let it = nest.out_type(out);
-    let vt = TensorType::new(d, it.shape.clone());
+    let r = xt.rank();
     let rop = if op == ArgOp::Max { Reducer::Max } else { Reducer::Min };
-    let c = e.scalar(d, &identity_value(rop, d));
-    let vinit = e.filled(&vt, &c);
-    let ins = [Operand::new(x, xt, nest.imap.clone())];
-    let m = generic(e, &nest.iters, &ins, &[Operand::new(vinit, &vt, nest.omap.clone())], |e, a| vec![combine_step(e, rop, d, &a[1], &a[0])]).remove(0);
-    let n = e.scalar(index, &xt.shape[dim as usize].to_string());
-    let iinit = e.filled(&it, &n);
-    let k_loop = nest.loop_of[dim as usize];
-    let ins = [Operand::new(x, xt, nest.imap.clone()), Operand::new(m, &vt, nest.omap.clone())];
-    let res = generic(e, &nest.iters, &ins, &[Operand::new(iinit, &it, nest.omap.clone())], |e, a| {
+    let vt = TensorType::new(d, out.shape.clone());
+    let m = reduce_dims(e, rop, (x, xt, in_place), &[dim], &vt);
+    let ct = TensorType::new(index, xt.shape.clone());
+    let kept: Vec<String> = (0..r as i64).filter(|&i| i != dim).map(|i| format!("d{i}")).collect();
+    let ins = [Operand::new(x, xt, identity(r)), Operand::new(m, &vt, map(r, &kept))];
+    let init = e.empty(&ct);
+    let outs = [Operand::new(init, &ct, identity(r))];
+    let iters = vec![Iter::Parallel; r];
+    parallel_candidate(e, &iters, &ins, &outs, 4);
+    let extent = xt.shape[dim as usize];
+    let cand = generic(e, &iters, &ins, &outs, |e, a| {
         let hit = if d.is_float() {
             let eq = e.op(format!("arith.cmpf oeq, {}, {} : {d}", a[0], a[1]));
             let nan = e.op(format!("arith.cmpf uno, {}, {} : {d}", a[0], a[0]));
@@ -1233,13 +1240,13 @@ fn arg_two_pass(e: &mut Emitter, op: ArgOp, (x, xt): (&str, &TensorType), dim: i
         } else {
             e.op(format!("arith.cmpi eq, {}, {} : {d}", a[0], a[1]))
         };
-        let k = e.op(format!("linalg.index {k_loop} : index"));
+        let k = e.op(format!("linalg.index {dim} : index"));
         let ki = e.op(format!("arith.index_cast {k} : index to {index}"));
-        let cand = e.op(format!("arith.select {hit}, {ki}, {} : {index}", a[2]));
-        let min = if index.is_unsigned() { "arith.minui" } else { "arith.minsi" };
-        vec![e.op(format!("{min} {}, {cand} : {index}", a[2]))]
-    });
-    nest.result(e, res[0].clone(), out)
+        let n = e.op(format!("arith.constant {extent} : {index}"));
+        vec![e.op(format!("arith.select {hit}, {ki}, {n} : {index}"))]
+    })
+    .remove(0);
+    reduce_dims(e, Reducer::Min, (&cand, &ct, false), &[dim], out)
 }
 
 /// Lowers one op of this family, returning its result's name (exhaustive over the family).
