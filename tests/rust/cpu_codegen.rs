@@ -1954,6 +1954,55 @@ fn column_reductions_of_few_columns_read_rows_in_groups() {
 }
 
 #[test]
+fn full_reductions_read_flat_and_keep_short_rows_as_columns() {
+    // A full reduction of a parameter (not a float max/min) reads it as one row (flat), cut by
+    // the thread split or, for a prime count or an uneven split (3 parts), by the peel; a float
+    // max/min of a prime row count peels before its keys; a computed operand's short last dim
+    // (64 bytes) stays a vector column of the partials (reduce::thread_partials). Equal to the
+    // interpreter on one and two threads.
+    use quabla_dialect::{ReduceOp, Reducer};
+    let mut rng = Rng(93);
+    // (shape, reducer, dtype, squared first, a text the lowering holds on two threads)
+    let cases: [(Vec<i64>, Reducer, DType, bool, &str); 8] = [
+        (vec![100_000, 16], Reducer::Sum, DType::F32, false, "tensor<1600000xf32>"),
+        (vec![1_000_003, 3], Reducer::Sum, DType::F32, false, "tensor<3000000xf32>"),
+        (vec![1_000_003, 3], Reducer::Max, DType::F32, false, "tensor<1000000x3xf32>"),
+        (vec![100_000, 16], Reducer::Max, DType::F64, false, ""),
+        (vec![100_000, 16], Reducer::Sum, DType::F32, true, "tensor<16x16xf32>"),
+        (vec![2_003, 50, 8], Reducer::Sum, DType::F64, true, ""),
+        (vec![65_537, 7], Reducer::Sum, DType::I32, false, "tensor<458752xi32>"),
+        (vec![4_099, 5], Reducer::Min, DType::I64, false, ""),
+    ];
+    for (shape, op, d, squared, holds) in cases {
+        let ty = TensorType::new(d, shape.clone());
+        let mut f = Func::new("main", std::slice::from_ref(&ty));
+        let mut x = f.params[0];
+        if squared {
+            x = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, x], None).unwrap();
+        }
+        let r = f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims: (0..shape.len() as i64).collect() }), &[x], None).unwrap();
+        f.outputs = vec![r];
+        let module = Module { funcs: vec![f] };
+        let what = format!("full {op:?} of {d} {shape:?} (squared: {squared}), ");
+        let text = lower_for_cpu(&module, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
+        assert!(text.contains(holds), "{what}holds {holds}:\n{text}");
+        let mut v = reduction_values(&mut rng, &ty, op, 1e-6);
+        if op == Reducer::Max {
+            let last = v.len() - 1;
+            v[last] = f64::NAN;
+        }
+        let input = Buffer::from_f64s(ty.clone(), &v).unwrap();
+        let l1: f64 = v.iter().map(|x| if squared { x * x } else { x.abs() }).sum();
+        let (tol, scale) = match (op, d) {
+            (Reducer::Sum, DType::F32) => (Tol::Rel(1e-3), l1),
+            (Reducer::Sum, DType::F64) => (Tol::Rel(1e-12), l1),
+            _ => (Tol::Exact, 1.0),
+        };
+        equals_interpreter_on_one_and_two_threads(&module, &[input], tol, |_| scale, &what);
+    }
+}
+
+#[test]
 fn column_reductions_of_prime_rows_and_short_rows_peel_and_group() {
     // A column reduction whose rows no divisor splits between the threads (a prime count)
     // splits the first n - n % 64 rows and reduces the rest on its own (reduce::peeled_split);

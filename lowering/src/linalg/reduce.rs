@@ -404,11 +404,20 @@ fn read_in_place(f: &Func, v: quabla_dialect::Value) -> bool {
 /// fusion still puts an elementwise producer into it, whatever its maps), with a chunk-shaped
 /// `tensor.empty` operand giving the element loop its extent; with [`unroll`] `u` > 1 the
 /// element loop steps over groups of `u` elements, read by `u` operands. Returns the partials (the
-/// kept dims with the parts' dim among them), their type and the parts' position in it.
-fn thread_partials(e: &mut Emitter, op: Reducer, (x, xt, in_place): (&str, &TensorType, bool), dims: &[i64], (s, parts): (usize, i64), c: &str) -> (String, TensorType, i64) {
+/// kept dims with the parts' dim among them), their type and the dims of them that stage two
+/// reduces: the parts' position, and a short reduced last dim ([`SHORT_LAST_BYTES`], not the
+/// split one, at least [`KEPT_LAST_MIN_BYTES`]), which the partials keep as vector columns: as an inner loop of its own it
+/// ended in a horizontal step every row (the sum of `x * x` over a [100000, 16] f32 array
+/// 375 us, JAX 78-80).
+fn thread_partials(e: &mut Emitter, op: Reducer, (x, xt, in_place): (&str, &TensorType, bool), dims: &[i64], (s, parts): (usize, i64), c: &str) -> (String, TensorType, Vec<i64>) {
     let d = xt.dtype;
     let r = xt.rank();
     let chunk = xt.shape[s] / parts;
+    let last = r as i64 - 1;
+    let row = xt.shape[r - 1].saturating_mul(d.size() as i64);
+    let keep_last = dims.len() > 1 && s as i64 != last && dims.contains(&last) && (KEPT_LAST_MIN_BYTES..=SHORT_LAST_BYTES).contains(&row);
+    let dims: Vec<i64> = dims.iter().copied().filter(|&i| !(keep_last && i == last)).collect();
+    let dims = &dims[..];
     let kept = |i: usize| !dims.contains(&(i as i64));
     let u = if in_place { unroll(xt, dims, s, chunk) } else { 1 };
     // Loop l reads operand dim l before s and l - 1 after s + 1; loops s (part) and s + 1
@@ -440,8 +449,13 @@ fn thread_partials(e: &mut Emitter, op: Reducer, (x, xt, in_place): (&str, &Tens
     // thread_split checked that the part loop is split between the threads.
     e.par = true;
     let at = (0..s).filter(|&i| kept(i)).count() as i64;
-    (partials, pt, at)
+    let stage_two = if keep_last { vec![at, pt.rank() as i64 - 1] } else { vec![at] };
+    (partials, pt, stage_two)
 }
+
+/// The narrowest reduced last dim (bytes) [`thread_partials`] keeps as vector columns: a row of
+/// 3 f32 kept was a scalar loop (the max of a [1000000, 3] array 134 -> 1805 us).
+const KEPT_LAST_MIN_BYTES: i64 = 64;
 
 /// `quabla.reduce_{sum,max,min,prod}`: one nest, on the CPU a [`thread_split`] (partials from
 /// [`thread_partials`], reduced over the parts' dim by the nest), or on a
@@ -458,6 +472,23 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]
         }
     }
     let in_place = read_in_place(f, o.operands[0]);
+    // A full reduction of an operand read in place reads it as one row (a free reshape): the
+    // thread split and the peel then cut the row, and the vector steps run along it. Kept as
+    // a nest of several dims, a short last dim (16 f32) was an inner loop of its own ending in
+    // a horizontal step each row: the sum of a [100000, 16] f32 array 370 -> 40 us (JAX
+    // 74-95). Not float maxima and minima: their keys' generic would take the reshape
+    // (upstream fusion moves it below the generic) and be computed into a buffer (max of
+    // [1000000, 3] 129 -> 279 us), and without keys a row that is not split is not
+    // vectorized (max of 1000 f32 2.5 -> 8.5 us).
+    let keys = matches!(op, Reducer::Max | Reducer::Min) && xt.dtype.is_float();
+    let full_in_place = in_place && dims.len() == xt.rank() && !keys && !e.cg.target.parallel_outer();
+    let flat;
+    let (x, xt, dims) = if full_in_place && xt.rank() > 1 {
+        flat = TensorType::new(xt.dtype, [quabla_dialect::size::saturating_product(xt.shape.iter().copied())]);
+        (layout::reshape(e, &x, xt, &flat), &flat, &[0][..])
+    } else {
+        (x, xt, dims)
+    };
     // Keys where the last dim is reduced (each row ends in horizontal steps); a column
     // reduction's vector steps read the operand in place, several rows at a time (`unroll`),
     // which a transformed operand would not allow (max over dims 0, 1 of [256, 256, 64] f32
@@ -468,10 +499,23 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]
         Some(RowPath::Loop) => return Ok(row_loop(e, op, (&x, xt), out)),
         None => {}
     }
-    if matches!(op, Reducer::Max | Reducer::Min) && xt.dtype.is_float() && last_reduced && !e.cg.target.parallel_outer() {
-        let (k, kt) = ordered_keys(e, &x, xt, op);
-        let kout = TensorType::new(kt.dtype, out.shape.clone());
-        let r = reduce_dims(e, op, (&k, &kt, false), dims, &kout);
+    if keys && last_reduced && !e.cg.target.parallel_outer() {
+        let kout = TensorType::new(key_constants(xt.dtype, op).0, out.shape.clone());
+        let keyed = |e: &mut Emitter, x: &str, xt: &TensorType| {
+            let (k, kt) = ordered_keys(e, x, xt, op);
+            reduce_dims(e, op, (&k, &kt, false), dims, &kout)
+        };
+        // The keys are computed: a peeled split (a prime count) slices the operand first.
+        let r = match peel(e, xt, dims).filter(|_| in_place && thread_split(e, xt, dims).is_none()) {
+            Some((s, m, _)) => {
+                let (main, mt) = slice_along(e, (&x, xt), s, 0, m);
+                let (rest, rt) = slice_along(e, (&x, xt), s, m, xt.shape[s] - m);
+                let a = keyed(e, &main, &mt);
+                let b = keyed(e, &rest, &rt);
+                combined(e, op, &a, &b, &kout)
+            }
+            None => keyed(e, &x, xt),
+        };
         return Ok(from_keys(e, &r, &kout, out, op));
     }
     Ok(reduce_dims(e, op, (&x, xt, in_place), dims, out))
@@ -984,17 +1028,24 @@ fn reduce_value(e: &mut Emitter, op: Reducer, (x, xt, in_place): (&str, &TensorT
     if let Some(r) = short_columns(e, op, (&x, xt), dims, out, &c) {
         return r;
     }
-    if let Some((s, parts)) = thread_split(e, xt, dims) {
-        let (partials, pt, at) = thread_partials(e, op, (&x, xt, in_place), dims, (s, parts), &c);
-        return reduce_nest(e, op, &partials, &pt, &[at], out, &c);
-    }
-    if in_place {
+    let ts = thread_split(e, xt, dims);
+    // A split the threads share unevenly (3 parts of a [3000009] row) gives way to a peel.
+    if in_place && ts.is_none_or(|(_, parts)| parts % e.threads() != 0 && parts < THREAD_SPLIT_EVEN_PARTS) {
         if let Some(r) = peeled_split(e, op, (&x, xt), dims, out, &c) {
             return r;
         }
     }
+    if let Some((s, parts)) = ts {
+        let (partials, pt, two) = thread_partials(e, op, (&x, xt, in_place), dims, (s, parts), &c);
+        return reduce_nest(e, op, &partials, &pt, &two, out, &c);
+    }
     reduce_nest(e, op, &x, xt, dims, out, &c)
 }
+
+/// The fewest parts a [`thread_split`] that the threads do not share evenly may have before
+/// a [`peeled_split`] is taken instead (from 16 parts the imbalance is at most 1/16): 3
+/// parts of the flat max of a [1000003, 3] f32 array ran 156 us, the peel 16 parts.
+const THREAD_SPLIT_EVEN_PARTS: i64 = 16;
 
 /// Rows of a short-column reduction ([`short_columns`]) laid side by side.
 const SHORT_COLUMN_GROUP: i64 = 16;
@@ -1078,25 +1129,30 @@ const PEEL_MULTIPLE: i64 = 64;
 /// [1000003, 3] f32 array one row at a time, its partial stored and reloaded every row, with
 /// the three columns split between two threads: 9.8 ms, JAX 1.4; max 17.3 ms, JAX 1.3.
 fn peeled_split(e: &mut Emitter, op: Reducer, (x, xt): (&str, &TensorType), dims: &[i64], out: &TensorType, c: &str) -> Option<String> {
-    let d = xt.dtype;
-    for &k in dims {
+    let (s, m, split) = peel(e, xt, dims)?;
+    let (main, mt) = slice_along(e, (x, xt), s, 0, m);
+    let (rest, rt) = slice_along(e, (x, xt), s, m, xt.shape[s] - m);
+    let (partials, pt, two) = thread_partials(e, op, (&main, &mt, true), dims, split, c);
+    let a = reduce_nest(e, op, &partials, &pt, &two, out, c);
+    let b = reduce_nest(e, op, &rest, &rt, dims, out, c);
+    Some(combined(e, op, &a, &b, out))
+}
+
+/// Where [`peeled_split`] cuts the reduction of `dims` of `xt`: the reduced dim `s`, the
+/// length `m` of its split part (the first `n - n % PEEL_MULTIPLE` elements) and that part's
+/// [`thread_split`]; None when no reduced dim has one.
+fn peel(e: &Emitter, xt: &TensorType, dims: &[i64]) -> Option<(usize, i64, (usize, i64))> {
+    dims.iter().find_map(|&k| {
         let s = k as usize;
         let n = xt.shape[s];
         let m = n - n % PEEL_MULTIPLE;
         if n % PEEL_MULTIPLE == 0 || m < 2 * PEEL_MULTIPLE {
-            continue;
+            return None;
         }
         let mut mshape = xt.shape.clone();
         mshape[s] = m;
-        let Some(split) = thread_split(e, &TensorType::new(d, mshape), dims) else { continue };
-        let (main, mt) = slice_along(e, (x, xt), s, 0, m);
-        let (rest, rt) = slice_along(e, (x, xt), s, m, n - m);
-        let (partials, pt, at) = thread_partials(e, op, (&main, &mt, true), dims, split, c);
-        let a = reduce_nest(e, op, &partials, &pt, &[at], out, c);
-        let b = reduce_nest(e, op, &rest, &rt, dims, out, c);
-        return Some(combined(e, op, &a, &b, out));
-    }
-    None
+        Some((s, m, thread_split(e, &TensorType::new(xt.dtype, mshape), dims)?))
+    })
 }
 
 /// The identity scalar of an argmax/argmin of dtype `d` and its two inits of index shape
