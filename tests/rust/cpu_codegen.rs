@@ -1955,20 +1955,21 @@ fn column_reductions_of_few_columns_read_rows_in_groups() {
 
 #[test]
 fn full_reductions_read_flat_and_keep_short_rows_as_columns() {
-    // A full reduction of a parameter (not a float max/min) reads it as one row (flat), cut by
-    // the thread split or, for a prime count or an uneven split (3 parts), by the peel; a float
-    // max/min of a prime row count peels before its keys; a computed operand's short last dim
-    // (64 bytes) stays a vector column of the partials (reduce::thread_partials). Equal to the
-    // interpreter on one and two threads.
+    // A full reduction of a parameter reads it as one row (flat), cut by the thread split or,
+    // for a prime count or an uneven split (3 parts), by the peel; a float max/min reads the
+    // keys in the split's body (reduce::keyed_row); a computed operand's short last dim (64
+    // bytes) stays a vector column of the partials, which get lanes (reduce::thread_partials).
+    // Equal to the interpreter on one and two threads.
     use quabla_dialect::{ReduceOp, Reducer};
     let mut rng = Rng(93);
     // (shape, reducer, dtype, squared first, a text the lowering holds on two threads)
-    let cases: [(Vec<i64>, Reducer, DType, bool, &str); 8] = [
+    let cases: [(Vec<i64>, Reducer, DType, bool, &str); 9] = [
         (vec![100_000, 16], Reducer::Sum, DType::F32, false, "tensor<1600000xf32>"),
         (vec![1_000_003, 3], Reducer::Sum, DType::F32, false, "tensor<3000000xf32>"),
-        (vec![1_000_003, 3], Reducer::Max, DType::F32, false, "tensor<1000000x3xf32>"),
-        (vec![100_000, 16], Reducer::Max, DType::F64, false, ""),
-        (vec![100_000, 16], Reducer::Sum, DType::F32, true, "tensor<16x16xf32>"),
+        (vec![1_000_003, 3], Reducer::Max, DType::F32, false, "tensor<3000000xf32>"),
+        (vec![100_000, 16], Reducer::Max, DType::F64, false, "tensor<1600000xf64>"),
+        (vec![100_000, 16], Reducer::Sum, DType::F32, true, "tensor<16x2x16xf32>"),
+        (vec![100_000, 16], Reducer::Min, DType::F32, true, "tensor<16x2x16xi32>"),
         (vec![2_003, 50, 8], Reducer::Sum, DType::F64, true, ""),
         (vec![65_537, 7], Reducer::Sum, DType::I32, false, "tensor<458752xi32>"),
         (vec![4_099, 5], Reducer::Min, DType::I64, false, ""),

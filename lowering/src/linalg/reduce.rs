@@ -403,14 +403,17 @@ fn read_in_place(f: &Func, v: quabla_dialect::Value) -> bool {
 /// part's loop parallel, reading `x` through `part * chunk + element` (affine, so upstream
 /// fusion still puts an elementwise producer into it, whatever its maps), with a chunk-shaped
 /// `tensor.empty` operand giving the element loop its extent; with [`unroll`] `u` > 1 the
-/// element loop steps over groups of `u` elements, read by `u` operands. Returns the partials (the
+/// element loop steps over groups of `u` elements, read by `u` operands. With `keys` (a float
+/// maximum or minimum) each element read is its key ([`key_of`]) and the partials are keys.
+/// Returns the partials (the
 /// kept dims with the parts' dim among them), their type and the dims of them that stage two
 /// reduces: the parts' position, and a short reduced last dim ([`SHORT_LAST_BYTES`], not the
 /// split one, at least [`KEPT_LAST_MIN_BYTES`]), which the partials keep as vector columns: as an inner loop of its own it
 /// ended in a horizontal step every row (the sum of `x * x` over a [100000, 16] f32 array
 /// 375 us, JAX 78-80).
-fn thread_partials(e: &mut Emitter, op: Reducer, (x, xt, in_place): (&str, &TensorType, bool), dims: &[i64], (s, parts): (usize, i64), c: &str) -> (String, TensorType, Vec<i64>) {
+fn thread_partials(e: &mut Emitter, op: Reducer, (x, xt, in_place): (&str, &TensorType, bool), dims: &[i64], (s, parts): (usize, i64), c: &str, keys: bool) -> (String, TensorType, Vec<i64>) {
     let d = xt.dtype;
+    let pd = if keys { key_constants(d, op).0 } else { d };
     let r = xt.rank();
     let chunk = xt.shape[s] / parts;
     let last = r as i64 - 1;
@@ -419,39 +422,78 @@ fn thread_partials(e: &mut Emitter, op: Reducer, (x, xt, in_place): (&str, &Tens
     let dims: Vec<i64> = dims.iter().copied().filter(|&i| !(keep_last && i == last)).collect();
     let dims = &dims[..];
     let kept = |i: usize| !dims.contains(&(i as i64));
-    let u = if in_place { unroll(xt, dims, s, chunk) } else { 1 };
-    // Loop l reads operand dim l before s and l - 1 after s + 1; loops s (part) and s + 1
-    // (element, or group of `u` elements) read dim s.
-    let dim = |l: usize| if l <= s { l } else { l - 1 };
+    // `u` operands read a group of elements (in place), or `lanes` elements go to partials
+    // of their own (a computed operand: one read, so upstream fusion still merges it).
+    let g = unroll(xt, dims, s, chunk);
+    let run = quabla_dialect::size::saturating_product(xt.shape[s + 1..].iter().copied()).saturating_mul(d.size() as i64);
+    let (u, lanes) = if in_place { (g, 1) } else if run <= LANES_MAX_RUN_BYTES { (1, g) } else { (1, 1) };
+    // The loops: the operand's dims, dim s replaced by the part, the element (group) and,
+    // with lanes, the lane.
+    #[derive(Clone, Copy, PartialEq)]
+    enum L {
+        Dim(usize),
+        Part,
+        Element,
+        Lane,
+    }
+    let mut loops: Vec<L> = (0..s).map(L::Dim).collect();
+    loops.extend([L::Part, L::Element]);
+    if lanes > 1 {
+        loops.push(L::Lane);
+    }
+    loops.extend((s + 1..r).map(L::Dim));
+    let n = loops.len();
+    let at_loop = |k: L| loops.iter().position(|&l| l == k).unwrap();
+    let (pl, el) = (at_loop(L::Part), at_loop(L::Element));
     let exprs = |k: i64| -> Vec<String> {
-        let element = if u > 1 { format!("d{} * {u} + {k}", s + 1) } else { format!("d{}", s + 1) };
-        (0..r).map(|i| if i == s { format!("d{s} * {chunk} + {element}") } else { format!("d{}", if i < s { i } else { i + 1 }) }).collect()
+        let mut element = if u > 1 { format!("d{el} * {u} + {k}") } else { format!("d{el}") };
+        if lanes > 1 {
+            element = format!("d{el} * {lanes} + d{}", at_loop(L::Lane));
+        }
+        (0..r).map(|i| if i == s { format!("d{pl} * {chunk} + {element}") } else { format!("d{}", at_loop(L::Dim(i))) }).collect()
     };
-    let iters: Vec<Iter> = (0..=r).map(|l| if l == s || (l != s + 1 && kept(dim(l))) { Iter::Parallel } else { Iter::Reduction }).collect();
-    let out_loops: Vec<String> = (0..=r).filter(|&l| iters[l] == Iter::Parallel).map(|l| format!("d{l}")).collect();
-    let pshape: Vec<i64> = (0..=r).filter(|&l| iters[l] == Iter::Parallel).map(|l| if l == s { parts } else { xt.shape[dim(l)] }).collect();
-    let pt = TensorType::new(d, pshape);
-    let ct = TensorType::new(d, [chunk / u]);
+    let iters: Vec<Iter> = loops.iter().map(|l| if matches!(l, L::Part | L::Lane) || matches!(l, L::Dim(i) if kept(*i)) { Iter::Parallel } else { Iter::Reduction }).collect();
+    let out_loops: Vec<String> = (0..n).filter(|&l| iters[l] == Iter::Parallel).map(|l| format!("d{l}")).collect();
+    let extent = |l: &L| match l {
+        L::Dim(i) => xt.shape[*i],
+        L::Part => parts,
+        L::Element => chunk / u / lanes,
+        L::Lane => lanes,
+    };
+    let pshape: Vec<i64> = loops.iter().zip(&iters).filter(|(_, it)| **it == Iter::Parallel).map(|(l, _)| extent(l)).collect();
+    let pt = TensorType::new(pd, pshape);
+    let ct = TensorType::new(d, [chunk / u / lanes]);
     let ce = e.empty(&ct);
     let init = e.filled(&pt, c);
-    let mut ins: Vec<Operand> = (0..u).map(|k| Operand::new(x, xt, map(r + 1, &exprs(k)))).collect();
-    ins.push(Operand::new(ce, &ct, map(r + 1, &[format!("d{}", s + 1)])));
+    let mut ins: Vec<Operand> = (0..u).map(|k| Operand::new(x, xt, map(n, &exprs(k)))).collect();
+    ins.push(Operand::new(ce, &ct, map(n, &[format!("d{el}")])));
     let u = u as usize;
-    let partials = generic(e, &iters, &ins, &[Operand::new(init, &pt, map(r + 1, &out_loops))], |e, a| {
+    let partials = generic(e, &iters, &ins, &[Operand::new(init, &pt, map(n, &out_loops))], |e, a| {
         // The group's elements combined pairwise, then into the partial.
-        let mut level: Vec<String> = a[..u].to_vec();
+        let mut level: Vec<String> = a[..u].iter().map(|v| if keys { key_of(e, v, d, op) } else { v.clone() }).collect();
         while level.len() > 1 {
-            level = level.chunks(2).map(|p| if p.len() == 2 { combine_step(e, op, d, &p[0], &p[1]) } else { p[0].clone() }).collect();
+            level = level.chunks(2).map(|p| if p.len() == 2 { combine_step(e, op, pd, &p[0], &p[1]) } else { p[0].clone() }).collect();
         }
-        vec![combine_step(e, op, d, &a[u + 1], &level[0])]
+        vec![combine_step(e, op, pd, &a[u + 1], &level[0])]
     })
     .remove(0);
     // thread_split checked that the part loop is split between the threads.
     e.par = true;
     let at = (0..s).filter(|&i| kept(i)).count() as i64;
-    let stage_two = if keep_last { vec![at, pt.rank() as i64 - 1] } else { vec![at] };
+    let mut stage_two = vec![at];
+    if lanes > 1 {
+        stage_two.push(at + 1);
+    }
+    if keep_last {
+        stage_two.push(pt.rank() as i64 - 1);
+    }
     (partials, pt, stage_two)
 }
+
+/// The longest run of kept elements (one AVX-512 vector) whose partials [`thread_partials`]
+/// gives lanes (computed operands): longer rows of partials are several vectors that LLVM
+/// updates independently, and the lanes' larger partials cost more than they save.
+const LANES_MAX_RUN_BYTES: i64 = 64;
 
 /// The narrowest reduced last dim (bytes) [`thread_partials`] keeps as vector columns: a row of
 /// 3 f32 kept was a scalar loop (the max of a [1000000, 3] array 134 -> 1805 us).
@@ -476,19 +518,19 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]
     // thread split and the peel then cut the row, and the vector steps run along it. Kept as
     // a nest of several dims, a short last dim (16 f32) was an inner loop of its own ending in
     // a horizontal step each row: the sum of a [100000, 16] f32 array 370 -> 40 us (JAX
-    // 74-95). Not float maxima and minima: their keys' generic would take the reshape
-    // (upstream fusion moves it below the generic) and be computed into a buffer (max of
-    // [1000000, 3] 129 -> 279 us), and without keys a row that is not split is not
-    // vectorized (max of 1000 f32 2.5 -> 8.5 us).
+    // 74-95). Float maxima and minima read keys in the split's body ([`keyed_row`]); a row
+    // too short to split keeps the keys' path below (without keys its steps were not
+    // vectorized: the max of 1000 f32 2.5 -> 8.5 us).
     let keys = matches!(op, Reducer::Max | Reducer::Min) && xt.dtype.is_float();
-    let full_in_place = in_place && dims.len() == xt.rank() && !keys && !e.cg.target.parallel_outer();
-    let flat;
-    let (x, xt, dims) = if full_in_place && xt.rank() > 1 {
-        flat = TensorType::new(xt.dtype, [quabla_dialect::size::saturating_product(xt.shape.iter().copied())]);
-        (layout::reshape(e, &x, xt, &flat), &flat, &[0][..])
-    } else {
-        (x, xt, dims)
-    };
+    if in_place && dims.len() == xt.rank() && !e.cg.target.parallel_outer() {
+        if !keys {
+            let (fx, flat) = flattened(e, &x, xt);
+            return Ok(reduce_dims(e, op, (&fx, &flat, true), &[0], out));
+        }
+        if let Some(r) = keyed_row(e, op, (&x, xt), out) {
+            return Ok(r);
+        }
+    }
     // Keys where the last dim is reduced (each row ends in horizontal steps); a column
     // reduction's vector steps read the operand in place, several rows at a time (`unroll`),
     // which a transformed operand would not allow (max over dims 0, 1 of [256, 256, 64] f32
@@ -1030,13 +1072,13 @@ fn reduce_value(e: &mut Emitter, op: Reducer, (x, xt, in_place): (&str, &TensorT
     }
     let ts = thread_split(e, xt, dims);
     // A split the threads share unevenly (3 parts of a [3000009] row) gives way to a peel.
-    if in_place && ts.is_none_or(|(_, parts)| parts % e.threads() != 0 && parts < THREAD_SPLIT_EVEN_PARTS) {
+    if in_place && !even(e, ts) {
         if let Some(r) = peeled_split(e, op, (&x, xt), dims, out, &c) {
             return r;
         }
     }
     if let Some((s, parts)) = ts {
-        let (partials, pt, two) = thread_partials(e, op, (&x, xt, in_place), dims, (s, parts), &c);
+        let (partials, pt, two) = thread_partials(e, op, (&x, xt, in_place), dims, (s, parts), &c, false);
         return reduce_nest(e, op, &partials, &pt, &two, out, &c);
     }
     reduce_nest(e, op, &x, xt, dims, out, &c)
@@ -1046,6 +1088,54 @@ fn reduce_value(e: &mut Emitter, op: Reducer, (x, xt, in_place): (&str, &TensorT
 /// a [`peeled_split`] is taken instead (from 16 parts the imbalance is at most 1/16): 3
 /// parts of the flat max of a [1000003, 3] f32 array ran 156 us, the peel 16 parts.
 const THREAD_SPLIT_EVEN_PARTS: i64 = 16;
+
+/// Whether `split` ([`thread_split`]) is one the threads share evenly enough
+/// ([`THREAD_SPLIT_EVEN_PARTS`]).
+fn even(e: &Emitter, split: Option<(usize, i64)>) -> bool {
+    split.is_some_and(|(_, parts)| parts % e.threads() == 0 || parts >= THREAD_SPLIT_EVEN_PARTS)
+}
+
+/// The float maximum or minimum of all of `x` (read in place, as one row: [`flattened`]) into
+/// `out` by the thread split of the row, or its peel, reading each element's key in the split's body
+/// ([`thread_partials`] with keys); None when the row is not split. Keys computed by a generic
+/// of their own would take the reshape that flattened `x` (upstream fusion moves it below
+/// the generic) and be computed into a buffer; without keys the row's steps are LLVM's
+/// vector `maximum` ([`ordered_keys`]). Zen 4, two threads, 2026-12-07, f32, us (JAX):
+/// [100000, 16] 324 -> 49 (82), [1000003, 3] 252 -> 88 (123), [256, 256, 64] 315 -> 124
+/// (190), [1000, 1000] 41 -> 33 (63).
+fn keyed_row(e: &mut Emitter, op: Reducer, (x, xt): (&str, &TensorType), out: &TensorType) -> Option<String> {
+    let flat = TensorType::new(xt.dtype, [quabla_dialect::size::saturating_product(xt.shape.iter().copied())]);
+    let ts = thread_split(e, &flat, &[0]);
+    let peeled = if even(e, ts) { None } else { Some(peel(e, &flat, &[0])?) };
+    let (x, xt) = flattened(e, x, xt);
+    let (x, xt) = (&x[..], &xt);
+    let kd = key_constants(xt.dtype, op).0;
+    let kout = TensorType::new(kd, out.shape.clone());
+    let c = e.scalar(kd, &identity_value(op, kd));
+    let r = match peeled {
+        None => {
+            let (partials, pt, two) = thread_partials(e, op, (x, xt, true), &[0], ts?, &c, true);
+            reduce_nest(e, op, &partials, &pt, &two, &kout, &c)
+        }
+        Some((s, m, split)) => {
+            let (main, mt) = slice_along(e, (x, xt), s, 0, m);
+            let (rest, rt) = slice_along(e, (x, xt), s, m, xt.shape[s] - m);
+            let (partials, pt, two) = thread_partials(e, op, (&main, &mt, true), &[0], split, &c, true);
+            let a = reduce_nest(e, op, &partials, &pt, &two, &kout, &c);
+            let (k, kt) = ordered_keys(e, &rest, &rt, op);
+            let b = reduce_nest(e, op, &k, &kt, &[0], &kout, &c);
+            combined(e, op, &a, &b, &kout)
+        }
+    };
+    Some(from_keys(e, &r, &kout, out, op))
+}
+
+/// `x` (type `xt`) as one row, and its type (a reshape unless it is one already).
+fn flattened(e: &mut Emitter, x: &str, xt: &TensorType) -> (String, TensorType) {
+    let flat = TensorType::new(xt.dtype, [quabla_dialect::size::saturating_product(xt.shape.iter().copied())]);
+    let fx = if xt.rank() == 1 { x.to_string() } else { layout::reshape(e, x, xt, &flat) };
+    (fx, flat)
+}
 
 /// Rows of a short-column reduction ([`short_columns`]) laid side by side.
 const SHORT_COLUMN_GROUP: i64 = 16;
@@ -1132,7 +1222,7 @@ fn peeled_split(e: &mut Emitter, op: Reducer, (x, xt): (&str, &TensorType), dims
     let (s, m, split) = peel(e, xt, dims)?;
     let (main, mt) = slice_along(e, (x, xt), s, 0, m);
     let (rest, rt) = slice_along(e, (x, xt), s, m, xt.shape[s] - m);
-    let (partials, pt, two) = thread_partials(e, op, (&main, &mt, true), dims, split, c);
+    let (partials, pt, two) = thread_partials(e, op, (&main, &mt, true), dims, split, c, false);
     let a = reduce_nest(e, op, &partials, &pt, &two, out, c);
     let b = reduce_nest(e, op, &rest, &rt, dims, out, c);
     Some(combined(e, op, &a, &b, out))
