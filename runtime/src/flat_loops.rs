@@ -8,6 +8,10 @@
 //! tanh on a 10000 x 3 state 3850 -> 259 us), though only fresh outputs make the loop
 //! `quabla.vec`. Operands must be contiguous (a strided slice would be copied).
 //!
+//! The same rewrite makes one loop of the run of parallel loops that ends a nest when every
+//! operand reads that run last, in order: the kept trailing dims of a reduction over middle
+//! dims, which upstream fusion expanded back from the lowering's collapsed operand ([`plan`]).
+//!
 //! Upstream's `flatten_elementwise` (on buffers, in the loop script until stop 46) refused
 //! bodies with ops that are not elementwise-mappable: exp's `llvm.intr.ldexp`, the table
 //! reads of sin's argument reduction. `exp(p * 2)` of a `[100000, 3]` array took 160 us
@@ -24,7 +28,7 @@ use crate::parallel::GenericLoops;
 /// Returns how many results of the flattened generics now reach a flat value directly
 /// ([`flatten`]), which empty-tensor elimination may then place in their destination.
 pub(crate) fn flatten_generics(ctx: &Context, module: &mut MlirModule, take: impl Fn(&OperationRef) -> bool) -> usize {
-    let mut found: Vec<(MlirOperation, Vec<i64>)> = Vec::new();
+    let mut found: Vec<(MlirOperation, Plan)> = Vec::new();
     module.as_operation_mut().walk_mut(WalkOrder::PreOrder, |op| {
         let name = op.name();
         match name.as_string_ref().as_str() {
@@ -43,33 +47,63 @@ pub(crate) fn flatten_generics(ctx: &Context, module: &mut MlirModule, take: imp
         }
     });
     let mut rejoined = 0;
-    for (op, extents) in found {
+    for (op, plan) in found {
         // SAFETY: each collected op is a live generic of the module that `plan` checked; the
         // rewrites are independent (one generic each, uses replaced before it is destroyed).
-        rejoined += unsafe { flatten(ctx.to_raw(), op, &extents) };
+        rejoined += unsafe { flatten(ctx.to_raw(), op, &plan) };
     }
     rejoined
 }
 
-/// The loop extents of `op` when it is to be flattened: an elementwise generic of two loops or more over
-/// static extents whose body does not read its indices and whose operands are all tensors of
-/// static shape read and written through the identity map.
-fn plan<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Vec<i64>> {
+/// How [`flatten`] rewrites a generic of loop `extents` (`parallel` or not): its loops
+/// `from..` (all parallel, at least two) become one loop; `maps` are its operands' indexing maps' results, one list of loop numbers per
+/// operand, each ending in those loops in order.
+struct Plan {
+    extents: Vec<i64>,
+    parallel: Vec<bool>,
+    from: usize,
+    maps: Vec<Vec<usize>>,
+}
+
+/// The [`Plan`] of `op` when it is to be flattened: a generic over static extents whose body
+/// does not read its indices and whose operands are contiguous tensors of static shape;
+/// each operand's map reads loops only (a projected permutation), ending in the longest run
+/// of two or more parallel loops that ends the nest and that every map ends in, in order
+/// (and reads nowhere else): all the loops of an elementwise generic (identity maps), or
+/// the trailing kept dims of a reduction over middle dims (`x.sum(1)` of a [17, 33, 65, 9]
+/// array: the lowering's collapsed [17, 33, 585] operand had been expanded back by upstream
+/// fusion into a nest whose inner loop was 9 elements, 204 us against JAX's 50).
+fn plan<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Plan> {
     let loops = GenericLoops::of(op)?;
     let rank = loops.parallel.len();
-    if rank < 2 || !loops.parallel.iter().all(|&p| p) || crate::parallel::reads_indices(op) {
+    let first = rank - loops.parallel.iter().rev().take_while(|&&p| p).count();
+    if rank - first < 2 || crate::parallel::reads_indices(op) {
         return None;
     }
     let (n, outs) = (op.operand_count(), op.result_count());
     if outs == 0 || outs > n || loops.maps.len() != n {
         return None;
     }
-    let whole = |i: usize| loops.identity_map(i) && op.operand(i).is_ok_and(|v| static_tensor(v.to_raw()).is_some() && contiguous(v.to_raw()));
-    if !(0..n).all(whole) {
+    if !(0..n).all(|i| op.operand(i).is_ok_and(|v| static_tensor(v.to_raw()).is_some() && contiguous(v.to_raw()))) {
         return None;
     }
+    let maps: Vec<Vec<usize>> = (0..n).map(|i| map_loops(&loops.maps.element(i).ok()?.to_string())).collect::<Option<_>>()?;
+    // The longest run every operand ends in (a broadcast row `b[h, w]` of `x[n, h, w] + b`
+    // allows the last two loops).
+    let ends_in = |m: &[usize], from: usize| m.len().checked_sub(rank - from).is_some_and(|head| m[head..].iter().copied().eq(from..rank) && m[..head].iter().all(|&l| l < from));
+    let from = (first..=rank - 2).find(|&from| maps.iter().all(|m| ends_in(m, from)))?;
     let extents = crate::parallel::loop_extents(op, &loops)?;
-    (extents.len() == rank && extents.iter().all(|&e| e >= 1)).then_some(extents)
+    (extents.len() == rank && extents.iter().all(|&e| e >= 1)).then_some(Plan { extents, parallel: loops.parallel.clone(), from, maps })
+}
+
+/// The loop numbers an indexing map's results read, when each result is a loop alone
+/// (`affine_map<(d0, d1, d2) -> (d0, d2)>`: [0, 2]); None for any other expression.
+fn map_loops(text: &str) -> Option<Vec<usize>> {
+    let results = text.split("-> (").nth(1)?.strip_suffix(")>")?;
+    if results.trim().is_empty() {
+        return Some(Vec::new());
+    }
+    results.split(", ").map(|r| r.strip_prefix('d')?.parse().ok()).collect()
 }
 
 /// The shape of `v` when it is a ranked tensor of static shape.
@@ -84,14 +118,15 @@ fn static_tensor(v: MlirValue) -> Option<Vec<i64>> {
     }
 }
 
-/// Rewrites `op`, of loop `extents` (see the module doc): its operands collapsed, one flat
-/// generic taking `op`'s body, expands of its results replacing `op`'s; destroys `op`. A
+/// Rewrites `op` by `plan` (see the module doc): its operands' trailing run collapsed, one
+/// generic over the loops before the run and the run as one loop taking `op`'s body, expands
+/// of its results replacing `op`'s; destroys `op`. A
 /// use that collapsed a result to one dim (fusion had expanded a flat computation into
 /// `op`: the gradient of `tanh(x.reshape(-1))`, written to the output buffer viewed flat)
 /// takes the flat result instead, so that the generic can write that destination (the
 /// round trip hid it from empty-tensor elimination: a buffer and a copy, 1.8 ms against
 /// JAX's 0.8 for 4096 x 1024 f32); returns how many such uses there were.
-unsafe fn flatten(ctx: MlirContext, op: MlirOperation, extents: &[i64]) -> usize {
+unsafe fn flatten(ctx: MlirContext, op: MlirOperation, plan: &Plan) -> usize {
     // SAFETY (whole function): `op` is a live generic checked by `plan`; every handle made
     // here belongs to `ctx`; created ops are inserted into a block before use, and `op` is
     // destroyed only after its results' uses and its body have moved.
@@ -100,20 +135,31 @@ unsafe fn flatten(ctx: MlirContext, op: MlirOperation, extents: &[i64]) -> usize
         let parent = mlir_sys::mlirOperationGetBlock(op);
         let n = mlir_sys::mlirOperationGetNumOperands(op) as usize;
         let outs = mlir_sys::mlirOperationGetNumResults(op) as usize;
+        let (extents, from) = (&plan.extents, plan.from);
         let rank = extents.len();
-        let total: i64 = quabla_dialect::size::saturating_product(extents.iter().copied());
-        let all: String = (0..rank).map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
-        let reassociation = attr(ctx, &format!("[[{all}]]"));
-        let flat_type = |t: MlirType| mlir_sys::mlirRankedTensorTypeGet(1, [total].as_ptr(), mlir_sys::mlirShapedTypeGetElementType(t), mlir_sys::mlirAttributeGetNull());
+        let run = rank - from;
+        let total: i64 = quabla_dialect::size::saturating_product(extents[from..].iter().copied());
+        // An operand of rank `r` keeps its first `r - run` dims and collapses the rest.
+        let reassociation = |r: usize| {
+            let head = (0..r - run).map(|d| format!("[{d}]"));
+            let tail = (r - run..r).map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
+            attr(ctx, &format!("[{}]", head.chain([format!("[{tail}]")]).collect::<Vec<_>>().join(", ")))
+        };
+        let flat_type = |t: MlirType| {
+            let r = mlir_sys::mlirShapedTypeGetRank(t) as usize;
+            let shape: Vec<i64> = (0..r - run).map(|d| mlir_sys::mlirShapedTypeGetDimSize(t, d as isize)).chain([total]).collect();
+            mlir_sys::mlirRankedTensorTypeGet(shape.len() as isize, shape.as_ptr(), mlir_sys::mlirShapedTypeGetElementType(t), mlir_sys::mlirAttributeGetNull())
+        };
         let before = |new: MlirOperation| mlir_sys::mlirBlockInsertOwnedOperationBefore(parent, op, new);
         // A fresh init stays fresh (quabla_runtime::parallel_accesses::fresh_parallel);
         // other operands are collapsed.
         let collapse = |v: MlirValue| {
-            let t = flat_type(mlir_sys::mlirValueGetType(v));
+            let vt = mlir_sys::mlirValueGetType(v);
+            let t = flat_type(vt);
             let c = if defined_by(v, "tensor.empty") {
                 create(ctx, "tensor.empty", loc, &[], &[t], &[], 0)
             } else {
-                create(ctx, "tensor.collapse_shape", loc, &[v], &[t], &[("reassociation", reassociation)], 0)
+                create(ctx, "tensor.collapse_shape", loc, &[v], &[t], &[("reassociation", reassociation(mlir_sys::mlirShapedTypeGetRank(vt) as usize))], 0)
             };
             before(c);
             mlir_sys::mlirOperationGetResult(c, 0)
@@ -135,7 +181,18 @@ unsafe fn flatten(ctx: MlirContext, op: MlirOperation, extents: &[i64]) -> usize
         }
         let ins = n - outs;
         let results: Vec<MlirType> = (0..outs).map(|k| flat_type(mlir_sys::mlirValueGetType(mlir_sys::mlirOperationGetResult(op, k as isize)))).collect();
-        let maps = vec!["affine_map<(d0) -> (d0)>"; operands.len()].join(", ");
+        // Loops `from..` are now loop `from`.
+        let dims = (0..=from).map(|d| format!("d{d}")).collect::<Vec<_>>().join(", ");
+        let maps = plan
+            .maps
+            .iter()
+            .map(|m| {
+                let head = m[..m.len() - run].iter().map(|l| format!("d{l}"));
+                format!("affine_map<({dims}) -> ({})>", head.chain([format!("d{from}")]).collect::<Vec<_>>().join(", "))
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let iters: Vec<&str> = plan.parallel[..from].iter().map(|&p| if p { "#linalg.iterator_type<parallel>" } else { "#linalg.iterator_type<reduction>" }).chain(["#linalg.iterator_type<parallel>"]).collect();
         let generic = create(
             ctx,
             "linalg.generic",
@@ -144,7 +201,7 @@ unsafe fn flatten(ctx: MlirContext, op: MlirOperation, extents: &[i64]) -> usize
             &results,
             &[
                 ("indexing_maps", attr(ctx, &format!("[{maps}]"))),
-                ("iterator_types", attr(ctx, "[#linalg.iterator_type<parallel>]")),
+                ("iterator_types", attr(ctx, &format!("[{}]", iters.join(", ")))),
                 ("operandSegmentSizes", attr(ctx, &format!("array<i32: {ins}, {outs}>"))),
             ],
             1,
@@ -152,18 +209,20 @@ unsafe fn flatten(ctx: MlirContext, op: MlirOperation, extents: &[i64]) -> usize
         mlir_sys::mlirRegionTakeBody(mlir_sys::mlirOperationGetRegion(generic, 0), mlir_sys::mlirOperationGetRegion(op, 0));
         before(generic);
         // The results, expanded back, in place of `op`'s.
-        let shape = extents.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ");
         let mut at = generic;
         let mut rejoined = 0;
         for k in 0..outs {
             let old = mlir_sys::mlirOperationGetResult(op, k as isize);
+            let ot = mlir_sys::mlirValueGetType(old);
+            let r = mlir_sys::mlirShapedTypeGetRank(ot) as usize;
+            let shape = (0..r).map(|d| mlir_sys::mlirShapedTypeGetDimSize(ot, d as isize).to_string()).collect::<Vec<_>>().join(", ");
             let e = create(
                 ctx,
                 "tensor.expand_shape",
                 loc,
                 &[mlir_sys::mlirOperationGetResult(generic, k as isize)],
-                &[mlir_sys::mlirValueGetType(old)],
-                &[("reassociation", reassociation), ("static_output_shape", attr(ctx, &format!("array<i64: {shape}>")))],
+                &[ot],
+                &[("reassociation", reassociation(r)), ("static_output_shape", attr(ctx, &format!("array<i64: {shape}>")))],
                 0,
             );
             mlir_sys::mlirBlockInsertOwnedOperationAfter(parent, at, e);

@@ -1650,6 +1650,72 @@ fn elementwise_loops_with_identity_maps_are_flattened_and_match_the_interpreter(
 }
 
 #[test]
+fn reductions_over_middle_dims_flatten_their_trailing_kept_loops() {
+    // A reduction over middle dims whose trailing kept dims are several loops (upstream fusion
+    // expands the lowering's collapsed operand back) has those loops made one (runtime
+    // flat_loops, a partial flatten): `x.sum(1)` of [17, 33, 65, 9] ran a 9-element inner
+    // loop. A computed operand too; one trailing kept dim stays as it is. Equal to the
+    // interpreter on one and two threads.
+    use quabla_dialect::{ReduceOp, Reducer};
+    let mut rng = Rng(158);
+    // (shape, reduced dims, reducer, dtype, squared first, the flat loop's extent if any)
+    let cases: [(Vec<i64>, Vec<i64>, Reducer, DType, bool, Option<i64>); 4] = [
+        (vec![17, 33, 65, 9], vec![1], Reducer::Sum, DType::F32, false, Some(585)),
+        (vec![6, 50, 7, 5], vec![1], Reducer::Max, DType::F64, false, Some(35)),
+        (vec![5, 40, 33, 7], vec![1], Reducer::Sum, DType::F32, true, Some(231)),
+        (vec![8, 16, 16, 3], vec![1, 2], Reducer::Min, DType::F32, false, None),
+    ];
+    for (shape, dims, op, d, squared, flat) in cases {
+        let ty = TensorType::new(d, shape.clone());
+        let mut f = Func::new("main", std::slice::from_ref(&ty));
+        let mut x = f.params[0];
+        if squared {
+            x = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, x], None).unwrap();
+        }
+        let r = f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims: dims.clone() }), &[x], None).unwrap();
+        f.outputs = vec![r];
+        let m = Module { funcs: vec![f] };
+        let what = format!("{op:?} over {dims:?} of {d} {shape:?} (squared {squared}): ");
+        let tagged = executor().lower_tagged(&m, &with_threads(1)).unwrap();
+        let lead = shape[0];
+        if let Some(n) = flat {
+            assert!(tagged.contains(&format!("tensor<{lead}x{}x{n}x{d}>", shape[1])), "{what}flat:\n{tagged}");
+        } else {
+            assert!(!tagged.contains("tensor.collapse_shape"), "{what}not flat:\n{tagged}");
+        }
+        let v = reduction_values(&mut rng, &ty, op, 1e-2);
+        let l1: f64 = v.iter().map(|x| if squared { x * x } else { x.abs() }).sum();
+        let input = Buffer::from_f64s(ty.clone(), &v).unwrap();
+        let (tol, scale) = reduction_tol(op, d, l1);
+        equals_interpreter_on_one_and_two_threads(&m, &[input], tol, |_| scale, &what);
+    }
+}
+
+#[test]
+fn broadcast_trailing_operands_flatten_the_loops_they_share() {
+    // `x[n, h, w] + b[h, w]`: every operand ends in loops (h, w), made one loop of h * w
+    // (runtime flat_loops); `x[n, h, w] * s[n]` (s ends in no trailing run) keeps its nest.
+    // Equal to the interpreter on one and two threads.
+    use quabla_dialect::LayoutOp;
+    let mut rng = Rng(159);
+    let ty = TensorType::new(DType::F32, [4096, 64, 9]);
+    for (bshape, dims, flat) in [(vec![64i64, 9], vec![1i64, 2], true), (vec![4096], vec![0], false)] {
+        let bt = TensorType::new(DType::F32, bshape.clone());
+        let mut f = Func::new("main", &[ty.clone(), bt.clone()]);
+        let (x, b) = (f.params[0], f.params[1]);
+        let bb = f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape: vec![4096, 64, 9] }), &[b], None).unwrap();
+        let y = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Add }), &[x, bb], None).unwrap();
+        f.outputs = vec![y];
+        let m = Module { funcs: vec![f] };
+        let what = format!("x + b{bshape:?}: ");
+        let tagged = executor().lower_tagged(&m, &with_threads(1)).unwrap();
+        assert_eq!(tagged.contains("tensor<4096x576xf32>"), flat, "{what}flat:\n{tagged}");
+        let inputs = [rng.buffer(&ty, -3.0, 3.0), rng.buffer(&bt, -1.0, 1.0)];
+        equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, &what);
+    }
+}
+
+#[test]
 fn loop_states_and_contiguous_slices_are_flattened_strided_slices_are_not() {
     // An elementwise update of a loop's [rows, 5] state (written in place: not a fresh
     // output, so not `quabla.vec`) is flattened too (runtime flat_loops; a fori_loop's tanh of
