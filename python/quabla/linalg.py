@@ -212,7 +212,14 @@ def det(a):
     a = _mat("det", a, square=True)
     n = a.shape[-1]
     if n in (2, 3):
-        e = [[a[..., i, j] for j in range(n)] for i in range(n)]
+        if n == 3 and a.ndim > 2:
+            # The batch last: each element a contiguous row. Read in place, the nine elements
+            # of a matrix are strided loads LLVM does not interleave (more than 8): 100000
+            # matrices 337 -> 166 us (JAX 133).
+            a = _o.transpose(a, (a.ndim - 2, a.ndim - 1) + tuple(range(a.ndim - 2)))
+            e = [[a[i, j] for j in range(n)] for i in range(n)]
+        else:
+            e = [[a[..., i, j] for j in range(n)] for i in range(n)]
         if n == 2:
             return e[0][0] * e[1][1] - e[0][1] * e[1][0]
         return (e[0][0] * (e[1][1] * e[2][2] - e[1][2] * e[2][1])

@@ -2653,6 +2653,11 @@ fn large_transposes_call_the_runtime_and_match_the_interpreter() {
         // An output whose dims do not nest with the kernel's [1, 64, 1024] view: through the
         // flat buffer (layout::result_buffer).
         (DType::F32, vec![32, 32, 64], vec![2, 0, 1], false, true),
+        // Narrow sides (layout::RUNTIME_TRANSPOSE_MIN_SIDE): 8 and 9 take the kernel (one
+        // 8-wide block and a ragged edge), 3 the generic.
+        (DType::F32, vec![20000, 9], vec![1, 0], false, true),
+        (DType::F64, vec![8, 9001], vec![1, 0], false, true),
+        (DType::F32, vec![30000, 3], vec![1, 0], false, false),
     ] {
         let (m, t) = mk(d, &s, &perm, then_add);
         let text = lower_for_cpu(&m, &CpuOptions::default()).unwrap().text;

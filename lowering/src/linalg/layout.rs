@@ -140,6 +140,13 @@ pub fn transposed(e: &mut Emitter, x: &str, from: &TensorType, perm: &[i64], des
 /// [`runtime_transpose`]); smaller ones stay in cache whatever the loop order.
 pub const RUNTIME_TRANSPOSE_ELEMENTS: i64 = 1 << 14;
 
+/// The fewest rows and columns a transpose takes the runtime's transposing copy for (its 8 x 8
+/// blocks; narrower, the generic's strided loop is faster). The generic writes each output
+/// row by reading the whole operand: Zen 4, two threads, 2026-12-07, f32, us (JAX): `x.T` of
+/// [100000, 9] 249 -> 126 (184-213), of [9, 100000] 318 -> 63 (186-205), of [100000, 8] 157
+/// -> 52 (128-148); of [100000, 3] the copy took 117 (the generic 30).
+pub const RUNTIME_TRANSPOSE_MIN_SIDE: i64 = 8;
+
 /// Elements from which the runtime's transposing copy splits its tiles between the threads.
 pub const PAR_TRANSPOSE_ELEMENTS: i64 = 1 << 18;
 
@@ -159,7 +166,7 @@ pub fn swapped_groups(perm: &[i64]) -> Option<(usize, usize)> {
 /// `[batch, rows, cols]` of a transpose of `from` by `perm` that `target` runs as the
 /// runtime's transposing copy (`quabla_transpose_<dtype>`, runtime/src/layout_kernels.rs:
 /// square tiles with AVX shuffles, threads over the tiles): 4- and 8-byte elements, a batched
-/// 2-D transpose ([`swapped_groups`]) of at least 16 rows and columns and
+/// 2-D transpose ([`swapped_groups`]) of at least [`RUNTIME_TRANSPOSE_MIN_SIDE`] rows and columns and
 /// [`RUNTIME_TRANSPOSE_ELEMENTS`] elements. The generic it replaces reads the operand down
 /// its columns: 1024^2 f32 1607 -> 243 us on Zen 4 (JAX 187-199), the result written
 /// into the output buffer when it is one.
@@ -167,7 +174,7 @@ pub fn runtime_transpose(target: &dyn crate::target::Target, from: &TensorType, 
     let (p, s) = swapped_groups(perm)?;
     let prod = |d: &[i64]| quabla_dialect::size::saturating_product(d.iter().copied());
     let bmn = [prod(&from.shape[..p]), prod(&from.shape[p..s]), prod(&from.shape[s..])];
-    let ok = matches!(from.dtype.size(), 4 | 8) && bmn[1] >= 16 && bmn[2] >= 16 && from.num_elements() as i64 >= RUNTIME_TRANSPOSE_ELEMENTS;
+    let ok = matches!(from.dtype.size(), 4 | 8) && bmn[1].min(bmn[2]) >= RUNTIME_TRANSPOSE_MIN_SIDE && from.num_elements() as i64 >= RUNTIME_TRANSPOSE_ELEMENTS;
     (ok && target.runtime_kernels()).then_some(bmn)
 }
 
