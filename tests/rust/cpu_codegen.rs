@@ -1075,7 +1075,7 @@ fn small_products_read_k_in_groups_and_match_the_interpreter_to_the_bit() {
         (vec![32, 4, 64], vec![32, 64, 4], batched(), 16),
         (vec![3, 1000], vec![1000, 3], mm(), 10),
         (vec![5, 17], vec![17, 7], mm(), 17),
-        (vec![64, 31, 31], vec![64, 31, 31], batched(), 31),
+        (vec![2, 31, 31], vec![2, 31, 31], batched(), 31),
         (vec![5, 37], vec![37, 7], mm(), 0),
     ];
     for d in [DType::F32, DType::F64, DType::I32] {
@@ -1196,26 +1196,33 @@ fn transposed_matrix_vector_products_read_the_matrix_in_place_and_match_the_inte
 }
 
 #[test]
-fn batched_matrix_vector_products_call_the_runtime_row_dots_and_match_the_interpreter() {
+fn batched_small_products_call_the_runtime_and_match_the_interpreter() {
     // `vmap(m @ v)`: a batch of products of one column, each below the tiled path's size, is
     // one runtime product call (tiling::runtime_gemm's batched row dots, the target's
-    // batched_matvec_plan) where the host has the kernels (AVX-512), else the loop path; the
-    // rows' sums are reassociated (a length-K dot's bounds). One and two threads (the batch
-    // split between them).
+    // batched_plan) where the host has the kernels (AVX-512), else the loop path; the
+    // rows' sums are reassociated (a length-K dot's bounds). So is a batch of products of 17
+    // to 31 columns (tiling::BATCHED_MIN_COLUMNS, the packed kernels) from
+    // tiling::BATCHED_SMALL_WORK multiply-adds; a smaller batch keeps the loop path. One and
+    // two threads (the batch split between them).
     use quabla_lowering::tiling;
     let mut rng = Rng(179);
     let dd = |lb: &[i64], rb: &[i64], lc: &[i64], rc: &[i64]| DotDims { lhs_batching_dimensions: lb.to_vec(), rhs_batching_dimensions: rb.to_vec(), lhs_contracting_dimensions: lc.to_vec(), rhs_contracting_dimensions: rc.to_vec() };
     for d in [DType::F32, DType::F64] {
-        for (ls, rs, dims) in [
-            (vec![64i64, 32, 48], vec![64i64, 48], dd(&[0], &[0], &[2], &[1])),
-            (vec![100, 16, 64], vec![100, 64, 1], dd(&[0], &[0], &[2], &[1])),
-            (vec![9, 130, 70], vec![9, 70], dd(&[0], &[0], &[2], &[1])),
+        // (lhs, rhs, dims, n)
+        for (ls, rs, dims, n) in [
+            (vec![64i64, 32, 48], vec![64i64, 48], dd(&[0], &[0], &[2], &[1]), 1),
+            (vec![100, 16, 64], vec![100, 64, 1], dd(&[0], &[0], &[2], &[1]), 1),
+            (vec![9, 130, 70], vec![9, 70], dd(&[0], &[0], &[2], &[1]), 1),
+            (vec![256, 29, 29], vec![256, 29, 29], dd(&[0], &[0], &[2], &[1]), 29),
+            (vec![64, 20, 30], vec![64, 30, 25], dd(&[0], &[0], &[2], &[1]), 25),
+            (vec![3, 20, 30], vec![3, 30, 17], dd(&[0], &[0], &[2], &[1]), 17),
         ] {
             let (lt, rt) = (TensorType::new(d, ls.clone()), TensorType::new(d, rs.clone()));
             let m = dot_module(&lt, &rt, dims.clone());
             let what = format!("{d} {ls:?} x {rs:?}");
             let text = lower_for_cpu(&m, &CpuOptions::default()).unwrap().text;
-            let runtime = tiling::runtime_gemm(d, [ls[0], ls[1], 1, ls[2]], tiling::host_regs());
+            let bmnk = [ls[0], ls[1], n, ls[2]];
+            let runtime = tiling::runtime_gemm(d, bmnk, tiling::host_regs()) && bmnk.iter().product::<i64>() >= tiling::BATCHED_SMALL_WORK;
             assert_eq!(text.contains("func.call @quabla_gemm_"), runtime, "{what}:\n{text}");
             let inputs = [rng.buffer(&lt, -1.0, 1.0), rng.buffer(&rt, -1.0, 1.0)];
             let tol = if d == DType::F32 { Tol::Rel(1e-6 * ls[2] as f64) } else { Tol::Rel(1e-14 * ls[2] as f64) };

@@ -94,7 +94,7 @@ pub fn lower_dot_general(e: &mut Emitter, f: &Func, o: &Op, dims: &DotDims) -> R
     // (A batch of small matrix-vector products is the runtime's row dot products: each row's
     // sum reassociated in vector accumulators, as for one product. Laid out [k, m], it is
     // km_matvec's below.)
-    let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k).or_else(|| e.cg.target.batched_matvec_plan(d, [b, m, n, k])) } else { None };
+    let plan = if e.cg.tile_matmuls { e.cg.target.matmul_plan(d, m, n, k).or_else(|| e.cg.target.batched_plan(d, [b, m, n, k])) } else { None };
     // A runtime product whose result is a destination-passing output of the function writes
     // into the output's buffer (see [`runtime_gemm`]): no copy after the call.
     let dest = e.out_buffer(o.results[0]).map(|name| (name, out.clone()));

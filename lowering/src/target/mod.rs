@@ -44,10 +44,10 @@ pub trait Target: Send + Sync + std::fmt::Debug {
     /// to keep the plain `linalg.matmul` / `linalg.batch_matmul`.
     fn matmul_plan(&self, d: DType, m: i64, n: i64, k: i64) -> Option<Plan>;
 
-    /// The (marker) plan of a batch of matrix-vector products (`[b, m, 1, k]`, A's rows along
-    /// K) that has no [`Self::matmul_plan`] of its own but is a runtime product; None keeps
-    /// the loop path.
-    fn batched_matvec_plan(&self, _d: DType, _bmnk: [i64; 4]) -> Option<Plan> {
+    /// The (marker) plan of a batch of small products (`[b, m, n, k]`: matrix-vector products,
+    /// or products of fewer multiply-adds each than [`Self::matmul_plan`] takes) that is a
+    /// runtime product; None keeps the loop path.
+    fn batched_plan(&self, _d: DType, _bmnk: [i64; 4]) -> Option<Plan> {
         None
     }
 

@@ -75,9 +75,9 @@ impl Target for CpuTarget {
         tiling::choose(d, m, n, k)
     }
 
-    fn batched_matvec_plan(&self, d: DType, [b, m, n, k]: [i64; 4]) -> Option<Plan> {
-        let work = b.saturating_mul(m).saturating_mul(k);
-        if n != 1 || b < 2 || work < tiling::BATCHED_MATVEC_WORK || !self.runtime_gemm(d, [b, m, n, k]) {
+    fn batched_plan(&self, d: DType, [b, m, n, k]: [i64; 4]) -> Option<Plan> {
+        let work = b.saturating_mul(m).saturating_mul(n).saturating_mul(k);
+        if b < 2 || work < tiling::BATCHED_SMALL_WORK || !self.runtime_gemm(d, [b, m, n, k]) {
             return None;
         }
         tiling::plan_for(d, tiling::MIN_ROWS, n, k, tiling::host_caches(), tiling::host_regs())

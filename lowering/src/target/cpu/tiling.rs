@@ -90,7 +90,7 @@ pub fn plan_for(d: DType, m: i64, n: i64, k: i64, c: Caches, r: Regs) -> Option<
 /// team) instead of the tiled code of [`script`]: every product, single or batched, of f32
 /// or f64 on hosts with AVX2 or AVX-512
 /// (`r`: its micro-kernels; elsewhere the generated code is faster), products with at least
-/// 32 columns and 16 rows and K (or any K from [`THIN_K_MIN_OUTPUT`] output elements: the generated code of a
+/// 32 columns (batched: [`BATCHED_MIN_COLUMNS`]) and 16 rows and K (or any K from [`THIN_K_MIN_OUTPUT`] output elements: the generated code of a
 /// thin-K product with a large output ran at a third of the runtime's speed, jitted `a @ b`
 /// f32 on Zen 4, 2026-12-05, two threads: 1000x10x1000 33.6 -> 87 GFLOP/s (JAX 127-134),
 /// 1024x4x1024 12.9 -> 45 (JAX 82), 113 since the runtime splits thin products by rows (JAX 83); 512x8x512 55 -> 70), unless `QUABLA_CPU_GEMM=jit` (comparisons; the choice
@@ -121,7 +121,7 @@ pub fn runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], r: Regs) -> bool {
     static JIT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let jit = *JIT.get_or_init(|| std::env::var("QUABLA_CPU_GEMM").is_ok_and(|v| v == "jit"));
     let narrow = narrow_gemm(d, [b, m, n, k], r);
-    let tall = m >= 16 && (k >= 16 || m.saturating_mul(n) >= THIN_K_MIN_OUTPUT) && (narrow || n >= 32);
+    let tall = m >= 16 && (k >= 16 || m.saturating_mul(n) >= THIN_K_MIN_OUTPUT) && (narrow || n >= 32 || (b > 1 && n >= BATCHED_MIN_COLUMNS));
     let dot = narrow && n == 1 && k >= NARROW_LONG_K;
     // A batch of matrix-vector products of at least 16 rows: each element's product takes
     // the narrow path's row dot products (AVX-512), the batch split between the threads.
@@ -129,12 +129,22 @@ pub fn runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], r: Regs) -> bool {
     matches!(d, DType::F32 | DType::F64) && r.bytes >= 32 && !jit && (tall || short_gemm(d, m, n, r) || dot || batched_dots)
 }
 
-/// Multiply-adds (all batch elements) from which a batch of matrix-vector products that is a
-/// runtime product ([`runtime_gemm`]: rows of at least 16, the narrow path's row dot
-/// products) calls it although each product is below [`choose`]'s size: the loop path summed
-/// each row in K order down A's columns, `vmap(m @ v)` of 1000 x (64x64 @ 64) f32 2008 us
-/// against JAX's 294, of 1000 x (16x16 @ 16) 102 against 46-68.
-pub const BATCHED_MATVEC_WORK: i64 = 1 << 16;
+/// Multiply-adds (all batch elements) from which a batch of products that is a runtime product
+/// ([`runtime_gemm`]) calls it although each product is below [`choose`]'s size
+/// (`CpuTarget::batched_plan`). Matrix-vector products (rows of at least 16: the narrow
+/// path's row dot products): the loop path summed each row in K order down A's columns,
+/// `vmap(m @ v)` of 1000 x (64x64 @ 64) f32 2008 us against JAX's 294, of 1000 x (16x16 @
+/// 16) 102 against 46-68. Products of [`BATCHED_MIN_COLUMNS`] to 31 columns: the loop path's
+/// column loop was a vector and a scalar remainder per row and K step, 256 x (n x n @ n x n)
+/// f32 on Zen 4, two threads, 2026-12-07, us (JAX): n = 23 224 -> 65 (122-167), 29 539 ->
+/// 90 (176-217), 31 786 -> 105 (257-276); f64 29 504 -> 180 (354-384); first calls 28-50 ->
+/// 9-12 ms (JAX 13-20).
+pub const BATCHED_SMALL_WORK: i64 = 1 << 16;
+
+/// The fewest columns a batched product of 16 rows and K or more calls the runtime's packed
+/// product with ([`runtime_gemm`]; single products from 32: a 1000x64x20 product was faster
+/// generated, 42 us against 62).
+pub const BATCHED_MIN_COLUMNS: i64 = 17;
 
 /// Output elements from which a product of any K calls the runtime ([`runtime_gemm`]).
 pub const THIN_K_MIN_OUTPUT: i64 = 1 << 16;
