@@ -56,8 +56,8 @@ pub(crate) fn flatten_generics(ctx: &Context, module: &mut MlirModule, take: imp
 }
 
 /// How [`flatten`] rewrites a generic of loop `extents` (`parallel` or not): its loops
-/// `from..` (all parallel, at least two) become one loop; `maps` are its operands' indexing maps' results, one list of loop numbers per
-/// operand, each ending in those loops in order.
+/// `from..` (all parallel, at least two) become one loop; `maps` are its operands' indexing
+/// maps' results, one list of loop numbers per operand, each ending in those loops in order.
 struct Plan {
     extents: Vec<i64>,
     parallel: Vec<bool>,

@@ -403,14 +403,17 @@ fn read_in_place(f: &Func, v: quabla_dialect::Value) -> bool {
 /// part's loop parallel, reading `x` through `part * chunk + element` (affine, so upstream
 /// fusion still puts an elementwise producer into it, whatever its maps), with a chunk-shaped
 /// `tensor.empty` operand giving the element loop its extent; with [`unroll`] `u` > 1 the
-/// element loop steps over groups of `u` elements, read by `u` operands. With `keys` (a float
-/// maximum or minimum) each element read is its key ([`key_of`]) and the partials are keys.
-/// Returns the partials (the
-/// kept dims with the parts' dim among them), their type and the dims of them that stage two
-/// reduces: the parts' position, and a short reduced last dim ([`SHORT_LAST_BYTES`], not the
-/// split one, at least [`KEPT_LAST_MIN_BYTES`]), which the partials keep as vector columns: as an inner loop of its own it
-/// ended in a horizontal step every row (the sum of `x * x` over a [100000, 16] f32 array
-/// 375 us, JAX 78-80).
+/// element loop steps over groups of `u` elements, read by `u` operands; a computed operand
+/// (read once) whose partials' rows are one vector ([`LANES_MAX_RUN_BYTES`]) instead gives
+/// each of `u` consecutive elements a partial of its own (a parallel lane loop), so a row's
+/// combine no longer waits for the previous row's store. With `keys` (a float maximum or
+/// minimum) each element read is its key ([`key_of`]) and the partials are keys. Returns
+/// the partials (the kept dims with the parts' dim among them), their type and the dims of
+/// them that stage two reduces: the parts' position, the lanes' and a short reduced last dim
+/// (from [`KEPT_LAST_MIN_BYTES`] to [`SHORT_LAST_BYTES`], not the split one), which the
+/// partials keep as vector columns: as an inner loop of its own it ended in a horizontal
+/// step every row (the sum of `x * x` over a [100000, 16] f32 array 375 us, JAX 78-80;
+/// with lanes 112).
 fn thread_partials(e: &mut Emitter, op: Reducer, (x, xt, in_place): (&str, &TensorType, bool), dims: &[i64], (s, parts): (usize, i64), c: &str, keys: bool) -> (String, TensorType, Vec<i64>) {
     let d = xt.dtype;
     let pd = if keys { key_constants(d, op).0 } else { d };
@@ -548,7 +551,7 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]
             reduce_dims(e, op, (&k, &kt, false), dims, &kout)
         };
         // The keys are computed: a peeled split (a prime count) slices the operand first.
-        let r = match peel(e, xt, dims).filter(|_| in_place && thread_split(e, xt, dims).is_none()) {
+        let r = match peel(e, xt, dims).filter(|_| in_place && !even(e, thread_split(e, xt, dims))) {
             Some((s, m, _)) => {
                 let (main, mt) = slice_along(e, (&x, xt), s, 0, m);
                 let (rest, rt) = slice_along(e, (&x, xt), s, m, xt.shape[s] - m);
@@ -1096,15 +1099,15 @@ fn even(e: &Emitter, split: Option<(usize, i64)>) -> bool {
 }
 
 /// The float maximum or minimum of all of `x` (read in place, as one row: [`flattened`]) into
-/// `out` by the thread split of the row, or its peel, reading each element's key in the split's body
-/// ([`thread_partials`] with keys); None when the row is not split. Keys computed by a generic
+/// `out` by the thread split of the row, or its peel, reading each element's key in the
+/// split's body ([`thread_partials`] with keys); None when the row is not split. Keys computed by a generic
 /// of their own would take the reshape that flattened `x` (upstream fusion moves it below
 /// the generic) and be computed into a buffer; without keys the row's steps are LLVM's
 /// vector `maximum` ([`ordered_keys`]). Zen 4, two threads, 2026-12-07, f32, us (JAX):
 /// [100000, 16] 324 -> 49 (82), [1000003, 3] 252 -> 88 (123), [256, 256, 64] 315 -> 124
 /// (190), [1000, 1000] 41 -> 33 (63).
 fn keyed_row(e: &mut Emitter, op: Reducer, (x, xt): (&str, &TensorType), out: &TensorType) -> Option<String> {
-    let flat = TensorType::new(xt.dtype, [quabla_dialect::size::saturating_product(xt.shape.iter().copied())]);
+    let flat = flat_type(xt);
     let ts = thread_split(e, &flat, &[0]);
     let peeled = if even(e, ts) { None } else { Some(peel(e, &flat, &[0])?) };
     let (x, xt) = flattened(e, x, xt);
@@ -1130,9 +1133,14 @@ fn keyed_row(e: &mut Emitter, op: Reducer, (x, xt): (&str, &TensorType), out: &T
     Some(from_keys(e, &r, &kout, out, op))
 }
 
+/// `xt` as one row.
+fn flat_type(xt: &TensorType) -> TensorType {
+    TensorType::new(xt.dtype, [quabla_dialect::size::saturating_product(xt.shape.iter().copied())])
+}
+
 /// `x` (type `xt`) as one row, and its type (a reshape unless it is one already).
 fn flattened(e: &mut Emitter, x: &str, xt: &TensorType) -> (String, TensorType) {
-    let flat = TensorType::new(xt.dtype, [quabla_dialect::size::saturating_product(xt.shape.iter().copied())]);
+    let flat = flat_type(xt);
     let fx = if xt.rank() == 1 { x.to_string() } else { layout::reshape(e, x, xt, &flat) };
     (fx, flat)
 }
