@@ -1395,7 +1395,7 @@ fn split_reductions_match_the_interpreter_on_one_and_two_threads() {
     // n % 64 elements are peeled (reduce::peeled_split); a column sum with long rows stays
     // unsplit (the threads split the columns). Equal to the interpreter on
     // one and two threads (maxima, minima and integer sums to the bit).
-    use quabla_dialect::{ReduceOp, Reducer};
+    use quabla_dialect::Reducer;
     let mut rng = Rng(83);
     // (shape, reduced dims, reducer, dtype, square the operand first, split on two threads)
     let cases: [(Vec<i64>, Vec<i64>, Reducer, DType, bool, bool); 12] = [
@@ -1414,14 +1414,7 @@ fn split_reductions_match_the_interpreter_on_one_and_two_threads() {
     ];
     for (shape, dims, op, d, square, splits) in cases {
         let ty = TensorType::new(d, shape.clone());
-        let mut f = Func::new("main", std::slice::from_ref(&ty));
-        let mut x = f.params[0];
-        if square {
-            x = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, x], None).unwrap();
-        }
-        let r = f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims: dims.clone() }), &[x], None).unwrap();
-        f.outputs = vec![r];
-        let module = Module { funcs: vec![f] };
+        let module = reduction_module(&ty, op, &dims, square);
         let what = format!("{op:?} over {dims:?} of {d} {shape:?}, ");
         // A split reads its operand at `part * chunk + element`.
         // (The generated code: sums of parameters over long rows or many columns call the
@@ -1450,6 +1443,35 @@ fn split_reductions_match_the_interpreter_on_one_and_two_threads() {
         let (tol, scale) = reduction_tol(op, d, l1);
         equals_interpreter_on_one_and_two_threads(&module, &[input], tol, |_| scale, &what);
     }
+}
+
+/// A module of one reduction by `op` over `dims` of a parameter of type `ty`, of its square
+/// with `squared` (an elementwise producer for fusion).
+fn reduction_module(ty: &TensorType, op: quabla_dialect::Reducer, dims: &[i64], squared: bool) -> Module {
+    use quabla_dialect::ReduceOp;
+    let mut f = Func::new("main", std::slice::from_ref(ty));
+    let mut x = f.params[0];
+    if squared {
+        x = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, x], None).unwrap();
+    }
+    let r = f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims: dims.to_vec() }), &[x], None).unwrap();
+    f.outputs = vec![r];
+    Module { funcs: vec![f] }
+}
+
+/// `m` (a [`reduction_module`] over `ty`, of the square with `squared`) on
+/// [`reduction_values`] (the last element NaN for maxima) equals the interpreter on one and
+/// two threads within [`reduction_tol`].
+fn reduction_matches_interpreter(rng: &mut Rng, m: &Module, ty: &TensorType, op: quabla_dialect::Reducer, squared: bool, what: &str) {
+    let mut v = reduction_values(rng, ty, op, 1e-6);
+    if op == quabla_dialect::Reducer::Max {
+        let last = v.len() - 1;
+        v[last] = f64::NAN;
+    }
+    let input = Buffer::from_f64s(ty.clone(), &v).unwrap();
+    let l1: f64 = v.iter().map(|x| if squared { x * x } else { x.abs() }).sum();
+    let (tol, scale) = reduction_tol(op, ty.dtype, l1);
+    equals_interpreter_on_one_and_two_threads(m, &[input], tol, |_| scale, what);
 }
 
 /// The tolerance of a reduction `op` of dtype `d` against the interpreter, and its scale
@@ -1663,7 +1685,7 @@ fn reductions_over_middle_dims_flatten_their_trailing_kept_loops() {
     // flat_loops, a partial flatten): `x.sum(1)` of [17, 33, 65, 9] ran a 9-element inner
     // loop. A computed operand too; one trailing kept dim stays as it is. Equal to the
     // interpreter on one and two threads.
-    use quabla_dialect::{ReduceOp, Reducer};
+    use quabla_dialect::Reducer;
     let mut rng = Rng(158);
     // (shape, reduced dims, reducer, dtype, squared first, the flat loop's extent if any)
     let cases: [(Vec<i64>, Vec<i64>, Reducer, DType, bool, Option<i64>); 4] = [
@@ -1674,14 +1696,7 @@ fn reductions_over_middle_dims_flatten_their_trailing_kept_loops() {
     ];
     for (shape, dims, op, d, squared, flat) in cases {
         let ty = TensorType::new(d, shape.clone());
-        let mut f = Func::new("main", std::slice::from_ref(&ty));
-        let mut x = f.params[0];
-        if squared {
-            x = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, x], None).unwrap();
-        }
-        let r = f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims: dims.clone() }), &[x], None).unwrap();
-        f.outputs = vec![r];
-        let m = Module { funcs: vec![f] };
+        let m = reduction_module(&ty, op, &dims, squared);
         let what = format!("{op:?} over {dims:?} of {d} {shape:?} (squared {squared}): ");
         let tagged = executor().lower_tagged(&m, &with_threads(1)).unwrap();
         let lead = shape[0];
@@ -1975,7 +1990,7 @@ fn column_reductions_of_few_columns_read_rows_in_groups() {
     // operand (upstream fusion would otherwise materialize it). Equal to the interpreter on
     // one and two threads: maxima with a NaN and signed zeros, minima and integer sums to the
     // bit, float sums and products within reassociation.
-    use quabla_dialect::{ReduceOp, Reducer};
+    use quabla_dialect::Reducer;
     let mut rng = Rng(91);
     // (shape, reducer, dtype, square first, rows per step)
     let cases: [(Vec<i64>, Reducer, DType, bool, usize); 7] = [
@@ -1989,14 +2004,7 @@ fn column_reductions_of_few_columns_read_rows_in_groups() {
     ];
     for (shape, op, d, square, rows) in cases {
         let ty = TensorType::new(d, shape.clone());
-        let mut f = Func::new("main", std::slice::from_ref(&ty));
-        let mut x = f.params[0];
-        if square {
-            x = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, x], None).unwrap();
-        }
-        let r = f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims: vec![0] }), &[x], None).unwrap();
-        f.outputs = vec![r];
-        let module = Module { funcs: vec![f] };
+        let module = reduction_module(&ty, op, &[0], square);
         let what = format!("{op:?} over dim 0 of {d} {shape:?}, ");
         let text = lower_for_cpu(&module, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
         let group = |u: usize| text.lines().any(|l| l.contains("linalg.generic") && l.contains(&format!(" * {u} + {}", u - 1)));
@@ -2033,7 +2041,7 @@ fn full_reductions_read_flat_and_keep_short_rows_as_columns() {
     // keys in the split's body (reduce::keyed_row); a computed operand's short last dim (64
     // bytes) stays a vector column of the partials, which get lanes (reduce::thread_partials).
     // Equal to the interpreter on one and two threads.
-    use quabla_dialect::{ReduceOp, Reducer};
+    use quabla_dialect::Reducer;
     let mut rng = Rng(93);
     // (shape, reducer, dtype, squared first, a text the lowering holds on two threads)
     let cases: [(Vec<i64>, Reducer, DType, bool, &str); 9] = [
@@ -2049,30 +2057,11 @@ fn full_reductions_read_flat_and_keep_short_rows_as_columns() {
     ];
     for (shape, op, d, squared, holds) in cases {
         let ty = TensorType::new(d, shape.clone());
-        let mut f = Func::new("main", std::slice::from_ref(&ty));
-        let mut x = f.params[0];
-        if squared {
-            x = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, x], None).unwrap();
-        }
-        let r = f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims: (0..shape.len() as i64).collect() }), &[x], None).unwrap();
-        f.outputs = vec![r];
-        let module = Module { funcs: vec![f] };
+        let module = reduction_module(&ty, op, &(0..shape.len() as i64).collect::<Vec<_>>(), squared);
         let what = format!("full {op:?} of {d} {shape:?} (squared: {squared}), ");
         let text = lower_for_cpu(&module, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
         assert!(text.contains(holds), "{what}holds {holds}:\n{text}");
-        let mut v = reduction_values(&mut rng, &ty, op, 1e-6);
-        if op == Reducer::Max {
-            let last = v.len() - 1;
-            v[last] = f64::NAN;
-        }
-        let input = Buffer::from_f64s(ty.clone(), &v).unwrap();
-        let l1: f64 = v.iter().map(|x| if squared { x * x } else { x.abs() }).sum();
-        let (tol, scale) = match (op, d) {
-            (Reducer::Sum, DType::F32) => (Tol::Rel(1e-3), l1),
-            (Reducer::Sum, DType::F64) => (Tol::Rel(1e-12), l1),
-            _ => (Tol::Exact, 1.0),
-        };
-        equals_interpreter_on_one_and_two_threads(&module, &[input], tol, |_| scale, &what);
+        reduction_matches_interpreter(&mut rng, &module, &ty, op, squared, &what);
     }
 }
 
@@ -2084,7 +2073,7 @@ fn column_reductions_of_prime_rows_and_short_rows_peel_and_group() {
     // (reduce::short_columns), the last n % 16 rows apart, also under a batch dim and of a
     // computed operand. Equal to the interpreter on one and two threads: maxima and minima
     // and integer sums to the bit (a NaN among the maxima), float sums within reassociation.
-    use quabla_dialect::{ReduceOp, Reducer};
+    use quabla_dialect::Reducer;
     let mut rng = Rng(92);
     // (shape, reducer, dtype, peeled, grouped); shapes of rank 3 reduce dim 1, one operand
     // is squared first.
@@ -2103,14 +2092,7 @@ fn column_reductions_of_prime_rows_and_short_rows_peel_and_group() {
         let ty = TensorType::new(d, shape.clone());
         let rank = shape.len();
         let squared = d == DType::F64 && op == Reducer::Sum;
-        let mut f = Func::new("main", std::slice::from_ref(&ty));
-        let mut x = f.params[0];
-        if squared {
-            x = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, x], None).unwrap();
-        }
-        let r = f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims: vec![rank as i64 - 2] }), &[x], None).unwrap();
-        f.outputs = vec![r];
-        let module = Module { funcs: vec![f] };
+        let module = reduction_module(&ty, op, &[rank as i64 - 2], squared);
         let what = format!("{op:?} over dim {} of {d} {shape:?} (squared: {squared}), ", rank - 2);
         let text = lower_for_cpu(&module, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
         let (n, c) = (shape[rank - 2], shape[rank - 1]);
@@ -2121,21 +2103,8 @@ fn column_reductions_of_prime_rows_and_short_rows_peel_and_group() {
         if !grouped {
             assert_eq!(text.contains(&format!("to {main}")), peeled, "{what}peeled to {main}:\n{text}");
         }
-        let mut v = reduction_values(&mut rng, &ty, op, 1e-6);
-        if op == Reducer::Max {
-            // A NaN in the last column of one of the last rows (the peeled or ungrouped rest).
-            let last = v.len() - 1;
-            v[last] = f64::NAN;
-        }
-        let input = Buffer::from_f64s(ty.clone(), &v).unwrap();
-        let l1: f64 = v.iter().map(|x| if squared { x * x } else { x.abs() }).sum();
-        let (tol, scale) = match (op, d) {
-            (Reducer::Sum, DType::F32) => (Tol::Rel(1e-3), l1),
-            (Reducer::Sum, DType::F64) => (Tol::Rel(1e-12), l1),
-            (Reducer::Prod, _) => (Tol::Rel(1e-12), 1.0),
-            _ => (Tol::Exact, 1.0),
-        };
-        equals_interpreter_on_one_and_two_threads(&module, &[input], tol, |_| scale, &what);
+        // A NaN in the last column of one of the last rows (the peeled or ungrouped rest).
+        reduction_matches_interpreter(&mut rng, &module, &ty, op, squared, &what);
     }
 }
 
