@@ -786,17 +786,9 @@ fn arg_row_loop(e: &mut Emitter, op: ArgOp, (x, xt): (&str, &TensorType), out: &
         let none = e.scalar(index, &n.to_string());
         let (i, c2) = row_for(e, n, (&none, index), |e, k, acc| {
             let v = read(e, k);
-            let hit = if d.is_float() {
-                let eq = e.op(format!("arith.cmpf oeq, {v}, {m} : {d}"));
-                let nan = e.op(format!("arith.cmpf uno, {v}, {v} : {d}"));
-                e.op(format!("arith.ori {eq}, {nan} : i1"))
-            } else {
-                e.op(format!("arith.cmpi eq, {v}, {m} : {d}"))
-            };
-            let ki = e.op(format!("arith.index_cast {k} : index to {index}"));
             // Not `acc` where it misses: a min reduction reads its accumulator once, or LLVM
             // does not vectorize it.
-            let cand = e.op(format!("arith.select {hit}, {ki}, {none} : {index}"));
+            let cand = candidate_index(e, (&v, &m, d), k, &none, index);
             let min = if index.is_unsigned() { "arith.minui" } else { "arith.minsi" };
             e.op(format!("{min} {acc}, {cand} : {index}"))
         });
@@ -1383,24 +1375,29 @@ fn arg_by_reductions(e: &mut Emitter, op: ArgOp, (x, xt, in_place): (&str, &Tens
     let ins = [Operand::new(x, xt, identity(r)), Operand::new(m, &vt, map(r, &kept))];
     let init = e.empty(&ct);
     let outs = [Operand::new(init, &ct, identity(r))];
-    let iters = vec![Iter::Parallel; r];
-    parallel_candidate(e, &iters, &ins, &outs, 4);
     let extent = xt.shape[dim as usize];
-    let cand = generic(e, &iters, &ins, &outs, |e, a| {
-        let hit = if d.is_float() {
-            let eq = e.op(format!("arith.cmpf oeq, {}, {} : {d}", a[0], a[1]));
-            let nan = e.op(format!("arith.cmpf uno, {}, {} : {d}", a[0], a[0]));
-            e.op(format!("arith.ori {eq}, {nan} : i1"))
-        } else {
-            e.op(format!("arith.cmpi eq, {}, {} : {d}", a[0], a[1]))
-        };
+    let cand = generic(e, &vec![Iter::Parallel; r], &ins, &outs, |e, a| {
         let k = e.op(format!("linalg.index {dim} : index"));
-        let ki = e.op(format!("arith.index_cast {k} : index to {index}"));
         let n = e.op(format!("arith.constant {extent} : {index}"));
-        vec![e.op(format!("arith.select {hit}, {ki}, {n} : {index}"))]
+        vec![candidate_index(e, (&a[0], &a[1], d), &k, &n, index)]
     })
     .remove(0);
     reduce_dims(e, Reducer::Min, (&cand, &ct, false), &[dim], out)
+}
+
+/// The candidate index (of dtype `index`) of element `v` (of dtype `d`) at position `k` (an
+/// index) of a lane whose extremum is `m`: `k` where `v` is `m` or NaN, else `none` (the
+/// second pass of [`arg_by_reductions`] and of [`arg_row_loop`]'s wide elements).
+fn candidate_index(e: &mut Emitter, (v, m, d): (&str, &str, DType), k: &str, none: &str, index: DType) -> String {
+    let hit = if d.is_float() {
+        let eq = e.op(format!("arith.cmpf oeq, {v}, {m} : {d}"));
+        let nan = e.op(format!("arith.cmpf uno, {v}, {v} : {d}"));
+        e.op(format!("arith.ori {eq}, {nan} : i1"))
+    } else {
+        e.op(format!("arith.cmpi eq, {v}, {m} : {d}"))
+    };
+    let ki = e.op(format!("arith.index_cast {k} : index to {index}"));
+    e.op(format!("arith.select {hit}, {ki}, {none} : {index}"))
 }
 
 /// Lowers one op of this family, returning its result's name (exhaustive over the family).
