@@ -87,23 +87,13 @@ fn plan<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Plan> {
     if !(0..n).all(|i| op.operand(i).is_ok_and(|v| static_tensor(v.to_raw()).is_some() && contiguous(v.to_raw()))) {
         return None;
     }
-    let maps: Vec<Vec<usize>> = (0..n).map(|i| map_loops(&loops.maps.element(i).ok()?.to_string())).collect::<Option<_>>()?;
+    let maps: Vec<Vec<usize>> = (0..n).map(|i| loops.map_loops(i)?.into_iter().collect::<Option<_>>()).collect::<Option<_>>()?;
     // The longest run every operand ends in (a broadcast row `b[h, w]` of `x[n, h, w] + b`
     // allows the last two loops).
     let ends_in = |m: &[usize], from: usize| m.len().checked_sub(rank - from).is_some_and(|head| m[head..].iter().copied().eq(from..rank) && m[..head].iter().all(|&l| l < from));
     let from = (first..=rank - 2).find(|&from| maps.iter().all(|m| ends_in(m, from)))?;
     let extents = crate::parallel::loop_extents(op, &loops)?;
     (extents.len() == rank && extents.iter().all(|&e| e >= 1)).then_some(Plan { extents, parallel: loops.parallel.clone(), from, maps })
-}
-
-/// The loop numbers an indexing map's results read, when each result is a loop alone
-/// (`affine_map<(d0, d1, d2) -> (d0, d2)>`: [0, 2]); None for any other expression.
-fn map_loops(text: &str) -> Option<Vec<usize>> {
-    let results = text.split("-> (").nth(1)?.strip_suffix(")>")?;
-    if results.trim().is_empty() {
-        return Some(Vec::new());
-    }
-    results.split(", ").map(|r| r.strip_prefix('d')?.parse().ok()).collect()
 }
 
 /// The shape of `v` when it is a ranked tensor of static shape.

@@ -290,6 +290,22 @@ impl<'c> GenericLoops<'c> {
     pub(crate) fn identity_map(&self, i: usize) -> bool {
         self.maps.element(i).is_ok_and(|m| m.to_string() == self.identity)
     }
+
+    /// The results of indexing map `i`, each the loop it reads when it is a loop alone (`d2`),
+    /// else None (`d0 * 4 + d1`, a constant); None when there is no map `i`.
+    pub(crate) fn map_loops(&self, i: usize) -> Option<Vec<Option<usize>>> {
+        let attr = self.maps.element(i).ok()?;
+        // SAFETY: an affine map attribute of a live generic (its `indexing_maps` elements);
+        // result k < the map's result count; plain queries of a live expression.
+        unsafe {
+            let map = mlir_sys::mlirAffineMapAttrGetValue(attr.to_raw());
+            let results = (0..mlir_sys::mlirAffineMapGetNumResults(map)).map(|k| {
+                let e = mlir_sys::mlirAffineMapGetResult(map, k);
+                mlir_sys::mlirAffineExprIsADim(e).then(|| mlir_sys::mlirAffineDimExprGetPosition(e) as usize)
+            });
+            Some(results.collect())
+        }
+    }
 }
 
 /// The static extent of dim `d` of operand `i` of `op`, if it is a ranked tensor.
@@ -309,17 +325,9 @@ pub(crate) fn loop_extents<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, loops: &
     let rank = loops.parallel.len();
     let mut extents = vec![None; rank];
     for i in 0..loops.maps.len().min(op.operand_count()) {
-        let attr = loops.maps.element(i).ok()?;
-        // SAFETY: an affine map attribute of a live generic (its `indexing_maps` elements).
-        let map = unsafe { mlir_sys::mlirAffineMapAttrGetValue(attr.to_raw()) };
-        for k in 0..unsafe { mlir_sys::mlirAffineMapGetNumResults(map) } {
-            // SAFETY: result k < the map's result count; plain queries of a live expression.
-            let e = unsafe { mlir_sys::mlirAffineMapGetResult(map, k) };
-            if unsafe { mlir_sys::mlirAffineExprIsADim(e) } {
-                let l = unsafe { mlir_sys::mlirAffineDimExprGetPosition(e) } as usize;
-                if l < rank && extents[l].is_none() {
-                    extents[l] = operand_dim(op, i, k as usize);
-                }
+        for (k, l) in loops.map_loops(i)?.into_iter().enumerate() {
+            if let Some(l) = l.filter(|&l| l < rank && extents[l].is_none()) {
+                extents[l] = operand_dim(op, i, k);
             }
         }
     }
