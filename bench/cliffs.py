@@ -321,6 +321,12 @@ def index():
     case("tile(x, (4, 1)).reshape(-1) 512^2 (an output with a unit dim)", lambda x: qb.tile(x, (4, 1)).reshape(-1), lambda x: jnp.tile(x, (4, 1)).reshape(-1), r(512, 512))
     case("x[:, None, :] * y 4096x1x1024", lambda x, y: x[:, None, :] * y, lambda x, y: x[:, None, :] * y, r(4096, 1024), r(4096, 1, 1024))
     case("pad 1024^2 by 8", lambda x: qb.pad(x, 8), lambda x: jnp.pad(x, 8), x)
+    # Pads of short rows along the last dim (slicing.rs short_rows_pad, narrow_rows).
+    case("pad a column before 100000x3 (homogeneous points)", lambda x: qb.pad(x, ((0, 0), (1, 0)), constant_values=1.0), lambda x: jnp.pad(x, ((0, 0), (1, 0)), constant_values=1.0), r(100000, 3))
+    case("pad 1000003x3 by 1", lambda x: qb.pad(x, 1), lambda x: jnp.pad(x, 1), r(1000003, 3))
+    case("pad 100000x8 by a column each side", lambda x: qb.pad(x, ((0, 0), (1, 1))), lambda x: jnp.pad(x, ((0, 0), (1, 1))), r(100000, 8))
+    case("pad 17x33x65x9 by 1", lambda x: qb.pad(x, 1), lambda x: jnp.pad(x, 1), r(17, 33, 65, 9))
+    case("pad 100000x30 by a column each side", lambda x: qb.pad(x, ((0, 0), (1, 1))), lambda x: jnp.pad(x, ((0, 0), (1, 1))), r(100000, 30))
     emb, ids = r(50000, 128), RNG.integers(0, 50000, 4096).astype(np.int32)
     # Gradients of slicing: pads of the cotangent (slicing.rs lower_pad, elementwise::padded_reads).
     case("gradient of sum(tanh(x[:, 0])) + sum(x^2) 65536x10", qb.grad(lambda x: qb.tanh(x[:, 0]).sum() + (x * x).sum()), jax.grad(lambda x: jnp.tanh(x[:, 0]).sum() + (x * x).sum()), r(65536, 10))

@@ -216,6 +216,9 @@ fn viewed(v: mlir_sys::MlirValue, slices: bool) -> Option<mlir_sys::MlirValue> {
                 Ok("tensor.collapse_shape" | "tensor.expand_shape") => def.operand(0).ok().map(|x| x.to_raw()),
                 Ok("tensor.extract_slice") if slices => def.operand(0).ok().map(|x| x.to_raw()),
                 Ok("tensor.insert_slice") if slices => def.operand(1).ok().map(|x| x.to_raw()),
+                // A fill's result is its destination's buffer (a pad's padding value under the
+                // operand's copy).
+                Ok("linalg.fill") if slices => def.operand(1).ok().map(|x| x.to_raw()),
                 _ => None,
             }
         } else if slices && mlir_sys::mlirValueIsABlockArgument(v) {

@@ -778,6 +778,54 @@ fn pads_by_constants_are_computed_by_their_elementwise_consumers() {
 }
 
 #[test]
+fn pads_of_short_rows_select_or_fill_the_whole_result() {
+    // A pad of the last dim of rows of at most 7 elements is one generic of selects over the
+    // operand's rows (its row written out: `quabla.unroll`), the earlier dims' padding filled;
+    // wider rows up to 256 bytes fill the whole result as one flat loop (a 1-D fill), then copy
+    // the operand. Parameters and computed operands, a padding value that is a parameter, the
+    // pad an output or read by a reduction, f32, f64 and i32: to the bit against the
+    // interpreter on one and two threads.
+    use quabla_dialect::{ReduceOp, Reducer, SlicingOp, UnaryOp};
+    let mut rng = Rng(149);
+    // (dtype, shape, low, high, computed operand, select generic (else whole fill))
+    type Case = (DType, &'static [i64], &'static [i64], &'static [i64], bool, bool);
+    let cases: [Case; 8] = [
+        (DType::F32, &[5000, 3], &[0, 1], &[0, 0], false, true),
+        (DType::F32, &[3001, 3], &[1, 1], &[1, 1], false, true),
+        (DType::I32, &[4096, 2], &[0, 0], &[0, 3], false, true),
+        (DType::F64, &[40, 60, 5], &[2, 0, 2], &[0, 1, 0], true, true),
+        (DType::F32, &[2000, 4], &[0, 1], &[0, 2], true, true),
+        (DType::F32, &[100, 33, 9], &[0, 1, 1], &[0, 1, 1], false, false),
+        (DType::F32, &[3000, 16], &[0, 0], &[0, 1], true, false),
+        (DType::I32, &[1000, 30], &[1, 1], &[2, 1], false, false),
+    ];
+    for (d, shape, lo, hi, computed, select) in cases {
+        let r = shape.len();
+        let (xt, pt) = (TensorType::new(d, shape.to_vec()), TensorType::new(d, Vec::<i64>::new()));
+        let pad = OpKind::Slicing(SlicingOp::Pad { edge_padding_low: lo.to_vec(), edge_padding_high: hi.to_vec(), interior_padding: vec![0; r] });
+        let out: Vec<i64> = (0..r).map(|k| shape[k] + lo[k] + hi[k]).collect();
+        let n: i64 = out.iter().product();
+        let inputs = [rng.buffer(&xt, -100.0, 100.0), rng.buffer(&pt, -5.0, 5.0)];
+        for read in [false, true] {
+            let mut f = Func::new("main", &[xt.clone(), pt.clone()]);
+            let (x, pv) = (f.params[0], f.params[1]);
+            let x = if computed { f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Neg }), &[x], None).unwrap() } else { x };
+            let p = f.push1(pad.clone(), &[x, pv], None).unwrap();
+            f.outputs = vec![if read { f.push1(OpKind::Reduce(ReduceOp::Reduce { op: Reducer::Max, dims: vec![0] }), &[p], None).unwrap() } else { p }];
+            let m = Module { funcs: vec![f] };
+            let what = format!("{d} pad of {shape:?} by {lo:?} {hi:?} (computed {computed}, read {read}), ");
+            let tagged = executor().lower_tagged(&m, &with_threads(2)).unwrap();
+            if select {
+                assert!(tagged.contains("arith.select") && tagged.contains(&format!("quabla.unroll = {r} : i64")), "{what}\n{tagged}");
+            } else {
+                assert!(tagged.lines().any(|l| l.contains("linalg.fill") && l.ends_with(&format!(" : tensor<{n}x{d}>) -> tensor<{n}x{d}>"))), "{what}\n{tagged}");
+            }
+            equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Exact, |_| 1.0, &what);
+        }
+    }
+}
+
+#[test]
 fn row_local_runs_on_large_arrays_are_lowered_in_blocks_of_rows() {
     // A softmax with a scale read whole ([cols] broadcast along rows, and a [1, cols] one),
     // its row sums a second output and read again after the run by a column sum (not

@@ -1,7 +1,8 @@
 //! Lowering of slicing ops: `slice` (a strided `tensor.extract_slice`), `pad` (a fill with
 //! the padding value, of only the padding when the result is an output, then the operand
 //! copied, or inserted when computed, into its strided slice: interior padding is the
-//! stride; read in place by elementwise consumers, elementwise::padded_reads),
+//! stride; rows of a few elements padded along the last dim as one generic of selects;
+//! read in place by elementwise consumers, elementwise::padded_reads),
 //! `concatenate` (`tensor.insert_slice`s into an empty tensor), `dynamic_slice` (start indices
 //! clamped to [0, extent - size], then a dynamic-offset `tensor.extract_slice`) and `gather`
 //! (a generic that `tensor.extract`s with the index clamped to [0, n - 1]) and
@@ -58,6 +59,9 @@ pub fn lower_pad(e: &mut Emitter, f: &Func, o: &Op, low: &[i64], interior: &[i64
     }
     let (pv, pt) = (e.name(o.operands[1]), f.ty(o.operands[1]));
     let st: Vec<i64> = interior.iter().map(|i| i + 1).collect();
+    if let Some(y) = short_rows_pad(e, f, o, low, interior) {
+        return Ok(y);
+    }
     let filled = if e.cg.target.parallel_outer() {
         // The padding value broadcast by a kernel (not read on the host).
         let init = e.empty(out);
@@ -69,8 +73,9 @@ pub fn lower_pad(e: &mut Emitter, f: &Func, o: &Op, low: &[i64], interior: &[i64
         // (the gradient of `sum(x[:, 1:-1] ** 2)` wrote all 16 MB of a 4096 x 1024 f32 result
         // twice: 910 -> 810 us, JAX 720; of `x[::2]` 670 -> 550, JAX 560-620). Into a new
         // tensor, a fill of its slice would be of a slice of an empty tensor, which
-        // canonicalization makes a buffer of its own, copied in.
-        let regions = padding_regions(&xt.shape, &out.shape, low, &st);
+        // canonicalization makes a buffer of its own, copied in. Short rows padded along the
+        // last dim are filled whole ([`narrow_rows`]).
+        let regions = padding_regions(&xt.shape, &out.shape, low, &st).filter(|_| !narrow_rows(xt, out));
         match regions.and_then(|r| Some((e.output_tensor(o.results[0], out)?, r))) {
             Some((mut acc, regions)) => {
                 for (offsets, sizes, strides) in regions {
@@ -79,7 +84,13 @@ pub fn lower_pad(e: &mut Emitter, f: &Func, o: &Op, low: &[i64], interior: &[i64
                 }
                 acc
             }
-            None => e.filled(out, &s),
+            None => {
+                let dst = match e.output_tensor(o.results[0], out) {
+                    Some(t) => t,
+                    None => e.empty(out),
+                };
+                super::fill_into(e, &s, out, &dst)
+            }
         }
     };
     if e.cg.target.parallel_outer() {
@@ -101,6 +112,22 @@ pub fn lower_pad(e: &mut Emitter, f: &Func, o: &Op, low: &[i64], interior: &[i64
         return Ok(super::insert_by_copy(e, &x, xt, &filled, out, &list(low), Some(&st)));
     }
     Ok(e.op(format!("tensor.insert_slice {x} into {filled}[{}] [{}] [{}] : {xt} into {out}", list(low), list(&xt.shape), list(&st))))
+}
+
+/// The widest rows (bytes of the result's last dim) for which a pad of the last dim fills the
+/// whole result before the operand's copy, not its columns of padding: each column was a
+/// strided pass over every line of the result, on one thread (Zen 4, two threads, 2026-12-07,
+/// f32, regions -> whole fill, us, JAX in parentheses: a column each side of 100000 x 8 162 ->
+/// 79 (118), 100000 x 16 by 1 385 -> 225 (434), 17 x 33 x 65 x 9 by 1 107 -> 49 (93), 100000 x
+/// 30 1676 -> 891 (511-755)). The whole fill is one flat loop (quabla_runtime's flat_loops):
+/// as a nest, LLVM vectorised its loop over rows with a scatter per column. At 512 bytes the
+/// regions were as fast.
+const NARROW_PAD_ROW_BYTES: i64 = 256;
+
+/// Whether pad `xt -> out` pads the last dim of rows of at most [`NARROW_PAD_ROW_BYTES`].
+fn narrow_rows(xt: &TensorType, out: &TensorType) -> bool {
+    let r = out.rank();
+    r >= 2 && xt.shape[r - 1] != out.shape[r - 1] && out.shape[r - 1] * (out.dtype.bits().max(8) / 8) as i64 <= NARROW_PAD_ROW_BYTES
 }
 
 /// Most slices a pad fills its padding with ([`padding_regions`]); more (a large interior
@@ -264,6 +291,61 @@ fn short_rows_concat(e: &mut Emitter, f: &Func, out: &TensorType, dim: i64, leav
         vec![v]
     });
     Some(y.into_iter().next().expect("one result"))
+}
+
+/// A pad of the last dim of a result whose rows are short (at most `tiling::UNROLL_INNER`, as
+/// [`short_rows_concat`]): the padding of the earlier dims filled ([`padding_regions`] of
+/// whole rows), then the operand's rows as one generic over their slice of the result, each
+/// element the operand's at its clamped column or, outside the operand's columns, the padding
+/// value (a compare and a select; the executor writes the short row out). Filled, then its
+/// columns of padding written and the operand copied row by row, each pass was strided or a
+/// few elements long: `pad` of a column before 100000 x 3 f32 (homogeneous points) 127 us, JAX
+/// 53. None when the pad is not such (interior padding, a cropped dim, a small result).
+fn short_rows_pad(e: &mut Emitter, f: &Func, o: &Op, low: &[i64], interior: &[i64]) -> Option<String> {
+    let (xt, out) = (f.ty(o.operands[0]), f.ty(o.results[0]));
+    let r = out.rank();
+    let width = *out.shape.last()?;
+    if r < 2 || width > crate::tiling::UNROLL_INNER || width == xt.shape[r - 1] || (out.num_elements() as i64) < SHORT_CONCAT_MIN_ELEMENTS || e.cg.target.parallel_outer() {
+        return None;
+    }
+    if interior.iter().any(|&i| i != 0) || xt.num_elements() == 0 || (0..r).any(|k| low[k] < 0 || low[k] + xt.shape[k] > out.shape[k]) {
+        return None;
+    }
+    let (x, pv, pt) = (e.name(o.operands[0]), e.name(o.operands[1]), f.ty(o.operands[1]));
+    let fill = e.op(format!("tensor.extract {pv}[] : {pt}"));
+    // The earlier dims' padding: whole rows (the last dim's taken as unpadded).
+    let rows: Vec<i64> = xt.shape[..r - 1].iter().copied().chain([width]).collect();
+    let row_low: Vec<i64> = low[..r - 1].iter().copied().chain([0]).collect();
+    let regions = padding_regions(&rows, &out.shape, &row_low, &vec![1; r])?;
+    let mut acc = match e.output_tensor(o.results[0], out) {
+        Some(t) => t,
+        None => e.empty(out),
+    };
+    for (offsets, sizes, strides) in regions {
+        let rt = TensorType::new(out.dtype, sizes);
+        acc = super::write_slice(e, &rt, (&acc, out), &list(&offsets), Some(&strides), |e, slot| super::fill_into(e, &fill, &rt, slot));
+    }
+    let (l, n, w) = (low[r - 1], xt.shape[r - 1], xt.shape[r - 1]);
+    let rt = TensorType::new(out.dtype, rows.clone());
+    let d = out.dtype;
+    let body = |e: &mut Emitter, slot: &str| {
+        let y = generic(e, &vec![Iter::Parallel; r], &[], &[Operand::new(slot.to_string(), &rt, identity(r))], |e, _| {
+            let mut at: Vec<String> = (0..r).map(|k| e.op(format!("linalg.index {k} : index"))).collect();
+            let lo = e.index(l);
+            let local = e.op(format!("arith.subi {}, {lo} : index", at[r - 1]));
+            let nn = e.index(n);
+            // Unsigned: a negative column is outside too.
+            let inside = e.op(format!("arith.cmpi ult, {local}, {nn} : index"));
+            at[r - 1] = clamp_index(e, &local, w - 1);
+            let v = e.op(format!("tensor.extract {x}[{}] : {xt}", at.join(", ")));
+            vec![e.op(format!("arith.select {inside}, {v}, {fill} : {d}"))]
+        });
+        y.into_iter().next().expect("one result")
+    };
+    if rows == out.shape {
+        return Some(body(e, &acc));
+    }
+    Some(super::write_slice(e, &rt, (&acc, out), &list(&row_low), None, body))
 }
 
 /// Clamps index `i` (an `index` value) to [0, hi].
