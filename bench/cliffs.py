@@ -501,6 +501,7 @@ def misc():
     case("grad of sum(tanh(x + b)) in b, 65536x5", qb.grad(lambda b, x: qb.tanh(x + b).sum()), jax.grad(lambda b, x: jnp.tanh(x + b).sum()), r(5), r(65536, 5))
     case("logsumexp over rows of 5, 100000", lambda x: qb.log(qb.exp(x).sum(-1)), lambda x: jnp.log(jnp.exp(x).sum(-1)), r(100000, 5))
     case("fori_loop of 20 tanh steps on a 10000x3 state", lambda s: qb.fori_loop(0, 20, lambda i, c: qb.tanh(c * 1.01 + 0.1), s), lambda s: jax.lax.fori_loop(0, 20, lambda i, c: jnp.tanh(c * 1.01 + 0.1), s), r(10000, 3))
+    case("concatenate along the last dim of two 17x33x65x9", lambda p, q: qb.concatenate([p, q], -1), lambda p, q: jnp.concatenate([p, q], -1), r(17, 33, 65, 9), r(17, 33, 65, 9))
     case("concatenate([p, q], 1) 100000x3 and x1", lambda p, q: qb.concatenate([p, q], 1), lambda p, q: jnp.concatenate([p, q], 1), r(100000, 3), r(100000, 1))
     case("grad of sum(concatenate([p, q], 1)**2)", qb.grad(lambda p, q: (qb.concatenate([p, q], 1) ** 2).sum()), jax.grad(lambda p, q: (jnp.concatenate([p, q], 1) ** 2).sum()), r(100000, 3), r(100000, 1))
     case("arctan2 of the columns of 100000x2", lambda p: qb.arctan2(p[:, 1], p[:, 0]), lambda p: jnp.arctan2(p[:, 1], p[:, 0]), r(100000, 2))
