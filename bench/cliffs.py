@@ -78,6 +78,10 @@ def matmul():
     case("f64 1000^3", mm, mm, r(1000, 1000, dt=np.float64), r(1000, 1000, dt=np.float64))
     case("f32 333x777x555", mm, mm, r(333, 777), r(777, 555))
     case("vector-matrix 1x1024 @ 1024x1024", mm, mm, r(1, 1024), r(1024, 1024))
+    # Single products of 17 to 31 columns: the short kernel on blocks of rows (tiling two_vector_gemm).
+    case("f32 512x512x17", mm, mm, r(512, 512), r(512, 17))
+    case("f32 256x784x24", mm, mm, r(256, 784), r(784, 24))
+    case("f64 512x512x12", mm, mm, r(512, 512, dt=np.float64), r(512, 12, dt=np.float64))
     # Batched products of 17 to 31 columns call the runtime (tiling BATCHED_MIN_COLUMNS): were 539 / 786 us.
     case("batched 256 x 29^3", mm, mm, r(256, 29, 29), r(256, 29, 29))
     case("batched 256 x 31^3", mm, mm, r(256, 31, 31), r(256, 31, 31))

@@ -893,13 +893,16 @@ pub fn short_columns(rows: usize, lanes: usize) -> usize {
 pub unsafe fn gemm_short<T: Real>(p: &Problem<T>, team: &dyn Team) -> bool {
     let Some((f, lanes)) = T::short() else { return false };
     let (m, n, k) = (p.m, p.n, p.k);
-    if m == 0 || m > SHORT_CACHED_MAX_ROWS || n <= lanes || k == 0 || p.b.cs != 1 {
+    if m == 0 || n <= lanes || k == 0 || p.b.cs != 1 {
         return false;
     }
     // A B far larger than the caches is streamed from memory: a few of its rows at a time
     // across all the columns (each row a sequential stream the prefetchers follow), C's
     // blocks reloaded per K block; the sums run in the same order.
     let streamed = k.saturating_mul(n).saturating_mul(std::mem::size_of::<T>()) > SHORT_STREAM_L2S * host_caches().l2.max(1 << 18) as usize;
+    if m > SHORT_CACHED_MAX_ROWS {
+        return !streamed && n <= short_columns(SHORT_ROWS, lanes) && gemm_two_vectors(p, team, f);
+    }
     if m > SHORT_MAX_ROWS && streamed {
         return false;
     }
@@ -921,6 +924,30 @@ pub unsafe fn gemm_short<T: Real>(p: &Problem<T>, team: &dyn Team) -> bool {
                 }
             }
             k0 += kn;
+        }
+    };
+    team.run(&body);
+    true
+}
+
+/// Products of more rows than [`SHORT_CACHED_MAX_ROWS`] and at most the short kernel's
+/// columns for [`SHORT_ROWS`] rows (two vectors: 17 to 32 f32, 9 to 16 f64), B not streamed:
+/// the short kernel on blocks of [`SHORT_ROWS`] rows split across the team, B read in place
+/// (from L1 or L2) by every block. The packed path pads such a product to two 32-column
+/// panels' worth of work on the generated code's or the runtime's tiles, and packs A and B.
+/// Always true (done).
+///
+/// # Safety
+/// As [`gemm`]; `f` is the host's short kernel and `n` at most its columns for 8 rows.
+unsafe fn gemm_two_vectors<T: Real>(p: &Problem<T>, team: &dyn Team, f: ShortFn<T>) -> bool {
+    let (m, n, k) = (p.m, p.n, p.k);
+    let blocks = m.div_ceil(SHORT_ROWS);
+    let body = move |t: usize, threads: usize| {
+        let (q0, q1) = share(blocks, t, threads.max(1));
+        for q in q0..q1 {
+            let r = q * SHORT_ROWS;
+            let rows = (m - r).min(SHORT_ROWS);
+            f(k, p.a.ptr.offset(r as isize * p.a.rs), [p.a.cs, p.a.rs], p.b.ptr, p.b.rs, p.c.offset(r as isize * p.ldc), p.ldc as usize, rows, n, p.accumulate);
         }
     };
     team.run(&body);
@@ -1391,6 +1418,41 @@ mod tests {
                 let p = Problem { m, n, k, a: v, b: v, c: c.as_mut_ptr(), ldc: 0, accumulate: false };
                 assert!(unsafe { gemm_narrow(&p, &Serial) }.is_none(), "{m}x{n}x{k}");
             }
+        }
+        one::<f32>(16);
+        one::<f64>(8);
+    }
+
+    #[test]
+    fn two_vector_products_equal_the_packed_path() {
+        // More rows than the short path's cached ones and more than one vector of columns up
+        // to two (the short kernel on blocks of 8 rows, ragged last block and masked second
+        // vector), A in place row-major or transposed, one thread and a team, set and
+        // accumulate: the packed path's FMA chains in the same K order, so equal.
+        fn one<T: Real + From<f32> + PartialEq + std::fmt::Debug>(lanes: usize) {
+            if T::short().is_none() {
+                return;
+            }
+            let teams: [&dyn Team; 2] = [&Serial, &Scoped::new(3)];
+            for m in [SHORT_CACHED_MAX_ROWS + 1, 100, 257] {
+                for n in [lanes + 1, lanes + 7, 2 * lanes - 1, 2 * lanes] {
+                    for k in [1, 17, 300] {
+                        for ta in [false, true] {
+                            let (a_s, b_s, _) = operands::<T>([m, n, k], 5);
+                            let (a, b) = views(&a_s, &b_s, [m, n, k], ta);
+                            for (got, want, accumulate) in against_packed([m, n, k], a, b, &teams, |p, team| assert!(unsafe { gemm_short(p, team) }, "{m}x{n}x{k} takes the two-vector path")) {
+                                assert_eq!(got, want, "{m}x{n}x{k} ta={ta} accumulate={accumulate}");
+                            }
+                        }
+                    }
+                }
+            }
+            // Wider than two vectors: the packed path's.
+            let z = [T::default(); 1];
+            let v = Mat { ptr: z.as_ptr(), rs: 0, cs: 1 };
+            let mut c = [T::default(); 1];
+            let p = Problem { m: 100, n: 2 * lanes + 1, k: 4, a: v, b: v, c: c.as_mut_ptr(), ldc: 0, accumulate: false };
+            assert!(!unsafe { gemm_short(&p, &Serial) });
         }
         one::<f32>(16);
         one::<f64>(8);

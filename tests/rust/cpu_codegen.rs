@@ -347,6 +347,19 @@ fn short_products_call_the_runtime_and_match_the_interpreter() {
             let tol = if d == DType::F32 { Tol::Rel(1e-6 * k as f64) } else { Tol::Rel(1e-14 * k as f64) };
             equals_interpreter_on_one_and_two_threads(&m, &inputs, tol, |_| 1.0, &format!("{d} {ls:?} x {rs:?} on "));
         }
+        // Any rows, more than one vector of columns and fewer than two (tiling::two_vector_gemm):
+        // the short kernel on blocks of 8 rows in one runtime call; A given transposed too.
+        let lanes = 64 / d.size() as i64;
+        for (ls, rs, dims) in [(vec![300i64, 200i64], vec![200i64, lanes + 1], DotDims::matmul()), (vec![77, 64], vec![64, 2 * lanes - 1], DotDims::matmul()), (vec![90, 257], vec![90, lanes + 5], t_lhs.clone())] {
+            let (lt, rt) = (TensorType::new(d, ls.clone()), TensorType::new(d, rs.clone()));
+            let m = dot_module(&lt, &rt, dims);
+            let cm = lower_for_cpu(&m, &CpuOptions::default()).unwrap();
+            assert_eq!(cm.text.contains("call @quabla_gemm_"), short, "{d} {ls:?} x {rs:?}: a runtime call on AVX-512 hosts:\n{}", cm.text);
+            let inputs = [rng.buffer(&lt, -1.0, 1.0), rng.buffer(&rt, -1.0, 1.0)];
+            let k = rs[0];
+            let tol = if d == DType::F32 { Tol::Rel(1e-6 * k as f64) } else { Tol::Rel(1e-14 * k as f64) };
+            equals_interpreter_on_one_and_two_threads(&m, &inputs, tol, |_| 1.0, &format!("{d} {ls:?} x {rs:?} on "));
+        }
     }
 }
 

@@ -121,7 +121,7 @@ pub fn runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], r: Regs) -> bool {
     static JIT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let jit = *JIT.get_or_init(|| std::env::var("QUABLA_CPU_GEMM").is_ok_and(|v| v == "jit"));
     let narrow = narrow_gemm(d, [b, m, n, k], r);
-    let tall = m >= 16 && (k >= 16 || m.saturating_mul(n) >= THIN_K_MIN_OUTPUT) && (narrow || n >= 32 || (b > 1 && n >= BATCHED_MIN_COLUMNS));
+    let tall = m >= 16 && (k >= 16 || m.saturating_mul(n) >= THIN_K_MIN_OUTPUT) && (narrow || two_vector_gemm(d, [b, m, n, k], r) || n >= 32 || (b > 1 && n >= BATCHED_MIN_COLUMNS));
     let dot = narrow && n == 1 && k >= NARROW_LONG_K;
     // A batch of matrix-vector products of at least 16 rows: each element's product takes
     // the narrow path's row dot products (AVX-512), the batch split between the threads.
@@ -175,6 +175,19 @@ pub fn split_k_gemm(d: DType, [b, m, n, k]: [i64; 4], threads: i64, r: Regs) -> 
     use quabla_kernels::gemm::{SPLIT_K_MAX_OUTPUT, SPLIT_K_MIN_K};
     let rows_split = narrow_gemm(d, [b, m, n, k], r) && m >= 16 * threads;
     threads > 1 && b == 1 && m >= 1 && n >= 1 && m.saturating_mul(n) <= SPLIT_K_MAX_OUTPUT as i64 && k >= (SPLIT_K_MIN_K as i64).max(m).max(n) && !rows_split
+}
+
+/// Whether a single product of `d` takes the short kernel on blocks of 8 rows in the runtime
+/// (quabla_kernels::gemm::gemm_short, and `gemm_two_vectors` beyond its 64 rows): more than
+/// one vector of columns and at most two on AVX-512 registers `r`, B read in place, A's rows
+/// broadcast. The generated code ran such products on its 32-column tiles, and the packed
+/// path pads them to its 32-column panels: jitted `a @ b` f32 on Zen 4 (2026-12-07, two
+/// threads, generated -> runtime, JAX in parentheses) 512x512x17 152 -> 81 us (113),
+/// 512x512x24 154 -> 83 (120), 1024x1024x20 339 -> 220 (308); first calls 24-63 -> 4-5 ms
+/// (14-20).
+pub fn two_vector_gemm(d: DType, [b, _, n, _]: [i64; 4], r: Regs) -> bool {
+    let lanes = r.bytes / d.size() as i64;
+    r.bytes >= 64 && b == 1 && n > lanes && n < 2 * lanes
 }
 
 /// Whether a runtime product takes the runtime's narrow path (quabla_kernels::gemm::gemm_narrow):
@@ -399,7 +412,7 @@ pub fn parallel_runtime_gemm(d: DType, [b, m, n, k]: [i64; 4], threads: i64, r: 
     // its panels (two vectors wide): any K then.
     let lanes = (r.bytes / d.size() as i64).max(1);
     let by_columns = (n + 2 * lanes - 1) / (2 * lanes) >= 4 * threads;
-    let short_k = k <= PAR_RUNTIME_GEMM_K || by_columns || narrow_gemm(d, [b, m, n, k], r);
+    let short_k = k <= PAR_RUNTIME_GEMM_K || by_columns || narrow_gemm(d, [b, m, n, k], r) || two_vector_gemm(d, [b, m, n, k], r);
     let batch_split = threads > 1 && b >= threads && m.saturating_mul(n).saturating_mul(k).saturating_mul(b) >= PAR_BATCH_GEMM_WORK;
     let work = m.saturating_mul(n).saturating_mul(k);
     let short = threads > 1 && b == 1 && short_gemm(d, m, n, r) && work >= PAR_SHORT_GEMM_WORK;
@@ -779,7 +792,9 @@ mod tests {
         // Narrow single products: the narrow path on AVX-512 (one vector of columns), else
         // generated (the packed kernels' panels are 32 columns); batched ones generated.
         assert!(runtime_gemm(f, [1, 4096, 10, 512], z) && runtime_gemm(f, [1, 256, 16, 512], z) && runtime_gemm(DType::F64, [1, 256, 8, 512], z));
-        assert!(!runtime_gemm(f, [1, 4096, 10, 512], y) && !runtime_gemm(f, [1, 256, 17, 512], z) && !runtime_gemm(DType::F64, [1, 256, 9, 512], z));
+        assert!(!runtime_gemm(f, [1, 4096, 10, 512], y) && !runtime_gemm(f, [1, 256, 17, 512], y) && !runtime_gemm(DType::F64, [1, 256, 9, 512], y));
+        // Up to two vectors of columns: the short kernel on blocks of rows (AVX-512).
+        assert!(runtime_gemm(f, [1, 256, 17, 512], z) && runtime_gemm(f, [1, 512, 31, 512], z) && runtime_gemm(DType::F64, [1, 256, 9, 512], z));
         assert!(!runtime_gemm(f, [8, 256, 16, 512], z) && runtime_gemm(f, [1, 4096, 32, 512], y));
         // Without 256-bit vectors, other dtypes, thin M, thin K with a small output: generated.
         assert!(!runtime_gemm(f, [1, 256, 512, 784], Regs { bytes: 16, count: 16 }) && !runtime_gemm(DType::I32, [1, 256, 512, 784], z));
