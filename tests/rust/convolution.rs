@@ -186,6 +186,8 @@ fn cumulative_windows_are_scans_equal_to_the_interpreter_on_one_and_two_threads(
                             // No window loop: the lowered text has no reduction iterator.
                             let cm = lower_for_cpu(&m, &CpuOptions { threads: threads as i64, ..CpuOptions::default() }).unwrap();
                             assert!(!cm.text.contains("reduction"), "{what}: a window loop:\n{}", cm.text);
+                            // Written into the output's buffer (no buffer of its own, copied).
+                            assert!(cm.text.contains("bufferization.to_tensor %out0"), "{what}: into the output:\n{}", cm.text);
                             // Along the first axis of [64 or 65, 1, 2048], one slice whose
                             // columns the threads share.
                             let columns = axis == 0 && shape.len() == 3;
@@ -200,6 +202,20 @@ fn cumulative_windows_are_scans_equal_to_the_interpreter_on_one_and_two_threads(
                 }
             }
         }
+    }
+    // A scan read by another op (not an output): into a tensor of its own.
+    let x = TensorType::new(DType::F32, [3i64, 4096]);
+    let mut w = Window::simple(vec![3, 1], vec![1, 1]);
+    w.padding[0] = 2;
+    let mut f = quabla_dialect::Func::new("main", std::slice::from_ref(&x));
+    let s = f.push1(OpKind::ReduceWindow(ReduceWindowOp::ReduceWindow { op: WindowReducer::Sum, window: Box::new(w) }), &f.params.clone(), None).unwrap();
+    f.outputs = vec![f.push1(OpKind::Elementwise(quabla_dialect::ElementwiseOp::Unary { op: quabla_dialect::UnaryOp::Neg }), &[s], None).unwrap()];
+    let m = quabla_dialect::Module { funcs: vec![f] };
+    let inputs = [rng.buffer(&x, -2.0, 2.0)];
+    let want = interp::run_func(&m, "main", &inputs).unwrap();
+    for threads in [1, 2] {
+        let got = executor().compile(&m, "main", &CompileOptions { threads, ..CompileOptions::default() }).unwrap().run(&[&inputs[0]]).unwrap();
+        compare(&got[0], &want[0], Tol::Rel(1e-6), 3.0).unwrap_or_else(|e| panic!("-cumsum of [3, 4096], {threads} threads: {e}"));
     }
     let mut slide = Window::simple(vec![4, 1], vec![1, 1]);
     slide.padding[0] = 3;
