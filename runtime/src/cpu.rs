@@ -257,7 +257,8 @@ fn to_llvm_until<'c>(c: &'c Ctx, cm: &CpuModule, tagged_only: bool) -> Result<Ml
             // runs are left out where they would match nothing.
             c.1.run(ctx, pre, &mut module)?;
             let tagged = tag_loops(ctx, &mut module, cm.threads);
-            if tagged.rejoined > 0 {
+            let viewed = crate::output_views::outputs_through_reshapes(ctx, &mut module);
+            if tagged.rejoined > 0 || viewed > 0 {
                 c.1.run(ctx, "builtin.module(eliminate-empty-tensors)", &mut module)?;
             }
             crate::parallel_accesses::read_outputs_in_place(&mut module);
@@ -293,7 +294,7 @@ fn to_llvm_until<'c>(c: &'c Ctx, cm: &CpuModule, tagged_only: bool) -> Result<Ml
 /// Bumped when the object code of the same lowered text, pipeline and LLVM options changes
 /// (csrc/llvm_compile.c's treatment of the module, e.g. which wrappers are inlined): part of
 /// the compile cache's key, so objects of the earlier code generation are not reused.
-const CODEGEN_REVISION: &str = "7";
+const CODEGEN_REVISION: &str = "8";
 
 /// The persistent cache's key of a compile: everything the object code depends on (see
 /// `objcache`).

@@ -332,14 +332,14 @@ fn defined_by(v: MlirValue, name: &str) -> bool {
 }
 
 /// The attribute `text` parses to in `ctx` (texts built here, which parse).
-unsafe fn attr(ctx: MlirContext, text: &str) -> MlirAttribute {
+pub(crate) unsafe fn attr(ctx: MlirContext, text: &str) -> MlirAttribute {
     // SAFETY: a live context; the string outlives the call.
     unsafe { mlir_sys::mlirAttributeParseGet(ctx, mlir_sys::MlirStringRef { data: text.as_ptr() as *const _, length: text.len() }) }
 }
 
 /// A detached op `name` with `operands`, `results`, attributes `attrs` and `regions` empty
 /// regions.
-unsafe fn create(ctx: MlirContext, name: &str, loc: MlirLocation, operands: &[MlirValue], results: &[MlirType], attrs: &[(&str, MlirAttribute)], regions: usize) -> MlirOperation {
+pub(crate) unsafe fn create(ctx: MlirContext, name: &str, loc: MlirLocation, operands: &[MlirValue], results: &[MlirType], attrs: &[(&str, MlirAttribute)], regions: usize) -> MlirOperation {
     // SAFETY: live handles; the state's arrays outlive the create call.
     unsafe {
         let s = |t: &str| mlir_sys::MlirStringRef { data: t.as_ptr() as *const _, length: t.len() };

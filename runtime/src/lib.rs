@@ -20,6 +20,7 @@ mod reduce_kernels;
 pub use quabla_interp as interp;
 pub mod interp_exec;
 mod objcache;
+mod output_views;
 pub mod parallel;
 pub mod parallel_accesses;
 pub mod linalg_kernels;

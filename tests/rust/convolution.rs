@@ -272,6 +272,25 @@ fn per_image_convolution_on_one_and_two_threads() {
 }
 
 #[test]
+fn outputs_computed_in_another_shape_are_written_in_place() {
+    // An NHWC convolution computes its output as [images, pixels, features] and reshapes it
+    // back: the executor materializes that value into the output's memref viewed as [images,
+    // pixels, features] (quabla_runtime's output_views), so it is written in place, not into
+    // a buffer of its own copied at the end. Equal to the interpreter on one and two threads.
+    let mut rng = Rng(73);
+    let (s, p, o) = (vec![1, 1], vec![1, 1, 1, 1], vec![1, 1]);
+    let nhwc = ConvDims::from_specs(&[0, 3, 1, 2], &[3, 2, 0, 1], &[0, 3, 1, 2]);
+    let kind = OpKind::Convolution(ConvAttrs { window_strides: &s, padding: &p, lhs_dilation: &o, rhs_dilation: &o, dims: &nhwc, feature_group_count: 1, batch_group_count: 1 }.to_op());
+    let params = [TensorType::new(DType::F32, [8, 32, 32, 16]), TensorType::new(DType::F32, [3, 3, 16, 32])];
+    let m = one_op_module(kind, &params);
+    for threads in [1, 2] {
+        let tagged = executor().lower_tagged(&m, &CompileOptions { threads, ..CompileOptions::default() }).unwrap();
+        assert!(tagged.contains("= memref.collapse_shape %arg2") && tagged.contains("writable %collapse_shape : (tensor<8x1024x32xf32>"), "{threads} threads:\n{tagged}");
+    }
+    on_one_and_two_threads("nhwc into its output", &m, &params, false, &mut rng);
+}
+
+#[test]
 fn windowed_nwc_convolution_on_one_and_two_threads() {
     // A stride-1 undilated NWC convolution whose product the runtime computes reads its
     // patches as overlapping rows of the padded input (convolution.rs `windowed`: a
