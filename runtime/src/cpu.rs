@@ -292,9 +292,10 @@ fn to_llvm_until<'c>(c: &'c Ctx, cm: &CpuModule, tagged_only: bool) -> Result<Ml
 }
 
 /// Bumped when the object code of the same lowered text, pipeline and LLVM options changes
-/// (csrc/llvm_compile.c's treatment of the module, e.g. which wrappers are inlined): part of
+/// (csrc/llvm_compile.c's treatment of the module, e.g. which wrappers are inlined; the
+/// executor's rewrites of the lowered module: tagging, flattening, output views): part of
 /// the compile cache's key, so objects of the earlier code generation are not reused.
-const CODEGEN_REVISION: &str = "8";
+const CODEGEN_REVISION: &str = "9";
 
 /// The persistent cache's key of a compile: everything the object code depends on (see
 /// `objcache`).

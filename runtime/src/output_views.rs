@@ -62,15 +62,22 @@ fn sole_reshape(v: MlirValue) -> Option<MlirOperation> {
     }
 }
 
-/// Whether tensor `v` is written into a `tensor.empty`: followed to the tensor each op
-/// writes its result into (a reshape's or slice's source, an insert's destination, a
-/// destination-passing op's init, an `scf.forall`'s shared output or an `scf.for`'s carry),
-/// at most 64 steps.
+/// Whether tensor `v` is written into a `tensor.empty` that only it derives from: followed to
+/// the tensor each op writes its result into (a reshape's or slice's source, an insert's
+/// destination, a destination-passing op's init, an `scf.forall`'s shared output or an
+/// `scf.for`'s carry), each of those used once, at most 64 steps. A fill shared by two loops'
+/// carries (the two outputs of a max pool's second-order gradient) would have become one
+/// output's buffer, which the other loop then started from.
 fn from_empty(mut v: MlirValue) -> bool {
-    for _ in 0..64 {
+    for step in 0..64 {
         // SAFETY: queries of live values and their defining ops.
         unsafe {
             if !mlir_sys::mlirValueIsAOpResult(v) {
+                return false;
+            }
+            let first = mlir_sys::mlirValueGetFirstUse(v);
+            let once = !mlir_sys::mlirOpOperandIsNull(first) && mlir_sys::mlirOpOperandIsNull(mlir_sys::mlirOpOperandGetNextUse(first));
+            if step > 0 && !once {
                 return false;
             }
             let def = mlir_sys::mlirOpResultGetOwner(v);

@@ -201,6 +201,16 @@ impl Emitter {
         Some(n)
     }
 
+    /// The output buffer of result `v` (type `t`) as a tensor when `v` is an output of the
+    /// function ([`Emitter::output_tensor`]), else a new empty tensor: a destination that
+    /// empty-tensor elimination need not find through reshapes.
+    pub fn output_or_empty(&mut self, v: Value, t: &TensorType) -> String {
+        match self.output_tensor(v, t) {
+            Some(x) => x,
+            None => self.empty(t),
+        }
+    }
+
     /// `linalg.fill` of a new tensor of `ty` with scalar `value`.
     pub fn filled(&mut self, ty: &TensorType, value: &str) -> String {
         let e = self.empty(ty);

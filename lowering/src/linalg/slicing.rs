@@ -85,10 +85,7 @@ pub fn lower_pad(e: &mut Emitter, f: &Func, o: &Op, low: &[i64], interior: &[i64
                 acc
             }
             None => {
-                let dst = match e.output_tensor(o.results[0], out) {
-                    Some(t) => t,
-                    None => e.empty(out),
-                };
+                let dst = e.output_or_empty(o.results[0], out);
                 super::fill_into(e, &s, out, &dst)
             }
         }
@@ -127,7 +124,7 @@ const NARROW_PAD_ROW_BYTES: i64 = 256;
 /// Whether pad `xt -> out` pads the last dim of rows of at most [`NARROW_PAD_ROW_BYTES`].
 fn narrow_rows(xt: &TensorType, out: &TensorType) -> bool {
     let r = out.rank();
-    r >= 2 && xt.shape[r - 1] != out.shape[r - 1] && out.shape[r - 1] * (out.dtype.bits().max(8) / 8) as i64 <= NARROW_PAD_ROW_BYTES
+    r >= 2 && xt.shape[r - 1] != out.shape[r - 1] && out.shape[r - 1] * out.dtype.size() as i64 <= NARROW_PAD_ROW_BYTES
 }
 
 /// Most slices a pad fills its padding with ([`padding_regions`]); more (a large interior
@@ -180,10 +177,7 @@ pub fn lower_concatenate(e: &mut Emitter, f: &Func, o: &Op, dim: i64) -> Result<
     }
     // Into the output's buffer when the result is an output (through the reshapes below,
     // empty-tensor elimination did not place an empty tensor there: a copy).
-    let mut acc = match e.output_tensor(o.results[0], out) {
-        Some(t) => t,
-        None => e.empty(out),
-    };
+    let mut acc = e.output_or_empty(o.results[0], out);
     let mut off = 0i64;
     let ones = vec![1; out.rank()];
     // The operands of a chain of concatenations along `dim` (`qb.stack`, `qb.concatenate` of
@@ -331,10 +325,7 @@ fn short_rows_pad(e: &mut Emitter, f: &Func, o: &Op, low: &[i64], interior: &[i6
     let rows: Vec<i64> = xt.shape[..r - 1].iter().copied().chain([width]).collect();
     let row_low: Vec<i64> = low[..r - 1].iter().copied().chain([0]).collect();
     let regions = padding_regions(&rows, &out.shape, &row_low, &vec![1; r])?;
-    let mut acc = match e.output_tensor(o.results[0], out) {
-        Some(t) => t,
-        None => e.empty(out),
-    };
+    let mut acc = e.output_or_empty(o.results[0], out);
     for (offsets, sizes, strides) in regions {
         let rt = TensorType::new(out.dtype, sizes);
         acc = super::write_slice(e, &rt, (&acc, out), &list(&offsets), Some(&strides), |e, slot| super::fill_into(e, &fill, &rt, slot));
