@@ -1424,66 +1424,34 @@ mod tests {
     }
 
     #[test]
-    fn two_vector_products_equal_the_packed_path() {
-        // More rows than the short path's cached ones and more than one vector of columns up
-        // to two (the short kernel on blocks of 8 rows, ragged last block and masked second
-        // vector), A in place row-major or transposed, one thread and a team, set and
-        // accumulate: the packed path's FMA chains in the same K order, so equal.
-        fn one<T: Real + From<f32> + PartialEq + std::fmt::Debug>(lanes: usize) {
-            if T::short().is_none() {
-                return;
-            }
-            let teams: [&dyn Team; 2] = [&Serial, &Scoped::new(3)];
-            for m in [SHORT_CACHED_MAX_ROWS + 1, 100, 257] {
-                for n in [lanes + 1, lanes + 7, 2 * lanes - 1, 2 * lanes] {
-                    for k in [1, 17, 300] {
-                        for ta in [false, true] {
-                            let (a_s, b_s, _) = operands::<T>([m, n, k], 5);
-                            let (a, b) = views(&a_s, &b_s, [m, n, k], ta);
-                            for (got, want, accumulate) in against_packed([m, n, k], a, b, &teams, |p, team| assert!(unsafe { gemm_short(p, team) }, "{m}x{n}x{k} takes the two-vector path")) {
-                                assert_eq!(got, want, "{m}x{n}x{k} ta={ta} accumulate={accumulate}");
-                            }
-                        }
-                    }
-                }
-            }
-            // Wider than two vectors: the packed path's.
-            let z = [T::default(); 1];
-            let v = Mat { ptr: z.as_ptr(), rs: 0, cs: 1 };
-            let mut c = [T::default(); 1];
-            let p = Problem { m: 100, n: 2 * lanes + 1, k: 4, a: v, b: v, c: c.as_mut_ptr(), ldc: 0, accumulate: false };
-            assert!(!unsafe { gemm_short(&p, &Serial) });
-        }
-        one::<f32>(16);
-        one::<f64>(8);
-    }
-
-    #[test]
     fn short_products_equal_the_packed_path() {
         // Every row count of the short path, ragged columns (masked last vectors), A in place
         // row-major or transposed, C wider than the product, one thread and a team, set and
         // accumulate: the same FMA chains in the same K order as the packed path, so equal.
+        // Beyond its cached rows, products of more than one vector of columns and up to two
+        // (`gemm_two_vectors`: the short kernel on blocks of 8 rows, a ragged last block).
         fn one<T: Real + From<f32> + PartialEq + std::fmt::Debug>(lanes: usize) {
             if T::short().is_none() {
                 return;
             }
             let teams: [&dyn Team; 2] = [&Serial, &Scoped::new(3)];
-            for m in (1..=SHORT_MAX_ROWS).chain([16, 33, SHORT_CACHED_MAX_ROWS]) {
-                for (n, k) in [(lanes + 1, 1), (3 * lanes + 5, 7), (8 * lanes, 33), (300, 64), (129, 500)] {
-                    for ta in [false, true] {
-                        let (a_s, b_s, _) = operands::<T>([m, n, k], 3);
-                        let (a, b) = views(&a_s, &b_s, [m, n, k], ta);
-                        for (got, want, accumulate) in against_packed([m, n, k], a, b, &teams, |p, team| assert!(unsafe { gemm_short(p, team) }, "{m}x{n}x{k} takes the short path")) {
-                            assert_eq!(got, want, "{m}x{n}x{k} ta={ta} accumulate={accumulate}");
-                        }
+            let short = (1..=SHORT_MAX_ROWS).chain([16, 33, SHORT_CACHED_MAX_ROWS]).flat_map(|m| [(lanes + 1, 1), (3 * lanes + 5, 7), (8 * lanes, 33), (300, 64), (129, 500)].map(|(n, k)| [m, n, k]));
+            let two = [SHORT_CACHED_MAX_ROWS + 1, 100, 257].into_iter().flat_map(|m| [lanes + 1, lanes + 7, 2 * lanes - 1, 2 * lanes].into_iter().flat_map(move |n| [1, 17, 300].map(|k| [m, n, k])));
+            for [m, n, k] in short.chain(two) {
+                for ta in [false, true] {
+                    let (a_s, b_s, _) = operands::<T>([m, n, k], 3);
+                    let (a, b) = views(&a_s, &b_s, [m, n, k], ta);
+                    for (got, want, accumulate) in against_packed([m, n, k], a, b, &teams, |p, team| assert!(unsafe { gemm_short(p, team) }, "{m}x{n}x{k} takes the short path")) {
+                        assert_eq!(got, want, "{m}x{n}x{k} ta={ta} accumulate={accumulate}");
                     }
                 }
             }
-            // Too many rows, one vector of columns, B's columns strided: not the short path's.
+            // Too many rows (and more than two vectors), one vector of columns, B's columns
+            // strided: not the short path's.
             let z = [T::default(); 1];
             let v = Mat { ptr: z.as_ptr(), rs: 0, cs: 1 };
             let mut c = [T::default(); 1];
-            for (m, n, b) in [(SHORT_CACHED_MAX_ROWS + 1, 64, v), (4, lanes, v), (4, 64, Mat { cs: 2, ..v })] {
+            for (m, n, b) in [(SHORT_CACHED_MAX_ROWS + 1, 64, v), (100, 2 * lanes + 1, v), (4, lanes, v), (4, 64, Mat { cs: 2, ..v })] {
                 let p = Problem { m, n, k: 4, a: v, b, c: c.as_mut_ptr(), ldc: 0, accumulate: false };
                 assert!(!unsafe { gemm_short(&p, &Serial) }, "{m}x{n}");
             }

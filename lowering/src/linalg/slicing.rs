@@ -124,7 +124,7 @@ const NARROW_PAD_ROW_BYTES: i64 = 256;
 /// Whether pad `xt -> out` pads the last dim of rows of at most [`NARROW_PAD_ROW_BYTES`].
 fn narrow_rows(xt: &TensorType, out: &TensorType) -> bool {
     let r = out.rank();
-    r >= 2 && xt.shape[r - 1] != out.shape[r - 1] && out.shape[r - 1] * out.dtype.size() as i64 <= NARROW_PAD_ROW_BYTES
+    r >= 2 && xt.shape[r - 1] != out.shape[r - 1] && out.shape[r - 1].saturating_mul(out.dtype.size() as i64) <= NARROW_PAD_ROW_BYTES
 }
 
 /// Most slices a pad fills its padding with ([`padding_regions`]); more (a large interior
