@@ -82,19 +82,9 @@ fn fill_plan<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Option<Plan> {
     if extents.len() < 2 || extents.iter().any(|&e| e < 1) || !contiguous(dest) {
         return None;
     }
-    // SAFETY: the uses of a live result; each owner is a live op.
-    let inits = unsafe {
-        let mut u = mlir_sys::mlirValueGetFirstUse(op.result(0).ok()?.to_raw());
-        let mut any = false;
-        while !mlir_sys::mlirOpOperandIsNull(u) {
-            let user = OperationRef::from_raw(mlir_sys::mlirOpOperandGetOwner(u));
-            let name = user.name();
-            any |= name.as_string_ref().as_str().map_or(true, |n| n.starts_with("linalg.") || n == "scf.forall");
-            u = mlir_sys::mlirOpOperandGetNextUse(u);
-        }
-        any
-    };
-    if inits {
+    // SAFETY: each user is a live op.
+    let init = |user: MlirOperation| unsafe { OperationRef::from_raw(user) }.name().as_string_ref().as_str().map_or(true, |n| n.starts_with("linalg.") || n == "scf.forall");
+    if users(op.result(0).ok()?.to_raw()).any(init) {
         return None;
     }
     let rank = extents.len();
@@ -278,16 +268,10 @@ unsafe fn rejoin(expanded: MlirValue, flat: MlirValue) -> usize {
     // SAFETY (whole function): live values of one block; uses are read before any is
     // replaced (the replacement moves uses of the collapses, not of `expanded`).
     unsafe {
-        let mut collapses = Vec::new();
-        let mut u = mlir_sys::mlirValueGetFirstUse(expanded);
-        while !mlir_sys::mlirOpOperandIsNull(u) {
-            let user = mlir_sys::mlirOpOperandGetOwner(u);
-            let r = (mlir_sys::mlirOperationGetNumResults(user) == 1).then(|| mlir_sys::mlirOperationGetResult(user, 0));
-            if let Some(r) = r.filter(|r| defined_by(*r, "tensor.collapse_shape") && mlir_sys::mlirTypeEqual(mlir_sys::mlirValueGetType(*r), mlir_sys::mlirValueGetType(flat))) {
-                collapses.push(r);
-            }
-            u = mlir_sys::mlirOpOperandGetNextUse(u);
-        }
+        let collapses: Vec<MlirValue> = users(expanded)
+            .filter_map(|user| (mlir_sys::mlirOperationGetNumResults(user) == 1).then(|| mlir_sys::mlirOperationGetResult(user, 0)))
+            .filter(|r| defined_by(*r, "tensor.collapse_shape") && mlir_sys::mlirTypeEqual(mlir_sys::mlirValueGetType(*r), mlir_sys::mlirValueGetType(flat)))
+            .collect();
         for r in &collapses {
             mlir_sys::mlirValueReplaceAllUsesOfWith(*r, flat);
         }
@@ -323,6 +307,15 @@ fn contiguous(v: MlirValue) -> bool {
         let first = sizes.iter().position(|&s| s != 1).unwrap_or(sizes.len());
         sizes.iter().zip(&source).skip(first + 1).all(|(s, d)| s == d)
     }
+}
+
+/// The ops that use `v`, once per use (read lazily: replace no use while iterating).
+pub(crate) fn users(v: MlirValue) -> impl Iterator<Item = MlirOperation> {
+    // SAFETY: `v` is a live value; each use is read before the next is asked for.
+    let first = unsafe { mlir_sys::mlirValueGetFirstUse(v) };
+    std::iter::successors(Some(first), |&u| Some(unsafe { mlir_sys::mlirOpOperandGetNextUse(u) }))
+        .take_while(|&u| unsafe { !mlir_sys::mlirOpOperandIsNull(u) })
+        .map(|u| unsafe { mlir_sys::mlirOpOperandGetOwner(u) })
 }
 
 /// Whether `v` is a result of an op named `name`.

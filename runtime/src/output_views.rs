@@ -12,7 +12,7 @@ use melior::ir::Module as MlirModule;
 use melior::Context;
 use mlir_sys::{MlirOperation, MlirValue};
 
-use crate::flat_loops::{attr, create};
+use crate::flat_loops::{attr, create, users};
 
 /// Rewrites each `materialize_in_destination` of a `tensor.expand_shape` or
 /// `tensor.collapse_shape` (used only there) into a memref block argument as the
@@ -51,8 +51,7 @@ fn sole_reshape(v: MlirValue) -> Option<MlirOperation> {
         let def = mlir_sys::mlirOpResultGetOwner(v);
         let name = OperationRef::from_raw(def).name();
         let reshape = matches!(name.as_string_ref().as_str(), Ok("tensor.expand_shape" | "tensor.collapse_shape"));
-        let first = mlir_sys::mlirValueGetFirstUse(v);
-        let one_use = !mlir_sys::mlirOpOperandIsNull(first) && mlir_sys::mlirOpOperandIsNull(mlir_sys::mlirOpOperandGetNextUse(first));
+        let one_use = users(v).count() == 1;
         let src = mlir_sys::mlirOperationGetOperand(def, 0);
         let statics = |x: MlirValue| {
             let t = mlir_sys::mlirValueGetType(x);
@@ -75,9 +74,7 @@ fn from_empty(mut v: MlirValue) -> bool {
             if !mlir_sys::mlirValueIsAOpResult(v) {
                 return false;
             }
-            let first = mlir_sys::mlirValueGetFirstUse(v);
-            let once = !mlir_sys::mlirOpOperandIsNull(first) && mlir_sys::mlirOpOperandIsNull(mlir_sys::mlirOpOperandGetNextUse(first));
-            if step > 0 && !once {
+            if step > 0 && users(v).count() != 1 {
                 return false;
             }
             let def = mlir_sys::mlirOpResultGetOwner(v);

@@ -259,23 +259,19 @@ fn reads_by_inner_index<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>, inner: usiz
     let Some(block) = op.region(0).ok().and_then(|r| r.first_block()) else { return false };
     block_ops(&block).any(|o| {
         let n = o.operand_count();
-        o.name().as_string_ref().as_str() == Ok("tensor.extract") && n > 1 && o.operand(n - 1).is_ok_and(|v| from_index(v.to_raw(), inner, 4))
+        o.name().as_string_ref().as_str() == Ok("tensor.extract") && n > 1 && o.operand(n - 1).is_ok_and(|v| computed_from(v.to_raw(), 4, &|x| loop_index(x, inner)))
     })
 }
 
-/// Whether `v` is computed (within `depth` ops) from `linalg.index dim`.
-fn from_index(v: mlir_sys::MlirValue, dim: usize, depth: usize) -> bool {
-    // SAFETY: plain queries of live values and operations of the module.
+/// Whether `v` is the result of `linalg.index dim`.
+fn loop_index(v: mlir_sys::MlirValue, dim: usize) -> bool {
+    // SAFETY: plain queries of a live value and its defining op.
     unsafe {
         if !mlir_sys::mlirValueIsAOpResult(v) {
             return false;
         }
-        let op = mlir_sys::mlirOpResultGetOwner(v);
-        let op_ref = melior::ir::operation::OperationRef::from_raw(op);
-        if op_ref.name().as_string_ref().as_str() == Ok("linalg.index") {
-            return op_ref.attribute("dim").ok().and_then(|a| melior::ir::attribute::IntegerAttribute::try_from(a).ok()).is_some_and(|a| a.value() == dim as i64);
-        }
-        depth > 0 && (0..mlir_sys::mlirOperationGetNumOperands(op)).any(|i| from_index(mlir_sys::mlirOperationGetOperand(op, i), dim, depth - 1))
+        let op = melior::ir::operation::OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(v));
+        op.name().as_string_ref().as_str() == Ok("linalg.index") && op.attribute("dim").ok().and_then(|a| melior::ir::attribute::IntegerAttribute::try_from(a).ok()).is_some_and(|a| a.value() == dim as i64)
     }
 }
 
@@ -396,22 +392,29 @@ fn block_cost<'c: 'a, 'a>(block: &impl BlockLike<'c, 'a>, elements: mlir_sys::Ml
 /// indices computed from the arguments of `elements` (the values of the generic's operands).
 fn gathered<'c: 'a, 'a>(o: &impl OperationLike<'c, 'a>, elements: mlir_sys::MlirBlock) -> bool {
     let big = o.operand(0).ok().and_then(|v| static_shape(v.r#type())).is_some_and(|s| quabla_dialect::size::saturating_product(s) >= quabla_lowering::linalg::elementwise::GATHER_SOURCE_ELEMENTS);
-    big && (1..o.operand_count()).any(|i| o.operand(i).is_ok_and(|v| from_elements(v.to_raw(), elements, 8)))
+    big && (1..o.operand_count()).any(|i| o.operand(i).is_ok_and(|v| computed_from(v.to_raw(), 8, &|x| element_of(x, elements))))
 }
 
-/// Whether `v` is computed (within `depth` ops) from an argument of block `elements`.
-fn from_elements(v: mlir_sys::MlirValue, elements: mlir_sys::MlirBlock, depth: usize) -> bool {
+/// Whether `v` is computed (within `depth` ops) from a value `base` accepts (`v` itself
+/// included).
+fn computed_from(v: mlir_sys::MlirValue, depth: usize, base: &dyn Fn(mlir_sys::MlirValue) -> bool) -> bool {
+    if base(v) {
+        return true;
+    }
     // SAFETY: plain queries of live values and operations of the module.
     unsafe {
-        if mlir_sys::mlirValueIsABlockArgument(v) {
-            return mlir_sys::mlirBlockEqual(mlir_sys::mlirBlockArgumentGetOwner(v), elements);
-        }
         if depth == 0 || !mlir_sys::mlirValueIsAOpResult(v) {
             return false;
         }
         let op = mlir_sys::mlirOpResultGetOwner(v);
-        (0..mlir_sys::mlirOperationGetNumOperands(op)).any(|i| from_elements(mlir_sys::mlirOperationGetOperand(op, i), elements, depth - 1))
+        (0..mlir_sys::mlirOperationGetNumOperands(op)).any(|i| computed_from(mlir_sys::mlirOperationGetOperand(op, i), depth - 1, base))
     }
+}
+
+/// Whether `v` is an argument of block `elements` (the values of a generic's operands).
+fn element_of(v: mlir_sys::MlirValue, elements: mlir_sys::MlirBlock) -> bool {
+    // SAFETY: plain queries of a live value.
+    unsafe { mlir_sys::mlirValueIsABlockArgument(v) && mlir_sys::mlirBlockEqual(mlir_sys::mlirBlockArgumentGetOwner(v), elements) }
 }
 
 /// An `scf.for`'s body cost, at least `PAR_LOOP_MIN_COST` (an iteration of a loop over a
