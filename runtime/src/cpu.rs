@@ -291,11 +291,11 @@ fn to_llvm_until<'c>(c: &'c Ctx, cm: &CpuModule, tagged_only: bool) -> Result<Ml
     r
 }
 
-/// Bumped when the object code of the same lowered text, pipeline and LLVM options changes
-/// (csrc/llvm_compile.c's treatment of the module, e.g. which wrappers are inlined; the
-/// executor's rewrites of the lowered module: tagging, flattening, output views): part of
-/// the compile cache's key, so objects of the earlier code generation are not reused.
-const CODEGEN_REVISION: &str = "9";
+/// A hash of this crate's sources (build.rs): the object code of the same lowered text,
+/// pipeline and LLVM options changes with the executor's rewrites of the lowered module
+/// (tagging, flattening, output views) and with csrc/llvm_compile.c, so the compile cache's
+/// key holds it and a rebuilt runtime never reads objects of an earlier one.
+const RUNTIME_SOURCES: &str = env!("QUABLA_RUNTIME_SOURCES");
 
 /// The persistent cache's key of a compile: everything the object code depends on (see
 /// `objcache`).
@@ -310,7 +310,7 @@ fn cache_key(cm: &CpuModule, entry: &str, level: usize, levels: Levels, host: bo
     // The loops tag_loops splits follow the thread policy, which the text does not show.
     let par = crate::parallel::policy_key(cm);
     let tuned = if engine_path() { "engine".to_string() } else { format!("{}/{}/{}/{}", levels.opt, levels.codegen, levels.pipeline(), crate::llvm_compile::llvm_args()) };
-    objcache::key(&[cm.text.as_bytes(), cm.pipeline.as_bytes(), entry.as_bytes(), level.as_bytes(), cpu.as_bytes(), features.as_bytes(), llvm.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes(), CODEGEN_REVISION.as_bytes(), par.as_bytes(), tuned.as_bytes()])
+    objcache::key(&[cm.text.as_bytes(), cm.pipeline.as_bytes(), entry.as_bytes(), level.as_bytes(), cpu.as_bytes(), features.as_bytes(), llvm.as_bytes(), env!("CARGO_PKG_VERSION").as_bytes(), RUNTIME_SOURCES.as_bytes(), par.as_bytes(), tuned.as_bytes()])
 }
 
 impl Executor for CpuExecutor {
