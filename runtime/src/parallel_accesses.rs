@@ -421,10 +421,17 @@ mod tests {
     fn the_script_marks_its_loops_with_the_value_told_apart_here() {
         assert!(quabla_lowering::tiling::loops_script().contains(super::SCRIPT_MARK));
         assert!(quabla_lowering::tiling::loops_script().contains(quabla_lowering::tiling::UNROLL_MARK));
-        // One `quabla.unroll` sequence per rank unroll_rank may tag.
+        // One sequence per tag and rank parallel::written_out may tag.
         for rank in quabla_lowering::tiling::UNROLL_RANKS {
             assert!(quabla_lowering::tiling::loops_script().contains(&format!("quabla.unroll = {rank} : i64")));
         }
+        for rank in quabla_lowering::tiling::BLOCK_RANKS {
+            for tag in ["quabla.unroll_block", "quabla.unroll_scalar"] {
+                assert!(quabla_lowering::tiling::loops_script().contains(&format!("{tag} = {rank} : i64")));
+            }
+        }
+        // The scalar blocks' outer loop keeps its own annotation (not a parallel-accesses loop).
+        assert_ne!(quabla_lowering::tiling::SCALAR_MARK, super::SCRIPT_MARK);
         assert_ne!(quabla_lowering::linalg::reduce::ROW_LOOP_ANNOTATION, super::SCRIPT_MARK);
     }
 }

@@ -839,6 +839,55 @@ fn pads_of_short_rows_select_or_fill_the_whole_result() {
 }
 
 #[test]
+fn small_odd_blocks_are_written_out_whole() {
+    // Generics over [n, a, b] with small blocks [a, b] and a middle extent LLVM would
+    // vectorise with masked gathers: cheap bodies (a batched 3 x 3 product, an outer product)
+    // are written out whole and left scalar (`quabla.unroll_scalar`), dear ones (an exp)
+    // written out and vectorised across the blocks (`quabla.unroll_block`); middle extents of
+    // 2 or 4 keep the inner loop's rule. To the interpreter on one and two threads.
+    let mut rng = Rng(151);
+    let n = 20000i64;
+    // (dtype, block, body: 0 product, 1 outer product, 2 exp times a broadcast row, the tag)
+    let cases: [(DType, [i64; 2], u8, Option<&str>); 10] = [
+        (DType::F32, [3, 3], 0, Some("quabla.unroll_scalar = 3")),
+        (DType::F64, [3, 3], 0, Some("quabla.unroll_scalar = 3")),
+        (DType::F32, [7, 3], 0, Some("quabla.unroll_scalar = 3")),
+        (DType::F32, [6, 2], 1, Some("quabla.unroll_scalar = 3")),
+        (DType::I32, [5, 3], 1, Some("quabla.unroll_scalar = 3")),
+        (DType::F32, [3, 3], 2, Some("quabla.unroll_block = 3")),
+        (DType::F64, [2, 3], 2, Some("quabla.unroll_block = 3")),
+        (DType::F32, [2, 3], 0, None),
+        (DType::F32, [4, 3], 2, None),
+        (DType::F32, [3, 5], 1, None),
+    ];
+    for (d, [a, b], body, tag) in cases {
+        let what = format!("{d} body {body} over [{n}, {a}, {b}], ");
+        let m = match body {
+            0 => dot_module(&TensorType::new(d, [n, a, b]), &TensorType::new(d, [n, b, b]), bdims(&[0], &[2], &[1])),
+            _ => {
+                let (xt, yt) = if body == 1 { (TensorType::new(d, [n, a]), TensorType::new(d, [n, b])) } else { (TensorType::new(d, [n, a, b]), TensorType::new(d, [n, b])) };
+                let mut f = Func::new("main", &[xt, yt]);
+                let (x, y) = (f.params[0], f.params[1]);
+                let bc = |f: &mut Func, v, dims: Vec<i64>| f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape: vec![n, a, b] }), &[v], None).unwrap();
+                let x = if body == 1 { bc(&mut f, x, vec![0, 1]) } else { f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Exp }), &[x], None).unwrap() };
+                let y = bc(&mut f, y, vec![0, 2]);
+                f.outputs = vec![f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, y], None).unwrap()];
+                Module { funcs: vec![f] }
+            }
+        };
+        let tagged = executor().lower_tagged(&m, &with_threads(2)).unwrap();
+        // The tags of the generics (the script names every tag).
+        let generics: Vec<&str> = tagged.lines().filter(|l| l.contains("= linalg.generic")).collect();
+        match tag {
+            Some(t) => assert!(generics.iter().any(|l| l.contains(t)), "{what}\n{tagged}"),
+            None => assert!(!generics.iter().any(|l| l.contains("quabla.unroll_")), "{what}\n{tagged}"),
+        }
+        let inputs: Vec<Buffer> = m.funcs[0].param_types().iter().map(|t| rng.buffer(t, -2.0, 2.0)).collect();
+        equals_interpreter_on_one_and_two_threads(&m, &inputs, Tol::Ulps(4), |_| 4.0, &what);
+    }
+}
+
+#[test]
 fn row_local_runs_on_large_arrays_are_lowered_in_blocks_of_rows() {
     // A softmax with a scale read whole ([cols] broadcast along rows, and a [1, cols] one),
     // its row sums a second output and read again after the run by a column sum (not

@@ -472,12 +472,16 @@ fn tile(out: &mut String, h: &str, name: &str, sizes: &[i64]) -> String {
 pub fn loops_script() -> &'static str {
     static S: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     S.get_or_init(|| {
-        let unrolls: String = UNROLL_RANKS.map(unroll_sequence).collect();
+        let unrolls: String = UNROLL_RANKS
+            .map(|r| unroll_sequence("quabla.unroll", r, r - 1, VEC_MARK))
+            .chain(BLOCK_RANKS.map(|r| unroll_sequence("quabla.unroll_block", r, 1, VEC_MARK)))
+            .chain(BLOCK_RANKS.map(|r| unroll_sequence("quabla.unroll_scalar", r, 1, SCALAR_MARK)))
+            .collect();
         format!(
             r#"  transform.named_sequence private @__quabla_loops(%module: !transform.any_op {{transform.readonly}}) {{
 {unrolls}    %vec = transform.structured.match ops{{["linalg.generic", "linalg.copy"]}} attributes {{quabla.vec}} in %module : (!transform.any_op) -> !transform.any_op
     %vec_loops = transform.structured.convert_to_loops %vec : (!transform.any_op) -> !transform.any_op
-    %mark = transform.param.constant #llvm.loop_annotation<mustProgress = true> -> !transform.any_param
+    %mark = transform.param.constant {VEC_MARK} -> !transform.any_param
     transform.annotate %vec_loops "llvm.loop_annotation" = %mark : !transform.any_op, !transform.any_param
     transform.yield
   }}
@@ -486,23 +490,25 @@ pub fn loops_script() -> &'static str {
     })
 }
 
-/// The part of [`loops_script`] for the generics tagged `quabla.unroll = rank`: their `rank`
-/// loops, the inner one marked [`UNROLL_MARK`], the others as the `quabla.vec` loops.
-fn unroll_sequence(rank: usize) -> String {
+/// The part of [`loops_script`] for the generics tagged `attr = rank` (`quabla.unroll`,
+/// `quabla.unroll_block`, `quabla.unroll_scalar`): their `rank` loops, those from `from`
+/// on marked [`UNROLL_MARK`], the others `outer` (an annotation).
+fn unroll_sequence(attr: &str, rank: usize, from: usize, outer: &str) -> String {
     let any = "!transform.any_op";
     let handles: Vec<String> = (0..rank).map(|i| format!("%l{i}")).collect();
     let annotations: String = handles
         .iter()
         .enumerate()
-        .map(|(i, h)| format!("      transform.annotate {h} \"llvm.loop_annotation\" = {} : {any}, !transform.any_param\n", if i + 1 == rank { "%inner" } else { "%outer" }))
+        .map(|(i, h)| format!("      transform.annotate {h} \"llvm.loop_annotation\" = {} : {any}, !transform.any_param\n", if i >= from { "%inner" } else { "%outer" }))
         .collect();
+    let name = attr.trim_start_matches("quabla.");
     format!(
-        r#"    %unroll{rank} = transform.structured.match ops{{["linalg.generic"]}} attributes {{quabla.unroll = {rank} : i64}} in %module : ({any}) -> {any}
-    transform.foreach %unroll{rank} : {any} {{
+        r#"    %{name}{rank} = transform.structured.match ops{{["linalg.generic"]}} attributes {{{attr} = {rank} : i64}} in %module : ({any}) -> {any}
+    transform.foreach %{name}{rank} : {any} {{
     ^bb0(%g: {any}):
       %l = transform.structured.convert_to_loops %g : ({any}) -> {any}
       {} = transform.split_handle %l : ({any}) -> ({})
-      %outer = transform.param.constant #llvm.loop_annotation<mustProgress = true> -> !transform.any_param
+      %outer = transform.param.constant {outer} -> !transform.any_param
       %inner = transform.param.constant {UNROLL_MARK} -> !transform.any_param
 {annotations}    }}
 "#,
@@ -510,6 +516,35 @@ fn unroll_sequence(rank: usize) -> String {
         vec![any; rank].join(", ")
     )
 }
+
+/// The annotation of the loops the `quabla.vec` generics become (quabla_runtime's
+/// `parallel_accesses` makes them loops with parallel accesses).
+const VEC_MARK: &str = "#llvm.loop_annotation<mustProgress = true>";
+
+/// The annotation of the loop over the blocks of a `quabla.unroll_scalar` generic: not
+/// vectorised (its accesses would be gathers and scatters), the block's ops left to the SLP
+/// vectoriser. The executor leaves it as it is (not a loop with parallel accesses).
+pub const SCALAR_MARK: &str = "#llvm.loop_annotation<mustProgress = true, vectorize = <disable = true>>";
+
+/// The largest block (elements: the product of every loop's extent but the outer one) a
+/// `quabla.unroll_block` generic has written out (quabla_runtime's `small_blocks`): `exp`
+/// of 7 x 3 f64 blocks written out was slower (3696 -> 5292 us for 100000).
+pub const BLOCK_MAX: i64 = 16;
+
+/// The largest block over a middle extent of 2 a `quabla.unroll_block` generic has written
+/// out: `exp(a) * v[:, None, :]` of 100000 x 2 x 5 f32 881 -> 674 us, of 2 x 6 f64 1500 ->
+/// 2163 (a pair of long rows is vectorised well enough as it is).
+pub const PAIR_BLOCK_MAX: i64 = 10;
+
+/// The least body cost ([`crate::linalg::elementwise::op_cost`]) of a `quabla.unroll_block`
+/// generic: a transcendental (`math.*`). A contraction of 7 products (`einsum("bij,bjk->bik")`
+/// of 2 x 7 blocks, cost 14) vectorised across the blocks was 9 times slower.
+pub const BLOCK_DEAR_COST: i64 = 16;
+
+/// The largest block a `quabla.unroll_scalar` generic has written out: `x * y[:, None, None,
+/// :]` of 100000 x 3 x 3 x 3 f32 2153 -> 513 us (JAX 484), `einsum("bij,bjk->bik")` of
+/// 7 x 3 f64 blocks 3159 -> 964 (JAX 1879).
+pub const SCALAR_BLOCK_MAX: i64 = 32;
 
 /// The mark of the inner loops [`loops_script`] has fully unrolled (quabla_runtime's
 /// `parallel_accesses` keeps the request on the loop's parallel-accesses annotation).
@@ -519,6 +554,10 @@ pub const UNROLL_MARK: &str = "#llvm.loop_annotation<mustProgress = true, unroll
 /// Rank 4 since 2026-12-07: `flip(x, 2)[:, 4:60, 4:60, :]` of 64 x 64 x 64 x 3 f32 (rows of 3
 /// read backwards) 68 -> 37 us, JAX 44-49.
 pub const UNROLL_RANKS: std::ops::RangeInclusive<usize> = 2..=4;
+
+/// The ranks of the generics [`loops_script`] writes out every loop but the outer one of
+/// (`quabla.unroll_block`, `quabla.unroll_scalar`).
+pub const BLOCK_RANKS: std::ops::RangeInclusive<usize> = 3..=4;
 
 /// The longest inner loop the executor has written out (`quabla.unroll`, quabla_runtime's
 /// `unroll_rank`), and so the longest rows the lowering lays out for it (short-row
