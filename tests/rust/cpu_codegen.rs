@@ -2103,9 +2103,12 @@ fn column_reductions_of_few_columns_read_rows_in_groups() {
     use quabla_dialect::Reducer;
     let mut rng = Rng(91);
     // (shape, reducer, dtype, square first, rows per step)
-    let cases: [(Vec<i64>, Reducer, DType, bool, usize); 7] = [
+    let cases: [(Vec<i64>, Reducer, DType, bool, usize); 8] = [
         (vec![131_072, 64], Reducer::Max, DType::F32, false, 4),
-        (vec![100_000, 64], Reducer::Sum, DType::F32, false, 2),
+        // 20 parts of 5000 rows (reduce::thread_split prefers chunks of 8), not 16 of 6250.
+        (vec![100_000, 64], Reducer::Sum, DType::F32, false, 4),
+        // 14 parts of 4290 rows: no even count of parts gives a multiple of 4.
+        (vec![60_060, 64], Reducer::Sum, DType::F32, false, 2),
         (vec![131_072, 3], Reducer::Min, DType::F64, false, 4),
         (vec![65_536, 16], Reducer::Sum, DType::I32, false, 4),
         (vec![40_000, 2, 5], Reducer::Prod, DType::F64, false, 4),
@@ -2149,18 +2152,22 @@ fn full_reductions_read_flat_and_keep_short_rows_as_columns() {
     // A full reduction of a parameter reads it as one row (flat), cut by the thread split or,
     // for a prime count or an uneven split (3 parts), by the peel; a float max/min reads the
     // keys in the split's body (reduce::keyed_row); a computed operand's short last dim (64
-    // bytes) stays a vector column of the partials, which get lanes (reduce::thread_partials).
-    // Equal to the interpreter on one and two threads.
+    // bytes) stays a vector column of the partials, which get lanes (reduce::thread_partials),
+    // up to 8 (`LANES_MAX`, the parts chosen so that their chunks give 8) and for rows of up to
+    // 128 bytes. Equal to the interpreter on one and two threads.
     use quabla_dialect::Reducer;
     let mut rng = Rng(93);
     // (shape, reducer, dtype, squared first, a text the lowering holds on two threads)
-    let cases: [(Vec<i64>, Reducer, DType, bool, &str); 9] = [
+    let cases: [(Vec<i64>, Reducer, DType, bool, &str); 12] = [
         (vec![100_000, 16], Reducer::Sum, DType::F32, false, "tensor<1600000xf32>"),
+        (vec![50_000, 32], Reducer::Sum, DType::F32, true, "tensor<10x8x32xf32>"),
+        (vec![100_000, 16], Reducer::Sum, DType::F64, true, "tensor<20x8x16xf64>"),
+        (vec![100_000, 16], Reducer::Sum, DType::I32, true, "tensor<20x8x16xi32>"),
         (vec![1_000_003, 3], Reducer::Sum, DType::F32, false, "tensor<3000000xf32>"),
         (vec![1_000_003, 3], Reducer::Max, DType::F32, false, "tensor<3000000xf32>"),
         (vec![100_000, 16], Reducer::Max, DType::F64, false, "tensor<1600000xf64>"),
-        (vec![100_000, 16], Reducer::Sum, DType::F32, true, "tensor<16x2x16xf32>"),
-        (vec![100_000, 16], Reducer::Min, DType::F32, true, "tensor<16x2x16xi32>"),
+        (vec![100_000, 16], Reducer::Sum, DType::F32, true, "tensor<20x8x16xf32>"),
+        (vec![100_000, 16], Reducer::Min, DType::F32, true, "tensor<20x8x16xi32>"),
         (vec![2_003, 50, 8], Reducer::Sum, DType::F64, true, ""),
         (vec![65_537, 7], Reducer::Sum, DType::I32, false, "tensor<458752xi32>"),
         (vec![4_099, 5], Reducer::Min, DType::I64, false, ""),
