@@ -37,11 +37,6 @@ fn main() {
     hash_tree(Path::new("src"), &mut h);
     hash_tree(Path::new("csrc"), &mut h);
     println!("cargo:rustc-env=QUABLA_RUNTIME_SOURCES={h:016x}");
-    println!("cargo:rerun-if-changed=csrc/alloc_guard.c");
-    println!("cargo:rerun-if-changed=csrc/objload.c");
-    println!("cargo:rerun-if-changed=csrc/memref_copy.c");
-    println!("cargo:rerun-if-changed=csrc/openmp.c");
-    println!("cargo:rerun-if-changed=csrc/llvm_compile.c");
     println!("cargo:rerun-if-env-changed=MLIR_SYS_220_PREFIX");
     let prefix = std::env::var("MLIR_SYS_220_PREFIX").unwrap_or_else(|_| "/usr/lib/llvm-22".to_string());
     cc::Build::new()

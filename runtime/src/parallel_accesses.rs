@@ -30,7 +30,7 @@ use crate::parallel::GenericLoops;
 const MARK: &str = "llvm.loop_annotation";
 
 /// The value of [`MARK`] on the `quabla.vec` loops (quabla_lowering::tiling::loops_script).
-const SCRIPT_MARK: &str = "#llvm.loop_annotation<mustProgress = true>";
+const SCRIPT_MARK: &str = quabla_lowering::tiling::VEC_MARK;
 
 /// Whether `op` (a `linalg.generic` on tensors) is one whose loops may run their iterations
 /// in any order, memory included (see the module doc): every iterator parallel, every output

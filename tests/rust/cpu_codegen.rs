@@ -1943,7 +1943,7 @@ fn concatenations_of_short_rows_are_one_generic_and_match_the_interpreter() {
 fn short_inner_loops_under_dear_bodies_are_unrolled_and_match_the_interpreter() {
     // A generic that reads an operand through a broadcast (a row `b[None]`, a column
     // `x[:, None]`) or a transposed map is not flattened; when its inner loop is 2 to 7 long
-    // and its body dear (runtime parallel::unroll_rank: exp, tanh, sin), the script marks
+    // and its body dear (runtime parallel::written_out: exp, tanh, sin), the script marks
     // that loop for full unrolling (tiling::UNROLL_MARK), and LLVM vectorizes the loop
     // around it. Inner loops of 2 or 3 are written out whatever the body
     // (tiling::UNROLL_ALWAYS: LLVM left them scalar); inner loops of 8, and cheap bodies (a

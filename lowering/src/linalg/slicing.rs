@@ -262,7 +262,7 @@ const SHORT_CONCAT_MIN_ELEMENTS: i64 = 4096;
 /// `j`). Inserted operand by operand, each row of each operand was a copy of a few elements
 /// (`concatenate([p, ones], 1)` of 100000 x 3 and x 1 f32: 342 us, JAX 49); as one loop per
 /// row writing the whole row, its short inner loop written out (a dear body of the loop
-/// script: quabla_runtime's `unroll_rank`), LLVM vectorizes it across rows. None when the
+/// script: quabla_runtime's `written_out`), LLVM vectorizes it across rows. None when the
 /// concatenation is not such.
 fn short_rows_concat(e: &mut Emitter, f: &Func, out: &TensorType, dim: i64, leaves: &[quabla_dialect::Value]) -> Option<String> {
     let r = out.rank();

@@ -519,7 +519,7 @@ fn unroll_sequence(attr: &str, rank: usize, from: usize, outer: &str) -> String 
 
 /// The annotation of the loops the `quabla.vec` generics become (quabla_runtime's
 /// `parallel_accesses` makes them loops with parallel accesses).
-const VEC_MARK: &str = "#llvm.loop_annotation<mustProgress = true>";
+pub const VEC_MARK: &str = "#llvm.loop_annotation<mustProgress = true>";
 
 /// The annotation of the loop over the blocks of a `quabla.unroll_scalar` generic: not
 /// vectorised (its accesses would be gathers and scatters), the block's ops left to the SLP
@@ -560,7 +560,7 @@ pub const UNROLL_RANKS: std::ops::RangeInclusive<usize> = 2..=4;
 pub const BLOCK_RANKS: std::ops::RangeInclusive<usize> = 3..=4;
 
 /// The longest inner loop the executor has written out (`quabla.unroll`, quabla_runtime's
-/// `unroll_rank`), and so the longest rows the lowering lays out for it (short-row
+/// `written_out`), and so the longest rows the lowering lays out for it (short-row
 /// concatenations, reductions' inputs kept apart). From 8 elements the inner loop is a vector
 /// step of its own (AVX2 width), and written out it was slower: tanh of `x + b` over 65536 x 8
 /// f64 235 -> 558 us, f32 80 -> 128 (2026-12-05, Zen 4).
