@@ -168,7 +168,7 @@ pub type NarrowFn<T> = unsafe fn(k: usize, a: *const T, a_strides: [isize; 2], b
 
 /// A micro-kernel and its register tile.
 #[derive(Clone, Copy)]
-pub struct Kernel<T> {
+pub struct Kernel<T: 'static> {
     pub mr: usize,
     pub nr: usize,
     /// On a packed micro-panel.
@@ -176,6 +176,29 @@ pub struct Kernel<T> {
     /// On A in place (its strides given).
     pub fs: MicroFn<T>,
     pub name: &'static str,
+    /// Narrower kernels of the same `mr` (widths ascending, each below `nr`) for the last
+    /// panel of a ragged N ([`Kernel::fit`]): its columns are packed and computed at the
+    /// narrowest width that holds them, not padded with zeros to `nr`.
+    pub edges: &'static [Edge<T>],
+}
+
+/// A narrower micro-kernel of a [`Kernel`]: `nr` columns, the same rows.
+#[derive(Clone, Copy)]
+pub struct Edge<T> {
+    pub nr: usize,
+    pub f: MicroFn<T>,
+    pub fs: MicroFn<T>,
+}
+
+impl<T> Kernel<T> {
+    /// The narrowest of the kernel and its edges that holds `cols` columns (the kernel
+    /// itself for `cols` past every edge): (width, packed kernel, in-place kernel).
+    pub fn fit(&self, cols: usize) -> (usize, MicroFn<T>, MicroFn<T>) {
+        match self.edges.iter().find(|e| e.nr >= cols) {
+            Some(e) => (e.nr, e.f, e.fs),
+            None => (self.nr, self.f, self.fs),
+        }
+    }
 }
 
 impl<T> std::fmt::Debug for Kernel<T> {
@@ -530,14 +553,52 @@ mod x86 {
 
     micro!(avx512_f32, "avx512f", f32, __m512, 16, 8, 2, _mm512_setzero_ps, _mm512_set1_ps, _mm512_load_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps);
     micro!(avx512_f64, "avx512f", f64, __m512d, 8, 8, 2, _mm512_setzero_pd, _mm512_set1_pd, _mm512_load_pd, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_fmadd_pd);
+    // The wide tiles (three vectors of columns, 24 accumulators) and the one-vector edges.
+    micro!(avx512w_f32, "avx512f", f32, __m512, 16, 8, 3, _mm512_setzero_ps, _mm512_set1_ps, _mm512_load_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps);
+    micro!(avx512w_f64, "avx512f", f64, __m512d, 8, 8, 3, _mm512_setzero_pd, _mm512_set1_pd, _mm512_load_pd, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_fmadd_pd);
+    micro!(avx512_1_f32, "avx512f", f32, __m512, 16, 8, 1, _mm512_setzero_ps, _mm512_set1_ps, _mm512_load_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_fmadd_ps);
+    micro!(avx512_1_f64, "avx512f", f64, __m512d, 8, 8, 1, _mm512_setzero_pd, _mm512_set1_pd, _mm512_load_pd, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_fmadd_pd);
     micro!(avx2_f32, "avx2,fma", f32, __m256, 8, 6, 2, _mm256_setzero_ps, _mm256_set1_ps, _mm256_load_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_fmadd_ps);
     micro!(avx2_f64, "avx2,fma", f64, __m256d, 4, 6, 2, _mm256_setzero_pd, _mm256_set1_pd, _mm256_load_pd, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_fmadd_pd);
 }
 
-// The element types' kernels, one row each: (type, AVX-512 kernel and tile, AVX2 kernel and
-// tile, portable kernel and tile, AVX transpose).
+/// Whether the host's CPU is Intel's (CPUID vendor "GenuineIntel").
+pub fn intel() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static INTEL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *INTEL.get_or_init(|| {
+            // CPUID leaf 0 (the vendor) exists on every x86-64 CPU.
+            let r = std::arch::x86_64::__cpuid(0);
+            [r.ebx, r.edx, r.ecx].iter().flat_map(|w| w.to_le_bytes()).eq(*b"GenuineIntel")
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+// The element types' kernels, one row each: (type, AVX-512 kernels (8 rows; one, two and
+// three vectors of `lanes` columns), AVX2 kernel and tile, portable kernel and tile, AVX
+// transpose, narrow kernel and lanes, row-dot kernel, short kernel).
+//
+// On AVX-512 Intel hosts take the three-vector tile ("avx512w"), others the two-vector one
+// ("avx512"). On L1-resident panels (rustc -O, target-cpu=native, kc 256 and 512, best of 7,
+// Intel Xeon model 106 (Ice Lake server) of 2026-12-08, a core's FMA peak 183.5 GFLOP/s),
+// f32 8x32 125-157 GFLOP/s, 8x48 152-181 (6x64 141-181, 12x32 115-167, 14x32 103-138,
+// 9x48 146-151); f64 8x16 61-76, 8x24 69-89. The AMD EPYC Zen 4 of stops 55-61 (one 512-bit
+// FMA a cycle, as two halves) reached 94-96% of its two-core peak with 8x32 and was not
+// measured with 8x48.
 macro_rules! real {
-    ($t:ty, ($k512:ident, $m512:expr, $n512:expr), ($k2:ident, $m2:expr, $n2:expr), ($kp:ident, $mp:expr, $np:expr), $tr:ident, ($narrow:ident, $lanes:expr), $dot:ident, $short:ident) => {
+    ($t:ty, $m:ident, ($k512:ident, $k512w:ident, $k512e:ident, $lanes:expr), ($k2:ident, $m2:expr, $n2:expr), ($kp:ident, $mp:expr, $np:expr), $tr:ident, $narrow:ident, $dot:ident, $short:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        mod $m {
+            use super::{x86, Edge, Kernel};
+            const EDGE_1: Edge<$t> = Edge { nr: $lanes, f: x86::$k512e::<false>, fs: x86::$k512e::<true> };
+            const EDGE_2: Edge<$t> = Edge { nr: 2 * $lanes, f: x86::$k512::<false>, fs: x86::$k512::<true> };
+            pub(super) const AVX512: Kernel<$t> = Kernel { mr: 8, nr: 2 * $lanes, f: x86::$k512::<false>, fs: x86::$k512::<true>, name: "avx512", edges: &[EDGE_1] };
+            pub(super) const AVX512W: Kernel<$t> = Kernel { mr: 8, nr: 3 * $lanes, f: x86::$k512w::<false>, fs: x86::$k512w::<true>, name: "avx512w", edges: &[EDGE_1, EDGE_2] };
+            pub(super) const AVX2: Kernel<$t> = Kernel { mr: $m2, nr: $n2, f: x86::$k2::<false>, fs: x86::$k2::<true>, name: "avx2", edges: &[] };
+        }
         impl Real for $t {
             fn narrow() -> Option<(NarrowFn<$t>, usize)> {
                 #[cfg(target_arch = "x86_64")]
@@ -563,14 +624,15 @@ macro_rules! real {
             fn kernel() -> Kernel<$t> {
                 #[cfg(target_arch = "x86_64")]
                 match isa() {
-                    "avx512" => return Kernel { mr: $m512, nr: $n512, f: x86::$k512::<false>, fs: x86::$k512::<true>, name: "avx512" },
-                    "avx2" => return Kernel { mr: $m2, nr: $n2, f: x86::$k2::<false>, fs: x86::$k2::<true>, name: "avx2" },
+                    "avx512" if intel() => return $m::AVX512W,
+                    "avx512" => return $m::AVX512,
+                    "avx2" => return $m::AVX2,
                     _ => {}
                 }
                 Self::portable()
             }
             fn portable() -> Kernel<$t> {
-                Kernel { mr: $mp, nr: $np, f: $kp::<false>, fs: $kp::<true>, name: "portable" }
+                Kernel { mr: $mp, nr: $np, f: $kp::<false>, fs: $kp::<true>, name: "portable", edges: &[] }
             }
             fn all() -> Vec<Kernel<$t>> {
                 #[allow(unused_mut)]
@@ -578,10 +640,10 @@ macro_rules! real {
                 #[cfg(target_arch = "x86_64")]
                 {
                     if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-                        v.push(Kernel { mr: $m2, nr: $n2, f: x86::$k2::<false>, fs: x86::$k2::<true>, name: "avx2" });
+                        v.push($m::AVX2);
                     }
                     if std::is_x86_feature_detected!("avx512f") {
-                        v.push(Kernel { mr: $m512, nr: $n512, f: x86::$k512::<false>, fs: x86::$k512::<true>, name: "avx512" });
+                        v.extend([$m::AVX512, $m::AVX512W]);
                     }
                 }
                 v
@@ -597,8 +659,8 @@ macro_rules! real {
     };
 }
 
-real!(f32, (avx512_f32, 8, 32), (avx2_f32, 6, 16), (portable_f32, 4, 8), transpose_f32, (narrow_f32, 16), row_dots_f32, short_f32);
-real!(f64, (avx512_f64, 8, 16), (avx2_f64, 6, 8), (portable_f64, 4, 4), transpose_f64, (narrow_f64, 8), row_dots_f64, short_f64);
+real!(f32, kernels_f32, (avx512_f32, avx512w_f32, avx512_1_f32, 16), (avx2_f32, 6, 16), (portable_f32, 4, 8), transpose_f32, narrow_f32, row_dots_f32, short_f32);
+real!(f64, kernels_f64, (avx512_f64, avx512w_f64, avx512_1_f64, 8), (avx2_f64, 6, 8), (portable_f64, 4, 4), transpose_f64, narrow_f64, row_dots_f64, short_f64);
 
 pub use crate::host::{caches as host_caches, Caches};
 
@@ -1091,7 +1153,8 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                     let (lo, hi) = if thin { (0, panels) } else { share(panels, t, threads) };
                     let first = if rows_split { 0 } else { lo - t * own };
                     for j in lo..hi {
-                        pack_b(p.b, pc, kb, jc + j * nr, nr.min(n - jc - j * nr), nr, bbuf.add((j - first) * bl.kc * nr));
+                        let w = nr.min(n - jc - j * nr);
+                        pack_b(p.b, pc, kb, jc + j * nr, w, kern.fit(w).0, bbuf.add((j - first) * bl.kc * nr));
                     }
                     if threads > 1 && by_rows {
                         team.barrier();
@@ -1118,15 +1181,17 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                         let tile = |i: usize, j: usize, next: *mut T| {
                             let col = jc + j * nr;
                             let nw = nr.min(n - col);
+                            // A ragged last panel on the narrowest kernel that holds it.
+                            let (width, f, fs) = kern.fit(nw);
                             let bp = bbuf.add((j - first) * bl.kc * nr);
                             let mh = mr.min(mb - i);
-                            let (micro, ap) = if in_place && mh == mr { (kern.fs, p.a.ptr.offset((ic + i) as isize * p.a.rs + pc as isize * p.a.cs)) } else { (kern.f, abuf.add(i * kb) as *const T) };
+                            let (micro, ap) = if in_place && mh == mr { (fs, p.a.ptr.offset((ic + i) as isize * p.a.rs + pc as isize * p.a.cs)) } else { (f, abuf.add(i * kb) as *const T) };
                             let a_strides = [p.a.cs, p.a.rs];
                             let cp = tile_at(i, j);
                             if load || kb > ROW_ORDER_MAX_K {
                                 prefetch_rows(next, mr.min(m - ic - i), p.ldc, nr * size);
                             }
-                            if mh == mr && nw == nr {
+                            if mh == mr && nw == width {
                                 micro(kb, ap, a_strides, bp, cp, p.ldc as usize, load);
                             } else {
                                 // A ragged tile: through the scratch tile (C's part first
@@ -1134,14 +1199,14 @@ pub unsafe fn gemm_with<T: Real>(p: &Problem<T>, team: &dyn Team, kern: Kernel<T
                                 if load {
                                     for r in 0..mh {
                                         for c in 0..nw {
-                                            *tile.add(r * nr + c) = *cp.offset(r as isize * p.ldc + c as isize);
+                                            *tile.add(r * width + c) = *cp.offset(r as isize * p.ldc + c as isize);
                                         }
                                     }
                                 }
-                                micro(kb, ap, a_strides, bp, tile, nr, load);
+                                micro(kb, ap, a_strides, bp, tile, width, load);
                                 for r in 0..mh {
                                     for c in 0..nw {
-                                        *cp.offset(r as isize * p.ldc + c as isize) = *tile.add(r * nr + c);
+                                        *cp.offset(r as isize * p.ldc + c as isize) = *tile.add(r * width + c);
                                     }
                                 }
                             }
@@ -1320,7 +1385,9 @@ mod tests {
     }
 
     fn shapes() -> Vec<[usize; 3]> {
-        vec![[1, 1, 1], [7, 5, 3], [8, 32, 16], [33, 70, 129], [64, 64, 300], [100, 17, 9], [5, 200, 64], [130, 96, 700]]
+        // N of 80 and 112 end in a panel exactly an edge kernel's width (48 + 32, 2 x 48 + 16);
+        // 40 in one past every edge of the two-vector kernel.
+        vec![[1, 1, 1], [7, 5, 3], [8, 32, 16], [33, 70, 129], [64, 64, 300], [100, 17, 9], [5, 200, 64], [130, 96, 700], [17, 80, 40], [9, 112, 33], [16, 40, 20]]
     }
 
     #[test]
