@@ -2151,24 +2151,23 @@ fn column_reductions_of_few_columns_read_rows_in_groups() {
 fn full_reductions_read_flat_and_keep_short_rows_as_columns() {
     // A full reduction of a parameter reads it as one row (flat), cut by the thread split or,
     // for a prime count or an uneven split (3 parts), by the peel; a float max/min reads the
-    // keys in the split's body (reduce::keyed_row); a computed operand's short last dim (64
-    // bytes) stays a vector column of the partials, which get lanes (reduce::thread_partials),
-    // up to 8 (`LANES_MAX`, the parts chosen so that their chunks give 8) and for rows of up to
-    // 128 bytes. Equal to the interpreter on one and two threads.
+    // keys in the split's body (reduce::keyed_row); so does one of a square of a parameter,
+    // computed as one row over a flat view of the parameter's buffer
+    // (elementwise::flat_tree). Equal to the interpreter on one and two threads.
     use quabla_dialect::Reducer;
     let mut rng = Rng(93);
     // (shape, reducer, dtype, squared first, a text the lowering holds on two threads)
     let cases: [(Vec<i64>, Reducer, DType, bool, &str); 12] = [
         (vec![100_000, 16], Reducer::Sum, DType::F32, false, "tensor<1600000xf32>"),
-        (vec![50_000, 32], Reducer::Sum, DType::F32, true, "tensor<10x8x32xf32>"),
-        (vec![100_000, 16], Reducer::Sum, DType::F64, true, "tensor<20x8x16xf64>"),
-        (vec![100_000, 16], Reducer::Sum, DType::I32, true, "tensor<20x8x16xi32>"),
+        (vec![50_000, 32], Reducer::Sum, DType::F32, true, "memref<1600000xf32> to tensor<1600000xf32>"),
+        (vec![100_000, 16], Reducer::Sum, DType::F64, true, "memref<1600000xf64> to tensor<1600000xf64>"),
+        (vec![100_000, 16], Reducer::Sum, DType::I32, true, "memref<1600000xi32> to tensor<1600000xi32>"),
         (vec![1_000_003, 3], Reducer::Sum, DType::F32, false, "tensor<3000000xf32>"),
         (vec![1_000_003, 3], Reducer::Max, DType::F32, false, "tensor<3000000xf32>"),
         (vec![100_000, 16], Reducer::Max, DType::F64, false, "tensor<1600000xf64>"),
-        (vec![100_000, 16], Reducer::Sum, DType::F32, true, "tensor<20x8x16xf32>"),
-        (vec![100_000, 16], Reducer::Min, DType::F32, true, "tensor<20x8x16xi32>"),
-        (vec![2_003, 50, 8], Reducer::Sum, DType::F64, true, ""),
+        (vec![100_000, 10], Reducer::Sum, DType::F32, true, "memref<1000000xf32> to tensor<1000000xf32>"),
+        (vec![100_000, 16], Reducer::Min, DType::F32, true, "memref<1600000xf32> to tensor<1600000xf32>"),
+        (vec![2_003, 50, 8], Reducer::Sum, DType::F64, true, "memref<801200xf64> to tensor<801200xf64>"),
         (vec![65_537, 7], Reducer::Sum, DType::I32, false, "tensor<458752xi32>"),
         (vec![4_099, 5], Reducer::Min, DType::I64, false, ""),
     ];
@@ -2179,6 +2178,114 @@ fn full_reductions_read_flat_and_keep_short_rows_as_columns() {
         let text = lower_for_cpu(&module, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
         assert!(text.contains(holds), "{what}holds {holds}:\n{text}");
         reduction_matches_interpreter(&mut rng, &module, &ty, op, squared, &what);
+    }
+}
+
+#[test]
+fn full_reductions_of_broadcast_products_give_partials_lanes() {
+    // The full sum of `x * w[None, :]` (a tree with a leaf that is no buffer of the operand's
+    // shape, so not computed as one row) keeps its short last dim (64 or 128 bytes) as a
+    // vector column of the partials, which get lanes (reduce::thread_partials), up to 8
+    // (`LANES_MAX`, the parts chosen so that their chunks give 8). Equal to the interpreter on
+    // one and two threads.
+    let mut rng = Rng(97);
+    for (n, k, d, holds) in [(100_000i64, 16i64, DType::F32, "tensor<20x8x16xf32>"), (50_000, 32, DType::F32, "tensor<10x8x32xf32>"), (100_000, 16, DType::F64, "tensor<20x8x16xf64>")] {
+        let (xt, wt) = (TensorType::new(d, [n, k]), TensorType::new(d, [k]));
+        let mut f = Func::new("main", &[xt.clone(), wt.clone()]);
+        let (x, w) = (f.params[0], f.params[1]);
+        let b = f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![1], shape: vec![n, k] }), &[w], None).unwrap();
+        let y = f.push1(OpKind::Elementwise(ElementwiseOp::Binary { op: BinaryOp::Mul }), &[x, b], None).unwrap();
+        let r = f.push1(OpKind::Reduce(quabla_dialect::ReduceOp::Reduce { op: quabla_dialect::Reducer::Sum, dims: vec![0, 1] }), &[y], None).unwrap();
+        f.outputs = vec![r];
+        let module = Module { funcs: vec![f] };
+        let what = format!("sum of x * w over {d} [{n}, {k}]");
+        let text = lower_for_cpu(&module, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
+        assert!(text.contains(holds) && !text.contains("quabla.flat_view"), "{what} holds {holds}:\n{text}");
+        let xv: Vec<f64> = (0..n * k).map(|_| rng.next_f64() - 0.5).collect();
+        let wv: Vec<f64> = (0..k).map(|_| rng.next_f64() - 0.5).collect();
+        let l1: f64 = xv.iter().enumerate().map(|(i, a)| (a * wv[i % k as usize]).abs()).sum();
+        let tol = if d == DType::F32 { Tol::Rel(1e-6) } else { Tol::Rel(1e-14) };
+        let inputs = [Buffer::from_f64s(xt, &xv).unwrap(), Buffer::from_f64s(wt, &wv).unwrap()];
+        equals_interpreter_on_one_and_two_threads(&module, &inputs, tol, |_| l1, &what);
+    }
+}
+
+#[test]
+fn full_reductions_of_elementwise_trees_run_as_one_row() {
+    // A reduction of all dims of a tree of elementwise ops whose leaves are buffers of its
+    // shape (parameters, a product's result) and 0-d values (a splat constant, a broadcast
+    // computed scalar) computes the tree as one row over flat views of the buffers
+    // (elementwise::flat_tree, linalg::flat_view), ranks 2 to 4, sums, maxima (keys) and
+    // integer sums; a tree with a value used twice, or a leaf broadcast along a dim, keeps its
+    // shape. Equal to the interpreter on one and two threads.
+    use quabla_dialect::{ConstantOp, Literal, ReduceOp, Reducer};
+    let mut rng = Rng(98);
+    let ew = |op: BinaryOp| OpKind::Elementwise(ElementwiseOp::Binary { op });
+    let reduce = |op: Reducer, r: usize| OpKind::Reduce(ReduceOp::Reduce { op, dims: (0..r as i64).collect() });
+    // (shape, dtype, tree, reducer, flat); trees over params x, y of the shape:
+    // 0: x * x - 1; 1: (x - mean(x))^2 (a broadcast 0-d scalar computed in the function);
+    // 2: |x * y|; 3: (x @ y[.., :k, :k]-shaped product) - x, the product's result a leaf;
+    // 4: x * x used twice (summed and returned): kept.
+    let cases: [(Vec<i64>, DType, usize, Reducer, bool); 9] = [
+        (vec![1000, 10], DType::F32, 0, Reducer::Sum, true),
+        (vec![100, 100, 32], DType::F32, 0, Reducer::Sum, true),
+        (vec![20, 20, 16, 8], DType::F64, 1, Reducer::Sum, true),
+        (vec![1000, 10], DType::F32, 1, Reducer::Sum, true),
+        (vec![50, 50, 6], DType::F32, 2, Reducer::Max, true),
+        (vec![4099, 5], DType::I32, 2, Reducer::Sum, true),
+        (vec![64, 64], DType::F32, 3, Reducer::Sum, true),
+        (vec![1000, 10], DType::F32, 4, Reducer::Sum, false),
+        (vec![7919, 13], DType::F64, 0, Reducer::Min, true),
+    ];
+    for (shape, d, tree, op, flat) in cases {
+        let ty = TensorType::new(d, shape.clone());
+        let r = shape.len();
+        let mut f = Func::new("main", &[ty.clone(), ty.clone()]);
+        let (x, y) = (f.params[0], f.params[1]);
+        let scalar = TensorType::new(d, Vec::<i64>::new());
+        let mut outputs = vec![];
+        let v = match tree {
+            0 => {
+                let xx = f.push1(ew(BinaryOp::Mul), &[x, x], None).unwrap();
+                let one = f.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(ty.clone(), 1.0) }), &[], None).unwrap();
+                f.push1(ew(BinaryOp::Sub), &[xx, one], None).unwrap()
+            }
+            1 => {
+                let s = f.push1(reduce(Reducer::Sum, r), &[x], None).unwrap();
+                let n = f.push1(OpKind::Constant(ConstantOp::Constant { value: Literal::splat(scalar.clone(), 1.0 / ty.num_elements() as f64) }), &[], None).unwrap();
+                let m = f.push1(ew(BinaryOp::Mul), &[s, n], None).unwrap();
+                let mb = f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: vec![], shape: shape.clone() }), &[m], None).unwrap();
+                let c = f.push1(ew(BinaryOp::Sub), &[x, mb], None).unwrap();
+                f.push1(ew(BinaryOp::Mul), &[c, c], None).unwrap()
+            }
+            2 => {
+                let p = f.push1(ew(BinaryOp::Mul), &[x, y], None).unwrap();
+                f.push1(OpKind::Elementwise(ElementwiseOp::Unary { op: UnaryOp::Abs }), &[p], None).unwrap()
+            }
+            3 => {
+                let p = f.push1(OpKind::Dot(DotOp::DotGeneral { dims: DotDims::matmul() }), &[x, y], None).unwrap();
+                f.push1(ew(BinaryOp::Sub), &[p, x], None).unwrap()
+            }
+            _ => {
+                let xx = f.push1(ew(BinaryOp::Mul), &[x, x], None).unwrap();
+                outputs.push(xx);
+                xx
+            }
+        };
+        let red = f.push1(reduce(op, r), &[v], None).unwrap();
+        outputs.insert(0, red);
+        f.outputs = outputs;
+        let module = Module { funcs: vec![f] };
+        let what = format!("{op:?} of tree {tree} over {d} {shape:?}");
+        let text = lower_for_cpu(&module, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
+        assert_eq!(text.contains("quabla.flat_view"), flat, "{what}:\n{text}");
+        let vals = |rng: &mut Rng| -> Vec<f64> { (0..ty.num_elements()).map(|_| if d == DType::I32 { (rng.next_f64() * 200.0 - 100.0).round() } else { rng.next_f64() * 2.0 - 1.0 }).collect() };
+        let (xv, yv) = (vals(&mut rng), vals(&mut rng));
+        // A bound on the sum of the magnitudes summed (reduction_tol's scale).
+        let l1 = ty.num_elements() as f64 * if tree == 3 { shape[1] as f64 + 1.0 } else { 4.0 };
+        let (tol, scale) = reduction_tol(op, d, l1);
+        let inputs = [Buffer::from_f64s(ty.clone(), &xv).unwrap(), Buffer::from_f64s(ty.clone(), &yv).unwrap()];
+        equals_interpreter_on_one_and_two_threads(&module, &inputs, tol, |k| if k == 0 { scale } else { 1.0 }, &what);
     }
 }
 

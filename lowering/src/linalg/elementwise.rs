@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use quabla_dialect::{BinaryOp, CmpDir, DType, ElementwiseOp, Func, Op, OpKind, TensorType, UnaryOp, Value, RECOMPUTE_COST};
 
-use super::{elementwise, float_lit, generic, int_max, int_min, map, one_lit, operands, zero_lit, Emitter, Iter, Operand};
+use super::{elementwise, float_lit, generic, identity, int_max, int_min, map, one_lit, operands, zero_lit, Emitter, Iter, Operand};
 use crate::target::{Builder, Cast, FBin, FCmp, FUn, IBin, ICmp};
 use crate::LowerError;
 
@@ -1232,6 +1232,124 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
         Some(x) => Err(x),
         None => Ok(r),
     }
+}
+
+/// `v`, computed by a tree of elementwise ops, as one 1-D generic over `v`'s elements in
+/// row-major order (its name and type): for a reduction of all of `v`'s dims, which then runs
+/// along one long row ([`super::reduce`]); a tree over rows of 40 bytes kept their shape
+/// ended each row in a horizontal step. The tree's inner values are used only by the tree (a
+/// DAG); its leaves are values of `v`'s shape that are buffers (parameters of `f`, results of
+/// the ops [`super::reduce::read_in_place`] names), read through a flat view
+/// ([`super::flat_view`]: a reshape of the tensor itself would be undone by upstream fusion,
+/// which expands the tree back to the reshape's source shape and leaves it unfused), and 0-d
+/// values: splat constants and broadcasts of 0-d values, read as scalars.
+/// None (nothing emitted) for any other tree, or when `v` is not computed by one.
+pub fn flat_tree(e: &mut Emitter, f: &Func, v: Value) -> Option<Result<(String, TensorType), LowerError>> {
+    let vt = f.ty(v).clone();
+    let mut uses: HashMap<Value, usize> = HashMap::new();
+    quabla_dialect::walk_ops(&f.ops, &mut |op| {
+        for w in &op.operands {
+            *uses.entry(*w).or_default() += 1;
+        }
+    });
+    for w in &f.outputs {
+        *uses.entry(*w).or_default() += 1;
+    }
+    let inner = |w: Value| -> Option<&Op> {
+        let op = super::defining(f, w)?;
+        let tree = matches!(op.kind, OpKind::Elementwise(_)) && op.results.len() == 1 && op.regions.is_empty() && op.operands.iter().all(|x| f.ty(*x).shape == vt.shape);
+        tree.then_some(op)
+    };
+    let root = inner(v).filter(|_| uses.get(&v) == Some(&1))?;
+    // Post order and the leaves: full-shape parameters, then 0-d sources (a splat
+    // constant's element or a broadcast's operand).
+    enum Leaf {
+        Buffer,
+        Scalar(Value),
+    }
+    let mut order: Vec<&Op> = Vec::new();
+    let mut leaves: Vec<(Value, Leaf)> = Vec::new();
+    let mut stack: Vec<(&Op, bool)> = vec![(root, false)];
+    let mut seen: std::collections::HashSet<Value> = std::collections::HashSet::new();
+    while let Some((op, expanded)) = stack.pop() {
+        if expanded {
+            order.push(op);
+            continue;
+        }
+        if !seen.insert(op.results[0]) {
+            continue;
+        }
+        stack.push((op, true));
+        for w in op.operands.iter().rev() {
+            if let Some(p) = inner(*w) {
+                stack.push((p, false));
+                continue;
+            }
+            if leaves.iter().any(|(l, _)| l == w) {
+                continue;
+            }
+            let def = super::defining(f, *w);
+            let leaf = if f.params.contains(w) || (def.is_some() && super::reduce::read_in_place(f, *w)) {
+                Leaf::Buffer
+            } else {
+                match def.map(|d| &d.kind) {
+                    Some(OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { .. })) if f.ty(def?.operands[0]).rank() == 0 => Leaf::Scalar(def?.operands[0]),
+                    Some(OpKind::Constant(quabla_dialect::ConstantOp::Constant { value })) if value.is_splat() && !value.is_empty() => Leaf::Scalar(*w),
+                    _ => return None,
+                }
+            };
+            leaves.push((*w, leaf));
+        }
+    }
+    // Every use of an inner value is the tree's (a DAG: `c * c`), or it is materialized anyway.
+    let mut within: HashMap<Value, usize> = HashMap::new();
+    for w in order.iter().flat_map(|op| &op.operands) {
+        *within.entry(*w).or_default() += 1;
+    }
+    if order.iter().any(|op| op.results[0] != v && within.get(&op.results[0]) != uses.get(&op.results[0])) {
+        return None;
+    }
+    let n = vt.num_elements() as i64;
+    let out = TensorType::new(vt.dtype, [n]);
+    let mut ins: Vec<Operand> = Vec::new();
+    for (w, leaf) in &leaves {
+        match leaf {
+            Leaf::Buffer => {
+                let (x, t) = super::flat_view(e, &e.name(*w), f.ty(*w));
+                ins.push(Operand::new(x, &t, identity(1)));
+            }
+            Leaf::Scalar(src) => {
+                let (x, t) = match f.ty(*src).rank() {
+                    0 => (e.name(*src), f.ty(*src).clone()),
+                    _ => super::splat_scalar(e, f, *src)?,
+                };
+                ins.push(Operand::new(x, &t, map(1, &[])));
+            }
+        }
+    }
+    let init = e.empty(&out);
+    let mut err = None;
+    let r = generic(e, &[Iter::Parallel], &ins, &[Operand::new(init, &out, identity(1))], |e, a| {
+        let mut vals: HashMap<Value, String> = leaves.iter().map(|(w, _)| *w).zip(a.iter().cloned()).collect();
+        for op in &order {
+            let args: Vec<String> = op.operands.iter().map(|w| vals[w].clone()).collect();
+            match scalar(e, f, op, &args) {
+                Ok(x) => {
+                    vals.insert(op.results[0], x);
+                }
+                Err(x) => {
+                    err = Some(x);
+                    return vec![String::new()];
+                }
+            }
+        }
+        vec![vals.remove(&v).unwrap_or_default()]
+    })
+    .remove(0);
+    Some(match err {
+        Some(x) => Err(x),
+        None => Ok((r, out)),
+    })
 }
 
 /// Lowers one op of this family, returning its result's name (exhaustive over the family).
