@@ -2217,7 +2217,9 @@ fn full_reductions_of_elementwise_trees_run_as_one_row() {
     // computed scalar) computes the tree as one row over flat views of the buffers
     // (elementwise::flat_tree, linalg::flat_view), ranks 2 to 4, sums, maxima (keys) and
     // integer sums; a tree with a value used twice, or a leaf broadcast along a dim, keeps its
-    // shape. Equal to the interpreter on one and two threads.
+    // shape; one reading a row broadcast along the leading dims runs over [leading, row]
+    // dims, the row a view of its own when it has several dims. Equal to the interpreter on
+    // one and two threads.
     use quabla_dialect::{ConstantOp, Literal, ReduceOp, Reducer};
     let mut rng = Rng(98);
     let ew = |op: BinaryOp| OpKind::Elementwise(ElementwiseOp::Binary { op });
@@ -2225,8 +2227,15 @@ fn full_reductions_of_elementwise_trees_run_as_one_row() {
     // (shape, dtype, tree, reducer, flat); trees over params x, y of the shape:
     // 0: x * x - 1; 1: (x - mean(x))^2 (a broadcast 0-d scalar computed in the function);
     // 2: |x * y|; 3: (x @ y[.., :k, :k]-shaped product) - x, the product's result a leaf;
-    // 4: x * x used twice (summed and returned): kept.
-    let cases: [(Vec<i64>, DType, usize, Reducer, bool); 9] = [
+    // 4: x * x used twice (summed and returned): kept; 5: x * w (a parameter of x's last dims)
+    // broadcast along dim 0 (the sum over [leading, w's] dims); 6: x * y[.., 0] broadcast
+    // along the last dim: kept; 7: x * y[0, .., 0, :] (a computed row of the last dim).
+    let cases: [(Vec<i64>, DType, usize, Reducer, bool); 14] = [
+        (vec![100, 100, 32], DType::F32, 5, Reducer::Sum, true),
+        (vec![20, 30, 16, 8], DType::F64, 5, Reducer::Max, true),
+        (vec![500, 10], DType::F32, 5, Reducer::Sum, false),
+        (vec![100, 30, 16], DType::F32, 6, Reducer::Sum, false),
+        (vec![100, 30, 16], DType::I32, 7, Reducer::Sum, true),
         (vec![1000, 10], DType::F32, 0, Reducer::Sum, true),
         (vec![100, 100, 32], DType::F32, 0, Reducer::Sum, true),
         (vec![20, 20, 16, 8], DType::F64, 1, Reducer::Sum, true),
@@ -2240,8 +2249,9 @@ fn full_reductions_of_elementwise_trees_run_as_one_row() {
     for (shape, d, tree, op, flat) in cases {
         let ty = TensorType::new(d, shape.clone());
         let r = shape.len();
-        let mut f = Func::new("main", &[ty.clone(), ty.clone()]);
-        let (x, y) = (f.params[0], f.params[1]);
+        let wt = TensorType::new(d, shape[1..].to_vec());
+        let mut f = Func::new("main", &[ty.clone(), ty.clone(), wt.clone()]);
+        let (x, y, w) = (f.params[0], f.params[1], f.params[2]);
         let scalar = TensorType::new(d, Vec::<i64>::new());
         let mut outputs = vec![];
         let v = match tree {
@@ -2266,10 +2276,23 @@ fn full_reductions_of_elementwise_trees_run_as_one_row() {
                 let p = f.push1(OpKind::Dot(DotOp::DotGeneral { dims: DotDims::matmul() }), &[x, y], None).unwrap();
                 f.push1(ew(BinaryOp::Sub), &[p, x], None).unwrap()
             }
-            _ => {
+            4 => {
                 let xx = f.push1(ew(BinaryOp::Mul), &[x, x], None).unwrap();
                 outputs.push(xx);
                 xx
+            }
+            5 => {
+                let b = f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims: (1..r as i64).collect(), shape: shape.clone() }), &[w], None).unwrap();
+                f.push1(ew(BinaryOp::Mul), &[x, b], None).unwrap()
+            }
+            _ => {
+                // y[0, .., 0, :] (its last dim: 7), or y[.., 0] (its leading dims: 6), broadcast back.
+                let (limit, dims): (Vec<i64>, Vec<i64>) = if tree == 7 { ((0..r).map(|i| if i + 1 == r { shape[i] } else { 1 }).collect(), vec![r as i64 - 1]) } else { (shape[..r - 1].iter().copied().chain([1]).collect(), (0..r as i64 - 1).collect()) };
+                let sl = f.push1(OpKind::Slicing(quabla_dialect::SlicingOp::Slice { start_indices: vec![0; r], limit_indices: limit, strides: vec![1; r] }), &[y], None).unwrap();
+                let kept: Vec<i64> = dims.iter().map(|&i| shape[i as usize]).collect();
+                let row = f.push1(OpKind::Layout(LayoutOp::Reshape { shape: kept }), &[sl], None).unwrap();
+                let b = f.push1(OpKind::Layout(LayoutOp::BroadcastInDim { dims, shape: shape.clone() }), &[row], None).unwrap();
+                f.push1(ew(BinaryOp::Mul), &[x, b], None).unwrap()
             }
         };
         let red = f.push1(reduce(op, r), &[v], None).unwrap();
@@ -2281,10 +2304,11 @@ fn full_reductions_of_elementwise_trees_run_as_one_row() {
         assert_eq!(text.contains("quabla.flat_view"), flat, "{what}:\n{text}");
         let vals = |rng: &mut Rng| -> Vec<f64> { (0..ty.num_elements()).map(|_| if d == DType::I32 { (rng.next_f64() * 200.0 - 100.0).round() } else { rng.next_f64() * 2.0 - 1.0 }).collect() };
         let (xv, yv) = (vals(&mut rng), vals(&mut rng));
+        let wv: Vec<f64> = yv[..wt.num_elements()].to_vec();
         // A bound on the sum of the magnitudes summed (reduction_tol's scale).
         let l1 = ty.num_elements() as f64 * if tree == 3 { shape[1] as f64 + 1.0 } else { 4.0 };
         let (tol, scale) = reduction_tol(op, d, l1);
-        let inputs = [Buffer::from_f64s(ty.clone(), &xv).unwrap(), Buffer::from_f64s(ty.clone(), &yv).unwrap()];
+        let inputs = [Buffer::from_f64s(ty.clone(), &xv).unwrap(), Buffer::from_f64s(ty.clone(), &yv).unwrap(), Buffer::from_f64s(wt.clone(), &wv).unwrap()];
         equals_interpreter_on_one_and_two_threads(&module, &inputs, tol, |k| if k == 0 { scale } else { 1.0 }, &what);
     }
 }

@@ -1234,18 +1234,23 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
     }
 }
 
-/// `v`, computed by a tree of elementwise ops, as one 1-D generic over `v`'s elements in
-/// row-major order (its name and type): for a reduction of all of `v`'s dims, which then runs
-/// along one long row ([`super::reduce`]); a tree over rows of 40 bytes kept their shape
-/// ended each row in a horizontal step. The tree's inner values are used only by the tree (a
-/// DAG); its leaves are values of `v`'s shape that are buffers (parameters of `f`, results of
-/// the ops [`super::reduce::read_in_place`] names), read through a flat view
-/// ([`super::flat_view`]: a reshape of the tensor itself would be undone by upstream fusion,
-/// which expands the tree back to the reshape's source shape and leaves it unfused), and 0-d
-/// values: splat constants and broadcasts of 0-d values, read as scalars.
-/// None (nothing emitted) for any other tree, or when `v` is not computed by one.
+/// `v`, computed by a tree of elementwise ops, as one generic over a view of `v` with its
+/// dims collapsed (its name and type), for a reduction of all of `v`'s dims: one row of all
+/// its elements, or, when the tree reads rows broadcast along the leading dims, two dims (the
+/// leading ones, the broadcast ones). The reduction then runs along a long row or over
+/// one long dim of rows (a tree over rows of 40 bytes kept their shape ended each row in a
+/// horizontal step; a 3-D one was split between the threads along its last dim). The tree's
+/// inner values are used only by the tree (a DAG); its leaves are values of `v`'s shape that
+/// are buffers (parameters of `f`, results of the ops [`super::reduce::read_in_place`] names),
+/// read through views ([`super::collapsed_view`]: a reshape of the tensor itself would be
+/// undone by upstream fusion, which expands the tree back to the reshape's source shape and
+/// leaves it unfused), 0-d values (splat constants, broadcasts of 0-d values), read as
+/// scalars, and broadcasts along the leading dims of values of `v`'s last dims (all the same
+/// number of dims; the value one dim or a buffer). None (nothing emitted) for any other tree,
+/// when `v` is not computed by one, or when the view is `v`'s own shape.
 pub fn flat_tree(e: &mut Emitter, f: &Func, v: Value) -> Option<Result<(String, TensorType), LowerError>> {
     let vt = f.ty(v).clone();
+    let r = vt.rank();
     let mut uses: HashMap<Value, usize> = HashMap::new();
     quabla_dialect::walk_ops(&f.ops, &mut |op| {
         for w in &op.operands {
@@ -1261,11 +1266,13 @@ pub fn flat_tree(e: &mut Emitter, f: &Func, v: Value) -> Option<Result<(String, 
         tree.then_some(op)
     };
     let root = inner(v).filter(|_| uses.get(&v) == Some(&1))?;
-    // Post order and the leaves: full-shape parameters, then 0-d sources (a splat
-    // constant's element or a broadcast's operand).
+    let buffer = |w: &Value| f.params.contains(w) || (super::defining(f, *w).is_some() && super::reduce::read_in_place(f, *w));
+    // Post order and the leaves.
     enum Leaf {
         Buffer,
         Scalar(Value),
+        /// A broadcast along the leading dims of this value of `v`'s last dims.
+        Row(Value),
     }
     let mut order: Vec<&Op> = Vec::new();
     let mut leaves: Vec<(Value, Leaf)> = Vec::new();
@@ -1289,12 +1296,22 @@ pub fn flat_tree(e: &mut Emitter, f: &Func, v: Value) -> Option<Result<(String, 
                 continue;
             }
             let def = super::defining(f, *w);
-            let leaf = if f.params.contains(w) || (def.is_some() && super::reduce::read_in_place(f, *w)) {
+            let leaf = if buffer(w) {
                 Leaf::Buffer
             } else {
-                match def.map(|d| &d.kind) {
-                    Some(OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { .. })) if f.ty(def?.operands[0]).rank() == 0 => Leaf::Scalar(def?.operands[0]),
-                    Some(OpKind::Constant(quabla_dialect::ConstantOp::Constant { value })) if value.is_splat() && !value.is_empty() => Leaf::Scalar(*w),
+                match def.map(|d| (&d.kind, d.operands.first().copied())) {
+                    Some((OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { dims, .. }), Some(src))) => {
+                        let st = f.ty(src);
+                        let j = st.rank();
+                        if j == 0 {
+                            Leaf::Scalar(src)
+                        } else if j < r && dims.iter().copied().eq(r as i64 - j as i64..r as i64) && st.shape[..] == vt.shape[r - j..] && (j == 1 || buffer(&src)) {
+                            Leaf::Row(src)
+                        } else {
+                            return None;
+                        }
+                    }
+                    Some((OpKind::Constant(quabla_dialect::ConstantOp::Constant { value }), _)) if value.is_splat() && !value.is_empty() => Leaf::Scalar(*w),
                     _ => return None,
                 }
             };
@@ -1309,27 +1326,52 @@ pub fn flat_tree(e: &mut Emitter, f: &Func, v: Value) -> Option<Result<(String, 
     if order.iter().any(|op| op.results[0] != v && within.get(&op.results[0]) != uses.get(&op.results[0])) {
         return None;
     }
-    let n = vt.num_elements() as i64;
-    let out = TensorType::new(vt.dtype, [n]);
+    // The view: one row, or [leading, broadcast] dims when rows are broadcast (all of one rank).
+    let mut row_ranks = leaves.iter().filter_map(|(_, l)| match l {
+        Leaf::Row(src) => Some(f.ty(*src).rank()),
+        _ => None,
+    });
+    let view = match row_ranks.next() {
+        None => TensorType::new(vt.dtype, [vt.num_elements() as i64]),
+        Some(j) => {
+            if row_ranks.any(|k| k != j) {
+                return None;
+            }
+            let prod = |d: &[i64]| quabla_dialect::size::saturating_product(d.iter().copied());
+            TensorType::new(vt.dtype, [prod(&vt.shape[..r - j]), prod(&vt.shape[r - j..])])
+        }
+    };
+    if view.shape == vt.shape {
+        return None;
+    }
+    let vr = view.rank();
     let mut ins: Vec<Operand> = Vec::new();
     for (w, leaf) in &leaves {
         match leaf {
             Leaf::Buffer => {
-                let (x, t) = super::flat_view(e, &e.name(*w), f.ty(*w));
-                ins.push(Operand::new(x, &t, identity(1)));
+                let t = TensorType::new(f.ty(*w).dtype, view.shape.clone());
+                let x = super::collapsed_view(e, &e.name(*w), f.ty(*w), &t);
+                ins.push(Operand::new(x, &t, identity(vr)));
             }
             Leaf::Scalar(src) => {
                 let (x, t) = match f.ty(*src).rank() {
                     0 => (e.name(*src), f.ty(*src).clone()),
                     _ => super::splat_scalar(e, f, *src)?,
                 };
-                ins.push(Operand::new(x, &t, map(1, &[])));
+                ins.push(Operand::new(x, &t, map(vr, &[])));
+            }
+            Leaf::Row(src) => {
+                let st = f.ty(*src);
+                let t = TensorType::new(st.dtype, [view.shape[vr - 1]]);
+                let x = super::collapsed_view(e, &e.name(*src), st, &t);
+                ins.push(Operand::new(x, &t, map(vr, &[format!("d{}", vr - 1)])));
             }
         }
     }
+    let out = TensorType::new(vt.dtype, view.shape.clone());
     let init = e.empty(&out);
     let mut err = None;
-    let r = generic(e, &[Iter::Parallel], &ins, &[Operand::new(init, &out, identity(1))], |e, a| {
+    let res = generic(e, &vec![Iter::Parallel; vr], &ins, &[Operand::new(init, &out, identity(vr))], |e, a| {
         let mut vals: HashMap<Value, String> = leaves.iter().map(|(w, _)| *w).zip(a.iter().cloned()).collect();
         for op in &order {
             let args: Vec<String> = op.operands.iter().map(|w| vals[w].clone()).collect();
@@ -1348,7 +1390,7 @@ pub fn flat_tree(e: &mut Emitter, f: &Func, v: Value) -> Option<Result<(String, 
     .remove(0);
     Some(match err {
         Some(x) => Err(x),
-        None => Ok((r, out)),
+        None => Ok((res, out)),
     })
 }
 

@@ -626,22 +626,22 @@ pub fn memref(t: &TensorType) -> String {
 }
 
 /// `x` (`t`, a tensor with a buffer of its own: a parameter, an op's result that fusion never
-/// merges) as one row of all its elements, viewed through its buffer
+/// merges) viewed as `to` (the same elements, adjacent dims collapsed) through its buffer
 /// (`bufferization.to_buffer ... read_only`, `memref.collapse_shape`, `to_tensor`): upstream
 /// fusion does not propagate this reshape as it does a `tensor.collapse_shape` (expanding the
 /// reshape's consumers back to `t`'s shape). Each view has an attribute of its own so that CSE
 /// never merges two (as [`kernel_buffer`]).
-pub fn flat_view(e: &mut Emitter, x: &str, t: &TensorType) -> (String, TensorType) {
-    let flat = TensorType::new(t.dtype, [t.num_elements() as i64]);
-    if t.rank() == 1 {
-        return (x.to_string(), flat);
+pub fn collapsed_view(e: &mut Emitter, x: &str, t: &TensorType, to: &TensorType) -> String {
+    if t.shape == to.shape {
+        return x.to_string();
     }
+    let groups = layout::reassociation(&t.shape, &to.shape).expect("a view of collapsed adjacent dims");
     let id = e.id();
-    let (m, fm) = (memref(t), memref(&flat));
+    let (m, vm) = (memref(t), memref(to));
     let buf = e.op(format!("bufferization.to_buffer {x} read_only {{quabla.flat_view = {id} : i64}} : {t} to {m}"));
-    let all: Vec<String> = (0..t.rank()).map(|i| i.to_string()).collect();
-    let c = e.op(format!("memref.collapse_shape {buf} [[{}]] : {m} into {fm}", all.join(", ")));
-    (e.op(format!("bufferization.to_tensor {c} restrict : {fm} to {flat}")), flat)
+    let g: Vec<String> = groups.iter().map(|g| format!("[{}]", g.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "))).collect();
+    let c = e.op(format!("memref.collapse_shape {buf} [{}] : {m} into {vm}", g.join(", ")));
+    e.op(format!("bufferization.to_tensor {c} restrict : {vm} to {to}"))
 }
 
 /// The element of the splat constant that defines `v`, as a 0-d `arith.constant` tensor (its
