@@ -2211,7 +2211,7 @@ fn full_reductions_of_broadcast_products_give_partials_lanes() {
 }
 
 #[test]
-fn full_reductions_of_elementwise_trees_run_as_one_row() {
+fn reductions_of_elementwise_trees_read_views_with_dims_collapsed() {
     // A reduction of all dims of a tree of elementwise ops whose leaves are buffers of its
     // shape (parameters, a product's result) and 0-d values (a splat constant, a broadcast
     // computed scalar) computes the tree as one row over flat views of the buffers
@@ -2230,6 +2230,14 @@ fn full_reductions_of_elementwise_trees_run_as_one_row() {
     // 4: x * x used twice (summed and returned): kept; 5: x * w (a parameter of x's last dims)
     // broadcast along dim 0 (the sum over [leading, w's] dims); 6: x * y[.., 0] broadcast
     // along the last dim: kept; 7: x * y[0, .., 0, :] (a computed row of the last dim).
+    // Partial reductions read each run of reduced or kept dims as one (all dims otherwise).
+    let partial: [(Vec<i64>, DType, usize, Reducer, Vec<i64>, bool); 5] = [
+        (vec![100, 100, 32], DType::F32, 0, Reducer::Sum, vec![0, 1], true),
+        (vec![8, 4, 16, 16], DType::F64, 1, Reducer::Sum, vec![0, 2, 3], true),
+        (vec![100, 30, 16], DType::F32, 7, Reducer::Max, vec![0, 1], true),
+        (vec![50, 20, 16], DType::F32, 5, Reducer::Sum, vec![0, 1], false),
+        (vec![64, 16, 32], DType::I32, 2, Reducer::Sum, vec![1, 2], true),
+    ];
     let cases: [(Vec<i64>, DType, usize, Reducer, bool); 14] = [
         (vec![100, 100, 32], DType::F32, 5, Reducer::Sum, true),
         (vec![20, 30, 16, 8], DType::F64, 5, Reducer::Max, true),
@@ -2246,7 +2254,8 @@ fn full_reductions_of_elementwise_trees_run_as_one_row() {
         (vec![1000, 10], DType::F32, 4, Reducer::Sum, false),
         (vec![7919, 13], DType::F64, 0, Reducer::Min, true),
     ];
-    for (shape, d, tree, op, flat) in cases {
+    let full = cases.into_iter().map(|(shape, d, tree, op, flat)| (shape.clone(), d, tree, op, (0..shape.len() as i64).collect::<Vec<_>>(), flat));
+    for (shape, d, tree, op, dims, flat) in full.chain(partial) {
         let ty = TensorType::new(d, shape.clone());
         let r = shape.len();
         let wt = TensorType::new(d, shape[1..].to_vec());
@@ -2295,18 +2304,19 @@ fn full_reductions_of_elementwise_trees_run_as_one_row() {
                 f.push1(ew(BinaryOp::Mul), &[x, b], None).unwrap()
             }
         };
-        let red = f.push1(reduce(op, r), &[v], None).unwrap();
+        let red = f.push1(OpKind::Reduce(ReduceOp::Reduce { op, dims: dims.clone() }), &[v], None).unwrap();
         outputs.insert(0, red);
         f.outputs = outputs;
         let module = Module { funcs: vec![f] };
-        let what = format!("{op:?} of tree {tree} over {d} {shape:?}");
+        let what = format!("{op:?} over {dims:?} of tree {tree} over {d} {shape:?}");
         let text = lower_for_cpu(&module, &CpuOptions { threads: 2, ..CpuOptions::default() }).unwrap().text;
         assert_eq!(text.contains("quabla.flat_view"), flat, "{what}:\n{text}");
         let vals = |rng: &mut Rng| -> Vec<f64> { (0..ty.num_elements()).map(|_| if d == DType::I32 { (rng.next_f64() * 200.0 - 100.0).round() } else { rng.next_f64() * 2.0 - 1.0 }).collect() };
         let (xv, yv) = (vals(&mut rng), vals(&mut rng));
         let wv: Vec<f64> = yv[..wt.num_elements()].to_vec();
         // A bound on the sum of the magnitudes summed (reduction_tol's scale).
-        let l1 = ty.num_elements() as f64 * if tree == 3 { shape[1] as f64 + 1.0 } else { 4.0 };
+        let per_output = ty.num_elements() as f64 / (0..r).filter(|i| !dims.contains(&(*i as i64))).map(|i| shape[i] as f64).product::<f64>();
+        let l1 = per_output * if tree == 3 { shape[1] as f64 + 1.0 } else { 4.0 };
         let (tol, scale) = reduction_tol(op, d, l1);
         let inputs = [Buffer::from_f64s(ty.clone(), &xv).unwrap(), Buffer::from_f64s(ty.clone(), &yv).unwrap(), Buffer::from_f64s(wt.clone(), &wv).unwrap()];
         equals_interpreter_on_one_and_two_threads(&module, &inputs, tol, |k| if k == 0 { scale } else { 1.0 }, &what);

@@ -1234,22 +1234,43 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
     }
 }
 
-/// `v`, computed by a tree of elementwise ops, as one generic over a view of `v` with its
-/// dims collapsed (its name and type), for a reduction of all of `v`'s dims: one row of all
-/// its elements, or, when the tree reads rows broadcast along the leading dims, two dims (the
-/// leading ones, the broadcast ones). The reduction then runs along a long row or over
-/// one long dim of rows (a tree over rows of 40 bytes kept their shape ended each row in a
-/// horizontal step; a 3-D one was split between the threads along its last dim). The tree's
-/// inner values are used only by the tree (a DAG); its leaves are values of `v`'s shape that
-/// are buffers (parameters of `f`, results of the ops [`super::reduce::read_in_place`] names),
-/// read through views ([`super::collapsed_view`]: a reshape of the tensor itself would be
-/// undone by upstream fusion, which expands the tree back to the reshape's source shape and
-/// leaves it unfused), 0-d values (splat constants, broadcasts of 0-d values), read as
-/// scalars, and broadcasts along the leading dims of values of `v`'s last dims (all the same
-/// number of dims; the value one dim or a buffer). None (nothing emitted) for any other tree,
-/// when `v` is not computed by one, or when the view is `v`'s own shape.
-pub fn flat_tree(e: &mut Emitter, f: &Func, v: Value) -> Option<Result<(String, TensorType), LowerError>> {
-    let vt = f.ty(v).clone();
+/// A leaf of a [`Tree`].
+enum Leaf {
+    /// A value of the tree's shape with a buffer of its own.
+    Buffer,
+    /// A 0-d value read as a scalar: a splat constant (itself) or a broadcast's 0-d operand.
+    Scalar(Value),
+    /// A broadcast along the leading dims of this value of the tree's last dims.
+    Row(Value),
+}
+
+/// A tree of elementwise ops computing a value that a reduction reads ([`tree`]).
+pub struct Tree<'a> {
+    v: Value,
+    order: Vec<&'a Op>,
+    leaves: Vec<(Value, Leaf)>,
+}
+
+impl Tree<'_> {
+    /// The rank of the rows the tree reads broadcast along its leading dims (the first one's),
+    /// if it reads any.
+    pub fn row_rank(&self, f: &Func) -> Option<usize> {
+        self.leaves.iter().find_map(|(_, l)| match l {
+            Leaf::Row(src) => Some(f.ty(*src).rank()),
+            _ => None,
+        })
+    }
+}
+
+/// The tree of elementwise ops that computes `v` (of `f`), for a reduction of `v` that may
+/// read it as a view with dims collapsed ([`tree_view`]); None when `v` is computed otherwise.
+/// The tree's inner values are used only by the tree (a DAG); its leaves are values of `v`'s
+/// shape that are buffers (parameters of `f`, results of the ops
+/// [`super::reduce::read_in_place`] names), 0-d values (splat constants, broadcasts of 0-d
+/// values) and broadcasts along the leading dims of values of `v`'s last dims (one dim, or a
+/// buffer).
+pub fn tree(f: &Func, v: Value) -> Option<Tree<'_>> {
+    let vt = f.ty(v);
     let r = vt.rank();
     let mut uses: HashMap<Value, usize> = HashMap::new();
     quabla_dialect::walk_ops(&f.ops, &mut |op| {
@@ -1267,13 +1288,6 @@ pub fn flat_tree(e: &mut Emitter, f: &Func, v: Value) -> Option<Result<(String, 
     };
     let root = inner(v).filter(|_| uses.get(&v) == Some(&1))?;
     let buffer = |w: &Value| f.params.contains(w) || (super::defining(f, *w).is_some() && super::reduce::read_in_place(f, *w));
-    // Post order and the leaves.
-    enum Leaf {
-        Buffer,
-        Scalar(Value),
-        /// A broadcast along the leading dims of this value of `v`'s last dims.
-        Row(Value),
-    }
     let mut order: Vec<&Op> = Vec::new();
     let mut leaves: Vec<(Value, Leaf)> = Vec::new();
     let mut stack: Vec<(&Op, bool)> = vec![(root, false)];
@@ -1295,11 +1309,10 @@ pub fn flat_tree(e: &mut Emitter, f: &Func, v: Value) -> Option<Result<(String, 
             if leaves.iter().any(|(l, _)| l == w) {
                 continue;
             }
-            let def = super::defining(f, *w);
             let leaf = if buffer(w) {
                 Leaf::Buffer
             } else {
-                match def.map(|d| (&d.kind, d.operands.first().copied())) {
+                match super::defining(f, *w).map(|d| (&d.kind, d.operands.first().copied())) {
                     Some((OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { dims, .. }), Some(src))) => {
                         let st = f.ty(src);
                         let j = st.rank();
@@ -1326,27 +1339,29 @@ pub fn flat_tree(e: &mut Emitter, f: &Func, v: Value) -> Option<Result<(String, 
     if order.iter().any(|op| op.results[0] != v && within.get(&op.results[0]) != uses.get(&op.results[0])) {
         return None;
     }
-    // The view: one row, or [leading, broadcast] dims when rows are broadcast (all of one rank).
-    let mut row_ranks = leaves.iter().filter_map(|(_, l)| match l {
-        Leaf::Row(src) => Some(f.ty(*src).rank()),
-        _ => None,
-    });
-    let view = match row_ranks.next() {
-        None => TensorType::new(vt.dtype, [vt.num_elements() as i64]),
-        Some(j) => {
-            if row_ranks.any(|k| k != j) {
-                return None;
-            }
-            let prod = |d: &[i64]| quabla_dialect::size::saturating_product(d.iter().copied());
-            TensorType::new(vt.dtype, [prod(&vt.shape[..r - j]), prod(&vt.shape[r - j..])])
-        }
-    };
-    if view.shape == vt.shape {
+    Some(Tree { v, order, leaves })
+}
+
+/// `tree` computed as one generic over a view of its value with its dims collapsed into
+/// `groups` (adjacent runs, in order), for a reduction that then runs over fewer, longer dims
+/// ([`super::reduce`]): its name and type. Buffers are read through views of their own
+/// ([`super::collapsed_view`]: a reshape of the tensor itself would be undone by upstream
+/// fusion, which expands the tree back to the reshape's source shape and leaves it
+/// unfused), 0-d values as scalars, rows through views of their dims' groups. None (nothing
+/// emitted) when a row's dims are not whole groups.
+pub fn tree_view(e: &mut Emitter, f: &Func, tree: &Tree, groups: &[Vec<usize>]) -> Option<Result<(String, TensorType), LowerError>> {
+    let vt = f.ty(tree.v).clone();
+    let r = vt.rank();
+    let prod = |d: &[usize]| quabla_dialect::size::saturating_product(d.iter().map(|&i| vt.shape[i]));
+    let view = TensorType::new(vt.dtype, groups.iter().map(|g| prod(g)).collect::<Vec<_>>());
+    let vr = view.rank();
+    // The view dim from which each row rank's dims are whole groups.
+    let row_from = |j: usize| groups.iter().position(|g| g[0] == r - j);
+    if tree.leaves.iter().any(|(_, l)| matches!(l, Leaf::Row(src) if row_from(f.ty(*src).rank()).is_none())) {
         return None;
     }
-    let vr = view.rank();
     let mut ins: Vec<Operand> = Vec::new();
-    for (w, leaf) in &leaves {
+    for (w, leaf) in &tree.leaves {
         match leaf {
             Leaf::Buffer => {
                 let t = TensorType::new(f.ty(*w).dtype, view.shape.clone());
@@ -1362,18 +1377,20 @@ pub fn flat_tree(e: &mut Emitter, f: &Func, v: Value) -> Option<Result<(String, 
             }
             Leaf::Row(src) => {
                 let st = f.ty(*src);
-                let t = TensorType::new(st.dtype, [view.shape[vr - 1]]);
+                let from = row_from(st.rank())?;
+                let t = TensorType::new(st.dtype, view.shape[from..].to_vec());
                 let x = super::collapsed_view(e, &e.name(*src), st, &t);
-                ins.push(Operand::new(x, &t, map(vr, &[format!("d{}", vr - 1)])));
+                let dims: Vec<String> = (from..vr).map(|i| format!("d{i}")).collect();
+                ins.push(Operand::new(x, &t, map(vr, &dims)));
             }
         }
     }
-    let out = TensorType::new(vt.dtype, view.shape.clone());
+    let out = view;
     let init = e.empty(&out);
     let mut err = None;
     let res = generic(e, &vec![Iter::Parallel; vr], &ins, &[Operand::new(init, &out, identity(vr))], |e, a| {
-        let mut vals: HashMap<Value, String> = leaves.iter().map(|(w, _)| *w).zip(a.iter().cloned()).collect();
-        for op in &order {
+        let mut vals: HashMap<Value, String> = tree.leaves.iter().map(|(w, _)| *w).zip(a.iter().cloned()).collect();
+        for op in &tree.order {
             let args: Vec<String> = op.operands.iter().map(|w| vals[w].clone()).collect();
             match scalar(e, f, op, &args) {
                 Ok(x) => {
@@ -1385,7 +1402,7 @@ pub fn flat_tree(e: &mut Emitter, f: &Func, v: Value) -> Option<Result<(String, 
                 }
             }
         }
-        vec![vals.remove(&v).unwrap_or_default()]
+        vec![vals.remove(&tree.v).unwrap_or_default()]
     })
     .remove(0);
     Some(match err {

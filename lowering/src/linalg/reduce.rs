@@ -530,28 +530,65 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]
         }
     }
     let in_place = read_in_place(f, o.operands[0]);
-    // A full reduction of a tree of elementwise ops over parameters reduces the tree computed
-    // as one row ([`super::elementwise::flat_tree`]), as one read in place does below.
-    // Measured (Intel Xeon model 106, two threads, 2026-12-08, both variants in one process,
-    // JAX alongside), f32, us: the sum of `x * x` over 100000 x 10 686 -> 86 (JAX 131), 100 x
-    // 1000 x 32 2995 -> 284 (353), 64 x 64 x 256 814 -> 98 (141); the max of `|x|` over 50 x
-    // 50 x 64 x 8 1667 -> 123 (321); `mean((x - mean(x))**2)` over 100000 x 10 779 -> 184
-    // (434). The thread split had cut the last dim of [100, 1000, 32] into 16 parts of 2. A
-    // tree reading a row broadcast along the leading dims runs over two dims: `sum(x * w)` over
-    // 100 x 1000 x 32 3247 -> 282 (498), its max 6029 -> 268 (687), 64 x 64 x 256 453 -> 81
-    // (177).
-    let (flat, flat_dims);
-    let whole = !in_place && dims.len() == xt.rank() && xt.rank() >= 2 && !e.cg.target.parallel_outer();
-    let tree = if whole { super::elementwise::flat_tree(e, f, o.operands[0]) } else { None };
-    let (x, xt, dims) = match tree {
-        Some(r) => {
-            let (fx, ft) = r?;
-            flat_dims = (0..ft.rank() as i64).collect::<Vec<_>>();
-            flat = ft;
-            (fx, &flat, &flat_dims[..])
+    // A reduction of a tree of elementwise ops over buffers ([`super::elementwise::tree`])
+    // reads the tree computed over a view with the reduced and the kept dims collapsed
+    // ([`super::elementwise::tree_view`]): all of them into one row for a full reduction (two
+    // dims, the leading ones and the rest, when the tree reads rows broadcast along the
+    // leading dims), each run of reduced or kept dims into one otherwise. A collapse of the
+    // computed tensor (`reduce_collapsed`) is undone by upstream fusion, which then
+    // materializes the tree. Not in row blocks, whose operands are slices. Measured (Intel
+    // Xeon model 106, two threads, 2026-12-08, both variants in one process, JAX alongside),
+    // f32, us: the sum of `x * x` over 100000 x 10 686 -> 86 (JAX 131), 100 x 1000 x 32 2995
+    // -> 284 (353), 64 x 64 x 256 814 -> 98 (141); the max of `|x|` over 50 x 50 x 64 x 8
+    // 1667 -> 123 (321); `mean((x - mean(x))**2)` over 100000 x 10 779 -> 184 (434); `sum(x *
+    // w)` over 100 x 1000 x 32 3247 -> 282 (498), its max 6029 -> 268 (687), 64 x 64 x 256
+    // 453 -> 81 (177); `sum(x * x, (0, 1))` over 100 x 1000 x 32 1109 -> 254 (317), over
+    // (0, 2, 3) of 64 x 16 x 32 x 32 274 -> 92 (140); a batch norm's variance over (0, 1, 2)
+    // of 64 x 32 x 32 x 16 371 -> 235 (335). (The thread split had cut the last dim of [100,
+    // 1000, 32] into 16 parts of 2.)
+    let r = xt.rank() as i64;
+    if !in_place && !e.blocks && r >= 2 && !e.cg.target.parallel_outer() {
+        if let Some(tree) = super::elementwise::tree(f, o.operands[0]) {
+            let groups = view_groups(xt, dims, tree.row_rank(f));
+            if groups.len() < xt.rank() {
+                if let Some(view) = super::elementwise::tree_view(e, f, &tree, &groups) {
+                    let (vx, vt) = view?;
+                    let vdims: Vec<i64> = (0..groups.len()).filter(|&g| dims.contains(&(groups[g][0] as i64))).map(|g| g as i64).collect();
+                    let kt = TensorType::new(out.dtype, (0..groups.len()).filter(|g| !vdims.contains(&(*g as i64))).map(|g| vt.shape[g]).collect::<Vec<_>>());
+                    let res = reduce_of(e, op, (vx, &vt, false), &vdims, &kt);
+                    return Ok(layout::reshape(e, &res, &kt, out));
+                }
+            }
         }
-        None => (x, xt, dims),
-    };
+    }
+    Ok(reduce_of(e, op, (x, xt, in_place), dims, out))
+}
+
+/// The groups of adjacent dims of `xt` that a reduction of `dims` reads a tree's view with
+/// ([`lower_reduce`]): all dims in one for a full reduction (the leading ones and the last
+/// `rows` when the tree reads rows of that rank), each run of reduced or kept dims otherwise.
+fn view_groups(xt: &TensorType, dims: &[i64], rows: Option<usize>) -> Vec<Vec<usize>> {
+    let r = xt.rank();
+    if dims.len() == r {
+        return match rows {
+            None => vec![(0..r).collect()],
+            Some(j) => vec![(0..r - j).collect(), (r - j..r).collect()],
+        };
+    }
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for i in 0..r {
+        let reduced = dims.contains(&(i as i64));
+        match groups.last_mut() {
+            Some(g) if dims.contains(&(g[0] as i64)) == reduced => g.push(i),
+            _ => groups.push(vec![i]),
+        }
+    }
+    groups
+}
+
+/// [`lower_reduce`] of `x` (`xt`, read in place or not) over `dims` into `out`, once the
+/// operand is settled.
+fn reduce_of(e: &mut Emitter, op: Reducer, (x, xt, in_place): (String, &TensorType, bool), dims: &[i64], out: &TensorType) -> String {
     // A full reduction of an operand read in place reads it as one row (a free reshape): the
     // thread split and the peel then cut the row, and the vector steps run along it. Kept as
     // a nest of several dims, a short last dim (16 f32) was an inner loop of its own ending in
@@ -563,10 +600,10 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]
     if in_place && dims.len() == xt.rank() && !e.cg.target.parallel_outer() {
         if !keys {
             let (fx, flat) = flattened(e, &x, xt);
-            return Ok(reduce_dims(e, op, (&fx, &flat, true), &[0], out));
+            return reduce_dims(e, op, (&fx, &flat, true), &[0], out);
         }
         if let Some(r) = keyed_row(e, op, (&x, xt), out) {
-            return Ok(r);
+            return r;
         }
     }
     // Keys where the last dim is reduced (each row ends in horizontal steps); a column
@@ -575,8 +612,8 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]
     // 146 -> 407 us with keys).
     let last_reduced = dims.contains(&(xt.rank() as i64 - 1));
     match row_path(e, op, xt, dims, in_place) {
-        Some(RowPath::Whole) => return Ok(short_rows(e, op, (&x, xt), out)),
-        Some(RowPath::Loop) => return Ok(row_loop(e, op, (&x, xt), out)),
+        Some(RowPath::Whole) => return short_rows(e, op, (&x, xt), out),
+        Some(RowPath::Loop) => return row_loop(e, op, (&x, xt), out),
         None => {}
     }
     if keys && last_reduced && !e.cg.target.parallel_outer() {
@@ -596,9 +633,9 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]
             }
             None => keyed(e, &x, xt),
         };
-        return Ok(from_keys(e, &r, &kout, out, op));
+        return from_keys(e, &r, &kout, out, op);
     }
-    Ok(reduce_dims(e, op, (&x, xt, in_place), dims, out))
+    reduce_dims(e, op, (&x, xt, in_place), dims, out)
 }
 
 /// The shortest rows a row sum takes the runtime's sums for: shorter rows are faster in the
