@@ -420,8 +420,10 @@ def _slow(self, args, kwargs):
     else:
         dyn_args = tuple(a for i, a in enumerate(args) if i not in sa) if sa else tuple(args)
         leaves, dyn_tree = _tree.flatten((dyn_args, kwargs))
-    # Only calls whose leaves are all Tensors can be served by the Rust fast path.
-    fast_ok = all(isinstance(x, Tensor) for x in leaves)
+    # Only calls whose leaves are all Tensors or NumPy arrays can be served by the Rust fast
+    # path (which refuses the arrays it does not import as `_prepare_leaves` does:
+    # python/src/callkey.rs).
+    fast_ok = all(isinstance(x, (Tensor, np.ndarray)) for x in leaves)
     leaves = _prepare_leaves(_name(fun), leaves)
     try:
         hash(dyn_tree)

@@ -7,19 +7,62 @@
 //! `{` and its length, then per key in sorted order (as `qb.tree` traverses it) the key's
 //! length and UTF-8 bytes and the value; `None` is `N`; the static leaves a cache key holds
 //! by value: `b` bool, `i` int (i64), `f` float (its bits: `0.0` and `-0.0` differ, as
-//! `jit._Exact` has them), `s` str. Anything else (NumPy arrays, Python numbers in dynamic
-//! positions, namedtuples and registered nodes, keyword arguments) has no key: the call goes
-//! to the Python path.
+//! `jit._Exact` has them), `s` str. A NumPy array in a dynamic position is keyed as the Tensor
+//! the Python path makes of it (`tensor::ndarray_type`) and becomes that Tensor (a copy) once
+//! the call is served ([`tensors`]). Anything else (0-d arrays and the dtypes that path
+//! widens, Python numbers in dynamic positions, namedtuples and registered nodes, keyword
+//! arguments) has no key: the call goes to the Python path.
 //!
 //! Invariant: a key is registered ([`registration`]) only when every leaf of the dynamic
-//! positions is a Tensor and every leaf of the static positions a value. Calls are keyed
+//! positions is a Tensor or such an array and every leaf of the static positions a value. Calls are keyed
 //! without knowing which positions are static ([`call`]); a key that matches a registered one
 //! has the same number of arguments, hence the same static positions, and the same kind of
 //! leaf at each place, so it is served only where the registration was valid.
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::tensor::{code, Tensor};
+use quabla_dialect::TensorType;
+
+use crate::tensor::{code, ndarray_type, Tensor};
+
+/// A dynamic leaf of a call: a Tensor, or a NumPy array and the type of the Tensor it
+/// becomes ([`tensors`]).
+pub enum Leaf<'py> {
+    Tensor(Bound<'py, Tensor>),
+    Array(Bound<'py, PyAny>, TensorType),
+}
+
+impl Leaf<'_> {
+    /// The type of the program input this leaf is.
+    pub fn ty(&self) -> TensorType {
+        match self {
+            Leaf::Tensor(t) => t.get().buf.ty().clone(),
+            Leaf::Array(_, ty) => ty.clone(),
+        }
+    }
+}
+
+/// The Tensors of a served call's `leaves`: its arrays copied (`tensor::from_buffer`, as the
+/// Python path imports them).
+pub fn tensors<'py>(py: Python<'py>, leaves: Vec<Leaf<'py>>) -> PyResult<Vec<Bound<'py, Tensor>>> {
+    leaves
+        .into_iter()
+        .map(|l| match l {
+            Leaf::Tensor(t) => Ok(t),
+            Leaf::Array(a, _) => crate::tensor::from_buffer(py, &a, None).map(|t| t.into_bound(py)),
+        })
+        .collect()
+}
+
+/// Writes the key of a Tensor leaf of type `ty`.
+fn tensor_key(key: &mut Vec<u8>, ty: &TensorType) {
+    key.push(b'T');
+    key.push(code(ty.dtype) as u8);
+    key.extend_from_slice(&(ty.shape.len() as u32).to_le_bytes());
+    for d in &ty.shape {
+        key.extend_from_slice(&d.to_le_bytes());
+    }
+}
 
 /// What a leaf may be where it is met.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -32,22 +75,23 @@ enum Allow {
     Values,
 }
 
-/// Writes the key of `x` into `key` and its Tensor leaves into `leaves`; false when `x` has
+/// Writes the key of `x` into `key` and its dynamic leaves into `leaves`; false when `x` has
 /// no key under `allow`.
-fn walk<'py>(x: &Bound<'py, PyAny>, allow: Allow, key: &mut Vec<u8>, leaves: &mut Vec<Bound<'py, Tensor>>) -> bool {
+fn walk<'py>(x: &Bound<'py, PyAny>, allow: Allow, key: &mut Vec<u8>, leaves: &mut Vec<Leaf<'py>>) -> bool {
     if let Ok(t) = x.cast::<Tensor>() {
         if allow == Allow::Values {
             return false;
         }
-        let ty = t.get().buf.ty();
-        key.push(b'T');
-        key.push(code(ty.dtype) as u8);
-        key.extend_from_slice(&(ty.shape.len() as u32).to_le_bytes());
-        for d in &ty.shape {
-            key.extend_from_slice(&d.to_le_bytes());
-        }
-        leaves.push(t.clone());
+        tensor_key(key, t.get().buf.ty());
+        leaves.push(Leaf::Tensor(t.clone()));
         return true;
+    }
+    if allow != Allow::Values {
+        if let Some(ty) = ndarray_type(x) {
+            tensor_key(key, &ty);
+            leaves.push(Leaf::Array(x.clone(), ty));
+            return true;
+        }
     }
     if let Ok(t) = x.cast_exact::<PyTuple>() {
         key.push(b'(');
@@ -118,20 +162,20 @@ fn walk<'py>(x: &Bound<'py, PyAny>, allow: Allow, key: &mut Vec<u8>, leaves: &mu
 
 /// Writes the key of positional arguments `args` into `key` and their Tensor leaves into
 /// `leaves`, position `i` under `allow(i)`; false when they have no key.
-fn walk_args<'py>(args: &Bound<'py, PyTuple>, allow: impl Fn(usize) -> Allow, key: &mut Vec<u8>, leaves: &mut Vec<Bound<'py, Tensor>>) -> bool {
+fn walk_args<'py>(args: &Bound<'py, PyTuple>, allow: impl Fn(usize) -> Allow, key: &mut Vec<u8>, leaves: &mut Vec<Leaf<'py>>) -> bool {
     key.extend_from_slice(&(args.len() as u32).to_le_bytes());
     args.iter().enumerate().all(|(i, a)| walk(&a, allow(i), key, leaves))
 }
 
 /// Writes the key of a call's positional arguments `args` into `key` and their Tensor leaves
 /// into `leaves`; false when the call has no key.
-pub fn call<'py>(args: &Bound<'py, PyTuple>, key: &mut Vec<u8>, leaves: &mut Vec<Bound<'py, Tensor>>) -> bool {
+pub fn call<'py>(args: &Bound<'py, PyTuple>, key: &mut Vec<u8>, leaves: &mut Vec<Leaf<'py>>) -> bool {
     walk_args(args, |_| Allow::Any, key, leaves)
 }
 
 /// The key under which a call of `args` with static positions `statics` is served, and the
 /// Tensor leaves of its dynamic positions, or None when such a call cannot be keyed.
-pub fn registration<'py>(args: &Bound<'py, PyTuple>, statics: &[usize]) -> Option<(Vec<u8>, Vec<Bound<'py, Tensor>>)> {
+pub fn registration<'py>(args: &Bound<'py, PyTuple>, statics: &[usize]) -> Option<(Vec<u8>, Vec<Leaf<'py>>)> {
     let (mut key, mut leaves) = (Vec::with_capacity(64), Vec::new());
     let allow = |i| if statics.contains(&i) { Allow::Values } else { Allow::Tensors };
     walk_args(args, allow, &mut key, &mut leaves).then_some((key, leaves))

@@ -377,7 +377,7 @@ impl JitFunction {
             let this = slf.get();
             if kwargs.is_none_or(|k| k.is_empty()) && !JIT_DISABLED.load(std::sync::atomic::Ordering::Relaxed) {
                 let mut key: Vec<u8> = Vec::with_capacity(8 + 24 * args.len());
-                let mut refs: Vec<Bound<'_, Tensor>> = Vec::with_capacity(args.len());
+                let mut refs: Vec<callkey::Leaf<'_>> = Vec::with_capacity(args.len());
                 if callkey::call(args, &mut key, &mut refs) {
                     let found = {
                         let map = this.fast.read().unwrap_or_else(|e| e.into_inner());
@@ -392,6 +392,7 @@ impl JitFunction {
                         })
                     };
                     if let Some((exe, rebuild)) = found {
+                        let refs = callkey::tensors(py, refs)?;
                         let bufs: Vec<&Buffer> = refs.iter().map(|t| &t.get().buf).collect();
                         let mut outs = run_py(py, &*exe, &bufs)?;
                         return match rebuild {
@@ -421,7 +422,7 @@ impl JitFunction {
     fn _register<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, statics: Vec<usize>, compiled: &Compiled, rebuild: Option<Py<PyAny>>, as_tuple: bool) -> PyResult<Option<Bound<'py, PyBytes>>> {
         errors::guard(|| {
             let Some((key, leaves)) = callkey::registration(args, &statics) else { return Ok(None) };
-            if leaves.len() != compiled.inputs.len() || leaves.iter().zip(&compiled.inputs).any(|(t, ty)| t.get().buf.ty() != ty) {
+            if leaves.len() != compiled.inputs.len() || leaves.iter().zip(&compiled.inputs).any(|(l, ty)| l.ty() != *ty) {
                 return Err(PyValueError::new_err("fast-path arguments differ from the program's input types"));
             }
             let rebuild = match (rebuild, as_tuple) {

@@ -12,7 +12,7 @@ use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::{PyBufferError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyInt, PyList, PyTuple};
+use pyo3::types::{PyInt, PyList, PyTuple, PyType};
 use pyo3::{ffi, IntoPyObjectExt};
 use quabla_dialect::{DType, TensorType};
 use quabla_runtime::Buffer;
@@ -353,6 +353,28 @@ fn import_dtype(fmt: &[u8], itemsize: usize) -> Result<DType, String> {
             String::from_utf8_lossy(fmt)
         )),
     }
+}
+
+static NDARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// The type of the Tensor that a NumPy array argument of a jitted call becomes (the one
+/// `_from_numpy` makes of it without a dtype, by a copy: [`from_buffer`]), for the fast
+/// path's key ([`crate::callkey`]); None for anything but a `numpy.ndarray` (not its
+/// subclasses) and for the arrays that path treats otherwise: 0-d, zero extents, the dtypes
+/// it widens (uint8) or rejects.
+pub fn ndarray_type(x: &Bound<'_, PyAny>) -> Option<TensorType> {
+    let py = x.py();
+    let nd = NDARRAY.get_or_try_init(py, || py.import("numpy")?.getattr("ndarray")?.cast_into::<PyType>().map(|t| t.unbind()).map_err(PyErr::from)).ok()?;
+    if !x.get_type().is(nd.bind(py)) {
+        return None;
+    }
+    let pb = PyUntypedBuffer::get(x).ok()?;
+    let d = import_dtype(pb.format().to_bytes(), pb.item_size()).ok()?;
+    let shape: Vec<i64> = pb.shape().iter().map(|&s| s as i64).collect();
+    if d == DType::U8 || shape.is_empty() || shape.contains(&0) || pb.suboffsets().is_some() {
+        return None;
+    }
+    Some(TensorType::new(d, shape))
 }
 
 /// Copies any object exporting the buffer protocol into a new Tensor (always a copy; any

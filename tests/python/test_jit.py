@@ -77,12 +77,50 @@ def test_fast_path_serves_pytrees_and_static_values():
         for _ in range(2):
             assert h(one, s).tolist() == [want]
     assert h._fast_size() == 6
-    # Python numbers in a dynamic position are leaves, never keyed by value.
+    # Python numbers in a dynamic position are leaves, never keyed by value; NumPy arrays are
+    # keyed by the type of the Tensor they become.
     k = qb.jit(lambda xs: xs[0] * xs[1])
     for v in (2.0, 3.0, 4.0):
         assert k([qb.array([1.5]), v]).tolist() == [1.5 * v]
-        assert k((np.array([2.0]), qb.array([v]))).tolist() == [2.0 * v]
     assert k._fast_size() == 0
+    for v in (2.0, 3.0, 4.0):
+        assert k((np.array([2.0]), qb.array([v]))).tolist() == [2.0 * v]
+    assert k._fast_size() == 1
+
+
+def test_fast_path_serves_numpy_arguments_as_the_python_path_imports_them():
+    """NumPy array leaves are served by the Rust fast path from the second call on as the
+    Tensors the Python path makes of them (a copy, python/src/tensor.rs `ndarray_type`): each
+    call reads the array's current values, and an array mutated after a call does not change
+    an earlier result. Arrays the Python path treats otherwise (uint8 widened to int32, 0-d,
+    non-contiguous views) give the same results as there."""
+    traces = []
+
+    def f(x, y):
+        traces.append(1)
+        return x * 2 + y
+
+    g = qb.jit(f)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    y = qb.ones((3, 4), dtype=qb.float32)
+    first = g(x, y)
+    assert g._fast_size() == 1 and len(traces) == 1
+    x[0, 0] = 100.0
+    second = g(x, y)
+    assert first.tolist()[0][0] == 1.0 and second.tolist()[0][0] == 201.0 and len(traces) == 1
+    # A Tensor of the same type hits the same entry.
+    assert np.array_equal(np.asarray(g(qb.asarray(x), y)), np.asarray(second)) and len(traces) == 1
+    for a, want in (
+        (np.arange(12, dtype=np.float64).reshape(3, 4), "float64"),
+        (np.arange(12, dtype=np.int64).reshape(3, 4), "int64"),
+        (np.ones((3, 4), dtype=bool), "float32"),
+        (np.arange(12, dtype=np.uint8).reshape(3, 4), "int32"),
+        (np.arange(24, dtype=np.float32).reshape(3, 8)[:, ::2], "float32"),
+    ):
+        for _ in range(2):
+            got = g(a, qb.ones((3, 4), dtype=want))
+            assert str(got.dtype) == want, (a.dtype, got.dtype)
+            np.testing.assert_allclose(np.asarray(got, np.float64), a.astype(np.float64) * 2 + 1)
 
 
 def test_multiple_outputs_and_kwargs():
