@@ -1071,6 +1071,43 @@ fn scalar(e: &mut Emitter, f: &Func, op: &Op, a: &[String]) -> Result<String, Lo
     })
 }
 
+/// The ops of the DAG under `root` in post order (each once, its operands' ops first; no
+/// recursion): `inner(v)` is the op of the DAG that computes operand `v`, None for a leaf, on
+/// which `leaf` is called (once per use).
+fn post_order<'a>(root: &'a Op, mut inner: impl FnMut(Value) -> Option<&'a Op>, mut leaf: impl FnMut(Value)) -> Vec<&'a Op> {
+    let mut order: Vec<&Op> = Vec::new();
+    let mut seen: std::collections::HashSet<Value> = std::collections::HashSet::new();
+    let mut stack: Vec<(&Op, bool)> = vec![(root, false)];
+    while let Some((op, expanded)) = stack.pop() {
+        if expanded {
+            order.push(op);
+            continue;
+        }
+        if !seen.insert(op.results[0]) {
+            continue;
+        }
+        stack.push((op, true));
+        for v in op.operands.iter().rev() {
+            match inner(*v) {
+                Some(p) => stack.push((p, false)),
+                None => leaf(*v),
+            }
+        }
+    }
+    order
+}
+
+/// The scalar formulas of `order` (a [`post_order`]) in a generic's body, each op's operands
+/// from `vals` (the leaves' scalars, then each op's result as it is written).
+fn evaluate(e: &mut Emitter, f: &Func, order: &[&Op], vals: &mut HashMap<Value, String>) -> Result<(), LowerError> {
+    for op in order {
+        let a: Vec<String> = op.operands.iter().map(|v| vals[v].clone()).collect();
+        let s = scalar(e, f, op, &a)?;
+        vals.insert(op.results[0], s);
+    }
+    Ok(())
+}
+
 /// `root` with the chain of `pending` producers that feed it, as one elementwise generic over
 /// the chain's leaves (the values it uses that are not pending). The chain is a tree (each
 /// pending value has one use); it is evaluated in post order without recursion. A leaf that
@@ -1084,31 +1121,17 @@ fn scalar(e: &mut Emitter, f: &Func, op: &Op, a: &[String]) -> Result<String, Lo
 pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value, &Op>, reads: &Reads, deferred: &HashMap<Value, Deferred>) -> Result<String, LowerError> {
     let (splats, scalars, padded) = (&reads.splats, &reads.scalars, &reads.padded);
     let mine: HashMap<Value, &Deferred> = deferred.iter().filter(|(_, d)| d.root == root.results[0]).map(|(v, d)| (*v, d)).collect();
-    // Post order of the DAG and its leaves, iteratively.
-    let mut order: Vec<&Op> = Vec::new();
+    // Post order of the DAG and its leaves.
     let mut leaves: Vec<Value> = Vec::new();
-    let mut seen: std::collections::HashSet<Value> = std::collections::HashSet::new();
-    let mut stack: Vec<(&Op, bool)> = vec![(root, false)];
-    while let Some((op, expanded)) = stack.pop() {
-        if expanded {
-            order.push(op);
-            continue;
-        }
-        if !seen.insert(op.results[0]) {
-            continue;
-        }
-        stack.push((op, true));
-        for v in op.operands.iter().rev() {
-            match pending.get(v).or_else(|| mine.get(v).map(|d| &d.op)) {
-                Some(p) => stack.push((p, false)),
-                None => {
-                    if !leaves.contains(v) && !splats.contains_key(v) && !padded.contains_key(v) {
-                        leaves.push(*v);
-                    }
-                }
+    let order = post_order(
+        root,
+        |v| pending.get(&v).copied().or_else(|| mine.get(&v).map(|d| d.op)),
+        |v| {
+            if !leaves.contains(&v) && !splats.contains_key(&v) && !padded.contains_key(&v) {
+                leaves.push(v);
             }
-        }
-    }
+        },
+    );
     let out = f.ty(root.results[0]).clone();
     // The deferred values this generic yields, in evaluation order (rank > 0: see deferred_values).
     let extra: Vec<Value> = order.iter().map(|op| op.results[0]).filter(|v| mine.get(v).is_some_and(|d| d.yielded)).collect();
@@ -1181,17 +1204,9 @@ pub fn lower_fused(e: &mut Emitter, f: &Func, root: &Op, pending: &HashMap<Value
                 }
             }
         }
-        for op in &order {
-            let a: Vec<String> = op.operands.iter().map(|v| vals[v].clone()).collect();
-            match scalar(e, f, op, &a) {
-                Ok(s) => {
-                    vals.insert(op.results[0], s);
-                }
-                Err(x) => {
-                    err = Some(x);
-                    return vec![String::new(); 1 + extra.len()];
-                }
-            }
+        if let Err(x) = evaluate(e, f, &order, &mut vals) {
+            err = Some(x);
+            return vec![String::new(); 1 + extra.len()];
         }
         let mut ys = vec![vals.remove(&root.results[0]).unwrap_or_default()];
         ys.extend(extra.iter().map(|v| vals.get(v).cloned().unwrap_or_default()));
@@ -1288,48 +1303,38 @@ pub fn tree(f: &Func, v: Value) -> Option<Tree<'_>> {
     };
     let root = inner(v).filter(|_| uses.get(&v) == Some(&1))?;
     let buffer = |w: &Value| f.params.contains(w) || (super::defining(f, *w).is_some() && super::reduce::read_in_place(f, *w));
-    let mut order: Vec<&Op> = Vec::new();
     let mut leaves: Vec<(Value, Leaf)> = Vec::new();
-    let mut stack: Vec<(&Op, bool)> = vec![(root, false)];
-    let mut seen: std::collections::HashSet<Value> = std::collections::HashSet::new();
-    while let Some((op, expanded)) = stack.pop() {
-        if expanded {
-            order.push(op);
-            continue;
+    let mut refused = false;
+    let order = post_order(root, inner, |w| {
+        if refused || leaves.iter().any(|(l, _)| *l == w) {
+            return;
         }
-        if !seen.insert(op.results[0]) {
-            continue;
-        }
-        stack.push((op, true));
-        for w in op.operands.iter().rev() {
-            if let Some(p) = inner(*w) {
-                stack.push((p, false));
-                continue;
-            }
-            if leaves.iter().any(|(l, _)| l == w) {
-                continue;
-            }
-            let leaf = if buffer(w) {
-                Leaf::Buffer
-            } else {
-                match super::defining(f, *w).map(|d| (&d.kind, d.operands.first().copied())) {
-                    Some((OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { dims, .. }), Some(src))) => {
-                        let st = f.ty(src);
-                        let j = st.rank();
-                        if j == 0 {
-                            Leaf::Scalar(src)
-                        } else if j < r && dims.iter().copied().eq(r as i64 - j as i64..r as i64) && st.shape[..] == vt.shape[r - j..] && (j == 1 || buffer(&src)) {
-                            Leaf::Row(src)
-                        } else {
-                            return None;
-                        }
+        let leaf = if buffer(&w) {
+            Some(Leaf::Buffer)
+        } else {
+            match super::defining(f, w).map(|d| (&d.kind, d.operands.first().copied())) {
+                Some((OpKind::Layout(quabla_dialect::LayoutOp::BroadcastInDim { dims, .. }), Some(src))) => {
+                    let st = f.ty(src);
+                    let j = st.rank();
+                    if j == 0 {
+                        Some(Leaf::Scalar(src))
+                    } else if j < r && dims.iter().copied().eq(r as i64 - j as i64..r as i64) && st.shape[..] == vt.shape[r - j..] && (j == 1 || buffer(&src)) {
+                        Some(Leaf::Row(src))
+                    } else {
+                        None
                     }
-                    Some((OpKind::Constant(quabla_dialect::ConstantOp::Constant { value }), _)) if value.is_splat() && !value.is_empty() => Leaf::Scalar(*w),
-                    _ => return None,
                 }
-            };
-            leaves.push((*w, leaf));
+                Some((OpKind::Constant(quabla_dialect::ConstantOp::Constant { value }), _)) if value.is_splat() && !value.is_empty() => Some(Leaf::Scalar(w)),
+                _ => None,
+            }
+        };
+        match leaf {
+            Some(l) => leaves.push((w, l)),
+            None => refused = true,
         }
+    });
+    if refused {
+        return None;
     }
     // Every use of an inner value is the tree's (a DAG: `c * c`), or it is materialized anyway.
     let mut within: HashMap<Value, usize> = HashMap::new();
@@ -1390,17 +1395,9 @@ pub fn tree_view(e: &mut Emitter, f: &Func, tree: &Tree, groups: &[Vec<usize>]) 
     let mut err = None;
     let res = generic(e, &vec![Iter::Parallel; vr], &ins, &[Operand::new(init, &out, identity(vr))], |e, a| {
         let mut vals: HashMap<Value, String> = tree.leaves.iter().map(|(w, _)| *w).zip(a.iter().cloned()).collect();
-        for op in &tree.order {
-            let args: Vec<String> = op.operands.iter().map(|w| vals[w].clone()).collect();
-            match scalar(e, f, op, &args) {
-                Ok(x) => {
-                    vals.insert(op.results[0], x);
-                }
-                Err(x) => {
-                    err = Some(x);
-                    return vec![String::new()];
-                }
-            }
+        if let Err(x) = evaluate(e, f, &tree.order, &mut vals) {
+            err = Some(x);
+            return vec![String::new()];
         }
         vec![vals.remove(&tree.v).unwrap_or_default()]
     })
