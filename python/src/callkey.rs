@@ -9,7 +9,7 @@
 //! by value: `b` bool, `i` int (i64), `f` float (its bits: `0.0` and `-0.0` differ, as
 //! `jit._Exact` has them), `s` str. A NumPy array in a dynamic position is keyed as the Tensor
 //! the Python path makes of it (`tensor::ndarray_type`) and becomes that Tensor (a copy) once
-//! the call is served ([`tensors`]). Anything else (0-d arrays and the dtypes that path
+//! the call is served ([`import_arrays`]). Anything else (0-d arrays and the dtypes that path
 //! widens, Python numbers in dynamic positions, namedtuples and registered nodes, keyword
 //! arguments) has no key: the call goes to the Python path.
 //!
@@ -26,7 +26,7 @@ use quabla_dialect::TensorType;
 use crate::tensor::{code, ndarray_type, Tensor};
 
 /// A dynamic leaf of a call: a Tensor, or a NumPy array and the type of the Tensor it
-/// becomes ([`tensors`]).
+/// becomes ([`import_arrays`]).
 pub enum Leaf<'py> {
     Tensor(Bound<'py, Tensor>),
     Array(Bound<'py, PyAny>, TensorType),
@@ -42,16 +42,16 @@ impl Leaf<'_> {
     }
 }
 
-/// The Tensors of a served call's `leaves`: its arrays copied (`tensor::from_buffer`, as the
-/// Python path imports them).
-pub fn tensors<'py>(py: Python<'py>, leaves: Vec<Leaf<'py>>) -> PyResult<Vec<Bound<'py, Tensor>>> {
-    leaves
-        .into_iter()
-        .map(|l| match l {
-            Leaf::Tensor(t) => Ok(t),
-            Leaf::Array(a, _) => crate::tensor::from_buffer(py, &a, None).map(|t| t.into_bound(py)),
-        })
-        .collect()
+/// Replaces the arrays among a served call's `leaves` by their Tensors (copies,
+/// `tensor::from_buffer`, as the Python path imports them); Tensor leaves stay as they are
+/// (no allocation on the per-call path when there is no array).
+pub fn import_arrays<'py>(py: Python<'py>, leaves: &mut [Leaf<'py>]) -> PyResult<()> {
+    for l in leaves.iter_mut() {
+        if let Leaf::Array(a, _) = l {
+            *l = Leaf::Tensor(crate::tensor::from_buffer(py, a, None)?.into_bound(py));
+        }
+    }
+    Ok(())
 }
 
 /// Writes the key of a Tensor leaf of type `ty`.

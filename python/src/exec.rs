@@ -392,8 +392,14 @@ impl JitFunction {
                         })
                     };
                     if let Some((exe, rebuild)) = found {
-                        let refs = callkey::tensors(py, refs)?;
-                        let bufs: Vec<&Buffer> = refs.iter().map(|t| &t.get().buf).collect();
+                        callkey::import_arrays(py, &mut refs)?;
+                        let bufs: Vec<&Buffer> = refs
+                            .iter()
+                            .filter_map(|l| match l {
+                                callkey::Leaf::Tensor(t) => Some(&t.get().buf),
+                                callkey::Leaf::Array(..) => None,
+                            })
+                            .collect();
                         let mut outs = run_py(py, &*exe, &bufs)?;
                         return match rebuild {
                             Rebuild::Single => Ok(wrap(py, outs.pop().ok_or_else(|| PyRuntimeError::new_err("program has no output"))?)?.into_any()),

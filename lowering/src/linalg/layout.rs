@@ -40,7 +40,7 @@ pub fn reassociation(big: &[i64], small: &[i64]) -> Option<Vec<Vec<usize>>> {
     Some(groups)
 }
 
-fn assoc_text(groups: &[Vec<usize>]) -> String {
+pub(super) fn assoc_text(groups: &[Vec<usize>]) -> String {
     let g: Vec<String> = groups.iter().map(|g| format!("[{}]", g.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "))).collect();
     format!("[{}]", g.join(", "))
 }

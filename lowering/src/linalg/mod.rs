@@ -639,8 +639,7 @@ pub fn collapsed_view(e: &mut Emitter, x: &str, t: &TensorType, to: &TensorType)
     let id = e.id();
     let (m, vm) = (memref(t), memref(to));
     let buf = e.op(format!("bufferization.to_buffer {x} read_only {{quabla.flat_view = {id} : i64}} : {t} to {m}"));
-    let g: Vec<String> = groups.iter().map(|g| format!("[{}]", g.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "))).collect();
-    let c = e.op(format!("memref.collapse_shape {buf} [{}] : {m} into {vm}", g.join(", ")));
+    let c = e.op(format!("memref.collapse_shape {buf} {} : {m} into {vm}", layout::assoc_text(&groups)));
     e.op(format!("bufferization.to_tensor {c} restrict : {vm} to {to}"))
 }
 

@@ -546,8 +546,7 @@ pub fn lower_reduce(e: &mut Emitter, f: &Func, o: &Op, op: Reducer, dims: &[i64]
     // (0, 2, 3) of 64 x 16 x 32 x 32 274 -> 92 (140); a batch norm's variance over (0, 1, 2)
     // of 64 x 32 x 32 x 16 371 -> 235 (335). (The thread split had cut the last dim of [100,
     // 1000, 32] into 16 parts of 2.)
-    let r = xt.rank() as i64;
-    if !in_place && !e.blocks && r >= 2 && !e.cg.target.parallel_outer() {
+    if !in_place && !e.blocks && xt.rank() >= 2 && !e.cg.target.parallel_outer() {
         if let Some(tree) = super::elementwise::tree(f, o.operands[0]) {
             let groups = view_groups(xt, dims, tree.row_rank(f));
             if groups.len() < xt.rank() {
